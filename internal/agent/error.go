@@ -1,0 +1,68 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes: the only values of Error.Code on the wire.
+const (
+	CodeBadRequest           = "bad_request"
+	CodeNotFound             = "not_found"
+	CodeBusy                 = "busy"
+	CodeUnauthorized         = "unauthorized"
+	CodeForbidden            = "forbidden"
+	CodeTooLarge             = "too_large"
+	CodeRateLimited          = "rate_limited"
+	CodeUnavailable          = "unavailable"
+	CodeModelError           = "model_error"
+	CodeToolError            = "tool_error"
+	CodeInterruptedByRestart = "interrupted_by_restart"
+	CodeInternal             = "internal"
+)
+
+// Error is an error with a wire code. Its JSON is the Error body of every
+// failed reply: {"code","message"}.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return e.Code
+	}
+	return e.Message
+}
+
+// Is makes errors.Is match any *Error with the same code, so the sentinels
+// below match errors made with Errorf.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Sentinels to compare with errors.Is.
+var (
+	ErrBadRequest  = &Error{Code: CodeBadRequest}
+	ErrNotFound    = &Error{Code: CodeNotFound}
+	ErrBusy        = &Error{Code: CodeBusy}
+	ErrTooLarge    = &Error{Code: CodeTooLarge}
+	ErrUnavailable = &Error{Code: CodeUnavailable}
+	ErrModel       = &Error{Code: CodeModelError}
+	ErrTool        = &Error{Code: CodeToolError}
+)
+
+// Errorf makes an *Error with code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode is the wire code of err: its *Error's code, or internal.
+func ErrorCode(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}

@@ -1,0 +1,77 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Roles of a ModelMessage.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// ModelMessage is one entry of what the model sees: the working memory of a
+// conversation, rebuilt into the model's context on every call.
+type ModelMessage struct {
+	Role       string     `json:"role"`
+	Content    []Content  `json:"content,omitempty"`
+	Reasoning  string     `json:"reasoning,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"` // assistant
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"` // tool
+}
+
+// ToolCall is a call the model asked for. Arguments is JSON text.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolSpec describes a tool to the model. Parameters is a JSON Schema.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+// ChatRequest is one model call.
+type ChatRequest struct {
+	Messages []ModelMessage
+	Tools    []ToolSpec
+}
+
+// Delta is a piece of a streamed answer: exactly one field is set.
+type Delta struct {
+	Reasoning string
+	Text      string
+	Image     *Content
+}
+
+// ChatResponse is what one model call produced once its stream ended.
+type ChatResponse struct {
+	Text      string
+	Reasoning string
+	ToolCalls []ToolCall
+	Usage     Usage
+}
+
+// Model streams chat completions. Chat calls on for every delta in order;
+// if on returns an error, Chat stops and returns it. Failures of the model
+// are *Error with CodeModelError (or CodeUnavailable); a cancelled ctx
+// returns ctx.Err(), and the response holds what arrived so far.
+type Model interface {
+	Chat(ctx context.Context, req ChatRequest, on func(Delta) error) (ChatResponse, error)
+}
+
+// Tools runs the tools the model may call.
+type Tools interface {
+	// Specs lists the tools available now.
+	Specs() []ToolSpec
+	// Call runs a tool. An error becomes a tool_result with is_error and
+	// the turn goes on.
+	Call(ctx context.Context, name, arguments string) (string, error)
+}
