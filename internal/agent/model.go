@@ -75,3 +75,21 @@ type Tools interface {
 	// the turn goes on.
 	Call(ctx context.Context, name, arguments string) (string, error)
 }
+
+// Tool server states.
+const (
+	ToolServerStarting   = "starting"
+	ToolServerReady      = "ready"
+	ToolServerRestarting = "restarting"
+	ToolServerFailed     = "failed"
+	ToolServerDisabled   = "disabled"
+)
+
+// ToolServer is the state of one tool (MCP) server, for clients to show.
+type ToolServer struct {
+	Name      string   `json:"name"`
+	Transport string   `json:"transport"` // stdio, http, sse
+	State     string   `json:"state"`
+	Error     string   `json:"error,omitempty"` // the last error, secrets removed
+	Tools     []string `json:"tools"`           // names as the model sees them
+}

@@ -380,6 +380,8 @@ const (
 	AgentCreated = "created"
 	AgentDeleted = "deleted"
 	AgentRenamed = "renamed"
+	// AgentToolServer reports a tool server's state change; live only, never stored.
+	AgentToolServer = "tool_server"
 )
 
 // AgentEvent is a change to the set of conversations.
@@ -387,6 +389,7 @@ type AgentEvent struct {
 	Type           string          `json:"type"`
 	ConversationID string          `json:"conversation_id,omitempty"`
 	Title          string          `json:"title,omitempty"`
+	Server         *ToolServer     `json:"server,omitempty"` // tool_server
 	Raw            json.RawMessage `json:"-"`
 }
 
@@ -410,6 +413,11 @@ func (a AgentEvent) MarshalJSON() ([]byte, error) {
 			ConversationID string `json:"conversation_id"`
 			Title          string `json:"title"`
 		}{a.Type, a.ConversationID, a.Title})
+	case AgentToolServer:
+		return json.Marshal(struct {
+			Type   string      `json:"type"`
+			Server *ToolServer `json:"server"`
+		}{a.Type, a.Server})
 	}
 	if len(a.Raw) > 0 {
 		return a.Raw, nil
@@ -427,7 +435,7 @@ func (a *AgentEvent) UnmarshalJSON(b []byte) error {
 	}
 	*a = AgentEvent(p)
 	switch a.Type {
-	case AgentCreated, AgentDeleted, AgentRenamed:
+	case AgentCreated, AgentDeleted, AgentRenamed, AgentToolServer:
 	default:
 		a.Raw = append(json.RawMessage(nil), b...)
 	}
