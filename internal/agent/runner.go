@@ -1,0 +1,582 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits on what a client may send. They are checked before anything is
+// written.
+const (
+	MaxContentParts = 32               // parts per message
+	MaxTextBytes    = 1 << 20          // bytes of text per message
+	MaxImageBytes   = 10 << 20         // decoded bytes per image
+	MaxTitleRunes   = 200              // runes per title
+	MaxPageSize     = 1000             // largest limit of a list
+	DefaultPageSize = 100              // limit when none is given
+	MaxToolRounds   = 24               // model rounds per turn before giving up
+	TempIdleTimeout = 30 * time.Minute // idle temp conversations are dropped after this
+)
+
+// DefaultSystemPrompt is the system prompt when none is configured.
+const DefaultSystemPrompt = "You are a helpful assistant. Answer concisely and use Markdown where it helps."
+
+// errShutdown is the cause of turns cancelled because the server stops.
+var errShutdown = errors.New("server shutting down")
+
+// Config holds what a Runner needs.
+type Config struct {
+	Store        Store
+	Publisher    Publisher // live fan-out of events that are never stored (temp conversations, tool servers)
+	Model        Model     // nil: no model configured, sends fail with unavailable
+	Tools        Tools     // nil: no tools
+	SystemPrompt string
+	// Unavailable explains how to configure a model; it is the message of
+	// the error a send gets when Model is nil.
+	Unavailable string
+	Logger      *slog.Logger
+	Now         Clock
+}
+
+// Runner runs conversations: it owns the running turns and the temp
+// conversations, writes everything else through the Store, and is the only
+// place that decides what a turn emits.
+type Runner struct {
+	cfg Config
+	log *slog.Logger
+	now Clock
+
+	mu    sync.Mutex
+	turns map[string]*turn             // running turns by conversation id
+	temps map[string]*tempConversation // temp conversations by id
+	wg    sync.WaitGroup               // running turn goroutines
+}
+
+// tempConversation is a conversation that lives only in memory.
+type tempConversation struct {
+	conv     Conversation
+	messages []Message
+	memory   []ModelMessage
+}
+
+// NewRunner makes a Runner. Call Recover once before serving.
+func NewRunner(cfg Config) *Runner {
+	if cfg.SystemPrompt == "" {
+		cfg.SystemPrompt = DefaultSystemPrompt
+	}
+	if cfg.Unavailable == "" {
+		cfg.Unavailable = "no model is configured: set OPENAI_BASE_URL (and OPENAI_MODEL) for an OpenAI-compatible server, or OPENAI_API_KEY for OpenAI, or run Ollama on 127.0.0.1:11434, then restart agentik"
+	}
+	r := &Runner{cfg: cfg, log: cfg.Logger, now: cfg.Now, turns: map[string]*turn{}, temps: map[string]*tempConversation{}}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	return r
+}
+
+// ModelConfigured reports whether sends can reach a model.
+func (r *Runner) ModelConfigured() bool { return r.cfg.Model != nil }
+
+// UnavailableMessage says how to configure a model.
+func (r *Runner) UnavailableMessage() string { return r.cfg.Unavailable }
+
+// NewID returns a random opaque id.
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Recover ends the turns that were running when the process died: each
+// becomes an error message with code interrupted_by_restart, then error and
+// end events.
+func (r *Runner) Recover(ctx context.Context) error {
+	convs, err := r.cfg.Store.RunningConversations(ctx)
+	if err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	for _, c := range convs {
+		const msg = "the server restarted while this turn was running; send the message again"
+		recs := r.failRecords(c.ID, Errorf(CodeInterruptedByRestart, msg), nil)
+		if err := r.cfg.Store.Append(ctx, recs...); err != nil {
+			return fmt.Errorf("recover %s: %w", c.ID, err)
+		}
+		r.log.Info("turn_recovered", "conversation_id", c.ID)
+	}
+	return nil
+}
+
+// Close interrupts every running turn (they end as interrupted and are
+// persisted) and waits for them, or for ctx.
+func (r *Runner) Close(ctx context.Context) error {
+	r.mu.Lock()
+	for _, t := range r.turns {
+		t.cancel(errShutdown)
+	}
+	r.mu.Unlock()
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("close runner: %w", ctx.Err())
+	}
+}
+
+func (r *Runner) event(convID string, ev Event) AllEvent {
+	return AllEvent{Kind: KindConversation, ID: NewID(), Date: r.now(), ConversationID: convID, Event: &ev}
+}
+
+func (r *Runner) agentEvent(ev AgentEvent) AllEvent {
+	return AllEvent{Kind: KindAgent, ID: NewID(), Date: r.now(), ConversationID: ev.ConversationID, Agent: &ev}
+}
+
+// messageRecord makes the record that persists m with its message event.
+func (r *Runner) messageRecord(m Message, mem ...ModelMessage) *Record {
+	if m.ID == "" {
+		m.ID = NewID()
+	}
+	if m.Date.IsZero() {
+		m.Date = r.now()
+	}
+	return &Record{Event: r.event(m.ConversationID, Event{Type: EventMessage, Message: &m}), Memory: mem}
+}
+
+// PublishTool reports a tool server's state to live subscribers.
+func (r *Runner) PublishTool(s ToolServer) {
+	if r.cfg.Publisher != nil {
+		r.cfg.Publisher.Publish(r.agentEvent(AgentEvent{Type: AgentToolServer, Server: &s}))
+	}
+}
+
+// append writes records: to the store for stored conversations, to memory
+// and the publisher for temp ones (which get no seq).
+func (r *Runner) append(ctx context.Context, temp bool, recs ...*Record) error {
+	if !temp {
+		return r.cfg.Store.Append(ctx, recs...)
+	}
+	r.mu.Lock()
+	evs := make([]AllEvent, 0, len(recs))
+	for _, rec := range recs {
+		r.applyTemp(rec)
+		evs = append(evs, rec.Event)
+	}
+	r.mu.Unlock()
+	if r.cfg.Publisher != nil {
+		r.cfg.Publisher.Publish(evs...)
+	}
+	return nil
+}
+
+// applyTemp applies a record to an in-memory conversation; r.mu is held.
+func (r *Runner) applyTemp(rec *Record) {
+	ev := rec.Event
+	t := r.temps[ev.ConversationID]
+	switch {
+	case ev.Agent != nil && ev.Agent.Type == AgentCreated && rec.Conversation != nil:
+		t = &tempConversation{conv: *rec.Conversation}
+		r.temps[ev.ConversationID] = t
+	case ev.Agent != nil && ev.Agent.Type == AgentDeleted:
+		delete(r.temps, ev.ConversationID)
+		return
+	case ev.Agent != nil && ev.Agent.Type == AgentRenamed && t != nil:
+		t.conv.Title = ev.Agent.Title
+		t.conv.UpdatedAt = ev.Date
+	}
+	if t == nil {
+		return
+	}
+	if ev.Event != nil && ev.Event.Type == EventMessage {
+		t.messages = append(t.messages, *ev.Event.Message)
+		t.conv.MessageCount++
+		t.conv.UpdatedAt = ev.Date
+	}
+	t.memory = append(t.memory, rec.Memory...)
+	switch rec.Turn {
+	case TurnStart:
+		t.conv.Running = true
+	case TurnEnd:
+		t.conv.Running = false
+	}
+}
+
+// CreateConversation makes a conversation. A temp one lives only in memory.
+func (r *Runner) CreateConversation(ctx context.Context, title string, temp bool) (Conversation, error) {
+	title, err := cleanTitle(title, true)
+	if err != nil {
+		return Conversation{}, err
+	}
+	now := r.now()
+	c := Conversation{ID: NewID(), Title: title, Temp: temp, CreatedAt: now, UpdatedAt: now}
+	rec := &Record{
+		Event:        r.agentEvent(AgentEvent{Type: AgentCreated, ConversationID: c.ID, Title: title}),
+		Conversation: &c,
+		Memory:       []ModelMessage{{Role: RoleSystem, Content: []Content{Text(r.cfg.SystemPrompt)}}},
+	}
+	if temp {
+		r.sweepTemps(ctx)
+	}
+	if err := r.append(ctx, temp, rec); err != nil {
+		return Conversation{}, fmt.Errorf("create conversation: %w", err)
+	}
+	return c, nil
+}
+
+// sweepTemps drops temp conversations idle for longer than TempIdleTimeout.
+func (r *Runner) sweepTemps(ctx context.Context) {
+	r.mu.Lock()
+	var idle []string
+	for id, t := range r.temps {
+		if !t.conv.Running && r.now().Sub(t.conv.UpdatedAt) > TempIdleTimeout {
+			idle = append(idle, id)
+		}
+	}
+	r.mu.Unlock()
+	for _, id := range idle {
+		_ = r.append(ctx, true, &Record{Event: r.agentEvent(AgentEvent{Type: AgentDeleted, ConversationID: id})})
+	}
+}
+
+func cleanTitle(title string, empty bool) (string, error) {
+	title = strings.TrimSpace(title)
+	if title == "" && !empty {
+		return "", Errorf(CodeBadRequest, "title must not be empty")
+	}
+	if !utf8.ValidString(title) {
+		return "", Errorf(CodeBadRequest, "title must be valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(title); n > MaxTitleRunes {
+		return "", Errorf(CodeBadRequest, "title is %d characters long; at most %d are allowed", n, MaxTitleRunes)
+	}
+	return title, nil
+}
+
+// Conversation returns one conversation, with its live turn state.
+func (r *Runner) Conversation(ctx context.Context, id string) (Conversation, error) {
+	r.mu.Lock()
+	if t, ok := r.temps[id]; ok {
+		c := t.conv
+		r.mu.Unlock()
+		return c, nil
+	}
+	r.mu.Unlock()
+	c, err := r.cfg.Store.Conversation(ctx, id)
+	if err != nil {
+		return Conversation{}, err
+	}
+	return c, nil
+}
+
+// Conversations lists conversations, most recently updated first: temp
+// ones (newest first) before the stored page.
+func (r *Runner) Conversations(ctx context.Context, offset, limit int) ([]Conversation, int, error) {
+	if err := checkPage(offset, limit); err != nil {
+		return nil, 0, err
+	}
+	r.sweepTemps(ctx)
+	r.mu.Lock()
+	temps := make([]Conversation, 0, len(r.temps))
+	for _, t := range r.temps {
+		temps = append(temps, t.conv)
+	}
+	r.mu.Unlock()
+	sort.Slice(temps, func(i, j int) bool { return temps[i].UpdatedAt.After(temps[j].UpdatedAt) })
+	var out []Conversation
+	if offset < len(temps) {
+		out = append(out, temps[offset:min(len(temps), offset+limit)]...)
+	}
+	stored, total, err := r.cfg.Store.Conversations(ctx, max(0, offset-len(temps)), limit-len(out))
+	if err != nil {
+		return nil, 0, fmt.Errorf("list conversations: %w", err)
+	}
+	if limit-len(out) > 0 {
+		out = append(out, stored...)
+	}
+	if out == nil {
+		out = []Conversation{}
+	}
+	return out, total + len(temps), nil
+}
+
+func checkPage(offset, limit int) error {
+	if offset < 0 {
+		return Errorf(CodeBadRequest, "offset must be 0 or more, got %d", offset)
+	}
+	if limit < 1 || limit > MaxPageSize {
+		return Errorf(CodeBadRequest, "limit must be between 1 and %d, got %d", MaxPageSize, limit)
+	}
+	return nil
+}
+
+// Messages returns a page of a conversation's history.
+func (r *Runner) Messages(ctx context.Context, q MessageQuery) ([]Message, error) {
+	if err := checkPage(q.Offset, q.Limit); err != nil {
+		return nil, err
+	}
+	if q.After < 0 {
+		return nil, Errorf(CodeBadRequest, "after must be 0 or more, got %d", q.After)
+	}
+	r.mu.Lock()
+	if t, ok := r.temps[q.ConversationID]; ok {
+		ms := t.messages
+		r.mu.Unlock()
+		out := []Message{}
+		if q.Offset < len(ms) {
+			out = append(out, ms[q.Offset:min(len(ms), q.Offset+q.Limit)]...)
+		}
+		return out, nil
+	}
+	r.mu.Unlock()
+	if _, err := r.cfg.Store.Conversation(ctx, q.ConversationID); err != nil {
+		return nil, err
+	}
+	ms, err := r.cfg.Store.Messages(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("messages: %w", err)
+	}
+	if ms == nil {
+		ms = []Message{}
+	}
+	return ms, nil
+}
+
+// Rename changes a conversation's title.
+func (r *Runner) Rename(ctx context.Context, id, title string) (Conversation, error) {
+	title, err := cleanTitle(title, false)
+	if err != nil {
+		return Conversation{}, err
+	}
+	c, err := r.Conversation(ctx, id)
+	if err != nil {
+		return Conversation{}, err
+	}
+	rec := &Record{Event: r.agentEvent(AgentEvent{Type: AgentRenamed, ConversationID: id, Title: title})}
+	if err := r.append(ctx, c.Temp, rec); err != nil {
+		return Conversation{}, fmt.Errorf("rename: %w", err)
+	}
+	return r.Conversation(ctx, id)
+}
+
+// Delete deletes a conversation with its history, interrupting its turn
+// first.
+func (r *Runner) Delete(ctx context.Context, id string) error {
+	c, err := r.Conversation(ctx, id)
+	if err != nil {
+		return err
+	}
+	if _, err := r.Interrupt(ctx, id); err != nil {
+		return err
+	}
+	rec := &Record{Event: r.agentEvent(AgentEvent{Type: AgentDeleted, ConversationID: id})}
+	if err := r.append(ctx, c.Temp, rec); err != nil {
+		return fmt.Errorf("delete: %w", err)
+	}
+	return nil
+}
+
+// Interrupt stops the conversation's running turn and waits until it has
+// ended (its partial answer persisted). It reports whether a turn was
+// running.
+func (r *Runner) Interrupt(ctx context.Context, id string) (bool, error) {
+	if _, err := r.Conversation(ctx, id); err != nil {
+		return false, err
+	}
+	r.mu.Lock()
+	t := r.turns[id]
+	r.mu.Unlock()
+	if t == nil {
+		return false, nil
+	}
+	t.cancel(context.Canceled)
+	select {
+	case <-t.done:
+		return true, nil
+	case <-ctx.Done():
+		return true, ctx.Err()
+	}
+}
+
+// SendResult is what Send answers.
+type SendResult struct {
+	MessageID string
+	Seq       int64 // seq of the user message's event: the turn's first event (0 for temp)
+	Duplicate bool  // the client_id was used before; nothing was started
+}
+
+// Send stores the user's message and starts a turn that runs until it ends
+// or is interrupted, whoever is listening. A client_id already used in this
+// conversation returns the original message id and starts nothing.
+func (r *Runner) Send(ctx context.Context, id string, content []Content, clientID string) (SendResult, error) {
+	if err := CheckContent(content); err != nil {
+		return SendResult{}, err
+	}
+	if len(clientID) > 200 {
+		return SendResult{}, Errorf(CodeBadRequest, "client_id is %d bytes long; at most 200 are allowed", len(clientID))
+	}
+	c, err := r.Conversation(ctx, id)
+	if err != nil {
+		return SendResult{}, err
+	}
+	if clientID != "" {
+		if m, ok, err := r.messageByClientID(ctx, c, clientID); err != nil {
+			return SendResult{}, err
+		} else if ok {
+			return SendResult{MessageID: m.ID, Seq: m.Seq, Duplicate: true}, nil
+		}
+	}
+	if r.cfg.Model == nil {
+		return SendResult{}, Errorf(CodeUnavailable, "%s", r.cfg.Unavailable)
+	}
+
+	r.mu.Lock()
+	if r.turns[id] != nil {
+		r.mu.Unlock()
+		return SendResult{}, Errorf(CodeBusy, "a turn is running in conversation %s; wait for it to end or interrupt it", id)
+	}
+	tctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	t := &turn{r: r, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{})}
+	r.turns[id] = t
+	r.wg.Add(1)
+	r.mu.Unlock()
+
+	user := Message{Type: MessageUser, ID: NewID(), ConversationID: id, Date: r.now(), Content: content, ClientID: clientID}
+	rec := r.messageRecord(user, ModelMessage{Role: RoleUser, Content: content})
+	rec.Turn = TurnStart
+	recs := []*Record{rec}
+	if c.Title == "" && c.MessageCount == 0 {
+		if title := autoTitle(content); title != "" {
+			recs = append(recs, &Record{Event: r.agentEvent(AgentEvent{Type: AgentRenamed, ConversationID: id, Title: title})})
+		}
+	}
+	if err := r.append(ctx, c.Temp, recs...); err != nil {
+		r.endTurn(t)
+		cancel(nil)
+		if errors.Is(err, ErrBadRequest) && clientID != "" {
+			// Lost a race with a send of the same client_id.
+			if m, ok, _ := r.messageByClientID(ctx, c, clientID); ok {
+				return SendResult{MessageID: m.ID, Seq: m.Seq, Duplicate: true}, nil
+			}
+		}
+		return SendResult{}, fmt.Errorf("send: %w", err)
+	}
+	go t.run()
+	return SendResult{MessageID: rec.Event.Event.Message.ID, Seq: rec.Event.Seq}, nil
+}
+
+func (r *Runner) messageByClientID(ctx context.Context, c Conversation, clientID string) (Message, bool, error) {
+	if c.Temp {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if t := r.temps[c.ID]; t != nil {
+			for _, m := range t.messages {
+				if m.Type == MessageUser && m.ClientID == clientID {
+					return m, true, nil
+				}
+			}
+		}
+		return Message{}, false, nil
+	}
+	m, err := r.cfg.Store.MessageByClientID(ctx, c.ID, clientID)
+	if errors.Is(err, ErrNotFound) {
+		return Message{}, false, nil
+	}
+	if err != nil {
+		return Message{}, false, fmt.Errorf("send: %w", err)
+	}
+	return m, true, nil
+}
+
+// endTurn forgets a turn once it has written its last record.
+func (r *Runner) endTurn(t *turn) {
+	r.mu.Lock()
+	if r.turns[t.conv.ID] == t {
+		delete(r.turns, t.conv.ID)
+	}
+	r.mu.Unlock()
+	close(t.done)
+	r.wg.Done()
+}
+
+func autoTitle(content []Content) string {
+	for _, c := range content {
+		if c.Type == ContentText {
+			line, _, _ := strings.Cut(strings.TrimSpace(c.Body), "\n")
+			line = strings.TrimSpace(line)
+			if utf8.RuneCountInString(line) > 60 {
+				line = string([]rune(line)[:60]) + "…"
+			}
+			return line
+		}
+	}
+	return ""
+}
+
+// CheckContent validates the content of a user message.
+func CheckContent(content []Content) error {
+	if len(content) == 0 {
+		return Errorf(CodeBadRequest, "content must have at least one part, e.g. [{\"type\":\"text\",\"body\":\"hello\"}]")
+	}
+	if len(content) > MaxContentParts {
+		return Errorf(CodeBadRequest, "content has %d parts; at most %d are allowed", len(content), MaxContentParts)
+	}
+	text, empty := 0, true
+	for i, c := range content {
+		switch c.Type {
+		case ContentText:
+			text += len(c.Body)
+			if strings.TrimSpace(c.Body) != "" {
+				empty = false
+			}
+			if !utf8.ValidString(c.Body) {
+				return Errorf(CodeBadRequest, "content[%d].body must be valid UTF-8", i)
+			}
+		case ContentImage:
+			switch c.Mime {
+			case "image/png", "image/jpeg", "image/gif", "image/webp":
+			default:
+				return Errorf(CodeBadRequest, "content[%d].mime must be image/png, image/jpeg, image/gif or image/webp, got %q", i, c.Mime)
+			}
+			if base64.StdEncoding.DecodedLen(len(c.Data)) > MaxImageBytes+3 {
+				return Errorf(CodeTooLarge, "content[%d] image is larger than %d bytes", i, MaxImageBytes)
+			}
+			if _, err := base64.StdEncoding.DecodeString(c.Data); err != nil || c.Data == "" {
+				return Errorf(CodeBadRequest, "content[%d].data must be standard base64 image data", i)
+			}
+			empty = false
+		default:
+			return Errorf(CodeBadRequest, "content[%d].type %q is unknown; use \"text\" or \"image\"", i, c.Type)
+		}
+	}
+	if text > MaxTextBytes {
+		return Errorf(CodeTooLarge, "content has %d bytes of text; at most %d are allowed", text, MaxTextBytes)
+	}
+	if empty {
+		return Errorf(CodeBadRequest, "content must not be empty: send some text or an image")
+	}
+	return nil
+}
+
+// failRecords are the records that end a turn with an error: the error
+// message (audit only), error and end events.
+func (r *Runner) failRecords(convID string, e *Error, usage *Usage) []*Record {
+	m := Message{Type: MessageError, ConversationID: convID, Error: e.Message, Code: e.Code}
+	return []*Record{
+		r.messageRecord(m),
+		{Event: r.event(convID, Event{Type: EventError, Error: e.Message, Code: e.Code})},
+		{Event: r.event(convID, Event{Type: EventEnd, Usage: usage}), Turn: TurnEnd},
+	}
+}

@@ -1,0 +1,290 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// emitQueue is how many records a turn may have waiting to be written.
+// While the store is busy, consecutive append_text events waiting here are
+// merged into one, so a model faster than the disk costs fewer events, with
+// the same text.
+const emitQueue = 256
+
+// turn is one running turn: the user's message, model rounds and tool
+// calls, until exactly one end event.
+type turn struct {
+	r      *Runner
+	conv   Conversation
+	ctx    context.Context // cancelled by Interrupt or Close
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+
+	items   chan emitItem
+	emitErr error // first write error of the emitter; read after it stopped
+	usage   Usage
+}
+
+type emitItem struct {
+	rec *Record
+	ack chan error // nil for fire-and-forget text
+}
+
+// run is the turn's goroutine.
+func (t *turn) run() {
+	defer t.r.endTurn(t)
+	defer t.cancel(nil)
+	t.items = make(chan emitItem, emitQueue)
+	emitDone := make(chan struct{})
+	go func() { defer close(emitDone); t.emitLoop() }()
+
+	err := t.loop()
+	switch {
+	case err == nil:
+		err = t.emit(&Record{Event: t.r.event(t.conv.ID, Event{Type: EventEnd, Usage: t.usagePtr()}), Turn: TurnEnd})
+	case t.ctx.Err() != nil:
+		err = t.emitRecs(
+			&Record{Event: t.r.event(t.conv.ID, Event{Type: EventInterrupted})},
+			&Record{Event: t.r.event(t.conv.ID, Event{Type: EventEnd, Usage: t.usagePtr()}), Turn: TurnEnd},
+		)
+	default:
+		var e *Error
+		if !errors.As(err, &e) {
+			t.r.log.Error("turn_failed", "conversation_id", t.conv.ID, "err", err)
+			e = Errorf(CodeInternal, "the turn failed: %v", err)
+		}
+		err = t.emitRecs(t.r.failRecords(t.conv.ID, e, t.usagePtr())...)
+	}
+	close(t.items)
+	<-emitDone
+	if err == nil {
+		err = t.emitErr
+	}
+	if err != nil {
+		t.r.log.Error("turn_write_failed", "conversation_id", t.conv.ID, "err", err)
+	}
+}
+
+func (t *turn) usagePtr() *Usage {
+	if t.usage == (Usage{}) {
+		return nil
+	}
+	u := t.usage
+	return &u
+}
+
+// emitLoop writes queued records in order, merging consecutive text.
+func (t *turn) emitLoop() {
+	ctx := context.WithoutCancel(t.ctx) // what was produced is kept even when interrupted
+	for it := range t.items {
+		batch := []emitItem{it}
+	drain:
+		for len(batch) < emitQueue {
+			select {
+			case nx, ok := <-t.items:
+				if !ok {
+					break drain
+				}
+				last := batch[len(batch)-1]
+				if isText(last) && isText(nx) {
+					last.rec.Event.Event.Text += nx.rec.Event.Event.Text
+					continue
+				}
+				batch = append(batch, nx)
+			default:
+				break drain
+			}
+		}
+		recs := make([]*Record, len(batch))
+		for i, b := range batch {
+			recs[i] = b.rec
+		}
+		err := t.r.append(ctx, t.conv.Temp, recs...)
+		if err != nil && t.emitErr == nil {
+			t.emitErr = err
+			t.cancel(err)
+		}
+		for _, b := range batch {
+			if b.ack != nil {
+				b.ack <- err
+			}
+		}
+	}
+}
+
+func isText(it emitItem) bool {
+	ev := it.rec.Event.Event
+	return it.ack == nil && ev != nil && ev.Type == EventAppendText
+}
+
+// text queues an append_text event without waiting for it to be written.
+func (t *turn) text(s string) {
+	t.items <- emitItem{rec: &Record{Event: t.r.event(t.conv.ID, Event{Type: EventAppendText, Text: s})}}
+}
+
+// emit queues records and waits until they are written.
+func (t *turn) emitRecs(recs ...*Record) error {
+	ack := make(chan error, len(recs))
+	for _, rec := range recs {
+		t.items <- emitItem{rec: rec, ack: ack}
+	}
+	var first error
+	for range recs {
+		if err := <-ack; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (t *turn) emit(rec *Record) error { return t.emitRecs(rec) }
+
+func (t *turn) live(ev Event) error { return t.emit(&Record{Event: t.r.event(t.conv.ID, ev)}) }
+
+// memory loads the conversation's working memory.
+func (t *turn) memory() ([]ModelMessage, error) {
+	if t.conv.Temp {
+		t.r.mu.Lock()
+		defer t.r.mu.Unlock()
+		if tc := t.r.temps[t.conv.ID]; tc != nil {
+			return append([]ModelMessage(nil), tc.memory...), nil
+		}
+		return nil, ErrNotFound
+	}
+	return t.r.cfg.Store.Memory(context.WithoutCancel(t.ctx), t.conv.ID)
+}
+
+// loop runs model rounds until the model answers without tool calls.
+func (t *turn) loop() error {
+	mem, err := t.memory()
+	if err != nil {
+		return fmt.Errorf("load working memory: %w", err)
+	}
+	for round := 0; ; round++ {
+		if round == MaxToolRounds {
+			return Errorf(CodeModelError, "the model asked for tools %d rounds in a row; stopping the turn", MaxToolRounds)
+		}
+		var specs []ToolSpec
+		if t.r.cfg.Tools != nil {
+			specs = t.r.cfg.Tools.Specs()
+		}
+		phase := ""
+		resp, err := t.r.cfg.Model.Chat(t.ctx, ChatRequest{Messages: mem, Tools: specs}, func(d Delta) error {
+			switch {
+			case d.Reasoning != "":
+				if phase != EventStartReasoning {
+					phase = EventStartReasoning
+					if err := t.live(Event{Type: EventStartReasoning}); err != nil {
+						return err
+					}
+				}
+				t.text(d.Reasoning)
+			case d.Text != "":
+				if phase != EventStartResponse {
+					phase = EventStartResponse
+					if err := t.live(Event{Type: EventStartResponse}); err != nil {
+						return err
+					}
+				}
+				t.text(d.Text)
+			case d.Image != nil:
+				return t.live(Event{Type: EventAppendImage, Mime: d.Image.Mime, Data: d.Image.Data})
+			}
+			return t.ctx.Err()
+		})
+		t.usage = t.usage.Add(resp.Usage)
+		interrupted := t.ctx.Err() != nil
+		if err != nil && !interrupted {
+			return err
+		}
+
+		answer := ModelMessage{Role: RoleAssistant, Reasoning: resp.Reasoning, ToolCalls: resp.ToolCalls}
+		if resp.Text != "" {
+			answer.Content = []Content{Text(resp.Text)}
+		}
+		if interrupted {
+			answer.ToolCalls = nil
+		}
+		var recs []*Record
+		if resp.Text != "" || resp.Reasoning != "" || (len(answer.ToolCalls) == 0 && !interrupted) {
+			m := Message{Type: MessageAssistant, ConversationID: t.conv.ID, Content: answer.Content, Reasoning: resp.Reasoning, Interrupted: interrupted}
+			if u := resp.Usage; u != (Usage{}) {
+				m.Usage = &u
+			}
+			recs = append(recs, t.r.messageRecord(m))
+		}
+		if interrupted {
+			if len(recs) > 0 {
+				recs[0].Memory = []ModelMessage{answer}
+				if err := t.emitRecs(recs...); err != nil {
+					return err
+				}
+			}
+			return context.Cause(t.ctx)
+		}
+		// The assistant's snapshot goes into memory with the last record of
+		// its part, so memory never holds calls without their message.
+		for _, c := range answer.ToolCalls {
+			recs = append(recs, t.r.messageRecord(Message{Type: MessageToolCall, ConversationID: t.conv.ID, CallID: c.ID, Name: c.Name, Arguments: c.Arguments}))
+		}
+		recs[len(recs)-1].Memory = []ModelMessage{answer}
+		for _, c := range answer.ToolCalls {
+			if err := t.live(Event{Type: EventToolCall, CallID: c.ID, Name: c.Name, Arguments: c.Arguments}); err != nil {
+				return err
+			}
+		}
+		if err := t.emitRecs(recs...); err != nil {
+			return err
+		}
+		mem = append(mem, answer)
+		if len(answer.ToolCalls) == 0 {
+			return nil
+		}
+		for _, c := range answer.ToolCalls {
+			res := t.callTool(c)
+			if err := t.live(Event{Type: EventToolResult, CallID: c.ID, Name: c.Name, Result: res.Result, IsError: res.IsError}); err != nil {
+				return err
+			}
+			if err := t.emit(t.r.messageRecord(res, res.memory())); err != nil {
+				return err
+			}
+			mem = append(mem, res.memory())
+		}
+		if t.ctx.Err() != nil {
+			return context.Cause(t.ctx)
+		}
+	}
+}
+
+// callTool runs one tool call; failures become an error result.
+func (t *turn) callTool(c ToolCall) Message {
+	m := Message{Type: MessageToolResult, ConversationID: t.conv.ID, CallID: c.ID, Name: c.Name}
+	switch {
+	case t.ctx.Err() != nil:
+		m.Result, m.IsError = "interrupted before the tool ran", true
+	case t.r.cfg.Tools == nil:
+		m.Result, m.IsError = fmt.Sprintf("tool %q is not available: no tools are configured", c.Name), true
+	default:
+		res, err := t.r.cfg.Tools.Call(t.ctx, c.Name, c.Arguments)
+		if err != nil {
+			m.Result, m.IsError = err.Error(), true
+			if t.ctx.Err() != nil {
+				m.Result = "interrupted while the tool ran"
+			}
+		} else {
+			m.Result = res
+		}
+	}
+	return m
+}
+
+// memory is the working-memory entry of a tool result.
+func (m Message) memory() ModelMessage {
+	body := m.Result
+	if m.IsError && !strings.HasPrefix(body, "error") {
+		body = "error: " + body
+	}
+	return ModelMessage{Role: RoleTool, ToolCallID: m.CallID, Name: m.Name, Content: []Content{Text(body)}}
+}

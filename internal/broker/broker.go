@@ -1,0 +1,356 @@
+// Package broker fans committed events out to live subscribers and lets a
+// subscriber resume from a cursor: it replays stored events after the
+// cursor, then goes live, with no gap and no duplicate at the seam.
+//
+// Ordering: the store publishes each committed batch in seq order from its
+// single writer, so every subscriber sees stored events in seq order. A
+// subscriber registers before it reads the store, so an event committed
+// while it replays is either in its replay or in its queue (or both, and
+// then deduplicated by seq).
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// QueueLimit is how many events a subscriber may have waiting. A subscriber
+// that falls this far behind is dropped with a resync carrying its cursor;
+// resubscribing from it loses nothing. Memory is used only while events
+// wait, so idle subscribers cost almost nothing.
+const QueueLimit = 4096
+
+// replayPage is how many stored events a subscriber reads per query.
+const replayPage = 1000
+
+// Resync reasons.
+const (
+	ReasonSlowConsumer  = "slow_consumer"
+	ReasonEpochMismatch = "epoch_mismatch"
+	ReasonPruned        = "pruned"
+	ReasonCursorAhead   = "cursor_ahead"
+	ReasonDeleted       = "deleted"
+)
+
+// ResyncError ends a subscription that cannot continue. After is the last
+// seq the subscriber received; for slow_consumer resubscribing with it loses
+// nothing, for the other reasons the client reloads history first.
+type ResyncError struct {
+	Reason string
+	After  int64
+}
+
+func (e *ResyncError) Error() string {
+	return fmt.Sprintf("resync after %d: %s", e.After, e.Reason)
+}
+
+// ErrClosed is returned by Next after Close.
+var ErrClosed = errors.New("subscription closed")
+
+// Stream kinds.
+const (
+	StreamAll          = "all"
+	StreamAgent        = "agent"
+	StreamConversation = "conversation"
+)
+
+// Stream selects the events of a subscription.
+type Stream struct {
+	Kind           string
+	ConversationID string // StreamConversation
+}
+
+// Match reports whether ev belongs to the stream.
+func (s Stream) Match(ev agent.AllEvent) bool {
+	switch s.Kind {
+	case StreamAll:
+		return true
+	case StreamAgent:
+		return ev.Kind == agent.KindAgent
+	case StreamConversation:
+		return ev.Kind == agent.KindConversation && ev.ConversationID == s.ConversationID ||
+			ev.Kind == agent.KindAgent && ev.ConversationID == s.ConversationID && ev.Agent != nil && ev.Agent.Type == agent.AgentDeleted
+	}
+	return false
+}
+
+func (s Stream) query(after int64) agent.EventQuery {
+	q := agent.EventQuery{After: after, Limit: replayPage}
+	switch s.Kind {
+	case StreamAgent:
+		q.AgentOnly = true
+	case StreamConversation:
+		q.ConversationID = s.ConversationID
+	}
+	return q
+}
+
+// Source is the stored side of the event log.
+type Source interface {
+	Events(ctx context.Context, q agent.EventQuery) ([]agent.AllEvent, error)
+	Bounds(ctx context.Context) (pruned, head int64, err error)
+	Epoch() string
+}
+
+// Broker fans events out to subscribers. It implements agent.Publisher.
+type Broker struct {
+	src Source
+	log *slog.Logger
+
+	mu   sync.RWMutex
+	all  map[*Sub]struct{} // StreamAll and StreamAgent
+	conv map[string]map[*Sub]struct{}
+}
+
+// New makes a Broker that replays from src.
+func New(src Source, log *slog.Logger) *Broker {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Broker{src: src, log: log, all: map[*Sub]struct{}{}, conv: map[string]map[*Sub]struct{}{}}
+}
+
+var _ agent.Publisher = (*Broker)(nil)
+
+// Publish queues evs for every matching subscriber. It never blocks on a
+// subscriber: one that is QueueLimit behind is dropped.
+func (b *Broker) Publish(evs ...agent.AllEvent) {
+	var slow []*Sub
+	b.mu.RLock()
+	for _, ev := range evs {
+		for s := range b.all {
+			if s.stream.Match(ev) && !s.push(ev) {
+				slow = append(slow, s)
+			}
+		}
+		for s := range b.conv[ev.ConversationID] {
+			if s.stream.Match(ev) && !s.push(ev) {
+				slow = append(slow, s)
+			}
+		}
+	}
+	b.mu.RUnlock()
+	for _, s := range slow {
+		b.remove(s)
+	}
+}
+
+// Subscribers counts the live subscriptions.
+func (b *Broker) Subscribers() int {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	n := len(b.all)
+	for _, m := range b.conv {
+		n += len(m)
+	}
+	return n
+}
+
+// Subscribe starts a subscription. With after < 0 it is live only (and
+// never reports caught-up); otherwise it first replays stored events with
+// seq > after. A non-empty epoch must match the store's. The returned Sub's
+// Head is the highest seq committed when it started.
+func (b *Broker) Subscribe(ctx context.Context, stream Stream, after int64, epoch string) (*Sub, error) {
+	switch stream.Kind {
+	case StreamAll, StreamAgent:
+	case StreamConversation:
+		if stream.ConversationID == "" {
+			return nil, agent.Errorf(agent.CodeBadRequest, "conversation_id is required for stream \"conversation\"")
+		}
+	default:
+		return nil, agent.Errorf(agent.CodeBadRequest, "stream must be \"all\", \"agent\" or \"conversation\", got %q", stream.Kind)
+	}
+	if epoch != "" && b.src != nil && epoch != b.src.Epoch() {
+		return nil, &ResyncError{Reason: ReasonEpochMismatch, After: after}
+	}
+	s := &Sub{b: b, stream: stream, notify: make(chan struct{}, 1), cursor: after, replaying: after >= 0}
+	b.add(s)
+	if b.src != nil {
+		pruned, head, err := b.src.Bounds(ctx)
+		if err != nil {
+			b.remove(s)
+			return nil, fmt.Errorf("subscribe: %w", err)
+		}
+		s.Head = head
+		switch {
+		case after >= 0 && after < pruned:
+			b.remove(s)
+			return nil, &ResyncError{Reason: ReasonPruned, After: after}
+		case after > head:
+			b.remove(s)
+			return nil, &ResyncError{Reason: ReasonCursorAhead, After: after}
+		}
+	}
+	return s, nil
+}
+
+func (b *Broker) add(s *Sub) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s.stream.Kind == StreamConversation {
+		m := b.conv[s.stream.ConversationID]
+		if m == nil {
+			m = map[*Sub]struct{}{}
+			b.conv[s.stream.ConversationID] = m
+		}
+		m[s] = struct{}{}
+		return
+	}
+	b.all[s] = struct{}{}
+}
+
+func (b *Broker) remove(s *Sub) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s.stream.Kind == StreamConversation {
+		m := b.conv[s.stream.ConversationID]
+		delete(m, s)
+		if len(m) == 0 {
+			delete(b.conv, s.stream.ConversationID)
+		}
+		return
+	}
+	delete(b.all, s)
+}
+
+// Item is what Next returns: an event, or the moment a replaying
+// subscription has delivered everything stored and is live.
+type Item struct {
+	Event    agent.AllEvent
+	CaughtUp bool
+	Seq      int64 // with CaughtUp: the cursor at that moment
+}
+
+// Sub is one subscription. Next must be called from one goroutine.
+type Sub struct {
+	// Head is the highest seq committed when the subscription started.
+	Head int64
+
+	b      *Broker
+	stream Stream
+	notify chan struct{}
+
+	mu    sync.Mutex
+	queue []agent.AllEvent
+	err   error // set when dropped or closed
+
+	// owned by the goroutine calling Next
+	cursor    int64
+	replaying bool
+	page      []agent.AllEvent
+}
+
+// Stream is what the subscription selects.
+func (s *Sub) Stream() Stream { return s.stream }
+
+// push queues ev; it reports false when that dropped the subscriber.
+func (s *Sub) push(ev agent.AllEvent) bool {
+	s.mu.Lock()
+	if s.err != nil {
+		s.mu.Unlock()
+		return true
+	}
+	if len(s.queue) >= QueueLimit {
+		s.err = &ResyncError{Reason: ReasonSlowConsumer}
+		s.queue = nil
+		s.mu.Unlock()
+		s.wake()
+		return false
+	}
+	s.queue = append(s.queue, ev)
+	s.mu.Unlock()
+	s.wake()
+	return true
+}
+
+func (s *Sub) wake() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Close ends the subscription; a blocked Next returns ErrClosed.
+func (s *Sub) Close() {
+	s.b.remove(s)
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = ErrClosed
+	}
+	s.queue = nil
+	s.mu.Unlock()
+	s.wake()
+}
+
+// Cursor is the seq of the last stored event Next returned (or the
+// subscription's after).
+func (s *Sub) Cursor() int64 { return s.cursor }
+
+// Next returns the next event, first from the store, then live. A dropped
+// subscription returns a *ResyncError whose After is the cursor.
+func (s *Sub) Next(ctx context.Context) (Item, error) {
+	for s.replaying {
+		if len(s.page) > 0 {
+			ev := s.page[0]
+			s.page = s.page[1:]
+			s.cursor = ev.Seq
+			return Item{Event: ev}, nil
+		}
+		if err := s.dropped(); err != nil {
+			return Item{}, err
+		}
+		page, err := s.b.src.Events(ctx, s.stream.query(s.cursor))
+		if err != nil {
+			return Item{}, fmt.Errorf("replay: %w", err)
+		}
+		if len(page) == 0 {
+			s.replaying = false
+			return Item{CaughtUp: true, Seq: s.cursor}, nil
+		}
+		s.page = page
+	}
+	for {
+		s.mu.Lock()
+		for len(s.queue) > 0 {
+			ev := s.queue[0]
+			s.queue[0] = agent.AllEvent{}
+			s.queue = s.queue[1:]
+			if ev.Seq != 0 && ev.Seq <= s.cursor {
+				continue // already replayed
+			}
+			if len(s.queue) == 0 {
+				s.queue = nil // let the backing array go
+			}
+			s.mu.Unlock()
+			if ev.Seq != 0 {
+				s.cursor = ev.Seq
+			}
+			return Item{Event: ev}, nil
+		}
+		err := s.err
+		s.mu.Unlock()
+		if err != nil {
+			return Item{}, s.dropped()
+		}
+		select {
+		case <-s.notify:
+		case <-ctx.Done():
+			return Item{}, ctx.Err()
+		}
+	}
+}
+
+func (s *Sub) dropped() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var r *ResyncError
+	if errors.As(s.err, &r) {
+		return &ResyncError{Reason: r.Reason, After: s.cursor}
+	}
+	return s.err
+}
