@@ -1,0 +1,64 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// status is the HTTP status of an error code.
+func status(code string) int {
+	switch code {
+	case agent.CodeBadRequest:
+		return http.StatusBadRequest
+	case agent.CodeNotFound:
+		return http.StatusNotFound
+	case agent.CodeBusy:
+		return http.StatusConflict
+	case agent.CodeUnauthorized:
+		return http.StatusUnauthorized
+	case agent.CodeForbidden:
+		return http.StatusForbidden
+	case agent.CodeTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case agent.CodeRateLimited:
+		return http.StatusTooManyRequests
+	case agent.CodeUnavailable:
+		return http.StatusServiceUnavailable
+	case agent.CodeModelError, agent.CodeToolError:
+		return http.StatusBadGateway
+	}
+	return http.StatusInternalServerError
+}
+
+// wireError turns any error into the Error body clients see. Internal
+// errors are logged here, once, and their details stay in the log.
+func (s *Server) wireError(op string, err error) *agent.Error {
+	var e *agent.Error
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return agent.Errorf(agent.CodeTooLarge, "the request body is larger than %d bytes", tooBig.Limit)
+	case errors.As(err, &e) && e.Code != agent.CodeInternal:
+		if e.Message == "" {
+			return &agent.Error{Code: e.Code, Message: e.Code}
+		}
+		return e
+	}
+	s.log.Error("internal_error", "op", op, "err", err)
+	return agent.Errorf(agent.CodeInternal, "internal error; the server log has the details")
+}
+
+// writeError writes err as an Error body with its status.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e := s.wireError(r.Method+" "+r.URL.Path, err)
+	writeJSON(w, status(e.Code), e)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}

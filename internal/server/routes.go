@@ -1,0 +1,35 @@
+package server
+
+import "net/http"
+
+// routes is the whole URL surface.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+
+	mux.HandleFunc("GET /health", s.handleHealth)
+
+	// WebSocket: every subscription and command on one connection.
+	mux.HandleFunc("GET /agentik/ws", s.handleWS)
+
+	// REST + SSE, compatible with the original agentik facade.
+	mux.HandleFunc("POST /agentik/conversations", s.handleCreate)
+	mux.HandleFunc("GET /agentik/conversations", s.handleList)
+	mux.HandleFunc("GET /agentik/conversations/{id}", s.handleGet)
+	mux.HandleFunc("GET /agentik/conversations/{id}/messages", s.handleMessages)
+	mux.HandleFunc("POST /agentik/conversations/{id}/rename", s.handleRename)
+	mux.HandleFunc("DELETE /agentik/conversations/{id}", s.handleDelete)
+	mux.HandleFunc("POST /agentik/conversations/{id}/send", s.handleSend)
+	mux.HandleFunc("GET /agentik/conversations/{id}/events", s.handleConversationEvents)
+	mux.HandleFunc("POST /agentik/conversations/{id}/interrupt", s.handleInterrupt)
+	mux.HandleFunc("GET /agentik/conversations/{id}/events/replay", s.handleConversationReplay)
+	mux.HandleFunc("GET /agentik/events", s.handleAgentEvents)
+	mux.HandleFunc("GET /agentik/events/all", s.handleAllEvents)
+	mux.HandleFunc("GET /agentik/events/replay", s.handleReplay)
+	mux.HandleFunc("GET /agentik/tools", s.handleTools)
+	mux.HandleFunc("/agentik/", s.handleNoRoute)
+
+	// pages: the browser UI (begin)
+	// pages: the browser UI (end)
+
+	return s.guard(mux)
+}

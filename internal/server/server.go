@@ -1,0 +1,124 @@
+// Package server is agentik's HTTP surface: the REST+SSE facade of the
+// original agentik, the WebSocket protocol, and the browser UI's pages.
+// routes.go lists every route; error.go is the one place that maps errors
+// to statuses and codes.
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+)
+
+// Limits of the HTTP surface.
+const (
+	// MaxBodyBytes caps a request body: a message with a 10 MB image,
+	// base64-encoded, fits.
+	MaxBodyBytes = 16 << 20
+	// SSEHeartbeat is how often an idle SSE stream gets a comment line, so
+	// proxies keep it open and clients notice a dead connection.
+	SSEHeartbeat = 15 * time.Second
+)
+
+// ToolLister reports the state of the tool servers.
+type ToolLister interface {
+	Servers() []agent.ToolServer
+}
+
+// Config holds what the server needs.
+type Config struct {
+	Runner    *agent.Runner
+	Broker    *broker.Broker
+	Store     agent.Store
+	Tools     ToolLister // nil when no tools are configured
+	ModelName string     // "" when no model is configured
+	Logger    *slog.Logger
+	// AllowedHosts are the Host header values accepted besides loopback
+	// names (DNS-rebinding protection). "*" accepts any.
+	AllowedHosts []string
+	// AllowedOrigins are Origin patterns (host[:port], path.Match syntax)
+	// accepted for the WebSocket and state-changing requests besides the
+	// request's own host.
+	AllowedOrigins []string
+	Heartbeat      time.Duration // SSE heartbeat; default SSEHeartbeat
+}
+
+// Server serves agentik over HTTP. It is an http.Handler.
+type Server struct {
+	cfg       Config
+	runner    *agent.Runner
+	broker    *broker.Broker
+	store     agent.Store
+	tools     ToolLister
+	modelName string
+	log       *slog.Logger
+	handler   http.Handler
+
+	// closing is closed by Shutdown: long-lived streams end.
+	closing   chan struct{}
+	closeOnce sync.Once
+	conns     sync.WaitGroup // long-lived streams (SSE, WebSocket)
+}
+
+// New makes a Server.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = SSEHeartbeat
+	}
+	s := &Server{
+		cfg: cfg, runner: cfg.Runner, broker: cfg.Broker, store: cfg.Store, tools: cfg.Tools,
+		modelName: cfg.ModelName, log: cfg.Logger, closing: make(chan struct{}),
+	}
+	s.handler = s.routes()
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Shutdown ends long-lived streams (WebSockets close with 1012 so clients
+// reconnect) and waits for them, or for ctx.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.closeOnce.Do(func() { close(s.closing) })
+	done := make(chan struct{})
+	go func() { s.conns.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// hostAllowed reports whether a Host header names this server: a loopback
+// name, or one of the allowed hosts.
+func (s *Server) hostAllowed(host string) bool {
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	h = strings.Trim(strings.ToLower(h), "[]")
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+		return true
+	}
+	for _, a := range s.cfg.AllowedHosts {
+		a = strings.ToLower(a)
+		if a == "*" || a == h || a == strings.ToLower(host) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,166 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+)
+
+// sseWriteTimeout bounds every write to an SSE client.
+const sseWriteTimeout = 10 * time.Second
+
+// frameFunc picks the data of an SSE frame from an AllEvent; ok=false skips it.
+type frameFunc func(ev agent.AllEvent) (data any, ok bool)
+
+func conversationFrame(ev agent.AllEvent) (any, bool) { return ev.Event, ev.Event != nil }
+func agentFrame(ev agent.AllEvent) (any, bool)        { return ev.Agent, ev.Agent != nil }
+func allFrame(ev agent.AllEvent) (any, bool)          { return ev, true }
+
+// cursor reads where an SSE client resumes: Last-Event-ID, else ?after=,
+// else -1 (live only).
+func cursor(r *http.Request) (int64, error) {
+	v := r.Header.Get("Last-Event-ID")
+	name := "Last-Event-ID"
+	if v == "" {
+		v, name = r.URL.Query().Get("after"), "after"
+	}
+	if v == "" {
+		return -1, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, agent.Errorf(agent.CodeBadRequest, "%s must be a seq (an integer ≥ 0), got %q", name, v)
+	}
+	return n, nil
+}
+
+func (s *Server) subscribeSSE(w http.ResponseWriter, r *http.Request, stream broker.Stream, frame frameFunc) {
+	after, err := cursor(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sub, err := s.broker.Subscribe(r.Context(), stream, after, "")
+	if err != nil {
+		var re *broker.ResyncError
+		if errors.As(err, &re) {
+			err = agent.Errorf(agent.CodeBadRequest, "cannot resume after %d (%s); reload history and subscribe without Last-Event-ID", after, re.Reason)
+		}
+		s.writeError(w, r, err)
+		return
+	}
+	s.serveSSE(w, r, sub, frame, false)
+}
+
+func (s *Server) handleConversationEvents(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if _, err := s.runner.Conversation(r.Context(), id); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.subscribeSSE(w, r, broker.Stream{Kind: broker.StreamConversation, ConversationID: id}, conversationFrame)
+}
+
+func (s *Server) handleAgentEvents(w http.ResponseWriter, r *http.Request) {
+	s.subscribeSSE(w, r, broker.Stream{Kind: broker.StreamAgent}, agentFrame)
+}
+
+func (s *Server) handleAllEvents(w http.ResponseWriter, r *http.Request) {
+	s.subscribeSSE(w, r, broker.Stream{Kind: broker.StreamAll}, allFrame)
+}
+
+// serveSSE streams a subscription until the client leaves, the server
+// shuts down, or (untilEnd) the turn's end event.
+func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Sub, frame frameFunc, untilEnd bool) {
+	defer sub.Close()
+	s.conns.Add(1)
+	defer s.conns.Done()
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	_ = rc.Flush()
+
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	items := make(chan broker.Item)
+	errc := make(chan error, 1)
+	go func() { // the reader: owned here, ends when ctx is cancelled
+		for {
+			it, err := sub.Next(ctx)
+			if err != nil {
+				errc <- err
+				return
+			}
+			select {
+			case items <- it:
+			case <-ctx.Done():
+				errc <- ctx.Err()
+				return
+			}
+		}
+	}()
+	defer func() { cancel(); <-errc }()
+
+	heartbeat := time.NewTicker(s.cfg.Heartbeat)
+	defer heartbeat.Stop()
+	write := func(b []byte) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	for {
+		select {
+		case <-s.closing:
+			return
+		case <-heartbeat.C:
+			if !write([]byte(": heartbeat\n\n")) {
+				return
+			}
+		case err := <-errc:
+			errc <- err // for the deferred wait
+			var re *broker.ResyncError
+			if errors.As(err, &re) {
+				b, _ := json.Marshal(map[string]any{"reason": re.Reason, "after": re.After})
+				write(fmt.Appendf(nil, "event: resync\ndata: %s\n\n", b))
+			}
+			return
+		case it := <-items:
+			if it.CaughtUp {
+				continue
+			}
+			data, ok := frame(it.Event)
+			if !ok {
+				continue
+			}
+			b, err := json.Marshal(data)
+			if err != nil {
+				s.log.Error("sse_encode_failed", "err", err)
+				continue
+			}
+			var buf []byte
+			if it.Event.Seq != 0 {
+				buf = fmt.Appendf(buf, "id: %d\n", it.Event.Seq)
+			}
+			buf = fmt.Appendf(buf, "event: %s\ndata: %s\n\n", it.Event.EventType(), b)
+			if !write(buf) {
+				return
+			}
+			heartbeat.Reset(s.cfg.Heartbeat)
+			if untilEnd && it.Event.Event != nil && it.Event.Event.Type == agent.EventEnd {
+				return
+			}
+		}
+	}
+}
