@@ -156,11 +156,10 @@ func (r *Runner) messageRecord(m Message, mem ...ModelMessage) *Record {
 	return &Record{Event: r.event(m.ConversationID, Event{Type: EventMessage, Message: &m}), Memory: mem}
 }
 
-// PublishTool reports a tool server's state to live subscribers.
-func (r *Runner) PublishTool(s ToolServer) {
-	if r.cfg.Publisher != nil {
-		r.cfg.Publisher.Publish(r.agentEvent(AgentEvent{Type: AgentToolServer, Server: &s}))
-	}
+// ToolServerEvent is the live agent event that reports a tool server's
+// state. It is never stored, so it has no seq.
+func ToolServerEvent(s ToolServer, now time.Time) AllEvent {
+	return AllEvent{Kind: KindAgent, ID: NewID(), Date: now, Agent: &AgentEvent{Type: AgentToolServer, Server: &s}}
 }
 
 // append writes records: to the store for stored conversations, to memory
