@@ -1,0 +1,156 @@
+package agent_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/google/go-cmp/cmp"
+)
+
+var date = time.Date(2026, 11, 30, 10, 0, 0, 123_000_000, time.UTC)
+
+// TestWireJSON pins the exact JSON of every wire type (DESIGN.md §3) and
+// checks that decoding gives the value back.
+func TestWireJSON(t *testing.T) {
+	usage := &agent.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7}
+	tests := []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"text", agent.Text("hi"), `{"type":"text","body":"hi"}`},
+		{"image", agent.Content{Type: "image", Mime: "image/png", Data: "AAAA"}, `{"type":"image","mime":"image/png","data":"AAAA"}`},
+		{"user", agent.Message{Type: agent.MessageUser, ID: "m1", ConversationID: "c1", Seq: 5, Date: date, Content: []agent.Content{agent.Text("hi")}, ClientID: "k"},
+			`{"type":"user_message","id":"m1","conversation_id":"c1","seq":5,"date":"2026-11-30T10:00:00.123Z","content":[{"type":"text","body":"hi"}],"client_id":"k"}`},
+		{"assistant", agent.Message{Type: agent.MessageAssistant, ID: "m2", ConversationID: "c1", Seq: 9, Date: date, Content: []agent.Content{agent.Text("yo")}, Reasoning: "hmm", Interrupted: true, Usage: usage},
+			`{"type":"assistant_message","id":"m2","conversation_id":"c1","seq":9,"date":"2026-11-30T10:00:00.123Z","content":[{"type":"text","body":"yo"}],"reasoning":"hmm","interrupted":true,"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}`},
+		{"assistant empty", agent.Message{Type: agent.MessageAssistant, ID: "m2", ConversationID: "c1", Seq: 9, Date: date, Content: []agent.Content{}},
+			`{"type":"assistant_message","id":"m2","conversation_id":"c1","seq":9,"date":"2026-11-30T10:00:00.123Z","content":[]}`},
+		{"tool_call", agent.Message{Type: agent.MessageToolCall, ID: "m3", ConversationID: "c1", Seq: 10, Date: date, CallID: "call1", Name: "fs__read", Arguments: `{"p":1}`},
+			`{"type":"tool_call","id":"m3","conversation_id":"c1","seq":10,"date":"2026-11-30T10:00:00.123Z","call_id":"call1","name":"fs__read","arguments":"{\"p\":1}"}`},
+		{"tool_result", agent.Message{Type: agent.MessageToolResult, ID: "m4", ConversationID: "c1", Seq: 11, Date: date, CallID: "call1", Name: "fs__read", Result: "", IsError: true},
+			`{"type":"tool_result","id":"m4","conversation_id":"c1","seq":11,"date":"2026-11-30T10:00:00.123Z","call_id":"call1","name":"fs__read","result":"","is_error":true}`},
+		{"error message", agent.Message{Type: agent.MessageError, ID: "m5", ConversationID: "c1", Seq: 12, Date: date, Error: "boom", Code: "model_error"},
+			`{"type":"error","id":"m5","conversation_id":"c1","seq":12,"date":"2026-11-30T10:00:00.123Z","message":"boom","code":"model_error"}`},
+		{"start_reasoning", agent.Event{Type: agent.EventStartReasoning}, `{"type":"start_reasoning"}`},
+		{"append_text", agent.Event{Type: agent.EventAppendText, Text: "a"}, `{"type":"append_text","text":"a"}`},
+		{"append_image", agent.Event{Type: agent.EventAppendImage, Mime: "image/png", Data: "AA"}, `{"type":"append_image","mime":"image/png","data":"AA"}`},
+		{"ev tool_call", agent.Event{Type: agent.EventToolCall, CallID: "c", Name: "n", Arguments: "{}"}, `{"type":"tool_call","call_id":"c","name":"n","arguments":"{}"}`},
+		{"ev tool_result", agent.Event{Type: agent.EventToolResult, CallID: "c", Name: "n", Result: "r"}, `{"type":"tool_result","call_id":"c","name":"n","result":"r"}`},
+		{"ev error", agent.Event{Type: agent.EventError, Error: "bad", Code: "model_error"}, `{"type":"error","message":"bad","code":"model_error"}`},
+		{"interrupted", agent.Event{Type: agent.EventInterrupted}, `{"type":"interrupted"}`},
+		{"end", agent.Event{Type: agent.EventEnd, Usage: usage}, `{"type":"end","usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}`},
+		{"end bare", agent.Event{Type: agent.EventEnd}, `{"type":"end"}`},
+		{"created", agent.AgentEvent{Type: agent.AgentCreated, ConversationID: "c1", Title: "t"}, `{"type":"created","conversation_id":"c1","title":"t"}`},
+		{"deleted", agent.AgentEvent{Type: agent.AgentDeleted, ConversationID: "c1"}, `{"type":"deleted","conversation_id":"c1"}`},
+		{"renamed", agent.AgentEvent{Type: agent.AgentRenamed, ConversationID: "c1", Title: ""}, `{"type":"renamed","conversation_id":"c1","title":""}`},
+		{"all agent", agent.AllEvent{Kind: agent.KindAgent, Seq: 1, ID: "e1", Date: date, ConversationID: "c1", Agent: &agent.AgentEvent{Type: agent.AgentDeleted, ConversationID: "c1"}},
+			`{"type":"agent","seq":1,"id":"e1","date":"2026-11-30T10:00:00.123Z","event":{"type":"deleted","conversation_id":"c1"}}`},
+		{"all conversation", agent.AllEvent{Kind: agent.KindConversation, Seq: 2, ID: "e2", Date: date, ConversationID: "c1", Event: &agent.Event{Type: agent.EventEnd}},
+			`{"type":"conversation","seq":2,"id":"e2","date":"2026-11-30T10:00:00.123Z","conversation_id":"c1","event":{"type":"end"}}`},
+		{"conversation", agent.Conversation{ID: "c1", Title: "t", CreatedAt: date, UpdatedAt: date, MessageCount: 2, Running: true, TurnSeq: 7},
+			`{"id":"c1","title":"t","temp":false,"created_at":"2026-11-30T10:00:00.123Z","updated_at":"2026-11-30T10:00:00.123Z","message_count":2,"running":true,"turn_seq":7}`},
+		{"error", agent.Errorf(agent.CodeBusy, "wait"), `{"code":"busy","message":"wait"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := json.Marshal(tt.v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(b); got != tt.want {
+				t.Fatalf("marshal\n got %s\nwant %s", got, tt.want)
+			}
+			back := newOf(tt.v)
+			if err := json.Unmarshal(b, back); err != nil {
+				t.Fatal(err)
+			}
+			b2, _ := json.Marshal(back)
+			if got := string(b2); got != tt.want {
+				t.Fatalf("round trip\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func newOf(v any) any {
+	switch v.(type) {
+	case agent.Content:
+		return new(agent.Content)
+	case agent.Message:
+		return new(agent.Message)
+	case agent.Event:
+		return new(agent.Event)
+	case agent.AgentEvent:
+		return new(agent.AgentEvent)
+	case agent.AllEvent:
+		return new(agent.AllEvent)
+	case agent.Conversation:
+		return new(agent.Conversation)
+	case *agent.Error:
+		return new(agent.Error)
+	}
+	panic("unknown type")
+}
+
+// TestUnknownTypesSurvive checks forward compatibility: a type this
+// version does not know decodes without error and encodes back unchanged.
+func TestUnknownTypesSurvive(t *testing.T) {
+	docs := []struct {
+		doc string
+		v   any
+	}{
+		{`{"type":"audio","mime":"audio/ogg","seconds":3}`, new(agent.Content)},
+		{`{"type":"citation","id":"m","seq":1,"url":"x"}`, new(agent.Message)},
+		{`{"type":"progress","percent":50}`, new(agent.Event)},
+		{`{"type":"archived","conversation_id":"c"}`, new(agent.AgentEvent)},
+		{`{"type":"system","seq":4,"note":"hi"}`, new(agent.AllEvent)},
+		{`{"type":"conversation","seq":4,"id":"e","date":"2026-11-30T10:00:00.123Z","conversation_id":"c","event":{"type":"progress","percent":5}}`, new(agent.AllEvent)},
+	}
+	for _, d := range docs {
+		if err := json.Unmarshal([]byte(d.doc), d.v); err != nil {
+			t.Fatalf("%s: %v", d.doc, err)
+		}
+		b, err := json.Marshal(d.v)
+		if err != nil {
+			t.Fatalf("%s: %v", d.doc, err)
+		}
+		if diff := cmp.Diff(d.doc, string(b)); diff != "" {
+			t.Errorf("re-encoded differently (-want +got):\n%s", diff)
+		}
+	}
+}
+
+func TestCheckContent(t *testing.T) {
+	tests := []struct {
+		name    string
+		content []agent.Content
+		code    string
+	}{
+		{"ok", []agent.Content{agent.Text("hi")}, ""},
+		{"image", []agent.Content{{Type: "image", Mime: "image/png", Data: "iVBORw0KGgo="}}, ""},
+		{"empty", nil, agent.CodeBadRequest},
+		{"blank", []agent.Content{agent.Text("  ")}, agent.CodeBadRequest},
+		{"unknown type", []agent.Content{{Type: "audio"}}, agent.CodeBadRequest},
+		{"bad mime", []agent.Content{{Type: "image", Mime: "text/html", Data: "AA=="}}, agent.CodeBadRequest},
+		{"bad base64", []agent.Content{{Type: "image", Mime: "image/png", Data: "!!"}}, agent.CodeBadRequest},
+		{"too many parts", make([]agent.Content, agent.MaxContentParts+1), agent.CodeBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := agent.CheckContent(tt.content)
+			if got := code(err); got != tt.code {
+				t.Fatalf("got code %q (%v), want %q", got, err, tt.code)
+			}
+		})
+	}
+}
+
+func code(err error) string {
+	if err == nil {
+		return ""
+	}
+	return agent.ErrorCode(err)
+}
