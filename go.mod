@@ -2,6 +2,8 @@ module github.com/agentik/agentik
 
 go 1.26.8
 
+ignore ./node_modules
+
 require (
 	cel.dev/expr v0.25.2 // indirect
 	charm.land/bubbles/v2 v2.1.1 // indirect
