@@ -1,0 +1,128 @@
+package llm
+
+import (
+	"encoding/json"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// emptySchema stands in for a tool without parameters: servers reject a
+// null schema.
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// request builds the streamed chat completion request of req.
+func (m *Model) request(req agent.ChatRequest) openai.ChatCompletionRequest {
+	out := openai.ChatCompletionRequest{
+		Model:         m.model,
+		Messages:      messages(req.Messages),
+		Stream:        true,
+		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+	}
+	for _, t := range req.Tools {
+		params := t.Parameters
+		if len(params) == 0 || string(params) == "null" {
+			params = emptySchema
+		}
+		out.Tools = append(out.Tools, openai.Tool{
+			Type: openai.ToolTypeFunction,
+			Function: &openai.FunctionDefinition{
+				Name:        t.Name,
+				Description: t.Description,
+				Parameters:  params,
+			},
+		})
+	}
+	return out
+}
+
+// messages converts the working memory into OpenAI messages.
+//
+// Reasoning goes back as reasoning_content only on assistant messages after
+// the last user message, i.e. within the tool loop of the current turn:
+// that is where servers need it (DeepSeek and Kimi thinking with tools),
+// while reasoning of earlier turns is dropped, as those servers expect, and
+// saves context.
+func messages(in []agent.ModelMessage) []openai.ChatCompletionMessage {
+	lastUser := -1
+	for i, m := range in {
+		if m.Role == agent.RoleUser {
+			lastUser = i
+		}
+	}
+	out := make([]openai.ChatCompletionMessage, 0, len(in))
+	for i, m := range in {
+		o := openai.ChatCompletionMessage{Role: m.Role}
+		switch m.Role {
+		case agent.RoleUser:
+			if hasImage(m.Content) {
+				o.MultiContent = parts(m.Content)
+			} else {
+				o.Content = text(m.Content)
+			}
+		case agent.RoleAssistant:
+			o.Content = text(m.Content)
+			if i > lastUser {
+				o.ReasoningContent = m.Reasoning
+			}
+			for _, c := range m.ToolCalls {
+				args := c.Arguments
+				if strings.TrimSpace(args) == "" {
+					args = "{}"
+				}
+				o.ToolCalls = append(o.ToolCalls, openai.ToolCall{
+					ID:       c.ID,
+					Type:     openai.ToolTypeFunction,
+					Function: openai.FunctionCall{Name: c.Name, Arguments: args},
+				})
+			}
+		case agent.RoleTool:
+			o.Content = text(m.Content)
+			o.ToolCallID = m.ToolCallID
+		default: // system, and roles this version does not know
+			o.Content = text(m.Content)
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func hasImage(cs []agent.Content) bool {
+	for _, c := range cs {
+		if c.Type == agent.ContentImage {
+			return true
+		}
+	}
+	return false
+}
+
+// text joins the text parts of cs; other parts are dropped.
+func text(cs []agent.Content) string {
+	var parts []string
+	for _, c := range cs {
+		if c.Type == agent.ContentText {
+			parts = append(parts, c.Body)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// parts converts cs into text and image_url parts; images travel as data
+// URLs.
+func parts(cs []agent.Content) []openai.ChatMessagePart {
+	var out []openai.ChatMessagePart
+	for _, c := range cs {
+		switch c.Type {
+		case agent.ContentText:
+			out = append(out, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeText, Text: c.Body})
+		case agent.ContentImage:
+			out = append(out, openai.ChatMessagePart{
+				Type:     openai.ChatMessagePartTypeImageURL,
+				ImageURL: &openai.ChatMessageImageURL{URL: "data:" + c.Mime + ";base64," + c.Data},
+			})
+		}
+	}
+	return out
+}
