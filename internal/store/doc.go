@@ -1,0 +1,54 @@
+// Package store implements agent.Store with gorm, on SQLite (pure Go,
+// github.com/glebarez/sqlite) or PostgreSQL, with the same code for both.
+//
+// # Tables
+//
+// conversation (turn state included), message (append-only history, the
+// Message JSON in payload, client_id unique per conversation),
+// working_memory (ModelMessage JSON by order_idx), agent_event (the log:
+// seq, id, conversation_id without foreign key, created_at, type = the
+// AllEvent's kind, payload = the AllEvent JSON) and meta (epoch,
+// pruned_through). Deleting a conversation cascades to its messages and
+// memory; its events stay until pruned.
+//
+// # The writer
+//
+// Every write of the log goes through Append, and every Append goes through
+// one goroutine, the writer. Append puts its records on a bounded queue
+// (queueSize; a full queue blocks the caller until its ctx ends) and waits
+// for the answer. The writer takes everything queued, up to maxBatch
+// records, and commits it in ONE transaction (group commit), so a token
+// stream costs one fsync per batch rather than one per token:
+//
+//  1. On PostgreSQL, take the advisory lock seqLockKey and read the highest
+//     seq inside it, so seqs become visible in order across instances. On
+//     SQLite the writer is the only writer and keeps the last seq in memory.
+//  2. Look up which event ids are stored already; such an event is skipped
+//     (append is idempotent) and its record gets the stored seq.
+//  3. For each new record in order: seq = last+1, set on the event (and on a
+//     message event's Message), then the record's rows: created → insert
+//     the conversation, renamed → title, deleted → delete with cascade,
+//     message event → insert the message and bump updated_at and
+//     message_count, Memory → append to working memory, Turn → running
+//     state and turn_seq.
+//  4. Insert the batch's agent_event rows (multi-row INSERTs) and commit.
+//  5. Hand the committed events to Options.Publish in seq order, then
+//     answer every waiting Append.
+//
+// If the batch transaction fails, the writer retries each Append alone, each
+// in its own transaction, so one bad request (a reused client_id is
+// bad_request, a conversation that no longer exists is not_found) fails only
+// itself and leaves nothing half-written. The in-memory seq moves only on
+// commit, so a rolled-back transaction leaves no gap in the seqs.
+//
+// Close stops new Appends, lets the writer commit what is queued, waits for
+// it and closes the databases.
+//
+// # SQLite
+//
+// The DSN carries the pragmas of DESIGN.md §4 (busy_timeout first, WAL,
+// foreign_keys, synchronous NORMAL, _txlock=immediate; never _time_format).
+// Writes use their own *gorm.DB with a single connection; reads use a
+// separate pool opened query_only. Times are stored in UTC with microsecond
+// precision, so the driver's text format sorts in time order.
+package store

@@ -1,0 +1,122 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// Events returns stored events with seq > q.After in seq order, at most
+// q.Limit (≤ 0: no limit). ConversationID keeps that conversation's
+// KindConversation events; AgentOnly keeps KindAgent events. It reads only
+// the payload column and decodes each stored JSON once.
+func (s *Store) Events(ctx context.Context, q agent.EventQuery) ([]agent.AllEvent, error) {
+	var b strings.Builder
+	args := []any{q.After}
+	b.WriteString("SELECT payload FROM agent_event WHERE seq > ?")
+	if q.ConversationID != "" {
+		b.WriteString(" AND conversation_id = ? AND type = ?")
+		args = append(args, q.ConversationID, agent.KindConversation)
+	}
+	if q.AgentOnly {
+		b.WriteString(" AND type = ?")
+		args = append(args, agent.KindAgent)
+	}
+	b.WriteString(" ORDER BY seq")
+	if q.Limit > 0 {
+		b.WriteString(" LIMIT ?")
+		args = append(args, q.Limit)
+	}
+	rows, err := s.r.WithContext(ctx).Raw(b.String(), args...).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("store: events: %w", err)
+	}
+	defer rows.Close()
+	var (
+		out = make([]agent.AllEvent, 0, max(q.Limit, 0))
+		raw sql.RawBytes
+	)
+	for rows.Next() {
+		if err := rows.Scan(&raw); err != nil {
+			return nil, fmt.Errorf("store: events: %w", err)
+		}
+		out = append(out, agent.AllEvent{})
+		if err := json.Unmarshal(raw, &out[len(out)-1]); err != nil {
+			return nil, fmt.Errorf("store: events after %d: decode: %w", q.After, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: events: %w", err)
+	}
+	return out, nil
+}
+
+// EventSeq returns the seq of the event with that id, or agent.ErrNotFound
+// (also once it was pruned).
+func (s *Store) EventSeq(ctx context.Context, id string) (int64, error) {
+	var row eventRow
+	if err := s.r.WithContext(ctx).Select("seq").Take(&row, "id = ?", id).Error; err != nil {
+		return 0, fmt.Errorf("store: event seq: %w", notFound(err, "event", id))
+	}
+	return row.Seq, nil
+}
+
+// Bounds returns the seq through which events were pruned (a cursor below it
+// has lost events) and the highest committed seq.
+func (s *Store) Bounds(ctx context.Context) (pruned, head int64, err error) {
+	pruned, head, err = bounds(s.r.WithContext(ctx))
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: %w", err)
+	}
+	return pruned, max(pruned, head), nil
+}
+
+// Prune deletes the events created before t, records the highest deleted
+// seq as pruned_through, and returns how many it deleted. Messages are kept.
+func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
+	before = before.UTC()
+	var n int64
+	err := s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if s.postgres {
+			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", seqLockKey).Error; err != nil {
+				return fmt.Errorf("seq lock: %w", err)
+			}
+		}
+		var top sql.NullInt64
+		if err := tx.Model(&eventRow{}).Where("created_at < ?", before).Select("MAX(seq)").Scan(&top).Error; err != nil {
+			return err
+		}
+		if !top.Valid {
+			return nil
+		}
+		res := tx.Where("seq <= ? AND created_at < ?", top.Int64, before).Delete(&eventRow{})
+		if res.Error != nil {
+			return res.Error
+		}
+		n = res.RowsAffected
+		pruned, _, err := bounds(tx)
+		if err != nil {
+			return err
+		}
+		if top.Int64 <= pruned {
+			return nil
+		}
+		return tx.Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "key"}},
+			DoUpdates: clause.AssignmentColumns([]string{"value"}),
+		}).Create(&metaRow{Key: metaPrunedThrough, Value: strconv.FormatInt(top.Int64, 10)}).Error
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: prune: %w", err)
+	}
+	return n, nil
+}

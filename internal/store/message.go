@@ -1,0 +1,86 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// Messages returns a page of a conversation's history in seq order: seq >
+// q.After, then q.Offset skipped, at most q.Limit (≤ 0: no limit). An
+// unknown conversation is agent.ErrNotFound.
+func (s *Store) Messages(ctx context.Context, q agent.MessageQuery) ([]agent.Message, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = -1
+	}
+	var payloads []string
+	if err := s.r.WithContext(ctx).Model(&messageRow{}).
+		Where("conversation_id = ? AND seq > ?", q.ConversationID, q.After).
+		Order("seq").Offset(max(q.Offset, 0)).Limit(limit).
+		Pluck("payload", &payloads).Error; err != nil {
+		return nil, fmt.Errorf("store: messages: %w", err)
+	}
+	if len(payloads) == 0 {
+		if err := s.mustExist(ctx, q.ConversationID); err != nil {
+			return nil, fmt.Errorf("store: messages: %w", err)
+		}
+	}
+	out := make([]agent.Message, len(payloads))
+	for i, p := range payloads {
+		if err := json.Unmarshal([]byte(p), &out[i]); err != nil {
+			return nil, fmt.Errorf("store: messages of %s: decode: %w", q.ConversationID, err)
+		}
+	}
+	return out, nil
+}
+
+// MessageByClientID returns the user message sent with clientID, or
+// agent.ErrNotFound.
+func (s *Store) MessageByClientID(ctx context.Context, conversationID, clientID string) (agent.Message, error) {
+	var row messageRow
+	if err := s.r.WithContext(ctx).Take(&row, "conversation_id = ? AND client_id = ?", conversationID, clientID).Error; err != nil {
+		return agent.Message{}, fmt.Errorf("store: message by client_id: %w", notFound(err, "client_id", clientID))
+	}
+	var m agent.Message
+	if err := json.Unmarshal([]byte(row.Payload), &m); err != nil {
+		return agent.Message{}, fmt.Errorf("store: message %s: decode: %w", row.ID, err)
+	}
+	return m, nil
+}
+
+// Memory returns a conversation's working memory in order. An unknown
+// conversation is agent.ErrNotFound.
+func (s *Store) Memory(ctx context.Context, conversationID string) ([]agent.ModelMessage, error) {
+	var payloads []string
+	if err := s.r.WithContext(ctx).Model(&memoryRow{}).
+		Where("conversation_id = ?", conversationID).Order("order_idx").
+		Pluck("payload", &payloads).Error; err != nil {
+		return nil, fmt.Errorf("store: memory: %w", err)
+	}
+	if len(payloads) == 0 {
+		if err := s.mustExist(ctx, conversationID); err != nil {
+			return nil, fmt.Errorf("store: memory: %w", err)
+		}
+	}
+	out := make([]agent.ModelMessage, len(payloads))
+	for i, p := range payloads {
+		if err := json.Unmarshal([]byte(p), &out[i]); err != nil {
+			return nil, fmt.Errorf("store: memory of %s: decode: %w", conversationID, err)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) mustExist(ctx context.Context, id string) error {
+	ok, err := s.exists(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return agent.Errorf(agent.CodeNotFound, "conversation %q not found", id)
+	}
+	return nil
+}

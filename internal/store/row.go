@@ -1,0 +1,75 @@
+package store
+
+import (
+	"time"
+)
+
+// The tables of DESIGN.md §4. Payload columns hold the wire JSON of the
+// agent type, so a row decodes with the same code that reads the wire and an
+// unknown type survives a round trip.
+
+// conversationRow is one conversation and its turn state.
+type conversationRow struct {
+	ID           string    `gorm:"primaryKey"`
+	Title        string    `gorm:"not null"`
+	CreatedAt    time.Time `gorm:"not null"`
+	UpdatedAt    time.Time `gorm:"not null;index:idx_conversation_updated,priority:1"`
+	MessageCount int       `gorm:"not null;default:0"`
+	Running      bool      `gorm:"not null;default:false;index"`
+	RunningSince *time.Time
+	TurnSeq      int64 `gorm:"not null;default:0"`
+}
+
+func (conversationRow) TableName() string { return "conversation" }
+
+// messageRow is one persisted Message; Seq is the seq of its message event.
+type messageRow struct {
+	ID             string           `gorm:"primaryKey"`
+	ConversationID string           `gorm:"not null;uniqueIndex:idx_message_client,priority:1;index:idx_message_conversation_seq,priority:1"`
+	Conversation   *conversationRow `gorm:"foreignKey:ConversationID;constraint:OnDelete:CASCADE"`
+	Seq            int64            `gorm:"not null;uniqueIndex;index:idx_message_conversation_seq,priority:2"`
+	Type           string           `gorm:"not null"`
+	Date           time.Time        `gorm:"not null"`
+	ClientID       *string          `gorm:"uniqueIndex:idx_message_client,priority:2"`
+	Payload        string           `gorm:"type:text;not null"`
+}
+
+func (messageRow) TableName() string { return "message" }
+
+// memoryRow is one ModelMessage of a conversation's working memory.
+type memoryRow struct {
+	ConversationID string           `gorm:"primaryKey"`
+	Conversation   *conversationRow `gorm:"foreignKey:ConversationID;constraint:OnDelete:CASCADE"`
+	OrderIdx       int              `gorm:"primaryKey;autoIncrement:false"`
+	Payload        string           `gorm:"type:text;not null"`
+}
+
+func (memoryRow) TableName() string { return "working_memory" }
+
+// eventRow is one AllEvent of the log. ConversationID has no foreign key:
+// events outlive a deleted conversation until they are pruned. Type is the
+// AllEvent's type (agent or conversation).
+type eventRow struct {
+	Seq            int64     `gorm:"primaryKey;autoIncrement:false;index:idx_event_conversation_seq,priority:2"`
+	ID             string    `gorm:"not null;uniqueIndex"`
+	ConversationID *string   `gorm:"index:idx_event_conversation_seq,priority:1"`
+	CreatedAt      time.Time `gorm:"not null;index"`
+	Type           string    `gorm:"not null"`
+	Payload        string    `gorm:"type:text;not null"`
+}
+
+func (eventRow) TableName() string { return "agent_event" }
+
+// metaRow is one key of the database's metadata.
+type metaRow struct {
+	Key   string `gorm:"primaryKey"`
+	Value string `gorm:"not null"`
+}
+
+func (metaRow) TableName() string { return "meta" }
+
+// Keys of meta.
+const (
+	metaEpoch         = "epoch"          // random id made on creation
+	metaPrunedThrough = "pruned_through" // highest pruned seq, decimal
+)

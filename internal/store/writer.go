@@ -1,0 +1,470 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// queueSize is how many Append calls may wait for the writer at once. When
+// the queue is full, Append blocks (until its ctx ends): producers feel
+// back-pressure instead of the store holding unbounded memory. 1024 is far
+// above the number of concurrently running turns.
+const queueSize = 1024
+
+// maxBatch caps the records of one group-commit transaction (one request is
+// never split, so a batch can exceed it by the size of its last request). It
+// keeps a transaction short, so an Append's wait stays in milliseconds.
+const maxBatch = 512
+
+// insertChunk is how many agent_event rows one INSERT statement carries:
+// 6 parameters each stays far under SQLite's and PostgreSQL's limits.
+const insertChunk = 256
+
+// idChunk is how many ids one "id IN (…)" lookup carries.
+const idChunk = 500
+
+// seqLockKey is the PostgreSQL advisory lock every append transaction takes
+// first ("agentik" in ASCII). It serializes the appenders of all instances,
+// so a seq becomes visible only after every lower seq did: a reader that
+// saw seq n never later finds a new event below n.
+const seqLockKey int64 = 0x6167656e74696b
+
+// request is one Append call waiting for the writer.
+type request struct {
+	recs []*agent.Record
+	done chan error // buffered: the writer never blocks on an answer
+}
+
+// writerStats counts what the writer committed; read by benchmarks.
+type writerStats struct {
+	batches, records int64 // committed
+	split            int64 // batches that failed and were retried request by request
+}
+
+// Append commits recs in order, group-committed with concurrent Appends. It
+// assigns each new event its seq (and a message event's Message its Seq),
+// hands the committed events to Options.Publish in seq order, and returns
+// once they are durable. An event whose ID is already stored is skipped and
+// gets its stored seq. If any record of the call fails, none of them is
+// written. ctx bounds only the wait for a place in the queue: once queued,
+// the call waits for its outcome, which is then the truth about the data.
+func (s *Store) Append(ctx context.Context, recs ...*agent.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	for i, rec := range recs {
+		if rec == nil {
+			return agent.Errorf(agent.CodeBadRequest, "store: append: record %d is nil", i)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store: append: %w", err)
+	}
+	r := &request{recs: recs, done: make(chan error, 1)}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return agent.Errorf(agent.CodeUnavailable, "store: append: the store is closed")
+	}
+	select {
+	case s.reqs <- r:
+	case <-ctx.Done():
+		s.mu.RUnlock()
+		return fmt.Errorf("store: append: %w", ctx.Err())
+	}
+	s.mu.RUnlock()
+	if err := <-r.done; err != nil {
+		return fmt.Errorf("store: append: %w", err)
+	}
+	return nil
+}
+
+// writer is the one goroutine that writes. It takes whatever is queued (up
+// to maxBatch records), commits it in one transaction, publishes, answers,
+// and repeats until Close closes the queue and it is empty.
+func (s *Store) writer() {
+	defer close(s.done)
+	batch := make([]*request, 0, 64)
+	for r := range s.reqs {
+		batch = append(batch, r)
+		n := len(r.recs)
+	drain:
+		for n < maxBatch {
+			select {
+			case r, ok := <-s.reqs:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+				n += len(r.recs)
+			default:
+				break drain
+			}
+		}
+		s.commit(batch)
+		clear(batch)
+		batch = batch[:0]
+	}
+}
+
+// commit writes batch in one transaction. If that fails, it writes each
+// request alone, so one bad request fails only itself.
+func (s *Store) commit(batch []*request) {
+	evs, err := s.apply(batch)
+	if err == nil {
+		s.emit(evs)
+		for _, r := range batch {
+			r.done <- nil
+		}
+		return
+	}
+	if len(batch) == 1 {
+		s.fail(batch[0], err)
+		return
+	}
+	s.stats.split++
+	for i, r := range batch {
+		evs, err := s.apply(batch[i : i+1])
+		if err != nil {
+			s.fail(r, err)
+			continue
+		}
+		s.emit(evs)
+		r.done <- nil
+	}
+}
+
+// fail answers r with err and clears the seqs its failed transaction set.
+func (s *Store) fail(r *request, err error) {
+	for _, rec := range r.recs {
+		rec.Event.Seq = 0
+		if e := rec.Event.Event; e != nil && e.Message != nil {
+			e.Message.Seq = 0
+		}
+	}
+	r.done <- err
+}
+
+func (s *Store) emit(evs []agent.AllEvent) {
+	s.stats.batches++
+	s.stats.records += int64(len(evs))
+	if s.publish != nil && len(evs) > 0 {
+		s.publish(evs)
+	}
+}
+
+// apply runs one transaction for batch and returns the events it stored, in
+// seq order. The seq counter moves only when the transaction commits, so a
+// rolled-back batch leaves no gap.
+func (s *Store) apply(batch []*request) ([]agent.AllEvent, error) {
+	now := s.now()
+	var (
+		evs  []agent.AllEvent
+		last int64
+	)
+	err := s.w.WithContext(s.ctx).Transaction(func(tx *gorm.DB) error {
+		evs = evs[:0]
+		seq := s.lastSeq
+		if s.postgres {
+			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", seqLockKey).Error; err != nil {
+				return fmt.Errorf("seq lock: %w", err)
+			}
+			pruned, head, err := bounds(tx)
+			if err != nil {
+				return err
+			}
+			seq = max(pruned, head)
+		}
+		stored, err := storedIDs(tx, batch)
+		if err != nil {
+			return err
+		}
+		rows := make([]eventRow, 0, len(stored)+len(batch))
+		for _, r := range batch {
+			for _, rec := range r.recs {
+				if have, ok := stored[rec.Event.ID]; ok && rec.Event.ID != "" {
+					setSeq(rec, have)
+					continue
+				}
+				seq++
+				row, err := s.prepare(rec, seq, now)
+				if err != nil {
+					return err
+				}
+				stored[rec.Event.ID] = seq
+				if err := applyRows(tx, rec, now); err != nil {
+					return err
+				}
+				rows = append(rows, row)
+				evs = append(evs, rec.Event)
+			}
+		}
+		if len(rows) > 0 {
+			if err := tx.CreateInBatches(rows, insertChunk).Error; err != nil {
+				return fmt.Errorf("insert events: %w", err)
+			}
+		}
+		last = seq
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.lastSeq = last
+	return evs, nil
+}
+
+// storedIDs returns the seqs of the batch's event ids that are stored already.
+func storedIDs(tx *gorm.DB, batch []*request) (map[string]int64, error) {
+	var ids []string
+	for _, r := range batch {
+		for _, rec := range r.recs {
+			ids = append(ids, rec.Event.ID)
+		}
+	}
+	stored := make(map[string]int64, len(ids))
+	for len(ids) > 0 {
+		chunk := ids[:min(idChunk, len(ids))]
+		ids = ids[len(chunk):]
+		var found []struct {
+			ID  string
+			Seq int64
+		}
+		if err := tx.Model(&eventRow{}).Select("id", "seq").Where("id IN ?", chunk).Scan(&found).Error; err != nil {
+			return nil, fmt.Errorf("look up event ids: %w", err)
+		}
+		for _, f := range found {
+			stored[f.ID] = f.Seq
+		}
+	}
+	return stored, nil
+}
+
+func setSeq(rec *agent.Record, seq int64) {
+	rec.Event.Seq = seq
+	if e := rec.Event.Event; e != nil && e.Type == agent.EventMessage && e.Message != nil {
+		e.Message.Seq = seq
+	}
+}
+
+// prepare checks rec, gives its event seq and defaults, and encodes its row.
+func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time) (eventRow, error) {
+	ev := &rec.Event
+	if ev.ID == "" {
+		return eventRow{}, agent.Errorf(agent.CodeBadRequest, "event without id")
+	}
+	switch ev.Kind {
+	case agent.KindAgent:
+		if ev.Agent == nil {
+			return eventRow{}, agent.Errorf(agent.CodeBadRequest, "agent event %s without its event", ev.ID)
+		}
+		if ev.Agent.ConversationID == "" {
+			ev.Agent.ConversationID = ev.ConversationID
+		}
+		ev.ConversationID = ev.Agent.ConversationID
+	case agent.KindConversation:
+		if ev.Event == nil {
+			return eventRow{}, agent.Errorf(agent.CodeBadRequest, "conversation event %s without its event", ev.ID)
+		}
+		if ev.ConversationID == "" {
+			return eventRow{}, agent.Errorf(agent.CodeBadRequest, "conversation event %s without conversation_id", ev.ID)
+		}
+		if ev.Event.Type == agent.EventMessage {
+			m := ev.Event.Message
+			if m == nil {
+				return eventRow{}, agent.Errorf(agent.CodeBadRequest, "message event %s without its message", ev.ID)
+			}
+			if m.ID == "" {
+				return eventRow{}, agent.Errorf(agent.CodeBadRequest, "message event %s: message without id", ev.ID)
+			}
+			if m.ConversationID == "" {
+				m.ConversationID = ev.ConversationID
+			}
+			if m.ConversationID != ev.ConversationID {
+				return eventRow{}, agent.Errorf(agent.CodeBadRequest, "message %s: conversation_id %q differs from its event's %q", m.ID, m.ConversationID, ev.ConversationID)
+			}
+			if m.Date.IsZero() {
+				m.Date = now
+			}
+		}
+	}
+	if ev.Date.IsZero() {
+		ev.Date = now
+	}
+	setSeq(rec, seq)
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return eventRow{}, agent.Errorf(agent.CodeBadRequest, "event %s: %v", ev.ID, err)
+	}
+	row := eventRow{Seq: seq, ID: ev.ID, CreatedAt: now, Type: ev.Kind, Payload: string(payload)}
+	if ev.ConversationID != "" {
+		id := ev.ConversationID
+		row.ConversationID = &id
+	}
+	return row, nil
+}
+
+// applyRows writes the rows that belong to rec's event (see agent.Record).
+func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time) error {
+	ev := &rec.Event
+	cid := ev.ConversationID
+	if a := ev.Agent; a != nil {
+		switch a.Type {
+		case agent.AgentCreated:
+			row := conversationRow{ID: cid, Title: a.Title, CreatedAt: now, UpdatedAt: now}
+			if c := rec.Conversation; c != nil {
+				if c.ID != "" && c.ID != cid {
+					return agent.Errorf(agent.CodeBadRequest, "created event %s: conversation id %q differs from the event's %q", ev.ID, c.ID, cid)
+				}
+				if c.Title != "" {
+					row.Title = c.Title
+				}
+				if !c.CreatedAt.IsZero() {
+					row.CreatedAt = c.CreatedAt.UTC().Truncate(time.Microsecond)
+				}
+				if !c.UpdatedAt.IsZero() {
+					row.UpdatedAt = c.UpdatedAt.UTC().Truncate(time.Microsecond)
+				}
+			}
+			if err := tx.Create(&row).Error; err != nil {
+				if errors.Is(err, gorm.ErrDuplicatedKey) {
+					return agent.Errorf(agent.CodeBadRequest, "conversation %q already exists", cid)
+				}
+				return fmt.Errorf("insert conversation %s: %w", cid, err)
+			}
+			if rec.Conversation != nil {
+				*rec.Conversation = row.conversation()
+			}
+		case agent.AgentRenamed:
+			if err := updateConversation(tx, cid, map[string]any{"title": a.Title, "updated_at": now}); err != nil {
+				return fmt.Errorf("rename: %w", err)
+			}
+		case agent.AgentDeleted:
+			res := tx.Where("id = ?", cid).Delete(&conversationRow{})
+			if res.Error != nil {
+				return fmt.Errorf("delete conversation %s: %w", cid, res.Error)
+			}
+			if res.RowsAffected == 0 {
+				return agent.Errorf(agent.CodeNotFound, "conversation %q not found", cid)
+			}
+		}
+	}
+	if e := ev.Event; e != nil && e.Type == agent.EventMessage {
+		if err := insertMessage(tx, e.Message, now); err != nil {
+			return err
+		}
+	}
+	if len(rec.Memory) > 0 {
+		if err := appendMemory(tx, cid, rec.Memory); err != nil {
+			return err
+		}
+	}
+	switch rec.Turn {
+	case agent.TurnStart:
+		if err := updateConversation(tx, cid, map[string]any{"running": true, "running_since": now, "turn_seq": ev.Seq}); err != nil {
+			return fmt.Errorf("start turn: %w", err)
+		}
+	case agent.TurnEnd:
+		if err := updateConversation(tx, cid, map[string]any{"running": false, "running_since": nil, "turn_seq": 0}); err != nil {
+			return fmt.Errorf("end turn: %w", err)
+		}
+	}
+	return nil
+}
+
+// updateConversation sets columns of conversation id, or fails with not_found.
+func updateConversation(tx *gorm.DB, id string, cols map[string]any) error {
+	res := tx.Model(&conversationRow{}).Where("id = ?", id).UpdateColumns(cols)
+	if res.Error != nil {
+		return fmt.Errorf("update conversation %s: %w", id, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return agent.Errorf(agent.CodeNotFound, "conversation %q not found", id)
+	}
+	return nil
+}
+
+func insertMessage(tx *gorm.DB, m *agent.Message, now time.Time) error {
+	payload, err := json.Marshal(m)
+	if err != nil {
+		return agent.Errorf(agent.CodeBadRequest, "message %s: %v", m.ID, err)
+	}
+	row := messageRow{
+		ID: m.ID, ConversationID: m.ConversationID, Seq: m.Seq, Type: m.Type,
+		Date: m.Date.UTC().Truncate(time.Microsecond), Payload: string(payload),
+	}
+	if m.ClientID != "" {
+		id := m.ClientID
+		row.ClientID = &id
+	}
+	if err := tx.Create(&row).Error; err != nil {
+		switch {
+		case errors.Is(err, gorm.ErrForeignKeyViolated):
+			return agent.Errorf(agent.CodeNotFound, "conversation %q not found", m.ConversationID)
+		case errors.Is(err, gorm.ErrDuplicatedKey) && m.ClientID != "":
+			return agent.Errorf(agent.CodeBadRequest, "message %s: client_id %q is already used in conversation %s (or the message id is stored)", m.ID, m.ClientID, m.ConversationID)
+		case errors.Is(err, gorm.ErrDuplicatedKey):
+			return agent.Errorf(agent.CodeBadRequest, "message %s is already stored", m.ID)
+		}
+		return fmt.Errorf("insert message %s: %w", m.ID, err)
+	}
+	return updateConversation(tx, m.ConversationID, map[string]any{
+		"updated_at":    now,
+		"message_count": gorm.Expr("message_count + 1"),
+	})
+}
+
+func appendMemory(tx *gorm.DB, cid string, mem []agent.ModelMessage) error {
+	var next int
+	if err := tx.Model(&memoryRow{}).Where("conversation_id = ?", cid).
+		Select("COALESCE(MAX(order_idx) + 1, 0)").Scan(&next).Error; err != nil {
+		return fmt.Errorf("memory of %s: %w", cid, err)
+	}
+	rows := make([]memoryRow, len(mem))
+	for i, m := range mem {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return agent.Errorf(agent.CodeBadRequest, "memory of %s: %v", cid, err)
+		}
+		rows[i] = memoryRow{ConversationID: cid, OrderIdx: next + i, Payload: string(b)}
+	}
+	if err := tx.CreateInBatches(rows, insertChunk).Error; err != nil {
+		if errors.Is(err, gorm.ErrForeignKeyViolated) {
+			return agent.Errorf(agent.CodeNotFound, "conversation %q not found", cid)
+		}
+		return fmt.Errorf("append memory of %s: %w", cid, err)
+	}
+	return nil
+}
+
+// bounds reads the pruned-through seq and the highest stored seq.
+func bounds(db *gorm.DB) (pruned, head int64, err error) {
+	var r struct {
+		Head   int64
+		Pruned *string
+	}
+	if err := db.Raw("SELECT (SELECT COALESCE(MAX(seq), 0) FROM agent_event) AS head, (SELECT value FROM meta WHERE key = ?) AS pruned",
+		metaPrunedThrough).Scan(&r).Error; err != nil {
+		return 0, 0, fmt.Errorf("read bounds: %w", err)
+	}
+	if r.Pruned != nil {
+		if pruned, err = strconv.ParseInt(*r.Pruned, 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("read bounds: pruned_through %q: %w", *r.Pruned, err)
+		}
+	}
+	return pruned, r.Head, nil
+}
+
+// headSeq is the highest seq ever committed, pruned or not.
+func headSeq(db *gorm.DB) (int64, error) {
+	pruned, head, err := bounds(db)
+	return max(pruned, head), err
+}
