@@ -1,0 +1,547 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/llm"
+	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/store"
+)
+
+// rig is a runner over a real SQLite file, a real broker and the fake
+// OpenAI-compatible model over HTTP.
+type rig struct {
+	t      *testing.T
+	dbPath string
+	st     *store.Store
+	b      *broker.Broker
+	r      *agent.Runner
+	fake   *llmtest.Server
+	url    string
+	tools  agent.Tools
+}
+
+func newRig(t *testing.T, tools agent.Tools) *rig {
+	t.Helper()
+	fake, url := llmtest.NewHTTPServer(t)
+	g := &rig{t: t, dbPath: filepath.Join(t.TempDir(), "agentik.db"), fake: fake, url: url, tools: tools}
+	g.open()
+	t.Cleanup(g.close)
+	return g
+}
+
+func (g *rig) open() {
+	g.t.Helper()
+	var b *broker.Broker
+	st, err := store.Open(context.Background(), "sqlite:"+g.dbPath, store.Options{Publish: func(evs []agent.AllEvent) { b.Publish(evs...) }})
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	b = broker.New(st, nil)
+	m, err := llm.New(llm.Config{BaseURL: g.url, Model: "fake"})
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	g.st, g.b = st, b
+	g.r = agent.NewRunner(agent.Config{Store: st, Publisher: b, Model: m, Tools: g.tools})
+	if err := g.r.Recover(context.Background()); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
+func (g *rig) close() {
+	if g.st == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := g.r.Close(ctx); err != nil {
+		g.t.Error(err)
+	}
+	if err := g.st.Close(); err != nil {
+		g.t.Error(err)
+	}
+	g.st = nil
+}
+
+func (g *rig) create(temp bool) agent.Conversation {
+	g.t.Helper()
+	c, err := g.r.CreateConversation(context.Background(), "", temp)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return c
+}
+
+// turn subscribes to the conversation, sends text and returns the turn's
+// events up to and including end.
+func (g *rig) turn(c agent.Conversation, text string) []agent.Event {
+	g.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer sub.Close()
+	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text(text)}, ""); err != nil {
+		g.t.Fatal(err)
+	}
+	return untilEnd(g.t, ctx, sub)
+}
+
+func untilEnd(t *testing.T, ctx context.Context, sub *broker.Sub) []agent.Event {
+	t.Helper()
+	var evs []agent.Event
+	for {
+		it, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("after %v: %v", types(evs), err)
+		}
+		if it.CaughtUp {
+			continue
+		}
+		evs = append(evs, *it.Event.Event)
+		if it.Event.Event.Type == agent.EventEnd {
+			return evs
+		}
+	}
+}
+
+// types renders events compactly: message events as message:<type>, text
+// merged.
+func types(evs []agent.Event) string {
+	var out []string
+	for _, e := range evs {
+		s := e.Type
+		if e.Type == agent.EventMessage {
+			s += ":" + e.Message.Type
+		}
+		if e.Type == agent.EventAppendText && len(out) > 0 && out[len(out)-1] == s {
+			continue
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, " ")
+}
+
+func text(evs []agent.Event) string {
+	var b strings.Builder
+	for _, e := range evs {
+		if e.Type == agent.EventAppendText {
+			b.WriteString(e.Text)
+		}
+	}
+	return b.String()
+}
+
+func (g *rig) history(c agent.Conversation) []agent.Message {
+	g.t.Helper()
+	ms, err := g.r.Messages(context.Background(), agent.MessageQuery{ConversationID: c.ID, Limit: 1000})
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return ms
+}
+
+func TestTurnEventOrder(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	g.fake.Enqueue(llmtest.Reply{Reasoning: "let me think", Text: "Hello there friend", Usage: &agent.Usage{PromptTokens: 5, CompletionTokens: 3, TotalTokens: 8}})
+	evs := g.turn(c, "hi")
+	want := "message:user_message start_reasoning append_text start_response append_text message:assistant_message end"
+	if got := types(evs); got != want {
+		t.Fatalf("events\n got %s\nwant %s", got, want)
+	}
+	if got := text(evs); got != "let me thinkHello there friend" {
+		t.Errorf("streamed text %q", got)
+	}
+	end := evs[len(evs)-1]
+	if end.Usage == nil || end.Usage.TotalTokens != 8 {
+		t.Errorf("end usage %+v, want total 8", end.Usage)
+	}
+	hist := g.history(c)
+	if len(hist) != 2 || hist[1].Reasoning != "let me think" || hist[1].Content[0].Body != "Hello there friend" {
+		t.Fatalf("history %+v", hist)
+	}
+	// A Message's seq is the seq of its message event.
+	stored, err := g.st.Events(context.Background(), agent.EventQuery{ConversationID: c.ID, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seqOf := map[string]int64{}
+	for _, e := range stored {
+		if e.Event.Type == agent.EventMessage {
+			seqOf[e.Event.Message.ID] = e.Seq
+		}
+	}
+	for _, m := range hist {
+		if m.Seq == 0 || seqOf[m.ID] != m.Seq {
+			t.Errorf("message %s seq %d, its event's seq %d", m.ID, m.Seq, seqOf[m.ID])
+		}
+	}
+	got, err := g.r.Conversation(context.Background(), c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Title != "hi" || got.MessageCount != 2 || got.Running {
+		t.Errorf("conversation after turn: %+v", got)
+	}
+}
+
+func TestBusyAndIdempotentSend(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	hold := make(chan struct{})
+	g.fake.Enqueue(llmtest.Reply{Text: "done", Hold: hold})
+	ctx := context.Background()
+	first, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("one")}, "k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("two")}, "k2"); !errors.Is(err, agent.ErrBusy) {
+		t.Fatalf("send during a turn: %v, want busy", err)
+	}
+	again, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("one")}, "k1")
+	if err != nil || !again.Duplicate || again.MessageID != first.MessageID {
+		t.Fatalf("resend with the same client_id: %+v, %v", again, err)
+	}
+	running, err := g.r.Conversation(ctx, c.ID)
+	if err != nil || !running.Running || running.TurnSeq != first.Seq {
+		t.Fatalf("running conversation %+v, %v; want turn_seq %d", running, err, first.Seq)
+	}
+	close(hold)
+	waitIdle(t, g.r, c.ID)
+	again, err = g.r.Send(ctx, c.ID, []agent.Content{agent.Text("one")}, "k1")
+	if err != nil || !again.Duplicate {
+		t.Fatalf("resend after the turn: %+v, %v", again, err)
+	}
+	users := 0
+	for _, m := range g.history(c) {
+		if m.Type == agent.MessageUser {
+			users++
+		}
+	}
+	if users != 1 {
+		t.Errorf("%d user messages, want 1", users)
+	}
+}
+
+func waitIdle(t *testing.T, r *agent.Runner, id string) {
+	t.Helper()
+	for range 500 {
+		c, err := r.Conversation(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.Running {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("turn did not end")
+}
+
+func TestInterruptKeepsPartialAnswer(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	g.fake.Enqueue(llmtest.Reply{Text: strings.Repeat("word ", 400), Delay: 5 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("talk")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	var evs []agent.Event
+	for len(text(evs)) < 20 {
+		it, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, *it.Event.Event)
+	}
+	ok, err := g.r.Interrupt(ctx, c.ID)
+	if err != nil || !ok {
+		t.Fatalf("interrupt: %v %v", ok, err)
+	}
+	evs = append(evs, untilEnd(t, ctx, sub)...)
+	if got, want := types(evs), "message:user_message start_response append_text message:assistant_message interrupted end"; got != want {
+		t.Fatalf("events\n got %s\nwant %s", got, want)
+	}
+	hist := g.history(c)
+	last := hist[len(hist)-1]
+	if !last.Interrupted || last.Content[0].Body != text(evs) {
+		t.Fatalf("interrupted message %+v; streamed %q", last, text(evs))
+	}
+	if ok, err := g.r.Interrupt(ctx, c.ID); err != nil || ok {
+		t.Errorf("interrupt when idle: %v %v, want false", ok, err)
+	}
+}
+
+func TestModelFailureThenRecovery(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	for range 3 {
+		g.fake.Enqueue(llmtest.Reply{Status: 500, ErrorMessage: "upstream exploded"})
+	}
+	evs := g.turn(c, "hi")
+	if got, want := types(evs), "message:user_message message:error error end"; got != want {
+		t.Fatalf("events\n got %s\nwant %s", got, want)
+	}
+	if evs[2].Code != agent.CodeModelError || !strings.Contains(evs[2].Error, "upstream exploded") {
+		t.Errorf("error event %+v", evs[2])
+	}
+	g.fake.Enqueue(llmtest.Reply{Text: "better now"})
+	if got := text(g.turn(c, "again")); got != "better now" {
+		t.Fatalf("turn after failure streamed %q", got)
+	}
+	// The failed turn's error is in the history, not in what the model sees.
+	hist := g.history(c)
+	if hist[1].Type != agent.MessageError || hist[1].Code != agent.CodeModelError {
+		t.Errorf("history[1] = %+v", hist[1])
+	}
+	reqs := g.fake.Requests()
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if strings.Contains(m.Content, "exploded") {
+			t.Errorf("the error reached the model: %+v", m)
+		}
+	}
+}
+
+func TestStreamCutFailsTurn(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	g.fake.Enqueue(llmtest.Reply{Text: "one two three four five", CutAfter: 2})
+	evs := g.turn(c, "hi")
+	if got := types(evs); !strings.HasSuffix(got, "message:error error end") {
+		t.Fatalf("events %s", got)
+	}
+}
+
+// fakeTools is a tool set at the Tools seam.
+type fakeTools struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (f *fakeTools) Specs() []agent.ToolSpec {
+	return []agent.ToolSpec{{Name: "calc__add", Description: "adds", Parameters: []byte(`{"type":"object"}`)}, {Name: "calc__fail"}}
+}
+
+func (f *fakeTools) Call(ctx context.Context, name, args string) (string, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, name+" "+args)
+	f.mu.Unlock()
+	if name == "calc__fail" {
+		return "", agent.Errorf(agent.CodeToolError, "calc is broken")
+	}
+	return "42", nil
+}
+
+func TestToolLoop(t *testing.T) {
+	tools := &fakeTools{}
+	g := newRig(t, tools)
+	c := g.create(false)
+	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "calc__add", Arguments: `{"a":40,"b":2}`}, {ID: "c2", Name: "calc__fail", Arguments: `{}`}}, SplitArgs: true})
+	g.fake.Enqueue(llmtest.Reply{Text: "It is 42"})
+	evs := g.turn(c, "add")
+	want := "message:user_message tool_call tool_call message:tool_call message:tool_call tool_result message:tool_result tool_result message:tool_result start_response append_text message:assistant_message end"
+	if got := types(evs); got != want {
+		t.Fatalf("events\n got %s\nwant %s", got, want)
+	}
+	var results []agent.Event
+	for _, e := range evs {
+		if e.Type == agent.EventToolResult {
+			results = append(results, e)
+		}
+	}
+	if results[0].Result != "42" || results[0].IsError || !results[1].IsError || !strings.Contains(results[1].Result, "broken") {
+		t.Errorf("results %+v", results)
+	}
+	reqs := g.fake.Requests()
+	second := reqs[len(reqs)-1]
+	if len(second.Tools) != 2 {
+		t.Errorf("tools offered: %+v", second.Tools)
+	}
+	var sawResult bool
+	for _, m := range second.Messages {
+		if m.Role == "tool" && m.ToolCallID == "c1" && m.Content == "42" {
+			sawResult = true
+		}
+	}
+	if !sawResult {
+		t.Errorf("the tool result did not reach the model: %+v", second.Messages)
+	}
+}
+
+func TestMemorySurvivesRestart(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	g.fake.Enqueue(llmtest.Reply{Reasoning: "r1", Text: "first answer"})
+	g.turn(c, "first question")
+	g.close()
+	g.open()
+	g.fake.Enqueue(llmtest.Reply{Text: "second answer"})
+	g.turn(c, "second question")
+	reqs := g.fake.Requests()
+	var roles []string
+	for _, m := range reqs[len(reqs)-1].Messages {
+		roles = append(roles, m.Role+":"+m.Content)
+	}
+	got := strings.Join(roles, "|")
+	want := "system:" + agent.DefaultSystemPrompt + "|user:first question|assistant:first answer|user:second question"
+	if got != want {
+		t.Fatalf("context after restart\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestRecoverInterruptedByRestart(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	// A turn that was running when the process died: its user message
+	// started a turn and nothing ended it.
+	ctx := context.Background()
+	user := agent.Message{Type: agent.MessageUser, ID: agent.NewID(), ConversationID: c.ID, Date: time.Now(), Content: []agent.Content{agent.Text("hi")}}
+	rec := &agent.Record{Event: agent.AllEvent{Kind: agent.KindConversation, ID: agent.NewID(), Date: time.Now(), ConversationID: c.ID, Event: &agent.Event{Type: agent.EventMessage, Message: &user}}, Turn: agent.TurnStart}
+	if err := g.st.Append(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	g.close()
+	g.open()
+	hist := g.history(c)
+	last := hist[len(hist)-1]
+	if last.Type != agent.MessageError || last.Code != agent.CodeInterruptedByRestart {
+		t.Fatalf("last message %+v", last)
+	}
+	evs, err := g.st.Events(ctx, agent.EventQuery{ConversationID: c.ID, After: rec.Event.Seq, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts []agent.Event
+	for _, e := range evs {
+		ts = append(ts, *e.Event)
+	}
+	if got := types(ts); got != "message:error error end" {
+		t.Fatalf("recovery events %s", got)
+	}
+	if conv, _ := g.r.Conversation(ctx, c.ID); conv.Running {
+		t.Error("still running after recovery")
+	}
+}
+
+func TestShutdownPersistsRunningTurn(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	hold := make(chan struct{})
+	defer close(hold)
+	g.fake.Enqueue(llmtest.Reply{Text: "never", Hold: hold})
+	if _, err := g.r.Send(context.Background(), c.ID, []agent.Content{agent.Text("hi")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	g.close()
+	g.open()
+	conv, err := g.r.Conversation(context.Background(), c.ID)
+	if err != nil || conv.Running {
+		t.Fatalf("after shutdown: %+v %v", conv, err)
+	}
+	evs, _ := g.st.Events(context.Background(), agent.EventQuery{ConversationID: c.ID, Limit: 100})
+	var ts []agent.Event
+	for _, e := range evs {
+		ts = append(ts, *e.Event)
+	}
+	if got := types(ts); !strings.HasSuffix(got, "interrupted end") {
+		t.Fatalf("events %s", got)
+	}
+}
+
+func TestTempConversationNeverStored(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(true)
+	g.fake.Enqueue(llmtest.Reply{Text: "ephemeral"})
+	evs := g.turn(c, "hi")
+	if text(evs) != "ephemeral" {
+		t.Fatalf("text %q", text(evs))
+	}
+	_, head, err := g.st.Bounds(context.Background())
+	if err != nil || head != 0 {
+		t.Fatalf("stored head %d, %v; a temp conversation must store nothing", head, err)
+	}
+	if _, err := g.st.Conversation(context.Background(), c.ID); !errors.Is(err, agent.ErrNotFound) {
+		t.Fatalf("temp conversation in the store: %v", err)
+	}
+	list, total, err := g.r.Conversations(context.Background(), 0, 10)
+	if err != nil || total != 1 || !list[0].Temp || list[0].MessageCount != 2 {
+		t.Fatalf("list %+v %d %v", list, total, err)
+	}
+	if len(g.history(c)) != 2 {
+		t.Errorf("temp history %+v", g.history(c))
+	}
+}
+
+func TestBadInputChangesNothing(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	ctx := context.Background()
+	_, before, _ := g.st.Bounds(ctx)
+	tests := []struct {
+		name string
+		do   func() error
+		code string
+	}{
+		{"unknown conversation", func() error { _, err := g.r.Send(ctx, "nope", []agent.Content{agent.Text("x")}, ""); return err }, agent.CodeNotFound},
+		{"empty content", func() error { _, err := g.r.Send(ctx, c.ID, nil, ""); return err }, agent.CodeBadRequest},
+		{"rename empty", func() error { _, err := g.r.Rename(ctx, c.ID, "  "); return err }, agent.CodeBadRequest},
+		{"rename long", func() error { _, err := g.r.Rename(ctx, c.ID, strings.Repeat("x", 201)); return err }, agent.CodeBadRequest},
+		{"rename unknown", func() error { _, err := g.r.Rename(ctx, "nope", "t"); return err }, agent.CodeNotFound},
+		{"delete unknown", func() error { return g.r.Delete(ctx, "nope") }, agent.CodeNotFound},
+		{"negative offset", func() error { _, _, err := g.r.Conversations(ctx, -1, 10); return err }, agent.CodeBadRequest},
+		{"huge limit", func() error { _, _, err := g.r.Conversations(ctx, 0, 5000); return err }, agent.CodeBadRequest},
+		{"messages unknown", func() error {
+			_, err := g.r.Messages(ctx, agent.MessageQuery{ConversationID: "nope", Limit: 10})
+			return err
+		}, agent.CodeNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.do()
+			if got := agent.ErrorCode(err); err == nil || got != tt.code {
+				t.Fatalf("got %v (%s), want %s", err, got, tt.code)
+			}
+		})
+	}
+	if _, after, _ := g.st.Bounds(ctx); after != before {
+		t.Errorf("bad input wrote %d events", after-before)
+	}
+}
+
+func TestDeleteInterruptsRunningTurn(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	hold := make(chan struct{})
+	defer close(hold)
+	g.fake.Enqueue(llmtest.Reply{Text: "x", Hold: hold})
+	ctx := context.Background()
+	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("hi")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.r.Delete(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.r.Conversation(ctx, c.ID); !errors.Is(err, agent.ErrNotFound) {
+		t.Fatalf("deleted conversation: %v", err)
+	}
+	_ = fmt.Sprint()
+}
