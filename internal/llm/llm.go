@@ -53,6 +53,21 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// LogValue implements slog.LogValuer: the API key is never logged, only
+// whether one is set.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("base_url", c.BaseURL),
+		slog.String("model", c.Model),
+		slog.Bool("api_key_set", c.APIKey != ""),
+	)
+}
+
+// String keeps the API key out of fmt output.
+func (c Config) String() string {
+	return fmt.Sprintf("llm.Config{BaseURL: %q, Model: %q, APIKey set: %v}", c.BaseURL, c.Model, c.APIKey != "")
+}
+
 // Model is an agent.Model over an OpenAI-compatible chat completions
 // endpoint. It is safe for concurrent use.
 type Model struct {
@@ -140,6 +155,9 @@ func (e callbackError) Error() string { return e.err.Error() }
 // partial response and a model_error. A done ctx returns ctx.Err() with
 // what arrived so far.
 func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, on func(agent.Delta) error) (agent.ChatResponse, error) {
+	if on == nil {
+		on = func(agent.Delta) error { return nil }
+	}
 	oreq := m.request(req)
 	callCtx, cancel := context.WithTimeoutCause(ctx, m.timeout, errCallTimeout)
 	defer cancel()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -686,5 +687,15 @@ func TestRetryWait(t *testing.T) {
 	date := time.Now().Add(3 * time.Second).UTC().Format(http.TimeFormat)
 	if d, ok := p.wait(1, date, 10*time.Second); !ok || d <= time.Second || d > 3*time.Second {
 		t.Errorf("Retry-After date = %v, %v", d, ok)
+	}
+}
+
+func TestConfigHidesKey(t *testing.T) {
+	cfg := Config{BaseURL: "https://api.openai.com/v1", APIKey: "sk-hide-me-please", Model: "m"}
+	var buf strings.Builder
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("x", "cfg", cfg)
+	out := buf.String() + fmt.Sprint(cfg) + fmt.Sprintf("%+v %v", cfg, &cfg)
+	if strings.Contains(out, "hide-me") || !strings.Contains(out, `"api_key_set":true`) {
+		t.Errorf("output leaks or lacks the key state: %s", out)
 	}
 }
