@@ -1,0 +1,44 @@
+// Bundles assets/src into assets/dist (committed, embedded by embed.go).
+// Run with `npm run build`; the output is deterministic, so CI can rebuild
+// and diff. Fails if the gzipped bundle exceeds the budget.
+import * as esbuild from 'esbuild';
+import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+
+const BUDGET = 150 * 1024; // bytes, gzipped JS + CSS
+const out = 'assets/dist';
+
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+await esbuild.build({
+  entryPoints: { app: 'assets/src/app.js' },
+  bundle: true,
+  minify: true,
+  format: 'iife',
+  target: ['es2022', 'chrome110', 'firefox115', 'safari16'],
+  legalComments: 'eof',
+  outdir: out,
+  logLevel: 'warning',
+});
+await esbuild.build({
+  entryPoints: { app: 'assets/src/app.css' },
+  bundle: true,
+  minify: true,
+  target: ['chrome110', 'firefox115', 'safari16'],
+  outdir: out,
+  logLevel: 'warning',
+});
+copyFileSync('assets/src/icon.svg', `${out}/icon.svg`);
+
+let total = 0;
+for (const f of ['app.js', 'app.css']) {
+  const b = readFileSync(`${out}/${f}`);
+  const gz = gzipSync(b, { level: 9 }).length;
+  total += gz;
+  console.log(`${f}: ${(b.length / 1024).toFixed(1)} KB, ${(gz / 1024).toFixed(1)} KB gzipped`);
+}
+console.log(`total: ${(total / 1024).toFixed(1)} KB gzipped (budget ${BUDGET / 1024} KB)`);
+if (total > BUDGET) {
+  console.error('bundle over budget');
+  process.exit(1);
+}

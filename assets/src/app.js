@@ -1,0 +1,296 @@
+// agentik's browser UI: the server renders the page (readable without
+// JavaScript); this layer speaks the public WebSocket protocol to stream
+// answers, keep tabs in sync and resume after reloads and network drops.
+import { Conn } from './conn.js';
+import { Chat } from './chat.js';
+import { Composer } from './composer.js';
+import { Sidebar, UNTITLED } from './sidebar.js';
+import { h, copyText, icon } from './dom.js';
+import { rawText } from './message.js';
+
+const STATUS_LABEL = { connecting: 'Connecting…', online: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' };
+
+class App {
+  constructor() {
+    this.boot = readBoot(document);
+    this.sidebarEl = document.getElementById('sidebar');
+    this.toasts = document.getElementById('toasts');
+    this.dialog = document.getElementById('confirm-delete');
+    this.status = 'connecting';
+    this.temp = false;
+    this.chat = null;
+    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    this.conn = new Conn(`${proto}//${location.host}/agentik/ws`, {
+      onOpen: () => this.onOpen(),
+      onStatus: (s) => this.setStatus(s),
+    });
+    this.sidebar = new Sidebar(this.sidebarEl, {
+      conn: this.conn,
+      onDeleted: (id) => {
+        if (this.chat && this.chat.id === id) {
+          this.toast('This conversation was deleted.');
+          this.navigate('/');
+        }
+      },
+      onRenamed: (id, title) => {
+        if (this.chat && this.chat.id === id) this.setTitle(title);
+      },
+    });
+    this.mount(document.getElementById('main'), this.boot);
+    this.bind();
+    this.conn.connect();
+  }
+
+  onOpen() {
+    this.sidebar.subscribe();
+    this.sidebar.refresh();
+    if (this.chat) this.chat.subscribe();
+  }
+
+  setStatus(s) {
+    this.status = s;
+    const el = document.getElementById('connection');
+    if (!el) return;
+    el.dataset.state = s;
+    el.querySelector('.conn-label').textContent = STATUS_LABEL[s] || s;
+  }
+
+  // mount wires a #main element (server-rendered) to its conversation.
+  mount(main, boot) {
+    this.main = main;
+    this.boot = boot;
+    this.temp = false;
+    const conv = boot.conversation;
+    this.chat = conv ? this.newChat(conv) : null;
+    this.sidebar.setCurrent(conv ? conv.id : null);
+    this.composer = new Composer(main.querySelector('#composer'), {
+      onSend: (content) => this.send(content),
+      onStop: () => this.stop(),
+      onToast: (m, k) => this.toast(m, k),
+    });
+    this.composer.setRunning(!!(conv && conv.running));
+    this.setStatus(this.status);
+    document.body.dataset.ready = 'true';
+  }
+
+  newChat(conv) {
+    return new Chat({
+      main: this.main,
+      conn: this.conn,
+      conv,
+      onRunning: (id, r) => {
+        this.sidebar.setRunning(id, r);
+        if (this.chat && this.chat.id === id) this.composer.setRunning(r);
+      },
+      onToast: (m, k) => this.toast(m, k),
+    });
+  }
+
+  async send(content) {
+    if (!this.chat) {
+      const conv = await this.conn.request('create_conversation', this.temp ? { temp: true } : {}, { retry: false });
+      history.pushState({}, '', `/c/${encodeURIComponent(conv.id)}`);
+      this.main.dataset.conversationId = conv.id;
+      this.main.querySelector('#chat-actions')?.removeAttribute('hidden');
+      this.chat = this.newChat({ ...conv, last_seq: 0 });
+      this.sidebar.upsert(conv);
+      this.sidebar.setCurrent(conv.id);
+      if (this.conn.status === 'online') this.chat.subscribe();
+    }
+    await this.chat.send(content);
+  }
+
+  stop() {
+    if (!this.chat || !this.chat.running) return;
+    this.chat.interrupt().catch((err) => this.toast(`Could not stop: ${err.message}`, 'error'));
+  }
+
+  setTitle(title) {
+    const t = title || UNTITLED;
+    const el = this.main.querySelector('#chat-title');
+    if (el) el.textContent = t;
+    document.title = `${t} · agentik`;
+  }
+
+  // navigate swaps in the server-rendered #main of another page, so history
+  // has one renderer (templ) and the socket stays open.
+  async navigate(href, push = true) {
+    let doc;
+    try {
+      const res = await fetch(href, { headers: { Accept: 'text/html' }, credentials: 'same-origin' });
+      if (!res.ok && res.status !== 404) throw new Error(String(res.status));
+      doc = new DOMParser().parseFromString(await res.text(), 'text/html');
+    } catch {
+      location.href = href;
+      return;
+    }
+    const next = doc.getElementById('main');
+    if (!next) { location.href = href; return; }
+    if (this.chat) this.chat.dispose();
+    this.chat = null;
+    const main = document.adoptNode(next);
+    this.main.replaceWith(main);
+    if (push) history.pushState({}, '', href);
+    document.title = doc.title;
+    this.mount(main, readBoot(doc));
+    if (this.chat && this.conn.status === 'online') this.chat.subscribe();
+    this.closeSidebar();
+    this.composer.focus();
+  }
+
+  startTemp() {
+    const go = this.chat || location.pathname !== '/' ? this.navigate('/') : Promise.resolve();
+    go.then(() => {
+      this.temp = true;
+      this.main.dataset.temp = 'true';
+      this.setTitle('Temporary chat');
+      this.main.querySelector('#temp-badge')?.removeAttribute('hidden');
+      const empty = this.main.querySelector('#empty-state');
+      if (empty) {
+        empty.querySelector('.empty-title').textContent = 'Temporary chat';
+        empty.querySelector('.empty-text').textContent = 'This chat is not saved: it is gone when the server restarts or after a while idle.';
+      }
+      this.composer.focus();
+    });
+  }
+
+  rename() {
+    if (!this.chat) return;
+    const title = this.main.querySelector('#chat-title');
+    const input = h('input', { class: 'title-input', 'aria-label': 'Conversation title', maxlength: '200', 'data-testid': 'title-input' });
+    input.value = title.textContent;
+    title.hidden = true;
+    title.after(input);
+    input.focus();
+    input.select();
+    let done = false;
+    const finish = (commit) => {
+      if (done) return;
+      done = true;
+      const v = input.value.trim();
+      input.remove();
+      title.hidden = false;
+      if (commit && v && v !== title.textContent) {
+        this.setTitle(v);
+        this.conn.request('rename', { conversation_id: this.chat.id, title: v })
+          .catch((err) => this.toast(`Could not rename: ${err.message}`, 'error'));
+      }
+    };
+    input.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') { e.preventDefault(); finish(true); }
+      if (e.key === 'Escape') { e.preventDefault(); e.stopPropagation(); finish(false); }
+    });
+    input.addEventListener('blur', () => finish(true));
+  }
+
+  confirmDelete() {
+    if (!this.chat) return;
+    const id = this.chat.id;
+    this.dialog.querySelector('.dialog-title-name').textContent = this.main.querySelector('#chat-title').textContent;
+    this.dialog.returnValue = '';
+    this.dialog.showModal();
+    this.dialog.addEventListener('close', () => {
+      if (this.dialog.returnValue !== 'delete') return;
+      this.conn.request('delete', { conversation_id: id })
+        .then(() => {
+          this.sidebar.item(id)?.remove();
+          this.sidebar.updateEmpty();
+          if (this.chat && this.chat.id === id) this.navigate('/');
+        })
+        .catch((err) => this.toast(`Could not delete: ${err.message}`, 'error'));
+    }, { once: true });
+  }
+
+  openSidebar() {
+    document.body.dataset.sidebar = 'open';
+    this.main.querySelector('[data-action="open-sidebar"]')?.setAttribute('aria-expanded', 'true');
+    this.sidebarEl.querySelector('a, button')?.focus();
+  }
+
+  closeSidebar() {
+    if (document.body.dataset.sidebar !== 'open') return;
+    delete document.body.dataset.sidebar;
+    this.main.querySelector('[data-action="open-sidebar"]')?.setAttribute('aria-expanded', 'false');
+  }
+
+  toast(message, kind = 'info') {
+    const t = h('div', { class: `toast toast-${kind}`, role: kind === 'error' ? 'alert' : 'status', 'data-testid': 'toast' }, message);
+    this.toasts.append(t);
+    setTimeout(() => t.remove(), 6000);
+  }
+
+  async copy(btn, text) {
+    const ok = await copyText(text);
+    btn.classList.toggle('copied', ok);
+    const label = btn.querySelector('span');
+    if (label) label.textContent = ok ? 'Copied' : 'Copy failed';
+    btn.replaceChildren(icon(ok ? 'check' : 'copy'), ...(label ? [label] : []));
+    setTimeout(() => {
+      btn.classList.remove('copied');
+      btn.replaceChildren(icon('copy'), ...(label ? [Object.assign(label, { textContent: 'Copy' })] : []));
+    }, 1500);
+  }
+
+  bind() {
+    document.addEventListener('click', (e) => {
+      if (e.defaultPrevented || e.button !== 0) return;
+      const action = e.target.closest('[data-action]');
+      if (action) {
+        const a = action.dataset.action;
+        if (a === 'copy-code') {
+          this.copy(action, action.closest('.code-block').querySelector('pre').textContent);
+        } else if (a === 'copy-message') {
+          const msg = action.closest('.msg');
+          const md = msg.querySelector('.msg-body .md');
+          this.copy(action, (md && (rawText.get(md) ?? md.textContent)) || msg.querySelector('.msg-body')?.textContent || '');
+        } else if (a === 'temp-chat') { e.preventDefault(); this.startTemp(); }
+        else if (a === 'rename') this.rename();
+        else if (a === 'delete') this.confirmDelete();
+        else if (a === 'open-sidebar') this.openSidebar();
+        else if (a === 'close-sidebar') this.closeSidebar();
+        else if (a === 'prompt') {
+          const p = this.main.querySelector('#prompt');
+          p.value = action.dataset.prompt || action.textContent;
+          p.dispatchEvent(new Event('input'));
+          p.focus();
+        }
+        if (a !== 'new-chat') return;
+      }
+      const link = e.target.closest('a[href]');
+      if (!link || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey || link.target) return;
+      const url = new URL(link.href, location.href);
+      if (url.origin !== location.origin || !(url.pathname === '/' || url.pathname.startsWith('/c/'))) return;
+      e.preventDefault();
+      this.navigate(url.pathname);
+    });
+    document.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape' && !e.defaultPrevented) {
+        if (this.dialog.open) return;
+        if (document.body.dataset.sidebar === 'open') { this.closeSidebar(); return; }
+        if (this.chat && this.chat.running) { e.preventDefault(); this.stop(); }
+      }
+    });
+    document.getElementById('scrim')?.addEventListener('click', () => this.closeSidebar());
+    window.addEventListener('popstate', () => this.navigate(location.pathname, false));
+    // Drop an image anywhere on the chat to attach it.
+    document.addEventListener('dragover', (e) => {
+      if ([...(e.dataTransfer?.types || [])].includes('Files')) e.preventDefault();
+    });
+    document.addEventListener('drop', (e) => {
+      const files = [...(e.dataTransfer?.files || [])].filter((f) => f.type.startsWith('image/'));
+      if (!files.length) return;
+      e.preventDefault();
+      files.forEach((f) => this.composer.addFile(f));
+    });
+  }
+}
+
+function readBoot(doc) {
+  try {
+    return JSON.parse(doc.getElementById('boot').textContent) || {};
+  } catch {
+    return {};
+  }
+}
+
+new App();

@@ -1,0 +1,360 @@
+// Chat is the open conversation: persisted messages (deduped by id), the
+// in-progress rendering of the running turn built from live events since
+// the last message event, and the cursor that resumes it after a reload or
+// a network drop (DESIGN.md §3 turn_seq).
+import { h, formatUsage } from './dom.js';
+import {
+  assistantMessage, errorMessage, reasoningEl, setMarkdown, setToolResult, toolCard,
+  unknownMessage, upgradeMarkdown, usageEl, userMessage,
+} from './message.js';
+
+const PIN_SLACK = 96; // px from the bottom that still counts as "at the bottom"
+
+export class Chat {
+  constructor({ main, conn, conv, onRunning, onToast }) {
+    this.main = main;
+    this.conn = conn;
+    this.id = conv.id;
+    this.temp = !!conv.temp;
+    this.running = !!conv.running;
+    this.onRunning = onRunning || (() => {});
+    this.toast = onToast || (() => {});
+    this.scroller = main.querySelector('#scroller');
+    this.list = main.querySelector('#messages');
+    this.live = main.querySelector('#live');
+    this.seen = new Set();
+    this.pending = new Map(); // client_id → pending user message element
+    this.parts = []; // live parts: {kind, el, text, ...}
+    this.mode = 'response';
+    this.dirty = new Set();
+    this.frame = 0;
+    this.sub = null;
+    this.turnAssistant = null;
+    this.disposed = false;
+
+    let lastMsgSeq = 0;
+    for (const el of this.list.querySelectorAll('[data-id]')) {
+      this.seen.add(el.dataset.id);
+      if (el.dataset.resultId) this.seen.add(el.dataset.resultId);
+      lastMsgSeq = Math.max(lastMsgSeq, Number(el.dataset.seq || 0));
+    }
+    for (const el of this.list.querySelectorAll('[data-result-id]')) this.seen.add(el.dataset.resultId);
+    lastMsgSeq = Math.max(lastMsgSeq, Number(conv.last_seq || 0));
+    // Resume point: a running turn is replayed from its first event, so the
+    // in-progress answer is rebuilt; messages already on the page dedupe.
+    this.cursor = this.running && conv.turn_seq > 0 ? Math.min(conv.turn_seq - 1, lastMsgSeq) : lastMsgSeq;
+    this.upgradeAll();
+    this.scrollToBottom();
+  }
+
+  dispose() {
+    this.disposed = true;
+    cancelAnimationFrame(this.frame);
+    this.conn.unsubscribe(this.sub);
+    this.sub = null;
+  }
+
+  // upgradeAll renders server-rendered plain text as markdown, newest first,
+  // in small slices so a long history stays responsive.
+  upgradeAll() {
+    const raw = [...this.list.querySelectorAll('.md-raw')].reverse();
+    const step = () => {
+      if (this.disposed) return;
+      const pinned = this.isPinned();
+      const t0 = performance.now();
+      while (raw.length && performance.now() - t0 < 12) upgradeMarkdown(raw.shift());
+      if (pinned) this.scrollToBottom();
+      if (raw.length) setTimeout(step, 0);
+      else this.main.dataset.rendered = 'true';
+    };
+    step();
+  }
+
+  isPinned() {
+    const s = this.scroller;
+    return s.scrollHeight - s.scrollTop - s.clientHeight < PIN_SLACK;
+  }
+
+  scrollToBottom() {
+    this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  // subscribe (re)subscribes from the cursor; called on every connect.
+  subscribe() {
+    if (this.disposed) return;
+    const fields = { stream: 'conversation', conversation_id: this.id };
+    if (!this.temp) fields.after = this.cursor;
+    this.sub = null;
+    this.conn.subscribe(fields, (f) => this.onFrame(f)).then(
+      (res) => { this.sub = res.sub; this.main.dataset.subscribed = 'true'; },
+      (err) => {
+        if (err.code === 'not_found') this.toast('This conversation no longer exists.', 'error');
+      },
+    );
+  }
+
+  onFrame(f) {
+    if (this.disposed) return;
+    if (f.type === 'event') this.onEvent(f.event);
+    else if (f.type === 'caught_up') this.main.dataset.caughtUp = String(f.seq);
+    else if (f.type === 'resync') this.resync(f);
+  }
+
+  // resync: the server dropped our subscription. For a slow consumer the
+  // cursor is still good; otherwise subscribe live first, then fetch the
+  // history we may have missed (deduped by id), so nothing falls in between.
+  async resync(f) {
+    this.sub = null;
+    if (f.reason === 'slow_consumer' || this.temp) {
+      this.subscribe();
+      return;
+    }
+    const fields = { stream: 'conversation', conversation_id: this.id };
+    try {
+      const res = await this.conn.subscribe(fields, (fr) => this.onFrame(fr));
+      this.sub = res.sub;
+      const after = Number([...this.list.querySelectorAll('[data-seq]')].pop()?.dataset.seq || 0);
+      const { messages } = await this.conn.request('get_messages', { conversation_id: this.id, after, limit: 1000 });
+      for (const m of messages || []) this.onMessage(m);
+      this.cursor = Math.max(this.cursor, Number(res.head || 0));
+    } catch (err) {
+      this.toast(`Could not resync: ${err.message}`, 'error');
+    }
+  }
+
+  onEvent(ae) {
+    if (!ae || ae.type !== 'conversation' || ae.conversation_id !== this.id) return;
+    if (ae.seq) {
+      if (ae.seq <= this.cursor) return; // already applied
+      this.cursor = ae.seq;
+    }
+    const ev = ae.event || {};
+    const pinned = this.isPinned();
+    switch (ev.type) {
+      case 'message': this.onMessage(ev.message); break;
+      case 'start_reasoning': this.mode = 'reasoning'; this.assistantPart(); break;
+      case 'start_response': this.mode = 'response'; this.assistantPart(); break;
+      case 'append_text': this.appendText(ev.text || ''); break;
+      case 'append_image': this.appendImage(ev); break;
+      case 'tool_call': this.liveToolCall(ev); break;
+      case 'tool_result': this.liveToolResult(ev); break;
+      case 'error': this.liveError(ev); break;
+      case 'interrupted': this.liveInterrupted(); break;
+      case 'end': this.end(ev); break;
+      default: break;
+    }
+    if (pinned) this.scrollToBottom();
+  }
+
+  setRunning(r) {
+    if (this.running === r) return;
+    this.running = r;
+    this.main.dataset.running = String(r);
+    this.onRunning(this.id, r);
+  }
+
+  // --- persisted messages -------------------------------------------------
+
+  onMessage(m) {
+    if (!m) return;
+    if (m.type === 'user_message') {
+      this.setRunning(true);
+      this.turnAssistant = null;
+      this.mode = 'response';
+      const p = m.client_id && this.pending.get(m.client_id);
+      if (p) { p.remove(); this.pending.delete(m.client_id); }
+    }
+    const liveTool = m.type === 'tool_call' ? this.parts.find((p) => p.kind === 'tool' && p.callId === m.call_id) : null;
+    this.supersede(m);
+    if (m.id && this.seen.has(m.id)) return;
+    if (m.id) this.seen.add(m.id);
+    let el;
+    switch (m.type) {
+      case 'user_message': el = userMessage(m); break;
+      case 'assistant_message': el = assistantMessage(m); this.turnAssistant = el; break;
+      case 'tool_call':
+        el = toolCard({ id: m.id, seq: m.seq, callId: m.call_id, name: m.name, args: m.arguments });
+        // A live result that came before the persisted call stays visible.
+        if (liveTool && liveTool.result !== undefined) setToolResult(el, { result: liveTool.result, isError: liveTool.isError });
+        break;
+      case 'tool_result': {
+        const card = this.findCard(m.call_id);
+        if (card) { setToolResult(card, { id: m.id, result: m.result, isError: m.is_error }); return; }
+        el = toolCard({ id: null, seq: m.seq, callId: m.call_id, name: m.name, args: '' });
+        el.setAttribute('data-id', m.id);
+        setToolResult(el, { id: m.id, result: m.result, isError: m.is_error });
+        break;
+      }
+      case 'error': el = errorMessage({ ...m, message: m.message }); break;
+      default: el = unknownMessage(m);
+    }
+    this.list.append(el);
+    this.main.querySelector('#empty-state')?.remove();
+  }
+
+  findCard(callId) {
+    return [...this.list.querySelectorAll('.tool-card')].find((c) => c.dataset.callId === callId) || null;
+  }
+
+  // supersede removes the live parts that a persisted message replaces.
+  supersede(m) {
+    const drop = (pred) => {
+      this.parts = this.parts.filter((p) => {
+        if (!pred(p)) return true;
+        p.el.remove();
+        this.dirty.delete(p);
+        return false;
+      });
+    };
+    switch (m.type) {
+      case 'assistant_message': drop((p) => p.kind === 'assistant'); break;
+      case 'tool_call': {
+        drop((p) => p.kind === 'tool' && p.callId === m.call_id);
+        break;
+      }
+      case 'tool_result': drop((p) => p.kind === 'tool' && p.callId === m.call_id); break;
+      case 'error': drop((p) => p.kind === 'error'); break;
+      default: break;
+    }
+  }
+
+  // --- live parts ---------------------------------------------------------
+
+  assistantPart() {
+    const last = this.parts[this.parts.length - 1];
+    if (last && last.kind === 'assistant') return last;
+    const el = h('article', { class: 'msg msg-assistant streaming', 'data-testid': 'streaming', 'aria-busy': 'true' });
+    const body = h('div', { class: 'msg-body' });
+    const md = h('div', { class: 'md' });
+    body.append(md);
+    el.append(body);
+    const p = { kind: 'assistant', el, md, text: '', reasoning: '', reasoningEl: null };
+    this.parts.push(p);
+    this.live.append(el);
+    this.setRunning(true);
+    return p;
+  }
+
+  appendText(text) {
+    const p = this.assistantPart();
+    if (this.mode === 'reasoning') {
+      p.reasoning += text;
+      if (!p.reasoningEl) {
+        p.reasoningEl = reasoningEl('', true);
+        p.el.prepend(p.reasoningEl);
+      }
+    } else {
+      p.text += text;
+      if (p.reasoningEl && !p.reasoningClosed) {
+        p.reasoningClosed = true; // fold the thinking away once the answer starts
+        p.reasoningEl.open = false;
+      }
+    }
+    this.markDirty(p);
+  }
+
+  appendImage(ev) {
+    if (!/^image\/(png|jpeg|gif|webp)$/.test(ev.mime || '')) return;
+    const p = this.assistantPart();
+    p.el.querySelector('.msg-body').append(h('img', { class: 'msg-image', src: `data:${ev.mime};base64,${ev.data}`, alt: 'Generated image' }));
+  }
+
+  liveToolCall(ev) {
+    const el = toolCard({ callId: ev.call_id, name: ev.name, args: ev.arguments });
+    this.parts.push({ kind: 'tool', callId: ev.call_id, el });
+    this.live.append(el);
+    this.setRunning(true);
+  }
+
+  liveToolResult(ev) {
+    const live = this.parts.find((p) => p.kind === 'tool' && p.callId === ev.call_id);
+    const card = live ? live.el : this.findCard(ev.call_id);
+    if (card) setToolResult(card, { result: ev.result, isError: ev.is_error });
+    if (live) { live.result = ev.result; live.isError = ev.is_error; }
+  }
+
+  liveError(ev) {
+    const el = errorMessage({ type: 'error', message: ev.message, code: ev.code });
+    this.parts.push({ kind: 'error', el });
+    this.live.append(el);
+  }
+
+  liveInterrupted() {
+    const last = this.parts.findLast((p) => p.kind === 'assistant');
+    if (last) last.el.classList.add('interrupted');
+    this.interrupted = true;
+  }
+
+  end(ev) {
+    this.flush();
+    // Live parts that no message replaced stay, finished, so nothing shown is lost.
+    for (const p of this.parts) {
+      p.el.classList.remove('streaming');
+      p.el.removeAttribute('aria-busy');
+      this.list.append(p.el);
+    }
+    this.parts = [];
+    this.live.replaceChildren();
+    if (ev.usage && this.turnAssistant && !this.turnAssistant.querySelector('[data-testid="usage"]')) {
+      const meta = this.turnAssistant.querySelector('.msg-meta');
+      meta.insertBefore(usageEl(ev.usage), meta.lastElementChild);
+    }
+    this.turnAssistant = null;
+    this.interrupted = false;
+    this.mode = 'response';
+    this.setRunning(false);
+  }
+
+  // --- rendering, at most once per frame, only the streaming parts --------
+
+  markDirty(p) {
+    this.dirty.add(p);
+    if (!this.frame) this.frame = requestAnimationFrame(() => this.flush());
+  }
+
+  flush() {
+    cancelAnimationFrame(this.frame);
+    this.frame = 0;
+    if (!this.dirty.size) return;
+    const pinned = this.isPinned();
+    for (const p of this.dirty) {
+      if (p.reasoningEl) p.reasoningEl.querySelector('.reasoning-body').textContent = p.reasoning;
+      setMarkdown(p.md, p.text);
+    }
+    this.dirty.clear();
+    if (pinned) this.scrollToBottom();
+  }
+
+  // --- sending --------------------------------------------------------------
+
+  // send posts content; the message shows at once, marked pending, and is
+  // replaced by the server's echo. A dropped connection retries with the
+  // same client_id, so the turn starts once.
+  async send(content) {
+    const clientId = newID();
+    const el = userMessage({ type: 'user_message', content, client_id: clientId }, { pending: true });
+    this.pending.set(clientId, el);
+    this.list.append(el);
+    this.main.querySelector('#empty-state')?.remove();
+    this.scrollToBottom();
+    try {
+      await this.conn.request('send', { conversation_id: this.id, content, client_id: clientId });
+    } catch (err) {
+      el.remove();
+      this.pending.delete(clientId);
+      throw err;
+    }
+  }
+
+  interrupt() {
+    return this.conn.request('interrupt', { conversation_id: this.id });
+  }
+}
+
+export function newID() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  return [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+export { formatUsage };

@@ -1,0 +1,119 @@
+// Markdown rendering for untrusted model and tool output: marked parses,
+// DOMPurify sanitizes on every render, highlight.js colours code. Remote
+// images are never loaded: they become links the user may open.
+import { Marked } from 'marked';
+import createDOMPurify from 'dompurify';
+import hljs from 'highlight.js/lib/core';
+import bash from 'highlight.js/lib/languages/bash';
+import c from 'highlight.js/lib/languages/c';
+import css from 'highlight.js/lib/languages/css';
+import diff from 'highlight.js/lib/languages/diff';
+import go from 'highlight.js/lib/languages/go';
+import java from 'highlight.js/lib/languages/java';
+import javascript from 'highlight.js/lib/languages/javascript';
+import json from 'highlight.js/lib/languages/json';
+import python from 'highlight.js/lib/languages/python';
+import rust from 'highlight.js/lib/languages/rust';
+import sql from 'highlight.js/lib/languages/sql';
+import typescript from 'highlight.js/lib/languages/typescript';
+import xml from 'highlight.js/lib/languages/xml';
+import yaml from 'highlight.js/lib/languages/yaml';
+import { h, icon } from './dom.js';
+
+const LANGS = { bash, c, css, diff, go, java, javascript, json, python, rust, sql, typescript, xml, yaml };
+for (const [name, def] of Object.entries(LANGS)) hljs.registerLanguage(name, def);
+hljs.registerAliases(['sh', 'shell', 'zsh', 'console'], { languageName: 'bash' });
+hljs.registerAliases(['html', 'svg'], { languageName: 'xml' });
+hljs.registerAliases(['js', 'jsx', 'mjs'], { languageName: 'javascript' });
+hljs.registerAliases(['ts', 'tsx'], { languageName: 'typescript' });
+hljs.registerAliases(['py'], { languageName: 'python' });
+hljs.registerAliases(['golang'], { languageName: 'go' });
+hljs.registerAliases(['yml'], { languageName: 'yaml' });
+hljs.registerAliases(['rs'], { languageName: 'rust' });
+
+const marked = new Marked({ gfm: true, breaks: false, async: false });
+
+const purify = createDOMPurify(window);
+const PURIFY = {
+  RETURN_DOM_FRAGMENT: true,
+  FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'option', 'iframe', 'object', 'embed', 'link', 'meta', 'base', 'svg', 'math'],
+  FORBID_ATTR: ['style', 'id', 'srcset', 'action', 'formaction', 'background', 'ping'],
+  ALLOW_DATA_ATTR: false,
+};
+
+// Classes only on code (its language); model HTML may not borrow ours.
+purify.addHook('uponSanitizeAttribute', (node, data) => {
+  if (data.attrName === 'class' && !(node.tagName === 'CODE' && /^language-[\w+#.-]+$/.test(data.attrValue))) {
+    data.keepAttr = false;
+  }
+});
+
+// Inline images may only be data: images; every other src is kept aside so
+// the browser never fetches it. Links open in a new tab without referrer.
+purify.addHook('afterSanitizeAttributes', (node) => {
+  if (node.tagName === 'A' && node.hasAttribute('href')) {
+    node.setAttribute('target', '_blank');
+    node.setAttribute('rel', 'noopener noreferrer nofollow');
+  }
+  if (node.tagName === 'IMG') {
+    const src = node.getAttribute('src') || '';
+    if (!/^data:image\/(png|jpeg|gif|webp);base64,/i.test(src)) {
+      node.removeAttribute('src');
+      if (/^https?:\/\//i.test(src)) node.setAttribute('data-remote-src', src);
+    }
+  }
+});
+
+function highlight(code) {
+  const cls = [...code.classList].find((k) => k.startsWith('language-'));
+  const lang = cls ? cls.slice('language-'.length).toLowerCase() : '';
+  const text = code.textContent;
+  if (lang && hljs.getLanguage(lang)) {
+    // hljs escapes its input; its output is spans with classes only.
+    code.innerHTML = hljs.highlight(text, { language: lang, ignoreIllegals: true }).value;
+    code.classList.add('hljs');
+  }
+  return lang;
+}
+
+// decorate turns sanitized output into what the page shows: code blocks get
+// a header with the language and a copy button, remote images a link.
+function decorate(frag) {
+  for (const img of frag.querySelectorAll('img[data-remote-src]')) {
+    const src = img.getAttribute('data-remote-src');
+    let host = '';
+    try { host = new URL(src).host; } catch { host = ''; }
+    const a = h('a', { class: 'remote-img', href: src, target: '_blank', rel: 'noopener noreferrer nofollow', title: src },
+      icon('image'), ` ${img.getAttribute('alt') || 'Image'} `, h('span', { class: 'muted' }, `(remote image from ${host} not loaded)`));
+    img.replaceWith(a);
+  }
+  for (const img of frag.querySelectorAll('img:not([src])')) img.remove();
+  for (const pre of frag.querySelectorAll('pre')) {
+    const code = pre.querySelector('code');
+    if (!code) continue;
+    const lang = highlight(code);
+    const bar = h('div', { class: 'code-bar' },
+      h('span', { class: 'code-lang' }, lang || 'text'),
+      h('button', { type: 'button', class: 'code-copy', 'data-action': 'copy-code', 'aria-label': 'Copy code' }, icon('copy'), h('span', null, 'Copy')));
+    const wrap = h('div', { class: 'code-block' });
+    pre.replaceWith(wrap);
+    wrap.append(bar, pre);
+  }
+  for (const table of frag.querySelectorAll('table')) {
+    const wrap = h('div', { class: 'table-wrap' });
+    table.replaceWith(wrap);
+    wrap.append(table);
+  }
+  return frag;
+}
+
+// renderMarkdown returns a sanitized, decorated DocumentFragment for text.
+export function renderMarkdown(text) {
+  const html = marked.parse(text || '');
+  return decorate(purify.sanitize(html, PURIFY));
+}
+
+// renderInto replaces el's children with the rendered markdown of text.
+export function renderInto(el, text) {
+  el.replaceChildren(renderMarkdown(text));
+}

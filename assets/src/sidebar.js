@@ -1,0 +1,140 @@
+// Sidebar is the live list of conversations and tool servers. It follows
+// the "all" stream live (no cursor: it reloads the list on every connect),
+// so conversations created, renamed, deleted or started from any tab or
+// client show up at once, with a running indicator.
+import { h } from './dom.js';
+
+export const UNTITLED = 'New chat';
+
+export class Sidebar {
+  constructor(root, { conn, onDeleted, onRenamed }) {
+    this.root = root;
+    this.conn = conn;
+    this.list = root.querySelector('#conv-list');
+    this.tools = root.querySelector('#tool-servers');
+    this.onDeleted = onDeleted || (() => {});
+    this.onRenamed = onRenamed || (() => {});
+    this.current = null;
+  }
+
+  item(id) {
+    return [...this.list.children].find((li) => li.dataset.id === id) || null;
+  }
+
+  render(c) {
+    const li = h('li', {
+      class: 'conv-item', 'data-testid': 'conversation-item', 'data-id': c.id,
+      'data-running': String(!!c.running), 'data-temp': c.temp ? 'true' : null,
+    });
+    const a = h('a', { class: 'conv-link', href: `/c/${encodeURIComponent(c.id)}` },
+      h('span', { class: 'conv-title', 'data-testid': 'conversation-title' }, c.title || UNTITLED),
+      c.temp ? h('span', { class: 'conv-badge' }, 'Temp') : null,
+      h('span', { class: 'running-dot', title: 'Answering…' }, h('span', { class: 'visually-hidden' }, 'Answering')));
+    if (c.id === this.current) a.setAttribute('aria-current', 'page');
+    li.append(a);
+    return li;
+  }
+
+  upsert(c, { top = true } = {}) {
+    const old = this.item(c.id);
+    const li = this.render(c);
+    if (old) old.remove();
+    if (top) this.list.prepend(li);
+    else this.list.append(li);
+    this.updateEmpty();
+  }
+
+  updateEmpty() {
+    this.root.dataset.empty = String(this.list.children.length === 0);
+  }
+
+  setCurrent(id) {
+    this.current = id;
+    for (const li of this.list.children) {
+      const a = li.querySelector('a');
+      if (li.dataset.id === id) a.setAttribute('aria-current', 'page');
+      else a.removeAttribute('aria-current');
+    }
+  }
+
+  setRunning(id, running) {
+    const li = this.item(id);
+    if (!li) return;
+    li.dataset.running = String(running);
+    if (running && li !== this.list.firstElementChild) this.list.prepend(li);
+  }
+
+  // refresh reloads the whole list (after every connect).
+  async refresh() {
+    try {
+      const { conversations } = await this.conn.request('list_conversations', { limit: 200 });
+      this.list.replaceChildren(...(conversations || []).map((c) => this.render(c)));
+      this.updateEmpty();
+    } catch {
+      // The next connect tries again.
+    }
+  }
+
+  subscribe() {
+    this.conn.subscribe({ stream: 'all' }, (f) => {
+      if (f.type === 'event') this.onEvent(f.event);
+      else if (f.type === 'resync') { this.subscribe(); this.refresh(); }
+    }).catch(() => {});
+  }
+
+  onEvent(ae) {
+    if (!ae) return;
+    if (ae.type === 'agent') {
+      const ev = ae.event || {};
+      switch (ev.type) {
+        case 'created':
+          this.conn.request('get_conversation', { conversation_id: ev.conversation_id })
+            .then((c) => this.upsert(c), () => this.upsert({ id: ev.conversation_id, title: ev.title }));
+          break;
+        case 'renamed': {
+          const li = this.item(ev.conversation_id);
+          if (li) li.querySelector('.conv-title').textContent = ev.title || UNTITLED;
+          this.onRenamed(ev.conversation_id, ev.title);
+          break;
+        }
+        case 'deleted':
+          this.item(ev.conversation_id)?.remove();
+          this.updateEmpty();
+          this.onDeleted(ev.conversation_id);
+          break;
+        case 'tool_server':
+          if (ev.server) this.setToolServer(ev.server);
+          break;
+        default:
+      }
+      return;
+    }
+    if (ae.type === 'conversation') {
+      const ev = ae.event || {};
+      if (ev.type === 'message' && ev.message?.type === 'user_message') this.setRunning(ae.conversation_id, true);
+      else if (ev.type === 'end') this.setRunning(ae.conversation_id, false);
+    }
+  }
+
+  // setToolServer updates one tool server's row (markup as web/sidebar.templ).
+  setToolServer(s) {
+    if (!this.tools) return;
+    const ul = this.tools.querySelector('ul');
+    let li = [...ul.children].find((x) => x.dataset.name === s.name);
+    const row = h('li', { class: 'tool-server', 'data-testid': 'tool-server', 'data-name': s.name, 'data-state': s.state },
+      h('span', { class: 'ts-dot', 'aria-hidden': 'true' }),
+      h('span', { class: 'ts-name' }, s.name),
+      h('span', { class: 'ts-state' }, s.state),
+      h('span', { class: 'ts-tools' }, `${(s.tools || []).length} tools`),
+      s.error ? h('p', { class: 'ts-error' }, s.error) : null);
+    if (li) li.replaceWith(row);
+    else ul.append(row);
+    li = row;
+    const all = [...ul.children];
+    const bad = all.filter((x) => x.dataset.state === 'failed').length;
+    const ready = all.filter((x) => x.dataset.state === 'ready').length;
+    this.tools.dataset.state = bad ? 'failed' : ready === all.length ? 'ready' : 'partial';
+    this.tools.hidden = false;
+    this.tools.querySelector('.tools-count').textContent = `${ready}/${all.length} ready`;
+  }
+}
