@@ -1,0 +1,146 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"go.uber.org/goleak"
+)
+
+// testServerBin is the mcpserver test command, built once by TestMain.
+var testServerBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "agentik-mcpserver")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testServerBin = filepath.Join(dir, "mcpserver")
+	out, err := exec.Command("go", "build", "-o", testServerBin, "./testdata/mcpserver").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build testdata/mcpserver: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
+}
+
+// events records OnChange calls.
+type events struct {
+	mu  sync.Mutex
+	all []agent.ToolServer
+	ch  chan struct{}
+}
+
+func newEvents() *events { return &events{ch: make(chan struct{}, 1)} }
+
+func (e *events) on(ts agent.ToolServer) {
+	e.mu.Lock()
+	e.all = append(e.all, ts)
+	e.mu.Unlock()
+	select {
+	case e.ch <- struct{}{}:
+	default:
+	}
+}
+
+func (e *events) states(server string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for _, ts := range e.all {
+		if ts.Name == server {
+			out = append(out, ts.State)
+		}
+	}
+	return out
+}
+
+// stdioConfig is a Config with one stdio server named name running the
+// test server with env.
+func stdioConfig(name string, env map[string]string) Config {
+	return Config{Servers: []ServerConfig{{Name: name, Transport: TransportStdio, Command: testServerBin, Env: env}}}
+}
+
+// start starts a Manager that Close ends with the test.
+func start(t *testing.T, cfg Config, opt Options) *Manager {
+	t.Helper()
+	m, err := Start(t.Context(), cfg, opt)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// server returns the state of one server.
+func serverState(m *Manager, name string) agent.ToolServer {
+	for _, s := range m.Servers() {
+		if s.Name == name {
+			return s
+		}
+	}
+	return agent.ToolServer{}
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func waitState(t *testing.T, m *Manager, name, state string, d time.Duration) agent.ToolServer {
+	t.Helper()
+	var ts agent.ToolServer
+	waitFor(t, fmt.Sprintf("server %s %s (now %+v)", name, state, serverState(m, name)), d, func() bool {
+		ts = serverState(m, name)
+		return ts.State == state
+	})
+	return ts
+}
+
+// call calls a tool with a generous bound.
+func call(t *testing.T, m *Manager, name, args string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	return m.Call(ctx, name, args)
+}
+
+// mustCall calls a tool that must succeed.
+func mustCall(t *testing.T, m *Manager, name, args string) string {
+	t.Helper()
+	out, err := call(t, m, name, args)
+	if err != nil {
+		t.Fatalf("Call(%s, %s): %v", name, args, err)
+	}
+	return out
+}
+
+// toolErr checks that err is a tool_error whose message contains want.
+func toolErr(t *testing.T, err error, want string) {
+	t.Helper()
+	var ae *agent.Error
+	if !errors.As(err, &ae) || ae.Code != agent.CodeToolError {
+		t.Fatalf("error %v (%T), want *agent.Error with code tool_error", err, err)
+	}
+	if !strings.Contains(ae.Message, want) {
+		t.Fatalf("error message %q does not contain %q", ae.Message, want)
+	}
+}

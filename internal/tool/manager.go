@@ -1,0 +1,403 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Defaults of Options.
+const (
+	DefaultCallTimeout    = 60 * time.Second
+	DefaultMaxCallTimeout = 10 * time.Minute
+	DefaultMaxResultBytes = 100_000
+	DefaultStartTimeout   = 60 * time.Second
+	DefaultRestartBackoff = 250 * time.Millisecond
+	DefaultMaxBackoff     = 30 * time.Second
+)
+
+// stableAfter is how long a session must have lived for the restart backoff
+// to start over from its minimum.
+const stableAfter = 30 * time.Second
+
+// Options tune a Manager. Zero values take the defaults above.
+type Options struct {
+	Logger *slog.Logger
+	// OnChange is called on every state change of a server, from the
+	// Manager's goroutines, one call at a time. It must not block long.
+	OnChange func(agent.ToolServer)
+	// CallTimeout ends a call that neither answered nor reported progress
+	// for that long; MaxCallTimeout ends any call after that long.
+	CallTimeout, MaxCallTimeout time.Duration
+	// MaxResultBytes caps a tool result; the rest is cut with a note.
+	MaxResultBytes int
+	// StartTimeout bounds starting a server: its handshake and tool list.
+	StartTimeout time.Duration
+	// RestartBackoff is the first wait before restarting a server that died
+	// or failed to start; it doubles up to MaxBackoff.
+	RestartBackoff, MaxBackoff time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.MaxCallTimeout <= 0 {
+		o.MaxCallTimeout = DefaultMaxCallTimeout
+	}
+	if o.MaxCallTimeout < o.CallTimeout {
+		o.MaxCallTimeout = o.CallTimeout
+	}
+	if o.MaxResultBytes <= 0 {
+		o.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = DefaultStartTimeout
+	}
+	if o.RestartBackoff <= 0 {
+		o.RestartBackoff = DefaultRestartBackoff
+	}
+	if o.MaxBackoff < o.RestartBackoff {
+		o.MaxBackoff = max(DefaultMaxBackoff, o.RestartBackoff)
+	}
+}
+
+// Manager runs the MCP servers of a Config, supervises them and exposes
+// their tools to the model. It implements agent.Tools.
+type Manager struct {
+	opt    Options
+	log    *slog.Logger
+	deps   connectDeps
+	httpT  *http.Transport
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	servers []*server // config order
+
+	mu    sync.RWMutex
+	specs []agent.ToolSpec
+	names map[string]toolRef // name the model sees → server and tool
+
+	notifyMu sync.Mutex
+	closed   atomic.Bool
+	token    atomic.Int64
+}
+
+var _ agent.Tools = (*Manager)(nil)
+
+type toolRef struct {
+	srv  *server
+	tool string
+}
+
+// Start starts every enabled server of cfg in the background and returns at
+// once: slow servers do not hold it up. ctx bounds the Manager's life like
+// Close does.
+func Start(ctx context.Context, cfg Config, opt Options) (*Manager, error) {
+	opt.defaults()
+	seen := map[string]bool{}
+	for _, sc := range cfg.Servers {
+		if seen[sc.Name] {
+			return nil, &ConfigError{Server: sc.Name, Msg: "defined twice"}
+		}
+		seen[sc.Name] = true
+	}
+	ht := http.DefaultTransport.(*http.Transport).Clone()
+	m := &Manager{
+		opt: opt, log: opt.Logger, httpT: ht,
+		names: map[string]toolRef{},
+	}
+	m.deps = connectDeps{log: opt.Logger, http: &http.Client{Transport: ht}, getenv: os.Getenv, timeout: opt.StartTimeout}
+	ctx, m.cancel = context.WithCancel(ctx)
+	for _, sc := range cfg.Servers {
+		s := &server{m: m, cfg: sc, log: opt.Logger.With("mcp_server", sc.Name), state: agent.ToolServerStarting}
+		if sc.Disabled {
+			s.state = agent.ToolServerDisabled
+		}
+		s.transport = sc.Transport
+		if s.transport == TransportAuto {
+			s.transport = TransportHTTP
+		}
+		m.servers = append(m.servers, s)
+	}
+	for _, s := range m.servers {
+		if s.state == agent.ToolServerDisabled {
+			continue
+		}
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			s.run(ctx)
+		}()
+	}
+	return m, nil
+}
+
+// Specs lists the tools the model may call now, in config order of their
+// servers. A server that is restarting keeps its last known tools: calling
+// them fails fast until it is back.
+func (m *Manager) Specs() []agent.ToolSpec {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return append([]agent.ToolSpec(nil), m.specs...)
+}
+
+// Call runs the tool the model knows as name with arguments (JSON text).
+// Every failure is an *agent.Error with agent.CodeToolError: unknown tool,
+// bad arguments, server down, timeout, or the tool's own error.
+func (m *Manager) Call(ctx context.Context, name, arguments string) (string, error) {
+	m.mu.RLock()
+	ref, ok := m.names[name]
+	m.mu.RUnlock()
+	if !ok {
+		return "", agent.Errorf(agent.CodeToolError, "unknown tool %q", name)
+	}
+	args := json.RawMessage(strings.TrimSpace(arguments))
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
+		return "", agent.Errorf(agent.CodeToolError, "arguments of %s must be a JSON object", name)
+	}
+	return ref.srv.call(ctx, ref.tool, args)
+}
+
+// Servers returns the state of every configured server, in config order.
+func (m *Manager) Servers() []agent.ToolServer {
+	out := make([]agent.ToolServer, 0, len(m.servers))
+	for _, s := range m.servers {
+		out = append(out, s.snapshot())
+	}
+	return out
+}
+
+// Close stops every server (killing stdio servers' process groups) and
+// waits for all of the Manager's goroutines. OnChange is not called after
+// Close has begun.
+func (m *Manager) Close() error {
+	m.closed.Store(true)
+	m.cancel()
+	m.wg.Wait()
+	m.httpT.CloseIdleConnections()
+	return nil
+}
+
+// rebuild recomputes the names the model sees from every server's tools.
+// Servers earlier in config order win the plain names on a clash.
+func (m *Manager) rebuild() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	taken := map[string]bool{}
+	names := map[string]toolRef{}
+	var specs []agent.ToolSpec
+	for _, s := range m.servers {
+		s.mu.Lock()
+		exposed := make([]string, 0, len(s.tools))
+		for _, t := range s.tools {
+			name := uniqueName(s.cfg.Name, t.Name, taken)
+			taken[name] = true
+			names[name] = toolRef{s, t.Name}
+			exposed = append(exposed, name)
+			specs = append(specs, agent.ToolSpec{Name: name, Description: t.Description, Parameters: schema(t)})
+		}
+		s.exposed = exposed
+		s.mu.Unlock()
+	}
+	m.names, m.specs = names, specs
+}
+
+// schema is a tool's input schema as the model wants it: an object.
+func schema(t mcp.Tool) json.RawMessage {
+	in := t.InputSchema
+	if in.Type == "" {
+		in.Type = "object"
+	}
+	if in.Properties == nil {
+		in.Properties = map[string]any{}
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return b
+}
+
+// notify reports a server's state, one call at a time, never after Close.
+func (m *Manager) notify(ts agent.ToolServer) {
+	if m.opt.OnChange == nil {
+		return
+	}
+	m.notifyMu.Lock()
+	defer m.notifyMu.Unlock()
+	if m.closed.Load() {
+		return
+	}
+	m.opt.OnChange(ts)
+}
+
+// server is one configured MCP server and its supervisor.
+type server struct {
+	m   *Manager
+	cfg ServerConfig
+	log *slog.Logger
+
+	mu        sync.Mutex
+	state     string
+	lastErr   string
+	transport string
+	sess      *session   // set while ready
+	tools     []mcp.Tool // the last listing
+	exposed   []string   // names of tools as the model sees them
+}
+
+func (s *server) snapshot() agent.ToolServer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return agent.ToolServer{
+		Name: s.cfg.Name, Transport: s.transport, State: s.state, Error: s.lastErr,
+		Tools: append([]string{}, s.exposed...),
+	}
+}
+
+// set changes the state (and, when tools is non-nil, the tools), then
+// rebuilds the names and reports the change if anything changed.
+func (s *server) set(state string, sess *session, err error, tools []mcp.Tool) {
+	s.mu.Lock()
+	msg := ""
+	if err != nil {
+		msg = s.cfg.redact(err.Error())
+	}
+	changed := s.state != state || s.lastErr != msg || tools != nil
+	s.state, s.lastErr, s.sess = state, msg, sess
+	if sess != nil {
+		s.transport = sess.transport
+	}
+	if tools != nil {
+		s.tools = tools
+	}
+	s.mu.Unlock()
+	if !changed {
+		return
+	}
+	if tools != nil {
+		s.m.rebuild()
+	}
+	ts := s.snapshot()
+	s.log.Info("mcp_server_state", "state", ts.State, "error", ts.Error, "tools", len(ts.Tools))
+	s.m.notify(ts)
+}
+
+// run keeps the server up until ctx ends: connect, serve until the session
+// breaks, wait, again.
+func (s *server) run(ctx context.Context) {
+	backoff := s.m.opt.RestartBackoff
+	hint := ""
+	for {
+		began := time.Now()
+		sess, tools, err := connect(ctx, s.cfg, s.m.deps, hint)
+		if ctx.Err() != nil {
+			if sess != nil {
+				sess.close()
+			}
+			return
+		}
+		if err != nil {
+			s.set(agent.ToolServerFailed, nil, err, nil)
+		} else {
+			hint = sess.transport
+			s.log.Info("mcp_server_connected", "transport", sess.transport, "protocol", sess.client.ProtocolVersion(), "tools", len(tools))
+			if tools == nil {
+				tools = []mcp.Tool{}
+			}
+			s.set(agent.ToolServerReady, sess, nil, tools)
+			err = s.serve(ctx, sess)
+			// Calls fail fast from here on, before the slow close.
+			if ctx.Err() == nil {
+				s.set(agent.ToolServerRestarting, nil, err, nil)
+			}
+			sess.close()
+			if ctx.Err() != nil {
+				return
+			}
+			if time.Since(began) > stableAfter {
+				backoff = s.m.opt.RestartBackoff
+			}
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, s.m.opt.MaxBackoff)
+	}
+}
+
+// serve refreshes the tools on tools/list_changed until the session breaks
+// or ctx ends, and returns why.
+func (s *server) serve(ctx context.Context, sess *session) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-sess.done:
+			return sess.err
+		case <-sess.refresh:
+			lctx, cancel := context.WithTimeout(ctx, s.m.opt.StartTimeout)
+			tools, err := sess.listTools(lctx)
+			cancel()
+			if err != nil {
+				s.log.Warn("mcp_list_tools", "err", s.cfg.redact(err.Error()))
+				continue
+			}
+			if tools == nil {
+				tools = []mcp.Tool{}
+			}
+			s.set(agent.ToolServerReady, sess, nil, tools)
+		}
+	}
+}
+
+// call runs one tool of this server, or fails fast when it is not ready.
+func (s *server) call(ctx context.Context, tool string, args json.RawMessage) (string, error) {
+	s.mu.Lock()
+	sess, state, lastErr := s.sess, s.state, s.lastErr
+	s.mu.Unlock()
+	if sess == nil {
+		msg := fmt.Sprintf("tool server %q is %s", s.cfg.Name, state)
+		if lastErr != "" {
+			msg += ": " + lastErr
+		}
+		return "", agent.Errorf(agent.CodeToolError, "%s", msg)
+	}
+	opt := callOptions{
+		idle: s.m.opt.CallTimeout, max: s.m.opt.MaxCallTimeout, maxBytes: s.m.opt.MaxResultBytes,
+		token: fmt.Sprintf("agentik-%d", s.m.token.Add(1)),
+	}
+	s.log.Debug("mcp_call", "tool", tool, "arguments", s.cfg.redact(string(args)))
+	text, err := sess.call(ctx, tool, args, opt)
+	if err != nil {
+		var te *toolError
+		if errors.As(err, &te) {
+			return "", agent.Errorf(agent.CodeToolError, "%s", te.text)
+		}
+		return "", agent.Errorf(agent.CodeToolError, "%s: %s", tool, s.cfg.redact(err.Error()))
+	}
+	return text, nil
+}

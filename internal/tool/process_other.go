@@ -1,0 +1,20 @@
+//go:build !unix
+
+package tool
+
+import (
+	"os"
+	"os/exec"
+)
+
+// newGroup does nothing where process groups do not exist.
+func newGroup(*exec.Cmd) {}
+
+// signalGroup kills the process itself where process groups do not exist.
+func signalGroup(pid int, hard bool) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return nil
+	}
+	return p.Kill()
+}
