@@ -16,7 +16,7 @@ const (
 	openAIDefaultModel = "gpt-4o-mini"
 	ollamaURL          = "http://127.0.0.1:11434"
 	ollamaProbeTimeout = 500 * time.Millisecond
-	modelsProbeTimeout = 5 * time.Second
+	modelsProbeTimeout = 2 * time.Second
 )
 
 // Detect decides which model endpoint to use from the environment.

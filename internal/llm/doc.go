@@ -29,14 +29,17 @@
 // silent server are retried with exponential backoff and jitter: at most 3
 // attempts within 10 s, honouring Retry-After when it fits. After the
 // first delta nothing is retried. Failures are *agent.Error with code
-// model_error and a message "model: <status> <upstream message>", with the
-// API key, sk-… keys and bearer tokens redacted. A stream that ends before
+// model_error and a message such as "model: 429 Too Many Requests: <upstream
+// message>", with the API key, sk-… keys and bearer tokens redacted, and
+// without retry or timeout noise. A stream that ends before
 // any choice carried a finish_reason (go-openai reports [DONE] and a bare
 // EOF alike) is a model_error too, returned with the partial response. A
 // done ctx returns ctx.Err() and the partial response.
 //
 // Config.Timeout caps a whole call (default 10 min); Config.IdleTimeout
 // caps the wait for the first byte and between reads (default 60 s).
+//
+// Config's String and LogValue never show the API key.
 //
 // Detect picks the endpoint from the environment (OPENAI_BASE_URL,
 // OPENAI_API_KEY, OPENAI_MODEL) or a local Ollama server.

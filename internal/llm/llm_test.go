@@ -118,13 +118,13 @@ func TestChatReasoning(t *testing.T) {
 		field string
 		chunk int
 	}{
-		{llmtest.ReasoningContent, 0},
-		{llmtest.ReasoningField, 0},
-		{llmtest.ReasoningThink, 0},
-		{llmtest.ReasoningThink, 1},
-		{llmtest.ReasoningThink, 2},
-		{llmtest.ReasoningThink, 3},
-		{llmtest.ReasoningThink, 5},
+		{llmtest.FieldReasoningContent, 0},
+		{llmtest.FieldReasoning, 0},
+		{llmtest.FieldThink, 0},
+		{llmtest.FieldThink, 1},
+		{llmtest.FieldThink, 2},
+		{llmtest.FieldThink, 3},
+		{llmtest.FieldThink, 5},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%d", tt.field, tt.chunk), func(t *testing.T) {

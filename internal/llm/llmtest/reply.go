@@ -11,9 +11,9 @@ import (
 
 // Reasoning fields a Reply can stream its reasoning in.
 const (
-	ReasoningContent = "reasoning_content" // DeepSeek, llama.cpp, LM Studio (the default)
-	ReasoningField   = "reasoning"         // Ollama, vLLM, OpenRouter
-	ReasoningThink   = "think"             // inline <think>…</think> at the start of content
+	FieldReasoningContent = "reasoning_content" // DeepSeek, llama.cpp, LM Studio (the default)
+	FieldReasoning        = "reasoning"         // Ollama, vLLM, OpenRouter
+	FieldThink            = "think"             // inline <think>…</think> at the start of content
 )
 
 // Reply scripts the answer to one chat request.
@@ -28,8 +28,8 @@ type Reply struct {
 
 	// Reasoning is streamed before the text, in ReasoningField.
 	Reasoning string
-	// ReasoningField is ReasoningContent (default), ReasoningField or
-	// ReasoningThink.
+	// ReasoningField is FieldReasoningContent (the default), FieldReasoning
+	// or FieldThink.
 	ReasoningField string
 	// Text is the answer.
 	Text string
@@ -110,9 +110,9 @@ func plan(r Reply, req Request) answer {
 	content := r.Text
 	if r.Reasoning != "" {
 		switch r.ReasoningField {
-		case ReasoningThink:
+		case FieldThink:
 			content = "<think>" + r.Reasoning + "</think>\n\n" + r.Text
-		case ReasoningField:
+		case FieldReasoning:
 			for _, s := range split(r.Reasoning, r.ChunkSize) {
 				a.deltas = append(a.deltas, wireDelta{Reasoning: s})
 			}
