@@ -1,0 +1,153 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+)
+
+// config is everything the server can be told, from the environment and
+// flags (flags win).
+type config struct {
+	Addr           string
+	DB             string
+	SystemPrompt   string
+	MCPConfig      string
+	APIKeys        []string
+	EventTTL       time.Duration
+	AllowedHosts   []string
+	AllowedOrigins []string
+	Insecure       bool
+	LogLevel       slog.Level
+	LogJSON        bool
+}
+
+const usageText = `agentik — a runtime for LLM agents
+
+Usage:
+  agentik [flags]              run the server
+  agentik tail [flags]         print events as JSON lines (agentik tail --help)
+  agentik chat [ID]            chat in the terminal (agentik chat --help)
+
+Settings (environment; a flag overrides its variable):
+  --addr            AGENTIK_ADDR             listen address (default 127.0.0.1:8080;
+                                             alias AGENTIK_PORT=N means 127.0.0.1:N)
+  --db              AGENTIK_DB               sqlite:PATH or postgres://URL
+                                             (default sqlite:./agentik.db; alias AGENTIK_DB_PATH=PATH)
+  --system-prompt   AGENTIK_SYSTEM_PROMPT    system prompt of new conversations
+  --mcp-config      AGENTIK_MCP_CONFIG       path to an mcp.json (Claude Desktop format)
+  --event-ttl       AGENTIK_EVENT_TTL        how long events are kept (default 168h; messages are kept forever)
+                    AGENTIK_API_KEYS         comma-separated API keys; when set, every route needs one
+  --allowed-hosts   AGENTIK_ALLOWED_HOSTS    extra Host names to accept (comma-separated; loopback always)
+  --allowed-origins AGENTIK_ALLOWED_ORIGINS  extra Origin hosts to accept (comma-separated, * wildcards)
+  --insecure                                 allow a non-loopback address without API keys
+  --log-level       AGENTIK_LOG_LEVEL        debug, info, warn or error (default info)
+  --log-json        AGENTIK_LOG_FORMAT=json  JSON logs
+Model (any OpenAI-compatible endpoint):
+                    OPENAI_BASE_URL          e.g. http://127.0.0.1:11434/v1 (Ollama), http://127.0.0.1:8080/v1 (llama.cpp)
+                    OPENAI_API_KEY           key for the endpoint (OpenAI when no base URL is set)
+                    OPENAI_MODEL             model name
+                    AGENTIK_LLM_BACKEND      openai (default); google is not available in this build
+  With none of them set, agentik uses Ollama if it answers on 127.0.0.1:11434;
+  otherwise it starts without a model and sends fail with "unavailable".
+`
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// parseConfig reads the environment, then the flags.
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	c := config{Addr: "127.0.0.1:8080", DB: "sqlite:./agentik.db", EventTTL: 168 * time.Hour}
+	if p := getenv("AGENTIK_PORT"); p != "" {
+		c.Addr = "127.0.0.1:" + p
+	}
+	if v := getenv("AGENTIK_ADDR"); v != "" {
+		c.Addr = v
+	}
+	if p := getenv("AGENTIK_DB_PATH"); p != "" {
+		c.DB = "sqlite:" + p
+	}
+	if v := getenv("AGENTIK_DB"); v != "" {
+		c.DB = v
+	}
+	c.SystemPrompt = getenv("AGENTIK_SYSTEM_PROMPT")
+	c.MCPConfig = getenv("AGENTIK_MCP_CONFIG")
+	c.APIKeys = splitList(getenv("AGENTIK_API_KEYS"))
+	if v := getenv("AGENTIK_EVENT_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("AGENTIK_EVENT_TTL must be a positive duration like 168h, got %q", v)
+		}
+		c.EventTTL = d
+	}
+	hosts, origins := getenv("AGENTIK_ALLOWED_HOSTS"), getenv("AGENTIK_ALLOWED_ORIGINS")
+	level := getenv("AGENTIK_LOG_LEVEL")
+	c.LogJSON = strings.EqualFold(getenv("AGENTIK_LOG_FORMAT"), "json")
+	switch b := strings.ToLower(getenv("AGENTIK_LLM_BACKEND")); b {
+	case "", "openai":
+	case "google":
+		return c, errors.New("AGENTIK_LLM_BACKEND=google (the embedded LiteRT engine) is not available in the Go build; run a local OpenAI-compatible server instead (llama.cpp's llama-server, or Ollama) and set OPENAI_BASE_URL, e.g. http://127.0.0.1:11434/v1")
+	default:
+		return c, fmt.Errorf("AGENTIK_LLM_BACKEND must be openai, got %q", b)
+	}
+
+	fs := flag.NewFlagSet("agentik", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usageText) }
+	fs.StringVar(&c.Addr, "addr", c.Addr, "")
+	fs.StringVar(&c.DB, "db", c.DB, "")
+	fs.StringVar(&c.SystemPrompt, "system-prompt", c.SystemPrompt, "")
+	fs.StringVar(&c.MCPConfig, "mcp-config", c.MCPConfig, "")
+	fs.DurationVar(&c.EventTTL, "event-ttl", c.EventTTL, "")
+	fs.StringVar(&hosts, "allowed-hosts", hosts, "")
+	fs.StringVar(&origins, "allowed-origins", origins, "")
+	fs.BoolVar(&c.Insecure, "insecure", false, "")
+	fs.StringVar(&level, "log-level", level, "")
+	fs.BoolVar(&c.LogJSON, "log-json", c.LogJSON, "")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q; see agentik --help", fs.Arg(0))
+	}
+	c.AllowedHosts, c.AllowedOrigins = splitList(hosts), splitList(origins)
+	if level != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
+			return c, fmt.Errorf("log level must be debug, info, warn or error, got %q", level)
+		}
+	}
+	if c.EventTTL <= 0 {
+		return c, fmt.Errorf("--event-ttl must be positive, got %s", c.EventTTL)
+	}
+	host, _, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return c, fmt.Errorf("address %q must be host:port, e.g. 127.0.0.1:8080", c.Addr)
+	}
+	if !isLoopback(host) && len(c.APIKeys) == 0 && !c.Insecure {
+		return c, fmt.Errorf("listening on %q without AGENTIK_API_KEYS exposes every conversation; set AGENTIK_API_KEYS, or pass --insecure if that is what you want", c.Addr)
+	}
+	if !isLoopback(host) && host != "" {
+		c.AllowedHosts = append(c.AllowedHosts, host)
+	}
+	return c, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/llm"
+	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/store"
+	"github.com/agentik/agentik/internal/tool"
+)
+
+// shutdownTimeout bounds a graceful stop: running turns end as interrupted
+// and are persisted, streams close, the event writer flushes.
+const shutdownTimeout = 8 * time.Second
+
+// pruneEvery is how often events older than the TTL are deleted.
+const pruneEvery = time.Hour
+
+// subcommand is a client mode of the binary (tail, chat).
+type subcommand func(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error
+
+// subcommands are registered by the files that implement them.
+var subcommands = map[string]subcommand{}
+
+// run is the whole program; main only calls it.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		if sub, ok := subcommands[args[0]]; ok {
+			return sub(ctx, args[1:], getenv, stdin, stdout, stderr)
+		}
+	}
+	cfg, err := parseConfig(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg, getenv, stderr)
+}
+
+func newLogger(cfg config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogJSON {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// serve runs the server until ctx is cancelled.
+func serve(ctx context.Context, cfg config, getenv func(string) string, stderr io.Writer) error {
+	log := newLogger(cfg, stderr)
+
+	// Listen first: a busy port fails at once.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer ln.Close()
+
+	var b *broker.Broker
+	st, err := store.Open(ctx, cfg.DB, store.Options{
+		Publish: func(evs []agent.AllEvent) { b.Publish(evs...) },
+		Logger:  log,
+	})
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	defer st.Close()
+	b = broker.New(st, log)
+
+	var model agent.Model
+	modelName := ""
+	unavailable := ""
+	mcfg, ok, err := llm.Detect(ctx, getenv, nil)
+	if err != nil {
+		// A local model server that is not up yet should not keep agentik
+		// down: start without a model and say why on every send.
+		log.Warn("model_unavailable", "err", err)
+		unavailable = "the model is not available: " + err.Error() + "; fix the model settings and restart agentik"
+		ok = false
+	}
+	if ok {
+		mcfg.Logger = log
+		m, err := llm.New(mcfg)
+		if err != nil {
+			return fmt.Errorf("model: %w", err)
+		}
+		model, modelName = m, m.Name()
+		log.Info("model_configured", "base_url", mcfg.BaseURL, "model", modelName)
+	} else {
+		log.Warn("no_model_configured", "hint", "set OPENAI_BASE_URL or OPENAI_API_KEY (and OPENAI_MODEL), or run Ollama on 127.0.0.1:11434")
+	}
+
+	var tools *tool.Manager
+	rcfg := agent.Config{Store: st, Publisher: b, Model: model, SystemPrompt: cfg.SystemPrompt, Logger: log, Unavailable: unavailable}
+	if cfg.MCPConfig != "" {
+		tcfg, err := tool.LoadConfig(cfg.MCPConfig, getenv)
+		if err != nil {
+			return err
+		}
+		onChange := func(s agent.ToolServer) { b.Publish(agent.ToolServerEvent(s, time.Now())) }
+		tools, err = tool.Start(ctx, tcfg, tool.Options{Logger: log, OnChange: onChange})
+		if err != nil {
+			return fmt.Errorf("start tools: %w", err)
+		}
+		defer tools.Close()
+		rcfg.Tools = tools
+	}
+	runner := agent.NewRunner(rcfg)
+	if err := runner.Recover(ctx); err != nil {
+		return err
+	}
+
+	scfg := server.Config{
+		Runner: runner, Broker: b, Store: st, ModelName: modelName, Logger: log,
+		AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins,
+	}
+	if tools != nil {
+		scfg.Tools = tools
+	}
+	srv := server.New(scfg)
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	pruneDone := make(chan struct{})
+	pruneCtx, stopPrune := context.WithCancel(ctx)
+	go func() { defer close(pruneDone); prune(pruneCtx, st, cfg.EventTTL, log) }()
+	log.Info("listening", "addr", ln.Addr().String(), "db", redactDSN(cfg.DB))
+
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+	}
+	stopPrune()
+	<-pruneDone
+	log.Info("shutting_down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if e := runner.Close(sctx); e != nil {
+		log.Error("runner_close_failed", "err", e)
+	}
+	if e := srv.Shutdown(sctx); e != nil {
+		log.Error("streams_close_failed", "err", e)
+	}
+	if e := hs.Shutdown(sctx); e != nil {
+		log.Error("http_shutdown_failed", "err", e)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// prune deletes old events now and every pruneEvery.
+func prune(ctx context.Context, st *store.Store, ttl time.Duration, log *slog.Logger) {
+	t := time.NewTicker(pruneEvery)
+	defer t.Stop()
+	for {
+		n, err := st.Prune(ctx, time.Now().Add(-ttl))
+		if err != nil && ctx.Err() == nil {
+			log.Error("prune_failed", "err", err)
+		} else if n > 0 {
+			log.Info("events_pruned", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// redactDSN hides the password of a postgres:// URL for logs.
+func redactDSN(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	return u.Redacted()
+}
