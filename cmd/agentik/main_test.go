@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/llm/llmtest"
+)
+
+// binary is the agentik binary built once for the process tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "agentik-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "agentik")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build agentik: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// proc is a running agentik binary.
+type proc struct {
+	cmd  *exec.Cmd
+	addr string
+	logs *strings.Builder
+}
+
+func start(t testing.TB, addr, db string, env ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(binary, "--addr", addr, "--db", "sqlite:"+db)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+	logs := &strings.Builder{}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, addr: addr, logs: logs}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for range 200 {
+		if resp, err := http.Get("http://" + addr + "/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p
+			}
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("agentik did not become healthy; logs:\n%s", logs)
+	return nil
+}
+
+func (p *proc) url(path string) string { return "http://" + p.addr + path }
+
+func postJSON(t testing.TB, url, body string, out any) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("POST %s: %d %s", url, resp.StatusCode, b)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestKill9MidTurn kills the real binary in the middle of a streamed
+// answer, restarts it, and checks that the turn became an
+// interrupted_by_restart error and that every event a client saw before
+// the kill is still in the log.
+func TestKill9MidTurn(t *testing.T) {
+	fake, fakeURL := llmtest.NewHTTPServer(t)
+	fake.Enqueue(llmtest.Reply{Text: strings.Repeat("token ", 2000), Delay: 2 * time.Millisecond})
+	db := filepath.Join(t.TempDir(), "agentik.db")
+	addr := freeAddr(t)
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}
+	p := start(t, addr, db, env...)
+
+	var c agent.Conversation
+	postJSON(t, p.url("/agentik/conversations"), `{"title":"crash"}`, &c)
+	resp, err := http.Post(p.url("/agentik/conversations/"+c.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"talk"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	seen := map[string]bool{} // seq of every frame this client received
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && len(seen) < 50 {
+		if id, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+			seen[id] = true
+		}
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait()
+
+	p = start(t, addr, db, env...)
+	var hist struct{ Messages []agent.Message }
+	getJSON(t, p.url("/agentik/conversations/"+c.ID+"/messages"), &hist)
+	last := hist.Messages[len(hist.Messages)-1]
+	if last.Type != agent.MessageError || last.Code != agent.CodeInterruptedByRestart {
+		t.Fatalf("after restart the last message is %+v", last)
+	}
+	var conv agent.Conversation
+	getJSON(t, p.url("/agentik/conversations/"+c.ID), &conv)
+	if conv.Running {
+		t.Error("conversation still running after recovery")
+	}
+	var page struct{ Events []agent.AllEvent }
+	getJSON(t, p.url("/agentik/conversations/"+c.ID+"/events/replay?limit=1000"), &page)
+	stored := map[string]bool{}
+	for _, e := range page.Events {
+		stored[fmt.Sprint(e.Seq)] = true
+	}
+	for seq := range seen {
+		if !stored[seq] {
+			t.Errorf("event %s was delivered before the kill but is not in the log", seq)
+		}
+	}
+	n := len(page.Events)
+	if n < 3 || page.Events[n-1].Event.Type != agent.EventEnd || page.Events[n-2].Event.Type != agent.EventError {
+		t.Fatalf("the log does not end with error + end: %d events", n)
+	}
+
+	// The conversation works again.
+	fake.Enqueue(llmtest.Reply{Text: "back"})
+	resp2, err := http.Post(p.url("/agentik/conversations/"+c.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"again"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp2.Body)
+	resp2.Body.Close()
+	if !strings.Contains(string(body), "event: end") || !strings.Contains(string(body), `"text":"back"`) {
+		t.Fatalf("turn after restart: %s", body)
+	}
+}
+
+func getJSON(t testing.TB, url string, out any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGracefulShutdown sends SIGTERM mid-turn: the turn ends as
+// interrupted and is persisted, and the process exits promptly.
+func TestGracefulShutdown(t *testing.T) {
+	fake, fakeURL := llmtest.NewHTTPServer(t)
+	fake.Enqueue(llmtest.Reply{Text: strings.Repeat("token ", 2000), Delay: 2 * time.Millisecond})
+	db := filepath.Join(t.TempDir(), "agentik.db")
+	addr := freeAddr(t)
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}
+	p := start(t, addr, db, env...)
+	var c agent.Conversation
+	postJSON(t, p.url("/agentik/conversations"), `{}`, &c)
+	resp, err := http.Post(p.url("/agentik/conversations/"+c.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"talk"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for n := 0; sc.Scan() && n < 20; n++ {
+	}
+	began := time.Now()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v\n%s", err, p.logs)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("did not exit within 10 s of SIGTERM")
+	}
+	t.Logf("exited %v after SIGTERM", time.Since(began))
+	p = start(t, addr, db, env...)
+	var hist struct{ Messages []agent.Message }
+	getJSON(t, p.url("/agentik/conversations/"+c.ID+"/messages"), &hist)
+	if last := hist.Messages[len(hist.Messages)-1]; last.Type != agent.MessageAssistant || !last.Interrupted {
+		t.Fatalf("after SIGTERM the last message is %+v", last)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	tests := []struct {
+		name    string
+		args    []string
+		getenv  func(string) string
+		addr    string
+		db      string
+		wantErr string
+	}{
+		{"defaults", nil, env(), "127.0.0.1:8080", "sqlite:./agentik.db", ""},
+		{"aliases", nil, env("AGENTIK_PORT", "9000", "AGENTIK_DB_PATH", "/x.db"), "127.0.0.1:9000", "sqlite:/x.db", ""},
+		{"new names win", nil, env("AGENTIK_PORT", "9000", "AGENTIK_ADDR", "127.0.0.1:9100"), "127.0.0.1:9100", "sqlite:./agentik.db", ""},
+		{"flags win", []string{"--addr", "127.0.0.1:7000", "--db", "postgres://x"}, env("AGENTIK_ADDR", "127.0.0.1:9100"), "127.0.0.1:7000", "postgres://x", ""},
+		{"public needs keys", []string{"--addr", "0.0.0.0:80"}, env(), "", "", "AGENTIK_API_KEYS"},
+		{"public with insecure", []string{"--addr", "0.0.0.0:80", "--insecure"}, env(), "0.0.0.0:80", "sqlite:./agentik.db", ""},
+		{"google backend", nil, env("AGENTIK_LLM_BACKEND", "google"), "", "", "llama.cpp"},
+		{"bad ttl", nil, env("AGENTIK_EVENT_TTL", "soon"), "", "", "AGENTIK_EVENT_TTL"},
+		{"bad addr", []string{"--addr", "8080"}, env(), "", "", "host:port"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseConfig(tt.args, tt.getenv, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want one mentioning %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Addr != tt.addr || c.DB != tt.db {
+				t.Fatalf("got %s %s, want %s %s", c.Addr, c.DB, tt.addr, tt.db)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	var out strings.Builder
+	err := run(context.Background(), []string{"--help"}, func(string) string { return "" }, nil, io.Discard, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"AGENTIK_ADDR", "AGENTIK_DB", "OPENAI_BASE_URL", "AGENTIK_MCP_CONFIG", "AGENTIK_API_KEYS", "AGENTIK_EVENT_TTL"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--help does not mention %s", want)
+		}
+	}
+}
+
