@@ -1,0 +1,264 @@
+// Package web holds the browser UI's templ components and the view models
+// they take. Components do no I/O: the server loads conversations and
+// messages, turns them into these plain structs and renders them. The
+// markup matches what assets/src/message.js builds for live updates, so a
+// message looks the same on first paint and when it arrives live.
+package web
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/a-h/templ"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// Untitled is what a conversation without a title is called.
+const Untitled = "New chat"
+
+// Page is everything one page of the UI shows: the sidebar, and either the
+// empty "new chat" view (Chat nil), a conversation, or a not-found notice.
+type Page struct {
+	Title     string // document title
+	Nonce     string // CSP nonce of this response's scripts
+	ScriptURL string // content-hashed bundle URLs (assets.URL)
+	StyleURL  string
+	IconURL   string
+
+	ModelName       string // "" when no model is configured
+	ModelConfigured bool
+
+	Conversations []ConversationItem
+	ToolServers   []agent.ToolServer
+	Chat          *ChatView // nil on the new-chat page
+	NotFound      bool      // the conversation in the URL does not exist
+}
+
+// ConversationItem is one row of the sidebar.
+type ConversationItem struct {
+	ID      string
+	Title   string
+	Temp    bool
+	Running bool
+	Current bool
+}
+
+// ChatView is the open conversation with its history.
+type ChatView struct {
+	ID       string
+	Title    string
+	Temp     bool
+	Running  bool
+	TurnSeq  int64
+	LastSeq  int64 // seq of the last message on the page: the resume cursor
+	Omitted  int   // earlier messages not on the page
+	Messages []MessageView
+}
+
+// Message view kinds.
+const (
+	KindUser      = "user"
+	KindAssistant = "assistant"
+	KindTool      = "tool"
+	KindError     = "error"
+	KindUnknown   = "unknown"
+)
+
+// MessageView is one entry of the thread. A tool call and its result are
+// one card (Kind tool), keyed by CallID.
+type MessageView struct {
+	Kind     string
+	Type     string // the wire type of the message (of the call, for a card)
+	ID       string
+	Seq      int64
+	ClientID string
+
+	Text        string // user, assistant: the text parts, as markdown source
+	Images      []Image
+	Reasoning   string
+	Interrupted bool
+	Usage       string // formatted token usage; "" when unknown
+
+	CallID    string
+	Name      string
+	Arguments string // pretty-printed JSON
+	HasResult bool
+	ResultID  string
+	Result    string // pretty-printed when JSON
+	IsError   bool
+
+	Error string // error: the message
+	Code  string
+}
+
+// Image is an inline image of a message.
+type Image struct {
+	Mime string
+	Data string // base64
+}
+
+// ConversationItems turns conversations into sidebar rows, marking current.
+func ConversationItems(cs []agent.Conversation, current string) []ConversationItem {
+	items := make([]ConversationItem, 0, len(cs))
+	for _, c := range cs {
+		items = append(items, ConversationItem{ID: c.ID, Title: Title(c.Title), Temp: c.Temp, Running: c.Running, Current: c.ID == current})
+	}
+	return items
+}
+
+// Title is a conversation's title for display.
+func Title(t string) string {
+	if strings.TrimSpace(t) == "" {
+		return Untitled
+	}
+	return t
+}
+
+// NewChatView builds the view of a conversation from its history in seq
+// order. omitted counts earlier messages the caller did not load.
+func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatView {
+	v := &ChatView{ID: c.ID, Title: Title(c.Title), Temp: c.Temp, Running: c.Running, TurnSeq: c.TurnSeq, Omitted: omitted}
+	cards := map[string]int{} // call_id → index in v.Messages
+	for _, m := range msgs {
+		v.LastSeq = max(v.LastSeq, m.Seq)
+		switch m.Type {
+		case agent.MessageUser:
+			text, imgs := splitContent(m.Content)
+			v.Messages = append(v.Messages, MessageView{Kind: KindUser, Type: m.Type, ID: m.ID, Seq: m.Seq, ClientID: m.ClientID, Text: text, Images: imgs})
+		case agent.MessageAssistant:
+			text, imgs := splitContent(m.Content)
+			v.Messages = append(v.Messages, MessageView{
+				Kind: KindAssistant, Type: m.Type, ID: m.ID, Seq: m.Seq, Text: text, Images: imgs,
+				Reasoning: m.Reasoning, Interrupted: m.Interrupted, Usage: FormatUsage(m.Usage),
+			})
+		case agent.MessageToolCall:
+			cards[m.CallID] = len(v.Messages)
+			v.Messages = append(v.Messages, MessageView{Kind: KindTool, Type: m.Type, ID: m.ID, Seq: m.Seq, CallID: m.CallID, Name: m.Name, Arguments: PrettyJSON(m.Arguments)})
+		case agent.MessageToolResult:
+			i, ok := cards[m.CallID]
+			if !ok {
+				i = len(v.Messages)
+				v.Messages = append(v.Messages, MessageView{Kind: KindTool, Type: m.Type, ID: m.ID, Seq: m.Seq, CallID: m.CallID, Name: m.Name})
+			}
+			card := &v.Messages[i]
+			card.HasResult, card.ResultID, card.Result, card.IsError = true, m.ID, PrettyJSON(m.Result), m.IsError
+		case agent.MessageError:
+			v.Messages = append(v.Messages, MessageView{Kind: KindError, Type: m.Type, ID: m.ID, Seq: m.Seq, Error: m.Error, Code: m.Code})
+		default:
+			v.Messages = append(v.Messages, MessageView{Kind: KindUnknown, Type: m.Type, ID: m.ID, Seq: m.Seq})
+		}
+	}
+	return v
+}
+
+func splitContent(cs []agent.Content) (string, []Image) {
+	var texts []string
+	var imgs []Image
+	for _, c := range cs {
+		switch c.Type {
+		case agent.ContentText:
+			texts = append(texts, c.Body)
+		case agent.ContentImage:
+			if inlineImage(c.Mime) && isBase64(c.Data) {
+				imgs = append(imgs, Image{Mime: c.Mime, Data: c.Data})
+			}
+		}
+	}
+	return strings.Join(texts, "\n\n"), imgs
+}
+
+// inlineImage reports whether a mime type may be shown inline as a data:
+// URL: raster formats only (an SVG could carry script).
+func inlineImage(mime string) bool {
+	switch mime {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return true
+	}
+	return false
+}
+
+// isBase64 reports whether s uses only the standard base64 alphabet, so a
+// data: URL built from it cannot carry anything else.
+func isBase64(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '=') {
+			return false
+		}
+	}
+	return true
+}
+
+// PrettyJSON indents JSON text, or returns the text unchanged if it is not JSON.
+func PrettyJSON(s string) string {
+	var v any
+	if s == "" || json.Unmarshal([]byte(s), &v) != nil {
+		return s
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return s
+	}
+	return string(b)
+}
+
+// FormatUsage renders token usage like "1,234 tokens · 1,000 in · 234 out"
+// (the same text assets/src/dom.js formats).
+func FormatUsage(u *agent.Usage) string {
+	if u == nil {
+		return ""
+	}
+	return thousands(u.TotalTokens) + " tokens · " + thousands(u.PromptTokens) + " in · " + thousands(u.CompletionTokens) + " out"
+}
+
+func thousands(n int) string {
+	s := strings.TrimPrefix(itoa(n), "-")
+	var b strings.Builder
+	if n < 0 {
+		b.WriteByte('-')
+	}
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// Boot is the initial state the JS layer reads from the page (a JSON
+// script block): which conversation is open and where to resume it.
+type Boot struct {
+	Conversation    *BootConversation `json:"conversation"`
+	ModelConfigured bool              `json:"model_configured"`
+}
+
+// BootConversation is the resume state of the open conversation.
+type BootConversation struct {
+	ID      string `json:"id"`
+	Title   string `json:"title"`
+	Temp    bool   `json:"temp"`
+	Running bool   `json:"running"`
+	TurnSeq int64  `json:"turn_seq"`
+	LastSeq int64  `json:"last_seq"`
+}
+
+// Boot returns the page's initial state for the JS layer.
+func (p Page) Boot() Boot {
+	b := Boot{ModelConfigured: p.ModelConfigured}
+	if c := p.Chat; c != nil {
+		b.Conversation = &BootConversation{ID: c.ID, Title: c.Title, Temp: c.Temp, Running: c.Running, TurnSeq: c.TurnSeq, LastSeq: c.LastSeq}
+	}
+	return b
+}
+
+// src is the data: URL of an inline image. Mime and Data were checked by
+// splitContent (raster type, base64 alphabet), so the URL is safe.
+func (i Image) src() templ.SafeURL { return templ.SafeURL("data:" + i.Mime + ";base64," + i.Data) }

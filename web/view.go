@@ -1,0 +1,95 @@
+package web
+
+import (
+	"net/url"
+	"strconv"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// Helpers the components call; pure functions of the view models.
+
+func chatID(p Page) string {
+	if p.Chat == nil {
+		return ""
+	}
+	return p.Chat.ID
+}
+
+func chatTitle(p Page) string {
+	switch {
+	case p.NotFound:
+		return "Not found"
+	case p.Chat == nil:
+		return Untitled
+	}
+	return p.Chat.Title
+}
+
+func modelLabel(name string) string {
+	if name == "" {
+		return "Model configured"
+	}
+	return name
+}
+
+func pathEscape(id string) string { return url.PathEscape(id) }
+
+func toolsState(servers []agent.ToolServer) string {
+	ready, failed := 0, 0
+	for _, s := range servers {
+		switch s.State {
+		case agent.ToolServerReady:
+			ready++
+		case agent.ToolServerFailed:
+			failed++
+		}
+	}
+	switch {
+	case failed > 0:
+		return "failed"
+	case ready == len(servers):
+		return "ready"
+	}
+	return "partial"
+}
+
+func toolsCount(servers []agent.ToolServer) string {
+	ready := 0
+	for _, s := range servers {
+		if s.State == agent.ToolServerReady {
+			ready++
+		}
+	}
+	return strconv.Itoa(ready) + "/" + strconv.Itoa(len(servers)) + " ready"
+}
+
+func toolState(m MessageView) string {
+	switch {
+	case !m.HasResult:
+		return "running"
+	case m.IsError:
+		return "error"
+	}
+	return "done"
+}
+
+func toolStatusLabel(m MessageView) string {
+	switch toolState(m) {
+	case "running":
+		return "Running…"
+	case "error":
+		return "Error"
+	}
+	return "Done"
+}
+
+func errorText(m MessageView) string {
+	if m.Code == agent.CodeInterruptedByRestart {
+		return "The answer was interrupted by a server restart."
+	}
+	if m.Error == "" {
+		return "Something went wrong."
+	}
+	return m.Error
+}
