@@ -340,6 +340,9 @@ func parseServer(name string, raw json.RawMessage, getenv func(string) string) (
 			x.secret(tok)
 		}
 	}
+	if sc.Transport == TransportStdio && strings.TrimSpace(sc.Command) == "" {
+		return fail("command", "is empty once its variables are expanded")
+	}
 	for k := range sc.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			return fail("env", "invalid variable name %q", k)
