@@ -1,6 +1,10 @@
 package server
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/agentik/agentik/assets"
+)
 
 // routes is the whole URL surface.
 func (s *Server) routes() http.Handler {
@@ -29,6 +33,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
 	// pages: the browser UI (begin)
+	mux.HandleFunc("GET /{$}", s.handleIndex)
+	mux.HandleFunc("GET /c/{id}", s.handleChat)
+	mux.Handle("GET /assets/", assets.Handler())
 	// pages: the browser UI (end)
 
 	return s.guard(mux)

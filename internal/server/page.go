@@ -1,0 +1,144 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"net/http"
+
+	"github.com/a-h/templ"
+
+	"github.com/agentik/agentik/assets"
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/web"
+)
+
+// Page limits.
+const (
+	// sidebarSize is how many conversations the sidebar lists on first paint.
+	sidebarSize = 200
+	// pageMessages is how many of the latest messages a conversation page
+	// renders; older ones are counted, not shown.
+	pageMessages = agent.MaxPageSize
+)
+
+// handleIndex serves the new-chat page.
+func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
+	p, err := s.page(r.Context(), "")
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	s.renderPage(w, r, http.StatusOK, p)
+}
+
+// handleChat serves a conversation's page with its history on first paint;
+// an unknown id gets a 404 page.
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	// The conversation is read before its messages: if a turn starts in
+	// between, its messages are on the page and the resume cursor
+	// (web.ChatView.LastSeq) is past them, so nothing is lost or doubled.
+	c, err := s.runner.Conversation(ctx, id)
+	if errors.Is(err, agent.ErrNotFound) {
+		p, perr := s.page(ctx, "")
+		if perr != nil {
+			s.pageError(w, r, perr)
+			return
+		}
+		p.NotFound, p.Title = true, "Not found · agentik"
+		s.renderPage(w, r, http.StatusNotFound, p)
+		return
+	}
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	offset := max(0, c.MessageCount-pageMessages)
+	msgs, err := s.runner.Messages(ctx, agent.MessageQuery{ConversationID: id, Offset: offset, Limit: pageMessages})
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	p, err := s.page(ctx, id)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	p.Chat = web.NewChatView(c, msgs, offset)
+	p.Title = p.Chat.Title + " · agentik"
+	s.renderPage(w, r, http.StatusOK, p)
+}
+
+// page builds what every page shows: the sidebar, model and tool servers.
+func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
+	cs, _, err := s.runner.Conversations(ctx, 0, sidebarSize)
+	if err != nil {
+		return web.Page{}, err
+	}
+	p := web.Page{
+		Title:           "agentik",
+		ScriptURL:       assets.URL("app.js"),
+		StyleURL:        assets.URL("app.css"),
+		IconURL:         assets.URL("icon.svg"),
+		ModelConfigured: s.runner.ModelConfigured(),
+		Conversations:   web.ConversationItems(cs, current),
+		ToolServers:     s.toolServers().Servers,
+	}
+	if p.ModelConfigured {
+		p.ModelName = s.modelName
+	}
+	return p, nil
+}
+
+// renderPage writes a page with a fresh CSP nonce.
+func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, code int, p web.Page) {
+	p.Nonce = pageHeaders(w.Header())
+	w.WriteHeader(code)
+	if err := web.Layout(p).Render(templ.WithNonce(r.Context(), p.Nonce), w); err != nil {
+		s.log.Debug("page_render", "path", r.URL.Path, "err", err)
+	}
+}
+
+// pageError answers a failed page load with a short plain-text page.
+func (s *Server) pageError(w http.ResponseWriter, r *http.Request, err error) {
+	e := s.wireError(r.Method+" "+r.URL.Path, err)
+	w.Header().Set("Cache-Control", "no-store")
+	http.Error(w, e.Message, status(e.Code))
+}
+
+// pageHeaders sets the security headers of an HTML page and returns the
+// nonce its scripts must carry. Only the nonce'd bundle runs: no inline
+// script, no inline handler, no remote image, no framing.
+func pageHeaders(h http.Header) string {
+	nonce := newNonce()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", contentSecurityPolicy(nonce))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	return nonce
+}
+
+// contentSecurityPolicy is the CSP of a page whose scripts carry nonce.
+func contentSecurityPolicy(nonce string) string {
+	return "default-src 'self'; " +
+		"script-src 'nonce-" + nonce + "'; " +
+		"style-src 'self'; " +
+		"img-src 'self' data: blob:; " +
+		"connect-src 'self'; " +
+		"object-src 'none'; " +
+		"base-uri 'none'; " +
+		"form-action 'self'; " +
+		"frame-ancestors 'none'"
+}
+
+// newNonce returns 128 random bits, base64-encoded.
+func newNonce() string {
+	b := make([]byte, 16)
+	rand.Read(b) // never fails (crypto/rand, Go 1.24+)
+	return base64.StdEncoding.EncodeToString(b)
+}
