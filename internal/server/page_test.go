@@ -201,7 +201,7 @@ func TestChatPageRunning(t *testing.T) {
 	if _, hidden := testid(doc, "stop").Attr("hidden"); hidden {
 		t.Error("stop button hidden during a turn")
 	}
-	if got := doc.Find(`[data-testid="conversation-item"][data-id="` + c.ID + `"]`).AttrOr("data-running", ""); got != "true" {
+	if got := doc.Find(`[data-testid="conversation-item"][data-id="`+c.ID+`"]`).AttrOr("data-running", ""); got != "true" {
 		t.Errorf("sidebar data-running = %q", got)
 	}
 	if _, err := ts.Runner.Interrupt(ctx, c.ID); err != nil {
