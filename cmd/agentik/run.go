@@ -125,7 +125,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 
 	scfg := server.Config{
 		Runner: runner, Broker: b, Store: st, ModelName: modelName, Logger: log,
-		AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins,
+		AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins, APIKeys: cfg.APIKeys,
 	}
 	if tools != nil {
 		scfg.Tools = tools

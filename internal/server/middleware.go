@@ -11,7 +11,7 @@ import (
 
 // guard applies the checks every route shares: the Host allow-list (DNS
 // rebinding), the Origin check and CSRF protection on state-changing
-// requests, and the body limit.
+// requests, API keys, and the body limit.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.hostAllowed(r.Host) {
@@ -27,6 +27,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				s.writeError(w, r, agent.Errorf(agent.CodeForbidden, "origin %q is not allowed; add it to AGENTIK_ALLOWED_ORIGINS", o))
 				return
 			}
+		}
+		if !s.requireAuth(w, r) {
+			return
 		}
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)

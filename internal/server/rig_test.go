@@ -73,3 +73,8 @@ func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 	})
 	return ts
 }
+
+// withKeys requires API keys.
+func withKeys(keys ...string) rigOption {
+	return func(_ *agent.Config, s *server.Config) { s.APIKeys = keys }
+}

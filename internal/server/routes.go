@@ -37,6 +37,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /c/{id}", s.handleChat)
 	mux.Handle("GET /assets/", assets.Handler())
 	// pages: the browser UI (end)
+	mux.HandleFunc("GET /login", s.handleLoginPage)
+	mux.HandleFunc("POST /login", s.handleLogin)
+	mux.HandleFunc("POST /logout", s.handleLogout)
 
 	return s.guard(mux)
 }

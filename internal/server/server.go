@@ -48,6 +48,10 @@ type Config struct {
 	// request's own host.
 	AllowedOrigins []string
 	Heartbeat      time.Duration // SSE heartbeat; default SSEHeartbeat
+	// APIKeys, when not empty, are required on every route but /health,
+	// /login and the assets: as Authorization: Bearer, or as the session
+	// cookie the sign-in page sets.
+	APIKeys []string
 }
 
 // Server serves agentik over HTTP. It is an http.Handler.

@@ -1,0 +1,125 @@
+package server
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/agentik/agentik/assets"
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/web"
+)
+
+// sessionCookie is the cookie the UI gets after signing in with an API key.
+// Its value is derived from the key (HMAC), so sessions survive restarts
+// and end when the key is removed from AGENTIK_API_KEYS.
+const sessionCookie = "agentik_session"
+
+// sessionValue is the cookie value that stands for key.
+func sessionValue(key string) string {
+	m := hmac.New(sha256.New, []byte(key))
+	m.Write([]byte("agentik-session-v1"))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// keyValid reports whether k is one of the API keys, in constant time per key.
+func (s *Server) keyValid(k string) bool {
+	ok := false
+	for _, key := range s.cfg.APIKeys {
+		if subtle.ConstantTimeCompare([]byte(k), []byte(key)) == 1 {
+			ok = true
+		}
+	}
+	return ok && k != ""
+}
+
+// authorized reports whether r carries an API key (Authorization: Bearer)
+// or a session cookie. Without configured keys everything is authorized.
+func (s *Server) authorized(r *http.Request) bool {
+	if len(s.cfg.APIKeys) == 0 {
+		return true
+	}
+	if k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && s.keyValid(strings.TrimSpace(k)) {
+		return true
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		for _, key := range s.cfg.APIKeys {
+			if subtle.ConstantTimeCompare([]byte(c.Value), []byte(sessionValue(key))) == 1 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// public paths need no key: liveness, the sign-in page and the bundle.
+func public(r *http.Request) bool {
+	p := r.URL.Path
+	return p == "/health" || p == "/login" || strings.HasPrefix(p, assets.Prefix)
+}
+
+// requireAuth sends browsers to the sign-in page and API clients a 401.
+func (s *Server) requireAuth(w http.ResponseWriter, r *http.Request) bool {
+	if public(r) || s.authorized(r) {
+		return true
+	}
+	if r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/agentik/") {
+		http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+		return false
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="agentik"`)
+	s.writeError(w, r, agent.Errorf(agent.CodeUnauthorized, "an API key is required: send Authorization: Bearer <key> (one of AGENTIK_API_KEYS)"))
+	return false
+}
+
+// localPath keeps a post-sign-in redirect on this server.
+func localPath(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/"
+	}
+	return next
+}
+
+func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, code int, next string, failed bool) {
+	pageHeaders(w.Header())
+	w.WriteHeader(code)
+	p := web.LoginPage{StyleURL: assets.URL("app.css"), IconURL: assets.URL("icon.svg"), Next: localPath(next), Failed: failed}
+	if err := web.Login(p).Render(r.Context(), w); err != nil {
+		s.log.Debug("page_render", "path", r.URL.Path, "err", err)
+	}
+}
+
+func (s *Server) handleLoginPage(w http.ResponseWriter, r *http.Request) {
+	if len(s.cfg.APIKeys) == 0 || s.authorized(r) {
+		http.Redirect(w, r, localPath(r.URL.Query().Get("next")), http.StatusSeeOther)
+		return
+	}
+	s.renderLogin(w, r, http.StatusOK, r.URL.Query().Get("next"), false)
+}
+
+func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		s.writeError(w, r, agent.Errorf(agent.CodeBadRequest, "the sign-in form could not be read: %v", err))
+		return
+	}
+	key, next := r.PostForm.Get("key"), r.PostForm.Get("next")
+	if !s.keyValid(key) {
+		s.log.Warn("login_failed", "remote", r.RemoteAddr)
+		s.renderLogin(w, r, http.StatusUnauthorized, next, true)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: sessionCookie, Value: sessionValue(key), Path: "/",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 30 * 24 * 3600,
+	})
+	http.Redirect(w, r, localPath(next), http.StatusSeeOther)
+}
+
+func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
