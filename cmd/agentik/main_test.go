@@ -284,4 +284,3 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
-
