@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,6 +76,9 @@ func stdioConfig(name string, env map[string]string) Config {
 // start starts a Manager that Close ends with the test.
 func start(t *testing.T, cfg Config, opt Options) *Manager {
 	t.Helper()
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	}
 	m, err := Start(t.Context(), cfg, opt)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -83,7 +87,15 @@ func start(t *testing.T, cfg Config, opt Options) *Manager {
 	return m
 }
 
-// server returns the state of one server.
+// testWriter writes logs to the test's log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(b), "\n"))
+	return len(b), nil
+}
+
+// serverState returns the state of one server.
 func serverState(m *Manager, name string) agent.ToolServer {
 	for _, s := range m.Servers() {
 		if s.Name == name {

@@ -86,7 +86,7 @@ type Manager struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	servers []*server // config order
+	servers []*supervisor // config order
 
 	mu    sync.RWMutex
 	specs []agent.ToolSpec
@@ -100,7 +100,7 @@ type Manager struct {
 var _ agent.Tools = (*Manager)(nil)
 
 type toolRef struct {
-	srv  *server
+	srv  *supervisor
 	tool string
 }
 
@@ -124,7 +124,7 @@ func Start(ctx context.Context, cfg Config, opt Options) (*Manager, error) {
 	m.deps = connectDeps{log: opt.Logger, http: &http.Client{Transport: ht}, getenv: os.Getenv, timeout: opt.StartTimeout}
 	ctx, m.cancel = context.WithCancel(ctx)
 	for _, sc := range cfg.Servers {
-		s := &server{m: m, cfg: sc, log: opt.Logger.With("mcp_server", sc.Name), state: agent.ToolServerStarting}
+		s := &supervisor{m: m, cfg: sc, log: opt.Logger.With("mcp_server", sc.Name), state: agent.ToolServerStarting}
 		if sc.Disabled {
 			s.state = agent.ToolServerDisabled
 		}
@@ -250,8 +250,8 @@ func (m *Manager) notify(ts agent.ToolServer) {
 	m.opt.OnChange(ts)
 }
 
-// server is one configured MCP server and its supervisor.
-type server struct {
+// supervisor keeps one configured MCP server running.
+type supervisor struct {
 	m   *Manager
 	cfg ServerConfig
 	log *slog.Logger
@@ -265,7 +265,7 @@ type server struct {
 	exposed   []string   // names of tools as the model sees them
 }
 
-func (s *server) snapshot() agent.ToolServer {
+func (s *supervisor) snapshot() agent.ToolServer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return agent.ToolServer{
@@ -276,7 +276,7 @@ func (s *server) snapshot() agent.ToolServer {
 
 // set changes the state (and, when tools is non-nil, the tools), then
 // rebuilds the names and reports the change if anything changed.
-func (s *server) set(state string, sess *session, err error, tools []mcp.Tool) {
+func (s *supervisor) set(state string, sess *session, err error, tools []mcp.Tool) {
 	s.mu.Lock()
 	msg := ""
 	if err != nil {
@@ -304,7 +304,7 @@ func (s *server) set(state string, sess *session, err error, tools []mcp.Tool) {
 
 // run keeps the server up until ctx ends: connect, serve until the session
 // breaks, wait, again.
-func (s *server) run(ctx context.Context) {
+func (s *supervisor) run(ctx context.Context) {
 	backoff := s.m.opt.RestartBackoff
 	hint := ""
 	for {
@@ -351,7 +351,7 @@ func (s *server) run(ctx context.Context) {
 
 // serve refreshes the tools on tools/list_changed until the session breaks
 // or ctx ends, and returns why.
-func (s *server) serve(ctx context.Context, sess *session) error {
+func (s *supervisor) serve(ctx context.Context, sess *session) error {
 	for {
 		select {
 		case <-ctx.Done():
@@ -375,7 +375,7 @@ func (s *server) serve(ctx context.Context, sess *session) error {
 }
 
 // call runs one tool of this server, or fails fast when it is not ready.
-func (s *server) call(ctx context.Context, tool string, args json.RawMessage) (string, error) {
+func (s *supervisor) call(ctx context.Context, tool string, args json.RawMessage) (string, error) {
 	s.mu.Lock()
 	sess, state, lastErr := s.sess, s.state, s.lastErr
 	s.mu.Unlock()
