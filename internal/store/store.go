@@ -15,7 +15,6 @@ import (
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
-	"gorm.io/gorm/logger"
 
 	"github.com/agentik/agentik/internal/agent"
 )
@@ -99,11 +98,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 			TranslateError:         true,
 			SkipDefaultTransaction: true,
 			NowFunc:                s.now,
-			Logger: logger.NewSlogLogger(s.log, logger.Config{
-				SlowThreshold:             time.Second,
-				LogLevel:                  logger.Warn,
-				IgnoreRecordNotFoundError: true,
-			}),
+			Logger:                 gormLog{s.log},
 		}
 	}
 

@@ -1,0 +1,144 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// benchAppenders is how many goroutines append at once in
+// BenchmarkAppendGroupCommit, and the transaction size of
+// BenchmarkBareBatchedInsert: a batch can never hold more requests than
+// there are appenders, so the bare insert gets batches at least as large.
+const benchAppenders = 64
+
+func benchStore(b *testing.B, opt Options) *Store {
+	b.Helper()
+	s, err := Open(b.Context(), "sqlite:"+filepath.Join(b.TempDir(), "bench.db"), opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			b.Error(err)
+		}
+	})
+	if err := s.Append(b.Context(), createdRec("c1", "bench")); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// tokenEvent is the small append_text event both write benchmarks store.
+func tokenEvent(n int64) agent.AllEvent {
+	return agent.AllEvent{
+		Kind: agent.KindConversation, ID: fmt.Sprintf("ev-%d", n), ConversationID: "c1",
+		Event: &agent.Event{Type: agent.EventAppendText, Text: "token "},
+	}
+}
+
+// BenchmarkAppendGroupCommit appends one append_text event per Append from
+// benchAppenders goroutines on SQLite; the writer group-commits them.
+func BenchmarkAppendGroupCommit(b *testing.B) {
+	s := benchStore(b, Options{Publish: func([]agent.AllEvent) {}})
+	var n atomic.Int64
+	b.SetParallelism(benchAppenders)
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			rec := &agent.Record{Event: tokenEvent(n.Add(1))}
+			if err := s.Append(b.Context(), rec); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	elapsed := time.Since(start)
+	b.StopTimer()
+	// The writer's counters are safe to read: every Append has returned.
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "rows/s")
+	b.ReportMetric(float64(s.stats.records)/float64(s.stats.batches), "rows/batch")
+}
+
+// BenchmarkBareBatchedInsert inserts the same rows as
+// BenchmarkAppendGroupCommit (encoded event, seq, id, created_at) with plain
+// gorm CreateInBatches, benchAppenders rows per transaction, from one
+// goroutine: the ceiling the writer is measured against.
+func BenchmarkBareBatchedInsert(b *testing.B) {
+	s := benchStore(b, Options{})
+	seq := s.lastSeq
+	b.ResetTimer()
+	start := time.Now()
+	for done := 0; done < b.N; {
+		size := min(benchAppenders, b.N-done)
+		rows := make([]eventRow, size)
+		for i := range rows {
+			seq++
+			ev := tokenEvent(seq)
+			ev.Seq, ev.Date = seq, time.Now().UTC()
+			payload, err := json.Marshal(ev)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cid := ev.ConversationID
+			rows[i] = eventRow{Seq: seq, ID: ev.ID, ConversationID: &cid, CreatedAt: ev.Date, Type: ev.Kind, Payload: string(payload)}
+		}
+		if err := s.w.Transaction(func(tx *gorm.DB) error {
+			return tx.CreateInBatches(rows, insertChunk).Error
+		}); err != nil {
+			b.Fatal(err)
+		}
+		done += size
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "rows/s")
+}
+
+// BenchmarkReplay100k reads 100,000 stored events (90% append_text, 10%
+// user messages) through Events in pages of 1000, as a resuming subscriber
+// does. One op is the whole replay.
+func BenchmarkReplay100k(b *testing.B) {
+	const total, page = 100_000, 1000
+	s := benchStore(b, Options{})
+	var recs []*agent.Record
+	for i := range total - 1 { // plus the created event
+		if i%10 == 9 {
+			recs = append(recs, userRec("c1", "a question of a few words", ""))
+		} else {
+			recs = append(recs, textRec("c1", "token "))
+		}
+		if len(recs) == 1000 || i == total-2 {
+			if err := s.Append(b.Context(), recs...); err != nil {
+				b.Fatal(err)
+			}
+			recs = recs[:0]
+		}
+	}
+	for b.Loop() {
+		n, after := 0, int64(0)
+		for {
+			evs, err := s.Events(b.Context(), agent.EventQuery{After: after, Limit: page})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(evs) == 0 {
+				break
+			}
+			n += len(evs)
+			after = evs[len(evs)-1].Seq
+		}
+		if n != total {
+			b.Fatalf("replayed %d events, want %d", n, total)
+		}
+	}
+	b.ReportMetric(float64(total), "events/op")
+}
