@@ -77,7 +77,7 @@ func stdioConfig(name string, env map[string]string) Config {
 func start(t *testing.T, cfg Config, opt Options) *Manager {
 	t.Helper()
 	if opt.Logger == nil {
-		opt.Logger = slog.New(slog.NewTextHandler(testWriter{t}, nil))
+		opt.Logger = testLogger(t)
 	}
 	m, err := Start(t.Context(), cfg, opt)
 	if err != nil {
@@ -85,6 +85,11 @@ func start(t *testing.T, cfg Config, opt Options) *Manager {
 	}
 	t.Cleanup(func() { m.Close() })
 	return m
+}
+
+// testLogger logs to the test's log.
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, nil))
 }
 
 // testWriter writes logs to the test's log.

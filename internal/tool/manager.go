@@ -282,7 +282,7 @@ func (s *supervisor) set(state string, sess *session, err error, tools []mcp.Too
 	if err != nil {
 		msg = s.cfg.redact(err.Error())
 	}
-	changed := s.state != state || s.lastErr != msg || tools != nil
+	changed := s.state != state || s.lastErr != msg || (tools != nil && !sameTools(s.tools, tools))
 	s.state, s.lastErr, s.sess = state, msg, sess
 	if sess != nil {
 		s.transport = sess.transport
@@ -300,6 +300,19 @@ func (s *supervisor) set(state string, sess *session, err error, tools []mcp.Too
 	ts := s.snapshot()
 	s.log.Info("mcp_server_state", "state", ts.State, "error", ts.Error, "tools", len(ts.Tools))
 	s.m.notify(ts)
+}
+
+// sameTools reports whether two listings show the model the same tools.
+func sameTools(a, b []mcp.Tool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || string(schema(a[i])) != string(schema(b[i])) {
+			return false
+		}
+	}
+	return true
 }
 
 // run keeps the server up until ctx ends: connect, serve until the session

@@ -197,7 +197,9 @@ func (p *process) exitError() error {
 	} else {
 		err = fmt.Errorf("exited: %w", err)
 	}
-	if line := p.lastLine(); line != "" {
+	// After a normal exit, the last words on stderr usually say why; after
+	// a signal they are whatever it printed last, often a banner.
+	if line := p.lastLine(); line != "" && p.cmd.ProcessState != nil && p.cmd.ProcessState.Exited() {
 		err = fmt.Errorf("%w: %s", err, line)
 	}
 	return err

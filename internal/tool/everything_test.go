@@ -1,0 +1,166 @@
+package tool
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// The tests below run @modelcontextprotocol/server-everything, the MCP
+// reference server from npm (pinned in package.json), over stdio and HTTP.
+
+// everything returns the repository root and the server's entry point. A
+// missing install fails the test: CI must run `npm ci`.
+func everything(t *testing.T) (root, entry string) {
+	t.Helper()
+	if os.Getenv("AGENTIK_TEST_NO_NODE") == "1" {
+		t.Skip("AGENTIK_TEST_NO_NODE=1")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry = filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(entry); err != nil {
+		t.Fatalf("node_modules/@modelcontextprotocol/server-everything is missing: run `npm ci` in %s (or set AGENTIK_TEST_NO_NODE=1 to skip the tests that need Node): %v", root, err)
+	}
+	for _, cmd := range []string{"node", "npx"} {
+		if _, err := exec.LookPath(cmd); err != nil {
+			t.Fatalf("%s is not on PATH: install Node.js and run `npm ci` (or set AGENTIK_TEST_NO_NODE=1): %v", cmd, err)
+		}
+	}
+	return root, entry
+}
+
+// sessionPID is the pid of a ready stdio server's process (its group's).
+func sessionPID(m *Manager, name string) int {
+	for _, s := range m.servers {
+		s.mu.Lock()
+		sess := s.sess
+		s.mu.Unlock()
+		if s.cfg.Name == name && sess != nil && sess.proc != nil {
+			return sess.proc.pid()
+		}
+	}
+	return 0
+}
+
+func TestEverythingStdioNpx(t *testing.T) {
+	root, _ := everything(t)
+	t.Setenv("OPENAI_API_KEY", "sk-must-not-leak")
+	// The way people configure it: an npx wrapper (npm exec → sh → node).
+	cfg, err := ParseConfig([]byte(`{"mcpServers":{"everything":{"command":"npx","args":["-y","@modelcontextprotocol/server-everything","stdio"],"cwd":"`+root+`"}}}`), os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Start(t.Context(), cfg, Options{Logger: testLogger(t), RestartBackoff: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ts := waitState(t, m, "everything", agent.ToolServerReady, 60*time.Second)
+	if !slices.Contains(ts.Tools, "everything__echo") || !slices.Contains(ts.Tools, "everything__get-env") {
+		t.Fatalf("tools %v lack everything__echo or everything__get-env", ts.Tools)
+	}
+	t.Logf("protocol %s", protocolOf(m, "everything"))
+	if got := mustCall(t, m, "everything__echo", `{"message":"hello from agentik"}`); !strings.Contains(got, "hello from agentik") {
+		t.Errorf("echo = %q", got)
+	}
+	if env := mustCall(t, m, "everything__get-env", "{}"); strings.Contains(env, "OPENAI_API_KEY") || strings.Contains(env, "sk-must-not-leak") {
+		t.Errorf("the server sees our OPENAI_API_KEY:\n%s", env)
+	}
+
+	// kill -9 of the wrapper: the whole group goes, and the server comes back.
+	pgid := sessionPID(m, "everything")
+	if n := len(groupAlive(t, pgid)); n < 2 {
+		t.Fatalf("group %d has %d processes, want npx and node", pgid, n)
+	}
+	if err := syscall.Kill(pgid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the old group (npm, sh, node) to die", 5*time.Second, func() bool { return len(groupAlive(t, pgid)) == 0 })
+	waitFor(t, "echo to work again", 60*time.Second, func() bool {
+		got, err := call(t, m, "everything__echo", `{"message":"again"}`)
+		return err == nil && strings.Contains(got, "again")
+	})
+
+	pgid = sessionPID(m, "everything")
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if alive := groupAlive(t, pgid); len(alive) > 0 {
+		t.Errorf("after Close, group %d still has %v", pgid, alive)
+	}
+}
+
+// freePort is a port on 127.0.0.1 that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startEverythingHTTP runs server-everything in mode (streamableHttp or
+// sse) on a free port, killed with the test, and returns its base URL.
+func startEverythingHTTP(t *testing.T, entry, mode string) string {
+	t.Helper()
+	port := freePort(t)
+	cmd := exec.Command("node", entry, mode)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	waitFor(t, "server-everything "+mode+" to listen on "+addr, 30*time.Second, func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return false
+		}
+		c.Close()
+		return true
+	})
+	return "http://" + addr
+}
+
+func TestEverythingHTTP(t *testing.T) {
+	_, entry := everything(t)
+	tests := []struct{ name, mode, path, typ, transport string }{
+		{"streamable http", "streamableHttp", "/mcp", "http", TransportHTTP},
+		{"streamable http, no type", "streamableHttp", "/mcp", "", TransportHTTP},
+		{"sse fallback, no type", "sse", "/sse", "", TransportSSE},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := startEverythingHTTP(t, entry, tt.mode)
+			m := start(t, remoteConfig(t, tt.typ, base+tt.path, "unused"), Options{})
+			ts := waitState(t, m, "r", agent.ToolServerReady, 30*time.Second)
+			if ts.Transport != tt.transport {
+				t.Errorf("transport = %s, want %s", ts.Transport, tt.transport)
+			}
+			t.Logf("protocol %s", protocolOf(m, "r"))
+			if got := mustCall(t, m, "r__echo", `{"message":"over `+tt.mode+`"}`); !strings.Contains(got, "over "+tt.mode) {
+				t.Errorf("echo = %q", got)
+			}
+		})
+	}
+}
