@@ -91,6 +91,15 @@ func TestConversationLifecycle(t *testing.T) {
 		if got, want := len(allEvents(t, s)), 5; got != want {
 			t.Errorf("log has %d events, want %d", got, want)
 		}
+
+		temp := createdRec("t1", "")
+		temp.Conversation.Temp = true
+		wantCode(t, s.Append(ctx, temp), agent.CodeBadRequest)
+		wantCode(t, s.Append(ctx, createdRec("c2", ""), createdRec("c2", "twice")), agent.CodeBadRequest)
+		if _, err := s.Conversation(ctx, "c2"); !errors.Is(err, agent.ErrNotFound) {
+			t.Errorf("half of a failed append was stored: err = %v", err)
+		}
+		wantCode(t, s.Append(ctx, deletedRec("c1")), agent.CodeNotFound)
 	})
 }
 
@@ -773,5 +782,61 @@ func TestSQLitePragmas(t *testing.T) {
 	}
 	if err := s.r.Exec("DELETE FROM meta").Error; err == nil {
 		t.Error("the read pool accepted a write")
+	}
+}
+
+// TestPostgresInstances appends from two stores on one PostgreSQL database
+// at once, as two agentik instances would: the advisory lock keeps the seqs
+// gapless, and each instance publishes its own events in increasing order.
+func TestPostgresInstances(t *testing.T) {
+	var pg *backend
+	for _, b := range backends(t) {
+		if b.name == "postgres" {
+			pg = &b
+		}
+	}
+	if pg == nil {
+		t.Skip("AGENTIK_TEST_NO_POSTGRES=1")
+	}
+	dsn := pg.dsn(t)
+	recs := []*recorder{{}, {}}
+	a := open(t, dsn, Options{Publish: recs[0].publish})
+	b := open(t, dsn, Options{Publish: recs[1].publish})
+	if a.Epoch() != b.Epoch() {
+		t.Errorf("epochs differ on one database: %q, %q", a.Epoch(), b.Epoch())
+	}
+	mustAppend(t, a, createdRec("c1", ""))
+	const workers, each = 8, 25
+	var wg sync.WaitGroup
+	for w := range workers {
+		s := []*Store{a, b}[w%2]
+		wg.Go(func() {
+			for i := range each {
+				if err := s.Append(t.Context(), textRec("c1", fmt.Sprint(w, i)), userRec("c1", "m", "")); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	total := 1 + workers*each*2
+	if got := seqs(allEvents(t, a)); len(got) != total || got[total-1] != int64(total) {
+		t.Fatalf("stored %d events, last seq %v; want %d gapless", len(got), got[len(got)-1:], total)
+	}
+	for i, r := range recs {
+		evs := r.events()
+		for j := 1; j < len(evs); j++ {
+			if evs[j].Seq <= evs[j-1].Seq {
+				t.Fatalf("instance %d published seq %d after %d", i, evs[j].Seq, evs[j-1].Seq)
+			}
+		}
+	}
+	if got := len(recs[0].evs) + len(recs[1].evs); got != total {
+		t.Errorf("published %d events in all, want %d", got, total)
+	}
+	c, err := b.Conversation(t.Context(), "c1")
+	if err != nil || c.MessageCount != workers*each {
+		t.Errorf("message_count %d (%v), want %d", c.MessageCount, err, workers*each)
 	}
 }

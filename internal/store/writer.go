@@ -326,6 +326,9 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time) error {
 		case agent.AgentCreated:
 			row := conversationRow{ID: cid, Title: a.Title, CreatedAt: now, UpdatedAt: now}
 			if c := rec.Conversation; c != nil {
+				if c.Temp {
+					return agent.Errorf(agent.CodeBadRequest, "conversation %q is temporary: it is never stored", cid)
+				}
 				if c.ID != "" && c.ID != cid {
 					return agent.Errorf(agent.CodeBadRequest, "created event %s: conversation id %q differs from the event's %q", ev.ID, c.ID, cid)
 				}
