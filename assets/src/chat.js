@@ -65,7 +65,10 @@ export class Chat {
       while (raw.length && performance.now() - t0 < 12) upgradeMarkdown(raw.shift());
       if (pinned) this.scrollToBottom();
       if (raw.length) setTimeout(step, 0);
-      else this.main.dataset.rendered = 'true';
+      else {
+        this.main.dataset.rendered = 'true';
+        performance.mark('agentik:rendered');
+      }
     };
     step();
   }
