@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
-	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentik/agentik/internal/agent"
@@ -275,4 +275,137 @@ func TestBrowserStreamsAnswer(t *testing.T) {
 		t.Error("the new conversation is not the current sidebar item")
 	}
 	waitJS(t, tab, "send button back", `document.querySelector('[data-testid="stop"]').hidden && !document.querySelector('[data-testid="send"]').hidden`)
+}
+
+func TestBrowserReloadMidStream(t *testing.T) {
+	ts := newTestServer(t)
+	tab := newBrowser(t, ts).tab()
+	openPage(t, ts, tab, "/")
+	send(t, tab, "[[tokens=200 delay=15ms]]")
+	id := conversationID(t, tab)
+	waitJS(t, tab, "streamed text", jsStreaming+`?.textContent.includes('t30 ')`)
+
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	if got := eval[string](t, tab, `document.querySelector('#main').dataset.conversationId`); got != id {
+		t.Fatalf("after reload the page shows %q, want %q", got, id)
+	}
+	// The turn so far is replayed from turn_seq: the in-progress answer
+	// starts at the first token, not where the reload happened.
+	waitJS(t, tab, "rebuilt in-progress answer", jsStreaming+`?.textContent.startsWith('t1 t2 t3 ')`)
+	waitJS(t, tab, "persisted answer", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
+	if got := answerText(t, tab, 0); got != tokens(200) {
+		t.Errorf("after a reload mid-stream the answer is %q, want t1…t200 exactly once", got)
+	}
+	if n := eval[int](t, tab, `document.querySelectorAll('#messages > [data-type="user_message"]').length`); n != 1 {
+		t.Errorf("user messages = %d, want 1", n)
+	}
+	if n := eval[int](t, tab, `new Set([...document.querySelectorAll('#messages [data-id]')].map(e => e.dataset.id)).size === document.querySelectorAll('#messages [data-id]').length ? 0 : 1`); n != 0 {
+		t.Error("a message is on the page twice")
+	}
+
+	// Reload again once idle: the server-rendered history is the same.
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	waitJS(t, tab, "rendered history", `document.querySelector('#main').dataset.rendered === 'true'`)
+	if got := answerText(t, tab, 0); got != tokens(200) || eval[int](t, tab, jsAnswers+`.length`) != 1 {
+		t.Errorf("history after reload = %q", got)
+	}
+}
+
+func TestBrowserSecondTabSeesTurnLive(t *testing.T) {
+	ts := newTestServer(t)
+	br := newBrowser(t, ts)
+	c, err := ts.Runner.CreateConversation(context.Background(), "Shared", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, home := br.tab(), br.tab(), br.tab()
+	openPage(t, ts, a, "/c/"+c.ID)
+	openPage(t, ts, b, "/c/"+c.ID)
+	openPage(t, ts, home, "/")
+
+	send(t, a, "[[tokens=80 delay=20ms]]")
+	waitJS(t, b, "live text in the second tab", jsStreaming+`?.textContent.includes('t5 ')`)
+	waitJS(t, home, "running indicator in another tab's sidebar", `document.querySelector('[data-testid="conversation-item"][data-id="`+c.ID+`"]')?.dataset.running === 'true'`)
+	if !eval[bool](t, b, `!document.querySelector('[data-testid="stop"]').hidden`) {
+		t.Error("the second tab offers no Stop during the turn")
+	}
+	waitJS(t, b, "persisted answer in the second tab", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
+	if got := answerText(t, b, 0); got != tokens(80) {
+		t.Errorf("second tab answer = %q", got)
+	}
+	if n := eval[int](t, b, `document.querySelectorAll('#messages > [data-type="user_message"]').length`); n != 1 {
+		t.Errorf("second tab shows %d user messages, want 1", n)
+	}
+	waitJS(t, home, "running indicator off", `document.querySelector('[data-testid="conversation-item"][data-id="`+c.ID+`"]')?.dataset.running === 'false'`)
+
+	// A conversation created, renamed and deleted elsewhere follows live.
+	c2, err := ts.Runner.CreateConversation(context.Background(), "From the API", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := `document.querySelector('[data-testid="conversation-item"][data-id="` + c2.ID + `"]')`
+	waitJS(t, home, "created conversation in the sidebar", item+`?.textContent.includes('From the API')`)
+	if _, err := ts.Runner.Rename(context.Background(), c2.ID, "Renamed elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, home, "renamed conversation", item+`?.textContent.includes('Renamed elsewhere')`)
+	if err := ts.Runner.Delete(context.Background(), c2.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, home, "deleted conversation gone", item+` === null`)
+}
+
+func TestBrowserStop(t *testing.T) {
+	ts := newTestServer(t)
+	tab := newBrowser(t, ts).tab()
+	openPage(t, ts, tab, "/")
+	send(t, tab, "[[tokens=2000 delay=20ms]]")
+	id := conversationID(t, tab)
+	waitJS(t, tab, "streamed text", jsStreaming+`?.textContent.includes('t5 ')`)
+	do(t, tab, press("Escape", 0))
+	waitJS(t, tab, "interrupted answer", jsAnswers+`.length === 1 && `+jsAnswers+`[0].querySelector('[data-testid="interrupted"]') !== null`)
+	waitJS(t, tab, "idle composer", `document.querySelector('[data-testid="stop"]').hidden && !document.querySelector('[data-testid="send"]').hidden`)
+	c := waitIdle(t, ts, id)
+	if c.Running {
+		t.Error("the conversation still runs after Stop")
+	}
+	if got := answerText(t, tab, 0); strings.Contains(got, "t2000") || !strings.HasPrefix(got, "t1 t2 t3") {
+		t.Errorf("interrupted answer = %q", got)
+	}
+}
+
+func TestBrowserToolCard(t *testing.T) {
+	ts := newTestServer(t, withTools())
+	tab := newBrowser(t, ts).tab()
+	openPage(t, ts, tab, "/")
+	if got := eval[string](t, tab, `document.querySelector('[data-testid="tool-servers"] .tools-count').textContent`); got != "2/2 ready" {
+		t.Errorf("tool servers = %q", got)
+	}
+	send(t, tab, `Weather? [[tool=weather__forecast args={"city":"Paris","days":2}]]`)
+	card := `document.querySelector('#messages [data-testid="tool-card"]')`
+	waitJS(t, tab, "tool card with result", card+`?.querySelector('[data-testid="tool-result"]')?.textContent.includes('showers')`)
+	waitJS(t, tab, "final answer", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
+	check := func(when string) {
+		if n := eval[int](t, tab, `document.querySelectorAll('[data-testid="tool-card"]').length`); n != 1 {
+			t.Errorf("%s: %d tool cards, want 1", when, n)
+		}
+		if got := eval[string](t, tab, card+`.querySelector('[data-testid="tool-name"]').textContent`); got != "weather__forecast" {
+			t.Errorf("%s: tool name = %q", when, got)
+		}
+		if got := eval[string](t, tab, card+`.querySelector('[data-testid="tool-arguments"]').textContent`); got != "{\n  \"city\": \"Paris\",\n  \"days\": 2\n}" {
+			t.Errorf("%s: arguments = %q", when, got)
+		}
+		if got := eval[string](t, tab, card+`.dataset.state`); got != "done" {
+			t.Errorf("%s: card state = %q", when, got)
+		}
+		if got := answerText(t, tab, 0); !strings.Contains(got, "tool said:") {
+			t.Errorf("%s: answer = %q", when, got)
+		}
+	}
+	check("live")
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	check("after reload")
 }
