@@ -15,7 +15,7 @@
 //
 // # Names
 //
-// The model sees a tool as <server>__<tool>, every byte outside
+// The model sees a tool as <server>__<tool>, every character outside
 // [A-Za-z0-9_-] replaced by '_', at most 64 bytes (longer names are cut and
 // get a hash of the original). When two tools would get the same name, the
 // one of the server later in name order gets a hash suffix.

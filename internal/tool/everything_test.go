@@ -62,7 +62,7 @@ func TestEverythingStdioNpx(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Start(t.Context(), cfg, Options{Logger: testLogger(t), RestartBackoff: 100 * time.Millisecond})
+	m, err := Start(t.Context(), cfg, Options{Logger: testLogger(t), RestartBackoff: 100 * time.Millisecond, CallTimeout: 700 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +75,7 @@ func TestEverythingStdioNpx(t *testing.T) {
 	if got := mustCall(t, m, "everything__echo", `{"message":"hello from agentik"}`); !strings.Contains(got, "hello from agentik") {
 		t.Errorf("echo = %q", got)
 	}
+	longRunning(t, m, "everything")
 	if env := mustCall(t, m, "everything__get-env", "{}"); strings.Contains(env, "OPENAI_API_KEY") || strings.Contains(env, "sk-must-not-leak") {
 		t.Errorf("the server sees our OPENAI_API_KEY:\n%s", env)
 	}
@@ -99,6 +100,16 @@ func TestEverythingStdioNpx(t *testing.T) {
 	}
 	if alive := groupAlive(t, pgid); len(alive) > 0 {
 		t.Errorf("after Close, group %d still has %v", pgid, alive)
+	}
+}
+
+// longRunning calls a tool that runs 2s, reporting progress every 200ms,
+// with a CallTimeout of 700ms: only progress keeps it alive.
+func longRunning(t *testing.T, m *Manager, server string) {
+	t.Helper()
+	got := mustCall(t, m, server+"__trigger-long-running-operation", `{"duration":2,"steps":10}`)
+	if !strings.Contains(got, "completed") {
+		t.Errorf("long running operation = %q", got)
 	}
 }
 
@@ -152,7 +163,7 @@ func TestEverythingHTTP(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			base := startEverythingHTTP(t, entry, tt.mode)
-			m := start(t, remoteConfig(t, tt.typ, base+tt.path, "unused"), Options{})
+			m := start(t, remoteConfig(t, tt.typ, base+tt.path, "unused"), Options{CallTimeout: 700 * time.Millisecond})
 			ts := waitState(t, m, "r", agent.ToolServerReady, 30*time.Second)
 			if ts.Transport != tt.transport {
 				t.Errorf("transport = %s, want %s", ts.Transport, tt.transport)
@@ -161,6 +172,7 @@ func TestEverythingHTTP(t *testing.T) {
 			if got := mustCall(t, m, "r__echo", `{"message":"over `+tt.mode+`"}`); !strings.Contains(got, "over "+tt.mode) {
 				t.Errorf("echo = %q", got)
 			}
+			longRunning(t, m, "r")
 		})
 	}
 }

@@ -318,6 +318,11 @@ func sameTools(a, b []mcp.Tool) bool {
 // run keeps the server up until ctx ends: connect, serve until the session
 // breaks, wait, again.
 func (s *supervisor) run(ctx context.Context) {
+	defer func() {
+		s.mu.Lock()
+		s.sess = nil
+		s.mu.Unlock()
+	}()
 	backoff := s.m.opt.RestartBackoff
 	hint := ""
 	for {
@@ -410,7 +415,9 @@ func (s *supervisor) call(ctx context.Context, tool string, args json.RawMessage
 		if errors.As(err, &te) {
 			return "", agent.Errorf(agent.CodeToolError, "%s", te.text)
 		}
-		return "", agent.Errorf(agent.CodeToolError, "%s: %s", tool, s.cfg.redact(err.Error()))
+		// Transport errors may quote a whole response body.
+		msg := capText(s.cfg.redact(err.Error()), s.m.opt.MaxResultBytes)
+		return "", agent.Errorf(agent.CodeToolError, "%s: %s", tool, msg)
 	}
 	return text, nil
 }

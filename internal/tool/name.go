@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"strings"
 )
 
 // MaxNameLen is the longest tool name the model sees: OpenAI's limit.
@@ -12,17 +13,19 @@ const MaxNameLen = 64
 // nameSep joins the server's and the tool's names.
 const nameSep = "__"
 
-// sanitize maps every byte outside [A-Za-z0-9_-] to '_'.
+// sanitize maps every rune outside [A-Za-z0-9_-] to '_'.
 func sanitize(s string) string {
-	b := []byte(s)
-	for i, c := range b {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, c := range s {
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
+			b.WriteRune(c)
 		default:
-			b[i] = '_'
+			b.WriteByte('_')
 		}
 	}
-	return string(b)
+	return b.String()
 }
 
 // shortHash is 8 hex digits identifying s.

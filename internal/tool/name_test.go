@@ -1,0 +1,124 @@
+package tool
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+func TestBaseName(t *testing.T) {
+	long := strings.Repeat("t", 80)
+	tests := []struct{ server, tool, want string }{
+		{"fs", "read_file", "fs__read_file"},
+		{"everything", "get-env", "everything__get-env"},
+		{"github.com", "search repos", "github_com__search_repos"},
+		{"ünï", "tool/x", "_n___tool_x"},
+		{"s", long, ("s__" + long)[:55] + "_" + shortHash("s__"+long)},
+	}
+	for _, tt := range tests {
+		got := baseName(tt.server, tt.tool)
+		if got != tt.want {
+			t.Errorf("baseName(%q, %q) = %q, want %q", tt.server, tt.tool, got, tt.want)
+		}
+		if !validName.MatchString(got) {
+			t.Errorf("baseName(%q, %q) = %q: not a valid tool name", tt.server, tt.tool, got)
+		}
+	}
+	// Long names that differ only at the end stay apart.
+	if baseName("s", long+"a") == baseName("s", long+"b") {
+		t.Errorf("long names collide")
+	}
+}
+
+func TestUniqueNames(t *testing.T) {
+	// Each pair maps to the same sanitized name.
+	pairs := [][2][2]string{
+		{{"a", "b__c"}, {"a__b", "c"}},
+		{{"my.server", "x"}, {"my_server", "x"}},
+		{{"s", strings.Repeat("x", 70)}, {"s", strings.Repeat("x", 70)}},
+	}
+	for _, p := range pairs {
+		taken := map[string]bool{}
+		first := uniqueName(p[0][0], p[0][1], taken)
+		taken[first] = true
+		second := uniqueName(p[1][0], p[1][1], taken)
+		taken[second] = true
+		third := uniqueName(p[1][0], p[1][1], taken)
+		if first == second || second == third || first == third {
+			t.Errorf("%v: names %q, %q, %q are not unique", p, first, second, third)
+		}
+		for _, n := range []string{first, second, third} {
+			if !validName.MatchString(n) {
+				t.Errorf("%q is not a valid tool name", n)
+			}
+		}
+		if first != baseName(p[0][0], p[0][1]) {
+			t.Errorf("the first comer lost its plain name: %q", first)
+		}
+	}
+}
+
+func TestRebuildOrder(t *testing.T) {
+	// Two servers whose tools clash: the earlier server keeps the plain name.
+	m := &Manager{}
+	a := &supervisor{m: m, cfg: ServerConfig{Name: "a"}, tools: []mcp.Tool{{Name: "b__c"}}}
+	b := &supervisor{m: m, cfg: ServerConfig{Name: "a__b"}, tools: []mcp.Tool{{Name: "c", Description: "d"}}}
+	m.servers = []*supervisor{a, b}
+	m.rebuild()
+	specs := m.Specs()
+	if len(specs) != 2 || specs[0].Name != "a__b__c" || specs[1].Name == "a__b__c" || specs[1].Description != "d" {
+		t.Fatalf("specs = %+v", specs)
+	}
+	if ref := m.names[specs[1].Name]; ref.srv != b || ref.tool != "c" {
+		t.Errorf("%s routes to %+v", specs[1].Name, ref)
+	}
+	var params struct {
+		Type       string         `json:"type"`
+		Properties map[string]any `json:"properties"`
+	}
+	if err := json.Unmarshal(specs[0].Parameters, &params); err != nil || params.Type != "object" || params.Properties == nil {
+		t.Errorf("parameters = %s, want an object schema", specs[0].Parameters)
+	}
+}
+
+func TestCapText(t *testing.T) {
+	for _, max := range []int{0, 10, 60, 61, 100, 1000} {
+		s := strings.Repeat("日本", 100) // 3-byte runes
+		got := capText(s, max)
+		if max == 0 || max >= len(s) {
+			if got != s {
+				t.Errorf("capText(%d) changed the text", max)
+			}
+			continue
+		}
+		if !utf8.ValidString(got) || !strings.Contains(got, "[truncated:") {
+			t.Errorf("capText(%d) = %q", max, got)
+		}
+		if max >= 60 && len(got) > max {
+			t.Errorf("capText(%d) is %d bytes", max, len(got))
+		}
+	}
+}
+
+func TestResultText(t *testing.T) {
+	res := &mcp.CallToolResult{Content: []mcp.Content{
+		mcp.NewTextContent("first"),
+		mcp.NewImageContent("aGVsbG8=", "image/png"),
+		mcp.NewResourceLink("file:///x", "x", "", ""),
+		mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: "file:///y", Text: "inline"}),
+	}}
+	want := "first\n[image image/png, 8 bytes of base64]\n[resource x: file:///x]\ninline"
+	if got := resultText(res); got != want {
+		t.Errorf("resultText = %q, want %q", got, want)
+	}
+	structured := &mcp.CallToolResult{StructuredContent: map[string]any{"n": 1}}
+	if got := resultText(structured); got != `{"n":1}` {
+		t.Errorf("structured = %q", got)
+	}
+}
