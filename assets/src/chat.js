@@ -58,17 +58,29 @@ export class Chat {
   // in small slices so a long history stays responsive.
   upgradeAll() {
     const raw = [...this.list.querySelectorAll('.md-raw')].reverse();
+    // Until the user scrolls, the view stays on the latest message while
+    // the history above it grows into rendered markdown.
+    let touched = false;
+    const touch = () => { touched = true; };
+    for (const ev of ['wheel', 'touchmove', 'keydown', 'pointerdown']) this.scroller.addEventListener(ev, touch, { once: true, passive: true });
     const step = () => {
       if (this.disposed) return;
-      const pinned = this.isPinned();
       const t0 = performance.now();
       while (raw.length && performance.now() - t0 < 12) upgradeMarkdown(raw.shift());
-      if (pinned) this.scrollToBottom();
-      if (raw.length) setTimeout(step, 0);
-      else {
+      if (!touched) this.scrollToBottom();
+      if (!this.main.dataset.visible) {
+        this.main.dataset.visible = 'true';
+        performance.mark('agentik:visible'); // the latest messages are rendered
+      }
+      if (raw.length) {
+        setTimeout(step, 0);
+        return;
+      }
+      requestAnimationFrame(() => {
+        if (!touched) this.scrollToBottom();
         this.main.dataset.rendered = 'true';
         performance.mark('agentik:rendered');
-      }
+      });
     };
     step();
   }

@@ -3,11 +3,15 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/server"
 )
 
@@ -408,4 +413,208 @@ func TestBrowserToolCard(t *testing.T) {
 	do(t, tab, chromedp.Reload())
 	waitConnected(t, tab)
 	check("after reload")
+}
+
+func TestBrowserXSSStaysInert(t *testing.T) {
+	var remoteHits atomic.Int32
+	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		remoteHits.Add(1)
+		t.Logf("remote fetch %s dest=%s", r.URL, r.Header.Get("Sec-Fetch-Dest"))
+		w.Header().Set("Content-Type", "image/png")
+	}))
+	t.Cleanup(remote.Close)
+	ts := newTestServer(t)
+	tab := newBrowser(t, ts).tab()
+	openPage(t, ts, tab, "/")
+
+	payload := `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script> ` +
+		`[click me](javascript:window.__xss=3) <a href="javascript:window.__xss=4">link</a> ` +
+		`<svg onload="window.__xss=5"></svg><iframe srcdoc="<script>parent.__xss=6</script>"></iframe> ` +
+		`<form action="javascript:window.__xss=7"><button>go</button></form><div style="position:fixed;inset:0" onclick="window.__xss=8">x</div> ` +
+		`![tracker](` + remote.URL + `/pixel.png) <img src="` + remote.URL + `/img.png">`
+	send(t, tab, "[[text="+payload+"]]")
+	waitJS(t, tab, "persisted answer", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
+
+	check := func(when string) {
+		t.Helper()
+		if got := eval[string](t, tab, `String(window.__xss)`); got != "undefined" {
+			t.Errorf("%s: payload ran: window.__xss = %s", when, got)
+		}
+		bad := eval[[]string](t, tab, `[...document.querySelectorAll('#thread *')].flatMap(el => {
+			const out = [];
+			if (['SCRIPT','IFRAME','OBJECT','EMBED','FORM','SVG','svg','STYLE'].includes(el.tagName)) out.push('<' + el.tagName + '>');
+			for (const a of el.attributes) {
+				if (a.name.startsWith('on') || a.name === 'style' || a.name === 'srcdoc') out.push(el.tagName + '[' + a.name + ']');
+				if (/^\s*javascript:/i.test(a.value)) out.push(el.tagName + '[' + a.name + '=javascript:]');
+			}
+			if (el.tagName === 'IMG' && !el.src.startsWith('data:')) out.push('remote img ' + el.src);
+			return out;
+		}).filter(x => !x.startsWith('svg') && !x.startsWith('<svg'))`)
+		if len(bad) > 0 {
+			t.Errorf("%s: unsafe markup in the thread: %v", when, bad)
+		}
+		// Our own icons are SVG; the model's may not be.
+		if n := eval[int](t, tab, `document.querySelectorAll('#thread .md svg:not(.icon)').length`); n != 0 {
+			t.Errorf("%s: %d SVG elements from model output", when, n)
+		}
+		if n := eval[int](t, tab, `document.querySelectorAll('#messages [data-type="assistant_message"] a.remote-img').length`); n != 2 {
+			t.Errorf("%s: %d remote-image links, want 2", when, n)
+		}
+		if !eval[bool](t, tab, `[...document.querySelectorAll('#thread .md a[href]')].every(a => a.rel.includes('noopener') && a.target === '_blank')`) {
+			t.Errorf("%s: a link opens without noopener", when)
+		}
+	}
+	check("live")
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	waitJS(t, tab, "rendered history", `document.querySelector('#main').dataset.rendered === 'true'`)
+	check("after reload")
+	// Clicking the neutralized links and the overlay text does nothing.
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('#thread .md a:not(.remote-img), #thread .md div').forEach(el => el.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true})))`))
+	check("after clicks")
+	if n := remoteHits.Load(); n != 0 {
+		t.Errorf("remote images were fetched %d times", n)
+	}
+}
+
+// sendIdle sends a message once the conversation is idle and waits for the
+// turn to end. The runner reports a turn's end (its stored state and end
+// event) a moment before it accepts the next send, so busy is retried.
+func sendIdle(t testing.TB, ts *testServer, id, text string) {
+	t.Helper()
+	for i := 0; ; i++ {
+		_, err := ts.Runner.Send(context.Background(), id, []agent.Content{agent.Text(text)}, "")
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, agent.ErrBusy) || i > 100 {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	waitIdle(t, ts, id)
+}
+
+// seedConversation makes a conversation of 2·turns messages through the
+// real runner and fake model: markdown with a code block and a list.
+func seedConversation(t testing.TB, ts *testServer, title string, turns int) string {
+	t.Helper()
+	ctx := context.Background()
+	c, err := ts.Runner.CreateConversation(ctx, title, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range turns {
+		text := fmt.Sprintf("Question %d: how do I print a number in Go? [[text=Step **%d**: use `fmt.Println`.\n\n```go\npackage main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(%d) }\n```\n\n- it prints a newline\n- it returns the byte count]]", i, i, i)
+		sendIdle(t, ts, c.ID, text)
+	}
+	return c.ID
+}
+
+func TestBrowserLongConversationOpens(t *testing.T) {
+	ts := newTestServer(t)
+	id := seedConversation(t, ts, "Five hundred messages", 250)
+	tab := newBrowser(t, ts).tab()
+	openPage(t, ts, tab, "/") // warm the browser and the bundle cache
+	openPage(t, ts, tab, "/c/"+id)
+	waitJS(t, tab, "all markdown rendered", `document.querySelector('#main').dataset.rendered === 'true'`)
+	if n := eval[int](t, tab, `document.querySelectorAll('#messages > article').length`); n != 500 {
+		t.Fatalf("rendered %d messages, want 500", n)
+	}
+	type timing struct{ DOMContentLoaded, Load, Visible, Rendered float64 }
+	tm := eval[timing](t, tab, `(() => {
+		const nav = performance.getEntriesByType('navigation')[0];
+		const mark = (n) => performance.getEntriesByName(n)[0]?.startTime ?? -1;
+		return {DOMContentLoaded: nav.domContentLoadedEventEnd, Load: nav.loadEventEnd, Visible: mark('agentik:visible'), Rendered: mark('agentik:rendered')};
+	})()`)
+	t.Logf("500-message conversation: DOMContentLoaded %.0f ms, load %.0f ms, latest messages rendered %.0f ms, all markdown rendered %.0f ms after navigation start",
+		tm.DOMContentLoaded, tm.Load, tm.Visible, tm.Rendered)
+	// The goal is ≤ 1 s (docs/BENCHMARKS.md records the measured figure);
+	// the assertion is generous so a loaded CI machine does not flake.
+	if tm.Rendered < 0 || tm.Rendered > 5000 {
+		t.Errorf("opening a 500-message conversation took %.0f ms", tm.Rendered)
+	}
+	if !eval[bool](t, tab, `(() => { const s = document.querySelector('#scroller'); return s.scrollHeight - s.scrollTop - s.clientHeight < 100; })()`) {
+		t.Error("a long conversation does not open scrolled to the latest message")
+	}
+	if n := eval[int](t, tab, `document.querySelectorAll('#messages [data-type="assistant_message"] .code-block .hljs').length`); n != 250 {
+		t.Errorf("highlighted code blocks = %d, want 250", n)
+	}
+}
+
+// noOverflow asserts that nothing scrolls sideways.
+func noOverflow(t testing.TB, ctx context.Context, when string) {
+	t.Helper()
+	type widths struct{ Doc, Body, Scroller, Inner int }
+	w := eval[widths](t, ctx, `({Doc: document.documentElement.scrollWidth, Body: document.body.scrollWidth, Scroller: document.querySelector('#scroller')?.scrollWidth ?? 0, Inner: window.innerWidth})`)
+	if w.Doc > w.Inner || w.Body > w.Inner || w.Scroller > w.Inner {
+		t.Errorf("%s: horizontal overflow: %+v", when, w)
+	}
+}
+
+// richConversation scripts a conversation that shows most of the UI.
+func richConversation(t testing.TB, ts *testServer) string {
+	t.Helper()
+	ctx := context.Background()
+	for _, title := range []string{"Trip ideas for October", "SQL window functions", "Refactor the billing module", "Birthday message for Sam"} {
+		if _, err := ts.Runner.CreateConversation(ctx, title, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := ts.Runner.CreateConversation(ctx, "Weekend in Paris: weather and packing", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Fake.Enqueue(llmtest.Reply{
+		Reasoning: "The user wants the weather for a weekend in Paris. I should call the forecast tool for Paris for two days, then suggest what to pack.",
+		ToolCalls: []agent.ToolCall{{Name: "weather__forecast", Arguments: `{"city":"Paris","days":2}`}},
+	})
+	ts.Fake.Enqueue(llmtest.Reply{Text: "Here is the forecast for your weekend in **Paris**:\n\n" +
+		"| Day | High | Sky |\n|---|---|---|\n| Monday | 21 °C | Sunny |\n| Tuesday | 18 °C | Showers |\n\n" +
+		"### What to pack\n\n1. A light jacket for the evenings\n2. A compact umbrella for Tuesday\n3. Comfortable shoes: you will walk a lot\n\n" +
+		"If you want to check the forecast again from a script:\n\n```python\nimport requests\n\ndef forecast(city: str, days: int = 2) -> dict:\n    r = requests.get(\"https://api.example.com/forecast\", params={\"city\": city, \"days\": days})\n    r.raise_for_status()\n    return r.json()\n```\n"})
+	if _, err := ts.Runner.Send(ctx, c.ID, []agent.Content{agent.Text("I'm spending the weekend in Paris. What will the weather be like, and what should I pack?")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, ts, c.ID)
+	return c.ID
+}
+
+func TestBrowserPhoneLayout(t *testing.T) {
+	ts := newTestServer(t, withTools())
+	id := richConversation(t, ts)
+	tab := newBrowser(t, ts).tab()
+	do(t, tab, chromedp.EmulateViewport(375, 812, chromedp.EmulateScale(2), chromedp.EmulateMobile))
+	openPage(t, ts, tab, "/")
+	noOverflow(t, tab, "phone, new chat")
+	screenshot(t, tab, "phone-empty.png")
+	openPage(t, ts, tab, "/c/"+id)
+	waitJS(t, tab, "rendered history", `document.querySelector('#main').dataset.rendered === 'true'`)
+	noOverflow(t, tab, "phone, conversation")
+	if eval[bool](t, tab, `getComputedStyle(document.querySelector('#sidebar')).transform === 'none'`) {
+		t.Error("the sidebar covers the chat on a phone")
+	}
+	screenshot(t, tab, "phone.png")
+	do(t, tab, chromedp.Click(chromedp.CSS(`[data-action="open-sidebar"]`)))
+	waitJS(t, tab, "open sidebar", `document.body.dataset.sidebar === 'open' && getComputedStyle(document.querySelector('#sidebar')).transform === 'none'`)
+	do(t, tab, chromedp.Sleep(300*time.Millisecond)) // the slide-in transition
+	noOverflow(t, tab, "phone, sidebar open")
+	screenshot(t, tab, "phone-sidebar.png")
+}
+
+func TestBrowserScreenshots(t *testing.T) {
+	ts := newTestServer(t, withTools())
+	id := richConversation(t, ts)
+	tab := newBrowser(t, ts).tab()
+	do(t, tab, chromedp.EmulateViewport(1280, 860))
+	openPage(t, ts, tab, "/")
+	noOverflow(t, tab, "desktop, new chat")
+	screenshot(t, tab, "desktop-empty.png")
+	openPage(t, ts, tab, "/c/"+id)
+	waitJS(t, tab, "rendered history", `document.querySelector('#main').dataset.rendered === 'true'`)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('#messages [data-testid="tool-card"] details').open = true; document.querySelector('#scroller').scrollTop = 0`))
+	noOverflow(t, tab, "desktop, conversation")
+	screenshot(t, tab, "desktop.png")
+	do(t, tab, darkMode(true))
+	screenshot(t, tab, "desktop-dark.png")
 }
