@@ -353,6 +353,15 @@ func parseServer(name string, raw json.RawMessage, getenv func(string) string) (
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fail("url", "must be an absolute http:// or https:// URL")
 		}
+		// Credentials in the URL itself are secrets too.
+		if pw, ok := u.User.Password(); ok {
+			x.secret(pw)
+		}
+		for _, vs := range u.Query() {
+			for _, v := range vs {
+				x.secret(v)
+			}
+		}
 	}
 	sc.secrets = x.secrets
 	return sc, nil

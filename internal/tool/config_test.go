@@ -187,6 +187,13 @@ func TestConfigLogValueHidesSecrets(t *testing.T) {
 	if got := cfg.Servers[0].redact("failed: secret-token rejected"); got != "failed: [redacted] rejected" {
 		t.Errorf("redact = %q", got)
 	}
+	literal, err := ParseConfig([]byte(`{"mcpServers":{"r":{"url":"https://u:hunter22@h/mcp?api_key=abcdef123"}}}`), testEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := literal.Servers[0].redact(`Post "https://u:hunter22@h/mcp?api_key=abcdef123": refused`); strings.Contains(got, "hunter22") || strings.Contains(got, "abcdef123") {
+		t.Errorf("redact = %q: credentials of the URL remain", got)
+	}
 }
 
 // FuzzParseConfig: any input parses or fails with a *ConfigError; never a

@@ -340,3 +340,61 @@ func TestSecretsRedactedFromErrors(t *testing.T) {
 		t.Errorf("error %q, want the token redacted", ts.Error)
 	}
 }
+
+// BenchmarkStdioCall measures one echo round trip to a stdio server.
+func BenchmarkStdioCall(b *testing.B) {
+	m, err := Start(b.Context(), stdioConfig("go", nil), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for serverState(m, "go").State != agent.ToolServerReady {
+		if time.Now().After(deadline) {
+			b.Fatal("server not ready")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for b.Loop() {
+		if _, err := m.Call(b.Context(), "go__echo", `{"text":"x"}`); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStdioRestart measures kill -9 to tools callable again, with the
+// default first backoff (held there: in a crash loop it would double).
+func BenchmarkStdioRestart(b *testing.B) {
+	m, err := Start(b.Context(), stdioConfig("go", nil), Options{RestartBackoff: DefaultRestartBackoff, MaxBackoff: DefaultRestartBackoff})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	ready := func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if _, err := m.Call(b.Context(), "go__echo", `{"text":"x"}`); err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				b.Fatal("server not back")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	ready()
+	for b.Loop() {
+		out, err := m.Call(b.Context(), "go__pid", "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		var pid int
+		fmt.Sscan(out, &pid)
+		syscall.Kill(pid, syscall.SIGKILL)
+		// Wait until the supervisor has seen it die, then until it is back.
+		for serverState(m, "go").State == agent.ToolServerReady {
+			time.Sleep(time.Millisecond)
+		}
+		ready()
+	}
+}
