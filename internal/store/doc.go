@@ -23,8 +23,10 @@
 //  1. On PostgreSQL, take the advisory lock seqLockKey and read the highest
 //     seq inside it, so seqs become visible in order across instances. On
 //     SQLite the writer is the only writer and keeps the last seq in memory.
-//  2. Look up which event ids are stored already; such an event is skipped
-//     (append is idempotent) and its record gets the stored seq.
+//  2. Events repeated within the batch are skipped. Ids stored by earlier
+//     transactions are not looked up: the unique index on id rejects them
+//     and the batch takes the retry path below (replays are rare, a lookup
+//     per batch is not free).
 //  3. For each new record in order: seq = last+1, set on the event (and on a
 //     message event's Message), then the record's rows: created → insert
 //     the conversation, renamed → title, deleted → delete with cascade,
@@ -36,9 +38,11 @@
 //     answer every waiting Append.
 //
 // If the batch transaction fails, the writer retries each Append alone, each
-// in its own transaction, so one bad request (a reused client_id is
-// bad_request, a conversation that no longer exists is not_found) fails only
-// itself and leaves nothing half-written. The in-memory seq moves only on
+// in its own transaction that first looks up which event ids are stored:
+// such an event is skipped (append is idempotent) and its record gets the
+// stored seq. So a replayed event succeeds, and one bad request (a reused
+// client_id is bad_request, a conversation that no longer exists is
+// not_found) fails only itself and leaves nothing half-written. The in-memory seq moves only on
 // commit, so a rolled-back transaction leaves no gap in the seqs.
 //
 // Close stops new Appends, lets the writer commit what is queued, waits for

@@ -120,10 +120,13 @@ func (s *Store) writer() {
 	}
 }
 
-// commit writes batch in one transaction. If that fails, it writes each
-// request alone, so one bad request fails only itself.
+// commit writes batch in one transaction, optimistically: it does not look
+// up whether an event id is stored already, and lets the unique index on id
+// reject a replayed event. If that transaction fails for any reason, it
+// writes each request alone, looking the ids up first (so a replayed event
+// is skipped), and one bad request fails only itself.
 func (s *Store) commit(batch []*request) {
-	evs, err := s.apply(batch)
+	evs, err := s.apply(batch, false)
 	if err == nil {
 		s.emit(evs)
 		for _, r := range batch {
@@ -131,13 +134,9 @@ func (s *Store) commit(batch []*request) {
 		}
 		return
 	}
-	if len(batch) == 1 {
-		s.fail(batch[0], err)
-		return
-	}
 	s.stats.split++
 	for i, r := range batch {
-		evs, err := s.apply(batch[i : i+1])
+		evs, err := s.apply(batch[i:i+1], true)
 		if err != nil {
 			s.fail(r, err)
 			continue
@@ -167,9 +166,11 @@ func (s *Store) emit(evs []agent.AllEvent) {
 }
 
 // apply runs one transaction for batch and returns the events it stored, in
-// seq order. The seq counter moves only when the transaction commits, so a
-// rolled-back batch leaves no gap.
-func (s *Store) apply(batch []*request) ([]agent.AllEvent, error) {
+// seq order. With checked, it first looks up which event ids are stored and
+// skips those events; without, a stored id fails the transaction. The seq
+// counter moves only when the transaction commits, so a rolled-back batch
+// leaves no gap.
+func (s *Store) apply(batch []*request, checked bool) ([]agent.AllEvent, error) {
 	now := s.now()
 	var (
 		evs  []agent.AllEvent
@@ -188,11 +189,13 @@ func (s *Store) apply(batch []*request) ([]agent.AllEvent, error) {
 			}
 			seq = max(pruned, head)
 		}
-		stored, err := storedIDs(tx, batch)
-		if err != nil {
-			return err
+		stored := make(map[string]int64, len(batch))
+		if checked {
+			if err := storedIDs(tx, batch, stored); err != nil {
+				return err
+			}
 		}
-		rows := make([]eventRow, 0, len(stored)+len(batch))
+		rows := make([]eventRow, 0, len(batch))
 		for _, r := range batch {
 			for _, rec := range r.recs {
 				if have, ok := stored[rec.Event.ID]; ok && rec.Event.ID != "" {
@@ -227,15 +230,15 @@ func (s *Store) apply(batch []*request) ([]agent.AllEvent, error) {
 	return evs, nil
 }
 
-// storedIDs returns the seqs of the batch's event ids that are stored already.
-func storedIDs(tx *gorm.DB, batch []*request) (map[string]int64, error) {
+// storedIDs adds to stored the seqs of the batch's event ids that are
+// stored already.
+func storedIDs(tx *gorm.DB, batch []*request, stored map[string]int64) error {
 	var ids []string
 	for _, r := range batch {
 		for _, rec := range r.recs {
 			ids = append(ids, rec.Event.ID)
 		}
 	}
-	stored := make(map[string]int64, len(ids))
 	for len(ids) > 0 {
 		chunk := ids[:min(idChunk, len(ids))]
 		ids = ids[len(chunk):]
@@ -244,13 +247,13 @@ func storedIDs(tx *gorm.DB, batch []*request) (map[string]int64, error) {
 			Seq int64
 		}
 		if err := tx.Model(&eventRow{}).Select("id", "seq").Where("id IN ?", chunk).Scan(&found).Error; err != nil {
-			return nil, fmt.Errorf("look up event ids: %w", err)
+			return fmt.Errorf("look up event ids: %w", err)
 		}
 		for _, f := range found {
 			stored[f.ID] = f.Seq
 		}
 	}
-	return stored, nil
+	return nil
 }
 
 func setSeq(rec *agent.Record, seq int64) {
