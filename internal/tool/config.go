@@ -95,6 +95,7 @@ type ConfigError struct {
 	Msg    string
 }
 
+// Error says what is wrong, naming the server and the field.
 func (e *ConfigError) Error() string {
 	var b strings.Builder
 	b.WriteString("mcp config")

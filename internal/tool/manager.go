@@ -188,7 +188,7 @@ func (m *Manager) Servers() []agent.ToolServer {
 
 // Close stops every server (killing stdio servers' process groups) and
 // waits for all of the Manager's goroutines. OnChange is not called after
-// Close has begun.
+// Close has begun. Calling it again does nothing more.
 func (m *Manager) Close() error {
 	m.closed.Store(true)
 	m.cancel()
