@@ -618,3 +618,57 @@ func TestBrowserScreenshots(t *testing.T) {
 	do(t, tab, darkMode(true))
 	screenshot(t, tab, "desktop-dark.png")
 }
+
+func TestBrowserRenameDeleteTemp(t *testing.T) {
+	ts := newTestServer(t)
+	ctx := context.Background()
+	c, err := ts.Runner.CreateConversation(ctx, "Old title", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := newBrowser(t, ts).tab()
+	openPage(t, ts, tab, "/c/"+c.ID)
+
+	// Rename in place: Enter commits.
+	do(t, tab, chromedp.Click(chromedp.CSS(`[data-testid="rename"]`)))
+	waitJS(t, tab, "title input", `document.activeElement?.dataset.testid === 'title-input'`)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.activeElement.value = 'New title'`), press("Enter", 0))
+	item := `document.querySelector('[data-testid="conversation-item"][data-id="` + c.ID + `"]')`
+	waitJS(t, tab, "renamed in the sidebar", item+`?.textContent.includes('New title')`)
+	if got, err := ts.Runner.Conversation(ctx, c.ID); err != nil || got.Title != "New title" {
+		t.Errorf("stored title = %q, %v", got.Title, err)
+	}
+	if got := eval[string](t, tab, `document.querySelector('#chat-title').textContent`); got != "New title" {
+		t.Errorf("header title = %q", got)
+	}
+
+	// Delete asks first; Cancel keeps the conversation.
+	do(t, tab, chromedp.Click(chromedp.CSS(`[data-testid="delete"]`)))
+	waitJS(t, tab, "confirm dialog", `document.querySelector('#confirm-delete').open`)
+	do(t, tab, chromedp.Click(chromedp.CSS(`#confirm-delete button[value="cancel"]`)))
+	waitJS(t, tab, "dialog closed", `!document.querySelector('#confirm-delete').open`)
+	if _, err := ts.Runner.Conversation(ctx, c.ID); err != nil {
+		t.Fatalf("cancel deleted the conversation: %v", err)
+	}
+	do(t, tab, chromedp.Click(chromedp.CSS(`[data-testid="delete"]`)))
+	waitJS(t, tab, "confirm dialog", `document.querySelector('#confirm-delete').open`)
+	do(t, tab, chromedp.Click(chromedp.CSS(`[data-testid="confirm-delete-button"]`)))
+	waitJS(t, tab, "back on the new-chat page", `location.pathname === '/' && `+item+` === null && document.querySelector('[data-testid="empty-state"]') !== null`)
+	if _, err := ts.Runner.Conversation(ctx, c.ID); !errors.Is(err, agent.ErrNotFound) {
+		t.Errorf("after delete: %v, want not found", err)
+	}
+
+	// A temporary chat is created as temp on its first message.
+	do(t, tab, chromedp.Click(chromedp.CSS(`[data-testid="temp-chat"]`)))
+	waitJS(t, tab, "temporary badge", `!document.querySelector('#temp-badge').hidden`)
+	send(t, tab, "just between us")
+	id := conversationID(t, tab)
+	waitJS(t, tab, "answer", jsAnswers+`.length === 1`)
+	tc, err := ts.Runner.Conversation(ctx, id)
+	if err != nil || !tc.Temp {
+		t.Errorf("conversation %s: temp=%v, %v", id, tc.Temp, err)
+	}
+	if got := eval[string](t, tab, `document.querySelector('[data-testid="conversation-item"][data-id="`+id+`"]')?.dataset.temp ?? ''`); got != "true" {
+		t.Errorf("sidebar data-temp = %q", got)
+	}
+}
