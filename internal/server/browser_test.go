@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentik/agentik/internal/agent"
@@ -670,5 +671,50 @@ func TestBrowserRenameDeleteTemp(t *testing.T) {
 	}
 	if got := eval[string](t, tab, `document.querySelector('[data-testid="conversation-item"][data-id="`+id+`"]')?.dataset.temp ?? ''`); got != "true" {
 		t.Errorf("sidebar data-temp = %q", got)
+	}
+}
+
+// trackSockets makes every page of the tab record its WebSockets in
+// window.__sockets, so a test can cut the connection like a network drop.
+func trackSockets() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `
+			(() => {
+				const Native = window.WebSocket;
+				window.__sockets = [];
+				window.WebSocket = class extends Native {
+					constructor(...args) { super(...args); window.__sockets.push(this); }
+				};
+			})();`})
+		return err
+	})
+}
+
+func TestBrowserNetworkDropMidStream(t *testing.T) {
+	ts := newTestServer(t)
+	tab := newBrowser(t, ts).tab()
+	do(t, tab, trackSockets())
+	openPage(t, ts, tab, "/")
+	send(t, tab, "[[tokens=200 delay=15ms]]")
+	conversationID(t, tab)
+	waitJS(t, tab, "streamed text", jsStreaming+`?.textContent.includes('t20 ')`)
+
+	// Drop the connection twice during the answer.
+	for i := range 2 {
+		do(t, tab, chromedp.Evaluate[chromedp.Void](`window.__sockets.forEach(s => s.close())`))
+		waitJS(t, tab, "connection indicator leaves online", `document.getElementById('connection').dataset.state !== 'online'`)
+		waitJS(t, tab, fmt.Sprintf("reconnect %d", i+1), `document.getElementById('connection').dataset.state === 'online' && window.__sockets.length === `+fmt.Sprint(i+2))
+	}
+	// The in-progress answer resumed from the cursor: no token lost or doubled.
+	waitJS(t, tab, "streaming after the drops", jsStreaming+`?.textContent.includes(' t150 ') || `+jsAnswers+`.length === 1`)
+	if live := strings.TrimSpace(eval[string](t, tab, jsStreaming+`?.textContent ?? ''`)); live != "" && !strings.HasPrefix(tokens(200)+" ", live+" ") {
+		t.Errorf("in-progress answer after the drops is not t1…tN: %q", live)
+	}
+	waitJS(t, tab, "persisted answer", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
+	if got := answerText(t, tab, 0); got != tokens(200) {
+		t.Errorf("after two network drops the answer is %q, want t1…t200 exactly once", got)
+	}
+	if n := eval[int](t, tab, `document.querySelectorAll('#messages > [data-type="user_message"]').length`); n != 1 {
+		t.Errorf("user messages = %d, want 1", n)
 	}
 }
