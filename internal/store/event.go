@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -18,7 +17,7 @@ import (
 // Events returns stored events with seq > q.After in seq order, at most
 // q.Limit (≤ 0: no limit). ConversationID keeps that conversation's
 // KindConversation events; AgentOnly keeps KindAgent events. It reads only
-// the payload column and decodes each stored JSON once.
+// the payload column and decodes each stored JSON once (see decode.go).
 func (s *Store) Events(ctx context.Context, q agent.EventQuery) ([]agent.AllEvent, error) {
 	var b strings.Builder
 	args := []any{q.After}
@@ -50,7 +49,7 @@ func (s *Store) Events(ctx context.Context, q agent.EventQuery) ([]agent.AllEven
 			return nil, fmt.Errorf("store: events: %w", err)
 		}
 		out = append(out, agent.AllEvent{})
-		if err := json.Unmarshal(raw, &out[len(out)-1]); err != nil {
+		if err := decodeEvent(raw, &out[len(out)-1]); err != nil {
 			return nil, fmt.Errorf("store: events after %d: decode: %w", q.After, err)
 		}
 	}
