@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/server"
+)
+
+// frame is a server frame as the bench reads it: only what it checks.
+type frame struct {
+	Type   string          `json:"type"`
+	ID     *string         `json:"id"`
+	OK     bool            `json:"ok"`
+	Result json.RawMessage `json:"result"`
+	Error  *agent.Error    `json:"error"`
+	Sub    string          `json:"sub"`
+	Seq    int64           `json:"seq"`
+	After  int64           `json:"after"`
+	Reason string          `json:"reason"`
+	Event  *wireEvent      `json:"event"`
+}
+
+// wireEvent is an AllEvent as the bench reads it.
+type wireEvent struct {
+	Kind           string    `json:"type"`
+	Seq            int64     `json:"seq"`
+	ConversationID string    `json:"conversation_id"`
+	Event          wireInner `json:"event"`
+}
+
+// wireInner is a conversation Event as the bench reads it (also the data
+// of a conversation SSE frame).
+type wireInner struct {
+	Type    string         `json:"type"`
+	Text    string         `json:"text"`
+	Message *agent.Message `json:"message"`
+}
+
+// wsClient is one WebSocket connection speaking the agentik protocol (or
+// the bare baseline's subset). A reader goroutine, owned by the client and
+// ended by Close, reads every frame: replies go to the waiting call, the
+// rest to on.
+type wsClient struct {
+	c     *websocket.Conn
+	on    func(f *frame, at time.Time) // runs on the reader goroutine
+	bytes atomic.Int64                 // frame payloads plus headers, server to client
+
+	mu      sync.Mutex
+	pending map[string]chan *frame
+	next    int
+	done    chan struct{}
+	err     error // why the reader stopped; read after done
+}
+
+// dialWS connects to url and starts the reader.
+func dialWS(ctx context.Context, url string, on func(*frame, time.Time)) (*wsClient, error) {
+	c, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", url, err)
+	}
+	c.SetReadLimit(64 << 20)
+	k := &wsClient{c: c, on: on, pending: map[string]chan *frame{}, done: make(chan struct{})}
+	go k.read()
+	return k, nil
+}
+
+// wsHeader is the size of a server frame's header (unmasked).
+func wsHeader(n int) int64 {
+	switch {
+	case n < 126:
+		return 2
+	case n < 1<<16:
+		return 4
+	}
+	return 10
+}
+
+func (k *wsClient) read() {
+	defer close(k.done)
+	for {
+		_, b, err := k.c.Read(context.Background())
+		at := time.Now()
+		if err != nil {
+			k.err = err
+			k.mu.Lock()
+			for id, ch := range k.pending {
+				close(ch)
+				delete(k.pending, id)
+			}
+			k.mu.Unlock()
+			return
+		}
+		k.bytes.Add(int64(len(b)) + wsHeader(len(b)))
+		f := new(frame)
+		if err := json.Unmarshal(b, f); err != nil {
+			k.err = fmt.Errorf("decode frame %.200s: %w", b, err)
+			_ = k.c.CloseNow()
+			continue
+		}
+		if f.Type == server.FrameReply && f.ID != nil {
+			k.mu.Lock()
+			ch := k.pending[*f.ID]
+			delete(k.pending, *f.ID)
+			k.mu.Unlock()
+			if ch != nil {
+				ch <- f
+				continue
+			}
+		}
+		if k.on != nil {
+			k.on(f, at)
+		}
+	}
+}
+
+// call sends a command and waits for its reply; a failed reply is an
+// error. result, if not nil, receives the reply's result.
+func (k *wsClient) call(ctx context.Context, cmd server.Command, result any) error {
+	ch := make(chan *frame, 1)
+	k.mu.Lock()
+	k.next++
+	cmd.ID = strconv.Itoa(k.next)
+	k.pending[cmd.ID] = ch
+	k.mu.Unlock()
+	b, err := json.Marshal(cmd)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd.Op, err)
+	}
+	if err := k.c.Write(ctx, websocket.MessageText, b); err != nil {
+		return fmt.Errorf("%s: %w", cmd.Op, err)
+	}
+	select {
+	case f, ok := <-ch:
+		if !ok {
+			return fmt.Errorf("%s: connection ended: %v", cmd.Op, k.err)
+		}
+		if !f.OK {
+			return fmt.Errorf("%s: %v", cmd.Op, f.Error)
+		}
+		if result != nil {
+			return json.Unmarshal(f.Result, result)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("%s: %w", cmd.Op, ctx.Err())
+	}
+}
+
+// subscribe subscribes to a stream (after < 0: live only) and returns the
+// subscription id.
+func (k *wsClient) subscribe(ctx context.Context, stream, convID string, after int64) (string, error) {
+	cmd := server.Command{Op: server.OpSubscribe, Stream: stream, ConversationID: convID}
+	if after >= 0 {
+		cmd.After = &after
+	}
+	var res server.SubscribeResult
+	if err := k.call(ctx, cmd, &res); err != nil {
+		return "", err
+	}
+	return res.Sub, nil
+}
+
+// Close closes the connection and waits for the reader.
+func (k *wsClient) Close() {
+	_ = k.c.CloseNow()
+	<-k.done
+}
+
+// sseClient reads one SSE stream. Its reader goroutine, owned by the client
+// and ended by Close, hands each frame's event name and data to on.
+type sseClient struct {
+	resp   *http.Response
+	cancel context.CancelFunc
+	bytes  atomic.Int64
+	done   chan struct{}
+	err    error
+}
+
+// dialSSE opens an SSE stream (GET url) and starts the reader once the
+// response headers arrived (the server has subscribed by then).
+func dialSSE(ctx context.Context, hc *http.Client, url string, on func(event string, data []byte, at time.Time)) (*sseClient, error) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := hc.Do(req)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("sse %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		cancel()
+		return nil, fmt.Errorf("sse %s: status %s", url, resp.Status)
+	}
+	s := &sseClient{resp: resp, cancel: cancel, done: make(chan struct{})}
+	go s.read(on)
+	return s, nil
+}
+
+func (s *sseClient) read(on func(string, []byte, time.Time)) {
+	defer close(s.done)
+	br := bufio.NewReaderSize(s.resp.Body, 64<<10)
+	var event string
+	var data []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		at := time.Now()
+		s.bytes.Add(int64(len(line)))
+		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				s.err = err
+			}
+			return
+		}
+		l := strings.TrimRight(string(line), "\r\n")
+		switch {
+		case l == "":
+			if data != nil {
+				on(event, data, at)
+			}
+			event, data = "", nil
+		case strings.HasPrefix(l, "event: "):
+			event = l[len("event: "):]
+		case strings.HasPrefix(l, "data: "):
+			data = []byte(l[len("data: "):])
+		}
+	}
+}
+
+// Close ends the stream and waits for the reader.
+func (s *sseClient) Close() {
+	s.cancel()
+	s.resp.Body.Close()
+	<-s.done
+}
+
+// wsURL turns an http:// root into the ws:// URL of path.
+func wsURL(root, path string) string { return "ws" + strings.TrimPrefix(root, "http") + path }

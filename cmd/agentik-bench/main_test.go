@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	// startBare runs this binary again as the bare baseline server.
+	if os.Getenv(roleEnv) == "bare" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		err := serveBare(ctx, os.Getenv, os.Stdout)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// TestTinyRun runs every scenario in tiny sizes against the real agentik
+// binary and checks the JSON report.
+func TestTinyRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the agentik binary")
+	}
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	if err := run(ctx, []string{"-size", "tiny", "-json", "-"}, os.Getenv, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\nprogress:\n%s", err, stderr.String())
+	}
+	var rep Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("decode report: %v\n%s", err, stdout.String())
+	}
+	got := map[string]int{}
+	for _, r := range rep.Rows {
+		got[r.Scenario]++
+		if r.Metric == "events lost, duplicated or out of order" && r.Agentik != 0 {
+			t.Errorf("mix lost %v events", r.Agentik)
+		}
+		switch r.Unit {
+		case "tokens/s", "events/s", "req/s", "MB", "ms", "µs", "KiB":
+			if r.Agentik <= 0 || r.Bare <= 0 {
+				t.Errorf("%s %q: bare %v, agentik %v; want both > 0", r.Scenario, r.Metric, r.Bare, r.Agentik)
+			}
+		}
+	}
+	for _, s := range scenarios {
+		if got[s] == 0 {
+			t.Errorf("no row for scenario %s", s)
+		}
+	}
+	for _, want := range []string{"relay: start", "mix agentik:", "done in"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("progress lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"-run", "nope"}, {"-size", "huge"}, {"extra"}} {
+		var out, errOut bytes.Buffer
+		if err := run(t.Context(), args, os.Getenv, &out, &errOut); err == nil {
+			t.Errorf("run %q succeeded", args)
+		}
+	}
+}
+
+func TestLastTag(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"messages":[{"content":"[[tokens=3]] run:abc-1"}]}`, "abc-1"},
+		{`run:old … run:new_2"`, "new_2"},
+		{`no tag`, ""},
+	}
+	for _, tt := range tests {
+		if got := lastTag([]byte(tt.in)); got != tt.want {
+			t.Errorf("lastTag(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestStampWriter checks that the fake's wrapper stamps every token of a
+// real llmtest stream and counts its bytes.
+func TestStampWriter(t *testing.T) {
+	f, err := startFake()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"[[tokens=5 chunk=6]] run:k1"}]}`
+	resp, err := http.Post(f.URL+"/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(resp.Body)
+	resp.Body.Close()
+	for k := 1; k <= 5; k++ {
+		if _, ok := f.stamp("k1", k); !ok {
+			t.Errorf("token %d not stamped", k)
+		}
+	}
+	if _, ok := f.stamp("k1", 6); ok {
+		t.Error("token 6 stamped, the answer has 5")
+	}
+	if got := f.streamBytes("k1"); got != int64(buf.Len()) {
+		t.Errorf("streamBytes = %d, want %d", got, buf.Len())
+	}
+}
+
+func TestSinkAndQuantile(t *testing.T) {
+	s := newSink("x", nil)
+	s.add(&wireInner{Type: "append_text", Text: "t1 t2"}, 5, time.Now())
+	s.add(&wireInner{Type: "append_text", Text: " t3"}, 4, time.Now())
+	s.add(&wireInner{Type: "end"}, 6, time.Now())
+	<-s.done
+	if s.text.String() != tokens(3) || s.events != 2 || s.disorder != 1 {
+		t.Errorf("sink: text %q, %d events, %d out of order", s.text.String(), s.events, s.disorder)
+	}
+	ds := []time.Duration{5 * time.Millisecond, time.Millisecond, 3 * time.Millisecond}
+	if got := quantileMS(ds, 1); got != 5 {
+		t.Errorf("max = %v ms", got)
+	}
+	if got := quantileMS(ds, 0.5); got != 3 {
+		t.Errorf("median = %v ms", got)
+	}
+}
+

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/server"
+)
+
+// createConversation makes a conversation over REST and returns its id.
+func (b *bench) createConversation(ctx context.Context, root, title string) (string, error) {
+	body, _ := json.Marshal(map[string]string{"title": title})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, root+"/agentik/conversations", bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := b.hc.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("create conversation: %w", err)
+	}
+	defer resp.Body.Close()
+	var c agent.Conversation
+	if resp.StatusCode != http.StatusCreated {
+		msg, _ := io.ReadAll(resp.Body)
+		return "", fmt.Errorf("create conversation: %s: %s", resp.Status, msg)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
+		return "", fmt.Errorf("create conversation: %w", err)
+	}
+	return c.ID, nil
+}
+
+// router hands a connection's conversation events to the sink of their
+// conversation; every other frame goes to other (may be nil).
+type router struct {
+	mu    sync.Mutex
+	sinks map[string]*sink
+	other func(*frame, time.Time)
+}
+
+func newRouter() *router { return &router{sinks: map[string]*sink{}} }
+
+func (r *router) set(convID string, s *sink) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sinks[convID] = s
+}
+
+func (r *router) on(f *frame, at time.Time) {
+	if f.Type == server.FrameEvent && f.Event != nil && f.Event.Kind == agent.KindConversation {
+		r.mu.Lock()
+		s := r.sinks[f.Event.ConversationID]
+		r.mu.Unlock()
+		if s != nil {
+			s.add(&f.Event.Event, f.Event.Seq, at)
+			return
+		}
+	}
+	if r.other != nil {
+		r.other(f, at)
+	}
+}
+
+// sendTurn sends text to a conversation over ws and returns the seq of the
+// user's message event.
+func sendTurn(ctx context.Context, ws *wsClient, convID, text string) (int64, error) {
+	var res server.SendResult
+	err := ws.call(ctx, server.Command{Op: server.OpSend, ConversationID: convID, Content: []agent.Content{agent.Text(text)}}, &res)
+	return res.Seq, err
+}
+
+// wait waits for ch or fails after d.
+func wait(ctx context.Context, ch <-chan struct{}, d time.Duration, what string) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("%s: nothing after %s", what, d)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// selfCPU is this process's CPU time.
+func selfCPU() time.Duration {
+	d, _ := cpuTime(os.Getpid())
+	return d
+}
+
+// relay: one stream at full speed, model → runner → event log → broker →
+// one WebSocket client, against go-openai reading the fake directly.
+func (b *bench) relay(ctx context.Context) error {
+	n := b.sz.RelayTokens
+	want := tokens(n)
+	t, err := b.agentik(ctx, "relay.db")
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	rt := newRouter()
+	ws, err := dialWS(ctx, wsURL(t.URL(), "/agentik/ws"), rt.on)
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+
+	var bareRate, bareCPU, rate, cpu, srvCPU, events []float64
+	for round := range b.sz.RelayRounds {
+		// Bare: go-openai reads the fake directly.
+		r, c, err := b.direct(ctx, n, fmt.Sprintf("relay-bare-%d", round))
+		if err != nil {
+			return err
+		}
+		bareRate, bareCPU = append(bareRate, r), append(bareCPU, c)
+
+		// agentik.
+		id, err := b.createConversation(ctx, t.URL(), "relay")
+		if err != nil {
+			return err
+		}
+		s := newSink(id, nil)
+		rt.set(id, s)
+		if _, err := ws.subscribe(ctx, "conversation", id, -1); err != nil {
+			return err
+		}
+		c0, s0, t0 := selfCPU(), t.CPU(), time.Now()
+		seq, err := sendTurn(ctx, ws, id, prompt(n, 0, id))
+		if err != nil {
+			return err
+		}
+		if err := wait(ctx, s.done, 2*time.Minute, "relay end"); err != nil {
+			return err
+		}
+		el := time.Since(t0)
+		dSrv, dSelf := t.CPU()-s0, selfCPU()-c0
+		if b.inproc {
+			dSelf = 0 // the server's CPU is this process's
+		}
+		if got := s.text.String(); got != want {
+			return fmt.Errorf("relay: the streamed text differs from the model's (%d bytes, want %d)", len(got), len(want))
+		}
+		if s.msgText != want {
+			return fmt.Errorf("relay: the persisted assistant message differs from the model's text (%d bytes, want %d)", len(s.msgText), len(want))
+		}
+		if err := b.checkResume(ctx, t.URL(), id, seq-1, want); err != nil {
+			return err
+		}
+		rate = append(rate, float64(n)/el.Seconds())
+		cpu = append(cpu, float64((dSrv+dSelf).Microseconds())/float64(n))
+		srvCPU = append(srvCPU, float64(dSrv.Microseconds())/float64(n))
+		events = append(events, float64(s.events))
+		b.progress("relay round %d: bare %.0f tokens/s, agentik %.0f tokens/s in %.0f events (text and resume exact)", round+1, r, float64(n)/el.Seconds(), float64(s.events))
+	}
+	note := fmt.Sprintf("%d tokens, median of %d; %.0f append_text events (coalesced by the runner), text, persisted message and resume exact", n, b.sz.RelayRounds, median(events))
+	b.add(Row{Scenario: "relay", Metric: "throughput, 1 stream → 1 WS client", Unit: "tokens/s", Bare: median(bareRate), Agentik: median(rate), Target: "≥ 0.25× bare", Note: note},
+		func(r Row) bool { return r.Ratio >= 0.25 })
+	b.add(Row{Scenario: "relay", Metric: "CPU per token, all processes", Unit: "µs", Bare: median(bareCPU), Agentik: median(cpu),
+		Note: fmt.Sprintf("both include the fake model; agentik's own process: %.1f µs/token", median(srvCPU))}, nil)
+	return nil
+}
+
+// direct reads an n-token answer from the fake with go-openai and returns
+// tokens/s and this process's CPU µs per token.
+func (b *bench) direct(ctx context.Context, n int, key string) (rate, cpuPerToken float64, err error) {
+	cfg := openai.DefaultConfig("")
+	cfg.BaseURL = b.fake.URL
+	cfg.HTTPClient = b.hc
+	client := openai.NewClientWithConfig(cfg)
+	c0, t0 := selfCPU(), time.Now()
+	st, err := client.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{
+		Model: "fake-model", Stream: true,
+		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: prompt(n, 0, key)}},
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("direct stream: %w", err)
+	}
+	defer st.Close()
+	var sb strings.Builder
+	for {
+		resp, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("direct stream: %w", err)
+		}
+		if len(resp.Choices) > 0 {
+			sb.WriteString(resp.Choices[0].Delta.Content)
+		}
+	}
+	el, c := time.Since(t0), selfCPU()-c0
+	if sb.String() != tokens(n) {
+		return 0, 0, fmt.Errorf("direct stream: text differs (%d bytes)", sb.Len())
+	}
+	return float64(n) / el.Seconds(), float64(c.Microseconds()) / float64(n), nil
+}
+
+// checkResume subscribes on a new connection with after and checks that
+// the replayed text up to caught_up is want.
+func (b *bench) checkResume(ctx context.Context, root, convID string, after int64, want string) error {
+	s := newSink(convID, nil)
+	ws, err := dialWS(ctx, wsURL(root, "/agentik/ws"), func(f *frame, at time.Time) {
+		switch {
+		case f.Type == server.FrameEvent && f.Event != nil:
+			s.add(&f.Event.Event, f.Event.Seq, at)
+		case f.Type == server.FrameCaughtUp:
+			s.caughtUp(f.Seq)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	if _, err := ws.subscribe(ctx, "conversation", convID, after); err != nil {
+		return err
+	}
+	if err := wait(ctx, s.caught, time.Minute, "resume caught_up"); err != nil {
+		return err
+	}
+	if got := s.text.String(); got != want || s.disorder > 0 {
+		return fmt.Errorf("resume after %d: text of %d bytes (want %d), %d events out of order", after, len(got), len(want), s.disorder)
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	_ "github.com/glebarez/go-sqlite" // the "sqlite" database/sql driver
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/store"
+)
+
+// seeded is the database of the replay and REST scenarios: one
+// conversation with ReplayEvents stored events and RestConvs more
+// conversations, written through the store as agentik writes them.
+type seeded struct {
+	path     string
+	replayID string
+	want     string // the replayed text
+}
+
+func (b *bench) seed(ctx context.Context) (seeded, error) {
+	sd := seeded{path: b.dir + "/seeded.db", replayID: agent.NewID()}
+	if _, err := fileSize(sd.path); err == nil {
+		sd.want = tokens(b.sz.ReplayEvents)
+		return sd, nil
+	}
+	b.progress("seeding %d events and %d conversations", b.sz.ReplayEvents, b.sz.RestConvs)
+	st, err := store.Open(ctx, "sqlite:"+sd.path, store.Options{})
+	if err != nil {
+		return sd, err
+	}
+	defer st.Close()
+	now := time.Now()
+	created := func(id, title string) *agent.Record {
+		c := agent.Conversation{ID: id, Title: title, CreatedAt: now, UpdatedAt: now}
+		return &agent.Record{
+			Event:        agent.AllEvent{Kind: agent.KindAgent, ID: agent.NewID(), Date: now, ConversationID: id, Agent: &agent.AgentEvent{Type: agent.AgentCreated, ConversationID: id, Title: title}},
+			Conversation: &c,
+		}
+	}
+	if err := st.Append(ctx, created(sd.replayID, "replay")); err != nil {
+		return sd, err
+	}
+	n := b.sz.ReplayEvents
+	for i := 1; i <= n; {
+		var recs []*agent.Record
+		for ; i <= n && len(recs) < 1000; i++ {
+			text := fmt.Sprintf(" t%d", i)
+			if i == 1 {
+				text = "t1"
+			}
+			recs = append(recs, &agent.Record{Event: agent.AllEvent{Kind: agent.KindConversation, ID: agent.NewID(), Date: now, ConversationID: sd.replayID,
+				Event: &agent.Event{Type: agent.EventAppendText, Text: text}}})
+		}
+		if err := st.Append(ctx, recs...); err != nil {
+			return sd, err
+		}
+	}
+	for i := 0; i < b.sz.RestConvs; {
+		var recs []*agent.Record
+		for ; i < b.sz.RestConvs && len(recs) < 100; i++ {
+			recs = append(recs, created(agent.NewID(), fmt.Sprintf("conversation %d", i)))
+		}
+		if err := st.Append(ctx, recs...); err != nil {
+			return sd, err
+		}
+	}
+	sd.want = tokens(n)
+	return sd, nil
+}
+
+// replay: every stored event of a conversation to one WebSocket client,
+// until caught_up, against a bare SELECT of the same rows.
+func (b *bench) replay(ctx context.Context) error {
+	sd, err := b.seed(ctx)
+	if err != nil {
+		return err
+	}
+	t, err := b.agentik(ctx, "seeded.db")
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	db, err := sql.Open("sqlite", "file:"+sd.path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		return fmt.Errorf("bare select: %w", err)
+	}
+	defer db.Close()
+	n := b.sz.ReplayEvents
+	var bareRate, rate []float64
+	for round := range b.sz.ReplayRounds {
+		t0 := time.Now()
+		rows, err := db.QueryContext(ctx, "SELECT payload FROM agent_event WHERE seq > ? AND conversation_id = ? AND type = ? ORDER BY seq", 0, sd.replayID, agent.KindConversation)
+		if err != nil {
+			return fmt.Errorf("bare select: %w", err)
+		}
+		got := 0
+		var payload sql.RawBytes
+		for rows.Next() {
+			if err := rows.Scan(&payload); err != nil {
+				rows.Close()
+				return fmt.Errorf("bare select: %w", err)
+			}
+			got++
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil || got != n {
+			return fmt.Errorf("bare select: %d rows, want %d: %v", got, n, err)
+		}
+		bareRate = append(bareRate, float64(n)/time.Since(t0).Seconds())
+
+		s := newSink(sd.replayID, nil)
+		t0 = time.Now()
+		ws, err := watchWS(ctx, wsURL(t.URL(), "/agentik/ws"), s)
+		if err != nil {
+			return err
+		}
+		if _, err := ws.subscribe(ctx, "conversation", sd.replayID, 0); err != nil {
+			ws.Close()
+			return err
+		}
+		err = wait(ctx, s.caught, 5*time.Minute, "replay caught_up")
+		el := time.Since(t0)
+		ws.Close()
+		if err != nil {
+			return err
+		}
+		if s.events != n || s.text.String() != sd.want || s.disorder > 0 {
+			return fmt.Errorf("replay: %d events, %d out of order, text exact %v; want %d events", s.events, s.disorder, s.text.String() == sd.want, n)
+		}
+		rate = append(rate, float64(n)/el.Seconds())
+		b.progress("replay round %d: bare SELECT %.0f rows/s, agentik %.0f events/s to caught_up (%.2f s)", round+1, bareRate[round], rate[round], el.Seconds())
+	}
+	b.add(Row{Scenario: "replay", Metric: fmt.Sprintf("%d stored events → 1 WS client, to caught_up", n), Unit: "events/s", Bare: median(bareRate), Agentik: median(rate),
+		Note: fmt.Sprintf("bare: SELECT of the same rows via database/sql, same file; median of %d; agentik: %.2f s", b.sz.ReplayRounds, float64(n)/median(rate))}, nil)
+	return nil
+}

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// sizes are the loads of one run.
+type sizes struct {
+	RelayTokens, RelayRounds int
+
+	MixTurns, MixTokens int
+	MixDelay            time.Duration // between tokens: 20 ms is 50 tokens/s
+
+	FanoutSubs, FanoutTokens int
+	FanoutDelay              time.Duration
+	IdleConns                int
+
+	ReplayEvents, ReplayRounds int
+
+	WireLong, WireShort int
+	WireDelay           time.Duration
+
+	RestConvs    int
+	RestDuration time.Duration
+	RestWorkers  int
+}
+
+var (
+	fullSizes = sizes{
+		RelayTokens: 100_000, RelayRounds: 3,
+		MixTurns: 100, MixTokens: 500, MixDelay: 20 * time.Millisecond,
+		FanoutSubs: 1000, FanoutTokens: 200, FanoutDelay: 20 * time.Millisecond, IdleConns: 5000,
+		ReplayEvents: 100_000, ReplayRounds: 3,
+		WireLong: 10_000, WireShort: 1000, WireDelay: time.Millisecond,
+		RestConvs: 1000, RestDuration: 5 * time.Second, RestWorkers: 4,
+	}
+	quickSizes = sizes{
+		RelayTokens: 20_000, RelayRounds: 1,
+		MixTurns: 100, MixTokens: 100, MixDelay: 20 * time.Millisecond,
+		FanoutSubs: 200, FanoutTokens: 100, FanoutDelay: 20 * time.Millisecond, IdleConns: 1000,
+		ReplayEvents: 20_000, ReplayRounds: 1,
+		WireLong: 2000, WireShort: 200, WireDelay: time.Millisecond,
+		RestConvs: 1000, RestDuration: time.Second, RestWorkers: 4,
+	}
+	tinySizes = sizes{
+		RelayTokens: 300, RelayRounds: 1,
+		MixTurns: 4, MixTokens: 20, MixDelay: 5 * time.Millisecond,
+		FanoutSubs: 5, FanoutTokens: 20, FanoutDelay: 5 * time.Millisecond, IdleConns: 10,
+		ReplayEvents: 300, ReplayRounds: 1,
+		WireLong: 200, WireShort: 20, WireDelay: time.Millisecond,
+		RestConvs: 20, RestDuration: 200 * time.Millisecond, RestWorkers: 2,
+	}
+)
+
+// scenarios in the order they run.
+var scenarios = []string{"relay", "mix", "fanout", "idle", "replay", "wire", "rest"}
+
+// Row is one line of the result: a figure of agentik beside its bare
+// baseline.
+type Row struct {
+	Scenario string  `json:"scenario"`
+	Metric   string  `json:"metric"`
+	Unit     string  `json:"unit"`
+	Bare     float64 `json:"bare"`
+	Agentik  float64 `json:"agentik"`
+	// Ratio is Agentik/Bare (0 when there is no baseline).
+	Ratio  float64 `json:"ratio"`
+	Target string  `json:"target,omitempty"`
+	// Pass is whether the target is met; nil without a target.
+	Pass *bool  `json:"pass,omitempty"`
+	Note string `json:"note,omitempty"`
+}
+
+// Report is what -json writes.
+type Report struct {
+	Date     string        `json:"date"`
+	Machine  string        `json:"machine"`
+	Size     string        `json:"size"`
+	Duration time.Duration `json:"duration_ns"`
+	Rows     []Row         `json:"rows"`
+}
+
+// bench is one run: the shared fake model, the agentik binary, the rows.
+type bench struct {
+	sz      sizes
+	dir     string
+	bin     string
+	fake    *fake
+	hc      *http.Client
+	out     io.Writer // progress
+	start   time.Time
+	rows    []Row
+	inproc  bool   // run agentik in this process (profiling)
+	profile string // scenario to profile
+	profOut string
+}
+
+func (b *bench) progress(format string, args ...any) {
+	fmt.Fprintf(b.out, "[%6.1fs] %s\n", time.Since(b.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+// add records a row; pass is evaluated only when target is set.
+func (b *bench) add(r Row, pass func(Row) bool) {
+	if r.Bare != 0 {
+		r.Ratio = r.Agentik / r.Bare
+	}
+	if pass != nil {
+		ok := pass(r)
+		r.Pass = &ok
+	}
+	b.rows = append(b.rows, r)
+}
+
+// agentik starts a fresh agentik on db (a file in the run's directory).
+func (b *bench) agentik(ctx context.Context, db string) (target, error) {
+	if b.inproc {
+		return startInProc(ctx, filepath.Join(b.dir, db), b.fake.URL)
+	}
+	return startAgentik(ctx, b.bin, filepath.Join(b.dir, db), b.fake.URL)
+}
+
+// profiled runs fn under a CPU profile when name is the profiled scenario.
+func (b *bench) profiled(name string, fn func() error) error {
+	if b.profOut == "" || b.profile != name {
+		return fn()
+	}
+	f, err := os.Create(b.profOut)
+	if err != nil {
+		return fmt.Errorf("cpu profile: %w", err)
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return fmt.Errorf("cpu profile: %w", err)
+	}
+	err = fn()
+	pprof.StopCPUProfile()
+	b.progress("cpu profile of %s written to %s (server goroutines carry the label side=server)", name, b.profOut)
+	return err
+}
+
+// run is the whole program; main only calls it.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if getenv(roleEnv) == "bare" {
+		return serveBare(ctx, getenv, stdout)
+	}
+	fs := flag.NewFlagSet("agentik-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	quick := fs.Bool("quick", false, "short run (under a minute) with smaller loads")
+	size := fs.String("size", "", "full, quick or tiny (tiny is what the tests run)")
+	jsonOut := fs.String("json", "", "also write the results as JSON to this file (- for stdout, instead of the table)")
+	only := fs.String("run", strings.Join(scenarios, ","), "comma-separated scenarios to run")
+	bin := fs.String("agentik", "", "agentik binary to run (default: go build ./cmd/agentik into a temp dir)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the scenario named by -profile; agentik then runs in this process")
+	profile := fs.String("profile", "relay", "scenario to profile with -cpuprofile")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q; see -help", fs.Arg(0))
+	}
+	sizeName := "full"
+	if *quick {
+		sizeName = "quick"
+	}
+	if *size != "" {
+		sizeName = *size
+	}
+	b := &bench{out: stderr, start: time.Now(), profile: *profile, profOut: *cpuprofile, inproc: *cpuprofile != ""}
+	switch sizeName {
+	case "full":
+		b.sz = fullSizes
+	case "quick":
+		b.sz = quickSizes
+	case "tiny":
+		b.sz = tinySizes
+	default:
+		return fmt.Errorf("-size must be full, quick or tiny, got %q", sizeName)
+	}
+	want := map[string]bool{}
+	for _, s := range strings.Split(*only, ",") {
+		s = strings.TrimSpace(s)
+		if !slices.Contains(scenarios, s) {
+			return fmt.Errorf("-run: unknown scenario %q; known: %s", s, strings.Join(scenarios, ","))
+		}
+		want[s] = true
+	}
+
+	dir, err := os.MkdirTemp("", "agentik-bench-")
+	if err != nil {
+		return fmt.Errorf("temp dir: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	b.dir = dir
+	b.hc = &http.Client{Transport: &http.Transport{MaxIdleConns: 10000, MaxIdleConnsPerHost: 10000, MaxConnsPerHost: 0}}
+	defer b.hc.CloseIdleConnections()
+	if !b.inproc {
+		if *bin != "" {
+			b.bin = *bin
+		} else {
+			b.progress("building agentik")
+			if b.bin, err = buildAgentik(ctx, dir); err != nil {
+				return err
+			}
+		}
+	}
+	if b.fake, err = startFake(); err != nil {
+		return err
+	}
+	defer b.fake.Close()
+
+	steps := map[string]func(context.Context) error{
+		"relay": b.relay, "mix": b.mix, "fanout": b.fanout, "idle": b.idle,
+		"replay": b.replay, "wire": b.wire, "rest": b.rest,
+	}
+	for _, name := range scenarios {
+		if !want[name] {
+			continue
+		}
+		b.progress("%s: start", name)
+		if err := b.profiled(name, func() error { return steps[name](ctx) }); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+
+	rep := Report{Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(), Size: sizeName, Duration: time.Since(b.start), Rows: b.rows}
+	b.progress("done in %s", rep.Duration.Round(time.Second))
+	if *jsonOut == "-" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	writeTable(stdout, rep)
+	if *jsonOut != "" {
+		buf, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*jsonOut, append(buf, '\n'), 0o644); err != nil {
+			return fmt.Errorf("write json: %w", err)
+		}
+	}
+	return nil
+}
+
+// machine describes where the run happened.
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%s, %d cores, %s/%s, %s", model, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+}
+
+// writeTable prints the rows as a Markdown table.
+func writeTable(w io.Writer, rep Report) {
+	fmt.Fprintf(w, "agentik-bench (%s) on %s, %s, took %s\n\n", rep.Size, rep.Machine, rep.Date, rep.Duration.Round(time.Second))
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	fmt.Fprintln(tw, "| scenario\t| metric\t| unit\t| bare\t| agentik\t| ratio\t| target\t| ok\t| note\t|")
+	fmt.Fprintln(tw, "|---\t|---\t|---\t|---:\t|---:\t|---:\t|---\t|---\t|---\t|")
+	for _, r := range rep.Rows {
+		ok := ""
+		if r.Pass != nil {
+			ok = "yes"
+			if !*r.Pass {
+				ok = "**no**"
+			}
+		}
+		bare, ratio := "—", "—"
+		if r.Bare != 0 {
+			bare, ratio = num(r.Bare), fmt.Sprintf("%.2f×", r.Ratio)
+		}
+		fmt.Fprintf(tw, "| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t|\n", r.Scenario, r.Metric, r.Unit, bare, num(r.Agentik), ratio, r.Target, ok, r.Note)
+	}
+	tw.Flush()
+}
+
+// num prints a figure with about three significant digits.
+func num(x float64) string {
+	a := math.Abs(x)
+	switch {
+	case a == 0:
+		return "0"
+	case a >= 100:
+		return fmt.Sprintf("%.0f", x)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", x)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", x)
+	}
+	return fmt.Sprintf("%.3f", x)
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+func fileSize(path string) (int64, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+// wireRun is one answer's cost on the WebSocket.
+type wireRun struct {
+	bytes    int64   // WebSocket bytes, server to client, for the turn
+	sseBytes int64   // what the fake's OpenAI stream took for the same answer
+	events   int     // append_text events
+	early    float64 // server CPU µs per token, tokens 10–30 %
+	late     float64 // server CPU µs per token, tokens 70–90 %
+}
+
+// wire: bytes on the WebSocket for a long answer streamed at a steady
+// pace (one event per token, the costliest case), and the server's CPU
+// per token late in the answer against early.
+func (b *bench) wire(ctx context.Context) error {
+	t, err := b.agentik(ctx, "wire.db")
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	one := func(n int) (wireRun, error) {
+		var r wireRun
+		id, err := b.createConversation(ctx, t.URL(), "wire")
+		if err != nil {
+			return r, err
+		}
+		s := newSink(id, nil)
+		marks := []int{n / 10, 3 * n / 10, 7 * n / 10, 9 * n / 10}
+		var cpuAt [4]time.Duration
+		var mu sync.Mutex
+		seen, next := 0, 0
+		ws, err := dialWS(ctx, wsURL(t.URL(), "/agentik/ws"), func(f *frame, at time.Time) {
+			if f.Event == nil {
+				return
+			}
+			s.add(&f.Event.Event, f.Event.Seq, at)
+			seen += len(strings.Fields(f.Event.Event.Text))
+			for next < len(marks) && seen >= marks[next] {
+				c := t.CPU()
+				mu.Lock()
+				cpuAt[next] = c
+				mu.Unlock()
+				next++
+			}
+		})
+		if err != nil {
+			return r, err
+		}
+		defer ws.Close()
+		if _, err := ws.subscribe(ctx, "conversation", id, -1); err != nil {
+			return r, err
+		}
+		b0 := ws.bytes.Load()
+		if _, err := sendTurn(ctx, ws, id, prompt(n, b.sz.WireDelay, id)); err != nil {
+			return r, err
+		}
+		if err := wait(ctx, s.done, time.Duration(n)*b.sz.WireDelay*3+time.Minute, "wire end"); err != nil {
+			return r, err
+		}
+		if s.text.String() != tokens(n) {
+			return r, fmt.Errorf("wire: text differs")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		window := float64(marks[1] - marks[0])
+		r.bytes = ws.bytes.Load() - b0
+		r.sseBytes = b.fake.streamBytes(id)
+		r.events = s.events
+		r.early = float64((cpuAt[1] - cpuAt[0]).Microseconds()) / window
+		r.late = float64((cpuAt[3] - cpuAt[2]).Microseconds()) / window
+		return r, nil
+	}
+	b.progress("wire: %d-token answer at %.0f tokens/s", b.sz.WireShort, float64(time.Second)/float64(b.sz.WireDelay))
+	short, err := one(b.sz.WireShort)
+	if err != nil {
+		return err
+	}
+	b.progress("wire: %d-token answer at %.0f tokens/s", b.sz.WireLong, float64(time.Second)/float64(b.sz.WireDelay))
+	long, err := one(b.sz.WireLong)
+	if err != nil {
+		return err
+	}
+	nl, ns := float64(b.sz.WireLong), float64(b.sz.WireShort)
+	b.add(Row{Scenario: "wire", Metric: fmt.Sprintf("WebSocket bytes, %d-token answer", b.sz.WireLong), Unit: "MB", Bare: float64(long.sseBytes) / 1e6, Agentik: float64(long.bytes) / 1e6,
+		Target: "≤ 1.5 MB", Note: fmt.Sprintf("bare: the model's own OpenAI SSE stream; %d events, %.0f B/token", long.events, float64(long.bytes)/nl)},
+		func(r Row) bool { return r.Agentik <= 1.5 })
+	b.add(Row{Scenario: "wire", Metric: fmt.Sprintf("bytes per token, %d-token ÷ %d-token answer", b.sz.WireLong, b.sz.WireShort), Unit: "×",
+		Bare: (float64(long.sseBytes) / nl) / (float64(short.sseBytes) / ns), Agentik: (float64(long.bytes) / nl) / (float64(short.bytes) / ns),
+		Target: "linear (≈ 1)", Note: "1.00 is linear in length"}, func(r Row) bool { return r.Agentik <= 1.1 })
+	b.add(Row{Scenario: "wire", Metric: "server CPU per token, late (70–90 %) ÷ early (10–30 %)", Unit: "×", Agentik: long.late / long.early,
+		Target: "≤ 1.2×", Note: fmt.Sprintf("early %.1f µs, late %.1f µs per token", long.early, long.late)}, func(r Row) bool { return r.Agentik <= 1.2 })
+	return nil
+}
