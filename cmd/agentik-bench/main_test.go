@@ -140,4 +140,3 @@ func TestSinkAndQuantile(t *testing.T) {
 		t.Errorf("median = %v ms", got)
 	}
 }
-

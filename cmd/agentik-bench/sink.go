@@ -17,7 +17,7 @@ type sink struct {
 	f   *fake  // nil: no latencies
 
 	text     strings.Builder
-	events   int   // append_text events
+	events   int // append_text events
 	lat      []time.Duration
 	unstamp  int   // tokens whose write time is unknown
 	lastSeq  int64 // highest seq seen
