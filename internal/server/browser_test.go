@@ -27,8 +27,8 @@ import (
 )
 
 // Browser end-to-end tests: real headless Chromium against the real server
-// and the fake model over HTTP. They skip when no Chromium is installed,
-// except under CI, where they fail. AGENTIK_SCREENSHOTS=dir saves the
+// and the fake model over HTTP. They fail when no Chromium is installed,
+// unless AGENTIK_TEST_NO_BROWSER is set. AGENTIK_SCREENSHOTS=dir saves the
 // screenshots there (docs/screenshots); otherwise they go to a temp dir.
 
 // stepTimeout bounds one browser step; a broken UI fails instead of hanging.
@@ -57,10 +57,10 @@ func newBrowser(t testing.TB, ts *testServer) *browser {
 	t.Helper()
 	path := chromiumPath()
 	if path == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("no Chromium found: apt-get install -y chromium")
+		if os.Getenv("AGENTIK_TEST_NO_BROWSER") != "" {
+			t.Skip("AGENTIK_TEST_NO_BROWSER is set")
 		}
-		t.Skip("no Chromium found (apt-get install -y chromium)")
+		t.Fatal("no Chromium found: apt-get install -y chromium (or set AGENTIK_TEST_NO_BROWSER=1 to skip browser tests)")
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
