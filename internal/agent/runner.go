@@ -442,9 +442,21 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 	}
 
 	r.mu.Lock()
-	if r.turns[id] != nil {
+	for r.turns[id] != nil {
+		prev := r.turns[id]
+		ending := prev.ending
 		r.mu.Unlock()
-		return SendResult{}, Errorf(CodeBusy, "a turn is running in conversation %s; wait for it to end or interrupt it", id)
+		if !ending {
+			return SendResult{}, Errorf(CodeBusy, "a turn is running in conversation %s; wait for it to end or interrupt it", id)
+		}
+		// The previous turn is writing its end: a client that saw the end
+		// may send at once, so wait the moment it takes instead of busy.
+		select {
+		case <-prev.done:
+		case <-ctx.Done():
+			return SendResult{}, ctx.Err()
+		}
+		r.mu.Lock()
 	}
 	tctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	t := &turn{r: r, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{})}

@@ -543,5 +543,16 @@ func TestDeleteInterruptsRunningTurn(t *testing.T) {
 	if _, err := g.r.Conversation(ctx, c.ID); !errors.Is(err, agent.ErrNotFound) {
 		t.Fatalf("deleted conversation: %v", err)
 	}
-	_ = fmt.Sprint()
+}
+
+// TestSendRightAfterEnd: a client that saw end may send at once.
+func TestSendRightAfterEnd(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	for i := range 20 {
+		g.fake.Enqueue(llmtest.Reply{Text: fmt.Sprintf("answer %d", i)})
+		if got := text(g.turn(c, "q")); got != fmt.Sprintf("answer %d", i) {
+			t.Fatalf("turn %d streamed %q", i, got)
+		}
+	}
 }

@@ -21,6 +21,7 @@ type turn struct {
 	ctx    context.Context // cancelled by Interrupt or Close
 	cancel context.CancelCauseFunc
 	done   chan struct{}
+	ending bool // the end is being written; guarded by r.mu
 
 	items   chan emitItem
 	emitErr error // first write error of the emitter; read after it stopped
@@ -41,6 +42,9 @@ func (t *turn) run() {
 	go func() { defer close(emitDone); t.emitLoop() }()
 
 	err := t.loop()
+	t.r.mu.Lock()
+	t.ending = true
+	t.r.mu.Unlock()
 	switch {
 	case err == nil:
 		err = t.emit(&Record{Event: t.r.event(t.conv.ID, Event{Type: EventEnd, Usage: t.usagePtr()}), Turn: TurnEnd})
