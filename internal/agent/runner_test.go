@@ -549,9 +549,19 @@ func TestDeleteInterruptsRunningTurn(t *testing.T) {
 func TestSendRightAfterEnd(t *testing.T) {
 	g := newRig(t, nil)
 	c := g.create(false)
-	for i := range 20 {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	for i := range 50 {
 		g.fake.Enqueue(llmtest.Reply{Text: fmt.Sprintf("answer %d", i)})
-		if got := text(g.turn(c, "q")); got != fmt.Sprintf("answer %d", i) {
+		if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("q")}, ""); err != nil {
+			t.Fatalf("send %d right after the previous end: %v", i, err)
+		}
+		if got := text(untilEnd(t, ctx, sub)); got != fmt.Sprintf("answer %d", i) {
 			t.Fatalf("turn %d streamed %q", i, got)
 		}
 	}
