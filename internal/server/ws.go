@@ -1,12 +1,467 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
 	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"golang.org/x/time/rate"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
 )
 
-// handleWS is replaced by the WebSocket endpoint.
+// Limits of a WebSocket connection; docs/PROTOCOL.md lists them for
+// clients.
+const (
+	// WSReadLimit caps one client frame: a send with a 10 MB image,
+	// base64-encoded, fits. A bigger frame closes the connection with 1009.
+	WSReadLimit = MaxBodyBytes
+	// WSMaxSubscriptions caps the subscriptions of one connection.
+	WSMaxSubscriptions = 64
+	// WSCommandRate and WSCommandBurst rate-limit the commands of one
+	// connection (a token bucket); a command over the limit gets a
+	// rate_limited reply and is not run.
+	WSCommandRate  = 50 // per second
+	WSCommandBurst = 100
+	// WSRateStrikes rate-limited commands in a row close the connection
+	// with 1008 (policy violation).
+	WSRateStrikes = 200
+	// WSWriteTimeout bounds every write; a client that does not read for
+	// this long is disconnected.
+	WSWriteTimeout = 10 * time.Second
+	// WSPingInterval is how often the server pings; a pong must come back
+	// within WSPongTimeout or the connection is closed.
+	WSPingInterval = 30 * time.Second
+	WSPongTimeout  = 15 * time.Second
+	// WSCommandTimeout bounds the work of one command.
+	WSCommandTimeout = 30 * time.Second
+)
+
+// Internal sizes of a connection.
+const (
+	// wsOutQueue is how many frames may wait for the connection's writer.
+	// Small on purpose: idle connections must stay cheap, and events wait
+	// in the broker's per-subscription queue (broker.QueueLimit) instead.
+	wsOutQueue = 64
+	// wsStallTimeout is how long a subscription may wait for room in the
+	// outbound queue; then it ends with resync slow_consumer instead of
+	// holding up the connection's other subscriptions and replies.
+	wsStallTimeout = 2 * time.Second
+)
+
+// errStalled ends a subscription whose frames found no room in the
+// outbound queue for wsStallTimeout.
+var errStalled = errors.New("outbound queue full")
+
+// wsConn is one WebSocket connection: the handler's goroutine reads and
+// runs commands in order, one writer goroutine owns every write, and each
+// subscription has a pump goroutine that turns broker items into frames.
+type wsConn struct {
+	s      *Server
+	c      *websocket.Conn
+	ctx    context.Context // cancelled when the connection ends
+	cancel context.CancelFunc
+	out    chan []byte   // frames for the writer
+	done   chan struct{} // closed when the writer has stopped
+	wg     sync.WaitGroup
+	limit  *rate.Limiter
+
+	pinging atomic.Bool // a ping waits for its pong
+
+	// owned by the reader
+	strikes int
+	nextSub int
+
+	mu   sync.Mutex
+	subs map[string]*wsSub
+}
+
+// wsSub is one subscription of a connection.
+type wsSub struct {
+	id     string
+	sub    *broker.Sub
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the pump has returned
+}
+
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
-	s.writeError(w, r, agent.Errorf(agent.CodeUnavailable, "the WebSocket endpoint is not built yet"))
+	select {
+	case <-s.closing:
+		s.writeError(w, r, agent.Errorf(agent.CodeUnavailable, "the server is shutting down; reconnect in a moment"))
+		return
+	default:
+	}
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.originPatterns()})
+	if err != nil {
+		// Accept has answered (403 for a foreign Origin, 400 for a bad
+		// handshake).
+		s.log.Debug("ws_accept_failed", "err", err)
+		return
+	}
+	s.conns.Add(1)
+	defer s.conns.Done()
+	c.SetReadLimit(WSReadLimit)
+
+	ctx, cancel := context.WithCancel(r.Context())
+	k := &wsConn{
+		s: s, c: c, ctx: ctx, cancel: cancel,
+		out:   make(chan []byte, wsOutQueue),
+		done:  make(chan struct{}),
+		limit: rate.NewLimiter(WSCommandRate, WSCommandBurst),
+	}
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		defer close(k.done)
+		defer cancel()
+		k.writeLoop()
+	}()
+	err = k.readLoop()
+	cancel()
+	k.mu.Lock()
+	for _, ws := range k.subs {
+		ws.cancel()
+		ws.sub.Close()
+	}
+	k.subs = nil
+	k.mu.Unlock()
+	k.wg.Wait()
+	_ = c.CloseNow()
+	switch st := websocket.CloseStatus(err); {
+	case st == websocket.StatusNormalClosure || st == websocket.StatusGoingAway || st == websocket.StatusServiceRestart:
+		s.log.Debug("ws_closed", "status", int(st))
+	default:
+		s.log.Debug("ws_closed", "err", err)
+	}
+}
+
+// readLoop reads and runs commands until the connection fails or closes.
+func (k *wsConn) readLoop() error {
+	for {
+		typ, b, err := k.c.Read(k.ctx)
+		if err != nil {
+			return err
+		}
+		if !k.limit.Allow() {
+			k.strikes++
+			if k.strikes >= WSRateStrikes {
+				_ = k.c.Close(websocket.StatusPolicyViolation, "command rate limit exceeded")
+				return errors.New("ws: rate limit strikes")
+			}
+			_, id, _ := decodeCommand(b)
+			k.reply(id, "", nil, agent.Errorf(agent.CodeRateLimited, "more than %d commands per second; slow down", WSCommandRate))
+			continue
+		}
+		k.strikes = 0
+		if typ != websocket.MessageText {
+			k.reply(nil, "", nil, agent.Errorf(agent.CodeBadRequest, "binary frames are not accepted; send commands as JSON text frames"))
+			continue
+		}
+		k.command(b)
+	}
+}
+
+// command decodes and runs one command and queues its reply.
+func (k *wsConn) command(b []byte) {
+	cmd, id, err := decodeCommand(b)
+	if err != nil {
+		k.reply(id, "", nil, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(k.ctx, WSCommandTimeout)
+	defer cancel()
+	if cmd.Op == OpSubscribe {
+		k.subscribe(ctx, cmd, id)
+		return
+	}
+	res, err := k.run(ctx, cmd)
+	k.reply(id, cmd.Op, res, err)
+}
+
+// run runs every command but subscribe and returns its result.
+func (k *wsConn) run(ctx context.Context, cmd Command) (any, error) {
+	r := k.s.runner
+	switch cmd.Op {
+	case OpUnsubscribe:
+		k.mu.Lock()
+		ws := k.subs[cmd.Sub]
+		delete(k.subs, cmd.Sub)
+		k.mu.Unlock()
+		if ws == nil {
+			return nil, agent.Errorf(agent.CodeNotFound, "no subscription %q on this connection", truncate(cmd.Sub, 40))
+		}
+		ws.cancel()
+		ws.sub.Close()
+		<-ws.done // no frame of this subscription follows the reply
+		return Empty{}, nil
+	case OpCreateConversation:
+		title := ""
+		if cmd.Title != nil {
+			title = *cmd.Title
+		}
+		return r.CreateConversation(ctx, title, cmd.Temp)
+	case OpListConversations:
+		offset, limit := 0, agent.DefaultPageSize
+		if cmd.Offset != nil {
+			offset = *cmd.Offset
+		}
+		if cmd.Limit != nil {
+			limit = *cmd.Limit
+		}
+		cs, total, err := r.Conversations(ctx, offset, limit)
+		if err != nil {
+			return nil, err
+		}
+		return ListResult{cs, total}, nil
+	case OpGetConversation:
+		return r.Conversation(ctx, cmd.ConversationID)
+	case OpGetMessages:
+		q := agent.MessageQuery{ConversationID: cmd.ConversationID, Limit: agent.DefaultPageSize}
+		if cmd.After != nil {
+			q.After = *cmd.After
+		}
+		if cmd.Offset != nil {
+			q.Offset = *cmd.Offset
+		}
+		if cmd.Limit != nil {
+			q.Limit = *cmd.Limit
+		}
+		ms, err := r.Messages(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		return MessagesResult{ms}, nil
+	case OpSend:
+		res, err := r.Send(ctx, cmd.ConversationID, cmd.Content, cmd.ClientID)
+		if err != nil {
+			return nil, err
+		}
+		return SendResult{MessageID: res.MessageID, Seq: res.Seq, Duplicate: res.Duplicate}, nil
+	case OpInterrupt:
+		ok, err := r.Interrupt(ctx, cmd.ConversationID)
+		if err != nil {
+			return nil, err
+		}
+		return InterruptResult{ok}, nil
+	case OpRename:
+		return r.Rename(ctx, cmd.ConversationID, *cmd.Title)
+	case OpDelete:
+		if err := r.Delete(ctx, cmd.ConversationID); err != nil {
+			return nil, err
+		}
+		return Empty{}, nil
+	case OpPing:
+		return Empty{}, nil
+	case OpListTools:
+		return k.s.toolServers(), nil
+	}
+	return nil, agent.Errorf(agent.CodeBadRequest, "unknown op %q", cmd.Op)
+}
+
+// subscribe starts a subscription: the reply is queued before the pump
+// starts, so it precedes the subscription's first frame.
+func (k *wsConn) subscribe(ctx context.Context, cmd Command, id *string) {
+	k.mu.Lock()
+	n := len(k.subs)
+	k.mu.Unlock()
+	if n >= WSMaxSubscriptions {
+		k.reply(id, cmd.Op, nil, agent.Errorf(agent.CodeRateLimited, "a connection may hold at most %d subscriptions; unsubscribe first", WSMaxSubscriptions))
+		return
+	}
+	stream := broker.Stream{Kind: cmd.Stream, ConversationID: cmd.ConversationID}
+	if stream.Kind == broker.StreamConversation {
+		if _, err := k.s.runner.Conversation(ctx, cmd.ConversationID); err != nil {
+			k.reply(id, cmd.Op, nil, err)
+			return
+		}
+	}
+	after := int64(-1)
+	if cmd.After != nil {
+		after = *cmd.After
+	}
+	k.nextSub++
+	subID := "s" + strconv.Itoa(k.nextSub)
+	sub, err := k.s.broker.Subscribe(ctx, stream, after, cmd.Epoch)
+	var re *broker.ResyncError
+	if errors.As(err, &re) {
+		// The cursor cannot be resumed: the subscription starts and ends at
+		// once, and the client reloads history.
+		_, head, err := k.s.store.Bounds(ctx)
+		if err != nil {
+			k.reply(id, cmd.Op, nil, err)
+			return
+		}
+		k.reply(id, cmd.Op, SubscribeResult{Sub: subID, Epoch: k.s.store.Epoch(), Head: head}, nil)
+		k.enqueue(k.ctx, resyncFrame(subID, re.After, re.Reason))
+		return
+	}
+	if err != nil {
+		k.reply(id, cmd.Op, nil, err)
+		return
+	}
+	pctx, cancel := context.WithCancel(k.ctx)
+	ws := &wsSub{id: subID, sub: sub, cancel: cancel, done: make(chan struct{})}
+	k.mu.Lock()
+	if k.subs == nil {
+		k.subs = map[string]*wsSub{}
+	}
+	k.subs[subID] = ws
+	k.mu.Unlock()
+	k.reply(id, cmd.Op, SubscribeResult{Sub: subID, Epoch: k.s.store.Epoch(), Head: sub.Head}, nil)
+	last := after
+	if last < 0 {
+		last = sub.Head
+	}
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		defer close(ws.done)
+		defer sub.Close()
+		k.pump(pctx, ws, last)
+	}()
+}
+
+// pump turns a subscription's items into frames until it is unsubscribed,
+// the connection ends, or it must resync. last is the seq the client has
+// everything through; a resync carries it.
+func (k *wsConn) pump(ctx context.Context, ws *wsSub, last int64) {
+	for {
+		it, err := ws.sub.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			reason := ResyncReasonError
+			var re *broker.ResyncError
+			if errors.As(err, &re) {
+				reason = re.Reason
+			} else {
+				k.s.wireError("ws subscription", err) // logs it
+			}
+			k.resync(ctx, ws, last, reason)
+			return
+		}
+		var b []byte
+		if it.CaughtUp {
+			b = caughtUpFrame(ws.id, it.Seq)
+		} else {
+			ev, err := json.Marshal(it.Event)
+			if err != nil {
+				k.s.wireError("ws encode event", err)
+				continue
+			}
+			b = eventFrame(ws.id, ev)
+		}
+		if err := k.enqueueStall(ctx, b); err != nil {
+			if errors.Is(err, errStalled) {
+				k.resync(ctx, ws, last, broker.ReasonSlowConsumer)
+			}
+			return
+		}
+		if !it.CaughtUp && it.Event.Seq > last {
+			last = it.Event.Seq
+		}
+	}
+}
+
+// resync ends a subscription from its pump and tells the client.
+func (k *wsConn) resync(ctx context.Context, ws *wsSub, last int64, reason string) {
+	ws.sub.Close()
+	k.mu.Lock()
+	if k.subs[ws.id] == ws {
+		delete(k.subs, ws.id)
+	}
+	k.mu.Unlock()
+	k.enqueue(ctx, resyncFrame(ws.id, last, reason))
+}
+
+// reply queues a reply; err, if any, becomes its Error.
+func (k *wsConn) reply(id *string, op string, result any, err error) {
+	var e *agent.Error
+	if err != nil {
+		e = k.s.wireError("ws "+op, err)
+		result = nil
+	}
+	b, err := replyFrame(id, result, e)
+	if err != nil {
+		b, _ = replyFrame(id, nil, k.s.wireError("ws "+op, err))
+	}
+	k.enqueue(k.ctx, b)
+}
+
+// enqueue hands a frame to the writer, waiting as long as it takes.
+func (k *wsConn) enqueue(ctx context.Context, b []byte) {
+	select {
+	case k.out <- b:
+	case <-ctx.Done():
+	case <-k.done:
+	}
+}
+
+// enqueueStall hands a frame to the writer, waiting at most
+// wsStallTimeout.
+func (k *wsConn) enqueueStall(ctx context.Context, b []byte) error {
+	select {
+	case k.out <- b:
+		return nil
+	default:
+	}
+	t := time.NewTimer(wsStallTimeout)
+	defer t.Stop()
+	select {
+	case k.out <- b:
+		return nil
+	case <-t.C:
+		return errStalled
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-k.done:
+		return net.ErrClosed
+	}
+}
+
+// writeLoop owns every write: frames in queue order, each under
+// WSWriteTimeout; pings; the 1012 close on shutdown.
+func (k *wsConn) writeLoop() {
+	ping := time.NewTicker(WSPingInterval)
+	defer ping.Stop()
+	for {
+		select {
+		case <-k.ctx.Done():
+			return
+		case <-k.s.closing:
+			_ = k.c.Close(websocket.StatusServiceRestart, "server restarting; reconnect and resume")
+			return
+		case <-ping.C:
+			if k.pinging.CompareAndSwap(false, true) {
+				k.wg.Add(1)
+				go func() {
+					defer k.wg.Done()
+					defer k.pinging.Store(false)
+					ctx, cancel := context.WithTimeout(k.ctx, WSPongTimeout)
+					defer cancel()
+					if err := k.c.Ping(ctx); err != nil && k.ctx.Err() == nil {
+						k.s.log.Debug("ws_ping_failed", "err", err)
+						_ = k.c.CloseNow()
+					}
+				}()
+			}
+		case b := <-k.out:
+			ctx, cancel := context.WithTimeout(k.ctx, WSWriteTimeout)
+			err := k.c.Write(ctx, websocket.MessageText, b)
+			cancel()
+			if err != nil {
+				_ = k.c.CloseNow()
+				return
+			}
+		}
+	}
 }
