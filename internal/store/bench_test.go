@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -49,7 +50,7 @@ func tokenEvent(n int64) agent.AllEvent {
 func BenchmarkAppendGroupCommit(b *testing.B) {
 	s := benchStore(b, Options{Publish: func([]agent.AllEvent) {}})
 	var n atomic.Int64
-	b.SetParallelism(benchAppenders)
+	b.SetParallelism(max(1, benchAppenders/runtime.GOMAXPROCS(0))) // benchAppenders goroutines in all
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
@@ -141,4 +142,18 @@ func BenchmarkReplay100k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(total), "events/op")
+}
+
+// BenchmarkAppendLatency appends one append_text event at a time from one
+// goroutine: ns/op is the latency an Append adds to a token on an idle
+// store (DESIGN.md §4: single milliseconds at most).
+func BenchmarkAppendLatency(b *testing.B) {
+	s := benchStore(b, Options{Publish: func([]agent.AllEvent) {}})
+	var n int64
+	for b.Loop() {
+		n++
+		if err := s.Append(b.Context(), &agent.Record{Event: tokenEvent(n)}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
