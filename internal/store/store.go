@@ -121,7 +121,8 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		base := "file:" + path + "?" + sqlitePragmas + extra
+		// A file: URI: '%' and '#' in the path must be escaped.
+		base := "file:" + strings.NewReplacer("%", "%25", "#", "%23").Replace(path) + "?" + sqlitePragmas + extra
 		if s.w, err = gorm.Open(sqlite.Open(base), cfg()); err != nil {
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -759,6 +760,21 @@ func TestSQLiteDSN(t *testing.T) {
 		path, extra, err := sqlitePath(tt.dsn)
 		if (err != nil) != tt.bad || path != tt.path || extra != tt.extra {
 			t.Errorf("sqlitePath(%q) = %q, %q, %v; want %q, %q, bad %v", tt.dsn, path, extra, err, tt.path, tt.extra, tt.bad)
+		}
+	}
+}
+
+func TestSQLiteOddPaths(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.Mkdir("a#b %41 c", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, dsn := range []string{"sqlite:rel.db", "a#b %41 c/x.db"} {
+		s := open(t, dsn, Options{})
+		mustAppend(t, s, createdRec("c1", ""))
+		path, _, _ := sqlitePath(dsn)
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("%s: database file not where asked: %v", dsn, err)
 		}
 	}
 }
