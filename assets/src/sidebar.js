@@ -1,7 +1,8 @@
 // Sidebar is the live list of conversations and tool servers. It follows
-// the "all" stream live (no cursor: it reloads the list on every connect),
+// the "agent" stream live (no cursor: it reloads the list on every connect),
 // so conversations created, renamed, deleted or started from any tab or
-// client show up at once, with a running indicator.
+// client show up at once, with a running indicator (turn_started and
+// turn_ended), without receiving every token of every conversation.
 import { h } from './dom.js';
 
 export const UNTITLED = 'New chat';
@@ -76,7 +77,7 @@ export class Sidebar {
   }
 
   subscribe() {
-    this.conn.subscribe({ stream: 'all' }, (f) => {
+    this.conn.subscribe({ stream: 'agent' }, (f) => {
       if (f.type === 'event') this.onEvent(f.event);
       else if (f.type === 'resync') { this.subscribe(); this.refresh(); }
     }).catch(() => {});
@@ -105,14 +106,14 @@ export class Sidebar {
         case 'tool_server':
           if (ev.server) this.setToolServer(ev.server);
           break;
+        case 'turn_started':
+          this.setRunning(ev.conversation_id, true);
+          break;
+        case 'turn_ended':
+          this.setRunning(ev.conversation_id, false);
+          break;
         default:
       }
-      return;
-    }
-    if (ae.type === 'conversation') {
-      const ev = ae.event || {};
-      if (ev.type === 'message' && ev.message?.type === 'user_message') this.setRunning(ae.conversation_id, true);
-      else if (ev.type === 'end') this.setRunning(ae.conversation_id, false);
     }
   }
 

@@ -467,7 +467,7 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 	user := Message{Type: MessageUser, ID: NewID(), ConversationID: id, Date: r.now(), Content: content, ClientID: clientID}
 	rec := r.messageRecord(user, ModelMessage{Role: RoleUser, Content: content})
 	rec.Turn = TurnStart
-	recs := []*Record{rec}
+	recs := []*Record{rec, {Event: r.agentEvent(AgentEvent{Type: AgentTurnStarted, ConversationID: id})}}
 	if c.Title == "" && c.MessageCount == 0 {
 		if title := autoTitle(content); title != "" {
 			recs = append(recs, &Record{Event: r.agentEvent(AgentEvent{Type: AgentRenamed, ConversationID: id, Title: title})})
@@ -585,9 +585,17 @@ func CheckContent(content []Content) error {
 // message (audit only), error and end events.
 func (r *Runner) failRecords(convID string, e *Error, usage *Usage) []*Record {
 	m := Message{Type: MessageError, ConversationID: convID, Error: e.Message, Code: e.Code}
-	return []*Record{
+	return append([]*Record{
 		r.messageRecord(m),
 		{Event: r.event(convID, Event{Type: EventError, Error: e.Message, Code: e.Code})},
-		{Event: r.event(convID, Event{Type: EventEnd, Usage: usage}), Turn: TurnEnd},
+	}, r.endRecords(convID, usage)...)
+}
+
+// endRecords end a turn: turn_ended on the agent stream, which marks the
+// conversation idle, then the turn's end event, always its last.
+func (r *Runner) endRecords(convID string, usage *Usage) []*Record {
+	return []*Record{
+		{Event: r.agentEvent(AgentEvent{Type: AgentTurnEnded, ConversationID: convID}), Turn: TurnEnd},
+		{Event: r.event(convID, Event{Type: EventEnd, Usage: usage})},
 	}
 }

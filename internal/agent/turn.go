@@ -47,12 +47,10 @@ func (t *turn) run() {
 	t.r.mu.Unlock()
 	switch {
 	case err == nil:
-		err = t.emit(&Record{Event: t.r.event(t.conv.ID, Event{Type: EventEnd, Usage: t.usagePtr()}), Turn: TurnEnd})
+		err = t.emitRecs(t.r.endRecords(t.conv.ID, t.usagePtr())...)
 	case t.ctx.Err() != nil:
-		err = t.emitRecs(
-			&Record{Event: t.r.event(t.conv.ID, Event{Type: EventInterrupted})},
-			&Record{Event: t.r.event(t.conv.ID, Event{Type: EventEnd, Usage: t.usagePtr()}), Turn: TurnEnd},
-		)
+		err = t.emitRecs(append([]*Record{{Event: t.r.event(t.conv.ID, Event{Type: EventInterrupted})}},
+			t.r.endRecords(t.conv.ID, t.usagePtr())...)...)
 	default:
 		var e *Error
 		if !errors.As(err, &e) {

@@ -382,6 +382,10 @@ const (
 	AgentRenamed = "renamed"
 	// AgentToolServer reports a tool server's state change; live only, never stored.
 	AgentToolServer = "tool_server"
+	// AgentTurnStarted and AgentTurnEnded tell lists which conversations
+	// are running without subscribing to every token.
+	AgentTurnStarted = "turn_started"
+	AgentTurnEnded   = "turn_ended"
 )
 
 // AgentEvent is a change to the set of conversations.
@@ -402,7 +406,7 @@ func (a AgentEvent) MarshalJSON() ([]byte, error) {
 			ConversationID string `json:"conversation_id"`
 			Title          string `json:"title,omitempty"`
 		}{a.Type, a.ConversationID, a.Title})
-	case AgentDeleted:
+	case AgentDeleted, AgentTurnStarted, AgentTurnEnded:
 		return json.Marshal(struct {
 			Type           string `json:"type"`
 			ConversationID string `json:"conversation_id"`
@@ -435,7 +439,7 @@ func (a *AgentEvent) UnmarshalJSON(b []byte) error {
 	}
 	*a = AgentEvent(p)
 	switch a.Type {
-	case AgentCreated, AgentDeleted, AgentRenamed, AgentToolServer:
+	case AgentCreated, AgentDeleted, AgentRenamed, AgentToolServer, AgentTurnStarted, AgentTurnEnded:
 	default:
 		a.Raw = append(json.RawMessage(nil), b...)
 	}

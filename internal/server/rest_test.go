@@ -335,6 +335,9 @@ func TestSSELastEventIDResume(t *testing.T) {
 		if err := json.Unmarshal([]byte(f.Data), &ae); err != nil || strconv.FormatInt(ae.Seq, 10) != f.ID {
 			t.Fatalf("all-events frame %+v: %v", f, err)
 		}
+		if ae.Kind != agent.KindConversation {
+			continue // turn_ended and other agent events
+		}
 		have = append(have, f.ID+" "+f.Event)
 	}
 	if strings.Join(have, ",") != strings.Join(want, ",") {
