@@ -124,7 +124,11 @@ func waitJS(t testing.TB, ctx context.Context, what, expr string) {
 	c, cancel := context.WithTimeout(ctx, stepTimeout)
 	defer cancel()
 	if _, err := chromedp.Run(c, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(stepTimeout))); err != nil {
-		t.Fatalf("waiting for %s (%s): %v", what, expr, err)
+		var state string
+		sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
+		defer scancel()
+		_ = chromedp.Run(sctx, chromedp.Evaluate(`location.pathname + ' | ' + document.body.innerText.slice(0, 400)`, &state))
+		t.Fatalf("waiting for %s (%s): %v\npage: %s", what, expr, err, state)
 	}
 }
 
