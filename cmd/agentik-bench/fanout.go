@@ -64,7 +64,7 @@ func (b *bench) fanout(ctx context.Context) error {
 	note := fmt.Sprintf("%d subscribers × %d tokens at %.0f tokens/s", subs, ntok, float64(time.Second)/float64(delay))
 	b.add(Row{Scenario: "fanout", Metric: "server CPU per delivered event", Unit: "µs", Bare: perEvent(bare), Agentik: perEvent(ag), Note: note}, nil)
 	b.add(Row{Scenario: "fanout", Metric: "token delivery p99", Unit: "ms", Bare: quantileMS(bare.lat, 0.99), Agentik: quantileMS(ag.lat, 0.99),
-		Note: fmt.Sprintf("%d samples; lost/out of order: bare %d, agentik %d", len(ag.lat), bare.lost, ag.lost)}, nil)
+		Note: fmt.Sprintf("%d samples; lost/out of order: bare %d, agentik %d; machine %.0f%% / %.0f%% busy", len(ag.lat), bare.lost, ag.lost, bare.machine, ag.machine)}, nil)
 	if ag.lost > 0 {
 		return fmt.Errorf("fanout: agentik lost %d events", ag.lost)
 	}

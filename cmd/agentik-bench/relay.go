@@ -119,7 +119,7 @@ func (b *bench) relay(ctx context.Context) error {
 	}
 	defer ws.Close()
 
-	var bareRate, bareCPU, rate, cpu, srvCPU, events []float64
+	var bareRate, bareCPU, rate, cpu, srvCPU, events, lateEarly []float64
 	for round := range b.sz.RelayRounds {
 		// Bare: go-openai reads the fake directly.
 		r, c, err := b.direct(ctx, n, fmt.Sprintf("relay-bare-%d", round))
@@ -134,6 +134,8 @@ func (b *bench) relay(ctx context.Context) error {
 			return err
 		}
 		s := newSink(id, nil)
+		cm := newCPUMarks(t, n)
+		s.onTokens = cm.see
 		rt.set(id, s)
 		if _, err := ws.subscribe(ctx, "conversation", id, -1); err != nil {
 			return err
@@ -164,6 +166,8 @@ func (b *bench) relay(ctx context.Context) error {
 		cpu = append(cpu, float64((dSrv+dSelf).Microseconds())/float64(n))
 		srvCPU = append(srvCPU, float64(dSrv.Microseconds())/float64(n))
 		events = append(events, float64(s.events))
+		early, late := cm.perToken()
+		lateEarly = append(lateEarly, late/early)
 		b.progress("relay round %d: bare %.0f tokens/s, agentik %.0f tokens/s in %.0f events (text and resume exact)", round+1, r, float64(n)/el.Seconds(), float64(s.events))
 	}
 	note := fmt.Sprintf("%d tokens, median of %d; %.0f append_text events (coalesced by the runner), text, persisted message and resume exact", n, b.sz.RelayRounds, median(events))
@@ -171,6 +175,8 @@ func (b *bench) relay(ctx context.Context) error {
 		func(r Row) bool { return r.Ratio >= 0.25 })
 	b.add(Row{Scenario: "relay", Metric: "CPU per token, all processes", Unit: "µs", Bare: median(bareCPU), Agentik: median(cpu),
 		Note: fmt.Sprintf("both include the fake model; agentik's own process: %.1f µs/token", median(srvCPU))}, nil)
+	b.add(Row{Scenario: "relay", Metric: fmt.Sprintf("server CPU per token, late (70–90 %%) ÷ early (10–30 %%), %d-token answer at full speed", n), Unit: "×", Agentik: median(lateEarly),
+		Target: "≤ 1.2×", Note: "1.00 is flat"}, func(r Row) bool { return r.Agentik <= 1.2 })
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -97,17 +98,18 @@ type Report struct {
 
 // bench is one run: the shared fake model, the agentik binary, the rows.
 type bench struct {
-	sz      sizes
-	dir     string
-	bin     string
-	fake    *fake
-	hc      *http.Client
-	out     io.Writer // progress
-	start   time.Time
-	rows    []Row
-	inproc  bool   // run agentik in this process (profiling)
-	profile string // scenario to profile
-	profOut string
+	sz       sizes
+	dir      string
+	bin      string
+	fake     *fake
+	hc       *http.Client
+	out      io.Writer // progress
+	start    time.Time
+	rows     []Row
+	inproc   bool   // run agentik in this process (profiling)
+	profile  string // scenario to profile
+	profOut  string
+	traceOut string
 }
 
 func (b *bench) progress(format string, args ...any) {
@@ -136,8 +138,23 @@ func (b *bench) agentik(ctx context.Context, db string) (target, error) {
 
 // profiled runs fn under a CPU profile when name is the profiled scenario.
 func (b *bench) profiled(name string, fn func() error) error {
-	if b.profOut == "" || b.profile != name {
+	if b.profile != name || b.profOut == "" && b.traceOut == "" {
 		return fn()
+	}
+	if b.traceOut != "" {
+		f, err := os.Create(b.traceOut)
+		if err != nil {
+			return fmt.Errorf("trace: %w", err)
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return fmt.Errorf("trace: %w", err)
+		}
+		defer b.progress("execution trace of %s written to %s", name, b.traceOut)
+		defer trace.Stop()
+		if b.profOut == "" {
+			return fn()
+		}
 	}
 	f, err := os.Create(b.profOut)
 	if err != nil {
@@ -166,7 +183,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	only := fs.String("run", strings.Join(scenarios, ","), "comma-separated scenarios to run")
 	bin := fs.String("agentik", "", "agentik binary to run (default: go build ./cmd/agentik into a temp dir)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the scenario named by -profile; agentik then runs in this process")
-	profile := fs.String("profile", "relay", "scenario to profile with -cpuprofile")
+	traceOut := fs.String("trace", "", "write an execution trace of the scenario named by -profile; agentik then runs in this process")
+	profile := fs.String("profile", "relay", "scenario to profile with -cpuprofile or -trace")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -183,7 +201,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if *size != "" {
 		sizeName = *size
 	}
-	b := &bench{out: stderr, start: time.Now(), profile: *profile, profOut: *cpuprofile, inproc: *cpuprofile != ""}
+	b := &bench{out: stderr, start: time.Now(), profile: *profile, profOut: *cpuprofile, traceOut: *traceOut, inproc: *cpuprofile != "" || *traceOut != ""}
 	switch sizeName {
 	case "full":
 		b.sz = fullSizes
@@ -209,7 +227,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer os.RemoveAll(dir)
 	b.dir = dir
-	b.hc = &http.Client{Transport: &http.Transport{MaxIdleConns: 10000, MaxIdleConnsPerHost: 10000, MaxConnsPerHost: 0}}
+	b.hc = newHTTPClient()
 	defer b.hc.CloseIdleConnections()
 	if !b.inproc {
 		if *bin != "" {
@@ -311,4 +329,10 @@ func num(x float64) string {
 		return fmt.Sprintf("%.2f", x)
 	}
 	return fmt.Sprintf("%.3f", x)
+}
+
+// newHTTPClient is the load generator's client: keep-alive connections
+// without a per-host cap.
+func newHTTPClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConns: 10000, MaxIdleConnsPerHost: 10000}}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
-	"sync"
 	"time"
 )
 
@@ -35,31 +33,16 @@ func (b *bench) wire(ctx context.Context) error {
 		return err
 	}
 	defer t.Close()
-	one := func(n int) (wireRun, error) {
+	one := func(n int, delay time.Duration) (wireRun, error) {
 		var r wireRun
 		id, err := b.createConversation(ctx, t.URL(), "wire")
 		if err != nil {
 			return r, err
 		}
 		s := newSink(id, nil)
-		marks := []int{n / 10, 3 * n / 10, 7 * n / 10, 9 * n / 10}
-		var cpuAt [4]time.Duration
-		var mu sync.Mutex
-		seen, next := 0, 0
-		ws, err := dialWS(ctx, wsURL(t.URL(), "/agentik/ws"), func(f *frame, at time.Time) {
-			if f.Event == nil {
-				return
-			}
-			s.add(&f.Event.Event, f.Event.Seq, at)
-			seen += len(strings.Fields(f.Event.Event.Text))
-			for next < len(marks) && seen >= marks[next] {
-				c := t.CPU()
-				mu.Lock()
-				cpuAt[next] = c
-				mu.Unlock()
-				next++
-			}
-		})
+		cm := newCPUMarks(t, n)
+		s.onTokens = cm.see
+		ws, err := watchWS(ctx, wsURL(t.URL(), "/agentik/ws"), s)
 		if err != nil {
 			return r, err
 		}
@@ -68,43 +51,47 @@ func (b *bench) wire(ctx context.Context) error {
 			return r, err
 		}
 		b0 := ws.bytes.Load()
-		if _, err := sendTurn(ctx, ws, id, prompt(n, b.sz.WireDelay, id)); err != nil {
+		if _, err := sendTurn(ctx, ws, id, prompt(n, delay, id)); err != nil {
 			return r, err
 		}
-		if err := wait(ctx, s.done, time.Duration(n)*b.sz.WireDelay*3+time.Minute, "wire end"); err != nil {
+		if err := wait(ctx, s.done, time.Duration(n)*delay*3+time.Minute, "wire end"); err != nil {
 			return r, err
 		}
+		r.bytes = ws.bytes.Load() - b0
 		if s.text.String() != tokens(n) {
 			return r, fmt.Errorf("wire: text differs")
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		window := float64(marks[1] - marks[0])
-		r.bytes = ws.bytes.Load() - b0
 		r.sseBytes = b.fake.streamBytes(id)
 		r.events = s.events
-		r.early = float64((cpuAt[1] - cpuAt[0]).Microseconds()) / window
-		r.late = float64((cpuAt[3] - cpuAt[2]).Microseconds()) / window
+		r.early, r.late = cm.perToken()
 		return r, nil
 	}
 	b.progress("wire: %d-token answer at %.0f tokens/s", b.sz.WireShort, float64(time.Second)/float64(b.sz.WireDelay))
-	short, err := one(b.sz.WireShort)
+	short, err := one(b.sz.WireShort, b.sz.WireDelay)
 	if err != nil {
 		return err
 	}
 	b.progress("wire: %d-token answer at %.0f tokens/s", b.sz.WireLong, float64(time.Second)/float64(b.sz.WireDelay))
-	long, err := one(b.sz.WireLong)
+	long, err := one(b.sz.WireLong, b.sz.WireDelay)
+	if err != nil {
+		return err
+	}
+	b.progress("wire: %d-token answer at full speed", b.sz.WireLong)
+	fast, err := one(b.sz.WireLong, 0)
 	if err != nil {
 		return err
 	}
 	nl, ns := float64(b.sz.WireLong), float64(b.sz.WireShort)
-	b.add(Row{Scenario: "wire", Metric: fmt.Sprintf("WebSocket bytes, %d-token answer", b.sz.WireLong), Unit: "MB", Bare: float64(long.sseBytes) / 1e6, Agentik: float64(long.bytes) / 1e6,
+	b.add(Row{Scenario: "wire", Metric: fmt.Sprintf("WebSocket bytes, %d-token answer at %.0f tokens/s", b.sz.WireLong, float64(time.Second)/float64(b.sz.WireDelay)), Unit: "MB", Bare: float64(long.sseBytes) / 1e6, Agentik: float64(long.bytes) / 1e6,
 		Target: "≤ 1.5 MB", Note: fmt.Sprintf("bare: the model's own OpenAI SSE stream; %d events, %.0f B/token", long.events, float64(long.bytes)/nl)},
+		func(r Row) bool { return r.Agentik <= 1.5 })
+	b.add(Row{Scenario: "wire", Metric: fmt.Sprintf("WebSocket bytes, %d-token answer at full speed", b.sz.WireLong), Unit: "MB", Bare: float64(fast.sseBytes) / 1e6, Agentik: float64(fast.bytes) / 1e6,
+		Target: "≤ 1.5 MB", Note: fmt.Sprintf("the runner coalesced the deltas into %d events", fast.events)},
 		func(r Row) bool { return r.Agentik <= 1.5 })
 	b.add(Row{Scenario: "wire", Metric: fmt.Sprintf("bytes per token, %d-token ÷ %d-token answer", b.sz.WireLong, b.sz.WireShort), Unit: "×",
 		Bare: (float64(long.sseBytes) / nl) / (float64(short.sseBytes) / ns), Agentik: (float64(long.bytes) / nl) / (float64(short.bytes) / ns),
 		Target: "linear (≈ 1)", Note: "1.00 is linear in length"}, func(r Row) bool { return r.Agentik <= 1.1 })
-	b.add(Row{Scenario: "wire", Metric: "server CPU per token, late (70–90 %) ÷ early (10–30 %)", Unit: "×", Agentik: long.late / long.early,
+	b.add(Row{Scenario: "wire", Metric: fmt.Sprintf("server CPU per token, late (70–90 %%) ÷ early (10–30 %%), %d-token answer at %.0f tokens/s", b.sz.WireLong, float64(time.Second)/float64(b.sz.WireDelay)), Unit: "×", Agentik: long.late / long.early,
 		Target: "≤ 1.2×", Note: fmt.Sprintf("early %.1f µs, late %.1f µs per token", long.early, long.late)}, func(r Row) bool { return r.Agentik <= 1.2 })
 	return nil
 }
