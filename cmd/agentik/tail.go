@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/agentik/agentik/internal/client"
+)
+
+func init() {
+	subcommands["tail"] = func(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) error {
+		return runTail(ctx, args, getenv, stdout, stderr)
+	}
+}
+
+// clientFlags are the flags every client subcommand shares.
+type clientFlags struct {
+	server string
+}
+
+func (f *clientFlags) register(fs *flag.FlagSet, getenv func(string) string) {
+	def := getenv("AGENTIK_URL")
+	if def == "" {
+		def = client.DefaultURL
+	}
+	fs.StringVar(&f.server, "server", def, "server URL (env AGENTIK_URL)")
+}
+
+func (f *clientFlags) config(getenv func(string) string) client.Config {
+	return client.Config{URL: f.server, APIKey: getenv("AGENTIK_API_KEY")}
+}
+
+// runTail prints events as JSON lines, one AllEvent per line exactly as
+// the server sent it, until ctx ends. It reconnects and resumes by itself,
+// so a server restart loses and repeats nothing.
+func runTail(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("agentik tail", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cf clientFlags
+	cf.register(fs, getenv)
+	after := fs.Int64("after", -1, "replay stored events after this seq first (0: from the beginning); default: only new events")
+	conv := fs.String("conversation", "", "only this conversation's events")
+	agentOnly := fs.Bool("agent", false, "only agent events (created, renamed, deleted…)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: agentik tail [--server URL] [--after N] [--conversation ID | --agent]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("tail: unexpected argument %q", fs.Arg(0))
+	}
+	stream := client.Stream{Kind: client.StreamAll}
+	switch {
+	case *conv != "" && *agentOnly:
+		return errors.New("tail: --conversation and --agent exclude each other")
+	case *conv != "":
+		stream = client.Stream{Kind: client.StreamConversation, ConversationID: *conv}
+	case *agentOnly:
+		stream.Kind = client.StreamAgent
+	}
+	c, err := client.Dial(ctx, cf.config(getenv))
+	if err != nil {
+		return fmt.Errorf("tail: %w", err)
+	}
+	defer c.Close()
+	sub, err := c.Subscribe(ctx, stream, *after)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("tail: subscribe: %w", err)
+	}
+	defer sub.Close()
+	for {
+		ev, err := sub.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("tail: %w", err)
+		}
+		line := append(ev.JSON, '\n')
+		if _, err := stdout.Write(line); err != nil {
+			return fmt.Errorf("tail: write: %w", err)
+		}
+	}
+}
