@@ -1,3 +1,5 @@
+//go:build unix
+
 package tool
 
 import (
@@ -62,7 +64,7 @@ func TestEverythingStdioNpx(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Start(t.Context(), cfg, Options{Logger: testLogger(t), RestartBackoff: 100 * time.Millisecond, CallTimeout: 700 * time.Millisecond})
+	m, err := Start(t.Context(), cfg, Options{Logger: testLogger(t), RestartBackoff: 100 * time.Millisecond, CallTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,11 +105,11 @@ func TestEverythingStdioNpx(t *testing.T) {
 	}
 }
 
-// longRunning calls a tool that runs 2s, reporting progress every 200ms,
-// with a CallTimeout of 700ms: only progress keeps it alive.
+// longRunning calls a tool that runs 3s, reporting progress every 200ms,
+// with a CallTimeout of 1s: only progress keeps it alive.
 func longRunning(t *testing.T, m *Manager, server string) {
 	t.Helper()
-	got := mustCall(t, m, server+"__trigger-long-running-operation", `{"duration":2,"steps":10}`)
+	got := mustCall(t, m, server+"__trigger-long-running-operation", `{"duration":3,"steps":15}`)
 	if !strings.Contains(got, "completed") {
 		t.Errorf("long running operation = %q", got)
 	}
@@ -163,7 +165,7 @@ func TestEverythingHTTP(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			base := startEverythingHTTP(t, entry, tt.mode)
-			m := start(t, remoteConfig(t, tt.typ, base+tt.path, "unused"), Options{CallTimeout: 700 * time.Millisecond})
+			m := start(t, remoteConfig(t, tt.typ, base+tt.path, "unused"), Options{CallTimeout: time.Second})
 			ts := waitState(t, m, "r", agent.ToolServerReady, 30*time.Second)
 			if ts.Transport != tt.transport {
 				t.Errorf("transport = %s, want %s", ts.Transport, tt.transport)

@@ -100,6 +100,15 @@ func (w testWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// specNames lists the names of the tools the model sees.
+func specNames(m *Manager) []string {
+	var names []string
+	for _, s := range m.Specs() {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
 // serverState returns the state of one server.
 func serverState(m *Manager, name string) agent.ToolServer {
 	for _, s := range m.Servers() {

@@ -21,6 +21,8 @@ const (
 	// drainGrace bounds the wait for stderr's end once the group is dead:
 	// a process that left the group may still hold the pipe.
 	drainGrace = 1 * time.Second
+	// groupGrace bounds the wait for the killed group to be gone.
+	groupGrace = 2 * time.Second
 )
 
 // stderrTail is how much of a server's recent stderr is kept for the error
@@ -143,6 +145,7 @@ func (p *process) pid() int { return p.cmd.Process.Pid }
 func (p *process) wait() {
 	p.waitErr = p.cmd.Wait()
 	_ = signalGroup(p.pid(), true)
+	waitGroupGone(p.pid(), groupGrace)
 	close(p.exited)
 }
 

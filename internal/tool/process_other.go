@@ -5,6 +5,7 @@ package tool
 import (
 	"os"
 	"os/exec"
+	"time"
 )
 
 // newGroup does nothing where process groups do not exist.
@@ -18,3 +19,6 @@ func signalGroup(pid int, hard bool) error {
 	}
 	return p.Kill()
 }
+
+// waitGroupGone has no group to wait for where process groups do not exist.
+func waitGroupGone(int, time.Duration) {}

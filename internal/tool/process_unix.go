@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os/exec"
 	"syscall"
+	"time"
 )
 
 // newGroup makes cmd the leader of a new process group, so that the whole
@@ -26,4 +27,13 @@ func signalGroup(pid int, hard bool) error {
 		return err
 	}
 	return nil
+}
+
+// waitGroupGone waits until no process of the group led by pid is left
+// (dead ones are reaped by init), at most for d.
+func waitGroupGone(pid int, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for syscall.Kill(-pid, 0) == nil && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package tool
 
 import (
@@ -16,14 +18,6 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 )
-
-func specNames(m *Manager) []string {
-	var names []string
-	for _, s := range m.Specs() {
-		names = append(names, s.Name)
-	}
-	return names
-}
 
 func TestStdioEcho(t *testing.T) {
 	ev := newEvents()
@@ -245,15 +239,15 @@ func TestStdioCallTimeout(t *testing.T) {
 }
 
 func TestStdioProgressResetsTimeout(t *testing.T) {
-	m := start(t, stdioConfig("go", nil), Options{CallTimeout: 400 * time.Millisecond, MaxCallTimeout: 1500 * time.Millisecond})
+	m := start(t, stdioConfig("go", nil), Options{CallTimeout: 800 * time.Millisecond, MaxCallTimeout: 3 * time.Second})
 	waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
-	// Three idle timeouts long, but with progress every 50ms.
-	if got := mustCall(t, m, "go__sleep", `{"ms":1000,"progress_ms":50}`); got != "slept" {
+	// Two and a half idle timeouts long, but with progress every 50ms.
+	if got := mustCall(t, m, "go__sleep", `{"ms":2000,"progress_ms":50}`); got != "slept" {
 		t.Errorf("sleep = %q", got)
 	}
 	// Progress forever: the hard maximum ends it.
 	_, err := call(t, m, "go__sleep", `{"ms":0,"progress_ms":50}`)
-	toolErr(t, err, "still running after 1.5s")
+	toolErr(t, err, "still running after 3s")
 }
 
 func TestStdioResultCapped(t *testing.T) {
