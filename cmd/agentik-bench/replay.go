@@ -34,14 +34,17 @@ func (b *bench) seed(ctx context.Context) (seeded, error) {
 	}
 	defer st.Close()
 	now := time.Now()
-	created := func(id, title string) *agent.Record {
-		c := agent.Conversation{ID: id, Title: title, CreatedAt: now, UpdatedAt: now}
+	// Distinct times, as real conversations have: the list's ORDER BY
+	// updated_at then walks its index instead of sorting ties.
+	created := func(id, title string, ago time.Duration) *agent.Record {
+		at := now.Add(-ago)
+		c := agent.Conversation{ID: id, Title: title, CreatedAt: at, UpdatedAt: at}
 		return &agent.Record{
 			Event:        agent.AllEvent{Kind: agent.KindAgent, ID: agent.NewID(), Date: now, ConversationID: id, Agent: &agent.AgentEvent{Type: agent.AgentCreated, ConversationID: id, Title: title}},
 			Conversation: &c,
 		}
 	}
-	if err := st.Append(ctx, created(sd.replayID, "replay")); err != nil {
+	if err := st.Append(ctx, created(sd.replayID, "replay", 0)); err != nil {
 		return sd, err
 	}
 	n := b.sz.ReplayEvents
@@ -62,7 +65,7 @@ func (b *bench) seed(ctx context.Context) (seeded, error) {
 	for i := 0; i < b.sz.RestConvs; {
 		var recs []*agent.Record
 		for ; i < b.sz.RestConvs && len(recs) < 100; i++ {
-			recs = append(recs, created(agent.NewID(), fmt.Sprintf("conversation %d", i)))
+			recs = append(recs, created(agent.NewID(), fmt.Sprintf("conversation %d", i), time.Duration(i+1)*time.Minute))
 		}
 		if err := st.Append(ctx, recs...); err != nil {
 			return sd, err
