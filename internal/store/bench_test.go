@@ -157,3 +157,58 @@ func BenchmarkAppendLatency(b *testing.B) {
 		}
 	}
 }
+
+// benchPostgres opens a store on a fresh schema of the test PostgreSQL
+// server, with the created event of conversation c1 stored.
+func benchPostgres(b *testing.B, opt Options) (*Store, string) {
+	b.Helper()
+	dsn := postgresSchema(b)
+	s, err := Open(b.Context(), dsn, opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			b.Error(err)
+		}
+	})
+	if err := s.Append(b.Context(), createdRec("c1", "bench")); err != nil {
+		b.Fatal(err)
+	}
+	return s, dsn
+}
+
+// BenchmarkPostgresAppendGroupCommit is BenchmarkAppendGroupCommit on
+// PostgreSQL (advisory lock, pg_notify).
+func BenchmarkPostgresAppendGroupCommit(b *testing.B) {
+	s, _ := benchPostgres(b, Options{Publish: func([]agent.AllEvent) {}})
+	var n atomic.Int64
+	b.SetParallelism(max(1, benchAppenders/runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := s.Append(b.Context(), &agent.Record{Event: tokenEvent(n.Add(1))}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	elapsed := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "rows/s")
+	b.ReportMetric(float64(s.stats.records)/float64(s.stats.batches), "rows/batch")
+}
+
+// BenchmarkPostgresAppendLatency is BenchmarkAppendLatency on PostgreSQL:
+// one Append at a time, published by the instance that wrote it.
+func BenchmarkPostgresAppendLatency(b *testing.B) {
+	s, _ := benchPostgres(b, Options{Publish: func([]agent.AllEvent) {}})
+	var n int64
+	for b.Loop() {
+		n++
+		if err := s.Append(b.Context(), &agent.Record{Event: tokenEvent(n)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

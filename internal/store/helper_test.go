@@ -34,14 +34,14 @@ func backends(t *testing.T) []backend {
 		t.Log("AGENTIK_TEST_NO_POSTGRES=1: PostgreSQL not tested")
 		return bs
 	}
-	return append(bs, backend{name: "postgres", dsn: postgresSchema})
+	return append(bs, backend{name: "postgres", dsn: func(t *testing.T) string { return postgresSchema(t) }})
 }
 
 // postgresSchema creates schema t_<random> and returns a DSN whose
 // search_path is that schema; the schema is dropped when the test ends. An
 // unreachable server fails the test (set AGENTIK_TEST_NO_POSTGRES=1 to skip
 // PostgreSQL instead).
-func postgresSchema(t *testing.T) string {
+func postgresSchema(t testing.TB) string {
 	t.Helper()
 	db, err := gorm.Open(postgres.Open(postgresDSN), &gorm.Config{Logger: logger.Discard})
 	if err != nil {
