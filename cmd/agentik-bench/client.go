@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"compress/flate"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,6 +58,9 @@ type wsClient struct {
 	c     *websocket.Conn
 	on    func(f *frame, at time.Time) // runs on the reader goroutine
 	bytes atomic.Int64                 // frame payloads plus headers, server to client
+	// deflated, when set, also compresses every frame as permessage-deflate
+	// with context takeover would: what compression would save.
+	deflated *deflateCounter
 
 	mu      sync.Mutex
 	pending map[string]chan *frame
@@ -104,6 +108,9 @@ func (k *wsClient) read() {
 			return
 		}
 		k.bytes.Add(int64(len(b)) + wsHeader(len(b)))
+		if k.deflated != nil {
+			k.deflated.add(b)
+		}
 		f := new(frame)
 		if err := json.Unmarshal(b, f); err != nil {
 			k.err = fmt.Errorf("decode frame %.200s: %w", b, err)
@@ -253,3 +260,30 @@ func (s *sseClient) Close() {
 
 // wsURL turns an http:// root into the ws:// URL of path.
 func wsURL(root, path string) string { return "ws" + strings.TrimPrefix(root, "http") + path }
+
+// deflateCounter counts the bytes frames would take with permessage-deflate
+// and context takeover (RFC 7692): one flate stream for the connection,
+// flushed after every message, the 4-byte sync tail left out.
+type deflateCounter struct {
+	n int64 // compressed payloads plus headers
+	w *flate.Writer
+	c countWriter
+}
+
+type countWriter struct{ n int64 }
+
+func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+func newDeflateCounter() *deflateCounter {
+	d := &deflateCounter{}
+	d.w, _ = flate.NewWriter(&d.c, flate.BestSpeed)
+	return d
+}
+
+func (d *deflateCounter) add(b []byte) {
+	before := d.c.n
+	_, _ = d.w.Write(b)
+	_ = d.w.Flush()
+	size := d.c.n - before - 4
+	d.n += size + wsHeader(int(size))
+}
