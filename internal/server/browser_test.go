@@ -124,10 +124,9 @@ func waitJS(t testing.TB, ctx context.Context, what, expr string) {
 	c, cancel := context.WithTimeout(ctx, stepTimeout)
 	defer cancel()
 	if _, err := chromedp.Run(c, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(stepTimeout))); err != nil {
-		var state string
 		sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
 		defer scancel()
-		_ = chromedp.Run(sctx, chromedp.Evaluate(`location.pathname + ' | ' + document.body.innerText.slice(0, 400)`, &state))
+		state, _ := chromedp.Run(sctx, chromedp.Evaluate[string](`location.pathname + ' | ' + document.body.innerText.slice(0, 400)`))
 		t.Fatalf("waiting for %s (%s): %v\npage: %s", what, expr, err, state)
 	}
 }
