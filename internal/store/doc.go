@@ -33,8 +33,9 @@
 //     message event → insert the message and bump updated_at and
 //     message_count, Memory → append to working memory, Turn → running
 //     state and turn_seq.
-//  4. Insert the batch's agent_event rows (multi-row INSERTs) and commit.
-//  5. Hand the committed events to Options.Publish in seq order, then
+//  4. Insert the batch's agent_event rows (multi-row INSERTs); on
+//     PostgreSQL also pg_notify the batch's highest seq; commit.
+//  5. Publish (catchUp, below) the committed events in seq order, then
 //     answer every waiting Append.
 //
 // If the batch transaction fails, the writer retries each Append alone, each
@@ -47,6 +48,35 @@
 //
 // Close stops new Appends, lets the writer commit what is queued, waits for
 // it and closes the databases.
+//
+// # Several instances (PostgreSQL)
+//
+// Every instance on one database publishes every event, its own and the
+// others', each once and in seq order. The store remembers the highest seq
+// it published (head at Open); catchUp, under a mutex, publishes everything
+// above it. Two callers:
+//
+//   - the writer, after each commit: it reads from agent_event the seqs
+//     other instances committed between the last published one and its own
+//     first, then publishes its own events from memory, so an Append still
+//     returns after its events (and everything below them) are published;
+//   - the listener goroutine, on its own pgx connection LISTENing on
+//     agentik_events_<epoch>: each notification (the seq a transaction
+//     committed through) makes it publish everything committed above the
+//     last published seq. A burst of notifications costs one read; the
+//     rest find nothing to do.
+//
+// Reading beyond a notified seq is safe because the advisory lock makes
+// seqs visible in order: any read sees a prefix of the log. A notification
+// is only a wake-up, never trusted for content, so one from a foreign
+// deployment, a lost one, or one for an event this instance already
+// published costs at most a read. On a lost connection the listener logs,
+// reconnects with backoff (listenBackoffMin to listenBackoffMax), LISTENs
+// again, then catches up from the last published seq; after listenIdle
+// without a notification it pings its connection and catches up anyway.
+// The channel carries the epoch because NOTIFY is per database, not per
+// schema. On SQLite the writer's own events are always next in seq, so
+// catchUp never reads and no listener runs.
 //
 // # SQLite
 //

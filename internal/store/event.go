@@ -35,26 +35,42 @@ func (s *Store) Events(ctx context.Context, q agent.EventQuery) ([]agent.AllEven
 		b.WriteString(" LIMIT ?")
 		args = append(args, q.Limit)
 	}
-	rows, err := s.r.WithContext(ctx).Raw(b.String(), args...).Rows()
+	out, err := s.scanEvents(ctx, max(q.Limit, 0), b.String(), args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: events: %w", err)
+		return nil, fmt.Errorf("store: events after %d: %w", q.After, err)
+	}
+	return out, nil
+}
+
+// stored returns at most limit stored events with after < seq < before, in
+// seq order.
+func (s *Store) stored(ctx context.Context, after, before int64, limit int) ([]agent.AllEvent, error) {
+	return s.scanEvents(ctx, limit, "SELECT payload FROM agent_event WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?", after, before, limit)
+}
+
+// scanEvents runs query, which selects the payload column, and decodes
+// each row; size is a capacity hint.
+func (s *Store) scanEvents(ctx context.Context, size int, query string, args ...any) ([]agent.AllEvent, error) {
+	rows, err := s.r.WithContext(ctx).Raw(query, args...).Rows()
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var (
-		out = make([]agent.AllEvent, 0, max(q.Limit, 0))
+		out = make([]agent.AllEvent, 0, size)
 		raw sql.RawBytes
 	)
 	for rows.Next() {
 		if err := rows.Scan(&raw); err != nil {
-			return nil, fmt.Errorf("store: events: %w", err)
+			return nil, err
 		}
 		out = append(out, agent.AllEvent{})
 		if err := decodeEvent(raw, &out[len(out)-1]); err != nil {
-			return nil, fmt.Errorf("store: events after %d: decode: %w", q.After, err)
+			return nil, fmt.Errorf("decode: %w", err)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: events: %w", err)
+		return nil, err
 	}
 	return out, nil
 }

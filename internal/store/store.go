@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -36,10 +37,15 @@ const postgresPoolSize = 16
 
 // Options configures Open.
 type Options struct {
-	// Publish is called by the writer goroutine after each commit with the
-	// committed events in seq order, before the Appends they belong to
-	// return. It must not block (agent.Publisher.Publish never does). May be
-	// nil.
+	// Publish receives every committed event of the database exactly
+	// once, in seq order across calls, and never a lower seq after a higher
+	// one. The writer calls it after each commit, before the Appends it
+	// committed return (with, on PostgreSQL, the events other instances
+	// committed below them first); on PostgreSQL the listener goroutine
+	// also calls it, at any time after Open returns, with other instances'
+	// events. Calls never overlap. It must not block
+	// (agent.Publisher.Publish never does). May be nil: then no listener
+	// runs.
 	Publish func(evs []agent.AllEvent)
 	// Now is the clock for created_at/updated_at and gorm's NowFunc;
 	// time.Now when nil.
@@ -65,6 +71,16 @@ type Store struct {
 	mu     sync.RWMutex // guards closed against sends on reqs
 	closed bool
 	done   chan struct{} // closed when the writer goroutine has returned
+
+	pubMu     sync.Mutex // held while publishing (see catchUp)
+	published int64      // guarded by pubMu: the highest seq handed to publish
+
+	// PostgreSQL only, when publish is set: the listener (see notify.go).
+	dsn        string
+	channel    string             // NOTIFY channel, named after the epoch
+	stopListen context.CancelFunc // ends the listener's context
+	listenDone chan struct{}      // closed when the listener has returned
+	listenPID  atomic.Uint32      // backend pid of the listener's connection (tests)
 
 	// Owned by the writer goroutine.
 	lastSeq int64 // SQLite only: the highest committed seq
@@ -152,6 +168,20 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		_ = s.closeDBs()
 		return nil, err
 	}
+	if s.postgres && s.publish != nil {
+		// Listening before Open returns: once it has, no other instance's
+		// commit can be missed (the listener first catches up from head).
+		s.dsn = dsn
+		conn, err := s.dialListener(ctx)
+		if err != nil {
+			_ = s.closeDBs()
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		var lctx context.Context
+		lctx, s.stopListen = context.WithCancel(s.ctx)
+		s.listenDone = make(chan struct{})
+		go s.listener(lctx, conn)
+	}
 	go s.writer()
 	return s, nil
 }
@@ -190,18 +220,21 @@ func (s *Store) init(ctx context.Context) error {
 		return fmt.Errorf("store: epoch: %w", err)
 	}
 	s.epoch = m.Value
+	s.channel = notifyChannel(s.epoch)
+	seq, err := headSeq(db)
+	if err != nil {
+		return fmt.Errorf("store: read seq: %w", err)
+	}
+	s.published = seq
 	if !s.postgres {
-		seq, err := headSeq(db)
-		if err != nil {
-			return fmt.Errorf("store: read seq: %w", err)
-		}
 		s.lastSeq = seq
 	}
 	return nil
 }
 
 // Close stops accepting appends, lets the writer commit everything already
-// queued, waits for it and closes the databases.
+// queued, waits for it, stops the listener and waits for it, and closes the
+// databases. Publish is not called once Close has returned.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -212,6 +245,10 @@ func (s *Store) Close() error {
 	close(s.reqs)
 	s.mu.Unlock()
 	<-s.done
+	if s.stopListen != nil {
+		s.stopListen()
+		<-s.listenDone
+	}
 	return s.closeDBs()
 }
 

@@ -157,11 +157,18 @@ func (s *Store) fail(r *request, err error) {
 	r.done <- err
 }
 
+// emit publishes a commit's events, after any that other instances
+// committed below them (see catchUp). If those cannot be read, evs are not
+// published now either (that would break seq order): the listener, woken
+// by this very commit's notification, or the next commit publishes them.
 func (s *Store) emit(evs []agent.AllEvent) {
 	s.stats.batches++
 	s.stats.records += int64(len(evs))
-	if s.publish != nil && len(evs) > 0 {
-		s.publish(evs)
+	if len(evs) == 0 {
+		return
+	}
+	if err := s.catchUp(s.ctx, evs[len(evs)-1].Seq, evs); err != nil {
+		s.log.Error("publish_deferred", "err", err, "first_seq", evs[0].Seq, "last_seq", evs[len(evs)-1].Seq)
 	}
 }
 
@@ -218,6 +225,12 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.AllEvent, error) 
 		if len(rows) > 0 {
 			if err := tx.CreateInBatches(rows, insertChunk).Error; err != nil {
 				return fmt.Errorf("insert events: %w", err)
+			}
+			if s.postgres {
+				// Delivered on commit, to every instance's listener.
+				if err := tx.Exec("SELECT pg_notify(?, ?)", s.channel, strconv.FormatInt(seq, 10)).Error; err != nil {
+					return fmt.Errorf("notify: %w", err)
+				}
 			}
 		}
 		last = seq

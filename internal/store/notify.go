@@ -1,0 +1,215 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// catchUpPage is how many stored events one catch-up query reads, so a
+// long outage is published in bounded pieces rather than in one slice.
+const catchUpPage = 1000
+
+// listenIdle is how long the listener waits for a notification before it
+// checks its connection and catches up anyway. A half-open TCP connection
+// would otherwise hide other instances' events until the kernel gives up
+// on it; a catch-up that finds nothing costs one indexed query.
+const listenIdle = 30 * time.Second
+
+// listenPing bounds that check (and closing the listener's connection).
+const listenPing = 10 * time.Second
+
+// Backoff between attempts to get the listener's connection back.
+const (
+	listenBackoffMin = 100 * time.Millisecond
+	listenBackoffMax = 10 * time.Second
+)
+
+// listenerApp is the application_name of the listener's connection, so
+// pg_stat_activity shows what it is.
+const listenerApp = "agentik-listener"
+
+// notifyChannel is the NOTIFY channel of the database with that epoch.
+// NOTIFY is per database, not per schema: naming the channel after the
+// epoch (made per schema) keeps deployments that share a database in
+// different schemas from waking each other.
+func notifyChannel(epoch string) string { return "agentik_events_" + epoch }
+
+// catchUp hands to Options.Publish, in seq order and exactly once, the
+// committed events above s.published, the highest seq published so far.
+// It is the only caller of Publish, so Publish never sees a lower seq after
+// a higher one (the broker relies on it).
+//
+// upTo is a seq known to be committed; if it is published already,
+// catchUp returns at once. own are the events the writer just committed,
+// in seq order and contiguous (the writer held the seq lock); catchUp reads
+// the events below them that other instances committed (all of them are
+// visible: they committed before this writer got the lock) and publishes
+// own from memory. Without own (a notification, a reconnect) it publishes
+// every committed event it can read: a later notification then costs
+// nothing. Reading more than upTo is safe because seqs become visible in
+// order (seqLockKey), so a read sees a prefix of the log, never a gap that
+// fills later.
+//
+// On a read error it publishes nothing more and leaves s.published where
+// it is: a later catch-up (the next commit, notification or reconnect)
+// publishes the rest, late but in order and without loss.
+func (s *Store) catchUp(ctx context.Context, upTo int64, own []agent.AllEvent) error {
+	s.pubMu.Lock()
+	defer s.pubMu.Unlock()
+	if upTo <= s.published {
+		return nil
+	}
+	if s.publish == nil {
+		s.published = upTo
+		return nil
+	}
+	before := int64(math.MaxInt64)
+	if len(own) > 0 {
+		before = own[0].Seq
+	}
+	for s.published < before-1 {
+		evs, err := s.stored(ctx, s.published, before, catchUpPage)
+		if err != nil {
+			return fmt.Errorf("catch up after %d: %w", s.published, err)
+		}
+		s.hand(evs)
+		if len(evs) < catchUpPage {
+			break // the rest of the gap was pruned, or nothing more is committed
+		}
+	}
+	for i, ev := range own {
+		if ev.Seq > s.published {
+			s.hand(own[i:])
+			break
+		}
+	}
+	return nil
+}
+
+// hand publishes evs (in seq order, above s.published). s.pubMu is held.
+func (s *Store) hand(evs []agent.AllEvent) {
+	if len(evs) == 0 {
+		return
+	}
+	s.publish(evs)
+	s.published = evs[len(evs)-1].Seq
+}
+
+// listener is the goroutine that follows the other instances' commits on
+// PostgreSQL: it owns conn (LISTENing on s.channel), catches up on every
+// notification, and gets a new connection with backoff when it is lost.
+// It returns when ctx ends.
+func (s *Store) listener(ctx context.Context, conn *pgx.Conn) {
+	defer close(s.listenDone)
+	backoff := listenBackoffMin
+	for {
+		err := s.follow(ctx, conn)
+		closeConn(ctx, conn)
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("event_listener_lost", "err", err, "published", s.publishedSeq())
+		for {
+			t := time.NewTimer(backoff)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			backoff = min(2*backoff, listenBackoffMax)
+			if conn, err = s.dialListener(ctx); err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			s.log.Warn("event_listener_connect", "err", err, "retry_in", backoff)
+		}
+		backoff = listenBackoffMin
+		s.log.Info("event_listener_reconnected", "catch_up_after", s.publishedSeq())
+	}
+}
+
+// follow catches up on everything committed (what happened before conn
+// was listening included), then once per notification. It returns the
+// error that ended it: conn lost, a failed catch-up, or ctx's end.
+func (s *Store) follow(ctx context.Context, conn *pgx.Conn) error {
+	if err := s.catchUp(ctx, math.MaxInt64, nil); err != nil {
+		return err
+	}
+	for {
+		wait, cancel := context.WithTimeout(ctx, listenIdle)
+		n, err := conn.WaitForNotification(wait)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil && pgconn.Timeout(err):
+			// Idle: check the connection, and catch up in case a
+			// notification was ever missed.
+			ping, cancel := context.WithTimeout(ctx, listenPing)
+			err = conn.Ping(ping)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("ping: %w", err)
+			}
+			if err := s.catchUp(ctx, math.MaxInt64, nil); err != nil {
+				return err
+			}
+			continue
+		case err != nil:
+			return fmt.Errorf("wait for notification: %w", err)
+		}
+		seq, err := strconv.ParseInt(n.Payload, 10, 64)
+		if err != nil {
+			// Not ours, or a newer format: catching up is always right.
+			seq = math.MaxInt64
+		}
+		if err := s.catchUp(ctx, seq, nil); err != nil {
+			return err
+		}
+	}
+}
+
+// dialListener opens the listener's own connection (LISTEN needs a session
+// of its own, outside the pool) and LISTENs on s.channel.
+func (s *Store) dialListener(ctx context.Context) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(s.dsn)
+	if err != nil {
+		return nil, fmt.Errorf("listener: %w", err)
+	}
+	cfg.RuntimeParams["application_name"] = listenerApp
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("listener: connect: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()); err != nil {
+		closeConn(ctx, conn)
+		return nil, fmt.Errorf("listener: listen: %w", err)
+	}
+	s.listenPID.Store(conn.PgConn().PID())
+	return conn, nil
+}
+
+// closeConn closes conn, waiting at most listenPing for the server.
+func closeConn(ctx context.Context, conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listenPing)
+	defer cancel()
+	_ = conn.Close(ctx) // the connection is gone either way
+}
+
+// publishedSeq is the highest seq published so far.
+func (s *Store) publishedSeq() int64 {
+	s.pubMu.Lock()
+	defer s.pubMu.Unlock()
+	return s.published
+}

@@ -1,0 +1,227 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// liveWait bounds how long a test waits for an event to be published by
+// another instance. It is far above the measured latency (about a
+// millisecond, see BenchmarkCrossInstanceLatency) and far below
+// listenIdle, so an event that arrives in time came through NOTIFY, not
+// through the listener's idle catch-up.
+const liveWait = 5 * time.Second
+
+// postgresOnly returns the DSN of a fresh PostgreSQL schema, or skips when
+// AGENTIK_TEST_NO_POSTGRES=1. An unreachable server fails the test.
+func postgresOnly(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("AGENTIK_TEST_NO_POSTGRES") == "1" {
+		t.Skip("AGENTIK_TEST_NO_POSTGRES=1")
+	}
+	return postgresSchema(t)
+}
+
+// waitSeq waits until r has recorded seq (or more), at most liveWait.
+func (r *recorder) waitSeq(t *testing.T, seq int64) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		r.mu.Lock()
+		n := len(r.evs)
+		last := int64(0)
+		if n > 0 {
+			last = r.evs[n-1].Seq
+		}
+		r.mu.Unlock()
+		if last >= seq {
+			return time.Since(start)
+		}
+		if time.Since(start) > liveWait {
+			t.Fatalf("after %v the last published seq is %d, want %d", liveWait, last, seq)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// sameLog fails unless got is exactly the stored log: every seq once, in
+// order, with the stored JSON.
+func sameLog(t *testing.T, name string, got, stored []agent.AllEvent) {
+	t.Helper()
+	for i := range max(len(got), len(stored)) {
+		switch {
+		case i >= len(got):
+			t.Fatalf("%s: published %d events, stored %d: seq %d never published", name, len(got), len(stored), stored[i].Seq)
+		case i >= len(stored):
+			t.Fatalf("%s: published %d events, stored %d: extra seq %d", name, len(got), len(stored), got[i].Seq)
+		case i > 0 && got[i].Seq <= got[i-1].Seq:
+			t.Fatalf("%s: published seq %d after %d", name, got[i].Seq, got[i-1].Seq)
+		case got[i].Seq != stored[i].Seq:
+			t.Fatalf("%s: published[%d] has seq %d, stored %d", name, i, got[i].Seq, stored[i].Seq)
+		}
+		g, err := json.Marshal(got[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := json.Marshal(stored[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(g, w) {
+			t.Fatalf("%s: seq %d published as\n%s\nstored as\n%s", name, got[i].Seq, g, w)
+		}
+	}
+}
+
+// TestPostgresInstances appends from two stores on one PostgreSQL schema
+// at once, as two agentik instances would: the seqs stay gapless, and each
+// instance publishes the whole log, its own events and the other's, every
+// seq exactly once and in order, with the stored payloads.
+func TestPostgresInstances(t *testing.T) {
+	dsn := postgresOnly(t)
+	recs := []*recorder{{}, {}}
+	a := open(t, dsn, Options{Publish: recs[0].publish})
+	b := open(t, dsn, Options{Publish: recs[1].publish})
+	if a.Epoch() != b.Epoch() {
+		t.Errorf("epochs differ on one database: %q, %q", a.Epoch(), b.Epoch())
+	}
+	mustAppend(t, a, createdRec("c1", ""))
+	const workers, each = 8, 30 // per store
+	var wg sync.WaitGroup
+	for w := range 2 * workers {
+		s := []*Store{a, b}[w%2]
+		wg.Go(func() {
+			for i := range each {
+				recs := []*agent.Record{textRec("c1", fmt.Sprint(w, i))}
+				if i%3 == 0 {
+					recs = append(recs, userRec("c1", "m", ""), textRec("c1", "after"))
+				}
+				if err := s.Append(t.Context(), recs...); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	_, head, err := a.Bounds(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := allEvents(t, a)
+	if int64(len(stored)) != head || stored[len(stored)-1].Seq != head {
+		t.Fatalf("stored %d events up to seq %d: not gapless", len(stored), head)
+	}
+	for i, r := range recs {
+		r.waitSeq(t, head)
+		sameLog(t, []string{"a", "b"}[i], r.events(), stored)
+	}
+	c, err := b.Conversation(t.Context(), "c1")
+	if want := 2 * workers * ((each + 2) / 3); err != nil || c.MessageCount != want {
+		t.Errorf("message_count %d (%v), want %d", c.MessageCount, err, want)
+	}
+	if a.stats.batches == 0 || b.stats.batches == 0 {
+		t.Errorf("batches committed: a %d, b %d; want both writers to have written", a.stats.batches, b.stats.batches)
+	}
+}
+
+// TestPostgresForeignEventLive: events another instance commits reach this
+// instance's subscribers while it appends nothing itself, and do not reach
+// a store on another schema of the same database.
+func TestPostgresForeignEventLive(t *testing.T) {
+	dsn := postgresOnly(t)
+	var seen, other recorder
+	a := open(t, dsn, Options{Publish: seen.publish})
+	b := open(t, dsn, Options{})
+	open(t, postgresOnly(t), Options{Publish: other.publish})
+
+	mustAppend(t, b, createdRec("c1", "from b"))
+	mustAppend(t, b, textRec("c1", "one"), userRec("c1", "two", "k"))
+	took := seen.waitSeq(t, 3)
+	t.Logf("3 events of b published by a after %v", took)
+	sameLog(t, "a", seen.events(), allEvents(t, b))
+	if a.stats.batches != 0 {
+		t.Errorf("a committed %d batches, want none", a.stats.batches)
+	}
+	if evs := other.events(); len(evs) != 0 {
+		t.Errorf("a store on another schema published %d events of this one", len(evs))
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// TestPostgresListenerReconnect kills the listener's connection: the
+// instance logs it, reconnects, and publishes what was committed meanwhile
+// and afterwards, each seq once and in order. While its listener is down,
+// an Append of its own still publishes, before it returns, the other
+// instance's events below it.
+func TestPostgresListenerReconnect(t *testing.T) {
+	dsn := postgresOnly(t)
+	var seen recorder
+	var logs syncBuffer
+	a := open(t, dsn, Options{Publish: seen.publish, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	b := open(t, dsn, Options{})
+	mustAppend(t, b, createdRec("c1", ""))
+	seen.waitSeq(t, 1)
+
+	pid := a.listenPID.Load()
+	var killed bool
+	if err := b.w.Raw("SELECT pg_terminate_backend(?)", pid).Scan(&killed).Error; err != nil || !killed {
+		t.Fatalf("pg_terminate_backend(%d) = %v, %v", pid, killed, err)
+	}
+	start := time.Now()
+	for !strings.Contains(logs.String(), "msg=event_listener_lost") {
+		if time.Since(start) > liveWait {
+			t.Fatalf("no lost listener logged after %v:\n%s", liveWait, logs.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The listener now waits listenBackoffMin before reconnecting.
+	mustAppend(t, b, textRec("c1", "b while down"))
+	mustAppend(t, a, textRec("c1", "a while down"))
+	if got := seqs(seen.events()); !slices.Equal(got, []int64{1, 2, 3}) {
+		t.Errorf("published when a's Append returned: seqs %v, want [1 2 3]", got)
+	}
+	for !strings.Contains(logs.String(), "msg=event_listener_reconnected") {
+		if time.Since(start) > liveWait {
+			t.Fatalf("no reconnect logged after %v:\n%s", liveWait, logs.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Logf("listener back after %v", time.Since(start))
+	mustAppend(t, b, textRec("c1", "after"))
+	seen.waitSeq(t, 4)
+	sameLog(t, "a", seen.events(), allEvents(t, b))
+	if got := a.listenPID.Load(); got == pid {
+		t.Errorf("listener still on backend %d", pid)
+	}
+}
