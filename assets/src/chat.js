@@ -4,9 +4,10 @@
 // a network drop (DESIGN.md §3 turn_seq).
 import { h, formatUsage } from './dom.js';
 import {
-  assistantMessage, errorMessage, reasoningEl, setMarkdown, setToolResult, toolCard,
+  assistantMessage, errorMessage, reasoningEl, setToolResult, toolCard,
   unknownMessage, upgradeMarkdown, usageEl, userMessage,
 } from './message.js';
+import { StreamRenderer } from './markdown.js';
 
 const PIN_SLACK = 96; // px from the bottom that still counts as "at the bottom"
 
@@ -331,13 +332,26 @@ export class Chat {
     cancelAnimationFrame(this.frame);
     this.frame = 0;
     if (!this.dirty.size) return;
+    const t0 = performance.now();
     const pinned = this.isPinned();
     for (const p of this.dirty) {
-      if (p.reasoningEl) p.reasoningEl.querySelector('.reasoning-body').textContent = p.reasoning;
-      setMarkdown(p.md, p.text);
+      if (p.reasoningEl && p.reasoningShown !== p.reasoning.length) {
+        // Append only what is new: the cost of a frame does not grow with the text.
+        const body = p.reasoningEl.querySelector('.reasoning-body');
+        if (!p.reasoningNode) { p.reasoningNode = document.createTextNode(''); body.replaceChildren(p.reasoningNode); }
+        p.reasoningNode.appendData(p.reasoning.slice(p.reasoningShown || 0));
+        p.reasoningShown = p.reasoning.length;
+      }
+      if (p.text) {
+        if (!p.stream) p.stream = new StreamRenderer(p.md);
+        p.stream.update(p.text);
+      }
     }
     this.dirty.clear();
     if (pinned) this.scrollToBottom();
+    // One measure per rendered frame: the browser tests check that a frame
+    // late in a long answer costs what an early one did.
+    performance.measure('agentik:render', { start: t0 });
   }
 
   // --- sending --------------------------------------------------------------

@@ -117,3 +117,48 @@ export function renderMarkdown(text) {
 export function renderInto(el, text) {
   el.replaceChildren(renderMarkdown(text));
 }
+
+// StreamRenderer renders a growing markdown text into el at a cost that
+// does not grow with the text: finished top-level blocks are rendered once
+// and kept; each update re-renders only the open tail. A split is made at a
+// blank line outside a code fence that is followed by an unindented line,
+// where a new top-level block begins. When the message is stored it is
+// rendered whole (setMarkdown), so a split never shows in the end result.
+export class StreamRenderer {
+  constructor(el) {
+    this.el = el;
+    this.done = h('div', { class: 'md-part' });
+    this.tail = h('div', { class: 'md-part' });
+    el.replaceChildren(this.done, this.tail);
+    this.frozen = 0; // text[0:frozen] is rendered in done
+    this.scan = 0; // text[frozen:scan] was scanned for a split
+    this.fence = false; // inside a code fence at scan
+  }
+
+  update(text) {
+    // Scan whole lines not yet scanned for the last safe split point.
+    let split = -1;
+    let pos = this.scan;
+    for (;;) {
+      const nl = text.indexOf('\n', pos);
+      if (nl < 0) break;
+      const line = text.slice(pos, nl);
+      if (/^ {0,3}(```|~~~)/.test(line)) this.fence = !this.fence;
+      const next = nl + 1;
+      // A blank line, then a complete next line starting at column 0.
+      if (!this.fence && line.trim() === '' && next < text.length) {
+        const after = text.indexOf('\n', next);
+        if (after >= 0 && /^\S/.test(text.slice(next, after)) && !/^(```|~~~)/.test(text.slice(next, after))) {
+          split = next;
+        }
+      }
+      pos = next;
+    }
+    this.scan = pos;
+    if (split > this.frozen) {
+      this.done.append(renderMarkdown(text.slice(this.frozen, split)));
+      this.frozen = split;
+    }
+    this.tail.replaceChildren(renderMarkdown(text.slice(this.frozen)));
+  }
+}
