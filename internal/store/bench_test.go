@@ -212,3 +212,47 @@ func BenchmarkPostgresAppendLatency(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCrossInstanceLatency measures how long an event takes from one
+// instance to another on one PostgreSQL database: one op is an Append on
+// instance b, then the wait until instance a, which appends nothing,
+// publishes it (NOTIFY, then a's listener reads it). ns/op is the whole
+// op; the metric after-append-µs is what a adds after b's Append returned
+// (negative when a published first).
+func BenchmarkCrossInstanceLatency(b *testing.B) {
+	seen := make(chan int64, 1024)
+	publish := func(evs []agent.AllEvent) {
+		for _, ev := range evs {
+			seen <- ev.Seq
+		}
+	}
+	sb, dsn := benchPostgres(b, Options{})
+	sa, err := Open(b.Context(), dsn, Options{Publish: publish})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := sa.Close(); err != nil {
+			b.Error(err)
+		}
+	})
+	var (
+		n     int64
+		after time.Duration
+	)
+	for b.Loop() {
+		n++
+		rec := &agent.Record{Event: tokenEvent(n)}
+		if err := sb.Append(b.Context(), rec); err != nil {
+			b.Fatal(err)
+		}
+		appended := time.Now()
+		for seq := range seen {
+			if seq == rec.Event.Seq {
+				break
+			}
+		}
+		after += time.Since(appended)
+	}
+	b.ReportMetric(float64(after.Microseconds())/float64(b.N), "after-append-µs")
+}

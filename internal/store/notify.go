@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,6 +42,22 @@ const listenerApp = "agentik-listener"
 // epoch (made per schema) keeps deployments that share a database in
 // different schemas from waking each other.
 func notifyChannel(epoch string) string { return "agentik_events_" + epoch }
+
+// notice is the payload of a commit's notification: the highest seq it
+// committed and the instance that committed it.
+func notice(seq int64, instance string) string {
+	return strconv.FormatInt(seq, 10) + " " + instance
+}
+
+// parseNotice reads a notice.
+func parseNotice(payload string) (seq int64, instance string, ok bool) {
+	n, instance, ok := strings.Cut(payload, " ")
+	if !ok {
+		return 0, "", false
+	}
+	seq, err := strconv.ParseInt(n, 10, 64)
+	return seq, instance, err == nil
+}
 
 // catchUp hands to Options.Publish, in seq order and exactly once, the
 // committed events above s.published, the highest seq published so far.
@@ -169,8 +186,13 @@ func (s *Store) follow(ctx context.Context, conn *pgx.Conn) error {
 		case err != nil:
 			return fmt.Errorf("wait for notification: %w", err)
 		}
-		seq, err := strconv.ParseInt(n.Payload, 10, 64)
-		if err != nil {
+		seq, from, ok := parseNotice(n.Payload)
+		if ok && from == s.instance {
+			// This instance's own commit: its writer publishes it (and
+			// the other instances' events below it) itself.
+			continue
+		}
+		if !ok {
 			// Not ours, or a newer format: catching up is always right.
 			seq = math.MaxInt64
 		}

@@ -78,6 +78,7 @@ type Store struct {
 	// PostgreSQL only, when publish is set: the listener (see notify.go).
 	dsn        string
 	channel    string             // NOTIFY channel, named after the epoch
+	instance   string             // random id of this Store in its notices
 	stopListen context.CancelFunc // ends the listener's context
 	listenDone chan struct{}      // closed when the listener has returned
 	listenPID  atomic.Uint32      // backend pid of the listener's connection (tests)
@@ -221,6 +222,8 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	s.epoch = m.Value
 	s.channel = notifyChannel(s.epoch)
+	_, _ = rand.Read(b[:8])
+	s.instance = hex.EncodeToString(b[:8])
 	seq, err := headSeq(db)
 	if err != nil {
 		return fmt.Errorf("store: read seq: %w", err)

@@ -159,8 +159,9 @@ func (s *Store) fail(r *request, err error) {
 
 // emit publishes a commit's events, after any that other instances
 // committed below them (see catchUp). If those cannot be read, evs are not
-// published now either (that would break seq order): the listener, woken
-// by this very commit's notification, or the next commit publishes them.
+// published now either (that would break seq order): the next commit, or
+// the listener on the next notification or after listenIdle, publishes
+// them, late but in order.
 func (s *Store) emit(evs []agent.AllEvent) {
 	s.stats.batches++
 	s.stats.records += int64(len(evs))
@@ -228,7 +229,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.AllEvent, error) 
 			}
 			if s.postgres {
 				// Delivered on commit, to every instance's listener.
-				if err := tx.Exec("SELECT pg_notify(?, ?)", s.channel, strconv.FormatInt(seq, 10)).Error; err != nil {
+				if err := tx.Exec("SELECT pg_notify(?, ?)", s.channel, notice(seq, s.instance)).Error; err != nil {
 					return fmt.Errorf("notify: %w", err)
 				}
 			}
