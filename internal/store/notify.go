@@ -81,11 +81,7 @@ func parseNotice(payload string) (seq int64, instance string, ok bool) {
 func (s *Store) catchUp(ctx context.Context, upTo int64, own []agent.AllEvent) error {
 	s.pubMu.Lock()
 	defer s.pubMu.Unlock()
-	if upTo <= s.published {
-		return nil
-	}
-	if s.publish == nil {
-		s.published = upTo
+	if s.publish == nil || upTo <= s.published {
 		return nil
 	}
 	before := int64(math.MaxInt64)

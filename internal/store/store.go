@@ -42,10 +42,11 @@ type Options struct {
 	// one. The writer calls it after each commit, before the Appends it
 	// committed return (with, on PostgreSQL, the events other instances
 	// committed below them first); on PostgreSQL the listener goroutine
-	// also calls it, at any time after Open returns, with other instances'
-	// events. Calls never overlap. It must not block
-	// (agent.Publisher.Publish never does). May be nil: then no listener
-	// runs.
+	// also calls it with other instances' events, at any time from within
+	// Open (before Open returns) until Close returns: whatever it calls
+	// must be ready before Open is called. Calls never overlap. It must not
+	// block (agent.Publisher.Publish never does). May be nil: then no
+	// listener runs.
 	Publish func(evs []agent.AllEvent)
 	// Now is the clock for created_at/updated_at and gorm's NowFunc;
 	// time.Now when nil.
