@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
@@ -69,16 +70,25 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	}
 	defer ln.Close()
 
-	var b *broker.Broker
+	// The broker replays from the store, and the store publishes to the
+	// broker: on PostgreSQL other instances' events may arrive while Open
+	// runs, before the broker exists. Nobody can be subscribed yet, and later
+	// subscribers replay from the store, so dropping them loses nothing.
+	var pub atomic.Pointer[broker.Broker]
 	st, err := store.Open(ctx, cfg.DB, store.Options{
-		Publish: func(evs []agent.AllEvent) { b.Publish(evs...) },
-		Logger:  log,
+		Publish: func(evs []agent.AllEvent) {
+			if b := pub.Load(); b != nil {
+				b.Publish(evs...)
+			}
+		},
+		Logger: log,
 	})
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
 	defer st.Close()
-	b = broker.New(st, log)
+	b := broker.New(st, log)
+	pub.Store(b)
 
 	var model agent.Model
 	modelName := ""
