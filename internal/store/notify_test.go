@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -223,5 +224,39 @@ func TestPostgresListenerReconnect(t *testing.T) {
 	sameLog(t, "a", seen.events(), allEvents(t, b))
 	if got := a.listenPID.Load(); got == pid {
 		t.Errorf("listener still on backend %d", pid)
+	}
+}
+
+// TestPostgresConcurrentOpen starts several instances on a fresh schema at
+// once: the migration must not race.
+func TestPostgresConcurrentOpen(t *testing.T) {
+	if os.Getenv("AGENTIK_TEST_NO_POSTGRES") != "" {
+		t.Skip("AGENTIK_TEST_NO_POSTGRES is set")
+	}
+	dsn := postgresSchema(t)
+	const n = 4
+	errs := make(chan error, n)
+	stores := make(chan *Store, n)
+	for range n {
+		go func() {
+			st, err := Open(context.Background(), dsn, Options{})
+			errs <- err
+			stores <- st
+		}()
+	}
+	epochs := map[string]bool{}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("open: %v", err)
+		}
+		if st := <-stores; st != nil {
+			epochs[st.Epoch()] = true
+			if err := st.Close(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	if len(epochs) != 1 {
+		t.Errorf("instances disagree on the epoch: %v", epochs)
 	}
 }

@@ -208,7 +208,24 @@ func sqlitePath(dsn string) (path, extra string, err error) {
 // init migrates the schema, makes or reads the epoch and loads the seq.
 func (s *Store) init(ctx context.Context) error {
 	db := s.w.WithContext(ctx)
-	if err := db.AutoMigrate(&conversationRow{}, &messageRow{}, &memoryRow{}, &eventRow{}, &metaRow{}); err != nil {
+	tables := func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&conversationRow{}, &messageRow{}, &memoryRow{}, &eventRow{}, &metaRow{})
+	}
+	migrate := tables
+	if s.postgres {
+		// Instances starting together would race creating the same tables
+		// and indexes; PostgreSQL DDL is transactional, so migrate under a
+		// transaction-scoped advisory lock.
+		migrate = func(db *gorm.DB) error {
+			return db.Transaction(func(tx *gorm.DB) error {
+				if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", migrateLockKey).Error; err != nil {
+					return err
+				}
+				return tables(tx)
+			})
+		}
+	}
+	if err := migrate(db); err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
 	var b [16]byte

@@ -32,6 +32,10 @@ const insertChunk = 256
 // idChunk is how many ids one "id IN (…)" lookup carries.
 const idChunk = 500
 
+// migrateLockKey is the PostgreSQL advisory lock under which an instance
+// creates or updates the schema.
+const migrateLockKey int64 = 0x6167656e74696d67 // "agentimg"
+
 // seqLockKey is the PostgreSQL advisory lock every append transaction takes
 // first ("agentik" in ASCII). It serializes the appenders of all instances,
 // so a seq becomes visible only after every lower seq did: a reader that
