@@ -14,10 +14,6 @@ import (
 	"github.com/agentik/agentik/internal/client"
 )
 
-func init() {
-	subcommands["chat"] = runChat
-}
-
 // chatInterruptTimeout bounds the interrupt sent on Ctrl-C and the wait
 // for the turn's end.
 const chatInterruptTimeout = 10 * time.Second

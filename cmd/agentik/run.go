@@ -28,17 +28,14 @@ const shutdownTimeout = 8 * time.Second
 // pruneEvery is how often events older than the TTL are deleted.
 const pruneEvery = time.Hour
 
-// subcommand is a client mode of the binary (tail, chat).
-type subcommand func(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error
-
-// subcommands are registered by the files that implement them.
-var subcommands = map[string]subcommand{}
-
 // run is the whole program; main only calls it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
-		if sub, ok := subcommands[args[0]]; ok {
-			return sub(ctx, args[1:], getenv, stdin, stdout, stderr)
+		switch args[0] { // the client modes
+		case "tail":
+			return runTail(ctx, args[1:], getenv, stdout, stderr)
+		case "chat":
+			return runChat(ctx, args[1:], getenv, stdin, stdout, stderr)
 		}
 	}
 	cfg, err := parseConfig(args, getenv, stderr)

@@ -10,12 +10,6 @@ import (
 	"github.com/agentik/agentik/internal/client"
 )
 
-func init() {
-	subcommands["tail"] = func(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) error {
-		return runTail(ctx, args, getenv, stdout, stderr)
-	}
-}
-
 // clientFlags are the flags every client subcommand shares.
 type clientFlags struct {
 	server string
