@@ -28,6 +28,10 @@ const shutdownTimeout = 8 * time.Second
 // pruneEvery is how often events older than the TTL are deleted.
 const pruneEvery = time.Hour
 
+// recoverEvery is how often turns orphaned by a dead instance are ended
+// (with several instances on PostgreSQL; a single one recovers at start).
+const recoverEvery = 30 * time.Second
+
 // run is the whole program; main only calls it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
@@ -144,7 +148,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	go func() { errc <- hs.Serve(ln) }()
 	pruneDone := make(chan struct{})
 	pruneCtx, stopPrune := context.WithCancel(ctx)
-	go func() { defer close(pruneDone); prune(pruneCtx, st, cfg.EventTTL, log) }()
+	go func() { defer close(pruneDone); maintain(pruneCtx, st, runner, cfg.EventTTL, log) }()
 	log.Info("listening", "addr", ln.Addr().String(), "db", redactDSN(cfg.DB))
 
 	select {
@@ -171,21 +175,31 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	return err
 }
 
-// prune deletes old events now and every pruneEvery.
-func prune(ctx context.Context, st *store.Store, ttl time.Duration, log *slog.Logger) {
-	t := time.NewTicker(pruneEvery)
-	defer t.Stop()
-	for {
+// maintain prunes old events now and every pruneEvery, and recovers the
+// turns of instances that died (PostgreSQL) every recoverEvery.
+func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl time.Duration, log *slog.Logger) {
+	prune := func() {
 		n, err := st.Prune(ctx, time.Now().Add(-ttl))
 		if err != nil && ctx.Err() == nil {
 			log.Error("prune_failed", "err", err)
 		} else if n > 0 {
 			log.Info("events_pruned", "count", n)
 		}
+	}
+	pruneT, recoverT := time.NewTicker(pruneEvery), time.NewTicker(recoverEvery)
+	defer pruneT.Stop()
+	defer recoverT.Stop()
+	prune()
+	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-pruneT.C:
+			prune()
+		case <-recoverT.C:
+			if err := runner.Recover(ctx); err != nil && ctx.Err() == nil {
+				log.Error("recover_failed", "err", err)
+			}
 		}
 	}
 }

@@ -100,11 +100,11 @@ func NewID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Recover ends the turns that were running when the process died: each
-// becomes an error message with code interrupted_by_restart, then error and
-// end events.
+// Recover ends the turns whose process died: each becomes an error message
+// with code interrupted_by_restart, then error and end events. It runs at
+// start and periodically, for instances that die while others run.
 func (r *Runner) Recover(ctx context.Context) error {
-	convs, err := r.cfg.Store.RunningConversations(ctx)
+	convs, err := r.cfg.Store.OrphanedTurns(ctx)
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
 	}
@@ -442,6 +442,10 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 	}
 
 	r.mu.Lock()
+	if c.Running && !c.Temp && r.turns[id] == nil {
+		r.mu.Unlock()
+		return SendResult{}, Errorf(CodeBusy, "a turn is running in conversation %s on another instance; wait for it to end", id)
+	}
 	for r.turns[id] != nil {
 		prev := r.turns[id]
 		ending := prev.ending

@@ -566,3 +566,26 @@ func TestSendRightAfterEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestSendBusyWhileAnotherProcessRuns: a conversation the store marks
+// running with no turn in this runner belongs to another instance (or a
+// live owner): a send is busy, and recovery leaves a live owner's turn alone.
+func TestSendBusyWhileAnotherProcessRuns(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	ctx := context.Background()
+	user := agent.Message{Type: agent.MessageUser, ID: agent.NewID(), ConversationID: c.ID, Date: time.Now(), Content: []agent.Content{agent.Text("hi")}}
+	rec := &agent.Record{Event: agent.AllEvent{Kind: agent.KindConversation, ID: agent.NewID(), Date: time.Now(), ConversationID: c.ID, Event: &agent.Event{Type: agent.EventMessage, Message: &user}}, Turn: agent.TurnStart}
+	if err := g.st.Append(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("again")}, ""); !errors.Is(err, agent.ErrBusy) {
+		t.Fatalf("send: %v, want busy", err)
+	}
+	if err := g.r.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if conv, _ := g.r.Conversation(ctx, c.ID); !conv.Running {
+		t.Fatal("recovery ended the turn of a live owner")
+	}
+}

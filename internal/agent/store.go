@@ -20,9 +20,11 @@ type Store interface {
 	Conversation(ctx context.Context, id string) (Conversation, error)
 	// Conversations returns a page, most recently updated first, and the total.
 	Conversations(ctx context.Context, offset, limit int) ([]Conversation, int, error)
-	// RunningConversations returns the conversations marked running: after a
-	// crash, the turns that died with the process.
-	RunningConversations(ctx context.Context) ([]Conversation, error)
+	// OrphanedTurns claims and returns the conversations marked running
+	// whose turn no live process owns: the turns that died with their
+	// process. A turn is claimed once, so several instances recovering at
+	// the same time do not end it twice.
+	OrphanedTurns(ctx context.Context) ([]Conversation, error)
 
 	// Messages returns a page of a conversation's history in seq order.
 	Messages(ctx context.Context, q MessageQuery) ([]Message, error)

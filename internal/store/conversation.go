@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 
 	"github.com/agentik/agentik/internal/agent"
+	"gorm.io/gorm"
 )
 
 func (r conversationRow) conversation() agent.Conversation {
@@ -54,14 +56,72 @@ func (s *Store) Conversations(ctx context.Context, offset, limit int) ([]agent.C
 	return conversations(rows), int(total), nil
 }
 
-// RunningConversations returns the conversations marked running, longest
-// running first: after a crash, the turns that died with the process.
-func (s *Store) RunningConversations(ctx context.Context) ([]agent.Conversation, error) {
+// OrphanedTurns claims and returns the conversations whose turn no live
+// process owns, longest running first. On SQLite one process owns the file,
+// so every turn another Store (an earlier process) started is orphaned. On
+// PostgreSQL an instance holds the advisory lock ownerLock(instance) on its
+// listener connection while it lives: a turn whose owner's lock can be
+// taken is orphaned. Claiming moves the turn to this instance with a
+// conditional update, so two instances never recover the same turn.
+func (s *Store) OrphanedTurns(ctx context.Context) ([]agent.Conversation, error) {
 	var rows []conversationRow
-	if err := s.r.WithContext(ctx).Where("running = ?", true).Order("running_since, id").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("store: running conversations: %w", err)
+	if err := s.r.WithContext(ctx).Where("running = ? AND turn_owner <> ?", true, s.instance).
+		Order("running_since, id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: orphaned turns: %w", err)
 	}
-	return conversations(rows), nil
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	dead := map[string]bool{}
+	if s.postgres {
+		err := s.w.WithContext(ctx).Connection(func(tx *gorm.DB) error {
+			for _, r := range rows {
+				if _, seen := dead[r.TurnOwner]; seen || r.TurnOwner == "" {
+					dead[r.TurnOwner] = true
+					continue
+				}
+				var free bool
+				ns, key := ownerLock(r.TurnOwner)
+				if err := tx.Raw("SELECT pg_try_advisory_lock(?, ?)", ns, key).Scan(&free).Error; err != nil {
+					return err
+				}
+				if free {
+					if err := tx.Exec("SELECT pg_advisory_unlock(?, ?)", ns, key).Error; err != nil {
+						return err
+					}
+				}
+				dead[r.TurnOwner] = free
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("store: orphaned turns: %w", err)
+		}
+	}
+	var out []conversationRow
+	for _, r := range rows {
+		if s.postgres && !dead[r.TurnOwner] {
+			continue
+		}
+		res := s.w.WithContext(ctx).Model(&conversationRow{}).
+			Where("id = ? AND running = ? AND turn_owner = ?", r.ID, true, r.TurnOwner).
+			UpdateColumn("turn_owner", s.instance) // not a change users see: updated_at stays
+		if res.Error != nil {
+			return nil, fmt.Errorf("store: claim turn %s: %w", r.ID, res.Error)
+		}
+		if res.RowsAffected == 1 {
+			out = append(out, r)
+		}
+	}
+	return conversations(out), nil
+}
+
+// ownerLock is the two-key advisory lock an instance holds while it lives
+// (a key space apart from the one-key locks of seqs and migrations).
+func ownerLock(instance string) (ns, key int32) {
+	h := fnv.New32a()
+	h.Write([]byte(instance))
+	return 0x61676b, int32(h.Sum32())
 }
 
 // exists reports whether conversation id is stored.

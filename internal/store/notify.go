@@ -214,6 +214,13 @@ func (s *Store) dialListener(ctx context.Context) (*pgx.Conn, error) {
 		closeConn(ctx, conn)
 		return nil, fmt.Errorf("listener: listen: %w", err)
 	}
+	// Holding this lock for the connection's life tells other instances
+	// this one is alive and its running turns are not orphaned.
+	ns, key := ownerLock(s.instance)
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1, $2)", ns, key); err != nil {
+		closeConn(ctx, conn)
+		return nil, fmt.Errorf("listener: owner lock: %w", err)
+	}
 	s.listenPID.Store(conn.PgConn().PID())
 	return conn, nil
 }

@@ -10,14 +10,17 @@ import (
 
 // conversationRow is one conversation and its turn state.
 type conversationRow struct {
-	ID           string    `gorm:"primaryKey"`
+	ID           string    `gorm:"primaryKey;index:idx_conversation_recent,priority:2"`
 	Title        string    `gorm:"not null"`
 	CreatedAt    time.Time `gorm:"not null"`
-	UpdatedAt    time.Time `gorm:"not null;index:idx_conversation_updated,priority:1"`
+	UpdatedAt    time.Time `gorm:"not null;index:idx_conversation_recent,priority:1"`
 	MessageCount int       `gorm:"not null;default:0"`
 	Running      bool      `gorm:"not null;default:false;index"`
 	RunningSince *time.Time
 	TurnSeq      int64 `gorm:"not null;default:0"`
+	// TurnOwner is the instance running the turn (Store.instance); a turn
+	// whose owner is gone is orphaned.
+	TurnOwner string `gorm:"not null;default:''"`
 }
 
 func (conversationRow) TableName() string { return "conversation" }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -549,12 +550,9 @@ func TestTurnState(t *testing.T) {
 		if !c.Running || c.TurnSeq != 4 || c.TurnSeq != start.Event.Seq {
 			t.Errorf("after TurnStart: running %v turn_seq %d; want true %d", c.Running, c.TurnSeq, start.Event.Seq)
 		}
-		running, err := s.RunningConversations(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(running) != 1 || running[0].ID != "c1" {
-			t.Errorf("RunningConversations = %+v, want [c1]", running)
+		// This Store's own running turn is not orphaned.
+		if running, err := s.OrphanedTurns(ctx); err != nil || len(running) != 0 {
+			t.Errorf("OrphanedTurns of a live owner = %+v, %v", running, err)
 		}
 		end := convRec("c1", &agent.Event{Type: agent.EventEnd})
 		end.Turn = agent.TurnEnd
@@ -566,8 +564,8 @@ func TestTurnState(t *testing.T) {
 		if c.Running || c.TurnSeq != 0 {
 			t.Errorf("after TurnEnd: running %v turn_seq %d; want false 0", c.Running, c.TurnSeq)
 		}
-		if running, err := s.RunningConversations(ctx); err != nil || len(running) != 0 {
-			t.Errorf("RunningConversations after end = %+v, %v", running, err)
+		if running, err := s.OrphanedTurns(ctx); err != nil || len(running) != 0 {
+			t.Errorf("OrphanedTurns after end = %+v, %v", running, err)
 		}
 		bad := textRec("nope", "x")
 		bad.Turn = agent.TurnStart
@@ -799,4 +797,65 @@ func TestSQLitePragmas(t *testing.T) {
 	if err := s.r.Exec("DELETE FROM meta").Error; err == nil {
 		t.Error("the read pool accepted a write")
 	}
+}
+
+// TestOrphanedTurns: a turn whose process is gone is claimed once by the
+// next Store; a turn of a live Store is left alone.
+func TestOrphanedTurns(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		ctx := t.Context()
+		quiet := Options{Publish: func([]agent.AllEvent) {}}
+		a, err := Open(ctx, dsn, quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, a, createdRec("c1", ""))
+		start := userRec("c1", "go", "")
+		start.Turn = agent.TurnStart
+		mustAppend(t, a, start)
+
+		b := open(t, dsn, quiet)
+		if strings.HasPrefix(dsn, "postgres") {
+			// A is alive: its turn is not orphaned.
+			if got, err := b.OrphanedTurns(ctx); err != nil || len(got) != 0 {
+				t.Fatalf("turn of a live instance reported orphaned: %+v, %v", got, err)
+			}
+		}
+		if err := a.Close(); err != nil { // A's process is gone
+			t.Fatal(err)
+		}
+		// Two live Stores claim at once (on SQLite one process owns the
+		// file, so only PostgreSQL has a second claimant).
+		claimants := []*Store{b}
+		if strings.HasPrefix(dsn, "postgres") {
+			claimants = append(claimants, open(t, dsn, quiet))
+		}
+		var wg sync.WaitGroup
+		got := make([][]agent.Conversation, len(claimants))
+		for i, s := range claimants {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var err error
+				if got[i], err = s.OrphanedTurns(ctx); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		var all []agent.Conversation
+		for _, g := range got {
+			all = append(all, g...)
+		}
+		if len(all) != 1 {
+			t.Fatalf("orphaned turn claimed %d times: %+v", len(all), got)
+		}
+		claimed := all[0]
+		if claimed.ID != "c1" || !claimed.Running {
+			t.Fatalf("claimed %+v", claimed)
+		}
+		if again, err := b.OrphanedTurns(ctx); err != nil || len(again) != 0 {
+			t.Fatalf("claimed turn reported again: %+v, %v", again, err)
+		}
+	})
 }

@@ -220,7 +220,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.AllEvent, error) 
 					return err
 				}
 				stored[rec.Event.ID] = seq
-				if err := applyRows(tx, rec, now); err != nil {
+				if err := applyRows(tx, rec, now, s.instance); err != nil {
 					return err
 				}
 				rows = append(rows, row)
@@ -339,7 +339,7 @@ func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time) (eventRow, 
 }
 
 // applyRows writes the rows that belong to rec's event (see agent.Record).
-func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time) error {
+func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) error {
 	ev := &rec.Event
 	cid := ev.ConversationID
 	if a := ev.Agent; a != nil {
@@ -398,11 +398,11 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time) error {
 	}
 	switch rec.Turn {
 	case agent.TurnStart:
-		if err := updateConversation(tx, cid, map[string]any{"running": true, "running_since": now, "turn_seq": ev.Seq}); err != nil {
+		if err := updateConversation(tx, cid, map[string]any{"running": true, "running_since": now, "turn_seq": ev.Seq, "turn_owner": owner}); err != nil {
 			return fmt.Errorf("start turn: %w", err)
 		}
 	case agent.TurnEnd:
-		if err := updateConversation(tx, cid, map[string]any{"running": false, "running_since": nil, "turn_seq": 0}); err != nil {
+		if err := updateConversation(tx, cid, map[string]any{"running": false, "running_since": nil, "turn_seq": 0, "turn_owner": ""}); err != nil {
 			return fmt.Errorf("end turn: %w", err)
 		}
 	}
