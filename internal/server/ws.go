@@ -50,7 +50,7 @@ const (
 	// wsOutQueue is how many frames may wait for the connection's writer.
 	// Small on purpose: idle connections must stay cheap, and events wait
 	// in the broker's per-subscription queue (broker.QueueLimit) instead.
-	wsOutQueue = 64
+	wsOutQueue = 16
 	// wsStallTimeout is how long a subscription may wait for room in the
 	// outbound queue; then it ends with resync slow_consumer instead of
 	// holding up the connection's other subscriptions and replies.
@@ -165,7 +165,13 @@ func (k *wsConn) readLoop() error {
 			k.reply(nil, "", nil, agent.Errorf(agent.CodeBadRequest, "binary frames are not accepted; send commands as JSON text frames"))
 			continue
 		}
-		k.command(b)
+		// Commands run on a short-lived goroutine, waited for here: the
+		// database calls deepen its stack, and the stack is freed when
+		// the command ends instead of staying with this long-lived
+		// reader (the idle connection memory budget).
+		done := make(chan struct{})
+		go func() { defer close(done); k.command(b) }()
+		<-done
 	}
 }
 
