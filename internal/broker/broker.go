@@ -11,6 +11,7 @@ package broker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -123,21 +124,45 @@ func (b *Broker) Publish(evs ...agent.AllEvent) {
 	var slow []*Sub
 	b.mu.RLock()
 	for _, ev := range evs {
-		for s := range b.all {
-			if s.stream.Match(ev) && !s.push(ev) {
+		// Encoded once, on the first match, and shared by every subscriber:
+		// fan-out costs one encoding per event, not one per subscriber.
+		var e *entry
+		deliver := func(s *Sub) {
+			if !s.stream.Match(ev) {
+				return
+			}
+			if e == nil {
+				e = b.entry(ev)
+			}
+			if !s.push(e) {
 				slow = append(slow, s)
 			}
 		}
+		for s := range b.all {
+			deliver(s)
+		}
 		for s := range b.conv[ev.ConversationID] {
-			if s.stream.Match(ev) && !s.push(ev) {
-				slow = append(slow, s)
-			}
+			deliver(s)
 		}
 	}
 	b.mu.RUnlock()
 	for _, s := range slow {
 		b.remove(s)
 	}
+}
+
+// entry is a queued event with its JSON.
+type entry struct {
+	ev   agent.AllEvent
+	json []byte // nil when it could not be encoded (then consumers encode)
+}
+
+func (b *Broker) entry(ev agent.AllEvent) *entry {
+	j, err := json.Marshal(ev)
+	if err != nil {
+		b.log.Error("event_encode_failed", "id", ev.ID, "err", err)
+	}
+	return &entry{ev: ev, json: j}
 }
 
 // Subscribers counts the live subscriptions.
@@ -221,7 +246,10 @@ func (b *Broker) remove(s *Sub) {
 // Item is what Next returns: an event, or the moment a replaying
 // subscription has delivered everything stored and is live.
 type Item struct {
-	Event    agent.AllEvent
+	Event agent.AllEvent
+	// JSON is Event's wire encoding, shared by every subscriber of a live
+	// event: read it, never modify it. Nil with CaughtUp.
+	JSON     []byte
 	CaughtUp bool
 	Seq      int64 // with CaughtUp: the cursor at that moment
 }
@@ -236,7 +264,7 @@ type Sub struct {
 	notify chan struct{}
 
 	mu    sync.Mutex
-	queue []agent.AllEvent
+	queue []*entry
 	err   error // set when dropped or closed
 
 	// owned by the goroutine calling Next
@@ -248,8 +276,8 @@ type Sub struct {
 // Stream is what the subscription selects.
 func (s *Sub) Stream() Stream { return s.stream }
 
-// push queues ev; it reports false when that dropped the subscriber.
-func (s *Sub) push(ev agent.AllEvent) bool {
+// push queues e; it reports false when that dropped the subscriber.
+func (s *Sub) push(e *entry) bool {
 	s.mu.Lock()
 	if s.err != nil {
 		s.mu.Unlock()
@@ -262,7 +290,7 @@ func (s *Sub) push(ev agent.AllEvent) bool {
 		s.wake()
 		return false
 	}
-	s.queue = append(s.queue, ev)
+	s.queue = append(s.queue, e)
 	s.mu.Unlock()
 	s.wake()
 	return true
@@ -299,7 +327,7 @@ func (s *Sub) Next(ctx context.Context) (Item, error) {
 			ev := s.page[0]
 			s.page = s.page[1:]
 			s.cursor = ev.Seq
-			return Item{Event: ev}, nil
+			return Item{Event: ev, JSON: s.b.entry(ev).json}, nil
 		}
 		if err := s.dropped(); err != nil {
 			return Item{}, err
@@ -317,20 +345,20 @@ func (s *Sub) Next(ctx context.Context) (Item, error) {
 	for {
 		s.mu.Lock()
 		for len(s.queue) > 0 {
-			ev := s.queue[0]
-			s.queue[0] = agent.AllEvent{}
+			e := s.queue[0]
+			s.queue[0] = nil
 			s.queue = s.queue[1:]
-			if ev.Seq != 0 && ev.Seq <= s.cursor {
+			if e.ev.Seq != 0 && e.ev.Seq <= s.cursor {
 				continue // already replayed
 			}
 			if len(s.queue) == 0 {
 				s.queue = nil // let the backing array go
 			}
 			s.mu.Unlock()
-			if ev.Seq != 0 {
-				s.cursor = ev.Seq
+			if e.ev.Seq != 0 {
+				s.cursor = e.ev.Seq
 			}
-			return Item{Event: ev}, nil
+			return Item{Event: e.ev, JSON: e.json}, nil
 		}
 		err := s.err
 		s.mu.Unlock()

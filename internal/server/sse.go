@@ -16,12 +16,30 @@ import (
 // sseWriteTimeout bounds every write to an SSE client.
 const sseWriteTimeout = 10 * time.Second
 
-// frameFunc picks the data of an SSE frame from an AllEvent; ok=false skips it.
-type frameFunc func(ev agent.AllEvent) (data any, ok bool)
+// frameFunc gives the data of an SSE frame for an item; nil skips it.
+type frameFunc func(it broker.Item) ([]byte, error)
 
-func conversationFrame(ev agent.AllEvent) (any, bool) { return ev.Event, ev.Event != nil }
-func agentFrame(ev agent.AllEvent) (any, bool)        { return ev.Agent, ev.Agent != nil }
-func allFrame(ev agent.AllEvent) (any, bool)          { return ev, true }
+func conversationFrame(it broker.Item) ([]byte, error) {
+	if it.Event.Event == nil {
+		return nil, nil
+	}
+	return json.Marshal(it.Event.Event)
+}
+
+func agentFrame(it broker.Item) ([]byte, error) {
+	if it.Event.Agent == nil {
+		return nil, nil
+	}
+	return json.Marshal(it.Event.Agent)
+}
+
+// allFrame is the whole AllEvent, encoded once per event by the broker.
+func allFrame(it broker.Item) ([]byte, error) {
+	if it.JSON != nil {
+		return it.JSON, nil
+	}
+	return json.Marshal(it.Event)
+}
 
 // cursor reads where an SSE client resumes: Last-Event-ID, else ?after=,
 // else -1 (live only).
@@ -140,13 +158,12 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 			if it.CaughtUp {
 				continue
 			}
-			data, ok := frame(it.Event)
-			if !ok {
-				continue
-			}
-			b, err := json.Marshal(data)
+			b, err := frame(it)
 			if err != nil {
 				s.log.Error("sse_encode_failed", "err", err)
+				continue
+			}
+			if b == nil {
 				continue
 			}
 			var buf []byte

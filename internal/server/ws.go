@@ -359,10 +359,13 @@ func (k *wsConn) pump(ctx context.Context, ws *wsSub, last int64) {
 		if it.CaughtUp {
 			b = caughtUpFrame(ws.id, it.Seq)
 		} else {
-			ev, err := json.Marshal(it.Event)
-			if err != nil {
-				k.s.wireError("ws encode event", err)
-				continue
+			ev := it.JSON // encoded once per event by the broker
+			if ev == nil {
+				var err error
+				if ev, err = json.Marshal(it.Event); err != nil {
+					k.s.wireError("ws encode event", err)
+					continue
+				}
 			}
 			b = eventFrame(ws.id, ev)
 		}
