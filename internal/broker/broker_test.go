@@ -1,0 +1,234 @@
+package broker_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/store"
+)
+
+func TestMain(m *testing.M) {
+	// gorm's prepared-statement cache starts a goroutine it never stops.
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("gorm.io/gorm/internal/lru.NewLRU[...].func1"))
+}
+
+// rig is a broker fed by a real store on a SQLite file.
+func rig(t *testing.T) (*store.Store, *broker.Broker) {
+	t.Helper()
+	var b *broker.Broker
+	st, err := store.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "a.db"),
+		store.Options{Publish: func(evs []agent.AllEvent) { b.Publish(evs...) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = broker.New(st, nil)
+	t.Cleanup(func() { st.Close() })
+	return st, b
+}
+
+func created(id string) *agent.Record {
+	return &agent.Record{
+		Event:        agent.AllEvent{Kind: agent.KindAgent, ID: agent.NewID(), Date: time.Now(), ConversationID: id, Agent: &agent.AgentEvent{Type: agent.AgentCreated, ConversationID: id}},
+		Conversation: &agent.Conversation{ID: id, CreatedAt: time.Now(), UpdatedAt: time.Now()},
+	}
+}
+
+func text(conv, s string) *agent.Record {
+	return &agent.Record{Event: agent.AllEvent{Kind: agent.KindConversation, ID: agent.NewID(), Date: time.Now(), ConversationID: conv, Event: &agent.Event{Type: agent.EventAppendText, Text: s}}}
+}
+
+// TestResumeSeamIsGapless subscribes from 0 while events are being
+// appended at full speed: every seq arrives exactly once, in order, with its
+// JSON.
+func TestResumeSeamIsGapless(t *testing.T) {
+	st, b := rig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := st.Append(ctx, created("c")); err != nil {
+		t.Fatal(err)
+	}
+	const total = 3000
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range total {
+			if err := st.Append(ctx, text("c", fmt.Sprint(i))); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	defer wg.Wait()
+	time.Sleep(5 * time.Millisecond) // let the log grow a little first
+	for _, stream := range []broker.Stream{{Kind: broker.StreamAll}, {Kind: broker.StreamConversation, ConversationID: "c"}} {
+		sub, err := b.Subscribe(ctx, stream, 0, st.Epoch())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(1)
+		if stream.Kind == broker.StreamConversation {
+			want = 2 // the created event is an agent event
+		}
+		caughtUp := false
+		for want <= total+1 {
+			it, err := sub.Next(ctx)
+			if err != nil {
+				t.Fatalf("%s: after seq %d: %v", stream.Kind, want-1, err)
+			}
+			if it.CaughtUp {
+				caughtUp = true
+				continue
+			}
+			if it.Event.Seq != want {
+				t.Fatalf("%s: got seq %d, want %d (caught up: %v)", stream.Kind, it.Event.Seq, want, caughtUp)
+			}
+			j, _ := json.Marshal(it.Event)
+			if string(j) != string(it.JSON) {
+				t.Fatalf("item JSON %s, event encodes to %s", it.JSON, j)
+			}
+			want++
+		}
+		sub.Close()
+	}
+}
+
+// TestSlowConsumerResubscribesLosslessly: a subscriber that stops reading
+// is dropped with its cursor, and resubscribing from it loses nothing.
+func TestSlowConsumerResubscribesLosslessly(t *testing.T) {
+	st, b := rig(t)
+	ctx := context.Background()
+	if err := st.Append(ctx, created("c")); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := b.Subscribe(ctx, broker.Stream{Kind: broker.StreamAll}, -1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const total = broker.QueueLimit + 100
+	var last int64
+	for i := range total {
+		if err := st.Append(ctx, text("c", fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+		if i < 10 { // read a few, then stall
+			it, err := sub.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = it.Event.Seq
+		}
+	}
+	for {
+		it, err := sub.Next(ctx)
+		var re *broker.ResyncError
+		if errors.As(err, &re) {
+			if re.Reason != broker.ReasonSlowConsumer || re.After != last {
+				t.Fatalf("resync %+v, want slow_consumer after %d", re, last)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = it.Event.Seq
+	}
+	if b.Subscribers() != 0 {
+		t.Errorf("%d subscribers left after the drop", b.Subscribers())
+	}
+	again, err := b.Subscribe(ctx, broker.Stream{Kind: broker.StreamAll}, last, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	next := last + 1
+	for next <= total+1 {
+		it, err := again.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it.CaughtUp {
+			continue
+		}
+		if it.Event.Seq != next {
+			t.Fatalf("after resubscribing: seq %d, want %d", it.Event.Seq, next)
+		}
+		next++
+	}
+}
+
+func TestSubscribeRefusesBadCursors(t *testing.T) {
+	st, b := rig(t)
+	ctx := context.Background()
+	if err := st.Append(ctx, created("c"), text("c", "a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Prune(ctx, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		after  int64
+		epoch  string
+		reason string
+		code   string
+		stream broker.Stream
+	}{
+		{"other database", 0, "another-epoch", broker.ReasonEpochMismatch, "", broker.Stream{Kind: broker.StreamAll}},
+		{"pruned", 1, "", broker.ReasonPruned, "", broker.Stream{Kind: broker.StreamAll}},
+		{"ahead", 99, "", broker.ReasonCursorAhead, "", broker.Stream{Kind: broker.StreamAll}},
+		{"unknown stream", 0, "", "", agent.CodeBadRequest, broker.Stream{Kind: "everything"}},
+		{"conversation without id", 0, "", "", agent.CodeBadRequest, broker.Stream{Kind: broker.StreamConversation}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := b.Subscribe(ctx, tt.stream, tt.after, tt.epoch)
+			var re *broker.ResyncError
+			switch {
+			case tt.reason != "":
+				if !errors.As(err, &re) || re.Reason != tt.reason {
+					t.Fatalf("got %v, want resync %s", err, tt.reason)
+				}
+			default:
+				if agent.ErrorCode(err) != tt.code {
+					t.Fatalf("got %v, want %s", err, tt.code)
+				}
+			}
+		})
+	}
+	if b.Subscribers() != 0 {
+		t.Errorf("refused subscriptions left %d subscribers", b.Subscribers())
+	}
+}
+
+func TestStreamsFilter(t *testing.T) {
+	st, b := rig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	agentSub, _ := b.Subscribe(ctx, broker.Stream{Kind: broker.StreamAgent}, -1, "")
+	convSub, _ := b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: "c1"}, -1, "")
+	defer agentSub.Close()
+	defer convSub.Close()
+	if err := st.Append(ctx, created("c1"), created("c2"), text("c2", "no"), text("c1", "yes")); err != nil {
+		t.Fatal(err)
+	}
+	a1, _ := agentSub.Next(ctx)
+	a2, _ := agentSub.Next(ctx)
+	if a1.Event.Agent == nil || a2.Event.Agent == nil || a2.Event.ConversationID != "c2" {
+		t.Fatalf("agent stream: %+v %+v", a1.Event, a2.Event)
+	}
+	c, _ := convSub.Next(ctx)
+	if c.Event.Event == nil || c.Event.Event.Text != "yes" {
+		t.Fatalf("conversation stream: %+v", c.Event)
+	}
+}
