@@ -16,6 +16,8 @@ class App {
     this.sidebarEl = document.getElementById('sidebar');
     this.toasts = document.getElementById('toasts');
     this.dialog = document.getElementById('confirm-delete');
+    this.pendingDelete = null; // the conversation the open dialog would delete
+    this.dialog.addEventListener('close', () => this.onDialogClose());
     this.status = 'connecting';
     this.temp = false;
     this.chat = null;
@@ -188,17 +190,26 @@ class App {
     const id = this.chat.id;
     this.dialog.querySelector('.dialog-title-name').textContent = this.main.querySelector('#chat-title').textContent;
     this.dialog.returnValue = '';
+    this.pendingDelete = id;
     this.dialog.showModal();
-    this.dialog.addEventListener('close', () => {
-      if (this.dialog.returnValue !== 'delete') return;
-      this.conn.request('delete', { conversation_id: id })
-        .then(() => {
-          this.sidebar.item(id)?.remove();
-          this.sidebar.updateEmpty();
-          if (this.chat && this.chat.id === id) this.navigate('/');
-        })
-        .catch((err) => this.toast(`Could not delete: ${err.message}`, 'error'));
-    }, { once: true });
+  }
+
+  // onDialogClose deletes when the dialog closed with "delete". It is bound
+  // once: a close event is dispatched after the dialog closed, so one from
+  // an earlier "Cancel" can arrive after the dialog was opened again; it is
+  // recognised by the dialog being open and ignored.
+  onDialogClose() {
+    if (this.dialog.open) return;
+    const id = this.pendingDelete;
+    this.pendingDelete = null;
+    if (!id || this.dialog.returnValue !== 'delete') return;
+    this.conn.request('delete', { conversation_id: id })
+      .then(() => {
+        this.sidebar.item(id)?.remove();
+        this.sidebar.updateEmpty();
+        if (this.chat && this.chat.id === id) this.navigate('/');
+      })
+      .catch((err) => this.toast(`Could not delete: ${err.message}`, 'error'));
   }
 
   openSidebar() {

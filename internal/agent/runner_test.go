@@ -589,3 +589,26 @@ func TestSendBusyWhileAnotherProcessRuns(t *testing.T) {
 		t.Fatal("recovery ended the turn of a live owner")
 	}
 }
+
+// TestFastStreamCoalesces: tokens 1 ms apart are merged into fewer
+// append_text events, with exactly the same text.
+func TestFastStreamCoalesces(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	want := strings.Repeat("tok ", 300)
+	g.fake.Enqueue(llmtest.Reply{Text: want, Delay: time.Millisecond})
+	evs := g.turn(c, "go")
+	n := 0
+	for _, e := range evs {
+		if e.Type == agent.EventAppendText {
+			n++
+		}
+	}
+	if got := text(evs); got != want {
+		t.Fatalf("text differs: %d bytes, want %d", len(got), len(want))
+	}
+	if n > 150 {
+		t.Errorf("%d append_text events for 300 tokens 1 ms apart; want them merged", n)
+	}
+	t.Logf("300 tokens → %d append_text events", n)
+}

@@ -126,7 +126,7 @@ func waitJS(t testing.TB, ctx context.Context, what, expr string) {
 	if _, err := chromedp.Run(c, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(stepTimeout))); err != nil {
 		sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
 		defer scancel()
-		state, _ := chromedp.Run(sctx, chromedp.Evaluate[string](`location.pathname + ' | ' + document.body.innerText.slice(0, 400)`))
+		state, _ := chromedp.Run(sctx, chromedp.Evaluate[string](`location.pathname + ' | toasts: ' + (document.getElementById('toasts')?.innerText || '') + ' | ' + document.body.innerText.slice(0, 400)`))
 		t.Fatalf("waiting for %s (%s): %v\npage: %s", what, expr, err, state)
 	}
 }
