@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
@@ -69,4 +71,39 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
+}
+
+// onePixelPNG is a 1×1 PNG.
+const onePixelPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+// TestBrowserPasteAndDropImage pastes one image and drops another into the
+// composer; both go out as image content, reach the model as image parts,
+// and show in the sent message.
+func TestBrowserPasteAndDropImage(t *testing.T) {
+	ts := newTestServer(t)
+	tab := newBrowser(t, ts).tab()
+	openPage(t, ts, tab, "/")
+	ts.Fake.Enqueue(llmtest.Reply{Text: "nice pictures"})
+	file := `(() => { const b = Uint8Array.from(atob('` + onePixelPNG + `'), (c) => c.charCodeAt(0)); const dt = new DataTransfer(); dt.items.add(new File([b], 'dot.png', { type: 'image/png' })); return dt; })()`
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { const p = document.querySelector('#prompt'); p.focus(); p.dispatchEvent(new ClipboardEvent('paste', { clipboardData: `+file+`, bubbles: true, cancelable: true })); })()`))
+	waitJS(t, tab, "pasted image in the tray", `document.querySelectorAll('[data-testid="attachment"]').length === 1`)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.dispatchEvent(new DragEvent('drop', { dataTransfer: `+file+`, bubbles: true, cancelable: true }))`))
+	waitJS(t, tab, "dropped image in the tray", `document.querySelectorAll('[data-testid="attachment"]').length === 2`)
+	send(t, tab, "what are these?")
+	waitJS(t, tab, "answer", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
+	if n := eval[int](t, tab, `document.querySelectorAll('#messages [data-type="user_message"] img').length`); n != 2 {
+		t.Errorf("the sent message shows %d images, want 2", n)
+	}
+	reqs := ts.Fake.Requests()
+	var images int
+	for _, m := range reqs[len(reqs)-1].Messages {
+		for _, p := range m.Parts {
+			if p.Type == "image_url" && strings.HasPrefix(p.ImageURL, "data:image/png;base64,") {
+				images++
+			}
+		}
+	}
+	if images != 2 {
+		t.Errorf("the model got %d image parts, want 2", images)
+	}
 }
