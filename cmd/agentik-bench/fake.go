@@ -173,19 +173,6 @@ func tokenIndex(tok string) int {
 	return k
 }
 
-// tokens is llmtest's [[tokens=n]] answer: "t1 t2 … tn".
-func tokens(n int) string {
-	var b strings.Builder
-	for i := 1; i <= n; i++ {
-		if i > 1 {
-			b.WriteByte(' ')
-		}
-		b.WriteByte('t')
-		b.WriteString(strconv.Itoa(i))
-	}
-	return b.String()
-}
-
 // prompt asks the fake for n tokens, delay apart, tagged with key.
 func prompt(n int, delay time.Duration, key string) string {
 	if delay > 0 {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
 func TestMain(m *testing.M) {
@@ -129,7 +131,7 @@ func TestSinkAndQuantile(t *testing.T) {
 	s.add(&wireInner{Type: "append_text", Text: " t3"}, 4, time.Now())
 	s.add(&wireInner{Type: "end"}, 6, time.Now())
 	<-s.done
-	if s.text.String() != tokens(3) || s.events != 2 || s.disorder != 1 {
+	if s.text.String() != llmtest.Tokens(3) || s.events != 2 || s.disorder != 1 {
 		t.Errorf("sink: text %q, %d events, %d out of order", s.text.String(), s.events, s.disorder)
 	}
 	ds := []time.Duration{5 * time.Millisecond, time.Millisecond, 3 * time.Millisecond}

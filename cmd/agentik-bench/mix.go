@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/server"
 )
 
@@ -98,7 +99,7 @@ func (b *bench) drive(ctx context.Context, sd *side, runs, ntok int, delay time.
 		}
 	}
 	res.wall, res.cpu, res.selfCPU, res.machine = time.Since(t0), sd.t.CPU()-c0, selfCPU()-self0, load()
-	want := tokens(ntok)
+	want := llmtest.Tokens(ntok)
 	for _, s := range sd.sinks {
 		res.lat = append(res.lat, s.lat...)
 		res.steady = append(res.steady, s.steady...)

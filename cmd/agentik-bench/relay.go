@@ -16,6 +16,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/server"
 )
 
@@ -106,7 +107,7 @@ func selfCPU() time.Duration {
 // one WebSocket client, against go-openai reading the fake directly.
 func (b *bench) relay(ctx context.Context) error {
 	n := b.sz.RelayTokens
-	want := tokens(n)
+	want := llmtest.Tokens(n)
 	t, err := b.agentik(ctx, "relay.db")
 	if err != nil {
 		return err
@@ -210,7 +211,7 @@ func (b *bench) direct(ctx context.Context, n int, key string) (rate, cpuPerToke
 		}
 	}
 	el, c := time.Since(t0), selfCPU()-c0
-	if sb.String() != tokens(n) {
+	if sb.String() != llmtest.Tokens(n) {
 		return 0, 0, fmt.Errorf("direct stream: text differs (%d bytes)", sb.Len())
 	}
 	return float64(n) / el.Seconds(), float64(c.Microseconds()) / float64(n), nil

@@ -9,6 +9,7 @@ import (
 	_ "github.com/glebarez/go-sqlite" // the "sqlite" database/sql driver
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/store"
 )
 
@@ -24,7 +25,7 @@ type seeded struct {
 func (b *bench) seed(ctx context.Context) (seeded, error) {
 	sd := seeded{path: b.dir + "/seeded.db", replayID: agent.NewID()}
 	if _, err := fileSize(sd.path); err == nil {
-		sd.want = tokens(b.sz.ReplayEvents)
+		sd.want = llmtest.Tokens(b.sz.ReplayEvents)
 		return sd, nil
 	}
 	b.progress("seeding %d events and %d conversations", b.sz.ReplayEvents, b.sz.RestConvs)
@@ -71,7 +72,7 @@ func (b *bench) seed(ctx context.Context) (seeded, error) {
 			return sd, err
 		}
 	}
-	sd.want = tokens(n)
+	sd.want = llmtest.Tokens(n)
 	return sd, nil
 }
 

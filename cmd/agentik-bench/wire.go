@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
 func fileSize(path string) (int64, error) {
@@ -61,7 +63,7 @@ func (b *bench) wire(ctx context.Context) error {
 		}
 		r.bytes = ws.bytes.Load() - b0
 		r.deflated = ws.deflated.n - z0
-		if s.text.String() != tokens(n) {
+		if s.text.String() != llmtest.Tokens(n) {
 			return r, fmt.Errorf("wire: text differs")
 		}
 		r.sseBytes = b.fake.streamBytes(id)

@@ -229,14 +229,6 @@ const (
 	jsStreaming = `document.querySelector('#live [data-testid="streaming"] .md')`
 )
 
-// tokens is what the fake model answers to [[tokens=n]].
-func tokens(n int) string {
-	w := make([]string, n)
-	for i := range w {
-		w[i] = fmt.Sprintf("t%d", i+1)
-	}
-	return strings.Join(w, " ")
-}
 
 // answerText is the text of the i-th persisted answer.
 func answerText(t testing.TB, ctx context.Context, i int) string {
@@ -271,7 +263,7 @@ func TestBrowserStreamsAnswer(t *testing.T) {
 		t.Error("Stop is not offered while answering")
 	}
 	waitJS(t, tab, "persisted answer", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
-	if got := answerText(t, tab, 0); got != tokens(120) {
+	if got := answerText(t, tab, 0); got != llmtest.Tokens(120) {
 		t.Errorf("answer = %q", got)
 	}
 	if got := eval[string](t, tab, jsAnswers+`[0].querySelector('[data-testid="usage"]')?.textContent ?? ''`); !strings.Contains(got, "tokens") {
@@ -303,7 +295,7 @@ func TestBrowserReloadMidStream(t *testing.T) {
 	// starts at the first token, not where the reload happened.
 	waitJS(t, tab, "rebuilt in-progress answer", jsStreaming+`?.textContent.startsWith('t1 t2 t3 ')`)
 	waitJS(t, tab, "persisted answer", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
-	if got := answerText(t, tab, 0); got != tokens(200) {
+	if got := answerText(t, tab, 0); got != llmtest.Tokens(200) {
 		t.Errorf("after a reload mid-stream the answer is %q, want t1…t200 exactly once", got)
 	}
 	if n := eval[int](t, tab, `document.querySelectorAll('#messages > [data-type="user_message"]').length`); n != 1 {
@@ -317,7 +309,7 @@ func TestBrowserReloadMidStream(t *testing.T) {
 	do(t, tab, chromedp.Reload())
 	waitConnected(t, tab)
 	waitJS(t, tab, "rendered history", `document.querySelector('#main').dataset.rendered === 'true'`)
-	if got := answerText(t, tab, 0); got != tokens(200) || eval[int](t, tab, jsAnswers+`.length`) != 1 {
+	if got := answerText(t, tab, 0); got != llmtest.Tokens(200) || eval[int](t, tab, jsAnswers+`.length`) != 1 {
 		t.Errorf("history after reload = %q", got)
 	}
 }
@@ -341,7 +333,7 @@ func TestBrowserSecondTabSeesTurnLive(t *testing.T) {
 		t.Error("the second tab offers no Stop during the turn")
 	}
 	waitJS(t, b, "persisted answer in the second tab", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
-	if got := answerText(t, b, 0); got != tokens(80) {
+	if got := answerText(t, b, 0); got != llmtest.Tokens(80) {
 		t.Errorf("second tab answer = %q", got)
 	}
 	if n := eval[int](t, b, `document.querySelectorAll('#messages > [data-type="user_message"]').length`); n != 1 {
@@ -710,11 +702,11 @@ func TestBrowserNetworkDropMidStream(t *testing.T) {
 	}
 	// The in-progress answer resumed from the cursor: no token lost or doubled.
 	waitJS(t, tab, "streaming after the drops", jsStreaming+`?.textContent.includes(' t150 ') || `+jsAnswers+`.length === 1`)
-	if live := strings.TrimSpace(eval[string](t, tab, jsStreaming+`?.textContent ?? ''`)); live != "" && !strings.HasPrefix(tokens(200)+" ", live+" ") {
+	if live := strings.TrimSpace(eval[string](t, tab, jsStreaming+`?.textContent ?? ''`)); live != "" && !strings.HasPrefix(llmtest.Tokens(200)+" ", live+" ") {
 		t.Errorf("in-progress answer after the drops is not t1…tN: %q", live)
 	}
 	waitJS(t, tab, "persisted answer", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
-	if got := answerText(t, tab, 0); got != tokens(200) {
+	if got := answerText(t, tab, 0); got != llmtest.Tokens(200) {
 		t.Errorf("after two network drops the answer is %q, want t1…t200 exactly once", got)
 	}
 	if n := eval[int](t, tab, `document.querySelectorAll('#messages > [data-type="user_message"]').length`); n != 1 {

@@ -118,7 +118,7 @@ func derive(req Request) Reply {
 				if err != nil || n < 0 {
 					return badDirective(d)
 				}
-				r.Text = tokens(n)
+				r.Text = Tokens(n)
 			case "text":
 				r.Text = d.value
 			case "delay":
@@ -219,8 +219,9 @@ func toolResults(msgs []Message) map[string]string {
 	return out
 }
 
-// tokens is n words of deterministic text: "t1 t2 … tn".
-func tokens(n int) string {
+// Tokens is the answer of [[tokens=n]]: n words of deterministic text,
+// "t1 t2 … tn", so tests can check what arrived.
+func Tokens(n int) string {
 	var b strings.Builder
 	for i := 1; i <= n; i++ {
 		if i > 1 {
