@@ -144,6 +144,19 @@ func text(evs []agent.Event) string {
 	return b.String()
 }
 
+// startTurnInStore writes what a turn's start leaves in the store (the
+// user's message, the conversation marked running) without running it: as
+// a process that died, or another instance, would have.
+func (g *rig) startTurnInStore(c agent.Conversation) *agent.Record {
+	g.t.Helper()
+	user := agent.Message{Type: agent.MessageUser, ID: agent.NewID(), ConversationID: c.ID, Date: time.Now(), Content: []agent.Content{agent.Text("hi")}}
+	rec := &agent.Record{Event: agent.AllEvent{Kind: agent.KindConversation, ID: agent.NewID(), Date: time.Now(), ConversationID: c.ID, Event: &agent.Event{Type: agent.EventMessage, Message: &user}}, Turn: agent.TurnStart}
+	if err := g.st.Append(context.Background(), rec); err != nil {
+		g.t.Fatal(err)
+	}
+	return rec
+}
+
 func (g *rig) history(c agent.Conversation) []agent.Message {
 	g.t.Helper()
 	ms, err := g.r.Messages(context.Background(), agent.MessageQuery{ConversationID: c.ID, Limit: 1000})
@@ -414,11 +427,7 @@ func TestRecoverInterruptedByRestart(t *testing.T) {
 	// A turn that was running when the process died: its user message
 	// started a turn and nothing ended it.
 	ctx := context.Background()
-	user := agent.Message{Type: agent.MessageUser, ID: agent.NewID(), ConversationID: c.ID, Date: time.Now(), Content: []agent.Content{agent.Text("hi")}}
-	rec := &agent.Record{Event: agent.AllEvent{Kind: agent.KindConversation, ID: agent.NewID(), Date: time.Now(), ConversationID: c.ID, Event: &agent.Event{Type: agent.EventMessage, Message: &user}}, Turn: agent.TurnStart}
-	if err := g.st.Append(ctx, rec); err != nil {
-		t.Fatal(err)
-	}
+	rec := g.startTurnInStore(c)
 	g.close()
 	g.open()
 	hist := g.history(c)
@@ -574,11 +583,7 @@ func TestSendBusyWhileAnotherProcessRuns(t *testing.T) {
 	g := newRig(t, nil)
 	c := g.create(false)
 	ctx := context.Background()
-	user := agent.Message{Type: agent.MessageUser, ID: agent.NewID(), ConversationID: c.ID, Date: time.Now(), Content: []agent.Content{agent.Text("hi")}}
-	rec := &agent.Record{Event: agent.AllEvent{Kind: agent.KindConversation, ID: agent.NewID(), Date: time.Now(), ConversationID: c.ID, Event: &agent.Event{Type: agent.EventMessage, Message: &user}}, Turn: agent.TurnStart}
-	if err := g.st.Append(ctx, rec); err != nil {
-		t.Fatal(err)
-	}
+	g.startTurnInStore(c)
 	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("again")}, ""); !errors.Is(err, agent.ErrBusy) {
 		t.Fatalf("send: %v, want busy", err)
 	}
