@@ -229,7 +229,6 @@ const (
 	jsStreaming = `document.querySelector('#live [data-testid="streaming"] .md')`
 )
 
-
 // answerText is the text of the i-th persisted answer.
 func answerText(t testing.TB, ctx context.Context, i int) string {
 	t.Helper()
