@@ -57,7 +57,11 @@ type proc struct {
 
 func start(t testing.TB, addr, db string, env ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(binary, "--addr", addr, "--db", "sqlite:"+db)
+	dsn := db // a SQLite file, or a postgres:// URL
+	if !strings.Contains(db, "://") {
+		dsn = "sqlite:" + db
+	}
+	cmd := exec.Command(binary, "--addr", addr, "--db", dsn)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
 	logs := &strings.Builder{}
 	cmd.Stderr = logs

@@ -76,10 +76,16 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	// runs, before the broker exists. Nobody can be subscribed yet, and later
 	// subscribers replay from the store, so dropping them loses nothing.
 	var pub atomic.Pointer[broker.Broker]
+	var run atomic.Pointer[agent.Runner] // for interrupts from other instances
 	st, err := store.Open(ctx, cfg.DB, store.Options{
 		Publish: func(evs []agent.AllEvent) {
 			if b := pub.Load(); b != nil {
 				b.Publish(evs...)
+			}
+		},
+		Interrupt: func(id string) {
+			if r := run.Load(); r != nil {
+				r.CancelTurn(id)
 			}
 		},
 		Logger: log,
@@ -130,6 +136,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 		rcfg.Tools = tools
 	}
 	runner := agent.NewRunner(rcfg)
+	run.Store(runner)
 	if err := runner.Recover(ctx); err != nil {
 		return err
 	}

@@ -387,18 +387,27 @@ func (r *Runner) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
+// remoteInterruptPoll is how often Interrupt checks whether a turn running
+// on another instance has ended.
+const remoteInterruptPoll = 25 * time.Millisecond
+
 // Interrupt stops the conversation's running turn and waits until it has
 // ended (its partial answer persisted). It reports whether a turn was
-// running.
+// running. A turn running on another instance (several instances on one
+// PostgreSQL) is asked to stop through the store.
 func (r *Runner) Interrupt(ctx context.Context, id string) (bool, error) {
-	if _, err := r.Conversation(ctx, id); err != nil {
+	c, err := r.Conversation(ctx, id)
+	if err != nil {
 		return false, err
 	}
 	r.mu.Lock()
 	t := r.turns[id]
 	r.mu.Unlock()
 	if t == nil {
-		return false, nil
+		if !c.Running || c.Temp {
+			return false, nil
+		}
+		return r.interruptRemote(ctx, id)
 	}
 	t.cancel(context.Canceled)
 	select {
@@ -406,6 +415,45 @@ func (r *Runner) Interrupt(ctx context.Context, id string) (bool, error) {
 		return true, nil
 	case <-ctx.Done():
 		return true, ctx.Err()
+	}
+}
+
+// interruptRemote asks the instance running id's turn to stop it and waits
+// until the store shows it ended.
+func (r *Runner) interruptRemote(ctx context.Context, id string) (bool, error) {
+	asked, err := r.cfg.Store.RequestInterrupt(ctx, id)
+	if err != nil || !asked {
+		return false, err
+	}
+	tick := time.NewTicker(remoteInterruptPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return true, ctx.Err()
+		case <-tick.C:
+		}
+		c, err := r.cfg.Store.Conversation(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			return true, nil
+		}
+		if err != nil {
+			return true, err
+		}
+		if !c.Running {
+			return true, nil
+		}
+	}
+}
+
+// CancelTurn stops the conversation's turn if it runs here, without
+// waiting: what another instance's interrupt request does.
+func (r *Runner) CancelTurn(id string) {
+	r.mu.Lock()
+	t := r.turns[id]
+	r.mu.Unlock()
+	if t != nil {
+		t.cancel(context.Canceled)
 	}
 }
 

@@ -43,6 +43,11 @@ type Store interface {
 	// Prune deletes events created before t and returns how many.
 	Prune(ctx context.Context, before time.Time) (int64, error)
 
+	// RequestInterrupt asks the instance running the conversation's turn,
+	// when that is another instance, to interrupt it; it reports whether it
+	// asked.
+	RequestInterrupt(ctx context.Context, conversationID string) (bool, error)
+
 	// Epoch identifies this database: a random id made when it was created.
 	Epoch() string
 	// Ping checks that the database answers.

@@ -59,6 +59,36 @@ func parseNotice(payload string) (seq int64, instance string, ok bool) {
 	return seq, instance, err == nil
 }
 
+// interruptPrefix starts the payload of an interrupt request: "interrupt
+// <owner instance> <conversation id>".
+const interruptPrefix = "interrupt "
+
+func parseInterrupt(payload string) (owner, conversationID string, ok bool) {
+	rest, ok := strings.CutPrefix(payload, interruptPrefix)
+	if !ok {
+		return "", "", false
+	}
+	return strings.Cut(rest, " ")
+}
+
+// RequestInterrupt asks the instance running the conversation's turn to
+// interrupt it, and reports whether a turn runs there. On SQLite one
+// process runs every turn, so there is no other instance to ask.
+func (s *Store) RequestInterrupt(ctx context.Context, conversationID string) (bool, error) {
+	var r conversationRow
+	if err := s.r.WithContext(ctx).Select("running", "turn_owner").Take(&r, "id = ?", conversationID).Error; err != nil {
+		return false, notFound(err, "conversation", conversationID)
+	}
+	if !r.Running || !s.postgres || r.TurnOwner == "" || r.TurnOwner == s.instance {
+		return false, nil
+	}
+	payload := interruptPrefix + r.TurnOwner + " " + conversationID
+	if err := s.w.WithContext(ctx).Exec("SELECT pg_notify(?, ?)", s.channel, payload).Error; err != nil {
+		return false, fmt.Errorf("store: request interrupt: %w", err)
+	}
+	return true, nil
+}
+
 // catchUp hands to Options.Publish, in seq order and exactly once, the
 // committed events above s.published, the highest seq published so far.
 // It is the only caller of Publish, so Publish never sees a lower seq after
@@ -181,6 +211,12 @@ func (s *Store) follow(ctx context.Context, conn *pgx.Conn) error {
 			continue
 		case err != nil:
 			return fmt.Errorf("wait for notification: %w", err)
+		}
+		if owner, conv, ok := parseInterrupt(n.Payload); ok {
+			if owner == s.instance && s.onIntr != nil {
+				s.onIntr(conv)
+			}
+			continue
 		}
 		seq, from, ok := parseNotice(n.Payload)
 		if ok && from == s.instance {

@@ -48,6 +48,11 @@ type Options struct {
 	// block (agent.Publisher.Publish never does). May be nil: then no
 	// listener runs.
 	Publish func(evs []agent.AllEvent)
+	// Interrupt is called, on PostgreSQL, when another instance asks this
+	// one to interrupt the turn it runs in a conversation (see
+	// RequestInterrupt). It is called from the listener goroutine and must
+	// not block. May be nil.
+	Interrupt func(conversationID string)
 	// Now is the clock for created_at/updated_at and gorm's NowFunc;
 	// time.Now when nil.
 	Now agent.Clock
@@ -64,6 +69,7 @@ type Store struct {
 	epoch    string
 	now      func() time.Time
 	publish  func([]agent.AllEvent)
+	onIntr   func(conversationID string)
 	log      *slog.Logger
 
 	ctx  context.Context // writer's context: Open's values, never cancelled
@@ -96,6 +102,7 @@ type Store struct {
 func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	s := &Store{
 		publish: opt.Publish,
+		onIntr:  opt.Interrupt,
 		log:     opt.Logger,
 		ctx:     context.WithoutCancel(ctx),
 		reqs:    make(chan *request, queueSize),

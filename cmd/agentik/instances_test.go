@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/llm/llmtest"
+)
+
+const testPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+// freshSchema makes an empty schema on the test PostgreSQL and returns a
+// DSN using it.
+func freshSchema(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("AGENTIK_TEST_NO_POSTGRES") != "" {
+		t.Skip("AGENTIK_TEST_NO_POSTGRES is set")
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, testPostgres)
+	if err != nil {
+		t.Fatalf("PostgreSQL at %s unreachable (set AGENTIK_TEST_NO_POSTGRES=1 to skip): %v", testPostgres, err)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "inst_" + hex.EncodeToString(b[:])
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE")
+		_ = conn.Close(ctx)
+	})
+	return testPostgres + "&search_path=" + schema
+}
+
+// startDSN starts the binary on any database.
+func startDSN(t *testing.T, dsn string, env ...string) *proc {
+	t.Helper()
+	return start(t, freeAddr(t), dsn, env...)
+}
+
+// TestInstancesShareTurns runs two binaries on one PostgreSQL: a turn that
+// runs on A streams live to B's clients, a send through B is busy while it
+// runs, and an interrupt sent to B stops it on A.
+func TestInstancesShareTurns(t *testing.T) {
+	dsn := freshSchema(t)
+	fake, fakeURL := llmtest.NewHTTPServer(t)
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}
+	a := startDSN(t, dsn, env...)
+	b := startDSN(t, dsn, env...)
+
+	var c agent.Conversation
+	postJSON(t, a.url("/agentik/conversations"), `{"title":"shared"}`, &c)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", b.url("/agentik/conversations/"+c.ID+"/events"), nil)
+	watch, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Body.Close()
+
+	fake.Enqueue(llmtest.Reply{Text: strings.Repeat("word ", 3000), Delay: 2 * time.Millisecond})
+	send, err := http.Post(a.url("/agentik/conversations/"+c.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"talk"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer send.Body.Close()
+	// B's subscriber sees A's turn live.
+	events := bufio.NewScanner(watch.Body)
+	for events.Scan() && events.Text() != "event: append_text" {
+	}
+	busy, err := http.Post(b.url("/agentik/conversations/"+c.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"me too"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(busy.Body)
+	busy.Body.Close()
+	if busy.StatusCode != http.StatusConflict {
+		t.Fatalf("send through B during A's turn: %d %s, want 409", busy.StatusCode, body)
+	}
+	var res map[string]bool
+	postJSON(t, b.url("/agentik/conversations/"+c.ID+"/interrupt"), ``, &res)
+	if !res["interrupted"] {
+		t.Fatalf("interrupt through B: %v", res)
+	}
+	// A's send stream ends with interrupted + end, and the answer is kept.
+	rest, _ := io.ReadAll(send.Body)
+	if !strings.Contains(string(rest), "event: interrupted") || !strings.HasSuffix(strings.TrimSpace(string(rest)), `data: {"type":"end"}`) {
+		t.Fatalf("A's stream after the interrupt ends with:\n%s", tail(string(rest), 400))
+	}
+	var hist struct{ Messages []agent.Message }
+	getJSON(t, b.url("/agentik/conversations/"+c.ID+"/messages"), &hist)
+	last := hist.Messages[len(hist.Messages)-1]
+	if !last.Interrupted {
+		t.Fatalf("last message %+v", last)
+	}
+	for events.Scan() && events.Text() != "event: interrupted" {
+	}
+	if events.Text() != "event: interrupted" {
+		t.Fatal("B's subscriber did not see the interrupt")
+	}
+	var conv agent.Conversation
+	getJSON(t, b.url("/agentik/conversations/"+c.ID), &conv)
+	if conv.Running {
+		t.Error("still running after the interrupt")
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
