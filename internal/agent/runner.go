@@ -298,11 +298,13 @@ func (r *Runner) Conversations(ctx context.Context, offset, limit int) ([]Conver
 	if offset < len(temps) {
 		out = append(out, temps[offset:min(len(temps), offset+limit)]...)
 	}
-	stored, total, err := r.cfg.Store.Conversations(ctx, max(0, offset-len(temps)), limit-len(out))
+	rest := limit - len(out)
+	// With the page full of temp conversations, one row is read for the total.
+	stored, total, err := r.cfg.Store.Conversations(ctx, max(0, offset-len(temps)), max(rest, 1))
 	if err != nil {
 		return nil, 0, fmt.Errorf("list conversations: %w", err)
 	}
-	if limit-len(out) > 0 {
+	if rest > 0 {
 		out = append(out, stored...)
 	}
 	if out == nil {

@@ -617,3 +617,39 @@ func TestFastStreamCoalesces(t *testing.T) {
 	}
 	t.Logf("300 tokens → %d append_text events", n)
 }
+
+// TestListPagesTempThenStored: temp conversations come first, then stored
+// ones most recently updated first; pages and the total span both.
+func TestListPagesTempThenStored(t *testing.T) {
+	g := newRig(t, nil)
+	ctx := context.Background()
+	var stored []string
+	for range 3 {
+		stored = append(stored, g.create(false).ID)
+		time.Sleep(2 * time.Millisecond) // distinct updated_at
+	}
+	t1, t2 := g.create(true), g.create(true)
+	page := func(offset, limit int) []string {
+		t.Helper()
+		cs, total, err := g.r.Conversations(ctx, offset, limit)
+		if err != nil || total != 5 {
+			t.Fatalf("page %d+%d: total %d, %v", offset, limit, total, err)
+		}
+		var ids []string
+		for _, c := range cs {
+			ids = append(ids, c.ID)
+		}
+		return ids
+	}
+	want := []string{t2.ID, t1.ID, stored[2], stored[1], stored[0]}
+	var got []string
+	got = append(got, page(0, 2)...)
+	got = append(got, page(2, 2)...)
+	got = append(got, page(4, 2)...)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("pages\n got %v\nwant %v", got, want)
+	}
+	if all := page(0, 100); len(all) != 5 {
+		t.Fatalf("one page of everything: %v", all)
+	}
+}
