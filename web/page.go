@@ -121,10 +121,24 @@ func Title(t string) string {
 func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatView {
 	v := &ChatView{ID: c.ID, Title: Title(c.Title), Temp: c.Temp, Running: c.Running, TurnSeq: c.TurnSeq, Omitted: omitted}
 	cards := map[string]int{} // call_id → index in v.Messages
+	// A turn's usage (the sum of its model calls) shows once, on its last
+	// answer, as the live view shows end.usage.
+	var turn []int // indexes of the current turn's assistant messages
+	var usage agent.Usage
+	endTurn := func() {
+		if len(turn) > 0 && usage != (agent.Usage{}) {
+			for _, i := range turn {
+				v.Messages[i].Usage = ""
+			}
+			v.Messages[turn[len(turn)-1]].Usage = FormatUsage(&usage)
+		}
+		turn, usage = nil, agent.Usage{}
+	}
 	for _, m := range msgs {
 		v.LastSeq = max(v.LastSeq, m.Seq)
 		switch m.Type {
 		case agent.MessageUser:
+			endTurn()
 			text, imgs := splitContent(m.Content)
 			v.Messages = append(v.Messages, MessageView{Kind: KindUser, Type: m.Type, ID: m.ID, Seq: m.Seq, ClientID: m.ClientID, Text: text, Images: imgs})
 		case agent.MessageAssistant:
@@ -133,6 +147,10 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 				Kind: KindAssistant, Type: m.Type, ID: m.ID, Seq: m.Seq, Text: text, Images: imgs,
 				Reasoning: m.Reasoning, Interrupted: m.Interrupted, Usage: FormatUsage(m.Usage),
 			})
+			turn = append(turn, len(v.Messages)-1)
+			if m.Usage != nil {
+				usage = usage.Add(*m.Usage)
+			}
 		case agent.MessageToolCall:
 			cards[m.CallID] = len(v.Messages)
 			v.Messages = append(v.Messages, MessageView{Kind: KindTool, Type: m.Type, ID: m.ID, Seq: m.Seq, CallID: m.CallID, Name: m.Name, Arguments: PrettyJSON(m.Arguments)})
@@ -150,6 +168,7 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 			v.Messages = append(v.Messages, MessageView{Kind: KindUnknown, Type: m.Type, ID: m.ID, Seq: m.Seq})
 		}
 	}
+	endTurn()
 	return v
 }
 

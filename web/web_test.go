@@ -325,3 +325,31 @@ func TestPrettyJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestTurnUsage: a turn's usage is the sum of its answers' and shows once,
+// on its last answer.
+func TestTurnUsage(t *testing.T) {
+	u := func(p, c int) *agent.Usage { return &agent.Usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c} }
+	msgs := []agent.Message{
+		{Type: agent.MessageUser, ID: "u1", Seq: 1},
+		{Type: agent.MessageAssistant, ID: "a1", Seq: 2, Reasoning: "think", Usage: u(10, 5)},
+		{Type: agent.MessageToolCall, ID: "t1", Seq: 3, CallID: "c1", Name: "x__y", Arguments: "{}"},
+		{Type: agent.MessageToolResult, ID: "r1", Seq: 4, CallID: "c1", Name: "x__y", Result: "ok"},
+		{Type: agent.MessageAssistant, ID: "a2", Seq: 5, Content: []agent.Content{agent.Text("done")}, Usage: u(20, 7)},
+		{Type: agent.MessageUser, ID: "u2", Seq: 6},
+		{Type: agent.MessageAssistant, ID: "a3", Seq: 7, Content: []agent.Content{agent.Text("hi")}, Usage: u(3, 1)},
+	}
+	v := NewChatView(agent.Conversation{ID: "c"}, msgs, 0)
+	got := map[string]string{}
+	for _, m := range v.Messages {
+		if m.Kind == KindAssistant {
+			got[m.ID] = m.Usage
+		}
+	}
+	want := map[string]string{"a1": "", "a2": FormatUsage(u(30, 12)), "a3": FormatUsage(u(3, 1))}
+	for id, w := range want {
+		if got[id] != w {
+			t.Errorf("%s usage %q, want %q", id, got[id], w)
+		}
+	}
+}

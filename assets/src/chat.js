@@ -30,7 +30,7 @@ export class Chat {
     this.dirty = new Set();
     this.frame = 0;
     this.sub = null;
-    this.turnAssistant = null;
+    this.turnAssistants = []; // this turn's answers: its usage shows on the last
     this.disposed = false;
 
     let lastMsgSeq = 0;
@@ -175,7 +175,7 @@ export class Chat {
     if (!m) return;
     if (m.type === 'user_message') {
       this.setRunning(true);
-      this.turnAssistant = null;
+      this.turnAssistants = [];
       this.mode = 'response';
       const p = m.client_id && this.pending.get(m.client_id);
       if (p) { p.remove(); this.pending.delete(m.client_id); }
@@ -187,7 +187,7 @@ export class Chat {
     let el;
     switch (m.type) {
       case 'user_message': el = userMessage(m); break;
-      case 'assistant_message': el = assistantMessage(m); this.turnAssistant = el; break;
+      case 'assistant_message': el = assistantMessage(m); this.turnAssistants.push(el); break;
       case 'tool_call':
         el = toolCard({ id: m.id, seq: m.seq, callId: m.call_id, name: m.name, args: m.arguments });
         // A live result that came before the persisted call stays visible.
@@ -311,11 +311,14 @@ export class Chat {
     }
     this.parts = [];
     this.live.replaceChildren();
-    if (ev.usage && this.turnAssistant && !this.turnAssistant.querySelector('[data-testid="usage"]')) {
-      const meta = this.turnAssistant.querySelector('.msg-meta');
+    // The turn's total (all its model calls) replaces each answer's own.
+    const last = this.turnAssistants[this.turnAssistants.length - 1];
+    if (ev.usage && last) {
+      for (const el of this.turnAssistants) el.querySelector('[data-testid="usage"]')?.remove();
+      const meta = last.querySelector('.msg-meta');
       meta.insertBefore(usageEl(ev.usage), meta.lastElementChild);
     }
-    this.turnAssistant = null;
+    this.turnAssistants = [];
     this.interrupted = false;
     this.mode = 'response';
     this.setRunning(false);
