@@ -329,7 +329,9 @@ func TestPrettyJSON(t *testing.T) {
 // TestTurnUsage: a turn's usage is the sum of its answers' and shows once,
 // on its last answer.
 func TestTurnUsage(t *testing.T) {
-	u := func(p, c int) *agent.Usage { return &agent.Usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c} }
+	u := func(p, c int) *agent.Usage {
+		return &agent.Usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c}
+	}
 	msgs := []agent.Message{
 		{Type: agent.MessageUser, ID: "u1", Seq: 1},
 		{Type: agent.MessageAssistant, ID: "a1", Seq: 2, Reasoning: "think", Usage: u(10, 5)},
