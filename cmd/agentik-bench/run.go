@@ -118,6 +118,12 @@ func (b *bench) progress(format string, args ...any) {
 
 // add records a row; pass is evaluated only when target is set.
 func (b *bench) add(r Row, pass func(Row) bool) {
+	// A ratio of two zeros (a tiny run where the runner merged a whole
+	// answer into one event) is not a figure: report 0 and no verdict.
+	if !finite(r.Bare) || !finite(r.Agentik) {
+		r.Bare, r.Agentik, pass = finiteOr0(r.Bare), finiteOr0(r.Agentik), nil
+		r.Note = strings.TrimSpace(r.Note + " (not measurable at this size)")
+	}
 	if r.Bare != 0 {
 		r.Ratio = r.Agentik / r.Bare
 	}
@@ -126,6 +132,15 @@ func (b *bench) add(r Row, pass func(Row) bool) {
 		r.Pass = &ok
 	}
 	b.rows = append(b.rows, r)
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+func finiteOr0(f float64) float64 {
+	if finite(f) {
+		return f
+	}
+	return 0
 }
 
 // agentik starts a fresh agentik on db (a file in the run's directory).
