@@ -109,6 +109,12 @@ func (r *Runner) Recover(ctx context.Context) error {
 		return fmt.Errorf("recover: %w", err)
 	}
 	for _, c := range convs {
+		r.mu.Lock()
+		live := r.turns[c.ID] != nil
+		r.mu.Unlock()
+		if live {
+			continue // ours, and still running
+		}
 		const msg = "the server restarted while this turn was running; send the message again"
 		recs := r.failRecords(c.ID, Errorf(CodeInterruptedByRestart, msg), nil)
 		if err := r.cfg.Store.Append(ctx, recs...); err != nil {

@@ -576,10 +576,11 @@ func TestSendRightAfterEnd(t *testing.T) {
 	}
 }
 
-// TestSendBusyWhileAnotherProcessRuns: a conversation the store marks
-// running with no turn in this runner belongs to another instance (or a
-// live owner): a send is busy, and recovery leaves a live owner's turn alone.
-func TestSendBusyWhileAnotherProcessRuns(t *testing.T) {
+// TestStaleTurnIsBusyUntilRecovered: a conversation the store marks
+// running without a turn in this runner (another instance's turn, or one of
+// ours whose last write failed) is busy; recovery ends it when no live
+// process runs it, and the conversation works again.
+func TestStaleTurnIsBusyUntilRecovered(t *testing.T) {
 	g := newRig(t, nil)
 	c := g.create(false)
 	ctx := context.Background()
@@ -590,8 +591,38 @@ func TestSendBusyWhileAnotherProcessRuns(t *testing.T) {
 	if err := g.r.Recover(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if conv, _ := g.r.Conversation(ctx, c.ID); !conv.Running {
-		t.Fatal("recovery ended the turn of a live owner")
+	if conv, _ := g.r.Conversation(ctx, c.ID); conv.Running {
+		t.Fatal("recovery left the stale turn running")
+	}
+	g.fake.Enqueue(llmtest.Reply{Text: "back"})
+	if got := text(g.turn(c, "again")); got != "back" {
+		t.Fatalf("turn after recovery streamed %q", got)
+	}
+}
+
+// TestRecoverLeavesRunningTurnsAlone: periodic recovery does not end a turn
+// this runner is running.
+func TestRecoverLeavesRunningTurnsAlone(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	hold := make(chan struct{})
+	g.fake.Enqueue(llmtest.Reply{Text: "still here", Hold: hold})
+	ctx := context.Background()
+	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("hi")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.r.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(hold)
+	evs := untilEnd(t, ctx, sub)
+	if got := types(evs); got != "message:user_message start_response append_text message:assistant_message end" {
+		t.Fatalf("a running turn was disturbed by recovery: %s", got)
 	}
 }
 

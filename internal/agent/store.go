@@ -21,9 +21,10 @@ type Store interface {
 	// Conversations returns a page, most recently updated first, and the total.
 	Conversations(ctx context.Context, offset, limit int) ([]Conversation, int, error)
 	// OrphanedTurns claims and returns the conversations marked running
-	// whose turn no live process owns: the turns that died with their
-	// process. A turn is claimed once, so several instances recovering at
-	// the same time do not end it twice.
+	// whose turn no live process owns (the turns that died with their
+	// process), and those this process started, which the caller filters by
+	// the turns it still runs. A turn is claimed once, so several instances
+	// recovering at the same time do not end it twice.
 	OrphanedTurns(ctx context.Context) ([]Conversation, error)
 
 	// Messages returns a page of a conversation's history in seq order.

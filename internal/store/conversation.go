@@ -57,15 +57,17 @@ func (s *Store) Conversations(ctx context.Context, offset, limit int) ([]agent.C
 }
 
 // OrphanedTurns claims and returns the conversations whose turn no live
-// process owns, longest running first. On SQLite one process owns the file,
-// so every turn another Store (an earlier process) started is orphaned. On
+// process owns, longest running first, plus the running turns this Store
+// started: only the caller knows which of those still run (a turn whose
+// last write failed does not). On SQLite one process owns the file, so
+// every turn another Store (an earlier process) started is orphaned. On
 // PostgreSQL an instance holds the advisory lock ownerLock(instance) on its
 // listener connection while it lives: a turn whose owner's lock can be
 // taken is orphaned. Claiming moves the turn to this instance with a
 // conditional update, so two instances never recover the same turn.
 func (s *Store) OrphanedTurns(ctx context.Context) ([]agent.Conversation, error) {
 	var rows []conversationRow
-	if err := s.r.WithContext(ctx).Where("running = ? AND turn_owner <> ?", true, s.instance).
+	if err := s.r.WithContext(ctx).Where("running = ?", true).
 		Order("running_since, id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: orphaned turns: %w", err)
 	}
@@ -76,7 +78,12 @@ func (s *Store) OrphanedTurns(ctx context.Context) ([]agent.Conversation, error)
 	if s.postgres {
 		err := s.w.WithContext(ctx).Connection(func(tx *gorm.DB) error {
 			for _, r := range rows {
-				if _, seen := dead[r.TurnOwner]; seen || r.TurnOwner == "" {
+				if _, seen := dead[r.TurnOwner]; seen {
+					continue
+				}
+				if r.TurnOwner == "" || r.TurnOwner == s.instance {
+					// No owner: dead. This Store: alive, but only its caller
+					// knows whether the turn still runs (see the doc).
 					dead[r.TurnOwner] = true
 					continue
 				}
