@@ -115,7 +115,7 @@ func (r *Runner) Recover(ctx context.Context) error {
 		if live {
 			continue // ours, and still running
 		}
-		const msg = "the server restarted while this turn was running; send the message again"
+		const msg = "the turn stopped without finishing: the server restarted, or could not save its end; send the message again"
 		recs := r.failRecords(c.ID, Errorf(CodeInterruptedByRestart, msg), nil)
 		if err := r.cfg.Store.Append(ctx, recs...); err != nil {
 			return fmt.Errorf("recover %s: %w", c.ID, err)
