@@ -294,8 +294,12 @@ func TestOmittedNote(t *testing.T) {
 	p := basePage()
 	p.Chat = NewChatView(agent.Conversation{ID: "c"}, history()[:1], 42)
 	doc := render(t, p)
-	if got := byID(doc, "omitted").Text(); !strings.HasPrefix(got, "42 earlier") {
-		t.Errorf("omitted note = %q", got)
+	btn := byID(doc, "load-earlier")
+	if got := strings.TrimSpace(btn.Text()); got != "Show 42 earlier messages" {
+		t.Errorf("load-earlier button = %q", got)
+	}
+	if n, _ := btn.Attr("data-omitted"); n != "42" {
+		t.Errorf("data-omitted = %q", n)
 	}
 }
 

@@ -256,6 +256,7 @@ class App {
           this.copy(action, (md && (rawText.get(md) ?? md.textContent)) || msg.querySelector('.msg-body')?.textContent || '');
         } else if (a === 'temp-chat') { e.preventDefault(); this.startTemp(); }
         else if (a === 'rename') this.rename();
+        else if (a === 'load-earlier') this.chat?.loadEarlier(action);
         else if (a === 'delete') this.confirmDelete();
         else if (a === 'open-sidebar') this.openSidebar();
         else if (a === 'close-sidebar') this.closeSidebar();

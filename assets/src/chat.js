@@ -10,6 +10,7 @@ import {
 import { StreamRenderer } from './markdown.js';
 
 const PIN_SLACK = 96; // px from the bottom that still counts as "at the bottom"
+const EARLIER_PAGE = 200; // messages per "Show earlier messages"
 
 export class Chat {
   constructor({ main, conn, conv, onRunning, onToast }) {
@@ -184,28 +185,71 @@ export class Chat {
     this.supersede(m);
     if (m.id && this.seen.has(m.id)) return;
     if (m.id) this.seen.add(m.id);
-    let el;
-    switch (m.type) {
-      case 'user_message': el = userMessage(m); break;
-      case 'assistant_message': el = assistantMessage(m); this.turnAssistants.push(el); break;
-      case 'tool_call':
-        el = toolCard({ id: m.id, seq: m.seq, callId: m.call_id, name: m.name, args: m.arguments });
-        // A live result that came before the persisted call stays visible.
-        if (liveTool && liveTool.result !== undefined) setToolResult(el, { result: liveTool.result, isError: liveTool.isError });
-        break;
-      case 'tool_result': {
-        const card = this.findCard(m.call_id);
-        if (card) { setToolResult(card, { id: m.id, result: m.result, isError: m.is_error }); return; }
-        el = toolCard({ id: null, seq: m.seq, callId: m.call_id, name: m.name, args: '' });
-        el.setAttribute('data-id', m.id);
-        setToolResult(el, { id: m.id, result: m.result, isError: m.is_error });
-        break;
-      }
-      case 'error': el = errorMessage({ ...m, message: m.message }); break;
-      default: el = unknownMessage(m);
+    if (m.type === 'tool_result') {
+      const card = this.findCard(m.call_id);
+      if (card) { setToolResult(card, { id: m.id, result: m.result, isError: m.is_error }); return; }
     }
+    const el = this.render(m);
+    if (m.type === 'assistant_message') this.turnAssistants.push(el);
+    // A live result that came before the persisted call stays visible.
+    if (m.type === 'tool_call' && liveTool && liveTool.result !== undefined) setToolResult(el, { result: liveTool.result, isError: liveTool.isError });
     this.list.append(el);
     this.main.querySelector('#empty-state')?.remove();
+  }
+
+  // loadEarlier prepends a page of the history before what the page shows
+  // (the page renders only the latest messages of a long conversation),
+  // keeping the view where it was.
+  async loadEarlier(btn) {
+    if (btn.disabled) return;
+    const omitted = Number(btn.dataset.omitted || 0);
+    const limit = Math.min(EARLIER_PAGE, omitted);
+    if (limit <= 0) return;
+    btn.disabled = true;
+    try {
+      const { messages } = await this.conn.request('get_messages', { conversation_id: this.id, offset: omitted - limit, limit });
+      const box = h('div');
+      for (const m of messages || []) {
+        if (m.id && this.seen.has(m.id)) continue;
+        if (m.id) this.seen.add(m.id);
+        if (m.type === 'tool_result') {
+          const card = [...box.querySelectorAll('.tool-card')].find((c) => c.dataset.callId === m.call_id);
+          if (card) { setToolResult(card, { id: m.id, result: m.result, isError: m.is_error }); continue; }
+        }
+        box.append(this.render(m));
+      }
+      const before = this.scroller.scrollHeight;
+      this.list.prepend(...box.children);
+      this.scroller.scrollTop += this.scroller.scrollHeight - before;
+      const left = omitted - limit;
+      if (left > 0) {
+        btn.dataset.omitted = String(left);
+        btn.textContent = `Show ${left} earlier messages`;
+      } else {
+        btn.closest('.earlier')?.remove();
+      }
+    } catch (err) {
+      this.toast(`Could not load earlier messages: ${err.message}`, 'error');
+    } finally {
+      btn.disabled = false;
+    }
+  }
+
+  // render makes the element of a stored message, outside the live flow.
+  render(m) {
+    switch (m.type) {
+      case 'user_message': return userMessage(m);
+      case 'assistant_message': return assistantMessage(m);
+      case 'tool_call': return toolCard({ id: m.id, seq: m.seq, callId: m.call_id, name: m.name, args: m.arguments });
+      case 'tool_result': {
+        const el = toolCard({ id: null, seq: m.seq, callId: m.call_id, name: m.name, args: '' });
+        el.setAttribute('data-id', m.id);
+        setToolResult(el, { id: m.id, result: m.result, isError: m.is_error });
+        return el;
+      }
+      case 'error': return errorMessage({ ...m, message: m.message });
+      default: return unknownMessage(m);
+    }
   }
 
   findCard(callId) {

@@ -107,3 +107,30 @@ func TestBrowserPasteAndDropImage(t *testing.T) {
 		t.Errorf("the model got %d image parts, want 2", images)
 	}
 }
+
+// TestBrowserShowEarlierMessages: a conversation longer than the page
+// renders offers its earlier messages, which arrive in order, above.
+func TestBrowserShowEarlierMessages(t *testing.T) {
+	ts := newTestServer(t)
+	id := seedConversation(t, ts, "Long", 520) // 1040 messages; the page shows the latest 1000
+	tab := newBrowser(t, ts).tab()
+	openPage(t, ts, tab, "/c/"+id)
+	if got := eval[string](t, tab, `document.querySelector('[data-testid="load-earlier"]')?.textContent ?? ''`); got != "Show 40 earlier messages" {
+		t.Fatalf("button = %q", got)
+	}
+	// Click once the history is rendered (until then the layout shifts).
+	waitJS(t, tab, "history rendered", `document.querySelector('#main').dataset.rendered === 'true'`)
+	do(t, tab, chromedp.Click(chromedp.CSS(`[data-testid="load-earlier"]`)))
+	waitJS(t, tab, "earlier messages", `document.querySelectorAll('#messages > article').length === 1040`)
+	if eval[bool](t, tab, `document.querySelector('[data-testid="load-earlier"]') !== null`) {
+		t.Error("the button stays after everything is shown")
+	}
+	first := eval[string](t, tab, `document.querySelector('#messages > article').textContent`)
+	if !strings.Contains(first, "Question 0:") {
+		t.Errorf("first message = %q, want Question 0", first)
+	}
+	order := eval[bool](t, tab, `(() => { const s = [...document.querySelectorAll('#messages > article[data-seq]')].map((e) => Number(e.dataset.seq)); return s.every((v, i) => i === 0 || v > s[i - 1]); })()`)
+	if !order {
+		t.Error("messages are not in seq order after loading earlier ones")
+	}
+}
