@@ -25,6 +25,7 @@ const (
 	DefaultStartTimeout   = 60 * time.Second
 	DefaultRestartBackoff = 250 * time.Millisecond
 	DefaultMaxBackoff     = 30 * time.Second
+	DefaultProbeTimeout   = 5 * time.Second
 )
 
 // stableAfter is how long a session must have lived for the restart backoff
@@ -47,6 +48,9 @@ type Options struct {
 	// RestartBackoff is the first wait before restarting a server that died
 	// or failed to start; it doubles up to MaxBackoff.
 	RestartBackoff, MaxBackoff time.Duration
+	// ProbeTimeout: after a call times out, the server must answer
+	// tools/list within this long, or it is taken as hung and restarted.
+	ProbeTimeout time.Duration
 }
 
 func (o *Options) defaults() {
@@ -58,6 +62,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxCallTimeout <= 0 {
 		o.MaxCallTimeout = DefaultMaxCallTimeout
+	}
+	if o.ProbeTimeout <= 0 {
+		o.ProbeTimeout = DefaultProbeTimeout
 	}
 	if o.MaxCallTimeout < o.CallTimeout {
 		o.MaxCallTimeout = o.CallTimeout
@@ -392,6 +399,20 @@ func (s *supervisor) serve(ctx context.Context, sess *session) error {
 	}
 }
 
+// probe asks a server whose call timed out for its tools. A server that
+// cannot answer that either is hung (deadlocked, stopped, its pipe
+// unread): its session is failed, so the supervisor kills and restarts it.
+// A server that answers was only slow with that one call.
+func (s *supervisor) probe(ctx context.Context, sess *session) {
+	pctx, cancel := context.WithTimeout(ctx, s.m.opt.ProbeTimeout)
+	defer cancel()
+	if _, err := sess.listTools(pctx); err == nil || ctx.Err() != nil {
+		return
+	}
+	s.log.Warn("mcp_server_hung", "probe_timeout", s.m.opt.ProbeTimeout)
+	sess.fail(fmt.Errorf("unresponsive: a call timed out and tools/list got no answer within %s", s.m.opt.ProbeTimeout))
+}
+
 // call runs one tool of this server, or fails fast when it is not ready.
 func (s *supervisor) call(ctx context.Context, tool string, args json.RawMessage) (string, error) {
 	s.mu.Lock()
@@ -414,6 +435,10 @@ func (s *supervisor) call(ctx context.Context, tool string, args json.RawMessage
 		var te *toolError
 		if errors.As(err, &te) {
 			return "", agent.Errorf(agent.CodeToolError, "%s", te.text)
+		}
+		var to *timeoutError
+		if errors.As(err, &to) && ctx.Err() == nil {
+			s.probe(ctx, sess)
 		}
 		// Transport errors may quote a whole response body.
 		msg := capText(s.cfg.redact(err.Error()), s.m.opt.MaxResultBytes)

@@ -324,9 +324,9 @@ func (s *session) call(ctx context.Context, tool string, args json.RawMessage, o
 		if ctx.Err() != nil {
 			switch context.Cause(ctx) {
 			case errIdle:
-				return "", fmt.Errorf("no answer or progress within %s", opt.idle)
+				return "", &timeoutError{fmt.Sprintf("no answer or progress within %s", opt.idle)}
 			case errHardMax:
-				return "", fmt.Errorf("still running after %s, the most a call may take", opt.max)
+				return "", &timeoutError{fmt.Sprintf("still running after %s, the most a call may take", opt.max)}
 			}
 			return "", fmt.Errorf("cancelled: %w", context.Cause(ctx))
 		}
@@ -347,6 +347,11 @@ func (s *session) call(ctx context.Context, tool string, args json.RawMessage, o
 	}
 	return text, nil
 }
+
+// timeoutError is a call that ran out of time; the server may be hung.
+type timeoutError struct{ msg string }
+
+func (e *timeoutError) Error() string { return e.msg }
 
 // toolError is an error the tool itself reported (isError): its text goes
 // to the model as is.

@@ -3,6 +3,7 @@
 package tool
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -288,8 +289,8 @@ func TestStdioListChanged(t *testing.T) {
 func TestStdioPagination(t *testing.T) {
 	m := start(t, stdioConfig("go", map[string]string{"MCPSERVER_PAGE_SIZE": "3", "MCPSERVER_EXTRA_TOOLS": "10"}), Options{})
 	ts := waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
-	if len(ts.Tools) != 18 || !slices.Contains(ts.Tools, "go__extra09") || !slices.Contains(ts.Tools, "go__echo") {
-		t.Errorf("%d tools: %v, want the 8 tools and 10 extras", len(ts.Tools), ts.Tools)
+	if len(ts.Tools) != 19 || !slices.Contains(ts.Tools, "go__extra09") || !slices.Contains(ts.Tools, "go__echo") {
+		t.Errorf("%d tools: %v, want the 9 tools and 10 extras", len(ts.Tools), ts.Tools)
 	}
 }
 
@@ -391,4 +392,33 @@ func BenchmarkStdioRestart(b *testing.B) {
 		}
 		ready()
 	}
+}
+
+// TestStdioHungServerRestarts: a server that stops answering altogether is
+// found out by the probe after a timed-out call, killed and restarted; a
+// slow call on a responsive server (TestStdioCallTimeout) is not.
+func TestStdioHungServerRestarts(t *testing.T) {
+	m := start(t, stdioConfig("go", nil), Options{CallTimeout: 300 * time.Millisecond, ProbeTimeout: 300 * time.Millisecond})
+	waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	before := mustCall(t, m, "go__pid", `{}`)
+	_, err := call(t, m, "go__freeze", `{}`)
+	toolErr(t, err, "no answer or progress within 300ms")
+	waitFor(t, "the hung server restarted", 10*time.Second, func() bool {
+		s := serverState(m, "go")
+		return s.State == agent.ToolServerReady && callOK(m, "go__pid") != "" && callOK(m, "go__pid") != before
+	})
+	if got := mustCall(t, m, "go__echo", `{"text":"back"}`); got != "back" {
+		t.Errorf("echo after the restart = %q", got)
+	}
+}
+
+// callOK calls a tool and returns its result, or "" on error.
+func callOK(m *Manager, name string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	res, err := m.Call(ctx, name, `{}`)
+	if err != nil {
+		return ""
+	}
+	return res
 }

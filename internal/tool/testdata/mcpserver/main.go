@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -48,7 +49,32 @@ func run() error {
 			return err
 		}
 	}
-	return server.ServeStdio(s)
+	return server.NewStdioServer(s).Listen(context.Background(), stdin{}, os.Stdout)
+}
+
+// frozen makes the server stop reading requests (the freeze tool).
+var frozen atomic.Bool
+
+// stdin is os.Stdin that blocks forever once frozen.
+type stdin struct{}
+
+func (stdin) Read(p []byte) (int, error) {
+	if frozen.Load() {
+		hang()
+	}
+	n, err := os.Stdin.Read(p)
+	if frozen.Load() {
+		hang()
+	}
+	return n, err
+}
+
+// hang blocks forever; sleeping, so the runtime does not end the process as
+// deadlocked.
+func hang() {
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 func addTools(s *server.MCPServer) {
@@ -97,6 +123,12 @@ func addTools(s *server.MCPServer) {
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			fmt.Fprintln(os.Stderr, "crashing on purpose")
 			os.Exit(3)
+			return nil, nil
+		})
+	s.AddTool(mcp.NewTool("freeze", mcp.WithDescription("Stops reading requests and never answers: a hung server.")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			frozen.Store(true)
+			hang()
 			return nil, nil
 		})
 	s.AddTool(mcp.NewTool("pid", mcp.WithDescription("Says its pid and process group.")),
