@@ -410,6 +410,7 @@ func (r *Runner) Interrupt(ctx context.Context, id string) (bool, error) {
 	}
 	r.mu.Lock()
 	t := r.turns[id]
+	ending := t != nil && t.ending
 	r.mu.Unlock()
 	if t == nil {
 		if !c.Running || c.Temp {
@@ -417,12 +418,16 @@ func (r *Runner) Interrupt(ctx context.Context, id string) (bool, error) {
 		}
 		return r.interruptRemote(ctx, id)
 	}
-	t.cancel(context.Canceled)
+	if !ending {
+		t.cancel(context.Canceled)
+	}
 	select {
 	case <-t.done:
-		return true, nil
+		// A turn already writing its end (a client may have seen it) was
+		// not interrupted: it finished.
+		return !ending, nil
 	case <-ctx.Done():
-		return true, ctx.Err()
+		return !ending, ctx.Err()
 	}
 }
 

@@ -684,3 +684,26 @@ func TestListPagesTempThenStored(t *testing.T) {
 		t.Fatalf("one page of everything: %v", all)
 	}
 }
+
+// TestInterruptRightAfterEnd: an interrupt sent the moment end arrives
+// finds no turn to stop.
+func TestInterruptRightAfterEnd(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	ctx := context.Background()
+	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	for i := range 30 {
+		g.fake.Enqueue(llmtest.Reply{Text: "done"})
+		if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("q")}, ""); err != nil {
+			t.Fatal(err)
+		}
+		untilEnd(t, ctx, sub)
+		if ok, err := g.r.Interrupt(ctx, c.ID); err != nil || ok {
+			t.Fatalf("round %d: interrupt after end = %v, %v; want false", i, ok, err)
+		}
+	}
+}
