@@ -90,9 +90,6 @@ func NewRunner(cfg Config) *Runner {
 // ModelConfigured reports whether sends can reach a model.
 func (r *Runner) ModelConfigured() bool { return r.cfg.Model != nil }
 
-// UnavailableMessage says how to configure a model.
-func (r *Runner) UnavailableMessage() string { return r.cfg.Unavailable }
-
 // NewID returns a random opaque id.
 func NewID() string {
 	var b [16]byte

@@ -315,10 +315,6 @@ func (s *Sub) Close() {
 	s.wake()
 }
 
-// Cursor is the seq of the last stored event Next returned (or the
-// subscription's after).
-func (s *Sub) Cursor() int64 { return s.cursor }
-
 // Next returns the next event, first from the store, then live. A dropped
 // subscription returns a *ResyncError whose After is the cursor.
 func (s *Sub) Next(ctx context.Context) (Item, error) {
