@@ -103,25 +103,43 @@ func postJSON(t testing.TB, url, body string, out any) {
 	}
 }
 
-// TestKill9MidTurn kills the real binary in the middle of a streamed
-// answer, restarts it, and checks that the turn became an
-// interrupted_by_restart error and that every event a client saw before
-// the kill is still in the log.
-func TestKill9MidTurn(t *testing.T) {
+// longTurn is the real binary with the fake model, in the middle of a long
+// streamed answer (2000 tokens, 2 ms apart) read by resp.
+type longTurn struct {
+	p       *proc
+	fake    *llmtest.Server
+	conv    agent.Conversation
+	resp    *http.Response
+	restart func() *proc // the binary again, on the same address and database
+}
+
+func startLongTurn(t *testing.T) longTurn {
+	t.Helper()
 	fake, fakeURL := llmtest.NewHTTPServer(t)
 	fake.Enqueue(llmtest.Reply{Text: strings.Repeat("token ", 2000), Delay: 2 * time.Millisecond})
 	db := filepath.Join(t.TempDir(), "agentik.db")
 	addr := freeAddr(t)
 	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}
-	p := start(t, addr, db, env...)
-
-	var c agent.Conversation
-	postJSON(t, p.url("/agentik/conversations"), `{"title":"crash"}`, &c)
-	resp, err := http.Post(p.url("/agentik/conversations/"+c.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"talk"}]}`))
+	lt := longTurn{p: start(t, addr, db, env...), fake: fake}
+	lt.restart = func() *proc { return start(t, addr, db, env...) }
+	postJSON(t, lt.p.url("/agentik/conversations"), `{}`, &lt.conv)
+	resp, err := http.Post(lt.p.url("/agentik/conversations/"+lt.conv.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"talk"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	t.Cleanup(func() { resp.Body.Close() })
+	lt.resp = resp
+	return lt
+}
+
+// TestKill9MidTurn kills the real binary in the middle of a streamed
+// answer, restarts it, and checks that the turn became an
+// interrupted_by_restart error and that every event a client saw before
+// the kill is still in the log.
+func TestKill9MidTurn(t *testing.T) {
+	lt := startLongTurn(t)
+	p, c, fake := lt.p, lt.conv, lt.fake
+	resp := lt.resp
 	seen := map[string]bool{} // seq of every frame this client received
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() && len(seen) < 50 {
@@ -134,7 +152,7 @@ func TestKill9MidTurn(t *testing.T) {
 	}
 	_ = p.cmd.Wait()
 
-	p = start(t, addr, db, env...)
+	p = lt.restart()
 	var hist struct{ Messages []agent.Message }
 	getJSON(t, p.url("/agentik/conversations/"+c.ID+"/messages"), &hist)
 	last := hist.Messages[len(hist.Messages)-1]
@@ -194,19 +212,8 @@ func getJSON(t testing.TB, url string, out any) {
 // TestGracefulShutdown sends SIGTERM mid-turn: the turn ends as
 // interrupted and is persisted, and the process exits promptly.
 func TestGracefulShutdown(t *testing.T) {
-	fake, fakeURL := llmtest.NewHTTPServer(t)
-	fake.Enqueue(llmtest.Reply{Text: strings.Repeat("token ", 2000), Delay: 2 * time.Millisecond})
-	db := filepath.Join(t.TempDir(), "agentik.db")
-	addr := freeAddr(t)
-	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}
-	p := start(t, addr, db, env...)
-	var c agent.Conversation
-	postJSON(t, p.url("/agentik/conversations"), `{}`, &c)
-	resp, err := http.Post(p.url("/agentik/conversations/"+c.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"talk"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	lt := startLongTurn(t)
+	p, c, resp := lt.p, lt.conv, lt.resp
 	sc := bufio.NewScanner(resp.Body)
 	for n := 0; sc.Scan() && n < 20; n++ {
 	}
@@ -223,7 +230,7 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Fatal("did not exit within 10 s of SIGTERM")
 	}
 	t.Logf("exited %v after SIGTERM", time.Since(began))
-	p = start(t, addr, db, env...)
+	p = lt.restart()
 	var hist struct{ Messages []agent.Message }
 	getJSON(t, p.url("/agentik/conversations/"+c.ID+"/messages"), &hist)
 	if last := hist.Messages[len(hist.Messages)-1]; last.Type != agent.MessageAssistant || !last.Interrupted {
