@@ -111,8 +111,10 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	items := make(chan broker.Item)
-	errc := make(chan error, 1)
+	errc := make(chan error, 1) // why the reader stopped
+	readerDone := make(chan struct{})
 	go func() { // the reader: owned here, ends when ctx is cancelled
+		defer close(readerDone)
 		for {
 			it, err := sub.Next(ctx)
 			if err != nil {
@@ -122,12 +124,11 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 			select {
 			case items <- it:
 			case <-ctx.Done():
-				errc <- ctx.Err()
 				return
 			}
 		}
 	}()
-	defer func() { cancel(); <-errc }()
+	defer func() { cancel(); <-readerDone }()
 
 	heartbeat := time.NewTicker(s.cfg.Heartbeat)
 	defer heartbeat.Stop()
@@ -147,7 +148,6 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 				return
 			}
 		case err := <-errc:
-			errc <- err // for the deferred wait
 			var re *broker.ResyncError
 			if errors.As(err, &re) {
 				b, _ := json.Marshal(map[string]any{"reason": re.Reason, "after": re.After})
