@@ -414,17 +414,7 @@ export class Chat {
     this.main.querySelector('#empty-state')?.remove();
     this.scrollToBottom();
     try {
-      // The server accepts the next send a moment after a turn's end event;
-      // while this view thinks it is idle, a busy reply is retried briefly.
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await this.conn.request('send', { conversation_id: this.id, content, client_id: clientId });
-          break;
-        } catch (err) {
-          if (err.code !== 'busy' || this.running || attempt >= 5) throw err;
-          await new Promise((r) => setTimeout(r, 100 * (attempt + 1)));
-        }
-      }
+      await this.conn.request('send', { conversation_id: this.id, content, client_id: clientId });
     } catch (err) {
       el.remove();
       this.pending.delete(clientId);

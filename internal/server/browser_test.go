@@ -472,20 +472,11 @@ func TestBrowserXSSStaysInert(t *testing.T) {
 	}
 }
 
-// sendIdle sends a message once the conversation is idle and waits for the
-// turn to end. The runner reports a turn's end (its stored state and end
-// event) a moment before it accepts the next send, so busy is retried.
+// sendIdle sends a message and waits for the turn to end.
 func sendIdle(t testing.TB, ts *testServer, id, text string) {
 	t.Helper()
-	for i := 0; ; i++ {
-		_, err := ts.Runner.Send(context.Background(), id, []agent.Content{agent.Text(text)}, "")
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, agent.ErrBusy) || i > 100 {
-			t.Fatal(err)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if _, err := ts.Runner.Send(context.Background(), id, []agent.Content{agent.Text(text)}, ""); err != nil {
+		t.Fatal(err)
 	}
 	waitIdle(t, ts, id)
 }

@@ -259,25 +259,12 @@ func (w *wsClient) create(title string, temp bool) agent.Conversation {
 	return c
 }
 
-// send sends a message. The end event of the previous turn is published
-// just before the runner forgets that turn, so a send right after it may
-// briefly get busy: retry then.
+// send sends a message.
 func (w *wsClient) send(id, s string) server.SendResult {
 	w.t.Helper()
 	var r server.SendResult
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		f := w.call("send", map[string]any{"conversation_id": id, "content": text(s)})
-		if !f.OK && f.Error.Code == agent.CodeBusy && time.Now().Before(deadline) {
-			continue
-		}
-		if !f.OK {
-			w.t.Fatalf("send: %+v", f.Error)
-		}
-		if err := json.Unmarshal(f.Result, &r); err != nil {
-			w.t.Fatal(err)
-		}
-		return r
-	}
+	w.ok("send", map[string]any{"conversation_id": id, "content": text(s)}, &r)
+	return r
 }
 
 // replay reads every stored event of a stream from cursor 0 on a fresh
