@@ -28,6 +28,9 @@ type rig struct {
 	fake   *llmtest.Server
 	url    string
 	tools  agent.Tools
+	// onCommit, when set, sees every committed batch on the store's writer
+	// goroutine, before the Append that wrote it returns.
+	onCommit func([]agent.AllEvent)
 }
 
 func newRig(t *testing.T, tools agent.Tools) *rig {
@@ -42,7 +45,12 @@ func newRig(t *testing.T, tools agent.Tools) *rig {
 func (g *rig) open() {
 	g.t.Helper()
 	var b *broker.Broker
-	st, err := store.Open(context.Background(), "sqlite:"+g.dbPath, store.Options{Publish: func(evs []agent.AllEvent) { b.Publish(evs...) }})
+	st, err := store.Open(context.Background(), "sqlite:"+g.dbPath, store.Options{Publish: func(evs []agent.AllEvent) {
+		b.Publish(evs...)
+		if g.onCommit != nil {
+			g.onCommit(evs)
+		}
+	}})
 	if err != nil {
 		g.t.Fatal(err)
 	}
@@ -685,25 +693,39 @@ func TestListPagesTempThenStored(t *testing.T) {
 	}
 }
 
-// TestInterruptRightAfterEnd: an interrupt sent the moment end arrives
-// finds no turn to stop.
+// TestInterruptRightAfterEnd: an interrupt that arrives once end is
+// published, while the turn is still finishing, finds no turn to stop. The
+// interrupt is sent from the commit of the end itself, so the turn cannot
+// have finished yet.
 func TestInterruptRightAfterEnd(t *testing.T) {
 	g := newRig(t, nil)
 	c := g.create(false)
 	ctx := context.Background()
-	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
-	if err != nil {
+	type result struct {
+		ok  bool
+		err error
+	}
+	got := make(chan result, 1)
+	var once sync.Once
+	g.onCommit = func(evs []agent.AllEvent) {
+		for _, e := range evs {
+			if e.Event != nil && e.Event.Type == agent.EventEnd {
+				once.Do(func() {
+					go func() {
+						ok, err := g.r.Interrupt(ctx, c.ID)
+						got <- result{ok, err}
+					}()
+					time.Sleep(50 * time.Millisecond) // the interrupt runs while the turn finishes
+				})
+			}
+		}
+	}
+	g.fake.Enqueue(llmtest.Reply{Text: "done"})
+	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("q")}, ""); err != nil {
 		t.Fatal(err)
 	}
-	defer sub.Close()
-	for i := range 30 {
-		g.fake.Enqueue(llmtest.Reply{Text: "done"})
-		if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("q")}, ""); err != nil {
-			t.Fatal(err)
-		}
-		untilEnd(t, ctx, sub)
-		if ok, err := g.r.Interrupt(ctx, c.ID); err != nil || ok {
-			t.Fatalf("round %d: interrupt after end = %v, %v; want false", i, ok, err)
-		}
+	r := <-got
+	if r.err != nil || r.ok {
+		t.Fatalf("interrupt after end = %v, %v; want false", r.ok, r.err)
 	}
 }
