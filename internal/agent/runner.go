@@ -283,6 +283,13 @@ func (r *Runner) Conversation(ctx context.Context, id string) (Conversation, err
 	return c, nil
 }
 
+// IsTemp reports whether id is a temp conversation; it reads no database.
+func (r *Runner) IsTemp(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.temps[id] != nil
+}
+
 // Conversations lists conversations, most recently updated first: temp
 // ones (newest first) before the stored page.
 func (r *Runner) Conversations(ctx context.Context, offset, limit int) ([]Conversation, int, error) {
@@ -345,10 +352,7 @@ func (r *Runner) Messages(ctx context.Context, q MessageQuery) ([]Message, error
 		return out, nil
 	}
 	r.mu.Unlock()
-	if _, err := r.cfg.Store.Conversation(ctx, q.ConversationID); err != nil {
-		return nil, err
-	}
-	ms, err := r.cfg.Store.Messages(ctx, q)
+	ms, err := r.cfg.Store.Messages(ctx, q) // not_found for an unknown conversation
 	if err != nil {
 		return nil, fmt.Errorf("messages: %w", err)
 	}

@@ -212,18 +212,10 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := agent.CheckContent(req.Content); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	c, err := s.runner.Conversation(r.Context(), id)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	stream := broker.Stream{Kind: broker.StreamConversation, ConversationID: id}
 	var sub *broker.Sub
-	if c.Temp { // never stored: listen before the turn starts
+	var err error
+	if s.runner.IsTemp(id) { // never stored: listen before the turn starts
 		if sub, err = s.broker.Subscribe(r.Context(), stream, -1, ""); err != nil {
 			s.writeError(w, r, err)
 			return
