@@ -376,12 +376,20 @@ func TestToolLoop(t *testing.T) {
 	tools := &fakeTools{}
 	g := newRig(t, tools)
 	c := g.create(false)
-	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "calc__add", Arguments: `{"a":40,"b":2}`}, {ID: "c2", Name: "calc__fail", Arguments: `{}`}}, SplitArgs: true})
-	g.fake.Enqueue(llmtest.Reply{Text: "It is 42"})
+	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "calc__add", Arguments: `{"a":40,"b":2}`}, {ID: "c2", Name: "calc__fail", Arguments: `{}`}}, SplitArgs: true,
+		Usage: &agent.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15}})
+	g.fake.Enqueue(llmtest.Reply{Text: "It is 42", Usage: &agent.Usage{PromptTokens: 20, CompletionTokens: 3, TotalTokens: 23}})
 	evs := g.turn(c, "add")
 	want := "message:user_message tool_call tool_call message:tool_call message:tool_call tool_result message:tool_result tool_result message:tool_result start_response append_text message:assistant_message end"
 	if got := types(evs); got != want {
 		t.Fatalf("events\n got %s\nwant %s", got, want)
+	}
+	// The tool-calls-only round left no answer: its usage goes on the final
+	// answer, so the turn's answers add up to end.usage.
+	total := agent.Usage{PromptTokens: 30, CompletionTokens: 8, TotalTokens: 38}
+	answer := evs[len(evs)-2].Message
+	if answer.Usage == nil || *answer.Usage != total || evs[len(evs)-1].Usage == nil || *evs[len(evs)-1].Usage != total {
+		t.Errorf("answer usage %+v, end usage %+v, want both %+v", answer.Usage, evs[len(evs)-1].Usage, total)
 	}
 	var results []agent.Event
 	for _, e := range evs {

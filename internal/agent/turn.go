@@ -201,6 +201,7 @@ func (t *turn) loop() error {
 	if err != nil {
 		return fmt.Errorf("load working memory: %w", err)
 	}
+	var unreported Usage // of model calls not yet on an answer
 	for round := 0; ; round++ {
 		if round == MaxToolRounds {
 			return Errorf(CodeModelError, "the model asked for tools %d rounds in a row; stopping the turn", MaxToolRounds)
@@ -234,6 +235,7 @@ func (t *turn) loop() error {
 			return t.ctx.Err()
 		})
 		t.usage = t.usage.Add(resp.Usage)
+		unreported = unreported.Add(resp.Usage)
 		interrupted := t.ctx.Err() != nil
 		if err != nil && !interrupted {
 			return err
@@ -249,8 +251,12 @@ func (t *turn) loop() error {
 		var recs []*Record
 		if resp.Text != "" || resp.Reasoning != "" || (len(answer.ToolCalls) == 0 && !interrupted) {
 			m := Message{Type: MessageAssistant, ConversationID: t.conv.ID, Content: answer.Content, Reasoning: resp.Reasoning, Interrupted: interrupted}
-			if u := resp.Usage; u != (Usage{}) {
+			// The usage of model calls that left no answer of their own
+			// (tool calls only) goes on this one: a turn's answers add up
+			// to its total.
+			if u := unreported; u != (Usage{}) {
 				m.Usage = &u
+				unreported = Usage{}
 			}
 			recs = append(recs, t.r.messageRecord(m))
 		}
