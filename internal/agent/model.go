@@ -69,8 +69,9 @@ type Model interface {
 
 // Tools runs the tools the model may call.
 type Tools interface {
-	// Specs lists the tools available now.
-	Specs() []ToolSpec
+	// Specs lists the tools available now. It may wait (bounded, and
+	// never past ctx) for tool servers still in their first start.
+	Specs(ctx context.Context) []ToolSpec
 	// Call runs a tool. An error becomes a tool_result with is_error and
 	// the turn goes on.
 	Call(ctx context.Context, name, arguments string) (string, error)

@@ -358,7 +358,7 @@ type fakeTools struct {
 	calls []string
 }
 
-func (f *fakeTools) Specs() []agent.ToolSpec {
+func (f *fakeTools) Specs(context.Context) []agent.ToolSpec {
 	return []agent.ToolSpec{{Name: "calc__add", Description: "adds", Parameters: []byte(`{"type":"object"}`)}, {Name: "calc__fail"}}
 }
 

@@ -208,7 +208,7 @@ func (t *turn) loop() error {
 		}
 		var specs []ToolSpec
 		if t.r.cfg.Tools != nil {
-			specs = t.r.cfg.Tools.Specs()
+			specs = t.r.cfg.Tools.Specs(t.ctx)
 		}
 		phase := ""
 		resp, err := t.r.cfg.Model.Chat(t.ctx, ChatRequest{Messages: mem, Tools: specs}, func(d Delta) error {

@@ -200,7 +200,7 @@ func darkMode(dark bool) chromedp.Action[chromedp.Void] {
 // fakeTools is one MCP-like tool for the browser tests.
 type fakeTools struct{}
 
-func (fakeTools) Specs() []agent.ToolSpec {
+func (fakeTools) Specs(context.Context) []agent.ToolSpec {
 	return []agent.ToolSpec{{Name: "weather__forecast", Description: "Weather forecast for a city",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}}}`)}}
 }

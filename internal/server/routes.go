@@ -11,6 +11,7 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 
 	mux.HandleFunc("GET /health", s.handleHealth)
+	mux.HandleFunc("GET /ready", s.handleReady)
 
 	// WebSocket: every subscription and command on one connection.
 	mux.HandleFunc("GET /agentik/ws", s.handleWS)

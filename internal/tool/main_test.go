@@ -103,7 +103,7 @@ func (w testWriter) Write(b []byte) (int, error) {
 // specNames lists the names of the tools the model sees.
 func specNames(m *Manager) []string {
 	var names []string
-	for _, s := range m.Specs() {
+	for _, s := range m.Specs(context.Background()) {
 		names = append(names, s.Name)
 	}
 	return names

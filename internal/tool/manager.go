@@ -131,9 +131,10 @@ func Start(ctx context.Context, cfg Config, opt Options) (*Manager, error) {
 	m.deps = connectDeps{log: opt.Logger, http: &http.Client{Transport: ht}, getenv: os.Getenv, timeout: opt.StartTimeout}
 	ctx, m.cancel = context.WithCancel(ctx)
 	for _, sc := range cfg.Servers {
-		s := &supervisor{m: m, cfg: sc, log: opt.Logger.With("mcp_server", sc.Name), state: agent.ToolServerStarting}
+		s := &supervisor{m: m, cfg: sc, log: opt.Logger.With("mcp_server", sc.Name), state: agent.ToolServerStarting, started: make(chan struct{})}
 		if sc.Disabled {
 			s.state = agent.ToolServerDisabled
+			close(s.started)
 		}
 		s.transport = sc.Transport
 		if s.transport == TransportAuto {
@@ -156,11 +157,45 @@ func Start(ctx context.Context, cfg Config, opt Options) (*Manager, error) {
 
 // Specs lists the tools the model may call now, in config order of their
 // servers. A server that is restarting keeps its last known tools: calling
-// them fails fast until it is back.
-func (m *Manager) Specs() []agent.ToolSpec {
+// them fails fast until it is back. A server still in its first start is
+// waited for (see WaitStarted), so a turn begun right after agentik
+// started gets the tools of a slow server instead of running without them.
+func (m *Manager) Specs(ctx context.Context) []agent.ToolSpec {
+	m.WaitStarted(ctx)
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return append([]agent.ToolSpec(nil), m.specs...)
+}
+
+// WaitStarted returns once every enabled server has finished its first
+// start (ready or failed), ctx ends, or the start timeout passes: a first
+// start is bounded by it, so the bound only matters if Close races it.
+func (m *Manager) WaitStarted(ctx context.Context) {
+	t := time.NewTimer(m.opt.StartTimeout)
+	defer t.Stop()
+	for _, s := range m.servers {
+		select {
+		case <-s.started:
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			return
+		}
+	}
+}
+
+// Starting names the enabled servers still in their first start, in config
+// order; /ready is not ready while there are any.
+func (m *Manager) Starting() []string {
+	var out []string
+	for _, s := range m.servers {
+		select {
+		case <-s.started:
+		default:
+			out = append(out, s.cfg.Name)
+		}
+	}
+	return out
 }
 
 // Call runs the tool the model knows as name with arguments (JSON text).
@@ -263,6 +298,10 @@ type supervisor struct {
 	cfg ServerConfig
 	log *slog.Logger
 
+	// started is closed when the first start has ended, either way (or at
+	// once for a disabled server).
+	started chan struct{}
+
 	mu        sync.Mutex
 	state     string
 	lastErr   string
@@ -325,10 +364,13 @@ func sameTools(a, b []mcp.Tool) bool {
 // run keeps the server up until ctx ends: connect, serve until the session
 // breaks, wait, again.
 func (s *supervisor) run(ctx context.Context) {
+	var startedOnce sync.Once
+	firstDone := func() { startedOnce.Do(func() { close(s.started) }) }
 	defer func() {
 		s.mu.Lock()
 		s.sess = nil
 		s.mu.Unlock()
+		firstDone()
 	}()
 	backoff := s.m.opt.RestartBackoff
 	hint := ""
@@ -342,7 +384,10 @@ func (s *supervisor) run(ctx context.Context) {
 			return
 		}
 		if err != nil {
+			// A server that failed its first start is retried with the
+			// same backoff as one that died.
 			s.set(agent.ToolServerFailed, nil, err, nil)
+			firstDone()
 		} else {
 			hint = sess.transport
 			s.log.Info("mcp_server_connected", "transport", sess.transport, "protocol", sess.client.ProtocolVersion(), "tools", len(tools))
@@ -350,6 +395,7 @@ func (s *supervisor) run(ctx context.Context) {
 				tools = []mcp.Tool{}
 			}
 			s.set(agent.ToolServerReady, sess, nil, tools)
+			firstDone() // after set: whoever waited sees the tools
 			err = s.serve(ctx, sess)
 			// Calls fail fast from here on, before the slow close.
 			if ctx.Err() == nil {

@@ -71,7 +71,7 @@ func TestRebuildOrder(t *testing.T) {
 	b := &supervisor{m: m, cfg: ServerConfig{Name: "a__b"}, tools: []mcp.Tool{{Name: "c", Description: "d"}}}
 	m.servers = []*supervisor{a, b}
 	m.rebuild()
-	specs := m.Specs()
+	specs := m.Specs(t.Context())
 	if len(specs) != 2 || specs[0].Name != "a__b__c" || specs[1].Name == "a__b__c" || specs[1].Description != "d" {
 		t.Fatalf("specs = %+v", specs)
 	}

@@ -32,7 +32,7 @@ func TestStdioEcho(t *testing.T) {
 		t.Errorf("tools %v lack go__echo", ts.Tools)
 	}
 	var echo agent.ToolSpec
-	for _, s := range m.Specs() {
+	for _, s := range m.Specs(t.Context()) {
 		if s.Name == "go__echo" {
 			echo = s
 		}
@@ -311,7 +311,7 @@ func TestStdioFailedToStart(t *testing.T) {
 	if s := serverState(m, "off"); s.State != agent.ToolServerDisabled || s.Tools == nil {
 		t.Errorf("disabled server = %+v", s)
 	}
-	if len(m.Specs()) != 0 {
+	if len(m.Specs(t.Context())) != 0 {
 		t.Errorf("specs = %v, want none", specNames(m))
 	}
 }

@@ -3,7 +3,9 @@
 //
 // Environment: MCPSERVER_PAGE_SIZE pages tools/list; MCPSERVER_EXTRA_TOOLS
 // adds that many dummy tools; MCPSERVER_GRANDCHILD=1 starts a `sleep` child
-// in the same process group, like an npx wrapper's node.
+// in the same process group, like an npx wrapper's node;
+// MCPSERVER_START_GATE=PATH waits until the file PATH exists before
+// answering anything, like a server that is slow to start.
 package main
 
 import (
@@ -47,6 +49,14 @@ func run() error {
 		c := exec.Command("sleep", "1000")
 		if err := c.Start(); err != nil {
 			return err
+		}
+	}
+	if gate := os.Getenv("MCPSERVER_START_GATE"); gate != "" {
+		for {
+			if _, err := os.Stat(gate); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	return server.NewStdioServer(s).Listen(context.Background(), stdin{}, os.Stdout)
