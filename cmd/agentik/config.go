@@ -25,6 +25,7 @@ type config struct {
 	Insecure       bool
 	LogLevel       slog.Level
 	LogJSON        bool
+	Demo           bool // the built-in scripted model and tool (demo.go)
 }
 
 const usageText = `agentik — a runtime for LLM agents
@@ -48,6 +49,7 @@ Settings (environment; a flag overrides its variable):
   --insecure                                 allow a non-loopback address without API keys
   --log-level       AGENTIK_LOG_LEVEL        debug, info, warn or error (default info)
   --log-json        AGENTIK_LOG_FORMAT=json  JSON logs
+  --demo            AGENTIK_DEMO=1           a built-in scripted demo model and tool instead of a real model
 Model (any OpenAI-compatible endpoint):
                     OPENAI_BASE_URL          e.g. http://127.0.0.1:11434/v1 (Ollama), http://127.0.0.1:8080/v1 (llama.cpp)
                     OPENAI_API_KEY           key for the endpoint (OpenAI when no base URL is set)
@@ -95,6 +97,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	hosts, origins := getenv("AGENTIK_ALLOWED_HOSTS"), getenv("AGENTIK_ALLOWED_ORIGINS")
 	level := getenv("AGENTIK_LOG_LEVEL")
 	c.LogJSON = strings.EqualFold(getenv("AGENTIK_LOG_FORMAT"), "json")
+	c.Demo = getenv("AGENTIK_DEMO") == "1" || strings.EqualFold(getenv("AGENTIK_DEMO"), "true")
 	switch b := strings.ToLower(getenv("AGENTIK_LLM_BACKEND")); b {
 	case "", "openai":
 	case "google":
@@ -116,6 +119,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.BoolVar(&c.Insecure, "insecure", false, "")
 	fs.StringVar(&level, "log-level", level, "")
 	fs.BoolVar(&c.LogJSON, "log-json", c.LogJSON, "")
+	fs.BoolVar(&c.Demo, "demo", c.Demo, "")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -100,7 +100,19 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	var model agent.Model
 	modelName := ""
 	unavailable := ""
-	mcfg, ok, err := llm.Detect(ctx, getenv, nil)
+	notice := "" // what the UI's banner says about the model
+	var mcfg llm.Config
+	var ok bool
+	if cfg.Demo {
+		demo, err := startDemo(log)
+		if err != nil {
+			return err
+		}
+		defer demo.close()
+		mcfg, ok, notice = demo.config, true, demoNotice
+	} else {
+		mcfg, ok, err = llm.Detect(ctx, getenv, nil)
+	}
 	if err != nil {
 		// A local model server that is not up yet should not keep agentik
 		// down: start without a model and say why on every send.
@@ -135,6 +147,9 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 		defer tools.Close()
 		rcfg.Tools = tools
 	}
+	if cfg.Demo {
+		rcfg.Tools = &demoTools{inner: tools}
+	}
 	runner := agent.NewRunner(rcfg)
 	run.Store(runner)
 	if err := runner.Recover(ctx); err != nil {
@@ -144,9 +159,13 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	scfg := server.Config{
 		Runner: runner, Broker: b, Store: st, ModelName: modelName, Logger: log,
 		AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins, APIKeys: cfg.APIKeys,
+		ModelNotice: notice,
 	}
 	if tools != nil {
 		scfg.Tools = tools
+	}
+	if dt, ok := rcfg.Tools.(*demoTools); ok {
+		scfg.Tools = dt
 	}
 	srv := server.New(scfg)
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}

@@ -86,6 +86,7 @@ func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
 		ModelConfigured: s.runner.ModelConfigured(),
 		Conversations:   web.ConversationItems(cs, current),
 		ToolServers:     s.toolServers().Servers,
+		ModelNotice:     s.cfg.ModelNotice,
 	}
 	if p.ModelConfigured {
 		p.ModelName = s.modelName

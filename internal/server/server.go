@@ -39,7 +39,10 @@ type Config struct {
 	Store     agent.Store
 	Tools     ToolLister // nil when no tools are configured
 	ModelName string     // "" when no model is configured
-	Logger    *slog.Logger
+	// ModelNotice is shown in the UI's banner area: demo mode, or what the
+	// start-up probe found wrong with the model endpoint ("" for none).
+	ModelNotice string
+	Logger      *slog.Logger
 	// AllowedHosts are the Host header values accepted besides loopback
 	// names (DNS-rebinding protection). "*" accepts any.
 	AllowedHosts []string

@@ -26,6 +26,7 @@ const maxBody = 64 << 20
 type Server struct {
 	models []string
 	apiKey string
+	script func(Request) Reply // nil: derive from directives
 
 	mu    sync.Mutex
 	queue []Reply
@@ -167,6 +168,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if len(s.queue) > 0 {
 		reply = s.queue[0]
 		s.queue = s.queue[1:]
+	} else if s.script != nil {
+		reply = s.script(req)
 	} else {
 		reply = derive(req)
 	}

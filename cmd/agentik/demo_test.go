@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/llm/llmtest"
+)
+
+// TestDemoMode runs the binary with AGENTIK_DEMO=1 and no model settings:
+// a send is answered with reasoning, text and a round of the built-in
+// tool, the final answer has a list, a code block and a table, and the
+// page and the log say it is a demo.
+func TestDemoMode(t *testing.T) {
+	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"), "AGENTIK_DEMO=1")
+	var c agent.Conversation
+	postJSON(t, p.url("/agentik/conversations"), `{}`, &c)
+	resp, err := http.Post(p.url("/agentik/conversations/"+c.ID+"/send"), "application/json",
+		strings.NewReader(`{"content":[{"type":"text","body":"show me the whole UI"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	seen := map[string]int{}
+	var text, result strings.Builder
+	for _, line := range strings.Split(string(body), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var ev agent.Event
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatal(err)
+		}
+		seen[ev.Type]++
+		switch ev.Type {
+		case agent.EventAppendText:
+			text.WriteString(ev.Text)
+		case agent.EventToolResult:
+			if ev.IsError {
+				t.Errorf("tool error: %s", ev.Result)
+			}
+			result.WriteString(ev.Result)
+		}
+	}
+	for _, typ := range []string{agent.EventStartReasoning, agent.EventStartResponse, agent.EventToolCall, agent.EventToolResult, agent.EventEnd} {
+		if seen[typ] == 0 {
+			t.Errorf("no %s event in\n%s", typ, body)
+		}
+	}
+	if seen[agent.EventError] > 0 {
+		t.Errorf("error events in\n%s", body)
+	}
+	if got := result.String(); got != "your message has 5 words" {
+		t.Errorf("tool result %q", got)
+	}
+	for _, want := range []string{"\n- send another message", "```sh\n", "| --- | --- |", "your message has 5 words"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("answer lacks %q:\n%s", want, text.String())
+		}
+	}
+
+	resp, err = http.Get(p.url("/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), `data-testid="model-notice"`) || !strings.Contains(string(page), "Demo model") {
+		t.Errorf("the page does not say it is a demo")
+	}
+	var tools struct{ Servers []agent.ToolServer }
+	getJSON(t, p.url("/agentik/tools"), &tools)
+	if len(tools.Servers) != 1 || tools.Servers[0].Tools[0] != llmtest.DemoToolName {
+		t.Errorf("tools %+v, want the demo tool", tools)
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM) // the log is read once the process is done writing it
+	_ = p.cmd.Wait()
+	if !strings.Contains(p.logs.String(), "demo_model") {
+		t.Errorf("the log does not say it is a demo:\n%s", p.logs)
+	}
+}
