@@ -87,3 +87,29 @@ func TestDemoMode(t *testing.T) {
 		t.Errorf("the log does not say it is a demo:\n%s", p.logs)
 	}
 }
+
+// TestModelProbeAtStart: a key the endpoint refuses is logged at start (the
+// key redacted) and shown in the page's banner area.
+func TestModelProbeAtStart(t *testing.T) {
+	_, fakeURL := llmtest.NewHTTPServer(t, llmtest.WithAPIKey("sk-the-right-key-1234"))
+	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"),
+		"OPENAI_BASE_URL="+fakeURL, "OPENAI_MODEL=fake-model", "OPENAI_API_KEY=sk-a-wrong-key-5678")
+	resp, err := http.Get(p.url("/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), `data-testid="model-notice"`) || !strings.Contains(string(page), "refused the API key") {
+		t.Errorf("the page does not show the probe's finding")
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Wait()
+	logs := p.logs.String()
+	if !strings.Contains(logs, "model_endpoint_problem") || !strings.Contains(logs, "OPENAI_API_KEY") {
+		t.Errorf("the log does not report the refused key:\n%s", logs)
+	}
+	if strings.Contains(logs, "sk-a-wrong-key-5678") || strings.Contains(string(page), "sk-a-wrong-key-5678") {
+		t.Errorf("the key leaked")
+	}
+}

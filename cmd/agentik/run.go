@@ -128,6 +128,10 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 		}
 		model, modelName = m, m.Name()
 		log.Info("model_configured", "base_url", mcfg.BaseURL, "model", modelName)
+		if err := llm.Probe(ctx, mcfg); err != nil {
+			log.Warn("model_endpoint_problem", "err", err)
+			notice = "The model endpoint has a problem: " + err.Error() + "."
+		}
 	} else {
 		log.Warn("no_model_configured", "hint", "set OPENAI_BASE_URL or OPENAI_API_KEY (and OPENAI_MODEL), or run Ollama on 127.0.0.1:11434")
 	}
