@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -18,17 +20,36 @@ import (
 // for the turn's end.
 const chatInterruptTimeout = 10 * time.Second
 
-// runChat chats in the terminal: each line of stdin is a message, the
-// answer streams to stdout. Ctrl-C (ctx cancelled) during a turn
-// interrupts it, waits for its end and exits; at the prompt it exits.
-func runChat(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+// chatHelp documents agentik chat; --help prints it to stdout.
+const chatHelp = `usage: agentik chat [--server URL] [--temp] [CONVERSATION_ID]
+
+Chat with an agentik server in the terminal. Without an id, a new
+conversation starts; with one, its history is printed and it goes on.
+
+Input: Enter sends the line. For a message of several lines, end a line
+with \ to go on to the next one, or type """ on a line of its own, the
+lines, and """ again.
+Keys: Ctrl-C during an answer interrupts it (the chat goes on); Ctrl-C or
+Ctrl-D at the prompt quits.
+While the server cannot be reached, a notice says so; the chat reconnects
+by itself and resumes the answer where it was.
+
+Flags:
+`
+
+// runChat chats in the terminal: each message read from stdin (see
+// chatHelp) is sent, the answer streams to stdout. A value on interrupts
+// (Ctrl-C) during a turn interrupts it and the chat goes on; at the prompt
+// it quits. ctx ending (SIGTERM) interrupts a running turn and quits.
+func runChat(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer, interrupts <-chan os.Signal) error {
 	fs := flag.NewFlagSet("agentik chat", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(helpOut(args, stdout, stderr))
 	var cf clientFlags
 	cf.register(fs, getenv)
 	temp := fs.Bool("temp", false, "a temporary conversation, never stored")
+	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentik chat [--server URL] [--temp] [CONVERSATION_ID]")
+		fmt.Fprint(fs.Output(), chatHelp)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -37,12 +58,18 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return err
 	}
+	if *showVersion {
+		fmt.Fprintln(stdout, version())
+		return nil
+	}
 	if fs.NArg() > 1 {
 		return fmt.Errorf("chat: at most one conversation id, got %d arguments", fs.NArg())
 	}
-	c, err := client.Dial(ctx, cf.config(getenv))
+	ccfg := cf.config(getenv)
+	ccfg.Logger = slog.New(&connNotice{w: stderr})
+	c, err := client.Dial(ctx, ccfg)
 	if err != nil {
-		return fmt.Errorf("chat: %w", err)
+		return fmt.Errorf("chat: cannot reach the agentik server at %s (start it with `agentik`, or pass --server): %w", cf.server, err)
 	}
 	defer c.Close()
 
@@ -57,7 +84,7 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 	} else if conv, err = c.CreateConversation(ctx, "", *temp); err != nil {
 		return fmt.Errorf("chat: %w", err)
 	}
-	fmt.Fprintf(stderr, "conversation %s (Ctrl-C interrupts a turn, Ctrl-D or Ctrl-C at the prompt quits)\n", conv.ID)
+	fmt.Fprintf(stderr, "conversation %s (Ctrl-C interrupts an answer, Ctrl-D or Ctrl-C at the prompt quits; end a line with \\ or use \"\"\" for several lines)\n", conv.ID)
 
 	sub, err := c.Subscribe(ctx, client.Stream{Kind: client.StreamConversation, ConversationID: conv.ID}, -1)
 	if err != nil {
@@ -65,41 +92,34 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer sub.Close()
 
-	// The line reader ends when stdin does. It is the one goroutine runChat
-	// does not wait for: a read from a terminal cannot be cancelled, and on
-	// Ctrl-C at the prompt the process exits right after run returns.
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdin)
-		sc.Buffer(make([]byte, 64<<10), agent.MaxTextBytes)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	// The message reader ends when stdin does. It is the one goroutine
+	// runChat does not wait for: a read from a terminal cannot be
+	// cancelled, and on Ctrl-C at the prompt the process exits right after
+	// run returns.
+	msgs := make(chan string)
+	go readMessages(ctx, stdin, msgs, func() { fmt.Fprint(stdout, "… ") })
 
 	for {
 		fmt.Fprint(stdout, "> ")
-		var line string
+		var text string
 		select {
 		case <-ctx.Done():
 			fmt.Fprintln(stdout)
 			return nil
-		case l, ok := <-lines:
+		case <-interrupts:
+			fmt.Fprintln(stdout)
+			return nil
+		case m, ok := <-msgs:
 			if !ok {
 				fmt.Fprintln(stdout)
 				return nil
 			}
-			line = l
+			text = m
 		}
-		if strings.TrimSpace(line) == "" {
+		if strings.TrimSpace(text) == "" {
 			continue
 		}
-		res, err := c.Send(ctx, conv.ID, []agent.Content{agent.Text(line)}, agent.NewID())
+		res, err := c.Send(ctx, conv.ID, []agent.Content{agent.Text(text)}, agent.NewID())
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -107,7 +127,7 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 			fmt.Fprintln(stderr, "error:", err)
 			continue
 		}
-		if err := streamTurn(ctx, c, sub, conv.ID, res.MessageID, stdout); err != nil {
+		if err := streamTurn(ctx, c, sub, conv.ID, res.MessageID, stdout, interrupts); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
@@ -116,15 +136,85 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 	}
 }
 
+// readMessages sends each message of r to out, then closes it: a line, or
+// lines joined while they end with a backslash, or the lines between two
+// lines of """. more is called before each continuation line.
+func readMessages(ctx context.Context, r io.Reader, out chan<- string, more func()) {
+	defer close(out)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), agent.MaxTextBytes)
+	var lines []string
+	block := false
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case block && strings.TrimSpace(line) == `"""`:
+			block = false
+		case block:
+			lines = append(lines, line)
+			more()
+			continue
+		case len(lines) == 0 && strings.TrimSpace(line) == `"""`:
+			block = true
+			more()
+			continue
+		case strings.HasSuffix(line, `\`):
+			lines = append(lines, strings.TrimSuffix(line, `\`))
+			more()
+			continue
+		default:
+			lines = append(lines, line)
+		}
+		msg := strings.Join(lines, "\n")
+		lines = lines[:0]
+		select {
+		case out <- msg:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// connNotice is the chat client's log: it tells the user when the server
+// cannot be reached and when it is back, and drops everything else.
+type connNotice struct{ w io.Writer }
+
+func (n *connNotice) Enabled(context.Context, slog.Level) bool { return true }
+func (n *connNotice) WithAttrs([]slog.Attr) slog.Handler        { return n }
+func (n *connNotice) WithGroup(string) slog.Handler             { return n }
+func (n *connNotice) Handle(_ context.Context, r slog.Record) error {
+	switch r.Message {
+	case "client_disconnected":
+		fmt.Fprintln(n.w, "\n[the server cannot be reached; reconnecting…]")
+	case "client_reconnected":
+		fmt.Fprintln(n.w, "[reconnected]")
+	}
+	return nil
+}
+
 // streamTurn prints the turn that starts with message id until its end.
 // When ctx ends first, it interrupts the turn and prints the rest.
-func streamTurn(ctx context.Context, c *client.Client, sub *client.Sub, convID, messageID string, out io.Writer) error {
+func streamTurn(ctx context.Context, c *client.Client, sub *client.Sub, convID, messageID string, out io.Writer, interrupts <-chan os.Signal) error {
 	p := &turnPrinter{w: out}
 	seen := false
-	wait := ctx
+	// wait is what Next waits under: the turn's context, cancelled by
+	// ctx or by Ctrl-C; then, while the interrupt is sent and the end
+	// awaited, a bounded one.
+	turnCtx, cancelTurn := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-interrupts:
+			cancelTurn()
+		case <-turnCtx.Done():
+		}
+	}()
+	defer func() { cancelTurn(); <-watched }()
+	wait := turnCtx
 	for {
 		ev, err := sub.Next(wait)
-		if err != nil && wait == ctx && ctx.Err() != nil {
+		if err != nil && wait == turnCtx && turnCtx.Err() != nil {
 			// Ctrl-C: stop the turn, then show how it ended.
 			ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), chatInterruptTimeout)
 			defer cancel()
@@ -172,11 +262,11 @@ func (p *turnPrinter) print(e *agent.Event) {
 		}
 		p.phase = e.Type
 	case agent.EventAppendText:
-		fmt.Fprint(p.w, e.Text)
+		fmt.Fprint(p.w, stripControls(e.Text))
 	case agent.EventAppendImage:
-		fmt.Fprintf(p.w, "[image %s, %d bytes base64]", e.Mime, len(e.Data))
+		fmt.Fprintf(p.w, "[image %s, %d bytes base64]", stripControls(e.Mime), len(e.Data))
 	case agent.EventToolCall:
-		fmt.Fprintf(p.w, "\n[tool %s %s]\n", e.Name, e.Arguments)
+		fmt.Fprintf(p.w, "\n[tool %s %s]\n", stripControls(e.Name), stripControls(e.Arguments))
 		p.phase = ""
 	case agent.EventToolResult:
 		mark := "result"
@@ -185,7 +275,7 @@ func (p *turnPrinter) print(e *agent.Event) {
 		}
 		fmt.Fprintf(p.w, "[%s: %s]\n", mark, oneLine(e.Result, 200))
 	case agent.EventError:
-		fmt.Fprintf(p.w, "\nerror: %s\n", e.Error)
+		fmt.Fprintf(p.w, "\nerror: %s\n", stripControls(e.Error))
 	case agent.EventInterrupted:
 		fmt.Fprint(p.w, "\n[interrupted]")
 	case agent.EventEnd:
@@ -197,8 +287,9 @@ func (p *turnPrinter) print(e *agent.Event) {
 	}
 }
 
+// oneLine is s (control sequences stripped) on one line, cut after n bytes.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(stripControls(s)), " ")
 	if len(s) > n {
 		return s[:n] + "…"
 	}
@@ -215,15 +306,15 @@ func printHistory(ctx context.Context, c *client.Client, id string, out io.Write
 		for _, m := range ms {
 			switch m.Type {
 			case agent.MessageUser:
-				fmt.Fprintf(out, "> %s\n", contentText(m.Content))
+				fmt.Fprintf(out, "> %s\n", stripControls(contentText(m.Content)))
 			case agent.MessageAssistant:
-				fmt.Fprintf(out, "%s\n", contentText(m.Content))
+				fmt.Fprintf(out, "%s\n", stripControls(contentText(m.Content)))
 			case agent.MessageToolCall:
-				fmt.Fprintf(out, "[tool %s %s]\n", m.Name, m.Arguments)
+				fmt.Fprintf(out, "[tool %s %s]\n", stripControls(m.Name), stripControls(m.Arguments))
 			case agent.MessageToolResult:
 				fmt.Fprintf(out, "[result: %s]\n", oneLine(m.Result, 200))
 			case agent.MessageError:
-				fmt.Fprintf(out, "error: %s\n", m.Error)
+				fmt.Fprintf(out, "error: %s\n", stripControls(m.Error))
 			}
 		}
 		if len(ms) < agent.MaxPageSize {

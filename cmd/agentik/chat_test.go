@@ -54,7 +54,7 @@ func TestChatStreamsAndInterrupts(t *testing.T) {
 	var out, errs syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- runChat(ctx, nil, getenv, stdin, &out, &errs) }()
+	go func() { done <- runChat(ctx, nil, getenv, stdin, &out, &errs, nil) }()
 	if _, err := io.WriteString(w, "hello chat\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestChatStreamsAndInterrupts(t *testing.T) {
 	// Reopening the conversation prints its history.
 	stdin2 := strings.NewReader("")
 	var out2, errs2 syncBuffer
-	if err := runChat(context.Background(), []string{id}, getenv, stdin2, &out2, &errs2); err != nil {
+	if err := runChat(context.Background(), []string{id}, getenv, stdin2, &out2, &errs2, nil); err != nil {
 		t.Fatal(err)
 	}
 	if h := out2.String(); !strings.Contains(h, "> hello chat\nYou said: hello chat\n") {

@@ -285,7 +285,7 @@ func TestConfig(t *testing.T) {
 
 func TestHelp(t *testing.T) {
 	var out strings.Builder
-	err := run(context.Background(), []string{"--help"}, func(string) string { return "" }, nil, io.Discard, &out)
+	err := run(context.Background(), []string{"--help"}, func(string) string { return "" }, nil, &out, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

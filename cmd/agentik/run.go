@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"os/signal"
 	"sync/atomic"
 	"time"
 
@@ -39,10 +41,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		case "tail":
 			return runTail(ctx, args[1:], getenv, stdout, stderr)
 		case "chat":
-			return runChat(ctx, args[1:], getenv, stdin, stdout, stderr)
+			interrupts := make(chan os.Signal, 1)
+			signal.Notify(interrupts, os.Interrupt)
+			defer signal.Stop(interrupts)
+			return runChat(ctx, args[1:], getenv, stdin, stdout, stderr, interrupts)
+		case "version", "--version", "-version":
+			fmt.Fprintln(stdout, version())
+			return nil
 		}
 	}
-	cfg, err := parseConfig(args, getenv, stderr)
+	cfg, err := parseConfig(args, getenv, helpOut(args, stdout, stderr))
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}

@@ -32,14 +32,14 @@ func (f *clientFlags) config(getenv func(string) string) client.Config {
 // so a server restart loses and repeats nothing.
 func runTail(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("agentik tail", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(helpOut(args, stdout, stderr))
 	var cf clientFlags
 	cf.register(fs, getenv)
 	after := fs.Int64("after", -1, "replay stored events after this seq first (0: from the beginning); default: only new events")
 	conv := fs.String("conversation", "", "only this conversation's events")
 	agentOnly := fs.Bool("agent", false, "only agent events (created, renamed, deleted…)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentik tail [--server URL] [--after N] [--conversation ID | --agent]")
+		fmt.Fprintln(fs.Output(), "usage: agentik tail [--server URL] [--after N] [--conversation ID | --agent]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -81,7 +81,7 @@ func runTail(ctx context.Context, args []string, getenv func(string) string, std
 			}
 			return fmt.Errorf("tail: %w", err)
 		}
-		line := append(ev.JSON, '\n')
+		line := append(escapeControls(ev.JSON), '\n')
 		if _, err := stdout.Write(line); err != nil {
 			return fmt.Errorf("tail: write: %w", err)
 		}
