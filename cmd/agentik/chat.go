@@ -180,8 +180,8 @@ func readMessages(ctx context.Context, r io.Reader, out chan<- string, more func
 type connNotice struct{ w io.Writer }
 
 func (n *connNotice) Enabled(context.Context, slog.Level) bool { return true }
-func (n *connNotice) WithAttrs([]slog.Attr) slog.Handler        { return n }
-func (n *connNotice) WithGroup(string) slog.Handler             { return n }
+func (n *connNotice) WithAttrs([]slog.Attr) slog.Handler       { return n }
+func (n *connNotice) WithGroup(string) slog.Handler            { return n }
 func (n *connNotice) Handle(_ context.Context, r slog.Record) error {
 	switch r.Message {
 	case "client_disconnected":
