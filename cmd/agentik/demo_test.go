@@ -113,3 +113,25 @@ func TestModelProbeAtStart(t *testing.T) {
 		t.Errorf("the key leaked")
 	}
 }
+
+func TestDemoSetting(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		env  string
+		want bool
+	}{{nil, "", false}, {[]string{"--demo"}, "", true}, {nil, "1", true}, {nil, "true", true}, {nil, "0", false}, {[]string{"--demo=false"}, "1", false}} {
+		getenv := func(k string) string {
+			if k == "AGENTIK_DEMO" {
+				return tt.env
+			}
+			return ""
+		}
+		c, err := parseConfig(tt.args, getenv, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Demo != tt.want {
+			t.Errorf("args %v AGENTIK_DEMO=%q: Demo = %v, want %v", tt.args, tt.env, c.Demo, tt.want)
+		}
+	}
+}

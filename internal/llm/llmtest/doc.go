@@ -67,6 +67,13 @@
 //
 // An unknown or malformed directive answers 400 with a message naming it.
 //
+// # Scripts
+//
+// WithScript replaces the directives with a function of the request.
+// Demo is the script of `agentik --demo`: reasoning, a call of the
+// DemoToolName tool, and a Markdown answer with a list, a code block and a
+// table.
+//
 // Usage is counted when not scripted: prompt tokens are the words of all
 // request messages, completion tokens the content chunks of the answer.
 package llmtest
