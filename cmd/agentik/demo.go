@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
@@ -113,4 +114,40 @@ func (d *demoTools) Servers() []agent.ToolServer {
 		out = append(out, d.inner.Servers()...)
 	}
 	return out
+}
+
+// modelNotice is what the UI's banner area says about the model: the demo
+// label, or what the start-up probe of the endpoint found.
+type modelNotice struct {
+	msg  atomic.Pointer[string]
+	done chan struct{} // closed when the probe has ended; nil without one
+}
+
+func (n *modelNotice) set(s string) { n.msg.Store(&s) }
+
+// text is the notice now ("" for none).
+func (n *modelNotice) text() string {
+	if p := n.msg.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// probe checks the endpoint of cfg in the background (llm.Probe), logs
+// what is wrong and sets the notice; wait waits for it.
+func (n *modelNotice) probe(ctx context.Context, cfg llm.Config, log *slog.Logger) {
+	n.done = make(chan struct{})
+	go func() {
+		defer close(n.done)
+		if err := llm.Probe(ctx, cfg); err != nil && ctx.Err() == nil {
+			log.Warn("model_endpoint_problem", "err", err)
+			n.set("The model endpoint has a problem: " + err.Error() + ".")
+		}
+	}()
+}
+
+func (n *modelNotice) wait() {
+	if n.done != nil {
+		<-n.done
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
@@ -94,13 +95,22 @@ func TestModelProbeAtStart(t *testing.T) {
 	_, fakeURL := llmtest.NewHTTPServer(t, llmtest.WithAPIKey("sk-the-right-key-1234"))
 	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"),
 		"OPENAI_BASE_URL="+fakeURL, "OPENAI_MODEL=fake-model", "OPENAI_API_KEY=sk-a-wrong-key-5678")
-	resp, err := http.Get(p.url("/"))
-	if err != nil {
-		t.Fatal(err)
+	var page []byte
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) { // the probe runs in the background
+		resp, err := http.Get(p.url("/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(page), `data-testid="model-notice"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page never showed the probe's finding:\n%s", page)
+		}
 	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(page), `data-testid="model-notice"`) || !strings.Contains(string(page), "refused the API key") {
+	if !strings.Contains(string(page), "refused the API key") {
 		t.Errorf("the page does not show the probe's finding")
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)

@@ -108,7 +108,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	var model agent.Model
 	modelName := ""
 	unavailable := ""
-	notice := "" // what the UI's banner says about the model
+	notice := &modelNotice{} // what the UI's banner says about the model
 	var mcfg llm.Config
 	var ok bool
 	if cfg.Demo {
@@ -117,7 +117,8 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 			return err
 		}
 		defer demo.close()
-		mcfg, ok, notice = demo.config, true, demoNotice
+		mcfg, ok = demo.config, true
+		notice.set(demoNotice)
 	} else {
 		mcfg, ok, err = llm.Detect(ctx, getenv, nil)
 	}
@@ -136,10 +137,8 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 		}
 		model, modelName = m, m.Name()
 		log.Info("model_configured", "base_url", mcfg.BaseURL, "model", modelName)
-		if err := llm.Probe(ctx, mcfg); err != nil {
-			log.Warn("model_endpoint_problem", "err", err)
-			notice = "The model endpoint has a problem: " + err.Error() + "."
-		}
+		notice.probe(ctx, mcfg, log) // in the background: a slow endpoint does not delay the start
+		defer notice.wait()
 	} else {
 		log.Warn("no_model_configured", "hint", "set OPENAI_BASE_URL or OPENAI_API_KEY (and OPENAI_MODEL), or run Ollama on 127.0.0.1:11434")
 	}
@@ -171,7 +170,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	scfg := server.Config{
 		Runner: runner, Broker: b, Store: st, ModelName: modelName, Logger: log,
 		AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins, APIKeys: cfg.APIKeys,
-		ModelNotice: notice,
+		ModelNotice: notice.text,
 	}
 	if tools != nil {
 		scfg.Tools = tools

@@ -86,7 +86,9 @@ func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
 		ModelConfigured: s.runner.ModelConfigured(),
 		Conversations:   web.ConversationItems(cs, current),
 		ToolServers:     s.toolServers().Servers,
-		ModelNotice:     s.cfg.ModelNotice,
+	}
+	if s.cfg.ModelNotice != nil {
+		p.ModelNotice = s.cfg.ModelNotice()
 	}
 	if p.ModelConfigured {
 		p.ModelName = s.modelName

@@ -39,9 +39,10 @@ type Config struct {
 	Store     agent.Store
 	Tools     ToolLister // nil when no tools are configured
 	ModelName string     // "" when no model is configured
-	// ModelNotice is shown in the UI's banner area: demo mode, or what the
-	// start-up probe found wrong with the model endpoint ("" for none).
-	ModelNotice string
+	// ModelNotice, when set, says what the UI's banner area shows about
+	// the model: demo mode, or what the start-up probe found wrong with the
+	// endpoint ("" for nothing). It is asked on every page.
+	ModelNotice func() string
 	Logger      *slog.Logger
 	// AllowedHosts are the Host header values accepted besides loopback
 	// names (DNS-rebinding protection). "*" accepts any.
