@@ -29,8 +29,9 @@ type Page struct {
 
 	ModelName       string // "" when no model is configured
 	ModelConfigured bool
-	// ModelNotice is a note on the model for the banner area: demo mode,
-	// or a problem the start-up probe found ("" for none).
+	// ModelNotice is a note on the model for the banner area, shown with
+	// or without a model: demo mode, or a problem found with the endpoint
+	// at start ("" for none).
 	ModelNotice string
 
 	Conversations []ConversationItem

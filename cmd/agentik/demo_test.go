@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -143,5 +144,29 @@ func TestDemoSetting(t *testing.T) {
 		if c.Demo != tt.want {
 			t.Errorf("args %v AGENTIK_DEMO=%q: Demo = %v, want %v", tt.args, tt.env, c.Demo, tt.want)
 		}
+	}
+}
+
+// TestModelDetectFailureShown: an endpoint that cannot be asked for a model
+// (no OPENAI_MODEL, /models answers 404) starts without a model, and the
+// page says why beside the no-model banner, the password redacted.
+func TestModelDetectFailureShown(t *testing.T) {
+	ts := httptest.NewServer(http.NotFoundHandler())
+	defer ts.Close()
+	base := strings.Replace(ts.URL, "http://", "http://user:hunter22@", 1) + "/v1"
+	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"), "OPENAI_BASE_URL="+base)
+	resp, err := http.Get(p.url("/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`data-testid="no-model-banner"`, `data-testid="model-notice"`, "OPENAI_MODEL is not set", "404"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(string(page), "hunter22") {
+		t.Errorf("the page shows the password")
 	}
 }

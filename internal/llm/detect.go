@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -46,8 +47,9 @@ func detect(ctx context.Context, getenv func(string) string, client *http.Client
 			base = openAIBaseURL
 		}
 		base = strings.TrimRight(base, "/")
-		if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return Config{}, false, fmt.Errorf("llm: detect: OPENAI_BASE_URL %q is not an http(s) URL", base)
+		u, err := url.Parse(base)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return Config{}, false, fmt.Errorf("llm: detect: OPENAI_BASE_URL is not an http(s) URL")
 		}
 		cfg := Config{BaseURL: base, APIKey: key, Model: model, HTTPClient: client}
 		if cfg.Model != "" {
@@ -62,7 +64,8 @@ func detect(ctx context.Context, getenv func(string) string, client *http.Client
 			if err == nil {
 				err = fmt.Errorf("it lists none")
 			}
-			return Config{}, false, fmt.Errorf("llm: detect: OPENAI_MODEL is not set and %s/models gave no model (%s)", base, newRedactor(key).apply(err.Error()))
+			why := err.Error()
+			return Config{}, false, fmt.Errorf("llm: detect: OPENAI_MODEL is not set and %s/models gave no model (%s)", safeURL(*u), newRedactor(key).apply(why))
 		}
 		cfg.Model = names[0]
 		return cfg, true, nil
@@ -125,24 +128,30 @@ func listModels(ctx context.Context, client *http.Client, u, key string) ([]stri
 	return names, nil
 }
 
+// getJSON GETs u into v. Its errors do not quote u, which may hold
+// secrets (a password, an api-key query); callers say what they asked.
 func getJSON(ctx context.Context, client *http.Client, u, key string, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return fmt.Errorf("get %s: %w", u, err)
+		return errors.New("not a valid URL")
 	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("get %s: %w", u, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return ue.Err
+		}
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("get %s: %s", u, resp.Status)
+		return fmt.Errorf("answered %s", resp.Status)
 	}
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		return fmt.Errorf("get %s: decode: %w", u, err)
+		return fmt.Errorf("decode: %w", err)
 	}
 	return nil
 }

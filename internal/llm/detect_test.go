@@ -116,3 +116,20 @@ func TestDetectThenChat(t *testing.T) {
 		t.Errorf("request model %q, Authorization %q", got.Model, got.Header.Get("Authorization"))
 	}
 }
+
+// TestDetectErrorRedacted: a base URL with a password and an api-key query
+// that gives no model is reported without either.
+func TestDetectErrorRedacted(t *testing.T) {
+	ts := httptest.NewServer(http.NotFoundHandler())
+	defer ts.Close()
+	base := strings.Replace(ts.URL, "http://", "http://user:hunter22@", 1) + "/v1?api-key=s3cret-query"
+	_, ok, err := detect(t.Context(), env(map[string]string{"OPENAI_BASE_URL": base}), nil, "http://127.0.0.1:1")
+	if ok || err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("ok %v err %v, want an error naming the 404", ok, err)
+	}
+	for _, secret := range []string{"hunter22", "s3cret-query"} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("%q shows %q", err, secret)
+		}
+	}
+}
