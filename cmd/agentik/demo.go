@@ -141,7 +141,7 @@ func (n *modelNotice) probe(ctx context.Context, cfg llm.Config, log *slog.Logge
 		defer close(n.done)
 		if err := llm.Probe(ctx, cfg); err != nil && ctx.Err() == nil {
 			log.Warn("model_endpoint_problem", "err", err)
-			n.set("The model endpoint has a problem: " + err.Error() + ".")
+			n.set("Check the model settings: " + err.Error() + ".")
 		}
 	}()
 }

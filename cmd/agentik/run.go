@@ -127,7 +127,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 		// down: start without a model and say why on every send.
 		log.Warn("model_unavailable", "err", err)
 		unavailable = "the model is not available: " + err.Error() + "; fix the model settings and restart agentik"
-		notice.set("The model endpoint has a problem: " + err.Error() + ".")
+		notice.set("Check the model settings: " + err.Error() + ".")
 		ok = false
 	}
 	if ok {
