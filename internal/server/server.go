@@ -56,6 +56,13 @@ type Config struct {
 	// /login and the assets: as Authorization: Bearer, or as the session
 	// cookie the sign-in page sets.
 	APIKeys []string
+	// NewCommandLimiter makes the command rate limiter of each WebSocket
+	// connection; nil means a token bucket of WSCommandRate per second,
+	// WSCommandBurst deep. Tests inject one that never refills.
+	NewCommandLimiter func() CommandLimiter
+	// Clock is the time source of the WebSocket strike window; nil means
+	// time.Now.
+	Clock func() time.Time
 }
 
 // Server serves agentik over HTTP. It is an http.Handler.

@@ -31,9 +31,11 @@ const (
 	// rate_limited reply and is not run.
 	WSCommandRate  = 50 // per second
 	WSCommandBurst = 100
-	// WSRateStrikes rate-limited commands in a row close the connection
-	// with 1008 (policy violation).
-	WSRateStrikes = 200
+	// WSRateStrikes rate-limited commands within WSStrikeWindow close the
+	// connection with 1008 (policy violation). The window starts at the
+	// first strike; when it has passed, the count starts again.
+	WSRateStrikes  = 200
+	WSStrikeWindow = 10 * time.Second
 	// WSWriteTimeout bounds every write; a client that does not read for
 	// this long is disconnected.
 	WSWriteTimeout = 10 * time.Second
@@ -72,13 +74,14 @@ type wsConn struct {
 	out    chan []byte   // frames for the writer
 	done   chan struct{} // closed when the writer has stopped
 	wg     sync.WaitGroup
-	limit  *rate.Limiter
+	limit  CommandLimiter
 
 	pinging atomic.Bool // a ping waits for its pong
 
 	// owned by the reader
-	strikes int
-	nextSub int
+	strikes     int
+	strikeStart time.Time // when the current strike window began
+	nextSub     int
 
 	mu   sync.Mutex
 	subs map[string]*wsSub
@@ -115,7 +118,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		s: s, c: c, ctx: ctx, cancel: cancel,
 		out:   make(chan []byte, wsOutQueue),
 		done:  make(chan struct{}),
-		limit: rate.NewLimiter(WSCommandRate, WSCommandBurst),
+		limit: s.newLimiter(),
 	}
 	k.wg.Add(1)
 	go func() {
@@ -151,8 +154,7 @@ func (k *wsConn) readLoop() error {
 			return err
 		}
 		if !k.limit.Allow() {
-			k.strikes++
-			if k.strikes >= WSRateStrikes {
+			if k.strike() {
 				_ = k.c.Close(websocket.StatusPolicyViolation, "command rate limit exceeded")
 				return errors.New("ws: rate limit strikes")
 			}
@@ -160,7 +162,6 @@ func (k *wsConn) readLoop() error {
 			k.reply(id, "", nil, agent.Errorf(agent.CodeRateLimited, "more than %d commands per second; slow down", WSCommandRate))
 			continue
 		}
-		k.strikes = 0
 		if typ != websocket.MessageText {
 			k.reply(nil, "", nil, agent.Errorf(agent.CodeBadRequest, "binary frames are not accepted; send commands as JSON text frames"))
 			continue
@@ -173,6 +174,40 @@ func (k *wsConn) readLoop() error {
 		go func() { defer close(done); k.command(b) }()
 		<-done
 	}
+}
+
+// strike counts one rate-limited command and reports whether the
+// connection has had WSRateStrikes of them within WSStrikeWindow. Counting
+// per window, not in a row, makes the close independent of how fast the
+// machine reads: a flood is closed even when a refill lets one command
+// through now and then.
+func (k *wsConn) strike() bool {
+	now := k.s.now()
+	if k.strikes == 0 || now.Sub(k.strikeStart) >= WSStrikeWindow {
+		k.strikes, k.strikeStart = 0, now
+	}
+	k.strikes++
+	return k.strikes >= WSRateStrikes
+}
+
+// CommandLimiter decides whether a connection's next command may run; a
+// *rate.Limiter is one. Config.NewCommandLimiter makes one per connection.
+type CommandLimiter interface {
+	Allow() bool
+}
+
+func (s *Server) newLimiter() CommandLimiter {
+	if s.cfg.NewCommandLimiter != nil {
+		return s.cfg.NewCommandLimiter()
+	}
+	return rate.NewLimiter(WSCommandRate, WSCommandBurst)
+}
+
+func (s *Server) now() time.Time {
+	if s.cfg.Clock != nil {
+		return s.cfg.Clock()
+	}
+	return time.Now()
 }
 
 // command decodes and runs one command and queues its reply.

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -810,9 +811,65 @@ func TestWSBadFrames(t *testing.T) {
 	}
 }
 
+// tokenLimiter is a command limiter that never refills by itself: the
+// test adds tokens, so what is limited does not depend on machine speed.
+type tokenLimiter struct{ n atomic.Int64 }
+
+func (l *tokenLimiter) Allow() bool {
+	for {
+		v := l.n.Load()
+		if v <= 0 {
+			return false
+		}
+		if l.n.CompareAndSwap(v, v-1) {
+			return true
+		}
+	}
+}
+
+// fakeClock is a clock the test moves.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *fakeClock) Advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+// withLimiter gives every WebSocket connection the limiter l and the
+// strike window the clock c.
+func withLimiter(l *tokenLimiter, c *fakeClock) rigOption {
+	return func(_ *agent.Config, s *server.Config) {
+		s.NewCommandLimiter = func() server.CommandLimiter { return l }
+		s.Clock = c.Now
+	}
+}
+
+// pings writes n pings and reads their n replies, returning how many were
+// rate limited.
+func (w *wsClient) pings(n int) (limited int) {
+	w.t.Helper()
+	for i := range n {
+		w.write(fmt.Sprintf(`{"op":"ping","id":"p%d"}`, i))
+	}
+	for range n {
+		f, err := w.readFrame()
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		if !f.OK && f.Error.Code == agent.CodeRateLimited {
+			limited++
+		}
+	}
+	return limited
+}
+
 func TestWSLimits(t *testing.T) {
 	leakCheck(t)
-	ts := newTestServer(t)
+	lim, clock := &tokenLimiter{}, &fakeClock{now: time.Unix(1e9, 0)}
+	lim.n.Store(1 << 40)
+	ts := newTestServer(t, withLimiter(lim, clock))
 	w := dialWS(t, ts)
 	defer w.close()
 	for range server.WSMaxSubscriptions {
@@ -820,55 +877,42 @@ func TestWSLimits(t *testing.T) {
 	}
 	w.fail("subscribe", map[string]any{"stream": "agent"}, agent.CodeRateLimited)
 
-	// Commands beyond the burst are rate limited, the connection lives on.
+	// Commands beyond the limiter's tokens are rate limited, the
+	// connection lives on, and runs commands again once there are tokens.
 	r := dialWS(t, ts)
 	defer r.close()
-	for i := range server.WSCommandBurst + 20 {
-		r.write(fmt.Sprintf(`{"op":"ping","id":"p%d"}`, i))
+	lim.n.Store(server.WSCommandBurst)
+	if n := r.pings(server.WSCommandBurst + 20); n != 20 {
+		t.Fatalf("%d commands rate limited, want the 20 beyond the tokens", n)
 	}
-	limited := 0
-	for range server.WSCommandBurst + 20 {
-		f, err := r.readFrame()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !f.OK && f.Error.Code == agent.CodeRateLimited {
-			limited++
-		}
-	}
-	if limited == 0 {
-		t.Fatal("no command was rate limited")
-	}
-	time.Sleep(200 * time.Millisecond) // the bucket refills
+	lim.n.Store(1) // the bucket refills
 	r.ok("ping", nil, nil)
 }
 
 func TestWSRateLimitAbuseCloses1008(t *testing.T) {
 	leakCheck(t)
-	ts := newTestServer(t)
+	lim, clock := &tokenLimiter{}, &fakeClock{now: time.Unix(1e9, 0)}
+	ts := newTestServer(t, withLimiter(lim, clock))
 	w := dialWS(t, ts)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	rerrc := make(chan error, 1)
-	go func() { // read replies so the server's writes never block
-		for {
-			if _, _, err := w.c.Read(ctx); err != nil {
-				rerrc <- err
-				return
-			}
-		}
-	}()
-	var err error
-	for i := 0; i < 10*server.WSRateStrikes && err == nil; i++ {
-		err = w.c.Write(ctx, websocket.MessageText, []byte(`{"op":"ping","id":"x"}`))
+
+	// One strike short of the limit, the connection lives on; when the
+	// window has passed, the count starts again.
+	if n := w.pings(server.WSRateStrikes - 1); n != server.WSRateStrikes-1 {
+		t.Fatalf("%d limited, want all", n)
 	}
-	for err == nil { // wait for the close
-		err = w.c.Ping(ctx)
+	clock.Advance(server.WSStrikeWindow)
+	if n := w.pings(server.WSRateStrikes - 1); n != server.WSRateStrikes-1 {
+		t.Fatalf("%d limited in the second window, want all (the connection must live on)", n)
 	}
-	// The reader goroutine saw the close frame.
-	rerr := <-rerrc
-	if st := websocket.CloseStatus(rerr); st != websocket.StatusPolicyViolation {
-		t.Fatalf("close status %v / %v, want 1008", err, rerr)
+	// A command let through within the window does not forgive the
+	// strikes: one more rate-limited command closes with 1008.
+	lim.n.Store(1)
+	w.ok("ping", nil, nil)
+	clock.Advance(server.WSStrikeWindow - time.Millisecond)
+	w.write(`{"op":"ping","id":"last"}`)
+	_, err := w.readFrame()
+	if st := websocket.CloseStatus(err); st != websocket.StatusPolicyViolation {
+		t.Fatalf("after %d strikes in a window: %v, want close 1008", server.WSRateStrikes, err)
 	}
 }
 
