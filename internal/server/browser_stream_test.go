@@ -36,41 +36,32 @@ func longAnswer(n int) string {
 	return b.String()
 }
 
-// TestBrowserLongAnswerCostStaysFlat streams a 10k-token answer and checks
-// that rendering a frame late in the answer costs about what an early frame
-// did: the stream is rendered incrementally, not re-rendered whole (no
-// O(n²)). The figures go to docs/BENCHMARKS.md.
-func TestBrowserLongAnswerCostStaysFlat(t *testing.T) {
+// TestBrowserLongAnswerStreams streams a 10k-word markdown answer and
+// checks that all of it arrives and is persisted. What rendering a frame
+// costs early and late in the answer (it must stay flat: the stream is
+// rendered incrementally) is measured by BenchmarkBrowserLongAnswerRender.
+func TestBrowserLongAnswerStreams(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	openPage(t, ts, tab, "/")
 	text := longAnswer(10000)
-	ts.Fake.Enqueue(llmtest.Reply{Text: text, ChunkSize: 6, Delay: time.Millisecond})
+	ts.Fake.Enqueue(llmtest.Reply{Text: text, ChunkSize: 400, Delay: time.Millisecond})
 	send(t, tab, "write a lot")
+	waitJS(t, tab, "streamed text", jsStreaming+`?.textContent.includes('w100 ')`)
 	waitJS(t, tab, "persisted long answer", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
-	durs := eval[[]float64](t, tab, `performance.getEntriesByName('agentik:render').map((e) => e.duration)`)
-	if len(durs) < 40 {
-		t.Fatalf("only %d rendered frames", len(durs))
+	if n := eval[int](t, tab, `performance.getEntriesByName('agentik:render').length`); n == 0 {
+		t.Error("no stream frame was rendered")
 	}
-	q := len(durs) / 4
-	early, late := mean(durs[:q]), mean(durs[len(durs)-q:])
-	t.Logf("%d frames; mean render per frame: first quarter %.3f ms, last quarter %.3f ms (ratio %.2f)", len(durs), early, late, late/early)
-	// Whole re-rendering makes the last quarter several times the first;
-	// the bound leaves room for a loaded machine.
-	if late > 3*early+1 {
-		t.Errorf("late frames cost %.3f ms against %.3f ms early: rendering grows with the answer", late, early)
+	got := answerText(t, tab, 0)
+	for _, w := range []string{"w0 ", "w9999"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("the persisted answer lacks %q", w)
+		}
 	}
-	if got := answerText(t, tab, 0); !strings.Contains(got, "w9999") {
-		t.Errorf("the persisted answer lacks its end")
+	if n := eval[int](t, tab, jsAnswers+`[0].querySelectorAll('.code-block').length`); n == 0 {
+		t.Error("the answer's code blocks are not rendered")
 	}
-}
-
-func mean(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }
 
 // onePixelPNG is a 1×1 PNG.
@@ -80,8 +71,9 @@ const onePixelPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mN
 // composer; both go out as image content, reach the model as image parts,
 // and show in the sent message.
 func TestBrowserPasteAndDropImage(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	openPage(t, ts, tab, "/")
 	ts.Fake.Enqueue(llmtest.Reply{Text: "nice pictures"})
 	file := `(() => { const b = Uint8Array.from(atob('` + onePixelPNG + `'), (c) => c.charCodeAt(0)); const dt = new DataTransfer(); dt.items.add(new File([b], 'dot.png', { type: 'image/png' })); return dt; })()`
@@ -111,9 +103,11 @@ func TestBrowserPasteAndDropImage(t *testing.T) {
 // TestBrowserShowEarlierMessages: a conversation longer than the page
 // renders offers its earlier messages, which arrive in order, above.
 func TestBrowserShowEarlierMessages(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
+	br := newBrowser(t, ts)
 	id := seedConversation(t, ts, "Long", 520) // 1040 messages; the page shows the latest 1000
-	tab := newBrowser(t, ts).tab()
+	tab := br.tab()
 	openPage(t, ts, tab, "/c/"+id)
 	if got := eval[string](t, tab, `document.querySelector('[data-testid="load-earlier"]')?.textContent ?? ''`); got != "Show 40 earlier messages" {
 		t.Fatalf("button = %q", got)

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,12 +28,25 @@ import (
 )
 
 // Browser end-to-end tests: real headless Chromium against the real server
-// and the fake model over HTTP. They fail when no Chromium is installed,
-// unless AGENTIK_TEST_NO_BROWSER is set. AGENTIK_SCREENSHOTS=dir saves the
-// screenshots there (docs/screenshots); otherwise they go to a temp dir.
+// and the fake model over HTTP. They fail when no Chromium is installed
+// (`go tool task test` installs it), unless AGENTIK_TEST_NO_BROWSER is set.
+// AGENTIK_SCREENSHOTS=dir saves the screenshots there (docs/screenshots);
+// otherwise they go to a temp dir.
+//
+// The package shares one Chromium process (started by the first test that
+// needs it, stopped by TestMain); each test gets its own browser context
+// (a fresh profile: no cookies, storage or cache from other tests), so
+// browser tests can run in parallel. A new test calls newBrowser(t, ts)
+// and opens tabs with tab(), or calls browserTab(t, ts) for one tab.
 
 // stepTimeout bounds one browser step; a broken UI fails instead of hanging.
 const stepTimeout = 20 * time.Second
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	shared.stop()
+	os.Exit(code)
+}
 
 func chromiumPath() string {
 	if p := os.Getenv("AGENTIK_CHROMIUM"); p != "" {
@@ -46,21 +60,21 @@ func chromiumPath() string {
 	return ""
 }
 
-// browser is one headless Chromium with a fresh profile.
-type browser struct {
-	t    testing.TB
-	ts   *testServer
-	root context.Context
+// shared is the package's one Chromium process.
+var shared sharedChromium
+
+type sharedChromium struct {
+	once   sync.Once
+	ctx    context.Context // the browser's first tab; children share its process
+	cancel context.CancelFunc
+	dir    string
+	err    error
 }
 
-func newBrowser(t testing.TB, ts *testServer) *browser {
-	t.Helper()
-	path := chromiumPath()
-	if path == "" {
-		if os.Getenv("AGENTIK_TEST_NO_BROWSER") != "" {
-			t.Skip("AGENTIK_TEST_NO_BROWSER is set")
-		}
-		t.Fatal("no Chromium found: apt-get install -y chromium (or set AGENTIK_TEST_NO_BROWSER=1 to skip browser tests)")
+func (c *sharedChromium) start(path string) {
+	c.dir, c.err = os.MkdirTemp("", "agentik-chromium-")
+	if c.err != nil {
+		return
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
@@ -69,21 +83,82 @@ func newBrowser(t testing.TB, ts *testServer) *browser {
 		chromedp.DisableGPU,
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(c.dir),
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
+		// Tabs of parallel tests are all in the background: they must
+		// run their timers and animation frames as a visible tab does.
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
 		chromedp.WindowSize(1280, 860),
 	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
+	c.ctx, c.cancel = ctx, func() { cancel(); cancelAlloc() }
 	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
+		c.err = fmt.Errorf("start chromium %s: %w", path, err)
+	}
+}
+
+func (c *sharedChromium) stop() {
+	if c.cancel != nil {
+		ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+		_ = chromedp.Cancel(ctx)
+		cancel()
+		c.cancel()
+	}
+	if c.dir != "" {
+		_ = os.RemoveAll(c.dir)
+	}
+}
+
+// requireChromium fails the test when there is no Chromium (skips it
+// when AGENTIK_TEST_NO_BROWSER is set) and returns the running shared
+// browser. Call it before any slow setup.
+func requireChromium(t testing.TB) context.Context {
+	t.Helper()
+	path := chromiumPath()
+	if path == "" {
+		if os.Getenv("AGENTIK_TEST_NO_BROWSER") != "" {
+			t.Skip("AGENTIK_TEST_NO_BROWSER is set")
+		}
+		t.Fatal("no Chromium found: run `go tool task test` (it installs it) or apt-get install -y chromium (or set AGENTIK_TEST_NO_BROWSER=1 to skip browser tests)")
+	}
+	shared.once.Do(func() { shared.start(path) })
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.ctx
+}
+
+// browser is a fresh profile (a browser context) in the shared Chromium.
+type browser struct {
+	t    testing.TB
+	ts   *testServer
+	root context.Context
+}
+
+// newBrowser opens a fresh profile in the shared Chromium for ts; it is
+// closed when the test ends.
+func newBrowser(t testing.TB, ts *testServer) *browser {
+	t.Helper()
+	parent := requireChromium(t)
+	ctx, cancel := chromedp.NewContext(parent, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("open browser context: %v", err)
 	}
 	return &browser{t: t, ts: ts, root: ctx}
+}
+
+// browserTab is newBrowser(t, ts).tab(): one tab in a fresh profile.
+func browserTab(t testing.TB, ts *testServer) context.Context {
+	t.Helper()
+	return newBrowser(t, ts).tab()
 }
 
 // tab opens a new tab in the browser.
@@ -242,8 +317,9 @@ func conversationID(t testing.TB, ctx context.Context) string {
 }
 
 func TestBrowserStreamsAnswer(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	openPage(t, ts, tab, "/")
 
 	// Shift+Enter adds a line instead of sending.
@@ -278,8 +354,9 @@ func TestBrowserStreamsAnswer(t *testing.T) {
 }
 
 func TestBrowserReloadMidStream(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	openPage(t, ts, tab, "/")
 	send(t, tab, "[[tokens=200 delay=15ms]]")
 	id := conversationID(t, tab)
@@ -314,6 +391,7 @@ func TestBrowserReloadMidStream(t *testing.T) {
 }
 
 func TestBrowserSecondTabSeesTurnLive(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	br := newBrowser(t, ts)
 	c, err := ts.Runner.CreateConversation(context.Background(), "Shared", false)
@@ -358,8 +436,9 @@ func TestBrowserSecondTabSeesTurnLive(t *testing.T) {
 }
 
 func TestBrowserStop(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	openPage(t, ts, tab, "/")
 	send(t, tab, "[[tokens=2000 delay=20ms]]")
 	id := conversationID(t, tab)
@@ -377,8 +456,9 @@ func TestBrowserStop(t *testing.T) {
 }
 
 func TestBrowserToolCard(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withTools())
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	openPage(t, ts, tab, "/")
 	if got := eval[string](t, tab, `document.querySelector('[data-testid="tool-servers"] .tools-count').textContent`); got != "2/2 ready" {
 		t.Errorf("tool servers = %q", got)
@@ -411,6 +491,7 @@ func TestBrowserToolCard(t *testing.T) {
 }
 
 func TestBrowserXSSStaysInert(t *testing.T) {
+	t.Parallel()
 	var remoteHits atomic.Int32
 	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		remoteHits.Add(1)
@@ -419,7 +500,7 @@ func TestBrowserXSSStaysInert(t *testing.T) {
 	}))
 	t.Cleanup(remote.Close)
 	ts := newTestServer(t)
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	openPage(t, ts, tab, "/")
 
 	payload := `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script> ` +
@@ -481,8 +562,10 @@ func sendIdle(t testing.TB, ts *testServer, id, text string) {
 	waitIdle(t, ts, id)
 }
 
-// seedConversation makes a conversation of 2·turns messages through the
-// real runner and fake model: markdown with a code block and a list.
+// seedConversation makes a conversation of 2·turns messages (markdown
+// with a code block and a list) by appending the messages to the store in
+// batches: what a long history looks like to the UI, without running
+// hundreds of turns.
 func seedConversation(t testing.TB, ts *testServer, title string, turns int) string {
 	t.Helper()
 	ctx := context.Background()
@@ -490,35 +573,37 @@ func seedConversation(t testing.TB, ts *testServer, title string, turns int) str
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range turns {
-		text := fmt.Sprintf("Question %d: how do I print a number in Go? [[text=Step **%d**: use `fmt.Println`.\n\n```go\npackage main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(%d) }\n```\n\n- it prints a newline\n- it returns the byte count]]", i, i, i)
-		sendIdle(t, ts, c.ID, text)
+	msg := func(typ, text string) *agent.Record {
+		now := time.Now()
+		m := agent.Message{Type: typ, ID: agent.NewID(), ConversationID: c.ID, Date: now, Content: []agent.Content{agent.Text(text)}}
+		return &agent.Record{Event: agent.AllEvent{Kind: agent.KindConversation, ID: agent.NewID(), Date: now, ConversationID: c.ID,
+			Event: &agent.Event{Type: agent.EventMessage, Message: &m}}}
+	}
+	const batch = 100 // turns per Append
+	for i := 0; i < turns; i += batch {
+		var recs []*agent.Record
+		for j := i; j < min(i+batch, turns); j++ {
+			recs = append(recs,
+				msg(agent.MessageUser, fmt.Sprintf("Question %d: how do I print a number in Go?", j)),
+				msg(agent.MessageAssistant, fmt.Sprintf("Step **%d**: use `fmt.Println`.\n\n```go\npackage main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(%d) }\n```\n\n- it prints a newline\n- it returns the byte count", j, j)))
+		}
+		if err := ts.Store.Append(ctx, recs...); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return c.ID
 }
 
 func TestBrowserLongConversationOpens(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
+	br := newBrowser(t, ts)
 	id := seedConversation(t, ts, "Five hundred messages", 250)
-	tab := newBrowser(t, ts).tab()
-	openPage(t, ts, tab, "/") // warm the browser and the bundle cache
+	tab := br.tab()
 	openPage(t, ts, tab, "/c/"+id)
 	waitJS(t, tab, "all markdown rendered", `document.querySelector('#main').dataset.rendered === 'true'`)
 	if n := eval[int](t, tab, `document.querySelectorAll('#messages > article').length`); n != 500 {
 		t.Fatalf("rendered %d messages, want 500", n)
-	}
-	type timing struct{ DOMContentLoaded, Load, Visible, Rendered float64 }
-	tm := eval[timing](t, tab, `(() => {
-		const nav = performance.getEntriesByType('navigation')[0];
-		const mark = (n) => performance.getEntriesByName(n)[0]?.startTime ?? -1;
-		return {DOMContentLoaded: nav.domContentLoadedEventEnd, Load: nav.loadEventEnd, Visible: mark('agentik:visible'), Rendered: mark('agentik:rendered')};
-	})()`)
-	t.Logf("500-message conversation: DOMContentLoaded %.0f ms, load %.0f ms, latest messages rendered %.0f ms, all markdown rendered %.0f ms after navigation start",
-		tm.DOMContentLoaded, tm.Load, tm.Visible, tm.Rendered)
-	// The goal is ≤ 1 s (docs/BENCHMARKS.md records the measured figure);
-	// the assertion is generous so a loaded CI machine does not flake.
-	if tm.Rendered < 0 || tm.Rendered > 5000 {
-		t.Errorf("opening a 500-message conversation took %.0f ms", tm.Rendered)
 	}
 	if !eval[bool](t, tab, `(() => { const s = document.querySelector('#scroller'); return s.scrollHeight - s.scrollTop - s.clientHeight < 100; })()`) {
 		t.Error("a long conversation does not open scrolled to the latest message")
@@ -526,6 +611,7 @@ func TestBrowserLongConversationOpens(t *testing.T) {
 	if n := eval[int](t, tab, `document.querySelectorAll('#messages [data-type="assistant_message"] .code-block .hljs').length`); n != 250 {
 		t.Errorf("highlighted code blocks = %d, want 250", n)
 	}
+	// How long it takes is BenchmarkBrowserOpenLongConversation's business.
 }
 
 // noOverflow asserts that nothing scrolls sideways.
@@ -567,9 +653,10 @@ func richConversation(t testing.TB, ts *testServer) string {
 }
 
 func TestBrowserPhoneLayout(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withTools())
 	id := richConversation(t, ts)
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	do(t, tab, chromedp.EmulateViewport(375, 812, chromedp.EmulateScale(2), chromedp.EmulateMobile))
 	openPage(t, ts, tab, "/")
 	noOverflow(t, tab, "phone, new chat")
@@ -589,9 +676,10 @@ func TestBrowserPhoneLayout(t *testing.T) {
 }
 
 func TestBrowserScreenshots(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withTools())
 	id := richConversation(t, ts)
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	do(t, tab, chromedp.EmulateViewport(1280, 860))
 	openPage(t, ts, tab, "/")
 	noOverflow(t, tab, "desktop, new chat")
@@ -606,13 +694,14 @@ func TestBrowserScreenshots(t *testing.T) {
 }
 
 func TestBrowserRenameDeleteTemp(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ctx := context.Background()
 	c, err := ts.Runner.CreateConversation(ctx, "Old title", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	openPage(t, ts, tab, "/c/"+c.ID)
 
 	// Rename in place: Enter commits.
@@ -676,8 +765,9 @@ func trackSockets() chromedp.Action[chromedp.Void] {
 }
 
 func TestBrowserNetworkDropMidStream(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	do(t, tab, trackSockets())
 	openPage(t, ts, tab, "/")
 	send(t, tab, "[[tokens=200 delay=15ms]]")
