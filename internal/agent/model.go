@@ -94,3 +94,15 @@ type ToolServer struct {
 	Error     string   `json:"error,omitempty"` // the last error, secrets removed
 	Tools     []string `json:"tools"`           // names as the model sees them
 }
+
+// Usage counts the tokens of a model call or of a whole turn.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{u.PromptTokens + o.PromptTokens, u.CompletionTokens + o.CompletionTokens, u.TotalTokens + o.TotalTokens}
+}

@@ -2,34 +2,13 @@ package agent
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 )
-
-// Limits on what a client may send. They are checked before anything is
-// written.
-const (
-	MaxContentParts = 32               // parts per message
-	MaxTextBytes    = 1 << 20          // bytes of text per message
-	MaxImageBytes   = 10 << 20         // decoded bytes per image
-	MaxTitleRunes   = 200              // runes per title
-	MaxPageSize     = 1000             // largest limit of a list
-	DefaultPageSize = 100              // limit when none is given
-	MaxToolRounds   = 24               // model rounds per turn before giving up
-	TempIdleTimeout = 30 * time.Minute // idle temp conversations are dropped after this
-)
-
-// DefaultSystemPrompt is the system prompt when none is configured.
-const DefaultSystemPrompt = "You are a helpful assistant. Answer concisely and use Markdown where it helps."
 
 // errShutdown is the cause of turns cancelled because the server stops.
 var errShutdown = errors.New("server shutting down")
@@ -90,38 +69,6 @@ func NewRunner(cfg Config) *Runner {
 // ModelConfigured reports whether sends can reach a model.
 func (r *Runner) ModelConfigured() bool { return r.cfg.Model != nil }
 
-// NewID returns a random opaque id.
-func NewID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// Recover ends the turns whose process died: each becomes an error message
-// with code interrupted_by_restart, then error and end events. It runs at
-// start and periodically, for instances that die while others run.
-func (r *Runner) Recover(ctx context.Context) error {
-	convs, err := r.cfg.Store.OrphanedTurns(ctx)
-	if err != nil {
-		return fmt.Errorf("recover: %w", err)
-	}
-	for _, c := range convs {
-		r.mu.Lock()
-		live := r.turns[c.ID] != nil
-		r.mu.Unlock()
-		if live {
-			continue // ours, and still running
-		}
-		const msg = "the turn stopped without finishing: the server restarted, or could not save its end; send the message again"
-		recs := r.failRecords(c.ID, Errorf(CodeInterruptedByRestart, msg), nil)
-		if err := r.cfg.Store.Append(ctx, recs...); err != nil {
-			return fmt.Errorf("recover %s: %w", c.ID, err)
-		}
-		r.log.Info("turn_recovered", "conversation_id", c.ID)
-	}
-	return nil
-}
-
 // Close interrupts every running turn (they end as interrupted and are
 // persisted) and waits for them, or for ctx.
 func (r *Runner) Close(ctx context.Context) error {
@@ -138,31 +85,6 @@ func (r *Runner) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("close runner: %w", ctx.Err())
 	}
-}
-
-func (r *Runner) event(convID string, ev Event) AllEvent {
-	return AllEvent{Kind: KindConversation, ID: NewID(), Date: r.now(), ConversationID: convID, Event: &ev}
-}
-
-func (r *Runner) agentEvent(ev AgentEvent) AllEvent {
-	return AllEvent{Kind: KindAgent, ID: NewID(), Date: r.now(), ConversationID: ev.ConversationID, Agent: &ev}
-}
-
-// messageRecord makes the record that persists m with its message event.
-func (r *Runner) messageRecord(m Message, mem ...ModelMessage) *Record {
-	if m.ID == "" {
-		m.ID = NewID()
-	}
-	if m.Date.IsZero() {
-		m.Date = r.now()
-	}
-	return &Record{Event: r.event(m.ConversationID, Event{Type: EventMessage, Message: &m}), Memory: mem}
-}
-
-// ToolServerEvent is the live agent event that reports a tool server's
-// state. It is never stored, so it has no seq.
-func ToolServerEvent(s ToolServer, now time.Time) AllEvent {
-	return AllEvent{Kind: KindAgent, ID: NewID(), Date: now, Agent: &AgentEvent{Type: AgentToolServer, Server: &s}}
 }
 
 // append writes records: to the store for stored conversations, to memory
@@ -253,20 +175,6 @@ func (r *Runner) sweepTemps(ctx context.Context) {
 	}
 }
 
-func cleanTitle(title string, empty bool) (string, error) {
-	title = strings.TrimSpace(title)
-	if title == "" && !empty {
-		return "", Errorf(CodeBadRequest, "title must not be empty")
-	}
-	if !utf8.ValidString(title) {
-		return "", Errorf(CodeBadRequest, "title must be valid UTF-8")
-	}
-	if n := utf8.RuneCountInString(title); n > MaxTitleRunes {
-		return "", Errorf(CodeBadRequest, "title is %d characters long; at most %d are allowed", n, MaxTitleRunes)
-	}
-	return title, nil
-}
-
 // Conversation returns one conversation, with its live turn state.
 func (r *Runner) Conversation(ctx context.Context, id string) (Conversation, error) {
 	r.mu.Lock()
@@ -321,16 +229,6 @@ func (r *Runner) Conversations(ctx context.Context, offset, limit int) ([]Conver
 		out = []Conversation{}
 	}
 	return out, total + len(temps), nil
-}
-
-func checkPage(offset, limit int) error {
-	if offset < 0 {
-		return Errorf(CodeBadRequest, "offset must be 0 or more, got %d", offset)
-	}
-	if limit < 1 || limit > MaxPageSize {
-		return Errorf(CodeBadRequest, "limit must be between 1 and %d, got %d", MaxPageSize, limit)
-	}
-	return nil
 }
 
 // Messages returns a page of a conversation's history.
@@ -586,82 +484,4 @@ func (r *Runner) endTurn(t *turn) {
 	r.mu.Unlock()
 	close(t.done)
 	r.wg.Done()
-}
-
-func autoTitle(content []Content) string {
-	for _, c := range content {
-		if c.Type == ContentText {
-			line, _, _ := strings.Cut(strings.TrimSpace(c.Body), "\n")
-			line = strings.TrimSpace(line)
-			if utf8.RuneCountInString(line) > 60 {
-				line = string([]rune(line)[:60]) + "…"
-			}
-			return line
-		}
-	}
-	return ""
-}
-
-// CheckContent validates the content of a user message.
-func CheckContent(content []Content) error {
-	if len(content) == 0 {
-		return Errorf(CodeBadRequest, "content must have at least one part, e.g. [{\"type\":\"text\",\"body\":\"hello\"}]")
-	}
-	if len(content) > MaxContentParts {
-		return Errorf(CodeBadRequest, "content has %d parts; at most %d are allowed", len(content), MaxContentParts)
-	}
-	text, empty := 0, true
-	for i, c := range content {
-		switch c.Type {
-		case ContentText:
-			text += len(c.Body)
-			if strings.TrimSpace(c.Body) != "" {
-				empty = false
-			}
-			if !utf8.ValidString(c.Body) {
-				return Errorf(CodeBadRequest, "content[%d].body must be valid UTF-8", i)
-			}
-		case ContentImage:
-			switch c.Mime {
-			case "image/png", "image/jpeg", "image/gif", "image/webp":
-			default:
-				return Errorf(CodeBadRequest, "content[%d].mime must be image/png, image/jpeg, image/gif or image/webp, got %q", i, c.Mime)
-			}
-			if base64.StdEncoding.DecodedLen(len(c.Data)) > MaxImageBytes+3 {
-				return Errorf(CodeTooLarge, "content[%d] image is larger than %d bytes", i, MaxImageBytes)
-			}
-			if _, err := base64.StdEncoding.DecodeString(c.Data); err != nil || c.Data == "" {
-				return Errorf(CodeBadRequest, "content[%d].data must be standard base64 image data", i)
-			}
-			empty = false
-		default:
-			return Errorf(CodeBadRequest, "content[%d].type %q is unknown; use \"text\" or \"image\"", i, c.Type)
-		}
-	}
-	if text > MaxTextBytes {
-		return Errorf(CodeTooLarge, "content has %d bytes of text; at most %d are allowed", text, MaxTextBytes)
-	}
-	if empty {
-		return Errorf(CodeBadRequest, "content must not be empty: send some text or an image")
-	}
-	return nil
-}
-
-// failRecords are the records that end a turn with an error: the error
-// message (audit only), error and end events.
-func (r *Runner) failRecords(convID string, e *Error, usage *Usage) []*Record {
-	m := Message{Type: MessageError, ConversationID: convID, Error: e.Message, Code: e.Code}
-	return append([]*Record{
-		r.messageRecord(m),
-		{Event: r.event(convID, Event{Type: EventError, Error: e.Message, Code: e.Code})},
-	}, r.endRecords(convID, usage)...)
-}
-
-// endRecords end a turn: turn_ended on the agent stream, which marks the
-// conversation idle, then the turn's end event, always its last.
-func (r *Runner) endRecords(convID string, usage *Usage) []*Record {
-	return []*Record{
-		{Event: r.agentEvent(AgentEvent{Type: AgentTurnEnded, ConversationID: convID}), Turn: TurnEnd},
-		{Event: r.event(convID, Event{Type: EventEnd, Usage: usage})},
-	}
 }

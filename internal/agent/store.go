@@ -55,31 +55,6 @@ type Store interface {
 	Ping(ctx context.Context) error
 }
 
-// TurnChange is what a Record does to its conversation's turn state.
-type TurnChange int
-
-// Turn changes.
-const (
-	TurnNone  TurnChange = iota
-	TurnStart            // mark running; turn_seq = this record's seq
-	TurnEnd              // mark idle
-)
-
-// Record is one entry for the event log with the rows that belong to it,
-// written in the same transaction:
-//   - a KindAgent created event inserts Conversation; renamed updates the
-//     title; deleted deletes the conversation with its messages and memory;
-//   - a KindConversation message event inserts its Message (seq = the
-//     event's seq) and bumps the conversation's updated_at and message_count;
-//   - Memory is appended to the conversation's working memory;
-//   - Turn changes the conversation's turn state.
-type Record struct {
-	Event        AllEvent
-	Conversation *Conversation
-	Memory       []ModelMessage
-	Turn         TurnChange
-}
-
 // MessageQuery selects a page of history.
 type MessageQuery struct {
 	ConversationID string
@@ -100,6 +75,3 @@ type EventQuery struct {
 type Publisher interface {
 	Publish(evs ...AllEvent)
 }
-
-// Clock returns the current time; injected so tests control it.
-type Clock func() time.Time

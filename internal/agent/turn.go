@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -323,13 +322,4 @@ func (t *turn) callTool(c ToolCall) Message {
 		}
 	}
 	return m
-}
-
-// memory is the working-memory entry of a tool result.
-func (m Message) memory() ModelMessage {
-	body := m.Result
-	if m.IsError && !strings.HasPrefix(body, "error") {
-		body = "error: " + body
-	}
-	return ModelMessage{Role: RoleTool, ToolCallID: m.CallID, Name: m.Name, Content: []Content{Text(body)}}
 }

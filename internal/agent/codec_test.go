@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -123,34 +124,93 @@ func TestUnknownTypesSurvive(t *testing.T) {
 	}
 }
 
-func TestCheckContent(t *testing.T) {
-	tests := []struct {
-		name    string
-		content []agent.Content
-		code    string
-	}{
-		{"ok", []agent.Content{agent.Text("hi")}, ""},
-		{"image", []agent.Content{{Type: "image", Mime: "image/png", Data: "iVBORw0KGgo="}}, ""},
-		{"empty", nil, agent.CodeBadRequest},
-		{"blank", []agent.Content{agent.Text("  ")}, agent.CodeBadRequest},
-		{"unknown type", []agent.Content{{Type: "audio"}}, agent.CodeBadRequest},
-		{"bad mime", []agent.Content{{Type: "image", Mime: "text/html", Data: "AA=="}}, agent.CodeBadRequest},
-		{"bad base64", []agent.Content{{Type: "image", Mime: "image/png", Data: "!!"}}, agent.CodeBadRequest},
-		{"too many parts", make([]agent.Content, agent.MaxContentParts+1), agent.CodeBadRequest},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := agent.CheckContent(tt.content)
-			if got := code(err); got != tt.code {
-				t.Fatalf("got code %q (%v), want %q", got, err, tt.code)
-			}
-		})
-	}
-}
-
 func code(err error) string {
 	if err == nil {
 		return ""
 	}
 	return agent.ErrorCode(err)
+}
+
+// TestWireRoundTrip decodes the encoding of a value of every known type of
+// every wire type, with each field its type carries set, and wants the
+// value back: a field added to a struct without its wire tag, or with a
+// tag naming the wrong types, fails here.
+func TestWireRoundTrip(t *testing.T) {
+	usage := &agent.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}
+	head := agent.Message{ID: "m", ConversationID: "c", Seq: 3, Date: date}
+	msg := func(m agent.Message) agent.Message {
+		m.ID, m.ConversationID, m.Seq, m.Date = head.ID, head.ConversationID, head.Seq, head.Date
+		return m
+	}
+	user := msg(agent.Message{Type: agent.MessageUser, Content: []agent.Content{agent.Text("hi")}, ClientID: "k"})
+	values := []any{
+		agent.Text("hi"),
+		agent.Content{Type: agent.ContentImage, Mime: "image/png", Data: "AA=="},
+		user,
+		msg(agent.Message{Type: agent.MessageAssistant, Content: []agent.Content{agent.Text("yo")}, Reasoning: "r", Interrupted: true, Usage: usage}),
+		msg(agent.Message{Type: agent.MessageToolCall, CallID: "c1", Name: "n", Arguments: "{}"}),
+		msg(agent.Message{Type: agent.MessageToolResult, CallID: "c1", Name: "n", Result: "r", IsError: true}),
+		msg(agent.Message{Type: agent.MessageError, Error: "boom", Code: agent.CodeInternal}),
+		agent.Event{Type: agent.EventMessage, Message: &user},
+		agent.Event{Type: agent.EventStartReasoning},
+		agent.Event{Type: agent.EventStartResponse},
+		agent.Event{Type: agent.EventAppendText, Text: "t"},
+		agent.Event{Type: agent.EventAppendImage, Mime: "image/png", Data: "AA=="},
+		agent.Event{Type: agent.EventToolCall, CallID: "c1", Name: "n", Arguments: "{}"},
+		agent.Event{Type: agent.EventToolResult, CallID: "c1", Name: "n", Result: "r", IsError: true},
+		agent.Event{Type: agent.EventError, Error: "bad", Code: agent.CodeModelError},
+		agent.Event{Type: agent.EventInterrupted},
+		agent.Event{Type: agent.EventEnd, Usage: usage},
+		agent.AgentEvent{Type: agent.AgentCreated, ConversationID: "c", Title: "t"},
+		agent.AgentEvent{Type: agent.AgentDeleted, ConversationID: "c"},
+		agent.AgentEvent{Type: agent.AgentRenamed, ConversationID: "c", Title: "t"},
+		agent.AgentEvent{Type: agent.AgentTurnStarted, ConversationID: "c"},
+		agent.AgentEvent{Type: agent.AgentTurnEnded, ConversationID: "c"},
+		agent.AgentEvent{Type: agent.AgentToolServer, Server: &agent.ToolServer{Name: "fs", Transport: "stdio", State: agent.ToolServerReady, Tools: []string{"fs__read"}}},
+		agent.AllEvent{Kind: agent.KindAgent, Seq: 1, ID: "e", Date: date, ConversationID: "c", Agent: &agent.AgentEvent{Type: agent.AgentDeleted, ConversationID: "c"}},
+		agent.AllEvent{Kind: agent.KindConversation, Seq: 2, ID: "e", Date: date, ConversationID: "c", Event: &agent.Event{Type: agent.EventAppendText, Text: "x"}},
+		agent.Conversation{ID: "c", Title: "t", Temp: true, CreatedAt: date, UpdatedAt: date, MessageCount: 4, Running: true, TurnSeq: 9},
+	}
+	for _, v := range values {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatalf("%#v: %v", v, err)
+		}
+		back := newOf(v)
+		if err := json.Unmarshal(b, back); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		got := reflect.ValueOf(back).Elem().Interface()
+		if diff := cmp.Diff(v, got); diff != "" {
+			t.Errorf("%s: round trip (-want +got):\n%s", b, diff)
+		}
+	}
+}
+
+// TestWireRejectsMissingInner checks that an event whose type needs an
+// inner value fails to decode without it instead of leaving a nil.
+func TestWireRejectsMissingInner(t *testing.T) {
+	for _, doc := range []string{
+		`{"type":"message"}`,
+	} {
+		if err := json.Unmarshal([]byte(doc), new(agent.Event)); err == nil {
+			t.Errorf("%s: decoded without error", doc)
+		}
+	}
+	if err := json.Unmarshal([]byte(`{"type":"agent","seq":1,"id":"e","date":""}`), new(agent.AllEvent)); err == nil {
+		t.Error("agent event without event: decoded without error")
+	}
+}
+
+// TestWireTagsEveryField checks that every field of a wire type says how it
+// crosses the wire, so a new field cannot be silently left out of the JSON.
+func TestWireTagsEveryField(t *testing.T) {
+	for _, v := range []any{agent.Content{}, agent.Message{}, agent.Event{}, agent.AgentEvent{}, agent.AllEvent{}, agent.Conversation{}} {
+		typ := reflect.TypeOf(v)
+		for i := range typ.NumField() {
+			if f := typ.Field(i); f.Tag.Get("wire") == "" {
+				t.Errorf("%s.%s has no wire tag", typ.Name(), f.Name)
+			}
+		}
+	}
 }

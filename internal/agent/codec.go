@@ -1,0 +1,247 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The wire types (Content, Message, Event, AgentEvent, AllEvent,
+// Conversation) carry exactly their type's fields on the wire. Each field
+// says which in one `wire` tag, so adding a field is one edit:
+//
+//	Reasoning string `wire:"reasoning,assistant_message?"`
+//
+// names the JSON key, then the types (the value of the struct's "type"
+// field) that carry it; `*` means every type (and a struct without a type
+// field); a trailing `?` omits an empty value. Fields are written in the
+// order they are declared. A field tagged `wire:"-raw"` keeps the JSON of a
+// type this version does not know, which is written back unchanged. Dates
+// (time.Time) use TimeFormat; a nil slice that is not omitted is written as
+// [].
+
+// wireField is one tagged field of a wire type.
+type wireField struct {
+	key   string
+	index int
+	kind  reflect.Kind
+	time  bool
+	all   bool            // every type carries it
+	omit  bool            // with all: omitted when empty
+	types map[string]bool // type → omitted when empty
+	dup   bool            // another field has the same key
+}
+
+// wireCodec encodes and decodes one wire type.
+type wireCodec struct {
+	fields  []wireField
+	typeIdx int // the "type" field, or -1
+	rawIdx  int // the raw field, or -1
+	known   map[string]bool
+}
+
+var (
+	codecMu sync.Mutex
+	codecs  = map[reflect.Type]*wireCodec{}
+)
+
+var timeType = reflect.TypeOf(time.Time{})
+
+// codecOf returns the codec of struct type t, built once from its tags.
+func codecOf(t reflect.Type) *wireCodec {
+	codecMu.Lock()
+	defer codecMu.Unlock()
+	if c := codecs[t]; c != nil {
+		return c
+	}
+	c := &wireCodec{typeIdx: -1, rawIdx: -1, known: map[string]bool{}}
+	keys := map[string]int{}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag, ok := sf.Tag.Lookup("wire")
+		if !ok {
+			continue
+		}
+		if tag == "-raw" {
+			c.rawIdx = i
+			continue
+		}
+		parts := strings.Split(tag, ",")
+		f := wireField{key: parts[0], index: i, kind: sf.Type.Kind(), time: sf.Type == timeType, types: map[string]bool{}}
+		for _, p := range parts[1:] {
+			omit := strings.HasSuffix(p, "?")
+			p = strings.TrimSuffix(p, "?")
+			if p == "*" {
+				f.all, f.omit = true, omit
+				continue
+			}
+			f.types[p] = omit
+			c.known[p] = true
+		}
+		if f.key == "type" && f.all && sf.Type.Kind() == reflect.String {
+			c.typeIdx = i
+		}
+		keys[f.key]++
+		c.fields = append(c.fields, f)
+	}
+	for i := range c.fields {
+		c.fields[i].dup = keys[c.fields[i].key] > 1
+	}
+	codecs[t] = c
+	return c
+}
+
+// carried reports whether a value of type typ carries f, and whether f is
+// then omitted when empty.
+func (f *wireField) carried(typ string, known bool) (carried, omit bool) {
+	if f.all {
+		return true, f.omit
+	}
+	if !known {
+		return false, false
+	}
+	omit, ok := f.types[typ]
+	return ok, omit
+}
+
+// known reports whether v's type is one this version knows (always true
+// for a type without a type field).
+func (c *wireCodec) typeOf(v reflect.Value) (string, bool) {
+	if c.typeIdx < 0 {
+		return "", true
+	}
+	typ := v.Field(c.typeIdx).String()
+	return typ, c.known[typ]
+}
+
+// encodeWire writes v (a wire struct) as JSON.
+func encodeWire(v any) ([]byte, error) {
+	rv := reflect.ValueOf(v)
+	c := codecOf(rv.Type())
+	typ, known := c.typeOf(rv)
+	if !known && c.rawIdx >= 0 {
+		if raw := rv.Field(c.rawIdx).Bytes(); len(raw) > 0 {
+			return raw, nil
+		}
+	}
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	first := true
+	for i := range c.fields {
+		f := &c.fields[i]
+		carried, omit := f.carried(typ, known)
+		if !carried {
+			continue
+		}
+		fv := rv.Field(f.index)
+		if omit && isEmpty(fv) {
+			continue
+		}
+		if !first {
+			buf.WriteByte(',')
+		}
+		first = false
+		buf.WriteByte('"')
+		buf.WriteString(f.key)
+		buf.WriteString(`":`)
+		switch {
+		case f.time:
+			buf.WriteByte('"')
+			buf.WriteString(FormatTime(fv.Interface().(time.Time)))
+			buf.WriteByte('"')
+		case f.kind == reflect.Slice && fv.IsNil():
+			buf.WriteString("[]")
+		default:
+			b, err := json.Marshal(fv.Interface())
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f.key, err)
+			}
+			buf.Write(b)
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+func isEmpty(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String, reflect.Slice, reflect.Map:
+		return v.Len() == 0
+	}
+	return v.IsZero()
+}
+
+// decodeWire reads JSON b into v (a pointer to a wire struct), which it
+// zeroes first. A key shared by several fields goes to the one the type
+// carries; other keys are read whatever the type. A required pointer field
+// its type carries must be present (null gives its zero value, never nil).
+// An unknown type keeps b in the raw field.
+func decodeWire(b []byte, v any) error {
+	if string(b) == "null" {
+		return nil // as encoding/json does
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	rv := reflect.ValueOf(v).Elem()
+	rv.SetZero()
+	c := codecOf(rv.Type())
+	if c.typeIdx >= 0 {
+		if raw, ok := m["type"]; ok {
+			if err := json.Unmarshal(raw, rv.Field(c.typeIdx).Addr().Interface()); err != nil {
+				return fmt.Errorf("type: %w", err)
+			}
+		}
+	}
+	typ, known := c.typeOf(rv)
+	for i := range c.fields {
+		f := &c.fields[i]
+		if f.index == c.typeIdx {
+			continue
+		}
+		carried, omit := f.carried(typ, known)
+		if f.dup && !carried {
+			continue
+		}
+		raw, ok := m[f.key]
+		fv := rv.Field(f.index)
+		required := carried && !omit && f.kind == reflect.Pointer
+		if !ok {
+			if required {
+				return fmt.Errorf("%s %s: %s is missing", rv.Type().Name(), typ, f.key)
+			}
+			continue
+		}
+		if required && string(raw) == "null" {
+			fv.Set(reflect.New(fv.Type().Elem())) // never a nil inner value
+			continue
+		}
+		if f.time {
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return fmt.Errorf("%s: %w", f.key, err)
+			}
+			if s == "" {
+				continue
+			}
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return fmt.Errorf("%s: %w", f.key, err)
+			}
+			fv.Set(reflect.ValueOf(t.UTC()))
+			continue
+		}
+		if err := json.Unmarshal(raw, fv.Addr().Interface()); err != nil {
+			return fmt.Errorf("%s %s: %s: %w", rv.Type().Name(), typ, f.key, err)
+		}
+	}
+	if !known && c.rawIdx >= 0 {
+		rv.Field(c.rawIdx).SetBytes(append([]byte(nil), b...))
+	}
+	return nil
+}

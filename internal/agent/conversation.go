@@ -1,0 +1,21 @@
+package agent
+
+import "time"
+
+// Conversation is the summary of one conversation.
+type Conversation struct {
+	ID           string    `wire:"id,*"`
+	Title        string    `wire:"title,*"`
+	Temp         bool      `wire:"temp,*"` // lives only in memory, never stored
+	CreatedAt    time.Time `wire:"created_at,*"`
+	UpdatedAt    time.Time `wire:"updated_at,*"`
+	MessageCount int       `wire:"message_count,*"`
+	Running      bool      `wire:"running,*"`
+	TurnSeq      int64     `wire:"turn_seq,*?"` // seq of the running turn's first event; 0 when idle
+}
+
+// MarshalJSON implements json.Marshaler.
+func (c Conversation) MarshalJSON() ([]byte, error) { return encodeWire(c) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *Conversation) UnmarshalJSON(b []byte) error { return decodeWire(b, c) }

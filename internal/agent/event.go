@@ -1,0 +1,140 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Event types: the live progress of a turn.
+const (
+	EventMessage        = "message"
+	EventStartReasoning = "start_reasoning"
+	EventStartResponse  = "start_response"
+	EventAppendText     = "append_text"
+	EventAppendImage    = "append_image"
+	EventToolCall       = "tool_call"
+	EventToolResult     = "tool_result"
+	EventError          = "error"
+	EventInterrupted    = "interrupted"
+	EventEnd            = "end"
+)
+
+// Event is one step of a conversation: a persisted message or live progress
+// of a turn. Every turn ends with exactly one EventEnd. The JSON carries
+// exactly the type's fields, as each field's wire tag says (see codec.go).
+type Event struct {
+	// Type is the event's type; the tag lists the types without fields.
+	Type string `wire:"type,*,start_reasoning,start_response,interrupted"`
+
+	Message *Message `wire:"message,message"`
+
+	Text string `wire:"text,append_text"`
+	Mime string `wire:"mime,append_image"`
+	Data string `wire:"data,append_image"`
+
+	CallID    string `wire:"call_id,tool_call,tool_result"`
+	Name      string `wire:"name,tool_call,tool_result"`
+	Arguments string `wire:"arguments,tool_call"`
+	Result    string `wire:"result,tool_result"`
+	IsError   bool   `wire:"is_error,tool_result?"`
+
+	Error string `wire:"message,error"` // the error's message
+	Code  string `wire:"code,error?"`
+
+	Usage *Usage `wire:"usage,end?"`
+
+	Raw json.RawMessage `wire:"-raw"` // a type this version does not know
+}
+
+// MarshalJSON implements json.Marshaler.
+func (e Event) MarshalJSON() ([]byte, error) { return encodeWire(e) }
+
+// UnmarshalJSON implements json.Unmarshaler. Unknown types keep their JSON.
+func (e *Event) UnmarshalJSON(b []byte) error { return decodeWire(b, e) }
+
+// AgentEvent types: changes to the set of conversations.
+const (
+	AgentCreated = "created"
+	AgentDeleted = "deleted"
+	AgentRenamed = "renamed"
+	// AgentToolServer reports a tool server's state change; live only, never stored.
+	AgentToolServer = "tool_server"
+	// AgentTurnStarted and AgentTurnEnded tell lists which conversations
+	// are running without subscribing to every token.
+	AgentTurnStarted = "turn_started"
+	AgentTurnEnded   = "turn_ended"
+)
+
+// AgentEvent is a change to the set of conversations.
+type AgentEvent struct {
+	Type           string          `wire:"type,*"`
+	ConversationID string          `wire:"conversation_id,created,deleted,renamed,turn_started,turn_ended"`
+	Title          string          `wire:"title,created?,renamed"`
+	Server         *ToolServer     `wire:"server,tool_server?"`
+	Raw            json.RawMessage `wire:"-raw"` // a type this version does not know
+}
+
+// MarshalJSON implements json.Marshaler.
+func (a AgentEvent) MarshalJSON() ([]byte, error) { return encodeWire(a) }
+
+// UnmarshalJSON implements json.Unmarshaler. Unknown types keep their JSON.
+func (a *AgentEvent) UnmarshalJSON(b []byte) error { return decodeWire(b, a) }
+
+// AllEvent kinds.
+const (
+	KindAgent        = "agent"
+	KindConversation = "conversation"
+)
+
+// AllEvent is one entry of the event log: an AgentEvent or a conversation's
+// Event, with its cursor. Seq is 0 for events of temp conversations, which
+// are never stored.
+type AllEvent struct {
+	Kind           string          `wire:"type,*"` // KindAgent or KindConversation
+	Seq            int64           `wire:"seq,*"`
+	ID             string          `wire:"id,*"`
+	Date           time.Time       `wire:"date,*"`
+	ConversationID string          `wire:"conversation_id,conversation"` // of an agent event: its event's
+	Agent          *AgentEvent     `wire:"event,agent"`
+	Event          *Event          `wire:"event,conversation"`
+	Raw            json.RawMessage `wire:"-raw"`
+}
+
+// EventType is the type of the inner event: what SSE names the frame.
+func (a AllEvent) EventType() string {
+	switch {
+	case a.Agent != nil:
+		return a.Agent.Type
+	case a.Event != nil:
+		return a.Event.Type
+	}
+	return a.Kind
+}
+
+// Inner is the inner event: the AgentEvent or the Event.
+func (a AllEvent) Inner() any {
+	if a.Agent != nil {
+		return a.Agent
+	}
+	return a.Event
+}
+
+// MarshalJSON implements json.Marshaler.
+func (a AllEvent) MarshalJSON() ([]byte, error) {
+	if a.Kind != KindAgent && a.Kind != KindConversation && len(a.Raw) == 0 {
+		return nil, fmt.Errorf("all event: unknown kind %q", a.Kind)
+	}
+	return encodeWire(a)
+}
+
+// UnmarshalJSON implements json.Unmarshaler. Unknown kinds keep their JSON.
+func (a *AllEvent) UnmarshalJSON(b []byte) error {
+	if err := decodeWire(b, a); err != nil {
+		return err
+	}
+	if a.Agent != nil {
+		a.ConversationID = a.Agent.ConversationID
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+package agent
+
+import (
+	"encoding/base64"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits on what a client may send. They are checked before anything is
+// written.
+const (
+	MaxContentParts = 32               // parts per message
+	MaxTextBytes    = 1 << 20          // bytes of text per message
+	MaxImageBytes   = 10 << 20         // decoded bytes per image
+	MaxTitleRunes   = 200              // runes per title
+	MaxPageSize     = 1000             // largest limit of a list
+	DefaultPageSize = 100              // limit when none is given
+	MaxToolRounds   = 24               // model rounds per turn before giving up
+	TempIdleTimeout = 30 * time.Minute // idle temp conversations are dropped after this
+)
+
+// DefaultSystemPrompt is the system prompt when none is configured.
+const DefaultSystemPrompt = "You are a helpful assistant. Answer concisely and use Markdown where it helps."
+
+func cleanTitle(title string, empty bool) (string, error) {
+	title = strings.TrimSpace(title)
+	if title == "" && !empty {
+		return "", Errorf(CodeBadRequest, "title must not be empty")
+	}
+	if !utf8.ValidString(title) {
+		return "", Errorf(CodeBadRequest, "title must be valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(title); n > MaxTitleRunes {
+		return "", Errorf(CodeBadRequest, "title is %d characters long; at most %d are allowed", n, MaxTitleRunes)
+	}
+	return title, nil
+}
+
+func checkPage(offset, limit int) error {
+	if offset < 0 {
+		return Errorf(CodeBadRequest, "offset must be 0 or more, got %d", offset)
+	}
+	if limit < 1 || limit > MaxPageSize {
+		return Errorf(CodeBadRequest, "limit must be between 1 and %d, got %d", MaxPageSize, limit)
+	}
+	return nil
+}
+
+func autoTitle(content []Content) string {
+	for _, c := range content {
+		if c.Type == ContentText {
+			line, _, _ := strings.Cut(strings.TrimSpace(c.Body), "\n")
+			line = strings.TrimSpace(line)
+			if utf8.RuneCountInString(line) > 60 {
+				line = string([]rune(line)[:60]) + "…"
+			}
+			return line
+		}
+	}
+	return ""
+}
+
+// CheckContent validates the content of a user message.
+func CheckContent(content []Content) error {
+	if len(content) == 0 {
+		return Errorf(CodeBadRequest, "content must have at least one part, e.g. [{\"type\":\"text\",\"body\":\"hello\"}]")
+	}
+	if len(content) > MaxContentParts {
+		return Errorf(CodeBadRequest, "content has %d parts; at most %d are allowed", len(content), MaxContentParts)
+	}
+	text, empty := 0, true
+	for i, c := range content {
+		switch c.Type {
+		case ContentText:
+			text += len(c.Body)
+			if strings.TrimSpace(c.Body) != "" {
+				empty = false
+			}
+			if !utf8.ValidString(c.Body) {
+				return Errorf(CodeBadRequest, "content[%d].body must be valid UTF-8", i)
+			}
+		case ContentImage:
+			switch c.Mime {
+			case "image/png", "image/jpeg", "image/gif", "image/webp":
+			default:
+				return Errorf(CodeBadRequest, "content[%d].mime must be image/png, image/jpeg, image/gif or image/webp, got %q", i, c.Mime)
+			}
+			if base64.StdEncoding.DecodedLen(len(c.Data)) > MaxImageBytes+3 {
+				return Errorf(CodeTooLarge, "content[%d] image is larger than %d bytes", i, MaxImageBytes)
+			}
+			if _, err := base64.StdEncoding.DecodeString(c.Data); err != nil || c.Data == "" {
+				return Errorf(CodeBadRequest, "content[%d].data must be standard base64 image data", i)
+			}
+			empty = false
+		default:
+			return Errorf(CodeBadRequest, "content[%d].type %q is unknown; use \"text\" or \"image\"", i, c.Type)
+		}
+	}
+	if text > MaxTextBytes {
+		return Errorf(CodeTooLarge, "content has %d bytes of text; at most %d are allowed", text, MaxTextBytes)
+	}
+	if empty {
+		return Errorf(CodeBadRequest, "content must not be empty: send some text or an image")
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+package agent
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// Message types: the persisted history.
+const (
+	MessageUser       = "user_message"
+	MessageAssistant  = "assistant_message"
+	MessageToolCall   = "tool_call"
+	MessageToolResult = "tool_result"
+	MessageError      = "error"
+)
+
+// Message is one persisted entry of a conversation's history. Type selects
+// which fields are meaningful; the JSON carries exactly that type's fields,
+// as each field's wire tag says (see codec.go).
+type Message struct {
+	Type           string    `wire:"type,*"`
+	ID             string    `wire:"id,*"`
+	ConversationID string    `wire:"conversation_id,*"`
+	Seq            int64     `wire:"seq,*"`
+	Date           time.Time `wire:"date,*"`
+
+	Content     []Content `wire:"content,user_message,assistant_message"`
+	ClientID    string    `wire:"client_id,user_message?"`
+	Reasoning   string    `wire:"reasoning,assistant_message?"`
+	Interrupted bool      `wire:"interrupted,assistant_message?"`
+	Usage       *Usage    `wire:"usage,assistant_message?"`
+
+	CallID    string `wire:"call_id,tool_call,tool_result"`
+	Name      string `wire:"name,tool_call,tool_result"`
+	Arguments string `wire:"arguments,tool_call"` // JSON text
+	Result    string `wire:"result,tool_result"`
+	IsError   bool   `wire:"is_error,tool_result?"`
+
+	Error string `wire:"message,error"` // the error's message
+	Code  string `wire:"code,error?"`
+
+	Raw json.RawMessage `wire:"-raw"` // a type this version does not know
+}
+
+// MarshalJSON implements json.Marshaler.
+func (m Message) MarshalJSON() ([]byte, error) { return encodeWire(m) }
+
+// UnmarshalJSON implements json.Unmarshaler. Unknown types keep their JSON.
+func (m *Message) UnmarshalJSON(b []byte) error { return decodeWire(b, m) }
+
+// memory is the working-memory entry of a tool result.
+func (m Message) memory() ModelMessage {
+	body := m.Result
+	if m.IsError && !strings.HasPrefix(body, "error") {
+		body = "error: " + body
+	}
+	return ModelMessage{Role: RoleTool, ToolCallID: m.CallID, Name: m.Name, Content: []Content{Text(body)}}
+}

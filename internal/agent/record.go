@@ -1,0 +1,72 @@
+package agent
+
+import "time"
+
+// TurnChange is what a Record does to its conversation's turn state.
+type TurnChange int
+
+// Turn changes.
+const (
+	TurnNone  TurnChange = iota
+	TurnStart            // mark running; turn_seq = this record's seq
+	TurnEnd              // mark idle
+)
+
+// Record is one entry for the event log with the rows that belong to it,
+// written in the same transaction:
+//   - a KindAgent created event inserts Conversation; renamed updates the
+//     title; deleted deletes the conversation with its messages and memory;
+//   - a KindConversation message event inserts its Message (seq = the
+//     event's seq) and bumps the conversation's updated_at and message_count;
+//   - Memory is appended to the conversation's working memory;
+//   - Turn changes the conversation's turn state.
+type Record struct {
+	Event        AllEvent
+	Conversation *Conversation
+	Memory       []ModelMessage
+	Turn         TurnChange
+}
+
+func (r *Runner) event(convID string, ev Event) AllEvent {
+	return AllEvent{Kind: KindConversation, ID: NewID(), Date: r.now(), ConversationID: convID, Event: &ev}
+}
+
+func (r *Runner) agentEvent(ev AgentEvent) AllEvent {
+	return AllEvent{Kind: KindAgent, ID: NewID(), Date: r.now(), ConversationID: ev.ConversationID, Agent: &ev}
+}
+
+// messageRecord makes the record that persists m with its message event.
+func (r *Runner) messageRecord(m Message, mem ...ModelMessage) *Record {
+	if m.ID == "" {
+		m.ID = NewID()
+	}
+	if m.Date.IsZero() {
+		m.Date = r.now()
+	}
+	return &Record{Event: r.event(m.ConversationID, Event{Type: EventMessage, Message: &m}), Memory: mem}
+}
+
+// ToolServerEvent is the live agent event that reports a tool server's
+// state. It is never stored, so it has no seq.
+func ToolServerEvent(s ToolServer, now time.Time) AllEvent {
+	return AllEvent{Kind: KindAgent, ID: NewID(), Date: now, Agent: &AgentEvent{Type: AgentToolServer, Server: &s}}
+}
+
+// failRecords are the records that end a turn with an error: the error
+// message (audit only), error and end events.
+func (r *Runner) failRecords(convID string, e *Error, usage *Usage) []*Record {
+	m := Message{Type: MessageError, ConversationID: convID, Error: e.Message, Code: e.Code}
+	return append([]*Record{
+		r.messageRecord(m),
+		{Event: r.event(convID, Event{Type: EventError, Error: e.Message, Code: e.Code})},
+	}, r.endRecords(convID, usage)...)
+}
+
+// endRecords end a turn: turn_ended on the agent stream, which marks the
+// conversation idle, then the turn's end event, always its last.
+func (r *Runner) endRecords(convID string, usage *Usage) []*Record {
+	return []*Record{
+		{Event: r.agentEvent(AgentEvent{Type: AgentTurnEnded, ConversationID: convID}), Turn: TurnEnd},
+		{Event: r.event(convID, Event{Type: EventEnd, Usage: usage})},
+	}
+}

@@ -1,0 +1,31 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+)
+
+// Recover ends the turns whose process died: each becomes an error message
+// with code interrupted_by_restart, then error and end events. It runs at
+// start and periodically, for instances that die while others run.
+func (r *Runner) Recover(ctx context.Context) error {
+	convs, err := r.cfg.Store.OrphanedTurns(ctx)
+	if err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	for _, c := range convs {
+		r.mu.Lock()
+		live := r.turns[c.ID] != nil
+		r.mu.Unlock()
+		if live {
+			continue // ours, and still running
+		}
+		const msg = "the turn stopped without finishing: the server restarted, or could not save its end; send the message again"
+		recs := r.failRecords(c.ID, Errorf(CodeInterruptedByRestart, msg), nil)
+		if err := r.cfg.Store.Append(ctx, recs...); err != nil {
+			return fmt.Errorf("recover %s: %w", c.ID, err)
+		}
+		r.log.Info("turn_recovered", "conversation_id", c.ID)
+	}
+	return nil
+}
