@@ -63,7 +63,7 @@ func (p *inproc) start(ctx context.Context, db, modelURL string) error {
 		p.st.Close()
 		return fmt.Errorf("in-process agentik: %w", err)
 	}
-	p.runner = agent.NewRunner(agent.Config{Store: p.st, Publisher: b, Model: m, Logger: log})
+	p.runner = agent.NewRunner(agent.Config{Store: p.st, Cluster: p.st, Publisher: b, Model: m, Logger: log})
 	p.srv = server.New(server.Config{Runner: p.runner, Broker: b, Store: p.st, ModelName: m.Name(), Logger: log})
 	p.hs = &http.Server{Handler: p.srv, ReadHeaderTimeout: 10 * time.Second}
 	p.wg.Add(1)

@@ -145,7 +145,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	}
 
 	var tools *tool.Manager
-	rcfg := agent.Config{Store: st, Publisher: b, Model: model, SystemPrompt: cfg.SystemPrompt, Logger: log, Unavailable: unavailable}
+	rcfg := agent.Config{Store: st, Cluster: st, Publisher: b, Model: model, SystemPrompt: cfg.SystemPrompt, Logger: log, Unavailable: unavailable}
 	if cfg.MCPConfig != "" {
 		tcfg, err := tool.LoadConfig(cfg.MCPConfig, getenv)
 		if err != nil {
@@ -214,7 +214,8 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 }
 
 // maintain prunes old events now and every pruneEvery, and recovers the
-// turns of instances that died (PostgreSQL) every recoverEvery.
+// turns of instances that died (PostgreSQL) every recoverEvery, and drops
+// idle temp conversations every agent.TempSweepEvery.
 func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl time.Duration, log *slog.Logger) {
 	prune := func() {
 		n, err := st.Prune(ctx, time.Now().Add(-ttl))
@@ -224,9 +225,10 @@ func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl ti
 			log.Info("events_pruned", "count", n)
 		}
 	}
-	pruneT, recoverT := time.NewTicker(pruneEvery), time.NewTicker(recoverEvery)
+	pruneT, recoverT, sweepT := time.NewTicker(pruneEvery), time.NewTicker(recoverEvery), time.NewTicker(agent.TempSweepEvery)
 	defer pruneT.Stop()
 	defer recoverT.Stop()
+	defer sweepT.Stop()
 	prune()
 	for {
 		select {
@@ -234,6 +236,10 @@ func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl ti
 			return
 		case <-pruneT.C:
 			prune()
+		case <-sweepT.C:
+			if err := runner.Temps().Sweep(ctx); err != nil && ctx.Err() == nil {
+				log.Error("temp_sweep_failed", "err", err)
+			}
 		case <-recoverT.C:
 			if err := runner.Recover(ctx); err != nil && ctx.Err() == nil {
 				log.Error("recover_failed", "err", err)

@@ -3,21 +3,19 @@ package agent
 import (
 	"encoding/base64"
 	"strings"
-	"time"
 	"unicode/utf8"
 )
 
 // Limits on what a client may send. They are checked before anything is
 // written.
 const (
-	MaxContentParts = 32               // parts per message
-	MaxTextBytes    = 1 << 20          // bytes of text per message
-	MaxImageBytes   = 10 << 20         // decoded bytes per image
-	MaxTitleRunes   = 200              // runes per title
-	MaxPageSize     = 1000             // largest limit of a list
-	DefaultPageSize = 100              // limit when none is given
-	MaxToolRounds   = 24               // model rounds per turn before giving up
-	TempIdleTimeout = 30 * time.Minute // idle temp conversations are dropped after this
+	MaxContentParts = 32       // parts per message
+	MaxTextBytes    = 1 << 20  // bytes of text per message
+	MaxImageBytes   = 10 << 20 // decoded bytes per image
+	MaxTitleRunes   = 200      // runes per title
+	MaxPageSize     = 1000     // largest limit of a list
+	DefaultPageSize = 100      // limit when none is given
+	MaxToolRounds   = 24       // model rounds per turn before giving up
 )
 
 // DefaultSystemPrompt is the system prompt when none is configured.

@@ -9,7 +9,10 @@ import (
 // with code interrupted_by_restart, then error and end events. It runs at
 // start and periodically, for instances that die while others run.
 func (r *Runner) Recover(ctx context.Context) error {
-	convs, err := r.cfg.Store.OrphanedTurns(ctx)
+	if r.cfg.Cluster == nil {
+		return nil
+	}
+	convs, err := r.cfg.Cluster.OrphanedTurns(ctx)
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
+	"math"
 	"sync"
 	"time"
 )
@@ -15,10 +15,12 @@ var errShutdown = errors.New("server shutting down")
 
 // Config holds what a Runner needs.
 type Config struct {
-	Store        Store
+	Store        Store     // the stored conversations
+	Cluster      Cluster   // recovery and remote interrupts; nil: this instance alone, nothing to recover
 	Publisher    Publisher // live fan-out of events that are never stored (temp conversations, tool servers)
-	Model        Model     // nil: no model configured, sends fail with unavailable
-	Tools        Tools     // nil: no tools
+	Temp         TempConfig
+	Model        Model // nil: no model configured, sends fail with unavailable
+	Tools        Tools // nil: no tools
 	SystemPrompt string
 	// Unavailable explains how to configure a model; it is the message of
 	// the error a send gets when Model is nil.
@@ -27,25 +29,18 @@ type Config struct {
 	Now         Clock
 }
 
-// Runner runs conversations: it owns the running turns and the temp
-// conversations, writes everything else through the Store, and is the only
+// Runner runs conversations: it owns the running turns, keeps temp
+// conversations in a MemStore and the others in the Store, and is the only
 // place that decides what a turn emits.
 type Runner struct {
-	cfg Config
-	log *slog.Logger
-	now Clock
+	cfg   Config
+	log   *slog.Logger
+	now   Clock
+	temps *MemStore
 
 	mu    sync.Mutex
-	turns map[string]*turn             // running turns by conversation id
-	temps map[string]*tempConversation // temp conversations by id
-	wg    sync.WaitGroup               // running turn goroutines
-}
-
-// tempConversation is a conversation that lives only in memory.
-type tempConversation struct {
-	conv     Conversation
-	messages []Message
-	memory   []ModelMessage
+	turns map[string]*turn // running turns by conversation id
+	wg    sync.WaitGroup   // running turn goroutines
 }
 
 // NewRunner makes a Runner. Call Recover once before serving.
@@ -56,13 +51,14 @@ func NewRunner(cfg Config) *Runner {
 	if cfg.Unavailable == "" {
 		cfg.Unavailable = "no model is configured: set OPENAI_BASE_URL (and OPENAI_MODEL) for an OpenAI-compatible server, or OPENAI_API_KEY for OpenAI, or run Ollama on 127.0.0.1:11434, then restart agentik"
 	}
-	r := &Runner{cfg: cfg, log: cfg.Logger, now: cfg.Now, turns: map[string]*turn{}, temps: map[string]*tempConversation{}}
+	r := &Runner{cfg: cfg, log: cfg.Logger, now: cfg.Now, turns: map[string]*turn{}}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
 	if r.now == nil {
 		r.now = time.Now
 	}
+	r.temps = NewMemStore(cfg.Temp, cfg.Publisher, r.now)
 	return r
 }
 
@@ -87,56 +83,17 @@ func (r *Runner) Close(ctx context.Context) error {
 	}
 }
 
-// append writes records: to the store for stored conversations, to memory
-// and the publisher for temp ones (which get no seq).
-func (r *Runner) append(ctx context.Context, temp bool, recs ...*Record) error {
-	if !temp {
-		return r.cfg.Store.Append(ctx, recs...)
+// storeOf is the store that keeps conversation id: the temp store or the
+// database.
+func (r *Runner) storeOf(id string) Store {
+	if r.temps.Has(id) {
+		return r.temps
 	}
-	r.mu.Lock()
-	evs := make([]AllEvent, 0, len(recs))
-	for _, rec := range recs {
-		r.applyTemp(rec)
-		evs = append(evs, rec.Event)
-	}
-	r.mu.Unlock()
-	if r.cfg.Publisher != nil {
-		r.cfg.Publisher.Publish(evs...)
-	}
-	return nil
+	return r.cfg.Store
 }
 
-// applyTemp applies a record to an in-memory conversation; r.mu is held.
-func (r *Runner) applyTemp(rec *Record) {
-	ev := rec.Event
-	t := r.temps[ev.ConversationID]
-	switch {
-	case ev.Agent != nil && ev.Agent.Type == AgentCreated && rec.Conversation != nil:
-		t = &tempConversation{conv: *rec.Conversation}
-		r.temps[ev.ConversationID] = t
-	case ev.Agent != nil && ev.Agent.Type == AgentDeleted:
-		delete(r.temps, ev.ConversationID)
-		return
-	case ev.Agent != nil && ev.Agent.Type == AgentRenamed && t != nil:
-		t.conv.Title = ev.Agent.Title
-		t.conv.UpdatedAt = ev.Date
-	}
-	if t == nil {
-		return
-	}
-	if ev.Event != nil && ev.Event.Type == EventMessage {
-		t.messages = append(t.messages, *ev.Event.Message)
-		t.conv.MessageCount++
-		t.conv.UpdatedAt = ev.Date
-	}
-	t.memory = append(t.memory, rec.Memory...)
-	switch rec.Turn {
-	case TurnStart:
-		t.conv.Running = true
-	case TurnEnd:
-		t.conv.Running = false
-	}
-}
+// Temps is the store of temp conversations; its owner runs its sweep.
+func (r *Runner) Temps() *MemStore { return r.temps }
 
 // CreateConversation makes a conversation. A temp one lives only in memory.
 func (r *Runner) CreateConversation(ctx context.Context, title string, temp bool) (Conversation, error) {
@@ -151,52 +108,23 @@ func (r *Runner) CreateConversation(ctx context.Context, title string, temp bool
 		Conversation: &c,
 		Memory:       []ModelMessage{{Role: RoleSystem, Content: []Content{Text(r.cfg.SystemPrompt)}}},
 	}
+	st := r.cfg.Store
 	if temp {
-		r.sweepTemps(ctx)
+		st = r.temps
 	}
-	if err := r.append(ctx, temp, rec); err != nil {
+	if err := st.Append(ctx, rec); err != nil {
 		return Conversation{}, fmt.Errorf("create conversation: %w", err)
 	}
 	return c, nil
 }
 
-// sweepTemps drops temp conversations idle for longer than TempIdleTimeout.
-func (r *Runner) sweepTemps(ctx context.Context) {
-	r.mu.Lock()
-	var idle []string
-	for id, t := range r.temps {
-		if !t.conv.Running && r.now().Sub(t.conv.UpdatedAt) > TempIdleTimeout {
-			idle = append(idle, id)
-		}
-	}
-	r.mu.Unlock()
-	for _, id := range idle {
-		_ = r.append(ctx, true, &Record{Event: r.agentEvent(AgentEvent{Type: AgentDeleted, ConversationID: id})})
-	}
-}
-
 // Conversation returns one conversation, with its live turn state.
 func (r *Runner) Conversation(ctx context.Context, id string) (Conversation, error) {
-	r.mu.Lock()
-	if t, ok := r.temps[id]; ok {
-		c := t.conv
-		r.mu.Unlock()
-		return c, nil
-	}
-	r.mu.Unlock()
-	c, err := r.cfg.Store.Conversation(ctx, id)
-	if err != nil {
-		return Conversation{}, err
-	}
-	return c, nil
+	return r.storeOf(id).Conversation(ctx, id)
 }
 
 // IsTemp reports whether id is a temp conversation; it reads no database.
-func (r *Runner) IsTemp(id string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.temps[id] != nil
-}
+func (r *Runner) IsTemp(id string) bool { return r.temps.Has(id) }
 
 // Conversations lists conversations, most recently updated first: temp
 // ones (newest first) before the stored page.
@@ -204,14 +132,10 @@ func (r *Runner) Conversations(ctx context.Context, offset, limit int) ([]Conver
 	if err := checkPage(offset, limit); err != nil {
 		return nil, 0, err
 	}
-	r.sweepTemps(ctx)
-	r.mu.Lock()
-	temps := make([]Conversation, 0, len(r.temps))
-	for _, t := range r.temps {
-		temps = append(temps, t.conv)
+	temps, _, err := r.temps.Conversations(ctx, 0, math.MaxInt)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list conversations: %w", err)
 	}
-	r.mu.Unlock()
-	sort.Slice(temps, func(i, j int) bool { return temps[i].UpdatedAt.After(temps[j].UpdatedAt) })
 	var out []Conversation
 	if offset < len(temps) {
 		out = append(out, temps[offset:min(len(temps), offset+limit)]...)
@@ -239,18 +163,7 @@ func (r *Runner) Messages(ctx context.Context, q MessageQuery) ([]Message, error
 	if q.After < 0 {
 		return nil, Errorf(CodeBadRequest, "after must be 0 or more, got %d", q.After)
 	}
-	r.mu.Lock()
-	if t, ok := r.temps[q.ConversationID]; ok {
-		ms := t.messages
-		r.mu.Unlock()
-		out := []Message{}
-		if q.Offset < len(ms) {
-			out = append(out, ms[q.Offset:min(len(ms), q.Offset+q.Limit)]...)
-		}
-		return out, nil
-	}
-	r.mu.Unlock()
-	ms, err := r.cfg.Store.Messages(ctx, q) // not_found for an unknown conversation
+	ms, err := r.storeOf(q.ConversationID).Messages(ctx, q) // not_found for an unknown conversation
 	if err != nil {
 		return nil, fmt.Errorf("messages: %w", err)
 	}
@@ -266,29 +179,29 @@ func (r *Runner) Rename(ctx context.Context, id, title string) (Conversation, er
 	if err != nil {
 		return Conversation{}, err
 	}
-	c, err := r.Conversation(ctx, id)
-	if err != nil {
+	st := r.storeOf(id)
+	if _, err := st.Conversation(ctx, id); err != nil {
 		return Conversation{}, err
 	}
 	rec := &Record{Event: r.agentEvent(AgentEvent{Type: AgentRenamed, ConversationID: id, Title: title})}
-	if err := r.append(ctx, c.Temp, rec); err != nil {
+	if err := st.Append(ctx, rec); err != nil {
 		return Conversation{}, fmt.Errorf("rename: %w", err)
 	}
-	return r.Conversation(ctx, id)
+	return st.Conversation(ctx, id)
 }
 
 // Delete deletes a conversation with its history, interrupting its turn
 // first.
 func (r *Runner) Delete(ctx context.Context, id string) error {
-	c, err := r.Conversation(ctx, id)
-	if err != nil {
+	st := r.storeOf(id)
+	if _, err := st.Conversation(ctx, id); err != nil {
 		return err
 	}
 	if _, err := r.Interrupt(ctx, id); err != nil {
 		return err
 	}
 	rec := &Record{Event: r.agentEvent(AgentEvent{Type: AgentDeleted, ConversationID: id})}
-	if err := r.append(ctx, c.Temp, rec); err != nil {
+	if err := st.Append(ctx, rec); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
 	return nil
@@ -312,7 +225,7 @@ func (r *Runner) Interrupt(ctx context.Context, id string) (bool, error) {
 	ending := t != nil && t.ending
 	r.mu.Unlock()
 	if t == nil {
-		if !c.Running || c.Temp {
+		if !c.Running || c.Temp || r.cfg.Cluster == nil {
 			return false, nil
 		}
 		return r.interruptRemote(ctx, id)
@@ -333,7 +246,7 @@ func (r *Runner) Interrupt(ctx context.Context, id string) (bool, error) {
 // interruptRemote asks the instance running id's turn to stop it and waits
 // until the store shows it ended.
 func (r *Runner) interruptRemote(ctx context.Context, id string) (bool, error) {
-	asked, err := r.cfg.Store.RequestInterrupt(ctx, id)
+	asked, err := r.cfg.Cluster.RequestInterrupt(ctx, id)
 	if err != nil || !asked {
 		return false, err
 	}
@@ -386,12 +299,13 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 	if len(clientID) > 200 {
 		return SendResult{}, Errorf(CodeBadRequest, "client_id is %d bytes long; at most 200 are allowed", len(clientID))
 	}
-	c, err := r.Conversation(ctx, id)
+	st := r.storeOf(id)
+	c, err := st.Conversation(ctx, id)
 	if err != nil {
 		return SendResult{}, err
 	}
 	if clientID != "" {
-		if m, ok, err := r.messageByClientID(ctx, c, clientID); err != nil {
+		if m, ok, err := messageByClientID(ctx, st, id, clientID); err != nil {
 			return SendResult{}, err
 		} else if ok {
 			return SendResult{MessageID: m.ID, Seq: m.Seq, Duplicate: true}, nil
@@ -423,7 +337,7 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 		r.mu.Lock()
 	}
 	tctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	t := &turn{r: r, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{})}
+	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{})}
 	r.turns[id] = t
 	r.wg.Add(1)
 	r.mu.Unlock()
@@ -437,12 +351,12 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 			recs = append(recs, &Record{Event: r.agentEvent(AgentEvent{Type: AgentRenamed, ConversationID: id, Title: title})})
 		}
 	}
-	if err := r.append(ctx, c.Temp, recs...); err != nil {
+	if err := st.Append(ctx, recs...); err != nil {
 		r.endTurn(t)
 		cancel(nil)
 		if errors.Is(err, ErrBadRequest) && clientID != "" {
 			// Lost a race with a send of the same client_id.
-			if m, ok, _ := r.messageByClientID(ctx, c, clientID); ok {
+			if m, ok, _ := messageByClientID(ctx, st, id, clientID); ok {
 				return SendResult{MessageID: m.ID, Seq: m.Seq, Duplicate: true}, nil
 			}
 		}
@@ -452,20 +366,8 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 	return SendResult{MessageID: rec.Event.Event.Message.ID, Seq: rec.Event.Seq}, nil
 }
 
-func (r *Runner) messageByClientID(ctx context.Context, c Conversation, clientID string) (Message, bool, error) {
-	if c.Temp {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if t := r.temps[c.ID]; t != nil {
-			for _, m := range t.messages {
-				if m.Type == MessageUser && m.ClientID == clientID {
-					return m, true, nil
-				}
-			}
-		}
-		return Message{}, false, nil
-	}
-	m, err := r.cfg.Store.MessageByClientID(ctx, c.ID, clientID)
+func messageByClientID(ctx context.Context, st Store, id, clientID string) (Message, bool, error) {
+	m, err := st.MessageByClientID(ctx, id, clientID)
 	if errors.Is(err, ErrNotFound) {
 		return Message{}, false, nil
 	}

@@ -60,7 +60,7 @@ func (g *rig) open() {
 		g.t.Fatal(err)
 	}
 	g.st, g.b = st, b
-	g.r = agent.NewRunner(agent.Config{Store: st, Publisher: b, Model: m, Tools: g.tools})
+	g.r = agent.NewRunner(agent.Config{Store: st, Cluster: st, Publisher: b, Model: m, Tools: g.tools})
 	if err := g.r.Recover(context.Background()); err != nil {
 		g.t.Fatal(err)
 	}

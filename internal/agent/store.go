@@ -2,57 +2,51 @@ package agent
 
 import (
 	"context"
-	"time"
 )
 
-// Store keeps conversations, their messages and working memory, and the
-// event log. Every write goes through Append, so each write is one entry of
-// the log, committed in seq order and published only once durable.
+// Store is what the runner reads and writes: conversations, their messages
+// and working memory. Every write goes through Append, so each write is one
+// entry of the log, applied in order and published once it holds. The
+// database (package store) implements it for stored conversations, memStore
+// for temp ones; StoreContract (storetest.go) is what both must do.
 type Store interface {
 	// Append commits records in order (group-committed with concurrent
 	// appends), assigns each event its seq (and a message event's Message its
 	// Seq), and returns once they are durable. Before Append returns, the
 	// store has handed the committed events to its publisher in seq order.
 	// An event whose ID is already stored is skipped (append is idempotent).
+	// A second user message with a client_id already used in the
+	// conversation fails with bad_request and writes nothing of its batch.
 	Append(ctx context.Context, recs ...*Record) error
 
 	// Conversation returns one conversation, or ErrNotFound.
 	Conversation(ctx context.Context, id string) (Conversation, error)
 	// Conversations returns a page, most recently updated first, and the total.
 	Conversations(ctx context.Context, offset, limit int) ([]Conversation, int, error)
+	// Messages returns a page of a conversation's history in seq order:
+	// those with seq > q.After, then q.Offset and q.Limit. An unknown
+	// conversation is ErrNotFound.
+	Messages(ctx context.Context, q MessageQuery) ([]Message, error)
+	// MessageByClientID returns the user message sent with clientID, or ErrNotFound.
+	MessageByClientID(ctx context.Context, conversationID, clientID string) (Message, error)
+	// Memory returns a conversation's working memory in order.
+	Memory(ctx context.Context, conversationID string) ([]ModelMessage, error)
+}
+
+// Cluster is what the runner asks of the other instances sharing its
+// database (several instances on one PostgreSQL), and of the instances that
+// died: the database implements it.
+type Cluster interface {
 	// OrphanedTurns claims and returns the conversations marked running
 	// whose turn no live process owns (the turns that died with their
 	// process), and those this process started, which the caller filters by
 	// the turns it still runs. A turn is claimed once, so several instances
 	// recovering at the same time do not end it twice.
 	OrphanedTurns(ctx context.Context) ([]Conversation, error)
-
-	// Messages returns a page of a conversation's history in seq order.
-	Messages(ctx context.Context, q MessageQuery) ([]Message, error)
-	// MessageByClientID returns the user message sent with clientID, or ErrNotFound.
-	MessageByClientID(ctx context.Context, conversationID, clientID string) (Message, error)
-	// Memory returns a conversation's working memory in order.
-	Memory(ctx context.Context, conversationID string) ([]ModelMessage, error)
-
-	// Events returns stored events with seq > q.After in seq order.
-	Events(ctx context.Context, q EventQuery) ([]AllEvent, error)
-	// EventSeq returns the seq of the event with that id, or ErrNotFound.
-	EventSeq(ctx context.Context, id string) (int64, error)
-	// Bounds returns the seq through which events were pruned (a cursor below
-	// it has lost events) and the highest committed seq.
-	Bounds(ctx context.Context) (pruned, head int64, err error)
-	// Prune deletes events created before t and returns how many.
-	Prune(ctx context.Context, before time.Time) (int64, error)
-
 	// RequestInterrupt asks the instance running the conversation's turn,
 	// when that is another instance, to interrupt it; it reports whether it
 	// asked.
 	RequestInterrupt(ctx context.Context, conversationID string) (bool, error)
-
-	// Epoch identifies this database: a random id made when it was created.
-	Epoch() string
-	// Ping checks that the database answers.
-	Ping(ctx context.Context) error
 }
 
 // MessageQuery selects a page of history.

@@ -25,6 +25,7 @@ const textLinger = 8 * time.Millisecond
 // calls, until exactly one end event.
 type turn struct {
 	r      *Runner
+	st     Store // the store that keeps conv
 	conv   Conversation
 	ctx    context.Context // cancelled by Interrupt or Close
 	cancel context.CancelCauseFunc
@@ -139,7 +140,7 @@ func (t *turn) emitLoop() {
 		for i, b := range batch {
 			recs[i] = b.rec
 		}
-		err := t.r.append(ctx, t.conv.Temp, recs...)
+		err := t.st.Append(ctx, recs...)
 		if err != nil && t.emitErr == nil {
 			t.emitErr = err
 			t.cancel(err)
@@ -181,22 +182,9 @@ func (t *turn) emit(rec *Record) error { return t.emitRecs(rec) }
 
 func (t *turn) live(ev Event) error { return t.emit(&Record{Event: t.r.event(t.conv.ID, ev)}) }
 
-// memory loads the conversation's working memory.
-func (t *turn) memory() ([]ModelMessage, error) {
-	if t.conv.Temp {
-		t.r.mu.Lock()
-		defer t.r.mu.Unlock()
-		if tc := t.r.temps[t.conv.ID]; tc != nil {
-			return append([]ModelMessage(nil), tc.memory...), nil
-		}
-		return nil, ErrNotFound
-	}
-	return t.r.cfg.Store.Memory(context.WithoutCancel(t.ctx), t.conv.ID)
-}
-
 // loop runs model rounds until the model answers without tool calls.
 func (t *turn) loop() error {
-	mem, err := t.memory()
+	mem, err := t.st.Memory(context.WithoutCancel(t.ctx), t.conv.ID)
 	if err != nil {
 		return fmt.Errorf("load working memory: %w", err)
 	}

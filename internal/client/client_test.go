@@ -50,7 +50,7 @@ func start(t *testing.T, dbPath, modelURL, addr string) *instance {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := agent.NewRunner(agent.Config{Store: st, Publisher: b, Model: m})
+	r := agent.NewRunner(agent.Config{Store: st, Cluster: st, Publisher: b, Model: m})
 	if err := r.Recover(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acfg := agent.Config{Store: st, Publisher: b, Model: m}
+	acfg := agent.Config{Store: st, Cluster: st, Publisher: b, Model: m}
 	scfg := server.Config{Broker: b, Store: st, ModelName: "fake", Heartbeat: time.Second}
 	for _, o := range opts {
 		o(&acfg, &scfg)

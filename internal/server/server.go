@@ -32,11 +32,28 @@ type ToolLister interface {
 	Servers() []agent.ToolServer
 }
 
+// EventLog is what the server reads of the event log besides the broker:
+// replay pages, the log's bounds and identity, and a health check. The
+// database (package store) implements it.
+type EventLog interface {
+	// Events returns stored events with seq > q.After in seq order.
+	Events(ctx context.Context, q agent.EventQuery) ([]agent.AllEvent, error)
+	// EventSeq returns the seq of the event with that id, or agent.ErrNotFound.
+	EventSeq(ctx context.Context, id string) (int64, error)
+	// Bounds returns the seq through which events were pruned and the
+	// highest committed seq.
+	Bounds(ctx context.Context) (pruned, head int64, err error)
+	// Epoch identifies the database: a random id made when it was created.
+	Epoch() string
+	// Ping checks that the database answers.
+	Ping(ctx context.Context) error
+}
+
 // Config holds what the server needs.
 type Config struct {
 	Runner    *agent.Runner
 	Broker    *broker.Broker
-	Store     agent.Store
+	Store     EventLog
 	Tools     ToolLister // nil when no tools are configured
 	ModelName string     // "" when no model is configured
 	// ModelNotice, when set, says what the UI's banner area shows about
@@ -70,7 +87,7 @@ type Server struct {
 	cfg       Config
 	runner    *agent.Runner
 	broker    *broker.Broker
-	store     agent.Store
+	store     EventLog
 	tools     ToolLister
 	modelName string
 	log       *slog.Logger

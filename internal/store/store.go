@@ -20,7 +20,10 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 )
 
-var _ agent.Store = (*Store)(nil)
+var (
+	_ agent.Store   = (*Store)(nil)
+	_ agent.Cluster = (*Store)(nil)
+)
 
 // sqlitePragmas are the connection parameters of every SQLite connection, in
 // the order DESIGN.md §4 gives: busy_timeout first so that the pragmas after

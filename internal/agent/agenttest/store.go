@@ -1,0 +1,164 @@
+// Package agenttest holds the contract every agent.Store keeps, as a test
+// any implementation runs: the database on SQLite and PostgreSQL, and the
+// in-memory store of temp conversations.
+package agenttest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// StoreContract checks st: conversations, messages paged by after, offset
+// and limit, client ids, working memory, turn state, rename and delete.
+// events returns what st has published so far.
+func StoreContract(t *testing.T, st agent.Store, events func() []agent.AllEvent) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	mustAppend := func(recs ...*agent.Record) {
+		t.Helper()
+		if err := st.Append(ctx, recs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agentRec := func(typ, cid, title string) *agent.Record {
+		return &agent.Record{Event: agent.AllEvent{Kind: agent.KindAgent, ID: id(), Date: now, ConversationID: cid,
+			Agent: &agent.AgentEvent{Type: typ, ConversationID: cid, Title: title}}}
+	}
+	create := func(title string) string {
+		cid := id()
+		rec := agentRec(agent.AgentCreated, cid, title)
+		rec.Conversation = &agent.Conversation{ID: cid, Title: title, CreatedAt: now, UpdatedAt: now}
+		rec.Memory = []agent.ModelMessage{{Role: agent.RoleSystem, Content: []agent.Content{agent.Text("sys")}}}
+		mustAppend(rec)
+		return cid
+	}
+	msgRec := func(cid, text, clientID string) *agent.Record {
+		m := agent.Message{Type: agent.MessageUser, ID: id(), ConversationID: cid, Date: now, Content: []agent.Content{agent.Text(text)}, ClientID: clientID}
+		return &agent.Record{
+			Event:  agent.AllEvent{Kind: agent.KindConversation, ID: id(), Date: now, ConversationID: cid, Event: &agent.Event{Type: agent.EventMessage, Message: &m}},
+			Memory: []agent.ModelMessage{{Role: agent.RoleUser, Content: m.Content}},
+		}
+	}
+	wantCode := func(err error, code string) {
+		t.Helper()
+		if agent.ErrorCode(err) != code || err == nil {
+			t.Fatalf("got %v, want code %s", err, code)
+		}
+	}
+
+	cid := create("first")
+	c, err := st.Conversation(ctx, cid)
+	if err != nil || c.ID != cid || c.Title != "first" || c.Running {
+		t.Fatalf("conversation: %+v, %v", c, err)
+	}
+	_, err = st.Conversation(ctx, id())
+	wantCode(err, agent.CodeNotFound)
+
+	// Messages: in order; after, offset and limit page them.
+	start := msgRec(cid, "m0", "k0")
+	start.Turn = agent.TurnStart
+	mustAppend(start)
+	if c, _ := st.Conversation(ctx, cid); !c.Running {
+		t.Fatal("not running after TurnStart")
+	}
+	for _, text := range []string{"m1", "m2", "m3"} {
+		mustAppend(msgRec(cid, text, ""))
+	}
+	end := agentRec(agent.AgentTurnEnded, cid, "")
+	end.Turn = agent.TurnEnd
+	mustAppend(end)
+	if c, _ := st.Conversation(ctx, cid); c.Running || c.MessageCount != 4 {
+		t.Fatalf("after TurnEnd: %+v", c)
+	}
+	texts := func(ms []agent.Message) (out []string) {
+		for _, m := range ms {
+			out = append(out, m.Content[0].Body)
+		}
+		return out
+	}
+	all, err := st.Messages(ctx, agent.MessageQuery{ConversationID: cid, Limit: 10})
+	if err != nil || len(all) != 4 || texts(all)[3] != "m3" {
+		t.Fatalf("messages: %v, %v", texts(all), err)
+	}
+	page, _ := st.Messages(ctx, agent.MessageQuery{ConversationID: cid, Offset: 1, Limit: 2})
+	if got := texts(page); len(got) != 2 || got[0] != "m1" || got[1] != "m2" {
+		t.Fatalf("offset 1 limit 2: %v", got)
+	}
+	if all[0].Seq > 0 {
+		after, _ := st.Messages(ctx, agent.MessageQuery{ConversationID: cid, After: all[1].Seq, Limit: 10})
+		if got := texts(after); len(got) != 2 || got[0] != "m2" {
+			t.Fatalf("after the second: %v", got)
+		}
+	}
+	if past, err := st.Messages(ctx, agent.MessageQuery{ConversationID: cid, After: 1 << 40, Limit: 10}); err != nil || len(past) != 0 {
+		t.Fatalf("after everything: %v, %v", texts(past), err)
+	}
+	_, err = st.Messages(ctx, agent.MessageQuery{ConversationID: id(), Limit: 10})
+	wantCode(err, agent.CodeNotFound)
+
+	// Client ids: found, unknown, and a second use refused with its batch.
+	if m, err := st.MessageByClientID(ctx, cid, "k0"); err != nil || m.Content[0].Body != "m0" {
+		t.Fatalf("by client id: %+v, %v", m, err)
+	}
+	_, err = st.MessageByClientID(ctx, cid, "nope")
+	if !errors.Is(err, agent.ErrNotFound) {
+		t.Fatalf("unknown client id: %v", err)
+	}
+	wantCode(st.Append(ctx, msgRec(cid, "again", "k0"), agentRec(agent.AgentRenamed, cid, "lost")), agent.CodeBadRequest)
+	if c, _ := st.Conversation(ctx, cid); c.Title != "first" || c.MessageCount != 4 {
+		t.Fatalf("a refused batch changed the conversation: %+v", c)
+	}
+
+	// Working memory: in append order.
+	mem, err := st.Memory(ctx, cid)
+	if err != nil || len(mem) != 5 || mem[0].Role != agent.RoleSystem || mem[4].Content[0].Body != "m3" {
+		t.Fatalf("memory: %+v, %v", mem, err)
+	}
+
+	// The list: most recently updated first, with the total.
+	later := now.Add(time.Hour)
+	second := create("second")
+	rec := agentRec(agent.AgentRenamed, second, "renamed")
+	rec.Event.Date = later
+	mustAppend(rec)
+	list, total, err := st.Conversations(ctx, 0, 10)
+	if err != nil || total < 2 || len(list) < 2 || list[0].ID != second || list[0].Title != "renamed" {
+		t.Fatalf("list: %+v, %d, %v", list, total, err)
+	}
+
+	// Delete: gone with its history.
+	mustAppend(agentRec(agent.AgentDeleted, cid, ""))
+	_, err = st.Conversation(ctx, cid)
+	wantCode(err, agent.CodeNotFound)
+	_, err = st.Messages(ctx, agent.MessageQuery{ConversationID: cid, Limit: 10})
+	wantCode(err, agent.CodeNotFound)
+
+	// Every write was published, in order.
+	var types []string
+	for _, ev := range events() {
+		if ev.ConversationID == cid {
+			types = append(types, ev.EventType())
+		}
+	}
+	want := []string{"created", "message", "message", "message", "message", "turn_ended", "deleted"}
+	if len(types) != len(want) {
+		t.Fatalf("published %v, want %v", types, want)
+	}
+	for i := range want {
+		if types[i] != want[i] {
+			t.Fatalf("published %v, want %v", types, want)
+		}
+	}
+}
+
+func id() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
