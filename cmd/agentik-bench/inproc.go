@@ -13,10 +13,9 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/app"
 	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/server"
-	"github.com/agentik/agentik/internal/store"
 )
 
 // inproc is agentik wired in this process, as cmd/agentik wires it, for
@@ -24,13 +23,11 @@ import (
 // side=server, so `go tool pprof -tagfocus side=server` keeps the server
 // and drops the load generator. Its CPU figure is the whole process's.
 type inproc struct {
-	url    string
-	st     *store.Store
-	runner *agent.Runner
-	srv    *server.Server
-	hs     *http.Server
-	wg     sync.WaitGroup
-	err    error
+	url string
+	app *app.App
+	hs  *http.Server
+	wg  sync.WaitGroup
+	err error
 }
 
 func startInProc(ctx context.Context, db, modelURL string) (*inproc, error) {
@@ -50,22 +47,21 @@ func (p *inproc) start(ctx context.Context, db, modelURL string) error {
 	}
 	p.url = "http://" + ln.Addr().String()
 	log := slog.New(slog.DiscardHandler)
-	var b *broker.Broker
-	p.st, err = store.Open(ctx, "sqlite:"+db, store.Options{Publish: func(evs []agent.AllEvent) { b.Publish(evs...) }, Logger: log})
+	p.app, err = app.Open(ctx, app.Config{DB: "sqlite:" + db, Logger: log})
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("in-process agentik: %w", err)
 	}
-	b = broker.New(p.st, log)
 	m, err := llm.New(llm.Config{BaseURL: modelURL, Model: "fake-model", Logger: log})
+	if err == nil {
+		err = p.app.Start(ctx, agent.Config{Model: m}, server.Config{ModelName: m.Name()})
+	}
 	if err != nil {
 		ln.Close()
-		p.st.Close()
+		p.app.Close(ctx)
 		return fmt.Errorf("in-process agentik: %w", err)
 	}
-	p.runner = agent.NewRunner(agent.Config{Store: p.st, Cluster: p.st, Publisher: b, Model: m, Logger: log})
-	p.srv = server.New(server.Config{Runner: p.runner, Broker: b, Store: p.st, ModelName: m.Name(), Logger: log})
-	p.hs = &http.Server{Handler: p.srv, ReadHeaderTimeout: 10 * time.Second}
+	p.hs = &http.Server{Handler: p.app.Server, ReadHeaderTimeout: 10 * time.Second}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -91,7 +87,7 @@ func (p *inproc) RSS() int64 {
 func (p *inproc) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := errors.Join(p.runner.Close(ctx), p.srv.Shutdown(ctx), p.hs.Shutdown(ctx))
+	err := errors.Join(p.app.Runner.Close(ctx), p.app.Server.Shutdown(ctx), p.hs.Shutdown(ctx))
 	p.wg.Wait()
-	return errors.Join(err, p.err, p.st.Close())
+	return errors.Join(err, p.err, p.app.Close(ctx))
 }

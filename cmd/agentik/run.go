@@ -12,11 +12,10 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/app"
 	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/server"
 	"github.com/agentik/agentik/internal/store"
@@ -79,31 +78,18 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	}
 	defer ln.Close()
 
-	// The broker replays from the store, and the store publishes to the
-	// broker: on PostgreSQL other instances' events may arrive while Open
-	// runs, before the broker exists. Nobody can be subscribed yet, and later
-	// subscribers replay from the store, so dropping them loses nothing.
-	var pub atomic.Pointer[broker.Broker]
-	var run atomic.Pointer[agent.Runner] // for interrupts from other instances
-	st, err := store.Open(ctx, cfg.DB, store.Options{
-		Publish: func(evs []agent.AllEvent) {
-			if b := pub.Load(); b != nil {
-				b.Publish(evs...)
-			}
-		},
-		Interrupt: func(id string) {
-			if r := run.Load(); r != nil {
-				r.CancelTurn(id)
-			}
-		},
-		Logger: log,
-	})
+	a, err := app.Open(ctx, app.Config{DB: cfg.DB, Logger: log})
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
-	defer st.Close()
-	b := broker.New(st, log)
-	pub.Store(b)
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+		defer cancel()
+		if e := a.Close(sctx); e != nil {
+			log.Error("shutdown_failed", "err", e)
+		}
+	}()
+	st, b := a.Store, a.Broker
 
 	var model agent.Model
 	modelName := ""
@@ -145,7 +131,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	}
 
 	var tools *tool.Manager
-	rcfg := agent.Config{Store: st, Cluster: st, Publisher: b, Model: model, SystemPrompt: cfg.SystemPrompt, Logger: log, Unavailable: unavailable}
+	rcfg := agent.Config{Model: model, SystemPrompt: cfg.SystemPrompt, Logger: log, Unavailable: unavailable}
 	if cfg.MCPConfig != "" {
 		tcfg, err := tool.LoadConfig(cfg.MCPConfig, getenv)
 		if err != nil {
@@ -162,14 +148,8 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	if cfg.Demo {
 		rcfg.Tools = &demoTools{inner: tools}
 	}
-	runner := agent.NewRunner(rcfg)
-	run.Store(runner)
-	if err := runner.Recover(ctx); err != nil {
-		return err
-	}
-
 	scfg := server.Config{
-		Runner: runner, Broker: b, Store: st, ModelName: modelName, Logger: log,
+		ModelName: modelName, Logger: log,
 		AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins, APIKeys: cfg.APIKeys,
 		ModelNotice: notice.text,
 	}
@@ -179,7 +159,10 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	if dt, ok := rcfg.Tools.(*demoTools); ok {
 		scfg.Tools = dt
 	}
-	srv := server.New(scfg)
+	if err := a.Start(ctx, rcfg, scfg); err != nil {
+		return err
+	}
+	runner, srv := a.Runner, a.Server
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
 	errc := make(chan error, 1)
@@ -201,7 +184,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	if e := runner.Close(sctx); e != nil {
 		log.Error("runner_close_failed", "err", e)
 	}
-	if e := srv.Shutdown(sctx); e != nil {
+	if e := a.Server.Shutdown(sctx); e != nil {
 		log.Error("streams_close_failed", "err", e)
 	}
 	if e := hs.Shutdown(sctx); e != nil {
@@ -214,8 +197,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 }
 
 // maintain prunes old events now and every pruneEvery, and recovers the
-// turns of instances that died (PostgreSQL) every recoverEvery, and drops
-// idle temp conversations every agent.TempSweepEvery.
+// turns of instances that died (PostgreSQL) every recoverEvery.
 func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl time.Duration, log *slog.Logger) {
 	prune := func() {
 		n, err := st.Prune(ctx, time.Now().Add(-ttl))
@@ -225,10 +207,9 @@ func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl ti
 			log.Info("events_pruned", "count", n)
 		}
 	}
-	pruneT, recoverT, sweepT := time.NewTicker(pruneEvery), time.NewTicker(recoverEvery), time.NewTicker(agent.TempSweepEvery)
+	pruneT, recoverT := time.NewTicker(pruneEvery), time.NewTicker(recoverEvery)
 	defer pruneT.Stop()
 	defer recoverT.Stop()
-	defer sweepT.Stop()
 	prune()
 	for {
 		select {
@@ -236,10 +217,6 @@ func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl ti
 			return
 		case <-pruneT.C:
 			prune()
-		case <-sweepT.C:
-			if err := runner.Temps().Sweep(ctx); err != nil && ctx.Err() == nil {
-				log.Error("temp_sweep_failed", "err", err)
-			}
 		case <-recoverT.C:
 			if err := runner.Recover(ctx); err != nil && ctx.Err() == nil {
 				log.Error("recover_failed", "err", err)

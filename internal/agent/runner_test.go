@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/app"
 	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/server"
 	"github.com/agentik/agentik/internal/store"
 )
 
@@ -22,6 +24,7 @@ import (
 type rig struct {
 	t      *testing.T
 	dbPath string
+	app    *app.App
 	st     *store.Store
 	b      *broker.Broker
 	r      *agent.Runner
@@ -44,9 +47,7 @@ func newRig(t *testing.T, tools agent.Tools) *rig {
 
 func (g *rig) open() {
 	g.t.Helper()
-	var b *broker.Broker
-	st, err := store.Open(context.Background(), "sqlite:"+g.dbPath, store.Options{Publish: func(evs []agent.AllEvent) {
-		b.Publish(evs...)
+	a, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + g.dbPath, OnCommit: func(evs []agent.AllEvent) {
 		if g.onCommit != nil {
 			g.onCommit(evs)
 		}
@@ -54,16 +55,14 @@ func (g *rig) open() {
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	b = broker.New(st, nil)
 	m, err := llm.New(llm.Config{BaseURL: g.url, Model: "fake"})
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	g.st, g.b = st, b
-	g.r = agent.NewRunner(agent.Config{Store: st, Cluster: st, Publisher: b, Model: m, Tools: g.tools})
-	if err := g.r.Recover(context.Background()); err != nil {
+	if err := a.Start(context.Background(), agent.Config{Model: m, Tools: g.tools}, server.Config{}); err != nil {
 		g.t.Fatal(err)
 	}
+	g.app, g.st, g.b, g.r = a, a.Store, a.Broker, a.Runner
 }
 
 func (g *rig) close() {
@@ -75,7 +74,7 @@ func (g *rig) close() {
 	if err := g.r.Close(ctx); err != nil {
 		g.t.Error(err)
 	}
-	if err := g.st.Close(); err != nil {
+	if err := g.app.Close(ctx); err != nil {
 		g.t.Error(err)
 	}
 	g.st = nil

@@ -21,6 +21,8 @@ type TempConfig struct {
 	Idle     time.Duration // dropped after this long without a change
 	MaxCount int           // at most this many at once
 	MaxBytes int64         // at most this many bytes of messages and memory
+	// SweepEvery is how often the owner of the sweep (see MemStore.SweepEvery) looks for idle ones.
+	SweepEvery time.Duration
 }
 
 // MemStore keeps temp conversations: the Store of conversations that live

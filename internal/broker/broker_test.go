@@ -25,13 +25,14 @@ func TestMain(m *testing.M) {
 // rig is a broker fed by a real store on a SQLite file.
 func rig(t *testing.T) (*store.Store, *broker.Broker) {
 	t.Helper()
-	var b *broker.Broker
-	st, err := store.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "a.db"),
-		store.Options{Publish: func(evs []agent.AllEvent) { b.Publish(evs...) }})
+	st, err := store.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "a.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b = broker.New(st, nil)
+	b := broker.New(st, nil)
+	if err := st.Start(context.Background(), func(evs []agent.AllEvent) { b.Publish(evs...) }, nil); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { st.Close() })
 	return st, b
 }

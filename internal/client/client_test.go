@@ -12,7 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/app"
 	"github.com/agentik/agentik/internal/client"
 	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
@@ -31,6 +31,7 @@ func leakCheck(t *testing.T) {
 // instance is one server process's worth of wiring on a database file,
 // listening on addr; stop shuts it down like a process exit.
 type instance struct {
+	a      *app.App
 	st     *store.Store
 	runner *agent.Runner
 	app    *server.Server
@@ -40,21 +41,18 @@ type instance struct {
 
 func start(t *testing.T, dbPath, modelURL, addr string) *instance {
 	t.Helper()
-	var b *broker.Broker
-	st, err := store.Open(context.Background(), "sqlite:"+dbPath, store.Options{Publish: func(evs []agent.AllEvent) { b.Publish(evs...) }})
+	a, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + dbPath})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b = broker.New(st, nil)
 	m, err := llm.New(llm.Config{BaseURL: modelURL, Model: "fake"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := agent.NewRunner(agent.Config{Store: st, Cluster: st, Publisher: b, Model: m})
-	if err := r.Recover(context.Background()); err != nil {
+	if err := a.Start(context.Background(), agent.Config{Model: m}, server.Config{}); err != nil {
 		t.Fatal(err)
 	}
-	app := server.New(server.Config{Runner: r, Broker: b, Store: st})
+	st, r, app := a.Store, a.Runner, a.Server
 	var ln net.Listener
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if ln, err = net.Listen("tcp", addr); err == nil || time.Now().After(deadline) {
@@ -64,7 +62,7 @@ func start(t *testing.T, dbPath, modelURL, addr string) *instance {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &instance{st: st, runner: r, app: app, hs: &http.Server{Handler: app}, done: make(chan error, 1)}
+	in := &instance{a: a, st: st, runner: r, app: app, hs: &http.Server{Handler: app}, done: make(chan error, 1)}
 	go func() { in.done <- in.hs.Serve(ln) }()
 	return in
 }
@@ -83,7 +81,7 @@ func (in *instance) stop(t *testing.T) {
 		t.Error(err)
 	}
 	<-in.done
-	if err := in.st.Close(); err != nil {
+	if err := in.a.Close(ctx); err != nil {
 		t.Error(err)
 	}
 }

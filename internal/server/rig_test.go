@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/app"
 	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
@@ -36,38 +37,35 @@ func withoutModel() rigOption {
 func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 	t.Helper()
 	fake, url := llmtest.NewHTTPServer(t)
-	var b *broker.Broker
-	st, err := store.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "agentik.db"),
-		store.Options{Publish: func(evs []agent.AllEvent) { b.Publish(evs...) }})
+	a, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + filepath.Join(t.TempDir(), "agentik.db")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b = broker.New(st, nil)
 	m, err := llm.New(llm.Config{BaseURL: url, Model: "fake"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	acfg := agent.Config{Store: st, Cluster: st, Publisher: b, Model: m}
-	scfg := server.Config{Broker: b, Store: st, ModelName: "fake", Heartbeat: time.Second}
+	acfg := agent.Config{Model: m}
+	scfg := server.Config{ModelName: "fake", Heartbeat: time.Second}
 	for _, o := range opts {
 		o(&acfg, &scfg)
 	}
-	r := agent.NewRunner(acfg)
-	scfg.Runner = r
-	app := server.New(scfg)
-	hs := httptest.NewServer(app)
-	ts := &testServer{Server: hs, Fake: fake, Store: st, Broker: b, Runner: r, App: app}
+	if err := a.Start(context.Background(), acfg, scfg); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(a.Server)
+	ts := &testServer{Server: hs, Fake: fake, Store: a.Store, Broker: a.Broker, Runner: a.Runner, App: a.Server}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := r.Close(ctx); err != nil {
+		if err := a.Runner.Close(ctx); err != nil {
 			t.Error(err)
 		}
-		if err := app.Shutdown(ctx); err != nil {
+		if err := a.Server.Shutdown(ctx); err != nil {
 			t.Error(err)
 		}
 		hs.Close()
-		if err := st.Close(); err != nil {
+		if err := a.Close(ctx); err != nil {
 			t.Error(err)
 		}
 	})

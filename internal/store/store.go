@@ -104,12 +104,10 @@ type Store struct {
 // cancellation) are kept for the writer's statements.
 func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	s := &Store{
-		publish: opt.Publish,
-		onIntr:  opt.Interrupt,
-		log:     opt.Logger,
-		ctx:     context.WithoutCancel(ctx),
-		reqs:    make(chan *request, queueSize),
-		done:    make(chan struct{}),
+		log:  opt.Logger,
+		ctx:  context.WithoutCancel(ctx),
+		reqs: make(chan *request, queueSize),
+		done: make(chan struct{}),
 	}
 	clock := opt.Now
 	if clock == nil {
@@ -180,22 +178,47 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		_ = s.closeDBs()
 		return nil, err
 	}
-	if s.postgres && s.publish != nil {
-		// Listening before Open returns: once it has, no other instance's
-		// commit can be missed (the listener first catches up from head).
-		s.dsn = dsn
-		conn, err := s.dialListener(ctx)
-		if err != nil {
-			_ = s.closeDBs()
-			return nil, fmt.Errorf("store: %w", err)
-		}
-		var lctx context.Context
-		lctx, s.stopListen = context.WithCancel(s.ctx)
-		s.listenDone = make(chan struct{})
-		go s.listener(lctx, conn)
-	}
+	s.dsn = dsn
 	go s.writer()
+	if opt.Publish != nil {
+		if err := s.Start(ctx, opt.Publish, opt.Interrupt); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// Start connects the store to what it feeds: publish receives every
+// committed event (as Options.Publish says), interrupt the requests of
+// other instances to stop a turn this one runs (as Options.Interrupt says).
+// It is the explicit second step of wiring, once the broker and the runner
+// exist; until it is called nothing is published (subscribers replay what
+// they missed from the log). Open calls it when Options.Publish is set.
+// On PostgreSQL it starts listening: once it has returned, no other
+// instance's commit can be missed.
+func (s *Store) Start(ctx context.Context, publish func([]agent.AllEvent), interrupt func(conversationID string)) error {
+	s.pubMu.Lock()
+	started := s.publish != nil
+	if !started {
+		s.publish, s.onIntr = publish, interrupt
+	}
+	s.pubMu.Unlock()
+	if started {
+		return errors.New("store: started twice")
+	}
+	if !s.postgres || publish == nil {
+		return nil
+	}
+	conn, err := s.dialListener(ctx)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	var lctx context.Context
+	lctx, s.stopListen = context.WithCancel(s.ctx)
+	s.listenDone = make(chan struct{})
+	go s.listener(lctx, conn)
+	return nil
 }
 
 // sqlitePath splits "sqlite:path?query" (or a bare path) into the file path

@@ -1,0 +1,113 @@
+// Package app wires agentik in one place: the store, the broker over it,
+// the runner and the server, in the order their arrows allow, so that
+// cmd/agentik, cmd/agentik-bench and the tests build the same thing.
+//
+// The store feeds the broker and the runner (committed events, other
+// instances' interrupt requests) while both depend on the store. The cycle
+// is broken by two steps instead of late-bound pointers: Open opens the
+// database and makes the broker over it; Start makes the runner and the
+// server and only then connects the store to them (store.Store.Start).
+// Until then nothing is published, which loses nothing: nobody can be
+// subscribed yet, and subscribers replay from the log.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/store"
+)
+
+// Config says what Open opens.
+type Config struct {
+	DB     string // the database: a SQLite path or a postgres:// URL
+	Logger *slog.Logger
+	Now    agent.Clock // the store's clock; time.Now when nil
+	// OnCommit, when set, sees every committed batch after the broker,
+	// on the store's writer goroutine (tests use it to act at a commit).
+	OnCommit func([]agent.AllEvent)
+}
+
+// App is agentik wired: its parts are exported for the callers that need
+// one of them (the tools publish through the Broker, the maintenance loop
+// prunes the Store).
+type App struct {
+	Store  *store.Store
+	Broker *broker.Broker
+	Runner *agent.Runner // set by Start
+	Server *server.Server
+
+	cfg        Config
+	stopSweep  context.CancelFunc
+	sweepDone  sync.WaitGroup
+	closeOnce  sync.Once
+	closeError error
+}
+
+// Open opens the database and makes the broker over it.
+func Open(ctx context.Context, cfg Config) (*App, error) {
+	st, err := store.Open(ctx, cfg.DB, store.Options{Logger: cfg.Logger, Now: cfg.Now})
+	if err != nil {
+		return nil, err
+	}
+	return &App{Store: st, Broker: broker.New(st, cfg.Logger), cfg: cfg}, nil
+}
+
+// Start makes the runner from rc and the server from sc (their store,
+// cluster, publisher, broker and runner are filled in here), connects the
+// store to them, recovers the turns that died with their process, and
+// starts the sweep of idle temp conversations.
+func (a *App) Start(ctx context.Context, rc agent.Config, sc server.Config) error {
+	rc.Store, rc.Cluster, rc.Publisher = a.Store, a.Store, a.Broker
+	if rc.Logger == nil {
+		rc.Logger = a.cfg.Logger
+	}
+	a.Runner = agent.NewRunner(rc)
+	sc.Runner, sc.Broker, sc.Store = a.Runner, a.Broker, a.Store
+	if sc.Logger == nil {
+		sc.Logger = a.cfg.Logger
+	}
+	a.Server = server.New(sc)
+	publish := a.Broker.Publish
+	if on := a.cfg.OnCommit; on != nil {
+		publish = func(evs ...agent.AllEvent) { a.Broker.Publish(evs...); on(evs) }
+	}
+	if err := a.Store.Start(ctx, func(evs []agent.AllEvent) { publish(evs...) }, a.Runner.CancelTurn); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	if err := a.Runner.Recover(ctx); err != nil {
+		return err
+	}
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopSweep = stop
+	a.sweepDone.Add(1)
+	go func() { defer a.sweepDone.Done(); a.Runner.Temps().SweepEvery(sctx, rc.Temp.SweepEvery) }()
+	return nil
+}
+
+// Close stops the runner (its turns end as interrupted and are persisted),
+// ends the server's streams, and closes the store, within ctx.
+func (a *App) Close(ctx context.Context) error {
+	a.closeOnce.Do(func() {
+		var errs []error
+		if a.stopSweep != nil {
+			a.stopSweep()
+			a.sweepDone.Wait()
+		}
+		if a.Runner != nil {
+			errs = append(errs, a.Runner.Close(ctx))
+		}
+		if a.Server != nil {
+			errs = append(errs, a.Server.Shutdown(ctx))
+		}
+		errs = append(errs, a.Store.Close())
+		a.closeError = errors.Join(errs...)
+	})
+	return a.closeError
+}
