@@ -10,8 +10,15 @@ import (
 	"time"
 )
 
-// errShutdown is the cause of turns cancelled because the server stops.
-var errShutdown = errors.New("server shutting down")
+// The causes of a turn's cancellation that end it as interrupted; any
+// other cause (a failed write) ends it with an error.
+var (
+	errShutdown  = errors.New("server shutting down")
+	errInterrupt = errors.New("interrupted")
+)
+
+// errClosed answers a send once the runner is closing.
+var errClosed = Errorf(CodeUnavailable, "the server is shutting down; send the message again once it is back")
 
 // Config holds what a Runner needs.
 type Config struct {
@@ -39,7 +46,8 @@ type Runner struct {
 	temps *MemStore
 
 	mu    sync.Mutex
-	turns map[string]*turn // running turns by conversation id
+	turns  map[string]*turn // running turns by conversation id
+	closed bool             // Close was called: no turn starts any more
 	wg    sync.WaitGroup   // running turn goroutines
 }
 
@@ -65,10 +73,12 @@ func NewRunner(cfg Config) *Runner {
 // ModelConfigured reports whether sends can reach a model.
 func (r *Runner) ModelConfigured() bool { return r.cfg.Model != nil }
 
-// Close interrupts every running turn (they end as interrupted and are
-// persisted) and waits for them, or for ctx.
+// Close refuses new turns from now on (a send gets unavailable), interrupts
+// every running turn (they end as interrupted and are persisted) and waits
+// for them, or for ctx.
 func (r *Runner) Close(ctx context.Context) error {
 	r.mu.Lock()
+	r.closed = true
 	for _, t := range r.turns {
 		t.cancel(errShutdown)
 	}
@@ -231,7 +241,7 @@ func (r *Runner) Interrupt(ctx context.Context, id string) (bool, error) {
 		return r.interruptRemote(ctx, id)
 	}
 	if !ending {
-		t.cancel(context.Canceled)
+		t.cancel(errInterrupt)
 	}
 	select {
 	case <-t.done:
@@ -278,7 +288,7 @@ func (r *Runner) CancelTurn(id string) {
 	t := r.turns[id]
 	r.mu.Unlock()
 	if t != nil {
-		t.cancel(context.Canceled)
+		t.cancel(errInterrupt)
 	}
 }
 
@@ -316,6 +326,10 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 	}
 
 	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return SendResult{}, errClosed
+	}
 	if c.Running && !c.Temp && r.turns[id] == nil {
 		r.mu.Unlock()
 		return SendResult{}, Errorf(CodeBusy, "a turn is running in conversation %s on another instance; wait for it to end", id)
@@ -335,6 +349,10 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 			return SendResult{}, ctx.Err()
 		}
 		r.mu.Lock()
+		if r.closed {
+			r.mu.Unlock()
+			return SendResult{}, errClosed
+		}
 	}
 	tctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{})}

@@ -54,28 +54,41 @@ func (t *turn) run() {
 	t.r.mu.Lock()
 	t.ending = true
 	t.r.mu.Unlock()
+	if err == nil {
+		err = t.emitErr // a write of fire-and-forget text failed
+	}
+	cause := context.Cause(t.ctx)
 	switch {
 	case err == nil:
 		err = t.emitRecs(t.r.endRecords(t.conv.ID, t.usagePtr())...)
-	case t.ctx.Err() != nil:
+	case t.ctx.Err() != nil && (errors.Is(cause, errInterrupt) || errors.Is(cause, errShutdown)):
 		err = t.emitRecs(append([]*Record{{Event: t.r.event(t.conv.ID, Event{Type: EventInterrupted})}},
 			t.r.endRecords(t.conv.ID, t.usagePtr())...)...)
 	default:
-		var e *Error
-		if !errors.As(err, &e) {
-			t.r.log.Error("turn_failed", "conversation_id", t.conv.ID, "err", err)
-			e = Errorf(CodeInternal, "the turn failed: %v", err)
-		}
-		err = t.emitRecs(t.r.failRecords(t.conv.ID, e, t.usagePtr())...)
+		err = t.emitRecs(t.r.failRecords(t.conv.ID, t.failure(err), t.usagePtr())...)
 	}
 	close(t.items)
 	<-emitDone
-	if err == nil {
-		err = t.emitErr
-	}
 	if err != nil {
+		// The conversation stays marked running; Recover ends it once the
+		// store writes again.
 		t.r.log.Error("turn_write_failed", "conversation_id", t.conv.ID, "err", err)
 	}
+}
+
+// failure is the error a failed turn reports. A model or tool error says
+// what happened; anything else (a failed write, a bug) is internal: its
+// detail, which may name tables or paths, goes to the log only.
+func (t *turn) failure(err error) *Error {
+	var e *Error
+	if t.emitErr == nil && errors.As(err, &e) && e.Code != CodeInternal {
+		return e
+	}
+	if t.emitErr != nil {
+		err = t.emitErr
+	}
+	t.r.log.Error("turn_failed", "conversation_id", t.conv.ID, "err", err)
+	return Errorf(CodeInternal, "the turn failed because of an internal error and was stopped; what was saved is kept; send the message again")
 }
 
 func (t *turn) usagePtr() *Usage {
@@ -143,7 +156,7 @@ func (t *turn) emitLoop() {
 		err := t.st.Append(ctx, recs...)
 		if err != nil && t.emitErr == nil {
 			t.emitErr = err
-			t.cancel(err)
+			t.cancel(fmt.Errorf("write: %w", err))
 		}
 		for _, b := range batch {
 			if b.ack != nil {
@@ -225,6 +238,22 @@ func (t *turn) loop() error {
 		unreported = unreported.Add(resp.Usage)
 		interrupted := t.ctx.Err() != nil
 		if err != nil && !interrupted {
+			// The model failed mid-answer: keep what it said, marked like
+			// an interrupted answer, before the error.
+			if resp.Text != "" || resp.Reasoning != "" {
+				m := Message{Type: MessageAssistant, ConversationID: t.conv.ID, Reasoning: resp.Reasoning, Interrupted: true}
+				answer := ModelMessage{Role: RoleAssistant, Reasoning: resp.Reasoning}
+				if resp.Text != "" {
+					m.Content = []Content{Text(resp.Text)}
+					answer.Content = m.Content
+				}
+				if u := unreported; u != (Usage{}) {
+					m.Usage = &u
+				}
+				if werr := t.emit(t.r.messageRecord(m, answer)); werr != nil {
+					return werr
+				}
+			}
 			return err
 		}
 

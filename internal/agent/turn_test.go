@@ -1,0 +1,166 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/llm"
+	"github.com/agentik/agentik/internal/llm/llmtest"
+)
+
+// failingStore fails the Append that writes the first streamed text, as a
+// full disk would, then writes again.
+type failingStore struct {
+	agent.Store
+	failed atomic.Bool
+}
+
+func (s *failingStore) Append(ctx context.Context, recs ...*agent.Record) error {
+	for _, r := range recs {
+		if e := r.Event.Event; e != nil && e.Type == agent.EventAppendText && s.failed.CompareAndSwap(false, true) {
+			return errors.New("disk I/O error: INSERT INTO events: /var/secret/agentik.db-wal")
+		}
+	}
+	return s.Store.Append(ctx, recs...)
+}
+
+// syncBuffer is a log sink safe for the turn goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// TestWriteFailureIsInternalError checks that a failed write mid-turn ends
+// the turn with an internal error whose message names no SQL or path (the
+// detail goes to the log), never as an interrupt.
+func TestWriteFailureIsInternalError(t *testing.T) {
+	g := newRig(t, nil)
+	m, err := llm.New(llm.Config{BaseURL: g.url, Model: "fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	st := &failingStore{Store: g.st}
+	r := agent.NewRunner(agent.Config{Store: st, Cluster: g.st, Publisher: g.b, Model: m, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	defer r.Close(context.Background())
+	c, err := r.CreateConversation(context.Background(), "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	g.fake.Enqueue(llmtest.Reply{Text: "one two three"})
+	if _, err := r.Send(ctx, c.ID, []agent.Content{agent.Text("hi")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	evs := untilEnd(t, ctx, sub)
+	got := types(evs)
+	if strings.Contains(got, "interrupted") || !strings.HasSuffix(got, "message:error error end") {
+		t.Fatalf("events %s, want an error and no interrupt", got)
+	}
+	e := evs[len(evs)-2]
+	if e.Code != agent.CodeInternal || strings.Contains(e.Error, "INSERT") || strings.Contains(e.Error, "/var/secret") {
+		t.Fatalf("error %q (%s): want code internal and no detail", e.Error, e.Code)
+	}
+	if !strings.Contains(logs.String(), "/var/secret/agentik.db-wal") {
+		t.Fatalf("the detail is not in the log:\n%s", logs)
+	}
+}
+
+// TestStreamCutKeepsPartialAnswer checks that the text a model sent before
+// its stream broke is stored, marked interrupted, before the error, so a
+// reload shows it.
+func TestStreamCutKeepsPartialAnswer(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	g.fake.Enqueue(llmtest.Reply{Text: "one two three four five", CutAfter: 2})
+	evs := g.turn(c, "hi")
+	if got := types(evs); !strings.HasSuffix(got, "message:assistant_message message:error error end") {
+		t.Fatalf("events %s", got)
+	}
+	g.close()
+	g.open()
+	ms, err := g.r.Messages(context.Background(), agent.MessageQuery{ConversationID: c.ID, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, m := range ms {
+		kinds = append(kinds, m.Type)
+	}
+	if len(ms) != 3 || ms[1].Type != agent.MessageAssistant || !ms[1].Interrupted || len(ms[1].Content) == 0 || ms[1].Content[0].Body == "" {
+		t.Fatalf("after reload: %v %+v", kinds, ms)
+	}
+	if !strings.HasPrefix("one two three four five", ms[1].Content[0].Body) {
+		t.Fatalf("kept %q", ms[1].Content[0].Body)
+	}
+}
+
+// TestShutdownWithSendInFlight checks that Close ends a running turn as
+// interrupted and that a send once Close has begun gets unavailable and
+// starts nothing.
+func TestShutdownWithSendInFlight(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	other := g.create(false)
+	hold := make(chan struct{})
+	defer close(hold)
+	g.fake.Enqueue(llmtest.Reply{Text: "never", Hold: hold})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("hi")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- g.r.Close(ctx) }()
+	var sendErr error
+	for sendErr == nil || agent.ErrorCode(sendErr) == agent.CodeBusy {
+		// Until Close has begun, a send to another conversation starts a
+		// turn (which Close then interrupts); after, it is refused.
+		g.fake.Enqueue(llmtest.Reply{Text: "x", Hold: hold})
+		_, sendErr = g.r.Send(ctx, other.ID, []agent.Content{agent.Text("more")}, "")
+	}
+	if agent.ErrorCode(sendErr) != agent.CodeUnavailable {
+		t.Fatalf("send during shutdown: %v, want unavailable", sendErr)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if got := types(untilEnd(t, ctx, sub)); !strings.HasSuffix(got, "interrupted end") {
+		t.Fatalf("events %s", got)
+	}
+	if conv, _ := g.r.Conversation(ctx, other.ID); conv.Running {
+		t.Fatal("a turn started during shutdown is still running")
+	}
+}
