@@ -45,10 +45,10 @@ type Runner struct {
 	now   Clock
 	temps *MemStore
 
-	mu    sync.Mutex
+	mu     sync.Mutex
 	turns  map[string]*turn // running turns by conversation id
 	closed bool             // Close was called: no turn starts any more
-	wg    sync.WaitGroup   // running turn goroutines
+	wg     sync.WaitGroup   // running turn goroutines
 }
 
 // NewRunner makes a Runner. Call Recover once before serving.
