@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -20,6 +21,7 @@ type config struct {
 	MCPConfig      string
 	APIKeys        []string
 	EventTTL       time.Duration
+	MaxAnswerBytes int
 	AllowedHosts   []string
 	AllowedOrigins []string
 	Insecure       bool
@@ -43,6 +45,7 @@ Settings (environment; a flag overrides its variable):
   --system-prompt   AGENTIK_SYSTEM_PROMPT    system prompt of new conversations
   --mcp-config      AGENTIK_MCP_CONFIG       path to an mcp.json (Claude Desktop format)
   --event-ttl       AGENTIK_EVENT_TTL        how long events are kept (default 168h; messages are kept forever)
+  --max-answer-bytes AGENTIK_MAX_ANSWER_BYTES cap on one model answer (default 1048576); past it the turn ends with an error
                     AGENTIK_API_KEYS         comma-separated API keys; when set, every route needs one
   --allowed-hosts   AGENTIK_ALLOWED_HOSTS    extra Host names to accept (comma-separated; loopback always)
   --allowed-origins AGENTIK_ALLOWED_ORIGINS  extra Origin hosts to accept (comma-separated, * wildcards)
@@ -94,6 +97,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		}
 		c.EventTTL = d
 	}
+	if v := getenv("AGENTIK_MAX_ANSWER_BYTES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return c, fmt.Errorf("AGENTIK_MAX_ANSWER_BYTES must be a positive number of bytes like 1048576, got %q", v)
+		}
+		c.MaxAnswerBytes = n
+	}
 	hosts, origins := getenv("AGENTIK_ALLOWED_HOSTS"), getenv("AGENTIK_ALLOWED_ORIGINS")
 	level := getenv("AGENTIK_LOG_LEVEL")
 	c.LogJSON = strings.EqualFold(getenv("AGENTIK_LOG_FORMAT"), "json")
@@ -114,6 +124,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.SystemPrompt, "system-prompt", c.SystemPrompt, "")
 	fs.StringVar(&c.MCPConfig, "mcp-config", c.MCPConfig, "")
 	fs.DurationVar(&c.EventTTL, "event-ttl", c.EventTTL, "")
+	fs.IntVar(&c.MaxAnswerBytes, "max-answer-bytes", c.MaxAnswerBytes, "")
 	fs.StringVar(&hosts, "allowed-hosts", hosts, "")
 	fs.StringVar(&origins, "allowed-origins", origins, "")
 	fs.BoolVar(&c.Insecure, "insecure", false, "")
@@ -122,6 +133,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.BoolVar(&c.Demo, "demo", c.Demo, "")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.MaxAnswerBytes < 0 {
+		return c, fmt.Errorf("--max-answer-bytes must be a positive number of bytes, got %d", c.MaxAnswerBytes)
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q; see agentik --help", fs.Arg(0))

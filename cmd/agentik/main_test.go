@@ -262,6 +262,8 @@ func TestConfig(t *testing.T) {
 		{"public with insecure", []string{"--addr", "0.0.0.0:80", "--insecure"}, env(), "0.0.0.0:80", "sqlite:./agentik.db", ""},
 		{"google backend", nil, env("AGENTIK_LLM_BACKEND", "google"), "", "", "llama.cpp"},
 		{"bad ttl", nil, env("AGENTIK_EVENT_TTL", "soon"), "", "", "AGENTIK_EVENT_TTL"},
+		{"bad answer cap", nil, env("AGENTIK_MAX_ANSWER_BYTES", "lots"), "", "", "AGENTIK_MAX_ANSWER_BYTES"},
+		{"negative answer cap", []string{"--max-answer-bytes", "-1"}, env(), "", "", "max-answer-bytes"},
 		{"bad addr", []string{"--addr", "8080"}, env(), "", "", "host:port"},
 	}
 	for _, tt := range tests {

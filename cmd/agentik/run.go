@@ -131,7 +131,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	}
 
 	var tools *tool.Manager
-	rcfg := agent.Config{Model: model, SystemPrompt: cfg.SystemPrompt, Logger: log, Unavailable: unavailable}
+	rcfg := agent.Config{Model: model, SystemPrompt: cfg.SystemPrompt, MaxAnswerBytes: cfg.MaxAnswerBytes, Logger: log, Unavailable: unavailable}
 	if cfg.MCPConfig != "" {
 		tcfg, err := tool.LoadConfig(cfg.MCPConfig, getenv)
 		if err != nil {

@@ -18,6 +18,11 @@ const (
 	MaxToolRounds   = 24       // model rounds per turn before giving up
 )
 
+// DefaultMaxAnswerBytes is the default cap on one answer of the model
+// (Config.MaxAnswerBytes): far above any real answer, far below what would
+// strain memory or the clients.
+const DefaultMaxAnswerBytes = 1 << 20
+
 // DefaultSystemPrompt is the system prompt when none is configured.
 const DefaultSystemPrompt = "You are a helpful assistant. Answer concisely and use Markdown where it helps."
 

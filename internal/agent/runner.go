@@ -29,6 +29,10 @@ type Config struct {
 	Model        Model // nil: no model configured, sends fail with unavailable
 	Tools        Tools // nil: no tools
 	SystemPrompt string
+	// MaxAnswerBytes caps one answer of the model (text, reasoning and
+	// images); past it the turn ends with an error, what came before kept.
+	// DefaultMaxAnswerBytes when 0.
+	MaxAnswerBytes int
 	// Unavailable explains how to configure a model; it is the message of
 	// the error a send gets when Model is nil.
 	Unavailable string
@@ -53,6 +57,9 @@ type Runner struct {
 
 // NewRunner makes a Runner. Call Recover once before serving.
 func NewRunner(cfg Config) *Runner {
+	if cfg.MaxAnswerBytes <= 0 {
+		cfg.MaxAnswerBytes = DefaultMaxAnswerBytes
+	}
 	if cfg.SystemPrompt == "" {
 		cfg.SystemPrompt = DefaultSystemPrompt
 	}
@@ -338,6 +345,21 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 		prev := r.turns[id]
 		ending := prev.ending
 		r.mu.Unlock()
+		if clientID != "" && prev.clientID == clientID {
+			// A concurrent send of the same message: once its message is
+			// written, this one is its duplicate, never busy.
+			select {
+			case <-prev.started:
+			case <-ctx.Done():
+				return SendResult{}, ctx.Err()
+			}
+			if m, ok, err := messageByClientID(ctx, st, id, clientID); err != nil {
+				return SendResult{}, err
+			} else if ok {
+				return SendResult{MessageID: m.ID, Seq: m.Seq, Duplicate: true}, nil
+			}
+			ending = true // its message was not written: it is ending
+		}
 		if !ending {
 			return SendResult{}, Errorf(CodeBusy, "a turn is running in conversation %s; wait for it to end or interrupt it", id)
 		}
@@ -355,7 +377,7 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 		}
 	}
 	tctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{})}
+	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), clientID: clientID}
 	r.turns[id] = t
 	r.wg.Add(1)
 	r.mu.Unlock()
@@ -369,7 +391,9 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 			recs = append(recs, &Record{Event: r.agentEvent(AgentEvent{Type: AgentRenamed, ConversationID: id, Title: title})})
 		}
 	}
-	if err := st.Append(ctx, recs...); err != nil {
+	err = st.Append(ctx, recs...)
+	close(t.started)
+	if err != nil {
 		r.endTurn(t)
 		cancel(nil)
 		if errors.Is(err, ErrBadRequest) && clientID != "" {

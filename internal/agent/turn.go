@@ -32,6 +32,9 @@ type turn struct {
 	done   chan struct{}
 	ending bool // the end is being written; guarded by r.mu
 
+	clientID string        // of the user's message that started it
+	started  chan struct{} // closed once that message's write returned
+
 	items   chan emitItem
 	emitErr error // first write error of the emitter; read after it stopped
 	usage   Usage
@@ -211,7 +214,17 @@ func (t *turn) loop() error {
 			specs = t.r.cfg.Tools.Specs(t.ctx)
 		}
 		phase := ""
+		size, text := 0, 0 // bytes of this answer so far, and of its text that went out
 		resp, err := t.r.cfg.Model.Chat(t.ctx, ChatRequest{Messages: mem, Tools: specs}, func(d Delta) error {
+			n := len(d.Reasoning) + len(d.Text)
+			if d.Image != nil {
+				n += len(d.Image.Data)
+			}
+			if size+n > t.r.cfg.MaxAnswerBytes {
+				return Errorf(CodeModelError, "the model's answer passed %d bytes, the most one answer may have; the answer so far is kept", t.r.cfg.MaxAnswerBytes)
+			}
+			size += n
+			text += len(d.Text)
 			switch {
 			case d.Reasoning != "":
 				if phase != EventStartReasoning {
@@ -238,8 +251,12 @@ func (t *turn) loop() error {
 		unreported = unreported.Add(resp.Usage)
 		interrupted := t.ctx.Err() != nil
 		if err != nil && !interrupted {
-			// The model failed mid-answer: keep what it said, marked like
-			// an interrupted answer, before the error.
+			// The model failed mid-answer (or passed the answer cap): keep
+			// what went out, marked like an interrupted answer, before the
+			// error.
+			if len(resp.Text) > text {
+				resp.Text = resp.Text[:text]
+			}
 			if resp.Text != "" || resp.Reasoning != "" {
 				m := Message{Type: MessageAssistant, ConversationID: t.conv.ID, Reasoning: resp.Reasoning, Interrupted: true}
 				answer := ModelMessage{Role: RoleAssistant, Reasoning: resp.Reasoning}

@@ -164,3 +164,91 @@ func TestShutdownWithSendInFlight(t *testing.T) {
 		t.Fatal("a turn started during shutdown is still running")
 	}
 }
+
+// TestAnswerCap checks that an answer past the configured cap ends the
+// turn with a clear error, keeping the text that came before it.
+func TestAnswerCap(t *testing.T) {
+	g := newRig(t, nil)
+	m, err := llm.New(llm.Config{BaseURL: g.url, Model: "fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := agent.NewRunner(agent.Config{Store: g.st, Cluster: g.st, Publisher: g.b, Model: m, MaxAnswerBytes: 12})
+	defer r.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := r.CreateConversation(ctx, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	g.fake.Enqueue(llmtest.Reply{Text: "one two three four five six seven"})
+	if _, err := r.Send(ctx, c.ID, []agent.Content{agent.Text("hi")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	evs := untilEnd(t, ctx, sub)
+	if got := types(evs); !strings.HasSuffix(got, "message:assistant_message message:error error end") {
+		t.Fatalf("events %s", got)
+	}
+	if e := evs[len(evs)-2]; e.Code != agent.CodeModelError || !strings.Contains(e.Error, "12 bytes") {
+		t.Fatalf("error %q (%s)", e.Error, e.Code)
+	}
+	ms, err := r.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := ms[1].Content[0].Body
+	if ms[1].Type != agent.MessageAssistant || !ms[1].Interrupted || kept == "" || len(kept) > 12 || !strings.HasPrefix("one two three four five six seven", kept) {
+		t.Fatalf("kept %+v", ms[1])
+	}
+	if text(evs) != kept {
+		t.Fatalf("streamed %q, kept %q", text(evs), kept)
+	}
+}
+
+// TestConcurrentSendsOneClientID checks that many sends of one message
+// (one client_id) at once start one turn and answer duplicate, never busy.
+func TestConcurrentSendsOneClientID(t *testing.T) {
+	g := newRig(t, nil)
+	for _, temp := range []bool{false, true} {
+		c := g.create(temp)
+		g.fake.Enqueue(llmtest.Reply{Text: "once"})
+		const n = 16
+		res := make([]agent.SendResult, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				res[i], errs[i] = g.r.Send(context.Background(), c.ID, []agent.Content{agent.Text("hi")}, "same")
+			}()
+		}
+		close(start)
+		wg.Wait()
+		firsts := 0
+		for i := range n {
+			if errs[i] != nil {
+				t.Fatalf("temp %v: send %d: %v", temp, i, errs[i])
+			}
+			if !res[i].Duplicate {
+				firsts++
+			}
+			if res[i].MessageID != res[0].MessageID {
+				t.Fatalf("temp %v: message ids %s and %s", temp, res[i].MessageID, res[0].MessageID)
+			}
+		}
+		if firsts != 1 {
+			t.Fatalf("temp %v: %d sends started a turn, want 1", temp, firsts)
+		}
+		if _, err := g.r.Interrupt(context.Background(), c.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
