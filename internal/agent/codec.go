@@ -34,6 +34,8 @@ type wireField struct {
 	omit  bool            // with all: omitted when empty
 	types map[string]bool // type → omitted when empty
 	dup   bool            // another field has the same key
+	wide  int             // its key's field in the codec's wide struct
+	raw   bool            // that field is a json.RawMessage, decoded once the type is known
 }
 
 // wireCodec encodes and decodes one wire type.
@@ -42,6 +44,10 @@ type wireCodec struct {
 	typeIdx int // the "type" field, or -1
 	rawIdx  int // the raw field, or -1
 	known   map[string]bool
+	// wide is a struct with one field per JSON key, which decodes a
+	// document in one pass: what the hand-written decoders did.
+	wide    reflect.Type
+	wideTyp int // the "type" key's field in wide, or -1
 }
 
 var (
@@ -88,9 +94,36 @@ func codecOf(t reflect.Type) *wireCodec {
 		keys[f.key]++
 		c.fields = append(c.fields, f)
 	}
+	var wide []reflect.StructField
+	wideIdx := map[string]int{}
+	c.wideTyp = -1
 	for i := range c.fields {
-		c.fields[i].dup = keys[c.fields[i].key] > 1
+		f := &c.fields[i]
+		f.dup = keys[f.key] > 1
+		required := false
+		for _, omit := range f.types {
+			required = required || !omit
+		}
+		f.raw = f.dup || (f.kind == reflect.Pointer && (required || (f.all && !f.omit)))
+		if j, ok := wideIdx[f.key]; ok {
+			f.wide = j
+			continue
+		}
+		typ := t.Field(f.index).Type
+		switch {
+		case f.raw:
+			typ = reflect.TypeOf(json.RawMessage(nil))
+		case f.time:
+			typ = reflect.TypeOf("")
+		}
+		f.wide = len(wide)
+		wideIdx[f.key] = f.wide
+		if f.index == c.typeIdx {
+			c.wideTyp = f.wide
+		}
+		wide = append(wide, reflect.StructField{Name: fmt.Sprintf("F%d", f.wide), Type: typ, Tag: reflect.StructTag(`json:"` + f.key + `"`)})
 	}
+	c.wide = reflect.StructOf(wide)
 	codecs[t] = c
 	return c
 }
@@ -184,60 +217,52 @@ func decodeWire(b []byte, v any) error {
 	if string(b) == "null" {
 		return nil // as encoding/json does
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
+	rv := reflect.ValueOf(v).Elem()
+	c := codecOf(rv.Type())
+	w := reflect.New(c.wide).Elem()
+	if err := json.Unmarshal(b, w.Addr().Interface()); err != nil {
 		return err
 	}
-	rv := reflect.ValueOf(v).Elem()
 	rv.SetZero()
-	c := codecOf(rv.Type())
+	typ, known := "", true
 	if c.typeIdx >= 0 {
-		if raw, ok := m["type"]; ok {
-			if err := json.Unmarshal(raw, rv.Field(c.typeIdx).Addr().Interface()); err != nil {
-				return fmt.Errorf("type: %w", err)
-			}
-		}
+		typ = w.Field(c.wideTyp).String()
+		known = c.known[typ]
 	}
-	typ, known := c.typeOf(rv)
 	for i := range c.fields {
 		f := &c.fields[i]
-		if f.index == c.typeIdx {
-			continue
-		}
 		carried, omit := f.carried(typ, known)
 		if f.dup && !carried {
 			continue
 		}
-		raw, ok := m[f.key]
-		fv := rv.Field(f.index)
-		required := carried && !omit && f.kind == reflect.Pointer
-		if !ok {
-			if required {
-				return fmt.Errorf("%s %s: %s is missing", rv.Type().Name(), typ, f.key)
-			}
-			continue
-		}
-		if required && string(raw) == "null" {
-			fv.Set(reflect.New(fv.Type().Elem())) // never a nil inner value
-			continue
-		}
-		if f.time {
-			var s string
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return fmt.Errorf("%s: %w", f.key, err)
-			}
-			if s == "" {
+		fv, wf := rv.Field(f.index), w.Field(f.wide)
+		switch {
+		case f.raw:
+			raw := wf.Bytes()
+			required := carried && !omit && f.kind == reflect.Pointer
+			if raw == nil {
+				if required {
+					return fmt.Errorf("%s %s: %s is missing", rv.Type().Name(), typ, f.key)
+				}
 				continue
 			}
-			t, err := time.Parse(time.RFC3339Nano, s)
-			if err != nil {
-				return fmt.Errorf("%s: %w", f.key, err)
+			if required && string(raw) == "null" {
+				fv.Set(reflect.New(fv.Type().Elem())) // never a nil inner value
+				continue
 			}
-			fv.Set(reflect.ValueOf(t.UTC()))
-			continue
-		}
-		if err := json.Unmarshal(raw, fv.Addr().Interface()); err != nil {
-			return fmt.Errorf("%s %s: %s: %w", rv.Type().Name(), typ, f.key, err)
+			if err := json.Unmarshal(raw, fv.Addr().Interface()); err != nil {
+				return fmt.Errorf("%s %s: %s: %w", rv.Type().Name(), typ, f.key, err)
+			}
+		case f.time:
+			if s := wf.String(); s != "" {
+				t, err := time.Parse(time.RFC3339Nano, s)
+				if err != nil {
+					return fmt.Errorf("%s: %w", f.key, err)
+				}
+				fv.Set(reflect.ValueOf(t.UTC()))
+			}
+		default:
+			fv.Set(wf)
 		}
 	}
 	if !known && c.rawIdx >= 0 {
