@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -162,6 +163,7 @@ func encodeWire(v any) ([]byte, error) {
 		}
 	}
 	var buf bytes.Buffer
+	buf.Grow(128)
 	buf.WriteByte('{')
 	first := true
 	for i := range c.fields {
@@ -188,6 +190,10 @@ func encodeWire(v any) ([]byte, error) {
 			buf.WriteByte('"')
 		case f.kind == reflect.Slice && fv.IsNil():
 			buf.WriteString("[]")
+		case f.kind == reflect.Int || f.kind == reflect.Int64:
+			buf.Write(strconv.AppendInt(buf.AvailableBuffer(), fv.Int(), 10))
+		case f.kind == reflect.Bool:
+			buf.WriteString(strconv.FormatBool(fv.Bool()))
 		default:
 			b, err := json.Marshal(fv.Interface())
 			if err != nil {

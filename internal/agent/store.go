@@ -7,8 +7,8 @@ import (
 // Store is what the runner reads and writes: conversations, their messages
 // and working memory. Every write goes through Append, so each write is one
 // entry of the log, applied in order and published once it holds. The
-// database (package store) implements it for stored conversations, memStore
-// for temp ones; StoreContract (storetest.go) is what both must do.
+// database (package store) implements it for stored conversations, MemStore
+// for temp ones; agenttest.StoreContract is what both must do.
 type Store interface {
 	// Append commits records in order (group-committed with concurrent
 	// appends), assigns each event its seq (and a message event's Message its

@@ -92,3 +92,34 @@ func TestMemStoreSweep(t *testing.T) {
 		t.Fatalf("last event %s of %s, want deleted of the idle one", last.EventType(), last.ConversationID)
 	}
 }
+
+// chanPublisher hands every published event to a channel.
+type chanPublisher chan agent.AllEvent
+
+func (c chanPublisher) Publish(evs ...agent.AllEvent) {
+	for _, ev := range evs {
+		c <- ev
+	}
+}
+
+// TestMemStoreSweepsOnTimer checks that SweepEvery drops idle temp
+// conversations by itself, with no request to trigger it.
+func TestMemStoreSweepsOnTimer(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	pub := make(chanPublisher, 16)
+	st := agent.NewMemStore(agent.TempConfig{Idle: time.Minute}, pub, func() time.Time { return start.Add(time.Hour) })
+	id, err := createTemp(t, st, start, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-pub // created
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); st.SweepEvery(ctx, time.Millisecond) }()
+	ev := <-pub
+	cancel()
+	<-done
+	if ev.EventType() != agent.AgentDeleted || ev.ConversationID != id || st.Has(id) {
+		t.Fatalf("got %s of %s, has %v; want the idle one deleted", ev.EventType(), ev.ConversationID, st.Has(id))
+	}
+}
