@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
+	"github.com/agentik/agentik/assets"
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/web"
 )
 
 // status is the HTTP status of an error code.
@@ -51,10 +54,38 @@ func (s *Server) wireError(op string, err error) *agent.Error {
 	return agent.Errorf(agent.CodeInternal, "internal error; the server log has the details")
 }
 
-// writeError writes err as an Error body with its status.
+// writeError writes err as an Error body with its status; a browser
+// navigation gets the same message as an HTML page.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := s.wireError(r.Method+" "+r.URL.Path, err)
+	if navigation(r) {
+		s.renderError(w, r, status(e.Code), e.Message)
+		return
+	}
 	writeJSON(w, status(e.Code), e)
+}
+
+// navigation reports whether r is a browser loading a page (not the API):
+// Sec-Fetch-Mode says so, or, from browsers that do not send it, Accept
+// asks for HTML.
+func navigation(r *http.Request) bool {
+	if strings.HasPrefix(r.URL.Path, "/agentik/") {
+		return false
+	}
+	if m := r.Header.Get("Sec-Fetch-Mode"); m != "" {
+		return m == "navigate"
+	}
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+// renderError answers a browser navigation with an HTML error page.
+func (s *Server) renderError(w http.ResponseWriter, r *http.Request, code int, msg string) {
+	pageHeaders(w.Header())
+	w.WriteHeader(code)
+	p := web.ErrorPage{StyleURL: assets.URL("app.css"), IconURL: assets.URL("icon.svg"), Title: http.StatusText(code), Message: msg}
+	if err := web.Error(p).Render(r.Context(), w); err != nil {
+		s.log.Debug("page_render", "path", r.URL.Path, "err", err)
+	}
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

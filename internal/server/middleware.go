@@ -39,8 +39,14 @@ func (s *Server) guard(next http.Handler) http.Handler {
 }
 
 // originAllowed reports whether an Origin header is the request's own host
-// or matches an allowed pattern.
+// or matches an allowed pattern. Browsers send "Origin: null" when the page
+// set Referrer-Policy: no-referrer (as every agentik page does), so a null
+// origin passes only when the browser vouches, in Sec-Fetch-Site, that the
+// request comes from this very origin.
 func (s *Server) originAllowed(r *http.Request, origin string) bool {
+	if origin == "null" {
+		return r.Header.Get("Sec-Fetch-Site") == "same-origin"
+	}
 	u, err := url.Parse(origin)
 	if err != nil || u.Host == "" {
 		return false

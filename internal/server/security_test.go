@@ -1,0 +1,77 @@
+package server_test
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// noRedirect is a client that shows redirects instead of following them.
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// do sends a request with headers (name, value pairs) and returns the
+// response with its body read.
+func doRequest(t testing.TB, method, url, body string, hdr ...string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// TestSignInOrigin: a form post with Origin: null passes only when the
+// browser says it is same-origin; refusals of navigations are HTML pages.
+func TestSignInOrigin(t *testing.T) {
+	ts := newTestServer(t, withKeys("k-secret"))
+	form := url.Values{"key": {"k-secret"}, "next": {"/"}}.Encode()
+	ct := "application/x-www-form-urlencoded"
+	tests := []struct {
+		name   string
+		hdr    []string
+		status int
+		html   bool
+	}{
+		{"no origin (non-browser client)", nil, 303, false},
+		{"same origin, null", []string{"Origin", "null", "Sec-Fetch-Site", "same-origin", "Sec-Fetch-Mode", "navigate"}, 303, false},
+		{"own origin", []string{"Origin", ts.URL, "Sec-Fetch-Site", "same-origin", "Sec-Fetch-Mode", "navigate"}, 303, false},
+		{"null without fetch metadata", []string{"Origin", "null"}, 403, false},
+		{"null from a sibling site", []string{"Origin", "null", "Sec-Fetch-Site", "same-site", "Sec-Fetch-Mode", "navigate"}, 403, true},
+		{"null cross-site", []string{"Origin", "null", "Sec-Fetch-Site", "cross-site", "Sec-Fetch-Mode", "navigate"}, 403, true},
+		{"other origin", []string{"Origin", "http://evil.example", "Sec-Fetch-Mode", "navigate"}, 403, true},
+		{"other origin, old browser", []string{"Origin", "http://evil.example", "Accept", "text/html,*/*"}, 403, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := doRequest(t, "POST", ts.URL+"/login", form, append([]string{"Content-Type", ct}, tt.hdr...)...)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, body)
+			}
+			if tt.status == 303 && len(resp.Cookies()) != 1 {
+				t.Errorf("signed in without a cookie")
+			}
+			if tt.status != 303 && len(resp.Cookies()) != 0 {
+				t.Errorf("refused but got cookies %v", resp.Cookies())
+			}
+			if got := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"); tt.status != 303 && got != tt.html {
+				t.Errorf("Content-Type %q, want HTML %v: %s", resp.Header.Get("Content-Type"), tt.html, body)
+			}
+		})
+	}
+	// The API answers JSON even to a browser.
+	resp, body := doRequest(t, "GET", ts.URL+"/agentik/conversations", "", "Sec-Fetch-Mode", "navigate", "Accept", "text/html")
+	if resp.StatusCode != 401 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		t.Errorf("API refusal: %d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+}
