@@ -76,9 +76,20 @@ func (s *Server) requireAuth(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// localPath keeps a post-sign-in redirect on this server.
+// localPath keeps a post-sign-in redirect on this server: a clean absolute
+// path, or "/". Browsers drop tabs and newlines from a Location and read
+// "\\" as "/", so "/\t/evil.com" would lead to //evil.com: any control
+// character or backslash disqualifies next.
 func localPath(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") {
+		return "/"
+	}
+	for _, c := range next {
+		if c < 0x20 || c == 0x7f || c == '\\' {
+			return "/"
+		}
+	}
+	if u, err := url.Parse(next); err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
 		return "/"
 	}
 	return next

@@ -75,3 +75,29 @@ func TestSignInOrigin(t *testing.T) {
 		t.Errorf("API refusal: %d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
 }
+
+// TestLoginRedirectStaysLocal: next= leads only to a clean path on this
+// server; anything a browser could read as another host goes to /.
+func TestLoginRedirectStaysLocal(t *testing.T) {
+	ts := newTestServer(t) // no keys: GET /login redirects at once
+	tests := []struct{ next, want string }{
+		{"/c/abc", "/c/abc"},
+		{"/c/abc?x=1", "/c/abc?x=1"},
+		{"/\t/evil.com", "/"},
+		{"/\n/evil.com", "/"},
+		{"/\r/evil.com", "/"},
+		{"//evil.com", "/"},
+		{"/\\evil.com", "/"},
+		{"/a\\b", "/"},
+		{"https://evil.com/", "/"},
+		{"evil.com", "/"},
+		{"/%09/evil.com", "/%09/evil.com"}, // stays a path: the browser does not decode it
+		{"", "/"},
+	}
+	for _, tt := range tests {
+		resp, _ := doRequest(t, "GET", ts.URL+"/login?next="+url.QueryEscape(tt.next), "")
+		if got := resp.Header.Get("Location"); resp.StatusCode != 303 || got != tt.want {
+			t.Errorf("next=%q: %d to %q, want 303 to %q", tt.next, resp.StatusCode, got, tt.want)
+		}
+	}
+}
