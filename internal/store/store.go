@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,6 +70,7 @@ type Store struct {
 	w        *gorm.DB // writer: one connection on SQLite
 	r        *gorm.DB // reads: a pool (the same pool as w on PostgreSQL)
 	postgres bool
+	lock     *os.File // SQLite only: the lock file held while open (lock.go)
 	epoch    string
 	now      func() time.Time
 	publish  func([]agent.AllEvent)
@@ -147,13 +149,18 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		if err != nil {
 			return nil, err
 		}
+		if s.lock, err = lockDatabase(path); err != nil {
+			return nil, err
+		}
 		// A file: URI: '%' and '#' in the path must be escaped.
 		base := "file:" + strings.NewReplacer("%", "%25", "#", "%23").Replace(path) + "?" + sqlitePragmas + extra
 		if s.w, err = gorm.Open(sqlite.Open(base), cfg()); err != nil {
+			_ = s.lock.Close()
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
 		wDB, err := s.w.DB()
 		if err != nil {
+			_ = s.lock.Close()
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
 		wDB.SetMaxOpenConns(1)
@@ -163,11 +170,13 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		// Reads never write: query_only turns a mistake into an error.
 		if s.r, err = gorm.Open(sqlite.Open(base+"&_pragma=query_only(1)"), cfg()); err != nil {
 			_ = wDB.Close()
+			_ = s.lock.Close()
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
 		rDB, err := s.r.DB()
 		if err != nil {
 			_ = wDB.Close()
+			_ = s.lock.Close()
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
 		rDB.SetMaxOpenConns(readPoolSize)
@@ -224,6 +233,9 @@ func (s *Store) Start(ctx context.Context, publish func([]agent.AllEvent), inter
 // sqlitePath splits "sqlite:path?query" (or a bare path) into the file path
 // and extra query parameters ("&…", appended after ours).
 func sqlitePath(dsn string) (path, extra string, err error) {
+	if scheme, _, ok := strings.Cut(dsn, "://"); ok && scheme != "sqlite" && scheme != "file" && !strings.ContainsAny(scheme, `/\.`) {
+		return "", "", fmt.Errorf("store: unsupported database URL scheme %q: use sqlite:PATH or postgres://URL", scheme)
+	}
 	path = strings.TrimPrefix(dsn, "sqlite:")
 	path = strings.TrimPrefix(path, "file:")
 	if i := strings.IndexByte(path, '?'); i >= 0 {
@@ -321,6 +333,10 @@ func (s *Store) closeDBs() error {
 			err = sqlDB.Close()
 		}
 		errs = append(errs, err)
+	}
+	if s.lock != nil {
+		// After the connections: the next process may open the file now.
+		errs = append(errs, s.lock.Close())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("store: close: %w", err)

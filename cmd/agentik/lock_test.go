@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSecondProcessOnSQLiteRefused starts the real binary twice on one
+// SQLite file: the second exits at once, saying the file is in use and by
+// which pid, and the first keeps serving.
+func TestSecondProcessOnSQLiteRefused(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "agentik.db")
+	first := start(t, freeAddr(t), db)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "--addr", freeAddr(t), "--db", "sqlite:"+db)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	out, err := cmd.CombinedOutput()
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("the second process did not refuse to start (err %v):\n%s", err, out)
+	}
+	if want := fmt.Sprintf("in use by process %d", first.cmd.Process.Pid); !strings.Contains(string(out), want) {
+		t.Errorf("the second process says:\n%s\nwant it to say %q", out, want)
+	}
+	var convs any
+	getJSON(t, first.url("/agentik/conversations"), &convs)
+}
