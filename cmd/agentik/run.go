@@ -163,7 +163,8 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 		return err
 	}
 	runner, srv := a.Runner, a.Server
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	hs := &http.Server{Handler: srv, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	srv.Configure(hs)
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

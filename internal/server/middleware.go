@@ -1,10 +1,12 @@
 package server
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 )
@@ -31,8 +33,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		if !s.requireAuth(w, r) {
 			return
 		}
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = s.deadlineBody(w, http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -64,3 +66,38 @@ func (s *Server) originAllowed(r *http.Request, origin string) bool {
 
 // originPatterns are the patterns for websocket.AcceptOptions.
 func (s *Server) originPatterns() []string { return s.cfg.AllowedOrigins }
+
+// deadlineBody bounds reading body by BodyTimeout: the connection's read
+// deadline is set now and cleared once the body has been read to its end
+// or closed, so a response streamed afterwards is not cut off.
+func (s *Server) deadlineBody(w http.ResponseWriter, body io.ReadCloser) io.ReadCloser {
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout)); err != nil {
+		return body // not a net/http connection (a test recorder): nothing to bound
+	}
+	return &timedBody{ReadCloser: body, rc: rc}
+}
+
+// timedBody clears the read deadline when its body is done.
+type timedBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *timedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+func (b *timedBody) Close() error {
+	if !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return b.ReadCloser.Close()
+}

@@ -25,6 +25,16 @@ const (
 	// SSEHeartbeat is how often an idle SSE stream gets a comment line, so
 	// proxies keep it open and clients notice a dead connection.
 	SSEHeartbeat = 15 * time.Second
+	// HeaderTimeout bounds reading a request's headers.
+	HeaderTimeout = 10 * time.Second
+	// BodyTimeout bounds reading a request's body, from the end of its
+	// headers: a client that stalls mid-body is cut off. It ends when the
+	// body has been read, so a response streamed after it (SSE from
+	// /send) is not affected; GET streams (SSE, WebSocket) have no body.
+	BodyTimeout = 60 * time.Second
+	// IdleTimeout closes a keep-alive connection that sends no next
+	// request. Streams are requests in progress, never idle.
+	IdleTimeout = 120 * time.Second
 )
 
 // ToolLister reports the state of the tool servers.
@@ -69,6 +79,9 @@ type Config struct {
 	// request's own host.
 	AllowedOrigins []string
 	Heartbeat      time.Duration // SSE heartbeat; default SSEHeartbeat
+	// HeaderTimeout, BodyTimeout and IdleTimeout default to the constants
+	// of those names; Configure puts the first and last on an http.Server.
+	HeaderTimeout, BodyTimeout, IdleTimeout time.Duration
 	// APIKeys, when not empty, are required on every route but /health,
 	// /login and the assets: as Authorization: Bearer, or as the session
 	// cookie the sign-in page sets.
@@ -107,12 +120,30 @@ func New(cfg Config) *Server {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = SSEHeartbeat
 	}
+	if cfg.HeaderTimeout <= 0 {
+		cfg.HeaderTimeout = HeaderTimeout
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = BodyTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = IdleTimeout
+	}
 	s := &Server{
 		cfg: cfg, runner: cfg.Runner, broker: cfg.Broker, store: cfg.Store, tools: cfg.Tools,
 		modelName: cfg.ModelName, log: cfg.Logger, closing: make(chan struct{}),
 	}
 	s.handler = s.routes()
 	return s
+}
+
+// Configure sets the connection timeouts of the http.Server that serves s:
+// headers and idle keep-alives. (The body's timeout is set per request, so
+// that streams are left alone; there is no write timeout, for the same
+// reason: slow stream readers are dropped by the broker instead.)
+func (s *Server) Configure(hs *http.Server) {
+	hs.ReadHeaderTimeout = s.cfg.HeaderTimeout
+	hs.IdleTimeout = s.cfg.IdleTimeout
 }
 
 // ServeHTTP implements http.Handler.
