@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,7 @@ type config struct {
 	MaxAnswerBytes int
 	AllowedHosts   []string
 	AllowedOrigins []string
+	TrustedProxies []netip.Prefix
 	Insecure       bool
 	LogLevel       slog.Level
 	LogJSON        bool
@@ -49,6 +51,8 @@ Settings (environment; a flag overrides its variable):
                     AGENTIK_API_KEYS         comma-separated API keys; when set, every route needs one
   --allowed-hosts   AGENTIK_ALLOWED_HOSTS    extra Host names to accept (comma-separated; loopback always)
   --allowed-origins AGENTIK_ALLOWED_ORIGINS  extra Origin hosts to accept (comma-separated, * wildcards)
+                    AGENTIK_TRUSTED_PROXIES  reverse proxies (comma-separated IPs or CIDRs) whose
+                                             X-Forwarded-For / X-Forwarded-Proto are believed
   --insecure                                 allow a non-loopback address without API keys
   --log-level       AGENTIK_LOG_LEVEL        debug, info, warn or error (default info)
   --log-json        AGENTIK_LOG_FORMAT=json  JSON logs
@@ -103,6 +107,17 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			return c, fmt.Errorf("AGENTIK_MAX_ANSWER_BYTES must be a positive number of bytes like 1048576, got %q", v)
 		}
 		c.MaxAnswerBytes = n
+	}
+	for _, p := range splitList(getenv("AGENTIK_TRUSTED_PROXIES")) {
+		pfx, err := netip.ParsePrefix(p)
+		if err != nil {
+			a, aerr := netip.ParseAddr(p)
+			if aerr != nil {
+				return c, fmt.Errorf("AGENTIK_TRUSTED_PROXIES: %q is neither an IP address nor a CIDR like 10.0.0.0/8", p)
+			}
+			pfx = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+		}
+		c.TrustedProxies = append(c.TrustedProxies, pfx.Masked())
 	}
 	hosts, origins := getenv("AGENTIK_ALLOWED_HOSTS"), getenv("AGENTIK_ALLOWED_ORIGINS")
 	level := getenv("AGENTIK_LOG_LEVEL")

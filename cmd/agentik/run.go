@@ -151,7 +151,8 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	scfg := server.Config{
 		ModelName: modelName, Logger: log,
 		AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins, APIKeys: cfg.APIKeys,
-		ModelNotice: notice.text,
+		ModelNotice:    notice.text,
+		TrustedProxies: cfg.TrustedProxies,
 	}
 	if tools != nil {
 		scfg.Tools = tools

@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentik/agentik/assets"
 	"github.com/agentik/agentik/internal/agent"
@@ -63,9 +65,25 @@ func public(r *http.Request) bool {
 }
 
 // requireAuth sends browsers to the sign-in page and API clients a 401.
+// A client address that sent too many bad keys gets a 429 until it has
+// waited; its keys are not even checked.
 func (s *Server) requireAuth(w http.ResponseWriter, r *http.Request) bool {
-	if public(r) || s.authorized(r) {
+	if public(r) || len(s.cfg.APIKeys) == 0 {
 		return true
+	}
+	_, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if bearer {
+		if d := s.failures.wait(s.clientAddr(r)); d > 0 {
+			s.tooManyFailures(w, r, d)
+			return false
+		}
+	}
+	if s.authorized(r) {
+		return true
+	}
+	if bearer {
+		s.failures.fail(s.clientAddr(r))
+		s.log.Warn("api_key_rejected", "client", s.clientAddr(r).String())
 	}
 	if r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/agentik/") {
 		http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
@@ -118,8 +136,14 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key, next := r.PostForm.Get("key"), r.PostForm.Get("next")
+	client := s.clientAddr(r)
+	if d := s.failures.wait(client); d > 0 {
+		s.tooManyFailures(w, r, d)
+		return
+	}
 	if !s.keyValid(key) {
-		s.log.Warn("login_failed", "remote", r.RemoteAddr)
+		s.failures.fail(client)
+		s.log.Warn("login_failed", "client", client.String())
 		s.renderLogin(w, r, http.StatusUnauthorized, next, true)
 		return
 	}
@@ -133,4 +157,12 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// tooManyFailures refuses a client address that failed too often; it may
+// try again after d.
+func (s *Server) tooManyFailures(w http.ResponseWriter, r *http.Request, d time.Duration) {
+	secs := int(d.Round(time.Second) / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	s.writeError(w, r, agent.Errorf(agent.CodeRateLimited, "too many failed sign-ins or bad API keys from this address; try again in %d s", secs))
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -93,6 +94,17 @@ type Config struct {
 	// Clock is the time source of the WebSocket strike window; nil means
 	// time.Now.
 	Clock func() time.Time
+	// AuthFailureBurst and AuthFailureEvery rate-limit failed sign-ins and
+	// bad API keys per client address; they default to the constants of
+	// those names.
+	AuthFailureBurst int
+	AuthFailureEvery time.Duration
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client (for the rate limits) and whose X-Forwarded-Proto: https
+	// makes the session cookie Secure. Empty: the peer is the client.
+	TrustedProxies []netip.Prefix
+	// Now is the clock of the rate limits and sessions; time.Now when nil.
+	Now func() time.Time
 }
 
 // Server serves agentik over HTTP. It is an http.Handler.
@@ -105,6 +117,7 @@ type Server struct {
 	modelName string
 	log       *slog.Logger
 	handler   http.Handler
+	failures  *failures // failed authentication per client address
 
 	// closing is closed by Shutdown: long-lived streams end.
 	closing   chan struct{}
@@ -120,6 +133,15 @@ func New(cfg Config) *Server {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = SSEHeartbeat
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.AuthFailureBurst <= 0 {
+		cfg.AuthFailureBurst = AuthFailureBurst
+	}
+	if cfg.AuthFailureEvery <= 0 {
+		cfg.AuthFailureEvery = AuthFailureEvery
+	}
 	if cfg.HeaderTimeout <= 0 {
 		cfg.HeaderTimeout = HeaderTimeout
 	}
@@ -132,6 +154,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		cfg: cfg, runner: cfg.Runner, broker: cfg.Broker, store: cfg.Store, tools: cfg.Tools,
 		modelName: cfg.ModelName, log: cfg.Logger, closing: make(chan struct{}),
+		failures: newFailures(cfg.Now, cfg.AuthFailureEvery, cfg.AuthFailureBurst),
 	}
 	s.handler = s.routes()
 	return s

@@ -1,0 +1,80 @@
+package server_test
+
+import (
+	"net/netip"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/server"
+)
+
+// withAuthLimit allows burst failures per client, one more per every, on
+// clock, behind proxies.
+func withAuthLimit(clock *fakeClock, burst int, every time.Duration, proxies ...string) rigOption {
+	return func(_ *agent.Config, s *server.Config) {
+		s.AuthFailureBurst, s.AuthFailureEvery, s.Now = burst, every, clock.Now
+		for _, p := range proxies {
+			s.TrustedProxies = append(s.TrustedProxies, netip.MustParsePrefix(p))
+		}
+	}
+}
+
+func TestFailedAuthIsRateLimited(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	ts := newTestServer(t, withKeys("k-secret"), withAuthLimit(clock, 3, time.Minute, "127.0.0.1/32"))
+	login := func(client, key string) int {
+		t.Helper()
+		form := url.Values{"key": {key}, "next": {"/"}}.Encode()
+		resp, _ := doRequest(t, "POST", ts.URL+"/login", form, "Content-Type", "application/x-www-form-urlencoded", "X-Forwarded-For", "203.0.113.9, "+client)
+		return resp.StatusCode
+	}
+	bearer := func(client, key string) int {
+		t.Helper()
+		resp, _ := doRequest(t, "GET", ts.URL+"/agentik/conversations", "", "Authorization", "Bearer "+key, "X-Forwarded-For", client)
+		return resp.StatusCode
+	}
+	check := func(what string, got, want int) {
+		t.Helper()
+		if got != want {
+			t.Errorf("%s: %d, want %d", what, got, want)
+		}
+	}
+
+	for i := range 3 {
+		check("wrong sign-in "+string(rune('1'+i)), login("10.0.0.1", "nope"), 401)
+	}
+	check("right key after the burst", login("10.0.0.1", "k-secret"), 429)
+	check("bearer from the blocked address", bearer("10.0.0.1", "k-secret"), 429)
+	resp, body := doRequest(t, "POST", ts.URL+"/login", "key=k-secret", "Content-Type", "application/x-www-form-urlencoded", "X-Forwarded-For", "10.0.0.1")
+	if resp.Header.Get("Retry-After") != "60" {
+		t.Errorf("Retry-After %q (%s)", resp.Header.Get("Retry-After"), body)
+	}
+
+	check("another address signs in", login("10.0.0.2", "k-secret"), 303)
+	for range 3 {
+		check("bad bearer key", bearer("10.0.0.2", "nope"), 401)
+	}
+	check("bearer after the burst", bearer("10.0.0.2", "k-secret"), 429)
+	check("IPv6 neighbour in the same /64", bearer("2001:db8::2", "nope"), 401)
+	check("IPv6 neighbour in the same /64", bearer("2001:db8::3", "nope"), 401)
+	check("IPv6 neighbour in the same /64", bearer("2001:db8::4", "nope"), 401)
+	check("IPv6 neighbour in the same /64", bearer("2001:db8::5", "k-secret"), 429)
+
+	clock.Advance(time.Minute)
+	check("one more try after waiting", login("10.0.0.1", "k-secret"), 303)
+}
+
+// TestForwardedForNeedsTrustedProxy: without a trusted proxy, the peer is
+// the client whatever X-Forwarded-For claims.
+func TestForwardedForNeedsTrustedProxy(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	ts := newTestServer(t, withKeys("k-secret"), withAuthLimit(clock, 2, time.Minute))
+	for i, want := range []int{401, 401, 429} {
+		resp, _ := doRequest(t, "GET", ts.URL+"/agentik/conversations", "", "Authorization", "Bearer nope", "X-Forwarded-For", "10.0.0."+string(rune('1'+i)))
+		if resp.StatusCode != want {
+			t.Errorf("try %d: %d, want %d", i+1, resp.StatusCode, want)
+		}
+	}
+}
