@@ -377,6 +377,9 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 				return fmt.Errorf("rename: %w", err)
 			}
 		case agent.AgentDeleted:
+			if err := redactConversation(tx, cid); err != nil {
+				return err
+			}
 			res := tx.Where("id = ?", cid).Delete(&conversationRow{})
 			if res.Error != nil {
 				return fmt.Errorf("delete conversation %s: %w", cid, res.Error)

@@ -1,0 +1,85 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"gorm.io/gorm"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// EventRedacted is the inner type a deleted conversation's logged events
+// are rewritten to: the event keeps its seq, id, date and conversation, so
+// a client resuming across it sees no gap, and loses everything it said.
+// Clients ignore it, as they ignore every event type they do not know.
+const EventRedacted = "redacted"
+
+// redactBatch is how many events redactConversation rewrites per query.
+const redactBatch = 500
+
+// redactConversation rewrites the logged events of conversation cid so
+// that no content of it stays readable after its delete: its conversation
+// events become "redacted", its created event loses the title, and its
+// other agent events but turn and delete bookkeeping become "redacted".
+func redactConversation(tx *gorm.DB, cid string) error {
+	var after int64
+	for {
+		var rows []eventRow
+		err := tx.Select("seq", "payload").Where("conversation_id = ? AND seq > ?", cid, after).
+			Order("seq").Limit(redactBatch).Find(&rows).Error
+		if err != nil {
+			return fmt.Errorf("redact conversation %s: %w", cid, err)
+		}
+		for _, r := range rows {
+			p, err := redactedPayload(r.Payload)
+			if err != nil {
+				return fmt.Errorf("redact event %d: %w", r.Seq, err)
+			}
+			if p == r.Payload {
+				continue
+			}
+			if err := tx.Model(&eventRow{}).Where("seq = ?", r.Seq).UpdateColumn("payload", p).Error; err != nil {
+				return fmt.Errorf("redact event %d: %w", r.Seq, err)
+			}
+		}
+		if len(rows) < redactBatch {
+			return nil
+		}
+		after = rows[len(rows)-1].Seq
+	}
+}
+
+// redactedPayload is the payload of a stored event with its content gone.
+func redactedPayload(payload string) (string, error) {
+	var w struct {
+		Type           string          `json:"type"`
+		Seq            int64           `json:"seq"`
+		ID             string          `json:"id"`
+		Date           json.RawMessage `json:"date"`
+		ConversationID string          `json:"conversation_id,omitempty"`
+		Event          struct {
+			Type           string `json:"type"`
+			ConversationID string `json:"conversation_id,omitempty"`
+		} `json:"event"`
+	}
+	if err := json.Unmarshal([]byte(payload), &w); err != nil {
+		return "", err
+	}
+	if w.Type == agent.KindAgent {
+		switch w.Event.Type {
+		case agent.AgentDeleted, agent.AgentTurnStarted, agent.AgentTurnEnded, EventRedacted:
+			return payload, nil
+		case agent.AgentCreated: // keeps its type: the deleted event that follows needs no guessing
+		default:
+			w.Event.Type = EventRedacted
+		}
+	} else {
+		if w.Event.Type == EventRedacted {
+			return payload, nil
+		}
+		w.Event.Type, w.Event.ConversationID = EventRedacted, ""
+	}
+	b, err := json.Marshal(w)
+	return string(b), err
+}
