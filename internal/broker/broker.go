@@ -40,10 +40,13 @@ const (
 
 // ResyncError ends a subscription that cannot continue. After is the last
 // seq the subscriber received; for slow_consumer resubscribing with it loses
-// nothing, for the other reasons the client reloads history first.
+// nothing, for the other reasons the client reloads history first. For
+// pruned, Start says where the retained log starts: subscribing with
+// after = Start replays everything still kept.
 type ResyncError struct {
 	Reason string
 	After  int64
+	Start  int64
 }
 
 func (e *ResyncError) Error() string {
@@ -95,6 +98,9 @@ func (s Stream) query(after int64) agent.EventQuery {
 type Source interface {
 	Events(ctx context.Context, q agent.EventQuery) ([]agent.AllEvent, error)
 	Bounds(ctx context.Context) (pruned, head int64, err error)
+	// ConversationPruned is the seq through which that conversation's
+	// events may have been pruned (0: none were).
+	ConversationPruned(ctx context.Context, id string) (int64, error)
 	Epoch() string
 }
 
@@ -202,10 +208,18 @@ func (b *Broker) Subscribe(ctx context.Context, stream Stream, after int64, epoc
 			return nil, fmt.Errorf("subscribe: %w", err)
 		}
 		s.Head = head
+		if stream.Kind == StreamConversation && after >= 0 && after < pruned {
+			// Judged by this conversation's own oldest event: pruning
+			// others' events does not break its cursors.
+			if pruned, err = b.src.ConversationPruned(ctx, stream.ConversationID); err != nil {
+				b.remove(s)
+				return nil, fmt.Errorf("subscribe: %w", err)
+			}
+		}
 		switch {
 		case after >= 0 && after < pruned:
 			b.remove(s)
-			return nil, &ResyncError{Reason: ReasonPruned, After: after}
+			return nil, &ResyncError{Reason: ReasonPruned, After: after, Start: pruned}
 		case after > head:
 			b.remove(s)
 			return nil, &ResyncError{Reason: ReasonCursorAhead, After: after}

@@ -6,6 +6,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/server"
 )
 
 // noRedirect is a client that shows redirects instead of following them.
@@ -100,4 +103,28 @@ func TestLoginRedirectStaysLocal(t *testing.T) {
 			t.Errorf("next=%q: %d to %q, want 303 to %q", tt.next, resp.StatusCode, got, tt.want)
 		}
 	}
+}
+
+// TestWSPrunedResyncSaysWhereTheLogStarts: a pruned resync on the whole
+// log carries start, from which a subscription replays what is kept.
+func TestWSPrunedResyncSaysWhereTheLogStarts(t *testing.T) {
+	ts := newTestServer(t)
+	w := dialWS(t, ts)
+	defer w.close()
+	c := w.create("", false)
+	if _, err := ts.Store.Prune(t.Context(), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	r := w.subscribe(map[string]any{"stream": "all", "after": 0})
+	f := w.next()
+	if f.Type != server.FrameResync || f.Sub != r.Sub || f.Reason != "pruned" || f.Start == nil || *f.Start != r.Head {
+		t.Fatalf("got %+v, want resync pruned with start %d", f, r.Head)
+	}
+	// A conversation made after the pruning resumes from 0.
+	c2 := w.create("", false)
+	w.subscribe(map[string]any{"stream": "conversation", "conversation_id": c2.ID, "after": 0})
+	if f := w.next(); f.Type != server.FrameCaughtUp {
+		t.Fatalf("got %+v, want caught_up", f)
+	}
+	_ = c
 }

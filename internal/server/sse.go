@@ -70,6 +70,9 @@ func (s *Server) subscribeSSE(w http.ResponseWriter, r *http.Request, stream bro
 		var re *broker.ResyncError
 		if errors.As(err, &re) {
 			err = agent.Errorf(agent.CodeBadRequest, "cannot resume after %d (%s); reload history and subscribe without Last-Event-ID", after, re.Reason)
+			if re.Reason == broker.ReasonPruned {
+				err = agent.Errorf(agent.CodeBadRequest, "cannot resume after %d (pruned: the retained log starts after %d); reload history and subscribe without Last-Event-ID, or after %d", after, re.Start, re.Start)
+			}
 		}
 		s.writeError(w, r, err)
 		return

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
 )
 
 // WebSocket ops: the op of every command a client sends (DESIGN.md §5).
@@ -71,6 +72,7 @@ type Frame struct {
 	Event  json.RawMessage `json:"event,omitempty"` // an AllEvent
 	Seq    int64           `json:"seq,omitempty"`   // caught_up
 	After  int64           `json:"after,omitempty"` // resync
+	Start  *int64          `json:"start,omitempty"` // resync pruned: the retained log starts after it
 	Reason string          `json:"reason,omitempty"`
 }
 
@@ -244,12 +246,21 @@ func caughtUpFrame(sub string, seq int64) []byte {
 	return append(b, '}')
 }
 
-func resyncFrame(sub string, after int64, reason string) []byte {
+func resyncFrame(sub string, after int64, reason string, start int64) []byte {
 	b, _ := json.Marshal(struct {
 		Type   string `json:"type"`
 		Sub    string `json:"sub"`
 		After  int64  `json:"after"`
 		Reason string `json:"reason"`
-	}{FrameResync, sub, after, reason})
+		Start  *int64 `json:"start,omitempty"`
+	}{FrameResync, sub, after, reason, startField(reason, start)})
 	return b
+}
+
+// startField is the resync's start: only a pruned resync has one.
+func startField(reason string, start int64) *int64 {
+	if reason != broker.ReasonPruned {
+		return nil
+	}
+	return &start
 }

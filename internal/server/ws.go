@@ -341,7 +341,7 @@ func (k *wsConn) subscribe(ctx context.Context, cmd Command, id *string) {
 			return
 		}
 		k.reply(id, cmd.Op, SubscribeResult{Sub: subID, Epoch: k.s.store.Epoch(), Head: head}, nil)
-		k.enqueue(k.ctx, resyncFrame(subID, re.After, re.Reason))
+		k.enqueue(k.ctx, resyncFrame(subID, re.After, re.Reason, re.Start))
 		return
 	}
 	if err != nil {
@@ -424,7 +424,7 @@ func (k *wsConn) resync(ctx context.Context, ws *wsSub, last int64, reason strin
 		delete(k.subs, ws.id)
 	}
 	k.mu.Unlock()
-	k.enqueue(ctx, resyncFrame(ws.id, last, reason))
+	k.enqueue(ctx, resyncFrame(ws.id, last, reason, 0))
 }
 
 // reply queues a reply; err, if any, becomes its Error.

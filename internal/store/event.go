@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -134,4 +135,39 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 		return 0, fmt.Errorf("store: prune: %w", err)
 	}
 	return n, nil
+}
+
+// ConversationPruned returns the seq through which events of conversation
+// id may have been pruned: a cursor on that conversation's stream below it
+// has lost some. It is judged by the conversation's own oldest event, not
+// the whole log's: while its created event is kept, nothing of it was
+// pruned (0); otherwise events before its oldest kept one may be gone. A
+// conversation with no kept event gets the log's bound.
+func (s *Store) ConversationPruned(ctx context.Context, id string) (int64, error) {
+	db := s.r.WithContext(ctx)
+	pruned, _, err := bounds(db)
+	if err != nil {
+		return 0, fmt.Errorf("store: %w", err)
+	}
+	if pruned == 0 {
+		return 0, nil
+	}
+	var first []eventRow
+	if err := db.Select("seq", "type", "payload").Where("conversation_id = ?", id).Order("seq").Limit(1).Find(&first).Error; err != nil {
+		return 0, fmt.Errorf("store: oldest event of %s: %w", id, err)
+	}
+	if len(first) == 0 {
+		return pruned, nil
+	}
+	if first[0].Type == agent.KindAgent {
+		var w struct {
+			Event struct {
+				Type string `json:"type"`
+			} `json:"event"`
+		}
+		if json.Unmarshal([]byte(first[0].Payload), &w) == nil && w.Event.Type == agent.AgentCreated {
+			return 0, nil
+		}
+	}
+	return min(pruned, first[0].Seq-1), nil
 }
