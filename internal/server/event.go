@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bufio"
+	"encoding/json"
 	"net/http"
 
 	"github.com/agentik/agentik/internal/agent"
@@ -39,10 +41,33 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, convID string) {
 	if len(evs) > 0 {
 		next = evs[len(evs)-1].ID
 	}
-	if evs == nil {
-		evs = []agent.AllEvent{}
+	writeReplay(w, evs, next)
+}
+
+// writeReplay writes a ReplayResult one event at a time, so a page of
+// large events is never encoded whole in memory (the store bounds the
+// page by bytes).
+func writeReplay(w http.ResponseWriter, evs []agent.AllEvent, next string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 32<<10)
+	bw.WriteString(`{"events":[`)
+	for i := range evs {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		b, err := evs[i].MarshalJSON()
+		if err != nil {
+			return // the status is sent: a cut body is all that is left to say
+		}
+		bw.Write(b)
+		evs[i] = agent.AllEvent{} // let it go once written
 	}
-	writeJSON(w, http.StatusOK, ReplayResult{evs, next})
+	nb, _ := json.Marshal(next)
+	bw.WriteString(`],"next_after_id":`)
+	bw.Write(nb)
+	bw.WriteString("}\n")
+	_ = bw.Flush()
 }
 
 func (s *Server) handleReplay(w http.ResponseWriter, r *http.Request) { s.replay(w, r, "") }

@@ -16,7 +16,9 @@ import (
 )
 
 // Events returns stored events with seq > q.After in seq order, at most
-// q.Limit (≤ 0: no limit). ConversationID keeps that conversation's
+// q.Limit (≤ 0: no limit); a page with a Limit also ends after the event
+// whose stored JSON reaches Options.PageBytes, so it may be shorter than
+// Limit before the end of the log (an empty page is the end). ConversationID keeps that conversation's
 // KindConversation events; AgentOnly keeps KindAgent events. It reads only
 // the payload column and decodes each stored JSON once (see decode.go).
 func (s *Store) Events(ctx context.Context, q agent.EventQuery) ([]agent.AllEvent, error) {
@@ -36,7 +38,11 @@ func (s *Store) Events(ctx context.Context, q agent.EventQuery) ([]agent.AllEven
 		b.WriteString(" LIMIT ?")
 		args = append(args, q.Limit)
 	}
-	out, err := s.scanEvents(ctx, max(q.Limit, 0), b.String(), args...)
+	maxBytes := 0
+	if q.Limit > 0 {
+		maxBytes = s.pageB
+	}
+	out, err := s.scanEvents(ctx, max(q.Limit, 0), maxBytes, b.String(), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: events after %d: %w", q.After, err)
 	}
@@ -46,20 +52,22 @@ func (s *Store) Events(ctx context.Context, q agent.EventQuery) ([]agent.AllEven
 // stored returns at most limit stored events with after < seq < before, in
 // seq order.
 func (s *Store) stored(ctx context.Context, after, before int64, limit int) ([]agent.AllEvent, error) {
-	return s.scanEvents(ctx, limit, "SELECT payload FROM agent_event WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?", after, before, limit)
+	return s.scanEvents(ctx, limit, 0, "SELECT payload FROM agent_event WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?", after, before, limit)
 }
 
 // scanEvents runs query, which selects the payload column, and decodes
-// each row; size is a capacity hint.
-func (s *Store) scanEvents(ctx context.Context, size int, query string, args ...any) ([]agent.AllEvent, error) {
+// each row; size is a capacity hint. With maxBytes > 0 it stops after the
+// row whose payload brings the total to maxBytes.
+func (s *Store) scanEvents(ctx context.Context, size, maxBytes int, query string, args ...any) ([]agent.AllEvent, error) {
 	rows, err := s.r.WithContext(ctx).Raw(query, args...).Rows()
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var (
-		out = make([]agent.AllEvent, 0, size)
-		raw sql.RawBytes
+		out   = make([]agent.AllEvent, 0, size)
+		raw   sql.RawBytes
+		total int
 	)
 	for rows.Next() {
 		if err := rows.Scan(&raw); err != nil {
@@ -68,6 +76,9 @@ func (s *Store) scanEvents(ctx context.Context, size int, query string, args ...
 		out = append(out, agent.AllEvent{})
 		if err := decodeEvent(raw, &out[len(out)-1]); err != nil {
 			return nil, fmt.Errorf("decode: %w", err)
+		}
+		if total += len(raw); maxBytes > 0 && total >= maxBytes {
+			break
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -62,7 +62,16 @@ type Options struct {
 	Now agent.Clock
 	// Logger receives slow-query and error logs from gorm; discarded when nil.
 	Logger *slog.Logger
+	// PageBytes bounds the stored JSON of one page of Events (a query with
+	// a Limit): a page ends after the event that reaches it, so it holds at
+	// least one event. Default PageBytes.
+	PageBytes int
 }
+
+// PageBytes is the default byte bound of a page of Events: a replay of
+// large events (images, long answers) holds a few of them at a time, not
+// a thousand.
+const PageBytes = 4 << 20
 
 // Store is agent.Store over gorm, on SQLite or PostgreSQL. All writes go
 // through one writer goroutine that group-commits them (see doc.go).
@@ -70,6 +79,7 @@ type Store struct {
 	w        *gorm.DB // writer: one connection on SQLite
 	r        *gorm.DB // reads: a pool (the same pool as w on PostgreSQL)
 	postgres bool
+	pageB    int      // Options.PageBytes
 	lock     *os.File // SQLite only: the lock file held while open (lock.go)
 	epoch    string
 	now      func() time.Time
@@ -106,10 +116,11 @@ type Store struct {
 // cancellation) are kept for the writer's statements.
 func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	s := &Store{
-		log:  opt.Logger,
-		ctx:  context.WithoutCancel(ctx),
-		reqs: make(chan *request, queueSize),
-		done: make(chan struct{}),
+		log:   opt.Logger,
+		pageB: opt.PageBytes,
+		ctx:   context.WithoutCancel(ctx),
+		reqs:  make(chan *request, queueSize),
+		done:  make(chan struct{}),
 	}
 	clock := opt.Now
 	if clock == nil {
@@ -118,6 +129,9 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	// Microseconds: what PostgreSQL keeps, so a value reads back as written
 	// on both databases. UTC: SQLite compares the stored text.
 	s.now = func() time.Time { return clock().UTC().Truncate(time.Microsecond) }
+	if s.pageB <= 0 {
+		s.pageB = PageBytes
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
