@@ -22,6 +22,9 @@ const (
 	// maxLimitedClients bounds the table of addresses with failures: past
 	// it, addresses whose budget has refilled are forgotten.
 	maxLimitedClients = 10000
+	// WSConnsPerClient is how many WebSocket connections one client
+	// address (an IPv6 /64) may hold at once. A browser tab holds one.
+	WSConnsPerClient = 64
 )
 
 // clientAddr is the address a request comes from: the peer, or, when the
@@ -138,4 +141,34 @@ func block(a netip.Addr) netip.Prefix {
 		return p
 	}
 	return netip.PrefixFrom(a, a.BitLen())
+}
+
+// counter counts what each client address holds, up to a limit.
+type counter struct {
+	limit int
+	mu    sync.Mutex
+	n     map[netip.Prefix]int
+}
+
+func newCounter(limit int) *counter { return &counter{limit: limit, n: map[netip.Prefix]int{}} }
+
+// acquire counts one more for a, or reports false at the limit.
+func (c *counter) acquire(a netip.Addr) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := block(a)
+	if c.n[k] >= c.limit {
+		return false
+	}
+	c.n[k]++
+	return true
+}
+
+func (c *counter) release(a netip.Addr) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := block(a)
+	if c.n[k]--; c.n[k] <= 0 {
+		delete(c.n, k)
+	}
 }

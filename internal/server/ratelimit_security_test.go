@@ -1,10 +1,13 @@
 package server_test
 
 import (
+	"net/http"
 	"net/netip"
 	"net/url"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/server"
@@ -76,5 +79,46 @@ func TestForwardedForNeedsTrustedProxy(t *testing.T) {
 		if resp.StatusCode != want {
 			t.Errorf("try %d: %d, want %d", i+1, resp.StatusCode, want)
 		}
+	}
+}
+
+// TestWSConnectionsPerClient: one address holds at most WSConnsPerClient
+// WebSockets; another address has its own budget, and a closed one frees
+// its place.
+func TestWSConnectionsPerClient(t *testing.T) {
+	ts := newTestServer(t, func(_ *agent.Config, s *server.Config) {
+		s.WSConnsPerClient = 2
+		s.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	})
+	dial := func(client string) (*websocket.Conn, int) {
+		t.Helper()
+		c, resp, err := websocket.Dial(t.Context(), ts.wsURL(), &websocket.DialOptions{HTTPHeader: http.Header{"X-Forwarded-For": {client}}})
+		if err != nil {
+			if resp == nil {
+				t.Fatal(err)
+			}
+			return nil, resp.StatusCode
+		}
+		t.Cleanup(func() { c.CloseNow() })
+		return c, resp.StatusCode
+	}
+	a1, _ := dial("10.0.0.1")
+	dial("10.0.0.1")
+	if _, code := dial("10.0.0.1"); code != http.StatusTooManyRequests {
+		t.Fatalf("third connection: %d, want 429", code)
+	}
+	if c, code := dial("10.0.0.2"); c == nil {
+		t.Fatalf("another address: %d", code)
+	}
+	a1.Close(websocket.StatusNormalClosure, "")
+	for i := 0; ; i++ { // the server frees the place when its handler returns
+		c, code := dial("10.0.0.1")
+		if c != nil {
+			break
+		}
+		if i == 500 {
+			t.Fatalf("after closing one: still %d", code)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

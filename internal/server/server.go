@@ -103,6 +103,9 @@ type Config struct {
 	// the client (for the rate limits) and whose X-Forwarded-Proto: https
 	// makes the session cookie Secure. Empty: the peer is the client.
 	TrustedProxies []netip.Prefix
+	// WSConnsPerClient caps the WebSocket connections of one client
+	// address; default WSConnsPerClient.
+	WSConnsPerClient int
 	// Now is the clock of the rate limits and sessions; time.Now when nil.
 	Now func() time.Time
 }
@@ -118,6 +121,7 @@ type Server struct {
 	log       *slog.Logger
 	handler   http.Handler
 	failures  *failures // failed authentication per client address
+	wsConns   *counter  // WebSocket connections per client address
 
 	// closing is closed by Shutdown: long-lived streams end.
 	closing   chan struct{}
@@ -142,6 +146,9 @@ func New(cfg Config) *Server {
 	if cfg.AuthFailureEvery <= 0 {
 		cfg.AuthFailureEvery = AuthFailureEvery
 	}
+	if cfg.WSConnsPerClient <= 0 {
+		cfg.WSConnsPerClient = WSConnsPerClient
+	}
 	if cfg.HeaderTimeout <= 0 {
 		cfg.HeaderTimeout = HeaderTimeout
 	}
@@ -155,6 +162,7 @@ func New(cfg Config) *Server {
 		cfg: cfg, runner: cfg.Runner, broker: cfg.Broker, store: cfg.Store, tools: cfg.Tools,
 		modelName: cfg.ModelName, log: cfg.Logger, closing: make(chan struct{}),
 		failures: newFailures(cfg.Now, cfg.AuthFailureEvery, cfg.AuthFailureBurst),
+		wsConns:  newCounter(cfg.WSConnsPerClient),
 	}
 	s.handler = s.routes()
 	return s

@@ -102,6 +102,12 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 	}
+	client := s.clientAddr(r)
+	if !s.wsConns.acquire(client) {
+		s.writeError(w, r, agent.Errorf(agent.CodeRateLimited, "this address already holds %d WebSocket connections; close one first", s.cfg.WSConnsPerClient))
+		return
+	}
+	defer s.wsConns.release(client)
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.originPatterns()})
 	if err != nil {
 		// Accept has answered (403 for a foreign Origin, 400 for a bad
