@@ -102,12 +102,15 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 	}
-	client := s.clientAddr(r)
-	if !s.wsConns.acquire(client) {
-		s.writeError(w, r, agent.Errorf(agent.CodeRateLimited, "this address already holds %d WebSocket connections; close one first", s.cfg.WSConnsPerClient))
-		return
+	// Loopback is this machine, or a reverse proxy that is not in
+	// TrustedProxies: capping it would cap every user behind it together.
+	if client := s.clientAddr(r); !client.IsLoopback() {
+		if !s.wsConns.acquire(client) {
+			s.writeError(w, r, agent.Errorf(agent.CodeRateLimited, "this address already holds %d WebSocket connections; close one first", s.cfg.WSConnsPerClient))
+			return
+		}
+		defer s.wsConns.release(client)
 	}
-	defer s.wsConns.release(client)
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.originPatterns()})
 	if err != nil {
 		// Accept has answered (403 for a foreign Origin, 400 for a bad
