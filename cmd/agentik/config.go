@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -183,4 +185,36 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// secretParam matches the query parameters and key=value settings that
+// carry secrets: passwords, API keys, tokens.
+var secretParam = regexp.MustCompile(`(?i)^(password|passwd|pwd|sslpassword|api[-_]?key|key|token|access[-_]?token|secret|client[-_]?secret|sig|signature)$`)
+
+// secretKV matches a secret in a key=value connection string.
+var secretKV = regexp.MustCompile(`(?i)\b(password|sslpassword)\s*=\s*('[^']*'|\S+)`)
+
+// redactURL hides the secrets of a URL or DSN for logs: the password of
+// its userinfo, secret query parameters (?api-key=, ?password=) and
+// password= settings.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Opaque != "" {
+		return secretKV.ReplaceAllString(raw, "$1=xxxxx")
+	}
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			if secretParam.MatchString(k) {
+				q[k] = []string{"xxxxx"}
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
 }

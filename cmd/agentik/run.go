@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"time"
@@ -123,7 +122,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 			return fmt.Errorf("model: %w", err)
 		}
 		model, modelName = m, m.Name()
-		log.Info("model_configured", "base_url", mcfg.BaseURL, "model", modelName)
+		log.Info("model_configured", "base_url", redactURL(mcfg.BaseURL), "model", modelName)
 		notice.probe(ctx, mcfg, log) // in the background: a slow endpoint does not delay the start
 		defer notice.wait()
 	} else {
@@ -172,7 +171,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	pruneDone := make(chan struct{})
 	pruneCtx, stopPrune := context.WithCancel(ctx)
 	go func() { defer close(pruneDone); maintain(pruneCtx, st, runner, cfg.EventTTL, log) }()
-	log.Info("listening", "addr", ln.Addr().String(), "db", redactDSN(cfg.DB))
+	log.Info("listening", "addr", ln.Addr().String(), "db", redactURL(cfg.DB))
 
 	select {
 	case err = <-errc:
@@ -225,13 +224,4 @@ func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl ti
 			}
 		}
 	}
-}
-
-// redactDSN hides the password of a postgres:// URL for logs.
-func redactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
-		return dsn
-	}
-	return u.Redacted()
 }
