@@ -1,10 +1,7 @@
 package server
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -15,18 +12,6 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/web"
 )
-
-// sessionCookie is the cookie the UI gets after signing in with an API key.
-// Its value is derived from the key (HMAC), so sessions survive restarts
-// and end when the key is removed from AGENTIK_API_KEYS.
-const sessionCookie = "agentik_session"
-
-// sessionValue is the cookie value that stands for key.
-func sessionValue(key string) string {
-	m := hmac.New(sha256.New, []byte(key))
-	m.Write([]byte("agentik-session-v1"))
-	return hex.EncodeToString(m.Sum(nil))
-}
 
 // keyValid reports whether k is one of the API keys, in constant time per key.
 func (s *Server) keyValid(k string) bool {
@@ -48,14 +33,8 @@ func (s *Server) authorized(r *http.Request) bool {
 	if k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && s.keyValid(strings.TrimSpace(k)) {
 		return true
 	}
-	if c, err := r.Cookie(sessionCookie); err == nil {
-		for _, key := range s.cfg.APIKeys {
-			if subtle.ConstantTimeCompare([]byte(c.Value), []byte(sessionValue(key))) == 1 {
-				return true
-			}
-		}
-	}
-	return false
+	_, _, ok := s.session(r)
+	return ok
 }
 
 // public paths need no key: liveness, the sign-in page and the bundle.
@@ -147,15 +126,22 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.renderLogin(w, r, http.StatusUnauthorized, next, true)
 		return
 	}
+	expires := s.cfg.Now().Add(s.cfg.SessionTTL)
 	http.SetCookie(w, &http.Cookie{
-		Name: sessionCookie, Value: sessionValue(key), Path: "/",
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 30 * 24 * 3600,
+		Name: sessionCookie, Value: newSession(key, expires), Path: "/",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.secure(r),
+		Expires: expires, MaxAge: int(s.cfg.SessionTTL / time.Second),
 	})
 	http.Redirect(w, r, localPath(next), http.StatusSeeOther)
 }
 
+// handleLogout ends the session server-side (its cookie stops working even
+// if a copy of it was kept) and clears the cookie.
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	if id, expires, ok := s.session(r); ok {
+		s.revoked.add(id, expires, s.cfg.Now())
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.secure(r)})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 

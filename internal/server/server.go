@@ -106,6 +106,8 @@ type Config struct {
 	// WSConnsPerClient caps the WebSocket connections of one client
 	// address; default WSConnsPerClient.
 	WSConnsPerClient int
+	// SessionTTL is how long a sign-in lasts; default SessionTTL.
+	SessionTTL time.Duration
 	// Now is the clock of the rate limits and sessions; time.Now when nil.
 	Now func() time.Time
 }
@@ -122,6 +124,7 @@ type Server struct {
 	handler   http.Handler
 	failures  *failures // failed authentication per client address
 	wsConns   *counter  // WebSocket connections per client address
+	revoked   revoked   // signed-out sessions
 
 	// closing is closed by Shutdown: long-lived streams end.
 	closing   chan struct{}
@@ -145,6 +148,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.AuthFailureEvery <= 0 {
 		cfg.AuthFailureEvery = AuthFailureEvery
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = SessionTTL
 	}
 	if cfg.WSConnsPerClient <= 0 {
 		cfg.WSConnsPerClient = WSConnsPerClient
