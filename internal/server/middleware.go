@@ -20,6 +20,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			s.writeError(w, r, agent.Errorf(agent.CodeForbidden, "host %q is not allowed; add it to AGENTIK_ALLOWED_HOSTS", r.Host))
 			return
 		}
+		if s.cors(w, r) {
+			return
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
 			if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
 				s.writeError(w, r, agent.Errorf(agent.CodeForbidden, "cross-site requests are not allowed"))
@@ -100,4 +103,33 @@ func (b *timedBody) Close() error {
 		_ = b.rc.SetReadDeadline(time.Time{})
 	}
 	return b.ReadCloser.Close()
+}
+
+// cors lets a front end on an allowed origin (AGENTIK_ALLOWED_ORIGINS)
+// call the API: it answers preflights, before any key is asked for (a
+// preflight carries none), and marks the responses of allowed origins
+// readable. It reports whether it answered r.
+func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" || !strings.HasPrefix(r.URL.Path, "/agentik/") {
+		return false
+	}
+	preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+	w.Header().Add("Vary", "Origin")
+	if origin == "null" || !s.originAllowed(r, origin) {
+		if preflight {
+			s.writeError(w, r, agent.Errorf(agent.CodeForbidden, "origin %q is not allowed; add it to AGENTIK_ALLOWED_ORIGINS", origin))
+		}
+		return preflight
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	if !preflight {
+		return false
+	}
+	h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID")
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+	return true
 }
