@@ -31,6 +31,9 @@ func conversations(rows []conversationRow) []agent.Conversation {
 
 // Conversation returns one conversation, or agent.ErrNotFound.
 func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation, error) {
+	if !textOK(id) {
+		return agent.Conversation{}, fmt.Errorf("store: conversation: %w", missing("conversation", id))
+	}
 	var row conversationRow
 	if err := s.r.WithContext(ctx).Take(&row, "id = ?", id).Error; err != nil {
 		return agent.Conversation{}, fmt.Errorf("store: conversation: %w", notFound(err, "conversation", id))

@@ -22,6 +22,9 @@ import (
 // KindConversation events; AgentOnly keeps KindAgent events. It reads only
 // the payload column and decodes each stored JSON once (see decode.go).
 func (s *Store) Events(ctx context.Context, q agent.EventQuery) ([]agent.AllEvent, error) {
+	if !textOK(q.ConversationID) {
+		return nil, nil // no stored conversation has that id
+	}
 	var b strings.Builder
 	args := []any{q.After}
 	b.WriteString("SELECT payload FROM agent_event WHERE seq > ?")
@@ -90,6 +93,9 @@ func (s *Store) scanEvents(ctx context.Context, size, maxBytes int, query string
 // EventSeq returns the seq of the event with that id, or agent.ErrNotFound
 // (also once it was pruned).
 func (s *Store) EventSeq(ctx context.Context, id string) (int64, error) {
+	if !textOK(id) {
+		return 0, fmt.Errorf("store: event seq: %w", missing("event", id))
+	}
 	var row eventRow
 	if err := s.r.WithContext(ctx).Select("seq").Take(&row, "id = ?", id).Error; err != nil {
 		return 0, fmt.Errorf("store: event seq: %w", notFound(err, "event", id))
@@ -160,8 +166,8 @@ func (s *Store) ConversationPruned(ctx context.Context, id string) (int64, error
 	if err != nil {
 		return 0, fmt.Errorf("store: %w", err)
 	}
-	if pruned == 0 {
-		return 0, nil
+	if pruned == 0 || !textOK(id) {
+		return pruned, nil
 	}
 	var first []eventRow
 	if err := db.Select("seq", "type", "payload").Where("conversation_id = ?", id).Order("seq").Limit(1).Find(&first).Error; err != nil {

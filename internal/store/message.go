@@ -12,6 +12,9 @@ import (
 // q.After, then q.Offset skipped, at most q.Limit (≤ 0: no limit). An
 // unknown conversation is agent.ErrNotFound.
 func (s *Store) Messages(ctx context.Context, q agent.MessageQuery) ([]agent.Message, error) {
+	if !textOK(q.ConversationID) {
+		return nil, fmt.Errorf("store: messages: %w", missing("conversation", q.ConversationID))
+	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = -1
@@ -40,6 +43,9 @@ func (s *Store) Messages(ctx context.Context, q agent.MessageQuery) ([]agent.Mes
 // MessageByClientID returns the user message sent with clientID, or
 // agent.ErrNotFound.
 func (s *Store) MessageByClientID(ctx context.Context, conversationID, clientID string) (agent.Message, error) {
+	if !textOK(conversationID) || !textOK(clientID) {
+		return agent.Message{}, fmt.Errorf("store: message by client_id: %w", missing("client_id", clientID))
+	}
 	var row messageRow
 	if err := s.r.WithContext(ctx).Take(&row, "conversation_id = ? AND client_id = ?", conversationID, clientID).Error; err != nil {
 		return agent.Message{}, fmt.Errorf("store: message by client_id: %w", notFound(err, "client_id", clientID))
@@ -54,6 +60,9 @@ func (s *Store) MessageByClientID(ctx context.Context, conversationID, clientID 
 // Memory returns a conversation's working memory in order. An unknown
 // conversation is agent.ErrNotFound.
 func (s *Store) Memory(ctx context.Context, conversationID string) ([]agent.ModelMessage, error) {
+	if !textOK(conversationID) {
+		return nil, fmt.Errorf("store: memory: %w", missing("conversation", conversationID))
+	}
 	var payloads []string
 	if err := s.r.WithContext(ctx).Model(&memoryRow{}).
 		Where("conversation_id = ?", conversationID).Order("order_idx").

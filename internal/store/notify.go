@@ -75,6 +75,9 @@ func parseInterrupt(payload string) (owner, conversationID string, ok bool) {
 // interrupt it, and reports whether a turn runs there. On SQLite one
 // process runs every turn, so there is no other instance to ask.
 func (s *Store) RequestInterrupt(ctx context.Context, conversationID string) (bool, error) {
+	if !textOK(conversationID) {
+		return false, missing("conversation", conversationID)
+	}
 	var r conversationRow
 	if err := s.r.WithContext(ctx).Select("running", "turn_owner").Take(&r, "id = ?", conversationID).Error; err != nil {
 		return false, notFound(err, "conversation", conversationID)

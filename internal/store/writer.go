@@ -254,7 +254,9 @@ func storedIDs(tx *gorm.DB, batch []*request, stored map[string]int64) error {
 	var ids []string
 	for _, r := range batch {
 		for _, rec := range r.recs {
-			ids = append(ids, rec.Event.ID)
+			if textOK(rec.Event.ID) { // any other is refused by prepare
+				ids = append(ids, rec.Event.ID)
+			}
 		}
 	}
 	for len(ids) > 0 {
@@ -286,6 +288,9 @@ func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time) (eventRow, 
 	ev := &rec.Event
 	if ev.ID == "" {
 		return eventRow{}, agent.Errorf(agent.CodeBadRequest, "event without id")
+	}
+	if err := checkRecordText(rec); err != nil {
+		return eventRow{}, err
 	}
 	switch ev.Kind {
 	case agent.KindAgent:

@@ -1,0 +1,51 @@
+package store
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// Text columns take valid UTF-8 without NUL bytes: PostgreSQL refuses
+// anything else with an error, SQLite would store it. Checking here, once,
+// makes both databases answer alike: a write with such text is
+// bad_request, a lookup of such an id is not_found (it cannot exist).
+
+// textOK reports whether s can be stored in a text column.
+func textOK(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// checkText fails with bad_request naming the field when v is not textOK.
+func checkText(field, v string) error {
+	if textOK(v) {
+		return nil
+	}
+	return agent.Errorf(agent.CodeBadRequest, "%s %q must be valid UTF-8 without NUL bytes", field, v)
+}
+
+// missing is the not_found of a lookup by an id that cannot be stored.
+func missing(what, id string) error {
+	return agent.Errorf(agent.CodeNotFound, "%s %q not found", what, id)
+}
+
+// checkRecordText checks the text columns a record writes.
+func checkRecordText(rec *agent.Record) error {
+	ev := &rec.Event
+	fields := []struct{ name, v string }{{"event id", ev.ID}, {"conversation_id", ev.ConversationID}}
+	if a := ev.Agent; a != nil {
+		fields = append(fields, struct{ name, v string }{"conversation_id", a.ConversationID}, struct{ name, v string }{"title", a.Title})
+	}
+	if c := rec.Conversation; c != nil {
+		fields = append(fields, struct{ name, v string }{"conversation id", c.ID}, struct{ name, v string }{"title", c.Title})
+	}
+	if e := ev.Event; e != nil && e.Message != nil {
+		m := e.Message
+		fields = append(fields, struct{ name, v string }{"message id", m.ID}, struct{ name, v string }{"client_id", m.ClientID})
+	}
+	for _, f := range fields {
+		if err := checkText(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
