@@ -146,7 +146,12 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	after, err := intParam(r, "after", 0)
+	var after int64
+	if t, ok := instant(r.URL.Query().Get("after")); ok {
+		after, err = s.cursorAt(r, t, r.PathValue("id"))
+	} else {
+		after, err = intParam(r, "after", 0)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -43,7 +43,7 @@ func allFrame(it broker.Item) ([]byte, error) {
 
 // cursor reads where an SSE client resumes: Last-Event-ID, else ?after=,
 // else -1 (live only).
-func cursor(r *http.Request) (int64, error) {
+func (s *Server) cursor(r *http.Request) (int64, error) {
 	v := r.Header.Get("Last-Event-ID")
 	name := "Last-Event-ID"
 	if v == "" {
@@ -52,15 +52,45 @@ func cursor(r *http.Request) (int64, error) {
 	if v == "" {
 		return -1, nil
 	}
+	if name == "after" {
+		if t, ok := instant(v); ok {
+			return s.cursorAt(r, t, "")
+		}
+	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
-		return 0, agent.Errorf(agent.CodeBadRequest, "%s must be a seq (an integer ≥ 0), got %q", name, v)
+		return 0, agent.Errorf(agent.CodeBadRequest, "%s must be a seq (an integer ≥ 0) or an RFC 3339 time, got %q", name, v)
 	}
 	return n, nil
 }
 
+// instant parses an RFC 3339 time, as the original facade's ?after= was.
+func instant(v string) (time.Time, bool) {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	return t, err == nil
+}
+
+// cursorIndex turns instants into cursors (the store implements it).
+type cursorIndex interface {
+	CursorAt(ctx context.Context, t time.Time) (int64, error)
+	MessageCursorAt(ctx context.Context, conversationID string, t time.Time) (int64, error)
+}
+
+// cursorAt is the cursor just before the first event (with a
+// conversationID: message) at or after t.
+func (s *Server) cursorAt(r *http.Request, t time.Time, conversationID string) (int64, error) {
+	ix, ok := s.store.(cursorIndex)
+	if !ok {
+		return 0, agent.Errorf(agent.CodeBadRequest, "after must be a seq here: this store cannot look up times")
+	}
+	if conversationID != "" {
+		return ix.MessageCursorAt(r.Context(), conversationID, t)
+	}
+	return ix.CursorAt(r.Context(), t)
+}
+
 func (s *Server) subscribeSSE(w http.ResponseWriter, r *http.Request, stream broker.Stream, frame frameFunc) {
-	after, err := cursor(r)
+	after, err := s.cursor(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -188,3 +188,37 @@ func (s *Store) ConversationPruned(ctx context.Context, id string) (int64, error
 	}
 	return min(pruned, first[0].Seq-1), nil
 }
+
+// CursorAt turns an instant into an event cursor: the seq just before the
+// first stored event created at or after t (the head when there is none),
+// so that resuming after it starts at t.
+func (s *Store) CursorAt(ctx context.Context, t time.Time) (int64, error) {
+	db := s.r.WithContext(ctx)
+	var first sql.NullInt64
+	if err := db.Model(&eventRow{}).Where("created_at >= ?", t.UTC()).Select("MIN(seq)").Scan(&first).Error; err != nil {
+		return 0, fmt.Errorf("store: cursor at %s: %w", t, err)
+	}
+	if first.Valid {
+		return first.Int64 - 1, nil
+	}
+	_, head, err := s.Bounds(ctx)
+	return head, err
+}
+
+// MessageCursorAt is CursorAt for a conversation's messages: the seq just
+// before its first message dated at or after t.
+func (s *Store) MessageCursorAt(ctx context.Context, conversationID string, t time.Time) (int64, error) {
+	if !textOK(conversationID) {
+		return 0, fmt.Errorf("store: message cursor: %w", missing("conversation", conversationID))
+	}
+	db := s.r.WithContext(ctx)
+	var first sql.NullInt64
+	if err := db.Model(&messageRow{}).Where("conversation_id = ? AND date >= ?", conversationID, t.UTC()).Select("MIN(seq)").Scan(&first).Error; err != nil {
+		return 0, fmt.Errorf("store: message cursor at %s: %w", t, err)
+	}
+	if first.Valid {
+		return first.Int64 - 1, nil
+	}
+	_, head, err := s.Bounds(ctx)
+	return head, err
+}
