@@ -126,7 +126,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.renderLogin(w, r, http.StatusUnauthorized, next, true)
 		return
 	}
-	expires := s.cfg.Now().Add(s.cfg.SessionTTL)
+	expires := s.cfg.Clock().Add(s.cfg.SessionTTL)
 	http.SetCookie(w, &http.Cookie{
 		Name: sessionCookie, Value: newSession(key, expires), Path: "/",
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.secure(r),
@@ -139,7 +139,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 // if a copy of it was kept) and clears the cookie.
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	if id, expires, ok := s.session(r); ok {
-		s.revoked.add(id, expires, s.cfg.Now())
+		s.revoked.add(id, expires, s.cfg.Clock())
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.secure(r)})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)

@@ -17,7 +17,7 @@ import (
 // clock, behind proxies.
 func withAuthLimit(clock *fakeClock, burst int, every time.Duration, proxies ...string) rigOption {
 	return func(_ *agent.Config, s *server.Config) {
-		s.AuthFailureBurst, s.AuthFailureEvery, s.Now = burst, every, clock.Now
+		s.AuthFailureBurst, s.AuthFailureEvery, s.Clock = burst, every, clock.Now
 		for _, p := range proxies {
 			s.TrustedProxies = append(s.TrustedProxies, netip.MustParsePrefix(p))
 		}

@@ -91,8 +91,8 @@ type Config struct {
 	// connection; nil means a token bucket of WSCommandRate per second,
 	// WSCommandBurst deep. Tests inject one that never refills.
 	NewCommandLimiter func() CommandLimiter
-	// Clock is the time source of the WebSocket strike window; nil means
-	// time.Now.
+	// Clock is the time source of the WebSocket strike window, the
+	// authentication rate limits and sessions; nil means time.Now.
 	Clock func() time.Time
 	// AuthFailureBurst and AuthFailureEvery rate-limit failed sign-ins and
 	// bad API keys per client address; they default to the constants of
@@ -108,8 +108,6 @@ type Config struct {
 	WSConnsPerClient int
 	// SessionTTL is how long a sign-in lasts; default SessionTTL.
 	SessionTTL time.Duration
-	// Now is the clock of the rate limits and sessions; time.Now when nil.
-	Now func() time.Time
 }
 
 // Server serves agentik over HTTP. It is an http.Handler.
@@ -140,8 +138,8 @@ func New(cfg Config) *Server {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = SSEHeartbeat
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
 	}
 	if cfg.AuthFailureBurst <= 0 {
 		cfg.AuthFailureBurst = AuthFailureBurst
@@ -167,7 +165,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		cfg: cfg, runner: cfg.Runner, broker: cfg.Broker, store: cfg.Store, tools: cfg.Tools,
 		modelName: cfg.ModelName, log: cfg.Logger, closing: make(chan struct{}),
-		failures: newFailures(cfg.Now, cfg.AuthFailureEvery, cfg.AuthFailureBurst),
+		failures: newFailures(cfg.Clock, cfg.AuthFailureEvery, cfg.AuthFailureBurst),
 		wsConns:  newCounter(cfg.WSConnsPerClient),
 	}
 	s.handler = s.routes()

@@ -102,7 +102,7 @@ func (s *Server) session(r *http.Request) (id string, expires time.Time, ok bool
 		return "", time.Time{}, false
 	}
 	id, expires, ok = parseSession(c.Value, s.cfg.APIKeys)
-	if !ok || !expires.After(s.cfg.Now()) || s.revoked.has(id) {
+	if !ok || !expires.After(s.cfg.Clock()) || s.revoked.has(id) {
 		return "", time.Time{}, false
 	}
 	return id, expires, true

@@ -14,10 +14,10 @@ import (
 // the server (a kept copy of the cookie stops working), and the cookie is
 // Secure behind a trusted TLS proxy only.
 func TestSessionCookie(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	proxied := func(trusted bool) rigOption {
 		return func(_ *agent.Config, s *server.Config) {
-			s.Now, s.SessionTTL = clock.Now, time.Hour
+			s.Clock, s.SessionTTL = clock.Now, time.Hour
 			if trusted {
 				s.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 			}
@@ -56,7 +56,7 @@ func TestSessionCookie(t *testing.T) {
 	if got := api(other); got != 200 {
 		t.Errorf("another session after one signed out: %d, want 200", got)
 	}
-	clock.Add(time.Hour)
+	clock.Advance(time.Hour)
 	if got := api(other); got != 401 {
 		t.Errorf("an expired session: %d, want 401", got)
 	}
