@@ -37,10 +37,11 @@ func (s *Server) authorized(r *http.Request) bool {
 	return ok
 }
 
-// public paths need no key: liveness, the sign-in page and the bundle.
+// public paths need no key: the probes (load balancers send none), the
+// sign-in page and the bundle.
 func public(r *http.Request) bool {
 	p := r.URL.Path
-	return p == "/health" || p == "/login" || strings.HasPrefix(p, assets.Prefix)
+	return p == "/health" || p == "/ready" || p == "/login" || strings.HasPrefix(p, assets.Prefix)
 }
 
 // requireAuth sends browsers to the sign-in page and API clients a 401.

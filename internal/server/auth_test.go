@@ -37,6 +37,7 @@ func TestAPIKeys(t *testing.T) {
 		{"second key", "/agentik/conversations", []string{"Authorization", "Bearer k-two"}, 200},
 		{"websocket needs a key", "/agentik/ws", nil, 401},
 		{"health is public", "/health", nil, 200},
+		{"ready is public", "/ready", nil, 200},
 		{"login page is public", "/login", nil, 200},
 		{"page redirects to login", "/", nil, 303},
 	}
