@@ -209,7 +209,15 @@ func Main(p Page) templ.Component {
 				}
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "</div><div class=\"live\" id=\"live\" data-testid=\"live\" aria-live=\"polite\"></div></div></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "</div><div class=\"live\" id=\"live\" data-testid=\"live\" aria-live=\"polite\"></div></div></div><div class=\"jump-wrap\"><button type=\"button\" class=\"jump\" id=\"jump-latest\" data-testid=\"jump-latest\" hidden>")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = icon("arrow-down").Render(ctx, templ_7745c5c3_Buffer)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, " Jump to latest</button></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -219,7 +227,7 @@ func Main(p Page) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "</main>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "</main>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -245,7 +253,7 @@ func NoModelBanner() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "<div class=\"banner banner-warn\" data-testid=\"no-model-banner\" role=\"alert\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "<div class=\"banner banner-warn\" data-testid=\"no-model-banner\" role=\"alert\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -253,7 +261,7 @@ func NoModelBanner() templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "<p><strong>No model is configured.</strong> Set <code>OPENAI_BASE_URL</code>, <code>OPENAI_API_KEY</code> and <code>OPENAI_MODEL</code> to use any OpenAI-compatible endpoint, or run Ollama on <code>127.0.0.1:11434</code>, then restart agentik.</p></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "<p><strong>No model is configured.</strong> Set <code>OPENAI_BASE_URL</code>, <code>OPENAI_API_KEY</code> and <code>OPENAI_MODEL</code> to use any OpenAI-compatible endpoint, or run Ollama on <code>127.0.0.1:11434</code>, then restart agentik.</p></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -279,22 +287,22 @@ func EmptyState(temp bool) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "<div class=\"empty\" id=\"empty-state\" data-testid=\"empty-state\"><div class=\"empty-mark\" aria-hidden=\"true\"></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "<div class=\"empty\" id=\"empty-state\" data-testid=\"empty-state\"><div class=\"empty-mark\" aria-hidden=\"true\"></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if temp {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "<h2 class=\"empty-title\">Temporary chat</h2><p class=\"empty-text\">This chat is not saved: it is gone when the server restarts or after a while idle.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "<h2 class=\"empty-title\">Temporary chat</h2><p class=\"empty-text\">This chat is not saved: it is gone when the server restarts or after a while idle.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "<h2 class=\"empty-title\">What can I help with?</h2><p class=\"empty-text\">Ask anything. Answers stream in live, survive reloads and show up in every open tab.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "<h2 class=\"empty-title\">What can I help with?</h2><p class=\"empty-text\">Ask anything. Answers stream in live, survive reloads and show up in every open tab.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "<div class=\"suggestions\"><button type=\"button\" class=\"suggestion\" data-action=\"prompt\" data-prompt=\"Explain how a write-ahead log makes a database crash-safe, with a small example.\"><strong>Explain a concept</strong> How a write-ahead log keeps data safe</button> <button type=\"button\" class=\"suggestion\" data-action=\"prompt\" data-prompt=\"Write a Go function that retries an HTTP request with exponential backoff and jitter.\"><strong>Write code</strong> Retry with backoff and jitter in Go</button> <button type=\"button\" class=\"suggestion\" data-action=\"prompt\" data-prompt=\"Summarize the trade-offs between SQLite and PostgreSQL for a small self-hosted app.\"><strong>Compare options</strong> SQLite or PostgreSQL for a small app</button> <button type=\"button\" class=\"suggestion\" data-action=\"prompt\" data-prompt=\"Which tools do you have access to, and what can you do with them?\"><strong>Use tools</strong> What can your tools do?</button></div></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "<div class=\"suggestions\"><button type=\"button\" class=\"suggestion\" data-action=\"prompt\" data-prompt=\"Explain how a write-ahead log makes a database crash-safe, with a small example.\"><strong>Explain a concept</strong> How a write-ahead log keeps data safe</button> <button type=\"button\" class=\"suggestion\" data-action=\"prompt\" data-prompt=\"Write a Go function that retries an HTTP request with exponential backoff and jitter.\"><strong>Write code</strong> Retry with backoff and jitter in Go</button> <button type=\"button\" class=\"suggestion\" data-action=\"prompt\" data-prompt=\"Summarize the trade-offs between SQLite and PostgreSQL for a small self-hosted app.\"><strong>Compare options</strong> SQLite or PostgreSQL for a small app</button> <button type=\"button\" class=\"suggestion\" data-action=\"prompt\" data-prompt=\"Which tools do you have access to, and what can you do with them?\"><strong>Use tools</strong> What can your tools do?</button></div></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -320,7 +328,7 @@ func NotFound() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "<div class=\"empty\" data-testid=\"not-found\"><h2 class=\"empty-title\">Conversation not found</h2><p class=\"empty-text\">It may have been deleted, or it was a temporary chat that has expired.</p><a class=\"btn btn-primary\" href=\"/\">Start a new chat</a></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<div class=\"empty\" data-testid=\"not-found\"><h2 class=\"empty-title\">Conversation not found</h2><p class=\"empty-text\">It may have been deleted, or it was a temporary chat that has expired.</p><a class=\"btn btn-primary\" href=\"/\">Start a new chat</a></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -347,7 +355,7 @@ func Composer(running bool) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<form class=\"composer\" id=\"composer\" data-testid=\"composer\" autocomplete=\"off\"><div class=\"composer-box\"><div class=\"attachments\" id=\"attachments\" hidden></div><label for=\"prompt\" class=\"visually-hidden\">Message</label> <textarea id=\"prompt\" name=\"prompt\" rows=\"1\" placeholder=\"Message agentik…\" data-testid=\"prompt\" enterkeyhint=\"send\"></textarea><div class=\"composer-row\"><label class=\"icon-btn attach\" title=\"Attach an image\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "<form class=\"composer\" id=\"composer\" data-testid=\"composer\" autocomplete=\"off\"><div class=\"composer-box\"><div class=\"attachments\" id=\"attachments\" hidden></div><label for=\"prompt\" class=\"visually-hidden\">Message</label> <textarea id=\"prompt\" name=\"prompt\" rows=\"1\" placeholder=\"Message agentik…\" data-testid=\"prompt\" enterkeyhint=\"send\"></textarea><div class=\"composer-row\"><label class=\"icon-btn attach\" title=\"Attach an image\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -355,17 +363,17 @@ func Composer(running bool) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "<span class=\"visually-hidden\">Attach an image</span> <input type=\"file\" id=\"file\" accept=\"image/png,image/jpeg,image/gif,image/webp\" multiple class=\"visually-hidden\" data-testid=\"file\"></label> <span class=\"hint\">Enter to send · Shift+Enter for a new line · Esc to stop</span> <button type=\"submit\" class=\"send\" data-testid=\"send\" aria-label=\"Send message\" title=\"Send\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<span class=\"visually-hidden\">Attach an image</span> <input type=\"file\" id=\"file\" accept=\"image/png,image/jpeg,image/gif,image/webp\" multiple class=\"visually-hidden\" data-testid=\"file\"></label> <span class=\"hint\">Enter to send · Shift+Enter for a new line · Esc to stop</span> <button type=\"submit\" class=\"send\" data-testid=\"send\" aria-label=\"Send message\" title=\"Send\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if running {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, " hidden")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, " hidden")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, ">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, ">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -373,17 +381,17 @@ func Composer(running bool) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "</button> <button type=\"button\" class=\"stop\" data-testid=\"stop\" aria-label=\"Stop answering (Esc)\" title=\"Stop (Esc)\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "</button> <button type=\"button\" class=\"stop\" data-testid=\"stop\" aria-label=\"Stop answering (Esc)\" title=\"Stop (Esc)\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if !running {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, " hidden")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, " hidden")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "><span class=\"stop-square\" aria-hidden=\"true\"></span></button></div></div></form>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "><span class=\"stop-square\" aria-hidden=\"true\"></span></button></div></div></form>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

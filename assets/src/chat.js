@@ -8,8 +8,8 @@ import {
   unknownMessage, upgradeMarkdown, usageEl, userMessage,
 } from './message.js';
 import { StreamRenderer } from './markdown.js';
+import { Follower } from './follow.js';
 
-const PIN_SLACK = 96; // px from the bottom that still counts as "at the bottom"
 const EARLIER_PAGE = 200; // messages per "Show earlier messages"
 
 export class Chat {
@@ -45,13 +45,15 @@ export class Chat {
     // Resume point: a running turn is replayed from its first event, so the
     // in-progress answer is rebuilt; messages already on the page dedupe.
     this.cursor = this.running && conv.turn_seq > 0 ? Math.min(conv.turn_seq - 1, lastMsgSeq) : lastMsgSeq;
+    this.follower = new Follower(this.scroller, main.querySelector('#thread'), main.querySelector('#jump-latest'));
     this.upgradeAll();
-    this.scrollToBottom();
+    this.follower.toBottom();
   }
 
   dispose() {
     this.disposed = true;
     cancelAnimationFrame(this.frame);
+    this.follower.dispose();
     this.conn.unsubscribe(this.sub);
     this.sub = null;
   }
@@ -60,16 +62,12 @@ export class Chat {
   // in small slices so a long history stays responsive.
   upgradeAll() {
     const raw = [...this.list.querySelectorAll('.md-raw')].reverse();
-    // Until the user scrolls, the view stays on the latest message while
-    // the history above it grows into rendered markdown.
-    let touched = false;
-    const touch = () => { touched = true; };
-    for (const ev of ['wheel', 'touchmove', 'keydown', 'pointerdown']) this.scroller.addEventListener(ev, touch, { once: true, passive: true });
+    // The follower keeps the view on the latest message while the history
+    // above it grows into rendered markdown, until the user scrolls up.
     const step = () => {
       if (this.disposed) return;
       const t0 = performance.now();
       while (raw.length && performance.now() - t0 < 12) upgradeMarkdown(raw.shift());
-      if (!touched) this.scrollToBottom();
       if (!this.main.dataset.visible) {
         this.main.dataset.visible = 'true';
         performance.mark('agentik:visible'); // the latest messages are rendered
@@ -79,21 +77,11 @@ export class Chat {
         return;
       }
       requestAnimationFrame(() => {
-        if (!touched) this.scrollToBottom();
         this.main.dataset.rendered = 'true';
         performance.mark('agentik:rendered');
       });
     };
     step();
-  }
-
-  isPinned() {
-    const s = this.scroller;
-    return s.scrollHeight - s.scrollTop - s.clientHeight < PIN_SLACK;
-  }
-
-  scrollToBottom() {
-    this.scroller.scrollTop = this.scroller.scrollHeight;
   }
 
   // subscribe (re)subscribes from the cursor; called on every connect.
@@ -146,7 +134,6 @@ export class Chat {
       this.cursor = ae.seq;
     }
     const ev = ae.event || {};
-    const pinned = this.isPinned();
     switch (ev.type) {
       case 'message': this.onMessage(ev.message); break;
       case 'start_reasoning': this.mode = 'reasoning'; this.assistantPart(); break;
@@ -160,7 +147,6 @@ export class Chat {
       case 'end': this.end(ev); break;
       default: break;
     }
-    if (pinned) this.scrollToBottom();
   }
 
   setRunning(r) {
@@ -190,6 +176,9 @@ export class Chat {
       if (card) { setToolResult(card, { id: m.id, result: m.result, isError: m.is_error }); return; }
     }
     const el = this.render(m);
+    // Laid out at once (not as a placeholder), so replacing the live answer
+    // does not shrink the thread under a user reading it.
+    el.classList.add('msg-new');
     if (m.type === 'assistant_message') this.turnAssistants.push(el);
     // A live result that came before the persisted call stays visible.
     if (m.type === 'tool_call' && liveTool && liveTool.result !== undefined) setToolResult(el, { result: liveTool.result, isError: liveTool.isError });
@@ -380,7 +369,6 @@ export class Chat {
     this.frame = 0;
     if (!this.dirty.size) return;
     const t0 = performance.now();
-    const pinned = this.isPinned();
     for (const p of this.dirty) {
       if (p.reasoningEl && p.reasoningShown !== p.reasoning.length) {
         // Append only what is new: the cost of a frame does not grow with the text.
@@ -395,7 +383,6 @@ export class Chat {
       }
     }
     this.dirty.clear();
-    if (pinned) this.scrollToBottom();
     // One measure per rendered frame: the browser tests check that a frame
     // late in a long answer costs what an early one did.
     performance.measure('agentik:render', { start: t0 });
@@ -412,7 +399,7 @@ export class Chat {
     this.pending.set(clientId, el);
     this.list.append(el);
     this.main.querySelector('#empty-state')?.remove();
-    this.scrollToBottom();
+    this.follower.jump(); // sending is a wish to see the answer
     try {
       await this.conn.request('send', { conversation_id: this.id, content, client_id: clientId });
     } catch (err) {

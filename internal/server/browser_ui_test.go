@@ -1,0 +1,99 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Browser tests of the UI's behaviour (issue 10): scrolling, errors, the
+// composer, the sidebar. They reuse the helpers of browser_test.go and
+// assert positions and DOM contents, never timings.
+
+// jsGap is how far the thread is scrolled from its bottom, in px, as the
+// user sees it: measured once the next frame is painted (a DOM change and
+// the scroll that follows it are one frame, but two tasks).
+const jsGap = `new Promise((done) => requestAnimationFrame(() => setTimeout(() => {
+	const s = document.querySelector('#scroller');
+	done(s.scrollHeight - s.scrollTop - s.clientHeight);
+})))`
+
+// atBottom reports whether the thread is scrolled to its latest content.
+func atBottom(t testing.TB, ctx context.Context) bool {
+	t.Helper()
+	return eval[float64](t, ctx, jsGap) < 2
+}
+
+// followLongAnswer sends a long answer and checks that the view follows it
+// while it streams and stays at its end when it is stored.
+func followLongAnswer(t *testing.T, ts *testServer, tab context.Context, when string) {
+	t.Helper()
+	before := eval[int](t, tab, jsAnswers+`.length`)
+	send(t, tab, "[[tokens=1200 delay=3ms]]")
+	// The answer outgrows the view while it streams.
+	waitJS(t, tab, "an answer taller than the view", jsStreaming+`?.getBoundingClientRect().height > 2 * document.querySelector('#scroller').clientHeight`)
+	if gap := eval[float64](t, tab, jsGap); gap > 2 {
+		t.Errorf("%s: while streaming the view is %.0f px above the latest text", when, gap)
+	}
+	waitJS(t, tab, "persisted answer", fmt.Sprintf(jsAnswers+`.length === %d && !document.querySelector('#live').children.length`, before+1))
+	if gap := eval[float64](t, tab, jsGap); gap > 2 {
+		t.Errorf("%s: when the answer is stored the view jumps %.0f px away from its end", when, gap)
+	}
+}
+
+func TestBrowserScrollFollowsStream(t *testing.T) {
+	ts := newTestServer(t)
+	tab := newBrowser(t, ts).tab()
+	do(t, tab, chromedp.EmulateViewport(1000, 700))
+	openPage(t, ts, tab, "/")
+	followLongAnswer(t, ts, tab, "new chat")
+	followLongAnswer(t, ts, tab, "existing conversation")
+	id := conversationID(t, tab)
+	openPage(t, ts, tab, "/c/"+id)
+	followLongAnswer(t, ts, tab, "reopened conversation")
+}
+
+func TestBrowserScrollUpStopsFollowing(t *testing.T) {
+	ts := newTestServer(t)
+	tab := newBrowser(t, ts).tab()
+	do(t, tab, chromedp.EmulateViewport(1000, 700))
+	openPage(t, ts, tab, "/")
+	jump := `document.querySelector('[data-testid="jump-latest"]')`
+	if !eval[bool](t, tab, jump+`.hidden`) {
+		t.Error("the jump button shows at the bottom of the thread")
+	}
+	send(t, tab, "[[tokens=3000 delay=3ms]]")
+	waitJS(t, tab, "an answer taller than the view", jsStreaming+`?.getBoundingClientRect().height > 2 * document.querySelector('#scroller').clientHeight`)
+
+	// The user scrolls up to read: the view stays where they put it while
+	// the answer grows below, and offers the way back.
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`window.__h = document.querySelector('#scroller').scrollHeight; document.querySelector('#scroller').scrollTop = 100`))
+	waitJS(t, tab, "the answer grows below", `document.querySelector('#scroller').scrollHeight > window.__h + 500`)
+	if top := eval[float64](t, tab, `document.querySelector('#scroller').scrollTop`); top != 100 {
+		t.Errorf("after the user scrolled up, the view moved to %.0f (want it left at 100)", top)
+	}
+	waitJS(t, tab, "jump button", `!`+jump+`.hidden`)
+
+	// Jump to latest: at the bottom, and following again.
+	do(t, tab, chromedp.Click(chromedp.CSS(`[data-testid="jump-latest"]`)))
+	if !atBottom(t, tab) {
+		t.Error("Jump to latest did not reach the bottom")
+	}
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`window.__h = document.querySelector('#scroller').scrollHeight`))
+	waitJS(t, tab, "the answer grows", `document.querySelector('#scroller').scrollHeight > window.__h + 300`)
+	if gap := eval[float64](t, tab, jsGap); gap > 2 {
+		t.Errorf("after Jump to latest the view does not follow (%.0f px above the end)", gap)
+	}
+	if !eval[bool](t, tab, jump+`.hidden`) {
+		t.Error("the jump button stays after jumping")
+	}
+
+	// Scrolled up when the answer is stored: the view does not move.
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('#scroller').scrollTop = 400`))
+	waitJS(t, tab, "persisted answer", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
+	if top := eval[float64](t, tab, `document.querySelector('#scroller').scrollTop`); top != 400 {
+		t.Errorf("when the answer was stored the view moved from 400 to %.0f", top)
+	}
+}
