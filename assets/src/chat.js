@@ -32,6 +32,10 @@ export class Chat {
     this.frame = 0;
     this.sub = null;
     this.turnAssistants = []; // this turn's answers: its usage shows on the last
+    // A turn that fails stores an error message, then sends an error event:
+    // the event is shown only when no stored error came first (also when
+    // a reload replays the end of a failed turn after its stored error).
+    this.turnErrored = this.list.lastElementChild?.dataset.type === 'error';
     this.disposed = false;
 
     let lastMsgSeq = 0;
@@ -163,10 +167,12 @@ export class Chat {
     if (m.type === 'user_message') {
       this.setRunning(true);
       this.turnAssistants = [];
+      this.turnErrored = false;
       this.mode = 'response';
       const p = m.client_id && this.pending.get(m.client_id);
       if (p) { p.remove(); this.pending.delete(m.client_id); }
     }
+    if (m.type === 'error') this.turnErrored = true;
     const liveTool = m.type === 'tool_call' ? this.parts.find((p) => p.kind === 'tool' && p.callId === m.call_id) : null;
     this.supersede(m);
     if (m.id && this.seen.has(m.id)) return;
@@ -323,6 +329,7 @@ export class Chat {
   }
 
   liveError(ev) {
+    if (this.turnErrored) return;
     const el = errorMessage({ type: 'error', message: ev.message, code: ev.code });
     this.parts.push({ kind: 'error', el });
     this.live.append(el);
@@ -352,6 +359,7 @@ export class Chat {
       meta.insertBefore(usageEl(ev.usage), meta.lastElementChild);
     }
     this.turnAssistants = [];
+    this.turnErrored = false;
     this.interrupted = false;
     this.mode = 'response';
     this.setRunning(false);

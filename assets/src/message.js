@@ -53,11 +53,7 @@ export function userMessage(m, { pending = false } = {}) {
   const imgs = images(m.content);
   if (imgs.length) body.append(h('div', { class: 'msg-images' }, imgs));
   const text = textOf(m.content);
-  if (text) {
-    const md = h('div', { class: 'md' });
-    setMarkdown(md, text);
-    body.append(md);
-  }
+  if (text) body.append(h('div', { class: 'user-text', 'data-testid': 'user-text' }, text));
   el.append(body, h('div', { class: 'msg-meta' }, copyButton()));
   return el;
 }

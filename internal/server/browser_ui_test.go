@@ -97,3 +97,48 @@ func TestBrowserScrollUpStopsFollowing(t *testing.T) {
 		t.Errorf("when the answer was stored the view moved from 400 to %.0f", top)
 	}
 }
+
+func TestBrowserErrorShownOnce(t *testing.T) {
+	ts := newTestServer(t)
+	tab := newBrowser(t, ts).tab()
+	openPage(t, ts, tab, "/")
+	send(t, tab, "[[error=500]]")
+	conversationID(t, tab)
+	waitJS(t, tab, "error shown", `document.querySelector('[data-testid="error-message"]') !== null`)
+	waitJS(t, tab, "turn ended", `document.querySelector('#main').dataset.running === 'false'`)
+	count := func(when string) {
+		t.Helper()
+		n := eval[int](t, tab, `new Promise((done) => requestAnimationFrame(() => setTimeout(() => done(document.querySelectorAll('#thread [data-testid="error-message"]').length))))`)
+		if n != 1 {
+			t.Errorf("%s: the error is shown %d times, want once: %s", when, n, eval[string](t, tab, `document.querySelector('#thread').innerText`))
+		}
+	}
+	count("live")
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	count("after reload")
+}
+
+func TestBrowserUserLineBreaksKept(t *testing.T) {
+	ts := newTestServer(t)
+	tab := newBrowser(t, ts).tab()
+	openPage(t, ts, tab, "/")
+	// Type a line, Shift+Enter, another line, Enter.
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { const p = document.querySelector('#prompt'); p.focus(); p.value = 'first line'; p.setSelectionRange(p.value.length, p.value.length); })()`))
+	do(t, tab, press("Enter", 8))
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { const p = document.querySelector('#prompt'); p.value += 'second *line*'; })()`))
+	do(t, tab, press("Enter", 0))
+	conversationID(t, tab)
+	waitJS(t, tab, "answer", jsAnswers+`.length === 1`)
+	check := func(when string) {
+		t.Helper()
+		got := eval[string](t, tab, `document.querySelector('#messages [data-type="user_message"] [data-testid="user-text"]')?.innerText ?? ''`)
+		if got != "first line\nsecond *line*" {
+			t.Errorf("%s: the user bubble shows %q, want the two lines as typed", when, got)
+		}
+	}
+	check("live")
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	check("after reload")
+}
