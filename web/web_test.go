@@ -161,7 +161,7 @@ func TestConversationPage(t *testing.T) {
 		t.Errorf("thread ids = %s, want %s", got, want)
 	}
 	u1 := thread.Find(`[data-id="u1"]`)
-	if u1.AttrOr("data-seq", "") != "3" || u1.AttrOr("data-client-id", "") != "cl-1" || strings.TrimSpace(u1.Find(".md").Text()) != "What is 2+2?" {
+	if u1.AttrOr("data-seq", "") != "3" || u1.AttrOr("data-client-id", "") != "cl-1" || strings.TrimSpace(u1.Find(".user-text").Text()) != "What is 2+2?" {
 		t.Errorf("user message wrong: %v %q", u1.Nodes[0].Attr, u1.Text())
 	}
 	card := thread.Find(`[data-testid="tool-card"][data-call-id="call_1"]`)
