@@ -88,9 +88,15 @@ class App {
     });
   }
 
+  // send sends content, creating the conversation on the first message.
+  // If that first send is refused (no model, content too large…), the
+  // conversation it would have started is deleted again: a failed send
+  // leaves no empty chat behind.
   async send(content) {
+    let created = null;
     if (!this.chat) {
       const conv = await this.conn.request('create_conversation', this.temp ? { temp: true } : {}, { retry: false });
+      created = conv.id;
       history.pushState({}, '', `/c/${encodeURIComponent(conv.id)}`);
       this.main.dataset.conversationId = conv.id;
       this.main.querySelector('#chat-actions')?.removeAttribute('hidden');
@@ -99,7 +105,26 @@ class App {
       this.sidebar.setCurrent(conv.id);
       if (this.conn.status === 'online') this.chat.subscribe();
     }
-    await this.chat.send(content);
+    try {
+      await this.chat.send(content);
+    } catch (err) {
+      if (created && this.chat?.id === created) this.discard(created);
+      throw err;
+    }
+  }
+
+  // discard undoes the creation of a conversation whose first send failed.
+  discard(id) {
+    this.chat.dispose();
+    this.chat = null;
+    this.sidebar.item(id)?.remove();
+    this.sidebar.updateEmpty();
+    this.sidebar.setCurrent(null);
+    delete this.main.dataset.conversationId;
+    delete this.main.dataset.subscribed;
+    this.main.querySelector('#chat-actions')?.setAttribute('hidden', '');
+    history.replaceState({}, '', '/');
+    this.conn.request('delete', { conversation_id: id }, { retry: false }).catch(() => {});
   }
 
   stop() {

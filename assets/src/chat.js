@@ -406,13 +406,15 @@ export class Chat {
     const el = userMessage({ type: 'user_message', content, client_id: clientId }, { pending: true });
     this.pending.set(clientId, el);
     this.list.append(el);
-    this.main.querySelector('#empty-state')?.remove();
+    const empty = this.main.querySelector('#empty-state');
+    if (empty) empty.hidden = true;
     this.follower.jump(); // sending is a wish to see the answer
     try {
       await this.conn.request('send', { conversation_id: this.id, content, client_id: clientId });
     } catch (err) {
       el.remove();
       this.pending.delete(clientId);
+      if (empty && !this.list.children.length) empty.hidden = false;
       throw err;
     }
   }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -141,4 +142,60 @@ func TestBrowserUserLineBreaksKept(t *testing.T) {
 	do(t, tab, chromedp.Reload())
 	waitConnected(t, tab)
 	check("after reload")
+}
+
+// overlaps is a JS expression: do the boxes of selectors a and b overlap?
+func overlaps(a, b string) string {
+	return fmt.Sprintf(`(() => { const x = document.querySelector(%q).getBoundingClientRect(), y = document.querySelector(%q).getBoundingClientRect();
+		return x.left < y.right && y.left < x.right && x.top < y.bottom && y.top < x.bottom; })()`, a, b)
+}
+
+func TestBrowserNoModelSendLeavesNoChat(t *testing.T) {
+	ts := newTestServer(t, withoutModel())
+	for _, size := range []struct {
+		name string
+		act  chromedp.Action[chromedp.Void]
+	}{
+		{"desktop", chromedp.EmulateViewport(1280, 860)},
+		{"phone", chromedp.EmulateViewport(375, 812, chromedp.EmulateScale(2), chromedp.EmulateMobile)},
+	} {
+		tab := newBrowser(t, ts).tab()
+		do(t, tab, size.act)
+		openPage(t, ts, tab, "/")
+		send(t, tab, "hello there")
+		waitJS(t, tab, "error toast", `document.querySelector('[data-testid="toast"].toast-error') !== null`)
+		if eval[bool](t, tab, overlaps(`[data-testid="toast"]`, `#composer`)) {
+			t.Errorf("%s: the error toast covers the composer", size.name)
+		}
+		if got := eval[string](t, tab, `location.pathname`); got != "/" {
+			t.Errorf("%s: after a failed first send the page is %s, want /", size.name, got)
+		}
+		if got := eval[string](t, tab, `document.querySelector('#prompt').value`); got != "hello there" {
+			t.Errorf("%s: the prompt holds %q, want the unsent text back", size.name, got)
+		}
+		if n := eval[int](t, tab, `document.querySelectorAll('[data-testid="conversation-item"]').length`); n != 0 {
+			t.Errorf("%s: the sidebar lists %d conversations after a failed send", size.name, n)
+		}
+		if eval[bool](t, tab, `document.querySelector('[data-testid="empty-state"]')?.hidden ?? true`) {
+			t.Errorf("%s: the empty state is gone after a failed send", size.name)
+		}
+		waitStoreEmpty(t, ts)
+		screenshot(t, tab, "no-model-"+size.name+".png")
+	}
+}
+
+// waitStoreEmpty waits until the store holds no conversation.
+func waitStoreEmpty(t *testing.T, ts *testServer) {
+	t.Helper()
+	for range 200 {
+		cs, _, err := ts.Runner.Conversations(context.Background(), 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cs) == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Error("a failed first send left a conversation in the store")
 }
