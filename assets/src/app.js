@@ -282,6 +282,7 @@ class App {
         } else if (a === 'temp-chat') { e.preventDefault(); this.startTemp(); }
         else if (a === 'rename') this.rename();
         else if (a === 'load-earlier') this.chat?.loadEarlier(action);
+        else if (a === 'more-conversations') this.sidebar.more();
         else if (a === 'delete') this.confirmDelete();
         else if (a === 'open-sidebar') this.openSidebar();
         else if (a === 'close-sidebar') this.closeSidebar();

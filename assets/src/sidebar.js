@@ -6,6 +6,7 @@
 import { h } from './dom.js';
 
 export const UNTITLED = 'New chat';
+const PAGE = 200; // conversations per page, as the server renders the first
 
 export class Sidebar {
   constructor(root, { conn, onDeleted, onRenamed }) {
@@ -16,6 +17,38 @@ export class Sidebar {
     this.onDeleted = onDeleted || (() => {});
     this.onRenamed = onRenamed || (() => {});
     this.current = null;
+    // The list shows the most recent conversations; the rest are paged in
+    // when the "Show more" button at its end scrolls into view.
+    this.moreBtn = root.querySelector('[data-testid="more-conversations"]');
+    this.total = Number(this.moreBtn?.dataset.total || 0);
+    this.loading = false;
+    if (this.moreBtn) {
+      new IntersectionObserver((entries) => {
+        if (entries.some((e) => e.isIntersecting)) this.more();
+      }, { root: root.querySelector('.conv-nav') }).observe(this.moreBtn);
+    }
+  }
+
+  // more appends the next page of older conversations. Its offset is the
+  // number listed: conversations created or deleted live are in the list
+  // too, so the offset moves with them; ids already listed are skipped.
+  async more() {
+    if (this.loading || this.list.children.length >= this.total) return;
+    this.loading = true;
+    try {
+      const { conversations, total } = await this.conn.request('list_conversations', { offset: this.list.children.length, limit: PAGE });
+      for (const c of conversations || []) if (!this.item(c.id)) this.list.append(this.render(c));
+      this.setTotal(total);
+    } catch {
+      // The button stays; scrolling to it again retries.
+    } finally {
+      this.loading = false;
+    }
+  }
+
+  setTotal(total) {
+    this.total = Number(total || 0);
+    if (this.moreBtn) this.moreBtn.hidden = this.list.children.length >= this.total;
   }
 
   item(id) {
@@ -68,8 +101,11 @@ export class Sidebar {
   // refresh reloads the whole list (after every connect).
   async refresh() {
     try {
-      const { conversations } = await this.conn.request('list_conversations', { limit: 200 });
+      // As many as are listed now, so pages already loaded stay.
+      const limit = Math.min(1000, Math.max(PAGE, this.list.children.length));
+      const { conversations, total } = await this.conn.request('list_conversations', { limit });
       this.list.replaceChildren(...(conversations || []).map((c) => this.render(c)));
+      this.setTotal(total);
       this.updateEmpty();
     } catch {
       // The next connect tries again.

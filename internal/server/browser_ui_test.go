@@ -199,3 +199,32 @@ func waitStoreEmpty(t *testing.T, ts *testServer) {
 	}
 	t.Error("a failed first send left a conversation in the store")
 }
+
+func TestBrowserSidebarPagesPastFirstPage(t *testing.T) {
+	ts := newTestServer(t)
+	ctx := context.Background()
+	const n = 230
+	for i := range n {
+		if _, err := ts.Runner.CreateConversation(ctx, fmt.Sprintf("Chat number %d", i), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tab := newBrowser(t, ts).tab()
+	openPage(t, ts, tab, "/")
+	items := `document.querySelectorAll('[data-testid="conversation-item"]')`
+	if got := eval[int](t, tab, items+`.length`); got != 200 {
+		t.Errorf("first paint lists %d conversations, want the 200 most recent", got)
+	}
+	// Scrolling to the end of the list pages in the older ones.
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { const nav = document.querySelector('.conv-nav'); nav.scrollTop = nav.scrollHeight; })()`))
+	waitJS(t, tab, "every conversation listed", items+`.length === `+fmt.Sprint(n))
+	if got := eval[int](t, tab, `new Set([...`+items+`].map((li) => li.dataset.id)).size`); got != n {
+		t.Errorf("the sidebar lists %d distinct conversations, want %d", got, n)
+	}
+	if got := eval[string](t, tab, items+`[`+fmt.Sprint(n-1)+`].querySelector('.conv-title').textContent`); got != "Chat number 0" {
+		t.Errorf("the last item is %q, want the oldest conversation", got)
+	}
+	if !eval[bool](t, tab, `document.querySelector('[data-testid="more-conversations"]').hidden`) {
+		t.Error("Show more stays after everything is listed")
+	}
+}

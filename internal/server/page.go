@@ -16,7 +16,9 @@ import (
 
 // Page limits.
 const (
-	// sidebarSize is how many conversations the sidebar lists on first paint.
+	// sidebarSize is how many conversations the sidebar lists on first
+	// paint; the rest are paged in by the JS layer (assets/src/sidebar.js)
+	// as the list is scrolled.
 	sidebarSize = 200
 	// pageMessages is how many of the latest messages a conversation page
 	// renders; older ones are counted, not shown.
@@ -74,18 +76,19 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 
 // page builds what every page shows: the sidebar, model and tool servers.
 func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
-	cs, _, err := s.runner.Conversations(ctx, 0, sidebarSize)
+	cs, total, err := s.runner.Conversations(ctx, 0, sidebarSize)
 	if err != nil {
 		return web.Page{}, err
 	}
 	p := web.Page{
-		Title:           "agentik",
-		ScriptURL:       assets.URL("app.js"),
-		StyleURL:        assets.URL("app.css"),
-		IconURL:         assets.URL("icon.svg"),
-		ModelConfigured: s.runner.ModelConfigured(),
-		Conversations:   web.ConversationItems(cs, current),
-		ToolServers:     s.toolServers().Servers,
+		Title:             "agentik",
+		ScriptURL:         assets.URL("app.js"),
+		StyleURL:          assets.URL("app.css"),
+		IconURL:           assets.URL("icon.svg"),
+		ModelConfigured:   s.runner.ModelConfigured(),
+		Conversations:     web.ConversationItems(cs, current),
+		ConversationTotal: total,
+		ToolServers:       s.toolServers().Servers,
 	}
 	if s.cfg.ModelNotice != nil {
 		p.ModelNotice = s.cfg.ModelNotice()
