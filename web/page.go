@@ -38,9 +38,9 @@ type Page struct {
 	// ConversationTotal counts every conversation; the sidebar pages in
 	// the ones past Conversations as the user scrolls.
 	ConversationTotal int
-	ToolServers   []agent.ToolServer
-	Chat          *ChatView // nil on the new-chat page
-	NotFound      bool      // the conversation in the URL does not exist
+	ToolServers       []agent.ToolServer
+	Chat              *ChatView // nil on the new-chat page
+	NotFound          bool      // the conversation in the URL does not exist
 }
 
 // ConversationItem is one row of the sidebar.
