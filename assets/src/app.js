@@ -51,6 +51,8 @@ class App {
 
   setStatus(s) {
     this.status = s;
+    // Live state (tool servers, running dots) is only known while online.
+    document.body.dataset.conn = s;
     const el = document.getElementById('connection');
     if (!el) return;
     el.dataset.state = s;
@@ -72,6 +74,9 @@ class App {
     });
     this.composer.setRunning(!!(conv && conv.running));
     this.setStatus(this.status);
+    // The message box has focus on load where there is a keyboard; on a
+    // touch screen focus would open the on-screen keyboard over the page.
+    if (!matchMedia('(pointer: coarse)').matches) this.composer.focus();
     document.body.dataset.ready = 'true';
   }
 

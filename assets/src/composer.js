@@ -77,7 +77,12 @@ export class Composer {
   }
 
   async submit() {
-    if (this.busy || !this.stopBtn.hidden) return;
+    if (this.busy) return;
+    if (!this.stopBtn.hidden) {
+      // One turn at a time (a queue comes later): say so, keep the text.
+      if (this.input.value.trim() || this.images.length) this.toast('Still answering: wait for the answer to finish, or press Esc to stop it, then send.', 'info');
+      return;
+    }
     const text = this.input.value.trim();
     if (!text && !this.images.length) return;
     const content = [];

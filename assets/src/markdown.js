@@ -33,6 +33,37 @@ hljs.registerAliases(['rs'], { languageName: 'rust' });
 
 const marked = new Marked({ gfm: true, breaks: false, async: false });
 
+// Math is left exactly as written: $…$, $$…$$, \(…\) and \[…\] pass
+// through as text, so markdown does not eat a backslash or read a_1 * b_1
+// as emphasis. (Rendering it, e.g. with KaTeX, can build on these tokens.)
+const escapeHTML = (t) => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const INLINE_MATH = /^(?:\$\$(?!\s)[^]+?\$\$|\$(?![\s$])(?:\\.|[^\\$\n])+?(?<!\s)\$(?!\d)|\\\((?:\\.|[^])+?\\\)|\\\[(?:\\.|[^])+?\\\])/;
+const BLOCK_MATH = /^ {0,3}(\$\$|\\\[)\n?[^]+?(\$\$|\\\])[ \t]*(?:\n|$)/;
+marked.use({
+  extensions: [
+    {
+      name: 'math', level: 'block',
+      start: (src) => src.match(/^ {0,3}(\$\$|\\\[)/m)?.index,
+      tokenizer(src) {
+        const m = BLOCK_MATH.exec(src);
+        if (m && (m[1] === '$$') === (m[2] === '$$')) return { type: 'math', raw: m[0], text: m[0].trim() };
+        return undefined;
+      },
+      renderer: (t) => `<p class="math">${escapeHTML(t.text)}</p>`,
+    },
+    {
+      name: 'inlineMath', level: 'inline',
+      start: (src) => src.match(/\$|\\[([]/)?.index,
+      tokenizer(src) {
+        const m = INLINE_MATH.exec(src);
+        if (m) return { type: 'inlineMath', raw: m[0], text: m[0] };
+        return undefined;
+      },
+      renderer: (t) => `<span class="math">${escapeHTML(t.text)}</span>`,
+    },
+  ],
+});
+
 const purify = createDOMPurify(window);
 const PURIFY = {
   RETURN_DOM_FRAGMENT: true,
@@ -43,7 +74,8 @@ const PURIFY = {
 
 // Classes only on code (its language); model HTML may not borrow ours.
 purify.addHook('uponSanitizeAttribute', (node, data) => {
-  if (data.attrName === 'class' && !(node.tagName === 'CODE' && /^language-[\w+#.-]+$/.test(data.attrValue))) {
+  if (data.attrName === 'class' && !(node.tagName === 'CODE' && /^language-[\w+#.-]+$/.test(data.attrValue))
+    && !(/^(SPAN|P)$/.test(node.tagName) && data.attrValue === 'math')) {
     data.keepAttr = false;
   }
 });

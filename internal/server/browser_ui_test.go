@@ -3,10 +3,15 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
 // Browser tests of the UI's behaviour (issue 10): scrolling, errors, the
@@ -226,5 +231,155 @@ func TestBrowserSidebarPagesPastFirstPage(t *testing.T) {
 	}
 	if !eval[bool](t, tab, `document.querySelector('[data-testid="more-conversations"]').hidden`) {
 		t.Error("Show more stays after everything is listed")
+	}
+}
+
+func TestBrowserEnterWhileRunningSaysWhy(t *testing.T) {
+	ts := newTestServer(t)
+	tab := newBrowser(t, ts).tab()
+	openPage(t, ts, tab, "/")
+	send(t, tab, "[[tokens=2000 delay=10ms]]")
+	waitJS(t, tab, "streamed text", jsStreaming+`?.textContent.includes('t5 ')`)
+	send(t, tab, "a follow-up")
+	waitJS(t, tab, "a notice", `[...document.querySelectorAll('[data-testid="toast"]')].some((t) => t.textContent.includes('Still answering'))`)
+	if got := eval[string](t, tab, `document.querySelector('#prompt').value`); got != "a follow-up" {
+		t.Errorf("the prompt holds %q, want the text kept", got)
+	}
+	if n := eval[int](t, tab, `document.querySelectorAll('#messages [data-type="user_message"]').length`); n != 1 {
+		t.Errorf("%d user messages, want 1", n)
+	}
+	do(t, tab, press("Escape", 0))
+}
+
+func TestBrowserFocusOnLoad(t *testing.T) {
+	ts := newTestServer(t)
+	tab := newBrowser(t, ts).tab()
+	openPage(t, ts, tab, "/")
+	if got := eval[string](t, tab, `document.activeElement?.id ?? ''`); got != "prompt" {
+		t.Errorf("on load the focus is on %q, want the message box", got)
+	}
+}
+
+// jsContrast is a JS function: the WCAG contrast ratio of an element's
+// text against the first opaque background behind it.
+const jsContrast = `((el) => {
+	const rgb = (c) => (c.match(/[\d.]+/g) || []).map(Number);
+	const lum = ([r, g, b]) => { const f = (x) => { x /= 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; }; return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+	let bg = null;
+	for (let e = el; e && !bg; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor); if (c.length === 3 || (c.length === 4 && c[3] === 1)) bg = c.slice(0, 3); }
+	bg = bg || rgb(getComputedStyle(document.documentElement).backgroundColor).slice(0, 3);
+	const a = lum(rgb(getComputedStyle(el).color)), b = lum(bg);
+	return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+})`
+
+func TestBrowserMutedTextContrast(t *testing.T) {
+	ts := newTestServer(t, withTools())
+	id := richConversation(t, ts)
+	tab := newBrowser(t, ts).tab()
+	openPage(t, ts, tab, "/c/"+id)
+	for _, dark := range []bool{false, true} {
+		do(t, tab, darkMode(dark))
+		for _, sel := range []string{".hint", ".section-label", ".usage", ".tools-count", ".code-bar", ".tool-label"} {
+			if got := eval[float64](t, tab, `(() => { const el = document.querySelector('`+sel+`'); return el ? `+jsContrast+`(el) : -1; })()`); got < 4.5 {
+				t.Errorf("dark=%v: %s has contrast %.2f:1, want ≥ 4.5:1", dark, sel, got)
+			}
+		}
+	}
+}
+
+func TestBrowserPhoneTableScrolls(t *testing.T) {
+	ts := newTestServer(t)
+	tab := newBrowser(t, ts).tab()
+	do(t, tab, chromedp.EmulateViewport(375, 812, chromedp.EmulateScale(2), chromedp.EmulateMobile))
+	openPage(t, ts, tab, "/")
+	ts.Fake.Enqueue(llmtest.Reply{Text: "| Configuration | Throughput | Latency | Availability | Recommendation |\n|---|---|---|---|---|\n" +
+		"| Single-instance | Moderate | Predictable | Unremarkable | Straightforward |\n| Replicated | Considerable | Unpredictable | Exceptional | Recommended |\n"})
+	send(t, tab, "a wide table")
+	waitJS(t, tab, "persisted answer", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
+	// Every one-word cell is on one line: no word is broken.
+	broken := eval[[]string](t, tab, `[...document.querySelectorAll('#messages .md td, #messages .md th')].filter((c) => {
+		const r = document.createRange(); r.selectNodeContents(c); return r.getClientRects().length > 1;
+	}).map((c) => c.textContent)`)
+	if len(broken) > 0 {
+		t.Errorf("table cells broken across lines: %v", broken)
+	}
+	if !eval[bool](t, tab, `(() => { const w = document.querySelector('#messages .table-wrap'); return w.scrollWidth > w.clientWidth; })()`) {
+		t.Error("the wide table does not scroll sideways")
+	}
+	noOverflow(t, tab, "phone, wide table")
+}
+
+func TestBrowserMathLeftIntact(t *testing.T) {
+	ts := newTestServer(t)
+	tab := newBrowser(t, ts).tab()
+	openPage(t, ts, tab, "/")
+	maths := []string{`$e^{i\pi} + 1 = 0$`, `$a_1 * b_1 * c_1$`, `\(x_i^2\)`, `\[ \sum_{k=1}^n k = \frac{n(n+1)}{2} \]`, "$$\n\\int_0^1 x^2 \\, dx = \\tfrac{1}{3}\n$$"}
+	ts.Fake.Enqueue(llmtest.Reply{Text: "Euler: " + maths[0] + " and " + maths[1] + ", also " + maths[2] + ".\n\nThe sum:\n\n" + maths[3] + "\n\nAnd:\n\n" + maths[4] + "\n\nCosts $5 and $10 stay *prices*."})
+	send(t, tab, "some maths")
+	waitJS(t, tab, "persisted answer", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
+	check := func(when string) {
+		t.Helper()
+		got := eval[string](t, tab, jsAnswers+`[0].querySelector('.md').textContent`)
+		for _, m := range maths {
+			if !strings.Contains(got, m) {
+				t.Errorf("%s: %q is not shown intact in %q", when, m, got)
+			}
+		}
+		if !eval[bool](t, tab, jsAnswers+`[0].querySelector('.md em')?.textContent === 'prices'`) {
+			t.Errorf("%s: markdown next to dollar amounts is not rendered", when)
+		}
+	}
+	check("live")
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	waitJS(t, tab, "rendered history", `document.querySelector('#main').dataset.rendered === 'true'`)
+	check("after reload")
+}
+
+// failingSockets makes every page of the tab open its WebSockets to a
+// closed port while window.__down is true, so the server looks unreachable.
+func failingSockets() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `
+			(() => {
+				const Native = window.WebSocket;
+				window.__sockets = [];
+				window.WebSocket = class extends Native {
+					constructor(url, ...rest) { super(window.__down ? 'ws://127.0.0.1:9/' : url, ...rest); window.__sockets.push(this); }
+				};
+			})();`})
+		return err
+	})
+}
+
+func TestBrowserUnreachableServerShows(t *testing.T) {
+	ts := newTestServer(t, withTools())
+	for _, phone := range []bool{false, true} {
+		tab := newBrowser(t, ts).tab()
+		if phone {
+			do(t, tab, chromedp.EmulateViewport(375, 812, chromedp.EmulateScale(2), chromedp.EmulateMobile))
+		}
+		do(t, tab, failingSockets())
+		openPage(t, ts, tab, "/")
+		dot := `getComputedStyle(document.querySelector('.tools-dot')).backgroundColor`
+		online := eval[string](t, tab, dot)
+		do(t, tab, chromedp.Evaluate[chromedp.Void](`window.__down = true; window.__sockets.forEach((s) => s.close())`))
+		waitJS(t, tab, "reconnecting", `document.getElementById('connection').dataset.state !== 'online'`)
+		if got := eval[string](t, tab, dot); got == online {
+			t.Errorf("phone=%v: the Tools dot keeps its online colour %s while the server is unreachable", phone, got)
+		}
+		label := `document.querySelector('#connection .conn-label')`
+		if !eval[bool](t, tab, label+`.getBoundingClientRect().width > 0 && `+label+`.textContent.startsWith('Reconnecting')`) {
+			t.Errorf("phone=%v: 'Reconnecting…' is not shown", phone)
+		}
+		if got := eval[float64](t, tab, `parseFloat(getComputedStyle(`+label+`).fontWeight)`); got < 600 {
+			t.Errorf("phone=%v: 'Reconnecting…' is not emphasised (font weight %v)", phone, got)
+		}
+		screenshot(t, tab, fmt.Sprintf("reconnecting-phone-%v.png", phone))
+		do(t, tab, chromedp.Evaluate[chromedp.Void](`window.__down = false; dispatchEvent(new Event('online'))`))
+		waitJS(t, tab, "back online", `document.getElementById('connection').dataset.state === 'online'`)
+		if got := eval[string](t, tab, dot); got != online {
+			t.Errorf("phone=%v: back online the Tools dot is %s, want %s", phone, got, online)
+		}
 	}
 }
