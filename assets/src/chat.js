@@ -10,7 +10,7 @@ import {
 import { StreamRenderer } from './markdown.js';
 import { Follower } from './follow.js';
 
-const EARLIER_PAGE = 200; // messages per "Show earlier messages"
+const EARLIER_PAGE = 200; // messages per history request ("Show earlier messages", resync)
 
 export class Chat {
   constructor({ main, conn, conv, onRunning, onToast }) {
@@ -122,9 +122,14 @@ export class Chat {
     try {
       const res = await this.conn.subscribe(fields, (fr) => this.onFrame(fr));
       this.sub = res.sub;
-      const after = Number([...this.list.querySelectorAll('[data-seq]')].pop()?.dataset.seq || 0);
-      const { messages } = await this.conn.request('get_messages', { conversation_id: this.id, after, limit: 1000 });
-      for (const m of messages || []) this.onMessage(m);
+      // Page through what was missed: replies stay small however much it is.
+      let after = Number([...this.list.querySelectorAll('[data-seq]')].pop()?.dataset.seq || 0);
+      for (;;) {
+        const { messages = [] } = await this.conn.request('get_messages', { conversation_id: this.id, after, limit: EARLIER_PAGE });
+        for (const m of messages) this.onMessage(m);
+        if (messages.length < EARLIER_PAGE || this.disposed) break;
+        after = messages[messages.length - 1].seq;
+      }
       this.cursor = Math.max(this.cursor, Number(res.head || 0));
     } catch (err) {
       this.toast(`Could not resync: ${err.message}`, 'error');

@@ -383,3 +383,68 @@ func TestBrowserUnreachableServerShows(t *testing.T) {
 		}
 	}
 }
+
+// frameTap makes every page of the tab record the ops it sends
+// (window.__sent) and the subscriptions it gets events on (window.__subs),
+// drop incoming event frames while window.__mute is true, and lets a test
+// deliver a frame of its own with window.__inject(frame).
+func frameTap() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `
+			(() => {
+				const Native = window.WebSocket;
+				window.__sent = []; window.__subs = {}; window.__ws = null;
+				window.WebSocket = class extends Native {
+					constructor(...args) {
+						super(...args);
+						window.__ws = this;
+						this.addEventListener('message', (e) => {
+							const f = JSON.parse(e.data);
+							if (f.type === 'event' && f.event?.type === 'conversation') window.__subs[f.event.conversation_id] = f.sub;
+							if (window.__mute && f.type === 'event') e.stopImmediatePropagation();
+						});
+					}
+					send(data) { window.__sent.push(JSON.parse(data)); super.send(data); }
+				};
+				window.__inject = (f) => window.__ws.dispatchEvent(new MessageEvent('message', { data: JSON.stringify(f) }));
+			})();`})
+		return err
+	})
+}
+
+func TestBrowserResyncPagesHistory(t *testing.T) {
+	ts := newTestServer(t)
+	ctx := context.Background()
+	c, err := ts.Runner.CreateConversation(ctx, "Missed a lot", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendIdle(t, ts, c.ID, "[[tokens=1]] first")
+	tab := newBrowser(t, ts).tab()
+	do(t, tab, frameTap())
+	openPage(t, ts, tab, "/c/"+c.ID)
+	sendIdle(t, ts, c.ID, "[[tokens=1]] seen live") // learn the subscription id
+	waitJS(t, tab, "live answer", jsAnswers+`.length === 2`)
+	sub := eval[string](t, tab, `window.__subs['`+c.ID+`']`)
+
+	// The tab misses 260 messages, then the server says it must resync.
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`window.__mute = true`))
+	const turns = 130
+	for i := range turns {
+		sendIdle(t, ts, c.ID, fmt.Sprintf("[[tokens=1]] missed %d", i))
+	}
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`window.__mute = false; window.__sent.length = 0; window.__inject({type: 'resync', sub: '`+sub+`', reason: 'pruned'})`))
+	waitJS(t, tab, "missed messages shown", fmt.Sprintf(jsAnswers+`.length === %d`, turns+2))
+	if n := eval[int](t, tab, `document.querySelectorAll('#messages [data-type="user_message"]').length`); n != turns+2 {
+		t.Errorf("%d user messages, want %d", n, turns+2)
+	}
+	limits := eval[[]int](t, tab, `window.__sent.filter((f) => f.op === 'get_messages').map((f) => f.limit)`)
+	if len(limits) < 2 {
+		t.Errorf("resync fetched the missed history in %d request(s) %v, want pages", len(limits), limits)
+	}
+	for _, l := range limits {
+		if l > 200 {
+			t.Errorf("resync asked for %d messages in one request, want pages of at most 200", l)
+		}
+	}
+}
