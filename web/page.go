@@ -195,16 +195,6 @@ func splitContent(cs []agent.Content) (string, []Image) {
 	return strings.Join(texts, "\n\n"), imgs
 }
 
-// inlineImage reports whether a mime type may be shown inline as a data:
-// URL: raster formats only (an SVG could carry script).
-func inlineImage(mime string) bool {
-	switch mime {
-	case "image/png", "image/jpeg", "image/gif", "image/webp":
-		return true
-	}
-	return false
-}
-
 // isBase64 reports whether s uses only the standard base64 alphabet, so a
 // data: URL built from it cannot carry anything else.
 func isBase64(s string) bool {
@@ -264,6 +254,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 type Boot struct {
 	Conversation    *BootConversation `json:"conversation"`
 	ModelConfigured bool              `json:"model_configured"`
+	Rules           Rules             `json:"rules"`
 }
 
 // BootConversation is the resume state of the open conversation.
@@ -278,7 +269,7 @@ type BootConversation struct {
 
 // Boot returns the page's initial state for the JS layer.
 func (p Page) Boot() Boot {
-	b := Boot{ModelConfigured: p.ModelConfigured}
+	b := Boot{ModelConfigured: p.ModelConfigured, Rules: UIRules()}
 	if c := p.Chat; c != nil {
 		b.Conversation = &BootConversation{ID: c.ID, Title: c.Title, Temp: c.Temp, Running: c.Running, TurnSeq: c.TurnSeq, LastSeq: c.LastSeq}
 	}

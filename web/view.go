@@ -83,13 +83,3 @@ func toolStatusLabel(m MessageView) string {
 	}
 	return "Done"
 }
-
-func errorText(m MessageView) string {
-	if m.Code == agent.CodeInterruptedByRestart {
-		return "The answer was interrupted by a server restart."
-	}
-	if m.Error == "" {
-		return "Something went wrong."
-	}
-	return m.Error
-}

@@ -359,3 +359,26 @@ func TestTurnUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestRulesOneOwner(t *testing.T) {
+	b := Page{}.Boot()
+	if got, want := strings.Join(b.Rules.ImageTypes, ","), strings.Join(ImageTypes(), ","); got != want {
+		t.Errorf("boot image types = %s, want %s", got, want)
+	}
+	for _, m := range []MessageView{{Code: agent.CodeInterruptedByRestart, Error: "x"}, {}, {Error: "boom", Code: "model_error"}} {
+		want := m.Error
+		if t, ok := b.Rules.ErrorTexts[m.Code]; ok && (m.Code != "" || m.Error == "") {
+			want = t
+		}
+		if got := errorText(m); got != want {
+			t.Errorf("errorText(%+v) = %q, the rules the JS reads say %q", m, got, want)
+		}
+	}
+	var buf strings.Builder
+	if err := Composer(false).Render(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `accept="`+strings.Join(ImageTypes(), ",")+`"`) {
+		t.Errorf("the file input does not accept the image types: %s", buf.String())
+	}
+}

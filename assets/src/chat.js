@@ -9,6 +9,7 @@ import {
 } from './message.js';
 import { StreamRenderer } from './markdown.js';
 import { Follower } from './follow.js';
+import { isImageType } from './rules.js';
 
 const EARLIER_PAGE = 200; // messages per history request ("Show earlier messages", resync)
 
@@ -314,7 +315,7 @@ export class Chat {
   }
 
   appendImage(ev) {
-    if (!/^image\/(png|jpeg|gif|webp)$/.test(ev.mime || '')) return;
+    if (!isImageType(ev.mime)) return;
     const p = this.assistantPart();
     p.el.querySelector('.msg-body').append(h('img', { class: 'msg-image', src: `data:${ev.mime};base64,${ev.data}`, alt: 'Generated image' }));
   }

@@ -1,9 +1,9 @@
 // Composer is the message box: Enter sends, Shift+Enter adds a line, images
 // can be pasted, dropped or picked and go out as image content.
 import { h, icon } from './dom.js';
+import { imageTypeNames, isImageType } from './rules.js';
 
 const MAX_IMAGE_BYTES = 8 << 20; // the client-side cap; the server has its own
-const IMAGE_TYPES = /^image\/(png|jpeg|gif|webp)$/;
 
 export class Composer {
   constructor(form, { onSend, onStop, onToast }) {
@@ -58,7 +58,7 @@ export class Composer {
   }
 
   addFile(f) {
-    if (!IMAGE_TYPES.test(f.type)) { this.toast(`${f.name || 'That file'} is not a PNG, JPEG, GIF or WebP image.`, 'error'); return; }
+    if (!isImageType(f.type)) { this.toast(`${f.name || 'That file'} is not a ${imageTypeNames()} image.`, 'error'); return; }
     if (f.size > MAX_IMAGE_BYTES) { this.toast(`${f.name || 'The image'} is larger than 8 MB.`, 'error'); return; }
     const r = new FileReader();
     r.onload = () => {

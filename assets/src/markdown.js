@@ -19,6 +19,7 @@ import typescript from 'highlight.js/lib/languages/typescript';
 import xml from 'highlight.js/lib/languages/xml';
 import yaml from 'highlight.js/lib/languages/yaml';
 import { h, icon } from './dom.js';
+import { isImageType } from './rules.js';
 
 const LANGS = { bash, c, css, diff, go, java, javascript, json, python, rust, sql, typescript, xml, yaml };
 for (const [name, def] of Object.entries(LANGS)) hljs.registerLanguage(name, def);
@@ -89,7 +90,8 @@ purify.addHook('afterSanitizeAttributes', (node) => {
   }
   if (node.tagName === 'IMG') {
     const src = node.getAttribute('src') || '';
-    if (!/^data:image\/(png|jpeg|gif|webp);base64,/i.test(src)) {
+    const data = /^data:([\w.+-]+\/[\w.+-]+);base64,/i.exec(src);
+    if (!data || !isImageType(data[1])) {
       node.removeAttribute('src');
       if (/^https?:\/\//i.test(src)) node.setAttribute('data-remote-src', src);
     }

@@ -3,6 +3,7 @@
 // the same whether the server rendered it on first paint or it arrived live.
 import { h, icon, formatUsage, prettyJSON } from './dom.js';
 import { renderInto } from './markdown.js';
+import { errorText, isImageType } from './rules.js';
 
 // Raw markdown of rendered bodies, for copy buttons.
 export const rawText = new WeakMap();
@@ -26,7 +27,7 @@ function textOf(content) {
 
 function images(content) {
   return (content || [])
-    .filter((c) => c.type === 'image' && /^image\/(png|jpeg|gif|webp)$/.test(c.mime || ''))
+    .filter((c) => c.type === 'image' && isImageType(c.mime))
     .map((c) => h('img', { class: 'msg-image', src: `data:${c.mime};base64,${c.data}`, alt: 'Attached image', loading: 'lazy' }));
 }
 
@@ -126,7 +127,7 @@ export function errorMessage(m) {
   const el = head(m, 'msg-error');
   el.setAttribute('data-testid', 'error-message');
   el.setAttribute('role', 'alert');
-  const text = m.code === 'interrupted_by_restart' ? 'The answer was interrupted by a server restart.' : (m.message || 'Something went wrong.');
+  const text = errorText(m.code, m.message);
   el.append(icon('alert'), h('div', { class: 'msg-error-text' }, h('span', null, text),
     m.code ? h('code', { class: 'err-code' }, m.code) : null));
   return el;

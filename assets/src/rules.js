@@ -1,0 +1,31 @@
+// The display rules, as the server hands them to the page (web/rules.go
+// owns them; the templ components apply the same ones on first paint).
+function readRules() {
+  try {
+    return JSON.parse(document.getElementById('boot').textContent).rules || {};
+  } catch {
+    return {};
+  }
+}
+
+const rules = readRules();
+const imageTypes = new Set(rules.image_types || []);
+const errorTexts = rules.error_texts || {};
+
+// isImageType reports whether an image of this MIME type is shown inline
+// and may be attached.
+export function isImageType(mime) {
+  return imageTypes.has(String(mime || '').toLowerCase());
+}
+
+// imageTypeNames lists the image types for messages ("PNG, JPEG, GIF or WebP").
+export function imageTypeNames() {
+  const names = [...imageTypes].map((t) => ({ 'image/webp': 'WebP' })[t] || t.slice('image/'.length).toUpperCase());
+  return names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}` : names.join('');
+}
+
+// errorText is what an error message with this code and message shows.
+export function errorText(code, message) {
+  if (code && errorTexts[code] !== undefined) return errorTexts[code];
+  return message || errorTexts[''] || 'Something went wrong.';
+}

@@ -1,0 +1,52 @@
+package web
+
+import (
+	"slices"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// The UI's display rules live here, once: the templ components apply them
+// on first paint, and the page hands them to the JS layer (Boot.Rules),
+// which applies the same ones to live updates instead of keeping copies.
+
+// Rules are the display rules the JS layer reads from the page.
+type Rules struct {
+	ImageTypes []string          `json:"image_types"` // shown inline and accepted as attachments
+	ErrorTexts map[string]string `json:"error_texts"` // error code → what to show; "" is the fallback
+}
+
+// UIRules returns the display rules.
+func UIRules() Rules {
+	return Rules{ImageTypes: ImageTypes(), ErrorTexts: errorTexts()}
+}
+
+// ImageTypes are the image types the UI shows inline as data: URLs and
+// offers to attach: raster formats only (an SVG could carry script).
+func ImageTypes() []string {
+	return []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
+}
+
+// inlineImage reports whether a mime type may be shown inline.
+func inlineImage(mime string) bool { return slices.Contains(ImageTypes(), mime) }
+
+// errorTexts are the texts shown for error messages whose code has one of
+// its own, instead of the message; "" is shown when there is no message.
+func errorTexts() map[string]string {
+	return map[string]string{
+		agent.CodeInterruptedByRestart: "The answer was interrupted by a server restart.",
+		"":                             "Something went wrong.",
+	}
+}
+
+// errorText is what an error message shows.
+func errorText(m MessageView) string {
+	texts := errorTexts()
+	if t, ok := texts[m.Code]; ok && m.Code != "" {
+		return t
+	}
+	if m.Error == "" {
+		return texts[""]
+	}
+	return m.Error
+}
