@@ -1,8 +1,9 @@
 // Package web holds the browser UI's templ components and the view models
 // they take. Components do no I/O: the server loads conversations and
 // messages, turns them into these plain structs and renders them. The
-// markup matches what assets/src/message.js builds for live updates, so a
-// message looks the same on first paint and when it arrives live.
+// components own the markup: the page also carries them as <template>
+// elements (template.templ) that the JS layer clones for live updates, and
+// the display rules the JS applies (rules.go).
 package web
 
 import (

@@ -23,6 +23,9 @@ func render(t *testing.T, p Page) *goquery.Document {
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
+	// The <template> elements are inert in a browser (TestTemplates covers
+	// them); the page's content is the rest.
+	doc.Find("template").Remove()
 	return doc
 }
 
@@ -381,4 +384,50 @@ func TestRulesOneOwner(t *testing.T) {
 	if !strings.Contains(buf.String(), `accept="`+strings.Join(ImageTypes(), ",")+`"`) {
 		t.Errorf("the file input does not accept the image types: %s", buf.String())
 	}
+}
+
+// TestTemplates checks that the page carries, for each kind of thing the JS
+// layer adds live, a template rendered by the same component as the first
+// paint.
+func TestTemplates(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Layout(Page{}).Render(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := goquery.NewDocumentFromReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, sel := range map[string]string{
+		"tpl-user":         `article.msg-user[data-type="user_message"] .user-text`,
+		"tpl-assistant":    `article.msg-assistant .reasoning ~ .msg-body .md`,
+		"tpl-tool-running": `article.tool-card[data-state="running"] [data-testid="tool-arguments"] code`,
+		"tpl-tool-done":    `article.tool-card[data-state="done"] .tool-result code`,
+		"tpl-tool-error":   `article.tool-card[data-state="error"] .tool-pre-error code`,
+		"tpl-error":        `article.msg-error .err-code`,
+		"tpl-note":         `article.msg-note .note-type`,
+		"tpl-conversation": `li.conv-item a.conv-link .conv-title`,
+		"tpl-tool-server":  `li.tool-server .ts-count`,
+	} {
+		tpl := doc.Find("template#" + id)
+		if tpl.Length() != 1 {
+			t.Errorf("template %s: %d on the page, want 1", id, tpl.Length())
+			continue
+		}
+		if tpl.Find(sel).Length() != 1 {
+			t.Errorf("template %s lacks %s: %s", id, sel, must(tpl.Html()))
+		}
+	}
+	for _, sel := range []string{".usage", `[data-testid="interrupted"]`, ".msg-images img"} {
+		if doc.Find("template#tpl-assistant " + sel).Length() != 1 {
+			t.Errorf("the answer template lacks %s", sel)
+		}
+	}
+}
+
+func must(s string, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return s
 }

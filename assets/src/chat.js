@@ -4,7 +4,7 @@
 // a network drop (DESIGN.md §3 turn_seq).
 import { h, formatUsage } from './dom.js';
 import {
-  assistantMessage, errorMessage, reasoningEl, setToolResult, toolCard,
+  assistantMessage, errorMessage, reasoningEl, setToolResult, streamingAnswer, toolCard,
   unknownMessage, upgradeMarkdown, usageEl, userMessage,
 } from './message.js';
 import { StreamRenderer } from './markdown.js';
@@ -284,11 +284,8 @@ export class Chat {
   assistantPart() {
     const last = this.parts[this.parts.length - 1];
     if (last && last.kind === 'assistant') return last;
-    const el = h('article', { class: 'msg msg-assistant streaming', 'data-testid': 'streaming', 'aria-busy': 'true' });
-    const body = h('div', { class: 'msg-body' });
-    const md = h('div', { class: 'md' });
-    body.append(md);
-    el.append(body);
+    const el = streamingAnswer();
+    const md = el.querySelector('.md');
     const p = { kind: 'assistant', el, md, text: '', reasoning: '', reasoningEl: null };
     this.parts.push(p);
     this.live.append(el);

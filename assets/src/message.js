@@ -1,7 +1,10 @@
-// Rendering of persisted messages and live parts. The markup mirrors
-// web/message.templ exactly (classes and data-testid), so a message looks
-// the same whether the server rendered it on first paint or it arrived live.
-import { h, icon, formatUsage, prettyJSON } from './dom.js';
+// Rendering of persisted messages and live parts. The markup is not
+// written here: web/template.templ renders each kind of message with the
+// same templ component as the first paint, into <template> elements that
+// this module clones and fills. A message looks the same whether the
+// server rendered it or it arrived live, and changing its markup is one
+// edit, in templ.
+import { formatUsage, prettyJSON } from './dom.js';
 import { renderInto } from './markdown.js';
 import { errorText, isImageType } from './rules.js';
 
@@ -21,122 +24,138 @@ export function upgradeMarkdown(el) {
   setMarkdown(el, el.textContent);
 }
 
+// clone returns a copy of the first element of template #id.
+export function clone(id) {
+  return document.getElementById(id).content.firstElementChild.cloneNode(true);
+}
+
+// setAttrs sets attributes; null, undefined, '' and false remove them.
+export function setAttrs(el, attrs) {
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === null || v === undefined || v === '' || v === false) el.removeAttribute(k);
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+}
+
+// fill sets the text of the element matching sel in el, or removes that
+// element when text is empty.
+function fill(el, sel, text) {
+  const x = el.querySelector(sel);
+  if (!x) return null;
+  if (text) x.textContent = text;
+  else x.remove();
+  return text ? x : null;
+}
+
 function textOf(content) {
   return (content || []).filter((c) => c.type === 'text').map((c) => c.body).join('\n\n');
 }
 
-function images(content) {
-  return (content || [])
-    .filter((c) => c.type === 'image' && isImageType(c.mime))
-    .map((c) => h('img', { class: 'msg-image', src: `data:${c.mime};base64,${c.data}`, alt: 'Attached image', loading: 'lazy' }));
-}
-
-function copyButton() {
-  return h('button', { type: 'button', class: 'icon-btn', 'data-action': 'copy-message', 'aria-label': 'Copy message', title: 'Copy' }, icon('copy'));
-}
-
-export function usageEl(u) {
-  return h('span', { class: 'usage', 'data-testid': 'usage', title: 'Token usage of this turn' }, formatUsage(u));
-}
-
-function head(m, cls) {
-  return h('article', {
-    class: `msg ${cls}`, 'data-testid': 'message', 'data-type': m.type, 'data-id': m.id || null,
-    'data-seq': m.seq || null, 'data-client-id': m.client_id || null,
+// fillImages repeats the template's image for each inline image of content.
+function fillImages(el, content) {
+  const box = el.querySelector('.msg-images');
+  if (!box) return;
+  const proto = box.querySelector('img');
+  const imgs = (content || []).filter((c) => c.type === 'image' && isImageType(c.mime)).map((c) => {
+    const img = proto.cloneNode(false);
+    img.src = `data:${c.mime};base64,${c.data}`;
+    return img;
   });
+  if (imgs.length) box.replaceChildren(...imgs);
+  else box.remove();
+}
+
+function head(el, m) {
+  setAttrs(el, { 'data-id': m.id, 'data-seq': m.seq, 'data-client-id': m.client_id });
+  return el;
 }
 
 // userMessage renders a user_message (or a pending one, before its echo).
 export function userMessage(m, { pending = false } = {}) {
-  const el = head(m, 'msg-user');
+  const el = head(clone('tpl-user'), m);
   if (pending) el.classList.add('pending');
-  const body = h('div', { class: 'msg-body' });
-  const imgs = images(m.content);
-  if (imgs.length) body.append(h('div', { class: 'msg-images' }, imgs));
-  const text = textOf(m.content);
-  if (text) body.append(h('div', { class: 'user-text', 'data-testid': 'user-text' }, text));
-  el.append(body, h('div', { class: 'msg-meta' }, copyButton()));
+  fillImages(el, m.content);
+  fill(el, '.user-text', textOf(m.content));
   return el;
 }
 
+// reasoningEl is a message's (folded) reasoning.
 export function reasoningEl(text, open) {
-  const d = h('details', { class: 'reasoning', 'data-testid': 'reasoning' },
-    h('summary', null, h('span', { class: 'reasoning-label' }, 'Reasoning')),
-    h('div', { class: 'reasoning-body' }, text));
-  if (open) d.open = true;
+  const d = clone('tpl-assistant').querySelector('.reasoning');
+  d.querySelector('.reasoning-body').textContent = text;
+  d.open = !!open;
   return d;
+}
+
+// usageEl shows a turn's token usage.
+export function usageEl(u) {
+  const el = clone('tpl-assistant').querySelector('.usage');
+  el.textContent = formatUsage(u);
+  return el;
 }
 
 // assistantMessage renders a persisted assistant_message.
 export function assistantMessage(m) {
-  const el = head(m, 'msg-assistant');
-  if (m.reasoning) el.append(reasoningEl(m.reasoning, false));
-  const body = h('div', { class: 'msg-body' });
-  const md = h('div', { class: 'md' });
-  setMarkdown(md, textOf(m.content));
-  body.append(md);
-  const imgs = images(m.content);
-  if (imgs.length) body.append(h('div', { class: 'msg-images' }, imgs));
-  el.append(body);
-  const meta = h('div', { class: 'msg-meta' });
-  if (m.interrupted) meta.append(h('span', { class: 'badge badge-warn', 'data-testid': 'interrupted' }, 'Stopped'));
-  if (m.usage) meta.append(usageEl(m.usage));
-  meta.append(copyButton());
-  el.append(meta);
+  const el = head(clone('tpl-assistant'), m);
+  fill(el, '.reasoning-body', m.reasoning);
+  if (!m.reasoning) el.querySelector('.reasoning')?.remove();
+  setMarkdown(el.querySelector('.md'), textOf(m.content));
+  fillImages(el, m.content);
+  if (!m.interrupted) el.querySelector('[data-testid="interrupted"]')?.remove();
+  fill(el, '.usage', formatUsage(m.usage));
   return el;
 }
 
-function statusEl(state) {
-  const label = { running: 'Running…', done: 'Done', error: 'Error' }[state];
-  return h('span', { class: `tool-status tool-${state}`, 'data-testid': 'tool-status' }, label);
+// streamingAnswer is the live part of an answer being written: an answer
+// without reasoning, images or meta yet.
+export function streamingAnswer() {
+  const el = clone('tpl-assistant');
+  setAttrs(el, { 'data-type': null, 'data-id': null, 'data-seq': null, 'data-testid': 'streaming', 'aria-busy': 'true' });
+  el.classList.add('streaming');
+  for (const x of el.querySelectorAll('.reasoning, .msg-images, .msg-meta')) x.remove();
+  el.querySelector('.md').replaceChildren();
+  el.querySelector('.md').classList.remove('md-raw');
+  return el;
 }
 
 // toolCard renders a tool call; result is filled in by setToolResult.
 export function toolCard({ id, seq, callId, name, args }) {
-  const el = h('article', {
-    class: 'msg tool-card', 'data-testid': 'tool-card', 'data-type': 'tool_call',
-    'data-id': id || null, 'data-seq': seq || null, 'data-call-id': callId, 'data-state': 'running',
-  });
-  const d = h('details', { class: 'tool-details' },
-    h('summary', null, icon('tool'), h('span', { class: 'tool-name', 'data-testid': 'tool-name' }, name), statusEl('running')),
-    h('div', { class: 'tool-section' }, h('div', { class: 'tool-label' }, 'Arguments'),
-      h('pre', { class: 'tool-pre', 'data-testid': 'tool-arguments' }, h('code', null, prettyJSON(args)))));
-  el.append(d);
+  const el = clone('tpl-tool-running');
+  setAttrs(el, { 'data-id': id, 'data-seq': seq, 'data-call-id': callId });
+  el.querySelector('.tool-name').textContent = name;
+  el.querySelector('[data-testid="tool-arguments"] code').textContent = prettyJSON(args);
   return el;
 }
 
-// setToolResult fills the result (or error) into a tool card.
+// setToolResult fills the result (or error) into a tool card, from the
+// template of a finished card.
 export function setToolResult(card, { id, result, isError }) {
   if (id) card.setAttribute('data-result-id', id);
-  const state = isError ? 'error' : 'done';
-  card.setAttribute('data-state', state);
+  const done = clone(isError ? 'tpl-tool-error' : 'tpl-tool-done');
+  card.setAttribute('data-state', done.dataset.state);
   const d = card.querySelector('.tool-details');
-  d.querySelector('.tool-status').replaceWith(statusEl(state));
-  let sec = d.querySelector('.tool-result');
-  if (!sec) {
-    sec = h('div', { class: 'tool-section tool-result' });
-    d.append(sec);
-  }
-  sec.replaceChildren(h('div', { class: 'tool-label' }, isError ? 'Error' : 'Result'),
-    h('pre', { class: `tool-pre${isError ? ' tool-pre-error' : ''}`, 'data-testid': 'tool-result' }, h('code', null, prettyJSON(result))));
+  d.querySelector('.tool-status').replaceWith(done.querySelector('.tool-status'));
+  const sec = done.querySelector('.tool-result');
+  sec.querySelector('code').textContent = prettyJSON(result);
+  const old = d.querySelector('.tool-result');
+  if (old) old.replaceWith(sec);
+  else d.append(sec);
   if (isError) d.open = true;
 }
 
 // errorMessage renders an error message or a live error event.
 export function errorMessage(m) {
-  const el = head(m, 'msg-error');
-  el.setAttribute('data-testid', 'error-message');
-  el.setAttribute('role', 'alert');
-  const text = errorText(m.code, m.message);
-  el.append(icon('alert'), h('div', { class: 'msg-error-text' }, h('span', null, text),
-    m.code ? h('code', { class: 'err-code' }, m.code) : null));
+  const el = head(clone('tpl-error'), m);
+  el.querySelector('.msg-error-text > span').textContent = errorText(m.code, m.message);
+  fill(el, '.err-code', m.code);
   return el;
 }
 
 // unknownMessage keeps forward compatibility: a type this version does not
 // know is shown as a quiet note instead of breaking the view.
 export function unknownMessage(m) {
-  const el = head(m, 'msg-note');
-  el.append(h('span', { class: 'muted' }, `Unsupported message (${m.type})`));
+  const el = head(clone('tpl-note'), m);
+  el.setAttribute('data-type', m.type);
+  el.querySelector('.note-type').textContent = m.type;
   return el;
 }

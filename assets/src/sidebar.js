@@ -3,7 +3,7 @@
 // so conversations created, renamed, deleted or started from any tab or
 // client show up at once, with a running indicator (turn_started and
 // turn_ended), without receiving every token of every conversation.
-import { h } from './dom.js';
+import { clone, setAttrs } from './message.js';
 
 export const UNTITLED = 'New chat';
 const PAGE = 200; // conversations per page, as the server renders the first
@@ -55,17 +55,14 @@ export class Sidebar {
     return [...this.list.children].find((li) => li.dataset.id === id) || null;
   }
 
+  // render fills the templ-rendered row template (web/sidebar.templ).
   render(c) {
-    const li = h('li', {
-      class: 'conv-item', 'data-testid': 'conversation-item', 'data-id': c.id,
-      'data-running': String(!!c.running), 'data-temp': c.temp ? 'true' : null,
-    });
-    const a = h('a', { class: 'conv-link', href: `/c/${encodeURIComponent(c.id)}` },
-      h('span', { class: 'conv-title', 'data-testid': 'conversation-title' }, c.title || UNTITLED),
-      c.temp ? h('span', { class: 'conv-badge' }, 'Temp') : null,
-      h('span', { class: 'running-dot', title: 'Answering…' }, h('span', { class: 'visually-hidden' }, 'Answering')));
-    if (c.id === this.current) a.setAttribute('aria-current', 'page');
-    li.append(a);
+    const li = clone('tpl-conversation');
+    setAttrs(li, { 'data-id': c.id, 'data-running': String(!!c.running), 'data-temp': c.temp ? 'true' : null });
+    const a = li.querySelector('a');
+    setAttrs(a, { href: `/c/${encodeURIComponent(c.id)}`, 'aria-current': c.id === this.current ? 'page' : null });
+    li.querySelector('.conv-title').textContent = c.title || UNTITLED;
+    if (!c.temp) li.querySelector('.conv-badge')?.remove();
     return li;
   }
 
@@ -153,17 +150,18 @@ export class Sidebar {
     }
   }
 
-  // setToolServer updates one tool server's row (markup as web/sidebar.templ).
+  // setToolServer updates one tool server's row (cloned from web/sidebar.templ).
   setToolServer(s) {
     if (!this.tools) return;
     const ul = this.tools.querySelector('ul');
     let li = [...ul.children].find((x) => x.dataset.name === s.name);
-    const row = h('li', { class: 'tool-server', 'data-testid': 'tool-server', 'data-name': s.name, 'data-state': s.state },
-      h('span', { class: 'ts-dot', 'aria-hidden': 'true' }),
-      h('span', { class: 'ts-name' }, s.name),
-      h('span', { class: 'ts-state' }, s.state),
-      h('span', { class: 'ts-tools' }, `${(s.tools || []).length} tools`),
-      s.error ? h('p', { class: 'ts-error' }, s.error) : null);
+    const row = clone('tpl-tool-server');
+    setAttrs(row, { 'data-name': s.name, 'data-state': s.state });
+    row.querySelector('.ts-name').textContent = s.name;
+    row.querySelector('.ts-state').textContent = s.state;
+    row.querySelector('.ts-count').textContent = String((s.tools || []).length);
+    if (s.error) row.querySelector('.ts-error').textContent = s.error;
+    else row.querySelector('.ts-error').remove();
     if (li) li.replaceWith(row);
     else ul.append(row);
     li = row;
