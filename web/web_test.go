@@ -419,7 +419,7 @@ func TestTemplates(t *testing.T) {
 		}
 	}
 	for _, sel := range []string{".usage", `[data-testid="interrupted"]`, ".msg-images img"} {
-		if doc.Find("template#tpl-assistant " + sel).Length() != 1 {
+		if doc.Find("template#tpl-assistant "+sel).Length() != 1 {
 			t.Errorf("the answer template lacks %s", sel)
 		}
 	}
