@@ -50,8 +50,9 @@ func followLongAnswer(t *testing.T, ts *testServer, tab context.Context, when st
 }
 
 func TestBrowserScrollFollowsStream(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	do(t, tab, chromedp.EmulateViewport(1000, 700))
 	openPage(t, ts, tab, "/")
 	followLongAnswer(t, ts, tab, "new chat")
@@ -62,8 +63,9 @@ func TestBrowserScrollFollowsStream(t *testing.T) {
 }
 
 func TestBrowserScrollUpStopsFollowing(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	do(t, tab, chromedp.EmulateViewport(1000, 700))
 	openPage(t, ts, tab, "/")
 	jump := `document.querySelector('[data-testid="jump-latest"]')`
@@ -105,8 +107,9 @@ func TestBrowserScrollUpStopsFollowing(t *testing.T) {
 }
 
 func TestBrowserErrorShownOnce(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	openPage(t, ts, tab, "/")
 	send(t, tab, "[[error=500]]")
 	conversationID(t, tab)
@@ -126,8 +129,9 @@ func TestBrowserErrorShownOnce(t *testing.T) {
 }
 
 func TestBrowserUserLineBreaksKept(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	openPage(t, ts, tab, "/")
 	// Type a line, Shift+Enter, another line, Enter.
 	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { const p = document.querySelector('#prompt'); p.focus(); p.value = 'first line'; p.setSelectionRange(p.value.length, p.value.length); })()`))
@@ -156,6 +160,7 @@ func overlaps(a, b string) string {
 }
 
 func TestBrowserNoModelSendLeavesNoChat(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withoutModel())
 	for _, size := range []struct {
 		name string
@@ -164,7 +169,7 @@ func TestBrowserNoModelSendLeavesNoChat(t *testing.T) {
 		{"desktop", chromedp.EmulateViewport(1280, 860)},
 		{"phone", chromedp.EmulateViewport(375, 812, chromedp.EmulateScale(2), chromedp.EmulateMobile)},
 	} {
-		tab := newBrowser(t, ts).tab()
+		tab := browserTab(t, ts)
 		do(t, tab, size.act)
 		openPage(t, ts, tab, "/")
 		send(t, tab, "hello there")
@@ -206,6 +211,8 @@ func waitStoreEmpty(t *testing.T, ts *testServer) {
 }
 
 func TestBrowserSidebarPagesPastFirstPage(t *testing.T) {
+	t.Parallel()
+	requireChromium(t) // before seeding
 	ts := newTestServer(t)
 	ctx := context.Background()
 	const n = 230
@@ -214,7 +221,7 @@ func TestBrowserSidebarPagesPastFirstPage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	openPage(t, ts, tab, "/")
 	items := `document.querySelectorAll('[data-testid="conversation-item"]')`
 	if got := eval[int](t, tab, items+`.length`); got != 200 {
@@ -235,8 +242,9 @@ func TestBrowserSidebarPagesPastFirstPage(t *testing.T) {
 }
 
 func TestBrowserEnterWhileRunningSaysWhy(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	openPage(t, ts, tab, "/")
 	send(t, tab, "[[tokens=2000 delay=10ms]]")
 	waitJS(t, tab, "streamed text", jsStreaming+`?.textContent.includes('t5 ')`)
@@ -252,8 +260,9 @@ func TestBrowserEnterWhileRunningSaysWhy(t *testing.T) {
 }
 
 func TestBrowserFocusOnLoad(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	openPage(t, ts, tab, "/")
 	if got := eval[string](t, tab, `document.activeElement?.id ?? ''`); got != "prompt" {
 		t.Errorf("on load the focus is on %q, want the message box", got)
@@ -273,9 +282,10 @@ const jsContrast = `((el) => {
 })`
 
 func TestBrowserMutedTextContrast(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withTools())
 	id := richConversation(t, ts)
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	openPage(t, ts, tab, "/c/"+id)
 	for _, dark := range []bool{false, true} {
 		do(t, tab, darkMode(dark))
@@ -288,8 +298,9 @@ func TestBrowserMutedTextContrast(t *testing.T) {
 }
 
 func TestBrowserPhoneTableScrolls(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	do(t, tab, chromedp.EmulateViewport(375, 812, chromedp.EmulateScale(2), chromedp.EmulateMobile))
 	openPage(t, ts, tab, "/")
 	ts.Fake.Enqueue(llmtest.Reply{Text: "| Configuration | Throughput | Latency | Availability | Recommendation |\n|---|---|---|---|---|\n" +
@@ -310,8 +321,9 @@ func TestBrowserPhoneTableScrolls(t *testing.T) {
 }
 
 func TestBrowserMathLeftIntact(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	openPage(t, ts, tab, "/")
 	maths := []string{`$e^{i\pi} + 1 = 0$`, `$a_1 * b_1 * c_1$`, `\(x_i^2\)`, `\[ \sum_{k=1}^n k = \frac{n(n+1)}{2} \]`, "$$\n\\int_0^1 x^2 \\, dx = \\tfrac{1}{3}\n$$"}
 	ts.Fake.Enqueue(llmtest.Reply{Text: "Euler: " + maths[0] + " and " + maths[1] + ", also " + maths[2] + ".\n\nThe sum:\n\n" + maths[3] + "\n\nAnd:\n\n" + maths[4] + "\n\nCosts $5 and $10 stay *prices*."})
@@ -353,9 +365,10 @@ func failingSockets() chromedp.Action[chromedp.Void] {
 }
 
 func TestBrowserUnreachableServerShows(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withTools())
 	for _, phone := range []bool{false, true} {
-		tab := newBrowser(t, ts).tab()
+		tab := browserTab(t, ts)
 		if phone {
 			do(t, tab, chromedp.EmulateViewport(375, 812, chromedp.EmulateScale(2), chromedp.EmulateMobile))
 		}
@@ -413,6 +426,7 @@ func frameTap() chromedp.Action[chromedp.Void] {
 }
 
 func TestBrowserResyncPagesHistory(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ctx := context.Background()
 	c, err := ts.Runner.CreateConversation(ctx, "Missed a lot", false)
@@ -420,7 +434,7 @@ func TestBrowserResyncPagesHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	sendIdle(t, ts, c.ID, "[[tokens=1]] first")
-	tab := newBrowser(t, ts).tab()
+	tab := browserTab(t, ts)
 	do(t, tab, frameTap())
 	openPage(t, ts, tab, "/c/"+c.ID)
 	sendIdle(t, ts, c.ID, "[[tokens=1]] seen live") // learn the subscription id
