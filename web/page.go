@@ -230,7 +230,8 @@ func FormatUsage(u *agent.Usage) string {
 	if u == nil {
 		return ""
 	}
-	return thousands(u.TotalTokens) + " tokens · " + thousands(u.PromptTokens) + " in · " + thousands(u.CompletionTokens) + " out"
+	return strings.NewReplacer("{total}", thousands(u.TotalTokens), "{prompt}", thousands(u.PromptTokens),
+		"{completion}", thousands(u.CompletionTokens)).Replace(usageFormat)
 }
 
 func thousands(n int) string {

@@ -12,13 +12,18 @@ import (
 
 // Rules are the display rules the JS layer reads from the page.
 type Rules struct {
-	ImageTypes []string          `json:"image_types"` // shown inline and accepted as attachments
-	ErrorTexts map[string]string `json:"error_texts"` // error code → what to show; "" is the fallback
+	ImageTypes  []string          `json:"image_types"`  // shown inline and accepted as attachments
+	ErrorTexts  map[string]string `json:"error_texts"`  // error code → what to show; "" is the fallback
+	UsageFormat string            `json:"usage_format"` // token usage, {total}, {prompt} and {completion} comma-grouped
 }
+
+// usageFormat is how token usage reads (FormatUsage; the JS fills the
+// same placeholders for a live turn's end.usage).
+const usageFormat = "{total} tokens · {prompt} in · {completion} out"
 
 // UIRules returns the display rules.
 func UIRules() Rules {
-	return Rules{ImageTypes: ImageTypes(), ErrorTexts: errorTexts()}
+	return Rules{ImageTypes: ImageTypes(), ErrorTexts: errorTexts(), UsageFormat: usageFormat}
 }
 
 // ImageTypes are the image types the UI shows inline as data: URLs and

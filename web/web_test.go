@@ -377,6 +377,10 @@ func TestRulesOneOwner(t *testing.T) {
 			t.Errorf("errorText(%+v) = %q, the rules the JS reads say %q", m, got, want)
 		}
 	}
+	u := &agent.Usage{PromptTokens: 1000, CompletionTokens: 234, TotalTokens: 1234}
+	if got, want := FormatUsage(u), strings.NewReplacer("{total}", "1,234", "{prompt}", "1,000", "{completion}", "234").Replace(b.Rules.UsageFormat); got != want {
+		t.Errorf("FormatUsage = %q, the format the JS reads gives %q", got, want)
+	}
 	var buf strings.Builder
 	if err := Composer(false).Render(context.Background(), &buf); err != nil {
 		t.Fatal(err)

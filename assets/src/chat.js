@@ -2,7 +2,7 @@
 // in-progress rendering of the running turn built from live events since
 // the last message event, and the cursor that resumes it after a reload or
 // a network drop (DESIGN.md §3 turn_seq).
-import { h, formatUsage } from './dom.js';
+import { h } from './dom.js';
 import {
   assistantMessage, errorMessage, reasoningEl, setToolResult, streamingAnswer, toolCard,
   unknownMessage, upgradeMarkdown, usageEl, userMessage,
@@ -433,4 +433,3 @@ export function newID() {
   return [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
 }
 
-export { formatUsage };

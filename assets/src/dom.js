@@ -60,13 +60,6 @@ export async function copyText(text) {
   }
 }
 
-// formatUsage renders token usage like "1,234 tokens · 1,000 in · 234 out".
-export function formatUsage(u) {
-  if (!u) return '';
-  const n = (x) => Number(x || 0).toLocaleString('en-US');
-  return `${n(u.total_tokens)} tokens · ${n(u.prompt_tokens)} in · ${n(u.completion_tokens)} out`;
-}
-
 // prettyJSON pretty-prints JSON text, or returns it unchanged if it is not JSON.
 export function prettyJSON(text) {
   if (!text) return '';

@@ -4,9 +4,9 @@
 // this module clones and fills. A message looks the same whether the
 // server rendered it or it arrived live, and changing its markup is one
 // edit, in templ.
-import { formatUsage, prettyJSON } from './dom.js';
+import { prettyJSON } from './dom.js';
 import { renderInto } from './markdown.js';
-import { errorText, isImageType } from './rules.js';
+import { errorText, formatUsage, isImageType } from './rules.js';
 
 // Raw markdown of rendered bodies, for copy buttons.
 export const rawText = new WeakMap();

@@ -24,6 +24,15 @@ export function imageTypeNames() {
   return names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}` : names.join('');
 }
 
+// formatUsage renders token usage in the server's words, numbers grouped
+// by thousands ("1,234 tokens · 1,000 in · 234 out").
+export function formatUsage(u) {
+  if (!u) return '';
+  const n = (x) => Number(x || 0).toLocaleString('en-US');
+  const values = { total: u.total_tokens, prompt: u.prompt_tokens, completion: u.completion_tokens };
+  return String(rules.usage_format || '').replace(/\{(total|prompt|completion)\}/g, (_, k) => n(values[k]));
+}
+
 // errorText is what an error message with this code and message shows.
 export function errorText(code, message) {
   if (code && errorTexts[code] !== undefined) return errorTexts[code];

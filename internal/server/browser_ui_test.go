@@ -462,3 +462,20 @@ func TestBrowserResyncPagesHistory(t *testing.T) {
 		}
 	}
 }
+
+func TestBrowserUsageReadsTheSameLiveAndReloaded(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	send(t, tab, "[[tokens=1500]]")
+	conversationID(t, tab)
+	waitJS(t, tab, "usage of the turn", jsAnswers+`.length === 1 && `+jsAnswers+`[0].querySelector('[data-testid="usage"]') !== null`)
+	usage := `document.querySelector('#messages [data-testid="usage"]').textContent`
+	live := eval[string](t, tab, usage)
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	if got := eval[string](t, tab, usage); got != live || !strings.Contains(live, " tokens · ") || !strings.Contains(live, ",") {
+		t.Errorf("usage reads %q live and %q after a reload, want the same words, numbers grouped", live, got)
+	}
+}
