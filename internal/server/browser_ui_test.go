@@ -37,7 +37,7 @@ func atBottom(t testing.TB, ctx context.Context) bool {
 func followLongAnswer(t *testing.T, ts *testServer, tab context.Context, when string) {
 	t.Helper()
 	before := eval[int](t, tab, jsAnswers+`.length`)
-	send(t, tab, "[[tokens=1200 delay=3ms]]")
+	send(t, tab, "[[tokens=2500 chunk=20 delay=3ms]]")
 	// The answer outgrows the view while it streams.
 	waitJS(t, tab, "an answer taller than the view", jsStreaming+`?.getBoundingClientRect().height > 2 * document.querySelector('#scroller').clientHeight`)
 	if gap := eval[float64](t, tab, jsGap); gap > 2 {
@@ -72,7 +72,7 @@ func TestBrowserScrollUpStopsFollowing(t *testing.T) {
 	if !eval[bool](t, tab, jump+`.hidden`) {
 		t.Error("the jump button shows at the bottom of the thread")
 	}
-	send(t, tab, "[[tokens=3000 delay=3ms]]")
+	send(t, tab, "[[tokens=20000 chunk=20 delay=4ms]]") // streams until stopped
 	waitJS(t, tab, "an answer taller than the view", jsStreaming+`?.getBoundingClientRect().height > 2 * document.querySelector('#scroller').clientHeight`)
 
 	// The user scrolls up to read: the view stays where they put it while
@@ -98,8 +98,10 @@ func TestBrowserScrollUpStopsFollowing(t *testing.T) {
 		t.Error("the jump button stays after jumping")
 	}
 
-	// Scrolled up when the answer is stored: the view does not move.
+	// Scrolled up when the answer is stored (stopped here, so the test
+	// does not wait for 20000 tokens): the view does not move.
 	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('#scroller').scrollTop = 400`))
+	do(t, tab, press("Escape", 0))
 	waitJS(t, tab, "persisted answer", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
 	if top := eval[float64](t, tab, `document.querySelector('#scroller').scrollTop`); top != 400 {
 		t.Errorf("when the answer was stored the view moved from 400 to %.0f", top)
@@ -348,8 +350,10 @@ func TestBrowserMathLeftIntact(t *testing.T) {
 	check("after reload")
 }
 
-// failingSockets makes every page of the tab open its WebSockets to a
-// closed port while window.__down is true, so the server looks unreachable.
+// failingSockets makes every WebSocket of the tab's pages close as soon as
+// it opens, unseen by the page, while window.__down is true, so the server
+// looks unreachable. (Connections are made and dropped rather than refused:
+// Chromium delays new connections to a host after refused ones.)
 func failingSockets() chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `
@@ -357,7 +361,11 @@ func failingSockets() chromedp.Action[chromedp.Void] {
 				const Native = window.WebSocket;
 				window.__sockets = [];
 				window.WebSocket = class extends Native {
-					constructor(url, ...rest) { super(window.__down ? 'ws://127.0.0.1:9/' : url, ...rest); window.__sockets.push(this); }
+					constructor(...args) {
+						super(...args);
+						window.__sockets.push(this);
+						this.addEventListener('open', (e) => { if (window.__down) { e.stopImmediatePropagation(); this.close(); } });
+					}
 				};
 			})();`})
 		return err
@@ -389,8 +397,10 @@ func TestBrowserUnreachableServerShows(t *testing.T) {
 			t.Errorf("phone=%v: 'Reconnecting…' is not emphasised (font weight %v)", phone, got)
 		}
 		screenshot(t, tab, fmt.Sprintf("reconnecting-phone-%v.png", phone))
-		do(t, tab, chromedp.Evaluate[chromedp.Void](`window.__down = false; dispatchEvent(new Event('online'))`))
-		waitJS(t, tab, "back online", `document.getElementById('connection').dataset.state === 'online'`)
+		// The browser reports the network back on each poll, so the page
+		// reconnects at once instead of after its backoff.
+		do(t, tab, chromedp.Evaluate[chromedp.Void](`window.__down = false`))
+		waitJS(t, tab, "back online", `(dispatchEvent(new Event('online')), document.getElementById('connection').dataset.state === 'online')`)
 		if got := eval[string](t, tab, dot); got != online {
 			t.Errorf("phone=%v: back online the Tools dot is %s, want %s", phone, got, online)
 		}
