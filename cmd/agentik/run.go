@@ -13,11 +13,14 @@ import (
 	"os/signal"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/app"
 	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/server"
 	"github.com/agentik/agentik/internal/store"
+	"github.com/agentik/agentik/internal/telemetry"
 	"github.com/agentik/agentik/internal/tool"
 )
 
@@ -61,9 +64,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 func newLogger(cfg config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
 	if cfg.LogJSON {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(telemetry.LogHandler(slog.NewJSONHandler(w, opts)))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(telemetry.LogHandler(slog.NewTextHandler(w, opts)))
 }
 
 // serve runs the server until ctx is cancelled.
@@ -77,7 +80,29 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	}
 	defer ln.Close()
 
-	a, err := app.Open(ctx, app.Config{DB: cfg.DB, Logger: log})
+	var a *app.App
+	metrics := telemetry.NewMetrics(telemetry.Sources{
+		Subscriptions: func() int { return a.Broker.Subscribers() },
+		Drops:         func() map[string]int64 { return a.Broker.Drops() },
+	})
+	tracing, err := telemetry.NewTracing(ctx, getenv, "")
+	if err != nil {
+		return err
+	}
+	var tracer trace.Tracer
+	if tracing != nil {
+		tracer = tracing.Tracer()
+		defer func() { // after the app closed: the turns' last spans are flushed
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+			defer cancel()
+			if err := tracing.Shutdown(sctx); err != nil {
+				log.Warn("trace_flush_failed", "err", err)
+			}
+		}()
+		log.Info("tracing_on")
+	}
+	tel := telemetry.New(telemetry.Options{Metrics: metrics, Tracer: tracer, Logger: log})
+	a, err = app.Open(ctx, app.Config{DB: cfg.DB, Logger: log, OnCommit: func(evs []agent.AllEvent) { metrics.Appended(len(evs)) }})
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
@@ -121,7 +146,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 		if err != nil {
 			return fmt.Errorf("model: %w", err)
 		}
-		model, modelName = m, m.Name()
+		model, modelName = tel.Model(m, m.Name()), m.Name()
 		log.Info("model_configured", "base_url", redactURL(mcfg.BaseURL), "model", modelName)
 		notice.probe(ctx, mcfg, log) // in the background: a slow endpoint does not delay the start
 		defer notice.wait()
@@ -130,7 +155,8 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	}
 
 	var tools *tool.Manager
-	rcfg := agent.Config{Model: model, SystemPrompt: cfg.SystemPrompt, MaxAnswerBytes: cfg.MaxAnswerBytes, Logger: log, Unavailable: unavailable}
+	rcfg := agent.Config{Model: model, SystemPrompt: cfg.SystemPrompt, MaxAnswerBytes: cfg.MaxAnswerBytes, Logger: log, Unavailable: unavailable,
+		TurnContext: tel.TurnContext}
 	if cfg.MCPConfig != "" {
 		tcfg, err := tool.LoadConfig(cfg.MCPConfig, getenv)
 		if err != nil {
@@ -152,12 +178,16 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 		AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins, APIKeys: cfg.APIKeys,
 		ModelNotice:    notice.text,
 		TrustedProxies: cfg.TrustedProxies,
+		Metrics:        metrics.Handler(), Observer: metrics,
 	}
 	if tools != nil {
 		scfg.Tools = tools
 	}
 	if dt, ok := rcfg.Tools.(*demoTools); ok {
 		scfg.Tools = dt
+	}
+	if rcfg.Tools != nil { // metrics and spans of tool calls
+		rcfg.Tools = tel.Tools(rcfg.Tools, scfg.Tools.Servers)
 	}
 	if err := a.Start(ctx, rcfg, scfg); err != nil {
 		return err
@@ -168,9 +198,10 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	pruneDone := make(chan struct{})
+	pruneDone, watchDone := make(chan struct{}), make(chan struct{})
 	pruneCtx, stopPrune := context.WithCancel(ctx)
 	go func() { defer close(pruneDone); maintain(pruneCtx, st, runner, cfg.EventTTL, log) }()
+	go func() { defer close(watchDone); metrics.WatchTurns(pruneCtx, b) }()
 	log.Info("listening", "addr", ln.Addr().String(), "db", redactURL(cfg.DB))
 
 	select {
@@ -179,6 +210,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	}
 	stopPrune()
 	<-pruneDone
+	<-watchDone
 	log.Info("shutting_down")
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()

@@ -38,6 +38,10 @@ type Config struct {
 	Unavailable string
 	Logger      *slog.Logger
 	Now         Clock
+	// TurnContext, when set, wraps each turn's context (tracing: the turn's
+	// span becomes the parent of its model and tool calls); the returned
+	// func is called once the turn has written its last record.
+	TurnContext func(ctx context.Context, conversationID string) (context.Context, func())
 }
 
 // Runner runs conversations: it owns the running turns, keeps temp
@@ -376,8 +380,12 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 			return SendResult{}, errClosed
 		}
 	}
-	tctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), clientID: clientID}
+	tctx, ended := context.WithoutCancel(ctx), func() {}
+	if r.cfg.TurnContext != nil {
+		tctx, ended = r.cfg.TurnContext(tctx, id)
+	}
+	tctx, cancel := context.WithCancelCause(tctx)
+	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), clientID: clientID, ended: ended}
 	r.turns[id] = t
 	r.wg.Add(1)
 	r.mu.Unlock()
@@ -426,6 +434,7 @@ func (r *Runner) endTurn(t *turn) {
 		delete(r.turns, t.conv.ID)
 	}
 	r.mu.Unlock()
+	t.ended()
 	close(t.done)
 	r.wg.Done()
 }

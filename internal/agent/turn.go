@@ -30,7 +30,8 @@ type turn struct {
 	ctx    context.Context // cancelled by Interrupt or Close
 	cancel context.CancelCauseFunc
 	done   chan struct{}
-	ending bool // the end is being written; guarded by r.mu
+	ending bool   // the end is being written; guarded by r.mu
+	ended  func() // Config.TurnContext's end
 
 	clientID string        // of the user's message that started it
 	started  chan struct{} // closed once that message's write returned
@@ -75,7 +76,7 @@ func (t *turn) run() {
 	if err != nil {
 		// The conversation stays marked running; Recover ends it once the
 		// store writes again.
-		t.r.log.Error("turn_write_failed", "conversation_id", t.conv.ID, "err", err)
+		t.r.log.ErrorContext(t.ctx, "turn_write_failed", "conversation_id", t.conv.ID, "err", err)
 	}
 }
 
@@ -90,7 +91,7 @@ func (t *turn) failure(err error) *Error {
 	if t.emitErr != nil {
 		err = t.emitErr
 	}
-	t.r.log.Error("turn_failed", "conversation_id", t.conv.ID, "err", err)
+	t.r.log.ErrorContext(t.ctx, "turn_failed", "conversation_id", t.conv.ID, "err", err)
 	return Errorf(CodeInternal, "the turn failed because of an internal error and was stopped; what was saved is kept; send the message again")
 }
 

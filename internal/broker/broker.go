@@ -112,6 +112,9 @@ type Broker struct {
 	mu   sync.RWMutex
 	all  map[*Sub]struct{} // StreamAll and StreamAgent
 	conv map[string]map[*Sub]struct{}
+
+	dropMu sync.Mutex
+	drops  map[string]int64 // subscriptions ended with a resync, by reason
 }
 
 // New makes a Broker that replays from src.
@@ -119,7 +122,7 @@ func New(src Source, log *slog.Logger) *Broker {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Broker{src: src, log: log, all: map[*Sub]struct{}{}, conv: map[string]map[*Sub]struct{}{}}
+	return &Broker{src: src, log: log, all: map[*Sub]struct{}{}, conv: map[string]map[*Sub]struct{}{}, drops: map[string]int64{}}
 }
 
 var _ agent.Publisher = (*Broker)(nil)
@@ -154,7 +157,27 @@ func (b *Broker) Publish(evs ...agent.AllEvent) {
 	b.mu.RUnlock()
 	for _, s := range slow {
 		b.remove(s)
+		b.dropped(ReasonSlowConsumer)
 	}
+}
+
+// dropped counts a subscription ended (or refused) with a resync.
+func (b *Broker) dropped(reason string) {
+	b.dropMu.Lock()
+	b.drops[reason]++
+	b.dropMu.Unlock()
+}
+
+// Drops returns how many subscriptions were dropped or refused with a
+// resync since the broker started, by reason (for metrics).
+func (b *Broker) Drops() map[string]int64 {
+	b.dropMu.Lock()
+	defer b.dropMu.Unlock()
+	m := make(map[string]int64, len(b.drops))
+	for k, v := range b.drops {
+		m[k] = v
+	}
+	return m
 }
 
 // entry is a queued event with its JSON.
@@ -197,6 +220,7 @@ func (b *Broker) Subscribe(ctx context.Context, stream Stream, after int64, epoc
 		return nil, agent.Errorf(agent.CodeBadRequest, "stream must be \"all\", \"agent\" or \"conversation\", got %q", stream.Kind)
 	}
 	if epoch != "" && b.src != nil && epoch != b.src.Epoch() {
+		b.dropped(ReasonEpochMismatch)
 		return nil, &ResyncError{Reason: ReasonEpochMismatch, After: after}
 	}
 	s := &Sub{b: b, stream: stream, notify: make(chan struct{}, 1), cursor: after, replaying: after >= 0}
@@ -219,9 +243,11 @@ func (b *Broker) Subscribe(ctx context.Context, stream Stream, after int64, epoc
 		switch {
 		case after >= 0 && after < pruned:
 			b.remove(s)
+			b.dropped(ReasonPruned)
 			return nil, &ResyncError{Reason: ReasonPruned, After: after, Start: pruned}
 		case after > head:
 			b.remove(s)
+			b.dropped(ReasonCursorAhead)
 			return nil, &ResyncError{Reason: ReasonCursorAhead, After: after}
 		}
 	}

@@ -12,6 +12,7 @@ func (s *Server) routes() http.Handler {
 
 	mux.HandleFunc("GET /health", s.handleHealth)
 	mux.HandleFunc("GET /ready", s.handleReady)
+	mux.HandleFunc("GET /metrics", s.handleMetrics)
 
 	// WebSocket: every subscription and command on one connection.
 	mux.HandleFunc("GET /agentik/ws", s.handleWS)
@@ -42,5 +43,5 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /login", s.handleLogin)
 	mux.HandleFunc("POST /logout", s.handleLogout)
 
-	return s.guard(mux)
+	return s.observe(mux, s.guard(mux))
 }

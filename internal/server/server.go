@@ -108,6 +108,11 @@ type Config struct {
 	WSConnsPerClient int
 	// SessionTTL is how long a sign-in lasts; default SessionTTL.
 	SessionTTL time.Duration
+	// Metrics serves GET /metrics (behind the API keys like every route);
+	// nil: 404.
+	Metrics http.Handler
+	// Observer is told about every request and stream (metrics); may be nil.
+	Observer Observer
 }
 
 // Server serves agentik over HTTP. It is an http.Handler.

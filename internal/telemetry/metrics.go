@@ -1,0 +1,159 @@
+package telemetry
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Turn outcomes, the label of the turn metrics.
+const (
+	OutcomeOK          = "ok"
+	OutcomeError       = "error"
+	OutcomeInterrupted = "interrupted"
+)
+
+// durationBuckets suit model calls and turns: 50 ms to 5 min.
+var durationBuckets = []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 20, 40, 80, 160, 300}
+
+// Metrics holds agentik's Prometheus collectors in their own registry (no
+// package-level state: two servers in one test process do not collide).
+type Metrics struct {
+	reg *prometheus.Registry
+
+	turns        *prometheus.CounterVec   // outcome
+	turnDuration *prometheus.HistogramVec // outcome
+
+	modelRequests *prometheus.CounterVec   // model
+	modelErrors   *prometheus.CounterVec   // model, code
+	modelDuration *prometheus.HistogramVec // model
+	modelTTFT     *prometheus.HistogramVec // model
+	modelTokens   *prometheus.CounterVec   // model, kind
+
+	toolCalls    *prometheus.CounterVec   // server, outcome
+	toolDuration *prometheus.HistogramVec // server
+
+	streams *prometheus.GaugeVec // kind: ws, sse
+
+	eventsAppended prometheus.Counter
+	batchSize      prometheus.Histogram
+
+	httpRequests *prometheus.CounterVec   // route, status
+	httpDuration *prometheus.HistogramVec // route
+}
+
+// Sources are live counts read at scrape time; any may be nil.
+type Sources struct {
+	Subscriptions func() int              // broker subscriptions
+	Drops         func() map[string]int64 // broker drops by reason
+}
+
+// NewMetrics makes the collectors and registers them with the Go runtime
+// and process collectors.
+func NewMetrics(src Sources) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	f := func(c prometheus.Collector) { m.reg.MustRegister(c) }
+	f(collectors.NewGoCollector())
+	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	m.turns = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentik_turns_total",
+		Help: "Turns ended, by outcome (ok, error, interrupted)."}, []string{"outcome"})
+	m.turnDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agentik_turn_duration_seconds",
+		Help: "Turn duration from turn_started to end, by outcome.", Buckets: durationBuckets}, []string{"outcome"})
+	m.modelRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentik_model_requests_total",
+		Help: "Model (chat completion) requests."}, []string{"model"})
+	m.modelErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentik_model_errors_total",
+		Help: "Model requests that failed, by error code (interrupted calls are not errors)."}, []string{"model", "code"})
+	m.modelDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agentik_model_request_duration_seconds",
+		Help: "Model request duration, until the stream ended.", Buckets: durationBuckets}, []string{"model"})
+	m.modelTTFT = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agentik_model_time_to_first_token_seconds",
+		Help: "Time from a model request to its first streamed delta.", Buckets: durationBuckets}, []string{"model"})
+	m.modelTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentik_model_tokens_total",
+		Help: "Tokens the model reported, by kind (prompt, completion)."}, []string{"model", "kind"})
+	m.toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentik_tool_calls_total",
+		Help: "Tool calls, by tool server and outcome (ok, error)."}, []string{"server", "outcome"})
+	m.toolDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agentik_tool_call_duration_seconds",
+		Help: "Tool call duration, by tool server.", Buckets: durationBuckets}, []string{"server"})
+	m.streams = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "agentik_open_streams",
+		Help: "Open client streams, by kind (ws: WebSocket connections, sse: SSE streams)."}, []string{"kind"})
+	m.eventsAppended = prometheus.NewCounter(prometheus.CounterOpts{Name: "agentik_events_appended_total",
+		Help: "Events committed to the event log (as published by the store)."})
+	m.batchSize = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "agentik_event_batch_size",
+		Help: "Events per committed batch.", Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256}})
+	m.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentik_http_requests_total",
+		Help: "HTTP requests, by route pattern and status."}, []string{"route", "status"})
+	m.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agentik_http_request_duration_seconds",
+		Help:    "HTTP request duration by route pattern (streams: their lifetime).",
+		Buckets: prometheus.DefBuckets}, []string{"route"})
+	for _, c := range []prometheus.Collector{m.turns, m.turnDuration, m.modelRequests, m.modelErrors, m.modelDuration,
+		m.modelTTFT, m.modelTokens, m.toolCalls, m.toolDuration, m.streams, m.eventsAppended, m.batchSize,
+		m.httpRequests, m.httpDuration} {
+		f(c)
+	}
+	// Both stream kinds show from the start, at 0.
+	m.streams.WithLabelValues("ws")
+	m.streams.WithLabelValues("sse")
+	if src.Subscriptions != nil {
+		f(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentik_subscriptions",
+			Help: "Live event subscriptions (WebSocket, SSE and internal)."},
+			func() float64 { return float64(src.Subscriptions()) }))
+	}
+	if src.Drops != nil {
+		f(dropCollector{src.Drops})
+	}
+	return m
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// Registry is where the collectors live (tests gather from it).
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Appended records one committed batch of n events; call it from the
+// store's publish hook.
+func (m *Metrics) Appended(n int) {
+	m.eventsAppended.Add(float64(n))
+	m.batchSize.Observe(float64(n))
+}
+
+// Request implements server.Observer.
+func (m *Metrics) Request(route string, status int, d time.Duration) {
+	m.httpRequests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	m.httpDuration.WithLabelValues(route).Observe(d.Seconds())
+}
+
+// StreamOpened implements server.Observer.
+func (m *Metrics) StreamOpened(kind string) func() {
+	g := m.streams.WithLabelValues(kind)
+	g.Inc()
+	return g.Dec
+}
+
+// turnEnded records one ended turn.
+func (m *Metrics) turnEnded(outcome string, d time.Duration, timed bool) {
+	m.turns.WithLabelValues(outcome).Inc()
+	if timed {
+		m.turnDuration.WithLabelValues(outcome).Observe(d.Seconds())
+	}
+}
+
+// dropCollector exposes the broker's drop counts at scrape time.
+type dropCollector struct{ drops func() map[string]int64 }
+
+var dropDesc = prometheus.NewDesc("agentik_broker_drops_total",
+	"Subscriptions the broker ended or refused with a resync, by reason.", []string{"reason"}, nil)
+
+func (dropCollector) Describe(ch chan<- *prometheus.Desc) { ch <- dropDesc }
+
+func (c dropCollector) Collect(ch chan<- prometheus.Metric) {
+	for reason, n := range c.drops() {
+		ch <- prometheus.MustNewConstMetric(dropDesc, prometheus.CounterValue, float64(n), reason)
+	}
+}

@@ -1,0 +1,160 @@
+package telemetry_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/llm"
+	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/store"
+	"github.com/agentik/agentik/internal/telemetry"
+)
+
+// fakeTools offers fs__read (answers) and fs__fail (fails), both of server "fs".
+type fakeTools struct{}
+
+func (fakeTools) Specs() []agent.ToolSpec {
+	return []agent.ToolSpec{{Name: "fs__read", Parameters: json.RawMessage(`{"type":"object"}`)},
+		{Name: "fs__fail", Parameters: json.RawMessage(`{"type":"object"}`)}}
+}
+
+func (fakeTools) Call(_ context.Context, name, _ string) (string, error) {
+	if name == "fs__fail" {
+		return "", errors.New("disk on fire")
+	}
+	return "contents", nil
+}
+
+func (fakeTools) Servers() []agent.ToolServer {
+	return []agent.ToolServer{{Name: "fs", Transport: "stdio", State: agent.ToolServerReady, Tools: []string{"fs__read", "fs__fail"}}}
+}
+
+// rig is the whole server over SQLite and the fake model, observed.
+type rig struct {
+	*httptest.Server
+	fake    *llmtest.Server
+	store   *store.Store
+	broker  *broker.Broker
+	runner  *agent.Runner
+	metrics *telemetry.Metrics
+}
+
+func newRig(t *testing.T, tracer trace.Tracer) *rig {
+	t.Helper()
+	fake, url := llmtest.NewHTTPServer(t)
+	var b *broker.Broker
+	var m *telemetry.Metrics
+	st, err := store.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "agentik.db"),
+		store.Options{Publish: func(evs []agent.AllEvent) { m.Appended(len(evs)); b.Publish(evs...) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = broker.New(st, nil)
+	m = telemetry.NewMetrics(telemetry.Sources{Subscriptions: b.Subscribers, Drops: b.Drops})
+	tel := telemetry.New(telemetry.Options{Metrics: m, Tracer: tracer})
+	model, err := llm.New(llm.Config{BaseURL: url, Model: "fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tl fakeTools
+	r := agent.NewRunner(agent.Config{Store: st, Publisher: b, Model: tel.Model(model, "fake"),
+		Tools: tel.Tools(tl, tl.Servers), TurnContext: tel.TurnContext})
+	app := server.New(server.Config{Runner: r, Broker: b, Store: st, Tools: tl, ModelName: "fake",
+		Metrics: m.Handler(), Observer: m})
+	hs := httptest.NewServer(app)
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); m.WatchTurns(ctx, b) }()
+	t.Cleanup(func() {
+		stop()
+		wg.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := r.Close(ctx); err != nil {
+			t.Error(err)
+		}
+		if err := app.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+		hs.Close()
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return &rig{Server: hs, fake: fake, store: st, broker: b, runner: r, metrics: m}
+}
+
+func (rg *rig) do(t *testing.T, method, path, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, rg.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func (rg *rig) create(t *testing.T) string {
+	t.Helper()
+	code, body := rg.do(t, "POST", "/agentik/conversations", `{"title":"t"}`)
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	var c agent.Conversation
+	if err := json.Unmarshal([]byte(body), &c); err != nil {
+		t.Fatal(err)
+	}
+	return c.ID
+}
+
+// send posts a message and reads the SSE answer to its end.
+func (rg *rig) send(t *testing.T, id, text string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"content": []agent.Content{agent.Text(text)}})
+	code, out := rg.do(t, "POST", "/agentik/conversations/"+id+"/send", string(body))
+	if code != 200 {
+		t.Fatalf("send: %d %s", code, out)
+	}
+	return out
+}
+
+func (rg *rig) waitIdle(t *testing.T, id string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := rg.runner.Conversation(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.Running {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("conversation %s still running", id)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
