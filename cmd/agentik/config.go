@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentik/agentik/internal/webhook"
 )
 
 // config is everything the server can be told, from the environment and
@@ -31,7 +33,9 @@ type config struct {
 	Insecure       bool
 	LogLevel       slog.Level
 	LogJSON        bool
-	Demo           bool // the built-in scripted model and tool (demo.go)
+	Demo           bool     // the built-in scripted model and tool (demo.go)
+	Webhooks       []string // receivers of turn.ended
+	WebhookSecret  []byte   // decoded whsec_ secret
 }
 
 const usageText = `agentik — a runtime for LLM agents
@@ -59,6 +63,11 @@ Settings (environment; a flag overrides its variable):
   --log-level       AGENTIK_LOG_LEVEL        debug, info, warn or error (default info)
   --log-json        AGENTIK_LOG_FORMAT=json  JSON logs
   --demo            AGENTIK_DEMO=1           a built-in scripted demo model and tool instead of a real model
+                    AGENTIK_WEBHOOKS         comma-separated URLs that receive each ended turn (turn.ended)
+                    AGENTIK_WEBHOOK_SECRET   whsec_<base64> signing secret (Standard Webhooks); required with webhooks
+Operations:
+  GET /metrics (Prometheus; behind the API keys), GET /health.
+  Traces: set OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) to export OTLP/HTTP.
 Model (any OpenAI-compatible endpoint):
                     OPENAI_BASE_URL          e.g. http://127.0.0.1:11434/v1 (Ollama), http://127.0.0.1:8080/v1 (llama.cpp)
                     OPENAI_API_KEY           key for the endpoint (OpenAI when no base URL is set)
@@ -120,6 +129,20 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			pfx = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
 		}
 		c.TrustedProxies = append(c.TrustedProxies, pfx.Masked())
+	}
+	if v := getenv("AGENTIK_WEBHOOKS"); v != "" {
+		urls, err := webhook.ParseURLs(v)
+		if err != nil {
+			return c, fmt.Errorf("AGENTIK_WEBHOOKS: %w", err)
+		}
+		c.Webhooks = urls
+	}
+	if v := getenv("AGENTIK_WEBHOOK_SECRET"); v != "" || len(c.Webhooks) > 0 {
+		key, err := webhook.ParseSecret(v)
+		if err != nil {
+			return c, fmt.Errorf("AGENTIK_WEBHOOK_SECRET: %w", err)
+		}
+		c.WebhookSecret = key
 	}
 	hosts, origins := getenv("AGENTIK_ALLOWED_HOSTS"), getenv("AGENTIK_ALLOWED_ORIGINS")
 	level := getenv("AGENTIK_LOG_LEVEL")

@@ -265,6 +265,9 @@ func TestConfig(t *testing.T) {
 		{"bad answer cap", nil, env("AGENTIK_MAX_ANSWER_BYTES", "lots"), "", "", "AGENTIK_MAX_ANSWER_BYTES"},
 		{"negative answer cap", []string{"--max-answer-bytes", "-1"}, env(), "", "", "max-answer-bytes"},
 		{"bad addr", []string{"--addr", "8080"}, env(), "", "", "host:port"},
+		{"bad webhook url", nil, env("AGENTIK_WEBHOOKS", "http://ok.example/x,ftp://nope", "AGENTIK_WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"), "", "", "AGENTIK_WEBHOOKS"},
+		{"webhook without secret", nil, env("AGENTIK_WEBHOOKS", "http://ok.example/x"), "", "", "AGENTIK_WEBHOOK_SECRET"},
+		{"webhook bad secret", nil, env("AGENTIK_WEBHOOKS", "http://ok.example/x", "AGENTIK_WEBHOOK_SECRET", "hunter2"), "", "", "AGENTIK_WEBHOOK_SECRET"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -282,6 +285,22 @@ func TestConfig(t *testing.T) {
 				t.Fatalf("got %s %s, want %s %s", c.Addr, c.DB, tt.addr, tt.db)
 			}
 		})
+	}
+}
+
+func TestBadOTELEndpointFailsStart(t *testing.T) {
+	getenv := func(k string) string {
+		switch k {
+		case "OTEL_EXPORTER_OTLP_ENDPOINT":
+			return "collector:4318" // no scheme
+		case "AGENTIK_DB":
+			return "sqlite:" + filepath.Join(t.TempDir(), "a.db")
+		}
+		return ""
+	}
+	err := run(context.Background(), []string{"--addr", "127.0.0.1:0"}, getenv, nil, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_ENDPOINT") {
+		t.Fatalf("err %v, want one naming OTEL_EXPORTER_OTLP_ENDPOINT", err)
 	}
 }
 

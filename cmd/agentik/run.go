@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -22,6 +23,7 @@ import (
 	"github.com/agentik/agentik/internal/store"
 	"github.com/agentik/agentik/internal/telemetry"
 	"github.com/agentik/agentik/internal/tool"
+	"github.com/agentik/agentik/internal/webhook"
 )
 
 // shutdownTimeout bounds a graceful stop: running turns end as interrupted
@@ -202,6 +204,13 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	pruneCtx, stopPrune := context.WithCancel(ctx)
 	go func() { defer close(pruneDone); maintain(pruneCtx, st, runner, cfg.EventTTL, log) }()
 	go func() { defer close(watchDone); metrics.WatchTurns(pruneCtx, b) }()
+	var hooks sync.WaitGroup
+	for _, u := range cfg.Webhooks {
+		hooks.Go(func() {
+			webhook.Run(pruneCtx, webhook.Config{URL: u, Secret: cfg.WebhookSecret, Log: b, Cursors: st, Logger: log,
+				Head: func(ctx context.Context) (int64, error) { _, h, err := st.Bounds(ctx); return h, err }})
+		})
+	}
 	log.Info("listening", "addr", ln.Addr().String(), "db", redactURL(cfg.DB))
 
 	select {
@@ -211,6 +220,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	stopPrune()
 	<-pruneDone
 	<-watchDone
+	hooks.Wait()
 	log.Info("shutting_down")
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
