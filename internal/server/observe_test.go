@@ -1,0 +1,74 @@
+package server_test
+
+import (
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/server"
+)
+
+type recordedRequest struct {
+	route  string
+	status int
+}
+
+type observer struct{ reqs chan recordedRequest }
+
+func (o observer) Request(route string, status int, _ time.Duration) {
+	o.reqs <- recordedRequest{route, status}
+}
+func (o observer) StreamOpened(string) func() { return func() {} }
+
+func withMetrics(o server.Observer) rigOption {
+	return func(_ *agent.Config, s *server.Config) {
+		s.Observer = o
+		s.Metrics = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "up 1\n") })
+	}
+}
+
+// /metrics is behind the API keys, and requests rejected by the guard are
+// still observed under their route pattern.
+func TestMetricsBehindKeys(t *testing.T) {
+	o := observer{reqs: make(chan recordedRequest, 10)}
+	ts := newTestServer(t, withKeys("k1"), withMetrics(o))
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	// Without a key the guard sends a GET outside /agentik/ to sign in.
+	for _, c := range []struct {
+		key  string
+		want int
+	}{{"", http.StatusSeeOther}, {"k1", 200}} {
+		req, _ := http.NewRequest("GET", ts.URL+"/metrics", nil)
+		if c.key != "" {
+			req.Header.Set("Authorization", "Bearer "+c.key)
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.want || (c.want != 200) == (string(b) == "up 1\n") {
+			t.Errorf("GET /metrics with key %q: %d %q, want %d", c.key, resp.StatusCode, b, c.want)
+		}
+		if got := <-o.reqs; got != (recordedRequest{"GET /metrics", c.want}) {
+			t.Errorf("observed %+v", got)
+		}
+	}
+	resp := ts.do(t, "GET", "/no/such/page", "", "Authorization", "Bearer k1")
+	resp.Body.Close()
+	if got := <-o.reqs; got.route != "unmatched" {
+		t.Errorf("a path no route matches was observed as %q", got.route)
+	}
+}
+
+func TestMetricsOffIsNotFound(t *testing.T) {
+	ts := newTestServer(t)
+	resp := ts.do(t, "GET", "/metrics", "")
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Errorf("GET /metrics without metrics: %d, want 404", resp.StatusCode)
+	}
+}
