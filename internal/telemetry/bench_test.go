@@ -11,10 +11,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/app"
 	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
-	"github.com/agentik/agentik/internal/store"
+	"github.com/agentik/agentik/internal/server"
 	"github.com/agentik/agentik/internal/telemetry"
 )
 
@@ -36,23 +36,20 @@ func BenchmarkTurn(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			fake, url := llmtest.NewHTTPServer(b)
-			var br *broker.Broker
 			var m *telemetry.Metrics
-			st, err := store.Open(context.Background(), "sqlite:"+filepath.Join(b.TempDir(), "a.db"),
-				store.Options{Publish: func(evs []agent.AllEvent) {
+			a, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + filepath.Join(b.TempDir(), "a.db"),
+				OnCommit: func(evs []agent.AllEvent) {
 					if m != nil {
 						m.Appended(len(evs))
 					}
-					br.Publish(evs...)
 				}})
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer st.Close()
-			br = broker.New(st, nil)
+			defer a.Close(context.Background())
 			model, _ := llm.New(llm.Config{BaseURL: url, Model: "fake"})
 			var tl fakeTools
-			cfg := agent.Config{Store: st, Publisher: br, Model: model, Tools: tl}
+			cfg := agent.Config{Model: model, Tools: tl}
 			ctx, stop := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			close(done)
@@ -69,16 +66,18 @@ func BenchmarkTurn(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer tr.Shutdown(context.Background())
-				m = telemetry.NewMetrics(telemetry.Sources{Subscriptions: br.Subscribers, Drops: br.Drops})
+				m = telemetry.NewMetrics(telemetry.Sources{Subscriptions: a.Broker.Subscribers, Drops: a.Broker.Drops})
 				var tracer trace.Tracer = tr.Tracer()
 				tel := telemetry.New(telemetry.Options{Metrics: m, Tracer: tracer})
 				cfg.Model, cfg.Tools, cfg.TurnContext = tel.Model(model, "fake"), tel.Tools(tl, tl.Servers), tel.TurnContext
 				done = make(chan struct{})
-				go func() { defer close(done); m.WatchTurns(ctx, br) }()
+				go func() { defer close(done); m.WatchTurns(ctx, a.Broker) }()
 			}
 			defer func() { stop(); <-done }()
-			r := agent.NewRunner(cfg)
-			defer r.Close(context.Background())
+			if err := a.Start(context.Background(), cfg, server.Config{}); err != nil {
+				b.Fatal(err)
+			}
+			r := a.Runner
 			c, err := r.CreateConversation(context.Background(), "b", false)
 			if err != nil {
 				b.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/app"
 	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
@@ -27,7 +28,7 @@ import (
 // fakeTools offers fs__read (answers) and fs__fail (fails), both of server "fs".
 type fakeTools struct{}
 
-func (fakeTools) Specs() []agent.ToolSpec {
+func (fakeTools) Specs(context.Context) []agent.ToolSpec {
 	return []agent.ToolSpec{{Name: "fs__read", Parameters: json.RawMessage(`{"type":"object"}`)},
 		{Name: "fs__fail", Parameters: json.RawMessage(`{"type":"object"}`)}}
 }
@@ -56,47 +57,46 @@ type rig struct {
 func newRig(t *testing.T, tracer trace.Tracer) *rig {
 	t.Helper()
 	fake, url := llmtest.NewHTTPServer(t)
-	var b *broker.Broker
 	var m *telemetry.Metrics
-	st, err := store.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "agentik.db"),
-		store.Options{Publish: func(evs []agent.AllEvent) { m.Appended(len(evs)); b.Publish(evs...) }})
+	a, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + filepath.Join(t.TempDir(), "agentik.db"),
+		OnCommit: func(evs []agent.AllEvent) { m.Appended(len(evs)) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b = broker.New(st, nil)
-	m = telemetry.NewMetrics(telemetry.Sources{Subscriptions: b.Subscribers, Drops: b.Drops})
+	m = telemetry.NewMetrics(telemetry.Sources{Subscriptions: a.Broker.Subscribers, Drops: a.Broker.Drops})
 	tel := telemetry.New(telemetry.Options{Metrics: m, Tracer: tracer})
 	model, err := llm.New(llm.Config{BaseURL: url, Model: "fake"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var tl fakeTools
-	r := agent.NewRunner(agent.Config{Store: st, Publisher: b, Model: tel.Model(model, "fake"),
-		Tools: tel.Tools(tl, tl.Servers), TurnContext: tel.TurnContext})
-	app := server.New(server.Config{Runner: r, Broker: b, Store: st, Tools: tl, ModelName: "fake",
-		Metrics: m.Handler(), Observer: m})
-	hs := httptest.NewServer(app)
+	err = a.Start(context.Background(), agent.Config{Model: tel.Model(model, "fake"), Tools: tel.Tools(tl, tl.Servers), TurnContext: tel.TurnContext},
+		server.Config{Tools: tl, ModelName: "fake", Metrics: m.Handler(), Observer: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(a.Server)
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); m.WatchTurns(ctx, b) }()
+	go func() { defer wg.Done(); m.WatchTurns(ctx, a.Broker) }()
 	t.Cleanup(func() {
 		stop()
 		wg.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := r.Close(ctx); err != nil {
+		if err := a.Runner.Close(ctx); err != nil {
 			t.Error(err)
 		}
-		if err := app.Shutdown(ctx); err != nil {
+		if err := a.Server.Shutdown(ctx); err != nil {
 			t.Error(err)
 		}
 		hs.Close()
-		if err := st.Close(); err != nil {
+		if err := a.Close(ctx); err != nil {
 			t.Error(err)
 		}
 	})
-	return &rig{Server: hs, fake: fake, store: st, broker: b, runner: r, metrics: m}
+	return &rig{Server: hs, fake: fake, store: a.Store, broker: a.Broker, runner: a.Runner, metrics: m}
 }
 
 func (rg *rig) do(t *testing.T, method, path, body string) (int, string) {
