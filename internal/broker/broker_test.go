@@ -236,3 +236,33 @@ func TestStreamsFilter(t *testing.T) {
 		t.Fatalf("conversation stream: %+v", c.Event)
 	}
 }
+
+// Drops counts subscriptions ended or refused with a resync, by reason.
+func TestDropsByReason(t *testing.T) {
+	_, b := rig(t)
+	ctx := context.Background()
+	slow, err := b.Subscribe(ctx, broker.Stream{Kind: broker.StreamAll}, -1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	for i := range broker.QueueLimit + 1 {
+		b.Publish(agent.AllEvent{Kind: agent.KindAgent, Seq: int64(i + 1), ID: agent.NewID(), Agent: &agent.AgentEvent{Type: agent.AgentRenamed}})
+	}
+	if _, err := b.Subscribe(ctx, broker.Stream{Kind: broker.StreamAll}, 999, ""); err == nil {
+		t.Fatal("a cursor ahead of the head was accepted")
+	}
+	if _, err := b.Subscribe(ctx, broker.Stream{Kind: broker.StreamAll}, 0, "not-the-epoch"); err == nil {
+		t.Fatal("a foreign epoch was accepted")
+	}
+	got := b.Drops()
+	want := map[string]int64{broker.ReasonSlowConsumer: 1, broker.ReasonCursorAhead: 1, broker.ReasonEpochMismatch: 1}
+	if len(got) != len(want) {
+		t.Errorf("drops %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("drops[%s] = %d, want %d (all: %v)", k, got[k], v, got)
+		}
+	}
+}
