@@ -65,13 +65,20 @@ func (s *Server) requireAuth(w http.ResponseWriter, r *http.Request) bool {
 		s.failures.fail(s.clientAddr(r))
 		s.log.Warn("api_key_rejected", "client", s.clientAddr(r).String())
 	}
-	if r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/agentik/") {
+	if r.Method == http.MethodGet && isPage(r.URL.Path) {
 		http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 		return false
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="agentik"`)
 	s.writeError(w, r, agent.Errorf(agent.CodeUnauthorized, "an API key is required: send Authorization: Bearer <key> (one of AGENTIK_API_KEYS)"))
 	return false
+}
+
+// isPage reports whether path is a page of the browser UI, where a missing
+// key leads to the sign-in page; every other route (the API, /metrics)
+// answers 401 for its client to read.
+func isPage(path string) bool {
+	return path == "/" || strings.HasPrefix(path, "/c/")
 }
 
 // localPath keeps a post-sign-in redirect on this server: a clean absolute

@@ -40,6 +40,8 @@ func TestAPIKeys(t *testing.T) {
 		{"ready is public", "/ready", nil, 200},
 		{"login page is public", "/login", nil, 200},
 		{"page redirects to login", "/", nil, 303},
+		{"conversation page redirects to login", "/c/x", nil, 303},
+		{"metrics answers 401, not the sign-in page", "/metrics", nil, 401},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

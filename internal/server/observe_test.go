@@ -35,11 +35,11 @@ func TestMetricsBehindKeys(t *testing.T) {
 	o := observer{reqs: make(chan recordedRequest, 10)}
 	ts := newTestServer(t, withKeys("k1"), withMetrics(o))
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	// Without a key the guard sends a GET outside /agentik/ to sign in.
+	// Without a key a scraper gets a 401 it can read, not the sign-in page.
 	for _, c := range []struct {
 		key  string
 		want int
-	}{{"", http.StatusSeeOther}, {"k1", 200}} {
+	}{{"", http.StatusUnauthorized}, {"k1", 200}} {
 		req, _ := http.NewRequest("GET", ts.URL+"/metrics", nil)
 		if c.key != "" {
 			req.Header.Set("Authorization", "Bearer "+c.key)
