@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
@@ -615,19 +616,51 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, sub *broker.
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	var buf []byte
+	var (
+		mu   sync.Mutex // writes: the relay's and the heartbeat's
+		buf  []byte
+		last = time.Now()
+	)
+	raw := func(b []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		last = time.Now()
+		_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
 	write := func(v any) error {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return err
 		}
 		buf = append(append(append(buf[:0], "data: "...), b...), "\n\n"...)
-		_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
-		if _, err := w.Write(buf); err != nil {
-			return err
-		}
-		return rc.Flush()
+		return raw(buf)
 	}
+	// While server-side tools run nothing else flows: a comment line (which
+	// OpenAI clients skip) keeps proxies from closing an idle stream.
+	stopBeat, beatDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(beatDone)
+		tick := time.NewTicker(s.cfg.Heartbeat)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopBeat:
+				return
+			case <-tick.C:
+				mu.Lock()
+				idle := time.Since(last) >= s.cfg.Heartbeat
+				mu.Unlock()
+				if idle && raw([]byte(": keepalive\n\n")) != nil {
+					return
+				}
+			}
+		}
+	}()
+	defer func() { close(stopBeat); <-beatDone }()
 	if write(relay.chunk(&chatDelta{Role: "assistant"}, "", nil)) != nil {
 		return
 	}
@@ -648,6 +681,5 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, sub *broker.
 			return
 		}
 	}
-	_, _ = w.Write([]byte("data: [DONE]\n\n"))
-	_ = rc.Flush()
+	_ = raw([]byte("data: [DONE]\n\n"))
 }

@@ -390,6 +390,17 @@ func TestOpenAIAuthAndRoutes(t *testing.T) {
 	if e.Error.Code != "not_found" || !strings.Contains(e.Error.Message, "/v1/chat/completions") {
 		t.Fatalf("404 %+v", e)
 	}
+	req, _ = http.NewRequest("POST", ts.URL+"/v1", nil)
+	req.Header.Set("Authorization", "Bearer k1")
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	decodeResp(t, resp, 404, &e)
+	// A cookie call from another origin is still refused, in OpenAI's shape.
+	decodeResp(t, postV1(t, ts, `{}`, "Cookie", "agentik_session=x", "Origin", "https://elsewhere.example"), 403, &e)
+	if e.Error.Type != "permission_error" {
+		t.Fatalf("403 %+v", e)
+	}
 }
 
 // TestOpenAIStatelessDisconnect: a client that leaves mid-stream stops a
@@ -465,5 +476,29 @@ func TestOpenAIStoredConversation(t *testing.T) {
 			t.Fatalf("history %+v", ms)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestOpenAIStreamKeepalive: while nothing flows (the model or a tool is
+// slow) a stream gets comment lines, which OpenAI clients skip.
+func TestOpenAIStreamKeepalive(t *testing.T) {
+	ts := newTestServer(t, func(_ *agent.Config, s *server.Config) { s.Heartbeat = 5 * time.Millisecond })
+	hold := make(chan struct{})
+	ts.Fake.Enqueue(llmtest.Reply{Text: "late", Hold: hold})
+	resp := postV1(t, ts, `{"model":"fake","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	br := bufio.NewReader(resp.Body)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line == ": keepalive\n" {
+			break
+		}
+	}
+	close(hold)
+	lines := dataLines(t, br)
+	if lines[len(lines)-1] != "[DONE]" || !strings.Contains(strings.Join(lines, ""), `"content":"late"`) {
+		t.Fatalf("after the keepalive: %v", lines)
 	}
 }

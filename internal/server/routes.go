@@ -37,6 +37,7 @@ func (s *Server) routes() http.Handler {
 	// OpenAI-compatible facade (openai.go): errors in OpenAI's shape.
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("POST /v1/chat/completions", s.handleChatCompletions)
+	mux.HandleFunc("/v1", s.handleOpenAINoRoute)
 	mux.HandleFunc("/v1/", s.handleOpenAINoRoute)
 
 	// pages: the browser UI (begin)
