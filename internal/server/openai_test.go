@@ -180,30 +180,35 @@ func TestOpenAIHistoryAndReasoning(t *testing.T) {
 // the fake model, which speaks OpenAI's own format.
 func TestOpenAIStreamShape(t *testing.T) {
 	ts := newTestServer(t)
-	body := `{"model":"fake","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"[[reasoning]] one two three"}]}`
-	resp := postV1(t, ts, body)
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
-		t.Fatalf("content type %q", ct)
-	}
-	ours := dataLines(t, resp.Body)
-
 	ref := httptest.NewServer(llmtest.NewServer())
 	defer ref.Close()
-	rr, err := http.Post(ref.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	// both streams the same request through the facade and straight from
+	// the fake model.
+	both := func(body string) (ours, theirs []string) {
+		resp := postV1(t, ts, body)
+		if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+			t.Fatalf("content type %q", ct)
+		}
+		ours = dataLines(t, resp.Body)
+		rr, err := http.Post(ref.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rr.Body.Close()
+		theirs = dataLines(t, rr.Body)
+		if ours[len(ours)-1] != "[DONE]" || theirs[len(theirs)-1] != "[DONE]" {
+			t.Fatalf("no [DONE]: %v", ours)
+		}
+		// Each kind of chunk (first, reasoning, content, tool call, finish,
+		// usage) has the same keys at every level as OpenAI's.
+		if got, want := chunkShapes(t, ours), chunkShapes(t, theirs); !reflect.DeepEqual(got, want) {
+			t.Errorf("chunk shapes of %s\n got %v\nwant %v", body, got, want)
+		}
+		return ours, theirs
 	}
-	defer rr.Body.Close()
-	theirs := dataLines(t, rr.Body)
-
-	if ours[len(ours)-1] != "[DONE]" || theirs[len(theirs)-1] != "[DONE]" {
-		t.Fatalf("no [DONE]: %v", ours)
-	}
-	// Each kind of chunk (first, reasoning, content, finish, usage) has the
-	// same keys at every level as OpenAI's.
-	if got, want := chunkShapes(t, ours), chunkShapes(t, theirs); !reflect.DeepEqual(got, want) {
-		t.Errorf("chunk shapes\n got %v\nwant %v", got, want)
-	}
+	both(`{"model":"fake","stream":true,"tools":[{"type":"function","function":{"name":"lookup"}}],"messages":[{"role":"user","content":"[[tool=lookup args={\"q\":1}]]"}]}`)
+	body := `{"model":"fake","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"[[reasoning]] one two three"}]}`
+	ours, _ := both(body)
 	var text, reasoning string
 	var usage *agent.Usage
 	for _, l := range ours[:len(ours)-1] {
