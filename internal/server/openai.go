@@ -138,6 +138,11 @@ type chatRequest struct {
 	Tools      []chatTool      `json:"tools"`
 	ToolChoice json.RawMessage `json:"tool_choice"`
 	Logprobs   *bool           `json:"logprobs"`
+	// ResponseFormat and Modalities are accepted at their defaults only.
+	ResponseFormat *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
+	Modalities []string `json:"modalities"`
 }
 
 type chatMessage struct {
@@ -176,7 +181,7 @@ type chatTool struct {
 // them. Any other field is refused, so a client never silently loses what
 // it asked for.
 var (
-	chatParams  = []string{"model", "messages", "stream", "stream_options", "n", "tools", "tool_choice", "logprobs", "parallel_tool_calls"}
+	chatParams  = []string{"model", "messages", "stream", "stream_options", "n", "tools", "tool_choice", "logprobs", "parallel_tool_calls", "response_format", "modalities"}
 	chatIgnored = []string{"temperature", "top_p", "max_tokens", "max_completion_tokens", "presence_penalty", "frequency_penalty",
 		"stop", "seed", "user", "metadata", "store", "logit_bias", "reasoning_effort", "service_tier"}
 )
@@ -227,6 +232,14 @@ func (s *Server) parseChat(r *http.Request) (completion, error) {
 	}
 	if req.Logprobs != nil && *req.Logprobs {
 		return completion{}, badParam("logprobs", "logprobs are not supported")
+	}
+	if req.ResponseFormat != nil && req.ResponseFormat.Type != "text" {
+		return completion{}, badParam("response_format", "response_format must be {\"type\":\"text\"}: agentik does not constrain the model's output, got type %q", req.ResponseFormat.Type)
+	}
+	for i, m := range req.Modalities {
+		if m != "text" {
+			return completion{}, badParam(fmt.Sprintf("modalities[%d]", i), "modalities must be [\"text\"], got %q", m)
+		}
 	}
 	if len(req.ToolChoice) > 0 && string(req.ToolChoice) != "null" && string(req.ToolChoice) != `"auto"` {
 		return completion{}, badParam("tool_choice", "tool_choice must be \"auto\" (or absent): the model chooses among agentik's tools and the request's, got %s", req.ToolChoice)

@@ -114,7 +114,7 @@ func TestOpenAIModels(t *testing.T) {
 
 func TestOpenAICompletion(t *testing.T) {
 	ts := newTestServer(t)
-	resp := postV1(t, ts, `{"model":"fake","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hello there"}],"temperature":0.2}`)
+	resp := postV1(t, ts, `{"model":"fake","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hello there"}],"temperature":0.2,"response_format":{"type":"text"},"modalities":["text"]}`)
 	var c oaiCompletion
 	decodeResp(t, resp, 200, &c)
 	if c.Object != "chat.completion" || !strings.HasPrefix(c.ID, "chatcmpl-") || c.Model != "fake" || len(c.Choices) != 1 {
@@ -338,6 +338,8 @@ func TestOpenAIBadInput(t *testing.T) {
 		{"last from assistant", `{"model":"fake","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo"}]}`, 400, "messages[1].role", "bad_request"},
 		{"n", `{"model":"fake","n":2,"messages":[{"role":"user","content":"hi"}]}`, 400, "n", "bad_request"},
 		{"unsupported", `{"model":"fake","functions":[],"messages":[{"role":"user","content":"hi"}]}`, 400, "functions", "bad_request"},
+		{"json mode", `{"model":"fake","response_format":{"type":"json_object"},"messages":[{"role":"user","content":"hi"}]}`, 400, "response_format", "bad_request"},
+		{"audio", `{"model":"fake","modalities":["text","audio"],"messages":[{"role":"user","content":"hi"}]}`, 400, "modalities[1]", "bad_request"},
 		{"tool_choice", `{"model":"fake","tool_choice":"required","messages":[{"role":"user","content":"hi"}]}`, 400, "tool_choice", "bad_request"},
 		{"remote image", `{"model":"fake","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/y.png"}}]}]}`, 400, "messages[0].content[0].image_url.url", "bad_request"},
 		{"bad role", `{"model":"fake","messages":[{"role":"wizard","content":"x"},{"role":"user","content":"hi"}]}`, 400, "messages[0].role", "bad_request"},
