@@ -473,11 +473,14 @@ type chatRelay struct {
 	clientTools []agent.ToolSpec
 
 	reasoning bool // the text now is reasoning
-	text      strings.Builder
-	thought   strings.Builder
-	calls     []chatToolCall // to client-side tools
-	usage     agent.Usage
-	err       *agent.Error
+	// toolsRan: server-side tools ran since the last answer text; the next
+	// answer's text is a new paragraph of the one content.
+	toolsRan bool
+	text     strings.Builder
+	thought  strings.Builder
+	calls    []chatToolCall // to client-side tools
+	usage    agent.Usage
+	err      *agent.Error
 }
 
 // chatDelta is the delta of one chunk.
@@ -501,9 +504,15 @@ func (c *chatRelay) on(ev *agent.Event) (d chatDelta, ok bool) {
 			c.thought.WriteString(ev.Text)
 			return chatDelta{ReasoningContent: ev.Text}, true
 		}
-		c.text.WriteString(ev.Text)
 		t := ev.Text
+		if c.toolsRan && c.text.Len() > 0 {
+			t = "\n\n" + t
+		}
+		c.toolsRan = false
+		c.text.WriteString(t)
 		return chatDelta{Content: &t}, true
+	case agent.EventToolResult:
+		c.toolsRan = true
 	case agent.EventToolCall:
 		if !hasSpec(c.clientTools, ev.Name) {
 			return chatDelta{}, false // a server-side tool: agentik runs it

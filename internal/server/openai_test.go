@@ -509,3 +509,30 @@ func TestOpenAIStreamKeepalive(t *testing.T) {
 		t.Fatalf("after the keepalive: %v", lines)
 	}
 }
+
+// TestOpenAIServerToolRounds: the model's text before and after a
+// server-side tool arrive as one content, the rounds a paragraph apart;
+// the client never sees the server-side call.
+func TestOpenAIServerToolRounds(t *testing.T) {
+	ts := newTestServer(t, func(a *agent.Config, _ *server.Config) { a.Tools = echoTools{} })
+	ts.Fake.Enqueue(llmtest.Reply{Text: "Let me look.", ToolCalls: []agent.ToolCall{{ID: "s1", Name: "srv__echo", Arguments: `{}`}}})
+	ts.Fake.Enqueue(llmtest.Reply{Text: "Found it."})
+	var c oaiCompletion
+	decodeResp(t, postV1(t, ts, `{"model":"fake","messages":[{"role":"user","content":"go"}]}`), 200, &c)
+	ch := c.Choices[0]
+	if *ch.Message.Content != "Let me look.\n\nFound it." || ch.FinishReason != "stop" || len(ch.Message.ToolCalls) != 0 {
+		t.Fatalf("choice %+v (content %q)", ch, *ch.Message.Content)
+	}
+	if n := len(ts.Fake.Requests()); n != 2 {
+		t.Fatalf("%d model calls, want 2", n)
+	}
+}
+
+// echoTools is one server-side tool that answers "echoed".
+type echoTools struct{}
+
+func (echoTools) Specs(context.Context) []agent.ToolSpec {
+	return []agent.ToolSpec{{Name: "srv__echo"}}
+}
+
+func (echoTools) Call(context.Context, string, string) (string, error) { return "echoed", nil }
