@@ -457,7 +457,11 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.follow(ctx, sub, relay, func(chatDelta) error { return nil }); err != nil {
-		return // the client left or the server is shutting down
+		if ctx.Err() == nil { // the server is shutting down, or the subscription failed
+			s.log.Warn("completion_cut", "err", err)
+			s.writeOpenAIError(w, r, agent.Errorf(agent.CodeUnavailable, "the server stopped following the answer (shutting down or overloaded); send the request again"))
+		}
+		return // else the client left
 	}
 	if relay.err != nil {
 		s.writeOpenAIError(w, r, relay.err)

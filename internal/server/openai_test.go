@@ -536,3 +536,40 @@ func (echoTools) Specs(context.Context) []agent.ToolSpec {
 }
 
 func (echoTools) Call(context.Context, string, string) (string, error) { return "echoed", nil }
+
+// TestOpenAIShutdownMidAnswer: a request without stream that the server
+// stops following (shutdown) gets a 503 in OpenAI's shape, not an empty 200.
+func TestOpenAIShutdownMidAnswer(t *testing.T) {
+	ts := newTestServer(t)
+	hold := make(chan struct{})
+	defer close(hold)
+	ts.Fake.Enqueue(llmtest.Reply{Text: "late", Hold: hold})
+	got := make(chan *http.Response, 1)
+	go func() {
+		resp, err := http.Post(ts.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"fake","messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			t.Error(err)
+		}
+		got <- resp
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(ts.Fake.Requests()) == 0 { // the model holds the answer
+		if time.Now().After(deadline) {
+			t.Fatal("the model was never asked")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := ts.App.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	resp := <-got
+	if resp == nil {
+		return
+	}
+	defer resp.Body.Close()
+	var e oaiError
+	decodeResp(t, resp, 503, &e)
+	if e.Error.Type != "server_error" || e.Error.Code != "unavailable" {
+		t.Fatalf("error %+v", e)
+	}
+}
