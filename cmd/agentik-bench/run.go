@@ -69,7 +69,7 @@ var (
 )
 
 // scenarios in the order they run.
-var scenarios = []string{"relay", "mix", "fanout", "idle", "replay", "wire", "rest"}
+var scenarios = []string{"relay", "facade", "mix", "fanout", "idle", "replay", "wire", "rest"}
 
 // Row is one line of the result: a figure of agentik beside its bare
 // baseline.
@@ -260,7 +260,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer b.fake.Close()
 
 	steps := map[string]func(context.Context) error{
-		"relay": b.relay, "mix": b.mix, "fanout": b.fanout, "idle": b.idle,
+		"relay": b.relay, "facade": b.facade, "mix": b.mix, "fanout": b.fanout, "idle": b.idle,
 		"replay": b.replay, "wire": b.wire, "rest": b.rest,
 	}
 	for _, name := range scenarios {

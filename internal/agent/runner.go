@@ -317,6 +317,13 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 	if err := CheckContent(content); err != nil {
 		return SendResult{}, err
 	}
+	return r.send(ctx, id, turnInput{content: content, clientID: clientID})
+}
+
+// send starts a turn with new input: a user message, or the results of
+// client-side tool calls (completion.go).
+func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult, error) {
+	content, clientID := in.content, in.clientID
 	if len(clientID) > 200 {
 		return SendResult{}, Errorf(CodeBadRequest, "client_id is %d bytes long; at most 200 are allowed", len(clientID))
 	}
@@ -385,15 +392,21 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 		tctx, ended = r.cfg.TurnContext(tctx, id)
 	}
 	tctx, cancel := context.WithCancelCause(tctx)
-	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), clientID: clientID, ended: ended}
+	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), clientID: clientID, ended: ended, clientTools: in.clientTools}
 	r.turns[id] = t
 	r.wg.Add(1)
 	r.mu.Unlock()
 
-	user := Message{Type: MessageUser, ID: NewID(), ConversationID: id, Date: r.now(), Content: content, ClientID: clientID}
-	rec := r.messageRecord(user, ModelMessage{Role: RoleUser, Content: content})
+	var recs []*Record
+	if len(in.results) > 0 {
+		recs = r.resultRecords(id, in.results)
+	} else {
+		user := Message{Type: MessageUser, ID: NewID(), ConversationID: id, Date: r.now(), Content: content, ClientID: clientID}
+		recs = []*Record{r.messageRecord(user, ModelMessage{Role: RoleUser, Content: content})}
+	}
+	rec := recs[0]
 	rec.Turn = TurnStart
-	recs := []*Record{rec, {Event: r.agentEvent(AgentEvent{Type: AgentTurnStarted, ConversationID: id})}}
+	recs = append(recs, &Record{Event: r.agentEvent(AgentEvent{Type: AgentTurnStarted, ConversationID: id})})
 	if c.Title == "" && c.MessageCount == 0 {
 		if title := autoTitle(content); title != "" {
 			recs = append(recs, &Record{Event: r.agentEvent(AgentEvent{Type: AgentRenamed, ConversationID: id, Title: title})})

@@ -36,6 +36,10 @@ type turn struct {
 	clientID string        // of the user's message that started it
 	started  chan struct{} // closed once that message's write returned
 
+	// clientTools are offered to the model besides the server's tools; a
+	// call to one ends the turn for the client to run it (completion.go).
+	clientTools []ToolSpec
+
 	items   chan emitItem
 	emitErr error // first write error of the emitter; read after it stopped
 	usage   Usage
@@ -214,6 +218,7 @@ func (t *turn) loop() error {
 		if t.r.cfg.Tools != nil {
 			specs = t.r.cfg.Tools.Specs(t.ctx)
 		}
+		specs = withClientTools(specs, t.clientTools)
 		phase := ""
 		size, text := 0, 0 // bytes of this answer so far, and of its text that went out
 		resp, err := t.r.cfg.Model.Chat(t.ctx, ChatRequest{Messages: mem, Tools: specs}, func(d Delta) error {
@@ -321,7 +326,12 @@ func (t *turn) loop() error {
 		if len(answer.ToolCalls) == 0 {
 			return nil
 		}
+		clientCalls := false
 		for _, c := range answer.ToolCalls {
+			if t.isClientTool(c.Name) {
+				clientCalls = true // the client runs it; its result comes with the next send
+				continue
+			}
 			res := t.callTool(c)
 			if err := t.live(Event{Type: EventToolResult, CallID: c.ID, Name: c.Name, Result: res.Result, IsError: res.IsError}); err != nil {
 				return err
@@ -330,6 +340,9 @@ func (t *turn) loop() error {
 				return err
 			}
 			mem = append(mem, res.memory())
+		}
+		if clientCalls {
+			return nil
 		}
 		if t.ctx.Err() != nil {
 			return context.Cause(t.ctx)

@@ -55,8 +55,13 @@ func (s *Server) wireError(op string, err error) *agent.Error {
 }
 
 // writeError writes err as an Error body with its status; a browser
-// navigation gets the same message as an HTML page.
+// navigation gets the same message as an HTML page; under /v1 it takes
+// OpenAI's shape.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if isOpenAIPath(r.URL.Path) {
+		s.writeOpenAIError(w, r, err)
+		return
+	}
 	e := s.wireError(r.Method+" "+r.URL.Path, err)
 	if navigation(r) {
 		s.renderError(w, r, status(e.Code), e.Message)

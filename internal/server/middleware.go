@@ -23,7 +23,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		if s.cors(w, r) {
 			return
 		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
+		// A Bearer call to the OpenAI facade cannot be forged by another
+		// site (a browser sends no Authorization header cross-site without
+		// a CORS preflight, which agentik never grants under /v1): no
+		// Origin check.
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions && !bearerOpenAI(r) {
 			if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
 				s.writeError(w, r, agent.Errorf(agent.CodeForbidden, "cross-site requests are not allowed"))
 				return
@@ -132,4 +136,10 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 	h.Set("Access-Control-Max-Age", "600")
 	w.WriteHeader(http.StatusNoContent)
 	return true
+}
+
+// bearerOpenAI reports whether r is an API call to the OpenAI facade that
+// carries its key as Authorization: Bearer (checked by requireAuth).
+func bearerOpenAI(r *http.Request) bool {
+	return isOpenAIPath(r.URL.Path) && strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ")
 }

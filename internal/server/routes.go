@@ -34,6 +34,12 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /agentik/tools", s.handleTools)
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
+	// OpenAI-compatible facade (openai.go): errors in OpenAI's shape.
+	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("POST /v1/chat/completions", s.handleChatCompletions)
+	mux.HandleFunc("/v1", s.handleOpenAINoRoute)
+	mux.HandleFunc("/v1/", s.handleOpenAINoRoute)
+
 	// pages: the browser UI (begin)
 	mux.HandleFunc("GET /{$}", s.handleIndex)
 	mux.HandleFunc("GET /c/{id}", s.handleChat)

@@ -1,0 +1,139 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/llm/llmtest"
+)
+
+// completionTurn subscribes to id, starts a completion turn and returns its
+// events up to end.
+func (g *rig) completionTurn(id string, in agent.CompletionInput) []agent.Event {
+	g.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: id}, -1, "")
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer sub.Close()
+	if _, err := g.r.SendCompletion(ctx, id, in); err != nil {
+		g.t.Fatal(err)
+	}
+	return untilEnd(g.t, ctx, sub)
+}
+
+// TestCompletionSeededHistory: a stateless completion's history is the
+// model's context (its system message replacing the default prompt) and
+// the temp conversation's history; nothing reaches the database.
+func TestCompletionSeededHistory(t *testing.T) {
+	g := newRig(t, nil)
+	ctx := context.Background()
+	c, err := g.r.CreateCompletion(ctx, []agent.ModelMessage{
+		{Role: agent.RoleSystem, Content: []agent.Content{agent.Text("be terse")}},
+		{Role: agent.RoleUser, Content: []agent.Content{agent.Text("hi")}},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "k1", Name: "lookup", Arguments: "{}"}}},
+		{Role: agent.RoleTool, ToolCallID: "k1", Content: []agent.Content{agent.Text("found")}},
+		{Role: agent.RoleAssistant, Content: []agent.Content{agent.Text("it was found")}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Temp || !g.r.IsTemp(c.ID) {
+		t.Fatalf("conversation %+v is not temp", c)
+	}
+	evs := g.completionTurn(c.ID, agent.CompletionInput{Content: []agent.Content{agent.Text("again")}})
+	if got := text(evs); got != "You said: again" {
+		t.Fatalf("answer %q", got)
+	}
+	msgs := g.fake.Requests()[0].Messages
+	var roles string
+	for _, m := range msgs {
+		roles += m.Role + " "
+	}
+	if roles != "system user assistant tool assistant user " || msgs[0].Content != "be terse" || msgs[3].Content != "found" {
+		t.Fatalf("model saw %q: %+v", roles, msgs)
+	}
+	hist := g.history(c)
+	var types string
+	for _, m := range hist {
+		types += m.Type + " "
+	}
+	if types != "user_message tool_call tool_result assistant_message user_message assistant_message " || hist[2].Name != "lookup" {
+		t.Fatalf("history %q", types)
+	}
+	if _, total, _ := g.st.Conversations(ctx, 0, 10); total != 0 {
+		t.Fatalf("%d stored conversations, want none", total)
+	}
+}
+
+// TestCompletionClientTools: a client tool is offered beside the server's;
+// a round that calls it runs the server-side call, then ends the turn with
+// the client's call kept; its result starts the next turn.
+func TestCompletionClientTools(t *testing.T) {
+	tools := &fakeTools{}
+	g := newRig(t, tools)
+	c := g.create(false)
+	client := []agent.ToolSpec{{Name: "get_time", Parameters: []byte(`{"type":"object"}`)}}
+	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "s1", Name: "calc__add", Arguments: `{}`}, {ID: "c1", Name: "get_time", Arguments: `{}`}}})
+	evs := g.completionTurn(c.ID, agent.CompletionInput{Content: []agent.Content{agent.Text("what time")}, ClientTools: client})
+	if got := types(evs); got != "message:user_message tool_call tool_call message:tool_call message:tool_call tool_result message:tool_result end" {
+		t.Fatalf("events %s", got)
+	}
+	if len(tools.calls) != 1 || tools.calls[0] != "calc__add {}" {
+		t.Fatalf("server tools ran %v, want calc__add only", tools.calls)
+	}
+	var names []string
+	for _, s := range g.fake.Requests()[0].Tools {
+		names = append(names, s.Name)
+	}
+	if len(names) != 3 || names[2] != "get_time" {
+		t.Fatalf("offered %v", names)
+	}
+
+	g.fake.Enqueue(llmtest.Reply{Text: "it is noon"})
+	evs = g.completionTurn(c.ID, agent.CompletionInput{Results: []agent.ToolResult{{CallID: "c1", Name: "get_time", Result: "noon"}}, ClientTools: client})
+	if got := text(evs); got != "it is noon" {
+		t.Fatalf("answer %q", got)
+	}
+	last := g.fake.Requests()[1].Messages
+	if m := last[len(last)-1]; m.Role != "tool" || m.ToolCallID != "c1" || m.Content != "noon" {
+		t.Fatalf("the model saw %+v last", m)
+	}
+	hist := g.history(c)
+	if m := hist[len(hist)-2]; m.Type != agent.MessageToolResult || m.CallID != "c1" || m.Result != "noon" {
+		t.Fatalf("history %+v", hist)
+	}
+}
+
+func TestCompletionBadInput(t *testing.T) {
+	g := newRig(t, nil)
+	ctx := context.Background()
+	c := g.create(false)
+	for name, in := range map[string]agent.CompletionInput{
+		"nothing new":   {},
+		"no call id":    {Results: []agent.ToolResult{{Result: "x"}}},
+		"bad tool name": {Content: []agent.Content{agent.Text("hi")}, ClientTools: []agent.ToolSpec{{Name: "a b"}}},
+		"twice":         {Content: []agent.Content{agent.Text("hi")}, ClientTools: []agent.ToolSpec{{Name: "a"}, {Name: "a"}}},
+		"bad schema":    {Content: []agent.Content{agent.Text("hi")}, ClientTools: []agent.ToolSpec{{Name: "a", Parameters: []byte(`[1]`)}}},
+		"empty text":    {Content: []agent.Content{agent.Text(" ")}},
+	} {
+		if _, err := g.r.SendCompletion(ctx, c.ID, in); !errors.Is(err, agent.ErrBadRequest) {
+			t.Errorf("%s: %v, want bad_request", name, err)
+		}
+	}
+	if _, err := g.r.CreateCompletion(ctx, []agent.ModelMessage{{Role: "wizard"}}); !errors.Is(err, agent.ErrBadRequest) {
+		t.Errorf("bad role: %v", err)
+	}
+	if _, err := g.r.CreateCompletion(ctx, []agent.ModelMessage{{Role: agent.RoleTool}}); !errors.Is(err, agent.ErrBadRequest) {
+		t.Errorf("tool without call id: %v", err)
+	}
+	if n := len(g.history(c)); n != 0 || len(g.fake.Requests()) != 0 {
+		t.Fatalf("bad input changed something: %d messages, %d model calls", n, len(g.fake.Requests()))
+	}
+}

@@ -1,0 +1,711 @@
+package server
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+)
+
+// The OpenAI-compatible facade (DESIGN §10.6): GET /v1/models and POST
+// /v1/chat/completions in OpenAI's shapes, so any OpenAI client can use
+// agentik as a model that has agentik's tools. A request is stateless by
+// default (a temp conversation seeded with its messages, deleted when the
+// response ends, its turn interrupted if the client leaves first); with
+// ConversationHeader it continues a stored conversation, whose turn every
+// other client sees live and which a disconnect does not stop.
+
+// ConversationHeader names the conversation a completion request continues.
+const ConversationHeader = "X-Agentik-Conversation"
+
+// openAIPrefix is where the facade's routes live; errors under it take
+// OpenAI's shape.
+const openAIPrefix = "/v1/"
+
+func isOpenAIPath(p string) bool { return p == "/v1" || strings.HasPrefix(p, openAIPrefix) }
+
+// openAIModels is the list GET /v1/models answers and requests may name.
+func (s *Server) openAIModels() []string {
+	if s.modelName == "" {
+		return nil
+	}
+	return []string{s.modelName}
+}
+
+// paramError is a bad request that names the request field at fault.
+type paramError struct {
+	param string
+	err   *agent.Error
+	code  string // OpenAI's code when it has its own, e.g. model_not_found
+}
+
+func (e *paramError) Error() string { return e.err.Error() }
+func (e *paramError) Unwrap() error { return e.err }
+
+func badParam(param, format string, args ...any) error {
+	return &paramError{param: param, err: agent.Errorf(agent.CodeBadRequest, format, args...)}
+}
+
+// openAIErrorBody is OpenAI's error shape.
+type openAIErrorBody struct {
+	Error openAIErrorDetail `json:"error"`
+}
+
+type openAIErrorDetail struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    string  `json:"code"`
+}
+
+// openAIError is err in OpenAI's shape, with its HTTP status.
+func (s *Server) openAIError(op string, err error) (int, openAIErrorBody) {
+	var pe *paramError
+	errors.As(err, &pe)
+	e := s.wireError(op, err)
+	st := status(e.Code)
+	if pe != nil && pe.code == "model_not_found" {
+		st = http.StatusNotFound
+	}
+	d := openAIErrorDetail{Message: e.Message, Code: e.Code}
+	if pe != nil {
+		d.Param = &pe.param
+		if pe.code != "" {
+			d.Code = pe.code
+		}
+	}
+	switch {
+	case st == http.StatusUnauthorized:
+		d.Type, d.Code = "authentication_error", "invalid_api_key"
+	case st == http.StatusForbidden:
+		d.Type = "permission_error"
+	case st == http.StatusTooManyRequests:
+		d.Type = "rate_limit_error"
+	case st >= 500:
+		d.Type = "server_error"
+	default:
+		d.Type = "invalid_request_error"
+	}
+	return st, openAIErrorBody{d}
+}
+
+func (s *Server) writeOpenAIError(w http.ResponseWriter, r *http.Request, err error) {
+	st, body := s.openAIError(r.Method+" "+r.URL.Path, err)
+	writeJSON(w, st, body)
+}
+
+func (s *Server) handleOpenAINoRoute(w http.ResponseWriter, r *http.Request) {
+	s.writeOpenAIError(w, r, agent.Errorf(agent.CodeNotFound, "no route %s %s; agentik serves GET /v1/models and POST /v1/chat/completions", r.Method, r.URL.Path))
+}
+
+type openAIModel struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	list := struct {
+		Object string        `json:"object"`
+		Data   []openAIModel `json:"data"`
+	}{Object: "list", Data: []openAIModel{}}
+	for _, m := range s.openAIModels() {
+		list.Data = append(list.Data, openAIModel{ID: m, Object: "model", OwnedBy: "agentik"})
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+// chatRequest is the body of POST /v1/chat/completions, as far as agentik
+// reads it.
+type chatRequest struct {
+	Model         string        `json:"model"`
+	Messages      []chatMessage `json:"messages"`
+	Stream        bool          `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	N          *int            `json:"n"`
+	Tools      []chatTool      `json:"tools"`
+	ToolChoice json.RawMessage `json:"tool_choice"`
+	Logprobs   *bool           `json:"logprobs"`
+	// ResponseFormat and Modalities are accepted at their defaults only.
+	ResponseFormat *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
+	Modalities []string `json:"modalities"`
+}
+
+type chatMessage struct {
+	Role             string          `json:"role"`
+	Content          json.RawMessage `json:"content"`
+	Name             string          `json:"name,omitempty"`
+	ToolCalls        []chatToolCall  `json:"tool_calls,omitempty"`
+	ToolCallID       string          `json:"tool_call_id,omitempty"`
+	ReasoningContent string          `json:"reasoning_content,omitempty"`
+}
+
+type chatFunctionCall struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+type chatToolCall struct {
+	Index    *int             `json:"index,omitempty"` // in chunks only
+	ID       string           `json:"id,omitempty"`
+	Type     string           `json:"type,omitempty"`
+	Function chatFunctionCall `json:"function"`
+}
+
+type chatTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+		Strict      *bool           `json:"strict"`
+	} `json:"function"`
+}
+
+// chatParams are the request fields agentik reads; chatIgnored those it
+// accepts and ignores, because the server's model configuration decides
+// them. Any other field is refused, so a client never silently loses what
+// it asked for.
+var (
+	chatParams  = []string{"model", "messages", "stream", "stream_options", "n", "tools", "tool_choice", "logprobs", "parallel_tool_calls", "response_format", "modalities"}
+	chatIgnored = []string{"temperature", "top_p", "max_tokens", "max_completion_tokens", "presence_penalty", "frequency_penalty",
+		"stop", "seed", "user", "metadata", "store", "logit_bias", "reasoning_effort", "service_tier"}
+)
+
+// completion is a parsed request: the history of a stateless request, its
+// new input, and how to answer.
+type completion struct {
+	model        string
+	stream       bool
+	includeUsage bool
+	history      []agent.ModelMessage
+	input        agent.CompletionInput
+}
+
+func (s *Server) parseChat(r *http.Request) (completion, error) {
+	var raw map[string]json.RawMessage
+	if err := decodeBody(r, &raw, false); err != nil {
+		return completion{}, err
+	}
+	var names []string
+	for k := range raw {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if !contains(chatParams, k) && !contains(chatIgnored, k) {
+			return completion{}, badParam(k, "unsupported parameter %q; agentik reads %s and ignores %s", k, strings.Join(chatParams, ", "), strings.Join(chatIgnored, ", "))
+		}
+	}
+	body, _ := json.Marshal(raw)
+	var req chatRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return completion{}, badParam(te.Field, "%s must be %s, not %s", te.Field, te.Type.String(), te.Value)
+		}
+		return completion{}, badParam("", "the body must be a JSON object: %v", err)
+	}
+	if req.Model == "" {
+		return completion{}, badParam("model", "model is required; GET /v1/models lists them")
+	}
+	if !contains(s.openAIModels(), req.Model) {
+		return completion{}, &paramError{param: "model", code: "model_not_found",
+			err: agent.Errorf(agent.CodeNotFound, "the model %q does not exist here; GET /v1/models lists agentik's models (%s)", req.Model, strings.Join(s.openAIModels(), ", "))}
+	}
+	if req.N != nil && *req.N != 1 {
+		return completion{}, badParam("n", "n must be 1: agentik makes one choice per request, got %d", *req.N)
+	}
+	if req.Logprobs != nil && *req.Logprobs {
+		return completion{}, badParam("logprobs", "logprobs are not supported")
+	}
+	if req.ResponseFormat != nil && req.ResponseFormat.Type != "text" {
+		return completion{}, badParam("response_format", "response_format must be {\"type\":\"text\"}: agentik does not constrain the model's output, got type %q", req.ResponseFormat.Type)
+	}
+	for i, m := range req.Modalities {
+		if m != "text" {
+			return completion{}, badParam(fmt.Sprintf("modalities[%d]", i), "modalities must be [\"text\"], got %q", m)
+		}
+	}
+	if len(req.ToolChoice) > 0 && string(req.ToolChoice) != "null" && string(req.ToolChoice) != `"auto"` {
+		return completion{}, badParam("tool_choice", "tool_choice must be \"auto\" (or absent): the model chooses among agentik's tools and the request's, got %s", req.ToolChoice)
+	}
+	if req.StreamOptions != nil && !req.Stream {
+		return completion{}, badParam("stream_options", "stream_options is only allowed with stream: true")
+	}
+	c := completion{model: req.Model, stream: req.Stream, includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+	for i, t := range req.Tools {
+		if t.Type != "function" {
+			return completion{}, badParam(fmt.Sprintf("tools[%d].type", i), "tools[%d].type must be \"function\", got %q", i, t.Type)
+		}
+		c.input.ClientTools = append(c.input.ClientTools, agent.ToolSpec{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+	}
+	if err := agent.CheckClientTools(c.input.ClientTools); err != nil {
+		return completion{}, &paramError{param: "tools", err: err.(*agent.Error)}
+	}
+	if len(req.Messages) == 0 {
+		return completion{}, badParam("messages", "messages must hold at least one message, the last from the user or a tool")
+	}
+	msgs := make([]agent.ModelMessage, len(req.Messages))
+	for i, m := range req.Messages {
+		mm, err := modelMessage(i, m)
+		if err != nil {
+			return completion{}, err
+		}
+		msgs[i] = mm
+	}
+	last := len(msgs) - 1
+	switch msgs[last].Role {
+	case agent.RoleUser:
+		c.history, c.input.Content = msgs[:last], msgs[last].Content
+	case agent.RoleTool:
+		first := last
+		for first > 0 && msgs[first-1].Role == agent.RoleTool {
+			first--
+		}
+		c.history = msgs[:first]
+		for _, m := range msgs[first:] {
+			c.input.Results = append(c.input.Results, agent.ToolResult{CallID: m.ToolCallID, Name: m.Name, Result: textOf(m.Content)})
+		}
+	default:
+		return completion{}, badParam(fmt.Sprintf("messages[%d].role", last), "the last message must be from the user or a tool (the new input), got role %q", req.Messages[last].Role)
+	}
+	if len(c.input.Content) > 0 {
+		if err := agent.CheckContent(c.input.Content); err != nil {
+			var e *agent.Error
+			if errors.As(err, &e) {
+				return completion{}, &paramError{param: fmt.Sprintf("messages[%d].content", last), err: e}
+			}
+			return completion{}, err
+		}
+	}
+	return c, nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func textOf(cs []agent.Content) string {
+	var b strings.Builder
+	for _, c := range cs {
+		b.WriteString(c.Body)
+	}
+	return b.String()
+}
+
+// modelMessage is request message i in the model's terms.
+func modelMessage(i int, m chatMessage) (agent.ModelMessage, error) {
+	field := fmt.Sprintf("messages[%d]", i)
+	content, err := chatContent(field+".content", m.Content, m.Role == "user")
+	if err != nil {
+		return agent.ModelMessage{}, err
+	}
+	switch m.Role {
+	case "system", "developer":
+		return agent.ModelMessage{Role: agent.RoleSystem, Content: content}, nil
+	case "user":
+		return agent.ModelMessage{Role: agent.RoleUser, Content: content}, nil
+	case "assistant":
+		mm := agent.ModelMessage{Role: agent.RoleAssistant, Content: content, Reasoning: m.ReasoningContent}
+		for j, tc := range m.ToolCalls {
+			if tc.ID == "" || tc.Function.Name == "" {
+				return agent.ModelMessage{}, badParam(fmt.Sprintf("%s.tool_calls[%d]", field, j), "%s.tool_calls[%d] needs an id and a function.name", field, j)
+			}
+			mm.ToolCalls = append(mm.ToolCalls, agent.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
+		return mm, nil
+	case "tool":
+		if m.ToolCallID == "" {
+			return agent.ModelMessage{}, badParam(field+".tool_call_id", "%s.tool_call_id is required for a tool message", field)
+		}
+		return agent.ModelMessage{Role: agent.RoleTool, Content: content, ToolCallID: m.ToolCallID, Name: m.Name}, nil
+	}
+	return agent.ModelMessage{}, badParam(field+".role", "%s.role must be system, developer, user, assistant or tool, got %q", field, m.Role)
+}
+
+// chatContent reads a message's content: a string, null, or parts (text,
+// and for the user image_url parts holding data: URLs).
+func chatContent(field string, raw json.RawMessage, images bool) ([]agent.Content, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		if s == "" {
+			return nil, nil
+		}
+		return []agent.Content{agent.Text(s)}, nil
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL *struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return nil, badParam(field, "%s must be a string or an array of content parts", field)
+	}
+	var out []agent.Content
+	for j, p := range parts {
+		pf := fmt.Sprintf("%s[%d]", field, j)
+		switch {
+		case p.Type == "text":
+			out = append(out, agent.Text(p.Text))
+		case p.Type == "image_url" && images:
+			if p.ImageURL == nil {
+				return nil, badParam(pf+".image_url", "%s.image_url.url is required", pf)
+			}
+			img, err := dataURL(pf+".image_url.url", p.ImageURL.URL)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, img)
+		default:
+			return nil, badParam(pf+".type", "%s.type %q is not supported here; use text parts (and image_url parts with data: URLs in user messages)", pf, p.Type)
+		}
+	}
+	return out, nil
+}
+
+// dataURL reads an image given as data:<mime>;base64,<data>. Remote URLs
+// are refused: agentik does not fetch what a request points at.
+func dataURL(field, u string) (agent.Content, error) {
+	rest, ok := strings.CutPrefix(u, "data:")
+	mime, data, ok2 := strings.Cut(rest, ";base64,")
+	if !ok || !ok2 {
+		return agent.Content{}, badParam(field, "%s must be a data: URL (data:image/png;base64,…); agentik does not fetch remote images", field)
+	}
+	if _, err := base64.StdEncoding.DecodeString(data); err != nil {
+		return agent.Content{}, badParam(field, "%s holds invalid base64", field)
+	}
+	return agent.Content{Type: agent.ContentImage, Mime: mime, Data: data}, nil
+}
+
+func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
+	if !s.runner.ModelConfigured() {
+		s.writeOpenAIError(w, r, agent.Errorf(agent.CodeUnavailable, "no model is configured on this agentik server"))
+		return
+	}
+	c, err := s.parseChat(r)
+	if err != nil {
+		s.writeOpenAIError(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	id := r.Header.Get(ConversationHeader)
+	if id == "" {
+		conv, err := s.runner.CreateCompletion(ctx, c.history)
+		if err != nil {
+			s.writeOpenAIError(w, r, err)
+			return
+		}
+		id = conv.ID
+		// Deleting interrupts the turn first: a client that left stops it.
+		defer func() { _ = s.runner.Delete(context.WithoutCancel(ctx), id) }()
+	} else if _, err := s.runner.Conversation(ctx, id); err != nil {
+		s.writeOpenAIError(w, r, err)
+		return
+	}
+	stream := broker.Stream{Kind: broker.StreamConversation, ConversationID: id}
+	var sub *broker.Sub
+	if s.runner.IsTemp(id) { // never stored: listen before the turn starts
+		if sub, err = s.broker.Subscribe(ctx, stream, -1, ""); err != nil {
+			s.writeOpenAIError(w, r, err)
+			return
+		}
+	}
+	res, err := s.runner.SendCompletion(ctx, id, c.input)
+	if err == nil && sub == nil {
+		// Replay from the turn's first event: nothing of it is missed.
+		sub, err = s.broker.Subscribe(ctx, stream, res.Seq-1, "")
+	}
+	if err != nil {
+		if sub != nil {
+			sub.Close()
+		}
+		s.writeOpenAIError(w, r, err)
+		return
+	}
+	defer sub.Close()
+	relay := &chatRelay{
+		id: "chatcmpl-" + agent.NewID(), model: c.model, created: s.now().Unix(),
+		clientTools: c.input.ClientTools,
+	}
+	if c.stream {
+		s.streamChat(w, r, sub, relay, c.includeUsage)
+		return
+	}
+	if err := s.follow(ctx, sub, relay, func(chatDelta) error { return nil }); err != nil {
+		if ctx.Err() == nil { // the server is shutting down, or the subscription failed
+			s.log.Warn("completion_cut", "err", err)
+			s.writeOpenAIError(w, r, agent.Errorf(agent.CodeUnavailable, "the server stopped following the answer (shutting down or overloaded); send the request again"))
+		}
+		return // else the client left
+	}
+	if relay.err != nil {
+		s.writeOpenAIError(w, r, relay.err)
+		return
+	}
+	writeJSON(w, http.StatusOK, relay.completion())
+}
+
+// chatRelay turns a turn's events into OpenAI's chat completion.
+type chatRelay struct {
+	id, model   string
+	created     int64
+	clientTools []agent.ToolSpec
+
+	reasoning bool // the text now is reasoning
+	// toolsRan: server-side tools ran since the last answer text; the next
+	// answer's text is a new paragraph of the one content.
+	toolsRan bool
+	text     strings.Builder
+	thought  strings.Builder
+	calls    []chatToolCall // to client-side tools
+	usage    agent.Usage
+	err      *agent.Error
+}
+
+// chatDelta is the delta of one chunk.
+type chatDelta struct {
+	Role             string         `json:"role,omitempty"`
+	Content          *string        `json:"content,omitempty"`
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
+}
+
+// on takes one event and says what the client gets of it; ok is false
+// when nothing.
+func (c *chatRelay) on(ev *agent.Event) (d chatDelta, ok bool) {
+	switch ev.Type {
+	case agent.EventStartReasoning:
+		c.reasoning = true
+	case agent.EventStartResponse:
+		c.reasoning = false
+	case agent.EventAppendText:
+		if c.reasoning {
+			c.thought.WriteString(ev.Text)
+			return chatDelta{ReasoningContent: ev.Text}, true
+		}
+		t := ev.Text
+		if c.toolsRan && c.text.Len() > 0 {
+			t = "\n\n" + t
+		}
+		c.toolsRan = false
+		c.text.WriteString(t)
+		return chatDelta{Content: &t}, true
+	case agent.EventToolResult:
+		c.toolsRan = true
+	case agent.EventToolCall:
+		if !hasSpec(c.clientTools, ev.Name) {
+			return chatDelta{}, false // a server-side tool: agentik runs it
+		}
+		idx := len(c.calls)
+		call := chatToolCall{ID: ev.CallID, Type: "function", Function: chatFunctionCall{Name: ev.Name, Arguments: ev.Arguments}}
+		c.calls = append(c.calls, call)
+		call.Index = &idx
+		return chatDelta{ToolCalls: []chatToolCall{call}}, true
+	case agent.EventError:
+		c.err = &agent.Error{Code: ev.Code, Message: ev.Error}
+		if c.err.Code == "" {
+			c.err.Code = agent.CodeModelError
+		}
+	case agent.EventEnd:
+		if ev.Usage != nil {
+			c.usage = *ev.Usage
+		}
+	}
+	return chatDelta{}, false
+}
+
+func hasSpec(specs []agent.ToolSpec, name string) bool {
+	for _, s := range specs {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *chatRelay) finish() string {
+	if len(c.calls) > 0 {
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+type chatChoice struct {
+	Index        int          `json:"index"`
+	Message      *chatMessage `json:"message,omitempty"`
+	Delta        *chatDelta   `json:"delta,omitempty"`
+	FinishReason *string      `json:"finish_reason"`
+}
+
+type chatResponse struct {
+	ID      string       `json:"id"`
+	Object  string       `json:"object"`
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []chatChoice `json:"choices"`
+	Usage   *agent.Usage `json:"usage,omitempty"`
+}
+
+// completion is the whole answer, for a request without stream.
+func (c *chatRelay) completion() chatResponse {
+	m := &chatMessage{Role: "assistant", ReasoningContent: c.thought.String(), Content: json.RawMessage("null")}
+	if c.text.Len() > 0 || len(c.calls) == 0 {
+		m.Content, _ = json.Marshal(c.text.String())
+	}
+	m.ToolCalls = c.calls
+	f := c.finish()
+	u := c.usage
+	return chatResponse{ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
+		Choices: []chatChoice{{Index: 0, Message: m, FinishReason: &f}}, Usage: &u}
+}
+
+// chunk is one streamed chunk.
+func (c *chatRelay) chunk(d *chatDelta, finish string, usage *agent.Usage) chatResponse {
+	ch := chatResponse{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model, Choices: []chatChoice{}, Usage: usage}
+	if d != nil {
+		choice := chatChoice{Index: 0, Delta: d}
+		if finish != "" {
+			choice.FinishReason = &finish
+		}
+		ch.Choices = append(ch.Choices, choice)
+	}
+	return ch
+}
+
+// follow reads the turn's events into relay until its end, passing each
+// delta to out. It returns an error when the client left, out failed, or
+// the server shuts down.
+func (s *Server) follow(ctx context.Context, sub *broker.Sub, relay *chatRelay, out func(chatDelta) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { // the shutdown watch: ends with ctx, waited for on return
+		defer close(watched)
+		select {
+		case <-s.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	defer func() { cancel(); <-watched }()
+	for {
+		it, err := sub.Next(ctx)
+		if err != nil {
+			return err
+		}
+		ev := it.Event.Event
+		if it.CaughtUp || ev == nil {
+			continue
+		}
+		if d, ok := relay.on(ev); ok {
+			if err := out(d); err != nil {
+				return err
+			}
+		}
+		if ev.Type == agent.EventEnd {
+			return nil
+		}
+	}
+}
+
+// streamChat answers with server-sent chunks, as OpenAI streams.
+func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, sub *broker.Sub, relay *chatRelay, includeUsage bool) {
+	s.conns.Add(1)
+	defer s.conns.Done()
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	var (
+		mu   sync.Mutex // writes: the relay's and the heartbeat's
+		buf  []byte
+		last = time.Now()
+	)
+	raw := func(b []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		last = time.Now()
+		_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	write := func(v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		buf = append(append(append(buf[:0], "data: "...), b...), "\n\n"...)
+		return raw(buf)
+	}
+	// While server-side tools run nothing else flows: a comment line (which
+	// OpenAI clients skip) keeps proxies from closing an idle stream.
+	stopBeat, beatDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(beatDone)
+		tick := time.NewTicker(s.cfg.Heartbeat)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopBeat:
+				return
+			case <-tick.C:
+				mu.Lock()
+				idle := time.Since(last) >= s.cfg.Heartbeat
+				mu.Unlock()
+				if idle && raw([]byte(": keepalive\n\n")) != nil {
+					return
+				}
+			}
+		}
+	}()
+	defer func() { close(stopBeat); <-beatDone }()
+	if write(relay.chunk(&chatDelta{Role: "assistant"}, "", nil)) != nil {
+		return
+	}
+	if err := s.follow(r.Context(), sub, relay, func(d chatDelta) error { return write(relay.chunk(&d, "", nil)) }); err != nil {
+		return
+	}
+	if relay.err != nil {
+		_, body := s.openAIError(r.Method+" "+r.URL.Path, relay.err)
+		_ = write(body)
+		return
+	}
+	if write(relay.chunk(&chatDelta{}, relay.finish(), nil)) != nil {
+		return
+	}
+	if includeUsage {
+		u := relay.usage
+		if write(relay.chunk(nil, "", &u)) != nil {
+			return
+		}
+	}
+	_ = raw([]byte("data: [DONE]\n\n"))
+}
