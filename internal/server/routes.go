@@ -32,6 +32,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /agentik/events/all", s.handleAllEvents)
 	mux.HandleFunc("GET /agentik/events/replay", s.handleReplay)
 	mux.HandleFunc("GET /agentik/tools", s.handleTools)
+	mux.HandleFunc("GET /agentik/search", s.handleSearch)
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
 	// OpenAI-compatible facade (openai.go): errors in OpenAI's shape.

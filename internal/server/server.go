@@ -62,9 +62,12 @@ type EventLog interface {
 
 // Config holds what the server needs.
 type Config struct {
-	Runner    *agent.Runner
-	Broker    *broker.Broker
-	Store     EventLog
+	Runner *agent.Runner
+	Broker *broker.Broker
+	Store  EventLog
+	// Search answers search; nil: the Store, when it implements
+	// agent.Searcher.
+	Search    agent.Searcher
 	Tools     ToolLister // nil when no tools are configured
 	ModelName string     // "" when no model is configured
 	// ModelNotice, when set, says what the UI's banner area shows about
@@ -121,6 +124,7 @@ type Server struct {
 	runner    *agent.Runner
 	broker    *broker.Broker
 	store     EventLog
+	searcher  agent.Searcher
 	tools     ToolLister
 	modelName string
 	log       *slog.Logger
@@ -172,6 +176,10 @@ func New(cfg Config) *Server {
 		modelName: cfg.ModelName, log: cfg.Logger, closing: make(chan struct{}),
 		failures: newFailures(cfg.Clock, cfg.AuthFailureEvery, cfg.AuthFailureBurst),
 		wsConns:  newCounter(cfg.WSConnsPerClient),
+	}
+	s.searcher = cfg.Search
+	if s.searcher == nil {
+		s.searcher, _ = cfg.Store.(agent.Searcher)
 	}
 	s.handler = s.routes()
 	return s

@@ -24,6 +24,7 @@ const (
 	OpDelete             = "delete"
 	OpPing               = "ping"
 	OpListTools          = "list_tools" // extension: the state of the tool servers
+	OpSearch             = "search"
 )
 
 // Frame types the server sends.
@@ -53,6 +54,8 @@ type Command struct {
 	ConversationID string          `json:"conversation_id,omitempty"`
 	Content        []agent.Content `json:"content,omitempty"`
 	ClientID       string          `json:"client_id,omitempty"`
+
+	Query string `json:"q,omitempty"` // search
 }
 
 // Frame is any frame the server sends, decoded: a reply, an event, a
@@ -169,7 +172,7 @@ func (c *Command) check() error {
 		return nonNeg("after", c.After)
 	case OpUnsubscribe:
 		return need("sub", c.Sub)
-	case OpCreateConversation, OpListConversations, OpPing, OpListTools:
+	case OpCreateConversation, OpListConversations, OpPing, OpListTools, OpSearch:
 		return nil
 	case OpGetConversation, OpInterrupt, OpDelete:
 		return need("conversation_id", c.ConversationID)

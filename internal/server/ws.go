@@ -312,6 +312,12 @@ func (k *wsConn) run(ctx context.Context, cmd Command) (any, error) {
 		return Empty{}, nil
 	case OpListTools:
 		return k.s.toolServers(), nil
+	case OpSearch:
+		limit := 0
+		if cmd.Limit != nil {
+			limit = *cmd.Limit
+		}
+		return k.s.search(ctx, cmd.Query, limit)
 	}
 	return nil, agent.Errorf(agent.CodeBadRequest, "unknown op %q", cmd.Op)
 }

@@ -268,7 +268,10 @@ func sqlitePath(dsn string) (path, extra string, err error) {
 func (s *Store) init(ctx context.Context) error {
 	db := s.w.WithContext(ctx)
 	tables := func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&conversationRow{}, &messageRow{}, &memoryRow{}, &eventRow{}, &metaRow{})
+		if err := tx.AutoMigrate(&conversationRow{}, &messageRow{}, &memoryRow{}, &eventRow{}, &metaRow{}, &searchRow{}); err != nil {
+			return err
+		}
+		return migrateSearch(tx, s.postgres)
 	}
 	migrate := tables
 	if s.postgres {

@@ -399,6 +399,9 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 			return err
 		}
 	}
+	if err := indexRecord(tx, rec); err != nil {
+		return err
+	}
 	if len(rec.Memory) > 0 {
 		if err := appendMemory(tx, cid, rec.Memory); err != nil {
 			return err
