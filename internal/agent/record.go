@@ -25,6 +25,9 @@ type Record struct {
 	Conversation *Conversation
 	Memory       []ModelMessage
 	Turn         TurnChange
+	// Source, on a created record, names what the conversation was
+	// imported from (see Import); unique among stored conversations.
+	Source string
 }
 
 func (r *Runner) event(convID string, ev Event) AllEvent {

@@ -33,6 +33,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /agentik/events/replay", s.handleReplay)
 	mux.HandleFunc("GET /agentik/tools", s.handleTools)
 	mux.HandleFunc("GET /agentik/search", s.handleSearch)
+	mux.HandleFunc("GET /agentik/conversations/{id}/export", s.handleExport)
+	mux.HandleFunc("GET /agentik/export", s.handleExportAll)
+	mux.HandleFunc("POST /agentik/import", s.handleImport)
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
 	// OpenAI-compatible facade (openai.go): errors in OpenAI's shape.

@@ -21,6 +21,9 @@ type conversationRow struct {
 	// TurnOwner is the instance running the turn (Store.instance); a turn
 	// whose owner is gone is orphaned.
 	TurnOwner string `gorm:"not null;default:''"`
+	// Source is what the conversation was imported from (agent.Record's
+	// Source); nil for one made here.
+	Source *string `gorm:"uniqueIndex"`
 }
 
 func (conversationRow) TableName() string { return "conversation" }

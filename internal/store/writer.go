@@ -351,6 +351,10 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 		switch a.Type {
 		case agent.AgentCreated:
 			row := conversationRow{ID: cid, Title: a.Title, CreatedAt: now, UpdatedAt: now}
+			if rec.Source != "" {
+				src := rec.Source
+				row.Source = &src
+			}
 			if c := rec.Conversation; c != nil {
 				if c.Temp {
 					return agent.Errorf(agent.CodeBadRequest, "conversation %q is temporary: it is never stored", cid)
@@ -370,7 +374,7 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 			}
 			if err := tx.Create(&row).Error; err != nil {
 				if errors.Is(err, gorm.ErrDuplicatedKey) {
-					return agent.Errorf(agent.CodeBadRequest, "conversation %q already exists", cid)
+					return agent.Errorf(agent.CodeBadRequest, "conversation %q already exists, or its source was imported already", cid)
 				}
 				return fmt.Errorf("insert conversation %s: %w", cid, err)
 			}

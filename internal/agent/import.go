@@ -1,0 +1,217 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits of one import: it is one transaction, so its size bounds how long
+// the writer is busy with it and the memory it holds.
+const (
+	MaxImportConversations = 10_000
+	MaxImportMessages      = 50_000
+)
+
+// Archive format: the agentik JSON of an export, read back by import.
+const (
+	ArchiveFormat  = "agentik"
+	ArchiveVersion = 1
+)
+
+// Archive is agentik's export document: conversations with their history
+// in wire form. Import reads it back.
+type Archive struct {
+	Format        string                 `json:"format"`  // ArchiveFormat
+	Version       int                    `json:"version"` // ArchiveVersion
+	ExportedAt    time.Time              `json:"exported_at"`
+	Conversations []ArchivedConversation `json:"conversations"`
+}
+
+// ArchivedConversation is one conversation of an Archive.
+type ArchivedConversation struct {
+	Conversation Conversation `json:"conversation"`
+	Messages     []Message    `json:"messages"`
+}
+
+// ImportConversation is a conversation to import: Source names it in the
+// export it comes from ("chatgpt:<id>", "agentik:<epoch>:<id>"); Messages
+// are user, assistant, tool and error messages in order (ids, seqs and
+// conversation ids are given anew; dates are kept).
+type ImportConversation struct {
+	Source    string
+	Title     string
+	CreatedAt time.Time
+	Messages  []Message
+}
+
+// ImportResult says what an import did: the conversations it created, and
+// the ids of those imported before from the same sources (left as they are).
+type ImportResult struct {
+	Conversations []Conversation `json:"conversations"`
+	Existing      []string       `json:"existing"`
+}
+
+// Sources finds stored conversations by the source they were imported
+// from; the database implements it.
+type Sources interface {
+	// ImportedFrom maps each of sources that a stored conversation was
+	// imported from to that conversation's id.
+	ImportedFrom(ctx context.Context, sources []string) (map[string]string, error)
+}
+
+// Import creates conversations with their messages, all in one Append (one
+// transaction: all of it is written or none). Each message gets its message
+// event, as if it had been sent, so history stays the fold of the log; user
+// and assistant text also go to working memory, after the system prompt, so
+// the conversation can go on. A source imported before creates nothing
+// (idempotent); one whose conversation was deleted is created again. The
+// Store must implement Sources.
+func (r *Runner) Import(ctx context.Context, convs []ImportConversation) (ImportResult, error) {
+	src, ok := r.cfg.Store.(Sources)
+	if !ok {
+		return ImportResult{}, Errorf(CodeUnavailable, "this store cannot import")
+	}
+	if len(convs) > MaxImportConversations {
+		return ImportResult{}, Errorf(CodeTooLarge, "an import holds at most %d conversations, got %d; split the file", MaxImportConversations, len(convs))
+	}
+	total := 0
+	seen := map[string]bool{}
+	var sources []string
+	for i, c := range convs {
+		total += len(c.Messages)
+		if c.Source == "" || len(c.Source) > 512 || !utf8.ValidString(c.Source) {
+			return ImportResult{}, Errorf(CodeBadRequest, "conversation %d: its source id must be 1 to 512 bytes of UTF-8", i)
+		}
+		if !seen[c.Source] {
+			seen[c.Source] = true
+			sources = append(sources, c.Source)
+		}
+	}
+	if total > MaxImportMessages {
+		return ImportResult{}, Errorf(CodeTooLarge, "an import holds at most %d messages, got %d; split the file", MaxImportMessages, total)
+	}
+	have, err := src.ImportedFrom(ctx, sources)
+	if err != nil {
+		return ImportResult{}, fmt.Errorf("import: %w", err)
+	}
+	res := ImportResult{Conversations: []Conversation{}, Existing: []string{}}
+	var recs []*Record
+	var created []*Conversation
+	done := map[string]bool{}
+	for i, c := range convs {
+		if id, ok := have[c.Source]; ok {
+			if !done[c.Source] {
+				res.Existing = append(res.Existing, id)
+			}
+			done[c.Source] = true
+			continue
+		}
+		if done[c.Source] {
+			continue
+		}
+		done[c.Source] = true
+		crecs, conv, err := r.importRecords(c)
+		if err != nil {
+			return ImportResult{}, fmt.Errorf("import: conversation %d (%s): %w", i, truncateRunes(c.Source, 80), err)
+		}
+		recs = append(recs, crecs...)
+		created = append(created, conv)
+	}
+	if len(recs) > 0 {
+		if err := r.cfg.Store.Append(ctx, recs...); err != nil {
+			return ImportResult{}, fmt.Errorf("import: %w", err)
+		}
+	}
+	for _, c := range created {
+		stored, err := r.cfg.Store.Conversation(ctx, c.ID)
+		if err != nil {
+			return ImportResult{}, fmt.Errorf("import: %w", err)
+		}
+		res.Conversations = append(res.Conversations, stored)
+	}
+	return res, nil
+}
+
+// importRecords checks one conversation and makes its records.
+func (r *Runner) importRecords(c ImportConversation) ([]*Record, *Conversation, error) {
+	title := strings.TrimSpace(c.Title)
+	if utf8.RuneCountInString(title) > MaxTitleRunes {
+		title = truncateRunes(title, MaxTitleRunes)
+	}
+	title, err := cleanTitle(title, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := r.now()
+	created := c.CreatedAt
+	if created.IsZero() {
+		created = now
+	}
+	conv := &Conversation{ID: NewID(), Title: title, CreatedAt: created, UpdatedAt: created}
+	recs := []*Record{{
+		Event:        r.agentEvent(AgentEvent{Type: AgentCreated, ConversationID: conv.ID, Title: title}),
+		Conversation: conv,
+		Memory:       []ModelMessage{{Role: RoleSystem, Content: []Content{Text(r.cfg.SystemPrompt)}}},
+		Source:       c.Source,
+	}}
+	for j, m := range c.Messages {
+		if err := checkImported(m); err != nil {
+			return nil, nil, fmt.Errorf("message %d: %w", j, err)
+		}
+		m.ID, m.Seq, m.ConversationID = NewID(), 0, conv.ID
+		if m.Date.IsZero() {
+			m.Date = created
+		}
+		var mem []ModelMessage
+		switch m.Type {
+		case MessageUser:
+			mem = []ModelMessage{{Role: RoleUser, Content: m.Content}}
+		case MessageAssistant:
+			if text := MessageText(m); text != "" {
+				mem = []ModelMessage{{Role: RoleAssistant, Content: []Content{Text(text)}}}
+			}
+		}
+		recs = append(recs, r.messageRecord(m, mem...))
+	}
+	return recs, conv, nil
+}
+
+// checkImported applies the limits of a sent message to an imported one.
+func checkImported(m Message) error {
+	switch m.Type {
+	case MessageUser, MessageAssistant, MessageToolCall, MessageToolResult, MessageError:
+	default:
+		return Errorf(CodeBadRequest, "type %q cannot be imported", truncateRunes(m.Type, 40))
+	}
+	if len(m.Content) > MaxContentParts {
+		return Errorf(CodeBadRequest, "%d content parts; at most %d are allowed", len(m.Content), MaxContentParts)
+	}
+	n := len(m.Reasoning) + len(m.Arguments) + len(m.Result) + len(m.Error)
+	for _, c := range m.Content {
+		switch c.Type {
+		case ContentText:
+			n += len(c.Body)
+		case ContentImage:
+			if len(c.Data) > MaxImageBytes*4/3+4 {
+				return Errorf(CodeBadRequest, "an image is larger than %d bytes", MaxImageBytes)
+			}
+		default:
+			return Errorf(CodeBadRequest, "content type %q cannot be imported", truncateRunes(c.Type, 40))
+		}
+	}
+	if n > MaxTextBytes {
+		return Errorf(CodeBadRequest, "%d bytes of text; at most %d are allowed", n, MaxTextBytes)
+	}
+	return nil
+}
+
+// truncateRunes cuts s to at most n runes.
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
+}

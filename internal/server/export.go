@@ -1,0 +1,246 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// history reads every message of a conversation, page by page.
+func (s *Server) history(ctx context.Context, id string) ([]agent.Message, error) {
+	var out []agent.Message
+	var after int64
+	for {
+		ms, err := s.runner.Messages(ctx, agent.MessageQuery{ConversationID: id, After: after, Limit: agent.MaxPageSize})
+		if err != nil {
+			return nil, err
+		}
+		if len(ms) == 0 {
+			break
+		}
+		out = append(out, ms...)
+		after = ms[len(ms)-1].Seq
+		if after == 0 { // a temp conversation's messages have no seq: one page is all
+			break
+		}
+	}
+	if out == nil {
+		out = []agent.Message{}
+	}
+	return out, nil
+}
+
+// handleExport writes one conversation as agentik JSON (an agent.Archive
+// with one conversation; the default) or as Markdown (?format=markdown).
+func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
+	format := r.URL.Query().Get("format")
+	if format != "" && format != "json" && format != "markdown" {
+		s.writeError(w, r, agent.Errorf(agent.CodeBadRequest, "format must be json or markdown, got %q", truncate(format, 40)))
+		return
+	}
+	c, err := s.runner.Conversation(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ms, err := s.history(r.Context(), c.ID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	name := "agentik-" + c.ID
+	if format == "markdown" {
+		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+		w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.md"`)
+		_, _ = io.WriteString(w, Markdown(c, ms))
+		return
+	}
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.json"`)
+	writeJSON(w, http.StatusOK, agent.Archive{
+		Format: agent.ArchiveFormat, Version: agent.ArchiveVersion, ExportedAt: time.Now().UTC(),
+		Conversations: []agent.ArchivedConversation{{Conversation: c, Messages: ms}},
+	})
+}
+
+// handleExportAll streams every stored conversation, oldest update last
+// (the list's order), as one agent.Archive document: a backup that
+// POST /agentik/import reads back. It is written as it is read, so its
+// size is not bounded by memory; a failure midway ends the response early
+// (the document is then not valid JSON, and the log says why).
+func (s *Server) handleExportAll(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", `attachment; filename="agentik-export.json"`)
+	head, _ := json.Marshal(struct {
+		Format     string `json:"format"`
+		Version    int    `json:"version"`
+		ExportedAt string `json:"exported_at"`
+	}{agent.ArchiveFormat, agent.ArchiveVersion, agent.FormatTime(time.Now())})
+	_, _ = w.Write(head[:len(head)-1])
+	_, _ = io.WriteString(w, `,"conversations":[`)
+	// Pages by offset: a conversation updated meanwhile may move between
+	// pages; a backup is taken of a quiet database.
+	n := 0
+	for offset := 0; ; offset += agent.MaxPageSize {
+		cs, _, err := s.runner.Conversations(ctx, offset, agent.MaxPageSize)
+		if err != nil {
+			s.log.Error("export_failed", "err", err)
+			return
+		}
+		for _, c := range cs {
+			if c.Temp {
+				continue
+			}
+			ms, err := s.history(ctx, c.ID)
+			if err != nil {
+				if agent.ErrorCode(err) == agent.CodeNotFound {
+					continue // deleted meanwhile
+				}
+				s.log.Error("export_failed", "conversation_id", c.ID, "err", err)
+				return
+			}
+			b, err := json.Marshal(agent.ArchivedConversation{Conversation: c, Messages: ms})
+			if err != nil {
+				s.log.Error("export_failed", "conversation_id", c.ID, "err", err)
+				return
+			}
+			if n > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			n++
+			if _, err := w.Write(b); err != nil {
+				return // the client went away
+			}
+		}
+		if len(cs) < agent.MaxPageSize {
+			break
+		}
+	}
+	_, _ = io.WriteString(w, "]}\n")
+}
+
+// Markdown renders a conversation for people: its title, then each message
+// under a heading naming who wrote it and when. Tool calls and results are
+// fenced code blocks; images are noted, not embedded.
+func Markdown(c agent.Conversation, ms []agent.Message) string {
+	var b strings.Builder
+	title := c.Title
+	if title == "" {
+		title = "Untitled conversation"
+	}
+	fmt.Fprintf(&b, "# %s\n\n_Created %s · %d messages · exported from agentik_\n", oneLine(title), agent.FormatTime(c.CreatedAt), len(ms))
+	fence := func(s string) string {
+		f := "```"
+		for strings.Contains(s, f) {
+			f += "`"
+		}
+		return f
+	}
+	for _, m := range ms {
+		when := agent.FormatTime(m.Date)
+		switch m.Type {
+		case agent.MessageUser, agent.MessageAssistant:
+			who := "User"
+			if m.Type == agent.MessageAssistant {
+				who = "Assistant"
+			}
+			fmt.Fprintf(&b, "\n## %s · %s\n\n", who, when)
+			for _, part := range m.Content {
+				switch part.Type {
+				case agent.ContentText:
+					b.WriteString(part.Body)
+					b.WriteString("\n")
+				case agent.ContentImage:
+					fmt.Fprintf(&b, "_[image: %s]_\n", part.Mime)
+				}
+			}
+			if m.Interrupted {
+				b.WriteString("\n_(interrupted)_\n")
+			}
+		case agent.MessageToolCall:
+			f := fence(m.Arguments)
+			fmt.Fprintf(&b, "\n## Tool call · %s · %s\n\n%sjson\n%s\n%s\n", oneLine(m.Name), when, f, m.Arguments, f)
+		case agent.MessageToolResult:
+			f := fence(m.Result)
+			label := "Tool result"
+			if m.IsError {
+				label = "Tool error"
+			}
+			fmt.Fprintf(&b, "\n## %s · %s · %s\n\n%s\n%s\n%s\n", label, oneLine(m.Name), when, f, m.Result, f)
+		case agent.MessageError:
+			fmt.Fprintf(&b, "\n## Error · %s\n\n> %s (%s)\n", when, oneLine(m.Error), m.Code)
+		}
+	}
+	return b.String()
+}
+
+// oneLine keeps s on one Markdown line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// handleImport creates conversations from agentik JSON (an agent.Archive)
+// or from the conversations.json of a ChatGPT data export (a JSON array),
+// in one transaction: all or nothing.
+func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	convs, err := parseImport(body)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	res, err := s.runner.Import(r.Context(), convs)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	status := http.StatusCreated
+	if len(res.Conversations) == 0 {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, res)
+}
+
+// parseImport reads an import body: agentik JSON or ChatGPT's
+// conversations.json, told apart by the first byte ({ or [).
+func parseImport(body []byte) ([]agent.ImportConversation, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return nil, agent.Errorf(agent.CodeBadRequest, "the body is empty: send agentik JSON or a ChatGPT conversations.json")
+	}
+	if body[0] == '[' {
+		return parseChatGPT(body)
+	}
+	var a agent.Archive
+	if err := json.Unmarshal(body, &a); err != nil {
+		return nil, agent.Errorf(agent.CodeBadRequest, "the body is neither agentik JSON nor a ChatGPT conversations.json: %s", jsonProblem(err))
+	}
+	if a.Format != agent.ArchiveFormat {
+		return nil, agent.Errorf(agent.CodeBadRequest, "format must be %q (an agentik export), got %q", agent.ArchiveFormat, truncate(a.Format, 40))
+	}
+	if a.Version < 1 || a.Version > agent.ArchiveVersion {
+		return nil, agent.Errorf(agent.CodeBadRequest, "version %d of the agentik format is not known to this server (it reads 1 to %d)", a.Version, agent.ArchiveVersion)
+	}
+	out := make([]agent.ImportConversation, len(a.Conversations))
+	for i, c := range a.Conversations {
+		if c.Conversation.ID == "" {
+			return nil, agent.Errorf(agent.CodeBadRequest, "conversation %d has no id", i)
+		}
+		out[i] = agent.ImportConversation{
+			Source: "agentik:" + c.Conversation.ID, Title: c.Conversation.Title,
+			CreatedAt: c.Conversation.CreatedAt, Messages: c.Messages,
+		}
+	}
+	return out, nil
+}
