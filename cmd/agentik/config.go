@@ -44,6 +44,8 @@ Usage:
   agentik [flags]              run the server
   agentik tail [flags]         print events as JSON lines (agentik tail --help)
   agentik chat [ID]            chat in the terminal (agentik chat --help)
+  agentik export [ID]          write a backup, or one conversation (agentik export --help)
+  agentik import FILE          import an agentik export or a ChatGPT conversations.json
 
 Settings (environment; a flag overrides its variable):
   --addr            AGENTIK_ADDR             listen address (default 127.0.0.1:8080;

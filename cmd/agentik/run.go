@@ -48,6 +48,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			signal.Notify(interrupts, os.Interrupt)
 			defer signal.Stop(interrupts)
 			return runChat(ctx, args[1:], getenv, stdin, stdout, stderr, interrupts)
+		case "export":
+			return runExport(ctx, args[1:], getenv, stdout, stderr)
+		case "import":
+			return runImport(ctx, args[1:], getenv, stdout, stderr)
 		case "version", "--version", "-version":
 			fmt.Fprintln(stdout, version())
 			return nil

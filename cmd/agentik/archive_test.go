@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// TestExportImportCommands: agentik import of the ChatGPT sample, then
+// agentik export of the whole database and of one conversation, then
+// agentik import of the backup into another server.
+func TestExportImportCommands(t *testing.T) {
+	dir := t.TempDir()
+	a := start(t, freeAddr(t), filepath.Join(dir, "a.db"))
+	var out, errOut bytes.Buffer
+	sample := filepath.Join("..", "..", "internal", "server", "testdata", "chatgpt-conversations.json")
+	if err := run(t.Context(), []string{"import", sample}, chatEnv(a.addr), nil, &out, &errOut); err != nil {
+		t.Fatalf("import: %v %s", err, errOut.String())
+	}
+	var res agent.ImportResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || len(res.Conversations) != 2 {
+		t.Fatalf("import answer = %v %s", err, out.String())
+	}
+
+	backup := filepath.Join(dir, "backup.json")
+	if err := run(t.Context(), []string{"export", "--out", backup}, chatEnv(a.addr), nil, &out, &errOut); err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	out.Reset()
+	if err := run(t.Context(), []string{"export", "--format", "markdown", res.Conversations[1].ID}, chatEnv(a.addr), nil, &out, &errOut); err != nil {
+		t.Fatalf("export ID: %v", err)
+	}
+	if !strings.Contains(out.String(), "# Haiku about autumn") || !strings.Contains(out.String(), "Crimson letters fall") {
+		t.Errorf("markdown export:\n%s", out.String())
+	}
+	if err := run(t.Context(), []string{"export", "nope"}, chatEnv(a.addr), nil, &out, &errOut); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("export of an unknown id: %v", err)
+	}
+
+	b := start(t, freeAddr(t), filepath.Join(dir, "b.db"))
+	out.Reset()
+	if err := run(t.Context(), []string{"import", backup}, chatEnv(b.addr), nil, &out, &errOut); err != nil {
+		t.Fatalf("import backup: %v", err)
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || len(res.Conversations) != 2 {
+		t.Fatalf("import backup answer = %v %s", err, out.String())
+	}
+	if _, err := os.Stat(backup); err != nil {
+		t.Fatal(err)
+	}
+}
