@@ -82,6 +82,15 @@
 // schema. On SQLite the writer's own events are always next in seq, so
 // catchUp never reads and no listener runs.
 //
+// # Search
+//
+// search_doc holds one row per conversation title and per user or
+// assistant message with text, written in the transaction of the record
+// that makes it (indexRecord) and deleted with its conversation by the
+// foreign key's cascade. On SQLite two FTS5 tables over it (search_title,
+// search_body), kept in step by triggers, answer MATCH; on PostgreSQL a
+// generated tsvector column with a GIN index answers @@. See search.go.
+//
 // # SQLite
 //
 // The DSN carries the pragmas of DESIGN.md §4 (busy_timeout first, WAL,

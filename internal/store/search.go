@@ -33,7 +33,7 @@ const searchBodyMax = 64 << 10
 // (about half a second for 100,000 on SQLite, measured); the newest
 // matches hold what a search box is for, and a query that matches more
 // than this many messages is refined by another word.
-const searchWindow = 1000
+const searchWindow = 500
 
 // snippetWords is about how many words a snippet shows.
 const snippetWords = 16
