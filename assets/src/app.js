@@ -5,6 +5,7 @@ import { Conn } from './conn.js';
 import { Chat } from './chat.js';
 import { Composer } from './composer.js';
 import { Sidebar, UNTITLED } from './sidebar.js';
+import { Search } from './search.js';
 import { h, copyText, icon } from './dom.js';
 import { rawText } from './message.js';
 
@@ -38,6 +39,7 @@ class App {
         if (this.chat && this.chat.id === id) this.setTitle(title);
       },
     });
+    this.search = new Search(this.sidebarEl, { conn: this.conn });
     this.mount(document.getElementById('main'), this.boot);
     this.bind();
     this.conn.connect();
