@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +12,9 @@ import (
 	"net/url"
 	"os"
 	"strings"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/server"
 )
 
 // runExport writes an export to stdout (or --out): the whole database as
@@ -71,7 +76,7 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 	var cf clientFlags
 	cf.register(fs, getenv)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: agentik import [--server URL] FILE\n\nFILE is an agentik export or the conversations.json of a ChatGPT data export; - reads stdin.")
+		fmt.Fprintln(fs.Output(), "usage: agentik import [--server URL] FILE\n\nFILE is an agentik export or the conversations.json of a ChatGPT data export; - reads stdin.\nA big file is sent in parts within the server's limits, each all or nothing; running the\nimport again after a failure skips what is imported and finishes it.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -84,22 +89,126 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 		fs.Usage()
 		return errors.New("import: give one FILE")
 	}
-	var body io.Reader = os.Stdin
-	if name := fs.Arg(0); name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return fmt.Errorf("import: %w", err)
-		}
-		defer f.Close()
-		body = f
+	var data []byte
+	var err error
+	if name := fs.Arg(0); name == "-" {
+		data, err = io.ReadAll(os.Stdin)
+	} else {
+		data, err = os.ReadFile(name)
 	}
-	resp, err := archiveRequest(ctx, cf, getenv, http.MethodPost, "/agentik/import", body)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
-	defer resp.Body.Close()
-	_, err = io.Copy(stdout, resp.Body)
-	return err
+	parts, err := importParts(data)
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	// Each part is one import (all or nothing); the server's answers are
+	// merged into one. A failed part leaves the earlier ones imported:
+	// importing the file again skips those (same sources) and goes on.
+	merged := agent.ImportResult{Conversations: []agent.Conversation{}, Existing: []string{}}
+	for i, part := range parts {
+		resp, err := archiveRequest(ctx, cf, getenv, http.MethodPost, "/agentik/import", bytes.NewReader(part))
+		if err != nil {
+			if len(parts) > 1 {
+				return fmt.Errorf("import: part %d of %d (the parts before it are imported; run the import again to finish): %w", i+1, len(parts), err)
+			}
+			return fmt.Errorf("import: %w", err)
+		}
+		var res agent.ImportResult
+		err = json.NewDecoder(resp.Body).Decode(&res)
+		resp.Body.Close()
+		if err != nil {
+			return fmt.Errorf("import: the server's answer: %w", err)
+		}
+		merged.Conversations = append(merged.Conversations, res.Conversations...)
+		merged.Existing = append(merged.Existing, res.Existing...)
+	}
+	enc := json.NewEncoder(stdout)
+	return enc.Encode(merged)
+}
+
+// importParts splits an import file into request bodies within the
+// server's limits (agent.MaxImportConversations, agent.MaxImportMessages,
+// and server.MaxBodyBytes). agentik JSON is split by its conversations'
+// messages, a ChatGPT conversations.json by its conversations' nodes (an
+// upper bound of their messages). A file within the limits is one part.
+func importParts(data []byte) ([][]byte, error) {
+	data = bytes.TrimSpace(data)
+	var items []json.RawMessage
+	var wrap func([]json.RawMessage) ([]byte, error)
+	var size func(json.RawMessage) int
+	switch {
+	case len(data) > 0 && data[0] == '[': // ChatGPT
+		if err := json.Unmarshal(data, &items); err != nil {
+			return [][]byte{data}, nil // the server says what is wrong
+		}
+		wrap = func(part []json.RawMessage) ([]byte, error) { return json.Marshal(part) }
+		size = func(c json.RawMessage) int {
+			var v struct {
+				Mapping map[string]json.RawMessage `json:"mapping"`
+			}
+			_ = json.Unmarshal(c, &v)
+			return len(v.Mapping)
+		}
+	default:
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal(data, &doc); err != nil || doc["conversations"] == nil {
+			return [][]byte{data}, nil
+		}
+		if err := json.Unmarshal(doc["conversations"], &items); err != nil {
+			return [][]byte{data}, nil
+		}
+		wrap = func(part []json.RawMessage) ([]byte, error) {
+			b, err := json.Marshal(part)
+			if err != nil {
+				return nil, err
+			}
+			doc["conversations"] = b
+			return json.Marshal(doc)
+		}
+		size = func(c json.RawMessage) int {
+			var v struct {
+				Messages []json.RawMessage `json:"messages"`
+			}
+			_ = json.Unmarshal(c, &v)
+			return len(v.Messages)
+		}
+	}
+	const maxBytes = server.MaxBodyBytes * 3 / 4 // room for the wrapping
+	var parts [][]byte
+	var cur []json.RawMessage
+	msgs, bytesIn := 0, 0
+	flush := func() error {
+		if len(cur) == 0 {
+			return nil
+		}
+		b, err := wrap(cur)
+		if err != nil {
+			return err
+		}
+		parts = append(parts, b)
+		cur, msgs, bytesIn = nil, 0, 0
+		return nil
+	}
+	for _, c := range items {
+		n := size(c)
+		if len(cur) > 0 && (len(cur)+1 > agent.MaxImportConversations || msgs+n > agent.MaxImportMessages || bytesIn+len(c) > maxBytes) {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+		cur = append(cur, c)
+		msgs += n
+		bytesIn += len(c)
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	if len(parts) == 0 {
+		return [][]byte{data}, nil
+	}
+	return parts, nil
 }
 
 // archiveRequest does one request to the server with the API key, and

@@ -54,3 +54,44 @@ func TestExportImportCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestImportParts: a file over the server's limits is split between
+// conversations, each part within them; a small or unreadable one is sent
+// as it is.
+func TestImportParts(t *testing.T) {
+	msg := `{"type":"user_message","content":[{"type":"text","body":"hi"}]}`
+	conv := func(id string, n int) string {
+		return `{"conversation":{"id":"` + id + `"},"messages":[` + strings.TrimSuffix(strings.Repeat(msg+",", n), ",") + `]}`
+	}
+	big := `{"format":"agentik","version":1,"conversations":[` + conv("a", 6000) + "," + conv("b", 6000) + "," + conv("c", 10) + `]}`
+	parts, err := importParts([]byte(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range parts {
+		var a agent.Archive
+		if err := json.Unmarshal(p, &a); err != nil || a.Format != "agentik" || a.Version != 1 {
+			t.Fatalf("part %.80s: %v", p, err)
+		}
+		ids := ""
+		n := 0
+		for _, c := range a.Conversations {
+			ids += c.Conversation.ID
+			n += len(c.Messages)
+		}
+		if n > agent.MaxImportMessages {
+			t.Errorf("part %s has %d messages", ids, n)
+		}
+		got = append(got, ids)
+	}
+	if strings.Join(got, ",") != "a,bc" {
+		t.Errorf("parts = %v, want a,bc", got)
+	}
+	for _, small := range []string{`[{"id":"x","mapping":{}}]`, `{"format":"agentik","version":1,"conversations":[]}`, `not json`} {
+		parts, err := importParts([]byte(small))
+		if err != nil || len(parts) != 1 || string(parts[0]) != small && small != `{"format":"agentik","version":1,"conversations":[]}` {
+			t.Errorf("importParts(%s) = %q, %v", small, parts, err)
+		}
+	}
+}

@@ -8,11 +8,16 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of one import: it is one transaction, so its size bounds how long
-// the writer is busy with it and the memory it holds.
+// Limits of one import: it is one transaction, and while the writer
+// commits it every other write (a streaming answer's tokens) waits, so its
+// size bounds that wait: 50,000 messages took 45 s on a loaded 2-core
+// machine, 10,000 take a few seconds. `agentik import` sends a bigger file
+// in parts of at most these sizes; each part is all or nothing, and since
+// an import is idempotent per source, running it again after a failure
+// completes it.
 const (
-	MaxImportConversations = 10_000
-	MaxImportMessages      = 50_000
+	MaxImportConversations = 2_000
+	MaxImportMessages      = 10_000
 )
 
 // Archive format: the agentik JSON of an export, read back by import.
