@@ -21,6 +21,11 @@ type conversationRow struct {
 	// TurnOwner is the instance running the turn (Store.instance); a turn
 	// whose owner is gone is orphaned.
 	TurnOwner string `gorm:"not null;default:''"`
+	// ContextTokens and ContextWindow are agent.Conversation.Context; 0
+	// before the first model call.
+	ContextTokens int `gorm:"not null;default:0"`
+	ContextWindow int `gorm:"not null;default:0"`
+	ContextBytes  int `gorm:"not null;default:0"` // the estimate's raw bytes of that prompt: its calibration
 }
 
 func (conversationRow) TableName() string { return "conversation" }

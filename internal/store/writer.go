@@ -399,9 +399,19 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 			return err
 		}
 	}
+	if rec.ReplaceMemory {
+		if err := tx.Where("conversation_id = ?", cid).Delete(&memoryRow{}).Error; err != nil {
+			return fmt.Errorf("replace memory of %s: %w", cid, err)
+		}
+	}
 	if len(rec.Memory) > 0 {
 		if err := appendMemory(tx, cid, rec.Memory); err != nil {
 			return err
+		}
+	}
+	if c := rec.Context; c != nil {
+		if err := updateConversation(tx, cid, map[string]any{"context_tokens": c.Tokens, "context_window": c.Window, "context_bytes": c.Bytes}); err != nil {
+			return fmt.Errorf("context: %w", err)
 		}
 	}
 	switch rec.Turn {
