@@ -312,6 +312,8 @@ func (k *wsConn) run(ctx context.Context, cmd Command) (any, error) {
 		return Empty{}, nil
 	case OpListTools:
 		return k.s.toolServers(), nil
+	case OpCompact:
+		return r.Compact(ctx, cmd.ConversationID)
 	}
 	return nil, agent.Errorf(agent.CodeBadRequest, "unknown op %q", cmd.Op)
 }
