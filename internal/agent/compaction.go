@@ -274,11 +274,12 @@ func (t *turn) summarize(full, elided []ModelMessage, keep int, b budget, before
 	next = append(next, mem[:start]...)
 	next = append(next, ModelMessage{Role: RoleSummary, Content: []Content{Text(summary)}})
 	next = append(next, elided[keep:]...)
-	after := t.r.est.tokens(t.conv.ID, promptBytes(next, specsBytes))
+	afterBytes := promptBytes(next, specsBytes)
+	after := t.r.est.tokens(t.conv.ID, afterBytes)
 	m := Message{Type: MessageSummary, ConversationID: t.conv.ID, Summary: summary, Replaces: replaces, TokensBefore: before, TokensAfter: after}
 	rec := t.r.messageRecord(m)
 	rec.Memory, rec.ReplaceMemory = next, true
-	rec.Context = &ContextSize{Tokens: after, Window: b.window}
+	rec.Context = &ContextSize{Tokens: after, Window: b.window, Bytes: afterBytes} // keeps the calibration
 	if err := t.emit(rec); err != nil {
 		return nil, nil, err
 	}
