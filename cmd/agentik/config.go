@@ -75,6 +75,9 @@ Model (any OpenAI-compatible endpoint):
                     OPENAI_API_KEY           key for the endpoint (OpenAI when no base URL is set)
                     OPENAI_MODEL             model name
                     AGENTIK_LLM_BACKEND      openai (default); google is not available in this build
+                    AGENTIK_CONTEXT_WINDOW   the model's context window in tokens (default: what the
+                                             endpoint reports, else 8192); longer histories get summarized
+                    AGENTIK_SUMMARY_MODEL    model that writes those summaries (default: the chat model)
   With none of them set, agentik uses Ollama if it answers on 127.0.0.1:11434;
   otherwise it starts without a model and sends fail with "unavailable".
 `
