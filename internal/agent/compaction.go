@@ -305,7 +305,7 @@ func (t *turn) summaryCall(old []ModelMessage, b budget) (string, error) {
 		},
 	}
 	resp, err := t.r.cfg.Model.Chat(t.ctx, req, func(Delta) error { return t.ctx.Err() })
-	t.usage = t.usage.Add(resp.Usage)
+	t.summaryUsage = t.summaryUsage.Add(resp.Usage)
 	if err != nil {
 		if t.ctx.Err() != nil {
 			return "", context.Cause(t.ctx)
@@ -379,13 +379,19 @@ func renderTranscript(old []ModelMessage, limit int) string {
 // chat runs one model call on mem within the window: it prepares (and
 // compacts) first, and when the model still refuses for length, learns
 // the window from the refusal, compacts harder and retries once.
-func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error) (ChatResponse, error) {
+func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error) (resp ChatResponse, err error) {
+	// A summary call's usage counts with the call it made room for, so a
+	// turn's answers still add up to its end.usage.
+	defer func() {
+		resp.Usage = resp.Usage.Add(t.summaryUsage)
+		t.summaryUsage = Usage{}
+	}()
 	t.r.est.seed(t.conv)
 	p, err := t.prepare(mem, specs, false)
 	if err != nil {
 		return ChatResponse{}, err
 	}
-	resp, err := t.r.cfg.Model.Chat(t.ctx, ChatRequest{Messages: p.send, Tools: specs}, on)
+	resp, err = t.r.cfg.Model.Chat(t.ctx, ChatRequest{Messages: p.send, Tools: specs}, on)
 	var ce *ContextExceeded
 	if err != nil && errors.As(err, &ce) && resp.Text == "" && resp.Reasoning == "" && len(resp.ToolCalls) == 0 {
 		t.learn(ce, p)

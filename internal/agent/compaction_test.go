@@ -91,6 +91,22 @@ func summaries(hist []agent.Message) []agent.Message {
 	return out
 }
 
+// usageAddsUp fails unless the turn's answers add up to its end.usage,
+// summary calls included.
+func usageAddsUp(t *testing.T, evs []agent.Event) {
+	t.Helper()
+	var sum agent.Usage
+	for _, e := range evs {
+		if e.Type == agent.EventMessage && e.Message.Usage != nil {
+			sum = sum.Add(*e.Message.Usage)
+		}
+	}
+	end := evs[len(evs)-1]
+	if end.Usage == nil || *end.Usage != sum {
+		t.Errorf("end usage %+v, answers add up to %+v", end.Usage, sum)
+	}
+}
+
 func noError(t *testing.T, evs []agent.Event) {
 	t.Helper()
 	for _, e := range evs {
@@ -114,7 +130,9 @@ func TestLongConversationStaysInWindow(t *testing.T) {
 			msg = fmt.Sprintf("Turn %d: read a file for me", i)
 		}
 		sent += len(msg)
-		noError(t, g.turn(c, msg))
+		evs := g.turn(c, msg)
+		noError(t, evs)
+		usageAddsUp(t, evs)
 	}
 	reqs := g.fake.Requests()
 	if refused := checkRequests(t, reqs, window); refused > 0 {

@@ -44,6 +44,8 @@ type turn struct {
 	emitErr error // first write error of the emitter; read after it stopped
 	usage   Usage
 	context *ContextSize // of the last model call; put on the end record
+
+	summaryUsage Usage // of compaction summary calls not yet on a model call's usage
 }
 
 type emitItem struct {
