@@ -479,7 +479,7 @@ func (r *Runner) Compact(ctx context.Context, id string) (CompactResult, error) 
 	// The compaction holds the conversation like a turn: a send meanwhile
 	// is busy, an interrupt cancels the summary call.
 	tctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	t := &turn{r: r, st: r.cfg.Store, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{})}
+	t := &turn{r: r, st: r.cfg.Store, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), ended: func() {}}
 	close(t.started)
 	r.turns[id] = t
 	r.wg.Add(1)
