@@ -460,12 +460,36 @@ func (r *Runner) Compact(ctx context.Context, id string) (CompactResult, error) 
 	if r.temps.Has(id) {
 		return CompactResult{}, Errorf(CodeBadRequest, "conversation %s is temporary: temporary conversations are not compacted", id)
 	}
-	c, err := r.cfg.Store.Conversation(ctx, id)
-	if err != nil {
+	if _, err := r.cfg.Store.Conversation(ctx, id); err != nil {
 		return CompactResult{}, err
 	}
 	if r.cfg.Model == nil {
 		return CompactResult{}, Errorf(CodeUnavailable, "%s", r.cfg.Unavailable)
+	}
+	busy := Errorf(CodeBusy, "a turn is running in conversation %s; compact it once the turn has ended", id)
+	// A turn writing its end (a client may have seen it) is waited for,
+	// as Send does, instead of busy.
+	for {
+		r.mu.Lock()
+		prev := r.turns[id]
+		if prev == nil {
+			r.mu.Unlock()
+			break
+		}
+		ending := prev.ending
+		r.mu.Unlock()
+		if !ending {
+			return CompactResult{}, busy
+		}
+		select {
+		case <-prev.done:
+		case <-ctx.Done():
+			return CompactResult{}, ctx.Err()
+		}
+	}
+	c, err := r.cfg.Store.Conversation(ctx, id)
+	if err != nil {
+		return CompactResult{}, err
 	}
 	r.mu.Lock()
 	switch {
@@ -474,7 +498,7 @@ func (r *Runner) Compact(ctx context.Context, id string) (CompactResult, error) 
 		return CompactResult{}, errClosed
 	case r.turns[id] != nil || c.Running:
 		r.mu.Unlock()
-		return CompactResult{}, Errorf(CodeBusy, "a turn is running in conversation %s; compact it once the turn has ended", id)
+		return CompactResult{}, busy
 	}
 	// The compaction holds the conversation like a turn: a send meanwhile
 	// is busy, an interrupt cancels the summary call.
