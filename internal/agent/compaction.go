@@ -98,12 +98,17 @@ func (t *turn) prepare(mem *[]ModelMessage, specs []ToolSpec, harder bool) (prep
 	if err != nil {
 		return p, err
 	}
-	if compacted == nil { // nothing to summarize: the current turn alone is this big
-		return p, nil
+	if compacted != nil {
+		*mem = compacted
+		p = t.measure(compacted, sb, b)
+		t.r.log.Info("context_compacted", "conversation_id", t.conv.ID, "replaces", m.Replaces, "tokens_before", before, "tokens_after", p.tokens)
 	}
-	*mem = compacted
-	p = t.measure(compacted, sb, b)
-	t.r.log.Info("context_compacted", "conversation_id", t.conv.ID, "replaces", m.Replaces, "tokens_before", before, "tokens_after", p.tokens)
+	if p.tokens > b.limit && !harder {
+		// The current turn alone is this big (many tool rounds): send its
+		// earlier rounds' results as stubs too, rather than have the model
+		// refuse (or, like Ollama, silently drop the start of the prompt).
+		p = t.measure(elide(*mem, lastUser(*mem), true), sb, b)
+	}
 	return p, nil
 }
 

@@ -327,3 +327,44 @@ func TestManualCompact(t *testing.T) {
 	waitIdle(t, g.r, c.ID)
 	_ = time.Second
 }
+
+// toolLoopScript calls the tool rounds times in a row, then answers; the
+// summary call gets a short summary.
+func toolLoopScript(rounds int) func(llmtest.Request) llmtest.Reply {
+	return func(req llmtest.Request) llmtest.Reply {
+		if req.MaxTokens > 0 {
+			return llmtest.Reply{Text: "SUMMARY"}
+		}
+		n := 0
+		for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role != "user"; i-- {
+			if req.Messages[i].Role == "tool" {
+				n++
+			}
+		}
+		if n < rounds {
+			return llmtest.Reply{ToolCalls: []agent.ToolCall{{Name: "files__read", Arguments: fmt.Sprintf(`{"part":%d}`, n)}}}
+		}
+		return llmtest.Reply{Text: fmt.Sprintf("read %d parts", n)}
+	}
+}
+
+func TestToolHeavyTurnStaysInWindow(t *testing.T) {
+	const window = 1500
+	var w *llm.Windows
+	g := newRigWith(t, &bigTools{size: 1500}, withWindows(&w, 0),
+		llmtest.WithWindow(window), llmtest.WithListedWindow(window), llmtest.WithScript(toolLoopScript(8)))
+	c := g.create(false)
+	evs := g.turn(c, "read all the parts")
+	noError(t, evs)
+	if got := text(evs); got != "read 8 parts" {
+		t.Errorf("answer %q", got)
+	}
+	reqs := g.fake.Requests()
+	if refused := checkRequests(t, reqs, window); refused > 0 {
+		t.Errorf("%d of %d requests did not fit the window", refused, len(reqs))
+	}
+	last := reqs[len(reqs)-1]
+	if tool := last.Messages[len(last.Messages)-1]; tool.Role != "tool" || !strings.HasPrefix(tool.Content, "line 0 of") {
+		t.Errorf("the last round's result was not sent: %+v", tool)
+	}
+}
