@@ -235,6 +235,7 @@ func (r *Runner) Delete(ctx context.Context, id string) error {
 	if err := st.Append(ctx, rec); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
+	r.est.forget(id)
 	return nil
 }
 
