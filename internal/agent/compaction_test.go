@@ -368,3 +368,21 @@ func TestToolHeavyTurnStaysInWindow(t *testing.T) {
 		t.Errorf("the last round's result was not sent: %+v", tool)
 	}
 }
+
+func TestRefusedTwiceFailsClearly(t *testing.T) {
+	g := newRigWith(t, nil, nil, llmtest.WithScript(contextScript))
+	c := g.create(false)
+	noError(t, g.turn(c, "first"))
+	refusal := llmtest.Reply{Status: 400, ErrorMessage: "This model's maximum context length is 4000 tokens. However, your messages resulted in 4100 tokens."}
+	g.fake.Enqueue(refusal)
+	g.fake.Enqueue(llmtest.Reply{Text: "SUMMARY"}) // the harder compaction's summary call
+	g.fake.Enqueue(refusal)
+	evs := g.turn(c, "second")
+	last := evs[len(evs)-2]
+	if last.Type != agent.EventError || last.Code != agent.CodeModelError ||
+		!strings.Contains(last.Error, "did not fit the model's context window (4000 tokens) even after compacting it and retrying once") {
+		t.Fatalf("events %s, error %q", types(evs), last.Error)
+	}
+	// The conversation stays usable.
+	noError(t, g.turn(c, "third"))
+}
