@@ -63,6 +63,7 @@ type ChatView struct {
 	LastSeq  int64 // seq of the last message on the page: the resume cursor
 	Omitted  int   // earlier messages not on the page
 	Messages []MessageView
+	Context  *agent.ContextSize // how full the model's context is; nil before the first call
 }
 
 // Message view kinds.
@@ -71,6 +72,7 @@ const (
 	KindAssistant = "assistant"
 	KindTool      = "tool"
 	KindError     = "error"
+	KindSummary   = "summary" // a compaction: a divider expandable to its summary
 	KindUnknown   = "unknown"
 )
 
@@ -99,6 +101,9 @@ type MessageView struct {
 
 	Error string // error: the message
 	Code  string
+
+	Summary  string // summary: the text that replaced Replaces earlier entries
+	Replaces int
 }
 
 // Image is an inline image of a message.
@@ -127,7 +132,7 @@ func Title(t string) string {
 // NewChatView builds the view of a conversation from its history in seq
 // order. omitted counts earlier messages the caller did not load.
 func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatView {
-	v := &ChatView{ID: c.ID, Title: Title(c.Title), Temp: c.Temp, Running: c.Running, TurnSeq: c.TurnSeq, Omitted: omitted}
+	v := &ChatView{ID: c.ID, Title: Title(c.Title), Temp: c.Temp, Running: c.Running, TurnSeq: c.TurnSeq, Omitted: omitted, Context: c.Context}
 	cards := map[string]int{} // call_id → index in v.Messages
 	// A turn's usage (the sum of its model calls) shows once, on its last
 	// answer, as the live view shows end.usage.
@@ -172,6 +177,8 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 			card.HasResult, card.ResultID, card.Result, card.IsError = true, m.ID, PrettyJSON(m.Result), m.IsError
 		case agent.MessageError:
 			v.Messages = append(v.Messages, MessageView{Kind: KindError, Type: m.Type, ID: m.ID, Seq: m.Seq, Error: m.Error, Code: m.Code})
+		case agent.MessageSummary:
+			v.Messages = append(v.Messages, MessageView{Kind: KindSummary, Type: m.Type, ID: m.ID, Seq: m.Seq, Summary: m.Summary, Replaces: m.Replaces})
 		default:
 			v.Messages = append(v.Messages, MessageView{Kind: KindUnknown, Type: m.Type, ID: m.ID, Seq: m.Seq})
 		}

@@ -10,6 +10,7 @@ import {
 import { StreamRenderer } from './markdown.js';
 import { Follower } from './follow.js';
 import { isImageType } from './rules.js';
+import { setGauge, summaryMessage } from './context.js';
 
 const EARLIER_PAGE = 200; // messages per history request ("Show earlier messages", resync)
 
@@ -196,6 +197,7 @@ export class Chat {
     if (m.type === 'tool_call' && liveTool && liveTool.result !== undefined) setToolResult(el, { result: liveTool.result, isError: liveTool.isError });
     this.list.append(el);
     this.main.querySelector('#empty-state')?.remove();
+    if (m.type === 'summary_message' && !this.running) this.refreshContext();
   }
 
   // loadEarlier prepends a page of the history before what the page shows
@@ -249,6 +251,7 @@ export class Chat {
         return el;
       }
       case 'error': return errorMessage({ ...m, message: m.message });
+      case 'summary_message': return summaryMessage(m);
       default: return unknownMessage(m);
     }
   }
@@ -366,6 +369,17 @@ export class Chat {
     this.interrupted = false;
     this.mode = 'response';
     this.setRunning(false);
+    this.refreshContext();
+  }
+
+  // refreshContext updates the context gauge from the conversation, whose
+  // context the turn (or a compaction) just changed.
+  refreshContext() {
+    if (this.disposed) return;
+    this.conn.request('get_conversation', { conversation_id: this.id }).then(
+      (conv) => { if (!this.disposed) setGauge(this.main, conv.context); },
+      () => {},
+    );
   }
 
   // --- rendering, at most once per frame, only the streaming parts --------

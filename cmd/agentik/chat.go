@@ -278,6 +278,10 @@ func (p *turnPrinter) print(e *agent.Event) {
 		fmt.Fprintf(p.w, "\nerror: %s\n", stripControls(e.Error))
 	case agent.EventInterrupted:
 		fmt.Fprint(p.w, "\n[interrupted]")
+	case agent.EventMessage:
+		if m := e.Message; m != nil && m.Type == agent.MessageSummary {
+			fmt.Fprintf(p.w, "\n%s\n", summaryLine(m))
+		}
 	case agent.EventEnd:
 		if e.Usage != nil {
 			fmt.Fprintf(p.w, "\n(%d tokens)\n", e.Usage.TotalTokens)
@@ -285,6 +289,11 @@ func (p *turnPrinter) print(e *agent.Event) {
 			fmt.Fprintln(p.w)
 		}
 	}
+}
+
+// summaryLine reports a compaction of the conversation's context.
+func summaryLine(m *agent.Message) string {
+	return fmt.Sprintf("[context compacted: %d earlier messages summarized, about %d → %d tokens]", m.Replaces, m.TokensBefore, m.TokensAfter)
 }
 
 // oneLine is s (control sequences stripped) on one line, cut after n bytes.
@@ -315,6 +324,8 @@ func printHistory(ctx context.Context, c *client.Client, id string, out io.Write
 				fmt.Fprintf(out, "[result: %s]\n", oneLine(m.Result, 200))
 			case agent.MessageError:
 				fmt.Fprintf(out, "error: %s\n", stripControls(m.Error))
+			case agent.MessageSummary:
+				fmt.Fprintf(out, "%s %s\n", summaryLine(&m), oneLine(m.Summary, 200))
 			}
 		}
 		if len(ms) < agent.MaxPageSize {

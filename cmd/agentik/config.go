@@ -27,6 +27,8 @@ type config struct {
 	APIKeys        []string
 	EventTTL       time.Duration
 	MaxAnswerBytes int
+	ContextWindow  int    // AGENTIK_CONTEXT_WINDOW: tokens; 0 = discovered, else 8192
+	SummaryModel   string // AGENTIK_SUMMARY_MODEL: makes compaction summaries; "" = the model
 	AllowedHosts   []string
 	AllowedOrigins []string
 	TrustedProxies []netip.Prefix
@@ -75,6 +77,9 @@ Model (any OpenAI-compatible endpoint):
                     OPENAI_API_KEY           key for the endpoint (OpenAI when no base URL is set)
                     OPENAI_MODEL             model name
                     AGENTIK_LLM_BACKEND      openai (default); google is not available in this build
+                    AGENTIK_CONTEXT_WINDOW   the model's context window in tokens (default: what the
+                                             endpoint reports, else 8192); longer histories get summarized
+                    AGENTIK_SUMMARY_MODEL    model that writes those summaries (default: the chat model)
   With none of them set, agentik uses Ollama if it answers on 127.0.0.1:11434;
   otherwise it starts without a model and sends fail with "unavailable".
 `
@@ -121,6 +126,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		}
 		c.MaxAnswerBytes = n
 	}
+	if v := getenv("AGENTIK_CONTEXT_WINDOW"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 512 {
+			return c, fmt.Errorf("AGENTIK_CONTEXT_WINDOW must be the model's context window in tokens (512 or more), like 8192, got %q", v)
+		}
+		c.ContextWindow = n
+	}
+	c.SummaryModel = strings.TrimSpace(getenv("AGENTIK_SUMMARY_MODEL"))
 	for _, p := range splitList(getenv("AGENTIK_TRUSTED_PROXIES")) {
 		pfx, err := netip.ParsePrefix(p)
 		if err != nil {

@@ -122,6 +122,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	st, b := a.Store, a.Broker
 
 	var model agent.Model
+	var windows agent.Windows
 	modelName := ""
 	unavailable := ""
 	notice := &modelNotice{} // what the UI's banner says about the model
@@ -153,6 +154,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 			return fmt.Errorf("model: %w", err)
 		}
 		model, modelName = tel.Model(m, m.Name()), m.Name()
+		windows = llm.NewWindows(mcfg, cfg.ContextWindow)
 		log.Info("model_configured", "base_url", redactURL(mcfg.BaseURL), "model", modelName)
 		notice.probe(ctx, mcfg, log) // in the background: a slow endpoint does not delay the start
 		defer notice.wait()
@@ -162,7 +164,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 
 	var tools *tool.Manager
 	rcfg := agent.Config{Model: model, SystemPrompt: cfg.SystemPrompt, MaxAnswerBytes: cfg.MaxAnswerBytes, Logger: log, Unavailable: unavailable,
-		TurnContext: tel.TurnContext}
+		TurnContext: tel.TurnContext, Windows: windows, SummaryModel: cfg.SummaryModel}
 	if cfg.MCPConfig != "" {
 		tcfg, err := tool.LoadConfig(cfg.MCPConfig, getenv)
 		if err != nil {

@@ -4,14 +4,15 @@ import "time"
 
 // Conversation is the summary of one conversation.
 type Conversation struct {
-	ID           string    `wire:"id,*"`
-	Title        string    `wire:"title,*"`
-	Temp         bool      `wire:"temp,*"` // lives only in memory, never stored
-	CreatedAt    time.Time `wire:"created_at,*"`
-	UpdatedAt    time.Time `wire:"updated_at,*"`
-	MessageCount int       `wire:"message_count,*"`
-	Running      bool      `wire:"running,*"`
-	TurnSeq      int64     `wire:"turn_seq,*?"` // seq of the running turn's first event; 0 when idle
+	ID           string       `wire:"id,*"`
+	Title        string       `wire:"title,*"`
+	Temp         bool         `wire:"temp,*"` // lives only in memory, never stored
+	CreatedAt    time.Time    `wire:"created_at,*"`
+	UpdatedAt    time.Time    `wire:"updated_at,*"`
+	MessageCount int          `wire:"message_count,*"`
+	Running      bool         `wire:"running,*"`
+	TurnSeq      int64        `wire:"turn_seq,*?"` // seq of the running turn's first event; 0 when idle
+	Context      *ContextSize `wire:"context,*?"`  // the last prompt's size and the model's window; nil before the first call
 }
 
 // MarshalJSON implements json.Marshaler.

@@ -14,6 +14,9 @@
 //   - turn.go: the life of one turn, from the user's message to its one end
 //     event;
 //   - recovery.go: ending turns whose process died;
+//   - context.go, compaction.go: keeping every model call inside the
+//     model's context window (estimates, the Windows seam, stubs,
+//     summaries, manual Compact);
 //   - store.go, model.go: the seams the runner calls (its store, the
 //     model, the tools, the publisher), declared here by their consumer;
 //   - limits.go: what a client may send, checked before anything is written;

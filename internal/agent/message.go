@@ -13,6 +13,7 @@ const (
 	MessageToolCall   = "tool_call"
 	MessageToolResult = "tool_result"
 	MessageError      = "error"
+	MessageSummary    = "summary_message" // a compaction of working memory (context.go)
 )
 
 // Message is one persisted entry of a conversation's history. Type selects
@@ -39,6 +40,11 @@ type Message struct {
 
 	Error string `wire:"message,error"` // the error's message
 	Code  string `wire:"code,error?"`
+
+	Summary      string `wire:"summary,summary_message"`
+	Replaces     int    `wire:"replaces,summary_message"`      // working-memory entries it stands for
+	TokensBefore int    `wire:"tokens_before,summary_message"` // estimated prompt tokens before the compaction
+	TokensAfter  int    `wire:"tokens_after,summary_message"`  // … and after
 
 	Raw json.RawMessage `wire:"-raw"` // a type this version does not know
 }

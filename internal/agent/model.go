@@ -11,6 +11,10 @@ const (
 	RoleUser      = "user"
 	RoleAssistant = "assistant"
 	RoleTool      = "tool"
+	// RoleSummary is the summary of earlier turns that a compaction put in
+	// place of them; the model adapter shows it to the model with the
+	// system prompt.
+	RoleSummary = "summary"
 )
 
 // ModelMessage is one entry of what the model sees: the working memory of a
@@ -42,6 +46,11 @@ type ToolSpec struct {
 type ChatRequest struct {
 	Messages []ModelMessage
 	Tools    []ToolSpec
+	// Model overrides the adapter's model for this call ("" = its own);
+	// the summaries of compaction use it for AGENTIK_SUMMARY_MODEL.
+	Model string
+	// MaxTokens bounds the answer (0 = the endpoint's default).
+	MaxTokens int
 }
 
 // Delta is a piece of a streamed answer: exactly one field is set.

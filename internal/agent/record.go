@@ -18,13 +18,17 @@ const (
 //     title; deleted deletes the conversation with its messages and memory;
 //   - a KindConversation message event inserts its Message (seq = the
 //     event's seq) and bumps the conversation's updated_at and message_count;
-//   - Memory is appended to the conversation's working memory;
+//   - Memory is appended to the conversation's working memory, or, with
+//     ReplaceMemory, becomes the whole working memory (a compaction);
+//   - Context, when set, becomes the conversation's context size;
 //   - Turn changes the conversation's turn state.
 type Record struct {
-	Event        AllEvent
-	Conversation *Conversation
-	Memory       []ModelMessage
-	Turn         TurnChange
+	Event         AllEvent
+	Conversation  *Conversation
+	Memory        []ModelMessage
+	ReplaceMemory bool
+	Context       *ContextSize
+	Turn          TurnChange
 	// Source, on a created record, names what the conversation was
 	// imported from (see Import); unique among stored conversations.
 	Source string

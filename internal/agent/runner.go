@@ -33,6 +33,11 @@ type Config struct {
 	// images); past it the turn ends with an error, what came before kept.
 	// DefaultMaxAnswerBytes when 0.
 	MaxAnswerBytes int
+	// Windows knows the context window of each model (context.go); nil:
+	// DefaultContextWindow, lowered by what refusals teach.
+	Windows Windows
+	// SummaryModel makes the summaries of compaction; "" = the model.
+	SummaryModel string
 	// Unavailable explains how to configure a model; it is the message of
 	// the error a send gets when Model is nil.
 	Unavailable string
@@ -48,10 +53,12 @@ type Config struct {
 // conversations in a MemStore and the others in the Store, and is the only
 // place that decides what a turn emits.
 type Runner struct {
-	cfg   Config
-	log   *slog.Logger
-	now   Clock
-	temps *MemStore
+	cfg     Config
+	log     *slog.Logger
+	now     Clock
+	temps   *MemStore
+	est     *estimator // prompt tokens, calibrated per conversation
+	windows Windows
 
 	mu     sync.Mutex
 	turns  map[string]*turn // running turns by conversation id
@@ -70,7 +77,10 @@ func NewRunner(cfg Config) *Runner {
 	if cfg.Unavailable == "" {
 		cfg.Unavailable = "no model is configured: set OPENAI_BASE_URL (and OPENAI_MODEL) for an OpenAI-compatible server, or OPENAI_API_KEY for OpenAI, or run Ollama on 127.0.0.1:11434, then restart agentik"
 	}
-	r := &Runner{cfg: cfg, log: cfg.Logger, now: cfg.Now, turns: map[string]*turn{}}
+	r := &Runner{cfg: cfg, log: cfg.Logger, now: cfg.Now, turns: map[string]*turn{}, est: newEstimator(), windows: cfg.Windows}
+	if r.windows == nil {
+		r.windows = &memWindows{}
+	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -225,6 +235,7 @@ func (r *Runner) Delete(ctx context.Context, id string) error {
 	if err := st.Append(ctx, rec); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
+	r.est.forget(id)
 	return nil
 }
 

@@ -34,12 +34,21 @@ type rig struct {
 	// onCommit, when set, sees every committed batch on the store's writer
 	// goroutine, before the Append that wrote it returns.
 	onCommit func([]agent.AllEvent)
+	// configure, when set, adjusts the runner's config on every open.
+	configure func(*agent.Config, llm.Config)
 }
 
 func newRig(t *testing.T, tools agent.Tools) *rig {
 	t.Helper()
-	fake, url := llmtest.NewHTTPServer(t)
-	g := &rig{t: t, dbPath: filepath.Join(t.TempDir(), "agentik.db"), fake: fake, url: url, tools: tools}
+	return newRigWith(t, tools, nil)
+}
+
+// newRigWith is newRig with a fake made with opts and a configure hook
+// (set before the first open).
+func newRigWith(t *testing.T, tools agent.Tools, configure func(*agent.Config, llm.Config), opts ...llmtest.Option) *rig {
+	t.Helper()
+	fake, url := llmtest.NewHTTPServer(t, opts...)
+	g := &rig{t: t, dbPath: filepath.Join(t.TempDir(), "agentik.db"), fake: fake, url: url, tools: tools, configure: configure}
 	g.open()
 	t.Cleanup(g.close)
 	return g
@@ -55,11 +64,16 @@ func (g *rig) open() {
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	m, err := llm.New(llm.Config{BaseURL: g.url, Model: "fake"})
+	mcfg := llm.Config{BaseURL: g.url, Model: "fake"}
+	m, err := llm.New(mcfg)
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	if err := a.Start(context.Background(), agent.Config{Model: m, Tools: g.tools}, server.Config{}); err != nil {
+	acfg := agent.Config{Model: m, Tools: g.tools}
+	if g.configure != nil {
+		g.configure(&acfg, mcfg)
+	}
+	if err := a.Start(context.Background(), acfg, server.Config{}); err != nil {
 		g.t.Fatal(err)
 	}
 	g.app, g.st, g.b, g.r = a, a.Store, a.Broker, a.Runner

@@ -171,7 +171,14 @@ func (s *MemStore) apply(rec *Record) {
 		c.conv.MessageCount++
 		c.conv.UpdatedAt = ev.Date
 	}
+	if rec.ReplaceMemory {
+		c.memory = nil
+	}
 	c.memory = append(c.memory, rec.Memory...)
+	if rec.Context != nil {
+		size := *rec.Context
+		c.conv.Context = &size
+	}
 	n := recordBytes(rec)
 	c.bytes += n
 	s.bytes += n

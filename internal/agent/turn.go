@@ -43,6 +43,9 @@ type turn struct {
 	items   chan emitItem
 	emitErr error // first write error of the emitter; read after it stopped
 	usage   Usage
+	context *ContextSize // of the last model call; put on the end record
+
+	summaryUsage Usage // of compaction summary calls not yet on a model call's usage
 }
 
 type emitItem struct {
@@ -68,12 +71,12 @@ func (t *turn) run() {
 	cause := context.Cause(t.ctx)
 	switch {
 	case err == nil:
-		err = t.emitRecs(t.r.endRecords(t.conv.ID, t.usagePtr())...)
+		err = t.emitRecs(t.withContext(t.r.endRecords(t.conv.ID, t.usagePtr()))...)
 	case t.ctx.Err() != nil && (errors.Is(cause, errInterrupt) || errors.Is(cause, errShutdown)):
-		err = t.emitRecs(append([]*Record{{Event: t.r.event(t.conv.ID, Event{Type: EventInterrupted})}},
-			t.r.endRecords(t.conv.ID, t.usagePtr())...)...)
+		err = t.emitRecs(t.withContext(append([]*Record{{Event: t.r.event(t.conv.ID, Event{Type: EventInterrupted})}},
+			t.r.endRecords(t.conv.ID, t.usagePtr())...))...)
 	default:
-		err = t.emitRecs(t.r.failRecords(t.conv.ID, t.failure(err), t.usagePtr())...)
+		err = t.emitRecs(t.withContext(t.r.failRecords(t.conv.ID, t.failure(err), t.usagePtr()))...)
 	}
 	close(t.items)
 	<-emitDone
@@ -221,7 +224,7 @@ func (t *turn) loop() error {
 		specs = withClientTools(specs, t.clientTools)
 		phase := ""
 		size, text := 0, 0 // bytes of this answer so far, and of its text that went out
-		resp, err := t.r.cfg.Model.Chat(t.ctx, ChatRequest{Messages: mem, Tools: specs}, func(d Delta) error {
+		resp, err := t.chat(&mem, specs, func(d Delta) error {
 			n := len(d.Reasoning) + len(d.Text)
 			if d.Image != nil {
 				n += len(d.Image.Data)

@@ -178,6 +178,9 @@ func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, on func(agent.D
 			return resp, cbErr.err
 		}
 		merr := m.modelError(callCtx, err)
+		if ce := contextExceeded(err, merr); ce != nil && !acc.emitted {
+			return resp, ce
+		}
 		if acc.emitted || !retryable(err) || attempt >= m.retry.attempts {
 			return resp, merr
 		}

@@ -20,6 +20,10 @@ func (m *Model) request(req agent.ChatRequest) openai.ChatCompletionRequest {
 		Messages:      messages(req.Messages),
 		Stream:        true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+		MaxTokens:     req.MaxTokens,
+	}
+	if req.Model != "" {
+		out.Model = req.Model
 	}
 	for _, t := range req.Tools {
 		params := t.Parameters
@@ -45,7 +49,12 @@ func (m *Model) request(req agent.ChatRequest) openai.ChatCompletionRequest {
 // that is where servers need it (DeepSeek and Kimi thinking with tools),
 // while reasoning of earlier turns is dropped, as those servers expect, and
 // saves context.
+//
+// Summaries of compacted turns (agent.RoleSummary) join the system
+// message: many chat templates accept one system message only, at the
+// start.
 func messages(in []agent.ModelMessage) []openai.ChatCompletionMessage {
+	in = withSummaries(in)
 	lastUser := -1
 	for i, m := range in {
 		if m.Role == agent.RoleUser {
@@ -122,6 +131,36 @@ func parts(cs []agent.Content) []openai.ChatMessagePart {
 				Type:     openai.ChatMessagePartTypeImageURL,
 				ImageURL: &openai.ChatMessageImageURL{URL: "data:" + c.Mime + ";base64," + c.Data},
 			})
+		}
+	}
+	return out
+}
+
+// withSummaries merges summary entries into the first system message (or
+// a system message of their own at the start).
+func withSummaries(in []agent.ModelMessage) []agent.ModelMessage {
+	var sums []string
+	for _, m := range in {
+		if m.Role == agent.RoleSummary {
+			sums = append(sums, text(m.Content))
+		}
+	}
+	if len(sums) == 0 {
+		return in
+	}
+	note := "Summary of the earlier part of this conversation (its messages were compacted to fit the context window):\n" + strings.Join(sums, "\n\n")
+	out := make([]agent.ModelMessage, 0, len(in))
+	if len(in) > 0 && in[0].Role == agent.RoleSystem {
+		sys := in[0]
+		sys.Content = []agent.Content{agent.Text(text(sys.Content) + "\n\n" + note)}
+		out = append(out, sys)
+		in = in[1:]
+	} else {
+		out = append(out, agent.ModelMessage{Role: agent.RoleSystem, Content: []agent.Content{agent.Text(note)}})
+	}
+	for _, m := range in {
+		if m.Role != agent.RoleSummary {
+			out = append(out, m)
 		}
 	}
 	return out

@@ -27,6 +27,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /agentik/conversations/{id}/send", s.handleSend)
 	mux.HandleFunc("GET /agentik/conversations/{id}/events", s.handleConversationEvents)
 	mux.HandleFunc("POST /agentik/conversations/{id}/interrupt", s.handleInterrupt)
+	mux.HandleFunc("POST /agentik/conversations/{id}/compact", s.handleCompact)
 	mux.HandleFunc("GET /agentik/conversations/{id}/events/replay", s.handleConversationReplay)
 	mux.HandleFunc("GET /agentik/events", s.handleAgentEvents)
 	mux.HandleFunc("GET /agentik/events/all", s.handleAllEvents)

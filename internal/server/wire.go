@@ -25,6 +25,7 @@ const (
 	OpPing               = "ping"
 	OpListTools          = "list_tools" // extension: the state of the tool servers
 	OpSearch             = "search"
+	OpCompact            = "compact" // summarize a conversation's earlier turns now (DESIGN §10.1)
 )
 
 // Frame types the server sends.
@@ -174,7 +175,7 @@ func (c *Command) check() error {
 		return need("sub", c.Sub)
 	case OpCreateConversation, OpListConversations, OpPing, OpListTools, OpSearch:
 		return nil
-	case OpGetConversation, OpInterrupt, OpDelete:
+	case OpGetConversation, OpInterrupt, OpDelete, OpCompact:
 		return need("conversation_id", c.ConversationID)
 	case OpGetMessages:
 		if err := need("conversation_id", c.ConversationID); err != nil {

@@ -318,6 +318,8 @@ func (k *wsConn) run(ctx context.Context, cmd Command) (any, error) {
 			limit = *cmd.Limit
 		}
 		return k.s.search(ctx, cmd.Query, limit)
+	case OpCompact:
+		return r.Compact(ctx, cmd.ConversationID)
 	}
 	return nil, agent.Errorf(agent.CodeBadRequest, "unknown op %q", cmd.Op)
 }

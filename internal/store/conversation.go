@@ -10,7 +10,12 @@ import (
 )
 
 func (r conversationRow) conversation() agent.Conversation {
+	var size *agent.ContextSize
+	if r.ContextWindow > 0 {
+		size = &agent.ContextSize{Tokens: r.ContextTokens, Window: r.ContextWindow, Bytes: r.ContextBytes}
+	}
 	return agent.Conversation{
+		Context:      size,
 		ID:           r.ID,
 		Title:        r.Title,
 		CreatedAt:    r.CreatedAt.UTC(),

@@ -24,6 +24,11 @@ type conversationRow struct {
 	// Source is what the conversation was imported from (agent.Record's
 	// Source); nil for one made here.
 	Source *string `gorm:"uniqueIndex"`
+	// ContextTokens and ContextWindow are agent.Conversation.Context; 0
+	// before the first model call.
+	ContextTokens int `gorm:"not null;default:0"`
+	ContextWindow int `gorm:"not null;default:0"`
+	ContextBytes  int `gorm:"not null;default:0"` // the estimate's raw bytes of that prompt: its calibration
 }
 
 func (conversationRow) TableName() string { return "conversation" }

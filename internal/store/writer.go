@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"strconv"
 	"time"
@@ -406,9 +407,23 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 	if err := indexRecord(tx, rec); err != nil {
 		return err
 	}
+	if rec.ReplaceMemory {
+		if err := tx.Where("conversation_id = ?", cid).Delete(&memoryRow{}).Error; err != nil {
+			return fmt.Errorf("replace memory of %s: %w", cid, err)
+		}
+	}
 	if len(rec.Memory) > 0 {
 		if err := appendMemory(tx, cid, rec.Memory); err != nil {
 			return err
+		}
+	}
+	var size map[string]any
+	if c := rec.Context; c != nil {
+		size = map[string]any{"context_tokens": c.Tokens, "context_window": c.Window, "context_bytes": c.Bytes}
+		if rec.Turn != agent.TurnEnd { // else one update with the turn's end
+			if err := updateConversation(tx, cid, size); err != nil {
+				return fmt.Errorf("context: %w", err)
+			}
 		}
 	}
 	switch rec.Turn {
@@ -417,7 +432,9 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 			return fmt.Errorf("start turn: %w", err)
 		}
 	case agent.TurnEnd:
-		if err := updateConversation(tx, cid, map[string]any{"running": false, "running_since": nil, "turn_seq": 0, "turn_owner": ""}); err != nil {
+		cols := map[string]any{"running": false, "running_since": nil, "turn_seq": 0, "turn_owner": ""}
+		maps.Copy(cols, size)
+		if err := updateConversation(tx, cid, cols); err != nil {
 			return fmt.Errorf("end turn: %w", err)
 		}
 	}

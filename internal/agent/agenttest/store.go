@@ -15,7 +15,8 @@ import (
 )
 
 // StoreContract checks st: conversations, messages paged by after, offset
-// and limit, client ids, working memory, turn state, rename and delete.
+// and limit, client ids, working memory (appended, and replaced by a
+// compaction with the context size), turn state, rename and delete.
 // events returns what st has published so far.
 func StoreContract(t *testing.T, st agent.Store, events func() []agent.AllEvent) {
 	ctx := context.Background()
@@ -121,6 +122,27 @@ func StoreContract(t *testing.T, st agent.Store, events func() []agent.AllEvent)
 		t.Fatalf("memory: %+v, %v", mem, err)
 	}
 
+	// A compaction: its summary message replaces the working memory and
+	// sets the context size; the history keeps everything.
+	sum := agent.Message{Type: agent.MessageSummary, ID: id(), ConversationID: cid, Date: now, Summary: "s", Replaces: 3, TokensBefore: 90, TokensAfter: 20}
+	compact := &agent.Record{
+		Event:         agent.AllEvent{Kind: agent.KindConversation, ID: id(), Date: now, ConversationID: cid, Event: &agent.Event{Type: agent.EventMessage, Message: &sum}},
+		Memory:        []agent.ModelMessage{mem[0], {Role: agent.RoleSummary, Content: []agent.Content{agent.Text("s")}}, mem[4]},
+		ReplaceMemory: true,
+		Context:       &agent.ContextSize{Tokens: 20, Window: 8192, Bytes: 77},
+	}
+	mustAppend(compact)
+	mem, err = st.Memory(ctx, cid)
+	if err != nil || len(mem) != 3 || mem[1].Role != agent.RoleSummary || mem[2].Content[0].Body != "m3" {
+		t.Fatalf("memory after compaction: %+v, %v", mem, err)
+	}
+	if c, _ := st.Conversation(ctx, cid); c.MessageCount != 5 || c.Context == nil || *c.Context != (agent.ContextSize{Tokens: 20, Window: 8192, Bytes: 77}) {
+		t.Fatalf("conversation after compaction: %+v (context %+v)", c, c.Context)
+	}
+	if ms, _ := st.Messages(ctx, agent.MessageQuery{ConversationID: cid, Limit: 10}); len(ms) != 5 || ms[4].Type != agent.MessageSummary || ms[4].Replaces != 3 {
+		t.Fatalf("history after compaction: %+v", ms)
+	}
+
 	// The list: most recently updated first, with the total.
 	later := now.Add(time.Hour)
 	second := create("second")
@@ -146,7 +168,7 @@ func StoreContract(t *testing.T, st agent.Store, events func() []agent.AllEvent)
 			types = append(types, ev.EventType())
 		}
 	}
-	want := []string{"created", "message", "message", "message", "message", "turn_ended", "deleted"}
+	want := []string{"created", "message", "message", "message", "message", "turn_ended", "message", "deleted"}
 	if len(types) != len(want) {
 		t.Fatalf("published %v, want %v", types, want)
 	}

@@ -125,6 +125,18 @@ func plan(r Reply, req Request) answer {
 	for _, s := range split(content, r.ChunkSize) {
 		a.deltas = append(a.deltas, wireDelta{Content: s})
 	}
+	if req.MaxTokens > 0 && len(a.deltas) > req.MaxTokens {
+		// max_tokens cuts the answer (a chunk counts as a token), as a
+		// real server does, with finish_reason "length".
+		a.deltas = a.deltas[:req.MaxTokens]
+		a.text = ""
+		for _, d := range a.deltas {
+			a.text += d.Content
+		}
+		a.finish = "length"
+		r.ToolCalls = nil
+		a.calls = nil
+	}
 	for i, c := range r.ToolCalls {
 		idx := i
 		if r.SameIndex {

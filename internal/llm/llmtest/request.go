@@ -16,6 +16,7 @@ type Request struct {
 	Model        string
 	Stream       bool
 	IncludeUsage bool // stream_options.include_usage
+	MaxTokens    int  // max_tokens (or max_completion_tokens); 0 unset
 	Messages     []Message
 	Tools        []Tool
 	Body         []byte // the raw JSON body
@@ -52,6 +53,8 @@ type Tool struct {
 type wireRequest struct {
 	Model         string `json:"model"`
 	Stream        bool   `json:"stream"`
+	MaxTokens     int    `json:"max_tokens"`
+	MaxCompletion int    `json:"max_completion_tokens"`
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
@@ -85,7 +88,7 @@ func decodeRequest(body []byte) (Request, error) {
 	if err := json.Unmarshal(body, &w); err != nil {
 		return Request{}, fmt.Errorf("decode request: %w", err)
 	}
-	req := Request{Model: w.Model, Stream: w.Stream, Body: body}
+	req := Request{Model: w.Model, Stream: w.Stream, Body: body, MaxTokens: max(w.MaxTokens, w.MaxCompletion)}
 	req.IncludeUsage = w.StreamOptions != nil && w.StreamOptions.IncludeUsage
 	for i, m := range w.Messages {
 		msg := Message{Role: m.Role, ReasoningContent: m.ReasoningContent, ToolCallID: m.ToolCallID, Name: m.Name}

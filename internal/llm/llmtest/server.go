@@ -24,9 +24,11 @@ const maxBody = 64 << 20
 // last user message describe (see the package doc). It is safe for
 // concurrent use.
 type Server struct {
-	models []string
-	apiKey string
-	script func(Request) Reply // nil: derive from directives
+	models       []string
+	apiKey       string
+	script       func(Request) Reply // nil: derive from directives
+	window       int                 // refuse longer prompts (window.go); 0: no limit
+	listedWindow int                 // reported by /v1/models and /api/show; 0: none
 
 	mu    sync.Mutex
 	queue []Reply
@@ -105,6 +107,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case r.URL.Path == "/api/tags" && r.Method == http.MethodGet:
 		s.tags(w)
+	case r.URL.Path == "/api/show" && r.Method == http.MethodPost:
+		s.show(w, r)
 	default:
 		writeError(w, http.StatusNotFound, "llmtest: no route "+r.Method+" "+r.URL.Path, 0)
 	}
@@ -120,16 +124,17 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 
 func (s *Server) listModels(w http.ResponseWriter) {
 	type model struct {
-		ID      string `json:"id"`
-		Object  string `json:"object"`
-		OwnedBy string `json:"owned_by"`
+		ID            string `json:"id"`
+		Object        string `json:"object"`
+		OwnedBy       string `json:"owned_by"`
+		ContextLength int    `json:"context_length,omitempty"`
 	}
 	body := struct {
 		Object string  `json:"object"`
 		Data   []model `json:"data"`
 	}{Object: "list", Data: []model{}}
 	for _, m := range s.models {
-		body.Data = append(body.Data, model{m, "model", "llmtest"})
+		body.Data = append(body.Data, model{m, "model", "llmtest", s.listedWindow})
 	}
 	writeJSON(w, http.StatusOK, body)
 }
@@ -164,6 +169,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	s.reqs = append(s.reqs, req)
+	if s.refuse(w, req) {
+		s.mu.Unlock()
+		return
+	}
 	var reply Reply
 	if len(s.queue) > 0 {
 		reply = s.queue[0]
@@ -194,6 +203,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		model = s.models[0]
 	}
 	p := plan(reply, req)
+	if s.window > 0 && reply.Usage == nil {
+		p.usage.PromptTokens = PromptTokens(req)
+		p.usage.TotalTokens = p.usage.PromptTokens + p.usage.CompletionTokens
+	}
 	if !req.Stream {
 		writeJSON(w, http.StatusOK, p.completion(model))
 		return

@@ -1,0 +1,42 @@
+// The context of the open conversation: the divider a compaction leaves in
+// the history (expandable to its summary) and the gauge of how full the
+// model's context is. The markup and labels mirror web/message.templ,
+// web/conversation.templ and web/context.go.
+import { h } from './dom.js';
+
+export function summaryLabel(n) {
+  return n === 1 ? '1 earlier message summarized' : `${n} earlier messages summarized`;
+}
+
+function shortTokens(n) {
+  return n < 1000 ? String(n) : `${(n / 1000).toFixed(1)}k`;
+}
+
+export function contextLabel(c) {
+  return `${shortTokens(c.tokens)} / ${shortTokens(c.window)} tokens`;
+}
+
+// summaryMessage renders a summary_message as a divider.
+export function summaryMessage(m) {
+  return h('article', {
+    class: 'msg msg-summary', 'data-testid': 'summary-divider', 'data-type': m.type,
+    'data-id': m.id || null, 'data-seq': m.seq || null,
+  }, h('details', { class: 'summary-details' },
+    h('summary', null, h('span', { class: 'summary-label', 'data-testid': 'summary-label' }, summaryLabel(m.replaces || 0))),
+    h('div', { class: 'summary-body', 'data-testid': 'summary-body' }, m.summary || '')));
+}
+
+// setGauge shows a conversation's context size ({tokens, window}) in the
+// gauge of main; without one the gauge hides.
+export function setGauge(main, c) {
+  const g = main.querySelector('#context-gauge');
+  if (!g) return;
+  if (!c || !c.window) { g.hidden = true; return; }
+  const meter = g.querySelector('meter');
+  meter.max = Math.max(c.window, 1);
+  meter.high = Math.max(Math.floor(c.window * 4 / 5), 1);
+  meter.value = Math.min(c.tokens, c.window);
+  g.querySelector('.ctx-label').textContent = contextLabel(c);
+  g.title = `Context: the last prompt used ${c.tokens} of the model's ${c.window} tokens; older messages are summarized when it fills up`;
+  g.hidden = false;
+}

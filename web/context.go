@@ -1,0 +1,70 @@
+package web
+
+import (
+	"strconv"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// The context of the open conversation: the compaction divider and the
+// gauge. assets/src/context.js renders the same labels for live updates.
+
+// SummaryLabel is the divider of a compaction that replaced n entries.
+func SummaryLabel(n int) string {
+	if n == 1 {
+		return "1 earlier message summarized"
+	}
+	return strconv.Itoa(n) + " earlier messages summarized"
+}
+
+// ContextLabel is the gauge's text, e.g. "1.2k / 8.2k tokens".
+func ContextLabel(c *agent.ContextSize) string {
+	if c == nil {
+		return ""
+	}
+	return shortTokens(c.Tokens) + " / " + shortTokens(c.Window) + " tokens"
+}
+
+// contextTitle is the gauge's tooltip.
+func contextTitle(c *agent.ContextSize) string {
+	if c == nil {
+		return ""
+	}
+	return "Context: the last prompt used " + strconv.Itoa(c.Tokens) + " of the model's " + strconv.Itoa(c.Window) + " tokens; older messages are summarized when it fills up"
+}
+
+func contextValue(c *agent.ContextSize) string {
+	if c == nil {
+		return "0"
+	}
+	return strconv.Itoa(min(c.Tokens, c.Window))
+}
+
+func contextMax(c *agent.ContextSize) string {
+	if c == nil {
+		return "1"
+	}
+	return strconv.Itoa(max(c.Window, 1))
+}
+
+// contextHigh is where the gauge turns to a warning: 80% of the window.
+func contextHigh(c *agent.ContextSize) string {
+	if c == nil {
+		return "1"
+	}
+	return strconv.Itoa(max(c.Window*4/5, 1))
+}
+
+func shortTokens(n int) string {
+	if n < 1000 {
+		return strconv.Itoa(n)
+	}
+	return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + "k"
+}
+
+func chatContext(p Page) *agent.ContextSize {
+	if p.Chat == nil {
+		return nil
+	}
+	return p.Chat.Context
+}
