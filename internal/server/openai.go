@@ -634,7 +634,10 @@ func (s *Server) follow(ctx context.Context, sub *broker.Sub, relay *chatRelay, 
 
 // streamChat answers with server-sent chunks, as OpenAI streams.
 func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, sub *broker.Sub, relay *chatRelay, includeUsage bool) {
-	s.conns.Add(1)
+	if !s.hold() {
+		s.writeOpenAIError(w, r, errShuttingDown)
+		return
+	}
 	defer s.conns.Done()
 	rc := http.NewResponseController(w)
 	h := w.Header()

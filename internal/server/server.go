@@ -136,6 +136,8 @@ type Server struct {
 	// closing is closed by Shutdown: long-lived streams end.
 	closing   chan struct{}
 	closeOnce sync.Once
+	connMu    sync.Mutex     // orders hold's Add before Shutdown's Wait
+	closed    bool           // Shutdown began; guarded by connMu
 	conns     sync.WaitGroup // long-lived streams (SSE, WebSocket)
 }
 
@@ -200,7 +202,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // Shutdown ends long-lived streams (WebSockets close with 1012 so clients
 // reconnect) and waits for them, or for ctx.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.closeOnce.Do(func() { close(s.closing) })
+	s.closeOnce.Do(func() {
+		s.connMu.Lock()
+		s.closed = true
+		s.connMu.Unlock()
+		close(s.closing)
+	})
 	done := make(chan struct{})
 	go func() { s.conns.Wait(); close(done) }()
 	select {
@@ -210,6 +217,22 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// hold counts a long-lived stream that Shutdown waits for; false once
+// Shutdown began (the stream must not start). The caller calls
+// s.conns.Done when the stream ends.
+func (s *Server) hold() bool {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.conns.Add(1)
+	return true
+}
+
+// errShuttingDown is what a stream asked for during shutdown gets.
+var errShuttingDown = agent.Errorf(agent.CodeUnavailable, "the server is shutting down; reconnect in a moment")
 
 // hostAllowed reports whether a Host header names this server: a loopback
 // name, or one of the allowed hosts.

@@ -131,7 +131,10 @@ func (s *Server) handleAllEvents(w http.ResponseWriter, r *http.Request) {
 // shuts down, or (untilEnd) the turn's end event.
 func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Sub, frame frameFunc, untilEnd bool) {
 	defer sub.Close()
-	s.conns.Add(1)
+	if !s.hold() {
+		s.writeError(w, r, errShuttingDown)
+		return
+	}
 	defer s.conns.Done()
 	rc := http.NewResponseController(w)
 	h := w.Header()

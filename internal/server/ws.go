@@ -96,12 +96,11 @@ type wsSub struct {
 }
 
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
-	select {
-	case <-s.closing:
-		s.writeError(w, r, agent.Errorf(agent.CodeUnavailable, "the server is shutting down; reconnect in a moment"))
+	if !s.hold() {
+		s.writeError(w, r, errShuttingDown)
 		return
-	default:
 	}
+	defer s.conns.Done()
 	// Loopback is this machine, or a reverse proxy that is not in
 	// TrustedProxies: capping it would cap every user behind it together.
 	if client := s.clientAddr(r); !client.IsLoopback() {
@@ -118,8 +117,6 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		s.log.Debug("ws_accept_failed", "err", err)
 		return
 	}
-	s.conns.Add(1)
-	defer s.conns.Done()
 	c.SetReadLimit(WSReadLimit)
 
 	ctx, cancel := context.WithCancel(r.Context())

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -1000,5 +1001,39 @@ func TestWSOriginAndHost(t *testing.T) {
 				t.Fatalf("dial: %v %v, want status %d", resp, err, tt.status)
 			}
 		})
+	}
+}
+
+// TestStreamsRefusedAfterShutdown: once shutdown began, a new stream (SSE
+// or WebSocket) is refused with unavailable instead of being counted while
+// Shutdown waits for the streams it knows; many dials racing the shutdown
+// leave the race detector quiet.
+func TestStreamsRefusedAfterShutdown(t *testing.T) {
+	ts := newTestServer(t)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if c, _, err := websocket.Dial(ctx, ts.wsURL(), nil); err == nil {
+				c.CloseNow()
+			}
+		}()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ts.App.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for _, path := range []string{"/agentik/events/all", "/agentik/ws"} {
+		resp := ts.do(t, "GET", path, "")
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), `"unavailable"`) {
+			t.Errorf("GET %s after shutdown: %d %s, want 503 unavailable", path, resp.StatusCode, b)
+		}
 	}
 }
