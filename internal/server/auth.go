@@ -147,7 +147,9 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 // if a copy of it was kept) and clears the cookie.
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	if id, expires, ok := s.session(r); ok {
-		s.revoked.add(id, expires, s.cfg.Clock())
+		if err := s.revoke(r.Context(), id, expires); err != nil {
+			s.log.Error("session_revoke_failed", "err", err) // revoked in this process still
+		}
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.secure(r)})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)

@@ -111,6 +111,9 @@ type Config struct {
 	WSConnsPerClient int
 	// SessionTTL is how long a sign-in lasts; default SessionTTL.
 	SessionTTL time.Duration
+	// Revocations keeps sign-outs across restarts and instances; nil: the
+	// Store, when it implements Revocations.
+	Revocations Revocations
 	// Metrics serves GET /metrics (behind the API keys like every route);
 	// nil: 404.
 	Metrics http.Handler
@@ -131,7 +134,9 @@ type Server struct {
 	handler   http.Handler
 	failures  *failures // failed authentication per client address
 	wsConns   *counter  // WebSocket connections per client address
-	revoked   revoked   // signed-out sessions
+	revoked   revoked   // signed-out sessions seen by this process
+	// revocations keeps sign-outs in the database; nil: memory only.
+	revocations Revocations
 
 	// closing is closed by Shutdown: long-lived streams end.
 	closing   chan struct{}
@@ -182,6 +187,10 @@ func New(cfg Config) *Server {
 	s.searcher = cfg.Search
 	if s.searcher == nil {
 		s.searcher, _ = cfg.Store.(agent.Searcher)
+	}
+	s.revocations = cfg.Revocations
+	if s.revocations == nil {
+		s.revocations, _ = cfg.Store.(Revocations)
 	}
 	s.handler = s.routes()
 	return s

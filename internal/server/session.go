@@ -1,15 +1,20 @@
 package server
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentik/agentik/internal/agent"
 )
 
 // sessionCookie is the cookie the UI gets after signing in with an API key.
@@ -22,8 +27,9 @@ const SessionTTL = 7 * 24 * time.Hour
 // it expires, and an HMAC of both keyed by the API key it was made with.
 // Valid sessions survive restarts and work on every instance; removing
 // the key from AGENTIK_API_KEYS ends all of its sessions; signing out
-// revokes that one session in this process (revoked ids are remembered
-// until they would have expired anyway).
+// revokes that one session: remembered in memory until it would have
+// expired anyway, and in the database (see Revocations), so the sign-out
+// holds across restarts and on every instance.
 
 // newSession makes the cookie value of a new session for key.
 func newSession(key string, expires time.Time) string {
@@ -95,6 +101,50 @@ func (r *revoked) has(id string) bool {
 	return ok
 }
 
+// Revocations keeps signed-out session ids in the database's key/value
+// meta table. The database (package store) implements it.
+type Revocations interface {
+	Cursor(ctx context.Context, key string) (string, error)
+	SetCursor(ctx context.Context, key, value string) error
+}
+
+// revokedKey is the meta key of a signed-out session.
+func revokedKey(id string) string { return "session_revoked:" + id }
+
+// revoke ends a session here and, when the database keeps revocations,
+// for every instance and after restarts.
+func (s *Server) revoke(ctx context.Context, id string, expires time.Time) error {
+	s.revoked.add(id, expires, s.cfg.Clock())
+	if s.revocations == nil {
+		return nil
+	}
+	return s.revocations.SetCursor(ctx, revokedKey(id), strconv.FormatInt(expires.Unix(), 10))
+}
+
+// isRevoked reports whether a session was signed out: here, or (asked of
+// the database) by an earlier process or another instance. A database
+// that cannot answer counts as revoked: a sign-in is cheap, a session that
+// outlives its sign-out is not.
+func (s *Server) isRevoked(ctx context.Context, id string, expires time.Time) bool {
+	if s.revoked.has(id) {
+		return true
+	}
+	if s.revocations == nil {
+		return false
+	}
+	_, err := s.revocations.Cursor(ctx, revokedKey(id))
+	switch {
+	case err == nil:
+		s.revoked.add(id, expires, s.cfg.Clock())
+		return true
+	case errors.Is(err, agent.ErrNotFound):
+		return false
+	default:
+		s.log.Error("session_check_failed", "err", err)
+		return true
+	}
+}
+
 // session reports whether r carries a live session cookie, and its id.
 func (s *Server) session(r *http.Request) (id string, expires time.Time, ok bool) {
 	c, err := r.Cookie(sessionCookie)
@@ -102,7 +152,7 @@ func (s *Server) session(r *http.Request) (id string, expires time.Time, ok bool
 		return "", time.Time{}, false
 	}
 	id, expires, ok = parseSession(c.Value, s.cfg.APIKeys)
-	if !ok || !expires.After(s.cfg.Clock()) || s.revoked.has(id) {
+	if !ok || !expires.After(s.cfg.Clock()) || s.isRevoked(r.Context(), id, expires) {
 		return "", time.Time{}, false
 	}
 	return id, expires, true

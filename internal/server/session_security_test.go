@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"testing"
 	"time"
@@ -67,5 +68,34 @@ func TestSessionCookie(t *testing.T) {
 	untrusted := newTestServer(t, withKeys("k-secret"), proxied(false))
 	if c := signIn(untrusted, "X-Forwarded-Proto", "https"); c.Secure {
 		t.Error("an untrusted peer's X-Forwarded-Proto made the cookie Secure")
+	}
+}
+
+// TestSignOutOutlivesRestart: a signed-out session stays signed out for a
+// server that did not see the sign-out (a restarted process, another
+// instance): the revocation is in the database, not only in memory.
+func TestSignOutOutlivesRestart(t *testing.T) {
+	ts := newTestServer(t, withKeys("k-secret"))
+	resp, body := doRequest(t, "POST", ts.URL+"/login", "key=k-secret&next=/", "Content-Type", "application/x-www-form-urlencoded")
+	if resp.StatusCode != 303 || len(resp.Cookies()) != 1 {
+		t.Fatalf("sign in: %d %v %s", resp.StatusCode, resp.Cookies(), body)
+	}
+	c := resp.Cookies()[0]
+	// A second server over the same database knows nothing in memory.
+	restarted := httptest.NewServer(server.New(server.Config{Runner: ts.Runner, Broker: ts.Broker, Store: ts.Store, APIKeys: []string{"k-secret"}}))
+	defer restarted.Close()
+	api := func(url string) int {
+		t.Helper()
+		resp, _ := doRequest(t, "GET", url+"/agentik/conversations", "", "Cookie", c.Name+"="+c.Value)
+		return resp.StatusCode
+	}
+	if got := api(restarted.URL); got != 200 {
+		t.Fatalf("the session on the second server before sign-out: %d", got)
+	}
+	if resp, _ := doRequest(t, "POST", ts.URL+"/logout", "", "Cookie", c.Name+"="+c.Value); resp.StatusCode != 303 {
+		t.Fatalf("logout: %d", resp.StatusCode)
+	}
+	if got := api(restarted.URL); got != 401 {
+		t.Errorf("a signed-out session on a server that did not see the sign-out: %d, want 401", got)
 	}
 }
