@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/agentik/agentik/internal/envvar"
 )
 
 // Transports of a ServerConfig.
@@ -401,55 +403,5 @@ func (x *expander) secret(v string) {
 }
 
 func (x *expander) expand(s string) (string, error) {
-	if !strings.Contains(s, "${") {
-		return s, nil
-	}
-	var b strings.Builder
-	for {
-		i := strings.Index(s, "${")
-		if i < 0 {
-			b.WriteString(s)
-			return b.String(), nil
-		}
-		b.WriteString(s[:i])
-		rest := s[i+2:]
-		j := strings.IndexByte(rest, '}')
-		if j < 0 {
-			return "", fmt.Errorf("unterminated ${ in %q", s)
-		}
-		expr := rest[:j]
-		s = rest[j+1:]
-		name, def, hasDef := strings.Cut(expr, ":-")
-		if n, ok := strings.CutPrefix(name, "env:"); ok {
-			name = n
-		}
-		if !validVarName(name) {
-			return "", fmt.Errorf("invalid variable ${%s}", expr)
-		}
-		v := x.getenv(name)
-		if v == "" {
-			if !hasDef {
-				return "", fmt.Errorf("variable %s is not set (write ${%s:-default} for a default)", name, name)
-			}
-			v = def
-		} else {
-			x.secret(v)
-		}
-		b.WriteString(v)
-	}
-}
-
-func validVarName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i, c := range name {
-		switch {
-		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
+	return envvar.Expander{Getenv: x.getenv, Seen: x.secret}.Expand(s)
 }
