@@ -396,7 +396,7 @@ func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error)
 	if err != nil {
 		return ChatResponse{}, err
 	}
-	resp, err = t.r.cfg.Model.Chat(t.ctx, ChatRequest{Messages: p.send, Tools: specs}, on)
+	resp, err = t.r.cfg.Model.Chat(t.ctx, chatRequest(t.conv, p.send, specs), on)
 	var ce *ContextExceeded
 	if err != nil && errors.As(err, &ce) && resp.Text == "" && resp.Reasoning == "" && len(resp.ToolCalls) == 0 {
 		t.learn(ce, p)
@@ -405,7 +405,7 @@ func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error)
 		if err != nil {
 			return ChatResponse{}, err
 		}
-		resp, err = t.r.cfg.Model.Chat(t.ctx, ChatRequest{Messages: p.send, Tools: specs}, on)
+		resp, err = t.r.cfg.Model.Chat(t.ctx, chatRequest(t.conv, p.send, specs), on)
 		if err != nil && errors.As(err, &ce) {
 			t.learn(ce, p)
 			return resp, exceededError(p.budget.window, max(ce.Prompt, p.tokens), ce.Err)

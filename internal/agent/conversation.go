@@ -13,6 +13,14 @@ type Conversation struct {
 	Running      bool         `wire:"running,*"`
 	TurnSeq      int64        `wire:"turn_seq,*?"` // seq of the running turn's first event; 0 when idle
 	Context      *ContextSize `wire:"context,*?"`  // the last prompt's size and the model's window; nil before the first call
+	// Model is the model id (<provider>/<model>); "" runs on the default.
+	Model string `wire:"model,*?"`
+	// SystemPrompt replaces the server's system prompt when set.
+	SystemPrompt string  `wire:"system_prompt,*?"`
+	Params       *Params `wire:"params,*?"`
+	// UserTitled reports that a user gave the title, which the model's
+	// titles then never overwrite.
+	UserTitled bool `wire:"user_titled,*?"`
 }
 
 // MarshalJSON implements json.Marshaler.

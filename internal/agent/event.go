@@ -64,13 +64,19 @@ const (
 	// are running without subscribing to every token.
 	AgentTurnStarted = "turn_started"
 	AgentTurnEnded   = "turn_ended"
+	// AgentUpdated carries the changed settings of a conversation (see
+	// settings.go).
+	AgentUpdated = "updated"
 )
 
 // AgentEvent is a change to the set of conversations.
 type AgentEvent struct {
 	Type           string          `wire:"type,*"`
-	ConversationID string          `wire:"conversation_id,created,deleted,renamed,turn_started,turn_ended"`
-	Title          string          `wire:"title,created?,renamed"`
+	ConversationID string          `wire:"conversation_id,created,deleted,renamed,turn_started,turn_ended,updated"`
+	Title          string          `wire:"title,created?,renamed,updated?"`
+	Model          *string         `wire:"model,updated?"`
+	SystemPrompt   *string         `wire:"system_prompt,updated?"`
+	Params         *Params         `wire:"params,updated?"`
 	Server         *ToolServer     `wire:"server,tool_server?"`
 	Raw            json.RawMessage `wire:"-raw"` // a type this version does not know
 }

@@ -46,9 +46,11 @@ type ToolSpec struct {
 type ChatRequest struct {
 	Messages []ModelMessage
 	Tools    []ToolSpec
-	// Model overrides the adapter's model for this call ("" = its own);
-	// the summaries of compaction use it for AGENTIK_SUMMARY_MODEL.
-	Model string
+	// Model overrides the adapter's model for this call ("" = its own,
+	// the default): the conversation's model id (<provider>/<model>), or
+	// AGENTIK_SUMMARY_MODEL for the summaries of compaction.
+	Model  string
+	Params *Params // the conversation's sampling; nil: the model's defaults
 	// MaxTokens bounds the answer (0 = the endpoint's default).
 	MaxTokens int
 }

@@ -15,7 +15,7 @@ const (
 // Record is one entry for the event log with the rows that belong to it,
 // written in the same transaction:
 //   - a KindAgent created event inserts Conversation; renamed updates the
-//     title; deleted deletes the conversation with its messages and memory;
+//     title; updated sets the settings it carries (settings.go); deleted deletes the conversation with its messages and memory;
 //   - a KindConversation message event inserts its Message (seq = the
 //     event's seq) and bumps the conversation's updated_at and message_count;
 //   - Memory is appended to the conversation's working memory, or, with
@@ -32,6 +32,12 @@ type Record struct {
 	// Source, on a created record, names what the conversation was
 	// imported from (see Import); unique among stored conversations.
 	Source string
+	// AutoTitle marks a renamed event agentik wrote (from the first line,
+	// or by the model), not a user: it applies only while the title is not
+	// a user's, else the append fails with ErrUserTitled and writes nothing
+	// of its batch. Any other renamed or updated title is a user's, and so
+	// is a created one when Conversation.UserTitled says so.
+	AutoTitle bool
 }
 
 func (r *Runner) event(convID string, ev Event) AllEvent {

@@ -29,6 +29,13 @@ type Config struct {
 	Model        Model // nil: no model configured, sends fail with unavailable
 	Tools        Tools // nil: no tools
 	SystemPrompt string
+	// Catalog lists the models a conversation may name (settings.go); nil:
+	// only the default model, whatever Model calls.
+	Catalog Catalog
+	// Titles says who names a conversation after its first answer:
+	// TitlesModel (the model writes a short title) or TitlesFirstLine (the
+	// first line of the first message; the default).
+	Titles string
 	// MaxAnswerBytes caps one answer of the model (text, reasoning and
 	// images); past it the turn ends with an error, what came before kept.
 	// DefaultMaxAnswerBytes when 0.
@@ -63,6 +70,7 @@ type Runner struct {
 	mu     sync.Mutex
 	turns  map[string]*turn // running turns by conversation id
 	closed bool             // Close was called: no turn starts any more
+	quit   chan struct{}    // closed by Close: background work (titles) stops
 	wg     sync.WaitGroup   // running turn goroutines
 }
 
@@ -77,7 +85,7 @@ func NewRunner(cfg Config) *Runner {
 	if cfg.Unavailable == "" {
 		cfg.Unavailable = "no model is configured: set OPENAI_BASE_URL (and OPENAI_MODEL) for an OpenAI-compatible server, or OPENAI_API_KEY for OpenAI, or run Ollama on 127.0.0.1:11434, then restart agentik"
 	}
-	r := &Runner{cfg: cfg, log: cfg.Logger, now: cfg.Now, turns: map[string]*turn{}, est: newEstimator(), windows: cfg.Windows}
+	r := &Runner{cfg: cfg, log: cfg.Logger, now: cfg.Now, turns: map[string]*turn{}, est: newEstimator(), windows: cfg.Windows, quit: make(chan struct{})}
 	if r.windows == nil {
 		r.windows = &memWindows{}
 	}
@@ -99,6 +107,9 @@ func (r *Runner) ModelConfigured() bool { return r.cfg.Model != nil }
 // for them, or for ctx.
 func (r *Runner) Close(ctx context.Context) error {
 	r.mu.Lock()
+	if !r.closed {
+		close(r.quit)
+	}
 	r.closed = true
 	for _, t := range r.turns {
 		t.cancel(errShutdown)
@@ -128,12 +139,23 @@ func (r *Runner) Temps() *MemStore { return r.temps }
 
 // CreateConversation makes a conversation. A temp one lives only in memory.
 func (r *Runner) CreateConversation(ctx context.Context, title string, temp bool) (Conversation, error) {
+	return r.CreateConversationWith(ctx, title, temp, Settings{})
+}
+
+// CreateConversationWith makes a conversation with settings (s.Title is
+// ignored: title is the title).
+func (r *Runner) CreateConversationWith(ctx context.Context, title string, temp bool, s Settings) (Conversation, error) {
 	title, err := cleanTitle(title, true)
 	if err != nil {
 		return Conversation{}, err
 	}
+	s.Title = nil
+	if err := r.checkSettings(&s); err != nil {
+		return Conversation{}, err
+	}
 	now := r.now()
-	c := Conversation{ID: NewID(), Title: title, Temp: temp, CreatedAt: now, UpdatedAt: now}
+	c := Conversation{ID: NewID(), Title: title, Temp: temp, CreatedAt: now, UpdatedAt: now, UserTitled: title != ""}
+	s.apply(&c)
 	rec := &Record{
 		Event:        r.agentEvent(AgentEvent{Type: AgentCreated, ConversationID: c.ID, Title: title}),
 		Conversation: &c,
@@ -343,6 +365,9 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	if err != nil {
 		return SendResult{}, err
 	}
+	if err := r.checkVision(c, content); err != nil {
+		return SendResult{}, err
+	}
 	if clientID != "" {
 		if m, ok, err := messageByClientID(ctx, st, id, clientID); err != nil {
 			return SendResult{}, err
@@ -403,7 +428,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 		tctx, ended = r.cfg.TurnContext(tctx, id)
 	}
 	tctx, cancel := context.WithCancelCause(tctx)
-	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), clientID: clientID, ended: ended, clientTools: in.clientTools}
+	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), clientID: clientID, ended: ended, clientTools: in.clientTools, prompt: content}
 	r.turns[id] = t
 	r.wg.Add(1)
 	r.mu.Unlock()
@@ -418,12 +443,17 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	rec := recs[0]
 	rec.Turn = TurnStart
 	recs = append(recs, &Record{Event: r.agentEvent(AgentEvent{Type: AgentTurnStarted, ConversationID: id})})
-	if c.Title == "" && c.MessageCount == 0 {
+	err = st.Append(ctx, recs...)
+	if err == nil && c.Title == "" && c.MessageCount == 0 {
+		t.title = r.cfg.Titles == TitlesModel
 		if title := autoTitle(content); title != "" {
-			recs = append(recs, &Record{Event: r.agentEvent(AgentEvent{Type: AgentRenamed, ConversationID: id, Title: title})})
+			// A user's rename meanwhile wins: then this one is not written.
+			rec := &Record{Event: r.agentEvent(AgentEvent{Type: AgentRenamed, ConversationID: id, Title: title}), AutoTitle: true}
+			if terr := st.Append(ctx, rec); terr != nil && !errors.Is(terr, ErrUserTitled) {
+				r.log.Warn("title_failed", "conversation_id", id, "err", terr)
+			}
 		}
 	}
-	err = st.Append(ctx, recs...)
 	close(t.started)
 	if err != nil {
 		r.endTurn(t)

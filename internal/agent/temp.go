@@ -104,6 +104,11 @@ func (s *MemStore) check(recs []*Record) error {
 			count++
 		}
 		bytes += recordBytes(rec)
+		if rec.AutoTitle {
+			if c := s.convs[ev.ConversationID]; c != nil && c.conv.UserTitled {
+				return ErrUserTitled
+			}
+		}
 		if m := ev.Event; m != nil && m.Type == EventMessage && m.Message.Type == MessageUser && m.Message.ClientID != "" {
 			if c := s.convs[ev.ConversationID]; c != nil {
 				for _, old := range c.messages {
@@ -161,6 +166,10 @@ func (s *MemStore) apply(rec *Record) {
 		return
 	case ev.Agent != nil && ev.Agent.Type == AgentRenamed && c != nil:
 		c.conv.Title = ev.Agent.Title
+		c.conv.UserTitled = c.conv.UserTitled || !rec.AutoTitle
+		c.conv.UpdatedAt = ev.Date
+	case ev.Agent != nil && ev.Agent.Type == AgentUpdated && c != nil:
+		ev.Agent.settings().apply(&c.conv)
 		c.conv.UpdatedAt = ev.Date
 	}
 	if c == nil {

@@ -40,6 +40,10 @@ type turn struct {
 	// call to one ends the turn for the client to run it (completion.go).
 	clientTools []ToolSpec
 
+	title  bool      // the model names the conversation once this turn answered (title.go)
+	prompt []Content // the user's message
+	answer string    // the model's last answer text
+
 	items   chan emitItem
 	emitErr error // first write error of the emitter; read after it stopped
 	usage   Usage
@@ -72,6 +76,9 @@ func (t *turn) run() {
 	switch {
 	case err == nil:
 		err = t.emitRecs(t.withContext(t.r.endRecords(t.conv.ID, t.usagePtr()))...)
+		if err == nil && t.title {
+			t.r.startTitle(t)
+		}
 	case t.ctx.Err() != nil && (errors.Is(cause, errInterrupt) || errors.Is(cause, errShutdown)):
 		err = t.emitRecs(t.withContext(append([]*Record{{Event: t.r.event(t.conv.ID, Event{Type: EventInterrupted})}},
 			t.r.endRecords(t.conv.ID, t.usagePtr())...))...)
@@ -327,6 +334,7 @@ func (t *turn) loop() error {
 		}
 		mem = append(mem, answer)
 		if len(answer.ToolCalls) == 0 {
+			t.answer = resp.Text
 			return nil
 		}
 		clientCalls := false

@@ -23,6 +23,10 @@ func (r conversationRow) conversation() agent.Conversation {
 		MessageCount: r.MessageCount,
 		Running:      r.Running,
 		TurnSeq:      r.TurnSeq,
+		Model:        r.Model,
+		SystemPrompt: r.SystemPrompt,
+		Params:       decodeParams(r.Params),
+		UserTitled:   r.UserTitled,
 	}
 }
 

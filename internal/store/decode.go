@@ -31,6 +31,9 @@ type storedInner struct {
 	Type           string            `json:"type"`
 	ConversationID string            `json:"conversation_id"` // agent
 	Title          string            `json:"title"`           // agent
+	Model          *string           `json:"model"`           // agent (updated)
+	SystemPrompt   *string           `json:"system_prompt"`   // agent (updated)
+	Params         *agent.Params     `json:"params"`          // agent (updated)
 	Server         *agent.ToolServer `json:"server"`          // agent (tool_server, live only: decoded by agent)
 	Message        json.RawMessage   `json:"message"`         // message: a Message; error: the text
 	Text           string            `json:"text"`
@@ -74,11 +77,12 @@ func fastDecode(b []byte, ev *agent.AllEvent) bool {
 	switch w.Type {
 	case agent.KindAgent:
 		switch in.Type {
-		case agent.AgentCreated, agent.AgentDeleted, agent.AgentRenamed:
+		case agent.AgentCreated, agent.AgentDeleted, agent.AgentRenamed, agent.AgentUpdated:
 		default:
 			return false
 		}
-		ev.Agent = &agent.AgentEvent{Type: in.Type, ConversationID: in.ConversationID, Title: in.Title, Server: in.Server}
+		ev.Agent = &agent.AgentEvent{Type: in.Type, ConversationID: in.ConversationID, Title: in.Title, Server: in.Server,
+			Model: in.Model, SystemPrompt: in.SystemPrompt, Params: in.Params}
 		ev.ConversationID = in.ConversationID
 		return true
 	case agent.KindConversation:

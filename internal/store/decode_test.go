@@ -30,6 +30,12 @@ func TestDecodeEventMatchesAgent(t *testing.T) {
 		Reasoning: "r", Interrupted: true, Usage: usage}
 	events := []agent.AllEvent{
 		agentEv(agent.AgentCreated, "t"), agentEv(agent.AgentRenamed, "t2"), agentEv(agent.AgentDeleted, ""),
+		func() agent.AllEvent {
+			e := agentEv(agent.AgentUpdated, "t3")
+			model, prompt, temp := "p/m", "", 0.5
+			e.Agent.Model, e.Agent.SystemPrompt, e.Agent.Params = &model, &prompt, &agent.Params{Temperature: &temp}
+			return e
+		}(),
 		conv(agent.Event{Type: agent.EventMessage, Message: msg}),
 		conv(agent.Event{Type: agent.EventMessage, Message: &agent.Message{Type: agent.MessageUser, ID: "m2", ConversationID: "c1", Date: date, Content: []agent.Content{agent.Text("q")}, ClientID: "k"}}),
 		conv(agent.Event{Type: agent.EventMessage, Message: &agent.Message{Type: agent.MessageError, ID: "m3", ConversationID: "c1", Date: date, Error: "boom", Code: agent.CodeModelError}}),
@@ -94,7 +100,7 @@ func TestDecodeEventMatchesAgent(t *testing.T) {
 func TestDecodeEventKnowsAllFields(t *testing.T) {
 	known := map[reflect.Type][]string{
 		reflect.TypeFor[agent.AllEvent]():   {"Kind", "Seq", "ID", "Date", "ConversationID", "Agent", "Event", "Raw"},
-		reflect.TypeFor[agent.AgentEvent](): {"Type", "ConversationID", "Title", "Server", "Raw"},
+		reflect.TypeFor[agent.AgentEvent](): {"Type", "ConversationID", "Title", "Model", "SystemPrompt", "Params", "Server", "Raw"},
 		reflect.TypeFor[agent.Event](): {"Type", "Message", "Text", "Mime", "Data", "CallID", "Name", "Arguments",
 			"Result", "IsError", "Error", "Code", "Usage", "Raw"},
 	}

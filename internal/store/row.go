@@ -29,6 +29,11 @@ type conversationRow struct {
 	ContextTokens int `gorm:"not null;default:0"`
 	ContextWindow int `gorm:"not null;default:0"`
 	ContextBytes  int `gorm:"not null;default:0"` // the estimate's raw bytes of that prompt: its calibration
+	// The conversation's settings (agent.Settings); Params is its JSON.
+	Model        string `gorm:"not null;default:''"`
+	SystemPrompt string `gorm:"not null;default:''"`
+	Params       string `gorm:"not null;default:''"`
+	UserTitled   bool   `gorm:"not null;default:false"`
 }
 
 func (conversationRow) TableName() string { return "conversation" }

@@ -48,7 +48,7 @@ func TestConversationLifecycle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want.Title, want.UpdatedAt = "renamed", clk.now()
+		want.Title, want.UpdatedAt, want.UserTitled = "renamed", clk.now(), true // a rename is a user's title
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("Conversation after rename (-want +got):\n%s", diff)
 		}

@@ -366,6 +366,7 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 				if c.Title != "" {
 					row.Title = c.Title
 				}
+				row.Model, row.SystemPrompt, row.Params, row.UserTitled = c.Model, c.SystemPrompt, encodeParams(c.Params), c.UserTitled
 				if !c.CreatedAt.IsZero() {
 					row.CreatedAt = c.CreatedAt.UTC().Truncate(time.Microsecond)
 				}
@@ -383,8 +384,12 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 				*rec.Conversation = row.conversation()
 			}
 		case agent.AgentRenamed:
-			if err := updateConversation(tx, cid, map[string]any{"title": a.Title, "updated_at": now}); err != nil {
+			if err := rename(tx, cid, a.Title, rec.AutoTitle, now); err != nil {
 				return fmt.Errorf("rename: %w", err)
+			}
+		case agent.AgentUpdated:
+			if err := updateSettings(tx, cid, a.Settings(), now); err != nil {
+				return fmt.Errorf("update conversation: %w", err)
 			}
 		case agent.AgentDeleted:
 			if err := redactConversation(tx, cid); err != nil {

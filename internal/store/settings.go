@@ -1,0 +1,79 @@
+package store
+
+import (
+	"encoding/json"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// encodeParams is the params column: the JSON of p, "" for none.
+func encodeParams(p *agent.Params) string {
+	if p == nil || *p == (agent.Params{}) {
+		return ""
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// decodeParams reads the params column; what it cannot read is no params.
+func decodeParams(s string) *agent.Params {
+	if s == "" {
+		return nil
+	}
+	var p agent.Params
+	if json.Unmarshal([]byte(s), &p) != nil || p == (agent.Params{}) {
+		return nil
+	}
+	return &p
+}
+
+// rename sets a conversation's title. A user's title marks the
+// conversation user-titled; a title agentik wrote (auto) is refused with
+// agent.ErrUserTitled once a user has given one, checked in the same
+// transaction, so a rename racing the model's title always wins.
+func rename(tx *gorm.DB, id, title string, auto bool, now time.Time) error {
+	cols := map[string]any{"title": title, "updated_at": now}
+	if !auto {
+		cols["user_titled"] = true
+		return updateConversation(tx, id, cols)
+	}
+	res := tx.Model(&conversationRow{}).Where("id = ? AND user_titled = ?", id, false).UpdateColumns(cols)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		var n int64
+		if err := tx.Model(&conversationRow{}).Where("id = ?", id).Count(&n).Error; err != nil {
+			return err
+		}
+		if n == 0 {
+			return agent.Errorf(agent.CodeNotFound, "conversation %q not found", id)
+		}
+		return agent.ErrUserTitled
+	}
+	return nil
+}
+
+// updateSettings writes what an updated event changes.
+func updateSettings(tx *gorm.DB, id string, s agent.Settings, now time.Time) error {
+	cols := map[string]any{"updated_at": now}
+	if s.Title != nil {
+		cols["title"], cols["user_titled"] = *s.Title, true
+	}
+	if s.Model != nil {
+		cols["model"] = *s.Model
+	}
+	if s.SystemPrompt != nil {
+		cols["system_prompt"] = *s.SystemPrompt
+	}
+	if s.Params != nil {
+		cols["params"] = encodeParams(s.Params)
+	}
+	return updateConversation(tx, id, cols)
+}
