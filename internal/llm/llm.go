@@ -136,6 +136,13 @@ func New(cfg Config) (*Model, error) {
 // Name is the model name sent with every request.
 func (m *Model) Name() string { return m.model }
 
+// named is m sending model name instead: the same client and policies.
+func (m *Model) named(name string) *Model {
+	c := *m
+	c.model = name
+	return &c
+}
+
 // Errors that end a call without the caller's ctx being done.
 var (
 	errCallTimeout = errors.New("call timeout")

@@ -11,6 +11,9 @@ import (
 
 // emptySchema stands in for a tool without parameters: servers reject a
 // null schema.
+// minTemperature stands in for 0, which go-openai would leave out.
+const minTemperature = 1e-6
+
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // request builds the streamed chat completion request of req.
@@ -24,6 +27,19 @@ func (m *Model) request(req agent.ChatRequest) openai.ChatCompletionRequest {
 	}
 	if req.Model != "" {
 		out.Model = req.Model
+	}
+	if p := req.Params; p != nil {
+		if p.Temperature != nil {
+			// go-openai omits a zero temperature; the smallest float32
+			// above zero is greedy sampling too.
+			out.Temperature = max(float32(*p.Temperature), minTemperature)
+		}
+		if p.MaxTokens != nil {
+			out.MaxTokens = *p.MaxTokens
+		}
+		if p.TopP != nil {
+			out.TopP = max(float32(*p.TopP), minTemperature)
+		}
 	}
 	for _, t := range req.Tools {
 		params := t.Parameters

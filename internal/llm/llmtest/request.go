@@ -19,7 +19,10 @@ type Request struct {
 	MaxTokens    int  // max_tokens (or max_completion_tokens); 0 unset
 	Messages     []Message
 	Tools        []Tool
-	Body         []byte // the raw JSON body
+	// Sampling parameters; nil when the request left them out.
+	Temperature *float64
+	TopP        *float64
+	Body        []byte // the raw JSON body
 }
 
 // Message is one message of a Request.
@@ -51,10 +54,12 @@ type Tool struct {
 }
 
 type wireRequest struct {
-	Model         string `json:"model"`
-	Stream        bool   `json:"stream"`
-	MaxTokens     int    `json:"max_tokens"`
-	MaxCompletion int    `json:"max_completion_tokens"`
+	Model         string   `json:"model"`
+	Stream        bool     `json:"stream"`
+	MaxTokens     int      `json:"max_tokens"`
+	MaxCompletion int      `json:"max_completion_tokens"`
+	Temperature   *float64 `json:"temperature"`
+	TopP          *float64 `json:"top_p"`
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
@@ -88,7 +93,7 @@ func decodeRequest(body []byte) (Request, error) {
 	if err := json.Unmarshal(body, &w); err != nil {
 		return Request{}, fmt.Errorf("decode request: %w", err)
 	}
-	req := Request{Model: w.Model, Stream: w.Stream, Body: body, MaxTokens: max(w.MaxTokens, w.MaxCompletion)}
+	req := Request{Model: w.Model, Stream: w.Stream, Body: body, MaxTokens: max(w.MaxTokens, w.MaxCompletion), Temperature: w.Temperature, TopP: w.TopP}
 	req.IncludeUsage = w.StreamOptions != nil && w.StreamOptions.IncludeUsage
 	for i, m := range w.Messages {
 		msg := Message{Role: m.Role, ReasoningContent: m.ReasoningContent, ToolCallID: m.ToolCallID, Name: m.Name}
