@@ -38,6 +38,8 @@ type config struct {
 	Demo           bool     // the built-in scripted model and tool (demo.go)
 	Webhooks       []string // receivers of turn.ended
 	WebhookSecret  []byte   // decoded whsec_ secret
+	Providers      string   // path of the providers file (AGENTIK_PROVIDERS)
+	Titles         string   // model, first_line, or "" (model when a model is configured)
 }
 
 const usageText = `agentik — a runtime for LLM agents
@@ -82,6 +84,10 @@ Model (any OpenAI-compatible endpoint):
                     AGENTIK_SUMMARY_MODEL    model that writes those summaries (default: the chat model)
   With none of them set, agentik uses Ollama if it answers on 127.0.0.1:11434;
   otherwise it starts without a model and sends fail with "unavailable".
+  --providers       AGENTIK_PROVIDERS        a providers file (JSON): several endpoints and their models,
+                                             each conversation picks one; replaces the OPENAI_* variables
+  --titles          AGENTIK_TITLES           model (default with a model: it names a conversation after
+                                             its first answer) or first_line (the first line of the first message)
 `
 
 func splitList(s string) []string {
@@ -163,6 +169,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	level := getenv("AGENTIK_LOG_LEVEL")
 	c.LogJSON = strings.EqualFold(getenv("AGENTIK_LOG_FORMAT"), "json")
 	c.Demo = getenv("AGENTIK_DEMO") == "1" || strings.EqualFold(getenv("AGENTIK_DEMO"), "true")
+	c.Providers, c.Titles = getenv("AGENTIK_PROVIDERS"), getenv("AGENTIK_TITLES")
 	switch b := strings.ToLower(getenv("AGENTIK_LLM_BACKEND")); b {
 	case "", "openai":
 	case "google":
@@ -186,11 +193,18 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&level, "log-level", level, "")
 	fs.BoolVar(&c.LogJSON, "log-json", c.LogJSON, "")
 	fs.BoolVar(&c.Demo, "demo", c.Demo, "")
+	fs.StringVar(&c.Providers, "providers", c.Providers, "")
+	fs.StringVar(&c.Titles, "titles", c.Titles, "")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if c.MaxAnswerBytes < 0 {
 		return c, fmt.Errorf("--max-answer-bytes must be a positive number of bytes, got %d", c.MaxAnswerBytes)
+	}
+	switch c.Titles {
+	case "", "model", "first_line":
+	default:
+		return c, fmt.Errorf("AGENTIK_TITLES must be model or first_line, got %q", c.Titles)
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q; see agentik --help", fs.Arg(0))

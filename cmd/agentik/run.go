@@ -128,7 +128,18 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	notice := &modelNotice{} // what the UI's banner says about the model
 	var mcfg llm.Config
 	var ok bool
-	if cfg.Demo {
+	var providers *llm.Providers // the models conversations pick from
+	if cfg.Providers != "" && !cfg.Demo {
+		pcfg, err := llm.LoadProviders(cfg.Providers, getenv)
+		if err != nil {
+			return err
+		}
+		if providers, err = llm.NewProviders(pcfg, llm.ProvidersOptions{Logger: log}); err != nil {
+			return err
+		}
+		model, modelName = tel.Model(providers, pcfg.Default), pcfg.Default
+		log.Info("providers_configured", "providers", len(pcfg.Providers), "default", pcfg.Default)
+	} else if cfg.Demo {
 		demo, err := startDemo(log)
 		if err != nil {
 			return err
@@ -138,6 +149,9 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 		notice.set(demoNotice)
 	} else {
 		mcfg, ok, err = llm.Detect(ctx, getenv, nil)
+	}
+	if providers != nil {
+		ok = false // the providers file says it all
 	}
 	if err != nil {
 		// A local model server that is not up yet should not keep agentik
@@ -149,22 +163,38 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	}
 	if ok {
 		mcfg.Logger = log
-		m, err := llm.New(mcfg)
+		if _, err := llm.New(mcfg); err != nil {
+			return fmt.Errorf("model: %w", err)
+		}
+		name := llm.ProviderName(mcfg)
+		if cfg.Demo {
+			name = "demo"
+		}
+		providers, err = llm.NewProviders(llm.SingleProvider(name, mcfg), llm.ProvidersOptions{Logger: log, HTTPClient: mcfg.HTTPClient})
 		if err != nil {
 			return fmt.Errorf("model: %w", err)
 		}
-		model, modelName = tel.Model(m, m.Name()), m.Name()
-		windows = llm.NewWindows(mcfg, cfg.ContextWindow)
+		model, modelName = tel.Model(providers, mcfg.Model), mcfg.Model
 		log.Info("model_configured", "base_url", redactURL(mcfg.BaseURL), "model", modelName)
 		notice.probe(ctx, mcfg, log) // in the background: a slow endpoint does not delay the start
 		defer notice.wait()
-	} else {
+	} else if providers == nil {
 		log.Warn("no_model_configured", "hint", "set OPENAI_BASE_URL or OPENAI_API_KEY (and OPENAI_MODEL), or run Ollama on 127.0.0.1:11434")
 	}
 
 	var tools *tool.Manager
 	rcfg := agent.Config{Model: model, SystemPrompt: cfg.SystemPrompt, MaxAnswerBytes: cfg.MaxAnswerBytes, Logger: log, Unavailable: unavailable,
-		TurnContext: tel.TurnContext, Windows: windows, SummaryModel: cfg.SummaryModel}
+		TurnContext: tel.TurnContext, Windows: windows, SummaryModel: cfg.SummaryModel, Titles: cfg.Titles}
+	if providers != nil {
+		rcfg.Catalog = providers
+		checkCtx, stopCheck := context.WithCancel(ctx)
+		checked := make(chan struct{})
+		go func() { defer close(checked); providers.Run(checkCtx) }()
+		defer func() { stopCheck(); <-checked }()
+	}
+	if rcfg.Titles == "" && model != nil && !cfg.Demo {
+		rcfg.Titles = agent.TitlesModel
+	}
 	if cfg.MCPConfig != "" {
 		tcfg, err := tool.LoadConfig(cfg.MCPConfig, getenv)
 		if err != nil {

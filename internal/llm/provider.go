@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -134,9 +135,9 @@ func (p *Providers) check(ctx context.Context, pv *provider) {
 	p.mu.Unlock()
 	switch {
 	case err != nil && (was || first):
-		p.log.Warn("provider_unavailable", "provider", pv.cfg.Name, "base_url", pv.cfg.BaseURL, "err", newRedactor(pv.cfg.APIKey).apply(err.Error()))
+		p.log.Warn("provider_unavailable", "provider", pv.cfg.Name, "base_url", shownURL(pv.cfg.BaseURL), "err", newRedactor(pv.cfg.APIKey).apply(err.Error()))
 	case err == nil && (!was || first):
-		p.log.Info("provider_available", "provider", pv.cfg.Name, "base_url", pv.cfg.BaseURL, "models", len(names))
+		p.log.Info("provider_available", "provider", pv.cfg.Name, "base_url", shownURL(pv.cfg.BaseURL), "models", len(names))
 	}
 }
 
@@ -201,6 +202,15 @@ func listedModel(ms []ModelConfig, name string) bool {
 	return false
 }
 
+// ProviderName names the provider of a detected Config: "ollama" for a
+// found Ollama, else "openai" (the OPENAI_* variables).
+func ProviderName(cfg Config) string {
+	if cfg.BaseURL == ollamaURL+"/v1" {
+		return "ollama"
+	}
+	return "openai"
+}
+
 // SingleProvider is the one provider of the OPENAI_* variables (or a
 // found Ollama, or the demo): what agentik runs without a providers file.
 // Its model accepts images: a model configured this way always could.
@@ -212,4 +222,13 @@ func SingleProvider(name string, cfg Config) ProvidersConfig {
 		Providers: []ProviderConfig{{Name: name, BaseURL: strings.TrimRight(cfg.BaseURL, "/"), APIKey: cfg.APIKey, Models: []ModelConfig{{Name: cfg.Model, Vision: true}}, Vision: true}},
 		Default:   name + "/" + cfg.Model,
 	}
+}
+
+// shownURL is raw for logs: without user info or query values.
+func shownURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return safeURL(*u)
 }

@@ -90,6 +90,7 @@ func (s *Server) handleNoRoute(w http.ResponseWriter, r *http.Request) {
 type CreateRequest struct {
 	Title string `json:"title"`
 	Temp  bool   `json:"temp"`
+	SettingsFields
 }
 
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
@@ -98,7 +99,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	c, err := s.runner.CreateConversation(r.Context(), req.Title, req.Temp)
+	c, err := s.runner.CreateConversationWith(r.Context(), req.Title, req.Temp, req.settings())
 	if err != nil {
 		s.writeError(w, r, err)
 		return

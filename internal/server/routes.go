@@ -37,6 +37,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /agentik/conversations/{id}/export", s.handleExport)
 	mux.HandleFunc("GET /agentik/export", s.handleExportAll)
 	mux.HandleFunc("POST /agentik/import", s.handleImport)
+	mux.HandleFunc("GET /agentik/models", s.handleAgentikModels)
+	mux.HandleFunc("PATCH /agentik/conversations/{id}", s.handleUpdate)
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
 	// OpenAI-compatible facade (openai.go): errors in OpenAI's shape.

@@ -26,6 +26,9 @@ const (
 	OpListTools          = "list_tools" // extension: the state of the tool servers
 	OpSearch             = "search"
 	OpCompact            = "compact" // summarize a conversation's earlier turns now (DESIGN §10.1)
+	// Models and per-conversation settings (model.go).
+	OpListModels         = "list_models"
+	OpUpdateConversation = "update_conversation"
 )
 
 // Frame types the server sends.
@@ -56,7 +59,8 @@ type Command struct {
 	Content        []agent.Content `json:"content,omitempty"`
 	ClientID       string          `json:"client_id,omitempty"`
 
-	Query string `json:"q,omitempty"` // search
+	Query          string `json:"q,omitempty"` // search
+	SettingsFields        // create_conversation, update_conversation
 }
 
 // Frame is any frame the server sends, decoded: a reply, an event, a
@@ -173,8 +177,10 @@ func (c *Command) check() error {
 		return nonNeg("after", c.After)
 	case OpUnsubscribe:
 		return need("sub", c.Sub)
-	case OpCreateConversation, OpListConversations, OpPing, OpListTools, OpSearch:
+	case OpCreateConversation, OpListConversations, OpPing, OpListTools, OpSearch, OpListModels:
 		return nil
+	case OpUpdateConversation:
+		return need("conversation_id", c.ConversationID)
 	case OpGetConversation, OpInterrupt, OpDelete, OpCompact:
 		return need("conversation_id", c.ConversationID)
 	case OpGetMessages:

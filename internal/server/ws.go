@@ -254,7 +254,7 @@ func (k *wsConn) run(ctx context.Context, cmd Command) (any, error) {
 		if cmd.Title != nil {
 			title = *cmd.Title
 		}
-		return r.CreateConversation(ctx, title, cmd.Temp)
+		return r.CreateConversationWith(ctx, title, cmd.Temp, cmd.settings())
 	case OpListConversations:
 		offset, limit := 0, agent.DefaultPageSize
 		if cmd.Offset != nil {
@@ -317,6 +317,10 @@ func (k *wsConn) run(ctx context.Context, cmd Command) (any, error) {
 		return k.s.search(ctx, cmd.Query, limit)
 	case OpCompact:
 		return r.Compact(ctx, cmd.ConversationID)
+	case OpListModels:
+		return k.s.models(), nil
+	case OpUpdateConversation:
+		return r.UpdateConversation(ctx, cmd.ConversationID, cmd.withTitle())
 	}
 	return nil, agent.Errorf(agent.CodeBadRequest, "unknown op %q", cmd.Op)
 }

@@ -110,6 +110,11 @@ type model struct {
 }
 
 func (m *model) Chat(ctx context.Context, req agent.ChatRequest, on func(agent.Delta) error) (agent.ChatResponse, error) {
+	if req.Model != "" && req.Model != m.name { // the conversation's own model
+		c := *m
+		c.name = req.Model
+		m = &c
+	}
 	t := m.t
 	attrs := []attribute.KeyValue{attribute.String(attrOperation, "chat"), attribute.String(attrProvider, "openai"),
 		attribute.String(attrRequestModel, m.name)}
