@@ -58,6 +58,11 @@ func (r *Runner) startTitle(t *turn) {
 // writeTitle asks the conversation's model for a title and writes it as a
 // renamed event, unless a user has named the conversation meanwhile.
 func (r *Runner) writeTitle(ctx context.Context, t *turn) error {
+	if c, err := t.st.Conversation(ctx, t.conv.ID); err != nil {
+		return err
+	} else if c.UserTitled {
+		return ErrUserTitled // renamed during the turn: no need to ask
+	}
 	req := ChatRequest{Model: t.conv.Model, Messages: []ModelMessage{
 		{Role: RoleSystem, Content: []Content{Text(titlePrompt)}},
 		{Role: RoleUser, Content: []Content{Text("User: " + clip(text(t.prompt), titleInputBytes) + "\n\nAssistant: " + clip(t.answer, titleInputBytes))}},
