@@ -8,6 +8,7 @@ import { Sidebar, UNTITLED } from './sidebar.js';
 import { Search } from './search.js';
 import { h, copyText, icon } from './dom.js';
 import { rawText } from './message.js';
+import { ModelSettings } from './model.js';
 
 const STATUS_LABEL = { connecting: 'Connecting…', online: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' };
 
@@ -75,6 +76,10 @@ class App {
       onToast: (m, k) => this.toast(m, k),
     });
     this.composer.setRunning(!!(conv && conv.running));
+    this.settings?.dispose();
+    this.settings = new ModelSettings(main.querySelector('#composer'), {
+      conn: this.conn, chatId: () => this.chat?.id || null, onToast: (m, k) => this.toast(m, k),
+    });
     this.setStatus(this.status);
     // The message box has focus on load where there is a keyboard; on a
     // touch screen focus would open the on-screen keyboard over the page.
@@ -102,7 +107,9 @@ class App {
   async send(content) {
     let created = null;
     if (!this.chat) {
-      const conv = await this.conn.request('create_conversation', this.temp ? { temp: true } : {}, { retry: false });
+      const fields = { ...this.settings.createFields(), ...(this.temp ? { temp: true } : {}) };
+      const conv = await this.conn.request('create_conversation', fields, { retry: false });
+      this.settings.created(conv);
       created = conv.id;
       history.pushState({}, '', `/c/${encodeURIComponent(conv.id)}`);
       this.main.dataset.conversationId = conv.id;

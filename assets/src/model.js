@@ -1,0 +1,162 @@
+// Model picker and per-conversation settings: the composer's model select
+// (the conversation's model; for a new chat, the one remembered in
+// localStorage) and a dialog for the system prompt and sampling params.
+// Everything goes through the public ops list_models, get_conversation,
+// create_conversation and update_conversation.
+import { h } from './dom.js';
+
+const STORE_KEY = 'agentik.model'; // the model of new chats
+const SLIDERS = 'M4 6h10m4 0h2M4 12h4m4 0h8M4 18h12m4 0h0M14 4v4M8 10v4M16 16v4';
+
+function slidersIcon() {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('class', 'icon');
+  const p = document.createElementNS(ns, 'path');
+  p.setAttribute('d', SLIDERS);
+  svg.append(p);
+  return svg;
+}
+
+function remembered() {
+  try { return localStorage.getItem(STORE_KEY) || ''; } catch { return ''; }
+}
+
+function remember(id) {
+  try { localStorage.setItem(STORE_KEY, id); } catch { /* private mode */ }
+}
+
+export class ModelSettings {
+  constructor(form, { conn, chatId, onToast }) {
+    this.form = form;
+    this.conn = conn;
+    this.chatId = chatId;
+    this.toast = onToast || (() => {});
+    this.models = [];
+    this.def = '';
+    this.conv = null; // the open conversation's settings
+    this.pending = { system_prompt: '', params: null }; // for a chat not created yet
+    this.attach = form.querySelector('.attach');
+
+    this.select = h('select', { class: 'model-select', 'data-testid': 'model-select', 'aria-label': 'Model', hidden: true });
+    this.button = h('button', { type: 'button', class: 'icon-btn', 'data-testid': 'settings-btn', 'aria-label': 'Chat settings', title: 'System prompt and parameters' }, slidersIcon());
+    const row = form.querySelector('.composer-row');
+    row.insertBefore(h('span', { class: 'model-bar' }, this.select, this.button), row.querySelector('.hint'));
+    this.select.addEventListener('change', () => this.pick(this.select.value));
+    this.button.addEventListener('click', () => this.open());
+    this.dialog = this.buildDialog();
+    document.body.append(this.dialog);
+    this.load();
+  }
+
+  async load() {
+    try {
+      const res = await this.conn.request('list_models', {});
+      this.models = res.models || [];
+      this.def = res.default || '';
+      const id = this.chatId();
+      if (id) this.conv = await this.conn.request('get_conversation', { conversation_id: id });
+    } catch (err) {
+      this.toast(`Could not load the models: ${err.message}`, 'error');
+      return;
+    }
+    this.render();
+  }
+
+  // current is the model id the composer sends with.
+  current() {
+    if (this.conv) return this.conv.model || this.def;
+    const r = remembered();
+    return this.models.some((m) => m.id === r) ? r : this.def;
+  }
+
+  render() {
+    const cur = this.current();
+    this.select.replaceChildren(...this.models.map((m) => h('option', { value: m.id, selected: m.id === cur },
+      m.available ? m.id : `${m.id} (unavailable)`)));
+    this.select.hidden = this.models.length === 0;
+    this.select.value = cur;
+    const m = this.models.find((x) => x.id === cur);
+    // No vision: no attach button (the server refuses images anyway).
+    if (this.attach) this.attach.hidden = !!m && !m.vision;
+  }
+
+  async pick(id) {
+    remember(id);
+    const cid = this.chatId();
+    if (cid) {
+      try {
+        this.conv = await this.conn.request('update_conversation', { conversation_id: cid, model: id });
+      } catch (err) {
+        this.toast(`Could not switch the model: ${err.message}`, 'error');
+      }
+    }
+    this.render();
+  }
+
+  // createFields are the settings of a conversation the first send creates.
+  createFields() {
+    const f = {};
+    const m = this.current();
+    if (m && m !== this.def) f.model = m;
+    if (this.pending.system_prompt) f.system_prompt = this.pending.system_prompt;
+    if (this.pending.params) f.params = this.pending.params;
+    return f;
+  }
+
+  // created switches the panel to the conversation the first send made.
+  created(conv) { this.conv = conv; this.pending = { system_prompt: '', params: null }; }
+
+  buildDialog() {
+    const field = (label, input) => h('label', { class: 'settings-field' }, h('span', null, label), input);
+    this.promptIn = h('textarea', { rows: '5', 'data-testid': 'system-prompt', placeholder: 'The server\'s default system prompt' });
+    this.tempIn = h('input', { type: 'number', min: '0', max: '2', step: '0.1', 'data-testid': 'param-temperature', placeholder: 'default' });
+    this.maxIn = h('input', { type: 'number', min: '1', step: '1', 'data-testid': 'param-max-tokens', placeholder: 'default' });
+    this.topIn = h('input', { type: 'number', min: '0', max: '1', step: '0.05', 'data-testid': 'param-top-p', placeholder: 'default' });
+    const form = h('form', { method: 'dialog', class: 'settings-form' },
+      h('h2', { class: 'dialog-title' }, 'Chat settings'),
+      field('System prompt', this.promptIn),
+      h('div', { class: 'settings-params' },
+        field('Temperature (0–2)', this.tempIn), field('Max tokens', this.maxIn), field('Top p (0–1)', this.topIn)),
+      h('div', { class: 'dialog-actions' },
+        h('button', { type: 'submit', value: 'cancel', class: 'btn' }, 'Cancel'),
+        h('button', { type: 'submit', value: 'save', class: 'btn btn-primary', 'data-testid': 'settings-save' }, 'Save')));
+    const d = h('dialog', { class: 'dialog settings-dialog', 'data-testid': 'settings-dialog', 'aria-label': 'Chat settings' }, form);
+    d.addEventListener('close', () => { if (d.returnValue === 'save') this.save(); });
+    return d;
+  }
+
+  open() {
+    const s = this.conv || this.pending;
+    const p = s.params || {};
+    this.promptIn.value = s.system_prompt || '';
+    this.tempIn.value = p.temperature ?? '';
+    this.maxIn.value = p.max_tokens ?? '';
+    this.topIn.value = p.top_p ?? '';
+    this.dialog.returnValue = '';
+    this.dialog.showModal();
+  }
+
+  async save() {
+    const params = {};
+    if (this.tempIn.value !== '') params.temperature = Number(this.tempIn.value);
+    if (this.maxIn.value !== '') params.max_tokens = Number(this.maxIn.value);
+    if (this.topIn.value !== '') params.top_p = Number(this.topIn.value);
+    const fields = { system_prompt: this.promptIn.value.trim(), params };
+    const cid = this.chatId();
+    if (!cid) {
+      this.pending = { system_prompt: fields.system_prompt, params: Object.keys(params).length ? params : null };
+      return;
+    }
+    try {
+      this.conv = await this.conn.request('update_conversation', { conversation_id: cid, ...fields });
+      this.toast('Settings saved; the next answer uses them.');
+    } catch (err) {
+      this.toast(`Could not save the settings: ${err.message}`, 'error');
+    }
+  }
+
+  dispose() { this.dialog.remove(); }
+}
