@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/client"
+	"github.com/agentik/agentik/internal/server"
 )
 
 // chatInterruptTimeout bounds the interrupt sent on Ctrl-C and the wait
@@ -21,7 +22,7 @@ import (
 const chatInterruptTimeout = 10 * time.Second
 
 // chatHelp documents agentik chat; --help prints it to stdout.
-const chatHelp = `usage: agentik chat [--server URL] [--temp] [CONVERSATION_ID]
+const chatHelp = `usage: agentik chat [--server URL] [--temp] [--model ID] [CONVERSATION_ID]
 
 Chat with an agentik server in the terminal. Without an id, a new
 conversation starts; with one, its history is printed and it goes on.
@@ -47,6 +48,7 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 	var cf clientFlags
 	cf.register(fs, getenv)
 	temp := fs.Bool("temp", false, "a temporary conversation, never stored")
+	model := fs.String("model", "", "the model, as <provider>/<model> (GET /agentik/models lists them); with an id, the conversation switches to it")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), chatHelp)
@@ -74,14 +76,23 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 	defer c.Close()
 
 	var conv agent.Conversation
+	var settings server.SettingsFields
+	if *model != "" {
+		settings.Model = model
+	}
 	if id := fs.Arg(0); id != "" {
 		if conv, err = c.Conversation(ctx, id); err != nil {
 			return fmt.Errorf("chat: %w", err)
 		}
+		if *model != "" {
+			if conv, err = c.UpdateConversation(ctx, id, settings); err != nil {
+				return fmt.Errorf("chat: %w", err)
+			}
+		}
 		if err := printHistory(ctx, c, conv.ID, stdout); err != nil {
 			return err
 		}
-	} else if conv, err = c.CreateConversation(ctx, "", *temp); err != nil {
+	} else if conv, err = c.CreateConversationWith(ctx, "", *temp, settings); err != nil {
 		return fmt.Errorf("chat: %w", err)
 	}
 	fmt.Fprintf(stderr, "conversation %s (Ctrl-C interrupts an answer, Ctrl-D or Ctrl-C at the prompt quits; end a line with \\ or use \"\"\" for several lines)\n", conv.ID)
