@@ -92,7 +92,7 @@ func TestTurnWithMCPTool(t *testing.T) {
 		t.Fatalf("tool_result %+v in\n%s", result, body)
 	}
 	reqs := fake.Requests()
-	last := reqs[len(reqs)-1]
+	last := reqs[1] // the turn's second model call (a title request may follow it)
 	var toolMsg string
 	for _, m := range last.Messages {
 		if m.Role == "tool" && m.ToolCallID == "call_1" {

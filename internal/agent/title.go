@@ -67,7 +67,7 @@ func (r *Runner) writeTitle(ctx context.Context, t *turn) error {
 		{Role: RoleSystem, Content: []Content{Text(titlePrompt)}},
 		{Role: RoleUser, Content: []Content{Text("User: " + clip(text(t.prompt), titleInputBytes) + "\n\nAssistant: " + clip(t.answer, titleInputBytes))}},
 	}}
-	resp, err := r.cfg.Model.Chat(ctx, req, nil)
+	resp, err := r.cfg.Model.Chat(ctx, req, func(Delta) error { return nil })
 	if err != nil {
 		return err
 	}
