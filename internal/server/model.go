@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"net/http"
+	"slices"
 
 	"github.com/agentik/agentik/internal/agent"
 )
@@ -61,4 +63,28 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, c)
+}
+
+// catalogIDs are the model ids of the providers not in have: the facade's
+// /v1/models lists them after the default model's name.
+func (s *Server) catalogIDs(have []string) []string {
+	ms, _ := s.runner.Models()
+	var out []string
+	for _, m := range ms {
+		if !slices.Contains(have, m.ID) {
+			out = append(out, m.ID)
+		}
+	}
+	return out
+}
+
+// useModel runs the temp conversation of a /v1 request on the model it
+// named, when that is a provider's model id.
+func (s *Server) useModel(ctx context.Context, id, model string) error {
+	ms, def := s.runner.Models()
+	if model == def || !slices.ContainsFunc(ms, func(m agent.ModelInfo) bool { return m.ID == model }) {
+		return nil
+	}
+	_, err := s.runner.UpdateConversation(ctx, id, agent.Settings{Model: &model})
+	return err
 }

@@ -346,3 +346,29 @@ func TestTitleNeverOverwritesRename(t *testing.T) {
 		t.Errorf("title %q, %d model requests", got.Title, len(tp.A.Requests()))
 	}
 }
+
+// TestOpenAIFacadeModels: /v1/models lists the providers' model ids, and a
+// /v1 request naming one runs on it.
+func TestOpenAIFacadeModels(t *testing.T) {
+	tp := newTwoProviders(t)
+	ts := newTestServer(t, withProviders(tp, ""))
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	ts.call(t, "GET", "/v1/models", "", 200, &list)
+	var ids []string
+	for _, m := range list.Data {
+		ids = append(ids, m.ID)
+	}
+	if strings.Join(ids, ",") != "fake,a/alpha-1,a/alpha-2" {
+		t.Errorf("/v1/models: %v", ids)
+	}
+	ts.call(t, "POST", "/v1/chat/completions", `{"model":"a/alpha-2","messages":[{"role":"user","content":"hi"}]}`, 200, nil)
+	ts.call(t, "POST", "/v1/chat/completions", `{"model":"fake","messages":[{"role":"user","content":"hi"}]}`, 200, nil)
+	reqs := tp.A.Requests()
+	if len(reqs) != 2 || reqs[0].Model != "alpha-2" || reqs[1].Model != "alpha-1" {
+		t.Errorf("a received %+v", reqs)
+	}
+}

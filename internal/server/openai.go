@@ -35,10 +35,11 @@ func isOpenAIPath(p string) bool { return p == "/v1" || strings.HasPrefix(p, ope
 
 // openAIModels is the list GET /v1/models answers and requests may name.
 func (s *Server) openAIModels() []string {
-	if s.modelName == "" {
-		return nil
+	var out []string
+	if s.modelName != "" {
+		out = append(out, s.modelName)
 	}
-	return []string{s.modelName}
+	return append(out, s.catalogIDs(out)...)
 }
 
 // paramError is a bad request that names the request field at fault.
@@ -423,6 +424,10 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 		id = conv.ID
 		// Deleting interrupts the turn first: a client that left stops it.
 		defer func() { _ = s.runner.Delete(context.WithoutCancel(ctx), id) }()
+		if err := s.useModel(ctx, id, c.model); err != nil {
+			s.writeOpenAIError(w, r, err)
+			return
+		}
 	} else if _, err := s.runner.Conversation(ctx, id); err != nil {
 		s.writeOpenAIError(w, r, err)
 		return
