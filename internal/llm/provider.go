@@ -37,7 +37,8 @@ type Providers struct {
 	log   *slog.Logger
 	provs []*provider // in name order
 
-	mu sync.Mutex // guards each provider's state
+	mu      sync.Mutex     // guards each provider's state and learned
+	learned map[string]int // windows refusals taught, by model id
 }
 
 // provider is one endpoint and what its last check found.
@@ -231,4 +232,45 @@ func shownURL(raw string) string {
 		return "(unparsable URL)"
 	}
 	return safeURL(*u)
+}
+
+// Window is the context window of model id ("" = the default model) in
+// tokens: what a refusal taught, else the providers file's
+// context_window; 0 when unknown. It is the seam through which the
+// context budget follows each conversation's model.
+func (p *Providers) Window(_ context.Context, id string) int {
+	if id == "" {
+		id = p.def
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if w := p.learned[id]; w > 0 {
+		return w
+	}
+	prov, name, _ := strings.Cut(id, "/")
+	for _, pv := range p.provs {
+		if pv.cfg.Name != prov {
+			continue
+		}
+		for _, m := range pv.models {
+			if m.Name == name {
+				return m.ContextWindow
+			}
+		}
+		return pv.cfg.ContextWindow
+	}
+	return 0
+}
+
+// Learn records the window a model revealed by refusing a longer prompt.
+func (p *Providers) Learn(id string, tokens int) {
+	if id == "" {
+		id = p.def
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.learned == nil {
+		p.learned = map[string]int{}
+	}
+	p.learned[id] = tokens
 }

@@ -228,3 +228,28 @@ func TestProvidersRun(t *testing.T) {
 		}
 	}
 }
+
+// TestProvidersWindow: the window of each model id, from the file or
+// taught by a refusal.
+func TestProvidersWindow(t *testing.T) {
+	cfg, err := ParseProviders([]byte(`{"providers":{
+		"a":{"base_url":"http://a/v1","context_window":8000,"models":["m1",{"name":"m2","context_window":32000}]},
+		"b":{"base_url":"http://b/v1","models":"auto"}},"default":"a/m2"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewProviders(cfg, ProvidersOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	for id, want := range map[string]int{"": 32000, "a/m2": 32000, "a/m1": 8000, "b/x": 0, "c/y": 0} {
+		if got := p.Window(ctx, id); got != want {
+			t.Errorf("Window(%q) = %d, want %d", id, got, want)
+		}
+	}
+	p.Learn("a/m1", 4000)
+	if got := p.Window(ctx, "a/m1"); got != 4000 {
+		t.Errorf("learned window = %d", got)
+	}
+}
