@@ -372,3 +372,38 @@ func TestOpenAIFacadeModels(t *testing.T) {
 		t.Errorf("a received %+v", reqs)
 	}
 }
+
+// TestTempConversationSettings: a temp conversation (kept in memory) takes
+// settings and a user's title like a stored one; the model's title does
+// not overwrite that title.
+func TestTempConversationSettings(t *testing.T) {
+	tp := newTwoProviders(t)
+	tp.Up.Store(true)
+	tp.P.Check(t.Context())
+	lw := &logWatch{}
+	ts := newTestServer(t, withProviders(tp, agent.TitlesModel), func(a *agent.Config, _ *server.Config) { a.Logger = slog.New(lw) })
+	var c agent.Conversation
+	ts.call(t, "POST", "/agentik/conversations", `{"temp":true}`, 201, &c)
+	ts.call(t, "PATCH", "/agentik/conversations/"+c.ID, `{"model":"b/beta","system_prompt":"Temp prompt.","params":{"max_tokens":9}}`, 200, &c)
+	if !c.Temp || c.Model != "b/beta" || c.SystemPrompt != "Temp prompt." || *c.Params.MaxTokens != 9 {
+		t.Fatalf("patched temp %+v", c)
+	}
+	hold := make(chan struct{})
+	tp.B.Enqueue(llmtest.Reply{Text: "temp answer"})
+	tp.B.Enqueue(llmtest.Reply{Text: "Model Title", Hold: hold})
+	ts.sendOK(t, c.ID, "temp question")
+	for len(tp.B.Requests()) < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	ts.call(t, "POST", "/agentik/conversations/"+c.ID+"/rename", `{"title":"temp mine"}`, 200, nil)
+	close(hold)
+	lw.wait(t, "title_skipped")
+	ts.call(t, "GET", "/agentik/conversations/"+c.ID, "", 200, &c)
+	if c.Title != "temp mine" {
+		t.Errorf("temp title %q", c.Title)
+	}
+	r := tp.B.Requests()[0]
+	if r.Model != "beta" || r.Messages[0].Content != "Temp prompt." || r.MaxTokens == nil || *r.MaxTokens != 9 {
+		t.Errorf("b received %s", r.Body)
+	}
+}
