@@ -65,13 +65,14 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, c)
 }
 
-// catalogIDs are the model ids of the providers not in have: the facade's
+// catalogIDs are the model ids of the providers but the default (which
+// the facade lists by its name, as before providers) and those in have:
 // /v1/models lists them after the default model's name.
 func (s *Server) catalogIDs(have []string) []string {
-	ms, _ := s.runner.Models()
+	ms, def := s.runner.Models()
 	var out []string
 	for _, m := range ms {
-		if !slices.Contains(have, m.ID) {
+		if m.ID != def && !slices.Contains(have, m.ID) {
 			out = append(out, m.ID)
 		}
 	}
