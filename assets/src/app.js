@@ -39,6 +39,9 @@ class App {
       onRenamed: (id, title) => {
         if (this.chat && this.chat.id === id) this.setTitle(title);
       },
+      onUpdated: (id, ev) => {
+        if (this.chat && this.chat.id === id) this.settings?.updated(ev);
+      },
     });
     this.search = new Search(this.sidebarEl, { conn: this.conn });
     this.mount(document.getElementById('main'), this.boot);

@@ -96,6 +96,15 @@ export class ModelSettings {
     this.render();
   }
 
+  // updated applies an updated event (from any tab) to the open
+  // conversation's settings.
+  updated(ev) {
+    if (!this.conv) return;
+    for (const k of ['model', 'system_prompt']) if (k in ev) this.conv[k] = ev[k];
+    if ('params' in ev) this.conv.params = Object.keys(ev.params || {}).length ? ev.params : null;
+    this.render();
+  }
+
   // createFields are the settings of a conversation the first send creates.
   createFields() {
     const f = {};

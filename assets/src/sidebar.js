@@ -9,13 +9,14 @@ export const UNTITLED = 'New chat';
 const PAGE = 200; // conversations per page, as the server renders the first
 
 export class Sidebar {
-  constructor(root, { conn, onDeleted, onRenamed }) {
+  constructor(root, { conn, onDeleted, onRenamed, onUpdated }) {
     this.root = root;
     this.conn = conn;
     this.list = root.querySelector('#conv-list');
     this.tools = root.querySelector('#tool-servers');
     this.onDeleted = onDeleted || (() => {});
     this.onRenamed = onRenamed || (() => {});
+    this.onUpdated = onUpdated || (() => {});
     this.current = null;
     // The list shows the most recent conversations; the rest are paged in
     // when the "Show more" button at its end scrolls into view.
@@ -135,6 +136,9 @@ export class Sidebar {
           this.item(ev.conversation_id)?.remove();
           this.updateEmpty();
           this.onDeleted(ev.conversation_id);
+          break;
+        case 'updated': // a conversation's settings (model.js)
+          this.onUpdated(ev.conversation_id, ev);
           break;
         case 'tool_server':
           if (ev.server) this.setToolServer(ev.server);

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -80,4 +81,25 @@ func TestBrowserModelPickerAndSettings(t *testing.T) {
 	if c.Model != "a/alpha-2" || c.SystemPrompt != "Now in prose." {
 		t.Errorf("stored conversation %+v", c)
 	}
+}
+
+// TestBrowserModelFollowsOtherTab: a model picked in one tab shows in
+// another tab of the same conversation (the updated event).
+func TestBrowserModelFollowsOtherTab(t *testing.T) {
+	t.Parallel()
+	tp := newTwoProviders(t)
+	tp.Up.Store(true)
+	tp.P.Check(t.Context())
+	ts := newTestServer(t, withProviders(tp, agent.TitlesFirstLine))
+	var c agent.Conversation
+	ts.call(t, "POST", "/agentik/conversations", `{"title":"shared"}`, 201, &c)
+	b := newBrowser(t, ts)
+	one, two := b.tab(), b.tab()
+	const sel = `document.querySelector('[data-testid="model-select"]')`
+	for _, tab := range []context.Context{one, two} {
+		openPage(t, ts, tab, "/c/"+c.ID)
+		waitJS(t, tab, "model picker", sel+`.value === 'a/alpha-1'`)
+	}
+	do(t, one, chromedp.Evaluate[chromedp.Void](`(() => { const s = `+sel+`; s.value = 'b/beta'; s.dispatchEvent(new Event('change')); })()`))
+	waitJS(t, two, "the other tab's picker", sel+`.value === 'b/beta' && !document.querySelector('#composer .attach').hidden`)
 }
