@@ -122,7 +122,6 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	st, b := a.Store, a.Broker
 
 	var model agent.Model
-	var windows agent.Windows
 	modelName := ""
 	unavailable := ""
 	notice := &modelNotice{} // what the UI's banner says about the model
@@ -134,7 +133,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 		if err != nil {
 			return err
 		}
-		if providers, err = llm.NewProviders(pcfg, llm.ProvidersOptions{Logger: log}); err != nil {
+		if providers, err = llm.NewProviders(pcfg, llm.ProvidersOptions{Logger: log, ContextWindow: cfg.ContextWindow}); err != nil {
 			return err
 		}
 		model, modelName = tel.Model(providers, pcfg.Default), pcfg.Default
@@ -170,7 +169,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 		if cfg.Demo {
 			name = "demo"
 		}
-		providers, err = llm.NewProviders(llm.SingleProvider(name, mcfg), llm.ProvidersOptions{Logger: log, HTTPClient: mcfg.HTTPClient})
+		providers, err = llm.NewProviders(llm.SingleProvider(name, mcfg), llm.ProvidersOptions{Logger: log, HTTPClient: mcfg.HTTPClient, ContextWindow: cfg.ContextWindow})
 		if err != nil {
 			return fmt.Errorf("model: %w", err)
 		}
@@ -184,9 +183,10 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 
 	var tools *tool.Manager
 	rcfg := agent.Config{Model: model, SystemPrompt: cfg.SystemPrompt, MaxAnswerBytes: cfg.MaxAnswerBytes, Logger: log, Unavailable: unavailable,
-		TurnContext: tel.TurnContext, Windows: windows, SummaryModel: cfg.SummaryModel, Titles: cfg.Titles}
+		TurnContext: tel.TurnContext, SummaryModel: cfg.SummaryModel, Titles: cfg.Titles}
 	if providers != nil {
 		rcfg.Catalog = providers
+		rcfg.Windows = providers // the window follows each conversation's model
 		checkCtx, stopCheck := context.WithCancel(ctx)
 		checked := make(chan struct{})
 		go func() { defer close(checked); providers.Run(checkCtx) }()

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,8 +47,9 @@ type budget struct {
 	limit  int // what the prompt may use: window less the answer's reserve
 }
 
-func (r *Runner) budget(ctx context.Context, harder bool) budget {
-	w := r.window(ctx)
+// budget is the room of a call to model (the conversation's model id).
+func (r *Runner) budget(ctx context.Context, model string, harder bool) budget {
+	w := r.window(ctx, model)
 	b := budget{window: w, limit: w - reserve(w)}
 	if harder {
 		b.limit = b.limit * 3 / 4
@@ -68,7 +70,7 @@ type prepared struct {
 // possible: every earlier turn summarized, the tool results of the current
 // turn but its last round elided, a smaller budget.
 func (t *turn) prepare(mem *[]ModelMessage, specs []ToolSpec, harder bool) (prepared, error) {
-	b := t.r.budget(t.ctx, harder)
+	b := t.r.budget(t.ctx, t.conv.Model, harder)
 	sb := specsBytes(specs)
 	p := t.measure(*mem, sb, b)
 	if p.tokens <= b.limit && !harder {
@@ -302,7 +304,7 @@ func (t *turn) summaryCall(old []ModelMessage, b budget) (string, error) {
 	limit := t.r.est.bytes(t.conv.ID, room)
 	transcript := renderTranscript(old, limit)
 	req := ChatRequest{
-		Model:     t.r.cfg.SummaryModel,
+		Model:     cmp.Or(t.r.cfg.SummaryModel, t.conv.Model),
 		MaxTokens: maxTokens,
 		Messages: []ModelMessage{
 			{Role: RoleSystem, Content: []Content{Text(summaryInstruction + transcript)}},
@@ -433,7 +435,7 @@ func (t *turn) learn(ce *ContextExceeded, p prepared) {
 		w = min(p.budget.window, p.tokens) * 9 / 10
 	}
 	if w > 0 && w < p.budget.window {
-		t.r.windows.Learn("", w)
+		t.r.windows.Learn(t.conv.Model, w)
 	}
 }
 
@@ -531,7 +533,7 @@ func (r *Runner) Compact(ctx context.Context, id string) (CompactResult, error) 
 		return CompactResult{}, fmt.Errorf("compact: %w", err)
 	}
 	r.est.seed(c)
-	b := r.budget(tctx, false)
+	b := r.budget(tctx, c.Model, false)
 	keep := lastUser(mem)
 	if keep < 0 {
 		return CompactResult{Reason: "nothing to compact: the conversation has no messages yet"}, nil

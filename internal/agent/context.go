@@ -175,9 +175,10 @@ func lastUser(mem []ModelMessage) int {
 	return -1
 }
 
-// window is the window of the runner's model, never 0.
-func (r *Runner) window(ctx context.Context) int {
-	if w := r.windows.Window(ctx, ""); w > 0 {
+// window is the window of model (a conversation's model id; "" = the
+// default), never 0.
+func (r *Runner) window(ctx context.Context, model string) int {
+	if w := r.windows.Window(ctx, model); w > 0 {
 		return w
 	}
 	return DefaultContextWindow

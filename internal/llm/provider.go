@@ -24,6 +24,9 @@ type ProvidersOptions struct {
 	IdleTimeout time.Duration // Config.IdleTimeout
 	HTTPClient  *http.Client  // nil: a new one
 	Logger      *slog.Logger
+	// ContextWindow is the window of every model whose providers file
+	// entry has none (AGENTIK_CONTEXT_WINDOW); 0: the endpoint's.
+	ContextWindow int
 }
 
 // Providers is the models of several OpenAI-compatible endpoints: an
@@ -37,15 +40,15 @@ type Providers struct {
 	log   *slog.Logger
 	provs []*provider // in name order
 
-	mu      sync.Mutex     // guards each provider's state and learned
-	learned map[string]int // windows refusals taught, by model id
+	mu sync.Mutex // guards each provider's state
 }
 
 // provider is one endpoint and what its last check found.
 type provider struct {
-	cfg   ProviderConfig
-	model *Model // its client; Chat names the model per request
-	http  *http.Client
+	cfg     ProviderConfig
+	model   *Model // its client; Chat names the model per request
+	http    *http.Client
+	windows *Windows // the context windows of its models
 
 	available bool          // guarded by Providers.mu
 	checked   bool          // a check has run
@@ -80,7 +83,17 @@ func NewProviders(cfg ProvidersConfig, opts ProvidersOptions) (*Providers, error
 		if err != nil {
 			return nil, &ProvidersError{Provider: pc.Name, Field: "base_url", Msg: err.Error()}
 		}
-		p.provs = append(p.provs, &provider{cfg: pc, model: m, http: opts.HTTPClient, available: !pc.Auto, models: pc.Models})
+		fallback := opts.ContextWindow
+		if pc.ContextWindow > 0 {
+			fallback = pc.ContextWindow
+		}
+		w := NewWindows(Config{BaseURL: pc.BaseURL, APIKey: pc.APIKey, Model: name, HTTPClient: opts.HTTPClient, Logger: opts.Logger}, fallback)
+		for _, mc := range pc.Models {
+			if mc.ContextWindow > 0 {
+				w.Set(mc.Name, mc.ContextWindow)
+			}
+		}
+		p.provs = append(p.provs, &provider{cfg: pc, model: m, http: opts.HTTPClient, windows: w, available: !pc.Auto, models: pc.Models})
 	}
 	return p, nil
 }
@@ -235,42 +248,35 @@ func shownURL(raw string) string {
 }
 
 // Window is the context window of model id ("" = the default model) in
-// tokens: what a refusal taught, else the providers file's
-// context_window; 0 when unknown. It is the seam through which the
-// context budget follows each conversation's model.
-func (p *Providers) Window(_ context.Context, id string) int {
-	if id == "" {
-		id = p.def
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if w := p.learned[id]; w > 0 {
-		return w
-	}
-	prov, name, _ := strings.Cut(id, "/")
-	for _, pv := range p.provs {
-		if pv.cfg.Name != prov {
-			continue
-		}
-		for _, m := range pv.models {
-			if m.Name == name {
-				return m.ContextWindow
-			}
-		}
-		return pv.cfg.ContextWindow
+// tokens, 0 when unknown: what a refusal taught (when lower), the model's
+// context_window in the providers file (or its provider's), else
+// AGENTIK_CONTEXT_WINDOW, else what the provider's endpoint reports
+// (llm.Windows, one per provider). The context budget of a conversation
+// asks with its model, so it follows the model.
+func (p *Providers) Window(ctx context.Context, id string) int {
+	if pv, name := p.resolve(id); pv != nil {
+		return pv.windows.Window(ctx, name)
 	}
 	return 0
 }
 
-// Learn records the window a model revealed by refusing a longer prompt.
+// Learn records the window model id revealed by refusing a longer prompt.
 func (p *Providers) Learn(id string, tokens int) {
+	if pv, name := p.resolve(id); pv != nil {
+		pv.windows.Learn(name, tokens)
+	}
+}
+
+// resolve is the provider of model id and the model's name there.
+func (p *Providers) resolve(id string) (*provider, string) {
 	if id == "" {
 		id = p.def
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.learned == nil {
-		p.learned = map[string]int{}
+	prov, name, _ := strings.Cut(id, "/")
+	for _, pv := range p.provs {
+		if pv.cfg.Name == prov && name != "" {
+			return pv, name
+		}
 	}
-	p.learned[id] = tokens
+	return nil, ""
 }

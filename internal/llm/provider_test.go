@@ -229,12 +229,15 @@ func TestProvidersRun(t *testing.T) {
 	}
 }
 
-// TestProvidersWindow: the window of each model id, from the file or
-// taught by a refusal.
+// TestProvidersWindow: the window of each model id, from the file, the
+// endpoint, or taught by a refusal.
 func TestProvidersWindow(t *testing.T) {
+	fake := llmtest.NewServer(llmtest.WithModels("x"), llmtest.WithListedWindow(16000))
+	ts := httptest.NewServer(fake)
+	defer ts.Close()
 	cfg, err := ParseProviders([]byte(`{"providers":{
-		"a":{"base_url":"http://a/v1","context_window":8000,"models":["m1",{"name":"m2","context_window":32000}]},
-		"b":{"base_url":"http://b/v1","models":"auto"}},"default":"a/m2"}`), nil)
+		"a":{"base_url":"`+downURL(t)+`/v1","context_window":8000,"models":["m1",{"name":"m2","context_window":32000}]},
+		"b":{"base_url":"`+ts.URL+`/v1","models":"auto"}},"default":"a/m2"}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +246,8 @@ func TestProvidersWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	for id, want := range map[string]int{"": 32000, "a/m2": 32000, "a/m1": 8000, "b/x": 0, "c/y": 0} {
+	// b's window is what its endpoint reports.
+	for id, want := range map[string]int{"": 32000, "a/m2": 32000, "a/m1": 8000, "b/x": 16000, "c/y": 0} {
 		if got := p.Window(ctx, id); got != want {
 			t.Errorf("Window(%q) = %d, want %d", id, got, want)
 		}

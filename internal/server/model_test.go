@@ -56,7 +56,7 @@ func newTwoProviders(t testing.TB) *twoProviders {
 
 func withProviders(tp *twoProviders, titles string) rigOption {
 	return func(a *agent.Config, _ *server.Config) {
-		a.Model, a.Catalog, a.Titles = tp.P, tp.P, titles
+		a.Model, a.Catalog, a.Windows, a.Titles = tp.P, tp.P, tp.P, titles
 	}
 }
 
@@ -122,7 +122,7 @@ func TestConversationSwitchesProvider(t *testing.T) {
 	}
 	r := reqs[0]
 	if r.Model != "alpha-2" || r.Messages[0].Role != "system" || r.Messages[0].Content != "Talk like a pirate." ||
-		r.Temperature == nil || *r.Temperature != 0.2 || r.MaxTokens == nil || *r.MaxTokens != 50 || r.TopP != nil {
+		r.Temperature == nil || *r.Temperature != 0.2 || r.MaxTokens != 50 || r.TopP != nil {
 		t.Errorf("a received model %q, system %+v, body %s", r.Model, r.Messages[0], r.Body)
 	}
 
@@ -141,7 +141,7 @@ func TestConversationSwitchesProvider(t *testing.T) {
 		t.Fatalf("b received %d requests", len(reqs))
 	}
 	r = reqs[0]
-	if r.Model != "beta" || r.Messages[0].Content != "Be terse." || r.TopP == nil || *r.TopP != 0.5 || r.Temperature != nil || r.MaxTokens != nil {
+	if r.Model != "beta" || r.Messages[0].Content != "Be terse." || r.TopP == nil || *r.TopP != 0.5 || r.Temperature != nil || r.MaxTokens != 0 {
 		t.Errorf("b received model %q, system %+v, body %s", r.Model, r.Messages[0], r.Body)
 	}
 	// The history went with it.
@@ -403,7 +403,27 @@ func TestTempConversationSettings(t *testing.T) {
 		t.Errorf("temp title %q", c.Title)
 	}
 	r := tp.B.Requests()[0]
-	if r.Model != "beta" || r.Messages[0].Content != "Temp prompt." || r.MaxTokens == nil || *r.MaxTokens != 9 {
+	if r.Model != "beta" || r.Messages[0].Content != "Temp prompt." || r.MaxTokens != 9 {
 		t.Errorf("b received %s", r.Body)
+	}
+}
+
+// TestWindowFollowsModel: the context window a conversation reports is
+// its model's, and changes with it.
+func TestWindowFollowsModel(t *testing.T) {
+	tp := newTwoProviders(t)
+	ts := newTestServer(t, withProviders(tp, agent.TitlesFirstLine))
+	var c agent.Conversation
+	ts.call(t, "POST", "/agentik/conversations", `{"title":"w","model":"a/alpha-2"}`, 201, &c)
+	ts.sendOK(t, c.ID, "first")
+	ts.call(t, "GET", "/agentik/conversations/"+c.ID, "", 200, &c)
+	if c.Context == nil || c.Context.Window != 32000 {
+		t.Fatalf("context on alpha-2: %+v", c.Context)
+	}
+	ts.call(t, "PATCH", "/agentik/conversations/"+c.ID, `{"model":"a/alpha-1"}`, 200, nil)
+	ts.sendOK(t, c.ID, "second")
+	ts.call(t, "GET", "/agentik/conversations/"+c.ID, "", 200, &c)
+	if c.Context == nil || c.Context.Window != 8000 {
+		t.Fatalf("context on alpha-1: %+v", c.Context)
 	}
 }
