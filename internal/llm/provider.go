@@ -109,9 +109,18 @@ func (p *Providers) Models() []agent.ModelInfo {
 	out := []agent.ModelInfo{}
 	for _, pv := range p.provs {
 		for _, m := range pv.models {
+			// The window a turn would use now: configured, discovered or
+			// learned, else the runner's default.
+			window := m.ContextWindow
+			if window == 0 {
+				window = pv.windows.Known(m.Name)
+			}
+			if window == 0 {
+				window = agent.DefaultContextWindow
+			}
 			out = append(out, agent.ModelInfo{
 				ID: pv.cfg.Name + "/" + m.Name, Provider: pv.cfg.Name, Name: m.Name,
-				ContextWindow: m.ContextWindow, Vision: m.Vision, Available: pv.available,
+				ContextWindow: window, Vision: m.Vision, Available: pv.available,
 			})
 		}
 	}

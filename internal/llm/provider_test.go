@@ -129,7 +129,7 @@ func TestProvidersRouteAndCheck(t *testing.T) {
 	}
 	p.Check(t.Context())
 	want := []agent.ModelInfo{
-		{ID: "a/alpha-1", Provider: "a", Name: "alpha-1", Available: true},
+		{ID: "a/alpha-1", Provider: "a", Name: "alpha-1", ContextWindow: agent.DefaultContextWindow, Available: true}, // nothing known yet: the runner's default
 		{ID: "a/alpha-2", Provider: "a", Name: "alpha-2", ContextWindow: 4096, Vision: true, Available: true},
 	}
 	if diff := cmp.Diff(want, p.Models()); diff != "" {

@@ -91,6 +91,27 @@ func (w *Windows) Window(ctx context.Context, model string) int {
 	return known
 }
 
+// Known is the window Window would answer for model without asking the
+// endpoint: 0 when it is not known yet.
+func (w *Windows) Known(model string) int {
+	if model == "" {
+		model = w.cfg.Model
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	known := w.set[model]
+	if known == 0 {
+		known = w.fallback
+	}
+	if known == 0 {
+		known = max(w.discovered[model], 0)
+	}
+	if l := w.learned[model]; l > 0 && (known == 0 || l < known) {
+		return l
+	}
+	return known
+}
+
 // discover asks the endpoint for model's window; -1 when it does not say.
 func (w *Windows) discover(ctx context.Context, model string) int {
 	ctx, cancel := context.WithTimeout(ctx, discoverTimeout)

@@ -85,7 +85,7 @@ func TestModelsList(t *testing.T) {
 	w := dialWS(t, ts)
 	defer w.close()
 	w.ok(server.OpListModels, nil, &got)
-	want.Models = append(want.Models, agent.ModelInfo{ID: "b/beta", Provider: "b", Name: "beta", Vision: true, Available: true})
+	want.Models = append(want.Models, agent.ModelInfo{ID: "b/beta", Provider: "b", Name: "beta", ContextWindow: agent.DefaultContextWindow, Vision: true, Available: true})
 	if !jsonEqual(t, got, want) {
 		t.Errorf("models with b back: %+v", got)
 	}
