@@ -11,6 +11,7 @@ import { StreamRenderer } from './markdown.js';
 import { Follower } from './follow.js';
 import { isImageType } from './rules.js';
 import { setGauge, summaryMessage } from './context.js';
+import { QueueView } from './queue.js';
 
 const EARLIER_PAGE = 200; // messages per history request ("Show earlier messages", resync)
 
@@ -51,6 +52,8 @@ export class Chat {
     // Resume point: a running turn is replayed from its first event, so the
     // in-progress answer is rebuilt; messages already on the page dedupe.
     this.cursor = this.running && conv.turn_seq > 0 ? Math.min(conv.turn_seq - 1, lastMsgSeq) : lastMsgSeq;
+    this.queue = new QueueView(this.live, { onCancel: (id) => this.cancelQueued(id) });
+    if (conv.queued > 0) this.loadQueue();
     this.follower = new Follower(this.scroller, main.querySelector('#thread'), main.querySelector('#jump-latest'));
     this.upgradeAll();
     this.follower.toBottom();
@@ -156,6 +159,8 @@ export class Chat {
       case 'error': this.liveError(ev); break;
       case 'interrupted': this.liveInterrupted(); break;
       case 'end': this.end(ev); break;
+      case 'queued': if (!this.seen.has(ev.message_id)) this.queue.add(ev.message_id, ev.content); break;
+      case 'queue_cancelled': this.queue.remove(ev.message_id); break;
       default: break;
     }
   }
@@ -178,6 +183,7 @@ export class Chat {
       this.mode = 'response';
       const p = m.client_id && this.pending.get(m.client_id);
       if (p) { p.remove(); this.pending.delete(m.client_id); }
+      this.queue.remove(m.id); // a queued send that started
     }
     if (m.type === 'error') this.turnErrored = true;
     const liveTool = m.type === 'tool_call' ? this.parts.find((p) => p.kind === 'tool' && p.callId === m.call_id) : null;
@@ -427,7 +433,12 @@ export class Chat {
     if (empty) empty.hidden = true;
     this.follower.jump(); // sending is a wish to see the answer
     try {
-      await this.conn.request('send', { conversation_id: this.id, content, client_id: clientId });
+      // While a turn runs the send waits in the queue instead of failing busy.
+      const res = await this.conn.request('send', { conversation_id: this.id, content, client_id: clientId, on_busy: 'queue' });
+      if (res && res.queued) {
+        if (this.seen.has(res.message_id)) el.remove(); // it started already
+        else this.queue.add(res.message_id, content, el);
+      }
     } catch (err) {
       el.remove();
       this.pending.delete(clientId);
@@ -438,6 +449,25 @@ export class Chat {
 
   interrupt() {
     return this.conn.request('interrupt', { conversation_id: this.id });
+  }
+
+  async cancelQueued(messageId) {
+    try {
+      await this.conn.request('cancel_queued', { conversation_id: this.id, message_id: messageId }, { retry: false });
+      this.queue.remove(messageId);
+    } catch (err) {
+      this.toast(err.code === 'conflict' ? 'That message has already started.' : `Could not cancel: ${err.message}`, 'error');
+    }
+  }
+
+  // loadQueue shows the sends queued before the page was opened.
+  async loadQueue() {
+    try {
+      const r = await fetch(`/agentik/conversations/${encodeURIComponent(this.id)}/queue`, { credentials: 'same-origin' });
+      if (!r.ok) return;
+      const { queued } = await r.json();
+      for (const q of queued || []) if (!this.seen.has(q.message_id)) this.queue.add(q.message_id, q.content);
+    } catch { /* the live events still show what changes */ }
   }
 }
 

@@ -78,11 +78,8 @@ export class Composer {
 
   async submit() {
     if (this.busy) return;
-    if (!this.stopBtn.hidden) {
-      // One turn at a time (a queue comes later): say so, keep the text.
-      if (this.input.value.trim() || this.images.length) this.toast('Still answering: wait for the answer to finish, or press Esc to stop it, then send.', 'info');
-      return;
-    }
+    // While a turn runs the message is queued (the chat sends on_busy
+    // queue); Esc still stops the turn.
     const text = this.input.value.trim();
     if (!text && !this.images.length) return;
     const content = [];

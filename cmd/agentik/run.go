@@ -206,7 +206,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 			return fmt.Errorf("start tools: %w", err)
 		}
 		defer tools.Close()
-		rcfg.Tools = tools
+		rcfg.Tools, rcfg.Approval = tools, tools.NeedsApproval
 	}
 	if cfg.Demo {
 		rcfg.Tools = &demoTools{inner: tools}

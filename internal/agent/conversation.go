@@ -20,7 +20,9 @@ type Conversation struct {
 	Params       *Params `wire:"params,*?"`
 	// UserTitled reports that a user gave the title, which the model's
 	// titles then never overwrite.
-	UserTitled bool `wire:"user_titled,*?"`
+	UserTitled bool     `wire:"user_titled,*?"`
+	Queued     int      `wire:"queued,*?"`  // sends waiting for the running turn (see queue.go)
+	Waiting    []string `wire:"waiting,*?"` // call ids of tool calls waiting for a decision (see approval.go)
 }
 
 // MarshalJSON implements json.Marshaler.

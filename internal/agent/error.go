@@ -10,6 +10,7 @@ const (
 	CodeBadRequest           = "bad_request"
 	CodeNotFound             = "not_found"
 	CodeBusy                 = "busy"
+	CodeConflict             = "conflict" // the thing changed state first (a queued send already started)
 	CodeUnauthorized         = "unauthorized"
 	CodeForbidden            = "forbidden"
 	CodeTooLarge             = "too_large"
@@ -47,6 +48,7 @@ var (
 	ErrBadRequest  = &Error{Code: CodeBadRequest}
 	ErrNotFound    = &Error{Code: CodeNotFound}
 	ErrBusy        = &Error{Code: CodeBusy}
+	ErrConflict    = &Error{Code: CodeConflict}
 	ErrTooLarge    = &Error{Code: CodeTooLarge}
 	ErrUnavailable = &Error{Code: CodeUnavailable}
 	ErrModel       = &Error{Code: CodeModelError}

@@ -18,6 +18,14 @@ const (
 	EventError          = "error"
 	EventInterrupted    = "interrupted"
 	EventEnd            = "end"
+	// EventQueued and EventQueueCancelled report a send waiting for the
+	// turns before it (see queue.go).
+	EventQueued         = "queued"
+	EventQueueCancelled = "queue_cancelled"
+	// EventApprovalRequest and EventApproval: a tool call waiting for a
+	// person's decision, and the decision (see approval.go).
+	EventApprovalRequest = "approval_request"
+	EventApproval        = "approval"
 )
 
 // Event is one step of a conversation: a persisted message or live progress
@@ -33,9 +41,9 @@ type Event struct {
 	Mime string `wire:"mime,append_image"`
 	Data string `wire:"data,append_image"`
 
-	CallID    string `wire:"call_id,tool_call,tool_result"`
-	Name      string `wire:"name,tool_call,tool_result"`
-	Arguments string `wire:"arguments,tool_call"`
+	CallID    string `wire:"call_id,tool_call,tool_result,approval_request,approval"`
+	Name      string `wire:"name,tool_call,tool_result,approval_request"`
+	Arguments string `wire:"arguments,tool_call,approval_request,approval?"`
 	Result    string `wire:"result,tool_result"`
 	IsError   bool   `wire:"is_error,tool_result?"`
 
@@ -43,6 +51,13 @@ type Event struct {
 	Code  string `wire:"code,error?"`
 
 	Usage *Usage `wire:"usage,end?"`
+
+	MessageID string    `wire:"message_id,queued,queue_cancelled"`
+	Content   []Content `wire:"content,queued"`
+	Position  int       `wire:"position,queued"` // 1 = runs next, when it was queued
+
+	Decision string `wire:"decision,approval"` // approve or deny
+	Reason   string `wire:"reason,approval?"`
 
 	Raw json.RawMessage `wire:"-raw"` // a type this version does not know
 }

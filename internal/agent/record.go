@@ -21,7 +21,12 @@ const (
 //   - Memory is appended to the conversation's working memory, or, with
 //     ReplaceMemory, becomes the whole working memory (a compaction);
 //   - Context, when set, becomes the conversation's context size;
-//   - Turn changes the conversation's turn state.
+//   - Turn changes the conversation's turn state;
+//   - Enqueue stores a queued send (its queued event's Position is set by
+//     the store); Dequeue removes one (a queued send that starts, or is
+//     cancelled): not_found when it never was queued, conflict when it is
+//     gone (started or cancelled). A record with Dequeue and TurnStart
+//     fails with conflict when a turn runs already.
 type Record struct {
 	Event         AllEvent
 	Conversation  *Conversation
@@ -38,6 +43,18 @@ type Record struct {
 	// of its batch. Any other renamed or updated title is a user's, and so
 	// is a created one when Conversation.UserTitled says so.
 	AutoTitle bool
+	Enqueue   *QueuedSend
+	Dequeue   string // message id of a queued send
+	// Approvals (see approval.go): Wait stores a round's tool calls that
+	// wait; Decide records a decision (not_found for an unknown call,
+	// conflict for one decided or not waiting; the store sets Decide.Last
+	// when it was the last undecided one, and then makes this instance the
+	// turn's owner); Resolve drops a stored call once its result is
+	// written; EndWait fails with conflict unless the turn still waits.
+	Wait    []PendingCall
+	Decide  *Decision
+	Resolve string
+	EndWait bool
 }
 
 func (r *Runner) event(convID string, ev Event) AllEvent {

@@ -23,6 +23,12 @@ func (r *Runner) Recover(ctx context.Context) error {
 		if live {
 			continue // ours, and still running
 		}
+		if stored, err := r.recoverWaiting(ctx, c); err != nil || stored {
+			if err != nil {
+				return err
+			}
+			continue // waits for decisions, or resumed
+		}
 		const msg = "the turn stopped without finishing: the server restarted, or could not save its end; send the message again"
 		recs := r.failRecords(c.ID, Errorf(CodeInterruptedByRestart, msg), nil)
 		if err := r.cfg.Store.Append(ctx, recs...); err != nil {
@@ -30,5 +36,5 @@ func (r *Runner) Recover(ctx context.Context) error {
 		}
 		r.log.Info("turn_recovered", "conversation_id", c.ID)
 	}
-	return nil
+	return r.recoverQueued(ctx)
 }

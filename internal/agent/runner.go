@@ -54,6 +54,9 @@ type Config struct {
 	// span becomes the parent of its model and tool calls); the returned
 	// func is called once the turn has written its last record.
 	TurnContext func(ctx context.Context, conversationID string) (context.Context, func())
+	// Approval, when set, says whether a call of the tool waits for a
+	// person's decision (see approval.go); nil: no call waits.
+	Approval func(toolName string) bool
 }
 
 // Runner runs conversations: it owns the running turns, keeps temp
@@ -69,6 +72,7 @@ type Runner struct {
 
 	mu     sync.Mutex
 	turns  map[string]*turn // running turns by conversation id
+	held   map[string]int   // conversations whose queued sends must not start now (being deleted)
 	closed bool             // Close was called: no turn starts any more
 	quit   chan struct{}    // closed by Close: background work (titles) stops
 	wg     sync.WaitGroup   // running turn goroutines
@@ -85,7 +89,7 @@ func NewRunner(cfg Config) *Runner {
 	if cfg.Unavailable == "" {
 		cfg.Unavailable = "no model is configured: set OPENAI_BASE_URL (and OPENAI_MODEL) for an OpenAI-compatible server, or OPENAI_API_KEY for OpenAI, or run Ollama on 127.0.0.1:11434, then restart agentik"
 	}
-	r := &Runner{cfg: cfg, log: cfg.Logger, now: cfg.Now, turns: map[string]*turn{}, est: newEstimator(), windows: cfg.Windows, quit: make(chan struct{})}
+	r := &Runner{cfg: cfg, log: cfg.Logger, now: cfg.Now, turns: map[string]*turn{}, held: map[string]int{}, est: newEstimator(), windows: cfg.Windows, quit: make(chan struct{})}
 	if r.windows == nil {
 		r.windows = &memWindows{}
 	}
@@ -250,6 +254,7 @@ func (r *Runner) Delete(ctx context.Context, id string) error {
 	if _, err := st.Conversation(ctx, id); err != nil {
 		return err
 	}
+	defer r.hold(id)() // the interrupted turn's end starts no queued send
 	if _, err := r.Interrupt(ctx, id); err != nil {
 		return err
 	}
@@ -278,6 +283,15 @@ func (r *Runner) Interrupt(ctx context.Context, id string) (bool, error) {
 	t := r.turns[id]
 	ending := t != nil && t.ending
 	r.mu.Unlock()
+	if t == nil && c.Running && len(c.Waiting) > 0 {
+		if ok, err := r.endWaiting(ctx, c); ok || err != nil {
+			return ok, err
+		}
+		r.mu.Lock() // resumed meanwhile: interrupt it as it runs
+		t = r.turns[id]
+		ending = t != nil && t.ending
+		r.mu.Unlock()
+	}
 	if t == nil {
 		if !c.Running || c.Temp || r.cfg.Cluster == nil {
 			return false, nil
@@ -289,6 +303,10 @@ func (r *Runner) Interrupt(ctx context.Context, id string) (bool, error) {
 	}
 	select {
 	case <-t.done:
+		// A turn that parked to wait for approvals meanwhile is ended here.
+		if w, err := r.Conversation(ctx, id); err == nil && w.Running && len(w.Waiting) > 0 {
+			return r.endWaiting(ctx, w)
+		}
 		// A turn already writing its end (a client may have seen it) was
 		// not interrupted: it finished.
 		return !ending, nil
@@ -341,6 +359,8 @@ type SendResult struct {
 	MessageID string
 	Seq       int64 // seq of the user message's event: the turn's first event (0 for temp)
 	Duplicate bool  // the client_id was used before; nothing was started
+	Queued    bool  // the send waits in the queue (see SendBusy)
+	Position  int   // of a queued send: 1 = runs next
 }
 
 // Send stores the user's message and starts a turn that runs until it ends
@@ -468,6 +488,15 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	}
 	go t.run()
 	return SendResult{MessageID: rec.Event.Event.Message.ID, Seq: rec.Event.Seq}, nil
+}
+
+// startRecords start a turn with the user's message: the message (marking
+// the conversation running) and turn_started. (A queued send is never a
+// conversation's first message, so it never titles one.)
+func (r *Runner) startRecords(c Conversation, user Message) []*Record {
+	rec := r.messageRecord(user, ModelMessage{Role: RoleUser, Content: user.Content})
+	rec.Turn = TurnStart
+	return []*Record{rec, {Event: r.agentEvent(AgentEvent{Type: AgentTurnStarted, ConversationID: c.ID})}}
 }
 
 func messageByClientID(ctx context.Context, st Store, id, clientID string) (Message, bool, error) {

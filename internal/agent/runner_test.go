@@ -31,6 +31,8 @@ type rig struct {
 	fake   *llmtest.Server
 	url    string
 	tools  agent.Tools
+	// approval, when set, is agent.Config.Approval.
+	approval func(string) bool
 	// onCommit, when set, sees every committed batch on the store's writer
 	// goroutine, before the Append that wrote it returns.
 	onCommit func([]agent.AllEvent)
@@ -69,7 +71,7 @@ func (g *rig) open() {
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	acfg := agent.Config{Model: m, Tools: g.tools}
+	acfg := agent.Config{Model: m, Tools: g.tools, Approval: g.approval}
 	if g.configure != nil {
 		g.configure(&acfg, mcfg)
 	}

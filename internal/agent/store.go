@@ -31,6 +31,11 @@ type Store interface {
 	MessageByClientID(ctx context.Context, conversationID, clientID string) (Message, error)
 	// Memory returns a conversation's working memory in order.
 	Memory(ctx context.Context, conversationID string) ([]ModelMessage, error)
+	// Queue returns a conversation's queued sends, the next to run first.
+	Queue(ctx context.Context, conversationID string) ([]QueuedSend, error)
+	// Pending returns the tool calls of a conversation's waiting round, in
+	// order, with their decisions so far.
+	Pending(ctx context.Context, conversationID string) ([]PendingCall, error)
 }
 
 // Cluster is what the runner asks of the other instances sharing its
@@ -47,6 +52,9 @@ type Cluster interface {
 	// when that is another instance, to interrupt it; it reports whether it
 	// asked.
 	RequestInterrupt(ctx context.Context, conversationID string) (bool, error)
+	// QueuedIdle returns the ids of the conversations that have queued
+	// sends and no running turn: those whose next turn nobody started.
+	QueuedIdle(ctx context.Context) ([]string, error)
 }
 
 // MessageQuery selects a page of history.

@@ -43,6 +43,9 @@ type memConversation struct {
 	conv     Conversation
 	messages []Message
 	memory   []ModelMessage
+	queue    []QueuedSend
+	pending  []PendingCall
+	resolved map[string]bool // call ids of pending whose result is written
 	bytes    int64
 }
 
@@ -108,6 +111,12 @@ func (s *MemStore) check(recs []*Record) error {
 			if c := s.convs[ev.ConversationID]; c != nil && c.conv.UserTitled {
 				return ErrUserTitled
 			}
+		}
+		if err := s.checkQueue(rec); err != nil {
+			return err
+		}
+		if err := s.checkApproval(rec); err != nil {
+			return err
 		}
 		if m := ev.Event; m != nil && m.Type == EventMessage && m.Message.Type == MessageUser && m.Message.ClientID != "" {
 			if c := s.convs[ev.ConversationID]; c != nil {
@@ -188,6 +197,8 @@ func (s *MemStore) apply(rec *Record) {
 		size := *rec.Context
 		c.conv.Context = &size
 	}
+	c.applyQueue(rec)
+	c.applyApproval(rec)
 	n := recordBytes(rec)
 	c.bytes += n
 	s.bytes += n

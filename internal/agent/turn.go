@@ -40,9 +40,10 @@ type turn struct {
 	// call to one ends the turn for the client to run it (completion.go).
 	clientTools []ToolSpec
 
-	title  bool      // the model names the conversation once this turn answered (title.go)
-	prompt []Content // the user's message
-	answer string    // the model's last answer text
+	title  bool          // the model names the conversation once this turn answered (title.go)
+	prompt []Content     // the user's message
+	answer string        // the model's last answer text
+	resume []PendingCall // a resumed turn's decided round, run first (see approval.go)
 
 	items   chan emitItem
 	emitErr error // first write error of the emitter; read after it stopped
@@ -59,7 +60,7 @@ type emitItem struct {
 
 // run is the turn's goroutine.
 func (t *turn) run() {
-	defer t.r.endTurn(t)
+	defer t.r.finishTurn(t) // and start the next queued send
 	defer t.cancel(nil)
 	t.items = make(chan emitItem, emitQueue)
 	emitDone := make(chan struct{})
@@ -74,6 +75,8 @@ func (t *turn) run() {
 	}
 	cause := context.Cause(t.ctx)
 	switch {
+	case errors.Is(err, errParked): // the turn waits, stored; no end yet
+		err = nil
 	case err == nil:
 		err = t.emitRecs(t.withContext(t.r.endRecords(t.conv.ID, t.usagePtr()))...)
 		if err == nil && t.title {
@@ -219,6 +222,11 @@ func (t *turn) loop() error {
 	if err != nil {
 		return fmt.Errorf("load working memory: %w", err)
 	}
+	if len(t.resume) > 0 {
+		if mem, err = t.runPending(mem); err != nil {
+			return err
+		}
+	}
 	var unreported Usage // of model calls not yet on an answer
 	for round := 0; ; round++ {
 		if round == MaxToolRounds {
@@ -336,6 +344,9 @@ func (t *turn) loop() error {
 		if len(answer.ToolCalls) == 0 {
 			t.answer = resp.Text
 			return nil
+		}
+		if t.mustWait(answer.ToolCalls) {
+			return t.park(answer.ToolCalls)
 		}
 		clientCalls := false
 		for _, c := range answer.ToolCalls {

@@ -243,7 +243,9 @@ func TestBrowserSidebarPagesPastFirstPage(t *testing.T) {
 	}
 }
 
-func TestBrowserEnterWhileRunningSaysWhy(t *testing.T) {
+// TestBrowserEnterWhileRunningQueues: a message sent while the answer
+// streams is queued (not refused), and runs once Esc has stopped the turn.
+func TestBrowserEnterWhileRunningQueues(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	tab := browserTab(t, ts)
@@ -251,14 +253,15 @@ func TestBrowserEnterWhileRunningSaysWhy(t *testing.T) {
 	send(t, tab, "[[tokens=2000 delay=10ms]]")
 	waitJS(t, tab, "streamed text", jsStreaming+`?.textContent.includes('t5 ')`)
 	send(t, tab, "a follow-up")
-	waitJS(t, tab, "a notice", `[...document.querySelectorAll('[data-testid="toast"]')].some((t) => t.textContent.includes('Still answering'))`)
-	if got := eval[string](t, tab, `document.querySelector('#prompt').value`); got != "a follow-up" {
-		t.Errorf("the prompt holds %q, want the text kept", got)
+	waitJS(t, tab, "the follow-up queued", `[...document.querySelectorAll('[data-testid="queued"]')].some((q) => q.textContent.includes('a follow-up'))`)
+	if got := eval[string](t, tab, `document.querySelector('#prompt').value`); got != "" {
+		t.Errorf("the prompt holds %q, want it sent", got)
 	}
 	if n := eval[int](t, tab, `document.querySelectorAll('#messages [data-type="user_message"]').length`); n != 1 {
-		t.Errorf("%d user messages, want 1", n)
+		t.Errorf("%d user messages while the follow-up waits, want 1", n)
 	}
 	do(t, tab, press("Escape", 0))
+	waitJS(t, tab, "the follow-up runs after the stop", `document.querySelectorAll('#messages [data-type="user_message"]').length === 2 && document.querySelectorAll('[data-testid="queued"]').length === 0`)
 }
 
 func TestBrowserFocusOnLoad(t *testing.T) {

@@ -209,6 +209,7 @@ func (s *Server) handleInterrupt(w http.ResponseWriter, r *http.Request) {
 type SendRequest struct {
 	Content  []agent.Content `json:"content"`
 	ClientID string          `json:"client_id"`
+	OnBusy   string          `json:"on_busy"` // reject (default), queue or interrupt
 }
 
 func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
@@ -227,12 +228,19 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	res, err := s.runner.Send(r.Context(), id, req.Content, req.ClientID)
+	res, err := s.runner.SendBusy(r.Context(), id, req.Content, req.ClientID, req.OnBusy)
 	if err != nil {
 		if sub != nil {
 			sub.Close()
 		}
 		s.writeError(w, r, err)
+		return
+	}
+	if res.Queued {
+		if sub != nil {
+			sub.Close()
+		}
+		writeQueued(w, res)
 		return
 	}
 	if res.Duplicate {

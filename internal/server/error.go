@@ -18,7 +18,7 @@ func status(code string) int {
 		return http.StatusBadRequest
 	case agent.CodeNotFound:
 		return http.StatusNotFound
-	case agent.CodeBusy:
+	case agent.CodeBusy, agent.CodeConflict:
 		return http.StatusConflict
 	case agent.CodeUnauthorized:
 		return http.StatusUnauthorized

@@ -29,6 +29,8 @@ const (
 	// Models and per-conversation settings (model.go).
 	OpListModels         = "list_models"
 	OpUpdateConversation = "update_conversation"
+	OpCancelQueued       = "cancel_queued"
+	OpApprove            = "approve"
 )
 
 // Frame types the server sends.
@@ -61,6 +63,14 @@ type Command struct {
 
 	Query          string `json:"q,omitempty"` // search
 	SettingsFields        // create_conversation, update_conversation
+	OnBusy         string `json:"on_busy,omitempty"`    // send: reject, queue or interrupt
+	MessageID      string `json:"message_id,omitempty"` // cancel_queued
+
+	// approve
+	CallID    string          `json:"call_id,omitempty"`
+	Decision  string          `json:"decision,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
 }
 
 // Frame is any frame the server sends, decoded: a reply, an event, a
@@ -100,6 +110,8 @@ type SendResult struct {
 	MessageID string `json:"message_id"`
 	Seq       int64  `json:"seq,omitempty"`
 	Duplicate bool   `json:"duplicate,omitempty"`
+	Queued    bool   `json:"queued,omitempty"`   // it waits for the turns before it
+	Position  int    `json:"position,omitempty"` // of a queued send: 1 = runs next
 }
 
 // InterruptResult is the result of interrupt.
@@ -196,6 +208,19 @@ func (c *Command) check() error {
 			return agent.Errorf(agent.CodeBadRequest, "send needs content, e.g. [{\"type\":\"text\",\"body\":\"hello\"}]")
 		}
 		return nil
+	case OpCancelQueued:
+		if err := need("conversation_id", c.ConversationID); err != nil {
+			return err
+		}
+		return need("message_id", c.MessageID)
+	case OpApprove:
+		if err := need("conversation_id", c.ConversationID); err != nil {
+			return err
+		}
+		if err := need("call_id", c.CallID); err != nil {
+			return err
+		}
+		return need("decision", c.Decision)
 	case OpRename:
 		if err := need("conversation_id", c.ConversationID); err != nil {
 			return err

@@ -287,11 +287,21 @@ func (k *wsConn) run(ctx context.Context, cmd Command) (any, error) {
 		}
 		return MessagesResult{ms}, nil
 	case OpSend:
-		res, err := r.Send(ctx, cmd.ConversationID, cmd.Content, cmd.ClientID)
+		res, err := r.SendBusy(ctx, cmd.ConversationID, cmd.Content, cmd.ClientID, cmd.OnBusy)
 		if err != nil {
 			return nil, err
 		}
-		return SendResult{MessageID: res.MessageID, Seq: res.Seq, Duplicate: res.Duplicate}, nil
+		return sendResult(res), nil
+	case OpCancelQueued:
+		if err := r.CancelQueued(ctx, cmd.ConversationID, cmd.MessageID); err != nil {
+			return nil, err
+		}
+		return Empty{}, nil
+	case OpApprove:
+		if err := r.Approve(ctx, cmd.ConversationID, approvalInput(cmd.CallID, cmd.Decision, cmd.Arguments, cmd.Reason)); err != nil {
+			return nil, err
+		}
+		return Empty{}, nil
 	case OpInterrupt:
 		ok, err := r.Interrupt(ctx, cmd.ConversationID)
 		if err != nil {

@@ -27,6 +27,8 @@ func (r conversationRow) conversation() agent.Conversation {
 		SystemPrompt: r.SystemPrompt,
 		Params:       decodeParams(r.Params),
 		UserTitled:   r.UserTitled,
+		Queued:       r.Queued,
+		Waiting:      waitingIDs(r.Waiting),
 	}
 }
 

@@ -46,6 +46,11 @@ type storedInner struct {
 	IsError        bool              `json:"is_error"`
 	Code           string            `json:"code"`
 	Usage          *agent.Usage      `json:"usage"`
+	MessageID      string            `json:"message_id"`
+	Content        []agent.Content   `json:"content"`
+	Position       int               `json:"position"`
+	Decision       string            `json:"decision"`
+	Reason         string            `json:"reason"`
 }
 
 // decodeEvent decodes one stored payload into ev.
@@ -89,7 +94,8 @@ func fastDecode(b []byte, ev *agent.AllEvent) bool {
 		e := &agent.Event{
 			Type: in.Type, Text: in.Text, Mime: in.Mime, Data: in.Data,
 			CallID: in.CallID, Name: in.Name, Arguments: in.Arguments, Result: in.Result, IsError: in.IsError,
-			Code: in.Code, Usage: in.Usage,
+			Code: in.Code, Usage: in.Usage, MessageID: in.MessageID, Content: in.Content, Position: in.Position,
+			Decision: in.Decision, Reason: in.Reason,
 		}
 		switch in.Type {
 		case agent.EventMessage:
@@ -102,7 +108,8 @@ func fastDecode(b []byte, ev *agent.AllEvent) bool {
 				return false
 			}
 		case agent.EventStartReasoning, agent.EventStartResponse, agent.EventAppendText, agent.EventAppendImage,
-			agent.EventToolCall, agent.EventToolResult, agent.EventInterrupted, agent.EventEnd:
+			agent.EventToolCall, agent.EventToolResult, agent.EventInterrupted, agent.EventEnd,
+			agent.EventQueued, agent.EventQueueCancelled, agent.EventApprovalRequest, agent.EventApproval:
 		default:
 			return false
 		}

@@ -47,6 +47,11 @@ func TestDecodeEventMatchesAgent(t *testing.T) {
 		conv(agent.Event{Type: agent.EventToolResult, CallID: "t1", Name: "s__x", Result: "42", IsError: true}),
 		conv(agent.Event{Type: agent.EventError, Error: "bad", Code: agent.CodeToolError}),
 		conv(agent.Event{Type: agent.EventInterrupted}),
+		conv(agent.Event{Type: agent.EventQueued, MessageID: "m4", Content: []agent.Content{agent.Text("later")}, Position: 2}),
+		conv(agent.Event{Type: agent.EventQueueCancelled, MessageID: "m4"}),
+		conv(agent.Event{Type: agent.EventApprovalRequest, CallID: "t2", Name: "s__w", Arguments: `{"p":1}`}),
+		conv(agent.Event{Type: agent.EventApproval, CallID: "t2", Decision: "approve", Arguments: `{"p":2}`}),
+		conv(agent.Event{Type: agent.EventApproval, CallID: "t3", Decision: "deny", Reason: "no"}),
 		conv(agent.Event{Type: agent.EventEnd, Usage: usage}),
 		conv(agent.Event{Type: agent.EventEnd}),
 	}
@@ -102,7 +107,7 @@ func TestDecodeEventKnowsAllFields(t *testing.T) {
 		reflect.TypeFor[agent.AllEvent]():   {"Kind", "Seq", "ID", "Date", "ConversationID", "Agent", "Event", "Raw"},
 		reflect.TypeFor[agent.AgentEvent](): {"Type", "ConversationID", "Title", "Model", "SystemPrompt", "Params", "Server", "Raw"},
 		reflect.TypeFor[agent.Event](): {"Type", "Message", "Text", "Mime", "Data", "CallID", "Name", "Arguments",
-			"Result", "IsError", "Error", "Code", "Usage", "Raw"},
+			"Result", "IsError", "Error", "Code", "Usage", "MessageID", "Content", "Position", "Decision", "Reason", "Raw"},
 	}
 	for typ, want := range known {
 		var got []string

@@ -34,6 +34,8 @@ type conversationRow struct {
 	SystemPrompt string `gorm:"not null;default:''"`
 	Params       string `gorm:"not null;default:''"`
 	UserTitled   bool   `gorm:"not null;default:false"`
+	Queued       int    `gorm:"not null;default:0"`            // rows of queued_send
+	Waiting      string `gorm:"type:text;not null;default:''"` // JSON call ids waiting for a decision (see approval.go)
 }
 
 func (conversationRow) TableName() string { return "conversation" }

@@ -216,6 +216,12 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.AllEvent, error) 
 					continue
 				}
 				seq++
+				if err := applyQueue(tx, rec); err != nil {
+					return err
+				}
+				if err := applyApproval(tx, rec, s.instance); err != nil {
+					return err
+				}
 				row, err := s.prepare(rec, seq, now)
 				if err != nil {
 					return err

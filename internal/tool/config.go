@@ -48,6 +48,13 @@ type ServerConfig struct {
 	URL     string
 	Headers map[string]string // may hold secrets
 
+	// Approval says which calls wait for a person's decision
+	// (requireApproval, else AGENTIK_TOOL_APPROVAL).
+	Approval Approval
+	// AllowedTools (nil: all) and ExcludedTools filter which of the
+	// server's tools the model is offered.
+	AllowedTools, ExcludedTools []string
+
 	// secrets are the values that must never be logged or shown: env and
 	// header values, and whatever a ${VAR} expanded to.
 	secrets []string
@@ -175,6 +182,10 @@ func ParseConfig(data []byte, getenv func(string) string) (Config, error) {
 	if !found {
 		return Config{}, &ConfigError{Msg: `no "mcpServers" (or "servers") object`}
 	}
+	def, err := DefaultApproval(getenv)
+	if err != nil {
+		return Config{}, err
+	}
 	names := make([]string, 0, len(entries))
 	for name := range entries {
 		names = append(names, name)
@@ -182,7 +193,7 @@ func ParseConfig(data []byte, getenv func(string) string) (Config, error) {
 	sort.Strings(names)
 	cfg := Config{Servers: make([]ServerConfig, 0, len(names))}
 	for _, name := range names {
-		sc, err := parseServer(name, entries[name], getenv)
+		sc, err := parseServer(name, entries[name], getenv, def)
 		if err != nil {
 			return Config{}, err
 		}
@@ -223,9 +234,14 @@ type entryJSON struct {
 	URL      json.RawMessage `json:"url"`
 	Headers  json.RawMessage `json:"headers"`
 	Disabled json.RawMessage `json:"disabled"`
+
+	// agentik's own keys (DESIGN.md §10.2), see approval.go.
+	RequireApproval json.RawMessage `json:"requireApproval"`
+	AllowedTools    json.RawMessage `json:"allowedTools"`
+	ExcludedTools   json.RawMessage `json:"excludedTools"`
 }
 
-func parseServer(name string, raw json.RawMessage, getenv func(string) string) (ServerConfig, error) {
+func parseServer(name string, raw json.RawMessage, getenv func(string) string, def Approval) (ServerConfig, error) {
 	fail := func(field, format string, args ...any) (ServerConfig, error) {
 		return ServerConfig{}, &ConfigError{Server: name, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -261,6 +277,9 @@ func parseServer(name string, raw json.RawMessage, getenv func(string) string) (
 	}
 	if err := decodeOpt(e.Headers, &sc.Headers); err != nil {
 		return fail("headers", "must be an object of strings")
+	}
+	if err := parsePolicy(&sc, e, def); err != nil {
+		return ServerConfig{}, err
 	}
 
 	switch strings.ToLower(typ) {

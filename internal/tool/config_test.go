@@ -46,6 +46,14 @@ func TestParseConfig(t *testing.T) {
 		{"unknown fields ignored, nulls absent", `{"mcpServers":{"s":{"command":"x","autoApprove":["t"],"timeout":60,"args":null,"env":null}}}`,
 			[]ServerConfig{{Name: "s", Transport: TransportStdio, Command: "x"}}},
 		{"empty set", `{"mcpServers":{}}`, []ServerConfig{}},
+		{"approval always, tool filters", `{"mcpServers":{"s":{"command":"x","requireApproval":"always","allowedTools":["a","b"],"excludedTools":["b"]}}}`,
+			[]ServerConfig{{Name: "s", Transport: TransportStdio, Command: "x", Approval: Approval{Default: true}, AllowedTools: []string{"a", "b"}, ExcludedTools: []string{"b"}}}},
+		{"approval never", `{"mcpServers":{"s":{"command":"x","requireApproval":"never"}}}`,
+			[]ServerConfig{{Name: "s", Transport: TransportStdio, Command: "x"}}},
+		{"approval for listed tools", `{"mcpServers":{"s":{"command":"x","requireApproval":{"always":["write_file"]}}}}`,
+			[]ServerConfig{{Name: "s", Transport: TransportStdio, Command: "x", Approval: Approval{Except: []string{"write_file"}}}}},
+		{"approval but listed tools", `{"mcpServers":{"s":{"command":"x","requireApproval":{"never":["read_file"]}}}}`,
+			[]ServerConfig{{Name: "s", Transport: TransportStdio, Command: "x", Approval: Approval{Default: true, Except: []string{"read_file"}}}}},
 		{"dollar without brace is literal", `{"mcpServers":{"s":{"command":"x","args":["$HOME","a$","$$"]}}}`,
 			[]ServerConfig{{Name: "s", Transport: TransportStdio, Command: "x", Args: []string{"$HOME", "a$", "$$"}}}},
 	}
@@ -115,6 +123,14 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unterminated", `{"mcpServers":{"a":{"command":"${TOKEN"}}}`, "a", "command", "unterminated"},
 		{"bad var name", `{"mcpServers":{"a":{"command":"${1X}"}}}`, "a", "command", "invalid variable"},
 		{"empty var name", `{"mcpServers":{"a":{"command":"${}"}}}`, "a", "command", "invalid variable"},
+		{"requireApproval unknown word", `{"mcpServers":{"a":{"command":"x","requireApproval":"sometimes"}}}`, "a", "requireApproval", `got "sometimes"`},
+		{"requireApproval number", `{"mcpServers":{"a":{"command":"x","requireApproval":1}}}`, "a", "requireApproval", `must be "always"`},
+		{"requireApproval two keys", `{"mcpServers":{"a":{"command":"x","requireApproval":{"always":["a"],"never":["b"]}}}}`, "a", "requireApproval", "exactly one key"},
+		{"requireApproval unknown key", `{"mcpServers":{"a":{"command":"x","requireApproval":{"ask":["a"]}}}}`, "a", "requireApproval", `unknown key "ask"`},
+		{"requireApproval list not strings", `{"mcpServers":{"a":{"command":"x","requireApproval":{"always":[1]}}}}`, "a", "requireApproval.always", "array of tool names"},
+		{"requireApproval empty name", `{"mcpServers":{"a":{"command":"x","requireApproval":{"never":[""]}}}}`, "a", "requireApproval.never", "empty tool name"},
+		{"allowedTools not array", `{"mcpServers":{"a":{"command":"x","allowedTools":"echo"}}}`, "a", "allowedTools", "array of tool names"},
+		{"excludedTools not strings", `{"mcpServers":{"a":{"command":"x","excludedTools":[true]}}}`, "a", "excludedTools", "array of tool names"},
 		{"vs code input", `{"servers":{"a":{"command":"x","env":{"K":"${input:key}"}}}}`, "a", "env.K", "invalid variable"},
 	}
 	for _, tt := range tests {
@@ -225,4 +241,50 @@ func FuzzParseConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestDefaultApproval(t *testing.T) {
+	for _, tt := range []struct {
+		env  string
+		want bool
+		err  bool
+	}{{"", false, false}, {"never", false, false}, {"always", true, false}, {"ask", false, true}} {
+		getenv := func(k string) string { return map[string]string{"AGENTIK_TOOL_APPROVAL": tt.env}[k] }
+		cfg, err := ParseConfig([]byte(`{"mcpServers":{"s":{"command":"x"},"t":{"command":"y","requireApproval":"never"}}}`), getenv)
+		if tt.err {
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Field != "AGENTIK_TOOL_APPROVAL" {
+				t.Errorf("AGENTIK_TOOL_APPROVAL=%q: error %v, want a ConfigError naming it", tt.env, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.Servers[0].Approval.Needs("any"); got != tt.want {
+			t.Errorf("AGENTIK_TOOL_APPROVAL=%q: a server without requireApproval needs approval = %v, want %v", tt.env, got, tt.want)
+		}
+		if cfg.Servers[1].Approval.Needs("any") {
+			t.Errorf("AGENTIK_TOOL_APPROVAL=%q overrode requireApproval never", tt.env)
+		}
+	}
+}
+
+func TestApprovalNeeds(t *testing.T) {
+	for _, tt := range []struct {
+		a    Approval
+		tool string
+		want bool
+	}{
+		{Approval{}, "x", false},
+		{Approval{Default: true}, "x", true},
+		{Approval{Except: []string{"w"}}, "w", true},
+		{Approval{Except: []string{"w"}}, "r", false},
+		{Approval{Default: true, Except: []string{"r"}}, "r", false},
+		{Approval{Default: true, Except: []string{"r"}}, "w", true},
+	} {
+		if got := tt.a.Needs(tt.tool); got != tt.want {
+			t.Errorf("%+v.Needs(%q) = %v, want %v", tt.a, tt.tool, got, tt.want)
+		}
+	}
 }

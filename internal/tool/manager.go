@@ -251,6 +251,9 @@ func (m *Manager) rebuild() {
 		s.mu.Lock()
 		exposed := make([]string, 0, len(s.tools))
 		for _, t := range s.tools {
+			if !s.cfg.offers(t.Name) {
+				continue // allowedTools / excludedTools
+			}
 			name := uniqueName(s.cfg.Name, t.Name, taken)
 			taken[name] = true
 			names[name] = toolRef{s, t.Name}

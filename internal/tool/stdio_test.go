@@ -426,3 +426,29 @@ func callOK(m *Manager, name string) string {
 	}
 	return res
 }
+
+// TestStdioToolFilterAndApproval: allowedTools / excludedTools decide what
+// the model is offered; NeedsApproval follows requireApproval by the
+// server's own tool names.
+func TestStdioToolFilterAndApproval(t *testing.T) {
+	cfg := stdioConfig("go", nil)
+	cfg.Servers[0].AllowedTools = []string{"echo", "pid", "fail"}
+	cfg.Servers[0].ExcludedTools = []string{"fail"}
+	cfg.Servers[0].Approval = Approval{Except: []string{"pid"}}
+	m := start(t, cfg, Options{})
+	waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	var names []string
+	for _, s := range m.Specs(t.Context()) {
+		names = append(names, s.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"go__echo", "go__pid"}) {
+		t.Errorf("offered %v, want go__echo and go__pid", names)
+	}
+	if _, err := m.Call(t.Context(), "go__fail", `{}`); err == nil {
+		t.Error("an excluded tool could be called")
+	}
+	if !m.NeedsApproval("go__pid") || m.NeedsApproval("go__echo") || m.NeedsApproval("go__nope") {
+		t.Errorf("NeedsApproval: pid %v, echo %v, unknown %v; want true, false, false", m.NeedsApproval("go__pid"), m.NeedsApproval("go__echo"), m.NeedsApproval("go__nope"))
+	}
+}

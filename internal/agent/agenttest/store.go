@@ -177,6 +177,8 @@ func StoreContract(t *testing.T, st agent.Store, events func() []agent.AllEvent)
 			t.Fatalf("published %v, want %v", types, want)
 		}
 	}
+	t.Run("queue", func(t *testing.T) { QueueContract(t, st) })
+	t.Run("approval", func(t *testing.T) { ApprovalContract(t, st) })
 }
 
 func id() string {

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/llm/llmtest"
+)
+
+// TestApprovalSurvivesKill9: the real binary with server-everything whose
+// echo needs approval. The call waits; kill -9; after the restart it still
+// waits; approve over REST → the tool runs and the answer arrives; a second
+// decision is 409.
+func TestApprovalSurvivesKill9(t *testing.T) {
+	root := repoRoot(t)
+	entry := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(entry); err != nil {
+		if os.Getenv("AGENTIK_TEST_NO_NODE") != "" {
+			t.Skip("AGENTIK_TEST_NO_NODE is set")
+		}
+		t.Fatalf("server-everything is missing: run `npm ci` in %s (or set AGENTIK_TEST_NO_NODE=1): %v", root, err)
+	}
+	dir := t.TempDir()
+	mcp := filepath.Join(dir, "mcp.json")
+	conf := `{"mcpServers":{"everything":{"command":"node","args":["` + entry + `","stdio"],"requireApproval":{"always":["echo"]}}}}`
+	if err := os.WriteFile(mcp, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fake, fakeURL := llmtest.NewHTTPServer(t)
+	addr, db := freeAddr(t), filepath.Join(dir, "agentik.db")
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp}
+	p := start(t, addr, db, env...)
+	waitTools := func(p *proc) {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var tools struct{ Servers []agent.ToolServer }
+			getJSON(t, p.url("/agentik/tools"), &tools)
+			if len(tools.Servers) == 1 && tools.Servers[0].State == agent.ToolServerReady {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("tool server not ready: %+v\nlogs:\n%s", tools, p.logs)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	waitTools(p)
+	fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "everything__echo", Arguments: `{"message":"before"}`}}})
+	var c agent.Conversation
+	postJSON(t, p.url("/agentik/conversations"), `{}`, &c)
+	resp, err := http.Post(p.url("/agentik/conversations/"+c.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"echo something"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	waiting := func(p *proc) agent.Conversation {
+		var conv agent.Conversation
+		for range 400 {
+			getJSON(t, p.url("/agentik/conversations/"+c.ID), &conv)
+			if len(conv.Waiting) == 1 {
+				return conv
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		t.Fatalf("conversation %+v does not wait", conv)
+		return conv
+	}
+	waiting(p)
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait()
+
+	p = start(t, addr, db, env...)
+	if w := waiting(p); !w.Running || w.Waiting[0] != "call_1" {
+		t.Fatalf("after the restart: %+v", w)
+	}
+	waitTools(p)
+	fake.Enqueue(llmtest.Reply{Text: "the tool answered"})
+	postJSON(t, p.url("/agentik/conversations/"+c.ID+"/approve"), `{"call_id":"call_1","decision":"approve","arguments":{"message":"edited after the restart"}}`, nil)
+	again, err := http.Post(p.url("/agentik/conversations/"+c.ID+"/approve"), "application/json", strings.NewReader(`{"call_id":"call_1","decision":"deny"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(again.Body)
+	again.Body.Close()
+	if again.StatusCode != http.StatusConflict {
+		t.Errorf("second decision: %d %s, want 409", again.StatusCode, b)
+	}
+	var conv agent.Conversation
+	for range 400 {
+		getJSON(t, p.url("/agentik/conversations/"+c.ID), &conv)
+		if !conv.Running {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	var hist struct{ Messages []agent.Message }
+	getJSON(t, p.url("/agentik/conversations/"+c.ID+"/messages"), &hist)
+	var result, answer string
+	for _, m := range hist.Messages {
+		switch m.Type {
+		case agent.MessageToolResult:
+			result = m.Result
+		case agent.MessageAssistant:
+			if len(m.Content) > 0 {
+				answer = m.Content[0].Body
+			}
+		}
+	}
+	if !strings.Contains(result, "edited after the restart") || result == "" {
+		t.Errorf("tool result %q, want the echo of the edited arguments", result)
+	}
+	if answer != "the tool answered" {
+		t.Errorf("answer %q; history %+v\nlogs:\n%s", answer, hist.Messages, p.logs)
+	}
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bufio"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/llm/llmtest"
+)
+
+// TestQueuedSendSurvivesKill9: a send queued behind a running turn, then
+// kill -9 of the real binary: after the restart the dead turn ends with
+// interrupted_by_restart and the queued send runs.
+func TestQueuedSendSurvivesKill9(t *testing.T) {
+	lt := startLongTurn(t)
+	sc := bufio.NewScanner(lt.resp.Body)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "event: append_text") {
+	}
+	var q struct {
+		MessageID string `json:"message_id"`
+		Queued    bool   `json:"queued"`
+		Position  int    `json:"position"`
+	}
+	postJSON(t, lt.p.url("/agentik/conversations/"+lt.conv.ID+"/send"), `{"content":[{"type":"text","body":"queued before the kill"}],"on_busy":"queue"}`, &q)
+	if !q.Queued || q.Position != 1 {
+		t.Fatalf("queued send: %+v", q)
+	}
+	if err := lt.p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = lt.p.cmd.Wait()
+	lt.fake.Enqueue(llmtest.Reply{Text: "answered after the restart"})
+	p := lt.restart()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("logs after the restart:\n%s", p.logs)
+		}
+	})
+	var conv agent.Conversation
+	for range 400 {
+		getJSON(t, p.url("/agentik/conversations/"+lt.conv.ID), &conv)
+		if !conv.Running && conv.Queued == 0 {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	var hist struct{ Messages []agent.Message }
+	getJSON(t, p.url("/agentik/conversations/"+lt.conv.ID+"/messages"), &hist)
+	var got []string
+	for _, m := range hist.Messages {
+		got = append(got, m.Type)
+	}
+	want := "user_message assistant_message error user_message assistant_message"
+	if strings.Join(got, " ") != want {
+		if s := strings.Join(got, " "); s != "user_message error user_message assistant_message" { // killed before the partial answer was saved
+			t.Fatalf("history %s, want %s", s, want)
+		}
+	}
+	n := len(hist.Messages)
+	if u := hist.Messages[n-2]; u.ID != q.MessageID || u.Content[0].Body != "queued before the kill" {
+		t.Errorf("queued message in history: %+v", u)
+	}
+	if a := hist.Messages[n-1]; a.Content[0].Body != "answered after the restart" {
+		t.Errorf("answer %+v", a)
+	}
+}

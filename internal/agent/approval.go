@@ -1,0 +1,332 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Decisions of an approval.
+const (
+	DecisionApprove = "approve"
+	DecisionDeny    = "deny"
+)
+
+// maxReason caps the reason of a decision.
+const maxReason = 2000
+
+// errParked ends a turn's goroutine without ending the turn: its tool calls
+// wait for decisions, stored, and whoever decides the last one resumes it.
+var errParked = errors.New("waiting for approval")
+
+// PendingCall is one tool call of a round that waits for decisions, with
+// its decision once made. Calls of the round that need no approval wait
+// with the others and run, in order, when the turn resumes.
+type PendingCall struct {
+	CallID, Name, Arguments string
+	Needs                   bool // waits for a decision
+	Decided, Approved       bool
+	Edited                  string // arguments the approver gave instead; "" for none
+	Reason                  string
+}
+
+// Decision is one approve or deny of a waiting call.
+type Decision struct {
+	CallID    string
+	Approve   bool
+	Arguments string // edited arguments (a JSON object), "" for none
+	Reason    string
+	Last      bool // set by the store: no call of the round waits any more
+}
+
+// ApprovalInput is what a client decides.
+type ApprovalInput struct {
+	CallID    string
+	Decision  string          // DecisionApprove or DecisionDeny
+	Arguments json.RawMessage // approve only: edited arguments, a JSON object
+	Reason    string
+}
+
+// needsApproval reports whether a call of the tool waits for a decision.
+func (r *Runner) needsApproval(name string) bool {
+	return r.cfg.Approval != nil && r.cfg.Approval(name)
+}
+
+// mustWait reports whether the round waits: a call needs approval (a
+// round with tools the client runs is never held).
+func (t *turn) mustWait(calls []ToolCall) bool {
+	return slices.ContainsFunc(calls, func(c ToolCall) bool { return t.r.needsApproval(c.Name) }) &&
+		!slices.ContainsFunc(calls, func(c ToolCall) bool { return t.isClientTool(c.Name) })
+}
+
+// park stores the round's calls as waiting, emits an approval_request for
+// each that needs a decision, and ends the turn's goroutine with the turn
+// still running. An interrupt that came meanwhile ends the wait at once.
+func (t *turn) park(calls []ToolCall) error {
+	var pend []PendingCall
+	var recs []*Record
+	for _, c := range calls {
+		p := PendingCall{CallID: c.ID, Name: c.Name, Arguments: c.Arguments, Needs: t.r.needsApproval(c.Name)}
+		pend = append(pend, p)
+		if p.Needs {
+			recs = append(recs, &Record{Event: t.r.event(t.conv.ID, Event{Type: EventApprovalRequest, CallID: c.ID, Name: c.Name, Arguments: c.Arguments})})
+		}
+	}
+	recs[0].Wait = pend
+	if err := t.emitRecs(recs...); err != nil {
+		return err
+	}
+	if t.ctx.Err() != nil {
+		recs := t.r.waitEndRecords(t.conv.ID, pend)
+		recs[0].EndWait = true
+		if err := t.emitRecs(recs...); err != nil {
+			return err
+		}
+		return context.Cause(t.ctx)
+	}
+	t.r.log.Info("turn_waiting", "conversation_id", t.conv.ID, "calls", len(recs))
+	return errParked
+}
+
+// waitEndRecords give each waiting call an interrupted result.
+func (r *Runner) waitEndRecords(convID string, pend []PendingCall) []*Record {
+	var recs []*Record
+	for _, p := range pend {
+		res := Message{Type: MessageToolResult, ConversationID: convID, CallID: p.CallID, Name: p.Name, Result: "interrupted before the tool ran", IsError: true}
+		recs = append(recs, &Record{Event: r.event(convID, Event{Type: EventToolResult, CallID: p.CallID, Name: p.Name, Result: res.Result, IsError: true})})
+		rec := r.messageRecord(res, res.memory())
+		rec.Resolve = p.CallID
+		recs = append(recs, rec)
+	}
+	return recs
+}
+
+// runPending runs the calls of a resumed round: approved ones (with their
+// edited arguments), those that needed no approval, and denied ones as an
+// error result the model reads.
+func (t *turn) runPending(mem []ModelMessage) ([]ModelMessage, error) {
+	for _, p := range t.resume {
+		c := ToolCall{ID: p.CallID, Name: p.Name, Arguments: p.Arguments}
+		var res Message
+		if p.Needs && !p.Approved {
+			msg := "the user denied this tool call"
+			if p.Reason != "" {
+				msg += ": " + p.Reason
+			}
+			res = Message{Type: MessageToolResult, ConversationID: t.conv.ID, CallID: c.ID, Name: c.Name, Result: msg, IsError: true}
+		} else {
+			if p.Edited != "" {
+				c.Arguments = p.Edited
+			}
+			res = t.callTool(c)
+		}
+		if err := t.live(Event{Type: EventToolResult, CallID: c.ID, Name: c.Name, Result: res.Result, IsError: res.IsError}); err != nil {
+			return mem, err
+		}
+		rec := t.r.messageRecord(res, res.memory())
+		rec.Resolve = p.CallID
+		if err := t.emit(rec); err != nil {
+			return mem, err
+		}
+		mem = append(mem, res.memory())
+	}
+	t.resume = nil
+	if t.ctx.Err() != nil {
+		return mem, context.Cause(t.ctx)
+	}
+	return mem, nil
+}
+
+// Approve decides a waiting tool call: approve runs it (with the edited
+// arguments, if given), deny gives the model an error result with the
+// reason. The first decision wins; a second is a conflict; an unknown call
+// is not_found. The decision of the round's last waiting call resumes the
+// turn here, whichever instance started it.
+func (r *Runner) Approve(ctx context.Context, id string, in ApprovalInput) error {
+	if in.CallID == "" {
+		return Errorf(CodeBadRequest, "approve needs call_id")
+	}
+	switch in.Decision {
+	case DecisionApprove, DecisionDeny:
+	default:
+		return Errorf(CodeBadRequest, "decision must be %q or %q, got %q", DecisionApprove, DecisionDeny, truncated(in.Decision, 40))
+	}
+	if len(in.Reason) > maxReason {
+		return Errorf(CodeBadRequest, "reason is %d bytes long; at most %d are allowed", len(in.Reason), maxReason)
+	}
+	edited := ""
+	if len(in.Arguments) > 0 && string(in.Arguments) != "null" {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(in.Arguments, &obj); err != nil || obj == nil {
+			return Errorf(CodeBadRequest, "arguments must be a JSON object (the tool's edited arguments)")
+		}
+		if in.Decision == DecisionApprove {
+			edited = string(in.Arguments)
+		}
+	}
+	st := r.storeOf(id)
+	if _, err := st.Conversation(ctx, id); err != nil {
+		return err
+	}
+	dec := &Decision{CallID: in.CallID, Approve: in.Decision == DecisionApprove, Arguments: edited, Reason: in.Reason}
+	ev := Event{Type: EventApproval, CallID: in.CallID, Decision: in.Decision, Reason: in.Reason, Arguments: edited}
+	if err := st.Append(ctx, &Record{Event: r.event(id, ev), Decide: dec}); err != nil {
+		return fmt.Errorf("approve: %w", err)
+	}
+	if dec.Last {
+		r.resumeTurn(context.WithoutCancel(ctx), id)
+	}
+	return nil
+}
+
+// resumeTurn continues a turn whose waiting round is decided: the turn is
+// rebuilt from working memory and the stored calls.
+func (r *Runner) resumeTurn(ctx context.Context, id string) {
+	st := r.storeOf(id)
+	c, err := st.Conversation(ctx, id)
+	if err != nil || !c.Running || len(c.Waiting) > 0 {
+		return
+	}
+	pend, err := st.Pending(ctx, id)
+	if err != nil || len(pend) == 0 {
+		if err != nil {
+			r.log.Error("turn_resume_failed", "conversation_id", id, "err", err)
+		}
+		return
+	}
+	r.mu.Lock()
+	if r.closed || r.turns[id] != nil {
+		r.mu.Unlock()
+		return
+	}
+	tctx, ended := ctx, func() {}
+	if r.cfg.TurnContext != nil {
+		tctx, ended = r.cfg.TurnContext(tctx, id)
+	}
+	tctx, cancel := context.WithCancelCause(tctx)
+	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), ended: ended, resume: pend}
+	close(t.started)
+	r.turns[id] = t
+	r.wg.Add(1)
+	r.mu.Unlock()
+	r.log.Info("turn_resumed", "conversation_id", id)
+	go t.run()
+}
+
+// endWaiting ends a turn that waits for decisions and runs nowhere: each
+// waiting call gets an interrupted result, then interrupted and end. It
+// reports false when the turn was resumed meanwhile.
+func (r *Runner) endWaiting(ctx context.Context, c Conversation) (bool, error) {
+	st := r.storeOf(c.ID)
+	pend, err := st.Pending(ctx, c.ID)
+	if err != nil {
+		return false, fmt.Errorf("interrupt: %w", err)
+	}
+	recs := r.waitEndRecords(c.ID, pend)
+	if len(recs) == 0 {
+		return false, nil
+	}
+	recs[0].EndWait = true
+	recs = append(recs, &Record{Event: r.event(c.ID, Event{Type: EventInterrupted})})
+	recs = append(recs, r.endRecords(c.ID, nil)...)
+	if err := st.Append(ctx, recs...); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return false, nil
+		}
+		return false, fmt.Errorf("interrupt: %w", err)
+	}
+	return true, nil
+}
+
+// recoverWaiting handles a claimed turn that has a stored round: one still
+// waiting stays as it is; one whose decisions are all made resumes here.
+// It reports whether c had a stored round.
+func (r *Runner) recoverWaiting(ctx context.Context, c Conversation) (bool, error) {
+	pend, err := r.cfg.Store.Pending(ctx, c.ID)
+	if err != nil {
+		return false, fmt.Errorf("recover %s: %w", c.ID, err)
+	}
+	if len(pend) == 0 {
+		return false, nil
+	}
+	if len(c.Waiting) == 0 {
+		r.resumeTurn(context.WithoutCancel(ctx), c.ID)
+	}
+	return true, nil
+}
+
+// Pending returns the tool calls of the conversation's waiting round.
+func (s *MemStore) Pending(_ context.Context, conversationID string) ([]PendingCall, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.convs[conversationID]; c != nil {
+		var out []PendingCall
+		for _, p := range c.pending {
+			if !c.resolved[p.CallID] {
+				out = append(out, p)
+			}
+		}
+		return out, nil
+	}
+	return nil, Errorf(CodeNotFound, "conversation %s not found", conversationID)
+}
+
+// checkApproval refuses a record whose approval change cannot apply; s.mu
+// is held.
+func (s *MemStore) checkApproval(rec *Record) error {
+	if rec.Decide == nil && !rec.EndWait {
+		return nil
+	}
+	cid := rec.Event.ConversationID
+	c := s.convs[cid]
+	if c == nil {
+		return Errorf(CodeNotFound, "conversation %s not found", cid)
+	}
+	if rec.EndWait && len(c.conv.Waiting) == 0 {
+		return Errorf(CodeConflict, "the turn of conversation %s no longer waits", cid)
+	}
+	if d := rec.Decide; d != nil {
+		i := slices.IndexFunc(c.pending, func(p PendingCall) bool { return p.CallID == d.CallID })
+		if i < 0 {
+			return Errorf(CodeNotFound, "no tool call %s waits in conversation %s", d.CallID, cid)
+		}
+		if p := c.pending[i]; !p.Needs || p.Decided || c.resolved[p.CallID] {
+			return Errorf(CodeConflict, "tool call %s is already decided (or needs no decision)", d.CallID)
+		}
+	}
+	return nil
+}
+
+// applyApproval applies a record's approval change; s.mu is held.
+func (c *memConversation) applyApproval(rec *Record) {
+	if rec.Wait != nil {
+		c.pending = append([]PendingCall(nil), rec.Wait...)
+		c.resolved = map[string]bool{}
+		c.conv.Waiting = nil
+		for _, p := range rec.Wait {
+			if p.Needs {
+				c.conv.Waiting = append(c.conv.Waiting, p.CallID)
+			}
+		}
+	}
+	if d := rec.Decide; d != nil {
+		for i := range c.pending {
+			if p := &c.pending[i]; p.CallID == d.CallID {
+				p.Decided, p.Approved, p.Edited, p.Reason = true, d.Approve, d.Arguments, d.Reason
+			}
+		}
+		c.conv.Waiting = slices.DeleteFunc(slices.Clone(c.conv.Waiting), func(id string) bool { return id == d.CallID })
+		if len(c.conv.Waiting) == 0 {
+			c.conv.Waiting = nil
+			d.Last = true
+		}
+	}
+	if rec.EndWait {
+		c.conv.Waiting = nil
+	}
+	if id := rec.Resolve; id != "" && c.resolved != nil {
+		c.resolved[id] = true // kept: a late decision is a conflict
+	}
+}

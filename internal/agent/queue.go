@@ -1,0 +1,346 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Values of send's on_busy: what a send does while a turn runs.
+const (
+	OnBusyReject    = "reject"    // fail with busy (the default)
+	OnBusyQueue     = "queue"     // wait in the queue, after the sends queued before it
+	OnBusyInterrupt = "interrupt" // go first in the queue and interrupt the running turn
+)
+
+// maxStartTries bounds how often startNext tries the queue's next send when
+// the one it tried was cancelled or started meanwhile.
+const maxStartTries = 8
+
+// QueuedSend is a send waiting for the turns before it. It is stored at
+// once but is not yet a Message: when it starts, its user message (with the
+// same id) goes into history; a cancelled one never does.
+type QueuedSend struct {
+	MessageID      string
+	ConversationID string
+	Content        []Content
+	ClientID       string
+	Date           time.Time
+	// Front puts it before the sends queued already (on_busy interrupt);
+	// only read when it is enqueued.
+	Front bool
+}
+
+// SendBusy is Send with a choice of what happens while a turn runs (see
+// the OnBusy values). A send that finds the conversation idle with nothing
+// queued starts at once, as Send does. A queued one is stored at once with
+// a queued event and starts, in order, when the turns before it have
+// ended, across restarts.
+func (r *Runner) SendBusy(ctx context.Context, id string, content []Content, clientID, onBusy string) (SendResult, error) {
+	switch onBusy {
+	case "", OnBusyReject:
+		return r.Send(ctx, id, content, clientID)
+	case OnBusyQueue, OnBusyInterrupt:
+	default:
+		return SendResult{}, Errorf(CodeBadRequest, "on_busy must be %q, %q or %q, got %q", OnBusyReject, OnBusyQueue, OnBusyInterrupt, truncated(onBusy, 40))
+	}
+	if err := CheckContent(content); err != nil {
+		return SendResult{}, err
+	}
+	if len(clientID) > 200 {
+		return SendResult{}, Errorf(CodeBadRequest, "client_id is %d bytes long; at most 200 are allowed", len(clientID))
+	}
+	st := r.storeOf(id)
+	c, err := st.Conversation(ctx, id)
+	if err != nil {
+		return SendResult{}, err
+	}
+	if !c.Running && c.Queued == 0 {
+		res, err := r.Send(ctx, id, content, clientID)
+		if !errors.Is(err, ErrBusy) {
+			return res, err
+		}
+	}
+	if r.cfg.Model == nil {
+		return SendResult{}, Errorf(CodeUnavailable, "%s", r.cfg.Unavailable)
+	}
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return SendResult{}, errClosed
+	}
+	if res, ok, err := r.queuedDuplicate(ctx, st, id, clientID); err != nil || ok {
+		return res, err
+	}
+	qs := QueuedSend{MessageID: NewID(), ConversationID: id, Content: content, ClientID: clientID, Date: r.now(), Front: onBusy == OnBusyInterrupt}
+	rec := &Record{Event: r.event(id, Event{Type: EventQueued, MessageID: qs.MessageID, Content: content}), Enqueue: &qs}
+	if err := st.Append(ctx, rec); err != nil {
+		if errors.Is(err, ErrBadRequest) && clientID != "" {
+			// Lost a race with a queued send of the same client_id.
+			if res, ok, _ := r.queuedDuplicate(ctx, st, id, clientID); ok {
+				return res, nil
+			}
+		}
+		return SendResult{}, fmt.Errorf("queue: %w", err)
+	}
+	res := SendResult{MessageID: qs.MessageID, Queued: true, Position: rec.Event.Event.Position}
+	if onBusy == OnBusyInterrupt {
+		if _, err := r.Interrupt(ctx, id); err != nil {
+			return SendResult{}, fmt.Errorf("queue: message %s is queued first, but interrupting the turn failed: %w", qs.MessageID, err)
+		}
+	}
+	// The turn may have ended before the send was queued: then nobody else
+	// starts it.
+	r.startNext(context.WithoutCancel(ctx), id)
+	return res, nil
+}
+
+// queuedDuplicate answers a send whose client_id is already used in the
+// conversation, in history or in the queue.
+func (r *Runner) queuedDuplicate(ctx context.Context, st Store, id, clientID string) (SendResult, bool, error) {
+	if clientID == "" {
+		return SendResult{}, false, nil
+	}
+	if m, ok, err := messageByClientID(ctx, st, id, clientID); err != nil || ok {
+		return SendResult{MessageID: m.ID, Seq: m.Seq, Duplicate: true}, ok, err
+	}
+	q, err := st.Queue(ctx, id)
+	if err != nil {
+		return SendResult{}, false, fmt.Errorf("queue: %w", err)
+	}
+	for i, s := range q {
+		if s.ClientID == clientID {
+			return SendResult{MessageID: s.MessageID, Duplicate: true, Queued: true, Position: i + 1}, true, nil
+		}
+	}
+	return SendResult{}, false, nil
+}
+
+// CancelQueued removes a queued send before it starts: a queue_cancelled
+// event. One that already started is a conflict; one never queued is
+// not_found.
+func (r *Runner) CancelQueued(ctx context.Context, id, messageID string) error {
+	if messageID == "" {
+		return Errorf(CodeBadRequest, "cancel_queued needs message_id")
+	}
+	st := r.storeOf(id)
+	if _, err := st.Conversation(ctx, id); err != nil {
+		return err
+	}
+	rec := &Record{Event: r.event(id, Event{Type: EventQueueCancelled, MessageID: messageID}), Dequeue: messageID}
+	if err := st.Append(ctx, rec); err != nil {
+		return fmt.Errorf("cancel queued: %w", err)
+	}
+	return nil
+}
+
+// finishTurn forgets a turn that has written its end and starts the
+// conversation's next queued send, before the turn's goroutine is done (so
+// Close waits for the start).
+func (r *Runner) finishTurn(t *turn) {
+	r.mu.Lock()
+	if r.turns[t.conv.ID] == t {
+		delete(r.turns, t.conv.ID)
+	}
+	r.mu.Unlock()
+	t.ended()
+	close(t.done)
+	r.startNext(context.WithoutCancel(t.ctx), t.conv.ID)
+	r.wg.Done()
+}
+
+// startNext starts the conversation's first queued send if no turn runs
+// there, here or on another instance. Starting removes the send from the
+// queue in the transaction that marks the conversation running, so of
+// several instances (or callers) trying at once exactly one starts it.
+func (r *Runner) startNext(ctx context.Context, id string) {
+	for range maxStartTries {
+		if !r.tryStartNext(ctx, id) {
+			return
+		}
+	}
+}
+
+// tryStartNext tries once; it reports whether to try again (the send it
+// tried was cancelled or started meanwhile).
+func (r *Runner) tryStartNext(ctx context.Context, id string) (again bool) {
+	if !r.mayStart(id) {
+		return false
+	}
+	st := r.storeOf(id)
+	c, err := st.Conversation(ctx, id)
+	if err != nil || c.Running || c.Queued == 0 {
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			r.log.Error("queue_start_failed", "conversation_id", id, "err", err)
+		}
+		return false
+	}
+	q, err := st.Queue(ctx, id)
+	if err != nil || len(q) == 0 {
+		if err != nil {
+			r.log.Error("queue_start_failed", "conversation_id", id, "err", err)
+		}
+		return false
+	}
+	next := q[0]
+	r.mu.Lock()
+	if r.closed || r.turns[id] != nil || r.held[id] > 0 {
+		r.mu.Unlock()
+		return false
+	}
+	tctx, ended := ctx, func() {}
+	if r.cfg.TurnContext != nil {
+		tctx, ended = r.cfg.TurnContext(tctx, id)
+	}
+	tctx, cancel := context.WithCancelCause(tctx)
+	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), clientID: next.ClientID, ended: ended, prompt: next.Content}
+	r.turns[id] = t // sends see busy meanwhile; Interrupt cancels it
+	r.wg.Add(1)
+	r.mu.Unlock()
+	user := Message{Type: MessageUser, ID: next.MessageID, ConversationID: id, Date: r.now(), Content: next.Content, ClientID: next.ClientID}
+	recs := r.startRecords(c, user)
+	recs[0].Dequeue = next.MessageID
+	err = st.Append(ctx, recs...)
+	close(t.started)
+	if err != nil {
+		cancel(nil)
+		r.endTurn(t)
+		if errors.Is(err, ErrConflict) {
+			return true
+		}
+		if !errors.Is(err, ErrNotFound) {
+			r.log.Error("queue_start_failed", "conversation_id", id, "err", err)
+		}
+		return false
+	}
+	go t.run()
+	return false
+}
+
+// mayStart reports whether a queued send of the conversation may start
+// here now.
+func (r *Runner) mayStart(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.closed && r.turns[id] == nil && r.held[id] == 0
+}
+
+// hold keeps the conversation's queued sends from starting until release
+// is called (a conversation being deleted).
+func (r *Runner) hold(id string) (release func()) {
+	r.mu.Lock()
+	r.held[id]++
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		if r.held[id]--; r.held[id] <= 0 {
+			delete(r.held, id)
+		}
+		r.mu.Unlock()
+	}
+}
+
+// recoverQueued starts the queued sends of idle conversations: those whose
+// previous turn ended while no instance was there to start them.
+func (r *Runner) recoverQueued(ctx context.Context) error {
+	ids, err := r.cfg.Cluster.QueuedIdle(ctx)
+	if err != nil {
+		return fmt.Errorf("recover queued sends: %w", err)
+	}
+	for _, id := range ids {
+		r.startNext(context.WithoutCancel(ctx), id)
+	}
+	return nil
+}
+
+func truncated(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// Queue returns a conversation's queued sends, the next to run first.
+func (s *MemStore) Queue(_ context.Context, conversationID string) ([]QueuedSend, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.convs[conversationID]; c != nil {
+		return append([]QueuedSend(nil), c.queue...), nil
+	}
+	return nil, Errorf(CodeNotFound, "conversation %s not found", conversationID)
+}
+
+// checkQueue refuses a record whose queue change cannot apply; s.mu is held.
+func (s *MemStore) checkQueue(rec *Record) error {
+	cid := rec.Event.ConversationID
+	c := s.convs[cid]
+	if rec.Enqueue == nil && rec.Dequeue == "" {
+		return nil
+	}
+	if c == nil {
+		return Errorf(CodeNotFound, "conversation %s not found", cid)
+	}
+	if q := rec.Enqueue; q != nil && q.ClientID != "" {
+		for _, old := range c.queue {
+			if old.ClientID == q.ClientID {
+				return Errorf(CodeBadRequest, "client_id %q is already queued in conversation %s", q.ClientID, cid)
+			}
+		}
+	}
+	if id := rec.Dequeue; id != "" {
+		if rec.Turn == TurnStart && c.conv.Running {
+			return Errorf(CodeConflict, "a turn is already running in conversation %s", cid)
+		}
+		for _, q := range c.queue {
+			if q.MessageID == id {
+				return nil
+			}
+		}
+		for _, m := range c.messages {
+			if m.ID == id {
+				return Errorf(CodeConflict, "queued message %s has already started", id)
+			}
+		}
+		return Errorf(CodeNotFound, "no queued message %s in conversation %s", id, cid)
+	}
+	return nil
+}
+
+// applyQueue applies a record's queue change; s.mu is held.
+func (c *memConversation) applyQueue(rec *Record) {
+	if q := rec.Enqueue; q != nil && rec.Event.Event != nil {
+		qs := *q
+		qs.Front = false
+		if q.Front {
+			c.queue = append([]QueuedSend{qs}, c.queue...)
+			rec.Event.Event.Position = 1
+		} else {
+			c.queue = append(c.queue, qs)
+			rec.Event.Event.Position = len(c.queue)
+		}
+	}
+	if id := rec.Dequeue; id != "" {
+		for i, q := range c.queue {
+			if q.MessageID == id {
+				c.queue = append(c.queue[:i:i], c.queue[i+1:]...)
+				break
+			}
+		}
+	}
+	c.conv.Queued = len(c.queue)
+}
+
+// Queue returns a conversation's queued sends, the next to run first.
+func (r *Runner) Queue(ctx context.Context, id string) ([]QueuedSend, error) {
+	st := r.storeOf(id)
+	if _, err := st.Conversation(ctx, id); err != nil {
+		return nil, err
+	}
+	q, err := st.Queue(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("queue: %w", err)
+	}
+	return q, nil
+}

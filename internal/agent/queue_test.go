@@ -1,0 +1,209 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/llm/llmtest"
+)
+
+// waitDrained waits until the conversation runs no turn and has nothing
+// queued.
+func waitDrained(t *testing.T, r *agent.Runner, id string) {
+	t.Helper()
+	for range 1000 {
+		c, err := r.Conversation(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.Running && c.Queued == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c, _ := r.Conversation(context.Background(), id)
+	t.Fatalf("the queue did not drain: %+v", c)
+}
+
+// users is the text of the history's user messages, in order.
+func users(ms []agent.Message) []string {
+	var out []string
+	for _, m := range ms {
+		if m.Type == agent.MessageUser {
+			out = append(out, m.Content[0].Body)
+		}
+	}
+	return out
+}
+
+func TestQueuedSendsRunInOrder(t *testing.T) {
+	for _, temp := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stored", true: "temp"}[temp], func(t *testing.T) {
+			g := newRig(t, nil)
+			c := g.create(temp)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			hold := make(chan struct{})
+			g.fake.Enqueue(llmtest.Reply{Text: "first answer", Hold: hold})
+			for _, s := range []string{"a1", "a2", "a3"} {
+				g.fake.Enqueue(llmtest.Reply{Text: s})
+			}
+			sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			if _, err := g.r.SendBusy(ctx, c.ID, []agent.Content{agent.Text("zero")}, "", agent.OnBusyQueue); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := g.r.SendBusy(ctx, c.ID, []agent.Content{agent.Text("x")}, "", "later"); !errors.Is(err, agent.ErrBadRequest) {
+				t.Fatalf("unknown on_busy: %v, want bad_request", err)
+			}
+			var ids []string
+			for i, s := range []string{"one", "two", "three"} {
+				res, err := g.r.SendBusy(ctx, c.ID, []agent.Content{agent.Text(s)}, "k"+s, agent.OnBusyQueue)
+				if err != nil || !res.Queued || res.Position != i+1 {
+					t.Fatalf("queue %s: %+v, %v", s, res, err)
+				}
+				ids = append(ids, res.MessageID)
+			}
+			again, err := g.r.SendBusy(ctx, c.ID, []agent.Content{agent.Text("two")}, "ktwo", agent.OnBusyQueue)
+			if err != nil || !again.Duplicate || again.MessageID != ids[1] {
+				t.Fatalf("queue again with the same client_id: %+v, %v", again, err)
+			}
+			if got, _ := g.r.Conversation(ctx, c.ID); got.Queued != 3 || !got.Running {
+				t.Fatalf("conversation %+v, want running with 3 queued", got)
+			}
+			if err := g.r.CancelQueued(ctx, c.ID, ids[1]); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.r.CancelQueued(ctx, c.ID, ids[1]); !errors.Is(err, agent.ErrNotFound) {
+				t.Fatalf("cancel twice: %v, want not_found", err)
+			}
+			close(hold)
+			waitDrained(t, g.r, c.ID)
+			hist := g.history(c)
+			if got, want := strings.Join(users(hist), " "), "zero one three"; got != want {
+				t.Fatalf("user messages %q, want %q", got, want)
+			}
+			var answers []string
+			for _, m := range hist {
+				if m.Type == agent.MessageAssistant {
+					answers = append(answers, m.Content[0].Body)
+				}
+			}
+			if got := strings.Join(answers, "|"); got != "first answer|a1|a2" {
+				t.Errorf("answers %q", got)
+			}
+			if hist[2].ID != ids[0] || hist[2].ClientID != "kone" {
+				t.Errorf("started message %+v, want id %s with its client_id", hist[2], ids[0])
+			}
+			if err := g.r.CancelQueued(ctx, c.ID, ids[0]); !errors.Is(err, agent.ErrConflict) {
+				t.Fatalf("cancel of a started send: %v, want conflict", err)
+			}
+			// The stream showed each queued send, its cancel, then each
+			// start as its user message.
+			var got []string
+			for len(got) < 10 {
+				it, err := sub.Next(ctx)
+				if err != nil {
+					t.Fatalf("after %q: %v", got, err)
+				}
+				if it.Event.Event == nil {
+					continue
+				}
+				switch e := it.Event.Event; e.Type {
+				case agent.EventQueued:
+					got = append(got, "queued:"+e.Content[0].Body)
+				case agent.EventQueueCancelled:
+					got = append(got, "cancelled")
+				case agent.EventMessage:
+					if e.Message.Type == agent.MessageUser {
+						got = append(got, "user:"+e.Message.Content[0].Body)
+					}
+				case agent.EventEnd:
+					got = append(got, "end")
+				}
+			}
+			if s, want := strings.Join(got, " "), "user:zero queued:one queued:two queued:three cancelled end user:one end user:three end"; s != want {
+				t.Fatalf("stream\n got %s\nwant %s", s, want)
+			}
+		})
+	}
+}
+
+func TestOnBusyInterruptKeepsPartialAnswer(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	g.fake.Enqueue(llmtest.Reply{Text: strings.Repeat("word ", 400), Delay: 5 * time.Millisecond})
+	g.fake.Enqueue(llmtest.Reply{Text: "fresh"})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("talk")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	var evs []agent.Event
+	for len(text(evs)) < 20 {
+		it, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, *it.Event.Event)
+	}
+	res, err := g.r.SendBusy(ctx, c.ID, []agent.Content{agent.Text("stop, do this")}, "", agent.OnBusyInterrupt)
+	if err != nil || !res.Queued || res.Position != 1 {
+		t.Fatalf("send with on_busy interrupt: %+v, %v", res, err)
+	}
+	waitDrained(t, g.r, c.ID)
+	hist := g.history(c)
+	if len(hist) != 4 {
+		t.Fatalf("history %+v", hist)
+	}
+	if hist[1].Type != agent.MessageAssistant || !hist[1].Interrupted || !strings.HasPrefix(hist[1].Content[0].Body, "word word") {
+		t.Errorf("partial answer %+v", hist[1])
+	}
+	if hist[2].ID != res.MessageID || hist[2].Content[0].Body != "stop, do this" || hist[3].Content[0].Body != "fresh" {
+		t.Errorf("the new message and its answer: %+v %+v", hist[2], hist[3])
+	}
+}
+
+// TestQueuedSendSurvivesRestart: a send queued behind a turn that the
+// shutdown interrupts runs once the server is back.
+func TestQueuedSendSurvivesRestart(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	ctx := context.Background()
+	hold := make(chan struct{})
+	defer close(hold)
+	g.fake.Enqueue(llmtest.Reply{Text: "never", Hold: hold})
+	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("first")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.r.SendBusy(ctx, c.ID, []agent.Content{agent.Text("later")}, "", agent.OnBusyQueue); err != nil {
+		t.Fatal(err)
+	}
+	for g.fake.Pending() > 0 { // the held reply is being streamed
+		time.Sleep(time.Millisecond)
+	}
+	g.close()
+	g.fake.Enqueue(llmtest.Reply{Text: "after the restart"})
+	g.open()
+	waitDrained(t, g.r, c.ID)
+	hist := g.history(c)
+	if got := strings.Join(users(hist), " "); got != "first later" {
+		t.Fatalf("user messages %q", got)
+	}
+	if last := hist[len(hist)-1]; last.Type != agent.MessageAssistant || last.Content[0].Body != "after the restart" {
+		t.Fatalf("last message %+v", last)
+	}
+}

@@ -1,0 +1,113 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/server"
+)
+
+// withApproval: every call of weather__forecast waits for a decision.
+func withApproval() rigOption {
+	return func(a *agent.Config, s *server.Config) {
+		a.Tools, s.Tools = fakeTools{}, fakeTools{}
+		a.Approval = func(name string) bool { return name == "weather__forecast" }
+	}
+}
+
+func waitWaitingREST(t *testing.T, ts *testServer, id string, n int) agent.Conversation {
+	t.Helper()
+	var c agent.Conversation
+	for range 1000 {
+		ts.call(t, "GET", "/agentik/conversations/"+id, "", 200, &c)
+		if len(c.Waiting) == n {
+			return c
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("conversation %+v, want %d waiting", c, n)
+	return c
+}
+
+// TestRESTApprove: a waiting call shows in Conversation.waiting and as an
+// approval_request; approve over REST runs it with edited arguments; a
+// second decision is 409; bad input is 400 and changes nothing.
+func TestRESTApprove(t *testing.T) {
+	ts := newTestServer(t, withApproval())
+	c := ts.create(t)
+	ts.Fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "w1", Name: "weather__forecast", Arguments: `{"city":"Oslo"}`}}})
+	ts.Fake.Enqueue(llmtest.Reply{Text: "sunny in Bergen"})
+	if _, err := ts.Runner.Send(context.Background(), c.ID, []agent.Content{agent.Text("weather?")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	w := waitWaitingREST(t, ts, c.ID, 1)
+	if !w.Running || w.Waiting[0] != "w1" {
+		t.Fatalf("waiting conversation %+v", w)
+	}
+	path := "/agentik/conversations/" + c.ID + "/approve"
+	var e agent.Error
+	ts.call(t, "POST", path, `{"call_id":"w1","decision":"approve","arguments":"Bergen"}`, 400, &e)
+	ts.call(t, "POST", path, `{"call_id":"nope","decision":"approve"}`, 404, &e)
+	ts.call(t, "POST", path, `{"call_id":"w1","decision":"perhaps"}`, 400, &e)
+	waitWaitingREST(t, ts, c.ID, 1)
+	ts.call(t, "POST", path, `{"call_id":"w1","decision":"approve","arguments":{"city":"Bergen"}}`, 200, nil)
+	ts.call(t, "POST", path, `{"call_id":"w1","decision":"deny"}`, 409, &e)
+	if e.Code != agent.CodeConflict {
+		t.Errorf("second decision: %+v, want conflict", e)
+	}
+	var conv agent.Conversation
+	for conv = w; conv.Running; time.Sleep(5 * time.Millisecond) {
+		ts.call(t, "GET", "/agentik/conversations/"+c.ID, "", 200, &conv)
+	}
+	var page struct{ Events []agent.AllEvent }
+	ts.call(t, "GET", "/agentik/conversations/"+c.ID+"/events/replay?limit=1000", "", 200, &page)
+	var seq []string
+	for _, ev := range page.Events {
+		switch e := ev.Event; e.Type {
+		case agent.EventToolCall, agent.EventApprovalRequest, agent.EventEnd:
+			seq = append(seq, e.Type)
+		case agent.EventApproval:
+			seq = append(seq, e.Type+":"+e.Decision+":"+e.Arguments)
+		case agent.EventToolResult:
+			seq = append(seq, e.Type+":"+map[bool]string{true: "true", false: "false"}[strings.Contains(e.Result, "Bergen")])
+		}
+	}
+	if got, want := strings.Join(seq, " "), `tool_call approval_request approval:approve:{"city":"Bergen"} tool_result:true end`; got != want {
+		t.Errorf("events\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestWSDenyWithReason: a denial over WS reaches the model with its reason.
+func TestWSDenyWithReason(t *testing.T) {
+	ts := newTestServer(t, withApproval())
+	c := ts.create(t)
+	ts.Fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "w2", Name: "weather__forecast", Arguments: `{"city":"Oslo"}`}}})
+	ts.Fake.Enqueue(llmtest.Reply{Text: "fine"})
+	if _, err := ts.Runner.Send(context.Background(), c.ID, []agent.Content{agent.Text("weather?")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitWaitingREST(t, ts, c.ID, 1)
+	ws := dialWS(t, ts)
+	ws.fail("approve", map[string]any{"conversation_id": c.ID, "decision": "deny"}, agent.CodeBadRequest) // no call_id
+	ws.ok("approve", map[string]any{"conversation_id": c.ID, "call_id": "w2", "decision": "deny", "reason": "no network calls today"}, nil)
+	ws.fail("approve", map[string]any{"conversation_id": c.ID, "call_id": "w2", "decision": "approve"}, agent.CodeConflict)
+	var conv agent.Conversation
+	for conv.ID == "" || conv.Running {
+		time.Sleep(5 * time.Millisecond)
+		ts.call(t, "GET", "/agentik/conversations/"+c.ID, "", 200, &conv)
+	}
+	reqs := ts.Fake.Requests()
+	var saw string
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if m.Role == "tool" && m.ToolCallID == "w2" {
+			saw = m.Content
+		}
+	}
+	if !strings.Contains(saw, "denied") || !strings.Contains(saw, "no network calls today") {
+		t.Errorf("the model saw %q, want the denial with its reason", saw)
+	}
+}

@@ -1,0 +1,53 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// sendResult is the wire result of a send.
+func sendResult(res agent.SendResult) SendResult {
+	return SendResult{MessageID: res.MessageID, Seq: res.Seq, Duplicate: res.Duplicate, Queued: res.Queued, Position: res.Position}
+}
+
+// writeQueued answers a REST send that was queued: 202 with the send's
+// result instead of the turn's stream (the turn has not started).
+func writeQueued(w http.ResponseWriter, res agent.SendResult) {
+	status := http.StatusAccepted
+	if res.Duplicate {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, sendResult(res))
+}
+
+func (s *Server) handleCancelQueued(w http.ResponseWriter, r *http.Request) {
+	if err := s.runner.CancelQueued(r.Context(), r.PathValue("id"), r.PathValue("message_id")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// QueuedItem is one queued send of GET …/queue.
+type QueuedItem struct {
+	MessageID string          `json:"message_id"`
+	Content   []agent.Content `json:"content"`
+	Position  int             `json:"position"`
+	ClientID  string          `json:"client_id,omitempty"`
+}
+
+// handleQueue lists a conversation's queued sends, the next first (an
+// extension: what a page opened after they were queued shows).
+func (s *Server) handleQueue(w http.ResponseWriter, r *http.Request) {
+	q, err := s.runner.Queue(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := make([]QueuedItem, len(q))
+	for i, qs := range q {
+		out[i] = QueuedItem{MessageID: qs.MessageID, Content: qs.Content, Position: i + 1, ClientID: qs.ClientID}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"queued": out})
+}
