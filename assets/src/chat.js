@@ -12,6 +12,7 @@ import { Follower } from './follow.js';
 import { isImageType } from './rules.js';
 import { setGauge, summaryMessage } from './context.js';
 import { QueueView } from './queue.js';
+import { decided, showApproval } from './approval.js';
 
 const EARLIER_PAGE = 200; // messages per history request ("Show earlier messages", resync)
 
@@ -161,6 +162,8 @@ export class Chat {
       case 'end': this.end(ev); break;
       case 'queued': if (!this.seen.has(ev.message_id)) this.queue.add(ev.message_id, ev.content); break;
       case 'queue_cancelled': this.queue.remove(ev.message_id); break;
+      case 'approval_request': showApproval(this.toolCardOf(ev.call_id), { callId: ev.call_id, args: ev.arguments }, (body) => this.decide(body)); break;
+      case 'approval': decided(this.toolCardOf(ev.call_id), ev); break;
       default: break;
     }
   }
@@ -331,6 +334,20 @@ export class Chat {
     this.parts.push({ kind: 'tool', callId: ev.call_id, el });
     this.live.append(el);
     this.setRunning(true);
+  }
+
+  // toolCardOf is the card of a call: live, or persisted.
+  toolCardOf(callId) {
+    const live = this.parts.find((p) => p.kind === 'tool' && p.callId === callId);
+    return live ? live.el : this.findCard(callId);
+  }
+
+  async decide(body) {
+    try {
+      await this.conn.request('approve', { conversation_id: this.id, ...body }, { retry: false });
+    } catch (err) {
+      this.toast(err.code === 'conflict' ? 'That call was already decided.' : `Could not decide: ${err.message}`, 'error');
+    }
   }
 
   liveToolResult(ev) {
