@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"os"
@@ -120,5 +121,58 @@ func TestApprovalSurvivesKill9(t *testing.T) {
 	}
 	if answer != "the tool answered" {
 		t.Errorf("answer %q; history %+v\nlogs:\n%s", answer, hist.Messages, p.logs)
+	}
+}
+
+// TestChatAsksApproval: agentik chat asks y/n/e for a waiting call; e
+// edits the arguments, and the tool runs with them.
+func TestChatAsksApproval(t *testing.T) {
+	root := repoRoot(t)
+	entry := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(entry); err != nil {
+		if os.Getenv("AGENTIK_TEST_NO_NODE") != "" {
+			t.Skip("AGENTIK_TEST_NO_NODE is set")
+		}
+		t.Fatalf("server-everything is missing: run `npm ci` in %s (or set AGENTIK_TEST_NO_NODE=1): %v", root, err)
+	}
+	dir := t.TempDir()
+	mcp := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(mcp, []byte(`{"mcpServers":{"everything":{"command":"node","args":["`+entry+`","stdio"]}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fake, fakeURL := llmtest.NewHTTPServer(t)
+	addr := freeAddr(t)
+	p := start(t, addr, filepath.Join(dir, "agentik.db"), "OPENAI_BASE_URL="+fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG="+mcp, "AGENTIK_TOOL_APPROVAL=always")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var tools struct{ Servers []agent.ToolServer }
+		getJSON(t, p.url("/agentik/tools"), &tools)
+		if len(tools.Servers) == 1 && tools.Servers[0].State == agent.ToolServerReady {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tool server not ready: %+v", tools)
+		}
+	}
+	fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "call_c", Name: "everything__echo", Arguments: `{"message":"as the model said"}`}}})
+	fake.Enqueue(llmtest.Reply{Text: "echoed"})
+	stdin, w := io.Pipe()
+	defer w.Close()
+	var out, errs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- runChat(ctx, nil, chatEnv(addr), stdin, &out, &errs, nil) }()
+	io.WriteString(w, "echo please\n")
+	waitFor(t, &out, "y/n/e]")
+	io.WriteString(w, "e\n")
+	waitFor(t, &out, "arguments (a JSON object): ")
+	io.WriteString(w, `{"message":"edited in the terminal"}`+"\n")
+	waitFor(t, &out, "echoed")
+	if !strings.Contains(out.String(), "edited in the terminal") {
+		t.Errorf("the tool result with the edited arguments is not shown:\n%s", out.String())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -138,7 +138,7 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 			fmt.Fprintln(stderr, "error:", err)
 			continue
 		}
-		if err := streamTurn(ctx, c, sub, conv.ID, res.MessageID, stdout, interrupts); err != nil {
+		if err := streamTurn(ctx, c, sub, conv.ID, res.MessageID, stdout, interrupts, msgs); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
@@ -205,7 +205,7 @@ func (n *connNotice) Handle(_ context.Context, r slog.Record) error {
 
 // streamTurn prints the turn that starts with message id until its end.
 // When ctx ends first, it interrupts the turn and prints the rest.
-func streamTurn(ctx context.Context, c *client.Client, sub *client.Sub, convID, messageID string, out io.Writer, interrupts <-chan os.Signal) error {
+func streamTurn(ctx context.Context, c *client.Client, sub *client.Sub, convID, messageID string, out io.Writer, interrupts <-chan os.Signal, answers <-chan string) error {
 	p := &turnPrinter{w: out}
 	seen := false
 	// wait is what Next waits under: the turn's context, cancelled by
@@ -250,6 +250,10 @@ func streamTurn(ctx context.Context, c *client.Client, sub *client.Sub, convID, 
 			continue // the end of an earlier turn
 		}
 		p.print(e)
+		if e.Type == agent.EventApprovalRequest && wait == turnCtx {
+			askApproval(turnCtx, c, convID, e, answers, out)
+			continue
+		}
 		if e.Type == agent.EventEnd {
 			return nil
 		}
