@@ -176,3 +176,72 @@ func TestChatAsksApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestApprovalOnOtherInstance: two instances on one PostgreSQL; the turn
+// waits on the first; the decision reaches the second, which resumes the
+// turn and runs the tool.
+func TestApprovalOnOtherInstance(t *testing.T) {
+	root := repoRoot(t)
+	entry := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(entry); err != nil {
+		if os.Getenv("AGENTIK_TEST_NO_NODE") != "" {
+			t.Skip("AGENTIK_TEST_NO_NODE is set")
+		}
+		t.Fatalf("server-everything is missing: run `npm ci` in %s (or set AGENTIK_TEST_NO_NODE=1): %v", root, err)
+	}
+	dir := t.TempDir()
+	mcp := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(mcp, []byte(`{"mcpServers":{"everything":{"command":"node","args":["`+entry+`","stdio"],"requireApproval":"always"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fake, fakeURL := llmtest.NewHTTPServer(t)
+	dsn := freshSchema(t)
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp}
+	a, b := startDSN(t, dsn, env...), startDSN(t, dsn, env...)
+	for _, p := range []*proc{a, b} {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			var tools struct{ Servers []agent.ToolServer }
+			getJSON(t, p.url("/agentik/tools"), &tools)
+			if len(tools.Servers) == 1 && tools.Servers[0].State == agent.ToolServerReady {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("tool server not ready: %+v", tools)
+			}
+		}
+	}
+	fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "call_pg", Name: "everything__echo", Arguments: `{"message":"from instance b"}`}}})
+	fake.Enqueue(llmtest.Reply{Text: "resumed elsewhere"})
+	var c agent.Conversation
+	postJSON(t, a.url("/agentik/conversations"), `{}`, &c)
+	resp, err := http.Post(a.url("/agentik/conversations/"+c.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"echo"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var conv agent.Conversation
+	for range 400 {
+		getJSON(t, b.url("/agentik/conversations/"+c.ID), &conv)
+		if len(conv.Waiting) == 1 {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	if len(conv.Waiting) != 1 {
+		t.Fatalf("conversation %+v does not wait", conv)
+	}
+	postJSON(t, b.url("/agentik/conversations/"+c.ID+"/approve"), `{"call_id":"call_pg","decision":"approve"}`, nil)
+	for range 400 {
+		getJSON(t, a.url("/agentik/conversations/"+c.ID), &conv)
+		if !conv.Running {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	var hist struct{ Messages []agent.Message }
+	getJSON(t, a.url("/agentik/conversations/"+c.ID+"/messages"), &hist)
+	last := hist.Messages[len(hist.Messages)-1]
+	if last.Type != agent.MessageAssistant || last.Content[0].Body != "resumed elsewhere" {
+		t.Fatalf("last message %+v", last)
+	}
+}
