@@ -25,7 +25,7 @@ var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden fr
 // goldenRandom matches what differs between runs: ids and dates. Seqs, sub
 // ids, call ids, text and frame boundaries stay, so a change in what the
 // server writes shows.
-var goldenRandom = regexp.MustCompile(`"(id|conversation_id|message_id|date|created_at|updated_at|epoch)":"[^"]*"`)
+var goldenRandom = regexp.MustCompile(`"(id|conversation_id|message_id|date|created_at|updated_at|epoch|next_after_id)":"[^"]*"`)
 
 func normalizeGolden(s string) string {
 	s = goldenRandom.ReplaceAllString(s, `"$1":"…"`)
@@ -190,6 +190,15 @@ func TestGoldenEventBytes(t *testing.T) {
 		}
 		checkGolden(t, name, rawSSE(t, resp.Body, stop, n))
 		resp.Body.Close()
+	}
+	for name, path := range map[string]string{
+		"replay_page.json":              "/agentik/events/replay?limit=100",
+		"replay_page_conversation.json": "/agentik/conversations/" + cid + "/events/replay?limit=10",
+	} {
+		resp := ts.do(t, "GET", path, "")
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		checkGolden(t, name, string(b))
 	}
 }
 
