@@ -133,8 +133,12 @@ func untilEnd(t *testing.T, ctx context.Context, sub *broker.Sub) []agent.Event 
 		if it.CaughtUp {
 			continue
 		}
-		evs = append(evs, *it.Event.Event)
-		if it.Event.Event.Type == agent.EventEnd {
+		ev, err := it.Event.Decode()
+		if err != nil || ev.Event == nil {
+			t.Fatalf("event %s: %v", it.Event.JSON, err)
+		}
+		evs = append(evs, *ev.Event)
+		if ev.Event.Type == agent.EventEnd {
 			return evs
 		}
 	}
@@ -307,7 +311,11 @@ func TestInterruptKeepsPartialAnswer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		evs = append(evs, *it.Event.Event)
+		ev, err := it.Event.Decode()
+		if err != nil || ev.Event == nil {
+			t.Fatalf("event %s: %v", it.Event.JSON, err)
+		}
+		evs = append(evs, *ev.Event)
 	}
 	ok, err := g.r.Interrupt(ctx, c.ID)
 	if err != nil || !ok {

@@ -30,7 +30,8 @@ type Config struct {
 	Logger *slog.Logger
 	Now    agent.Clock // the store's clock; time.Now when nil
 	// OnCommit, when set, sees every committed batch after the broker,
-	// on the store's writer goroutine (tests use it to act at a commit).
+	// on the store's writer goroutine (tests use it to act at a commit),
+	// decoded from the committed bytes (a cost only when it is set).
 	OnCommit func([]agent.AllEvent)
 }
 
@@ -74,11 +75,20 @@ func (a *App) Start(ctx context.Context, rc agent.Config, sc server.Config) erro
 		sc.Logger = a.cfg.Logger
 	}
 	a.Server = server.New(sc)
-	publish := a.Broker.Publish
+	publish := a.Broker.PublishEncoded
 	if on := a.cfg.OnCommit; on != nil {
-		publish = func(evs ...agent.AllEvent) { a.Broker.Publish(evs...); on(evs) }
+		publish = func(encs []agent.Encoded) {
+			a.Broker.PublishEncoded(encs)
+			evs := make([]agent.AllEvent, 0, len(encs))
+			for _, e := range encs {
+				if ev, err := e.Decode(); err == nil {
+					evs = append(evs, ev)
+				}
+			}
+			on(evs)
+		}
 	}
-	if err := a.Store.Start(ctx, func(evs []agent.AllEvent) { publish(evs...) }, a.Runner.CancelTurn); err != nil {
+	if err := a.Store.Start(ctx, publish, a.Runner.CancelTurn); err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
 	if err := a.Runner.Recover(ctx); err != nil {

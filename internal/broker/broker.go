@@ -11,7 +11,6 @@ package broker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -70,7 +69,7 @@ type Stream struct {
 }
 
 // Match reports whether ev belongs to the stream.
-func (s Stream) Match(ev agent.AllEvent) bool {
+func (s Stream) Match(ev *agent.Encoded) bool {
 	switch s.Kind {
 	case StreamAll:
 		return true
@@ -78,7 +77,7 @@ func (s Stream) Match(ev agent.AllEvent) bool {
 		return ev.Kind == agent.KindAgent
 	case StreamConversation:
 		return ev.Kind == agent.KindConversation && ev.ConversationID == s.ConversationID ||
-			ev.Kind == agent.KindAgent && ev.ConversationID == s.ConversationID && ev.Agent != nil && ev.Agent.Type == agent.AgentDeleted
+			ev.Kind == agent.KindAgent && ev.ConversationID == s.ConversationID && ev.Type == agent.AgentDeleted
 	}
 	return false
 }
@@ -96,7 +95,8 @@ func (s Stream) query(after int64) agent.EventQuery {
 
 // Source is the stored side of the event log.
 type Source interface {
-	Events(ctx context.Context, q agent.EventQuery) ([]agent.AllEvent, error)
+	// EncodedEvents returns stored events as their stored bytes.
+	EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.Encoded, error)
 	Bounds(ctx context.Context) (pruned, head int64, err error)
 	// ConversationPruned is the seq through which that conversation's
 	// events may have been pruned (0: none were).
@@ -127,30 +127,38 @@ func New(src Source, log *slog.Logger) *Broker {
 
 var _ agent.Publisher = (*Broker)(nil)
 
-// Publish queues evs for every matching subscriber. It never blocks on a
-// subscriber: one that is QueueLimit behind is dropped.
+// Publish encodes evs, events that are never stored (temp conversations,
+// tool servers), and queues them as PublishEncoded does.
 func (b *Broker) Publish(evs ...agent.AllEvent) {
+	encs := make([]agent.Encoded, 0, len(evs))
+	for _, ev := range evs {
+		e, err := agent.Encode(ev)
+		if err != nil {
+			b.log.Error("event_encode_failed", "id", ev.ID, "err", err)
+			continue
+		}
+		encs = append(encs, e)
+	}
+	b.PublishEncoded(encs)
+}
+
+// PublishEncoded queues evs, encoded once where they were committed, for
+// every matching subscriber: they all share those bytes. It never blocks
+// on a subscriber: one that is QueueLimit behind is dropped.
+func (b *Broker) PublishEncoded(evs []agent.Encoded) {
 	var slow []*Sub
 	b.mu.RLock()
-	for _, ev := range evs {
-		// Encoded once, on the first match, and shared by every subscriber:
-		// fan-out costs one encoding per event, not one per subscriber.
-		var e *entry
+	for i := range evs {
+		e := &evs[i]
 		deliver := func(s *Sub) {
-			if !s.stream.Match(ev) {
-				return
-			}
-			if e == nil {
-				e = b.entry(ev)
-			}
-			if !s.push(e) {
+			if s.stream.Match(e) && !s.push(e) {
 				slow = append(slow, s)
 			}
 		}
 		for s := range b.all {
 			deliver(s)
 		}
-		for s := range b.conv[ev.ConversationID] {
+		for s := range b.conv[e.ConversationID] {
 			deliver(s)
 		}
 	}
@@ -178,20 +186,6 @@ func (b *Broker) Drops() map[string]int64 {
 		m[k] = v
 	}
 	return m
-}
-
-// entry is a queued event with its JSON.
-type entry struct {
-	ev   agent.AllEvent
-	json []byte // nil when it could not be encoded (then consumers encode)
-}
-
-func (b *Broker) entry(ev agent.AllEvent) *entry {
-	j, err := json.Marshal(ev)
-	if err != nil {
-		b.log.Error("event_encode_failed", "id", ev.ID, "err", err)
-	}
-	return &entry{ev: ev, json: j}
 }
 
 // Subscribers counts the live subscriptions.
@@ -286,10 +280,9 @@ func (b *Broker) remove(s *Sub) {
 // Item is what Next returns: an event, or the moment a replaying
 // subscription has delivered everything stored and is live.
 type Item struct {
-	Event agent.AllEvent
-	// JSON is Event's wire encoding, shared by every subscriber of a live
-	// event: read it, never modify it. Nil with CaughtUp.
-	JSON     []byte
+	// Event is the event as the bytes it was stored (or published) as,
+	// shared by every subscriber: read them, never modify them.
+	Event    *agent.Encoded
 	CaughtUp bool
 	Seq      int64 // with CaughtUp: the cursor at that moment
 }
@@ -304,20 +297,20 @@ type Sub struct {
 	notify chan struct{}
 
 	mu    sync.Mutex
-	queue []*entry
+	queue []*agent.Encoded
 	err   error // set when dropped or closed
 
 	// owned by the goroutine calling Next
 	cursor    int64
 	replaying bool
-	page      []agent.AllEvent
+	page      []agent.Encoded
 }
 
 // Stream is what the subscription selects.
 func (s *Sub) Stream() Stream { return s.stream }
 
 // push queues e; it reports false when that dropped the subscriber.
-func (s *Sub) push(e *entry) bool {
+func (s *Sub) push(e *agent.Encoded) bool {
 	s.mu.Lock()
 	if s.err != nil {
 		s.mu.Unlock()
@@ -360,15 +353,15 @@ func (s *Sub) Close() {
 func (s *Sub) Next(ctx context.Context) (Item, error) {
 	for s.replaying {
 		if len(s.page) > 0 {
-			ev := s.page[0]
+			ev := &s.page[0]
 			s.page = s.page[1:]
 			s.cursor = ev.Seq
-			return Item{Event: ev, JSON: s.b.entry(ev).json}, nil
+			return Item{Event: ev}, nil
 		}
 		if err := s.dropped(); err != nil {
 			return Item{}, err
 		}
-		page, err := s.b.src.Events(ctx, s.stream.query(s.cursor))
+		page, err := s.b.src.EncodedEvents(ctx, s.stream.query(s.cursor))
 		if err != nil {
 			return Item{}, fmt.Errorf("replay: %w", err)
 		}
@@ -384,17 +377,17 @@ func (s *Sub) Next(ctx context.Context) (Item, error) {
 			e := s.queue[0]
 			s.queue[0] = nil
 			s.queue = s.queue[1:]
-			if e.ev.Seq != 0 && e.ev.Seq <= s.cursor {
+			if e.Seq != 0 && e.Seq <= s.cursor {
 				continue // already replayed
 			}
 			if len(s.queue) == 0 {
 				s.queue = nil // let the backing array go
 			}
 			s.mu.Unlock()
-			if e.ev.Seq != 0 {
-				s.cursor = e.ev.Seq
+			if e.Seq != 0 {
+				s.cursor = e.Seq
 			}
-			return Item{Event: e.ev, JSON: e.json}, nil
+			return Item{Event: e}, nil
 		}
 		err := s.err
 		s.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func rig(t *testing.T) (*store.Store, *broker.Broker) {
 		t.Fatal(err)
 	}
 	b := broker.New(st, nil)
-	if err := st.Start(context.Background(), func(evs []agent.AllEvent) { b.Publish(evs...) }, nil); err != nil {
+	if err := st.Start(context.Background(), b.PublishEncoded, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
@@ -97,9 +98,13 @@ func TestResumeSeamIsGapless(t *testing.T) {
 			if it.Event.Seq != want {
 				t.Fatalf("%s: got seq %d, want %d (caught up: %v)", stream.Kind, it.Event.Seq, want, caughtUp)
 			}
-			j, _ := json.Marshal(it.Event)
-			if string(j) != string(it.JSON) {
-				t.Fatalf("item JSON %s, event encodes to %s", it.JSON, j)
+			var ev agent.AllEvent
+			if err := json.Unmarshal(it.Event.JSON, &ev); err != nil || ev.Seq != want || ev.EventType() != it.Event.Type {
+				t.Fatalf("item JSON %s decodes to %+v (type %q), %v", it.Event.JSON, ev, it.Event.Type, err)
+			}
+			j, _ := json.Marshal(ev)
+			if string(j) != string(it.Event.JSON) {
+				t.Fatalf("item JSON %s, event encodes to %s", it.Event.JSON, j)
 			}
 			want++
 		}
@@ -228,11 +233,11 @@ func TestStreamsFilter(t *testing.T) {
 	}
 	a1, _ := agentSub.Next(ctx)
 	a2, _ := agentSub.Next(ctx)
-	if a1.Event.Agent == nil || a2.Event.Agent == nil || a2.Event.ConversationID != "c2" {
+	if a1.Event.Kind != agent.KindAgent || a2.Event.Kind != agent.KindAgent || a2.Event.ConversationID != "c2" {
 		t.Fatalf("agent stream: %+v %+v", a1.Event, a2.Event)
 	}
 	c, _ := convSub.Next(ctx)
-	if c.Event.Event == nil || c.Event.Event.Text != "yes" {
+	if c.Event.Type != agent.EventAppendText || !strings.Contains(string(c.Event.Inner()), `"text":"yes"`) {
 		t.Fatalf("conversation stream: %+v", c.Event)
 	}
 }

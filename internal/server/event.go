@@ -32,7 +32,7 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, convID string) {
 			return
 		}
 	}
-	evs, err := s.store.Events(r.Context(), agent.EventQuery{After: after, ConversationID: convID, Limit: int(limit)})
+	evs, err := s.store.EncodedEvents(r.Context(), agent.EventQuery{After: after, ConversationID: convID, Limit: int(limit)})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -44,10 +44,9 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, convID string) {
 	writeReplay(w, evs, next)
 }
 
-// writeReplay writes a ReplayResult one event at a time, so a page of
-// large events is never encoded whole in memory (the store bounds the
-// page by bytes).
-func writeReplay(w http.ResponseWriter, evs []agent.AllEvent, next string) {
+// writeReplay writes a ReplayResult from the stored bytes of its events,
+// decoding and encoding nothing (the store bounds the page by bytes).
+func writeReplay(w http.ResponseWriter, evs []agent.Encoded, next string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(w, 32<<10)
@@ -56,12 +55,8 @@ func writeReplay(w http.ResponseWriter, evs []agent.AllEvent, next string) {
 		if i > 0 {
 			bw.WriteByte(',')
 		}
-		b, err := evs[i].MarshalJSON()
-		if err != nil {
-			return // the status is sent: a cut body is all that is left to say
-		}
-		bw.Write(b)
-		evs[i] = agent.AllEvent{} // let it go once written
+		bw.Write(evs[i].JSON)
+		evs[i] = agent.Encoded{} // let it go once written
 	}
 	nb, _ := json.Marshal(next)
 	bw.WriteString(`],"next_after_id":`)

@@ -47,8 +47,9 @@ type ToolLister interface {
 // replay pages, the log's bounds and identity, and a health check. The
 // database (package store) implements it.
 type EventLog interface {
-	// Events returns stored events with seq > q.After in seq order.
-	Events(ctx context.Context, q agent.EventQuery) ([]agent.AllEvent, error)
+	// EncodedEvents returns stored events with seq > q.After in seq
+	// order, as the bytes they were stored as.
+	EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.Encoded, error)
 	// EventSeq returns the seq of the event with that id, or agent.ErrNotFound.
 	EventSeq(ctx context.Context, id string) (int64, error)
 	// Bounds returns the seq through which events were pruned and the

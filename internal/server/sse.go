@@ -16,30 +16,36 @@ import (
 // sseWriteTimeout bounds every write to an SSE client.
 const sseWriteTimeout = 10 * time.Second
 
-// frameFunc gives the data of an SSE frame for an item; nil skips it.
-type frameFunc func(it broker.Item) ([]byte, error)
+// sseBatch is how many items an SSE stream's reader may have ready ahead
+// of its writer; the writer sends whatever is ready (up to sseBatchBytes)
+// in one write and one flush, so a replay costs few writes.
+const (
+	sseBatch      = 64
+	sseBatchBytes = 64 << 10
+)
 
-func conversationFrame(it broker.Item) ([]byte, error) {
-	if it.Event.Event == nil {
-		return nil, nil
+// frameFunc gives the data of an SSE frame for an event: a slice of the
+// bytes it was stored as; nil skips it.
+type frameFunc func(e *agent.Encoded) []byte
+
+// conversationFrame is the inner Event of a conversation's event.
+func conversationFrame(e *agent.Encoded) []byte {
+	if e.Kind != agent.KindConversation {
+		return nil
 	}
-	return json.Marshal(it.Event.Event)
+	return e.Inner()
 }
 
-func agentFrame(it broker.Item) ([]byte, error) {
-	if it.Event.Agent == nil {
-		return nil, nil
+// agentFrame is the inner AgentEvent of an agent event.
+func agentFrame(e *agent.Encoded) []byte {
+	if e.Kind != agent.KindAgent {
+		return nil
 	}
-	return json.Marshal(it.Event.Agent)
+	return e.Inner()
 }
 
-// allFrame is the whole AllEvent, encoded once per event by the broker.
-func allFrame(it broker.Item) ([]byte, error) {
-	if it.JSON != nil {
-		return it.JSON, nil
-	}
-	return json.Marshal(it.Event)
-}
+// allFrame is the whole AllEvent.
+func allFrame(e *agent.Encoded) []byte { return e.JSON }
 
 // cursor reads where an SSE client resumes: Last-Event-ID, else ?after=,
 // else -1 (live only).
@@ -146,7 +152,9 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	items := make(chan broker.Item)
+	// Buffered, so a replay's frames queue up while one is written and
+	// are flushed together.
+	items := make(chan broker.Item, sseBatch)
 	errc := make(chan error, 1) // why the reader stopped
 	readerDone := make(chan struct{})
 	go func() { // the reader: owned here, ends when ctx is cancelled
@@ -175,6 +183,29 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 		}
 		return rc.Flush() == nil
 	}
+	var buf []byte
+	// frame appends it's frame to buf; it reports whether the stream ends
+	// after it.
+	frameOf := func(it broker.Item) bool {
+		if it.CaughtUp {
+			return false
+		}
+		b := frame(it.Event)
+		if b == nil {
+			return false
+		}
+		if it.Event.Seq != 0 {
+			buf = append(buf, "id: "...)
+			buf = strconv.AppendInt(buf, it.Event.Seq, 10)
+			buf = append(buf, '\n')
+		}
+		buf = append(buf, "event: "...)
+		buf = append(buf, it.Event.Type...)
+		buf = append(buf, "\ndata: "...)
+		buf = append(buf, b...)
+		buf = append(buf, "\n\n"...)
+		return untilEnd && it.Event.IsEnd()
+	}
 	for {
 		select {
 		case <-s.closing:
@@ -191,27 +222,26 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 			}
 			return
 		case it := <-items:
-			if it.CaughtUp {
+			// This item and whatever else is ready: one write, one flush.
+			buf = buf[:0]
+			end := frameOf(it)
+		batch:
+			for !end && len(buf) < sseBatchBytes {
+				select {
+				case it := <-items:
+					end = frameOf(it)
+				default:
+					break batch
+				}
+			}
+			if len(buf) == 0 {
 				continue
 			}
-			b, err := frame(it)
-			if err != nil {
-				s.log.Error("sse_encode_failed", "err", err)
-				continue
-			}
-			if b == nil {
-				continue
-			}
-			var buf []byte
-			if it.Event.Seq != 0 {
-				buf = fmt.Appendf(buf, "id: %d\n", it.Event.Seq)
-			}
-			buf = fmt.Appendf(buf, "event: %s\ndata: %s\n\n", it.Event.EventType(), b)
 			if !write(buf) {
 				return
 			}
 			heartbeat.Reset(s.cfg.Heartbeat)
-			if untilEnd && it.Event.Event != nil && it.Event.Event.Type == agent.EventEnd {
+			if end {
 				return
 			}
 		}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -422,15 +421,7 @@ func (k *wsConn) pump(ctx context.Context, ws *wsSub, last int64) {
 		if it.CaughtUp {
 			b = caughtUpFrame(ws.id, it.Seq)
 		} else {
-			ev := it.JSON // encoded once per event by the broker
-			if ev == nil {
-				var err error
-				if ev, err = json.Marshal(it.Event); err != nil {
-					k.s.wireError("ws encode event", err)
-					continue
-				}
-			}
-			b = eventFrame(ws.id, ev)
+			b = eventFrame(ws.id, it.Event.JSON) // the bytes the event was stored as
 		}
 		if err := k.enqueueStall(ctx, b); err != nil {
 			if errors.Is(err, errStalled) {

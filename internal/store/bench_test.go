@@ -48,7 +48,7 @@ func tokenEvent(n int64) agent.AllEvent {
 // BenchmarkAppendGroupCommit appends one append_text event per Append from
 // benchAppenders goroutines on SQLite; the writer group-commits them.
 func BenchmarkAppendGroupCommit(b *testing.B) {
-	s := benchStore(b, Options{Publish: func([]agent.AllEvent) {}})
+	s := benchStore(b, Options{Publish: func([]agent.Encoded) {}})
 	var n atomic.Int64
 	b.SetParallelism(max(1, benchAppenders/runtime.GOMAXPROCS(0))) // benchAppenders goroutines in all
 	b.ResetTimer()
@@ -148,7 +148,7 @@ func BenchmarkReplay100k(b *testing.B) {
 // goroutine: ns/op is the latency an Append adds to a token on an idle
 // store (DESIGN.md §4: single milliseconds at most).
 func BenchmarkAppendLatency(b *testing.B) {
-	s := benchStore(b, Options{Publish: func([]agent.AllEvent) {}})
+	s := benchStore(b, Options{Publish: func([]agent.Encoded) {}})
 	var n int64
 	for b.Loop() {
 		n++
@@ -181,7 +181,7 @@ func benchPostgres(b *testing.B, opt Options) (*Store, string) {
 // BenchmarkPostgresAppendGroupCommit is BenchmarkAppendGroupCommit on
 // PostgreSQL (advisory lock, pg_notify).
 func BenchmarkPostgresAppendGroupCommit(b *testing.B) {
-	s, _ := benchPostgres(b, Options{Publish: func([]agent.AllEvent) {}})
+	s, _ := benchPostgres(b, Options{Publish: func([]agent.Encoded) {}})
 	var n atomic.Int64
 	b.SetParallelism(max(1, benchAppenders/runtime.GOMAXPROCS(0)))
 	b.ResetTimer()
@@ -203,7 +203,7 @@ func BenchmarkPostgresAppendGroupCommit(b *testing.B) {
 // BenchmarkPostgresAppendLatency is BenchmarkAppendLatency on PostgreSQL:
 // one Append at a time, published by the instance that wrote it.
 func BenchmarkPostgresAppendLatency(b *testing.B) {
-	s, _ := benchPostgres(b, Options{Publish: func([]agent.AllEvent) {}})
+	s, _ := benchPostgres(b, Options{Publish: func([]agent.Encoded) {}})
 	var n int64
 	for b.Loop() {
 		n++
@@ -221,7 +221,7 @@ func BenchmarkPostgresAppendLatency(b *testing.B) {
 // (negative when a published first).
 func BenchmarkCrossInstanceLatency(b *testing.B) {
 	seen := make(chan int64, 1024)
-	publish := func(evs []agent.AllEvent) {
+	publish := func(evs []agent.Encoded) {
 		for _, ev := range evs {
 			seen <- ev.Seq
 		}

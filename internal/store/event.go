@@ -19,15 +19,33 @@ import (
 // q.Limit (≤ 0: no limit); a page with a Limit also ends after the event
 // whose stored JSON reaches Options.PageBytes, so it may be shorter than
 // Limit before the end of the log (an empty page is the end). ConversationID keeps that conversation's
-// KindConversation events; AgentOnly keeps KindAgent events. It reads only
-// the payload column and decodes each stored JSON once (see decode.go).
+// KindConversation events; AgentOnly keeps KindAgent events. It decodes
+// each event: the hot paths (replay to subscribers, replay pages) read
+// EncodedEvents instead, which decodes nothing.
 func (s *Store) Events(ctx context.Context, q agent.EventQuery) ([]agent.AllEvent, error) {
+	encs, err := s.EncodedEvents(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]agent.AllEvent, len(encs))
+	for i, e := range encs {
+		if err := json.Unmarshal(e.JSON, &out[i]); err != nil {
+			return nil, fmt.Errorf("store: events after %d: decode seq %d: %w", q.After, e.Seq, err)
+		}
+	}
+	return out, nil
+}
+
+// EncodedEvents is Events as the stored bytes, passed through undecoded:
+// each carries its seq, kind and conversation from its row, and only its
+// inner event's type is read (see agent.StoredEvent).
+func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.Encoded, error) {
 	if !textOK(q.ConversationID) {
 		return nil, nil // no stored conversation has that id
 	}
 	var b strings.Builder
 	args := []any{q.After}
-	b.WriteString("SELECT payload FROM agent_event WHERE seq > ?")
+	b.WriteString("SELECT " + encodedColumns + " FROM agent_event WHERE seq > ?")
 	if q.ConversationID != "" {
 		b.WriteString(" AND conversation_id = ? AND type = ?")
 		args = append(args, q.ConversationID, agent.KindConversation)
@@ -52,34 +70,40 @@ func (s *Store) Events(ctx context.Context, q agent.EventQuery) ([]agent.AllEven
 	return out, nil
 }
 
+// encodedColumns are what scanEvents reads, in its order.
+const encodedColumns = "seq, id, type, conversation_id, payload"
+
 // stored returns at most limit stored events with after < seq < before, in
 // seq order.
-func (s *Store) stored(ctx context.Context, after, before int64, limit int) ([]agent.AllEvent, error) {
-	return s.scanEvents(ctx, limit, 0, "SELECT payload FROM agent_event WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?", after, before, limit)
+func (s *Store) stored(ctx context.Context, after, before int64, limit int) ([]agent.Encoded, error) {
+	return s.scanEvents(ctx, limit, 0, "SELECT "+encodedColumns+" FROM agent_event WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?", after, before, limit)
 }
 
-// scanEvents runs query, which selects the payload column, and decodes
-// each row; size is a capacity hint. With maxBytes > 0 it stops after the
-// row whose payload brings the total to maxBytes.
-func (s *Store) scanEvents(ctx context.Context, size, maxBytes int, query string, args ...any) ([]agent.AllEvent, error) {
+// scanEvents runs query, which selects encodedColumns, and wraps each
+// row's payload without decoding it; size is a capacity hint. With
+// maxBytes > 0 it stops after the row whose payload brings the total to
+// maxBytes.
+func (s *Store) scanEvents(ctx context.Context, size, maxBytes int, query string, args ...any) ([]agent.Encoded, error) {
 	rows, err := s.r.WithContext(ctx).Raw(query, args...).Rows()
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var (
-		out   = make([]agent.AllEvent, 0, size)
-		raw   sql.RawBytes
+		out   = make([]agent.Encoded, 0, size)
+		seq   int64
+		id    string
+		kind  string
+		conv  sql.NullString
+		raw   []byte
 		total int
 	)
 	for rows.Next() {
-		if err := rows.Scan(&raw); err != nil {
+		raw = nil // a fresh slice per row: it is kept
+		if err := rows.Scan(&seq, &id, &kind, &conv, &raw); err != nil {
 			return nil, err
 		}
-		out = append(out, agent.AllEvent{})
-		if err := decodeEvent(raw, &out[len(out)-1]); err != nil {
-			return nil, fmt.Errorf("decode: %w", err)
-		}
+		out = append(out, agent.StoredEvent(seq, id, kind, conv.String, raw))
 		if total += len(raw); maxBytes > 0 && total >= maxBytes {
 			break
 		}

@@ -3,6 +3,8 @@ package store
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -78,10 +80,17 @@ type recorder struct {
 	evs []agent.AllEvent
 }
 
-func (r *recorder) publish(evs []agent.AllEvent) {
+// publish decodes what subscribers would receive: the published bytes.
+func (r *recorder) publish(evs []agent.Encoded) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.evs = append(r.evs, evs...)
+	for _, e := range evs {
+		var ev agent.AllEvent
+		if err := json.Unmarshal(e.JSON, &ev); err != nil || ev.Seq != e.Seq || ev.Kind != e.Kind || ev.ConversationID != e.ConversationID || ev.EventType() != e.Type {
+			panic(fmt.Sprintf("published %+v does not match its JSON %s (%v)", e, e.JSON, err))
+		}
+		r.evs = append(r.evs, ev)
+	}
 }
 
 func (r *recorder) events() []agent.AllEvent {

@@ -111,7 +111,7 @@ func (s *Store) RequestInterrupt(ctx context.Context, conversationID string) (bo
 // On a read error it publishes nothing more and leaves s.published where
 // it is: a later catch-up (the next commit, notification or reconnect)
 // publishes the rest, late but in order and without loss.
-func (s *Store) catchUp(ctx context.Context, upTo int64, own []agent.AllEvent) error {
+func (s *Store) catchUp(ctx context.Context, upTo int64, own []agent.Encoded) error {
 	s.pubMu.Lock()
 	defer s.pubMu.Unlock()
 	if s.publish == nil || upTo <= s.published {
@@ -141,7 +141,7 @@ func (s *Store) catchUp(ctx context.Context, upTo int64, own []agent.AllEvent) e
 }
 
 // hand publishes evs (in seq order, above s.published). s.pubMu is held.
-func (s *Store) hand(evs []agent.AllEvent) {
+func (s *Store) hand(evs []agent.Encoded) {
 	if len(evs) == 0 {
 		return
 	}

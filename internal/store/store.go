@@ -51,7 +51,7 @@ type Options struct {
 	// must be ready before Open is called. Calls never overlap. It must not
 	// block (agent.Publisher.Publish never does). May be nil: then no
 	// listener runs.
-	Publish func(evs []agent.AllEvent)
+	Publish func(evs []agent.Encoded)
 	// Interrupt is called, on PostgreSQL, when another instance asks this
 	// one to interrupt the turn it runs in a conversation (see
 	// RequestInterrupt). It is called from the listener goroutine and must
@@ -83,7 +83,7 @@ type Store struct {
 	lock     *os.File // SQLite only: the lock file held while open (lock.go)
 	epoch    string
 	now      func() time.Time
-	publish  func([]agent.AllEvent)
+	publish  func([]agent.Encoded)
 	onIntr   func(conversationID string)
 	log      *slog.Logger
 
@@ -220,7 +220,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 // they missed from the log). Open calls it when Options.Publish is set.
 // On PostgreSQL it starts listening: once it has returned, no other
 // instance's commit can be missed.
-func (s *Store) Start(ctx context.Context, publish func([]agent.AllEvent), interrupt func(conversationID string)) error {
+func (s *Store) Start(ctx context.Context, publish func([]agent.Encoded), interrupt func(conversationID string)) error {
 	s.pubMu.Lock()
 	started := s.publish != nil
 	if !started {

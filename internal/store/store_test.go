@@ -240,7 +240,7 @@ type gate struct {
 
 func newGate() *gate { return &gate{armed: make(chan struct{}), release: make(chan struct{})} }
 
-func (g *gate) publish([]agent.AllEvent) {
+func (g *gate) publish([]agent.Encoded) {
 	g.once.Do(func() {
 		close(g.armed)
 		<-g.release
@@ -805,7 +805,7 @@ func TestSQLitePragmas(t *testing.T) {
 func TestOrphanedTurns(t *testing.T) {
 	eachBackend(t, func(t *testing.T, dsn string) {
 		ctx := t.Context()
-		quiet := Options{Publish: func([]agent.AllEvent) {}}
+		quiet := Options{Publish: func([]agent.Encoded) {}}
 		a, err := Open(ctx, dsn, quiet)
 		if err != nil {
 			t.Fatal(err)

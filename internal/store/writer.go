@@ -167,7 +167,7 @@ func (s *Store) fail(r *request, err error) {
 // published now either (that would break seq order): the next commit, or
 // the listener on the next notification or after listenIdle, publishes
 // them, late but in order.
-func (s *Store) emit(evs []agent.AllEvent) {
+func (s *Store) emit(evs []agent.Encoded) {
 	s.stats.batches++
 	s.stats.records += int64(len(evs))
 	if len(evs) == 0 {
@@ -179,14 +179,14 @@ func (s *Store) emit(evs []agent.AllEvent) {
 }
 
 // apply runs one transaction for batch and returns the events it stored, in
-// seq order. With checked, it first looks up which event ids are stored and
+// seq order, each encoded once: those bytes are stored and published. With checked, it first looks up which event ids are stored and
 // skips those events; without, a stored id fails the transaction. The seq
 // counter moves only when the transaction commits, so a rolled-back batch
 // leaves no gap.
-func (s *Store) apply(batch []*request, checked bool) ([]agent.AllEvent, error) {
+func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 	now := s.now()
 	var (
-		evs  []agent.AllEvent
+		evs  []agent.Encoded
 		last int64
 	)
 	err := s.w.WithContext(s.ctx).Transaction(func(tx *gorm.DB) error {
@@ -222,7 +222,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.AllEvent, error) 
 				if err := applyApproval(tx, rec, s.instance); err != nil {
 					return err
 				}
-				row, err := s.prepare(rec, seq, now)
+				row, enc, err := s.prepare(rec, seq, now)
 				if err != nil {
 					return err
 				}
@@ -231,7 +231,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.AllEvent, error) 
 					return err
 				}
 				rows = append(rows, row)
-				evs = append(evs, rec.Event)
+				evs = append(evs, enc)
 			}
 		}
 		if len(rows) > 0 {
@@ -290,19 +290,20 @@ func setSeq(rec *agent.Record, seq int64) {
 	}
 }
 
-// prepare checks rec, gives its event seq and defaults, and encodes its row.
-func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time) (eventRow, error) {
+// prepare checks rec, gives its event seq and defaults, and encodes it, once:
+// the row stores those bytes and the writer publishes them.
+func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time) (eventRow, agent.Encoded, error) {
 	ev := &rec.Event
 	if ev.ID == "" {
-		return eventRow{}, agent.Errorf(agent.CodeBadRequest, "event without id")
+		return eventRow{}, agent.Encoded{}, agent.Errorf(agent.CodeBadRequest, "event without id")
 	}
 	if err := checkRecordText(rec); err != nil {
-		return eventRow{}, err
+		return eventRow{}, agent.Encoded{}, err
 	}
 	switch ev.Kind {
 	case agent.KindAgent:
 		if ev.Agent == nil {
-			return eventRow{}, agent.Errorf(agent.CodeBadRequest, "agent event %s without its event", ev.ID)
+			return eventRow{}, agent.Encoded{}, agent.Errorf(agent.CodeBadRequest, "agent event %s without its event", ev.ID)
 		}
 		if ev.Agent.ConversationID == "" {
 			ev.Agent.ConversationID = ev.ConversationID
@@ -310,24 +311,24 @@ func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time) (eventRow, 
 		ev.ConversationID = ev.Agent.ConversationID
 	case agent.KindConversation:
 		if ev.Event == nil {
-			return eventRow{}, agent.Errorf(agent.CodeBadRequest, "conversation event %s without its event", ev.ID)
+			return eventRow{}, agent.Encoded{}, agent.Errorf(agent.CodeBadRequest, "conversation event %s without its event", ev.ID)
 		}
 		if ev.ConversationID == "" {
-			return eventRow{}, agent.Errorf(agent.CodeBadRequest, "conversation event %s without conversation_id", ev.ID)
+			return eventRow{}, agent.Encoded{}, agent.Errorf(agent.CodeBadRequest, "conversation event %s without conversation_id", ev.ID)
 		}
 		if ev.Event.Type == agent.EventMessage {
 			m := ev.Event.Message
 			if m == nil {
-				return eventRow{}, agent.Errorf(agent.CodeBadRequest, "message event %s without its message", ev.ID)
+				return eventRow{}, agent.Encoded{}, agent.Errorf(agent.CodeBadRequest, "message event %s without its message", ev.ID)
 			}
 			if m.ID == "" {
-				return eventRow{}, agent.Errorf(agent.CodeBadRequest, "message event %s: message without id", ev.ID)
+				return eventRow{}, agent.Encoded{}, agent.Errorf(agent.CodeBadRequest, "message event %s: message without id", ev.ID)
 			}
 			if m.ConversationID == "" {
 				m.ConversationID = ev.ConversationID
 			}
 			if m.ConversationID != ev.ConversationID {
-				return eventRow{}, agent.Errorf(agent.CodeBadRequest, "message %s: conversation_id %q differs from its event's %q", m.ID, m.ConversationID, ev.ConversationID)
+				return eventRow{}, agent.Encoded{}, agent.Errorf(agent.CodeBadRequest, "message %s: conversation_id %q differs from its event's %q", m.ID, m.ConversationID, ev.ConversationID)
 			}
 			if m.Date.IsZero() {
 				m.Date = now
@@ -338,16 +339,16 @@ func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time) (eventRow, 
 		ev.Date = now
 	}
 	setSeq(rec, seq)
-	payload, err := json.Marshal(ev)
+	enc, err := agent.Encode(*ev)
 	if err != nil {
-		return eventRow{}, agent.Errorf(agent.CodeBadRequest, "event %s: %v", ev.ID, err)
+		return eventRow{}, agent.Encoded{}, agent.Errorf(agent.CodeBadRequest, "event %s: %v", ev.ID, err)
 	}
-	row := eventRow{Seq: seq, ID: ev.ID, CreatedAt: now, Type: ev.Kind, Payload: string(payload)}
+	row := eventRow{Seq: seq, ID: ev.ID, CreatedAt: now, Type: ev.Kind, Payload: string(enc.JSON)}
 	if ev.ConversationID != "" {
 		id := ev.ConversationID
 		row.ConversationID = &id
 	}
-	return row, nil
+	return row, enc, nil
 }
 
 // applyRows writes the rows that belong to rec's event (see agent.Record).

@@ -40,7 +40,9 @@ func (m *Metrics) WatchTurns(ctx context.Context, b *broker.Broker) {
 				break
 			}
 			if !it.CaughtUp {
-				w.see(it.Event)
+				if ev, err := it.Event.Decode(); err == nil {
+					w.see(ev)
+				}
 			}
 		}
 		sub.Close()

@@ -251,7 +251,11 @@ func (d *deliverer) follow(ctx context.Context) error {
 		if it.CaughtUp || it.Event.Seq == 0 {
 			continue
 		}
-		if err := d.see(ctx, it.Event); err != nil {
+		ev, err := it.Event.Decode()
+		if err != nil {
+			continue // not a stored event this version can read
+		}
+		if err := d.see(ctx, ev); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -97,7 +98,7 @@ func newRig(t *testing.T) *rig {
 	fake, url := llmtest.NewHTTPServer(t)
 	var b *broker.Broker
 	st, err := store.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "agentik.db"),
-		store.Options{Publish: func(evs []agent.AllEvent) { b.Publish(evs...) }})
+		store.Options{Publish: func(evs []agent.Encoded) { b.PublishEncoded(evs) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,6 +205,21 @@ func waitCursor(t *testing.T, rg *rig, url string) {
 	}
 }
 
+// waitDone waits until the deliverer to url stored that it delivered the
+// turn that ended at seq.
+func waitDone(t *testing.T, rg *rig, url string, seq int64) {
+	t.Helper()
+	want := ":" + strconv.FormatInt(seq, 10)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if v, err := rg.st.Cursor(context.Background(), webhook.CursorKey(url)); err == nil && strings.HasSuffix(v, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the delivery of seq %d was never stored", seq)
+		}
+	}
+}
+
 func TestWebhookOutageAndRestartLoseNothing(t *testing.T) {
 	rg := newRig(t)
 	rc := &receiver{down: true}
@@ -235,7 +251,10 @@ func TestWebhookOutageAndRestartLoseNothing(t *testing.T) {
 	rc.mu.Unlock()
 	stop = rg.start(srv.URL)
 	got := waitDelivered(t, rc, 2)
-	// Restart again once both are acknowledged: nothing is sent twice.
+	// Restart again once both are acknowledged (the receiver counts a
+	// delivery before the deliverer reads its answer and stores the
+	// cursor): nothing is sent twice.
+	waitDone(t, rg, srv.URL, got[1].Data.Seq)
 	stop()
 	stop = rg.start(srv.URL)
 	rg.turn(t, c.ID, "three", "third")
