@@ -622,10 +622,14 @@ func (s *Server) follow(ctx context.Context, sub *broker.Sub, relay *chatRelay, 
 		if err != nil {
 			return err
 		}
-		ev := it.Event.Event
-		if it.CaughtUp || ev == nil {
+		if it.CaughtUp || it.Event.Kind != agent.KindConversation {
 			continue
 		}
+		all, err := it.Event.Decode() // re-shaped for OpenAI: decoded to decide
+		if err != nil || all.Event == nil {
+			continue
+		}
+		ev := all.Event
 		if d, ok := relay.on(ev); ok {
 			if err := out(d); err != nil {
 				return err
