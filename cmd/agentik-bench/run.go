@@ -94,6 +94,7 @@ type Report struct {
 	Size     string        `json:"size"`
 	Duration time.Duration `json:"duration_ns"`
 	Rows     []Row         `json:"rows"`
+	Loads    []Load        `json:"loads"` // the machine's load around each scenario
 }
 
 // bench is one run: the shared fake model, the agentik binary, the rows.
@@ -263,17 +264,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"relay": b.relay, "facade": b.facade, "mix": b.mix, "fanout": b.fanout, "idle": b.idle,
 		"replay": b.replay, "wire": b.wire, "rest": b.rest,
 	}
+	var loads []Load
 	for _, name := range scenarios {
 		if !want[name] {
 			continue
 		}
-		b.progress("%s: start", name)
+		before := loadAvg()
+		b.progress("%s: start (load average %.2f)", name, before)
 		if err := b.profiled(name, func() error { return steps[name](ctx) }); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
+		loads = append(loads, Load{Scenario: name, Before: before, After: loadAvg(), Busy: busy(before)})
 	}
 
-	rep := Report{Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(), Size: sizeName, Duration: time.Since(b.start), Rows: b.rows}
+	rep := Report{Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(), Size: sizeName, Duration: time.Since(b.start), Rows: b.rows, Loads: loads}
 	b.progress("done in %s", rep.Duration.Round(time.Second))
 	if *jsonOut == "-" {
 		enc := json.NewEncoder(stdout)
@@ -281,6 +285,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return enc.Encode(rep)
 	}
 	writeTable(stdout, rep)
+	writeLoads(stdout, rep.Loads)
 	if *jsonOut != "" {
 		buf, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {
