@@ -55,7 +55,8 @@ type turn struct {
 
 type emitItem struct {
 	rec *Record
-	ack chan error // nil for fire-and-forget text
+	ack chan error // nil for fire-and-forget progress
+	at  time.Time  // when text was produced (see pace)
 }
 
 // run is the turn's goroutine.
@@ -120,18 +121,20 @@ func (t *turn) usagePtr() *Usage {
 	return &u
 }
 
-// emitLoop writes queued records in order, merging consecutive text. A
-// text record waits up to textLinger for more text to join it, so a fast
-// model costs one event per few tokens instead of one per token; a record
-// of any other kind ends the wait (someone is waiting for it).
+// emitLoop writes queued records in order, merging consecutive text. While
+// text arrives faster than a frame can show it (see pace), a text record
+// waits up to textLinger for more text to join it, so a fast model costs
+// one event per few tokens instead of one per token, and a slow one pays
+// no wait; a record of any other kind ends the wait.
 func (t *turn) emitLoop() {
 	ctx := context.WithoutCancel(t.ctx) // what was produced is kept even when interrupted
 	linger := time.NewTimer(textLinger)
 	linger.Stop()
+	var p pace
 	for it := range t.items {
 		batch := []emitItem{it}
 		var wait <-chan time.Time
-		if isText(it) {
+		if isText(it) && p.hold(it.at) {
 			linger.Reset(textLinger)
 			wait = linger.C
 		}
@@ -155,6 +158,9 @@ func (t *turn) emitLoop() {
 			}
 			if !ok {
 				break drain
+			}
+			if isText(nx) {
+				p.hold(nx.at)
 			}
 			last := batch[len(batch)-1]
 			if isText(last) && isText(nx) {
@@ -194,7 +200,7 @@ func isText(it emitItem) bool {
 
 // text queues an append_text event without waiting for it to be written.
 func (t *turn) text(s string) {
-	t.items <- emitItem{rec: &Record{Event: t.r.event(t.conv.ID, Event{Type: EventAppendText, Text: s})}}
+	t.items <- emitItem{rec: &Record{Event: t.r.event(t.conv.ID, Event{Type: EventAppendText, Text: s})}, at: t.r.now()}
 }
 
 // emit queues records and waits until they are written.
@@ -214,7 +220,14 @@ func (t *turn) emitRecs(recs ...*Record) error {
 
 func (t *turn) emit(rec *Record) error { return t.emitRecs(rec) }
 
-func (t *turn) live(ev Event) error { return t.emit(&Record{Event: t.r.event(t.conv.ID, ev)}) }
+// live queues a progress event (start_*, a tool call or result shown
+// live) without waiting: the queue is FIFO, so it is written before any
+// record queued after it, and a failed write ends the turn through
+// emitErr. Only records whose success matters (messages, the end) wait.
+func (t *turn) live(ev Event) error {
+	t.items <- emitItem{rec: &Record{Event: t.r.event(t.conv.ID, ev)}}
+	return nil
+}
 
 // loop runs model rounds until the model answers without tool calls.
 func (t *turn) loop() error {
