@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"strings"
 
 	"github.com/agentik/agentik/internal/agent"
 	"gorm.io/gorm"
@@ -52,22 +53,52 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 	return row.conversation(), nil
 }
 
+// listColumns are the conversation columns a list returns, in
+// scanConversation's order.
+const listColumns = "id, title, created_at, updated_at, message_count, running, turn_seq"
+
 // Conversations returns a page, most recently updated first (ties by id,
-// descending), and the total count. limit ≤ 0 means no limit.
+// descending), and the total count. limit ≤ 0 means no limit. It reads
+// only the returned columns, straight into their fields: the list is read
+// far more often than it changes, and gorm's reflection cost more than the
+// query.
 func (s *Store) Conversations(ctx context.Context, offset, limit int) ([]agent.Conversation, int, error) {
 	db := s.r.WithContext(ctx)
 	var total int64
-	if err := db.Model(&conversationRow{}).Count(&total).Error; err != nil {
+	if err := db.Raw("SELECT COUNT(*) FROM conversation").Scan(&total).Error; err != nil {
 		return nil, 0, fmt.Errorf("store: conversations: %w", err)
 	}
-	if limit <= 0 {
-		limit = -1
+	q := "SELECT " + listColumns + " FROM conversation ORDER BY updated_at DESC, id DESC"
+	var args []any
+	switch {
+	case limit > 0:
+		q += " LIMIT ? OFFSET ?"
+		args = append(args, limit, max(offset, 0))
+	case offset > 0:
+		q += " OFFSET ?"
+		if !s.postgres {
+			q = strings.Replace(q, " OFFSET", " LIMIT -1 OFFSET", 1) // SQLite needs a LIMIT first
+		}
+		args = append(args, offset)
 	}
-	var rows []conversationRow
-	if err := db.Order("updated_at DESC, id DESC").Offset(max(offset, 0)).Limit(limit).Find(&rows).Error; err != nil {
+	rows, err := db.Raw(q, args...).Rows()
+	if err != nil {
 		return nil, 0, fmt.Errorf("store: conversations: %w", err)
 	}
-	return conversations(rows), int(total), nil
+	defer rows.Close()
+	out := make([]agent.Conversation, 0, max(limit, 0))
+	for rows.Next() {
+		var c agent.Conversation
+		if err := rows.Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.Running, &c.TurnSeq); err != nil {
+			return nil, 0, fmt.Errorf("store: conversations: %w", err)
+		}
+		c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("store: conversations: %w", err)
+	}
+	return out, int(total), nil
 }
 
 // OrphanedTurns claims and returns the conversations whose turn no live
