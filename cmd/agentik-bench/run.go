@@ -39,6 +39,9 @@ type sizes struct {
 	RestConvs    int
 	RestDuration time.Duration
 	RestWorkers  int
+	// StormClients drop at once after subscribing, miss a turn of
+	// StormMissed tokens, and reconnect at once.
+	StormClients, StormMissed int
 }
 
 var (
@@ -49,6 +52,7 @@ var (
 		ReplayEvents: 100_000, ReplayRounds: 3,
 		WireLong: 10_000, WireShort: 1000, WireDelay: time.Millisecond,
 		RestConvs: 1000, RestDuration: 5 * time.Second, RestWorkers: 4,
+		StormClients: 1000, StormMissed: 100,
 	}
 	quickSizes = sizes{
 		RelayTokens: 20_000, RelayRounds: 1,
@@ -57,6 +61,7 @@ var (
 		ReplayEvents: 20_000, ReplayRounds: 1,
 		WireLong: 2000, WireShort: 200, WireDelay: time.Millisecond,
 		RestConvs: 1000, RestDuration: time.Second, RestWorkers: 4,
+		StormClients: 1000, StormMissed: 100,
 	}
 	tinySizes = sizes{
 		RelayTokens: 300, RelayRounds: 1,
@@ -65,11 +70,12 @@ var (
 		ReplayEvents: 300, ReplayRounds: 1,
 		WireLong: 200, WireShort: 20, WireDelay: time.Millisecond,
 		RestConvs: 20, RestDuration: 200 * time.Millisecond, RestWorkers: 2,
+		StormClients: 5, StormMissed: 10,
 	}
 )
 
 // scenarios in the order they run.
-var scenarios = []string{"relay", "facade", "mix", "fanout", "idle", "replay", "wire", "rest"}
+var scenarios = []string{"relay", "facade", "mix", "fanout", "idle", "replay", "wire", "rest", "storm"}
 
 // Row is one line of the result: a figure of agentik beside its bare
 // baseline.
@@ -262,7 +268,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	steps := map[string]func(context.Context) error{
 		"relay": b.relay, "facade": b.facade, "mix": b.mix, "fanout": b.fanout, "idle": b.idle,
-		"replay": b.replay, "wire": b.wire, "rest": b.rest,
+		"replay": b.replay, "wire": b.wire, "rest": b.rest, "storm": b.storm,
 	}
 	var loads []Load
 	for _, name := range scenarios {
