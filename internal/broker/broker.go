@@ -113,6 +113,8 @@ type Broker struct {
 	all  map[*Sub]struct{} // StreamAll and StreamAgent
 	conv map[string]map[*Sub]struct{}
 
+	recent recent // the latest stored events, for resumes
+
 	dropMu sync.Mutex
 	drops  map[string]int64 // subscriptions ended with a resync, by reason
 }
@@ -146,6 +148,11 @@ func (b *Broker) Publish(evs ...agent.AllEvent) {
 // every matching subscriber: they all share those bytes. It never blocks
 // on a subscriber: one that is QueueLimit behind is dropped.
 func (b *Broker) PublishEncoded(evs []agent.Encoded) {
+	// Kept for resumes before they are delivered: a subscriber that
+	// registers after the delivery below finds them in the ring; one that
+	// registered before has them queued (a replay and its queue overlap
+	// only by seqs, which Next skips).
+	b.recent.add(evs)
 	var slow []*Sub
 	b.mu.RLock()
 	for i := range evs {
@@ -186,6 +193,23 @@ func (b *Broker) Drops() map[string]int64 {
 		m[k] = v
 	}
 	return m
+}
+
+// replayPage is the next page of stored events of stream after cursor:
+// from memory when the recent ring covers it, else from the database.
+func (b *Broker) replayPage(ctx context.Context, stream Stream, cursor int64) ([]*agent.Encoded, error) {
+	if page, ok := b.recent.after(cursor, stream, replayPage); ok {
+		return page, nil
+	}
+	evs, err := b.src.EncodedEvents(ctx, stream.query(cursor))
+	if err != nil {
+		return nil, err
+	}
+	page := make([]*agent.Encoded, len(evs))
+	for i := range evs {
+		page[i] = &evs[i]
+	}
+	return page, nil
 }
 
 // Subscribers counts the live subscriptions.
@@ -303,7 +327,7 @@ type Sub struct {
 	// owned by the goroutine calling Next
 	cursor    int64
 	replaying bool
-	page      []agent.Encoded
+	page      []*agent.Encoded
 }
 
 // Stream is what the subscription selects.
@@ -353,7 +377,7 @@ func (s *Sub) Close() {
 func (s *Sub) Next(ctx context.Context) (Item, error) {
 	for s.replaying {
 		if len(s.page) > 0 {
-			ev := &s.page[0]
+			ev := s.page[0]
 			s.page = s.page[1:]
 			s.cursor = ev.Seq
 			return Item{Event: ev}, nil
@@ -361,7 +385,7 @@ func (s *Sub) Next(ctx context.Context) (Item, error) {
 		if err := s.dropped(); err != nil {
 			return Item{}, err
 		}
-		page, err := s.b.src.EncodedEvents(ctx, s.stream.query(s.cursor))
+		page, err := s.b.replayPage(ctx, s.stream, s.cursor)
 		if err != nil {
 			return Item{}, fmt.Errorf("replay: %w", err)
 		}
