@@ -74,6 +74,7 @@ type wsConn struct {
 	done   chan struct{} // closed when the writer has stopped
 	wg     sync.WaitGroup
 	limit  CommandLimiter
+	batch  *batchConn // the connection, which may hold frames for one write
 
 	pinging atomic.Bool // a ping waits for its pong
 
@@ -109,7 +110,8 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		}
 		defer s.wsConns.release(client)
 	}
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.originPatterns()})
+	bw := &batchWriter{ResponseWriter: w}
+	c, err := websocket.Accept(bw, r, &websocket.AcceptOptions{OriginPatterns: s.originPatterns()})
 	if err != nil {
 		// Accept has answered (403 for a foreign Origin, 400 for a bad
 		// handshake).
@@ -120,7 +122,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 
 	ctx, cancel := context.WithCancel(r.Context())
 	k := &wsConn{
-		s: s, c: c, ctx: ctx, cancel: cancel,
+		s: s, c: c, ctx: ctx, cancel: cancel, batch: bw.conn,
 		out:   make(chan []byte, wsOutQueue),
 		done:  make(chan struct{}),
 		limit: s.newLimiter(),
@@ -491,6 +493,13 @@ func (k *wsConn) enqueueStall(ctx context.Context, b []byte) error {
 	}
 }
 
+// holdNext says whether the next frames may wait to go out together.
+func (k *wsConn) holdNext(hold bool) {
+	if k.batch != nil {
+		k.batch.holdNext(hold)
+	}
+}
+
 // writeLoop owns every write: frames in queue order, each under
 // WSWriteTimeout; pings; the 1012 close on shutdown.
 func (k *wsConn) writeLoop() {
@@ -501,6 +510,7 @@ func (k *wsConn) writeLoop() {
 		case <-k.ctx.Done():
 			return
 		case <-k.s.closing:
+			k.holdNext(false)
 			_ = k.c.Close(websocket.StatusServiceRestart, "server restarting; reconnect and resume")
 			return
 		case <-ping.C:
@@ -518,6 +528,9 @@ func (k *wsConn) writeLoop() {
 				}()
 			}
 		case b := <-k.out:
+			// More frames queued behind this one: it may wait for them and
+			// go out in one write (see batchConn).
+			k.holdNext(len(k.out) > 0)
 			ctx, cancel := context.WithTimeout(k.ctx, WSWriteTimeout)
 			err := k.c.Write(ctx, websocket.MessageText, b)
 			cancel()

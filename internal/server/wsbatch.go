@@ -1,0 +1,81 @@
+package server
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"sync"
+)
+
+// wsBatchBytes bounds what a WebSocket connection holds back to send in
+// one write.
+const wsBatchBytes = 64 << 10
+
+// batchConn is a WebSocket's connection that can hold frames back and send
+// them in one write. coder/websocket flushes every message; when the
+// connection's writer knows more frames are queued behind this one (a
+// replay, a burst of fan-out), it holds, and the frame waits for the next
+// write that does not hold: a replay of a thousand events costs a few
+// syscalls instead of a thousand. Frames keep their order, and nothing is
+// held once the queue is empty.
+type batchConn struct {
+	net.Conn
+
+	mu   sync.Mutex
+	hold bool
+	buf  []byte
+}
+
+// holdNext says whether writes that follow may wait for a later one.
+func (b *batchConn) holdNext(hold bool) {
+	b.mu.Lock()
+	b.hold = hold
+	b.mu.Unlock()
+}
+
+// Write sends p, with what was held before it, or holds it.
+func (b *batchConn) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.hold && len(b.buf)+len(p) <= wsBatchBytes {
+		b.buf = append(b.buf, p...)
+		return len(p), nil
+	}
+	if len(b.buf) == 0 {
+		return b.Conn.Write(p)
+	}
+	b.buf = append(b.buf, p...)
+	_, err := b.Conn.Write(b.buf)
+	if cap(b.buf) > wsBatchBytes*2 {
+		b.buf = nil
+	} else {
+		b.buf = b.buf[:0]
+	}
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// batchWriter is the ResponseWriter handed to websocket.Accept: its
+// Hijack gives the connection as a batchConn.
+type batchWriter struct {
+	http.ResponseWriter
+	conn *batchConn // set by Hijack
+}
+
+func (w *batchWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Hijack implements http.Hijacker.
+func (w *batchWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := brw.Writer.Flush(); err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	w.conn = &batchConn{Conn: c}
+	return w.conn, bufio.NewReadWriter(brw.Reader, bufio.NewWriterSize(w.conn, 4096)), nil
+}

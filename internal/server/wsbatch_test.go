@@ -1,0 +1,46 @@
+package server
+
+import (
+	"bytes"
+	"net"
+	"testing"
+)
+
+// countConn records each write to the network.
+type countConn struct {
+	net.Conn
+	writes [][]byte
+}
+
+func (c *countConn) Write(p []byte) (int, error) {
+	c.writes = append(c.writes, bytes.Clone(p))
+	return len(p), nil
+}
+
+func TestBatchConnHoldsFramesForOneWrite(t *testing.T) {
+	under := &countConn{}
+	b := &batchConn{Conn: under}
+	b.holdNext(true)
+	for _, f := range []string{"one", "two", "three"} {
+		if n, err := b.Write([]byte(f)); n != len(f) || err != nil {
+			t.Fatalf("write %q: %d, %v", f, n, err)
+		}
+	}
+	if len(under.writes) != 0 {
+		t.Fatalf("held frames were written: %q", under.writes)
+	}
+	b.holdNext(false)
+	b.Write([]byte("four"))
+	b.Write([]byte("five"))
+	if len(under.writes) != 2 || string(under.writes[0]) != "onetwothreefour" || string(under.writes[1]) != "five" {
+		t.Fatalf("writes %q, want the held frames with the first unheld one, then the next alone", under.writes)
+	}
+	// Holding never grows past wsBatchBytes: a frame that would is sent
+	// with what was held.
+	b.holdNext(true)
+	b.Write(make([]byte, wsBatchBytes-10))
+	b.Write(make([]byte, 20))
+	if len(under.writes) != 3 || len(under.writes[2]) != wsBatchBytes+10 {
+		t.Fatalf("%d writes, the last %d bytes", len(under.writes), len(under.writes[len(under.writes)-1]))
+	}
+}
