@@ -375,48 +375,10 @@ func (s *Sub) Close() {
 // Next returns the next event, first from the store, then live. A dropped
 // subscription returns a *ResyncError whose After is the cursor.
 func (s *Sub) Next(ctx context.Context) (Item, error) {
-	for s.replaying {
-		if len(s.page) > 0 {
-			ev := s.page[0]
-			s.page = s.page[1:]
-			s.cursor = ev.Seq
-			return Item{Event: ev}, nil
-		}
-		if err := s.dropped(); err != nil {
-			return Item{}, err
-		}
-		page, err := s.b.replayPage(ctx, s.stream, s.cursor)
-		if err != nil {
-			return Item{}, fmt.Errorf("replay: %w", err)
-		}
-		if len(page) == 0 {
-			s.replaying = false
-			return Item{CaughtUp: true, Seq: s.cursor}, nil
-		}
-		s.page = page
-	}
 	for {
-		s.mu.Lock()
-		for len(s.queue) > 0 {
-			e := s.queue[0]
-			s.queue[0] = nil
-			s.queue = s.queue[1:]
-			if e.Seq != 0 && e.Seq <= s.cursor {
-				continue // already replayed
-			}
-			if len(s.queue) == 0 {
-				s.queue = nil // let the backing array go
-			}
-			s.mu.Unlock()
-			if e.Seq != 0 {
-				s.cursor = e.Seq
-			}
-			return Item{Event: e}, nil
-		}
-		err := s.err
-		s.mu.Unlock()
-		if err != nil {
-			return Item{}, s.dropped()
+		it, ok, err := s.TryNext(ctx)
+		if err != nil || ok {
+			return it, err
 		}
 		select {
 		case <-s.notify:
@@ -425,6 +387,61 @@ func (s *Sub) Next(ctx context.Context) (Item, error) {
 		}
 	}
 }
+
+// TryNext is Next without waiting for a live event: ok is false when none
+// is queued (then Ready says when one may be). While replaying it reads
+// the store, so it may block on that. Like Next, it is called from one
+// goroutine.
+func (s *Sub) TryNext(ctx context.Context) (it Item, ok bool, err error) {
+	for s.replaying {
+		if len(s.page) > 0 {
+			ev := s.page[0]
+			s.page = s.page[1:]
+			s.cursor = ev.Seq
+			return Item{Event: ev}, true, nil
+		}
+		if err := s.dropped(); err != nil {
+			return Item{}, false, err
+		}
+		page, err := s.b.replayPage(ctx, s.stream, s.cursor)
+		if err != nil {
+			return Item{}, false, fmt.Errorf("replay: %w", err)
+		}
+		if len(page) == 0 {
+			s.replaying = false
+			return Item{CaughtUp: true, Seq: s.cursor}, true, nil
+		}
+		s.page = page
+	}
+	s.mu.Lock()
+	for len(s.queue) > 0 {
+		e := s.queue[0]
+		s.queue[0] = nil
+		s.queue = s.queue[1:]
+		if len(s.queue) == 0 {
+			s.queue = nil // let the backing array go
+		}
+		if e.Seq != 0 && e.Seq <= s.cursor {
+			continue // already replayed
+		}
+		s.mu.Unlock()
+		if e.Seq != 0 {
+			s.cursor = e.Seq
+		}
+		return Item{Event: e}, true, nil
+	}
+	err = s.err
+	s.mu.Unlock()
+	if err != nil {
+		return Item{}, false, s.dropped()
+	}
+	return Item{}, false, nil
+}
+
+// Ready receives a value when an event may have been queued (or the
+// subscription ended) since TryNext last found nothing: wait on it, then
+// call TryNext again. A wakeup may find nothing; none is ever lost.
+func (s *Sub) Ready() <-chan struct{} { return s.notify }
 
 func (s *Sub) dropped() error {
 	s.mu.Lock()

@@ -16,13 +16,10 @@ import (
 // sseWriteTimeout bounds every write to an SSE client.
 const sseWriteTimeout = 10 * time.Second
 
-// sseBatch is how many items an SSE stream's reader may have ready ahead
-// of its writer; the writer sends whatever is ready (up to sseBatchBytes)
-// in one write and one flush, so a replay costs few writes.
-const (
-	sseBatch      = 64
-	sseBatchBytes = 64 << 10
-)
+// sseBatchBytes bounds one write of an SSE stream: it sends whatever is
+// ready, up to this, in one write and one flush, so a replay costs few
+// writes.
+const sseBatchBytes = 64 << 10
 
 // frameFunc gives the data of an SSE frame for an event: a slice of the
 // bytes it was stored as; nil skips it.
@@ -150,30 +147,10 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 	w.WriteHeader(http.StatusOK)
 	_ = rc.Flush()
 
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	// Buffered, so a replay's frames queue up while one is written and
-	// are flushed together.
-	items := make(chan broker.Item, sseBatch)
-	errc := make(chan error, 1) // why the reader stopped
-	readerDone := make(chan struct{})
-	go func() { // the reader: owned here, ends when ctx is cancelled
-		defer close(readerDone)
-		for {
-			it, err := sub.Next(ctx)
-			if err != nil {
-				errc <- err
-				return
-			}
-			select {
-			case items <- it:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	defer func() { cancel(); <-readerDone }()
-
+	// One goroutine reads the subscription and writes: whatever is ready
+	// (a replay page, a burst) goes out in one write and one flush, and
+	// it waits on the subscription only when nothing is.
+	ctx := r.Context()
 	heartbeat := time.NewTicker(s.cfg.Heartbeat)
 	defer heartbeat.Stop()
 	write := func(b []byte) bool {
@@ -184,8 +161,8 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 		return rc.Flush() == nil
 	}
 	var buf []byte
-	// frame appends it's frame to buf; it reports whether the stream ends
-	// after it.
+	// frameOf appends it's frame to buf; it reports whether the stream
+	// ends after it.
 	frameOf := func(it broker.Item) bool {
 		if it.CaughtUp {
 			return false
@@ -210,40 +187,53 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 		select {
 		case <-s.closing:
 			return
-		case <-heartbeat.C:
-			if !write([]byte(": heartbeat\n\n")) {
+		default:
+		}
+		buf = buf[:0]
+		end, more := false, false
+		var err error
+		for !end {
+			if len(buf) >= sseBatchBytes {
+				more = true
+				break
+			}
+			var it broker.Item
+			var ok bool
+			if it, ok, err = sub.TryNext(ctx); err != nil || !ok {
+				break
+			}
+			end = frameOf(it)
+		}
+		if len(buf) > 0 {
+			if !write(buf) {
 				return
 			}
-		case err := <-errc:
+			heartbeat.Reset(s.cfg.Heartbeat)
+		}
+		if end {
+			return
+		}
+		if err != nil {
 			var re *broker.ResyncError
 			if errors.As(err, &re) {
 				b, _ := json.Marshal(map[string]any{"reason": re.Reason, "after": re.After})
 				write(fmt.Appendf(nil, "event: resync\ndata: %s\n\n", b))
 			}
 			return
-		case it := <-items:
-			// This item and whatever else is ready: one write, one flush.
-			buf = buf[:0]
-			end := frameOf(it)
-		batch:
-			for !end && len(buf) < sseBatchBytes {
-				select {
-				case it := <-items:
-					end = frameOf(it)
-				default:
-					break batch
-				}
-			}
-			if len(buf) == 0 {
-				continue
-			}
-			if !write(buf) {
+		}
+		if more {
+			continue
+		}
+		select {
+		case <-s.closing:
+			return
+		case <-ctx.Done():
+			return
+		case <-heartbeat.C:
+			if !write([]byte(": heartbeat\n\n")) {
 				return
 			}
-			heartbeat.Reset(s.cfg.Heartbeat)
-			if end {
-				return
-			}
+		case <-sub.Ready():
 		}
 	}
 }
