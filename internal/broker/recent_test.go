@@ -125,3 +125,31 @@ func TestResumeAcrossDeleteReadsRedactedEvents(t *testing.T) {
 		t.Error("the replay across a delete never read the database")
 	}
 }
+
+// TestTryNextAndReady: TryNext never waits for a live event; Ready fires
+// once one is queued.
+func TestTryNextAndReady(t *testing.T) {
+	st, _, b := countingRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sub, err := b.Subscribe(ctx, broker.Stream{Kind: broker.StreamAll}, -1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if _, ok, err := sub.TryNext(ctx); ok || err != nil {
+		t.Fatalf("TryNext on an empty live subscription: ok %v, %v", ok, err)
+	}
+	if err := st.Append(ctx, created("c")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sub.Ready():
+	case <-ctx.Done():
+		t.Fatal("Ready never fired after a publish")
+	}
+	it, ok, err := sub.TryNext(ctx)
+	if !ok || err != nil || it.Event.Kind != agent.KindAgent {
+		t.Fatalf("TryNext after Ready: %+v %v %v", it, ok, err)
+	}
+}
