@@ -114,10 +114,14 @@ func TestQueuedSendsRunInOrder(t *testing.T) {
 				if err != nil {
 					t.Fatalf("after %q: %v", got, err)
 				}
-				if it.Event.Event == nil {
+				if it.CaughtUp {
 					continue
 				}
-				switch e := it.Event.Event; e.Type {
+				all, err := it.Event.Decode()
+				if err != nil || all.Event == nil {
+					continue
+				}
+				switch e := all.Event; e.Type {
 				case agent.EventQueued:
 					got = append(got, "queued:"+e.Content[0].Body)
 				case agent.EventQueueCancelled:
@@ -158,7 +162,11 @@ func TestOnBusyInterruptKeepsPartialAnswer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		evs = append(evs, *it.Event.Event)
+		all, err := it.Event.Decode()
+		if err != nil || all.Event == nil {
+			t.Fatalf("event %s: %v", it.Event.JSON, err)
+		}
+		evs = append(evs, *all.Event)
 	}
 	res, err := g.r.SendBusy(ctx, c.ID, []agent.Content{agent.Text("stop, do this")}, "", agent.OnBusyInterrupt)
 	if err != nil || !res.Queued || res.Position != 1 {
