@@ -74,7 +74,7 @@ func next(b *testing.B, sub *broker.Sub, typ string) time.Time {
 		if err != nil {
 			b.Fatalf("waiting for %s: %v", typ, err)
 		}
-		if ev := it.Event.Event; ev != nil && ev.Type == typ {
+		if !it.CaughtUp && it.Event.Kind == agent.KindConversation && it.Event.Type == typ {
 			return time.Now()
 		}
 	}
