@@ -34,6 +34,7 @@ type storedInner struct {
 	Model          *string           `json:"model"`           // agent (updated)
 	SystemPrompt   *string           `json:"system_prompt"`   // agent (updated)
 	Params         *agent.Params     `json:"params"`          // agent (updated)
+	Head           string            `json:"head"`            // agent (updated)
 	Server         *agent.ToolServer `json:"server"`          // agent (tool_server, live only: decoded by agent)
 	Message        json.RawMessage   `json:"message"`         // message: a Message; error: the text
 	Text           string            `json:"text"`
@@ -87,7 +88,7 @@ func fastDecode(b []byte, ev *agent.AllEvent) bool {
 			return false
 		}
 		ev.Agent = &agent.AgentEvent{Type: in.Type, ConversationID: in.ConversationID, Title: in.Title, Server: in.Server,
-			Model: in.Model, SystemPrompt: in.SystemPrompt, Params: in.Params}
+			Model: in.Model, SystemPrompt: in.SystemPrompt, Params: in.Params, Head: in.Head}
 		ev.ConversationID = in.ConversationID
 		return true
 	case agent.KindConversation:

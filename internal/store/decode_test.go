@@ -105,7 +105,7 @@ func TestDecodeEventMatchesAgent(t *testing.T) {
 func TestDecodeEventKnowsAllFields(t *testing.T) {
 	known := map[reflect.Type][]string{
 		reflect.TypeFor[agent.AllEvent]():   {"Kind", "Seq", "ID", "Date", "ConversationID", "Agent", "Event", "Raw"},
-		reflect.TypeFor[agent.AgentEvent](): {"Type", "ConversationID", "Title", "Model", "SystemPrompt", "Params", "Server", "Raw"},
+		reflect.TypeFor[agent.AgentEvent](): {"Type", "ConversationID", "Title", "Model", "SystemPrompt", "Params", "Head", "Server", "Raw"},
 		reflect.TypeFor[agent.Event](): {"Type", "Message", "Text", "Mime", "Data", "CallID", "Name", "Arguments",
 			"Result", "IsError", "Error", "Code", "Usage", "MessageID", "Content", "Position", "Decision", "Reason", "Raw"},
 	}
