@@ -46,6 +46,9 @@ type Brancher interface {
 	// MessagesByID returns the conversation's messages with these ids, in
 	// seq order.
 	MessagesByID(ctx context.Context, conversationID string, ids []string) ([]Message, error)
+	// SystemMemory returns the first entry of the conversation's working
+	// memory, and whether it is a system prompt.
+	SystemMemory(ctx context.Context, conversationID string) (ModelMessage, bool, error)
 }
 
 // tree is a conversation's message tree.
@@ -207,13 +210,12 @@ func (t *tree) node(convID, id string) (Node, error) {
 // rebuild is the working memory of the path to leaf: the conversation's
 // system prompt, then its messages as the turn put them in memory.
 func (r *Runner) rebuild(ctx context.Context, b Brancher, id string, t *tree, leaf string) ([]ModelMessage, error) {
-	mem, err := r.cfg.Store.Memory(ctx, id)
+	system, ok, err := b.SystemMemory(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	system := ModelMessage{Role: RoleSystem, Content: []Content{Text(r.cfg.SystemPrompt)}}
-	if len(mem) > 0 && mem[0].Role == RoleSystem {
-		system = mem[0]
+	if !ok {
+		system = ModelMessage{Role: RoleSystem, Content: []Content{Text(r.cfg.SystemPrompt)}}
 	}
 	var ms []Message
 	if ids := t.path(leaf); len(ids) > 0 {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,25 +100,30 @@ func (s *Store) Tree(ctx context.Context, id string) ([]agent.Node, string, erro
 	if err := s.r.WithContext(ctx).Select("id", "head").Take(&conv, "id = ?", id).Error; err != nil {
 		return nil, "", fmt.Errorf("store: tree: %w", notFound(err, "conversation", id))
 	}
-	var rows []struct {
-		ID       string
-		ParentID *string
-		Seq      int64
-		Type     string
-	}
-	if err := s.r.WithContext(ctx).Model(&messageRow{}).Select("id", "parent_id", "seq", "type").
-		Where("conversation_id = ?", id).Order("seq").Scan(&rows).Error; err != nil {
+	// Read row by row: a 1000-message tree is read on every branch switch.
+	rows, err := s.r.WithContext(ctx).Model(&messageRow{}).Select("id", "parent_id", "seq", "type").
+		Where("conversation_id = ?", id).Order("seq").Rows()
+	if err != nil {
 		return nil, "", fmt.Errorf("store: tree: %w", err)
 	}
-	nodes := make([]agent.Node, len(rows))
+	defer rows.Close()
+	var nodes []agent.Node
 	prev := ""
-	for i, r := range rows {
-		p := prev
-		if r.ParentID != nil {
-			p = *r.ParentID
+	for rows.Next() {
+		var n agent.Node
+		var parent sql.NullString
+		if err := rows.Scan(&n.ID, &parent, &n.Seq, &n.Type); err != nil {
+			return nil, "", fmt.Errorf("store: tree: %w", err)
 		}
-		nodes[i] = agent.Node{ID: r.ID, Parent: p, Seq: r.Seq, Type: r.Type}
-		prev = r.ID
+		n.Parent = prev
+		if parent.Valid {
+			n.Parent = parent.String
+		}
+		nodes = append(nodes, n)
+		prev = n.ID
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("store: tree: %w", err)
 	}
 	h := prev
 	if conv.Head != nil {
@@ -148,4 +154,22 @@ func (s *Store) MessagesByID(ctx context.Context, id string, ids []string) ([]ag
 		}
 	}
 	return out, nil
+}
+
+// SystemMemory returns the first entry of conversation id's working memory
+// when it is the system prompt.
+func (s *Store) SystemMemory(ctx context.Context, id string) (agent.ModelMessage, bool, error) {
+	var payloads []string
+	if err := s.r.WithContext(ctx).Model(&memoryRow{}).Where("conversation_id = ?", id).
+		Order("order_idx").Limit(1).Pluck("payload", &payloads).Error; err != nil {
+		return agent.ModelMessage{}, false, fmt.Errorf("store: system memory: %w", err)
+	}
+	if len(payloads) == 0 {
+		return agent.ModelMessage{}, false, nil
+	}
+	var m agent.ModelMessage
+	if err := json.Unmarshal([]byte(payloads[0]), &m); err != nil {
+		return agent.ModelMessage{}, false, fmt.Errorf("store: memory of %s: decode: %w", id, err)
+	}
+	return m, m.Role == agent.RoleSystem, nil
 }
