@@ -390,3 +390,25 @@ func (r *Runner) Edit(ctx context.Context, id, messageID string, content []Conte
 	moved := &Record{Event: r.agentEvent(AgentEvent{Type: AgentUpdated, ConversationID: id, Head: user.ID})}
 	return r.send(ctx, id, turnInput{start: []*Record{rec, moved}})
 }
+
+// PathInfo is how many messages the active path of c has (its message
+// count when it has no branches) and the highest seq of any of its
+// messages, on the path or not: where a client that shows the path resumes
+// its stream, so messages of other branches are not replayed into it.
+func (r *Runner) PathInfo(ctx context.Context, c Conversation) (n int, lastSeq int64, err error) {
+	b, ok := r.cfg.Store.(Brancher)
+	if !ok || c.Temp || r.temps.Has(c.ID) {
+		return c.MessageCount, 0, nil
+	}
+	t, err := r.tree(ctx, b, c.ID)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(t.nodes) > 0 {
+		lastSeq = t.nodes[len(t.nodes)-1].Seq
+	}
+	if t.linear() {
+		return len(t.nodes), lastSeq, nil
+	}
+	return len(t.path(t.head)), lastSeq, nil
+}
