@@ -31,7 +31,22 @@ export class Branches {
   // updated event with head; one without changed settings only).
   onAgentEvent(ev) {
     const c = this.chat();
-    if (ev.type === 'updated' && ev.head && c && c.id === ev.conversation_id) this.reload();
+    if (ev.type === 'updated' && ev.head && c && c.id === ev.conversation_id) {
+      // A regenerate or an edit runs a turn from here (the page shows it
+      // running): re-render once more when it ends.
+      this.moved = c.id;
+      Promise.resolve(this.reload()).then(() => { if (!this.chat()?.running) this.moved = null; });
+    }
+  }
+
+  // turnEnded re-renders a conversation whose head moved once the turn
+  // that followed (a regenerate's or an edit's) ends: its answer came live,
+  // without the "‹ 2 / 2 ›" only a history read knows.
+  turnEnded(id) {
+    if (this.moved !== id) return;
+    this.moved = null;
+    const c = this.chat();
+    if (c && c.id === id) this.reload();
   }
 
   async act(action, msg, c) {
