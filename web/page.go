@@ -102,6 +102,8 @@ type MessageView struct {
 	Error string // error: the message
 	Code  string
 
+	Siblings *agent.Siblings // user, assistant: its place among its versions (branches); nil when it has none
+
 	Summary  string // summary: the text that replaced Replaces earlier entries
 	Replaces int
 }
@@ -153,12 +155,12 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 		case agent.MessageUser:
 			endTurn()
 			text, imgs := splitContent(m.Content)
-			v.Messages = append(v.Messages, MessageView{Kind: KindUser, Type: m.Type, ID: m.ID, Seq: m.Seq, ClientID: m.ClientID, Text: text, Images: imgs})
+			v.Messages = append(v.Messages, MessageView{Kind: KindUser, Type: m.Type, ID: m.ID, Seq: m.Seq, ClientID: m.ClientID, Text: text, Images: imgs, Siblings: m.Siblings})
 		case agent.MessageAssistant:
 			text, imgs := splitContent(m.Content)
 			v.Messages = append(v.Messages, MessageView{
 				Kind: KindAssistant, Type: m.Type, ID: m.ID, Seq: m.Seq, Text: text, Images: imgs,
-				Reasoning: m.Reasoning, Interrupted: m.Interrupted, Usage: FormatUsage(m.Usage),
+				Reasoning: m.Reasoning, Interrupted: m.Interrupted, Usage: FormatUsage(m.Usage), Siblings: m.Siblings,
 			})
 			turn = append(turn, len(v.Messages)-1)
 			if m.Usage != nil {

@@ -6,6 +6,7 @@ import { Chat } from './chat.js';
 import { Composer } from './composer.js';
 import { Sidebar, UNTITLED } from './sidebar.js';
 import { Search } from './search.js';
+import { Branches } from './branch.js';
 import { h, copyText, icon } from './dom.js';
 import { rawText } from './message.js';
 import { ModelSettings } from './model.js';
@@ -41,7 +42,14 @@ class App {
       },
       onUpdated: (id, ev) => {
         if (this.chat && this.chat.id === id) this.settings?.updated(ev);
+        this.branches.onAgentEvent(ev);
       },
+    });
+    this.branches = new Branches({
+      conn: this.conn,
+      chat: () => this.chat,
+      reload: () => this.navigate(location.pathname, false),
+      toast: (m, k) => this.toast(m, k),
     });
     this.search = new Search(this.sidebarEl, { conn: this.conn });
     this.mount(document.getElementById('main'), this.boot);
@@ -98,6 +106,7 @@ class App {
       onRunning: (id, r) => {
         this.sidebar.setRunning(id, r);
         if (this.chat && this.chat.id === id) this.composer.setRunning(r);
+        if (!r) this.branches.turnEnded(id);
       },
       onToast: (m, k) => this.toast(m, k),
     });

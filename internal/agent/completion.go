@@ -28,6 +28,11 @@ type turnInput struct {
 	clientID    string
 	results     []ToolResult
 	clientTools []ToolSpec
+	// start, when set, are the records that start the turn instead of a
+	// user message (a regenerate, branch.go); messageID is what the send
+	// answers then.
+	start     []*Record
+	messageID string
 }
 
 // ToolResult is the result of a tool call the client ran.

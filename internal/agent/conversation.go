@@ -23,6 +23,7 @@ type Conversation struct {
 	UserTitled bool     `wire:"user_titled,*?"`
 	Queued     int      `wire:"queued,*?"`  // sends waiting for the running turn (see queue.go)
 	Waiting    []string `wire:"waiting,*?"` // call ids of tool calls waiting for a decision (see approval.go)
+	Head       string   `wire:"head,*?"`    // the active path's leaf message (branch.go); "" before the first message
 }
 
 // MarshalJSON implements json.Marshaler.

@@ -81,6 +81,8 @@ const (
 	AgentTurnEnded   = "turn_ended"
 	// AgentUpdated carries the changed settings of a conversation (see
 	// settings.go).
+	// With head, it says the conversation's head moved to another branch
+	// (branch.go): clients reload its history.
 	AgentUpdated = "updated"
 )
 
@@ -92,6 +94,7 @@ type AgentEvent struct {
 	Model          *string         `wire:"model,updated?"`
 	SystemPrompt   *string         `wire:"system_prompt,updated?"`
 	Params         *Params         `wire:"params,updated?"`
+	Head           string          `wire:"head,updated?"` // branch.go
 	Server         *ToolServer     `wire:"server,tool_server?"`
 	Raw            json.RawMessage `wire:"-raw"` // a type this version does not know
 }

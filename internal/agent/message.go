@@ -25,6 +25,11 @@ type Message struct {
 	ConversationID string    `wire:"conversation_id,*"`
 	Seq            int64     `wire:"seq,*"`
 	Date           time.Time `wire:"date,*"`
+	// ParentID is the message this one follows on its path ("" for the
+	// first); Siblings, on a history read, its place among the messages
+	// that follow the same parent (branch.go). Siblings is never stored.
+	ParentID string    `wire:"parent_id,*?"`
+	Siblings *Siblings `wire:"siblings,*?"`
 
 	Content     []Content `wire:"content,user_message,assistant_message"`
 	ClientID    string    `wire:"client_id,user_message?"`

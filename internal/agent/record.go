@@ -55,6 +55,12 @@ type Record struct {
 	Decide  *Decision
 	Resolve string
 	EndWait bool
+	// Head, when set, moves the conversation's head (its active leaf;
+	// "" = before the first message) before the record's message is
+	// written; the store refuses it with busy while a turn runs, unless
+	// the record starts one (branch.go). A message without a ParentID
+	// follows the head, and becomes the head.
+	Head *string
 }
 
 func (r *Runner) event(convID string, ev Event) AllEvent {

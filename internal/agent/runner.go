@@ -220,6 +220,9 @@ func (r *Runner) Messages(ctx context.Context, q MessageQuery) ([]Message, error
 	if q.After < 0 {
 		return nil, Errorf(CodeBadRequest, "after must be 0 or more, got %d", q.After)
 	}
+	if b, ok := r.cfg.Store.(Brancher); ok && !r.temps.Has(q.ConversationID) {
+		return r.branchMessages(ctx, b, q)
+	}
 	ms, err := r.storeOf(q.ConversationID).Messages(ctx, q) // not_found for an unknown conversation
 	if err != nil {
 		return nil, fmt.Errorf("messages: %w", err)
@@ -454,7 +457,9 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	r.mu.Unlock()
 
 	var recs []*Record
-	if len(in.results) > 0 {
+	if len(in.start) > 0 {
+		recs = in.start
+	} else if len(in.results) > 0 {
 		recs = r.resultRecords(id, in.results)
 	} else {
 		user := Message{Type: MessageUser, ID: NewID(), ConversationID: id, Date: r.now(), Content: content, ClientID: clientID}
@@ -487,7 +492,10 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 		return SendResult{}, fmt.Errorf("send: %w", err)
 	}
 	go t.run()
-	return SendResult{MessageID: rec.Event.Event.Message.ID, Seq: rec.Event.Seq}, nil
+	if e := rec.Event.Event; e != nil && e.Message != nil {
+		in.messageID = e.Message.ID
+	}
+	return SendResult{MessageID: in.messageID, Seq: rec.Event.Seq}, nil
 }
 
 // startRecords start a turn with the user's message: the message (marking

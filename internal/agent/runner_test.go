@@ -22,7 +22,7 @@ import (
 // rig is a runner over a real SQLite file, a real broker and the fake
 // OpenAI-compatible model over HTTP.
 type rig struct {
-	t      *testing.T
+	t      testing.TB
 	dbPath string
 	app    *app.App
 	st     *store.Store
@@ -40,14 +40,14 @@ type rig struct {
 	configure func(*agent.Config, llm.Config)
 }
 
-func newRig(t *testing.T, tools agent.Tools) *rig {
+func newRig(t testing.TB, tools agent.Tools) *rig {
 	t.Helper()
 	return newRigWith(t, tools, nil)
 }
 
 // newRigWith is newRig with a fake made with opts and a configure hook
 // (set before the first open).
-func newRigWith(t *testing.T, tools agent.Tools, configure func(*agent.Config, llm.Config), opts ...llmtest.Option) *rig {
+func newRigWith(t testing.TB, tools agent.Tools, configure func(*agent.Config, llm.Config), opts ...llmtest.Option) *rig {
 	t.Helper()
 	fake, url := llmtest.NewHTTPServer(t, opts...)
 	g := &rig{t: t, dbPath: filepath.Join(t.TempDir(), "agentik.db"), fake: fake, url: url, tools: tools, configure: configure}
@@ -122,7 +122,7 @@ func (g *rig) turn(c agent.Conversation, text string) []agent.Event {
 	return untilEnd(g.t, ctx, sub)
 }
 
-func untilEnd(t *testing.T, ctx context.Context, sub *broker.Sub) []agent.Event {
+func untilEnd(t testing.TB, ctx context.Context, sub *broker.Sub) []agent.Event {
 	t.Helper()
 	var evs []agent.Event
 	for {

@@ -62,6 +62,9 @@ type MessageQuery struct {
 	ConversationID string
 	After          int64 // only messages with seq > After
 	Offset, Limit  int
+	// All: every branch's messages; otherwise only the active path's
+	// (branch.go).
+	All bool
 }
 
 // EventQuery selects stored events.

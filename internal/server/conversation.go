@@ -157,7 +157,12 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	ms, err := s.runner.Messages(r.Context(), agent.MessageQuery{ConversationID: r.PathValue("id"), After: after, Offset: offset, Limit: limit})
+	q := agent.MessageQuery{ConversationID: r.PathValue("id"), After: after, Offset: offset, Limit: limit}
+	if q.All, err = allBranches(r.URL.Query().Get("branch")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ms, err := s.runner.Messages(r.Context(), q)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -18,7 +18,7 @@ func (s *Server) history(ctx context.Context, id string) ([]agent.Message, error
 	var out []agent.Message
 	var after int64
 	for {
-		ms, err := s.runner.Messages(ctx, agent.MessageQuery{ConversationID: id, After: after, Limit: agent.MaxPageSize})
+		ms, err := s.runner.Messages(ctx, agent.MessageQuery{ConversationID: id, After: after, Limit: agent.MaxPageSize, All: true})
 		if err != nil {
 			return nil, err
 		}

@@ -58,7 +58,12 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	offset := max(0, c.MessageCount-pageMessages)
+	n, lastSeq, err := s.runner.PathInfo(ctx, c)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	offset := max(0, n-pageMessages)
 	msgs, err := s.runner.Messages(ctx, agent.MessageQuery{ConversationID: id, Offset: offset, Limit: pageMessages})
 	if err != nil {
 		s.pageError(w, r, err)
@@ -70,6 +75,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Chat = web.NewChatView(c, msgs, offset)
+	p.Chat.LastSeq = max(p.Chat.LastSeq, lastSeq) // resume after other branches' messages too
 	p.Title = p.Chat.Title + " · agentik"
 	s.renderPage(w, r, http.StatusOK, p)
 }

@@ -31,6 +31,9 @@ const (
 	OpUpdateConversation = "update_conversation"
 	OpCancelQueued       = "cancel_queued"
 	OpApprove            = "approve"
+	OpRegenerate         = "regenerate"    // answer again from an answer's user message (branch.go)
+	OpEdit               = "edit"          // send an edited copy of a user message (branch.go)
+	OpSwitchBranch       = "switch_branch" // move a conversation's head (branch.go)
 )
 
 // Frame types the server sends.
@@ -64,13 +67,14 @@ type Command struct {
 	Query          string `json:"q,omitempty"` // search
 	SettingsFields        // create_conversation, update_conversation
 	OnBusy         string `json:"on_busy,omitempty"`    // send: reject, queue or interrupt
-	MessageID      string `json:"message_id,omitempty"` // cancel_queued
+	MessageID      string `json:"message_id,omitempty"` // cancel_queued, regenerate, edit, switch_branch
 
 	// approve
 	CallID    string          `json:"call_id,omitempty"`
 	Decision  string          `json:"decision,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Reason    string          `json:"reason,omitempty"`
+	Branch    string          `json:"branch,omitempty"` // get_messages: "all" for every branch
 }
 
 // Frame is any frame the server sends, decoded: a reply, an event, a
@@ -229,6 +233,8 @@ func (c *Command) check() error {
 			return agent.Errorf(agent.CodeBadRequest, "rename needs title")
 		}
 		return nil
+	case OpRegenerate, OpEdit, OpSwitchBranch:
+		return checkBranchCommand(*c)
 	case "":
 		return agent.Errorf(agent.CodeBadRequest, "op is required, e.g. {\"op\":\"ping\",\"id\":\"1\"}")
 	}

@@ -282,6 +282,11 @@ func (k *wsConn) run(ctx context.Context, cmd Command) (any, error) {
 		if cmd.Limit != nil {
 			q.Limit = *cmd.Limit
 		}
+		all, err := allBranches(cmd.Branch)
+		if err != nil {
+			return nil, err
+		}
+		q.All = all
 		ms, err := r.Messages(ctx, q)
 		if err != nil {
 			return nil, err
@@ -332,6 +337,8 @@ func (k *wsConn) run(ctx context.Context, cmd Command) (any, error) {
 		return k.s.models(), nil
 	case OpUpdateConversation:
 		return r.UpdateConversation(ctx, cmd.ConversationID, cmd.withTitle())
+	case OpRegenerate, OpEdit, OpSwitchBranch:
+		return branchOp(ctx, r, cmd)
 	}
 	return nil, agent.Errorf(agent.CodeBadRequest, "unknown op %q", cmd.Op)
 }

@@ -30,6 +30,7 @@ func (r conversationRow) conversation() agent.Conversation {
 		UserTitled:   r.UserTitled,
 		Queued:       r.Queued,
 		Waiting:      waitingIDs(r.Waiting),
+		Head:         deref(r.Head),
 	}
 }
 

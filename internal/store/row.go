@@ -36,6 +36,9 @@ type conversationRow struct {
 	UserTitled   bool   `gorm:"not null;default:false"`
 	Queued       int    `gorm:"not null;default:0"`            // rows of queued_send
 	Waiting      string `gorm:"type:text;not null;default:''"` // JSON call ids waiting for a decision (see approval.go)
+	// Head is the active path's leaf message ("" before the first);
+	// NULL in a database from before branches: its last message (branch.go).
+	Head *string
 }
 
 func (conversationRow) TableName() string { return "conversation" }
@@ -50,6 +53,9 @@ type messageRow struct {
 	Date           time.Time        `gorm:"not null"`
 	ClientID       *string          `gorm:"uniqueIndex:idx_message_client,priority:2"`
 	Payload        string           `gorm:"type:text;not null"`
+	// ParentID is the message this one follows ("" for a first one); NULL
+	// in rows from before branches: the previous message in seq order.
+	ParentID *string
 }
 
 func (messageRow) TableName() string { return "message" }

@@ -227,8 +227,15 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 					return err
 				}
 				stored[rec.Event.ID] = seq
+				followed := needsParent(rec)
 				if err := applyRows(tx, rec, now, s.instance); err != nil {
 					return err
+				}
+				if followed && rec.Event.Event.Message.ParentID != "" {
+					// The message now names the parent it follows.
+					if row, enc, err = s.encode(rec, row); err != nil {
+						return err
+					}
 				}
 				rows = append(rows, row)
 				evs = append(evs, enc)
@@ -411,6 +418,11 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 			}
 		}
 	}
+	if rec.Head != nil {
+		if err := moveHead(tx, cid, *rec.Head, rec.Turn == agent.TurnStart); err != nil {
+			return err
+		}
+	}
 	if e := ev.Event; e != nil && e.Type == agent.EventMessage {
 		if err := insertMessage(tx, e.Message, now); err != nil {
 			return err
@@ -466,13 +478,20 @@ func updateConversation(tx *gorm.DB, id string, cols map[string]any) error {
 }
 
 func insertMessage(tx *gorm.DB, m *agent.Message, now time.Time) error {
+	if m.ParentID == "" {
+		p, err := head(tx, m.ConversationID)
+		if err != nil {
+			return err
+		}
+		m.ParentID = p
+	}
 	payload, err := json.Marshal(m)
 	if err != nil {
 		return agent.Errorf(agent.CodeBadRequest, "message %s: %v", m.ID, err)
 	}
 	row := messageRow{
 		ID: m.ID, ConversationID: m.ConversationID, Seq: m.Seq, Type: m.Type,
-		Date: m.Date.UTC().Truncate(time.Microsecond), Payload: string(payload),
+		Date: m.Date.UTC().Truncate(time.Microsecond), Payload: string(payload), ParentID: &m.ParentID,
 	}
 	if m.ClientID != "" {
 		id := m.ClientID
@@ -492,6 +511,7 @@ func insertMessage(tx *gorm.DB, m *agent.Message, now time.Time) error {
 	return updateConversation(tx, m.ConversationID, map[string]any{
 		"updated_at":    now,
 		"message_count": gorm.Expr("message_count + 1"),
+		"head":          m.ID,
 	})
 }
 

@@ -1,0 +1,240 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/llm/llmtest"
+)
+
+// during subscribes to the conversation, runs start and returns the
+// turn's events up to its end.
+func (g *rig) during(c agent.Conversation, start func(ctx context.Context) error) []agent.Event {
+	g.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer sub.Close()
+	if err := start(ctx); err != nil {
+		g.t.Fatal(err)
+	}
+	return untilEnd(g.t, ctx, sub)
+}
+
+// lastPrompt renders the model's last request: role:text|….
+func lastPrompt(g *rig) string {
+	reqs := g.fake.Requests()
+	var out []string
+	for _, m := range reqs[len(reqs)-1].Messages[1:] { // after the system prompt
+		out = append(out, m.Role+":"+m.Content)
+	}
+	return strings.Join(out, "|")
+}
+
+// rendered renders history: text|… with ‹i/n› after a message with siblings.
+func rendered(ms []agent.Message) string {
+	var out []string
+	for _, m := range ms {
+		s := agent.MessageText(m)
+		if m.Siblings != nil {
+			s += fmt.Sprintf("‹%d/%d›", m.Siblings.Index, m.Siblings.Count)
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "|")
+}
+
+func find(t *testing.T, ms []agent.Message, text string) agent.Message {
+	t.Helper()
+	for _, m := range ms {
+		if agent.MessageText(m) == text {
+			return m
+		}
+	}
+	t.Fatalf("no message %q in %s", text, rendered(ms))
+	return agent.Message{}
+}
+
+func TestBranches(t *testing.T) {
+	g := newRig(t, nil)
+	ctx := context.Background()
+	c := g.create(false)
+	g.fake.Enqueue(llmtest.Reply{Text: "a1"})
+	g.turn(c, "q1")
+	g.fake.Enqueue(llmtest.Reply{Text: "a2"})
+	g.turn(c, "q2")
+	q2 := find(t, g.history(c), "q2")
+
+	// Edit: a sibling of q2, answered from the path before it.
+	g.fake.Enqueue(llmtest.Reply{Text: "a2b"})
+	g.during(c, func(ctx context.Context) error {
+		_, err := g.r.Edit(ctx, c.ID, q2.ID, []agent.Content{agent.Text("q2 edited")})
+		return err
+	})
+	if got, want := lastPrompt(g), "user:q1|assistant:a1|user:q2 edited"; got != want {
+		t.Fatalf("request after edit\n got %s\nwant %s", got, want)
+	}
+	if got, want := rendered(g.history(c)), "q1|a1|q2 edited‹2/2›|a2b"; got != want {
+		t.Fatalf("active path after edit\n got %s\nwant %s", got, want)
+	}
+	all, err := g.r.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, All: true, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rendered(all), "q1|a1|q2‹1/2›|a2|q2 edited‹2/2›|a2b"; got != want {
+		t.Fatalf("branch=all\n got %s\nwant %s", got, want)
+	}
+	if e := find(t, all, "q2 edited"); e.ParentID != find(t, all, "a1").ID {
+		t.Errorf("the edited copy follows %q, not a1", e.ParentID)
+	}
+
+	// Switching back restores the old path, live on the agent stream.
+	asub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamAgent}, -1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer asub.Close()
+	sw, err := g.r.SwitchBranch(ctx, c.ID, q2.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2 := find(t, all, "a2")
+	if sw.Head != a2.ID {
+		t.Errorf("head %q after the switch, want a2 %q", sw.Head, a2.ID)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for {
+		it, err := asub.Next(wctx)
+		if err != nil {
+			t.Fatalf("no updated event: %v", err)
+		}
+		if it.CaughtUp || it.Event.Kind != agent.KindAgent {
+			continue
+		}
+		ev, err := it.Event.Decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := ev.Agent; a != nil && a.Type == agent.AgentUpdated {
+			if a.ConversationID != c.ID || a.Head != a2.ID {
+				t.Errorf("updated %+v", a)
+			}
+			break
+		}
+	}
+	if got, want := rendered(g.history(c)), "q1|a1|q2‹1/2›|a2"; got != want {
+		t.Fatalf("active path after switching back\n got %s\nwant %s", got, want)
+	}
+	g.fake.Enqueue(llmtest.Reply{Text: "a3"})
+	g.turn(c, "q3")
+	if got, want := lastPrompt(g), "user:q1|assistant:a1|user:q2|assistant:a2|user:q3"; got != want {
+		t.Fatalf("request on the old path\n got %s\nwant %s", got, want)
+	}
+
+	// After a restart the same; regenerate answers q3 again.
+	g.close()
+	g.open()
+	if got, want := rendered(g.history(c)), "q1|a1|q2‹1/2›|a2|q3|a3"; got != want {
+		t.Fatalf("active path after restart\n got %s\nwant %s", got, want)
+	}
+	g.fake.Enqueue(llmtest.Reply{Text: "a3b"})
+	g.during(c, func(ctx context.Context) error {
+		res, err := g.r.Regenerate(ctx, c.ID, "")
+		if err == nil && res.MessageID != find(t, g.history(c), "q3").ID {
+			t.Errorf("regenerate answered message %q, not q3", res.MessageID)
+		}
+		return err
+	})
+	if got, want := lastPrompt(g), "user:q1|assistant:a1|user:q2|assistant:a2|user:q3"; got != want {
+		t.Fatalf("request of the regenerate\n got %s\nwant %s", got, want)
+	}
+	if got, want := rendered(g.history(c)), "q1|a1|q2‹1/2›|a2|q3|a3b‹2/2›"; got != want {
+		t.Fatalf("active path after regenerate\n got %s\nwant %s", got, want)
+	}
+	// Switching to the edited branch again; its next request follows it.
+	if _, err := g.r.SwitchBranch(ctx, c.ID, find(t, all, "q2 edited").ID); err != nil {
+		t.Fatal(err)
+	}
+	g.fake.Enqueue(llmtest.Reply{Text: "a4"})
+	g.turn(c, "q4")
+	if got, want := lastPrompt(g), "user:q1|assistant:a1|user:q2 edited|assistant:a2b|user:q4"; got != want {
+		t.Fatalf("request on the edited branch\n got %s\nwant %s", got, want)
+	}
+}
+
+// An edit of the first message makes a second first message.
+func TestEditFirstMessage(t *testing.T) {
+	g := newRig(t, nil)
+	c := g.create(false)
+	g.fake.Enqueue(llmtest.Reply{Text: "a1"})
+	g.turn(c, "q1")
+	g.fake.Enqueue(llmtest.Reply{Text: "b1"})
+	g.during(c, func(ctx context.Context) error {
+		_, err := g.r.Edit(ctx, c.ID, find(t, g.history(c), "q1").ID, []agent.Content{agent.Text("p1")})
+		return err
+	})
+	if got, want := lastPrompt(g), "user:p1"; got != want {
+		t.Fatalf("request\n got %s\nwant %s", got, want)
+	}
+	if got, want := rendered(g.history(c)), "p1‹2/2›|b1"; got != want {
+		t.Fatalf("path\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestBranchBadInput(t *testing.T) {
+	g := newRig(t, nil)
+	ctx := context.Background()
+	c := g.create(false)
+	if _, err := g.r.Regenerate(ctx, c.ID, ""); !errors.Is(err, agent.ErrBadRequest) {
+		t.Errorf("regenerate with no answer: %v", err)
+	}
+	g.fake.Enqueue(llmtest.Reply{Text: "a1"})
+	g.turn(c, "q1")
+	h := g.history(c)
+	q1, a1 := find(t, h, "q1"), find(t, h, "a1")
+	text := []agent.Content{agent.Text("x")}
+	for name, err := range map[string]error{
+		"edit of an answer":         second(g.r.Edit(ctx, c.ID, a1.ID, text)),
+		"regenerate of a question":  second(g.r.Regenerate(ctx, c.ID, q1.ID)),
+		"edit with empty content":   second(g.r.Edit(ctx, c.ID, q1.ID, nil)),
+		"temp conversation":         second(g.r.Regenerate(ctx, g.create(true).ID, "")),
+		"edit of an unknown id":     second(g.r.Edit(ctx, c.ID, "nope", text)),
+		"regenerate of unknown id":  second(g.r.Regenerate(ctx, c.ID, "nope")),
+		"switch to an unknown id":   second(g.r.SwitchBranch(ctx, c.ID, "nope")),
+		"switch in an unknown conv": second(g.r.SwitchBranch(ctx, "nope", q1.ID)),
+	} {
+		want := agent.ErrBadRequest
+		if strings.Contains(name, "unknown") {
+			want = agent.ErrNotFound
+		}
+		if !errors.Is(err, want) {
+			t.Errorf("%s: %v, want %s", name, err, want.Code)
+		}
+	}
+	// While a turn runs: busy, and nothing moves.
+	g.startTurnInStore(c)
+	for name, err := range map[string]error{
+		"edit":       second(g.r.Edit(ctx, c.ID, q1.ID, text)),
+		"regenerate": second(g.r.Regenerate(ctx, c.ID, a1.ID)),
+		"switch":     second(g.r.SwitchBranch(ctx, c.ID, q1.ID)),
+	} {
+		if !errors.Is(err, agent.ErrBusy) {
+			t.Errorf("%s while running: %v, want busy", name, err)
+		}
+	}
+	if got, want := rendered(g.history(c)), "q1|a1|hi"; got != want {
+		t.Errorf("history changed: %s", got)
+	}
+}
+
+func second[T any](_ T, err error) error { return err }

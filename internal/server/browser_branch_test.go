@@ -1,0 +1,96 @@
+package server_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/agentik/agentik/internal/llm/llmtest"
+)
+
+// pathJS renders the open conversation's messages: text, with ‹pos› after a
+// message that has versions.
+const pathJS = `[...document.querySelectorAll('#messages > article[data-type$="_message"]')].map((m) => {
+	const t = (m.querySelector('.user-text') || m.querySelector('.msg-body .md'))?.textContent.trim() || '';
+	const pos = m.querySelector('[data-testid=branch-pos]')?.textContent;
+	return pos ? t + '‹' + pos + '›' : t;
+}).join('|')`
+
+func waitPath(t *testing.T, tabs []context.Context, want string) {
+	t.Helper()
+	for i, tab := range tabs {
+		if testing.Verbose() {
+			t.Logf("tab %d: %s", i+1, eval[string](t, tab, pathJS))
+		}
+		waitJS(t, tab, "path "+want+" in tab "+string(rune('1'+i)), pathJS+` === `+jsString(want))
+	}
+}
+
+func jsString(s string) string {
+	b := []byte{'"'}
+	for _, r := range s {
+		switch r {
+		case '"', '\\':
+			b = append(b, '\\', byte(r))
+		default:
+			b = append(b, string(r)...)
+		}
+	}
+	return string(append(b, '"'))
+}
+
+// TestBrowserBranches: regenerate, edit and "‹ 1 / 2 ›" in one tab, the
+// other tab following each move live.
+func TestBrowserBranches(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	br := newBrowser(t, ts)
+	c, err := ts.Runner.CreateConversation(context.Background(), "branches", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Fake.Enqueue(llmtest.Reply{Text: "a1"})
+	sendIdle(t, ts, c.ID, "q1")
+	tab1, tab2 := br.tab(), br.tab()
+	tabs := []context.Context{tab1, tab2}
+	for _, tab := range tabs {
+		openPage(t, ts, tab, "/c/"+c.ID)
+	}
+	waitPath(t, tabs, "q1|a1")
+
+	// Regenerate the answer: a second version, shown in both tabs.
+	ts.Fake.Enqueue(llmtest.Reply{Text: "a1b"})
+	do(t, tab1, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-type=assistant_message] [data-branch=regenerate]').click()`))
+	waitPath(t, tabs, "q1|a1b‹2 / 2›")
+	waitIdle(t, ts, c.ID)
+
+	// The other tab goes back to the first version.
+	waitConnected(t, tab2)
+	do(t, tab2, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-type=assistant_message] [data-branch=prev]').click()`))
+	waitPath(t, tabs, "q1|a1‹1 / 2›")
+	if eval[bool](t, tab1, `!document.querySelector('[data-type=assistant_message] [data-branch=prev]').disabled`) {
+		t.Error("‹ is enabled on the first version")
+	}
+
+	// Edit the question: its second version and a new answer.
+	waitConnected(t, tab1)
+	ts.Fake.Enqueue(llmtest.Reply{Text: "b1"})
+	do(t, tab1, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-type=user_message] [data-branch=edit]').click()`))
+	waitJS(t, tab1, "editor", `document.querySelector('[data-testid=edit-input]') === document.activeElement`)
+	do(t, tab1, chromedp.Evaluate[chromedp.Void](`(() => { document.querySelector('[data-testid=edit-input]').value = 'q1 edited'; document.querySelector('[data-testid=edit-send]').click(); })()`))
+	waitPath(t, tabs, "q1 edited‹2 / 2›|b1")
+	waitIdle(t, ts, c.ID)
+	reqs := ts.Fake.Requests()
+	last := reqs[len(reqs)-1].Messages
+	if got := last[len(last)-1].Content; len(last) != 2 || got != "q1 edited" {
+		t.Errorf("the edit's request holds %d messages, last %q", len(last), got)
+	}
+	noOverflow(t, tab1, "with branch controls")
+	screenshot(t, tab1, "branches.png")
+
+	// Back to the first question: its branch shows its latest answer.
+	waitConnected(t, tab1)
+	do(t, tab1, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-type=user_message] [data-branch=prev]').click()`))
+	waitPath(t, tabs, "q1‹1 / 2›|a1b‹2 / 2›")
+}
