@@ -187,12 +187,27 @@ func (r *Runner) brancher(ctx context.Context, id string) (Brancher, Conversatio
 	return b, c, nil
 }
 
-// idle fails with busy while a turn runs in the conversation.
-func (r *Runner) idle(c Conversation) error {
+// idle fails with busy while a turn runs in the conversation. A turn that
+// is writing its end is waited for, as Send does: a client that saw the
+// end may act at once.
+func (r *Runner) idle(ctx context.Context, c Conversation) error {
 	r.mu.Lock()
-	running := r.turns[c.ID] != nil
+	prev := r.turns[c.ID]
+	ending := prev != nil && prev.ending
 	r.mu.Unlock()
-	if running || c.Running {
+	if ending {
+		select {
+		case <-prev.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		var err error
+		if c, err = r.cfg.Store.Conversation(ctx, c.ID); err != nil {
+			return err
+		}
+		prev = nil
+	}
+	if prev != nil || c.Running {
 		return Errorf(CodeBusy, "a turn is running in conversation %s; wait for it to end or interrupt it", c.ID)
 	}
 	return nil
@@ -280,7 +295,7 @@ func (r *Runner) SwitchBranch(ctx context.Context, id, messageID string) (Conver
 	if err != nil {
 		return Conversation{}, err
 	}
-	if err := r.idle(c); err != nil {
+	if err := r.idle(ctx, c); err != nil {
 		return Conversation{}, err
 	}
 	t, err := r.tree(ctx, b, id)
@@ -312,7 +327,7 @@ func (r *Runner) Regenerate(ctx context.Context, id, messageID string) (SendResu
 	if err != nil {
 		return SendResult{}, err
 	}
-	if err := r.idle(c); err != nil {
+	if err := r.idle(ctx, c); err != nil {
 		return SendResult{}, err
 	}
 	t, err := r.tree(ctx, b, id)
@@ -365,7 +380,7 @@ func (r *Runner) Edit(ctx context.Context, id, messageID string, content []Conte
 	if err != nil {
 		return SendResult{}, err
 	}
-	if err := r.idle(c); err != nil {
+	if err := r.idle(ctx, c); err != nil {
 		return SendResult{}, err
 	}
 	t, err := r.tree(ctx, b, id)
