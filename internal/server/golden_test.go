@@ -25,7 +25,7 @@ var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden fr
 // goldenRandom matches what differs between runs: ids and dates. Seqs, sub
 // ids, call ids, text and frame boundaries stay, so a change in what the
 // server writes shows.
-var goldenRandom = regexp.MustCompile(`"(id|conversation_id|message_id|date|created_at|updated_at|epoch|next_after_id)":"[^"]*"`)
+var goldenRandom = regexp.MustCompile(`"(id|conversation_id|message_id|parent_id|head|date|created_at|updated_at|epoch|next_after_id)":"[^"]*"`)
 
 func normalizeGolden(s string) string {
 	s = goldenRandom.ReplaceAllString(s, `"$1":"…"`)
