@@ -197,6 +197,17 @@ func (r *Runner) resumeTurn(ctx context.Context, id string) {
 		return
 	}
 	r.mu.Lock()
+	if prev := r.turns[id]; prev != nil && !r.closed {
+		// The goroutine that parked the round may not have exited yet
+		// when a quick decision arrives: wait for it, or nobody resumes.
+		r.mu.Unlock()
+		select {
+		case <-prev.done:
+		case <-ctx.Done():
+			return
+		}
+		r.mu.Lock()
+	}
 	if r.closed || r.turns[id] != nil {
 		r.mu.Unlock()
 		return
