@@ -140,13 +140,7 @@ func (r *Runner) CancelQueued(ctx context.Context, id, messageID string) error {
 // conversation's next queued send, before the turn's goroutine is done (so
 // Close waits for the start).
 func (r *Runner) finishTurn(t *turn) {
-	r.mu.Lock()
-	if r.turns[t.conv.ID] == t {
-		delete(r.turns, t.conv.ID)
-	}
-	r.mu.Unlock()
-	t.ended()
-	close(t.done)
+	r.forget(t)
 	r.startNext(context.WithoutCancel(t.ctx), t.conv.ID)
 	r.wg.Done()
 }

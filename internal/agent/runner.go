@@ -520,6 +520,13 @@ func messageByClientID(ctx context.Context, st Store, id, clientID string) (Mess
 
 // endTurn forgets a turn once it has written its last record.
 func (r *Runner) endTurn(t *turn) {
+	r.forget(t)
+	r.wg.Done()
+}
+
+// forget removes a turn from the registry and marks it done; the caller
+// then releases its place in r.wg.
+func (r *Runner) forget(t *turn) {
 	r.mu.Lock()
 	if r.turns[t.conv.ID] == t {
 		delete(r.turns, t.conv.ID)
@@ -527,5 +534,4 @@ func (r *Runner) endTurn(t *turn) {
 	r.mu.Unlock()
 	t.ended()
 	close(t.done)
-	r.wg.Done()
 }
