@@ -649,11 +649,7 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, sub *broker.
 	}
 	defer s.conns.Done()
 	rc := http.NewResponseController(w)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	startEventStream(w)
 	var (
 		mu   sync.Mutex // writes: the relay's and the heartbeat's
 		buf  []byte

@@ -130,6 +130,16 @@ func (s *Server) handleAllEvents(w http.ResponseWriter, r *http.Request) {
 	s.subscribeSSE(w, r, broker.Stream{Kind: broker.StreamAll}, allFrame)
 }
 
+// startEventStream answers with an open text/event-stream that proxies
+// must not buffer.
+func startEventStream(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+}
+
 // serveSSE streams a subscription until the client leaves, the server
 // shuts down, or (untilEnd) the turn's end event.
 func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Sub, frame frameFunc, untilEnd bool) {
@@ -140,11 +150,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 	}
 	defer s.conns.Done()
 	rc := http.NewResponseController(w)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	startEventStream(w)
 	_ = rc.Flush()
 
 	// One goroutine reads the subscription and writes: whatever is ready
