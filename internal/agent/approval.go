@@ -63,7 +63,8 @@ func (t *turn) mustWait(calls []ToolCall) bool {
 
 // park stores the round's calls as waiting, emits an approval_request for
 // each that needs a decision, and ends the turn's goroutine with the turn
-// still running. An interrupt that came meanwhile ends the wait at once.
+// still running. An interrupt that came meanwhile ends the wait at once;
+// a shutdown does not.
 func (t *turn) park(calls []ToolCall) error {
 	var pend []PendingCall
 	var recs []*Record
@@ -78,7 +79,9 @@ func (t *turn) park(calls []ToolCall) error {
 	if err := t.emitRecs(recs...); err != nil {
 		return err
 	}
-	if t.ctx.Err() != nil {
+	// A shutdown that came meanwhile leaves the wait stored (it outlives
+	// restarts); an interrupt or a failure ends it.
+	if t.ctx.Err() != nil && !errors.Is(context.Cause(t.ctx), errShutdown) {
 		recs := t.r.waitEndRecords(t.conv.ID, pend)
 		recs[0].EndWait = true
 		if err := t.emitRecs(recs...); err != nil {
