@@ -185,9 +185,10 @@ func TestBrowserNoModelSendLeavesNoChat(t *testing.T) {
 		if got := eval[string](t, tab, `document.querySelector('#prompt').value`); got != "hello there" {
 			t.Errorf("%s: the prompt holds %q, want the unsent text back", size.name, got)
 		}
-		if n := eval[int](t, tab, `document.querySelectorAll('[data-testid="conversation-item"]').length`); n != 0 {
-			t.Errorf("%s: the sidebar lists %d conversations after a failed send", size.name, n)
-		}
+		// The refused chat is deleted, and its deleted event reaches the
+		// sidebar a moment after the toast: wait for the list to empty.
+		waitJS(t, tab, size.name+": no conversation in the sidebar after a failed send",
+			`document.querySelectorAll('[data-testid="conversation-item"]').length === 0`)
 		if eval[bool](t, tab, `document.querySelector('[data-testid="empty-state"]')?.hidden ?? true`) {
 			t.Errorf("%s: the empty state is gone after a failed send", size.name)
 		}
