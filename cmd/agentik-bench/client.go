@@ -17,7 +17,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // frame is a server frame as the bench reads it: only what it checks.
@@ -117,7 +117,7 @@ func (k *wsClient) read() {
 			_ = k.c.CloseNow()
 			continue
 		}
-		if f.Type == server.FrameReply && f.ID != nil {
+		if f.Type == protocol.FrameReply && f.ID != nil {
 			k.mu.Lock()
 			ch := k.pending[*f.ID]
 			delete(k.pending, *f.ID)
@@ -135,7 +135,7 @@ func (k *wsClient) read() {
 
 // call sends a command and waits for its reply; a failed reply is an
 // error. result, if not nil, receives the reply's result.
-func (k *wsClient) call(ctx context.Context, cmd server.Command, result any) error {
+func (k *wsClient) call(ctx context.Context, cmd protocol.Command, result any) error {
 	ch := make(chan *frame, 1)
 	k.mu.Lock()
 	k.next++
@@ -169,11 +169,11 @@ func (k *wsClient) call(ctx context.Context, cmd server.Command, result any) err
 // subscribe subscribes to a stream (after < 0: live only) and returns the
 // subscription id.
 func (k *wsClient) subscribe(ctx context.Context, stream, convID string, after int64) (string, error) {
-	cmd := server.Command{Op: server.OpSubscribe, Stream: stream, ConversationID: convID}
+	cmd := protocol.Command{Op: protocol.OpSubscribe, Stream: stream, ConversationID: convID}
 	if after >= 0 {
 		cmd.After = &after
 	}
-	var res server.SubscribeResult
+	var res protocol.SubscribeResult
 	if err := k.call(ctx, cmd, &res); err != nil {
 		return "", err
 	}

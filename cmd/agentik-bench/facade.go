@@ -13,7 +13,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/agentik/agentik/internal/llm/llmtest"
-	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // facade: one stream at full speed through the OpenAI-compatible facade
@@ -136,7 +136,7 @@ type headerTransport struct {
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if h.conv != "" {
 		r = r.Clone(r.Context())
-		r.Header.Set(server.ConversationHeader, h.conv)
+		r.Header.Set(protocol.ConversationHeader, h.conv)
 	}
 	base := h.base
 	if base == nil {

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
@@ -112,7 +112,7 @@ func (b *bench) idle(ctx context.Context) error {
 		res.rssPerConn = float64(t.RSS()-rss0) / float64(n)
 		// Every connection must still work.
 		if len(conns) > 0 && subscribe {
-			if err := conns[len(conns)-1].call(ctx, server.Command{Op: server.OpPing}, nil); err != nil {
+			if err := conns[len(conns)-1].call(ctx, protocol.Command{Op: protocol.OpPing}, nil); err != nil {
 				return res, err
 			}
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
-	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // side is one target of the mix (or fan-out) load with its clients: a
@@ -132,9 +132,9 @@ func abs(x int) int {
 func watchWS(ctx context.Context, url string, s *sink) (*wsClient, error) {
 	return dialWS(ctx, url, func(f *frame, at time.Time) {
 		switch {
-		case f.Type == server.FrameEvent && f.Event != nil:
+		case f.Type == protocol.FrameEvent && f.Event != nil:
 			s.add(&f.Event.Event, f.Event.Seq, at)
-		case f.Type == server.FrameCaughtUp:
+		case f.Type == protocol.FrameCaughtUp:
 			s.caughtUp(f.Seq)
 		}
 	})
@@ -161,7 +161,7 @@ type allWatcher struct {
 }
 
 func (a *allWatcher) on(f *frame, at time.Time) {
-	if f.Type == server.FrameCaughtUp {
+	if f.Type == protocol.FrameCaughtUp {
 		a.mu.Lock()
 		for _, s := range a.sinks {
 			s.caughtUp(f.Seq)
@@ -169,7 +169,7 @@ func (a *allWatcher) on(f *frame, at time.Time) {
 		a.mu.Unlock()
 		return
 	}
-	if f.Type != server.FrameEvent || f.Event == nil {
+	if f.Type != protocol.FrameEvent || f.Event == nil {
 		return
 	}
 	if f.Event.Seq != 0 {

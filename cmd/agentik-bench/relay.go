@@ -17,7 +17,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
-	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // createConversation makes a conversation over REST and returns its id.
@@ -61,7 +61,7 @@ func (r *router) set(convID string, s *sink) {
 }
 
 func (r *router) on(f *frame, at time.Time) {
-	if f.Type == server.FrameEvent && f.Event != nil && f.Event.Kind == agent.KindConversation {
+	if f.Type == protocol.FrameEvent && f.Event != nil && f.Event.Kind == agent.KindConversation {
 		r.mu.Lock()
 		s := r.sinks[f.Event.ConversationID]
 		r.mu.Unlock()
@@ -78,8 +78,8 @@ func (r *router) on(f *frame, at time.Time) {
 // sendTurn sends text to a conversation over ws and returns the seq of the
 // user's message event.
 func sendTurn(ctx context.Context, ws *wsClient, convID, text string) (int64, error) {
-	var res server.SendResult
-	err := ws.call(ctx, server.Command{Op: server.OpSend, ConversationID: convID, Content: []agent.Content{agent.Text(text)}}, &res)
+	var res protocol.SendResult
+	err := ws.call(ctx, protocol.Command{Op: protocol.OpSend, ConversationID: convID, Content: []agent.Content{agent.Text(text)}}, &res)
 	return res.Seq, err
 }
 
@@ -223,9 +223,9 @@ func (b *bench) checkResume(ctx context.Context, root, convID string, after int6
 	s := newSink(convID, nil)
 	ws, err := dialWS(ctx, wsURL(root, "/agentik/ws"), func(f *frame, at time.Time) {
 		switch {
-		case f.Type == server.FrameEvent && f.Event != nil:
+		case f.Type == protocol.FrameEvent && f.Event != nil:
 			s.add(&f.Event.Event, f.Event.Seq, at)
-		case f.Type == server.FrameCaughtUp:
+		case f.Type == protocol.FrameCaughtUp:
 			s.caughtUp(f.Seq)
 		}
 	})

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // stormTarget is the bound on p99 time to caught_up after a
@@ -32,7 +32,7 @@ func newStormClient() *stormClient {
 
 func (c *stormClient) on(f *frame, _ time.Time) {
 	switch f.Type {
-	case server.FrameEvent:
+	case protocol.FrameEvent:
 		if f.Event != nil {
 			c.mu.Lock()
 			c.seqs = append(c.seqs, f.Event.Seq)
@@ -41,9 +41,9 @@ func (c *stormClient) on(f *frame, _ time.Time) {
 			}
 			c.mu.Unlock()
 		}
-	case server.FrameCaughtUp:
+	case protocol.FrameCaughtUp:
 		c.once.Do(func() { close(c.caughtUp) })
-	case server.FrameResync:
+	case protocol.FrameResync:
 		c.resync <- f.After
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/client"
-	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // askApproval asks at the terminal whether a waiting tool call may run:
@@ -32,7 +32,7 @@ func askApproval(ctx context.Context, c *client.Client, convID string, e *agent.
 		if !ok {
 			return
 		}
-		cmd := server.Command{Op: server.OpApprove, ConversationID: convID, CallID: e.CallID}
+		cmd := protocol.Command{Op: protocol.OpApprove, ConversationID: convID, CallID: e.CallID}
 		switch strings.ToLower(line) {
 		case "y", "yes":
 			cmd.Decision = agent.DecisionApprove

@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // runExport writes an export to stdout (or --out): the whole database as
@@ -130,7 +130,7 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 
 // importParts splits an import file into request bodies within the
 // server's limits (agent.MaxImportConversations, agent.MaxImportMessages,
-// and server.MaxBodyBytes). agentik JSON is split by its conversations'
+// and protocol.MaxBodyBytes). agentik JSON is split by its conversations'
 // messages, a ChatGPT conversations.json by its conversations' nodes (an
 // upper bound of their messages). A file within the limits is one part.
 func importParts(data []byte) ([][]byte, error) {
@@ -175,7 +175,7 @@ func importParts(data []byte) ([][]byte, error) {
 			return len(v.Messages)
 		}
 	}
-	const maxBytes = server.MaxBodyBytes * 3 / 4 // room for the wrapping
+	const maxBytes = protocol.MaxBodyBytes * 3 / 4 // room for the wrapping
 	var parts [][]byte
 	var cur []json.RawMessage
 	msgs, bytesIn := 0, 0

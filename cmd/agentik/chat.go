@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/client"
-	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // chatInterruptTimeout bounds the interrupt sent on Ctrl-C and the wait
@@ -76,7 +76,7 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 	defer c.Close()
 
 	var conv agent.Conversation
-	var settings server.SettingsFields
+	var settings protocol.SettingsFields
 	if *model != "" {
 		settings.Model = model
 	}

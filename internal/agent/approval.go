@@ -154,7 +154,7 @@ func (r *Runner) Approve(ctx context.Context, id string, in ApprovalInput) error
 	switch in.Decision {
 	case DecisionApprove, DecisionDeny:
 	default:
-		return Errorf(CodeBadRequest, "decision must be %q or %q, got %q", DecisionApprove, DecisionDeny, truncated(in.Decision, 40))
+		return Errorf(CodeBadRequest, "decision must be %q or %q, got %q", DecisionApprove, DecisionDeny, Shorten(in.Decision, 40))
 	}
 	if len(in.Reason) > maxReason {
 		return Errorf(CodeBadRequest, "reason is %d bytes long; at most %d are allowed", len(in.Reason), maxReason)

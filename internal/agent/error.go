@@ -68,3 +68,12 @@ func ErrorCode(err error) string {
 	}
 	return CodeInternal
 }
+
+// Shorten cuts s to at most n bytes for quoting it in an error message,
+// marking the cut with "…".
+func Shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -43,7 +43,7 @@ func (r *Runner) SendBusy(ctx context.Context, id string, content []Content, cli
 		return r.Send(ctx, id, content, clientID)
 	case OnBusyQueue, OnBusyInterrupt:
 	default:
-		return SendResult{}, Errorf(CodeBadRequest, "on_busy must be %q, %q or %q, got %q", OnBusyReject, OnBusyQueue, OnBusyInterrupt, truncated(onBusy, 40))
+		return SendResult{}, Errorf(CodeBadRequest, "on_busy must be %q, %q or %q, got %q", OnBusyReject, OnBusyQueue, OnBusyInterrupt, Shorten(onBusy, 40))
 	}
 	if err := CheckContent(content); err != nil {
 		return SendResult{}, err
@@ -247,13 +247,6 @@ func (r *Runner) recoverQueued(ctx context.Context) error {
 		r.startNext(context.WithoutCancel(ctx), id)
 	}
 	return nil
-}
-
-func truncated(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // Queue returns a conversation's queued sends, the next to run first.

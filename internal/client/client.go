@@ -22,7 +22,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // Defaults of Config.
@@ -93,7 +93,7 @@ type conn struct {
 
 type call struct {
 	conn  *conn
-	reply chan server.Frame
+	reply chan protocol.Frame
 	sub   *Sub // subscribe: bound when the reply arrives
 }
 
@@ -268,15 +268,15 @@ func (c *Client) read(cn *conn) error {
 		if err != nil {
 			return err
 		}
-		var f server.Frame
+		var f protocol.Frame
 		if err := json.Unmarshal(b, &f); err != nil {
 			c.log.Warn("client_bad_frame", "err", err)
 			continue
 		}
 		switch f.Type {
-		case server.FrameReply:
+		case protocol.FrameReply:
 			c.replied(f)
-		case server.FrameEvent:
+		case protocol.FrameEvent:
 			c.mu.Lock()
 			s := c.subs[f.Sub]
 			c.mu.Unlock()
@@ -291,7 +291,7 @@ func (c *Client) read(cn *conn) error {
 			if !s.push(Event{AllEvent: ev, JSON: f.Event}) {
 				c.unbind(f.Sub, s)
 			}
-		case server.FrameResync:
+		case protocol.FrameResync:
 			c.mu.Lock()
 			s := c.subs[f.Sub]
 			c.mu.Unlock()
@@ -311,7 +311,7 @@ func (c *Client) unbind(id string, s *Sub) {
 	c.mu.Unlock()
 }
 
-func (c *Client) replied(f server.Frame) {
+func (c *Client) replied(f protocol.Frame) {
 	if f.ID == nil {
 		c.log.Warn("client_uncorrelated_error", "error", f.Error)
 		return
@@ -322,7 +322,7 @@ func (c *Client) replied(f server.Frame) {
 	if p != nil && p.sub != nil && f.OK {
 		// Bind before the next frame is read: the subscription's events
 		// follow its reply at once.
-		var r server.SubscribeResult
+		var r protocol.SubscribeResult
 		if err := json.Unmarshal(f.Result, &r); err == nil {
 			c.subs[r.Sub] = p.sub
 			p.sub.bound(r)
@@ -357,11 +357,11 @@ func (c *Client) conn(ctx context.Context) (*conn, error) {
 // Call runs one command and decodes its result into out (when not nil).
 // A failed command returns its *agent.Error; a broken connection returns
 // ErrDisconnected.
-func (c *Client) Call(ctx context.Context, cmd server.Command, out any) error {
+func (c *Client) Call(ctx context.Context, cmd protocol.Command, out any) error {
 	return c.call(ctx, cmd, out, nil)
 }
 
-func (c *Client) call(ctx context.Context, cmd server.Command, out any, sub *Sub) error {
+func (c *Client) call(ctx context.Context, cmd protocol.Command, out any, sub *Sub) error {
 	cn, err := c.conn(ctx)
 	if err != nil {
 		return err
@@ -373,7 +373,7 @@ func (c *Client) call(ctx context.Context, cmd server.Command, out any, sub *Sub
 	}
 	c.nextID++
 	cmd.ID = "c" + strconv.Itoa(c.nextID)
-	p := &call{conn: cn, reply: make(chan server.Frame, 1), sub: sub}
+	p := &call{conn: cn, reply: make(chan protocol.Frame, 1), sub: sub}
 	c.pending[cmd.ID] = p
 	c.mu.Unlock()
 	defer func() {
@@ -417,7 +417,7 @@ func (c *Client) call(ctx context.Context, cmd server.Command, out any, sub *Sub
 
 // retry runs a command that is safe to repeat until it gets a reply,
 // across reconnects.
-func (c *Client) retry(ctx context.Context, cmd server.Command, out any) error {
+func (c *Client) retry(ctx context.Context, cmd protocol.Command, out any) error {
 	for {
 		err := c.call(ctx, cmd, out, nil)
 		if !errors.Is(err, ErrDisconnected) {
@@ -441,34 +441,34 @@ func (c *Client) Close() error {
 
 // Ping checks that the server answers.
 func (c *Client) Ping(ctx context.Context) error {
-	return c.retry(ctx, server.Command{Op: server.OpPing}, nil)
+	return c.retry(ctx, protocol.Command{Op: protocol.OpPing}, nil)
 }
 
 // CreateConversation makes a conversation; a temp one is never stored.
 func (c *Client) CreateConversation(ctx context.Context, title string, temp bool) (agent.Conversation, error) {
 	var out agent.Conversation
-	err := c.call(ctx, server.Command{Op: server.OpCreateConversation, Title: &title, Temp: temp}, &out, nil)
+	err := c.call(ctx, protocol.Command{Op: protocol.OpCreateConversation, Title: &title, Temp: temp}, &out, nil)
 	return out, err
 }
 
 // Conversation returns one conversation.
 func (c *Client) Conversation(ctx context.Context, id string) (agent.Conversation, error) {
 	var out agent.Conversation
-	err := c.retry(ctx, server.Command{Op: server.OpGetConversation, ConversationID: id}, &out)
+	err := c.retry(ctx, protocol.Command{Op: protocol.OpGetConversation, ConversationID: id}, &out)
 	return out, err
 }
 
 // Conversations returns a page of conversations, most recent first.
-func (c *Client) Conversations(ctx context.Context, offset, limit int) (server.ListResult, error) {
-	var out server.ListResult
-	err := c.retry(ctx, server.Command{Op: server.OpListConversations, Offset: &offset, Limit: &limit}, &out)
+func (c *Client) Conversations(ctx context.Context, offset, limit int) (protocol.ListResult, error) {
+	var out protocol.ListResult
+	err := c.retry(ctx, protocol.Command{Op: protocol.OpListConversations, Offset: &offset, Limit: &limit}, &out)
 	return out, err
 }
 
 // Messages returns a page of a conversation's history.
 func (c *Client) Messages(ctx context.Context, q agent.MessageQuery) ([]agent.Message, error) {
-	var out server.MessagesResult
-	cmd := server.Command{Op: server.OpGetMessages, ConversationID: q.ConversationID, After: &q.After, Offset: &q.Offset, Limit: &q.Limit}
+	var out protocol.MessagesResult
+	cmd := protocol.Command{Op: protocol.OpGetMessages, ConversationID: q.ConversationID, After: &q.After, Offset: &q.Offset, Limit: &q.Limit}
 	if q.Limit == 0 {
 		cmd.Limit = nil
 	}
@@ -478,9 +478,9 @@ func (c *Client) Messages(ctx context.Context, q agent.MessageQuery) ([]agent.Me
 
 // Send sends a user message and starts a turn. With a clientID the send
 // is idempotent and retried across reconnects; without one it is not.
-func (c *Client) Send(ctx context.Context, conversationID string, content []agent.Content, clientID string) (server.SendResult, error) {
-	var out server.SendResult
-	cmd := server.Command{Op: server.OpSend, ConversationID: conversationID, Content: content, ClientID: clientID}
+func (c *Client) Send(ctx context.Context, conversationID string, content []agent.Content, clientID string) (protocol.SendResult, error) {
+	var out protocol.SendResult
+	cmd := protocol.Command{Op: protocol.OpSend, ConversationID: conversationID, Content: content, ClientID: clientID}
 	var err error
 	if clientID != "" {
 		err = c.retry(ctx, cmd, &out)
@@ -493,26 +493,26 @@ func (c *Client) Send(ctx context.Context, conversationID string, content []agen
 // Interrupt stops the conversation's running turn; it reports whether one
 // was running.
 func (c *Client) Interrupt(ctx context.Context, conversationID string) (bool, error) {
-	var out server.InterruptResult
-	err := c.retry(ctx, server.Command{Op: server.OpInterrupt, ConversationID: conversationID}, &out)
+	var out protocol.InterruptResult
+	err := c.retry(ctx, protocol.Command{Op: protocol.OpInterrupt, ConversationID: conversationID}, &out)
 	return out.Interrupted, err
 }
 
 // Rename changes a conversation's title.
 func (c *Client) Rename(ctx context.Context, conversationID, title string) (agent.Conversation, error) {
 	var out agent.Conversation
-	err := c.retry(ctx, server.Command{Op: server.OpRename, ConversationID: conversationID, Title: &title}, &out)
+	err := c.retry(ctx, protocol.Command{Op: protocol.OpRename, ConversationID: conversationID, Title: &title}, &out)
 	return out, err
 }
 
 // Delete deletes a conversation with its history.
 func (c *Client) Delete(ctx context.Context, conversationID string) error {
-	return c.call(ctx, server.Command{Op: server.OpDelete, ConversationID: conversationID}, nil, nil)
+	return c.call(ctx, protocol.Command{Op: protocol.OpDelete, ConversationID: conversationID}, nil, nil)
 }
 
 // Tools returns the state of the server's tool servers.
-func (c *Client) Tools(ctx context.Context) (server.ToolsResult, error) {
-	var out server.ToolsResult
-	err := c.retry(ctx, server.Command{Op: server.OpListTools}, &out)
+func (c *Client) Tools(ctx context.Context) (protocol.ToolsResult, error) {
+	var out protocol.ToolsResult
+	err := c.retry(ctx, protocol.Command{Op: protocol.OpListTools}, &out)
 	return out, err
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // Stream kinds.
@@ -82,7 +82,7 @@ func (c *Client) Subscribe(ctx context.Context, stream Stream, after int64) (*Su
 func (s *Sub) subscribe(ctx context.Context) error {
 	for {
 		s.mu.Lock()
-		cmd := server.Command{Op: server.OpSubscribe, Stream: s.stream.Kind, ConversationID: s.stream.ConversationID, Epoch: s.epoch}
+		cmd := protocol.Command{Op: protocol.OpSubscribe, Stream: s.stream.Kind, ConversationID: s.stream.ConversationID, Epoch: s.epoch}
 		if s.last >= 0 {
 			after := s.last
 			cmd.After = &after
@@ -96,7 +96,7 @@ func (s *Sub) subscribe(ctx context.Context) error {
 }
 
 // bound records the server's reply to subscribe; c.mu is held.
-func (s *Sub) bound(r server.SubscribeResult) {
+func (s *Sub) bound(r protocol.SubscribeResult) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.serverID, s.conn = r.Sub, s.c.cur
@@ -154,7 +154,7 @@ func (s *Sub) resync(reason string, after int64) {
 	defer s.mu.Unlock()
 	s.serverID, s.conn = "", nil
 	switch reason {
-	case "slow_consumer", server.ResyncReasonError:
+	case "slow_consumer", protocol.ResyncReasonError:
 		s.stale = true // resubscribing from s.last loses nothing
 	default:
 		s.err = &ResyncError{Reason: reason, After: after}
@@ -251,6 +251,6 @@ func (c *Client) unsubscribe(ctx context.Context, cn *conn, id string) {
 	same := c.cur == cn && cn != nil
 	c.mu.Unlock()
 	if same {
-		_ = c.call(ctx, server.Command{Op: server.OpUnsubscribe, Sub: id}, nil, nil)
+		_ = c.call(ctx, protocol.Command{Op: protocol.OpUnsubscribe, Sub: id}, nil, nil)
 	}
 }

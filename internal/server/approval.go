@@ -5,15 +5,8 @@ import (
 	"net/http"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/protocol"
 )
-
-// ApproveRequest is the body of POST …/approve (the WS op's fields).
-type ApproveRequest struct {
-	CallID    string          `json:"call_id"`
-	Decision  string          `json:"decision"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	Reason    string          `json:"reason,omitempty"`
-}
 
 func approvalInput(callID, decision string, args json.RawMessage, reason string) agent.ApprovalInput {
 	return agent.ApprovalInput{CallID: callID, Decision: decision, Arguments: args, Reason: reason}
@@ -22,7 +15,7 @@ func approvalInput(callID, decision string, args json.RawMessage, reason string)
 // handleApprove decides a waiting tool call: 200 {} once the decision is
 // stored (the turn goes on in the background).
 func (s *Server) handleApprove(w http.ResponseWriter, r *http.Request) {
-	var req ApproveRequest
+	var req protocol.ApproveRequest
 	if err := decodeBody(r, &req, false); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -31,5 +24,5 @@ func (s *Server) handleApprove(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, Empty{})
+	writeJSON(w, http.StatusOK, protocol.Empty{})
 }

@@ -6,17 +6,12 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // Branches (DESIGN §10.4, agent/branch.go): regenerate and edit start a
 // turn on a sibling branch; switch_branch moves the head. Over REST,
 // regenerate and edit answer like send, with the turn's SSE stream.
-
-// BranchRequest is the body of regenerate, edit and switch_branch.
-type BranchRequest struct {
-	MessageID string          `json:"message_id"`
-	Content   []agent.Content `json:"content"` // edit
-}
 
 // allBranches reads the branch parameter of a history read: "" for the
 // active path, "all" for every branch.
@@ -27,32 +22,19 @@ func allBranches(v string) (bool, error) {
 	case "all":
 		return true, nil
 	}
-	return false, agent.Errorf(agent.CodeBadRequest, "branch must be \"all\" or absent (the active path), got %q", truncate(v, 40))
-}
-
-func checkBranchCommand(c Command) error {
-	if c.ConversationID == "" {
-		return agent.Errorf(agent.CodeBadRequest, "%s needs conversation_id", c.Op)
-	}
-	if c.Op != OpRegenerate && c.MessageID == "" {
-		return agent.Errorf(agent.CodeBadRequest, "%s needs message_id", c.Op)
-	}
-	if c.Op == OpEdit && len(c.Content) == 0 {
-		return agent.Errorf(agent.CodeBadRequest, "edit needs content, e.g. [{\"type\":\"text\",\"body\":\"hello\"}]")
-	}
-	return nil
+	return false, agent.Errorf(agent.CodeBadRequest, "branch must be \"all\" or absent (the active path), got %q", agent.Shorten(v, 40))
 }
 
 // branchOp runs regenerate, edit or switch_branch: regenerate and edit
 // answer like send ({message_id, seq}), switch_branch with the
 // Conversation.
-func branchOp(ctx context.Context, r *agent.Runner, cmd Command) (any, error) {
+func branchOp(ctx context.Context, r *agent.Runner, cmd protocol.Command) (any, error) {
 	var res agent.SendResult
 	var err error
 	switch cmd.Op {
-	case OpSwitchBranch:
+	case protocol.OpSwitchBranch:
 		return r.SwitchBranch(ctx, cmd.ConversationID, cmd.MessageID)
-	case OpRegenerate:
+	case protocol.OpRegenerate:
 		res, err = r.Regenerate(ctx, cmd.ConversationID, cmd.MessageID)
 	default:
 		res, err = r.Edit(ctx, cmd.ConversationID, cmd.MessageID, cmd.Content)
@@ -60,27 +42,27 @@ func branchOp(ctx context.Context, r *agent.Runner, cmd Command) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return SendResult{MessageID: res.MessageID, Seq: res.Seq}, nil
+	return protocol.SendResult{MessageID: res.MessageID, Seq: res.Seq}, nil
 }
 
 func (s *Server) handleRegenerate(w http.ResponseWriter, r *http.Request) {
-	s.branchTurn(w, r, OpRegenerate, true)
+	s.branchTurn(w, r, protocol.OpRegenerate, true)
 }
 
 func (s *Server) handleEdit(w http.ResponseWriter, r *http.Request) {
-	s.branchTurn(w, r, OpEdit, false)
+	s.branchTurn(w, r, protocol.OpEdit, false)
 }
 
 // branchTurn starts a regenerate or edit and streams its turn like send.
 func (s *Server) branchTurn(w http.ResponseWriter, r *http.Request, op string, empty bool) {
 	id := r.PathValue("id")
-	var req BranchRequest
+	var req protocol.BranchRequest
 	if err := decodeBody(r, &req, empty); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	cmd := Command{Op: op, ConversationID: id, MessageID: req.MessageID, Content: req.Content}
-	if err := checkBranchCommand(cmd); err != nil {
+	cmd := protocol.Command{Op: op, ConversationID: id, MessageID: req.MessageID, Content: req.Content}
+	if err := cmd.Check(); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -90,7 +72,7 @@ func (s *Server) branchTurn(w http.ResponseWriter, r *http.Request, op string, e
 		return
 	}
 	// Replay from the turn's first event: nothing of it is missed.
-	sub, err := s.broker.Subscribe(r.Context(), broker.Stream{Kind: broker.StreamConversation, ConversationID: id}, res.(SendResult).Seq-1, "")
+	sub, err := s.broker.Subscribe(r.Context(), broker.Stream{Kind: broker.StreamConversation, ConversationID: id}, res.(protocol.SendResult).Seq-1, "")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -100,13 +82,13 @@ func (s *Server) branchTurn(w http.ResponseWriter, r *http.Request, op string, e
 
 // handleSwitchBranch moves the head: 200 with the Conversation.
 func (s *Server) handleSwitchBranch(w http.ResponseWriter, r *http.Request) {
-	var req BranchRequest
+	var req protocol.BranchRequest
 	if err := decodeBody(r, &req, false); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	cmd := Command{Op: OpSwitchBranch, ConversationID: r.PathValue("id"), MessageID: req.MessageID}
-	if err := checkBranchCommand(cmd); err != nil {
+	cmd := protocol.Command{Op: protocol.OpSwitchBranch, ConversationID: r.PathValue("id"), MessageID: req.MessageID}
+	if err := cmd.Check(); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

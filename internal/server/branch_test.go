@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
-	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // post does a request whose answer is a turn's SSE stream, and reads it.
@@ -37,7 +37,7 @@ func TestBranchRESTAndWS(t *testing.T) {
 	ts.Fake.Enqueue(llmtest.Reply{Text: "a1"})
 	ts.send(t, c.ID, "q1")
 	base := "/agentik/conversations/" + c.ID
-	var page server.MessagesResult
+	var page protocol.MessagesResult
 	ts.call(t, "GET", base+"/messages", "", 200, &page)
 	q1, a1 := page.Messages[0], page.Messages[1]
 
@@ -83,7 +83,7 @@ func TestBranchRESTAndWS(t *testing.T) {
 	w.fail("edit", map[string]any{"conversation_id": c.ID, "message_id": q1.ID}, agent.CodeBadRequest)
 	w.fail("regenerate", map[string]any{"conversation_id": c.ID, "message_id": "nope"}, agent.CodeNotFound)
 	w.ok("switch_branch", map[string]any{"conversation_id": c.ID, "message_id": a1.ID}, &conv)
-	var msgs server.MessagesResult
+	var msgs protocol.MessagesResult
 	w.ok("get_messages", map[string]any{"conversation_id": c.ID}, &msgs)
 	if got := texts(msgs.Messages); len(got) != 2 || got[1] != "a1" {
 		t.Errorf("get_messages after switch: %q", got)

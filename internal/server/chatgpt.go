@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // chatGPTConversation is one conversation of the conversations.json of a
@@ -46,7 +47,7 @@ type chatGPTNode struct {
 func parseChatGPT(body []byte) ([]agent.ImportConversation, error) {
 	var convs []chatGPTConversation
 	if err := json.Unmarshal(body, &convs); err != nil {
-		return nil, agent.Errorf(agent.CodeBadRequest, "not a ChatGPT conversations.json: %s", jsonProblem(err))
+		return nil, agent.Errorf(agent.CodeBadRequest, "not a ChatGPT conversations.json: %s", protocol.JSONProblem(err))
 	}
 	if len(convs) > agent.MaxImportConversations {
 		return nil, agent.Errorf(agent.CodeTooLarge, "an import holds at most %d conversations, got %d; split the file", agent.MaxImportConversations, len(convs))
@@ -67,7 +68,7 @@ func parseChatGPT(body []byte) ([]agent.ImportConversation, error) {
 		for at, steps := c.CurrentNode, 0; at != ""; steps++ {
 			n, ok := c.Mapping[at]
 			if !ok || steps > len(c.Mapping) {
-				return nil, agent.Errorf(agent.CodeBadRequest, "ChatGPT conversation %d: node %q is missing or its parents loop", i, truncate(at, 40))
+				return nil, agent.Errorf(agent.CodeBadRequest, "ChatGPT conversation %d: node %q is missing or its parents loop", i, agent.Shorten(at, 40))
 			}
 			path = append(path, n)
 			if n.Parent == nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 func TestCompactRESTAndWS(t *testing.T) {
@@ -27,7 +27,7 @@ func TestCompactRESTAndWS(t *testing.T) {
 	if !res.Compacted || res.Message == nil || res.Message.Type != agent.MessageSummary || res.Message.Replaces != 2 {
 		t.Fatalf("compact: %+v", res)
 	}
-	var page server.MessagesResult
+	var page protocol.MessagesResult
 	ts.call(t, "GET", "/agentik/conversations/"+c.ID+"/messages", "", 200, &page)
 	last := page.Messages[len(page.Messages)-1]
 	if last.Type != agent.MessageSummary || last.Summary == "" || last.TokensBefore == 0 {

@@ -3,13 +3,13 @@ package server
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // decodeBody decodes a JSON body into v. An empty body leaves v as is when
@@ -27,18 +27,9 @@ func decodeBody(r *http.Request, v any, empty bool) error {
 		return nil
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return agent.Errorf(agent.CodeBadRequest, "the body must be a JSON object: %s", jsonProblem(err))
+		return agent.Errorf(agent.CodeBadRequest, "the body must be a JSON object: %s", protocol.JSONProblem(err))
 	}
 	return nil
-}
-
-// jsonProblem says what is wrong with a JSON document.
-func jsonProblem(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Sprintf("field %q must be %s, not %s", te.Field, te.Type.String(), te.Value)
-	}
-	return err.Error()
 }
 
 // intParam reads an integer query parameter with a default.
@@ -86,31 +77,18 @@ func (s *Server) handleNoRoute(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, r, agent.Errorf(agent.CodeNotFound, "no route %s %s; see docs/PROTOCOL.md", r.Method, r.URL.Path))
 }
 
-// CreateRequest is the body of create_conversation.
-type CreateRequest struct {
-	Title string `json:"title"`
-	Temp  bool   `json:"temp"`
-	SettingsFields
-}
-
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
-	var req CreateRequest
+	var req protocol.CreateRequest
 	if err := decodeBody(r, &req, true); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	c, err := s.runner.CreateConversationWith(r.Context(), req.Title, req.Temp, req.settings())
+	c, err := s.runner.CreateConversationWith(r.Context(), req.Title, req.Temp, req.Settings())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, c)
-}
-
-// ListResult is the result of list_conversations.
-type ListResult struct {
-	Conversations []agent.Conversation `json:"conversations"`
-	Total         int                  `json:"total"`
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
@@ -124,7 +102,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ListResult{cs, total})
+	writeJSON(w, http.StatusOK, protocol.ListResult{Conversations: cs, Total: total})
 }
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
@@ -134,11 +112,6 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, c)
-}
-
-// MessagesResult is the result of get_messages.
-type MessagesResult struct {
-	Messages []agent.Message `json:"messages"`
 }
 
 func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
@@ -167,16 +140,11 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, MessagesResult{ms})
-}
-
-// RenameRequest is the body of rename.
-type RenameRequest struct {
-	Title *string `json:"title"`
+	writeJSON(w, http.StatusOK, protocol.MessagesResult{Messages: ms})
 }
 
 func (s *Server) handleRename(w http.ResponseWriter, r *http.Request) {
-	var req RenameRequest
+	var req protocol.RenameRequest
 	if err := decodeBody(r, &req, false); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -210,16 +178,9 @@ func (s *Server) handleInterrupt(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]bool{"interrupted": ok})
 }
 
-// SendRequest is the body of send.
-type SendRequest struct {
-	Content  []agent.Content `json:"content"`
-	ClientID string          `json:"client_id"`
-	OnBusy   string          `json:"on_busy"` // reject (default), queue or interrupt
-}
-
 func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	var req SendRequest
+	var req protocol.SendRequest
 	if err := decodeBody(r, &req, false); err != nil {
 		s.writeError(w, r, err)
 		return

@@ -6,13 +6,8 @@ import (
 	"net/http"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/protocol"
 )
-
-// ReplayResult is a page of stored events.
-type ReplayResult struct {
-	Events      []agent.AllEvent `json:"events"`
-	NextAfterID string           `json:"next_after_id"`
-}
 
 func (s *Server) replay(w http.ResponseWriter, r *http.Request, convID string) {
 	limit, err := intParam(r, "limit", agent.DefaultPageSize)
@@ -76,13 +71,8 @@ func (s *Server) handleConversationReplay(w http.ResponseWriter, r *http.Request
 	s.replay(w, r, id)
 }
 
-// ToolsResult is the state of the tool servers.
-type ToolsResult struct {
-	Servers []agent.ToolServer `json:"servers"`
-}
-
-func (s *Server) toolServers() ToolsResult {
-	res := ToolsResult{Servers: []agent.ToolServer{}}
+func (s *Server) toolServers() protocol.ToolsResult {
+	res := protocol.ToolsResult{Servers: []agent.ToolServer{}}
 	if s.tools != nil {
 		res.Servers = append(res.Servers, s.tools.Servers()...)
 	}

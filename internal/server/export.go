@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // history reads every message of a conversation, page by page.
@@ -42,7 +43,7 @@ func (s *Server) history(ctx context.Context, id string) ([]agent.Message, error
 func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	format := r.URL.Query().Get("format")
 	if format != "" && format != "json" && format != "markdown" {
-		s.writeError(w, r, agent.Errorf(agent.CodeBadRequest, "format must be json or markdown, got %q", truncate(format, 40)))
+		s.writeError(w, r, agent.Errorf(agent.CodeBadRequest, "format must be json or markdown, got %q", agent.Shorten(format, 40)))
 		return
 	}
 	c, err := s.runner.Conversation(r.Context(), r.PathValue("id"))
@@ -224,10 +225,10 @@ func parseImport(body []byte) ([]agent.ImportConversation, error) {
 	}
 	var a agent.Archive
 	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, agent.Errorf(agent.CodeBadRequest, "the body is neither agentik JSON nor a ChatGPT conversations.json: %s", jsonProblem(err))
+		return nil, agent.Errorf(agent.CodeBadRequest, "the body is neither agentik JSON nor a ChatGPT conversations.json: %s", protocol.JSONProblem(err))
 	}
 	if a.Format != agent.ArchiveFormat {
-		return nil, agent.Errorf(agent.CodeBadRequest, "format must be %q (an agentik export), got %q", agent.ArchiveFormat, truncate(a.Format, 40))
+		return nil, agent.Errorf(agent.CodeBadRequest, "format must be %q (an agentik export), got %q", agent.ArchiveFormat, agent.Shorten(a.Format, 40))
 	}
 	if a.Version < 1 || a.Version > agent.ArchiveVersion {
 		return nil, agent.Errorf(agent.CodeBadRequest, "version %d of the agentik format is not known to this server (it reads 1 to %d)", a.Version, agent.ArchiveVersion)

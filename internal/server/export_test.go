@@ -12,19 +12,19 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
-	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 func (ts *testServer) history(t *testing.T, id string) []agent.Message {
 	t.Helper()
-	var res server.MessagesResult
+	var res protocol.MessagesResult
 	ts.call(t, "GET", "/agentik/conversations/"+id+"/messages?limit=1000", "", 200, &res)
 	return res.Messages
 }
 
 func (ts *testServer) total(t *testing.T) int {
 	t.Helper()
-	var l server.ListResult
+	var l protocol.ListResult
 	ts.call(t, "GET", "/agentik/conversations", "", 200, &l)
 	return l.Total
 }
@@ -99,7 +99,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		}
 	}
 	// The imported text is searchable.
-	var sr server.SearchResults
+	var sr protocol.SearchResults
 	fresh.call(t, "GET", "/agentik/search?q=paris", "", 200, &sr)
 	if len(sr.Results) != 2 {
 		t.Errorf("search after import = %+v", sr)
@@ -165,7 +165,7 @@ func TestImportChatGPT(t *testing.T) {
 	if len(res.Conversations) != 1 || res.Conversations[0].Title != "Sourdough starter help" || len(res.Existing) != 1 {
 		t.Fatalf("import after delete = %+v", res)
 	}
-	var sr server.SearchResults
+	var sr protocol.SearchResults
 	ts.call(t, "GET", "/agentik/search?q=acetone", "", 200, &sr)
 	if len(sr.Results) != 1 || sr.Results[0].ConversationID != res.Conversations[0].ID {
 		t.Errorf("search acetone = %+v", sr)
@@ -197,7 +197,7 @@ func TestImportHostile(t *testing.T) {
 		"too many messages": {archive(conv("x", many)), 413},
 		"bad second conv":   {archive(conv("a", msg), conv("b", `{"type":"user_message","content":[{"type":"video"}]}`)), 400},
 		"huge text":         {archive(conv("a", `{"type":"user_message","content":[{"type":"text","body":"`+strings.Repeat("x", agent.MaxTextBytes+1)+`"}]}`)), 400},
-		"over the body cap": {archive(conv("a", `{"type":"user_message","content":[{"type":"text","body":"`+strings.Repeat("x", server.MaxBodyBytes)+`"}]}`)), 413},
+		"over the body cap": {archive(conv("a", `{"type":"user_message","content":[{"type":"text","body":"`+strings.Repeat("x", protocol.MaxBodyBytes)+`"}]}`)), 413},
 		"unknown type":      {archive(conv("a", `{"type":"branch"}`)), 400},
 		"chatgpt loop":      {`[{"id":"l","title":"t","current_node":"a","mapping":{"a":{"parent":"b"},"b":{"parent":"a"}}}]`, 400},
 		"chatgpt missing":   {`[{"id":"l","title":"t","current_node":"zz","mapping":{}}]`, 400},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // guard applies the checks every route shares: the Host allow-list (DNS
@@ -41,7 +42,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = s.deadlineBody(w, http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+			r.Body = s.deadlineBody(w, http.MaxBytesReader(w, r.Body, protocol.MaxBodyBytes))
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/internal/server"
 )
 
@@ -69,9 +70,9 @@ func (ts *testServer) sendOK(t testing.TB, id, text string) string {
 func TestModelsList(t *testing.T) {
 	tp := newTwoProviders(t)
 	ts := newTestServer(t, withProviders(tp, ""))
-	var got server.ModelsResult
+	var got protocol.ModelsResult
 	ts.call(t, "GET", "/agentik/models", "", 200, &got)
-	want := server.ModelsResult{Default: "a/alpha-1", Models: []agent.ModelInfo{
+	want := protocol.ModelsResult{Default: "a/alpha-1", Models: []agent.ModelInfo{
 		{ID: "a/alpha-1", Provider: "a", Name: "alpha-1", ContextWindow: 8000, Available: true},
 		{ID: "a/alpha-2", Provider: "a", Name: "alpha-2", ContextWindow: 32000, Vision: true, Available: true},
 	}}
@@ -84,7 +85,7 @@ func TestModelsList(t *testing.T) {
 	tp.P.Check(t.Context())
 	w := dialWS(t, ts)
 	defer w.close()
-	w.ok(server.OpListModels, nil, &got)
+	w.ok(protocol.OpListModels, nil, &got)
 	want.Models = append(want.Models, agent.ModelInfo{ID: "b/beta", Provider: "b", Name: "beta", ContextWindow: agent.DefaultContextWindow, Vision: true, Available: true})
 	if !jsonEqual(t, got, want) {
 		t.Errorf("models with b back: %+v", got)
@@ -166,7 +167,7 @@ func TestConversationSwitchesProvider(t *testing.T) {
 	// WS update_conversation: the title too.
 	w := dialWS(t, ts)
 	defer w.close()
-	w.ok(server.OpUpdateConversation, map[string]any{"conversation_id": c.ID, "title": "renamed", "params": map[string]any{}}, &c)
+	w.ok(protocol.OpUpdateConversation, map[string]any{"conversation_id": c.ID, "title": "renamed", "params": map[string]any{}}, &c)
 	if c.Title != "renamed" || c.Params != nil || !c.UserTitled {
 		t.Errorf("after update_conversation %+v", c)
 	}

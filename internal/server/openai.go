@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // The OpenAI-compatible facade (DESIGN §10.6): GET /v1/models and POST
@@ -23,9 +24,6 @@ import (
 // response ends, its turn interrupted if the client leaves first); with
 // ConversationHeader it continues a stored conversation, whose turn every
 // other client sees live and which a disconnect does not stop.
-
-// ConversationHeader names the conversation a completion request continues.
-const ConversationHeader = "X-Agentik-Conversation"
 
 // openAIPrefix is where the facade's routes live; errors under it take
 // OpenAI's shape.
@@ -414,7 +412,7 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	id := r.Header.Get(ConversationHeader)
+	id := r.Header.Get(protocol.ConversationHeader)
 	if id == "" {
 		conv, err := s.runner.CreateCompletion(ctx, c.history)
 		if err != nil {

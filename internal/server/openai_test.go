@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/internal/server"
 )
 
@@ -350,7 +351,7 @@ func TestOpenAIBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var h []string
 			if tc.name == "unknown conversation" {
-				h = []string{server.ConversationHeader, "nope"}
+				h = []string{protocol.ConversationHeader, "nope"}
 			}
 			var e oaiError
 			decodeResp(t, postV1(t, ts, tc.body, h...), tc.status, &e)
@@ -445,7 +446,7 @@ func TestOpenAIStoredConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	var c oaiCompletion
-	decodeResp(t, postV1(t, ts, `{"model":"fake","messages":[{"role":"user","content":"ignored old"},{"role":"assistant","content":"x"},{"role":"user","content":"first"}]}`, server.ConversationHeader, conv.ID), 200, &c)
+	decodeResp(t, postV1(t, ts, `{"model":"fake","messages":[{"role":"user","content":"ignored old"},{"role":"assistant","content":"x"},{"role":"user","content":"first"}]}`, protocol.ConversationHeader, conv.ID), 200, &c)
 	if *c.Choices[0].Message.Content != "You said: first" {
 		t.Fatalf("answer %+v", c)
 	}
@@ -459,7 +460,7 @@ func TestOpenAIStoredConversation(t *testing.T) {
 	ts.Fake.Enqueue(llmtest.Reply{Text: "kept going", Hold: hold})
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/chat/completions", strings.NewReader(`{"model":"fake","stream":true,"messages":[{"role":"user","content":"second"}]}`))
-	req.Header.Set(server.ConversationHeader, conv.ID)
+	req.Header.Set(protocol.ConversationHeader, conv.ID)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -4,11 +4,12 @@ import (
 	"net/http"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // sendResult is the wire result of a send.
-func sendResult(res agent.SendResult) SendResult {
-	return SendResult{MessageID: res.MessageID, Seq: res.Seq, Duplicate: res.Duplicate, Queued: res.Queued, Position: res.Position}
+func sendResult(res agent.SendResult) protocol.SendResult {
+	return protocol.SendResult{MessageID: res.MessageID, Seq: res.Seq, Duplicate: res.Duplicate, Queued: res.Queued, Position: res.Position}
 }
 
 // writeQueued answers a REST send that was queued: 202 with the send's
@@ -29,14 +30,6 @@ func (s *Server) handleCancelQueued(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// QueuedItem is one queued send of GET …/queue.
-type QueuedItem struct {
-	MessageID string          `json:"message_id"`
-	Content   []agent.Content `json:"content"`
-	Position  int             `json:"position"`
-	ClientID  string          `json:"client_id,omitempty"`
-}
-
 // handleQueue lists a conversation's queued sends, the next first (an
 // extension: what a page opened after they were queued shows).
 func (s *Server) handleQueue(w http.ResponseWriter, r *http.Request) {
@@ -45,9 +38,9 @@ func (s *Server) handleQueue(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	out := make([]QueuedItem, len(q))
+	out := make([]protocol.QueuedItem, len(q))
 	for i, qs := range q {
-		out[i] = QueuedItem{MessageID: qs.MessageID, Content: qs.Content, Position: i + 1, ClientID: qs.ClientID}
+		out[i] = protocol.QueuedItem{MessageID: qs.MessageID, Content: qs.Content, Position: i + 1, ClientID: qs.ClientID}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"queued": out})
 }

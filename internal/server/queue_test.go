@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
-	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 func TestRESTQueuedSend(t *testing.T) {
@@ -31,13 +31,13 @@ func TestRESTQueuedSend(t *testing.T) {
 	if bad.Code != agent.CodeBusy {
 		t.Errorf("send without on_busy during a turn: %+v, want busy", bad)
 	}
-	var q1, q2 server.SendResult
+	var q1, q2 protocol.SendResult
 	ts.call(t, "POST", path+"/send", send, 202, &q1)
 	ts.call(t, "POST", path+"/send", strings.Replace(send, "two", "three", 1), 202, &q2)
 	if !q1.Queued || q1.Position != 1 || !q2.Queued || q2.Position != 2 {
 		t.Fatalf("queued sends: %+v %+v", q1, q2)
 	}
-	var list struct{ Queued []server.QueuedItem }
+	var list struct{ Queued []protocol.QueuedItem }
 	ts.call(t, "GET", path+"/queue", "", 200, &list)
 	if len(list.Queued) != 2 || list.Queued[0].MessageID != q1.MessageID || list.Queued[1].Position != 2 || list.Queued[1].Content[0].Body != "three" {
 		t.Fatalf("queue %+v", list)
@@ -82,7 +82,7 @@ func TestWSQueuedSend(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := dialWS(t, ts)
-	var res server.SendResult
+	var res protocol.SendResult
 	ws.ok("send", map[string]any{"conversation_id": c.ID, "content": []agent.Content{agent.Text("two")}, "on_busy": "queue"}, &res)
 	if !res.Queued || res.Position != 1 || res.MessageID == "" {
 		t.Fatalf("queued send: %+v", res)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/internal/server"
 )
 
@@ -34,7 +35,7 @@ func TestReadyWaitsForToolFirstStart(t *testing.T) {
 	}}
 	ts := newTestServer(t, func(_ *agent.Config, s *server.Config) { s.Tools = tools })
 
-	var got server.Readiness
+	var got protocol.Readiness
 	ts.call(t, "GET", "/ready", "", 503, &got)
 	if got.Status != "not_ready" || got.Database != "ok" || !slices.Equal(got.ToolsStarting, []string{"slow"}) {
 		t.Errorf("while starting: %+v", got)
@@ -50,7 +51,7 @@ func TestReadyWaitsForToolFirstStart(t *testing.T) {
 
 func TestReadyWithoutDatabase(t *testing.T) {
 	ts := newTestServer(t)
-	var got server.Readiness
+	var got protocol.Readiness
 	ts.call(t, "GET", "/ready", "", 200, &got)
 	if got.Status != "ready" || got.ToolsStarting == nil {
 		t.Errorf("no tools configured: %+v", got)

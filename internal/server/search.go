@@ -5,31 +5,27 @@ import (
 	"net/http"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/protocol"
 )
-
-// SearchResults is the result of search (GET /agentik/search and the WS op).
-type SearchResults struct {
-	Results []agent.SearchResult `json:"results"`
-}
 
 // search runs a search box's query: text and limit as the client sent them
 // (limit 0: the default).
-func (s *Server) search(ctx context.Context, text string, limit int) (SearchResults, error) {
+func (s *Server) search(ctx context.Context, text string, limit int) (protocol.SearchResults, error) {
 	q, err := agent.ParseSearch(text, limit)
 	if err != nil {
-		return SearchResults{}, err
+		return protocol.SearchResults{}, err
 	}
 	if s.searcher == nil {
-		return SearchResults{}, agent.Errorf(agent.CodeUnavailable, "this server's store does not search")
+		return protocol.SearchResults{}, agent.Errorf(agent.CodeUnavailable, "this server's store does not search")
 	}
 	res, err := s.searcher.Search(ctx, q)
 	if err != nil {
-		return SearchResults{}, err
+		return protocol.SearchResults{}, err
 	}
 	if res == nil {
 		res = []agent.SearchResult{}
 	}
-	return SearchResults{res}, nil
+	return protocol.SearchResults{Results: res}, nil
 }
 
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
-	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 func TestSearchREST(t *testing.T) {
@@ -19,7 +19,7 @@ func TestSearchREST(t *testing.T) {
 	var temp agent.Conversation
 	ts.call(t, "POST", "/agentik/conversations", `{"title":"marmalade temp","temp":true}`, 201, &temp)
 
-	var res server.SearchResults
+	var res protocol.SearchResults
 	ts.call(t, "GET", "/agentik/search?q="+url.QueryEscape("seville"), "", 200, &res)
 	if len(res.Results) != 1 || res.Results[0].ConversationID != c.ID || res.Results[0].MessageID == "" ||
 		!strings.Contains(res.Results[0].Snippet, "<mark>Seville</mark>") {
@@ -52,7 +52,7 @@ func TestSearchWS(t *testing.T) {
 	ts := newTestServer(t)
 	w := dialWS(t, ts)
 	c := w.create("Quarterly taxes", false)
-	var res server.SearchResults
+	var res protocol.SearchResults
 	w.ok("search", map[string]any{"q": "quarterly", "limit": 3}, &res)
 	if len(res.Results) != 1 || res.Results[0].ConversationID != c.ID || res.Results[0].MessageID != "" {
 		t.Fatalf("search: %+v", res)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // noRedirect is a client that shows redirects instead of following them.
@@ -117,13 +117,13 @@ func TestWSPrunedResyncSaysWhereTheLogStarts(t *testing.T) {
 	}
 	r := w.subscribe(map[string]any{"stream": "all", "after": 0})
 	f := w.next()
-	if f.Type != server.FrameResync || f.Sub != r.Sub || f.Reason != "pruned" || f.Start == nil || *f.Start != r.Head {
+	if f.Type != protocol.FrameResync || f.Sub != r.Sub || f.Reason != "pruned" || f.Start == nil || *f.Start != r.Head {
 		t.Fatalf("got %+v, want resync pruned with start %d", f, r.Head)
 	}
 	// A conversation made after the pruning resumes from 0.
 	c2 := w.create("", false)
 	w.subscribe(map[string]any{"stream": "conversation", "conversation_id": c2.ID, "after": 0})
-	if f := w.next(); f.Type != server.FrameCaughtUp {
+	if f := w.next(); f.Type != protocol.FrameCaughtUp {
 		t.Fatalf("got %+v, want caught_up", f)
 	}
 	_ = c

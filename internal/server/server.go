@@ -20,9 +20,6 @@ import (
 
 // Limits of the HTTP surface.
 const (
-	// MaxBodyBytes caps a request body: a message with a 10 MB image,
-	// base64-encoded, fits.
-	MaxBodyBytes = 16 << 20
 	// SSEHeartbeat is how often an idle SSE stream gets a comment line, so
 	// proxies keep it open and clients notice a dead connection.
 	SSEHeartbeat = 15 * time.Second

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // Limits of a WebSocket connection; docs/PROTOCOL.md lists them for
@@ -22,7 +23,7 @@ import (
 const (
 	// WSReadLimit caps one client frame: a send with a 10 MB image,
 	// base64-encoded, fits. A bigger frame closes the connection with 1009.
-	WSReadLimit = MaxBodyBytes
+	WSReadLimit = protocol.MaxBodyBytes
 	// WSMaxSubscriptions caps the subscriptions of one connection.
 	WSMaxSubscriptions = 64
 	// WSCommandRate and WSCommandBurst rate-limit the commands of one
@@ -165,7 +166,7 @@ func (k *wsConn) readLoop() error {
 				_ = k.c.Close(websocket.StatusPolicyViolation, "command rate limit exceeded")
 				return errors.New("ws: rate limit strikes")
 			}
-			_, id, _ := decodeCommand(b)
+			_, id, _ := protocol.Decode(b)
 			k.reply(id, "", nil, agent.Errorf(agent.CodeRateLimited, "more than %d commands per second; slow down", WSCommandRate))
 			continue
 		}
@@ -219,14 +220,14 @@ func (s *Server) now() time.Time {
 
 // command decodes and runs one command and queues its reply.
 func (k *wsConn) command(b []byte) {
-	cmd, id, err := decodeCommand(b)
+	cmd, id, err := protocol.Decode(b)
 	if err != nil {
 		k.reply(id, "", nil, err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(k.ctx, WSCommandTimeout)
 	defer cancel()
-	if cmd.Op == OpSubscribe {
+	if cmd.Op == protocol.OpSubscribe {
 		k.subscribe(ctx, cmd, id)
 		return
 	}
@@ -235,28 +236,28 @@ func (k *wsConn) command(b []byte) {
 }
 
 // run runs every command but subscribe and returns its result.
-func (k *wsConn) run(ctx context.Context, cmd Command) (any, error) {
+func (k *wsConn) run(ctx context.Context, cmd protocol.Command) (any, error) {
 	r := k.s.runner
 	switch cmd.Op {
-	case OpUnsubscribe:
+	case protocol.OpUnsubscribe:
 		k.mu.Lock()
 		ws := k.subs[cmd.Sub]
 		delete(k.subs, cmd.Sub)
 		k.mu.Unlock()
 		if ws == nil {
-			return nil, agent.Errorf(agent.CodeNotFound, "no subscription %q on this connection", truncate(cmd.Sub, 40))
+			return nil, agent.Errorf(agent.CodeNotFound, "no subscription %q on this connection", agent.Shorten(cmd.Sub, 40))
 		}
 		ws.cancel()
 		ws.sub.Close()
 		<-ws.done // no frame of this subscription follows the reply
-		return Empty{}, nil
-	case OpCreateConversation:
+		return protocol.Empty{}, nil
+	case protocol.OpCreateConversation:
 		title := ""
 		if cmd.Title != nil {
 			title = *cmd.Title
 		}
-		return r.CreateConversationWith(ctx, title, cmd.Temp, cmd.settings())
-	case OpListConversations:
+		return r.CreateConversationWith(ctx, title, cmd.Temp, cmd.Settings())
+	case protocol.OpListConversations:
 		offset, limit := 0, agent.DefaultPageSize
 		if cmd.Offset != nil {
 			offset = *cmd.Offset
@@ -268,10 +269,10 @@ func (k *wsConn) run(ctx context.Context, cmd Command) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return ListResult{cs, total}, nil
-	case OpGetConversation:
+		return protocol.ListResult{Conversations: cs, Total: total}, nil
+	case protocol.OpGetConversation:
 		return r.Conversation(ctx, cmd.ConversationID)
-	case OpGetMessages:
+	case protocol.OpGetMessages:
 		q := agent.MessageQuery{ConversationID: cmd.ConversationID, Limit: agent.DefaultPageSize}
 		if cmd.After != nil {
 			q.After = *cmd.After
@@ -291,53 +292,53 @@ func (k *wsConn) run(ctx context.Context, cmd Command) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return MessagesResult{ms}, nil
-	case OpSend:
+		return protocol.MessagesResult{Messages: ms}, nil
+	case protocol.OpSend:
 		res, err := r.SendBusy(ctx, cmd.ConversationID, cmd.Content, cmd.ClientID, cmd.OnBusy)
 		if err != nil {
 			return nil, err
 		}
 		return sendResult(res), nil
-	case OpCancelQueued:
+	case protocol.OpCancelQueued:
 		if err := r.CancelQueued(ctx, cmd.ConversationID, cmd.MessageID); err != nil {
 			return nil, err
 		}
-		return Empty{}, nil
-	case OpApprove:
+		return protocol.Empty{}, nil
+	case protocol.OpApprove:
 		if err := r.Approve(ctx, cmd.ConversationID, approvalInput(cmd.CallID, cmd.Decision, cmd.Arguments, cmd.Reason)); err != nil {
 			return nil, err
 		}
-		return Empty{}, nil
-	case OpInterrupt:
+		return protocol.Empty{}, nil
+	case protocol.OpInterrupt:
 		ok, err := r.Interrupt(ctx, cmd.ConversationID)
 		if err != nil {
 			return nil, err
 		}
-		return InterruptResult{ok}, nil
-	case OpRename:
+		return protocol.InterruptResult{Interrupted: ok}, nil
+	case protocol.OpRename:
 		return r.Rename(ctx, cmd.ConversationID, *cmd.Title)
-	case OpDelete:
+	case protocol.OpDelete:
 		if err := r.Delete(ctx, cmd.ConversationID); err != nil {
 			return nil, err
 		}
-		return Empty{}, nil
-	case OpPing:
-		return Empty{}, nil
-	case OpListTools:
+		return protocol.Empty{}, nil
+	case protocol.OpPing:
+		return protocol.Empty{}, nil
+	case protocol.OpListTools:
 		return k.s.toolServers(), nil
-	case OpSearch:
+	case protocol.OpSearch:
 		limit := 0
 		if cmd.Limit != nil {
 			limit = *cmd.Limit
 		}
 		return k.s.search(ctx, cmd.Query, limit)
-	case OpCompact:
+	case protocol.OpCompact:
 		return r.Compact(ctx, cmd.ConversationID)
-	case OpListModels:
+	case protocol.OpListModels:
 		return k.s.models(), nil
-	case OpUpdateConversation:
-		return r.UpdateConversation(ctx, cmd.ConversationID, cmd.withTitle())
-	case OpRegenerate, OpEdit, OpSwitchBranch:
+	case protocol.OpUpdateConversation:
+		return r.UpdateConversation(ctx, cmd.ConversationID, cmd.Update())
+	case protocol.OpRegenerate, protocol.OpEdit, protocol.OpSwitchBranch:
 		return branchOp(ctx, r, cmd)
 	}
 	return nil, agent.Errorf(agent.CodeBadRequest, "unknown op %q", cmd.Op)
@@ -345,7 +346,7 @@ func (k *wsConn) run(ctx context.Context, cmd Command) (any, error) {
 
 // subscribe starts a subscription: the reply is queued before the pump
 // starts, so it precedes the subscription's first frame.
-func (k *wsConn) subscribe(ctx context.Context, cmd Command, id *string) {
+func (k *wsConn) subscribe(ctx context.Context, cmd protocol.Command, id *string) {
 	k.mu.Lock()
 	n := len(k.subs)
 	k.mu.Unlock()
@@ -376,7 +377,7 @@ func (k *wsConn) subscribe(ctx context.Context, cmd Command, id *string) {
 			k.reply(id, cmd.Op, nil, err)
 			return
 		}
-		k.reply(id, cmd.Op, SubscribeResult{Sub: subID, Epoch: k.s.store.Epoch(), Head: head}, nil)
+		k.reply(id, cmd.Op, protocol.SubscribeResult{Sub: subID, Epoch: k.s.store.Epoch(), Head: head}, nil)
 		k.enqueue(k.ctx, resyncFrame(subID, re.After, re.Reason, re.Start))
 		return
 	}
@@ -392,7 +393,7 @@ func (k *wsConn) subscribe(ctx context.Context, cmd Command, id *string) {
 	}
 	k.subs[subID] = ws
 	k.mu.Unlock()
-	k.reply(id, cmd.Op, SubscribeResult{Sub: subID, Epoch: k.s.store.Epoch(), Head: sub.Head}, nil)
+	k.reply(id, cmd.Op, protocol.SubscribeResult{Sub: subID, Epoch: k.s.store.Epoch(), Head: sub.Head}, nil)
 	last := after
 	if last < 0 {
 		last = sub.Head
@@ -416,7 +417,7 @@ func (k *wsConn) pump(ctx context.Context, ws *wsSub, last int64) {
 			if ctx.Err() != nil {
 				return
 			}
-			reason := ResyncReasonError
+			reason := protocol.ResyncReasonError
 			var re *broker.ResyncError
 			if errors.As(err, &re) {
 				reason = re.Reason

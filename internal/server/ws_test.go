@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/internal/server"
 )
 
@@ -39,7 +40,7 @@ type wsClient struct {
 	t       testing.TB
 	c       *websocket.Conn
 	n       int
-	pending []server.Frame // frames read while waiting for a reply
+	pending []protocol.Frame // frames read while waiting for a reply
 }
 
 func (ts *testServer) wsURL() string {
@@ -105,22 +106,22 @@ func (w *wsClient) write(raw string) {
 }
 
 // readFrame reads one frame from the socket.
-func (w *wsClient) readFrame() (server.Frame, error) {
+func (w *wsClient) readFrame() (protocol.Frame, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, b, err := w.c.Read(ctx)
 	if err != nil {
-		return server.Frame{}, err
+		return protocol.Frame{}, err
 	}
-	var f server.Frame
+	var f protocol.Frame
 	if err := json.Unmarshal(b, &f); err != nil {
-		return server.Frame{}, fmt.Errorf("frame %s: %w", b, err)
+		return protocol.Frame{}, fmt.Errorf("frame %s: %w", b, err)
 	}
 	return f, nil
 }
 
 // call sends a command and returns its reply; other frames are kept for next.
-func (w *wsClient) call(op string, fields map[string]any) server.Frame {
+func (w *wsClient) call(op string, fields map[string]any) protocol.Frame {
 	w.t.Helper()
 	w.n++
 	id := fmt.Sprintf("r%d", w.n)
@@ -133,17 +134,17 @@ func (w *wsClient) call(op string, fields map[string]any) server.Frame {
 	return w.replyTo(id)
 }
 
-func (w *wsClient) replyTo(id string) server.Frame {
+func (w *wsClient) replyTo(id string) protocol.Frame {
 	w.t.Helper()
 	for {
 		f, err := w.readFrame()
 		if err != nil {
 			w.t.Fatalf("waiting for reply %s: %v", id, err)
 		}
-		if f.Type == server.FrameReply && f.ID != nil && *f.ID == id {
+		if f.Type == protocol.FrameReply && f.ID != nil && *f.ID == id {
 			return f
 		}
-		if f.Type == server.FrameReply {
+		if f.Type == protocol.FrameReply {
 			w.t.Fatalf("reply for %v while waiting for %s", f.ID, id)
 		}
 		w.pending = append(w.pending, f)
@@ -176,9 +177,9 @@ func (w *wsClient) fail(op string, fields map[string]any, code string) {
 	}
 }
 
-func (w *wsClient) subscribe(fields map[string]any) server.SubscribeResult {
+func (w *wsClient) subscribe(fields map[string]any) protocol.SubscribeResult {
 	w.t.Helper()
-	var r server.SubscribeResult
+	var r protocol.SubscribeResult
 	w.ok("subscribe", fields, &r)
 	if r.Sub == "" || r.Epoch == "" {
 		w.t.Fatalf("subscribe result %+v", r)
@@ -187,7 +188,7 @@ func (w *wsClient) subscribe(fields map[string]any) server.SubscribeResult {
 }
 
 // next returns the next frame that is not a reply.
-func (w *wsClient) next() server.Frame {
+func (w *wsClient) next() protocol.Frame {
 	w.t.Helper()
 	if len(w.pending) > 0 {
 		f := w.pending[0]
@@ -199,7 +200,7 @@ func (w *wsClient) next() server.Frame {
 		if err != nil {
 			w.t.Fatalf("next frame: %v", err)
 		}
-		if f.Type != server.FrameReply {
+		if f.Type != protocol.FrameReply {
 			return f
 		}
 	}
@@ -212,10 +213,10 @@ func (w *wsClient) collect(sub string, stop func(agent.AllEvent) bool) []json.Ra
 	var out []json.RawMessage
 	for {
 		f := w.next()
-		if f.Type == server.FrameCaughtUp && f.Sub == sub {
+		if f.Type == protocol.FrameCaughtUp && f.Sub == sub {
 			continue
 		}
-		if f.Type != server.FrameEvent || f.Sub != sub {
+		if f.Type != protocol.FrameEvent || f.Sub != sub {
 			w.t.Fatalf("got %+v, want an event of %s", f, sub)
 		}
 		out = append(out, f.Event)
@@ -262,9 +263,9 @@ func (w *wsClient) create(title string, temp bool) agent.Conversation {
 }
 
 // send sends a message.
-func (w *wsClient) send(id, s string) server.SendResult {
+func (w *wsClient) send(id, s string) protocol.SendResult {
 	w.t.Helper()
-	var r server.SendResult
+	var r protocol.SendResult
 	w.ok("send", map[string]any{"conversation_id": id, "content": text(s)}, &r)
 	return r
 }
@@ -284,9 +285,9 @@ func replay(t testing.TB, ts *testServer, fields map[string]any) []json.RawMessa
 	for {
 		fr := w.next()
 		switch fr.Type {
-		case server.FrameEvent:
+		case protocol.FrameEvent:
 			out = append(out, fr.Event)
-		case server.FrameCaughtUp:
+		case protocol.FrameCaughtUp:
 			if fr.Sub != r.Sub {
 				t.Fatalf("caught_up of %s", fr.Sub)
 			}
@@ -327,7 +328,7 @@ func TestWSCommands(t *testing.T) {
 	if got.ID != c.ID || got.Title != "first" {
 		t.Fatalf("get_conversation %+v", got)
 	}
-	var list server.ListResult
+	var list protocol.ListResult
 	w.ok("list_conversations", map[string]any{"limit": 10}, &list)
 	if list.Total != 1 || len(list.Conversations) != 1 || list.Conversations[0].ID != c.ID {
 		t.Fatalf("list %+v", list)
@@ -349,7 +350,7 @@ func TestWSCommands(t *testing.T) {
 	if want := "message start_response append_text message end"; strings.Join(types, " ") != want {
 		t.Fatalf("turn events %q, want %q", strings.Join(types, " "), want)
 	}
-	var msgs server.MessagesResult
+	var msgs protocol.MessagesResult
 	w.ok("get_messages", map[string]any{"conversation_id": c.ID}, &msgs)
 	if len(msgs.Messages) != 2 || msgs.Messages[0].ID != sr.MessageID || msgs.Messages[1].Type != agent.MessageAssistant {
 		t.Fatalf("messages %+v", msgs)
@@ -363,7 +364,7 @@ func TestWSCommands(t *testing.T) {
 	}
 
 	// A client_id used before returns the original message and starts nothing.
-	var first, again server.SendResult
+	var first, again protocol.SendResult
 	w.ok("send", map[string]any{"conversation_id": c.ID, "content": text("once"), "client_id": "k1"}, &first)
 	w.collect(sub.Sub, turnEnds(c.ID))
 	w.ok("send", map[string]any{"conversation_id": c.ID, "content": text("once"), "client_id": "k1"}, &again)
@@ -371,7 +372,7 @@ func TestWSCommands(t *testing.T) {
 		t.Fatalf("resend %+v, first %+v", again, first)
 	}
 
-	var ir server.InterruptResult
+	var ir protocol.InterruptResult
 	w.ok("interrupt", map[string]any{"conversation_id": c.ID}, &ir)
 	if ir.Interrupted {
 		t.Fatal("interrupt of an idle conversation reported a turn")
@@ -380,7 +381,7 @@ func TestWSCommands(t *testing.T) {
 	if got.Title != "renamed" {
 		t.Fatalf("rename %+v", got)
 	}
-	var tools server.ToolsResult
+	var tools protocol.ToolsResult
 	w.ok("list_tools", nil, &tools)
 	if tools.Servers == nil {
 		t.Fatal("list_tools: servers is null")
@@ -418,7 +419,7 @@ func TestWSBusyAndInterruptFromAnotherConnection(t *testing.T) {
 		}
 	}
 	b.fail("send", map[string]any{"conversation_id": c.ID, "content": text("x")}, agent.CodeBusy)
-	var ir server.InterruptResult
+	var ir protocol.InterruptResult
 	b.ok("interrupt", map[string]any{"conversation_id": c.ID}, &ir)
 	if !ir.Interrupted {
 		t.Fatal("interrupt found no turn")
@@ -479,7 +480,7 @@ func TestWSResumeMidTurn(t *testing.T) {
 	ts := newTestServer(t)
 	a := dialWS(t, ts)
 	sub := a.subscribe(map[string]any{"stream": "all", "after": 0})
-	if f := a.next(); f.Type != server.FrameCaughtUp || f.Seq != 0 {
+	if f := a.next(); f.Type != protocol.FrameCaughtUp || f.Seq != 0 {
 		t.Fatalf("first frame %+v, want caught_up at 0", f)
 	}
 	c := a.create("", false)
@@ -488,7 +489,7 @@ func TestWSResumeMidTurn(t *testing.T) {
 	var live []json.RawMessage
 	for len(live) < 30 {
 		f := a.next()
-		if f.Type != server.FrameEvent || f.Sub != sub.Sub {
+		if f.Type != protocol.FrameEvent || f.Sub != sub.Sub {
 			t.Fatalf("unexpected %+v", f)
 		}
 		live = append(live, f.Event)
@@ -503,14 +504,14 @@ func TestWSResumeMidTurn(t *testing.T) {
 	caughtUp := false
 	for {
 		f := b.next()
-		if f.Type == server.FrameCaughtUp {
+		if f.Type == protocol.FrameCaughtUp {
 			if caughtUp {
 				t.Fatal("two caught_up frames")
 			}
 			caughtUp = true
 			continue
 		}
-		if f.Type != server.FrameEvent || f.Sub != sub2.Sub {
+		if f.Type != protocol.FrameEvent || f.Sub != sub2.Sub {
 			t.Fatalf("unexpected %+v", f)
 		}
 		resumed = append(resumed, f.Event)
@@ -552,13 +553,13 @@ func TestWSSlowConsumerResyncsLosslessly(t *testing.T) {
 	}
 	// Now slow reads: events, then a resync with the last delivered seq.
 	var got []json.RawMessage
-	var resync server.Frame
+	var resync protocol.Frame
 	for resync.Type == "" {
 		f := slow.next()
 		switch f.Type {
-		case server.FrameEvent:
+		case protocol.FrameEvent:
 			got = append(got, f.Event)
-		case server.FrameResync:
+		case protocol.FrameResync:
 			resync = f
 		default:
 			t.Fatalf("unexpected %+v", f)
@@ -580,7 +581,7 @@ func TestWSSlowConsumerResyncsLosslessly(t *testing.T) {
 	sub2 := slow.subscribe(map[string]any{"stream": "all", "after": resync.After})
 	for {
 		f := slow.next()
-		if f.Type == server.FrameCaughtUp {
+		if f.Type == protocol.FrameCaughtUp {
 			break
 		}
 		if f.Sub != sub2.Sub {
@@ -600,7 +601,7 @@ func TestWSManyClientsManyTurns(t *testing.T) {
 	watch := dialWS(t, ts)
 	defer watch.close()
 	wsub := watch.subscribe(map[string]any{"stream": "all", "after": 0})
-	if f := watch.next(); f.Type != server.FrameCaughtUp {
+	if f := watch.next(); f.Type != protocol.FrameCaughtUp {
 		t.Fatalf("first frame %+v", f)
 	}
 	var wg sync.WaitGroup
@@ -619,11 +620,11 @@ func TestWSManyClientsManyTurns(t *testing.T) {
 				// Wait for this turn's end before the next send.
 				for {
 					f := w.next()
-					if f.Type == server.FrameEvent && turnEnds(c.ID)(decodeEvent(t, f.Event)) {
+					if f.Type == protocol.FrameEvent && turnEnds(c.ID)(decodeEvent(t, f.Event)) {
 						streams[i] = append(streams[i], f.Event)
 						break
 					}
-					if f.Type == server.FrameEvent {
+					if f.Type == protocol.FrameEvent {
 						streams[i] = append(streams[i], f.Event)
 					}
 				}
@@ -637,7 +638,7 @@ func TestWSManyClientsManyTurns(t *testing.T) {
 			}
 			for ends < clients*turns {
 				f := w.next()
-				if f.Type != server.FrameEvent || f.Sub != sub.Sub {
+				if f.Type != protocol.FrameEvent || f.Sub != sub.Sub {
 					errs <- fmt.Errorf("client %d: unexpected %+v", i, f)
 					return
 				}
@@ -690,7 +691,7 @@ func TestWSTempConversationLiveOnly(t *testing.T) {
 	// A conversation subscription to a temp conversation replays nothing
 	// and goes live.
 	csub := w.subscribe(map[string]any{"stream": "conversation", "conversation_id": c.ID, "after": 0})
-	if f := w.next(); f.Type != server.FrameCaughtUp || f.Sub != csub.Sub {
+	if f := w.next(); f.Type != protocol.FrameCaughtUp || f.Sub != csub.Sub {
 		t.Fatalf("got %+v, want caught_up", f)
 	}
 }
@@ -703,14 +704,14 @@ func TestWSResyncOnEpochAndPrunedCursor(t *testing.T) {
 	c := w.create("", false)
 	w.send(c.ID, "hi")
 	r := w.subscribe(map[string]any{"stream": "all", "after": 1, "epoch": "another-database"})
-	if f := w.next(); f.Type != server.FrameResync || f.Sub != r.Sub || f.Reason != "epoch_mismatch" || f.After != 1 {
+	if f := w.next(); f.Type != protocol.FrameResync || f.Sub != r.Sub || f.Reason != "epoch_mismatch" || f.After != 1 {
 		t.Fatalf("got %+v, want resync epoch_mismatch", f)
 	}
 	if r.Epoch != ts.Store.Epoch() {
 		t.Fatalf("epoch %q, want %q", r.Epoch, ts.Store.Epoch())
 	}
 	// Wait for the turn to be stored, then prune every event.
-	var msgs server.MessagesResult
+	var msgs protocol.MessagesResult
 	for deadline := time.Now().Add(10 * time.Second); len(msgs.Messages) < 2 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		w.ok("get_messages", map[string]any{"conversation_id": c.ID}, &msgs)
 	}
@@ -725,11 +726,11 @@ func TestWSResyncOnEpochAndPrunedCursor(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = w.subscribe(map[string]any{"stream": "all", "after": 1})
-	if f := w.next(); f.Type != server.FrameResync || f.Sub != r.Sub || f.Reason != "pruned" {
+	if f := w.next(); f.Type != protocol.FrameResync || f.Sub != r.Sub || f.Reason != "pruned" {
 		t.Fatalf("got %+v, want resync pruned", f)
 	}
 	r = w.subscribe(map[string]any{"stream": "all", "after": r.Head + 100})
-	if f := w.next(); f.Type != server.FrameResync || f.Reason != "cursor_ahead" {
+	if f := w.next(); f.Type != protocol.FrameResync || f.Reason != "cursor_ahead" {
 		t.Fatalf("got %+v, want resync cursor_ahead", f)
 	}
 }
@@ -778,13 +779,13 @@ func TestWSBadFrames(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w.write(tt.frame)
-			var f server.Frame
+			var f protocol.Frame
 			for {
 				var err error
 				if f, err = w.readFrame(); err != nil {
 					t.Fatal(err)
 				}
-				if f.Type == server.FrameReply {
+				if f.Type == protocol.FrameReply {
 					break
 				}
 			}

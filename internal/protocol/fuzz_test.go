@@ -1,4 +1,4 @@
-package server
+package protocol
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 // accepted command survives a round trip unchanged. Seeds are in
 // testdata/fuzz/FuzzDecodeCommand; CI runs
 //
-//	go test -run '^$' -fuzz '^FuzzDecodeCommand$' -fuzztime 20s ./internal/server
+//	go test -run '^$' -fuzz '^FuzzDecodeCommand$' -fuzztime 20s ./internal/protocol
 func FuzzDecodeCommand(f *testing.F) {
 	for _, s := range []string{
 		`{"op":"ping","id":"1"}`,
@@ -24,14 +24,14 @@ func FuzzDecodeCommand(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		cmd, id, err := decodeCommand(b)
+		cmd, id, err := Decode(b)
 		if err != nil {
 			var e *agent.Error
 			if !errors.As(err, &e) || e.Code != agent.CodeBadRequest || e.Message == "" {
 				t.Fatalf("error %#v is not a bad_request with a message", err)
 			}
-			if _, merr := replyFrame(id, nil, e); merr != nil {
-				t.Fatalf("error reply does not encode: %v", merr)
+			if _, merr := json.Marshal(e); merr != nil {
+				t.Fatalf("error does not encode: %v", merr)
 			}
 			return
 		}
@@ -42,7 +42,7 @@ func FuzzDecodeCommand(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd2, _, err := decodeCommand(again)
+		cmd2, _, err := Decode(again)
 		if err != nil {
 			t.Fatalf("re-encoded command %s rejected: %v", again, err)
 		}

@@ -1,0 +1,184 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// Command is one frame a client sends: {"op","id",…}. Which fields matter
+// depends on Op; pointers tell "absent" from a zero value.
+type Command struct {
+	Op string `json:"op"`
+	ID string `json:"id"`
+
+	// subscribe
+	Stream string  `json:"stream,omitempty"`
+	After  *int64  `json:"after,omitempty"` // subscribe, get_messages
+	Epoch  string  `json:"epoch,omitempty"`
+	Sub    string  `json:"sub,omitempty"` // unsubscribe
+	Title  *string `json:"title,omitempty"`
+	Temp   bool    `json:"temp,omitempty"`
+	Offset *int    `json:"offset,omitempty"`
+	Limit  *int    `json:"limit,omitempty"`
+
+	ConversationID string          `json:"conversation_id,omitempty"`
+	Content        []agent.Content `json:"content,omitempty"`
+	ClientID       string          `json:"client_id,omitempty"`
+
+	Query          string `json:"q,omitempty"` // search
+	SettingsFields        // create_conversation, update_conversation
+	OnBusy         string `json:"on_busy,omitempty"`    // send: reject, queue or interrupt
+	MessageID      string `json:"message_id,omitempty"` // cancel_queued, regenerate, edit, switch_branch
+
+	// approve
+	CallID    string          `json:"call_id,omitempty"`
+	Decision  string          `json:"decision,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	Branch    string          `json:"branch,omitempty"` // get_messages: "all" for every branch
+}
+
+// MaxRequestID caps the length of a request id.
+const MaxRequestID = 128
+
+// Decode parses a client frame. id is the request id when one could be
+// read, even if the rest of the frame is bad, so the error reply is still
+// correlated. Every failure is a bad_request *agent.Error.
+func Decode(b []byte) (cmd Command, id *string, err error) {
+	var head struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return Command{}, nil, agent.Errorf(agent.CodeBadRequest, "a command must be a JSON object like {\"op\":\"ping\",\"id\":\"1\"}: %s", JSONProblem(err))
+	}
+	if len(head.ID) == 0 || bytes.Equal(head.ID, []byte("null")) {
+		return Command{}, nil, agent.Errorf(agent.CodeBadRequest, "id is required: a string that the reply carries back")
+	}
+	var s string
+	if err := json.Unmarshal(head.ID, &s); err != nil {
+		return Command{}, nil, agent.Errorf(agent.CodeBadRequest, "id must be a string, got %s", agent.Shorten(string(head.ID), 40))
+	}
+	id = &s
+	if len(s) > MaxRequestID {
+		return Command{}, nil, agent.Errorf(agent.CodeBadRequest, "id is %d bytes long; at most %d are allowed", len(s), MaxRequestID)
+	}
+	if err := json.Unmarshal(b, &cmd); err != nil {
+		return Command{}, id, agent.Errorf(agent.CodeBadRequest, "bad command: %s", JSONProblem(err))
+	}
+	if err := cmd.Check(); err != nil {
+		return Command{}, id, err
+	}
+	return cmd, id, nil
+}
+
+// JSONProblem says what is wrong with a JSON document, for an error
+// message: the field and the type it must have when that is known.
+func JSONProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Sprintf("field %q must be %s, not %s", te.Field, te.Type.String(), te.Value)
+	}
+	return err.Error()
+}
+
+// Check verifies that a decoded command has the fields its op needs.
+func (c *Command) Check() error {
+	need := func(name, v string) error {
+		if v == "" {
+			return agent.Errorf(agent.CodeBadRequest, "%s needs %s", c.Op, name)
+		}
+		return nil
+	}
+	nonNeg := func(name string, v *int64) error {
+		if v != nil && *v < 0 {
+			return agent.Errorf(agent.CodeBadRequest, "%s must be 0 or more, got %d", name, *v)
+		}
+		return nil
+	}
+	switch c.Op {
+	case OpSubscribe:
+		switch c.Stream {
+		case "":
+			return agent.Errorf(agent.CodeBadRequest, "subscribe needs stream: \"all\", \"agent\" or \"conversation\"")
+		case "all", "agent":
+		case "conversation":
+			if err := need("conversation_id", c.ConversationID); err != nil {
+				return err
+			}
+		default:
+			return agent.Errorf(agent.CodeBadRequest, "stream must be \"all\", \"agent\" or \"conversation\", got %q", agent.Shorten(c.Stream, 40))
+		}
+		return nonNeg("after", c.After)
+	case OpUnsubscribe:
+		return need("sub", c.Sub)
+	case OpCreateConversation, OpListConversations, OpPing, OpListTools, OpSearch, OpListModels:
+		return nil
+	case OpUpdateConversation:
+		return need("conversation_id", c.ConversationID)
+	case OpGetConversation, OpInterrupt, OpDelete, OpCompact:
+		return need("conversation_id", c.ConversationID)
+	case OpGetMessages:
+		if err := need("conversation_id", c.ConversationID); err != nil {
+			return err
+		}
+		return nonNeg("after", c.After)
+	case OpSend:
+		if err := need("conversation_id", c.ConversationID); err != nil {
+			return err
+		}
+		if len(c.Content) == 0 {
+			return agent.Errorf(agent.CodeBadRequest, "send needs content, e.g. [{\"type\":\"text\",\"body\":\"hello\"}]")
+		}
+		return nil
+	case OpCancelQueued:
+		if err := need("conversation_id", c.ConversationID); err != nil {
+			return err
+		}
+		return need("message_id", c.MessageID)
+	case OpApprove:
+		if err := need("conversation_id", c.ConversationID); err != nil {
+			return err
+		}
+		if err := need("call_id", c.CallID); err != nil {
+			return err
+		}
+		return need("decision", c.Decision)
+	case OpRename:
+		if err := need("conversation_id", c.ConversationID); err != nil {
+			return err
+		}
+		if c.Title == nil {
+			return agent.Errorf(agent.CodeBadRequest, "rename needs title")
+		}
+		return nil
+	case OpRegenerate, OpEdit, OpSwitchBranch:
+		return c.checkBranch()
+	case "":
+		return agent.Errorf(agent.CodeBadRequest, "op is required, e.g. {\"op\":\"ping\",\"id\":\"1\"}")
+	}
+	return agent.Errorf(agent.CodeBadRequest, "unknown op %q; see docs/PROTOCOL.md for the list", agent.Shorten(c.Op, 40))
+}
+
+func (c *Command) checkBranch() error {
+	if c.ConversationID == "" {
+		return agent.Errorf(agent.CodeBadRequest, "%s needs conversation_id", c.Op)
+	}
+	if c.Op != OpRegenerate && c.MessageID == "" {
+		return agent.Errorf(agent.CodeBadRequest, "%s needs message_id", c.Op)
+	}
+	if c.Op == OpEdit && len(c.Content) == 0 {
+		return agent.Errorf(agent.CodeBadRequest, "edit needs content, e.g. [{\"type\":\"text\",\"body\":\"hello\"}]")
+	}
+	return nil
+}
+
+// Update is the change an update_conversation command asks for.
+func (c Command) Update() agent.Settings {
+	s := c.Settings()
+	s.Title = c.Title
+	return s
+}

@@ -1,0 +1,63 @@
+package protocol
+
+import (
+	"encoding/json"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// Bodies of the REST routes (the WebSocket op of the same name carries
+// the same fields in its Command).
+
+// SettingsFields are the settings a create_conversation or
+// update_conversation may carry; absent fields stay as they are.
+type SettingsFields struct {
+	Model        *string       `json:"model,omitempty"`
+	SystemPrompt *string       `json:"system_prompt,omitempty"`
+	Params       *agent.Params `json:"params,omitempty"`
+}
+
+// Settings is the change the fields ask for.
+func (f SettingsFields) Settings() agent.Settings {
+	return agent.Settings{Model: f.Model, SystemPrompt: f.SystemPrompt, Params: f.Params}
+}
+
+// CreateRequest is the body of create_conversation.
+type CreateRequest struct {
+	Title string `json:"title"`
+	Temp  bool   `json:"temp"`
+	SettingsFields
+}
+
+// UpdateRequest is the body of PATCH /agentik/conversations/{id} and the
+// fields of update_conversation.
+type UpdateRequest struct {
+	Title *string `json:"title,omitempty"`
+	SettingsFields
+}
+
+// RenameRequest is the body of rename.
+type RenameRequest struct {
+	Title *string `json:"title"`
+}
+
+// SendRequest is the body of send.
+type SendRequest struct {
+	Content  []agent.Content `json:"content"`
+	ClientID string          `json:"client_id"`
+	OnBusy   string          `json:"on_busy"` // reject (default), queue or interrupt
+}
+
+// ApproveRequest is the body of POST …/approve (the WS op's fields).
+type ApproveRequest struct {
+	CallID    string          `json:"call_id"`
+	Decision  string          `json:"decision"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+}
+
+// BranchRequest is the body of regenerate, edit and switch_branch.
+type BranchRequest struct {
+	MessageID string          `json:"message_id"`
+	Content   []agent.Content `json:"content"` // edit
+}
