@@ -64,7 +64,7 @@ func TestEverythingStdioNpx(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Start(t.Context(), cfg, Options{Logger: testLogger(t), RestartBackoff: 100 * time.Millisecond, CallTimeout: time.Second})
+	m, err := Start(t.Context(), cfg, Options{Logger: testLogger(t), RestartBackoff: 100 * time.Millisecond, CallTimeout: everythingIdle})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,11 +105,18 @@ func TestEverythingStdioNpx(t *testing.T) {
 	}
 }
 
-// longRunning calls a tool that runs 3s, reporting progress every 200ms,
-// with a CallTimeout of 1s: only progress keeps it alive.
+// everythingIdle is the idle call timeout of the server-everything tests.
+// longRunning's operation lasts twice as long (5 s) and reports progress
+// every 0.2 s, so it completes only if progress extends the call, and a
+// loaded machine may stall 2.5 s between two notifications before it
+// fails (1 s was exceeded at a load average of 20 on 2 cores).
+const everythingIdle = 2500 * time.Millisecond
+
+// longRunning calls a tool that runs 5 s with a CallTimeout of 2.5 s: only
+// progress keeps it alive.
 func longRunning(t *testing.T, m *Manager, server string) {
 	t.Helper()
-	got := mustCall(t, m, server+"__trigger-long-running-operation", `{"duration":3,"steps":15}`)
+	got := mustCall(t, m, server+"__trigger-long-running-operation", `{"duration":5,"steps":25}`)
 	if !strings.Contains(got, "completed") {
 		t.Errorf("long running operation = %q", got)
 	}
@@ -165,7 +172,7 @@ func TestEverythingHTTP(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			base := startEverythingHTTP(t, entry, tt.mode)
-			m := start(t, remoteConfig(t, tt.typ, base+tt.path, "unused"), Options{CallTimeout: time.Second})
+			m := start(t, remoteConfig(t, tt.typ, base+tt.path, "unused"), Options{CallTimeout: everythingIdle})
 			ts := waitState(t, m, "r", agent.ToolServerReady, 30*time.Second)
 			if ts.Transport != tt.transport {
 				t.Errorf("transport = %s, want %s", ts.Transport, tt.transport)
