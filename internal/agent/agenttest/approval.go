@@ -2,6 +2,7 @@ package agenttest
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,11 @@ func ApprovalContract(t *testing.T, st agent.Store) {
 		t.Fatal(err)
 	}
 	waiting("a", "c")
+	if list, _, err := st.Conversations(ctx, 0, 100); err != nil || !slices.ContainsFunc(list, func(c agent.Conversation) bool {
+		return c.ID == cid && strings.Join(c.Waiting, ",") == "a,c"
+	}) {
+		t.Fatalf("the list %+v, %v does not show the waiting calls a, c", list, err)
+	}
 	_, err := decide("zz", true, "")
 	wantCode(err, agent.CodeNotFound)
 	_, err = decide("b", true, "")
