@@ -457,3 +457,50 @@ func TestApprovalWhileParking(t *testing.T) {
 		t.Errorf("last message %+v, want the answer after the tool", last)
 	}
 }
+
+// TestSendWhileWaiting: a send to a conversation whose turn waits for
+// approval is busy, saying so (no second turn starts beside the waiting
+// one, temp conversations included); queued, it runs after the turn.
+func TestSendWhileWaiting(t *testing.T) {
+	for _, temp := range []bool{false, true} {
+		g, _ := approvalRig(t)
+		c := g.create(temp)
+		ctx := context.Background()
+		g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "s1", Name: "calc__add", Arguments: `{}`}}})
+		if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+			t.Fatal(err)
+		}
+		waitWaiting(t, g.r, c.ID, 1)
+		_, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("meanwhile")}, "")
+		if !errors.Is(err, agent.ErrBusy) || !strings.Contains(err.Error(), "approval") || strings.Contains(err.Error(), "another instance") {
+			t.Errorf("temp %v: send while waiting: %v, want busy saying the turn waits for approval", temp, err)
+		}
+		if w := waitWaiting(t, g.r, c.ID, 1); !w.Running {
+			t.Errorf("temp %v: after the refused send: %+v", temp, w)
+		}
+		if hist := g.history(c); len(hist) != 2 {
+			t.Errorf("temp %v: history %+v, want the user message and the tool call only", temp, hist)
+		}
+		res, err := g.r.SendBusy(ctx, c.ID, []agent.Content{agent.Text("later")}, "", agent.OnBusyQueue)
+		if err != nil || !res.Queued {
+			t.Fatalf("temp %v: queued send while waiting: %+v, %v", temp, res, err)
+		}
+		g.fake.Enqueue(llmtest.Reply{Text: "added"})
+		g.fake.Enqueue(llmtest.Reply{Text: "and later"})
+		if err := g.r.Approve(ctx, c.ID, agent.ApprovalInput{CallID: "s1", Decision: "approve"}); err != nil {
+			t.Fatal(err)
+		}
+		waitIdle(t, g.r, c.ID)
+		for range 500 {
+			if cc, _ := g.r.Conversation(ctx, c.ID); cc.Queued == 0 && !cc.Running {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		waitIdle(t, g.r, c.ID)
+		hist := g.history(c)
+		if last := hist[len(hist)-1]; last.Type != agent.MessageAssistant || last.Content[0].Body != "and later" {
+			t.Errorf("temp %v: last message %+v, want the queued send's answer", temp, last)
+		}
+	}
+}

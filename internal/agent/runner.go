@@ -432,6 +432,11 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 		r.mu.Unlock()
 		return SendResult{}, errClosed
 	}
+	if c.Running && len(c.Waiting) > 0 {
+		// Parked: no goroutine runs it, but it is the conversation's turn.
+		r.mu.Unlock()
+		return SendResult{}, Errorf(CodeBusy, "the turn in conversation %s waits for approval of %d tool call(s): approve or deny them, or interrupt the turn (or send with on_busy \"queue\")", id, len(c.Waiting))
+	}
 	if c.Running && !c.Temp && r.turns[id] == nil {
 		r.mu.Unlock()
 		return SendResult{}, Errorf(CodeBusy, "a turn is running in conversation %s on another instance; wait for it to end", id)
