@@ -50,6 +50,7 @@ type ConversationItem struct {
 	Title   string
 	Temp    bool
 	Running bool
+	Waiting bool // a tool call waits for a person's decision
 	Current bool
 }
 
@@ -118,7 +119,7 @@ type Image struct {
 func ConversationItems(cs []agent.Conversation, current string) []ConversationItem {
 	items := make([]ConversationItem, 0, len(cs))
 	for _, c := range cs {
-		items = append(items, ConversationItem{ID: c.ID, Title: Title(c.Title), Temp: c.Temp, Running: c.Running, Current: c.ID == current})
+		items = append(items, ConversationItem{ID: c.ID, Title: Title(c.Title), Temp: c.Temp, Running: c.Running, Waiting: len(c.Waiting) > 0, Current: c.ID == current})
 	}
 	return items
 }

@@ -55,7 +55,7 @@ func boot(t *testing.T, doc *goquery.Document) Boot {
 
 func TestNewChatPage(t *testing.T) {
 	p := basePage()
-	p.Conversations = ConversationItems([]agent.Conversation{{ID: "a", Title: "First"}, {ID: "b", Running: true, Temp: true}}, "")
+	p.Conversations = ConversationItems([]agent.Conversation{{ID: "a", Title: "First"}, {ID: "b", Running: true, Temp: true, Waiting: []string{"call1"}}}, "")
 	doc := render(t, p)
 
 	if got := byID(doc, "empty-state").Length(); got != 1 {
@@ -80,6 +80,12 @@ func TestNewChatPage(t *testing.T) {
 	}
 	if second.AttrOr("data-running", "") != "true" || second.AttrOr("data-temp", "") != "true" {
 		t.Errorf("running/temp attributes missing: %v", second.Nodes[0].Attr)
+	}
+	if second.AttrOr("data-waiting", "") != "true" || items.Eq(0).AttrOr("data-waiting", "") != "false" {
+		t.Errorf("data-waiting %q and %q, want true for the conversation with a waiting call only", second.AttrOr("data-waiting", ""), items.Eq(0).AttrOr("data-waiting", ""))
+	}
+	if got := strings.TrimSpace(second.Find(`[data-testid="waiting-badge"]`).Text()); got != "Needs approval" {
+		t.Errorf("waiting badge %q", got)
 	}
 	if got := second.Find("a").AttrOr("href", ""); got != "/c/b" {
 		t.Errorf("href = %q", got)

@@ -2,7 +2,8 @@
 // the "agent" stream live (no cursor: it reloads the list on every connect),
 // so conversations created, renamed, deleted or started from any tab or
 // client show up at once, with a running indicator (turn_started and
-// turn_ended), without receiving every token of every conversation.
+// turn_ended) and a "Needs approval" mark while a tool call waits for a
+// decision (waiting), without receiving every token of every conversation.
 import { clone, setAttrs } from './message.js';
 
 export const UNTITLED = 'New chat';
@@ -59,7 +60,7 @@ export class Sidebar {
   // render fills the templ-rendered row template (web/sidebar.templ).
   render(c) {
     const li = clone('tpl-conversation');
-    setAttrs(li, { 'data-id': c.id, 'data-running': String(!!c.running), 'data-temp': c.temp ? 'true' : null });
+    setAttrs(li, { 'data-id': c.id, 'data-running': String(!!c.running), 'data-waiting': String((c.waiting || []).length > 0), 'data-temp': c.temp ? 'true' : null });
     const a = li.querySelector('a');
     setAttrs(a, { href: `/c/${encodeURIComponent(c.id)}`, 'aria-current': c.id === this.current ? 'page' : null });
     li.querySelector('.conv-title').textContent = c.title || UNTITLED;
@@ -94,6 +95,13 @@ export class Sidebar {
     if (!li) return;
     li.dataset.running = String(running);
     if (running && li !== this.list.firstElementChild) this.list.prepend(li);
+  }
+
+  // setWaiting marks a conversation whose tool call waits for a decision
+  // (the badge is web/sidebar.templ's; CSS shows it).
+  setWaiting(id, waiting) {
+    const li = this.item(id);
+    if (li) li.dataset.waiting = String(waiting);
   }
 
   // refresh reloads the whole list (after every connect).
@@ -148,6 +156,10 @@ export class Sidebar {
           break;
         case 'turn_ended':
           this.setRunning(ev.conversation_id, false);
+          this.setWaiting(ev.conversation_id, false);
+          break;
+        case 'waiting':
+          this.setWaiting(ev.conversation_id, (ev.waiting || []).length > 0);
           break;
         default:
       }

@@ -40,6 +40,9 @@ type config struct {
 	WebhookSecret  []byte   // decoded whsec_ secret
 	Providers      string   // path of the providers file (AGENTIK_PROVIDERS)
 	Titles         string   // model, first_line, or "" (model when a model is configured)
+	// ApprovalTimeout (AGENTIK_APPROVAL_TIMEOUT) denies a tool call that
+	// waited longer for a person's decision; 0: it waits until decided.
+	ApprovalTimeout time.Duration
 }
 
 const usageText = `agentik — a runtime for LLM agents
@@ -61,6 +64,7 @@ Settings (environment; a flag overrides its variable):
   --event-ttl       AGENTIK_EVENT_TTL        how long events are kept (default 168h; messages are kept forever)
   --max-answer-bytes AGENTIK_MAX_ANSWER_BYTES cap on one model answer (default 1048576); past it the turn ends with an error
                     AGENTIK_API_KEYS         comma-separated API keys; when set, every route needs one
+                    AGENTIK_APPROVAL_TIMEOUT deny a tool call that waits longer for approval, e.g. 10m (default: none)
   --allowed-hosts   AGENTIK_ALLOWED_HOSTS    extra Host names to accept (comma-separated; loopback always)
   --allowed-origins AGENTIK_ALLOWED_ORIGINS  extra Origin hosts to accept (comma-separated, * wildcards)
                     AGENTIK_TRUSTED_PROXIES  reverse proxies (comma-separated IPs or CIDRs) whose
@@ -140,6 +144,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		c.ContextWindow = n
 	}
 	c.SummaryModel = strings.TrimSpace(getenv("AGENTIK_SUMMARY_MODEL"))
+	if v := strings.TrimSpace(getenv("AGENTIK_APPROVAL_TIMEOUT")); v != "" && v != "0" && v != "off" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			return c, fmt.Errorf("AGENTIK_APPROVAL_TIMEOUT must be a duration of 1s or more like 10m (or 0 or off for none), got %q", v)
+		}
+		c.ApprovalTimeout = d
+	}
 	for _, p := range splitList(getenv("AGENTIK_TRUSTED_PROXIES")) {
 		pfx, err := netip.ParsePrefix(p)
 		if err != nil {

@@ -266,6 +266,9 @@ func TestConfig(t *testing.T) {
 		{"bad context window", nil, env("AGENTIK_CONTEXT_WINDOW", "8k"), "", "", "AGENTIK_CONTEXT_WINDOW"},
 		{"tiny context window", nil, env("AGENTIK_CONTEXT_WINDOW", "100"), "", "", "AGENTIK_CONTEXT_WINDOW"},
 		{"context window", nil, env("AGENTIK_CONTEXT_WINDOW", "32768"), "127.0.0.1:8080", "sqlite:./agentik.db", ""},
+		{"bad approval timeout", nil, env("AGENTIK_APPROVAL_TIMEOUT", "ten minutes"), "", "", "AGENTIK_APPROVAL_TIMEOUT"},
+		{"negative approval timeout", nil, env("AGENTIK_APPROVAL_TIMEOUT", "-5m"), "", "", "AGENTIK_APPROVAL_TIMEOUT"},
+		{"tiny approval timeout", nil, env("AGENTIK_APPROVAL_TIMEOUT", "10ms"), "", "", "AGENTIK_APPROVAL_TIMEOUT"},
 		{"negative answer cap", []string{"--max-answer-bytes", "-1"}, env(), "", "", "max-answer-bytes"},
 		{"bad addr", []string{"--addr", "8080"}, env(), "", "", "host:port"},
 		{"bad webhook url", nil, env("AGENTIK_WEBHOOKS", "http://ok.example/x,ftp://nope", "AGENTIK_WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"), "", "", "AGENTIK_WEBHOOKS"},
@@ -316,6 +319,26 @@ func TestHelp(t *testing.T) {
 	for _, want := range []string{"AGENTIK_ADDR", "AGENTIK_DB", "OPENAI_BASE_URL", "AGENTIK_MCP_CONFIG", "AGENTIK_API_KEYS", "AGENTIK_EVENT_TTL"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("--help does not mention %s", want)
+		}
+	}
+}
+
+func TestApprovalTimeoutConfig(t *testing.T) {
+	for _, tt := range []struct {
+		value string
+		want  time.Duration
+	}{{"", 0}, {"0", 0}, {"off", 0}, {"10m", 10 * time.Minute}, {" 90s ", 90 * time.Second}} {
+		c, err := parseConfig(nil, func(k string) string {
+			if k == "AGENTIK_APPROVAL_TIMEOUT" {
+				return tt.value
+			}
+			return ""
+		}, io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.value, err)
+		}
+		if c.ApprovalTimeout != tt.want {
+			t.Errorf("AGENTIK_APPROVAL_TIMEOUT=%q: got %v, want %v", tt.value, c.ApprovalTimeout, tt.want)
 		}
 	}
 }

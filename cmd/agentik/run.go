@@ -183,7 +183,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 
 	var tools *tool.Manager
 	rcfg := agent.Config{Model: model, SystemPrompt: cfg.SystemPrompt, MaxAnswerBytes: cfg.MaxAnswerBytes, Logger: log, Unavailable: unavailable,
-		TurnContext: tel.TurnContext, SummaryModel: cfg.SummaryModel, Titles: cfg.Titles}
+		TurnContext: tel.TurnContext, SummaryModel: cfg.SummaryModel, Titles: cfg.Titles, ApprovalTimeout: cfg.ApprovalTimeout}
 	if providers != nil {
 		rcfg.Catalog = providers
 		rcfg.Windows = providers // the window follows each conversation's model

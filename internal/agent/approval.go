@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Decisions of an approval.
@@ -30,6 +31,9 @@ type PendingCall struct {
 	Decided, Approved       bool
 	Edited                  string // arguments the approver gave instead; "" for none
 	Reason                  string
+	// Requested is when the round was parked: the approval timeout counts
+	// from it, across restarts (zero for a round stored before it was kept).
+	Requested time.Time
 }
 
 // Decision is one approve or deny of a waiting call.
@@ -68,14 +72,16 @@ func (t *turn) mustWait(calls []ToolCall) bool {
 func (t *turn) park(calls []ToolCall) error {
 	var pend []PendingCall
 	var recs []*Record
+	now := t.r.now()
 	for _, c := range calls {
-		p := PendingCall{CallID: c.ID, Name: c.Name, Arguments: c.Arguments, Needs: t.r.needsApproval(c.Name)}
+		p := PendingCall{CallID: c.ID, Name: c.Name, Arguments: c.Arguments, Needs: t.r.needsApproval(c.Name), Requested: now}
 		pend = append(pend, p)
 		if p.Needs {
 			recs = append(recs, &Record{Event: t.r.event(t.conv.ID, Event{Type: EventApprovalRequest, CallID: c.ID, Name: c.Name, Arguments: c.Arguments})})
 		}
 	}
 	recs[0].Wait = pend
+	recs = append(recs, t.r.waitingRecord(t.conv.ID))
 	if err := t.emitRecs(recs...); err != nil {
 		return err
 	}
@@ -84,13 +90,22 @@ func (t *turn) park(calls []ToolCall) error {
 	if t.ctx.Err() != nil && !errors.Is(context.Cause(t.ctx), errShutdown) {
 		recs := t.r.waitEndRecords(t.conv.ID, pend)
 		recs[0].EndWait = true
+		recs = append(recs, t.r.waitingRecord(t.conv.ID))
 		if err := t.emitRecs(recs...); err != nil {
 			return err
 		}
 		return context.Cause(t.ctx)
 	}
-	t.r.log.Info("turn_waiting", "conversation_id", t.conv.ID, "calls", len(recs))
+	t.r.log.Info("turn_waiting", "conversation_id", t.conv.ID, "calls", len(recs)-1)
+	t.r.watchWait(t.ctx, t.conv.ID, now)
 	return errParked
+}
+
+// waitingRecord is the waiting agent event of conversation id; the store
+// fills in the calls that wait as of its place in the batch, so it follows
+// the record that changed them.
+func (r *Runner) waitingRecord(id string) *Record {
+	return &Record{Event: r.agentEvent(AgentEvent{Type: AgentWaiting, ConversationID: id})}
 }
 
 // waitEndRecords give each waiting call an interrupted result.
@@ -175,7 +190,7 @@ func (r *Runner) Approve(ctx context.Context, id string, in ApprovalInput) error
 	}
 	dec := &Decision{CallID: in.CallID, Approve: in.Decision == DecisionApprove, Arguments: edited, Reason: in.Reason}
 	ev := Event{Type: EventApproval, CallID: in.CallID, Decision: in.Decision, Reason: in.Reason, Arguments: edited}
-	if err := st.Append(ctx, &Record{Event: r.event(id, ev), Decide: dec}); err != nil {
+	if err := st.Append(ctx, &Record{Event: r.event(id, ev), Decide: dec}, r.waitingRecord(id)); err != nil {
 		return fmt.Errorf("approve: %w", err)
 	}
 	if dec.Last {
@@ -204,6 +219,9 @@ func (r *Runner) resumeTurn(ctx context.Context, id string) {
 		// The goroutine that parked the round may not have exited yet
 		// when a quick decision arrives: wait for it, or nobody resumes.
 		r.mu.Unlock()
+		if h := r.hooks.resumeWaits; h != nil {
+			h(id)
+		}
 		select {
 		case <-prev.done:
 		case <-ctx.Done():
@@ -243,7 +261,7 @@ func (r *Runner) endWaiting(ctx context.Context, c Conversation) (bool, error) {
 		return false, nil
 	}
 	recs[0].EndWait = true
-	recs = append(recs, &Record{Event: r.event(c.ID, Event{Type: EventInterrupted})})
+	recs = append(recs, r.waitingRecord(c.ID), &Record{Event: r.event(c.ID, Event{Type: EventInterrupted})})
 	recs = append(recs, r.endRecords(c.ID, nil)...)
 	if err := st.Append(ctx, recs...); err != nil {
 		if errors.Is(err, ErrConflict) {
@@ -267,6 +285,8 @@ func (r *Runner) recoverWaiting(ctx context.Context, c Conversation) (bool, erro
 	}
 	if len(c.Waiting) == 0 {
 		r.resumeTurn(context.WithoutCancel(ctx), c.ID)
+	} else {
+		r.watchWait(ctx, c.ID, pend[0].Requested)
 	}
 	return true, nil
 }
@@ -325,6 +345,9 @@ func (c *memConversation) applyApproval(rec *Record) {
 			}
 		}
 	}
+	if a := rec.Event.Agent; a != nil && a.Type == AgentWaiting {
+		a.Waiting = append([]string{}, c.conv.Waiting...)
+	}
 	if d := rec.Decide; d != nil {
 		for i := range c.pending {
 			if p := &c.pending[i]; p.CallID == d.CallID {
@@ -342,5 +365,80 @@ func (c *memConversation) applyApproval(rec *Record) {
 	}
 	if id := rec.Resolve; id != "" && c.resolved != nil {
 		c.resolved[id] = true // kept: a late decision is a conflict
+	}
+}
+
+// watchWait arms the approval timeout of conversation id's waiting round,
+// whose calls were requested at requested (zero: unknown, counted from
+// now). One timer per conversation: a later round is seen when it fires.
+func (r *Runner) watchWait(ctx context.Context, id string, requested time.Time) {
+	limit := r.cfg.ApprovalTimeout
+	if limit <= 0 {
+		return
+	}
+	if requested.IsZero() {
+		requested = r.now()
+	}
+	deadline := requested.Add(limit)
+	ctx = context.WithoutCancel(ctx)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.timers[id] != nil {
+		return
+	}
+	w := &waitTimer{}
+	r.timers[id] = w
+	w.stop = r.afterFunc(deadline.Sub(r.now()), func() { r.expireWait(ctx, id, deadline, w) })
+}
+
+// waitTimer is the armed approval timeout of one conversation.
+type waitTimer struct{ stop func() bool }
+
+// expireWait denies the calls of conversation id that still wait once
+// their deadline has passed, with a reason the model reads; the last
+// denial resumes the turn, as a person's would. A round requested later
+// than the one the timer was armed for arms a timer of its own.
+func (r *Runner) expireWait(ctx context.Context, id string, deadline time.Time, w *waitTimer) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	if r.timers[id] == w {
+		delete(r.timers, id)
+	}
+	r.wg.Add(1)
+	r.mu.Unlock()
+	defer r.wg.Done()
+	pend, err := r.storeOf(id).Pending(ctx, id)
+	if err != nil {
+		if !errors.Is(err, ErrNotFound) {
+			r.log.Error("approval_timeout_failed", "conversation_id", id, "err", err)
+		}
+		return
+	}
+	limit := r.cfg.ApprovalTimeout
+	for _, p := range pend {
+		if !p.Needs || p.Decided {
+			continue
+		}
+		due := deadline
+		if !p.Requested.IsZero() {
+			due = p.Requested.Add(limit)
+		}
+		if r.now().Before(due) {
+			r.watchWait(ctx, id, due.Add(-limit)) // a later round, or an early timer
+			return
+		}
+		in := ApprovalInput{CallID: p.CallID, Decision: DecisionDeny, Reason: fmt.Sprintf("approval timed out after %s", limit)}
+		err := r.Approve(ctx, id, in)
+		switch {
+		case err == nil:
+			r.log.Info("approval_timed_out", "conversation_id", id, "call_id", p.CallID)
+		case errors.Is(err, ErrConflict), errors.Is(err, ErrNotFound):
+			// Decided or ended meanwhile.
+		default:
+			r.log.Error("approval_timeout_failed", "conversation_id", id, "call_id", p.CallID, "err", err)
+		}
 	}
 }

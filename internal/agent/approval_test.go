@@ -2,12 +2,16 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
@@ -152,6 +156,351 @@ func TestApprovalDenyAndInterrupt(t *testing.T) {
 		hist := g.history(c)
 		if last := hist[len(hist)-1]; last.Type != agent.MessageToolResult || !last.IsError {
 			t.Errorf("last message %+v, want the interrupted tool result", last)
+		}
+	}
+}
+
+// nextWaiting returns the waiting list of the next waiting agent event of
+// sub, as JSON.
+func nextWaiting(t *testing.T, ctx context.Context, sub *broker.Sub, id string) string {
+	t.Helper()
+	for {
+		it, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("no waiting event: %v", err)
+		}
+		if it.CaughtUp {
+			continue
+		}
+		ev, err := it.Event.Decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := ev.Agent; a != nil && a.Type == agent.AgentWaiting && a.ConversationID == id {
+			var w struct {
+				Event struct {
+					Waiting json.RawMessage `json:"waiting"`
+				} `json:"event"`
+			}
+			if err := json.Unmarshal(it.Event.JSON, &w); err != nil {
+				t.Fatal(err)
+			}
+			return string(w.Event.Waiting)
+		}
+	}
+}
+
+// TestApprovalWaitingAgentEvents: the agent stream says which calls of a
+// conversation wait each time that changes: when a round parks, after
+// each decision (the last leaves []), and when an interrupt ends the wait;
+// in stored and temp conversations alike.
+func TestApprovalWaitingAgentEvents(t *testing.T) {
+	for _, temp := range []bool{false, true} {
+		g, _ := approvalRig(t)
+		c := g.create(temp)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamAgent}, -1, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "w1", Name: "calc__add", Arguments: `{}`}, {ID: "w2", Name: "calc__add", Arguments: `{}`}}})
+		g.fake.Enqueue(llmtest.Reply{Text: "done"})
+		if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+			t.Fatal(err)
+		}
+		if got := nextWaiting(t, ctx, sub, c.ID); got != `["w1","w2"]` {
+			t.Fatalf("temp %v: parked: waiting %s", temp, got)
+		}
+		if err := g.r.Approve(ctx, c.ID, agent.ApprovalInput{CallID: "w2", Decision: "deny"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := nextWaiting(t, ctx, sub, c.ID); got != `["w1"]` {
+			t.Fatalf("temp %v: after one decision: waiting %s", temp, got)
+		}
+		if err := g.r.Approve(ctx, c.ID, agent.ApprovalInput{CallID: "w1", Decision: "approve"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := nextWaiting(t, ctx, sub, c.ID); got != `[]` {
+			t.Fatalf("temp %v: after the last decision: waiting %s", temp, got)
+		}
+		waitIdle(t, g.r, c.ID)
+
+		g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "w3", Name: "calc__add", Arguments: `{}`}}})
+		if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("again")}, ""); err != nil {
+			t.Fatal(err)
+		}
+		if got := nextWaiting(t, ctx, sub, c.ID); got != `["w3"]` {
+			t.Fatalf("temp %v: parked again: waiting %s", temp, got)
+		}
+		if _, err := g.r.Interrupt(ctx, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		if got := nextWaiting(t, ctx, sub, c.ID); got != `[]` {
+			t.Fatalf("temp %v: after the interrupt: waiting %s", temp, got)
+		}
+	}
+}
+
+// fakeTimers is an injected clock with timers the test fires.
+type fakeTimers struct {
+	mu     sync.Mutex
+	now    time.Time
+	armed  []fakeTimer
+	notify chan struct{} // gets a value per armed timer
+}
+
+type fakeTimer struct {
+	at time.Time
+	f  func()
+}
+
+func newFakeTimers() *fakeTimers {
+	return &fakeTimers{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), notify: make(chan struct{}, 16)}
+}
+
+func (c *fakeTimers) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeTimers) AfterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	c.armed = append(c.armed, fakeTimer{at: c.now.Add(d), f: f})
+	c.mu.Unlock()
+	c.notify <- struct{}{}
+	return func() bool { return true }
+}
+
+func (c *fakeTimers) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// next waits for the next armed timer and returns when it is due, then
+// runs it (in the caller, as a timer's goroutine would).
+func (c *fakeTimers) next(t *testing.T) (at time.Time, fire func()) {
+	t.Helper()
+	select {
+	case <-c.notify:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no timer was armed")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tm := c.armed[0]
+	c.armed = c.armed[1:]
+	return tm.at, tm.f
+}
+
+func (c *fakeTimers) pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.armed)
+}
+
+// timeoutRig is an approval rig with AGENTIK_APPROVAL_TIMEOUT's setting
+// and the clock of clk.
+func timeoutRig(t *testing.T, limit time.Duration, clk *fakeTimers) (*rig, *fakeTools) {
+	tools := &fakeTools{}
+	fake, url := llmtest.NewHTTPServer(t)
+	g := &rig{t: t, dbPath: t.TempDir() + "/agentik.db", fake: fake, url: url, tools: tools,
+		approval: func(name string) bool { return name == "calc__add" },
+		configure: func(c *agent.Config, _ llm.Config) {
+			c.ApprovalTimeout, c.Now, c.AfterFunc = limit, clk.Now, clk.AfterFunc
+		}}
+	g.open()
+	t.Cleanup(g.close)
+	return g, tools
+}
+
+// TestApprovalTimeout: a call that waits past the timeout is denied with a
+// reason the model reads; a timer that fires early (the clock says the
+// deadline has not come) arms again for the rest.
+func TestApprovalTimeout(t *testing.T) {
+	clk := newFakeTimers()
+	g, tools := timeoutRig(t, time.Minute, clk)
+	c := g.create(false)
+	ctx := context.Background()
+	start := clk.Now()
+	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "t1", Name: "calc__add", Arguments: `{}`}}})
+	g.fake.Enqueue(llmtest.Reply{Text: "no answer, then"})
+	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	at, fire := clk.next(t)
+	if want := start.Add(time.Minute); !at.Equal(want) {
+		t.Fatalf("timer due %v, want %v (the request time plus the timeout)", at, want)
+	}
+	waitWaiting(t, g.r, c.ID, 1)
+	clk.advance(30 * time.Second)
+	fire() // early: nothing is decided
+	if w := waitWaiting(t, g.r, c.ID, 1); !w.Running {
+		t.Fatalf("after an early timer: %+v", w)
+	}
+	at, fire = clk.next(t)
+	if want := start.Add(time.Minute); !at.Equal(want) {
+		t.Fatalf("re-armed timer due %v, want %v", at, want)
+	}
+	clk.advance(31 * time.Second)
+	fire()
+	waitIdle(t, g.r, c.ID)
+	if got := g.lastToolMessages(); len(got) != 1 || !strings.Contains(got[0], "approval timed out after 1m0s") {
+		t.Errorf("the model saw %q, want the timeout", got)
+	}
+	if len(tools.calls) != 0 {
+		t.Errorf("a timed-out tool ran: %v", tools.calls)
+	}
+	var saw bool
+	for _, m := range g.history(c) {
+		if m.Type == agent.MessageToolResult && m.CallID == "t1" && m.IsError && strings.Contains(m.Result, "timed out") {
+			saw = true
+		}
+	}
+	if !saw {
+		t.Errorf("history %+v has no timed-out result", g.history(c))
+	}
+	if err := g.r.Approve(ctx, c.ID, agent.ApprovalInput{CallID: "t1", Decision: "approve"}); !errors.Is(err, agent.ErrConflict) {
+		t.Errorf("approve after the timeout: %v, want conflict", err)
+	}
+	if n := clk.pending(); n != 0 {
+		t.Errorf("%d timers armed after the turn ended", n)
+	}
+}
+
+// TestApprovalTimeoutAcrossRestart: the deadline counts from the stored
+// request time. A restart before it arms the rest of the time; a deadline
+// that passed while the server was down denies at start.
+func TestApprovalTimeoutAcrossRestart(t *testing.T) {
+	clk := newFakeTimers()
+	g, tools := timeoutRig(t, time.Minute, clk)
+	c := g.create(false)
+	ctx := context.Background()
+	start := clk.Now()
+	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "r1", Name: "calc__add", Arguments: `{}`}}})
+	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	clk.next(t) // armed by the park, never fired
+	waitWaiting(t, g.r, c.ID, 1)
+
+	g.close()
+	clk.advance(20 * time.Second)
+	g.open()
+	at, _ := clk.next(t) // armed by recovery
+	if want := start.Add(time.Minute); !at.Equal(want) {
+		t.Fatalf("after a restart the timer is due %v, want %v (from the stored request time)", at, want)
+	}
+	waitWaiting(t, g.r, c.ID, 1)
+
+	g.close()
+	clk.advance(5 * time.Minute) // the deadline passes while the server is down
+	g.fake.Enqueue(llmtest.Reply{Text: "it timed out"})
+	g.open()
+	at, fire := clk.next(t)
+	if !at.Before(clk.Now()) {
+		t.Fatalf("after a long restart the timer is due %v, want before now %v", at, clk.Now())
+	}
+	fire()
+	waitIdle(t, g.r, c.ID)
+	if got := g.lastToolMessages(); len(got) != 1 || !strings.Contains(got[0], "approval timed out after 1m0s") {
+		t.Errorf("the model saw %q, want the timeout", got)
+	}
+	if len(tools.calls) != 0 {
+		t.Errorf("a timed-out tool ran: %v", tools.calls)
+	}
+}
+
+// TestApprovalWhileParking: a decision that arrives while the goroutine
+// that parked the round has not exited yet waits for it, then resumes the
+// turn: the tool runs exactly once and the decision is not lost.
+func TestApprovalWhileParking(t *testing.T) {
+	g, tools := approvalRig(t)
+	c := g.create(false)
+	ctx := context.Background()
+	resumeWaits := make(chan struct{}, 1)
+	approved := make(chan error, 1)
+	agent.SetRaceHooks(g.r, func(id string) {
+		// The round is stored as waiting; this goroutine is still the
+		// conversation's turn. Decide now, and let it exit only once the
+		// decision is stored and its resume has seen the turn (or, without
+		// the wait, gave up on it).
+		go func() {
+			approved <- g.r.Approve(ctx, id, agent.ApprovalInput{CallID: "p1", Decision: "approve"})
+		}()
+		select {
+		case <-resumeWaits:
+		case err := <-approved:
+			approved <- err
+		}
+	}, func(string) { resumeWaits <- struct{}{} })
+	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "p1", Name: "calc__add", Arguments: `{"a":1}`}}})
+	g.fake.Enqueue(llmtest.Reply{Text: "done"})
+	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-approved; err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, g.r, c.ID)
+	tools.mu.Lock()
+	calls := strings.Join(tools.calls, ";")
+	tools.mu.Unlock()
+	if calls != `calc__add {"a":1}` {
+		t.Errorf("tool calls %q, want exactly one", calls)
+	}
+	hist := g.history(c)
+	if last := hist[len(hist)-1]; last.Type != agent.MessageAssistant || last.Content[0].Body != "done" {
+		t.Errorf("last message %+v, want the answer after the tool", last)
+	}
+}
+
+// TestSendWhileWaiting: a send to a conversation whose turn waits for
+// approval is busy, saying so (no second turn starts beside the waiting
+// one, temp conversations included); queued, it runs after the turn.
+func TestSendWhileWaiting(t *testing.T) {
+	for _, temp := range []bool{false, true} {
+		g, _ := approvalRig(t)
+		c := g.create(temp)
+		ctx := context.Background()
+		g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "s1", Name: "calc__add", Arguments: `{}`}}})
+		if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+			t.Fatal(err)
+		}
+		waitWaiting(t, g.r, c.ID, 1)
+		_, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("meanwhile")}, "")
+		if !errors.Is(err, agent.ErrBusy) || !strings.Contains(err.Error(), "approval") || strings.Contains(err.Error(), "another instance") {
+			t.Errorf("temp %v: send while waiting: %v, want busy saying the turn waits for approval", temp, err)
+		}
+		if w := waitWaiting(t, g.r, c.ID, 1); !w.Running {
+			t.Errorf("temp %v: after the refused send: %+v", temp, w)
+		}
+		if hist := g.history(c); len(hist) != 2 {
+			t.Errorf("temp %v: history %+v, want the user message and the tool call only", temp, hist)
+		}
+		res, err := g.r.SendBusy(ctx, c.ID, []agent.Content{agent.Text("later")}, "", agent.OnBusyQueue)
+		if err != nil || !res.Queued {
+			t.Fatalf("temp %v: queued send while waiting: %+v, %v", temp, res, err)
+		}
+		g.fake.Enqueue(llmtest.Reply{Text: "added"})
+		g.fake.Enqueue(llmtest.Reply{Text: "and later"})
+		if err := g.r.Approve(ctx, c.ID, agent.ApprovalInput{CallID: "s1", Decision: "approve"}); err != nil {
+			t.Fatal(err)
+		}
+		waitIdle(t, g.r, c.ID)
+		for range 500 {
+			if cc, _ := g.r.Conversation(ctx, c.ID); cc.Queued == 0 && !cc.Running {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		waitIdle(t, g.r, c.ID)
+		hist := g.history(c)
+		if last := hist[len(hist)-1]; last.Type != agent.MessageAssistant || last.Content[0].Body != "and later" {
+			t.Errorf("temp %v: last message %+v, want the queued send's answer", temp, last)
 		}
 	}
 }

@@ -84,19 +84,26 @@ const (
 	// With head, it says the conversation's head moved to another branch
 	// (branch.go): clients reload its history.
 	AgentUpdated = "updated"
+	// AgentWaiting carries a conversation's tool calls waiting for a
+	// person's decision, each time that list changes (approval.go), so a
+	// list can mark the conversations that wait for someone; empty once
+	// none waits. The store fills Waiting as of the record's place in its
+	// batch.
+	AgentWaiting = "waiting"
 )
 
 // AgentEvent is a change to the set of conversations.
 type AgentEvent struct {
 	Type           string          `wire:"type,*"`
-	ConversationID string          `wire:"conversation_id,created,deleted,renamed,turn_started,turn_ended,updated"`
+	ConversationID string          `wire:"conversation_id,created,deleted,renamed,turn_started,turn_ended,updated,waiting"`
 	Title          string          `wire:"title,created?,renamed,updated?"`
 	Model          *string         `wire:"model,updated?"`
 	SystemPrompt   *string         `wire:"system_prompt,updated?"`
 	Params         *Params         `wire:"params,updated?"`
 	Head           string          `wire:"head,updated?"` // branch.go
 	Server         *ToolServer     `wire:"server,tool_server?"`
-	Raw            json.RawMessage `wire:"-raw"` // a type this version does not know
+	Waiting        []string        `wire:"waiting,waiting"` // call ids; [] when none waits
+	Raw            json.RawMessage `wire:"-raw"`            // a type this version does not know
 }
 
 // MarshalJSON implements json.Marshaler.

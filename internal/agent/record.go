@@ -51,6 +51,8 @@ type Record struct {
 	// when it was the last undecided one, and then makes this instance the
 	// turn's owner); Resolve drops a stored call once its result is
 	// written; EndWait fails with conflict unless the turn still waits.
+	// A record whose event is a waiting agent event gets the
+	// conversation's waiting call ids as of its place in the batch.
 	Wait    []PendingCall
 	Decide  *Decision
 	Resolve string

@@ -57,25 +57,43 @@ type Config struct {
 	// Approval, when set, says whether a call of the tool waits for a
 	// person's decision (see approval.go); nil: no call waits.
 	Approval func(toolName string) bool
+	// ApprovalTimeout, when above 0, denies a tool call that waited longer
+	// for a decision, with a reason the model reads; it counts from the
+	// stored request time, so a deadline that passed while the server was
+	// down is honoured at start. 0: calls wait until decided.
+	ApprovalTimeout time.Duration
+	// AfterFunc runs f in its own goroutine after d and returns what stops
+	// it (time.AfterFunc's Stop); injected with Now so tests fire timers
+	// themselves. nil: time.AfterFunc.
+	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 }
 
 // Runner runs conversations: it owns the running turns, keeps temp
 // conversations in a MemStore and the others in the Store, and is the only
 // place that decides what a turn emits.
 type Runner struct {
-	cfg     Config
-	log     *slog.Logger
-	now     Clock
-	temps   *MemStore
-	est     *estimator // prompt tokens, calibrated per conversation
-	windows Windows
+	cfg       Config
+	log       *slog.Logger
+	now       Clock
+	afterFunc func(time.Duration, func()) func() bool
+	temps     *MemStore
+	est       *estimator // prompt tokens, calibrated per conversation
+	windows   Windows
 
 	mu     sync.Mutex
-	turns  map[string]*turn // running turns by conversation id
-	held   map[string]int   // conversations whose queued sends must not start now (being deleted)
-	closed bool             // Close was called: no turn starts any more
-	quit   chan struct{}    // closed by Close: background work (titles) stops
-	wg     sync.WaitGroup   // running turn goroutines
+	turns  map[string]*turn      // running turns by conversation id
+	held   map[string]int        // conversations whose queued sends must not start now (being deleted)
+	timers map[string]*waitTimer // armed approval timeouts by conversation id (approval.go)
+	closed bool                  // Close was called: no turn starts any more
+	quit   chan struct{}         // closed by Close: background work (titles) stops
+	wg     sync.WaitGroup        // running turn goroutines
+
+	// hooks stop a turn at one side of a race, for tests (export_test.go);
+	// nil otherwise.
+	hooks struct {
+		parked      func(id string) // the goroutine that parked a round has not exited yet
+		resumeWaits func(id string) // a resume waits for that goroutine to exit
+	}
 }
 
 // NewRunner makes a Runner. Call Recover once before serving.
@@ -89,7 +107,7 @@ func NewRunner(cfg Config) *Runner {
 	if cfg.Unavailable == "" {
 		cfg.Unavailable = "no model is configured: set OPENAI_BASE_URL (and OPENAI_MODEL) for an OpenAI-compatible server, or OPENAI_API_KEY for OpenAI, or run Ollama on 127.0.0.1:11434, then restart agentik"
 	}
-	r := &Runner{cfg: cfg, log: cfg.Logger, now: cfg.Now, turns: map[string]*turn{}, held: map[string]int{}, est: newEstimator(), windows: cfg.Windows, quit: make(chan struct{})}
+	r := &Runner{cfg: cfg, log: cfg.Logger, now: cfg.Now, afterFunc: cfg.AfterFunc, turns: map[string]*turn{}, held: map[string]int{}, timers: map[string]*waitTimer{}, est: newEstimator(), windows: cfg.Windows, quit: make(chan struct{})}
 	if r.windows == nil {
 		r.windows = &memWindows{}
 	}
@@ -98,6 +116,9 @@ func NewRunner(cfg Config) *Runner {
 	}
 	if r.now == nil {
 		r.now = time.Now
+	}
+	if r.afterFunc == nil {
+		r.afterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
 	r.temps = NewMemStore(cfg.Temp, cfg.Publisher, r.now)
 	return r
@@ -117,6 +138,10 @@ func (r *Runner) Close(ctx context.Context) error {
 	r.closed = true
 	for _, t := range r.turns {
 		t.cancel(errShutdown)
+	}
+	for id, w := range r.timers {
+		w.stop() // one that fired already sees closed
+		delete(r.timers, id)
 	}
 	r.mu.Unlock()
 	done := make(chan struct{})
@@ -406,6 +431,11 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	if r.closed {
 		r.mu.Unlock()
 		return SendResult{}, errClosed
+	}
+	if c.Running && len(c.Waiting) > 0 {
+		// Parked: no goroutine runs it, but it is the conversation's turn.
+		r.mu.Unlock()
+		return SendResult{}, Errorf(CodeBusy, "the turn in conversation %s waits for approval of %d tool call(s): approve or deny them, or interrupt the turn (or send with on_busy \"queue\")", id, len(c.Waiting))
 	}
 	if c.Running && !c.Temp && r.turns[id] == nil {
 		r.mu.Unlock()

@@ -78,6 +78,9 @@ func (t *turn) run() {
 	switch {
 	case errors.Is(err, errParked): // the turn waits, stored; no end yet
 		err = nil
+		if h := t.r.hooks.parked; h != nil {
+			h(t.conv.ID)
+		}
 	case err == nil:
 		err = t.emitRecs(t.withContext(t.r.endRecords(t.conv.ID, t.usagePtr()))...)
 		if err == nil && t.title {

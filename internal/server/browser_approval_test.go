@@ -2,6 +2,11 @@ package server_test
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -43,5 +48,66 @@ func TestBrowserApproveFromSecondTab(t *testing.T) {
 	}
 	if !eval[bool](t, a, `document.querySelector('.tool-card[data-call-id="b1"]').textContent.includes('Bergen')`) {
 		t.Error("the tool card does not show the result of the edited arguments")
+	}
+}
+
+// TestBrowserSidebarMarksWaiting: a tab showing another conversation marks
+// the one whose tool call waits ("Needs approval", live from the agent
+// stream), the page renders the mark on load, and it disappears in that
+// tab once a second tab approves.
+func TestBrowserSidebarMarksWaiting(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, withApproval())
+	br := newBrowser(t, ts)
+	ctx := context.Background()
+	other, err := ts.Runner.CreateConversation(ctx, "Other", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ts.Runner.CreateConversation(ctx, "Waits", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "s1", Name: "weather__forecast", Arguments: `{"city":"Oslo"}`}}})
+	ts.Fake.Enqueue(llmtest.Reply{Text: "It is sunny."})
+	a := br.tab()
+	openPage(t, ts, a, "/c/"+other.ID)
+	item := fmt.Sprintf(`document.querySelector('[data-testid="conversation-item"][data-id="%s"]')`, c.ID)
+	badge := item + `.querySelector('[data-testid="waiting-badge"]')`
+	shown := badge + `.checkVisibility()`
+	waitJS(t, a, "the conversation listed, unmarked", item+` !== null && `+item+`.dataset.waiting === 'false' && !`+shown)
+
+	b := br.tab()
+	openPage(t, ts, b, "/c/"+c.ID)
+	send(t, b, "weather?")
+	waitJS(t, a, "the mark in the other tab", item+`.dataset.waiting === 'true' && `+shown)
+	if got := eval[string](t, a, item+`.querySelector('a').innerText`); !strings.Contains(got, "Needs approval") {
+		t.Errorf("the link reads %q, want it to say Needs approval", got)
+	}
+	if got := eval[string](t, a, `document.querySelector('[data-testid="conversation-item"][data-id="`+other.ID+`"]').dataset.waiting`); got != "false" {
+		t.Errorf("the open conversation is marked %q", got)
+	}
+
+	// Server-rendered: the page's HTML carries the mark, and a reload shows it.
+	res, err := http.Get(ts.URL + "/c/" + other.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	row := regexp.MustCompile(`<li [^>]*data-id="` + c.ID + `"[^>]*>`).Find(html)
+	if !strings.Contains(string(row), `data-waiting="true"`) {
+		t.Errorf("the rendered row %s is not marked waiting", row)
+	}
+	openPage(t, ts, a, "/c/"+other.ID)
+	waitJS(t, a, "the mark after a reload", item+` !== null && `+item+`.dataset.waiting === 'true' && `+shown)
+
+	const approve = `.tool-card[data-call-id="s1"] [data-testid="approve"]`
+	waitJS(t, b, "approval controls", `document.querySelector('`+approve+`') !== null`)
+	do(t, b, chromedp.Click(chromedp.CSS(approve)))
+	waitJS(t, a, "the mark gone after the approval in the other tab", item+`.dataset.waiting === 'false' && !`+shown)
+	waitIdle(t, ts, c.ID)
+	if got := eval[string](t, a, item+`.dataset.waiting`); got != "false" {
+		t.Errorf("after the turn: waiting %q", got)
 	}
 }

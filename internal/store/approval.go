@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -30,6 +31,9 @@ type pendingRow struct {
 	// Resolved: its result is written. Kept (a late decision is a
 	// conflict, not not_found) until the conversation's next round waits.
 	Resolved bool `gorm:"not null;default:false"`
+	// RequestedAt is when the round was parked (the approval timeout
+	// counts from it); null in rows stored before it was kept.
+	RequestedAt *time.Time
 }
 
 func (pendingRow) TableName() string { return "pending_call" }
@@ -44,6 +48,9 @@ func (s *Store) Pending(ctx context.Context, conversationID string) ([]agent.Pen
 	for i, r := range rows {
 		out[i] = agent.PendingCall{CallID: r.CallID, Name: r.Name, Arguments: r.Arguments, Needs: r.Needs,
 			Decided: r.Decided, Approved: r.Approved, Edited: r.Edited, Reason: r.Reason}
+		if r.RequestedAt != nil {
+			out[i].Requested = r.RequestedAt.UTC()
+		}
 	}
 	return out, nil
 }
@@ -69,6 +76,17 @@ func encodeWaiting(ids []string) string {
 // applyApproval writes rec's approval change (see agent.Record) in its
 // transaction; the write lock makes the read-then-write safe.
 func applyApproval(tx *gorm.DB, rec *agent.Record, owner string) error {
+	if a := rec.Event.Agent; a != nil && a.Type == agent.AgentWaiting {
+		var conv conversationRow
+		if err := tx.Select("id", "waiting").Take(&conv, "id = ?", rec.Event.ConversationID).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return agent.Errorf(agent.CodeNotFound, "conversation %q not found", rec.Event.ConversationID)
+			}
+			return fmt.Errorf("waiting calls of %s: %w", rec.Event.ConversationID, err)
+		}
+		a.Waiting = append([]string{}, waitingIDs(conv.Waiting)...)
+		return nil
+	}
 	if rec.Wait == nil && rec.Decide == nil && rec.Resolve == "" && !rec.EndWait {
 		return nil
 	}
@@ -89,6 +107,10 @@ func applyApproval(tx *gorm.DB, rec *agent.Record, owner string) error {
 		rows := make([]pendingRow, len(rec.Wait))
 		for i, p := range rec.Wait {
 			rows[i] = pendingRow{ConversationID: cid, CallID: p.CallID, OrderIdx: i, Name: p.Name, Arguments: p.Arguments, Needs: p.Needs}
+			if !p.Requested.IsZero() {
+				at := p.Requested.UTC()
+				rows[i].RequestedAt = &at
+			}
 			if p.Needs {
 				waiting = append(waiting, p.CallID)
 			}

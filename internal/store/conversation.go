@@ -56,7 +56,7 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 
 // listColumns are the conversation columns a list returns, in
 // scanConversation's order.
-const listColumns = "id, title, created_at, updated_at, message_count, running, turn_seq"
+const listColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, queued, waiting"
 
 // Conversations returns a page, most recently updated first (ties by id,
 // descending), and the total count. limit ≤ 0 means no limit. It reads
@@ -90,9 +90,11 @@ func (s *Store) Conversations(ctx context.Context, offset, limit int) ([]agent.C
 	out := make([]agent.Conversation, 0, max(limit, 0))
 	for rows.Next() {
 		var c agent.Conversation
-		if err := rows.Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.Running, &c.TurnSeq); err != nil {
+		var waiting string
+		if err := rows.Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.Running, &c.TurnSeq, &c.Queued, &waiting); err != nil {
 			return nil, 0, fmt.Errorf("store: conversations: %w", err)
 		}
+		c.Waiting = waitingIDs(waiting) // lists mark the ones waiting for a person
 		c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
 		out = append(out, c)
 	}

@@ -2,6 +2,8 @@ package agenttest
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,20 +45,40 @@ func ApprovalContract(t *testing.T, st agent.Store) {
 			}
 		}
 	}
+	// A waiting agent event after a change carries the calls that wait
+	// then, [] for none.
+	lastWaiting := []string{"unset"}
 	decide := func(call string, approve bool, args string) (*agent.Decision, error) {
 		d := &agent.Decision{CallID: call, Approve: approve, Arguments: args, Reason: "r-" + call}
 		r := rec(agent.Event{Type: agent.EventApproval, CallID: call, Decision: "x"})
 		r.Decide = d
-		return d, st.Append(ctx, r)
+		we := &agent.AgentEvent{Type: agent.AgentWaiting, ConversationID: cid}
+		err := st.Append(ctx, r, &agent.Record{Event: agent.AllEvent{Kind: agent.KindAgent, ID: id(), Date: now, ConversationID: cid, Agent: we}})
+		if err == nil {
+			lastWaiting = we.Waiting
+		}
+		return d, err
+	}
+	sawWaiting := func(want ...string) {
+		t.Helper()
+		if lastWaiting == nil || strings.Join(lastWaiting, ",") != strings.Join(want, ",") {
+			t.Fatalf("waiting event after the decision carries %#v, want %v", lastWaiting, want)
+		}
 	}
 
 	wantCode(st.Append(ctx, &agent.Record{Event: rec(agent.Event{Type: agent.EventInterrupted}).Event, EndWait: true}), agent.CodeConflict)
 	w := rec(agent.Event{Type: agent.EventApprovalRequest, CallID: "a", Name: "s__w"})
-	w.Wait = []agent.PendingCall{{CallID: "a", Name: "s__w", Arguments: `{}`, Needs: true}, {CallID: "b", Name: "s__r", Arguments: `{"x":1}`}, {CallID: "c", Name: "s__w", Arguments: `{}`, Needs: true}}
+	asked := now.Add(-time.Minute)
+	w.Wait = []agent.PendingCall{{CallID: "a", Name: "s__w", Arguments: `{}`, Needs: true, Requested: asked}, {CallID: "b", Name: "s__r", Arguments: `{"x":1}`, Requested: asked}, {CallID: "c", Name: "s__w", Arguments: `{}`, Needs: true, Requested: asked}}
 	if err := st.Append(ctx, w); err != nil {
 		t.Fatal(err)
 	}
 	waiting("a", "c")
+	if list, _, err := st.Conversations(ctx, 0, 100); err != nil || !slices.ContainsFunc(list, func(c agent.Conversation) bool {
+		return c.ID == cid && strings.Join(c.Waiting, ",") == "a,c"
+	}) {
+		t.Fatalf("the list %+v, %v does not show the waiting calls a, c", list, err)
+	}
 	_, err := decide("zz", true, "")
 	wantCode(err, agent.CodeNotFound)
 	_, err = decide("b", true, "")
@@ -65,16 +87,21 @@ func ApprovalContract(t *testing.T, st agent.Store) {
 	if err != nil || d.Last {
 		t.Fatalf("first decision: %+v, %v", d, err)
 	}
+	sawWaiting("c")
 	_, err = decide("a", false, "")
 	wantCode(err, agent.CodeConflict)
 	waiting("c")
 	if d, err = decide("c", false, ""); err != nil || !d.Last {
 		t.Fatalf("last decision: %+v, %v", d, err)
 	}
+	sawWaiting()
 	waiting()
 	pend, err := st.Pending(ctx, cid)
 	if err != nil || len(pend) != 3 || !pend[0].Approved || pend[0].Edited != `{"y":2}` || pend[1].Needs || pend[2].Approved || pend[2].Reason != "r-c" || pend[1].Arguments != `{"x":1}` {
 		t.Fatalf("pending %+v, %v", pend, err)
+	}
+	if !pend[0].Requested.Equal(asked) || !pend[2].Requested.Equal(asked) {
+		t.Fatalf("requested %v, %v; want %v (the stored request time)", pend[0].Requested, pend[2].Requested, asked)
 	}
 	r := rec(agent.Event{Type: agent.EventToolResult, CallID: "a"})
 	r.Resolve = "a"

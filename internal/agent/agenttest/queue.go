@@ -2,6 +2,7 @@ package agenttest
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -51,6 +52,10 @@ func QueueContract(t *testing.T, st agent.Store) {
 		c, err := st.Conversation(ctx, cid)
 		if err != nil || c.Queued != len(q) {
 			t.Fatalf("conversation %+v, %v; want queued %d", c, err, len(q))
+		}
+		list, _, err := st.Conversations(ctx, 0, 1000)
+		if i := slices.IndexFunc(list, func(c agent.Conversation) bool { return c.ID == cid }); err != nil || i < 0 || list[i].Queued != len(q) {
+			t.Fatalf("the list %+v, %v; want %s with queued %d", list, err, cid, len(q))
 		}
 		return out
 	}

@@ -1,0 +1,8 @@
+package agent
+
+// SetRaceHooks makes r call parked when a turn's goroutine has parked its
+// round for approval but not exited yet, and resumeWaits when a resume
+// waits for such a goroutine to exit. Set them before the turn starts.
+func SetRaceHooks(r *Runner, parked, resumeWaits func(id string)) {
+	r.hooks.parked, r.hooks.resumeWaits = parked, resumeWaits
+}
