@@ -90,6 +90,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	metrics := telemetry.NewMetrics(telemetry.Sources{
 		Subscriptions: func() int { return a.Broker.Subscribers() },
 		Drops:         func() map[string]int64 { return a.Broker.Drops() },
+		HumanLoad:     func(ctx context.Context) (int, int, error) { return a.Store.HumanLoad(ctx) },
 	})
 	tracing, err := telemetry.NewTracing(ctx, getenv, "")
 	if err != nil {

@@ -156,3 +156,21 @@ func applyApproval(tx *gorm.DB, rec *agent.Record, owner string) error {
 	}
 	return updateConversation(tx, cid, map[string]any{"waiting": encodeWaiting(waiting)})
 }
+
+// HumanLoad counts what waits for people, for the metrics: tool calls
+// waiting for an approval and sends queued behind a running turn, over
+// every conversation (all instances' on PostgreSQL).
+func (s *Store) HumanLoad(ctx context.Context) (waiting, queued int, err error) {
+	var lists []string
+	if err := s.r.WithContext(ctx).Model(&conversationRow{}).Where("waiting <> ''").Pluck("waiting", &lists).Error; err != nil {
+		return 0, 0, fmt.Errorf("store: waiting calls: %w", err)
+	}
+	for _, l := range lists {
+		waiting += len(waitingIDs(l))
+	}
+	var n int64
+	if err := s.r.WithContext(ctx).Model(&queueRow{}).Count(&n).Error; err != nil {
+		return 0, 0, fmt.Errorf("store: queued sends: %w", err)
+	}
+	return waiting, int(n), nil
+}

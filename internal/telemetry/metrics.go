@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -41,6 +42,7 @@ type Metrics struct {
 
 	eventsAppended prometheus.Counter
 	batchSize      prometheus.Histogram
+	compactions    prometheus.Counter
 
 	httpRequests *prometheus.CounterVec   // route, status
 	httpDuration *prometheus.HistogramVec // route
@@ -50,6 +52,9 @@ type Metrics struct {
 type Sources struct {
 	Subscriptions func() int              // broker subscriptions
 	Drops         func() map[string]int64 // broker drops by reason
+	// HumanLoad counts tool calls waiting for an approval and sends
+	// queued behind a running turn (a database read per scrape).
+	HumanLoad func(ctx context.Context) (waiting, queued int, err error)
 }
 
 // NewMetrics makes the collectors and registers them with the Go runtime
@@ -84,13 +89,15 @@ func NewMetrics(src Sources) *Metrics {
 		Help: "Events committed to the event log (as published by the store)."})
 	m.batchSize = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "agentik_event_batch_size",
 		Help: "Events per committed batch.", Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256}})
+	m.compactions = prometheus.NewCounter(prometheus.CounterOpts{Name: "agentik_compactions_total",
+		Help: "Compactions of working memory (summary messages committed), automatic and manual."})
 	m.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentik_http_requests_total",
 		Help: "HTTP requests, by route pattern and status."}, []string{"route", "status"})
 	m.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "agentik_http_request_duration_seconds",
 		Help:    "HTTP request duration by route pattern (streams: their lifetime).",
 		Buckets: prometheus.DefBuckets}, []string{"route"})
 	for _, c := range []prometheus.Collector{m.turns, m.turnDuration, m.modelRequests, m.modelErrors, m.modelDuration,
-		m.modelTTFT, m.modelTokens, m.toolCalls, m.toolDuration, m.streams, m.eventsAppended, m.batchSize,
+		m.modelTTFT, m.modelTokens, m.toolCalls, m.toolDuration, m.streams, m.eventsAppended, m.batchSize, m.compactions,
 		m.httpRequests, m.httpDuration} {
 		f(c)
 	}
@@ -104,6 +111,9 @@ func NewMetrics(src Sources) *Metrics {
 	}
 	if src.Drops != nil {
 		f(dropCollector{src.Drops})
+	}
+	if src.HumanLoad != nil {
+		f(humanCollector{src.HumanLoad})
 	}
 	return m
 }
@@ -156,4 +166,33 @@ func (c dropCollector) Collect(ch chan<- prometheus.Metric) {
 	for reason, n := range c.drops() {
 		ch <- prometheus.MustNewConstMetric(dropDesc, prometheus.CounterValue, float64(n), reason)
 	}
+}
+
+// humanCollector reads what waits for people at scrape time, from the
+// database, so the gauges are right after a restart and across instances.
+type humanCollector struct {
+	load func(ctx context.Context) (waiting, queued int, err error)
+}
+
+var (
+	waitingDesc = prometheus.NewDesc("agentik_approvals_waiting",
+		"Tool calls waiting for an approval decision (stored conversations).", nil, nil)
+	queuedDesc = prometheus.NewDesc("agentik_queued_sends",
+		"Sends queued behind a running turn (stored conversations).", nil, nil)
+)
+
+// humanLoadTimeout bounds the scrape's database read.
+const humanLoadTimeout = 2 * time.Second
+
+func (humanCollector) Describe(ch chan<- *prometheus.Desc) { ch <- waitingDesc; ch <- queuedDesc }
+
+func (c humanCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), humanLoadTimeout)
+	defer cancel()
+	waiting, queued, err := c.load(ctx)
+	if err != nil {
+		return // absent from this scrape; the database's state shows in /ready
+	}
+	ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(waiting))
+	ch <- prometheus.MustNewConstMetric(queuedDesc, prometheus.GaugeValue, float64(queued))
 }

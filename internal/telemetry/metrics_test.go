@@ -228,3 +228,61 @@ func TestMetricsCountOpenStreams(t *testing.T) {
 		t.Errorf("subscriptions = %v, want 2 (the stream and the turn watcher)", got)
 	}
 }
+
+// What waits for people shows as gauges read from the database (right
+// after a restart too), and compactions as a counter from the event log.
+func TestMetricsCountWaitsQueuesAndCompactions(t *testing.T) {
+	rg := newRig(t, nil, func(c *agent.Config) { c.Approval = func(name string) bool { return name == "fs__read" } })
+	ctx := context.Background()
+	id := rg.create(t)
+	rg.send(t, id, "one")
+	rg.send(t, id, "two")
+	rg.waitIdle(t, id)
+	if code, body := rg.do(t, "POST", "/agentik/conversations/"+id+"/compact", ""); code != 200 || !strings.Contains(body, `"compacted":true`) {
+		t.Fatalf("compact: %d %s", code, body)
+	}
+
+	// A call waits for approval; two sends queue behind it.
+	rg.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "fs__read", Arguments: "{}"}}})
+	if _, err := rg.runner.Send(ctx, id, []agent.Content{agent.Text("read it")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	metricReaches(t, rg, "agentik_approvals_waiting", 1)
+	for _, text := range []string{"next", "and next"} {
+		if res, err := rg.runner.SendBusy(ctx, id, []agent.Content{agent.Text(text)}, "", agent.OnBusyQueue); err != nil || !res.Queued {
+			t.Fatalf("queue %q: %+v, %v", text, res, err)
+		}
+	}
+	fams := scrape(t, rg)
+	for _, c := range []struct {
+		name string
+		want float64
+	}{{"agentik_approvals_waiting", 1}, {"agentik_queued_sends", 2}, {"agentik_compactions_total", 1}} {
+		if fams[c.name] == nil {
+			t.Fatalf("no %s in the scrape", c.name)
+		}
+		if got := value(fams, c.name); got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, got, c.want)
+		}
+	}
+
+	// The decision ends the wait; the queued sends run and leave the queue.
+	if err := rg.runner.Approve(ctx, id, agent.ApprovalInput{CallID: "c1", Decision: agent.DecisionDeny}); err != nil {
+		t.Fatal(err)
+	}
+	metricReaches(t, rg, "agentik_approvals_waiting", 0)
+	metricReaches(t, rg, "agentik_queued_sends", 0)
+}
+
+// metricReaches scrapes until the family is present with value want.
+func metricReaches(t *testing.T, rg *rig, name string, want float64) {
+	t.Helper()
+	var got float64
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		fams := scrape(t, rg)
+		if got = value(fams, name); fams[name] != nil && got == want {
+			return
+		}
+	}
+	t.Fatalf("%s = %v, want %v", name, got, want)
+}

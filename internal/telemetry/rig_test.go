@@ -54,7 +54,7 @@ type rig struct {
 	metrics *telemetry.Metrics
 }
 
-func newRig(t *testing.T, tracer trace.Tracer) *rig {
+func newRig(t *testing.T, tracer trace.Tracer, opts ...func(*agent.Config)) *rig {
 	t.Helper()
 	fake, url := llmtest.NewHTTPServer(t)
 	var m *telemetry.Metrics
@@ -63,14 +63,18 @@ func newRig(t *testing.T, tracer trace.Tracer) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m = telemetry.NewMetrics(telemetry.Sources{Subscriptions: a.Broker.Subscribers, Drops: a.Broker.Drops})
+	m = telemetry.NewMetrics(telemetry.Sources{Subscriptions: a.Broker.Subscribers, Drops: a.Broker.Drops, HumanLoad: a.Store.HumanLoad})
 	tel := telemetry.New(telemetry.Options{Metrics: m, Tracer: tracer})
 	model, err := llm.New(llm.Config{BaseURL: url, Model: "fake"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var tl fakeTools
-	err = a.Start(context.Background(), agent.Config{Model: tel.Model(model, "fake"), Tools: tel.Tools(tl, tl.Servers), TurnContext: tel.TurnContext},
+	cfg := agent.Config{Model: tel.Model(model, "fake"), Tools: tel.Tools(tl, tl.Servers), TurnContext: tel.TurnContext}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	err = a.Start(context.Background(), cfg,
 		server.Config{Tools: tl, ModelName: "fake", Metrics: m.Handler(), Observer: m})
 	if err != nil {
 		t.Fatal(err)

@@ -75,6 +75,10 @@ func (w *turnWatch) see(ev agent.AllEvent) {
 	}
 	t := w.open[ev.ConversationID]
 	switch e.Type {
+	case agent.EventMessage:
+		if e.Message != nil && e.Message.Type == agent.MessageSummary {
+			w.m.compactions.Inc()
+		}
 	case agent.EventError:
 		if t == nil { // a turn ended by recovery: no turn_started seen
 			t = &openTurn{outcome: OutcomeError}
