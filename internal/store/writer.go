@@ -441,6 +441,11 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 			return err
 		}
 	}
+	if rec.ReplaceMemory || rec.StaleMemory {
+		if err := updateConversation(tx, cid, map[string]any{"memory_stale": rec.StaleMemory}); err != nil {
+			return fmt.Errorf("memory of %s: %w", cid, err)
+		}
+	}
 	var size map[string]any
 	if c := rec.Context; c != nil {
 		size = map[string]any{"context_tokens": c.Tokens, "context_window": c.Window, "context_bytes": c.Bytes}
