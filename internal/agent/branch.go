@@ -224,7 +224,7 @@ func (r *Runner) idle(ctx context.Context, c Conversation) error {
 func (t *tree) node(convID, id string) (Node, error) {
 	i, ok := t.byID[id]
 	if !ok || id == "" {
-		return Node{}, Errorf(CodeNotFound, "message %q not found in conversation %s", id, convID)
+		return Node{}, Errorf(CodeNotFound, "message %q not found in conversation %s", truncateRunes(id, 64), convID)
 	}
 	return t.nodes[i], nil
 }

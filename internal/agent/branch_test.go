@@ -211,6 +211,7 @@ func TestBranchBadInput(t *testing.T) {
 		"edit of an unknown id":     second(g.r.Edit(ctx, c.ID, "nope", text)),
 		"regenerate of unknown id":  second(g.r.Regenerate(ctx, c.ID, "nope")),
 		"switch to an unknown id":   second(g.r.SwitchBranch(ctx, c.ID, "nope")),
+		"switch to a huge unknown":  second(g.r.SwitchBranch(ctx, c.ID, strings.Repeat("x", 20000))),
 		"switch in an unknown conv": second(g.r.SwitchBranch(ctx, "nope", q1.ID)),
 	} {
 		want := agent.ErrBadRequest
@@ -219,6 +220,9 @@ func TestBranchBadInput(t *testing.T) {
 		}
 		if !errors.Is(err, want) {
 			t.Errorf("%s: %v, want %s", name, err, want.Code)
+		}
+		if err != nil && len(err.Error()) > 400 {
+			t.Errorf("%s: a %d-byte error message", name, len(err.Error()))
 		}
 	}
 	// While a turn runs: busy, and nothing moves.

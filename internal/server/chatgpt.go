@@ -78,7 +78,11 @@ func parseChatGPT(body []byte) ([]agent.ImportConversation, error) {
 			at = *n.Parent
 		}
 		ic := agent.ImportConversation{Source: "chatgpt:" + id, Title: c.Title, CreatedAt: unixTime(c.CreateTime)}
-		ic.Messages, ic.Head = chatGPTTree(c)
+		var loop string
+		ic.Messages, ic.Head, loop = chatGPTTree(c)
+		if loop != "" {
+			return nil, agent.Errorf(agent.CodeBadRequest, "ChatGPT conversation %d: the parents of node %q loop", i, truncate(loop, 40))
+		}
 		out = append(out, ic)
 	}
 	return out, nil
@@ -87,8 +91,9 @@ func parseChatGPT(body []byte) ([]agent.ImportConversation, error) {
 // chatGPTTree walks c's mapping from its roots, depth first (each node's
 // children in the order of its children list, then by time), and returns
 // the messages kept, each with the node id as ID and its nearest kept
-// ancestor as ParentID, and the kept node at or above current_node.
-func chatGPTTree(c chatGPTConversation) ([]agent.Message, string) {
+// ancestor as ParentID, and the kept node at or above current_node; or, as
+// loop, a node no root leads to (its parents loop).
+func chatGPTTree(c chatGPTConversation) (ms []agent.Message, head, loop string) {
 	kids := map[string][]string{}
 	var roots []string
 	for id, n := range c.Mapping {
@@ -134,7 +139,6 @@ func chatGPTTree(c chatGPTConversation) ([]agent.Message, string) {
 	}
 	order("", roots)
 	kept := map[string]string{} // node id → the kept node at or above it ("" = none)
-	var ms []agent.Message
 	type step struct{ id, above string }
 	stack := make([]step, 0, len(roots))
 	for k := len(roots) - 1; k >= 0; k-- {
@@ -159,7 +163,17 @@ func chatGPTTree(c chatGPTConversation) ([]agent.Message, string) {
 			stack = append(stack, step{cs[k], above})
 		}
 	}
-	return ms, kept[c.CurrentNode]
+	if len(kept) < len(c.Mapping) {
+		var lost []string
+		for id := range c.Mapping {
+			if _, ok := kept[id]; !ok {
+				lost = append(lost, id)
+			}
+		}
+		sort.Strings(lost)
+		return nil, "", lost[0]
+	}
+	return ms, kept[c.CurrentNode], ""
 }
 
 // chatGPTMessage is node n's message when it is one to keep: user or

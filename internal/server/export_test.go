@@ -205,6 +205,7 @@ func TestImportHostile(t *testing.T) {
 		"id twice":          {archive(conv("a", `{"id":"m1","type":"user_message","content":[{"type":"text","body":"hi"}]}`, `{"id":"m1","parent_id":"m1","type":"user_message","content":[{"type":"text","body":"hi"}]}`)), 400},
 		"unknown head":      {archive(`{"conversation":{"id":"h","title":"t","head":"zz"},"messages":[` + msg + `]}`), 400},
 		"chatgpt loop":      {`[{"id":"l","title":"t","current_node":"a","mapping":{"a":{"parent":"b"},"b":{"parent":"a"}}}]`, 400},
+		"chatgpt side loop": {`[{"id":"l","title":"t","current_node":"r","mapping":{"r":{"parent":null},"a":{"parent":"b"},"b":{"parent":"a"}}}]`, 400},
 		"chatgpt missing":   {`[{"id":"l","title":"t","current_node":"zz","mapping":{}}]`, 400},
 		"chatgpt no id":     {`[{"title":"t","mapping":{}}]`, 400},
 		"chatgpt wrong":     {`[{"id":5}]`, 400},
