@@ -93,7 +93,7 @@ func (s *Store) mustExist(ctx context.Context, id string) error {
 		return err
 	}
 	if !ok {
-		return agent.Errorf(agent.CodeNotFound, "conversation %q not found", id)
+		return agent.Errorf(agent.CodeNotFound, "conversation %q not found", shortID(id))
 	}
 	return nil
 }

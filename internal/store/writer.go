@@ -477,7 +477,7 @@ func updateConversation(tx *gorm.DB, id string, cols map[string]any) error {
 		return fmt.Errorf("update conversation %s: %w", id, res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return agent.Errorf(agent.CodeNotFound, "conversation %q not found", id)
+		return agent.Errorf(agent.CodeNotFound, "conversation %q not found", shortID(id))
 	}
 	return nil
 }
