@@ -81,7 +81,7 @@ func parseChatGPT(body []byte) ([]agent.ImportConversation, error) {
 		var loop string
 		ic.Messages, ic.Head, loop = chatGPTTree(c)
 		if loop != "" {
-			return nil, agent.Errorf(agent.CodeBadRequest, "ChatGPT conversation %d: the parents of node %q loop", i, truncate(loop, 40))
+			return nil, agent.Errorf(agent.CodeBadRequest, "ChatGPT conversation %d: the parents of node %q loop", i, agent.Shorten(loop, 40))
 		}
 		out = append(out, ic)
 	}

@@ -271,7 +271,7 @@ func TestExportImportKeepsBranches(t *testing.T) {
 	ts.send(t, c.ID, "q1")
 	ts.Fake.Enqueue(llmtest.Reply{Text: "a2"})
 	ts.send(t, c.ID, "q2")
-	var page server.MessagesResult
+	var page protocol.MessagesResult
 	ts.call(t, "GET", base+"/messages", "", 200, &page)
 	q1 := page.Messages[0]
 	ts.Fake.Enqueue(llmtest.Reply{Text: "a2b"})
@@ -280,7 +280,7 @@ func TestExportImportKeepsBranches(t *testing.T) {
 	ts.postTurn(t, base+"/edit", map[string]any{"message_id": q1.ID, "content": []agent.Content{agent.Text("p1")}})
 	// The head back on the first answer: not the last message written.
 	ts.call(t, "POST", base+"/switch_branch", `{"message_id":"`+page.Messages[3].ID+`"}`, 200, &c)
-	var all server.MessagesResult
+	var all protocol.MessagesResult
 	ts.call(t, "GET", base+"/messages?branch=all", "", 200, &all)
 	if len(all.Messages) != 7 || c.Head == all.Messages[6].ID {
 		t.Fatalf("setup: %q, head %s", texts(all.Messages), c.Head)
@@ -340,7 +340,7 @@ func TestImportChatGPTBranches(t *testing.T) {
 	}
 	var res agent.ImportResult
 	ts.call(t, "POST", "/agentik/import", string(sample), 201, &res)
-	var page server.MessagesResult
+	var page protocol.MessagesResult
 	ts.call(t, "GET", "/agentik/conversations/"+res.Conversations[0].ID+"/messages?branch=all", "", 200, &page)
 	var got []string
 	for _, m := range page.Messages {
