@@ -10,6 +10,7 @@ import { Branches } from './branch.js';
 import { h, copyText, icon } from './dom.js';
 import { rawText } from './message.js';
 import { ModelSettings } from './model.js';
+import { Importer } from './import.js';
 
 const STATUS_LABEL = { connecting: 'Connecting…', online: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' };
 
@@ -52,6 +53,7 @@ class App {
       toast: (m, k) => this.toast(m, k),
     });
     this.search = new Search(this.sidebarEl, { conn: this.conn });
+    this.importer = new Importer(document.getElementById('import-dialog'), { toast: (m, k) => this.toast(m, k) });
     this.mount(document.getElementById('main'), this.boot);
     this.bind();
     this.conn.connect();
@@ -310,6 +312,7 @@ class App {
         else if (a === 'load-earlier') this.chat?.loadEarlier(action);
         else if (a === 'more-conversations') this.sidebar.more();
         else if (a === 'delete') this.confirmDelete();
+        else if (a === 'import') { this.closeSidebar(); this.importer.open(); }
         else if (a === 'open-sidebar') this.openSidebar();
         else if (a === 'close-sidebar') this.closeSidebar();
         else if (a === 'prompt') {
@@ -329,7 +332,7 @@ class App {
     });
     document.addEventListener('keydown', (e) => {
       if (e.key === 'Escape' && !e.defaultPrevented) {
-        if (this.dialog.open) return;
+        if (this.dialog.open || this.importer.dialog.open) return;
         if (document.body.dataset.sidebar === 'open') { this.closeSidebar(); return; }
         if (this.chat && this.chat.running) { e.preventDefault(); this.stop(); }
       }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -12,11 +13,17 @@ import (
 // its messages along the active path. Regenerate and edit start a sibling
 // branch; SwitchBranch moves the head. Nothing is deleted.
 //
-// Working memory follows the active path: whenever the head moves to
-// another branch, working memory is rebuilt from the path's messages (the
-// system prompt kept) in the same record that moves the head. A summary on
-// the path is not used by the rebuild (the messages it stands for are all on
-// the path); the next model call compacts again when the path does not fit.
+// Working memory follows the active path. A record that moves the head to
+// another branch only marks working memory stale (Record.StaleMemory), so a
+// switch costs a tree read and one row, not a rewrite of the memory. Who
+// reads memory next (a turn, a compaction) gets ErrStaleMemory from the
+// store and rebuilds it from the path's messages, the system prompt kept
+// (Runner.memory); the turn's first record that writes memory writes all of
+// it (turn.rebuilt), which clears the mark. Until then the mark holds,
+// across restarts: a turn that fails before writing memory leaves it stale
+// and the next one rebuilds again. A summary on the path is not used by the
+// rebuild (the messages it stands for are all on the path); the next model
+// call compacts again when the path does not fit.
 //
 // Temp conversations have no branches: their store keeps no tree.
 
@@ -217,7 +224,7 @@ func (r *Runner) idle(ctx context.Context, c Conversation) error {
 func (t *tree) node(convID, id string) (Node, error) {
 	i, ok := t.byID[id]
 	if !ok || id == "" {
-		return Node{}, Errorf(CodeNotFound, "message %q not found in conversation %s", id, convID)
+		return Node{}, Errorf(CodeNotFound, "message %q not found in conversation %s", truncateRunes(id, 64), convID)
 	}
 	return t.nodes[i], nil
 }
@@ -276,20 +283,42 @@ func memoryOf(system ModelMessage, ms []Message) []ModelMessage {
 	return out
 }
 
-// headRecord moves the head to leaf with working memory rebuilt for it,
-// and tells every client.
-func (r *Runner) headRecord(id, leaf string, mem []ModelMessage) *Record {
+// headRecord moves the head to leaf, marks working memory stale (the next
+// reader rebuilds it for the new path), and tells every client.
+func (r *Runner) headRecord(id, leaf string) *Record {
 	return &Record{
-		Event:         r.agentEvent(AgentEvent{Type: AgentUpdated, ConversationID: id, Head: leaf}),
-		Head:          &leaf,
-		Memory:        mem,
-		ReplaceMemory: true,
+		Event:       r.agentEvent(AgentEvent{Type: AgentUpdated, ConversationID: id, Head: leaf}),
+		Head:        &leaf,
+		StaleMemory: true,
 	}
+}
+
+// memory is conversation id's working memory; when the store marks it
+// stale, it is rebuilt from the active path, and rebuilt is true: the
+// caller writes it with its first memory record (ReplaceMemory).
+func (r *Runner) memory(ctx context.Context, st Store, id string) (mem []ModelMessage, rebuilt bool, err error) {
+	mem, err = st.Memory(ctx, id)
+	if !errors.Is(err, ErrStaleMemory) {
+		return mem, false, err
+	}
+	b, ok := st.(Brancher)
+	if !ok {
+		return nil, false, err
+	}
+	t, err := r.tree(ctx, b, id)
+	if err != nil {
+		return nil, false, err
+	}
+	if mem, err = r.rebuild(ctx, b, id, t, t.head); err != nil {
+		return nil, false, err
+	}
+	return mem, true, nil
 }
 
 // SwitchBranch makes the branch of message messageID the active path: the
 // head moves to its leaf (following the most recent message at each step)
-// and working memory is rebuilt for it.
+// and working memory is marked stale, to be rebuilt for the new path by
+// the next turn.
 func (r *Runner) SwitchBranch(ctx context.Context, id, messageID string) (Conversation, error) {
 	b, c, err := r.brancher(ctx, id)
 	if err != nil {
@@ -309,11 +338,7 @@ func (r *Runner) SwitchBranch(ctx context.Context, id, messageID string) (Conver
 	if leaf == t.head {
 		return c, nil
 	}
-	mem, err := r.rebuild(ctx, b, id, t, leaf)
-	if err != nil {
-		return Conversation{}, fmt.Errorf("switch branch: %w", err)
-	}
-	if err := r.cfg.Store.Append(ctx, r.headRecord(id, leaf, mem)); err != nil {
+	if err := r.cfg.Store.Append(ctx, r.headRecord(id, leaf)); err != nil {
 		return Conversation{}, fmt.Errorf("switch branch: %w", err)
 	}
 	return r.cfg.Store.Conversation(ctx, id)
@@ -363,11 +388,7 @@ func (r *Runner) Regenerate(ctx context.Context, id, messageID string) (SendResu
 	if user == "" {
 		return SendResult{}, Errorf(CodeBadRequest, "message %s follows no user message to answer again", messageID)
 	}
-	mem, err := r.rebuild(ctx, b, id, t, user)
-	if err != nil {
-		return SendResult{}, fmt.Errorf("regenerate: %w", err)
-	}
-	return r.send(ctx, id, turnInput{start: []*Record{r.headRecord(id, user, mem)}, messageID: user})
+	return r.send(ctx, id, turnInput{start: []*Record{r.headRecord(id, user)}, messageID: user})
 }
 
 // Edit sends an edited copy of user message messageID: a sibling of it,
@@ -394,14 +415,12 @@ func (r *Runner) Edit(ctx context.Context, id, messageID string, content []Conte
 	if n.Type != MessageUser {
 		return SendResult{}, Errorf(CodeBadRequest, "message %s is a %s; only a user_message can be edited (regenerate an answer instead)", messageID, n.Type)
 	}
-	mem, err := r.rebuild(ctx, b, id, t, n.Parent)
-	if err != nil {
-		return SendResult{}, fmt.Errorf("edit: %w", err)
-	}
+	// The copy follows the original's parent; the turn rebuilds memory for
+	// the new path.
 	user := Message{Type: MessageUser, ID: NewID(), ConversationID: id, Date: r.now(), Content: content}
-	rec := r.messageRecord(user, append(mem, ModelMessage{Role: RoleUser, Content: content})...)
+	rec := r.messageRecord(user)
 	parent := n.Parent
-	rec.Head, rec.ReplaceMemory = &parent, true
+	rec.Head, rec.StaleMemory = &parent, true
 	moved := &Record{Event: r.agentEvent(AgentEvent{Type: AgentUpdated, ConversationID: id, Head: user.ID})}
 	return r.send(ctx, id, turnInput{start: []*Record{rec, moved}})
 }

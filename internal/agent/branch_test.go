@@ -211,6 +211,7 @@ func TestBranchBadInput(t *testing.T) {
 		"edit of an unknown id":     second(g.r.Edit(ctx, c.ID, "nope", text)),
 		"regenerate of unknown id":  second(g.r.Regenerate(ctx, c.ID, "nope")),
 		"switch to an unknown id":   second(g.r.SwitchBranch(ctx, c.ID, "nope")),
+		"switch to a huge unknown":  second(g.r.SwitchBranch(ctx, c.ID, strings.Repeat("x", 20000))),
 		"switch in an unknown conv": second(g.r.SwitchBranch(ctx, "nope", q1.ID)),
 	} {
 		want := agent.ErrBadRequest
@@ -219,6 +220,9 @@ func TestBranchBadInput(t *testing.T) {
 		}
 		if !errors.Is(err, want) {
 			t.Errorf("%s: %v, want %s", name, err, want.Code)
+		}
+		if err != nil && len(err.Error()) > 400 {
+			t.Errorf("%s: a %d-byte error message", name, len(err.Error()))
 		}
 	}
 	// While a turn runs: busy, and nothing moves.
@@ -238,3 +242,82 @@ func TestBranchBadInput(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// echoScript answers "re:" and the last user text; a summary call gets
+// "SUMMARY".
+func echoScript(req llmtest.Request) llmtest.Reply {
+	if req.MaxTokens > 0 {
+		return llmtest.Reply{Text: "SUMMARY"}
+	}
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == "user" {
+			return llmtest.Reply{Text: "re:" + req.Messages[i].Content}
+		}
+	}
+	return llmtest.Reply{Text: "re:"}
+}
+
+// A switch only marks working memory stale; the next turn rebuilds it for
+// the active path. The stale memory is never used: not after a compaction
+// on the branch left (its summary is not on the other path), not after a
+// restart, not after a turn that died before it wrote memory (recovery
+// ends it and the mark holds). The turn that rebuilt it writes it whole.
+func TestBranchMemoryRebuiltByTheNextTurn(t *testing.T) {
+	g := newRigWith(t, nil, nil, llmtest.WithScript(echoScript))
+	ctx := context.Background()
+	c := g.create(false)
+	for _, q := range []string{"q1", "q2", "q3"} {
+		noError(t, g.turn(c, q))
+	}
+	if res, err := g.r.Compact(ctx, c.ID); err != nil || !res.Compacted {
+		t.Fatalf("compact: %+v %v", res, err)
+	}
+	q2 := find(t, g.history(c), "q2")
+
+	// A branch from before the summary: its request has no summary.
+	g.during(c, func(ctx context.Context) error {
+		_, err := g.r.Edit(ctx, c.ID, q2.ID, []agent.Content{agent.Text("q2b")})
+		return err
+	})
+	reqs := g.fake.Requests()
+	if sys := reqs[len(reqs)-1].Messages[0].Content; strings.Contains(sys, "SUMMARY") {
+		t.Errorf("the edited branch's request carries the other branch's summary: %q", sys)
+	}
+	if got, want := lastPrompt(g), "user:q1|assistant:re:q1|user:q2b"; got != want {
+		t.Fatalf("request on the edited branch\n got %s\nwant %s", got, want)
+	}
+
+	// Back to the compacted branch (its leaf is the summary): memory is
+	// stale, and the store does not hand it out.
+	if _, err := g.r.SwitchBranch(ctx, c.ID, q2.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.st.Memory(ctx, c.ID); !errors.Is(err, agent.ErrStaleMemory) {
+		t.Fatalf("memory after the switch: %v, want stale", err)
+	}
+	// A turn that died with its process before writing memory; recovery
+	// ends it at the restart. Memory is still stale.
+	g.startTurnInStore(c)
+	g.close()
+	g.open()
+	if h := g.history(c); h[len(h)-1].Code != agent.CodeInterruptedByRestart {
+		t.Fatalf("not recovered: %s", rendered(h))
+	}
+	if _, err := g.st.Memory(ctx, c.ID); !errors.Is(err, agent.ErrStaleMemory) {
+		t.Fatalf("memory after the restart: %v, want stale", err)
+	}
+	noError(t, g.turn(c, "q4"))
+	path := "user:q1|assistant:re:q1|user:q2|assistant:re:q2|user:q3|assistant:re:q3|user:hi|user:q4"
+	if got := lastPrompt(g); got != path {
+		t.Fatalf("request after the switch back\n got %s\nwant %s", got, path)
+	}
+	// The turn wrote memory whole: the next one reads it as it is.
+	mem, err := g.st.Memory(ctx, c.ID)
+	if err != nil || len(mem) != 10 || mem[0].Role != agent.RoleSystem || mem[9].Role != agent.RoleAssistant || mem[9].Content[0].Body != "re:q4" {
+		t.Fatalf("memory after the turn: %d entries, %v", len(mem), err)
+	}
+	noError(t, g.turn(c, "q5"))
+	if got, want := lastPrompt(g), path+"|assistant:re:q4|user:q5"; got != want {
+		t.Fatalf("request of the turn after\n got %s\nwant %s", got, want)
+	}
+}

@@ -528,7 +528,7 @@ func (r *Runner) Compact(ctx context.Context, id string) (CompactResult, error) 
 		r.endTurn(t)
 	}()
 
-	mem, err := r.cfg.Store.Memory(ctx, id)
+	mem, _, err := r.memory(ctx, r.cfg.Store, id) // its record replaces all of memory
 	if err != nil {
 		return CompactResult{}, fmt.Errorf("compact: %w", err)
 	}

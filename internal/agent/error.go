@@ -55,6 +55,11 @@ var (
 	ErrTool        = &Error{Code: CodeToolError}
 )
 
+// ErrStaleMemory is Store.Memory's answer while a conversation's working
+// memory does not follow its active path (Record.StaleMemory): the reader
+// rebuilds it from the path (Runner.memory) instead.
+var ErrStaleMemory = errors.New("working memory does not follow the active path")
+
 // Errorf makes an *Error with code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}

@@ -45,11 +45,18 @@ type ArchivedConversation struct {
 // export it comes from ("chatgpt:<id>", "agentik:<epoch>:<id>"); Messages
 // are user, assistant, tool and error messages in order (ids, seqs and
 // conversation ids are given anew; dates are kept).
+//
+// Branches: when a message has a ParentID or Head is set, the messages are
+// a tree: each names the id (in the source) of an earlier message it
+// follows, "" for a first message, and Head is the leaf of the active path
+// ("" = the last message). The tree is kept as it is, with new ids.
+// Otherwise the messages are one path in their order.
 type ImportConversation struct {
 	Source    string
 	Title     string
 	CreatedAt time.Time
 	Messages  []Message
+	Head      string
 }
 
 // ImportResult says what an import did: the conversations it created, and
@@ -162,11 +169,27 @@ func (r *Runner) importRecords(c ImportConversation) ([]*Record, *Conversation, 
 		Memory:       []ModelMessage{{Role: RoleSystem, Content: []Content{Text(r.cfg.SystemPrompt)}}},
 		Source:       c.Source,
 	}}
+	tree := c.Head != ""
+	for _, m := range c.Messages {
+		tree = tree || m.ParentID != ""
+	}
+	// In a tree, the source ids are mapped to new ones, and working memory
+	// gets the active path's messages only.
+	ids := map[string]string{} // source id → new id
+	onPath := map[string]bool{}
+	if tree {
+		var err error
+		if onPath, err = importPath(c); err != nil {
+			return nil, nil, err
+		}
+	}
+	last := ""
 	for j, m := range c.Messages {
 		if err := checkImported(m); err != nil {
 			return nil, nil, fmt.Errorf("message %d: %w", j, err)
 		}
-		m.ID, m.Seq, m.ConversationID = NewID(), 0, conv.ID
+		src := m.ID
+		m.ID, m.Seq, m.ConversationID, m.Siblings = NewID(), 0, conv.ID, nil
 		if m.Date.IsZero() {
 			m.Date = created
 		}
@@ -179,9 +202,61 @@ func (r *Runner) importRecords(c ImportConversation) ([]*Record, *Conversation, 
 				mem = []ModelMessage{{Role: RoleAssistant, Content: []Content{Text(text)}}}
 			}
 		}
-		recs = append(recs, r.messageRecord(m, mem...))
+		if tree && !onPath[src] {
+			mem = nil
+		}
+		rec := r.messageRecord(m, mem...)
+		if tree {
+			if m.ParentID == "" {
+				root := "" // a first message: it follows nothing
+				rec.Head = &root
+			} else {
+				rec.Event.Event.Message.ParentID = ids[m.ParentID]
+			}
+			if src != "" {
+				ids[src] = m.ID
+			}
+		}
+		last = m.ID
+		recs = append(recs, rec)
+	}
+	if head := ids[c.Head]; tree && c.Head != "" && head != last {
+		recs = append(recs, &Record{Event: r.agentEvent(AgentEvent{Type: AgentUpdated, ConversationID: conv.ID, Head: head}), Head: &head})
 	}
 	return recs, conv, nil
+}
+
+// importPath checks the tree of c (ids unique, each parent an earlier
+// message, the head one of them) and returns the source ids on its active
+// path.
+func importPath(c ImportConversation) (map[string]bool, error) {
+	parent := make(map[string]string, len(c.Messages))
+	for j, m := range c.Messages {
+		if m.ParentID != "" {
+			if _, ok := parent[m.ParentID]; !ok {
+				return nil, Errorf(CodeBadRequest, "message %d: parent_id %q is not an earlier message of the conversation", j, truncateRunes(m.ParentID, 40))
+			}
+		}
+		if m.ID == "" {
+			continue // nothing can follow it
+		}
+		if _, dup := parent[m.ID]; dup {
+			return nil, Errorf(CodeBadRequest, "message %d: id %q is used twice", j, truncateRunes(m.ID, 40))
+		}
+		parent[m.ID] = m.ParentID
+	}
+	head := c.Head
+	if head == "" && len(c.Messages) > 0 {
+		head = c.Messages[len(c.Messages)-1].ID
+	}
+	if _, ok := parent[head]; !ok && head != "" {
+		return nil, Errorf(CodeBadRequest, "head %q is not a message of the conversation", truncateRunes(head, 40))
+	}
+	on := map[string]bool{}
+	for id := head; id != ""; id = parent[id] { // parents come earlier: no loop
+		on[id] = true
+	}
+	return on, nil
 }
 
 // checkImported applies the limits of a sent message to an imported one.

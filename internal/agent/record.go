@@ -19,7 +19,12 @@ const (
 //   - a KindConversation message event inserts its Message (seq = the
 //     event's seq) and bumps the conversation's updated_at and message_count;
 //   - Memory is appended to the conversation's working memory, or, with
-//     ReplaceMemory, becomes the whole working memory (a compaction);
+//     ReplaceMemory, becomes the whole working memory (a compaction, or
+//     the first memory a turn writes after a branch switch);
+//   - StaleMemory marks working memory stale: it no longer follows the
+//     active path (the head moved to another branch). Store.Memory then
+//     fails with ErrStaleMemory until a ReplaceMemory record writes it
+//     anew; Memory appended meanwhile is kept but never read (branch.go);
 //   - Context, when set, becomes the conversation's context size;
 //   - Turn changes the conversation's turn state;
 //   - Enqueue stores a queued send (its queued event's Position is set by
@@ -32,6 +37,7 @@ type Record struct {
 	Conversation  *Conversation
 	Memory        []ModelMessage
 	ReplaceMemory bool
+	StaleMemory   bool
 	Context       *ContextSize
 	Turn          TurnChange
 	// Source, on a created record, names what the conversation was

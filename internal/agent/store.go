@@ -29,7 +29,8 @@ type Store interface {
 	Messages(ctx context.Context, q MessageQuery) ([]Message, error)
 	// MessageByClientID returns the user message sent with clientID, or ErrNotFound.
 	MessageByClientID(ctx context.Context, conversationID, clientID string) (Message, error)
-	// Memory returns a conversation's working memory in order.
+	// Memory returns a conversation's working memory in order, or
+	// ErrStaleMemory while a StaleMemory record's mark holds.
 	Memory(ctx context.Context, conversationID string) ([]ModelMessage, error)
 	// Queue returns a conversation's queued sends, the next to run first.
 	Queue(ctx context.Context, conversationID string) ([]QueuedSend, error)

@@ -43,6 +43,7 @@ type memConversation struct {
 	conv     Conversation
 	messages []Message
 	memory   []ModelMessage
+	stale    bool // Record.StaleMemory
 	queue    []QueuedSend
 	pending  []PendingCall
 	resolved map[string]bool // call ids of pending whose result is written
@@ -190,9 +191,10 @@ func (s *MemStore) apply(rec *Record) {
 		c.conv.UpdatedAt = ev.Date
 	}
 	if rec.ReplaceMemory {
-		c.memory = nil
+		c.memory, c.stale = nil, false
 	}
 	c.memory = append(c.memory, rec.Memory...)
+	c.stale = c.stale || rec.StaleMemory
 	if rec.Context != nil {
 		size := *rec.Context
 		c.conv.Context = &size
@@ -277,6 +279,9 @@ func (s *MemStore) Memory(_ context.Context, conversationID string) ([]ModelMess
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c := s.convs[conversationID]; c != nil {
+		if c.stale {
+			return nil, fmt.Errorf("memory of %s: %w", conversationID, ErrStaleMemory)
+		}
 		return append([]ModelMessage(nil), c.memory...), nil
 	}
 	return nil, Errorf(CodeNotFound, "conversation %s not found", conversationID)

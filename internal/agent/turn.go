@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -51,6 +52,11 @@ type turn struct {
 	context *ContextSize // of the last model call; put on the end record
 
 	summaryUsage Usage // of compaction summary calls not yet on a model call's usage
+
+	// rebuilt is working memory as rebuilt from the active path when the
+	// store had it stale (branch.go), until the turn writes memory: its
+	// first record that does writes all of it (withRebuilt).
+	rebuilt []ModelMessage
 }
 
 type emitItem struct {
@@ -208,6 +214,7 @@ func (t *turn) text(s string) {
 
 // emit queues records and waits until they are written.
 func (t *turn) emitRecs(recs ...*Record) error {
+	t.withRebuilt(recs)
 	ack := make(chan error, len(recs))
 	for _, rec := range recs {
 		t.items <- emitItem{rec: rec, ack: ack}
@@ -223,6 +230,29 @@ func (t *turn) emitRecs(recs ...*Record) error {
 
 func (t *turn) emit(rec *Record) error { return t.emitRecs(rec) }
 
+// withRebuilt makes the first of recs that writes working memory, after
+// the turn rebuilt it, write all of it: the rebuilt memory, then what the
+// record adds (a compaction's replacement stands as it is). The store's
+// stale mark goes with that record; until it is written, memory stays
+// stale and whoever reads it next rebuilds it again.
+func (t *turn) withRebuilt(recs []*Record) {
+	if t.rebuilt == nil {
+		return
+	}
+	for _, rec := range recs {
+		switch {
+		case rec.ReplaceMemory:
+		case len(rec.Memory) > 0:
+			rec.Memory = append(t.rebuilt, rec.Memory...)
+			rec.ReplaceMemory = true
+		default:
+			continue
+		}
+		t.rebuilt = nil
+		return
+	}
+}
+
 // live queues a progress event (start_*, a tool call or result shown
 // live) without waiting: the queue is FIFO, so it is written before any
 // record queued after it, and a failed write ends the turn through
@@ -234,9 +264,12 @@ func (t *turn) live(ev Event) error {
 
 // loop runs model rounds until the model answers without tool calls.
 func (t *turn) loop() error {
-	mem, err := t.st.Memory(context.WithoutCancel(t.ctx), t.conv.ID)
+	mem, rebuilt, err := t.r.memory(context.WithoutCancel(t.ctx), t.st, t.conv.ID)
 	if err != nil {
 		return fmt.Errorf("load working memory: %w", err)
+	}
+	if rebuilt {
+		t.rebuilt = slices.Clone(mem) // the rounds below may change mem's entries
 	}
 	if len(t.resume) > 0 {
 		if mem, err = t.runPending(mem); err != nil {

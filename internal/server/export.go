@@ -14,12 +14,13 @@ import (
 	"github.com/agentik/agentik/internal/protocol"
 )
 
-// history reads every message of a conversation, page by page.
-func (s *Server) history(ctx context.Context, id string) ([]agent.Message, error) {
+// history reads every message of a conversation, page by page: of every
+// branch with all, else of the active path.
+func (s *Server) history(ctx context.Context, id string, all bool) ([]agent.Message, error) {
 	var out []agent.Message
 	var after int64
 	for {
-		ms, err := s.runner.Messages(ctx, agent.MessageQuery{ConversationID: id, After: after, Limit: agent.MaxPageSize, All: true})
+		ms, err := s.runner.Messages(ctx, agent.MessageQuery{ConversationID: id, After: after, Limit: agent.MaxPageSize, All: all})
 		if err != nil {
 			return nil, err
 		}
@@ -39,7 +40,9 @@ func (s *Server) history(ctx context.Context, id string) ([]agent.Message, error
 }
 
 // handleExport writes one conversation as agentik JSON (an agent.Archive
-// with one conversation; the default) or as Markdown (?format=markdown).
+// with one conversation, every branch's messages with their parent_id and
+// the conversation's head; the default) or as Markdown (?format=markdown:
+// the active path).
 func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	format := r.URL.Query().Get("format")
 	if format != "" && format != "json" && format != "markdown" {
@@ -51,7 +54,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	ms, err := s.history(r.Context(), c.ID)
+	ms, err := s.history(r.Context(), c.ID, format != "markdown") // people read the active path
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -99,7 +102,12 @@ func (s *Server) handleExportAll(w http.ResponseWriter, r *http.Request) {
 			if c.Temp {
 				continue
 			}
-			ms, err := s.history(ctx, c.ID)
+			// The list's rows are slim: the whole conversation has its head.
+			c, err := s.runner.Conversation(ctx, c.ID)
+			var ms []agent.Message
+			if err == nil {
+				ms, err = s.history(ctx, c.ID, true)
+			}
 			if err != nil {
 				if agent.ErrorCode(err) == agent.CodeNotFound {
 					continue // deleted meanwhile
@@ -240,7 +248,7 @@ func parseImport(body []byte) ([]agent.ImportConversation, error) {
 		}
 		out[i] = agent.ImportConversation{
 			Source: "agentik:" + c.Conversation.ID, Title: c.Conversation.Title,
-			CreatedAt: c.Conversation.CreatedAt, Messages: c.Messages,
+			CreatedAt: c.Conversation.CreatedAt, Messages: c.Messages, Head: c.Conversation.Head,
 		}
 	}
 	return out, nil

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -69,8 +70,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if got.Title != c.Title || !got.CreatedAt.Equal(c.CreatedAt) || got.MessageCount != c.MessageCount {
 		t.Errorf("imported %+v, original %+v", got, c)
 	}
-	if diff := cmp.Diff(comparable(orig), comparable(ts.history(t, got.ID))); diff != "" {
-		t.Errorf("imported history (-original +imported):\n%s", diff)
+	want, _ := shape(t, orig, "")
+	if have, _ := shape(t, ts.history(t, got.ID), ""); !cmp.Equal(want, have) {
+		t.Errorf("imported history (-original +imported):\n%s", cmp.Diff(want, have))
 	}
 	// Again: nothing new.
 	ts.call(t, "POST", "/agentik/import", string(doc), 200, &res)
@@ -94,8 +96,8 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Fatalf("import all = %+v", res)
 	}
 	for _, ic := range res.Conversations {
-		if diff := cmp.Diff(comparable(orig), comparable(fresh.history(t, ic.ID))); diff != "" {
-			t.Errorf("history of %s (-original +imported):\n%s", ic.Title, diff)
+		if have, _ := shape(t, fresh.history(t, ic.ID), ""); !cmp.Equal(want, have) {
+			t.Errorf("history of %s (-original +imported):\n%s", ic.Title, cmp.Diff(want, have))
 		}
 	}
 	// The imported text is searchable.
@@ -199,7 +201,11 @@ func TestImportHostile(t *testing.T) {
 		"huge text":         {archive(conv("a", `{"type":"user_message","content":[{"type":"text","body":"`+strings.Repeat("x", agent.MaxTextBytes+1)+`"}]}`)), 400},
 		"over the body cap": {archive(conv("a", `{"type":"user_message","content":[{"type":"text","body":"`+strings.Repeat("x", protocol.MaxBodyBytes)+`"}]}`)), 413},
 		"unknown type":      {archive(conv("a", `{"type":"branch"}`)), 400},
+		"parent after":      {archive(conv("a", `{"id":"m1","parent_id":"m2","type":"user_message","content":[{"type":"text","body":"hi"}]}`, `{"id":"m2","type":"user_message","content":[{"type":"text","body":"hi"}]}`)), 400},
+		"id twice":          {archive(conv("a", `{"id":"m1","type":"user_message","content":[{"type":"text","body":"hi"}]}`, `{"id":"m1","parent_id":"m1","type":"user_message","content":[{"type":"text","body":"hi"}]}`)), 400},
+		"unknown head":      {archive(`{"conversation":{"id":"h","title":"t","head":"zz"},"messages":[` + msg + `]}`), 400},
 		"chatgpt loop":      {`[{"id":"l","title":"t","current_node":"a","mapping":{"a":{"parent":"b"},"b":{"parent":"a"}}}]`, 400},
+		"chatgpt side loop": {`[{"id":"l","title":"t","current_node":"r","mapping":{"r":{"parent":null},"a":{"parent":"b"},"b":{"parent":"a"}}}]`, 400},
 		"chatgpt missing":   {`[{"id":"l","title":"t","current_node":"zz","mapping":{}}]`, 400},
 		"chatgpt no id":     {`[{"title":"t","mapping":{}}]`, 400},
 		"chatgpt wrong":     {`[{"id":5}]`, 400},
@@ -225,5 +231,137 @@ func TestImportHostile(t *testing.T) {
 	}
 	if n := ts.total(t); n != 0 {
 		t.Fatalf("a failed import left %d conversations", n)
+	}
+}
+
+// shape is a conversation's tree without the ids an import gives anew:
+// each message as comparable, its parent_id replaced by the parent's
+// index in ms ("" for a first message), and the head as an index.
+func shape(t *testing.T, ms []agent.Message, head string) ([]agent.Message, string) {
+	t.Helper()
+	at := map[string]int{}
+	for i, m := range ms {
+		at[m.ID] = i
+	}
+	index := func(id string) string {
+		if id == "" {
+			return ""
+		}
+		i, ok := at[id]
+		if !ok {
+			t.Fatalf("%q is not a message of the conversation", id)
+		}
+		return fmt.Sprint(i)
+	}
+	out := comparable(ms)
+	for i := range out {
+		out[i].ParentID = index(ms[i].ParentID)
+	}
+	return out, index(head)
+}
+
+// An export carries every branch and the head; importing it gives the
+// same tree, the same active path, and a next turn that sees that path.
+func TestExportImportKeepsBranches(t *testing.T) {
+	leakCheck(t)
+	ts := newTestServer(t)
+	c := ts.create(t)
+	base := "/agentik/conversations/" + c.ID
+	ts.Fake.Enqueue(llmtest.Reply{Text: "a1"})
+	ts.send(t, c.ID, "q1")
+	ts.Fake.Enqueue(llmtest.Reply{Text: "a2"})
+	ts.send(t, c.ID, "q2")
+	var page protocol.MessagesResult
+	ts.call(t, "GET", base+"/messages", "", 200, &page)
+	q1 := page.Messages[0]
+	ts.Fake.Enqueue(llmtest.Reply{Text: "a2b"})
+	ts.postTurn(t, base+"/regenerate", map[string]any{})
+	ts.Fake.Enqueue(llmtest.Reply{Text: "b1"})
+	ts.postTurn(t, base+"/edit", map[string]any{"message_id": q1.ID, "content": []agent.Content{agent.Text("p1")}})
+	// The head back on the first answer: not the last message written.
+	ts.call(t, "POST", base+"/switch_branch", `{"message_id":"`+page.Messages[3].ID+`"}`, 200, &c)
+	var all protocol.MessagesResult
+	ts.call(t, "GET", base+"/messages?branch=all", "", 200, &all)
+	if len(all.Messages) != 7 || c.Head == all.Messages[6].ID {
+		t.Fatalf("setup: %q, head %s", texts(all.Messages), c.Head)
+	}
+	wantTree, wantHead := shape(t, all.Messages, c.Head)
+	resp := ts.do(t, "GET", base+"/export?format=markdown", "")
+	md, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(md), "a2\n") || strings.Contains(string(md), "a2b") || strings.Contains(string(md), "p1") {
+		t.Errorf("the markdown is not the active path:\n%s", md)
+	}
+
+	for _, path := range []string{base + "/export", "/agentik/export"} {
+		resp := ts.do(t, "GET", path, "")
+		doc, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fresh := newTestServer(t)
+		var res agent.ImportResult
+		fresh.call(t, "POST", "/agentik/import", string(doc), 201, &res)
+		if len(res.Conversations) != 1 {
+			t.Fatalf("%s: import = %+v", path, res)
+		}
+		got := res.Conversations[0]
+		fresh.call(t, "GET", "/agentik/conversations/"+got.ID+"/messages?branch=all", "", 200, &page)
+		gotTree, gotHead := shape(t, page.Messages, got.Head)
+		if diff := cmp.Diff(wantTree, gotTree); diff != "" {
+			t.Errorf("%s: imported tree (-original +imported):\n%s", path, diff)
+		}
+		if gotHead != wantHead {
+			t.Errorf("%s: imported head is message %s, want %s", path, gotHead, wantHead)
+		}
+		fresh.call(t, "GET", "/agentik/conversations/"+got.ID+"/messages", "", 200, &page)
+		if got := strings.Join(texts(page.Messages), "|"); got != "q1|a1|q2|a2" {
+			t.Errorf("%s: imported active path %s", path, got)
+		}
+		fresh.Fake.Enqueue(llmtest.Reply{Text: "a3"})
+		fresh.send(t, got.ID, "q3")
+		reqs := fresh.Fake.Requests()
+		var prompt []string
+		for _, m := range reqs[len(reqs)-1].Messages[1:] {
+			prompt = append(prompt, m.Content)
+		}
+		if got := strings.Join(prompt, "|"); got != "q1|a1|q2|a2|q3" {
+			t.Errorf("%s: the imported conversation's next request: %s", path, got)
+		}
+	}
+}
+
+// A ChatGPT conversation with a regenerated answer keeps both branches;
+// current_node's is the active one.
+func TestImportChatGPTBranches(t *testing.T) {
+	leakCheck(t)
+	ts := newTestServer(t)
+	sample, err := os.ReadFile("testdata/chatgpt-conversations.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res agent.ImportResult
+	ts.call(t, "POST", "/agentik/import", string(sample), 201, &res)
+	var page protocol.MessagesResult
+	ts.call(t, "GET", "/agentik/conversations/"+res.Conversations[0].ID+"/messages?branch=all", "", 200, &page)
+	var got []string
+	for _, m := range page.Messages {
+		s := agent.MessageText(m)
+		if m.Siblings != nil {
+			s = fmt.Sprintf("%d/%d %s", m.Siblings.Index, m.Siblings.Count, s)
+		}
+		got = append(got, s)
+	}
+	want := []string{
+		"My sourdough starter smells like nail polish. Is it dead?",
+		"Not dead, just hungry: the acetone smell means it needs feeding more often.",
+		"1/2 How often, roughly?",
+		"Twice a day.",
+		"2/2 How often should I feed it at 18 °C?",
+		"At 18 °C, feed it every 12 hours with equal weights of flour and water.",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("branch=all (-want +got):\n%s", diff)
+	}
+	if page.Messages[2].ParentID != page.Messages[1].ID || page.Messages[4].ParentID != page.Messages[1].ID || res.Conversations[0].Head != page.Messages[5].ID {
+		t.Errorf("tree: %+v, head %s", page.Messages, res.Conversations[0].Head)
 	}
 }

@@ -63,16 +63,20 @@ func (s *Store) Memory(ctx context.Context, conversationID string) ([]agent.Mode
 	if !textOK(conversationID) {
 		return nil, fmt.Errorf("store: memory: %w", missing("conversation", conversationID))
 	}
+	// The mark, then the rows: whoever reads memory holds the conversation
+	// (a turn, a compaction), and nothing marks it stale while a turn runs.
+	var conv conversationRow
+	if err := s.r.WithContext(ctx).Select("id", "memory_stale").Take(&conv, "id = ?", conversationID).Error; err != nil {
+		return nil, fmt.Errorf("store: memory: %w", notFound(err, "conversation", conversationID))
+	}
+	if conv.MemoryStale {
+		return nil, fmt.Errorf("store: memory of %s: %w", conversationID, agent.ErrStaleMemory)
+	}
 	var payloads []string
 	if err := s.r.WithContext(ctx).Model(&memoryRow{}).
 		Where("conversation_id = ?", conversationID).Order("order_idx").
 		Pluck("payload", &payloads).Error; err != nil {
 		return nil, fmt.Errorf("store: memory: %w", err)
-	}
-	if len(payloads) == 0 {
-		if err := s.mustExist(ctx, conversationID); err != nil {
-			return nil, fmt.Errorf("store: memory: %w", err)
-		}
 	}
 	out := make([]agent.ModelMessage, len(payloads))
 	for i, p := range payloads {
@@ -89,7 +93,7 @@ func (s *Store) mustExist(ctx context.Context, id string) error {
 		return err
 	}
 	if !ok {
-		return agent.Errorf(agent.CodeNotFound, "conversation %q not found", id)
+		return agent.Errorf(agent.CodeNotFound, "conversation %q not found", shortID(id))
 	}
 	return nil
 }

@@ -39,6 +39,9 @@ type conversationRow struct {
 	// Head is the active path's leaf message ("" before the first);
 	// NULL in a database from before branches: its last message (branch.go).
 	Head *string
+	// MemoryStale: working memory does not follow the active path
+	// (agent.Record.StaleMemory); Memory fails until it is replaced.
+	MemoryStale bool `gorm:"not null;default:false"`
 }
 
 func (conversationRow) TableName() string { return "conversation" }

@@ -53,7 +53,7 @@ func rename(tx *gorm.DB, id, title string, auto bool, now time.Time) error {
 			return err
 		}
 		if n == 0 {
-			return agent.Errorf(agent.CodeNotFound, "conversation %q not found", id)
+			return agent.Errorf(agent.CodeNotFound, "conversation %q not found", shortID(id))
 		}
 		return agent.ErrUserTitled
 	}

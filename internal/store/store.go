@@ -182,7 +182,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		wDB.SetConnMaxIdleTime(0)
 		wDB.SetConnMaxLifetime(0)
 		// Reads never write: query_only turns a mistake into an error.
-		if s.r, err = gorm.Open(sqlite.Open(base+"&_pragma=query_only(1)"), cfg()); err != nil {
+		if s.r, err = gorm.Open(sqlite.Open(base+"&_pragma=query_only(1)&_pragma=mmap_size(1073741824)"), cfg()); err != nil {
 			_ = wDB.Close()
 			_ = s.lock.Close()
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
@@ -376,7 +376,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // notFound translates gorm's not-found into agent.ErrNotFound naming what.
 func notFound(err error, what string, id string) error {
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return agent.Errorf(agent.CodeNotFound, "%s %q not found", what, id)
+		return agent.Errorf(agent.CodeNotFound, "%s %q not found", what, shortID(id))
 	}
 	return err
 }

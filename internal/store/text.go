@@ -25,7 +25,7 @@ func checkText(field, v string) error {
 
 // missing is the not_found of a lookup by an id that cannot be stored.
 func missing(what, id string) error {
-	return agent.Errorf(agent.CodeNotFound, "%s %q not found", what, id)
+	return agent.Errorf(agent.CodeNotFound, "%s %q not found", what, shortID(id))
 }
 
 // checkRecordText checks the text columns a record writes.
@@ -48,4 +48,17 @@ func checkRecordText(rec *agent.Record) error {
 		}
 	}
 	return nil
+}
+
+// shortID is id as an error message names it: cut to 64 bytes (at a rune
+// boundary), so an absurd id from a request is not echoed whole.
+func shortID(id string) string {
+	if len(id) <= 64 {
+		return id
+	}
+	cut := 64
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return id[:cut] + "…"
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/agentik/agentik/internal/agent"
@@ -50,6 +51,19 @@ func TestBadTextIsRefusedAlike(t *testing.T) {
 			if evs, err := s.Events(ctx, agent.EventQuery{ConversationID: bad}); err != nil || len(evs) != 0 {
 				t.Errorf("Events(%q): %d, %v; want none", bad, len(evs), err)
 			}
+		}
+	})
+}
+
+// An unknown id is named cut short: a 20 KB id from a request is not
+// echoed whole.
+func TestNotFoundCutsTheID(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn, Options{})
+		id := strings.Repeat("é", 10000)
+		_, err := s.Conversation(t.Context(), id)
+		if agent.ErrorCode(err) != agent.CodeNotFound || len(err.Error()) > 200 {
+			t.Fatalf("%d-byte error: %.100v", len(err.Error()), err)
 		}
 	})
 }

@@ -441,6 +441,11 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 			return err
 		}
 	}
+	if rec.ReplaceMemory || rec.StaleMemory {
+		if err := updateConversation(tx, cid, map[string]any{"memory_stale": rec.StaleMemory}); err != nil {
+			return fmt.Errorf("memory of %s: %w", cid, err)
+		}
+	}
 	var size map[string]any
 	if c := rec.Context; c != nil {
 		size = map[string]any{"context_tokens": c.Tokens, "context_window": c.Window, "context_bytes": c.Bytes}
@@ -472,7 +477,7 @@ func updateConversation(tx *gorm.DB, id string, cols map[string]any) error {
 		return fmt.Errorf("update conversation %s: %w", id, res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return agent.Errorf(agent.CodeNotFound, "conversation %q not found", id)
+		return agent.Errorf(agent.CodeNotFound, "conversation %q not found", shortID(id))
 	}
 	return nil
 }

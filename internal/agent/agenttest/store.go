@@ -154,6 +154,28 @@ func StoreContract(t *testing.T, st agent.Store, events func() []agent.AllEvent)
 		t.Fatalf("list: %+v, %d, %v", list, total, err)
 	}
 
+	// A stale mark (a branch switch): memory is not handed out, also after
+	// an append, until a record replaces it.
+	stale := msgRec(second, "s1", "")
+	stale.StaleMemory = true
+	mustAppend(stale)
+	if _, err := st.Memory(ctx, second); !errors.Is(err, agent.ErrStaleMemory) {
+		t.Fatalf("memory marked stale: %v", err)
+	}
+	more := msgRec(second, "s2", "")
+	more.Memory = []agent.ModelMessage{{Role: agent.RoleUser, Content: []agent.Content{agent.Text("s2")}}}
+	mustAppend(more)
+	if _, err := st.Memory(ctx, second); !errors.Is(err, agent.ErrStaleMemory) {
+		t.Fatalf("memory marked stale, then appended to: %v", err)
+	}
+	fresh := msgRec(second, "s3", "")
+	fresh.Memory = []agent.ModelMessage{{Role: agent.RoleSystem, Content: []agent.Content{agent.Text("sys")}}, {Role: agent.RoleUser, Content: []agent.Content{agent.Text("s3")}}}
+	fresh.ReplaceMemory = true
+	mustAppend(fresh)
+	if mem, err := st.Memory(ctx, second); err != nil || len(mem) != 2 || mem[1].Content[0].Body != "s3" {
+		t.Fatalf("memory replaced after the stale mark: %+v, %v", mem, err)
+	}
+
 	// Delete: gone with its history.
 	mustAppend(agentRec(agent.AgentDeleted, cid, ""))
 	_, err = st.Conversation(ctx, cid)
