@@ -57,6 +57,10 @@ type ImportConversation struct {
 	CreatedAt time.Time
 	Messages  []Message
 	Head      string
+	// Settings are the conversation's model, system prompt and params (an
+	// agentik export's); a model this server does not offer is dropped, so
+	// the conversation answers with the default model.
+	Settings Settings
 }
 
 // ImportResult says what an import did: the conversations it created, and
@@ -163,6 +167,15 @@ func (r *Runner) importRecords(c ImportConversation) ([]*Record, *Conversation, 
 		created = now
 	}
 	conv := &Conversation{ID: NewID(), Title: title, CreatedAt: created, UpdatedAt: created}
+	st := c.Settings
+	st.Title = nil
+	if st.Model != nil && r.checkModel(strings.TrimSpace(*st.Model)) != nil {
+		st.Model = nil
+	}
+	if err := r.checkSettings(&st); err != nil {
+		return nil, nil, err
+	}
+	st.apply(conv)
 	recs := []*Record{{
 		Event:        r.agentEvent(AgentEvent{Type: AgentCreated, ConversationID: conv.ID, Title: title}),
 		Conversation: conv,

@@ -249,7 +249,21 @@ func parseImport(body []byte) ([]agent.ImportConversation, error) {
 		out[i] = agent.ImportConversation{
 			Source: "agentik:" + c.Conversation.ID, Title: c.Conversation.Title,
 			CreatedAt: c.Conversation.CreatedAt, Messages: c.Messages, Head: c.Conversation.Head,
+			Settings: archivedSettings(c.Conversation),
 		}
 	}
 	return out, nil
+}
+
+// archivedSettings are the settings an exported conversation carries.
+func archivedSettings(c agent.Conversation) agent.Settings {
+	var s agent.Settings
+	if c.Model != "" {
+		s.Model = &c.Model
+	}
+	if c.SystemPrompt != "" {
+		s.SystemPrompt = &c.SystemPrompt
+	}
+	s.Params = c.Params
+	return s
 }

@@ -47,6 +47,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	ts.Fake.Enqueue(llmtest.Reply{Text: "Paris is the capital of France.", Usage: &agent.Usage{PromptTokens: 3, CompletionTokens: 7, TotalTokens: 10}})
 	ts.send(t, c.ID, "capital of France?")
 	ts.call(t, "POST", "/agentik/conversations/"+c.ID+"/rename", `{"title":"Geography `+"`quiz`"+`"}`, 200, nil)
+	ts.call(t, "PATCH", "/agentik/conversations/"+c.ID, `{"system_prompt":"Answer in one line.","params":{"temperature":0.2}}`, 200, nil)
 	ts.call(t, "GET", "/agentik/conversations/"+c.ID, "", 200, &c)
 	orig := ts.history(t, c.ID)
 
@@ -70,6 +71,18 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if got.Title != c.Title || !got.CreatedAt.Equal(c.CreatedAt) || got.MessageCount != c.MessageCount {
 		t.Errorf("imported %+v, original %+v", got, c)
 	}
+	if got.SystemPrompt != "Answer in one line." || !cmp.Equal(got.Params, c.Params) || c.Params == nil {
+		t.Errorf("imported settings %q %+v, original %q %+v", got.SystemPrompt, got.Params, c.SystemPrompt, c.Params)
+	}
+	// A model this server does not offer is dropped, not refused.
+	other := strings.Replace(string(doc), `"title":`, `"model":"model-of-another-server","title":`, 1)
+	other = strings.ReplaceAll(other, c.ID, "elsewhere1")
+	var res2 agent.ImportResult
+	ts.call(t, "POST", "/agentik/import", other, 201, &res2)
+	if len(res2.Conversations) != 1 || res2.Conversations[0].Model != "" || res2.Conversations[0].SystemPrompt != "Answer in one line." {
+		t.Fatalf("import with a foreign model = %+v", res2)
+	}
+	ts.call(t, "DELETE", "/agentik/conversations/"+res2.Conversations[0].ID, "", 204, nil)
 	want, _ := shape(t, orig, "")
 	if have, _ := shape(t, ts.history(t, got.ID), ""); !cmp.Equal(want, have) {
 		t.Errorf("imported history (-original +imported):\n%s", cmp.Diff(want, have))
