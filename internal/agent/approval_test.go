@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -455,6 +457,58 @@ func TestApprovalWhileParking(t *testing.T) {
 	hist := g.history(c)
 	if last := hist[len(hist)-1]; last.Type != agent.MessageAssistant || last.Content[0].Body != "done" {
 		t.Errorf("last message %+v, want the answer after the tool", last)
+	}
+}
+
+// TestSendRacingThePark: a send that read the conversation while its turn
+// still ran, and takes the lock as that turn parks its round for approval,
+// is busy saying so; it never starts a second turn beside the waiting one
+// (temp conversations included) nor blames another instance.
+func TestSendRacingThePark(t *testing.T) {
+	for _, temp := range []bool{false, true} {
+		g, tools := approvalRig(t)
+		c := g.create(temp)
+		ctx := context.Background()
+		parked := make(chan struct{})
+		agent.SetRaceHooks(g.r, func(string) { close(parked) }, nil)
+		var sends atomic.Int32
+		agent.SetSendHook(g.r, func(string) {
+			if sends.Add(1) == 2 { // the racing send: let the turn park first
+				<-parked
+			}
+		})
+		hold := make(chan struct{})
+		g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "r1", Name: "calc__add", Arguments: `{}`}}, Hold: hold})
+		if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+			t.Fatal(err)
+		}
+		raced := make(chan error, 1)
+		go func() {
+			_, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("meanwhile")}, "")
+			raced <- err
+		}()
+		for sends.Load() < 2 { // it has read the conversation: running, nothing waiting
+			runtime.Gosched()
+		}
+		close(hold)
+		err := <-raced
+		if !errors.Is(err, agent.ErrBusy) || !strings.Contains(err.Error(), "approval") {
+			t.Errorf("temp %v: racing send: %v, want busy saying the turn waits for approval", temp, err)
+		}
+		if w := waitWaiting(t, g.r, c.ID, 1); !w.Running {
+			t.Errorf("temp %v: after the racing send: %+v", temp, w)
+		}
+		for _, m := range g.history(c) {
+			if m.Type == agent.MessageUser && m.Content[0].Body == "meanwhile" {
+				t.Errorf("temp %v: the racing send started a turn", temp)
+			}
+		}
+		tools.mu.Lock()
+		n := len(tools.calls)
+		tools.mu.Unlock()
+		if n != 0 {
+			t.Errorf("temp %v: %d tool calls ran before a decision", temp, n)
+		}
 	}
 }
 

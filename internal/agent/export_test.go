@@ -6,3 +6,7 @@ package agent
 func SetRaceHooks(r *Runner, parked, resumeWaits func(id string)) {
 	r.hooks.parked, r.hooks.resumeWaits = parked, resumeWaits
 }
+
+// SetSendHook makes r call read when a send has read the conversation and
+// not yet taken the runner's lock. Set it before the sends.
+func SetSendHook(r *Runner, read func(id string)) { r.hooks.sendRead = read }

@@ -93,6 +93,7 @@ type Runner struct {
 	hooks struct {
 		parked      func(id string) // the goroutine that parked a round has not exited yet
 		resumeWaits func(id string) // a resume waits for that goroutine to exit
+		sendRead    func(id string) // a send has read the conversation, not yet locked
 	}
 }
 
@@ -401,6 +402,12 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 	return r.send(ctx, id, turnInput{content: content, clientID: clientID})
 }
 
+// busyWaiting is the busy error of a send to a conversation whose turn
+// waits for approval of n tool calls.
+func busyWaiting(id string, n int) error {
+	return Errorf(CodeBusy, "the turn in conversation %s waits for approval of %d tool call(s): approve or deny them, or interrupt the turn (or send with on_busy \"queue\")", id, n)
+}
+
 // send starts a turn with new input: a user message, or the results of
 // client-side tool calls (completion.go).
 func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult, error) {
@@ -412,6 +419,9 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	c, err := st.Conversation(ctx, id)
 	if err != nil {
 		return SendResult{}, err
+	}
+	if h := r.hooks.sendRead; h != nil {
+		h(id)
 	}
 	if err := r.checkVision(c, content); err != nil {
 		return SendResult{}, err
@@ -435,7 +445,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	if c.Running && len(c.Waiting) > 0 {
 		// Parked: no goroutine runs it, but it is the conversation's turn.
 		r.mu.Unlock()
-		return SendResult{}, Errorf(CodeBusy, "the turn in conversation %s waits for approval of %d tool call(s): approve or deny them, or interrupt the turn (or send with on_busy \"queue\")", id, len(c.Waiting))
+		return SendResult{}, busyWaiting(id, len(c.Waiting))
 	}
 	if c.Running && !c.Temp && r.turns[id] == nil {
 		r.mu.Unlock()
@@ -470,10 +480,20 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 		case <-ctx.Done():
 			return SendResult{}, ctx.Err()
 		}
+		// What it wrote decides: it may have parked its round for approval
+		// (the conversation's turn still, with no goroutine), so the
+		// conversation read before is stale.
+		if c, err = st.Conversation(ctx, id); err != nil {
+			return SendResult{}, err
+		}
 		r.mu.Lock()
 		if r.closed {
 			r.mu.Unlock()
 			return SendResult{}, errClosed
+		}
+		if c.Running && len(c.Waiting) > 0 {
+			r.mu.Unlock()
+			return SendResult{}, busyWaiting(id, len(c.Waiting))
 		}
 	}
 	tctx, ended := context.WithoutCancel(ctx), func() {}
