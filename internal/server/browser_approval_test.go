@@ -81,6 +81,7 @@ func TestBrowserSidebarMarksWaiting(t *testing.T) {
 	openPage(t, ts, b, "/c/"+c.ID)
 	send(t, b, "weather?")
 	waitJS(t, a, "the mark in the other tab", item+`.dataset.waiting === 'true' && `+shown)
+	screenshot(t, a, "sidebar-needs-approval.png")
 	if got := eval[string](t, a, item+`.querySelector('a').innerText`); !strings.Contains(got, "Needs approval") {
 		t.Errorf("the link reads %q, want it to say Needs approval", got)
 	}

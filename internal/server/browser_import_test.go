@@ -46,6 +46,7 @@ func TestBrowserImport(t *testing.T) {
 	}
 	upload(good, "1 conversation imported.")
 	waitJS(t, tab, "in the sidebar", `[...document.querySelectorAll('[data-testid="conversation-title"]')].some((e) => e.textContent === 'Imported pancakes')`)
+	screenshot(t, tab, "import-dialog.png")
 	upload(good, "0 conversations imported, 1 skipped as already imported.")
 	upload(bad, "Import failed: version 99 of the agentik format")
 	if got := eval[string](t, tab, `document.querySelector('[data-testid="import-result"]').dataset.kind`); got != "error" {
