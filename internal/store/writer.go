@@ -2,12 +2,14 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -29,6 +31,11 @@ const maxBatch = 512
 // insertChunk is how many agent_event rows one INSERT statement carries:
 // 6 parameters each stays far under SQLite's and PostgreSQL's limits.
 const insertChunk = 256
+
+// sqliteInsertChunk is how many agent_event rows one INSERT carries on
+// SQLite. The driver finds each parameter's argument by a scan of all the
+// arguments (quadratic in their number), so statements stay small.
+const sqliteInsertChunk = 32
 
 // idChunk is how many ids one "id IN (…)" lookup carries.
 const idChunk = 500
@@ -242,7 +249,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 			}
 		}
 		if len(rows) > 0 {
-			if err := tx.CreateInBatches(rows, insertChunk).Error; err != nil {
+			if err := s.insertEvents(tx, rows); err != nil {
 				return fmt.Errorf("insert events: %w", err)
 			}
 			if s.postgres {
@@ -260,6 +267,47 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 	}
 	s.lastSeq = last
 	return evs, nil
+}
+
+// insertEvents writes rows in tx. On SQLite it is one INSERT OR FAIL per
+// insertChunk rows, built here: gorm's CreateInBatches spends its time in
+// reflection, and a plain multi-row INSERT (ON CONFLICT ABORT) may fail
+// halfway through, so SQLite keeps a statement journal of every page it
+// touches to undo it alone (spilled to a temp file above 16 pages: a
+// write(2) per page). With FAIL a conflict stops the statement without
+// undoing its earlier rows, so no journal is kept; the writer rolls the
+// whole transaction back on any error anyway.
+func (s *Store) insertEvents(tx *gorm.DB, rows []eventRow) error {
+	if s.postgres {
+		return tx.CreateInBatches(rows, insertChunk).Error
+	}
+	sqlTx, ok := tx.Statement.ConnPool.(*sql.Tx)
+	if !ok {
+		return fmt.Errorf("writer transaction is a %T, not *sql.Tx", tx.Statement.ConnPool)
+	}
+	var (
+		q    strings.Builder
+		args []any
+	)
+	for len(rows) > 0 {
+		chunk := rows[:min(sqliteInsertChunk, len(rows))]
+		rows = rows[len(chunk):]
+		q.Reset()
+		q.WriteString("INSERT OR FAIL INTO agent_event (seq, id, conversation_id, created_at, type, payload) VALUES ")
+		args = args[:0]
+		for i := range chunk {
+			r := &chunk[i]
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteString("(?,?,?,?,?,?)")
+			args = append(args, r.Seq, r.ID, r.ConversationID, r.CreatedAt, r.Type, r.Payload)
+		}
+		if _, err := sqlTx.ExecContext(s.ctx, q.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // storedIDs adds to stored the seqs of the batch's event ids that are
