@@ -225,8 +225,8 @@ func buildAgentik(ctx context.Context, dir string) (string, error) {
 }
 
 // startAgentik runs the agentik binary on a fresh port with db, its model
-// the fake at modelURL.
-func startAgentik(ctx context.Context, bin, db, modelURL string) (*proc, error) {
+// the fake at modelURL, and env added to its environment.
+func startAgentik(ctx context.Context, bin, db, modelURL string, env ...string) (*proc, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -236,6 +236,7 @@ func startAgentik(ctx context.Context, bin, db, modelURL string) (*proc, error) 
 		"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Dir(db),
 		"OPENAI_BASE_URL=" + modelURL, "OPENAI_MODEL=fake-model",
 	}
+	cmd.Env = append(cmd.Env, env...)
 	return startProc(ctx, "agentik", cmd, "http://"+addr, false)
 }
 

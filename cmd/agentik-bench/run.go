@@ -26,6 +26,9 @@ type sizes struct {
 
 	MixTurns, MixTokens int
 	MixDelay            time.Duration // between tokens: 20 ms is 50 tokens/s
+	// TelemetryRounds is how many pairs of mix runs (tracing off, on)
+	// the telemetry scenario measures.
+	TelemetryRounds int
 
 	FanoutSubs, FanoutTokens int
 	FanoutDelay              time.Duration
@@ -47,7 +50,7 @@ type sizes struct {
 var (
 	fullSizes = sizes{
 		RelayTokens: 100_000, RelayRounds: 3,
-		MixTurns: 100, MixTokens: 500, MixDelay: 20 * time.Millisecond,
+		MixTurns: 100, MixTokens: 500, MixDelay: 20 * time.Millisecond, TelemetryRounds: 2,
 		FanoutSubs: 1000, FanoutTokens: 200, FanoutDelay: 20 * time.Millisecond, IdleConns: 5000,
 		ReplayEvents: 100_000, ReplayRounds: 3,
 		WireLong: 10_000, WireShort: 1000, WireDelay: time.Millisecond,
@@ -56,7 +59,7 @@ var (
 	}
 	quickSizes = sizes{
 		RelayTokens: 20_000, RelayRounds: 1,
-		MixTurns: 100, MixTokens: 100, MixDelay: 20 * time.Millisecond,
+		MixTurns: 100, MixTokens: 100, MixDelay: 20 * time.Millisecond, TelemetryRounds: 1,
 		FanoutSubs: 200, FanoutTokens: 100, FanoutDelay: 20 * time.Millisecond, IdleConns: 1000,
 		ReplayEvents: 20_000, ReplayRounds: 1,
 		WireLong: 2000, WireShort: 200, WireDelay: time.Millisecond,
@@ -65,7 +68,7 @@ var (
 	}
 	tinySizes = sizes{
 		RelayTokens: 300, RelayRounds: 1,
-		MixTurns: 4, MixTokens: 20, MixDelay: 5 * time.Millisecond,
+		MixTurns: 4, MixTokens: 20, MixDelay: 5 * time.Millisecond, TelemetryRounds: 1,
 		FanoutSubs: 5, FanoutTokens: 20, FanoutDelay: 5 * time.Millisecond, IdleConns: 10,
 		ReplayEvents: 300, ReplayRounds: 1,
 		WireLong: 200, WireShort: 20, WireDelay: time.Millisecond,
@@ -75,7 +78,7 @@ var (
 )
 
 // scenarios in the order they run.
-var scenarios = []string{"relay", "facade", "mix", "fanout", "idle", "replay", "wire", "rest", "storm"}
+var scenarios = []string{"relay", "facade", "mix", "telemetry", "fanout", "idle", "replay", "wire", "rest", "storm"}
 
 // Row is one line of the result: a figure of agentik beside its bare
 // baseline.
@@ -267,7 +270,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer b.fake.Close()
 
 	steps := map[string]func(context.Context) error{
-		"relay": b.relay, "facade": b.facade, "mix": b.mix, "fanout": b.fanout, "idle": b.idle,
+		"relay": b.relay, "facade": b.facade, "mix": b.mix, "telemetry": b.telemetry, "fanout": b.fanout, "idle": b.idle,
 		"replay": b.replay, "wire": b.wire, "rest": b.rest, "storm": b.storm,
 	}
 	var loads []Load

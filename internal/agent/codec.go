@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -37,6 +38,8 @@ type wireField struct {
 	dup   bool            // another field has the same key
 	wide  int             // its key's field in the codec's wide struct
 	raw   bool            // that field is a json.RawMessage, decoded once the type is known
+	str   bool            // a string encoding/json writes as a plain string (no marshaler)
+	inner bool            // a *Event or *AgentEvent (their MarshalJSON is encodeWire)
 }
 
 // wireCodec encodes and decodes one wire type.
@@ -79,6 +82,8 @@ func codecOf(t reflect.Type) *wireCodec {
 		}
 		parts := strings.Split(tag, ",")
 		f := wireField{key: parts[0], index: i, kind: sf.Type.Kind(), time: sf.Type == timeType, types: map[string]bool{}}
+		f.str = f.kind == reflect.String && !marshals(sf.Type)
+		f.inner = sf.Type == reflect.TypeFor[*Event]() || sf.Type == reflect.TypeFor[*AgentEvent]()
 		for _, p := range parts[1:] {
 			omit := strings.HasSuffix(p, "?")
 			p = strings.TrimSuffix(p, "?")
@@ -142,6 +147,12 @@ func (f *wireField) carried(typ string, known bool) (carried, omit bool) {
 	return ok, omit
 }
 
+// isKnown reports whether v's type is one this version knows.
+func (c *wireCodec) isKnown(v reflect.Value) bool {
+	_, known := c.typeOf(v)
+	return known
+}
+
 // known reports whether v's type is one this version knows (always true
 // for a type without a type field).
 func (c *wireCodec) typeOf(v reflect.Value) (string, bool) {
@@ -194,6 +205,19 @@ func encodeWire(v any) ([]byte, error) {
 			buf.Write(strconv.AppendInt(buf.AvailableBuffer(), fv.Int(), 10))
 		case f.kind == reflect.Bool:
 			buf.WriteString(strconv.FormatBool(fv.Bool()))
+		case f.inner && !fv.IsNil() && codecOf(fv.Type().Elem()).isKnown(fv.Elem()):
+			// The inner event of an AllEvent, of a type this version
+			// knows: its codec's output as json.Marshal would write it
+			// (see Encode), without json.Marshal's pass over it.
+			b, err := encodeWire(fv.Elem().Interface())
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f.key, err)
+			}
+			buf.Write(b)
+		case f.str && plainString(fv.String()):
+			buf.WriteByte('"')
+			buf.WriteString(fv.String())
+			buf.WriteByte('"')
 		default:
 			b, err := json.Marshal(fv.Interface())
 			if err != nil {
@@ -204,6 +228,32 @@ func encodeWire(v any) ([]byte, error) {
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
+}
+
+var (
+	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// marshals reports whether encoding/json writes t through a method of its
+// own rather than by its kind.
+func marshals(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return t.Implements(jsonMarshaler) || t.Implements(textMarshaler) || p.Implements(jsonMarshaler) || p.Implements(textMarshaler)
+}
+
+// plainString reports whether encoding/json (json.Marshal, which escapes
+// HTML) writes s as itself between quotes: printable ASCII without a quote,
+// a backslash, '<', '>' or '&'. Ids, types and most streamed text are;
+// anything else goes through json.Marshal, so the bytes never differ.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 func isEmpty(v reflect.Value) bool {

@@ -218,3 +218,71 @@ func TestWireTagsEveryField(t *testing.T) {
 		}
 	}
 }
+
+// TestWireStringsAsEncodingJSON holds the encoder's own string path (plain
+// ASCII written as is) to encoding/json's bytes for every kind of text:
+// HTML characters, quotes, control bytes, DEL, non-ASCII, U+2028 and
+// invalid UTF-8.
+func TestWireStringsAsEncodingJSON(t *testing.T) {
+	texts := []string{"", " t17", "plain text, digits 0-9 and ~!@#$%^*()_+{}|:?", "a<b", "x>y", "&amp;", `say "hi"`, `back\slash`,
+		"tab\tnew\nline", "\x00\x1f", "del\x7f", "héllo", "日本語", "\u2028\u2029", "bad \xff utf8", "emoji 😀"}
+	for b := range 256 {
+		texts = append(texts, "x"+string(rune(b))+"y", "x"+string([]byte{byte(b)})+"y")
+	}
+	for _, s := range texts {
+		ev := agent.AllEvent{Kind: agent.KindConversation, ID: s, ConversationID: "c1", Seq: 7, Date: date,
+			Event: &agent.Event{Type: agent.EventAppendText, Text: s}}
+		got, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, _ := json.Marshal(s)
+		want := `{"type":"conversation","seq":7,"id":` + string(q) + `,"date":"` + agent.FormatTime(date) + `","conversation_id":"c1","event":{"type":"append_text","text":` + string(q) + `}}`
+		if string(got) != want {
+			t.Errorf("text %q:\n got %s\nwant %s", s, got, want)
+		}
+	}
+}
+
+// BenchmarkEncodeAppendText is what the store's writer pays to encode
+// each streamed token's event once.
+func BenchmarkEncodeAppendText(b *testing.B) {
+	ev := agent.AllEvent{Kind: agent.KindConversation, ID: agent.NewID(), ConversationID: agent.NewID(), Seq: 123456, Date: date,
+		Event: &agent.Event{Type: agent.EventAppendText, Text: " t17"}}
+	for b.Loop() {
+		if _, err := agent.Encode(ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestEncodeAsJSONMarshal holds Encode, which skips json.Marshal's pass
+// over the codec's output, to json.Marshal's bytes.
+func TestEncodeAsJSONMarshal(t *testing.T) {
+	evs := []agent.AllEvent{
+		{Kind: agent.KindConversation, ID: "e<1>", ConversationID: "c&1", Seq: 3, Date: date, Event: &agent.Event{Type: agent.EventAppendText, Text: "a \"<b>\"\n\u2028"}},
+		{Kind: agent.KindConversation, ID: "e2", ConversationID: "c1", Seq: 4, Date: date, Event: &agent.Event{Type: agent.EventMessage, Message: &agent.Message{
+			Type: agent.MessageUser, ID: "m1", ConversationID: "c1", Content: []agent.Content{agent.Text("x < y & z")}}}},
+		{Kind: agent.KindAgent, ID: "e3", Seq: 5, Date: date, Agent: &agent.AgentEvent{Type: agent.AgentRenamed, ConversationID: "c1", Title: "<i>t</i>"}},
+	}
+	var unknown, unknownInner agent.AllEvent
+	if err := json.Unmarshal([]byte(`{"type":"future", "seq":6, "id":"e4", "x":"<&>"}`), &unknown); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(`{"type":"conversation","seq":7,"id":"e5","date":"2026-11-30T10:00:00.123Z","conversation_id":"c1","event":{"type":"future", "x": "<&>" }}`), &unknownInner); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range append(evs, unknown, unknownInner) {
+		want, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := agent.Encode(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got.JSON) != string(want) {
+			t.Errorf("Encode:\n got %s\nwant %s", got.JSON, want)
+		}
+	}
+}

@@ -28,7 +28,18 @@ var eventKey = []byte(`,"event":`)
 
 // Encode encodes ev once, for every hop after it.
 func Encode(ev AllEvent) (Encoded, error) {
-	b, err := json.Marshal(ev)
+	var (
+		b   []byte
+		err error
+	)
+	if ev.Kind == KindAgent || ev.Kind == KindConversation {
+		// The codec's output is compact and HTML-escaped already (every
+		// part is a number, a date, a plain string or json.Marshal's
+		// output), so json.Marshal's pass over it would change nothing.
+		b, err = ev.MarshalJSON()
+	} else {
+		b, err = json.Marshal(ev) // raw JSON of an unknown kind: compacted
+	}
 	if err != nil {
 		return Encoded{}, err
 	}

@@ -3,9 +3,13 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+
 	"path/filepath"
 	"runtime"
+	"slices"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -255,4 +259,73 @@ func BenchmarkCrossInstanceLatency(b *testing.B) {
 		after += time.Since(appended)
 	}
 	b.ReportMetric(float64(after.Microseconds())/float64(b.N), "after-append-µs")
+}
+
+// BenchmarkAppendPaced is the write load of agentik-bench's mix: 100
+// conversations, each appending one append_text event (a fresh random
+// id) every 20 ms (50 tokens/s) and waiting for it, as a turn's emit
+// loop does. One op is 100 events per conversation (2 s). It reports the
+// process's CPU time per event (the writer's, nearly all of it), the
+// rows per transaction and the Append latency.
+func BenchmarkAppendPaced(b *testing.B) {
+	const convs, perOp, every = 100, 100, 20 * time.Millisecond
+	s := benchStore(b, Options{Publish: func([]agent.Encoded) {}})
+	ids := make([]string, convs)
+	for i := range ids {
+		ids[i] = newID()
+		if err := s.Append(b.Context(), createdRec(ids[i], "paced")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	batches0, records0 := s.stats.batches, s.stats.records
+	var (
+		mu  sync.Mutex
+		lat []time.Duration
+	)
+	cpu0 := processCPU(b)
+	b.ResetTimer()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		start := time.Now()
+		for i, cid := range ids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				mine := make([]time.Duration, 0, perOp)
+				next := start.Add(every * time.Duration(i) / convs)
+				for range perOp {
+					time.Sleep(time.Until(next))
+					next = next.Add(every)
+					t0 := time.Now()
+					rec := textRec(cid, " t1")
+					if err := s.Append(b.Context(), rec); err != nil {
+						b.Error(err)
+						return
+					}
+					mine = append(mine, time.Since(t0))
+				}
+				mu.Lock()
+				lat = append(lat, mine...)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+	}
+	b.StopTimer()
+	cpu := processCPU(b) - cpu0
+	n := int64(b.N) * convs * perOp
+	slices.Sort(lat)
+	b.ReportMetric(float64(cpu.Microseconds())/float64(n), "cpu-µs/event")
+	b.ReportMetric(float64(s.stats.records-records0)/float64(s.stats.batches-batches0), "rows/batch")
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// processCPU is the CPU time this process has used (user and system).
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -18,7 +18,12 @@
 // (queueSize; a full queue blocks the caller until its ctx ends) and waits
 // for the answer. The writer takes everything queued, up to maxBatch
 // records, and commits it in ONE transaction (group commit), so a token
-// stream costs one fsync per batch rather than one per token:
+// stream costs one fsync per batch rather than one per token. While
+// several appenders are active it holds a batch open (at most groupWait,
+// 500 µs) until it holds as many requests as the previous batch; a lone
+// appender never waits. On SQLite the event rows go in as INSERT OR FAIL
+// statements of sqliteInsertChunk rows (no statement journal: see
+// insertEvents):
 //
 //  1. On PostgreSQL, take the advisory lock seqLockKey and read the highest
 //     seq inside it, so seqs become visible in order across instances. On
