@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"compress/flate"
 	"context"
 	"encoding/json"
@@ -94,8 +95,13 @@ func wsHeader(n int) int64 {
 
 func (k *wsClient) read() {
 	defer close(k.done)
+	var buf bytes.Buffer // reused: every frame is decoded before the next is read
 	for {
-		_, b, err := k.c.Read(context.Background())
+		buf.Reset()
+		_, r, err := k.c.Reader(context.Background())
+		if err == nil {
+			_, err = buf.ReadFrom(r)
+		}
 		at := time.Now()
 		if err != nil {
 			k.err = err
@@ -107,12 +113,17 @@ func (k *wsClient) read() {
 			k.mu.Unlock()
 			return
 		}
+		b := buf.Bytes()
 		k.bytes.Add(int64(len(b)) + wsHeader(len(b)))
 		if k.deflated != nil {
 			k.deflated.add(b)
 		}
-		f := new(frame)
-		if err := json.Unmarshal(b, f); err != nil {
+		fe := new(struct {
+			f  frame
+			ev wireEvent
+		})
+		f := &fe.f
+		if err := decodeFrame(b, f, &fe.ev); err != nil {
 			k.err = fmt.Errorf("decode frame %.200s: %w", b, err)
 			_ = k.c.CloseNow()
 			continue

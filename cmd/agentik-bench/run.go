@@ -120,6 +120,9 @@ type bench struct {
 	profile  string // scenario to profile
 	profOut  string
 	traceOut string
+
+	profiling  bool       // a CPU profile of the current scenario runs
+	phaseFiles []*os.File // phase profiles, closed at the end of the run
 }
 
 func (b *bench) progress(format string, args ...any) {
@@ -189,10 +192,35 @@ func (b *bench) profiled(name string, fn func() error) error {
 	if err := pprof.StartCPUProfile(f); err != nil {
 		return fmt.Errorf("cpu profile: %w", err)
 	}
+	b.profiling = true
 	err = fn()
+	b.profiling = false
 	pprof.StopCPUProfile()
 	b.progress("cpu profile of %s written to %s (server goroutines carry the label side=server)", name, b.profOut)
 	return err
+}
+
+// phase, while a scenario is being profiled, ends the CPU profile of its
+// setup and starts a second one, of what follows only, next to the first
+// (-cpuprofile's name with "."+name appended): the measured phase of a
+// scenario whose setup costs more than it (storm) gets a profile of its
+// own.
+func (b *bench) phase(name string) {
+	if !b.profiling {
+		return
+	}
+	pprof.StopCPUProfile()
+	path := b.profOut + "." + name
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		b.progress("cpu profile of phase %s: %v", name, err)
+		return
+	}
+	b.phaseFiles = append(b.phaseFiles, f)
+	b.progress("cpu profile of phase %s goes to %s", name, path)
 }
 
 // run is the whole program; main only calls it.
@@ -254,6 +282,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	b.dir = dir
 	b.hc = newHTTPClient()
 	defer b.hc.CloseIdleConnections()
+	defer func() {
+		for _, f := range b.phaseFiles {
+			f.Close()
+		}
+	}()
 	if !b.inproc {
 		if *bin != "" {
 			b.bin = *bin

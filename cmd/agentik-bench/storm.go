@@ -174,6 +174,7 @@ func (b *bench) storm(ctx context.Context) error {
 
 	// 3. They all reconnect at once and resume from their cursors.
 	b.progress("storm: %d clients missed %d events; all reconnect at once", n, len(want))
+	b.phase("reconnect")
 	lat := make([]time.Duration, n)
 	var resyncs atomic.Int64
 	start := make(chan struct{})

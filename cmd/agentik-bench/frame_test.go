@@ -1,0 +1,54 @@
+package main
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// TestDecodeFrameMatchesJSON holds the bench's fast frame reader to
+// encoding/json: for every frame, hot layout or not, decodeFrame gives what
+// json.Unmarshal gives, and the hot layouts do take the fast path.
+func TestDecodeFrameMatchesJSON(t *testing.T) {
+	ev := `"event":{"type":"conversation","seq":17,"id":"0a1b","date":"2026-11-30T12:00:00.000001Z","conversation_id":"c1",`
+	for _, tc := range []struct {
+		frame string
+		fast  bool
+	}{
+		{`{"type":"event","sub":"s1",` + ev + `"event":{"type":"append_text","text":" t17"}}}`, true},
+		{`{"type":"event","sub":"s12",` + ev + `"event":{"type":"start_response"}}}`, true},
+		{`{"type":"event","sub":"s1",` + ev + `"event":{"type":"end"}}}`, true},
+		{`{"type":"event","sub":"s1",` + ev + `"event":{"type":"append_text","text":""}}}`, true},
+		{`{"type":"caught_up","sub":"s1","seq":104}`, true},
+		{`{"type":"caught_up","sub":"s1","seq":0}`, true},
+		// Not the hot layout: the full decoder reads them.
+		{`{"type":"event","sub":"s1",` + ev + `"event":{"type":"append_text","text":"a \"quoted\" \u00e9 word"}}}`, false},
+		{`{"type":"event","sub":"s1",` + ev + `"event":{"type":"append_text","text":"caf` + "\xc3\xa9" + `"}}}`, false},
+		{`{"type":"event","sub":"s1",` + ev + `"event":{"type":"end","usage":{"input_tokens":3}}}}`, false},
+		{`{"type":"event","sub":"s1","event":{"type":"agent","seq":3,"id":"x","date":"d","event":{"type":"turn_started","conversation_id":"c1"}}}`, false},
+		{`{"type":"event","sub":"s1",` + ev + `"event":{"type":"message","message":{"type":"assistant_message","id":"m","content":[{"type":"text","body":"hi"}]}}}}`, false},
+		{`{"type":"event","sub":"s1",` + ev + `"event":{"type":"append_text","text":" t17"}}} `, false},
+		{`{"type":"event","sub":"s1",` + ev + `"event":{"type":"append_text","text":" t17"}}`, false},
+		{`{"type":"caught_up","sub":"s1","seq":0104}`, false},
+		{`{"type":"caught_up","sub":"s1","seq":104,"x":1}`, false},
+		{`{"type":"resync","sub":"s1","after":12,"reason":"slow_consumer"}`, false},
+		{`{"type":"reply","id":"1","ok":true,"result":{"sub":"s1","epoch":"e","head":3}}`, false},
+	} {
+		var want frame
+		wantErr := json.Unmarshal([]byte(tc.frame), &want)
+		var got frame
+		var w wireEvent
+		err := decodeFrame([]byte(tc.frame), &got, &w)
+		if (err != nil) != (wantErr != nil) {
+			t.Errorf("%s: error %v, json says %v", tc.frame, err, wantErr)
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %+v (event %+v)\nwant %+v (event %+v)", tc.frame, got, got.Event, want, want.Event)
+		}
+		var f frame
+		if fast := fastFrame([]byte(tc.frame), &f, &w); fast != tc.fast {
+			t.Errorf("%s: fast path %v, want %v", tc.frame, fast, tc.fast)
+		}
+	}
+}
