@@ -238,6 +238,18 @@ func (r *Runner) Conversations(ctx context.Context, offset, limit int) ([]Conver
 	return out, total + len(temps), nil
 }
 
+// ListVersion is a version of what Conversations returns (see
+// Versioned): equal versions, equal pages. ok is false when the store
+// keeps none; then nothing may be cached.
+func (r *Runner) ListVersion() (v uint64, ok bool) {
+	st, ok := r.cfg.Store.(Versioned)
+	if !ok {
+		return 0, false
+	}
+	// The sum of two counters that only grow moves when either does.
+	return st.Version() + r.temps.Version(), true
+}
+
 // Messages returns a page of a conversation's history.
 func (r *Runner) Messages(ctx context.Context, q MessageQuery) ([]Message, error) {
 	if err := checkPage(q.Offset, q.Limit); err != nil {

@@ -39,6 +39,16 @@ type Store interface {
 	Pending(ctx context.Context, conversationID string) ([]PendingCall, error)
 }
 
+// Versioned is a Store whose reads can be cached: Version moves (never
+// back) with every write that may change what a read returns, before the
+// Append that wrote it returns; on a database shared by several instances
+// it also moves when this instance learns of another's commit (as its
+// event streams do). Between two equal Versions, a read returns what it
+// returned before. MemStore and the database (package store) implement it.
+type Versioned interface {
+	Version() uint64
+}
+
 // Cluster is what the runner asks of the other instances sharing its
 // database (several instances on one PostgreSQL), and of the instances that
 // died: the database implements it.

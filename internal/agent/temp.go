@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,6 +38,8 @@ type MemStore struct {
 	mu    sync.Mutex
 	convs map[string]*memConversation
 	bytes int64 // of all convs
+
+	version atomic.Uint64 // see Version
 }
 
 type memConversation struct {
@@ -50,7 +53,13 @@ type memConversation struct {
 	bytes    int64
 }
 
-var _ Store = (*MemStore)(nil)
+var (
+	_ Store     = (*MemStore)(nil)
+	_ Versioned = (*MemStore)(nil)
+)
+
+// Version implements Versioned: it moves with every applied Append.
+func (s *MemStore) Version() uint64 { return s.version.Load() }
 
 // NewMemStore makes an empty MemStore that publishes to pub (may be nil).
 func NewMemStore(cfg TempConfig, pub Publisher, now Clock) *MemStore {
@@ -92,6 +101,7 @@ func (s *MemStore) Append(ctx context.Context, recs ...*Record) error {
 		s.apply(rec)
 		evs = append(evs, rec.Event)
 	}
+	s.version.Add(1)
 	s.mu.Unlock()
 	if s.pub != nil {
 		s.pub.Publish(evs...)

@@ -123,3 +123,34 @@ func TestMemStoreSweepsOnTimer(t *testing.T) {
 		t.Fatalf("got %s of %s, has %v; want the idle one deleted", ev.EventType(), ev.ConversationID, st.Has(id))
 	}
 }
+
+// TestMemStoreVersion: Version moves with every applied Append (a sweep's
+// deletes included), not with a refused one or a read.
+func TestMemStoreVersion(t *testing.T) {
+	now := time.Now()
+	st := agent.NewMemStore(agent.TempConfig{MaxCount: 1, Idle: time.Minute}, nil, func() time.Time { return now })
+	v := st.Version()
+	if _, err := createTemp(t, st, now, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if st.Version() <= v {
+		t.Fatal("Version did not move with a create")
+	}
+	v = st.Version()
+	if _, err := createTemp(t, st, now, "y"); err == nil {
+		t.Fatal("a second temp conversation past MaxCount 1 was accepted")
+	}
+	if _, _, err := st.Conversations(context.Background(), 0, 10); err != nil {
+		t.Fatal(err)
+	}
+	if st.Version() != v {
+		t.Fatal("Version moved with a refused Append or a read")
+	}
+	now = now.Add(2 * time.Minute)
+	if err := st.Sweep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st.Version() <= v {
+		t.Fatal("Version did not move with a sweep's delete")
+	}
+}

@@ -97,12 +97,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	cs, total, err := s.runner.Conversations(r.Context(), offset, limit)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, protocol.ListResult{Conversations: cs, Total: total})
+	s.writeList(w, r, offset, limit)
 }
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {

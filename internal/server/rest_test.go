@@ -483,3 +483,63 @@ func TestSSEAgentEvents(t *testing.T) {
 		t.Fatalf("frame %+v %v", fs[0], err)
 	}
 }
+
+// TestRESTListFreshAfterEveryChange: the list is cached between changes
+// (listcache.go), so the very next list after each kind of change must
+// show it.
+func TestRESTListFreshAfterEveryChange(t *testing.T) {
+	ts := newTestServer(t)
+	type list struct {
+		Conversations []agent.Conversation `json:"conversations"`
+		Total         int                  `json:"total"`
+	}
+	get := func(path string) (list, string) {
+		t.Helper()
+		resp := ts.do(t, "GET", path, "")
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var l list
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" || json.Unmarshal(b, &l) != nil {
+			t.Fatalf("GET %s: %d %s: %s", path, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		}
+		return l, string(b)
+	}
+	titles := func(l list) string {
+		var out []string
+		for _, c := range l.Conversations {
+			out = append(out, fmt.Sprintf("%s/%d", c.Title, c.MessageCount))
+		}
+		return fmt.Sprintf("%d: %s", l.Total, strings.Join(out, " "))
+	}
+	check := func(path, want string) {
+		t.Helper()
+		l, body := get(path)
+		if got := titles(l); got != want {
+			t.Fatalf("GET %s: %s, want %s", path, got, want)
+		}
+		if _, again := get(path); again != body {
+			t.Fatalf("GET %s twice with no change between: the bodies differ:\n%s\n%s", path, body, again)
+		}
+	}
+	const all, first = "/agentik/conversations", "/agentik/conversations?limit=1"
+	check(all, "0: ")
+	var a, b agent.Conversation
+	ts.call(t, "POST", "/agentik/conversations", `{"title":"a"}`, 201, &a)
+	check(all, "1: a/0")
+	ts.call(t, "POST", "/agentik/conversations", `{"title":"b"}`, 201, &b)
+	check(all, "2: b/0 a/0")
+	check(first, "2: b/0")
+	ts.call(t, "POST", "/agentik/conversations/"+a.ID+"/rename", `{"title":"a2"}`, 200, nil)
+	check(all, "2: a2/0 b/0")
+	check(first, "2: a2/0")
+	ts.Fake.Enqueue(llmtest.Reply{Text: "answer"})
+	ts.send(t, b.ID, "hi")
+	check(all, "2: b/2 a2/0")
+	check(first, "2: b/2")
+	resp := ts.do(t, "DELETE", "/agentik/conversations/"+b.ID, "")
+	resp.Body.Close()
+	check(all, "1: a2/0")
+	ts.call(t, "POST", "/agentik/conversations", `{"title":"t","temp":true}`, 201, nil)
+	check(all, "2: t/0 a2/0")
+	check(first, "2: t/0")
+}

@@ -135,6 +135,7 @@ type Server struct {
 	revoked   revoked   // signed-out sessions seen by this process
 	// revocations keeps sign-outs in the database; nil: memory only.
 	revocations Revocations
+	lists       listCache // encoded pages of the conversation list
 
 	// closing is closed by Shutdown: long-lived streams end.
 	closing   chan struct{}

@@ -112,6 +112,9 @@ func (s *Store) RequestInterrupt(ctx context.Context, conversationID string) (bo
 // it is: a later catch-up (the next commit, notification or reconnect)
 // publishes the rest, late but in order and without loss.
 func (s *Store) catchUp(ctx context.Context, upTo int64, own []agent.Encoded) error {
+	// Every commit of this writer, and every notification of another's,
+	// comes here: cached reads are stale from now on (see Version).
+	s.version.Add(1)
 	s.pubMu.Lock()
 	defer s.pubMu.Unlock()
 	if s.publish == nil || upTo <= s.published {

@@ -22,8 +22,9 @@ import (
 )
 
 var (
-	_ agent.Store   = (*Store)(nil)
-	_ agent.Cluster = (*Store)(nil)
+	_ agent.Store     = (*Store)(nil)
+	_ agent.Cluster   = (*Store)(nil)
+	_ agent.Versioned = (*Store)(nil)
 )
 
 // sqlitePragmas are the connection parameters of every SQLite connection, in
@@ -93,6 +94,8 @@ type Store struct {
 	mu     sync.RWMutex // guards closed against sends on reqs
 	closed bool
 	done   chan struct{} // closed when the writer goroutine has returned
+
+	version atomic.Uint64 // see Version
 
 	pubMu     sync.Mutex // held while publishing (see catchUp)
 	published int64      // guarded by pubMu: the highest seq handed to publish
@@ -360,6 +363,13 @@ func (s *Store) closeDBs() error {
 	}
 	return nil
 }
+
+// Version implements agent.Versioned. It moves with every commit of this
+// Store's writer, after the commit and before the Appends it committed
+// return, and, on PostgreSQL, with every notification of another
+// instance's commit (so another instance's change shows in a cached read
+// as soon as it shows in this instance's event streams).
+func (s *Store) Version() uint64 { return s.version.Load() }
 
 // Epoch identifies this database: a random id made when it was created.
 func (s *Store) Epoch() string { return s.epoch }
