@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"strings"
@@ -42,16 +44,33 @@ func conversations(rows []conversationRow) []agent.Conversation {
 	return out
 }
 
-// Conversation returns one conversation, or agent.ErrNotFound.
+// conversationColumns are what Conversation reads, in its Scan's order.
+const conversationColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, " +
+	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head"
+
+// Conversation returns one conversation, or agent.ErrNotFound. It reads
+// straight into the row's fields, without gorm's reflection, and on SQLite
+// keeps the row until the next commit (see readCache): every subscribe to
+// a conversation's stream looks its conversation up.
 func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation, error) {
 	if !textOK(id) {
 		return agent.Conversation{}, fmt.Errorf("store: conversation: %w", missing("conversation", id))
 	}
-	var row conversationRow
-	if err := s.r.WithContext(ctx).Take(&row, "id = ?", id).Error; err != nil {
-		return agent.Conversation{}, fmt.Errorf("store: conversation: %w", notFound(err, "conversation", id))
+	if r, ok := s.cache.conversation(s.Version(), id); ok {
+		return r.conversation(), nil
 	}
-	return row.conversation(), nil
+	v := s.Version() // before the read: a commit after it moves it
+	row := s.r.WithContext(ctx).Raw("SELECT "+conversationColumns+" FROM conversation WHERE id = ?", id).Row()
+	var r conversationRow
+	if err := row.Scan(&r.ID, &r.Title, &r.CreatedAt, &r.UpdatedAt, &r.MessageCount, &r.Running, &r.TurnSeq,
+		&r.ContextTokens, &r.ContextWindow, &r.ContextBytes, &r.Model, &r.SystemPrompt, &r.Params, &r.UserTitled, &r.Queued, &r.Waiting, &r.Head); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			err = agent.Errorf(agent.CodeNotFound, "%s %q not found", "conversation", id)
+		}
+		return agent.Conversation{}, fmt.Errorf("store: conversation: %w", err)
+	}
+	s.cache.putConversation(v, r)
+	return r.conversation(), nil
 }
 
 // listColumns are the conversation columns a list returns, in
@@ -66,7 +85,7 @@ const listColumns = "id, title, created_at, updated_at, message_count, running, 
 func (s *Store) Conversations(ctx context.Context, offset, limit int) ([]agent.Conversation, int, error) {
 	db := s.r.WithContext(ctx)
 	var total int64
-	if err := db.Raw("SELECT COUNT(*) FROM conversation").Scan(&total).Error; err != nil {
+	if err := db.Raw("SELECT COUNT(*) FROM conversation").Row().Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: conversations: %w", err)
 	}
 	q := "SELECT " + listColumns + " FROM conversation ORDER BY updated_at DESC, id DESC"

@@ -38,21 +38,30 @@ func (s *Store) Events(ctx context.Context, q agent.EventQuery) ([]agent.AllEven
 
 // EncodedEvents is Events as the stored bytes, passed through undecoded:
 // each carries its seq, kind and conversation from its row, and only its
-// inner event's type is read (see agent.StoredEvent).
+// inner event's type is read (see agent.StoredEvent). A query of one
+// conversation or of agent events reads neither column it already knows.
 func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.Encoded, error) {
 	if !textOK(q.ConversationID) {
 		return nil, nil // no stored conversation has that id
 	}
 	var b strings.Builder
 	args := []any{q.After}
-	b.WriteString("SELECT " + encodedColumns + " FROM agent_event WHERE seq > ?")
-	if q.ConversationID != "" {
-		b.WriteString(" AND conversation_id = ? AND type = ?")
+	known := eventKnown{}
+	switch {
+	case q.ConversationID != "":
+		b.WriteString("SELECT seq, id, payload FROM agent_event WHERE seq > ? AND conversation_id = ? AND type = ?")
 		args = append(args, q.ConversationID, agent.KindConversation)
-	}
-	if q.AgentOnly {
-		b.WriteString(" AND type = ?")
+		known = eventKnown{kind: agent.KindConversation, conversationID: q.ConversationID, both: true}
+		if q.AgentOnly { // nothing is both: keep the query's meaning
+			b.WriteString(" AND type = ?")
+			args = append(args, agent.KindAgent)
+		}
+	case q.AgentOnly:
+		b.WriteString("SELECT seq, id, conversation_id, payload FROM agent_event WHERE seq > ? AND type = ?")
 		args = append(args, agent.KindAgent)
+		known = eventKnown{kind: agent.KindAgent}
+	default:
+		b.WriteString("SELECT " + encodedColumns + " FROM agent_event WHERE seq > ?")
 	}
 	b.WriteString(" ORDER BY seq")
 	if q.Limit > 0 {
@@ -63,27 +72,36 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 	if q.Limit > 0 {
 		maxBytes = s.pageB
 	}
-	out, err := s.scanEvents(ctx, max(q.Limit, 0), maxBytes, b.String(), args...)
+	out, err := s.scanEvents(ctx, known, max(q.Limit, 0), maxBytes, b.String(), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: events after %d: %w", q.After, err)
 	}
 	return out, nil
 }
 
-// encodedColumns are what scanEvents reads, in its order.
+// encodedColumns are what scanEvents reads, in its order, when the query
+// knows neither the kind nor the conversation.
 const encodedColumns = "seq, id, type, conversation_id, payload"
+
+// eventKnown is what a query of events fixes, so its rows leave it out:
+// the kind (the type column), and with both also the conversation.
+type eventKnown struct {
+	kind, conversationID string
+	both                 bool
+}
 
 // stored returns at most limit stored events with after < seq < before, in
 // seq order.
 func (s *Store) stored(ctx context.Context, after, before int64, limit int) ([]agent.Encoded, error) {
-	return s.scanEvents(ctx, limit, 0, "SELECT "+encodedColumns+" FROM agent_event WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?", after, before, limit)
+	return s.scanEvents(ctx, eventKnown{}, limit, 0, "SELECT "+encodedColumns+" FROM agent_event WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?", after, before, limit)
 }
 
-// scanEvents runs query, which selects encodedColumns, and wraps each
-// row's payload without decoding it; size is a capacity hint. With
-// maxBytes > 0 it stops after the row whose payload brings the total to
-// maxBytes.
-func (s *Store) scanEvents(ctx context.Context, size, maxBytes int, query string, args ...any) ([]agent.Encoded, error) {
+// scanEvents runs query, which selects seq, id, then the type
+// unless known.kind is set, the conversation_id unless known.both, then
+// the payload, and wraps each row's payload without decoding it; size is
+// a capacity hint. With maxBytes > 0 it stops after the row whose payload
+// brings the total to maxBytes.
+func (s *Store) scanEvents(ctx context.Context, known eventKnown, size, maxBytes int, query string, args ...any) ([]agent.Encoded, error) {
 	rows, err := s.r.WithContext(ctx).Raw(query, args...).Rows()
 	if err != nil {
 		return nil, err
@@ -93,14 +111,21 @@ func (s *Store) scanEvents(ctx context.Context, size, maxBytes int, query string
 		out   = make([]agent.Encoded, 0, size)
 		seq   int64
 		id    string
-		kind  string
-		conv  sql.NullString
+		kind  = known.kind
+		conv  = sql.NullString{String: known.conversationID}
 		raw   []byte
 		total int
+		dest  = []any{&seq, &id, &kind, &conv, &raw}
 	)
+	switch {
+	case known.both:
+		dest = []any{&seq, &id, &raw}
+	case known.kind != "":
+		dest = []any{&seq, &id, &conv, &raw}
+	}
 	for rows.Next() {
 		raw = nil // a fresh slice per row: it is kept
-		if err := rows.Scan(&seq, &id, &kind, &conv, &raw); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
 		out = append(out, agent.StoredEvent(seq, id, kind, conv.String, raw))
@@ -130,11 +155,17 @@ func (s *Store) EventSeq(ctx context.Context, id string) (int64, error) {
 // Bounds returns the seq through which events were pruned (a cursor below it
 // has lost events) and the highest committed seq.
 func (s *Store) Bounds(ctx context.Context) (pruned, head int64, err error) {
+	if b, ok := s.cache.bounds(s.Version()); ok {
+		return b[0], b[1], nil
+	}
+	v := s.Version() // before the read: a commit after it moves it
 	pruned, head, err = bounds(s.r.WithContext(ctx))
 	if err != nil {
 		return 0, 0, fmt.Errorf("store: %w", err)
 	}
-	return pruned, max(pruned, head), nil
+	head = max(pruned, head)
+	s.cache.putBounds(v, [2]int64{pruned, head})
+	return pruned, head, nil
 }
 
 // Prune deletes the events created before t, records the highest deleted
@@ -172,6 +203,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 			DoUpdates: clause.AssignmentColumns([]string{"value"}),
 		}).Create(&metaRow{Key: metaPrunedThrough, Value: strconv.FormatInt(top.Int64, 10)}).Error
 	})
+	s.version.Add(1) // pruned_through may have moved (see Bounds)
 	if err != nil {
 		return 0, fmt.Errorf("store: prune: %w", err)
 	}

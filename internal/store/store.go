@@ -96,6 +96,7 @@ type Store struct {
 	done   chan struct{} // closed when the writer goroutine has returned
 
 	version atomic.Uint64 // see Version
+	cache   readCache     // reads kept until the next commit (SQLite only)
 
 	pubMu     sync.Mutex // held while publishing (see catchUp)
 	published int64      // guarded by pubMu: the highest seq handed to publish
@@ -151,6 +152,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		s.postgres = true
+		s.cache.off = true
 		if s.w, err = gorm.Open(postgres.Open(dsn), cfg()); err != nil {
 			return nil, fmt.Errorf("store: open postgres: %w", err)
 		}
