@@ -122,6 +122,9 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	c.SetReadLimit(WSReadLimit)
 
 	ctx, cancel := context.WithCancel(r.Context())
+	if bw.conn != nil {
+		bw.conn.timeout = WSWriteTimeout
+	}
 	k := &wsConn{
 		s: s, c: c, ctx: ctx, cancel: cancel, batch: bw.conn,
 		out:   make(chan []byte, wsOutQueue),
@@ -513,6 +516,10 @@ func (k *wsConn) holdNext(hold bool) {
 func (k *wsConn) writeLoop() {
 	ping := time.NewTicker(WSPingInterval)
 	defer ping.Stop()
+	if k.batch != nil {
+		stop := context.AfterFunc(k.ctx, k.batch.expire)
+		defer stop()
+	}
 	for {
 		select {
 		case <-k.ctx.Done():
@@ -539,9 +546,17 @@ func (k *wsConn) writeLoop() {
 			// More frames queued behind this one: it may wait for them and
 			// go out in one write (see batchConn).
 			k.holdNext(len(k.out) > 0)
-			ctx, cancel := context.WithTimeout(k.ctx, WSWriteTimeout)
-			err := k.c.Write(ctx, websocket.MessageText, b)
-			cancel()
+			var err error
+			if k.batch != nil {
+				// The batchConn bounds each write to the network by
+				// WSWriteTimeout, and fails it at once when the connection
+				// ends (see below): no deadline per frame.
+				err = k.c.Write(context.Background(), websocket.MessageText, b)
+			} else {
+				ctx, cancel := context.WithTimeout(k.ctx, WSWriteTimeout)
+				err = k.c.Write(ctx, websocket.MessageText, b)
+				cancel()
+			}
 			if err != nil {
 				_ = k.c.CloseNow()
 				return

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // wsBatchBytes bounds what a WebSocket connection holds back to send in
@@ -18,12 +19,44 @@ const wsBatchBytes = 64 << 10
 // write that does not hold: a replay of a thousand events costs a few
 // syscalls instead of a thousand. Frames keep their order, and nothing is
 // held once the queue is empty.
+//
+// With a timeout, every write to the network is bounded by it (a write
+// deadline set just before it): the connection's writer then needs no
+// deadline of its own per frame, most of which never reach the network.
 type batchConn struct {
 	net.Conn
+	timeout time.Duration // set before the first write
 
-	mu   sync.Mutex
+	mu   sync.Mutex // held by a write, also while it blocks
 	hold bool
 	buf  []byte
+
+	deadlineMu sync.Mutex // orders send's deadline and expire's
+	expired    bool
+}
+
+// send writes p to the network under the timeout; b.mu is held.
+func (b *batchConn) send(p []byte) (int, error) {
+	if b.timeout > 0 {
+		b.deadlineMu.Lock()
+		err := net.ErrClosed
+		if !b.expired {
+			err = b.Conn.SetWriteDeadline(time.Now().Add(b.timeout))
+		}
+		b.deadlineMu.Unlock()
+		if err != nil {
+			return 0, err
+		}
+	}
+	return b.Conn.Write(p)
+}
+
+// expire makes a write that is blocked, and every later one, fail now.
+func (b *batchConn) expire() {
+	b.deadlineMu.Lock()
+	defer b.deadlineMu.Unlock()
+	b.expired = true
+	_ = b.Conn.SetWriteDeadline(time.Unix(1, 0))
 }
 
 // holdNext says whether writes that follow may wait for a later one.
@@ -42,10 +75,10 @@ func (b *batchConn) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	if len(b.buf) == 0 {
-		return b.Conn.Write(p)
+		return b.send(p)
 	}
 	b.buf = append(b.buf, p...)
-	_, err := b.Conn.Write(b.buf)
+	_, err := b.send(b.buf)
 	if cap(b.buf) > wsBatchBytes*2 {
 		b.buf = nil
 	} else {

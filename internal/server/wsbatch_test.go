@@ -2,8 +2,11 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"net"
+	"os"
 	"testing"
+	"time"
 )
 
 // countConn records each write to the network.
@@ -42,5 +45,33 @@ func TestBatchConnHoldsFramesForOneWrite(t *testing.T) {
 	b.Write(make([]byte, 20))
 	if len(under.writes) != 3 || len(under.writes[2]) != wsBatchBytes+10 {
 		t.Fatalf("%d writes, the last %d bytes", len(under.writes), len(under.writes[len(under.writes)-1]))
+	}
+}
+
+// TestBatchConnBoundsEveryWrite: with a timeout, a write the peer does
+// not read fails instead of blocking, and expire fails a blocked write,
+// and every later one, at once (the connection's writer sets no deadline
+// of its own per frame).
+func TestBatchConnBoundsEveryWrite(t *testing.T) {
+	a, b := net.Pipe() // a write blocks until the other end reads it
+	defer a.Close()
+	defer b.Close()
+	bc := &batchConn{Conn: a, timeout: time.Millisecond}
+	if _, err := bc.Write([]byte("never read")); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("write nobody reads: %v, want a deadline error", err)
+	}
+
+	bc = &batchConn{Conn: a, timeout: time.Hour}
+	done := make(chan error, 1)
+	go func() {
+		_, err := bc.Write([]byte("blocked"))
+		done <- err
+	}()
+	bc.expire()
+	if err := <-done; err == nil {
+		t.Fatal("a write blocked when the connection ended succeeded")
+	}
+	if _, err := bc.Write([]byte("later")); err == nil {
+		t.Fatal("a write after expire succeeded")
 	}
 }
