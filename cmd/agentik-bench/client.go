@@ -62,6 +62,9 @@ type wsClient struct {
 	// deflated, when set, also compresses every frame as permessage-deflate
 	// with context takeover would: what compression would save.
 	deflated *deflateCounter
+	// seqOnly reads event frames only up to their inner type (see
+	// decodeFrame); set before the first frame arrives.
+	seqOnly bool
 
 	mu      sync.Mutex
 	pending map[string]chan *frame
@@ -72,12 +75,17 @@ type wsClient struct {
 
 // dialWS connects to url and starts the reader.
 func dialWS(ctx context.Context, url string, on func(*frame, time.Time)) (*wsClient, error) {
+	return dialWSWith(ctx, url, on, false)
+}
+
+// dialWSWith is dialWS, with seqOnly (see wsClient).
+func dialWSWith(ctx context.Context, url string, on func(*frame, time.Time), seqOnly bool) (*wsClient, error) {
 	c, _, err := websocket.Dial(ctx, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", url, err)
 	}
 	c.SetReadLimit(64 << 20)
-	k := &wsClient{c: c, on: on, pending: map[string]chan *frame{}, done: make(chan struct{})}
+	k := &wsClient{c: c, on: on, seqOnly: seqOnly, pending: map[string]chan *frame{}, done: make(chan struct{})}
 	go k.read()
 	return k, nil
 }
@@ -123,7 +131,7 @@ func (k *wsClient) read() {
 			ev wireEvent
 		})
 		f := &fe.f
-		if err := decodeFrame(b, f, &fe.ev); err != nil {
+		if err := decodeFrame(b, f, &fe.ev, k.seqOnly); err != nil {
 			k.err = fmt.Errorf("decode frame %.200s: %w", b, err)
 			_ = k.c.CloseNow()
 			continue

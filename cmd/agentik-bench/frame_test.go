@@ -38,7 +38,7 @@ func TestDecodeFrameMatchesJSON(t *testing.T) {
 		wantErr := json.Unmarshal([]byte(tc.frame), &want)
 		var got frame
 		var w wireEvent
-		err := decodeFrame([]byte(tc.frame), &got, &w)
+		err := decodeFrame([]byte(tc.frame), &got, &w, false)
 		if (err != nil) != (wantErr != nil) {
 			t.Errorf("%s: error %v, json says %v", tc.frame, err, wantErr)
 			continue
@@ -47,8 +47,29 @@ func TestDecodeFrameMatchesJSON(t *testing.T) {
 			t.Errorf("%s:\n got %+v (event %+v)\nwant %+v (event %+v)", tc.frame, got, got.Event, want, want.Event)
 		}
 		var f frame
-		if fast := fastFrame([]byte(tc.frame), &f, &w); fast != tc.fast {
+		if fast := fastFrame([]byte(tc.frame), &f, &w, false); fast != tc.fast {
 			t.Errorf("%s: fast path %v, want %v", tc.frame, fast, tc.fast)
+		}
+	}
+}
+
+// TestDecodeFrameSeqOnly: a seq-only client reads every conversation
+// event frame's seq and inner type, message or not, without json.
+func TestDecodeFrameSeqOnly(t *testing.T) {
+	ev := `"event":{"type":"conversation","seq":17,"id":"0a1b","date":"2026-11-30T12:00:00.000001Z","conversation_id":"c1",`
+	for raw, typ := range map[string]string{
+		`{"type":"event","sub":"s1",` + ev + `"event":{"type":"message","message":{"type":"assistant_message","id":"m","content":[{"type":"text","body":"hi"}]}}}}`: "message",
+		`{"type":"event","sub":"s1",` + ev + `"event":{"type":"end","usage":{"input_tokens":3}}}}`:                                                                  "end",
+		`{"type":"event","sub":"s1",` + ev + `"event":{"type":"append_text","text":"a \"q\""}}}`:                                                                    "append_text",
+	} {
+		var f frame
+		var w wireEvent
+		if !fastFrame([]byte(raw), &f, &w, true) {
+			t.Errorf("%s: not read by the fast path", raw)
+			continue
+		}
+		if f.Type != "event" || f.Event == nil || f.Event.Seq != 17 || f.Event.Event.Type != typ {
+			t.Errorf("%s: got %+v %+v", raw, f, f.Event)
 		}
 	}
 }

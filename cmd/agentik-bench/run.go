@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"runtime/trace"
 	"slices"
@@ -288,6 +289,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}()
 	if !b.inproc {
+		// The load generator's clients share the cores with the server
+		// they measure: collect their garbage a quarter as often (agentik,
+		// a child process, keeps its defaults; in one process, for
+		// profiling, both keep them).
+		debug.SetGCPercent(400)
 		if *bin != "" {
 			b.bin = *bin
 		} else {

@@ -189,7 +189,7 @@ func (b *bench) storm(ctx context.Context) error {
 			c := newStormClient()
 			clients[i] = c
 			t0 := time.Now()
-			ws, err := dialWS(ctx, url, c.on)
+			ws, err := dialWSWith(ctx, url, c.on, true) // reads seqs and types: what it checks
 			if err != nil {
 				errs <- err
 				return
