@@ -197,19 +197,27 @@ func (b *Broker) Drops() map[string]int64 {
 
 // replayPage is the next page of stored events of stream after cursor:
 // from memory when the recent ring covers it, else from the database.
-func (b *Broker) replayPage(ctx context.Context, stream Stream, cursor int64) ([]*agent.Encoded, error) {
+// stored reports whether the page was read from the database.
+func (b *Broker) replayPage(ctx context.Context, stream Stream, cursor int64) (page []*agent.Encoded, stored bool, err error) {
 	if page, ok := b.recent.after(cursor, stream, replayPage); ok {
-		return page, nil
+		return page, false, nil
 	}
 	evs, err := b.src.EncodedEvents(ctx, stream.query(cursor))
 	if err != nil {
-		return nil, err
+		return nil, true, err
 	}
-	page := make([]*agent.Encoded, len(evs))
+	page = make([]*agent.Encoded, len(evs))
 	for i := range evs {
 		page[i] = &evs[i]
 	}
-	return page, nil
+	return page, true, nil
+}
+
+// readAhead is a page of stored events being read while the previous one
+// is delivered.
+type readAhead struct {
+	page []*agent.Encoded
+	err  error
 }
 
 // Subscribers counts the live subscriptions.
@@ -328,6 +336,21 @@ type Sub struct {
 	cursor    int64
 	replaying bool
 	page      []*agent.Encoded
+	ahead     chan readAhead // the next stored page, being read; nil when none is
+}
+
+// readAhead starts reading the stored page after cursor.
+func (s *Sub) readAhead(ctx context.Context, cursor int64) {
+	ch := make(chan readAhead, 1)
+	s.ahead = ch
+	go func() {
+		evs, err := s.b.src.EncodedEvents(ctx, s.stream.query(cursor))
+		page := make([]*agent.Encoded, len(evs))
+		for i := range evs {
+			page[i] = &evs[i]
+		}
+		ch <- readAhead{page, err}
+	}()
 }
 
 // Stream is what the subscription selects.
@@ -403,7 +426,21 @@ func (s *Sub) TryNext(ctx context.Context) (it Item, ok bool, err error) {
 		if err := s.dropped(); err != nil {
 			return Item{}, false, err
 		}
-		page, err := s.b.replayPage(ctx, s.stream, s.cursor)
+		var (
+			page   []*agent.Encoded
+			stored bool
+		)
+		if s.ahead != nil {
+			select {
+			case r := <-s.ahead:
+				s.ahead = nil
+				page, stored, err = r.page, true, r.err
+			case <-ctx.Done():
+				return Item{}, false, ctx.Err()
+			}
+		} else {
+			page, stored, err = s.b.replayPage(ctx, s.stream, s.cursor)
+		}
 		if err != nil {
 			return Item{}, false, fmt.Errorf("replay: %w", err)
 		}
@@ -412,6 +449,15 @@ func (s *Sub) TryNext(ctx context.Context) (it Item, ok bool, err error) {
 			return Item{CaughtUp: true, Seq: s.cursor}, true, nil
 		}
 		s.page = page
+		if stored {
+			// A long replay: read the next page while this one is
+			// delivered (the database and the socket then use both
+			// cores). It is the query the next call would make: a page
+			// read earlier is as good, because every event committed
+			// after it reaches this subscription's queue (registered
+			// before any read), and the queue skips what was replayed.
+			s.readAhead(ctx, page[len(page)-1].Seq)
+		}
 	}
 	s.mu.Lock()
 	for len(s.queue) > 0 {
