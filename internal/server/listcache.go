@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"sync"
@@ -15,7 +16,8 @@ const listCachePages = 16
 
 // listCache keeps encoded pages of the conversation list (the REST
 // response body) under the version of the data they were read from
-// (agent.Runner.ListVersion): the list is read far more often than it
+// (agent.Runner.ListVersion), for GET /agentik/conversations and the
+// list_conversations op alike: the list is read far more often than it
 // changes, and reading and encoding a page of 100 took ~17 times as long
 // as sending the bytes. Every commit moves the version, so the next read
 // after a create, rename, delete or new message reads the database again.
@@ -54,39 +56,42 @@ func (c *listCache) put(v uint64, k listKey, b []byte) {
 	c.pages[k] = b
 }
 
-// writeList answers a list request with the page at offset and limit,
-// from the cache when the data did not change since it was read.
-func (s *Server) writeList(w http.ResponseWriter, r *http.Request, offset, limit int) {
+// listPage returns the encoded page at offset and limit (a
+// protocol.ListResult), from the cache when the data did not change since
+// it was read. Read it, never change it: it is shared.
+func (s *Server) listPage(ctx context.Context, offset, limit int) ([]byte, error) {
 	k := listKey{offset, limit}
 	// The version is read before the data: a commit in between moves it,
 	// and the page is then kept under a version that is already old.
 	v, cacheable := s.runner.ListVersion()
 	if cacheable {
 		if b, ok := s.lists.get(v, k); ok {
-			writeJSONBytes(w, http.StatusOK, b)
-			return
+			return b, nil
 		}
 	}
-	cs, total, err := s.runner.Conversations(r.Context(), offset, limit)
+	cs, total, err := s.runner.Conversations(ctx, offset, limit)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return nil, err
 	}
 	b, err := json.Marshal(protocol.ListResult{Conversations: cs, Total: total})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return nil, err
 	}
-	b = append(b, '\n') // as writeJSON's encoder ends it
 	if cacheable {
 		s.lists.put(v, k, b)
 	}
-	writeJSONBytes(w, http.StatusOK, b)
+	return b, nil
 }
 
-// writeJSONBytes writes an encoded JSON body as writeJSON would.
-func writeJSONBytes(w http.ResponseWriter, code int, b []byte) {
+// writeList answers a list request, as writeJSON would.
+func (s *Server) writeList(w http.ResponseWriter, r *http.Request, offset, limit int) {
+	b, err := s.listPage(r.Context(), offset, limit)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
+	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
+	_, _ = w.Write([]byte{'\n'}) // as writeJSON's encoder ends it
 }

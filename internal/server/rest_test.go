@@ -486,7 +486,7 @@ func TestSSEAgentEvents(t *testing.T) {
 
 // TestRESTListFreshAfterEveryChange: the list is cached between changes
 // (listcache.go), so the very next list after each kind of change must
-// show it.
+// show it, on REST and on the WebSocket.
 func TestRESTListFreshAfterEveryChange(t *testing.T) {
 	ts := newTestServer(t)
 	type list struct {
@@ -511,6 +511,8 @@ func TestRESTListFreshAfterEveryChange(t *testing.T) {
 		}
 		return fmt.Sprintf("%d: %s", l.Total, strings.Join(out, " "))
 	}
+	ws := dialWS(t, ts)
+	defer ws.close()
 	check := func(path, want string) {
 		t.Helper()
 		l, body := get(path)
@@ -519,6 +521,16 @@ func TestRESTListFreshAfterEveryChange(t *testing.T) {
 		}
 		if _, again := get(path); again != body {
 			t.Fatalf("GET %s twice with no change between: the bodies differ:\n%s\n%s", path, body, again)
+		}
+		// The list_conversations op shares the cache.
+		args := map[string]any{}
+		if strings.HasSuffix(path, "limit=1") {
+			args["limit"] = 1
+		}
+		var wl list
+		ws.ok("list_conversations", args, &wl)
+		if got := titles(wl); got != want {
+			t.Fatalf("list_conversations %v: %s, want %s", args, got, want)
 		}
 	}
 	const all, first = "/agentik/conversations", "/agentik/conversations?limit=1"

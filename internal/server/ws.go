@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -268,11 +269,11 @@ func (k *wsConn) run(ctx context.Context, cmd protocol.Command) (any, error) {
 		if cmd.Limit != nil {
 			limit = *cmd.Limit
 		}
-		cs, total, err := r.Conversations(ctx, offset, limit)
+		b, err := k.s.listPage(ctx, offset, limit) // a protocol.ListResult
 		if err != nil {
 			return nil, err
 		}
-		return protocol.ListResult{Conversations: cs, Total: total}, nil
+		return json.RawMessage(b), nil
 	case protocol.OpGetConversation:
 		return r.Conversation(ctx, cmd.ConversationID)
 	case protocol.OpGetMessages:
