@@ -65,9 +65,9 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 	if err := row.Scan(&r.ID, &r.Title, &r.CreatedAt, &r.UpdatedAt, &r.MessageCount, &r.Running, &r.TurnSeq,
 		&r.ContextTokens, &r.ContextWindow, &r.ContextBytes, &r.Model, &r.SystemPrompt, &r.Params, &r.UserTitled, &r.Queued, &r.Waiting, &r.Head); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			err = agent.Errorf(agent.CodeNotFound, "%s %q not found", "conversation", id)
+			err = gorm.ErrRecordNotFound
 		}
-		return agent.Conversation{}, fmt.Errorf("store: conversation: %w", err)
+		return agent.Conversation{}, fmt.Errorf("store: conversation: %w", notFound(err, "conversation", id))
 	}
 	s.cache.putConversation(v, r)
 	return r.conversation(), nil
