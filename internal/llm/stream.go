@@ -1,10 +1,12 @@
 package llm
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentik/agentik/internal/agent"
 )
@@ -38,6 +40,14 @@ type chunk struct {
 type looseString string
 
 func (s *looseString) UnmarshalJSON(b []byte) error {
+	// encoding/json hands over one valid value: a valid UTF-8 string
+	// without escapes (nearly every streamed token) is its bytes between
+	// the quotes, with no second decode; anything else goes through
+	// json.Unmarshal (which also turns invalid UTF-8 into U+FFFD).
+	if n := len(b); n >= 2 && b[0] == '"' && bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
+		*s = looseString(b[1 : n-1])
+		return nil
+	}
 	var v string
 	if json.Unmarshal(b, &v) == nil {
 		*s = looseString(v)
