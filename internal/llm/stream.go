@@ -15,24 +15,30 @@ import (
 // by go-openai because go-openai knows only reasoning_content, and Ollama,
 // vLLM and OpenRouter send reasoning.
 type chunk struct {
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Content          looseString `json:"content"`
-			ReasoningContent looseString `json:"reasoning_content"`
-			Reasoning        looseString `json:"reasoning"`
-			ToolCalls        []struct {
-				Index    *int   `json:"index"`
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason looseString `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *agent.Usage `json:"usage"`
+	Choices []choiceChunk `json:"choices"`
+	Usage   *agent.Usage  `json:"usage"`
+}
+
+type choiceChunk struct {
+	Index        int         `json:"index"`
+	Delta        deltaChunk  `json:"delta"`
+	FinishReason looseString `json:"finish_reason"`
+}
+
+type deltaChunk struct {
+	Content          looseString     `json:"content"`
+	ReasoningContent looseString     `json:"reasoning_content"`
+	Reasoning        looseString     `json:"reasoning"`
+	ToolCalls        []toolCallChunk `json:"tool_calls"`
+}
+
+type toolCallChunk struct {
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 // looseString decodes a JSON string and reads null or any other value as
@@ -72,7 +78,7 @@ func newAccumulator() *accumulator { return &accumulator{byIndex: map[int]int{}}
 // add folds one raw chunk in, calling on for its deltas in order.
 func (a *accumulator) add(raw []byte, on func(agent.Delta) error) error {
 	var c chunk
-	if err := json.Unmarshal(raw, &c); err != nil {
+	if err := decodeChunk(raw, &c); err != nil {
 		return fmt.Errorf("decode chunk: %w", err)
 	}
 	if c.Usage != nil {
