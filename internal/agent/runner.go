@@ -80,8 +80,12 @@ type Runner struct {
 	est       *estimator // prompt tokens, calibrated per conversation
 	windows   Windows
 
-	mu     sync.Mutex
-	turns  map[string]*turn      // running turns by conversation id
+	mu    sync.Mutex
+	turns map[string]*turn // running turns by conversation id
+	// ends counts the turns that left turns, striped by conversation id
+	// (endStripe): a send compares it around its read of the conversation
+	// to know whether a turn of this runner ended (or parked) meanwhile.
+	ends   [64]uint64
 	held   map[string]int        // conversations whose queued sends must not start now (being deleted)
 	timers map[string]*waitTimer // armed approval timeouts by conversation id (approval.go)
 	closed bool                  // Close was called: no turn starts any more
@@ -428,6 +432,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 		return SendResult{}, Errorf(CodeBadRequest, "client_id is %d bytes long; at most 200 are allowed", len(clientID))
 	}
 	st := r.storeOf(id)
+	ends := r.endsOf(id) // before the read: a turn ending after it moves it
 	c, err := st.Conversation(ctx, id)
 	if err != nil {
 		return SendResult{}, err
@@ -450,21 +455,35 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	}
 
 	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return SendResult{}, errClosed
-	}
-	if c.Running && len(c.Waiting) > 0 {
-		// Parked: no goroutine runs it, but it is the conversation's turn.
-		r.mu.Unlock()
-		return SendResult{}, busyWaiting(id, len(c.Waiting))
-	}
-	if c.Running && !c.Temp && r.turns[id] == nil {
-		r.mu.Unlock()
-		return SendResult{}, Errorf(CodeBusy, "a turn is running in conversation %s on another instance; wait for it to end", id)
-	}
-	for r.turns[id] != nil {
+	for {
+		if r.closed {
+			r.mu.Unlock()
+			return SendResult{}, errClosed
+		}
+		if r.ends[endStripe(id)] != ends {
+			// A turn of this runner ended or parked its round since the
+			// conversation was read: what it wrote decides, read again.
+			ends = r.ends[endStripe(id)]
+			r.mu.Unlock()
+			if c, err = st.Conversation(ctx, id); err != nil {
+				return SendResult{}, err
+			}
+			r.mu.Lock()
+			continue
+		}
+		if c.Running && len(c.Waiting) > 0 {
+			// Parked: no goroutine runs it, but it is the conversation's turn.
+			r.mu.Unlock()
+			return SendResult{}, busyWaiting(id, len(c.Waiting))
+		}
+		if c.Running && !c.Temp && r.turns[id] == nil {
+			r.mu.Unlock()
+			return SendResult{}, Errorf(CodeBusy, "a turn is running in conversation %s on another instance; wait for it to end", id)
+		}
 		prev := r.turns[id]
+		if prev == nil {
+			break
+		}
 		ending := prev.ending
 		r.mu.Unlock()
 		if clientID != "" && prev.clientID == clientID {
@@ -486,27 +505,14 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 			return SendResult{}, Errorf(CodeBusy, "a turn is running in conversation %s; wait for it to end or interrupt it", id)
 		}
 		// The previous turn is writing its end: a client that saw the end
-		// may send at once, so wait the moment it takes instead of busy.
+		// may send at once, so wait the moment it takes instead of busy
+		// (the loop then reads what it wrote: it may have parked).
 		select {
 		case <-prev.done:
 		case <-ctx.Done():
 			return SendResult{}, ctx.Err()
 		}
-		// What it wrote decides: it may have parked its round for approval
-		// (the conversation's turn still, with no goroutine), so the
-		// conversation read before is stale.
-		if c, err = st.Conversation(ctx, id); err != nil {
-			return SendResult{}, err
-		}
 		r.mu.Lock()
-		if r.closed {
-			r.mu.Unlock()
-			return SendResult{}, errClosed
-		}
-		if c.Running && len(c.Waiting) > 0 {
-			r.mu.Unlock()
-			return SendResult{}, busyWaiting(id, len(c.Waiting))
-		}
 	}
 	tctx, ended := context.WithoutCancel(ctx), func() {}
 	if r.cfg.TurnContext != nil {
@@ -586,12 +592,29 @@ func (r *Runner) endTurn(t *turn) {
 	r.wg.Done()
 }
 
+// endStripe is the stripe of r.ends that counts id's turns.
+func endStripe(id string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(id); i++ {
+		h = (h ^ uint32(id[i])) * 16777619
+	}
+	return int(h % 64)
+}
+
+// endsOf reads id's stripe of r.ends.
+func (r *Runner) endsOf(id string) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ends[endStripe(id)]
+}
+
 // forget removes a turn from the registry and marks it done; the caller
 // then releases its place in r.wg.
 func (r *Runner) forget(t *turn) {
 	r.mu.Lock()
 	if r.turns[t.conv.ID] == t {
 		delete(r.turns, t.conv.ID)
+		r.ends[endStripe(t.conv.ID)]++
 	}
 	r.mu.Unlock()
 	t.ended()
