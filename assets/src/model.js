@@ -133,7 +133,10 @@ export class ModelSettings {
         h('button', { type: 'submit', value: 'cancel', class: 'btn' }, 'Cancel'),
         h('button', { type: 'submit', value: 'save', class: 'btn btn-primary', 'data-testid': 'settings-save' }, 'Save')));
     const d = h('dialog', { class: 'dialog settings-dialog', 'data-testid': 'settings-dialog', 'aria-label': 'Chat settings' }, form);
-    d.addEventListener('close', () => { if (d.returnValue === 'save') this.save(); });
+    // Saved on submit, before the dialog closes: the dialog's close event
+    // comes a task later, and a message sent in between (Enter right after
+    // Save) would create its chat without the settings.
+    form.addEventListener('submit', (e) => { if (e.submitter?.value === 'save') this.save(); });
     return d;
   }
 
