@@ -196,14 +196,31 @@ func eval[T any](t testing.TB, ctx context.Context, expr string) T {
 // waitJS waits until a JS expression is truthy.
 func waitJS(t testing.TB, ctx context.Context, what, expr string) {
 	t.Helper()
-	c, cancel := context.WithTimeout(ctx, stepTimeout)
-	defer cancel()
-	if _, err := chromedp.Run(c, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(stepTimeout))); err != nil {
+	deadline := time.Now().Add(stepTimeout)
+	var err error
+	for {
+		c, cancel := context.WithDeadline(ctx, deadline)
+		_, err = chromedp.Run(c, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(time.Until(deadline))))
+		cancel()
+		// A navigation (a form's submit, a redirect) destroys the page's
+		// JavaScript context under a running poll: poll the new page.
+		if err == nil || !navigatedAway(err) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
 		sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
 		defer scancel()
 		state, _ := chromedp.Run(sctx, chromedp.Evaluate[string](`location.pathname + ' | toasts: ' + (document.getElementById('toasts')?.innerText || '') + ' | ' + document.body.innerText.slice(0, 400)`))
 		t.Fatalf("waiting for %s (%s): %v\npage: %s", what, expr, err, state)
 	}
+}
+
+// navigatedAway reports an error of a script whose page went away.
+func navigatedAway(err error) bool {
+	m := err.Error()
+	return strings.Contains(m, "Cannot find context with specified id") || strings.Contains(m, "Execution context was destroyed") ||
+		strings.Contains(m, "Inspected target navigated or closed")
 }
 
 // openPage navigates to path and waits until the UI is connected.
