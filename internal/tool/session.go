@@ -206,7 +206,11 @@ func (s *session) listen(sctx context.Context) {
 // onNotification runs on the transport's reader: it must not block.
 func (s *session) onNotification(n mcp.JSONRPCNotification) {
 	switch n.Method {
-	case string(mcp.MethodNotificationToolsListChanged):
+	case string(mcp.MethodNotificationToolsListChanged),
+		// The 2026-07-28 listen stream is open from here on: a change made
+		// between the first tools/list and this moment sent no
+		// notification to us, so list again.
+		string(mcp.MethodNotificationSubscriptionsAcknowledged):
 		select {
 		case s.refresh <- struct{}{}:
 		default:
