@@ -315,21 +315,31 @@ func (r *Runner) memory(ctx context.Context, st Store, id string) (mem []ModelMe
 	return mem, true, nil
 }
 
+// idleTree starts every branch operation: the conversation must be idle,
+// and its tree is read (op names the operation in a read's error).
+func (r *Runner) idleTree(ctx context.Context, id, op string) (*tree, Conversation, error) {
+	b, c, err := r.brancher(ctx, id)
+	if err != nil {
+		return nil, Conversation{}, err
+	}
+	if err := r.idle(ctx, c); err != nil {
+		return nil, Conversation{}, err
+	}
+	t, err := r.tree(ctx, b, id)
+	if err != nil {
+		return nil, Conversation{}, fmt.Errorf("%s: %w", op, err)
+	}
+	return t, c, nil
+}
+
 // SwitchBranch makes the branch of message messageID the active path: the
 // head moves to its leaf (following the most recent message at each step)
 // and working memory is marked stale, to be rebuilt for the new path by
 // the next turn.
 func (r *Runner) SwitchBranch(ctx context.Context, id, messageID string) (Conversation, error) {
-	b, c, err := r.brancher(ctx, id)
+	t, c, err := r.idleTree(ctx, id, "switch branch")
 	if err != nil {
 		return Conversation{}, err
-	}
-	if err := r.idle(ctx, c); err != nil {
-		return Conversation{}, err
-	}
-	t, err := r.tree(ctx, b, id)
-	if err != nil {
-		return Conversation{}, fmt.Errorf("switch branch: %w", err)
 	}
 	if _, err := t.node(id, messageID); err != nil {
 		return Conversation{}, err
@@ -348,16 +358,9 @@ func (r *Runner) SwitchBranch(ctx context.Context, id, messageID string) (Conver
 // = the last answer of the active path): a sibling of that answer. The
 // result's MessageID is that user message.
 func (r *Runner) Regenerate(ctx context.Context, id, messageID string) (SendResult, error) {
-	b, c, err := r.brancher(ctx, id)
+	t, _, err := r.idleTree(ctx, id, "regenerate")
 	if err != nil {
 		return SendResult{}, err
-	}
-	if err := r.idle(ctx, c); err != nil {
-		return SendResult{}, err
-	}
-	t, err := r.tree(ctx, b, id)
-	if err != nil {
-		return SendResult{}, fmt.Errorf("regenerate: %w", err)
 	}
 	if messageID == "" {
 		path := t.path(t.head)
@@ -397,16 +400,9 @@ func (r *Runner) Edit(ctx context.Context, id, messageID string, content []Conte
 	if err := CheckContent(content); err != nil {
 		return SendResult{}, err
 	}
-	b, c, err := r.brancher(ctx, id)
+	t, _, err := r.idleTree(ctx, id, "edit")
 	if err != nil {
 		return SendResult{}, err
-	}
-	if err := r.idle(ctx, c); err != nil {
-		return SendResult{}, err
-	}
-	t, err := r.tree(ctx, b, id)
-	if err != nil {
-		return SendResult{}, fmt.Errorf("edit: %w", err)
 	}
 	n, err := t.node(id, messageID)
 	if err != nil {
