@@ -136,17 +136,24 @@ func TestMetricsAfterTurns(t *testing.T) {
 		t.Fatalf("resume ahead of the head answered %d", code)
 	}
 
-	// Turn metrics come from the event stream: wait until all three are in.
+	// Turn metrics come from the event stream: wait until all three are in
+	// and the log is still (a title may be committed after a turn's end):
+	// a scrape between two equal heads saw every commit up to that head.
 	var fams map[string]*dto.MetricFamily
+	var head int64
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		_, before, err := rg.store.Bounds(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
 		fams = scrape(t, rg)
-		if value(fams, "agentik_turns_total") >= 3 || time.Now().After(deadline) {
+		if _, head, err = rg.store.Bounds(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		still := before == head && value(fams, "agentik_events_appended_total") == float64(head)
+		if (value(fams, "agentik_turns_total") >= 3 && still) || time.Now().After(deadline) {
 			break
 		}
-	}
-	_, head, err := rg.store.Bounds(context.Background())
-	if err != nil {
-		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		name   string
