@@ -80,6 +80,7 @@ type process struct {
 	stdout *os.File // our end: read responses
 	stderr *os.File // our end: drained into tail
 
+	reaped  chan struct{} // closed once the leader is reaped
 	exited  chan struct{} // closed once the leader is reaped and its group killed
 	waitErr error         // set before exited closes
 	drained chan struct{} // closed when stderr ends
@@ -131,7 +132,7 @@ func startProcess(sc ServerConfig, getenv func(string) string, log *slog.Logger)
 
 	p := &process{
 		cmd: cmd, stdin: inW, stdout: outR, stderr: errR,
-		exited: make(chan struct{}), drained: make(chan struct{}),
+		reaped: make(chan struct{}), exited: make(chan struct{}), drained: make(chan struct{}),
 	}
 	go p.wait()
 	go p.drain(sc, log)
@@ -144,6 +145,7 @@ func (p *process) pid() int { return p.cmd.Process.Pid }
 // whose leader died is dead, and an npx wrapper's node must not outlive it.
 func (p *process) wait() {
 	p.waitErr = p.cmd.Wait()
+	close(p.reaped)
 	_ = signalGroup(p.pid(), true)
 	waitGroupGone(p.pid(), groupGrace)
 	close(p.exited)

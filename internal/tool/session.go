@@ -244,6 +244,10 @@ func (s *session) fail(err error) {
 	})
 }
 
+// reapGrace bounds the wait, after a stdio pipe broke, for the process
+// that held it to be reaped.
+const reapGrace = time.Second
+
 // failIfBroken fails the session if err is the transport's (the connection
 // or process is gone) rather than the server's answer or ctx's end.
 func (s *session) failIfBroken(ctx context.Context, err error) {
@@ -252,12 +256,14 @@ func (s *session) failIfBroken(ctx context.Context, err error) {
 		return
 	}
 	if s.proc != nil {
-		// A stdio pipe breaks because the process died: say how.
+		// A stdio pipe breaks because the process died: say how. The
+		// leader is reaped at once; killing the rest of its group may
+		// take a while, which exitError waits for.
 		select {
-		case <-s.proc.exited:
+		case <-s.proc.reaped:
 			s.fail(s.proc.exitError())
 			return
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(reapGrace):
 		}
 	}
 	s.fail(err)

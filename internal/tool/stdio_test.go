@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/mark3labs/mcp-go/client/transport"
 )
 
 func TestStdioEcho(t *testing.T) {
@@ -450,5 +452,28 @@ func TestStdioToolFilterAndApproval(t *testing.T) {
 	}
 	if !m.NeedsApproval("go__pid") || m.NeedsApproval("go__echo") || m.NeedsApproval("go__nope") {
 		t.Errorf("NeedsApproval: pid %v, echo %v, unknown %v; want true, false, false", m.NeedsApproval("go__pid"), m.NeedsApproval("go__echo"), m.NeedsApproval("go__nope"))
+	}
+}
+
+// A stdio pipe that broke while the dead server's group was still being
+// killed (an orphan not yet reaped keeps the group alive for up to
+// groupGrace) fails the session with how the process ended, not with the
+// transport's "closed": the leader's reaping is what is waited for.
+func TestBrokenPipeWaitsForTheReapedLeader(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "kill -9 $$")
+	_ = cmd.Run()
+	p := &process{cmd: cmd, reaped: make(chan struct{}), exited: make(chan struct{}), drained: make(chan struct{})}
+	p.waitErr = errors.New("signal: killed")
+	close(p.reaped)
+	close(p.drained)
+	go func() {
+		time.Sleep(600 * time.Millisecond) // the group outlives the old 200 ms wait
+		close(p.exited)
+	}()
+	s := &session{proc: p, done: make(chan struct{})}
+	s.failIfBroken(t.Context(), &transport.Error{Err: errors.New("transport closed")})
+	<-s.done
+	if !strings.Contains(s.err.Error(), "killed") {
+		t.Errorf("session failed with %q, want how the process ended (killed)", s.err)
 	}
 }
