@@ -158,7 +158,7 @@ func deletedRec(cid string) *agent.Record {
 }
 
 func convRec(cid string, e *agent.Event) *agent.Record {
-	return &agent.Record{Event: agent.AllEvent{Kind: agent.KindConversation, ID: "ev-" + newID(), ConversationID: cid, Event: e}}
+	return &agent.Record{Event: agent.AllEvent{Kind: agent.KindConversation, ID: agent.NewID(), ConversationID: cid, Event: e}}
 }
 
 func textRec(cid, text string) *agent.Record {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -109,6 +110,9 @@ type Store struct {
 	listenDone chan struct{}      // closed when the listener has returned
 	listenPID  atomic.Uint32      // backend pid of the listener's connection (tests)
 
+	ckpt *checkpointer // SQLite only (checkpoint.go)
+	wDB  *sql.DB       // SQLite only: s.w's one connection, for the checkpointer's tail
+
 	// Owned by the writer goroutine.
 	lastSeq int64 // SQLite only: the highest committed seq
 	stats   writerStats
@@ -173,7 +177,8 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		}
 		// A file: URI: '%' and '#' in the path must be escaped.
 		base := "file:" + strings.NewReplacer("%", "%25", "#", "%23").Replace(path) + "?" + sqlitePragmas + extra
-		if s.w, err = gorm.Open(sqlite.Open(base), cfg()); err != nil {
+		// The writer never checkpoints: the checkpointer does, beside it.
+		if s.w, err = gorm.Open(sqlite.Open(base+"&_pragma=wal_autocheckpoint(0)"), cfg()); err != nil {
 			_ = s.lock.Close()
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
@@ -200,6 +205,16 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		}
 		rDB.SetMaxOpenConns(readPoolSize)
 		rDB.SetMaxIdleConns(readPoolSize)
+		cDB, err := sql.Open("sqlite", base)
+		if err != nil {
+			_ = wDB.Close()
+			_ = rDB.Close()
+			_ = s.lock.Close()
+			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
+		}
+		cDB.SetMaxOpenConns(1)
+		s.ckpt = newCheckpointer(cDB)
+		s.wDB = wDB
 	}
 
 	if err := s.init(ctx); err != nil {
@@ -342,6 +357,10 @@ func (s *Store) Close() error {
 
 func (s *Store) closeDBs() error {
 	var errs []error
+	if s.ckpt != nil {
+		s.ckpt.close()
+		errs = append(errs, s.ckpt.db.Close())
+	}
 	dbs := []*gorm.DB{s.w}
 	if s.r != s.w {
 		dbs = append(dbs, s.r)

@@ -164,6 +164,10 @@ func (s *Store) writer() {
 		}
 		prev = len(batch)
 		s.commit(batch)
+		if s.ckpt != nil {
+			s.ckpt.committed()
+			s.ckpt.tail(s.wDB)
+		}
 		clear(batch)
 		batch = batch[:0]
 	}

@@ -1,0 +1,104 @@
+package store
+
+import (
+	"database/sql"
+	"sync/atomic"
+	"time"
+)
+
+// checkpointGap is the least time between two WAL checkpoints: a
+// checkpoint then copies what some hundred commits wrote, each page once.
+const checkpointGap = 50 * time.Millisecond
+
+// walRestartFrames is the WAL length, in frames, past which the writer
+// finishes a checkpoint itself so that the WAL starts over (SQLite's own
+// wal_autocheckpoint default).
+const walRestartFrames = 1000
+
+// checkpointer moves most of SQLite's WAL checkpointing off the writer. By
+// default SQLite checkpoints inside the commit that grows the WAL past 1000
+// pages, so that one Append waits for a few thousand page copies (the
+// writer's p99) and everything queued behind it waits too. The writer's
+// connection has wal_autocheckpoint off; after each commit it kicks this
+// goroutine, which runs a PASSIVE checkpoint on its own connection, at most
+// once per checkpointGap. PASSIVE never blocks the writer or a reader.
+//
+// The WAL starts over from its beginning only at a commit that follows a
+// checkpoint which copied all of it, and under a steady load commits land
+// while this one runs: the WAL would grow without end. So once it is
+// longer than walRestartFrames, the writer checkpoints the few frames
+// committed since, between two of its transactions (tailDue).
+type checkpointer struct {
+	db    *sql.DB
+	gap   atomic.Int64  // nanoseconds; checkpointGap, which tests shorten
+	limit atomic.Int64  // walRestartFrames, which tests shorten
+	kick  chan struct{} // buffered 1: a commit happened
+	stop  chan struct{} // closed by Close after the writer has returned
+	done  chan struct{} // closed when run returns
+	runs  atomic.Int64  // checkpoints run
+	tails atomic.Int64  // tails the writer checkpointed
+
+	tailDue atomic.Bool // the writer should checkpoint the WAL's tail
+}
+
+func newCheckpointer(db *sql.DB) *checkpointer {
+	c := &checkpointer{db: db, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	c.gap.Store(int64(checkpointGap))
+	c.limit.Store(walRestartFrames)
+	go c.run()
+	return c
+}
+
+// committed tells the checkpointer that the WAL grew; it never blocks.
+func (c *checkpointer) committed() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (c *checkpointer) run() {
+	defer close(c.done)
+	gap := time.NewTimer(0)
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-c.kick:
+		}
+		// A failed checkpoint (a reader holds the whole WAL, the disk is
+		// full) is retried at the next commit; the WAL only grows meanwhile,
+		// as it would with SQLite's own checkpoints.
+		var busy, frames, copied int64
+		err := c.db.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
+		c.runs.Add(1)
+		if err == nil && frames >= c.limit.Load() {
+			c.tailDue.Store(true)
+		}
+		gap.Reset(time.Duration(c.gap.Load()))
+		select {
+		case <-c.stop:
+			gap.Stop()
+			return
+		case <-gap.C:
+		}
+	}
+}
+
+// tail is run by the writer between transactions: when a checkpoint is
+// due, it copies what the checkpointer left (the commits made while it ran)
+// on the writer's own connection, where no commit can land meanwhile, so
+// the next commit starts the WAL over.
+func (c *checkpointer) tail(w *sql.DB) {
+	if c.tailDue.Swap(false) {
+		_, _ = w.Exec("PRAGMA wal_checkpoint(PASSIVE)")
+		c.tails.Add(1)
+	}
+}
+
+// close stops the checkpointer; the last connection to close checkpoints
+// what is left.
+func (c *checkpointer) close() {
+	close(c.stop)
+	<-c.done
+}

@@ -1,0 +1,58 @@
+package store
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// The writer's connection never checkpoints inside a commit; the
+// checkpointer does it beside the writer, and under a steady stream of
+// commits the WAL still starts over instead of growing for as long as the
+// load lasts.
+func TestCheckpointsOffTheWriterAndTheWALRestarts(t *testing.T) {
+	s, err := Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "w.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var auto int
+	if err := s.wDB.QueryRow("PRAGMA wal_autocheckpoint").Scan(&auto); err != nil {
+		t.Fatal(err)
+	}
+	if auto != 0 {
+		t.Errorf("the writer's wal_autocheckpoint is %d, want 0: its commits checkpoint", auto)
+	}
+
+	ids := make([]string, 20)
+	for i := range ids {
+		ids[i] = newID()
+		if err := s.Append(t.Context(), createdRec(ids[i], "wal")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One commit per Append, back to back, with the checkpointer running
+	// as often as it can: commits land while every concurrent checkpoint
+	// runs, so only the writer's tails let the WAL start over.
+	s.ckpt.gap.Store(0)
+	s.ckpt.limit.Store(100)
+	const commits = 2000
+	for i := range commits {
+		if err := s.Append(t.Context(), textRec(ids[i%len(ids)], " a token")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.ckpt.tails.Load() == 0 {
+		t.Errorf("%d commits, %d checkpoints, and the writer never checkpointed the WAL's tail", commits, s.ckpt.runs.Load())
+	}
+	// Each commit wrote at least one frame: without restarts the WAL would
+	// hold more frames than there were commits; a restarted one holds about
+	// its limit (100 here) and what came during a checkpoint.
+	var busy, frames, copied int
+	if err := s.ckpt.db.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
+		t.Fatal(err)
+	}
+	if frames >= commits/2 {
+		t.Errorf("the WAL holds %d frames after %d commits: it did not start over", frames, commits)
+	}
+	t.Logf("%d commits: %d checkpoints, %d tails by the writer, %d frames in the WAL at the end", commits, s.ckpt.runs.Load(), s.ckpt.tails.Load(), frames)
+}
