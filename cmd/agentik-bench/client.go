@@ -121,34 +121,49 @@ func (k *wsClient) read() {
 			k.mu.Unlock()
 			return
 		}
-		b := buf.Bytes()
-		k.bytes.Add(int64(len(b)) + wsHeader(len(b)))
+		m := buf.Bytes()
+		k.bytes.Add(int64(len(m)) + wsHeader(len(m)))
 		if k.deflated != nil {
-			k.deflated.add(b)
+			k.deflated.add(m)
 		}
-		fe := new(struct {
-			f  frame
-			ev wireEvent
-		})
-		f := &fe.f
-		if err := decodeFrame(b, f, &fe.ev, k.seqOnly); err != nil {
-			k.err = fmt.Errorf("decode frame %.200s: %w", b, err)
-			_ = k.c.CloseNow()
-			continue
-		}
-		if f.Type == protocol.FrameReply && f.ID != nil {
-			k.mu.Lock()
-			ch := k.pending[*f.ID]
-			delete(k.pending, *f.ID)
-			k.mu.Unlock()
-			if ch != nil {
-				ch <- f
-				continue
+		// A packed message (?pack=1) holds several frames, one per line;
+		// JSON frames hold no raw newline, so any other is one frame.
+		for len(m) > 0 {
+			b := m
+			if i := bytes.IndexByte(m, '\n'); i >= 0 {
+				b, m = m[:i], m[i+1:]
+			} else {
+				m = nil
 			}
+			k.frame(b, at)
 		}
-		if k.on != nil {
-			k.on(f, at)
+	}
+}
+
+// frame handles one frame: a reply goes to its call, the rest to on.
+func (k *wsClient) frame(b []byte, at time.Time) {
+	fe := new(struct {
+		f  frame
+		ev wireEvent
+	})
+	f := &fe.f
+	if err := decodeFrame(b, f, &fe.ev, k.seqOnly); err != nil {
+		k.err = fmt.Errorf("decode frame %.200s: %w", b, err)
+		_ = k.c.CloseNow()
+		return
+	}
+	if f.Type == protocol.FrameReply && f.ID != nil {
+		k.mu.Lock()
+		ch := k.pending[*f.ID]
+		delete(k.pending, *f.ID)
+		k.mu.Unlock()
+		if ch != nil {
+			ch <- f
+			return
 		}
+	}
+	if k.on != nil {
+		k.on(f, at)
 	}
 }
 

@@ -32,7 +32,10 @@ func replyFrame(id *string, result any, e *agent.Error) ([]byte, error) {
 // eventFrame encodes an event frame around an already encoded AllEvent.
 // Sub ids are made by the server and never need escaping.
 func eventFrame(sub string, ev []byte) []byte {
-	b := make([]byte, 0, len(ev)+len(sub)+32)
+	return appendEventFrame(make([]byte, 0, len(ev)+len(sub)+32), sub, ev)
+}
+
+func appendEventFrame(b []byte, sub string, ev []byte) []byte {
 	b = append(b, `{"type":"event","sub":"`...)
 	b = append(b, sub...)
 	b = append(b, `","event":`...)
@@ -41,7 +44,10 @@ func eventFrame(sub string, ev []byte) []byte {
 }
 
 func caughtUpFrame(sub string, seq int64) []byte {
-	b := make([]byte, 0, 64)
+	return appendCaughtUpFrame(make([]byte, 0, 64), sub, seq)
+}
+
+func appendCaughtUpFrame(b []byte, sub string, seq int64) []byte {
 	b = append(b, `{"type":"caught_up","sub":"`...)
 	b = append(b, sub...)
 	b = append(b, `","seq":`...)

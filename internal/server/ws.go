@@ -77,6 +77,7 @@ type wsConn struct {
 	wg     sync.WaitGroup
 	limit  CommandLimiter
 	batch  *batchConn // the connection, which may hold frames for one write
+	pack   bool       // ?pack=1: a message may carry several frames, one per line
 
 	pinging atomic.Bool // a ping waits for its pong
 
@@ -112,6 +113,11 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		}
 		defer s.wsConns.release(client)
 	}
+	pack, err := packParam(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	bw := &batchWriter{ResponseWriter: w}
 	c, err := websocket.Accept(bw, r, &websocket.AcceptOptions{OriginPatterns: s.originPatterns()})
 	if err != nil {
@@ -127,7 +133,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		bw.conn.timeout = WSWriteTimeout
 	}
 	k := &wsConn{
-		s: s, c: c, ctx: ctx, cancel: cancel, batch: bw.conn,
+		s: s, c: c, ctx: ctx, cancel: cancel, batch: bw.conn, pack: pack,
 		out:   make(chan []byte, wsOutQueue),
 		done:  make(chan struct{}),
 		limit: s.newLimiter(),
@@ -418,24 +424,15 @@ func (k *wsConn) pump(ctx context.Context, ws *wsSub, last int64) {
 	for {
 		it, err := ws.sub.Next(ctx)
 		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			reason := protocol.ResyncReasonError
-			var re *broker.ResyncError
-			if errors.As(err, &re) {
-				reason = re.Reason
-			} else {
-				k.s.wireError("ws subscription", err) // logs it
-			}
-			k.resync(ctx, ws, last, reason)
+			k.pumpFailed(ctx, ws, last, err)
 			return
 		}
-		var b []byte
-		if it.CaughtUp {
-			b = caughtUpFrame(ws.id, it.Seq)
-		} else {
-			b = eventFrame(ws.id, it.Event.JSON) // the bytes the event was stored as
+		b := appendItemFrame(nil, ws.id, it)
+		top := itemSeq(it)
+		if k.pack {
+			// What else is ready goes in the same message: a resume's
+			// replay becomes a few messages instead of one per event.
+			b, top, err = k.packMore(ctx, ws, b, top)
 		}
 		if err := k.enqueueStall(ctx, b); err != nil {
 			if errors.Is(err, errStalled) {
@@ -443,9 +440,75 @@ func (k *wsConn) pump(ctx context.Context, ws *wsSub, last int64) {
 			}
 			return
 		}
-		if !it.CaughtUp && it.Event.Seq > last {
-			last = it.Event.Seq
+		last = max(last, top)
+		if err != nil {
+			k.pumpFailed(ctx, ws, last, err)
+			return
 		}
+	}
+}
+
+// wsPackFrames bounds the frames of one packed message.
+const wsPackFrames = 256
+
+// packMore appends to b, one per line, the subscription's items that are
+// ready now, up to wsBatchBytes and wsPackFrames. It returns the message,
+// the highest seq in it and the error that stopped it, if any: the frames
+// packed before it are sent first.
+func (k *wsConn) packMore(ctx context.Context, ws *wsSub, b []byte, top int64) ([]byte, int64, error) {
+	for n := 1; n < wsPackFrames && len(b) < wsBatchBytes; n++ {
+		it, ok, err := ws.sub.TryNext(ctx)
+		if err != nil || !ok {
+			return b, top, err
+		}
+		b = appendItemFrame(append(b, '\n'), ws.id, it)
+		top = max(top, itemSeq(it))
+	}
+	return b, top, nil
+}
+
+// appendItemFrame appends the frame of a subscription's item.
+func appendItemFrame(b []byte, sub string, it broker.Item) []byte {
+	if it.CaughtUp {
+		return appendCaughtUpFrame(b, sub, it.Seq)
+	}
+	return appendEventFrame(b, sub, it.Event.JSON) // the bytes the event was stored as
+}
+
+// itemSeq is the seq an item brings the client to (0 for caught_up and
+// events never stored).
+func itemSeq(it broker.Item) int64 {
+	if it.CaughtUp {
+		return 0
+	}
+	return it.Event.Seq
+}
+
+// pumpFailed ends a subscription whose broker side failed.
+func (k *wsConn) pumpFailed(ctx context.Context, ws *wsSub, last int64, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	reason := protocol.ResyncReasonError
+	var re *broker.ResyncError
+	if errors.As(err, &re) {
+		reason = re.Reason
+	} else {
+		k.s.wireError("ws subscription", err) // logs it
+	}
+	k.resync(ctx, ws, last, reason)
+}
+
+// packParam reads the upgrade's pack parameter: "1" asks for packed
+// messages, "0" or none for one frame per message.
+func packParam(r *http.Request) (bool, error) {
+	switch v := r.URL.Query().Get("pack"); v {
+	case "", "0":
+		return false, nil
+	case "1":
+		return true, nil
+	default:
+		return false, agent.Errorf(agent.CodeBadRequest, "pack is %q: use pack=1 for several frames per message (one per line), or leave it out", v)
 	}
 }
 
@@ -544,24 +607,59 @@ func (k *wsConn) writeLoop() {
 				}()
 			}
 		case b := <-k.out:
-			// More frames queued behind this one: it may wait for them and
-			// go out in one write (see batchConn).
-			k.holdNext(len(k.out) > 0)
-			var err error
-			if k.batch != nil {
-				// The batchConn bounds each write to the network by
-				// WSWriteTimeout, and fails it at once when the connection
-				// ends (see below): no deadline per frame.
-				err = k.c.Write(context.Background(), websocket.MessageText, b)
-			} else {
-				ctx, cancel := context.WithTimeout(k.ctx, WSWriteTimeout)
-				err = k.c.Write(ctx, websocket.MessageText, b)
-				cancel()
-			}
-			if err != nil {
-				_ = k.c.CloseNow()
-				return
+			for b != nil {
+				var rest []byte
+				if k.pack {
+					// Frames queued behind this one join its message;
+					// one that does not fit starts the next.
+					b, rest = k.packQueued(b)
+				}
+				if !k.write(b, len(k.out) > 0 || rest != nil) {
+					return
+				}
+				b = rest
 			}
 		}
 	}
+}
+
+// write sends one message; with more, it may wait to go out in one write
+// with the messages that follow (see batchConn). It reports whether the
+// connection is still good.
+func (k *wsConn) write(b []byte, more bool) bool {
+	k.holdNext(more)
+	var err error
+	if k.batch != nil {
+		// The batchConn bounds each write to the network by
+		// WSWriteTimeout, and fails it at once when the connection ends
+		// (see writeLoop): no deadline per frame.
+		err = k.c.Write(context.Background(), websocket.MessageText, b)
+	} else {
+		ctx, cancel := context.WithTimeout(k.ctx, WSWriteTimeout)
+		err = k.c.Write(ctx, websocket.MessageText, b)
+		cancel()
+	}
+	if err != nil {
+		_ = k.c.CloseNow()
+		return false
+	}
+	return true
+}
+
+// packQueued joins to b, one per line, the frames queued behind it while
+// the message stays within wsBatchBytes. It returns the message and the
+// frame that did not fit, which starts the next one.
+func (k *wsConn) packQueued(b []byte) ([]byte, []byte) {
+	for len(b) < wsBatchBytes {
+		select {
+		case f := <-k.out:
+			if len(b)+1+len(f) > wsBatchBytes {
+				return b, f
+			}
+			b = append(append(b, '\n'), f...)
+		default:
+			return b, nil
+		}
+	}
+	return b, nil
 }

@@ -41,6 +41,7 @@ type wsClient struct {
 	c       *websocket.Conn
 	n       int
 	pending []protocol.Frame // frames read while waiting for a reply
+	lines   [][]byte         // frames of a packed message (?pack=1) not read yet
 }
 
 func (ts *testServer) wsURL() string {
@@ -105,14 +106,20 @@ func (w *wsClient) write(raw string) {
 	}
 }
 
-// readFrame reads one frame from the socket.
+// readFrame reads one frame from the socket; a packed message's frames
+// are read one by one.
 func (w *wsClient) readFrame() (protocol.Frame, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	_, b, err := w.c.Read(ctx)
-	if err != nil {
-		return protocol.Frame{}, err
+	if len(w.lines) == 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_, m, err := w.c.Read(ctx)
+		if err != nil {
+			return protocol.Frame{}, err
+		}
+		w.lines = bytes.Split(m, []byte("\n"))
 	}
+	b := w.lines[0]
+	w.lines = w.lines[1:]
 	var f protocol.Frame
 	if err := json.Unmarshal(b, &f); err != nil {
 		return protocol.Frame{}, fmt.Errorf("frame %s: %w", b, err)
