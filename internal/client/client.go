@@ -6,6 +6,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -141,6 +142,9 @@ func wsURL(base string) (string, error) {
 		return "", fmt.Errorf("client: server URL %q must start with http://, https://, ws:// or wss://", base)
 	}
 	u.Path += "/agentik/ws"
+	// Packed messages: a resume's replay comes in a few messages, each
+	// holding several frames, one per line (docs/PROTOCOL.md).
+	u.RawQuery = "pack=1"
 	return u.String(), nil
 }
 
@@ -264,41 +268,54 @@ func (c *Client) read(cn *conn) error {
 	// this loop must read.
 	ctx := context.WithoutCancel(c.ctx)
 	for {
-		_, b, err := cn.ws.Read(ctx)
+		_, m, err := cn.ws.Read(ctx)
 		if err != nil {
 			return err
 		}
-		var f protocol.Frame
-		if err := json.Unmarshal(b, &f); err != nil {
-			c.log.Warn("client_bad_frame", "err", err)
-			continue
+		for len(m) > 0 {
+			b := m
+			if i := bytes.IndexByte(m, '\n'); i >= 0 {
+				b, m = m[:i], m[i+1:]
+			} else {
+				m = nil
+			}
+			c.frame(b)
 		}
-		switch f.Type {
-		case protocol.FrameReply:
-			c.replied(f)
-		case protocol.FrameEvent:
-			c.mu.Lock()
-			s := c.subs[f.Sub]
-			c.mu.Unlock()
-			if s == nil {
-				continue
-			}
-			var ev agent.AllEvent
-			if err := json.Unmarshal(f.Event, &ev); err != nil {
-				c.log.Warn("client_bad_event", "err", err)
-				continue
-			}
-			if !s.push(Event{AllEvent: ev, JSON: f.Event}) {
-				c.unbind(f.Sub, s)
-			}
-		case protocol.FrameResync:
-			c.mu.Lock()
-			s := c.subs[f.Sub]
-			c.mu.Unlock()
-			if s != nil {
-				c.unbind(f.Sub, s)
-				s.resync(f.Reason, f.After)
-			}
+	}
+}
+
+// frame handles one frame of a message.
+func (c *Client) frame(b []byte) {
+	var f protocol.Frame
+	if err := json.Unmarshal(b, &f); err != nil {
+		c.log.Warn("client_bad_frame", "err", err)
+		return
+	}
+	switch f.Type {
+	case protocol.FrameReply:
+		c.replied(f)
+	case protocol.FrameEvent:
+		c.mu.Lock()
+		s := c.subs[f.Sub]
+		c.mu.Unlock()
+		if s == nil {
+			return
+		}
+		var ev agent.AllEvent
+		if err := json.Unmarshal(f.Event, &ev); err != nil {
+			c.log.Warn("client_bad_event", "err", err)
+			return
+		}
+		if !s.push(Event{AllEvent: ev, JSON: f.Event}) {
+			c.unbind(f.Sub, s)
+		}
+	case protocol.FrameResync:
+		c.mu.Lock()
+		s := c.subs[f.Sub]
+		c.mu.Unlock()
+		if s != nil {
+			c.unbind(f.Sub, s)
+			s.resync(f.Reason, f.After)
 		}
 	}
 }
