@@ -26,7 +26,7 @@ class App {
     this.temp = false;
     this.chat = null;
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    this.conn = new Conn(`${proto}//${location.host}/agentik/ws`, {
+    this.conn = new Conn(`${proto}//${location.host}/agentik/ws?pack=1`, {
       onOpen: () => this.onOpen(),
       onStatus: (s) => this.setStatus(s),
     });

@@ -60,7 +60,10 @@ export class Conn {
       for (const r of queued) this.write(r);
       this.armPing();
     };
-    ws.onmessage = (e) => this.receive(e.data);
+    // Packed messages (?pack=1): several frames, one per line.
+    ws.onmessage = (e) => {
+      for (const line of String(e.data).split('\n')) this.receive(line);
+    };
     ws.onclose = () => this.dropped(ws);
     ws.onerror = () => {};
   }

@@ -413,7 +413,8 @@ func TestBrowserUnreachableServerShows(t *testing.T) {
 
 // frameTap makes every page of the tab record the ops it sends
 // (window.__sent) and the subscriptions it gets events on (window.__subs),
-// drop incoming event frames while window.__mute is true, and lets a test
+// drop incoming event frames while window.__mute is true (the other frames
+// of a packed message still arrive), and lets a test
 // deliver a frame of its own with window.__inject(frame).
 func frameTap() chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
@@ -426,9 +427,16 @@ func frameTap() chromedp.Action[chromedp.Void] {
 						super(...args);
 						window.__ws = this;
 						this.addEventListener('message', (e) => {
-							const f = JSON.parse(e.data);
-							if (f.type === 'event' && f.event?.type === 'conversation') window.__subs[f.event.conversation_id] = f.sub;
-							if (window.__mute && f.type === 'event') e.stopImmediatePropagation();
+							// A packed message holds several frames, one per line.
+							const lines = String(e.data).split('\n');
+							const frames = lines.map((l) => JSON.parse(l));
+							for (const f of frames) {
+								if (f.type === 'event' && f.event?.type === 'conversation') window.__subs[f.event.conversation_id] = f.sub;
+							}
+							if (!window.__mute || !frames.some((f) => f.type === 'event')) return;
+							e.stopImmediatePropagation();
+							const rest = lines.filter((l, i) => frames[i].type !== 'event');
+							if (rest.length) this.dispatchEvent(new MessageEvent('message', { data: rest.join('\n') }));
 						});
 					}
 					send(data) { window.__sent.push(JSON.parse(data)); super.send(data); }
@@ -454,6 +462,9 @@ func TestBrowserResyncPagesHistory(t *testing.T) {
 	sendIdle(t, ts, c.ID, "[[tokens=1]] seen live") // learn the subscription id
 	waitJS(t, tab, "live answer", jsAnswers+`.length === 2`)
 	sub := eval[string](t, tab, `window.__subs['`+c.ID+`']`)
+	if u := eval[string](t, tab, `window.__ws.url`); !strings.HasSuffix(u, "/agentik/ws?pack=1") {
+		t.Errorf("the page's socket is %s: it does not ask for packed messages", u)
+	}
 
 	// The tab misses 260 messages, then the server says it must resync.
 	do(t, tab, chromedp.Evaluate[chromedp.Void](`window.__mute = true`))
