@@ -72,7 +72,7 @@ type wsConn struct {
 	c      *websocket.Conn
 	ctx    context.Context // cancelled when the connection ends
 	cancel context.CancelFunc
-	out    chan []byte   // frames for the writer
+	out    chan []byte   // frames for the writer, which owns each from then on
 	done   chan struct{} // closed when the writer has stopped
 	wg     sync.WaitGroup
 	limit  CommandLimiter
@@ -427,12 +427,15 @@ func (k *wsConn) pump(ctx context.Context, ws *wsSub, last int64) {
 			k.pumpFailed(ctx, ws, last, err)
 			return
 		}
-		b := appendItemFrame(nil, ws.id, it)
+		var b []byte
 		top := itemSeq(it)
 		if k.pack {
 			// What else is ready goes in the same message: a resume's
 			// replay becomes a few messages instead of one per event.
+			b = appendItemFrame(getPackBuf(), ws.id, it)
 			b, top, err = k.packMore(ctx, ws, b, top)
+		} else {
+			b = appendItemFrame(nil, ws.id, it)
 		}
 		if err := k.enqueueStall(ctx, b); err != nil {
 			if errors.Is(err, errStalled) {
@@ -450,6 +453,27 @@ func (k *wsConn) pump(ctx context.Context, ws *wsSub, last int64) {
 
 // wsPackFrames bounds the frames of one packed message.
 const wsPackFrames = 256
+
+// packBufs holds the buffers packed messages are built in, each of
+// packBufCap bytes: a resume's message grew from nothing by doubling,
+// which was a third of the server's CPU in a reconnect storm (copies, and
+// the garbage collector's assists). The writer returns a buffer once
+// its message is written.
+var packBufs = sync.Pool{New: func() any { b := make([]byte, 0, packBufCap); return &b }}
+
+// packBufCap holds a message of wsBatchBytes and the frame that ends it.
+const packBufCap = wsBatchBytes + 8<<10
+
+func getPackBuf() []byte { return (*packBufs.Get().(*[]byte))[:0] }
+
+// putPackBuf takes back b if it is one of packBufs' (a message that
+// outgrew it was copied elsewhere by append).
+func putPackBuf(b []byte) {
+	if cap(b) == packBufCap {
+		b = b[:0]
+		packBufs.Put(&b)
+	}
+}
 
 // packMore appends to b, one per line, the subscription's items that are
 // ready now, up to wsBatchBytes and wsPackFrames. It returns the message,
@@ -617,6 +641,9 @@ func (k *wsConn) writeLoop() {
 				if !k.write(b, len(k.out) > 0 || rest != nil) {
 					return
 				}
+				if k.pack {
+					putPackBuf(b) // written: coder/websocket has copied it
+				}
 				b = rest
 			}
 		}
@@ -656,7 +683,11 @@ func (k *wsConn) packQueued(b []byte) ([]byte, []byte) {
 			if len(b)+1+len(f) > wsBatchBytes {
 				return b, f
 			}
+			if cap(b) != packBufCap {
+				b = append(getPackBuf(), b...)
+			}
 			b = append(append(b, '\n'), f...)
+			putPackBuf(f)
 		default:
 			return b, nil
 		}
