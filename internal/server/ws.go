@@ -427,15 +427,12 @@ func (k *wsConn) pump(ctx context.Context, ws *wsSub, last int64) {
 			k.pumpFailed(ctx, ws, last, err)
 			return
 		}
-		var b []byte
+		b := itemFrame(ws.id, it)
 		top := itemSeq(it)
 		if k.pack {
 			// What else is ready goes in the same message: a resume's
 			// replay becomes a few messages instead of one per event.
-			b = appendItemFrame(getPackBuf(), ws.id, it)
 			b, top, err = k.packMore(ctx, ws, b, top)
-		} else {
-			b = appendItemFrame(nil, ws.id, it)
 		}
 		if err := k.enqueueStall(ctx, b); err != nil {
 			if errors.Is(err, errStalled) {
@@ -454,11 +451,12 @@ func (k *wsConn) pump(ctx context.Context, ws *wsSub, last int64) {
 // wsPackFrames bounds the frames of one packed message.
 const wsPackFrames = 256
 
-// packBufs holds the buffers packed messages are built in, each of
-// packBufCap bytes: a resume's message grew from nothing by doubling,
+// packBufs holds the buffers packed messages of more than one frame are
+// built in, each of packBufCap bytes: a resume's message grew by doubling,
 // which was a third of the server's CPU in a reconnect storm (copies, and
-// the garbage collector's assists). The writer returns a buffer once
-// its message is written.
+// the garbage collector's assists). The writer returns a buffer once its
+// message is written. A message of one frame (a live event) keeps its own
+// small buffer, so a thousand connections streaming hold no pooled ones.
 var packBufs = sync.Pool{New: func() any { b := make([]byte, 0, packBufCap); return &b }}
 
 // packBufCap holds a message of wsBatchBytes and the frame that ends it.
@@ -485,10 +483,24 @@ func (k *wsConn) packMore(ctx context.Context, ws *wsSub, b []byte, top int64) (
 		if err != nil || !ok {
 			return b, top, err
 		}
+		if cap(b) != packBufCap {
+			// A second frame: from here on the message is built in a
+			// pooled buffer (a lone live event keeps its own).
+			b = append(getPackBuf(), b...)
+		}
 		b = appendItemFrame(append(b, '\n'), ws.id, it)
 		top = max(top, itemSeq(it))
 	}
 	return b, top, nil
+}
+
+// itemFrame is the frame of a subscription's item, in a buffer of its
+// size.
+func itemFrame(sub string, it broker.Item) []byte {
+	if it.CaughtUp {
+		return caughtUpFrame(sub, it.Seq)
+	}
+	return eventFrame(sub, it.Event.JSON) // the bytes the event was stored as
 }
 
 // appendItemFrame appends the frame of a subscription's item.
