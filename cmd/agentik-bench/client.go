@@ -128,13 +128,7 @@ func (k *wsClient) read() {
 		}
 		// A packed message (?pack=1) holds several frames, one per line;
 		// JSON frames hold no raw newline, so any other is one frame.
-		for len(m) > 0 {
-			b := m
-			if i := bytes.IndexByte(m, '\n'); i >= 0 {
-				b, m = m[:i], m[i+1:]
-			} else {
-				m = nil
-			}
+		for b := range bytes.SplitSeq(m, []byte{'\n'}) {
 			k.frame(b, at)
 		}
 	}

@@ -272,13 +272,9 @@ func (c *Client) read(cn *conn) error {
 		if err != nil {
 			return err
 		}
-		for len(m) > 0 {
-			b := m
-			if i := bytes.IndexByte(m, '\n'); i >= 0 {
-				b, m = m[:i], m[i+1:]
-			} else {
-				m = nil
-			}
+		// A packed message (?pack=1) holds several frames, one per line;
+		// JSON frames hold no raw newline, so any other is one frame.
+		for b := range bytes.SplitSeq(m, []byte{'\n'}) {
 			c.frame(b)
 		}
 	}
