@@ -29,7 +29,8 @@ const walRestartFrames = 1000
 // longer than walRestartFrames, the writer checkpoints the few frames
 // committed since, between two of its transactions (tailDue).
 type checkpointer struct {
-	db    *sql.DB
+	db    *sql.DB       // its own connection
+	w     *sql.DB       // the writer's, for the tail
 	gap   atomic.Int64  // nanoseconds; checkpointGap, which tests shorten
 	limit atomic.Int64  // walRestartFrames, which tests shorten
 	kick  chan struct{} // buffered 1: a commit happened
@@ -41,25 +42,35 @@ type checkpointer struct {
 	tailDue atomic.Bool // the writer should checkpoint the WAL's tail
 }
 
-func newCheckpointer(db *sql.DB) *checkpointer {
-	c := &checkpointer{db: db, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+func newCheckpointer(db, writer *sql.DB) *checkpointer {
+	c := &checkpointer{db: db, w: writer, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	c.gap.Store(int64(checkpointGap))
 	c.limit.Store(walRestartFrames)
 	go c.run()
 	return c
 }
 
-// committed tells the checkpointer that the WAL grew; it never blocks.
+// committed is called by the writer after each commit, between two of
+// its transactions: it tells the checkpointer that the WAL grew, without
+// blocking, and, when a checkpoint is due (tailDue), copies what the
+// checkpointer left (the commits made while it ran) on the writer's own
+// connection, where no commit can land meanwhile, so the next commit starts
+// the WAL over.
 func (c *checkpointer) committed() {
 	select {
 	case c.kick <- struct{}{}:
 	default:
 	}
+	if c.tailDue.Swap(false) {
+		_, _ = c.w.Exec("PRAGMA wal_checkpoint(PASSIVE)")
+		c.tails.Add(1)
+	}
 }
 
 func (c *checkpointer) run() {
 	defer close(c.done)
-	gap := time.NewTimer(0)
+	gap := time.NewTimer(time.Hour)
+	gap.Stop()
 	for {
 		select {
 		case <-c.stop:
@@ -82,17 +93,6 @@ func (c *checkpointer) run() {
 			return
 		case <-gap.C:
 		}
-	}
-}
-
-// tail is run by the writer between transactions: when a checkpoint is
-// due, it copies what the checkpointer left (the commits made while it ran)
-// on the writer's own connection, where no commit can land meanwhile, so
-// the next commit starts the WAL over.
-func (c *checkpointer) tail(w *sql.DB) {
-	if c.tailDue.Swap(false) {
-		_, _ = w.Exec("PRAGMA wal_checkpoint(PASSIVE)")
-		c.tails.Add(1)
 	}
 }
 

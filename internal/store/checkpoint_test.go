@@ -16,7 +16,7 @@ func TestCheckpointsOffTheWriterAndTheWALRestarts(t *testing.T) {
 	}
 	defer s.Close()
 	var auto int
-	if err := s.wDB.QueryRow("PRAGMA wal_autocheckpoint").Scan(&auto); err != nil {
+	if err := s.ckpt.w.QueryRow("PRAGMA wal_autocheckpoint").Scan(&auto); err != nil {
 		t.Fatal(err)
 	}
 	if auto != 0 {

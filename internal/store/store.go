@@ -111,7 +111,6 @@ type Store struct {
 	listenPID  atomic.Uint32      // backend pid of the listener's connection (tests)
 
 	ckpt *checkpointer // SQLite only (checkpoint.go)
-	wDB  *sql.DB       // SQLite only: s.w's one connection, for the checkpointer's tail
 
 	// Owned by the writer goroutine.
 	lastSeq int64 // SQLite only: the highest committed seq
@@ -213,8 +212,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
 		cDB.SetMaxOpenConns(1)
-		s.ckpt = newCheckpointer(cDB)
-		s.wDB = wDB
+		s.ckpt = newCheckpointer(cDB, wDB)
 	}
 
 	if err := s.init(ctx); err != nil {

@@ -166,7 +166,6 @@ func (s *Store) writer() {
 		s.commit(batch)
 		if s.ckpt != nil {
 			s.ckpt.committed()
-			s.ckpt.tail(s.wDB)
 		}
 		clear(batch)
 		batch = batch[:0]
