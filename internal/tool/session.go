@@ -121,9 +121,9 @@ func (s *session) openStdio(sctx, cctx context.Context, d connectDeps) error {
 	if err := s.start(sctx, cctx); err != nil {
 		// If the process died, its exit says more.
 		select {
-		case <-p.exited:
+		case <-p.reaped:
 			return p.exitError()
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(reapGrace):
 			return err
 		}
 	}
