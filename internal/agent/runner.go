@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"io"
 	"log/slog"
 	"math"
 	"sync"
@@ -594,11 +596,9 @@ func (r *Runner) endTurn(t *turn) {
 
 // endStripe is the stripe of r.ends that counts id's turns.
 func endStripe(id string) int {
-	h := uint32(2166136261)
-	for i := 0; i < len(id); i++ {
-		h = (h ^ uint32(id[i])) * 16777619
-	}
-	return int(h % 64)
+	h := fnv.New32a()
+	_, _ = io.WriteString(h, id)
+	return int(h.Sum32() % 64)
 }
 
 // endsOf reads id's stripe of r.ends.
