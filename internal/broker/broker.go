@@ -206,11 +206,16 @@ func (b *Broker) replayPage(ctx context.Context, stream Stream, cursor int64) (p
 	if err != nil {
 		return nil, true, err
 	}
-	page = make([]*agent.Encoded, len(evs))
+	return pointers(evs), true, nil
+}
+
+// pointers is a page of stored events as the subscriptions hold them.
+func pointers(evs []agent.Encoded) []*agent.Encoded {
+	page := make([]*agent.Encoded, len(evs))
 	for i := range evs {
 		page[i] = &evs[i]
 	}
-	return page, true, nil
+	return page
 }
 
 // readAhead is a page of stored events being read while the previous one
@@ -345,11 +350,7 @@ func (s *Sub) readAhead(ctx context.Context, cursor int64) {
 	s.ahead = ch
 	go func() {
 		evs, err := s.b.src.EncodedEvents(ctx, s.stream.query(cursor))
-		page := make([]*agent.Encoded, len(evs))
-		for i := range evs {
-			page[i] = &evs[i]
-		}
-		ch <- readAhead{page, err}
+		ch <- readAhead{pointers(evs), err}
 	}()
 }
 
