@@ -25,6 +25,7 @@ class App {
     this.status = 'connecting';
     this.temp = false;
     this.chat = null;
+    this.navSeq = 0; // counts navigate calls: the latest one wins
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
     this.conn = new Conn(`${proto}//${location.host}/agentik/ws?pack=1`, {
       onOpen: () => this.onOpen(),
@@ -168,15 +169,21 @@ class App {
   }
 
   // navigate swaps in the server-rendered #main of another page, so history
-  // has one renderer (templ) and the socket stays open.
+  // has one renderer (templ) and the socket stays open. The last navigate
+  // started wins: one still fetching when another starts is dropped, so an
+  // older page (a re-render from mid-turn, a conversation clicked before
+  // another) never replaces a newer one that arrived first.
   async navigate(href, push = true) {
+    const seq = ++this.navSeq;
     let doc;
     try {
       const res = await fetch(href, { headers: { Accept: 'text/html' }, credentials: 'same-origin' });
       if (!res.ok && res.status !== 404) throw new Error(String(res.status));
-      doc = new DOMParser().parseFromString(await res.text(), 'text/html');
+      const text = await res.text();
+      if (seq !== this.navSeq) return;
+      doc = new DOMParser().parseFromString(text, 'text/html');
     } catch {
-      location.href = href;
+      if (seq === this.navSeq) location.href = href;
       return;
     }
     const next = doc.getElementById('main');
