@@ -109,7 +109,7 @@ class App {
       onRunning: (id, r) => {
         this.sidebar.setRunning(id, r);
         if (this.chat && this.chat.id === id) this.composer.setRunning(r);
-        if (!r) this.branches.turnEnded(id);
+        if (!r) this.branches.turnEnded(id, this.chat?.id === id && this.chat.branchTurn);
       },
       onToast: (m, k) => this.toast(m, k),
     });

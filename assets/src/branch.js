@@ -41,9 +41,10 @@ export class Branches {
 
   // turnEnded re-renders a conversation whose head moved once the turn
   // that followed (a regenerate's or an edit's) ends: its answer came live,
-  // without the "‹ 2 / 2 ›" only a history read knows.
-  turnEnded(id) {
-    if (this.moved !== id) return;
+  // without the "‹ 2 / 2 ›" only a history read knows. branchTurn is true
+  // when the page was opened during such a turn (so it saw no move).
+  turnEnded(id, branchTurn = false) {
+    if (this.moved !== id && !branchTurn) return;
     this.moved = null;
     const c = this.chat();
     if (c && c.id === id) this.reload();

@@ -52,7 +52,16 @@ export class Chat {
     lastMsgSeq = Math.max(lastMsgSeq, Number(conv.last_seq || 0));
     // Resume point: a running turn is replayed from its first event, so the
     // in-progress answer is rebuilt; messages already on the page dedupe.
-    this.cursor = this.running && conv.turn_seq > 0 ? Math.min(conv.turn_seq - 1, lastMsgSeq) : lastMsgSeq;
+    // Not from an earlier point: the events before the turn belong to
+    // turns that ended (the page holds their messages), and replaying the
+    // last one's end would stop this one in the page (a regenerate's first
+    // event comes after the answer it replaces and that answer's end, and
+    // the question before them is the path's last message).
+    this.cursor = this.running && conv.turn_seq > 0 ? conv.turn_seq - 1 : lastMsgSeq;
+    // A turn whose first event is no message on the page is a regenerate
+    // (it starts by moving the head): its answer comes live, without the
+    // "‹ 2 / 2 ›" only a history read knows (see Branches.turnEnded).
+    this.branchTurn = this.running && conv.turn_seq > 0 && !this.list.querySelector(`[data-seq="${conv.turn_seq}"]`);
     this.queue = new QueueView(this.live, { onCancel: (id) => this.cancelQueued(id) });
     if (conv.queued > 0) this.loadQueue();
     this.follower = new Follower(this.scroller, main.querySelector('#thread'), main.querySelector('#jump-latest'));

@@ -6,6 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
@@ -93,4 +94,40 @@ func TestBrowserBranches(t *testing.T) {
 	waitConnected(t, tab1)
 	do(t, tab1, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-type=user_message] [data-branch=prev]').click()`))
 	waitPath(t, tabs, "q1‹1 / 2›|a1b‹2 / 2›")
+}
+
+// TestBrowserOpenDuringRegenerate: a page opened while a regenerate runs
+// shows it running until it ends. The page resumes its stream from the
+// turn's first event: from the last message on the path (the question),
+// the replay held the first answer's end, which stopped the turn in the
+// page early (and a branch re-render then missed its "‹ 2 / 2 ›").
+func TestBrowserOpenDuringRegenerate(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	ctx := context.Background()
+	c, err := ts.Runner.CreateConversation(ctx, "regenerating", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Fake.Enqueue(llmtest.Reply{Text: "a1"})
+	sendIdle(t, ts, c.ID, "q1")
+	hold := make(chan struct{})
+	ts.Fake.Enqueue(llmtest.Reply{Text: "a1b", Hold: hold})
+	ts.Fake.Enqueue(llmtest.Reply{Text: "a2"})
+	if _, err := ts.Runner.Regenerate(ctx, c.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/c/"+c.ID)
+	// A send queued behind the turn comes live after the replay: once the
+	// page shows it, the page has handled every event before it.
+	if _, err := ts.Runner.SendBusy(ctx, c.ID, []agent.Content{agent.Text("q2")}, "", agent.OnBusyQueue); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, tab, "the queued send", `document.querySelectorAll('[data-testid="queued"]').length === 1`)
+	if got := eval[string](t, tab, `document.querySelector('#main').dataset.running + ' ' + document.querySelector('[data-testid="stop"]').hidden`); got != "true false" {
+		t.Fatalf("mid-regenerate the page shows running, stop hidden = %q, want %q", got, "true false")
+	}
+	close(hold)
+	waitPath(t, []context.Context{tab}, "q1|a1b‹2 / 2›|q2|a2")
 }
