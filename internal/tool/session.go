@@ -244,6 +244,16 @@ func (s *session) fail(err error) {
 	})
 }
 
+// failed reports whether the session has failed.
+func (s *session) failed() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // reapGrace bounds the wait, after a stdio pipe broke, for the process
 // that held it to be reaped.
 const reapGrace = time.Second

@@ -418,6 +418,38 @@ func TestStdioHungServerRestarts(t *testing.T) {
 	}
 }
 
+// TestStdioHungDuringToolRefresh: a server that hangs while its tools are
+// being listed again (after a tools/list_changed, or the acknowledgement of
+// the listen stream, which can come late) is restarted as soon as a call
+// finds it hung, not once that listing's own timeout (a minute) has passed.
+func TestStdioHungDuringToolRefresh(t *testing.T) {
+	mark := filepath.Join(t.TempDir(), "frozen")
+	m := start(t, stdioConfig("go", map[string]string{"MCPSERVER_FROZEN_MARK": mark}),
+		Options{CallTimeout: 300 * time.Millisecond, ProbeTimeout: 300 * time.Millisecond, StartTimeout: time.Minute})
+	waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	before := mustCall(t, m, "go__pid", `{}`)
+	sup := m.servers[0]
+	sup.mu.Lock()
+	sess := sup.sess
+	sup.mu.Unlock()
+
+	errc := make(chan error, 1)
+	go func() {
+		_, err := m.Call(t.Context(), "go__freeze", `{}`)
+		errc <- err
+	}()
+	waitFor(t, "the server frozen", 10*time.Second, func() bool {
+		_, err := os.Stat(mark)
+		return err == nil
+	})
+	sess.refresh <- struct{}{} // its tools/list now gets no answer
+	toolErr(t, <-errc, "no answer or progress within 300ms")
+	waitFor(t, "the hung server restarted", 10*time.Second, func() bool {
+		s := serverState(m, "go")
+		return s.State == agent.ToolServerReady && callOK(m, "go__pid") != "" && callOK(m, "go__pid") != before
+	})
+}
+
 // callOK calls a tool and returns its result, or "" on error.
 func callOK(m *Manager, name string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -5,7 +5,9 @@
 // adds that many dummy tools; MCPSERVER_GRANDCHILD=1 starts a `sleep` child
 // in the same process group, like an npx wrapper's node;
 // MCPSERVER_START_GATE=PATH waits until the file PATH exists before
-// answering anything, like a server that is slow to start.
+// answering anything, like a server that is slow to start;
+// MCPSERVER_FROZEN_MARK=PATH makes the freeze tool create the file PATH once
+// the server reads no more requests.
 package main
 
 import (
@@ -138,6 +140,9 @@ func addTools(s *server.MCPServer) {
 	s.AddTool(mcp.NewTool("freeze", mcp.WithDescription("Stops reading requests and never answers: a hung server.")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			frozen.Store(true)
+			if mark := os.Getenv("MCPSERVER_FROZEN_MARK"); mark != "" {
+				_ = os.WriteFile(mark, nil, 0o600)
+			}
 			hang()
 			return nil, nil
 		})
