@@ -104,18 +104,18 @@ func TestBrowserPasteAndDropImage(t *testing.T) {
 // renders offers its earlier messages, which arrive in order, above.
 func TestBrowserShowEarlierMessages(t *testing.T) {
 	t.Parallel()
-	ts := newTestServer(t)
+	ts := newTestServer(t, withPageMessages(100)) // the default is 1000; seeding as many is slow under -race
 	br := newBrowser(t, ts)
-	id := seedConversation(t, ts, "Long", 520) // 1040 messages; the page shows the latest 1000
+	id := seedConversation(t, ts, "Long", 52) // 104 messages; the page shows the latest 100
 	tab := br.tab()
 	openPage(t, ts, tab, "/c/"+id)
-	if got := eval[string](t, tab, `document.querySelector('[data-testid="load-earlier"]')?.textContent ?? ''`); got != "Show 40 earlier messages" {
+	if got := eval[string](t, tab, `document.querySelector('[data-testid="load-earlier"]')?.textContent ?? ''`); got != "Show 4 earlier messages" {
 		t.Fatalf("button = %q", got)
 	}
 	// Click once the history is rendered (until then the layout shifts).
 	waitJS(t, tab, "history rendered", `document.querySelector('#main').dataset.rendered === 'true'`)
 	do(t, tab, chromedp.Click(chromedp.CSS(`[data-testid="load-earlier"]`)))
-	waitJS(t, tab, "earlier messages", `document.querySelectorAll('#messages > article').length === 1040`)
+	waitJS(t, tab, "earlier messages", `document.querySelectorAll('#messages > article').length === 104`)
 	if eval[bool](t, tab, `document.querySelector('[data-testid="load-earlier"]') !== null`) {
 		t.Error("the button stays after everything is shown")
 	}

@@ -585,50 +585,59 @@ func sendIdle(t testing.TB, ts *testServer, id, text string) {
 // hundreds of turns.
 func seedConversation(t testing.TB, ts *testServer, title string, turns int) string {
 	t.Helper()
-	ctx := context.Background()
-	c, err := ts.Runner.CreateConversation(ctx, title, false)
+	c, err := ts.Runner.CreateConversation(context.Background(), title, false)
 	if err != nil {
 		t.Fatal(err)
 	}
+	seedTurns(t, ts, c.ID, 0, turns)
+	return c.ID
+}
+
+// seedTurns appends turns question/answer pairs (numbered from first) to
+// conversation id through the store, in batches: far faster than real
+// turns, whose model calls a test of the history does not need.
+func seedTurns(t testing.TB, ts *testServer, id string, first, turns int) {
+	t.Helper()
 	msg := func(typ, text string) *agent.Record {
 		now := time.Now()
-		m := agent.Message{Type: typ, ID: agent.NewID(), ConversationID: c.ID, Date: now, Content: []agent.Content{agent.Text(text)}}
-		return &agent.Record{Event: agent.AllEvent{Kind: agent.KindConversation, ID: agent.NewID(), Date: now, ConversationID: c.ID,
+		m := agent.Message{Type: typ, ID: agent.NewID(), ConversationID: id, Date: now, Content: []agent.Content{agent.Text(text)}}
+		return &agent.Record{Event: agent.AllEvent{Kind: agent.KindConversation, ID: agent.NewID(), Date: now, ConversationID: id,
 			Event: &agent.Event{Type: agent.EventMessage, Message: &m}}}
 	}
 	const batch = 100 // turns per Append
-	for i := 0; i < turns; i += batch {
+	for i := first; i < first+turns; i += batch {
 		var recs []*agent.Record
-		for j := i; j < min(i+batch, turns); j++ {
+		for j := i; j < min(i+batch, first+turns); j++ {
 			recs = append(recs,
 				msg(agent.MessageUser, fmt.Sprintf("Question %d: how do I print a number in Go?", j)),
 				msg(agent.MessageAssistant, fmt.Sprintf("Step **%d**: use `fmt.Println`.\n\n```go\npackage main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(%d) }\n```\n\n- it prints a newline\n- it returns the byte count", j, j)))
 		}
-		if err := ts.Store.Append(ctx, recs...); err != nil {
+		if err := ts.Store.Append(context.Background(), recs...); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return c.ID
 }
 
 func TestBrowserLongConversationOpens(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	br := newBrowser(t, ts)
-	id := seedConversation(t, ts, "Five hundred messages", 250)
+	// Two hundred messages: a history many screens long (seeding more only
+	// costs time under -race). How long five hundred take to open is
+	// BenchmarkBrowserOpenLongConversation's business.
+	id := seedConversation(t, ts, "Two hundred messages", 100)
 	tab := br.tab()
 	openPage(t, ts, tab, "/c/"+id)
 	waitJS(t, tab, "all markdown rendered", `document.querySelector('#main').dataset.rendered === 'true'`)
-	if n := eval[int](t, tab, `document.querySelectorAll('#messages > article').length`); n != 500 {
-		t.Fatalf("rendered %d messages, want 500", n)
+	if n := eval[int](t, tab, `document.querySelectorAll('#messages > article').length`); n != 200 {
+		t.Fatalf("rendered %d messages, want 200", n)
 	}
 	if !eval[bool](t, tab, `(() => { const s = document.querySelector('#scroller'); return s.scrollHeight - s.scrollTop - s.clientHeight < 100; })()`) {
 		t.Error("a long conversation does not open scrolled to the latest message")
 	}
-	if n := eval[int](t, tab, `document.querySelectorAll('#messages [data-type="assistant_message"] .code-block .hljs').length`); n != 250 {
-		t.Errorf("highlighted code blocks = %d, want 250", n)
+	if n := eval[int](t, tab, `document.querySelectorAll('#messages [data-type="assistant_message"] .code-block .hljs').length`); n != 100 {
+		t.Errorf("highlighted code blocks = %d, want 100", n)
 	}
-	// How long it takes is BenchmarkBrowserOpenLongConversation's business.
 }
 
 // noOverflow asserts that nothing scrolls sideways.

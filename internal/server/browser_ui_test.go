@@ -37,7 +37,7 @@ func atBottom(t testing.TB, ctx context.Context) bool {
 func followLongAnswer(t *testing.T, ts *testServer, tab context.Context, when string) {
 	t.Helper()
 	before := eval[int](t, tab, jsAnswers+`.length`)
-	send(t, tab, "[[tokens=2500 chunk=20 delay=3ms]]")
+	send(t, tab, "[[tokens=2500 chunk=50 delay=5ms]]")
 	// The answer outgrows the view while it streams.
 	waitJS(t, tab, "an answer taller than the view", jsStreaming+`?.getBoundingClientRect().height > 2 * document.querySelector('#scroller').clientHeight`)
 	if gap := eval[float64](t, tab, jsGap); gap > 2 {
@@ -469,9 +469,7 @@ func TestBrowserResyncPagesHistory(t *testing.T) {
 	// The tab misses 260 messages, then the server says it must resync.
 	do(t, tab, chromedp.Evaluate[chromedp.Void](`window.__mute = true`))
 	const turns = 130
-	for i := range turns {
-		sendIdle(t, ts, c.ID, fmt.Sprintf("[[tokens=1]] missed %d", i))
-	}
+	seedTurns(t, ts, c.ID, 0, turns)
 	do(t, tab, chromedp.Evaluate[chromedp.Void](`window.__mute = false; window.__sent.length = 0; window.__inject({type: 'resync', sub: '`+sub+`', reason: 'pruned'})`))
 	waitJS(t, tab, "missed messages shown", fmt.Sprintf(jsAnswers+`.length === %d`, turns+2))
 	if n := eval[int](t, tab, `document.querySelectorAll('#messages [data-type="user_message"]').length`); n != turns+2 {

@@ -20,9 +20,10 @@ const (
 	// paint; the rest are paged in by the JS layer (assets/src/sidebar.js)
 	// as the list is scrolled.
 	sidebarSize = 200
-	// pageMessages is how many of the latest messages a conversation page
-	// renders; older ones are counted, not shown.
-	pageMessages = agent.MaxPageSize
+	// PageMessages is how many of the latest messages a conversation page
+	// renders by default (Config.PageMessages); older ones are counted, not
+	// shown.
+	PageMessages = agent.MaxPageSize
 )
 
 // handleIndex serves the new-chat page.
@@ -63,8 +64,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	offset := max(0, n-pageMessages)
-	msgs, err := s.runner.Messages(ctx, agent.MessageQuery{ConversationID: id, Offset: offset, Limit: pageMessages})
+	offset := max(0, n-s.cfg.PageMessages)
+	msgs, err := s.runner.Messages(ctx, agent.MessageQuery{ConversationID: id, Offset: offset, Limit: s.cfg.PageMessages})
 	if err != nil {
 		s.pageError(w, r, err)
 		return

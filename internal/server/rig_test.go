@@ -34,6 +34,11 @@ func withoutModel() rigOption {
 	return func(a *agent.Config, _ *server.Config) { a.Model = nil }
 }
 
+// withPageMessages makes a conversation page render the latest n messages.
+func withPageMessages(n int) rigOption {
+	return func(_ *agent.Config, s *server.Config) { s.PageMessages = n }
+}
+
 func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 	t.Helper()
 	fake, url := llmtest.NewHTTPServer(t)

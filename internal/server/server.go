@@ -117,6 +117,11 @@ type Config struct {
 	Metrics http.Handler
 	// Observer is told about every request and stream (metrics); may be nil.
 	Observer Observer
+	// PageMessages is how many of the latest messages a conversation page
+	// renders (older ones are counted, and shown on request); default
+	// PageMessages. Tests make it small, so a "long" conversation needs
+	// few rows.
+	PageMessages int
 }
 
 // Server serves agentik over HTTP. It is an http.Handler.
@@ -167,6 +172,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.WSConnsPerClient <= 0 {
 		cfg.WSConnsPerClient = WSConnsPerClient
+	}
+	if cfg.PageMessages <= 0 || cfg.PageMessages > agent.MaxPageSize {
+		cfg.PageMessages = PageMessages
 	}
 	if cfg.HeaderTimeout <= 0 {
 		cfg.HeaderTimeout = HeaderTimeout
