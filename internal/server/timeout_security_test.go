@@ -78,13 +78,15 @@ func TestIdleKeepAliveIsClosed(t *testing.T) {
 // body) and a WebSocket both stream for longer than the body and idle
 // timeouts.
 func TestStreamsOutliveTimeouts(t *testing.T) {
-	ts := newTestServer(t, withTimeouts(30*time.Millisecond, 30*time.Millisecond))
+	// Timeouts a loaded machine still meets for a request sent at once,
+	// and streams several times longer.
+	ts := newTestServer(t, withTimeouts(200*time.Millisecond, 200*time.Millisecond))
 	addr := configured(t, ts)
 
 	var conv agent.Conversation
 	postJSONTo(t, "http://"+addr+"/agentik/conversations", `{}`, &conv)
 	resp, err := http.Post("http://"+addr+"/agentik/conversations/"+conv.ID+"/send", "application/json",
-		strings.NewReader(`{"content":[{"type":"text","body":"[[tokens=30 delay=10ms]]"}]}`))
+		strings.NewReader(`{"content":[{"type":"text","body":"[[tokens=80 delay=10ms]]"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +106,8 @@ func TestStreamsOutliveTimeouts(t *testing.T) {
 	defer ws.close()
 	c := ws.create("", false)
 	sub := ws.subscribe(map[string]any{"stream": "conversation", "conversation_id": c.ID})
-	time.Sleep(100 * time.Millisecond) // longer than both timeouts, idle on the socket
-	ws.send(c.ID, "[[tokens=20 delay=10ms]]")
+	time.Sleep(500 * time.Millisecond) // longer than both timeouts, idle on the socket
+	ws.send(c.ID, "[[tokens=80 delay=10ms]]")
 	ws.collect(sub.Sub, endCount(1))
 }
 
