@@ -336,6 +336,11 @@ type Sub struct {
 	mu    sync.Mutex
 	queue []*agent.Encoded
 	err   error // set when dropped or closed
+	// stopAhead cancels the read-ahead in flight (nil when none is);
+	// aheads counts those reads, which Close waits for: no query of a
+	// closed subscription outlives it (nor, then, the store's Close).
+	stopAhead context.CancelFunc
+	aheads    sync.WaitGroup
 
 	// owned by the goroutine calling Next
 	cursor    int64
@@ -344,12 +349,24 @@ type Sub struct {
 	ahead     chan readAhead // the next stored page, being read; nil when none is
 }
 
-// readAhead starts reading the stored page after cursor.
+// readAhead starts reading the stored page after cursor, unless the
+// subscription has ended (the next TryNext then reports it).
 func (s *Sub) readAhead(ctx context.Context, cursor int64) {
+	s.mu.Lock()
+	if s.err != nil {
+		s.mu.Unlock()
+		return
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	s.stopAhead = cancel
+	s.aheads.Add(1) // under mu, before Close can set err and Wait
+	s.mu.Unlock()
 	ch := make(chan readAhead, 1)
 	s.ahead = ch
 	go func() {
-		evs, err := s.b.src.EncodedEvents(ctx, s.stream.query(cursor))
+		defer s.aheads.Done()
+		defer cancel()
+		evs, err := s.b.src.EncodedEvents(rctx, s.stream.query(cursor))
 		ch <- readAhead{pointers(evs), err}
 	}()
 }
@@ -384,7 +401,8 @@ func (s *Sub) wake() {
 	}
 }
 
-// Close ends the subscription; a blocked Next returns ErrClosed.
+// Close ends the subscription; a blocked Next returns ErrClosed. A page
+// being read ahead is cancelled and waited for.
 func (s *Sub) Close() {
 	s.b.remove(s)
 	s.mu.Lock()
@@ -392,8 +410,13 @@ func (s *Sub) Close() {
 		s.err = ErrClosed
 	}
 	s.queue = nil
+	stop := s.stopAhead
 	s.mu.Unlock()
 	s.wake()
+	if stop != nil {
+		stop()
+	}
+	s.aheads.Wait()
 }
 
 // Next returns the next event, first from the store, then live. A dropped
