@@ -56,14 +56,19 @@ func newCheckpointer(db, writer *sql.DB) *checkpointer {
 // checkpointer left (the commits made while it ran) on the writer's own
 // connection, where no commit can land meanwhile, so the next commit starts
 // the WAL over.
+//
+// tailDue is cleared only once the tail is done: until then the
+// checkpointer runs no checkpoint of its own, which would make the tail's
+// fail as busy (one checkpoint at a time) and the WAL grow on.
 func (c *checkpointer) committed() {
+	if c.tailDue.Load() {
+		_, _ = c.w.Exec("PRAGMA wal_checkpoint(PASSIVE)")
+		c.tails.Add(1)
+		c.tailDue.Store(false)
+	}
 	select {
 	case c.kick <- struct{}{}:
 	default:
-	}
-	if c.tailDue.Swap(false) {
-		_, _ = c.w.Exec("PRAGMA wal_checkpoint(PASSIVE)")
-		c.tails.Add(1)
 	}
 }
 
@@ -76,6 +81,9 @@ func (c *checkpointer) run() {
 		case <-c.stop:
 			return
 		case <-c.kick:
+		}
+		if c.tailDue.Load() {
+			continue // the writer's tail is next (see committed)
 		}
 		// A failed checkpoint (a reader holds the whole WAL, the disk is
 		// full) is retried at the next commit; the WAL only grows meanwhile,
