@@ -12,7 +12,7 @@ import (
 // it: the test added a tool in that gap).
 func TestListenAcknowledgedRefreshesTools(t *testing.T) {
 	for _, method := range []mcp.MCPMethod{mcp.MethodNotificationSubscriptionsAcknowledged, mcp.MethodNotificationToolsListChanged} {
-		s := &session{refresh: make(chan struct{}, 1), progress: map[string]func(){}}
+		s := newSession(t.Context())
 		s.onNotification(mcp.JSONRPCNotification{Notification: mcp.Notification{Method: string(method)}})
 		select {
 		case <-s.refresh:

@@ -433,12 +433,17 @@ func (s *supervisor) serve(ctx context.Context, sess *session) error {
 		case <-sess.done:
 			return sess.err
 		case <-sess.refresh:
-			tools, err := s.relist(ctx, sess)
+			// Within StartTimeout, and no longer than the session lives: a
+			// call's probe that finds the server hung fails the session, and
+			// it is restarted at once, not after a listing that gets no
+			// answer.
+			lctx, cancel := context.WithTimeout(sess.live, s.m.opt.StartTimeout)
+			tools, err := sess.listTools(lctx)
+			cancel()
 			if err != nil {
-				if sess.failed() {
-					return sess.err
+				if sess.live.Err() == nil { // else the select returns why
+					s.log.Warn("mcp_list_tools", "err", s.cfg.redact(err.Error()))
 				}
-				s.log.Warn("mcp_list_tools", "err", s.cfg.redact(err.Error()))
 				continue
 			}
 			if tools == nil {
@@ -447,22 +452,6 @@ func (s *supervisor) serve(ctx context.Context, sess *session) error {
 			s.set(agent.ToolServerReady, sess, nil, tools)
 		}
 	}
-}
-
-// relist lists the tools again, within StartTimeout. It gives up as soon
-// as the session fails (a call's probe found the server hung): the
-// supervisor restarts it then, not after a listing that gets no answer.
-func (s *supervisor) relist(ctx context.Context, sess *session) ([]mcp.Tool, error) {
-	lctx, cancel := context.WithTimeout(ctx, s.m.opt.StartTimeout)
-	defer cancel()
-	go func() {
-		select {
-		case <-sess.done:
-			cancel()
-		case <-lctx.Done():
-		}
-	}()
-	return sess.listTools(lctx)
 }
 
 // probe asks a server whose call timed out for its tools. A server that

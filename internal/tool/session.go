@@ -35,6 +35,8 @@ type session struct {
 	cancel    context.CancelFunc // ends the session's context
 
 	done    chan struct{}
+	live    context.Context    // ends when done closes: what runs for the session's sake
+	endLive context.CancelFunc // called by fail
 	once    sync.Once
 	err     error         // why it broke; set before done closes
 	refresh chan struct{} // tools/list_changed arrived
@@ -54,15 +56,20 @@ type connectDeps struct {
 	timeout time.Duration
 }
 
+// newSession is a session not yet connected, living at most as long as
+// ctx.
+func newSession(ctx context.Context) *session {
+	s := &session{done: make(chan struct{}), refresh: make(chan struct{}, 1), progress: map[string]func(){}}
+	s.live, s.endLive = context.WithCancel(ctx)
+	return s
+}
+
 // connect opens a session to sc and lists its tools. transportHint is the
 // transport that worked last time for an auto entry.
 func connect(ctx context.Context, sc ServerConfig, d connectDeps, transportHint string) (*session, []mcp.Tool, error) {
 	sctx, cancel := context.WithCancel(ctx)
-	s := &session{
-		cfg: sc, log: d.log, cancel: cancel,
-		done: make(chan struct{}), refresh: make(chan struct{}, 1),
-		progress: map[string]func(){},
-	}
+	s := newSession(ctx)
+	s.cfg, s.log, s.cancel = sc, d.log, cancel
 	cctx, ccancel := context.WithTimeout(sctx, d.timeout)
 	defer ccancel()
 	var err error
@@ -241,17 +248,8 @@ func (s *session) fail(err error) {
 	s.once.Do(func() {
 		s.err = err
 		close(s.done)
+		s.endLive()
 	})
-}
-
-// failed reports whether the session has failed.
-func (s *session) failed() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // reapGrace bounds the wait, after a stdio pipe broke, for the process

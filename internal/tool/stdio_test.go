@@ -502,7 +502,8 @@ func TestBrokenPipeWaitsForTheReapedLeader(t *testing.T) {
 		time.Sleep(600 * time.Millisecond) // the group outlives the old 200 ms wait
 		close(p.exited)
 	}()
-	s := &session{proc: p, done: make(chan struct{})}
+	s := newSession(t.Context())
+	s.proc = p
 	s.failIfBroken(t.Context(), &transport.Error{Err: errors.New("transport closed")})
 	<-s.done
 	if !strings.Contains(s.err.Error(), "killed") {
