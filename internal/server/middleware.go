@@ -38,7 +38,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if !s.requireAuth(w, r) {
+		r, ok := s.requireAuth(w, r)
+		if !ok {
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
