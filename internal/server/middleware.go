@@ -38,9 +38,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				return
 			}
 		}
-		r, ok := s.requireAuth(w, r)
-		if !ok {
-			return
+		if !openCard(r) {
+			var ok bool
+			if r, ok = s.requireAuth(w, r); !ok {
+				return
+			}
 		}
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = s.deadlineBody(w, http.MaxBytesReader(w, r.Body, protocol.MaxBodyBytes))

@@ -53,6 +53,11 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/v1", s.handleOpenAINoRoute)
 	mux.HandleFunc("/v1/", s.handleOpenAINoRoute)
 
+	// A2A (internal/a2a): each agent's card and JSON-RPC endpoint.
+	a2aHandler := s.newA2A()
+	mux.Handle("GET /.well-known/agent-card.json", a2aHandler)
+	mux.Handle("/a2a/", a2aHandler)
+
 	// pages: the browser UI (begin)
 	mux.HandleFunc("GET /{$}", s.handleIndex)
 	mux.HandleFunc("GET /c/{id}", s.handleChat)
