@@ -39,7 +39,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if !s.requireAuth(w, r) {
+		if !openCard(r) && !s.requireAuth(w, r) {
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {

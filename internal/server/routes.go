@@ -51,6 +51,11 @@ func (s *Server) routes() http.Handler {
 	// in its own routes.go, behind this server's middleware.
 	mount(mux, s.openai.Routes()) // OpenAI-compatible /v1 (internal/openai)
 
+	// A2A (internal/a2a): each agent's card and JSON-RPC endpoint.
+	a2aHandler := s.newA2A()
+	mux.Handle("GET /.well-known/agent-card.json", a2aHandler)
+	mux.Handle("/a2a/", a2aHandler)
+
 	// pages: the browser UI (begin)
 	mux.HandleFunc("GET /{$}", s.handleIndex)
 	mux.HandleFunc("GET /c/{id}", s.handleChat)
