@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/openai"
 	"github.com/agentik/agentik/internal/protocol"
 )
 
@@ -145,5 +146,5 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 // bearerOpenAI reports whether r is an API call to the OpenAI facade that
 // carries its key as Authorization: Bearer (checked by requireAuth).
 func bearerOpenAI(r *http.Request) bool {
-	return isOpenAIPath(r.URL.Path) && strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return openai.Owns(r.URL.Path) && strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ")
 }
