@@ -118,6 +118,9 @@ type Config struct {
 	Metrics http.Handler
 	// Observer is told about every request and stream (metrics); may be nil.
 	Observer Observer
+	// Accounts manages users and their keys; nil: over the Store, when it
+	// implements agent.UserStore (then per-user keys sign in).
+	Accounts *agent.Accounts
 	// PageMessages is how many of the latest messages a conversation page
 	// renders (older ones are counted, and shown on request); default
 	// PageMessages. Tests make it small, so a "long" conversation needs
@@ -143,6 +146,7 @@ type Server struct {
 	revocations Revocations
 	lists       listCache // encoded pages of the conversation list
 	openai      *openai.Handler
+	people      *people // accounts: principals, user sessions, live streams (people.go)
 
 	// streams are the long-lived streams (SSE, WebSocket, /v1's) that
 	// Shutdown ends and waits for; closing is its Closing.
@@ -202,6 +206,7 @@ func New(cfg Config) *Server {
 	}
 	s.openai = openai.New(openai.Config{Runner: cfg.Runner, Broker: cfg.Broker, ModelName: cfg.ModelName,
 		Streams: s.streams, Heartbeat: cfg.Heartbeat, Clock: cfg.Clock, Logger: cfg.Logger})
+	s.people = newPeople(s)
 	s.handler = s.routes()
 	return s
 }
