@@ -272,3 +272,11 @@ func (s *Server) hostAllowed(host string) bool {
 	}
 	return false
 }
+
+// streams is the server's set of long-lived streams as the protocol
+// packages see it.
+type streams struct{ s *Server }
+
+func (g streams) Hold() bool               { return g.s.hold() }
+func (g streams) Release()                 { g.s.conns.Done() }
+func (g streams) Closing() <-chan struct{} { return g.s.closing }
