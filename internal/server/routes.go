@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/agentik/agentik/assets"
+	"github.com/agentik/agentik/internal/agui"
 	"github.com/agentik/agentik/internal/aisdk"
 )
 
@@ -48,8 +49,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("PATCH /agentik/conversations/{id}", s.handleUpdate)
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
-	// Front-end streams: the AI SDK's useChat (internal/aisdk).
+	// Front-end streams: the AI SDK's useChat (internal/aisdk) and AG-UI (internal/agui).
 	mux.Handle(aisdk.Prefix, aisdk.New(aisdk.Config{Runner: s.runner, Broker: s.broker, Streams: streams{s}, Heartbeat: s.cfg.Heartbeat, Logger: s.log}))
+	mux.Handle(agui.Path, agui.New(agui.Config{Runner: s.runner, Broker: s.broker, Streams: streams{s}, Heartbeat: s.cfg.Heartbeat, Logger: s.log}))
 
 	// OpenAI-compatible facade (openai.go): errors in OpenAI's shape.
 	mux.HandleFunc("GET /v1/models", s.handleModels)
