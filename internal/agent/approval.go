@@ -163,6 +163,9 @@ func (t *turn) runPending(mem []ModelMessage) ([]ModelMessage, error) {
 // is not_found. The decision of the round's last waiting call resumes the
 // turn here, whichever instance started it.
 func (r *Runner) Approve(ctx context.Context, id string, in ApprovalInput) error {
+	if err := r.access(ctx, id); err != nil {
+		return err
+	}
 	if in.CallID == "" {
 		return Errorf(CodeBadRequest, "approve needs call_id")
 	}

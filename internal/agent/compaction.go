@@ -464,6 +464,9 @@ type CompactResult struct {
 // and short-lived), a running one busy; one with nothing before its last
 // turn is a no-op result that says so.
 func (r *Runner) Compact(ctx context.Context, id string) (CompactResult, error) {
+	if err := r.access(ctx, id); err != nil {
+		return CompactResult{}, err
+	}
 	if r.temps.Has(id) {
 		return CompactResult{}, Errorf(CodeBadRequest, "conversation %s is temporary: temporary conversations are not compacted", id)
 	}

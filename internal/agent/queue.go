@@ -38,6 +38,9 @@ type QueuedSend struct {
 // a queued event and starts, in order, when the turns before it have
 // ended, across restarts.
 func (r *Runner) SendBusy(ctx context.Context, id string, content []Content, clientID, onBusy string) (SendResult, error) {
+	if err := r.access(ctx, id); err != nil {
+		return SendResult{}, err
+	}
 	switch onBusy {
 	case "", OnBusyReject:
 		return r.Send(ctx, id, content, clientID)
@@ -122,6 +125,9 @@ func (r *Runner) queuedDuplicate(ctx context.Context, st Store, id, clientID str
 // event. One that already started is a conflict; one never queued is
 // not_found.
 func (r *Runner) CancelQueued(ctx context.Context, id, messageID string) error {
+	if err := r.access(ctx, id); err != nil {
+		return err
+	}
 	if messageID == "" {
 		return Errorf(CodeBadRequest, "cancel_queued needs message_id")
 	}
@@ -321,6 +327,9 @@ func (c *memConversation) applyQueue(rec *Record) {
 
 // Queue returns a conversation's queued sends, the next to run first.
 func (r *Runner) Queue(ctx context.Context, id string) ([]QueuedSend, error) {
+	if err := r.access(ctx, id); err != nil {
+		return nil, err
+	}
 	st := r.storeOf(id)
 	if _, err := st.Conversation(ctx, id); err != nil {
 		return nil, err

@@ -196,7 +196,7 @@ func (r *Runner) createConversation(ctx context.Context, id, title string, temp 
 		return Conversation{}, err
 	}
 	now := r.now()
-	c := Conversation{ID: id, Title: title, Temp: temp, CreatedAt: now, UpdatedAt: now, UserTitled: title != ""}
+	c := Conversation{ID: id, Title: title, Temp: temp, CreatedAt: now, UpdatedAt: now, UserTitled: title != "", Owner: PrincipalFrom(ctx).UserID}
 	s.apply(&c)
 	rec := &Record{
 		Event:        r.agentEvent(AgentEvent{Type: AgentCreated, ConversationID: c.ID, Title: title}),
@@ -215,7 +215,11 @@ func (r *Runner) createConversation(ctx context.Context, id, title string, temp 
 
 // Conversation returns one conversation, with its live turn state.
 func (r *Runner) Conversation(ctx context.Context, id string) (Conversation, error) {
-	return r.storeOf(id).Conversation(ctx, id)
+	c, err := r.storeOf(id).Conversation(ctx, id)
+	if err == nil && !Visible(Scope(ctx), c) {
+		return Conversation{}, errHidden(id)
+	}
+	return c, err
 }
 
 // IsTemp reports whether id is a temp conversation; it reads no database.
@@ -227,7 +231,8 @@ func (r *Runner) Conversations(ctx context.Context, offset, limit int) ([]Conver
 	if err := checkPage(offset, limit); err != nil {
 		return nil, 0, err
 	}
-	temps, _, err := r.temps.Conversations(ctx, 0, math.MaxInt)
+	scope := Scope(ctx)
+	temps, _, err := conversationsOf(ctx, r.temps, scope, 0, math.MaxInt)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list conversations: %w", err)
 	}
@@ -237,7 +242,7 @@ func (r *Runner) Conversations(ctx context.Context, offset, limit int) ([]Conver
 	}
 	rest := limit - len(out)
 	// With the page full of temp conversations, one row is read for the total.
-	stored, total, err := r.cfg.Store.Conversations(ctx, max(0, offset-len(temps)), max(rest, 1))
+	stored, total, err := conversationsOf(ctx, r.cfg.Store, scope, max(0, offset-len(temps)), max(rest, 1))
 	if err != nil {
 		return nil, 0, fmt.Errorf("list conversations: %w", err)
 	}
@@ -270,6 +275,9 @@ func (r *Runner) Messages(ctx context.Context, q MessageQuery) ([]Message, error
 	if q.After < 0 {
 		return nil, Errorf(CodeBadRequest, "after must be 0 or more, got %d", q.After)
 	}
+	if err := r.access(ctx, q.ConversationID); err != nil {
+		return nil, err
+	}
 	if b, ok := r.cfg.Store.(Brancher); ok && !r.temps.Has(q.ConversationID) {
 		return r.branchMessages(ctx, b, q)
 	}
@@ -285,6 +293,9 @@ func (r *Runner) Messages(ctx context.Context, q MessageQuery) ([]Message, error
 
 // Rename changes a conversation's title.
 func (r *Runner) Rename(ctx context.Context, id, title string) (Conversation, error) {
+	if err := r.access(ctx, id); err != nil {
+		return Conversation{}, err
+	}
 	title, err := cleanTitle(title, false)
 	if err != nil {
 		return Conversation{}, err
@@ -303,6 +314,9 @@ func (r *Runner) Rename(ctx context.Context, id, title string) (Conversation, er
 // Delete deletes a conversation with its history, interrupting its turn
 // first.
 func (r *Runner) Delete(ctx context.Context, id string) error {
+	if err := r.access(ctx, id); err != nil {
+		return err
+	}
 	st := r.storeOf(id)
 	if _, err := st.Conversation(ctx, id); err != nil {
 		return err
@@ -328,6 +342,9 @@ const remoteInterruptPoll = 25 * time.Millisecond
 // running. A turn running on another instance (several instances on one
 // PostgreSQL) is asked to stop through the store.
 func (r *Runner) Interrupt(ctx context.Context, id string) (bool, error) {
+	if err := r.access(ctx, id); err != nil {
+		return false, err
+	}
 	c, err := r.Conversation(ctx, id)
 	if err != nil {
 		return false, err
@@ -420,6 +437,9 @@ type SendResult struct {
 // or is interrupted, whoever is listening. A client_id already used in this
 // conversation returns the original message id and starts nothing.
 func (r *Runner) Send(ctx context.Context, id string, content []Content, clientID string) (SendResult, error) {
+	if err := r.access(ctx, id); err != nil {
+		return SendResult{}, err
+	}
 	if err := CheckContent(content); err != nil {
 		return SendResult{}, err
 	}

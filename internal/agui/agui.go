@@ -33,24 +33,16 @@ import (
 // Path is the route.
 const Path = "/agentik/ag-ui"
 
-// Streams is the set of long-lived streams the server ends and waits for
-// on shutdown (an *sse.Group).
-type Streams interface {
-	Hold() bool
-	Release()
-	Closing() <-chan struct{}
-}
-
 // Config holds what the handler needs.
 type Config struct {
 	Runner    *agent.Runner
 	Broker    *broker.Broker
-	Streams   Streams
+	Streams   *sse.Group    // ends the streams on shutdown; nil: a group of the handler's own
 	Heartbeat time.Duration // how often an idle stream gets a comment line
 	Logger    *slog.Logger
 }
 
-// Handler serves AG-UI runs. It is an http.Handler.
+// Handler serves AG-UI runs (Routes).
 type Handler struct{ cfg Config }
 
 // New makes a Handler.
@@ -61,16 +53,27 @@ func New(cfg Config) *Handler {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
 	}
+	if cfg.Streams == nil {
+		cfg.Streams = sse.NewGroup()
+	}
 	return &Handler{cfg: cfg}
 }
 
-// ServeHTTP implements http.Handler.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		h.fail(w, r, run{}, agent.Errorf(agent.CodeNotFound, "no route %s %s; AG-UI runs are POST %s", r.Method, r.URL.Path, Path))
-		return
+// Routes is the URL surface: pattern → handler, for the server's mux
+// (behind its middleware).
+func (h *Handler) Routes() map[string]http.Handler {
+	return map[string]http.Handler{
+		"POST " + Path: http.HandlerFunc(h.handleRun),
+		Path:           http.HandlerFunc(h.handleNoRoute),
 	}
+}
+
+func (h *Handler) handleNoRoute(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Allow", "POST")
+	h.fail(w, r, run{}, agent.Errorf(agent.CodeNotFound, "no route %s %s; AG-UI runs are POST %s", r.Method, r.URL.Path, Path))
+}
+
+func (h *Handler) handleRun(w http.ResponseWriter, r *http.Request) {
 	rn, err := decode(r)
 	r.Body.Close() // read: the body's timeout must not end the stream
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/internal/sse"
 )
 
@@ -36,29 +37,20 @@ const Prefix = "/agentik/ai-sdk/"
 // StreamHeader is the header by which the AI SDK knows a UI message stream.
 const StreamHeader = "x-vercel-ai-ui-message-stream"
 
-// Streams is the set of long-lived streams the server ends and waits for
-// on shutdown (an *sse.Group).
-type Streams interface {
-	Hold() bool
-	Release()
-	Closing() <-chan struct{}
-}
-
 // Config holds what the handler needs.
 type Config struct {
-	Runner  *agent.Runner
-	Broker  *broker.Broker
-	Streams Streams
+	Runner *agent.Runner
+	Broker *broker.Broker
+	// Streams ends the streams on shutdown and waits for them; nil: a
+	// group of the handler's own.
+	Streams *sse.Group
 	// Heartbeat is how often an idle stream gets a comment line.
 	Heartbeat time.Duration
 	Logger    *slog.Logger
 }
 
-// Handler serves the AI SDK routes. It is an http.Handler.
-type Handler struct {
-	cfg Config
-	mux *http.ServeMux
-}
+// Handler serves the AI SDK routes (Routes).
+type Handler struct{ cfg Config }
 
 // New makes a Handler.
 func New(cfg Config) *Handler {
@@ -68,17 +60,25 @@ func New(cfg Config) *Handler {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
 	}
-	h := &Handler{cfg: cfg, mux: http.NewServeMux()}
-	h.mux.HandleFunc("POST /agentik/ai-sdk/chat", h.handleChat)
-	h.mux.HandleFunc("GET /agentik/ai-sdk/chat/{id}/stream", h.handleStream)
-	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		h.fail(w, r, agent.Errorf(agent.CodeNotFound, "no route %s %s; the AI SDK routes are POST /agentik/ai-sdk/chat and GET /agentik/ai-sdk/chat/{id}/stream", r.Method, r.URL.Path))
-	})
-	return h
+	if cfg.Streams == nil {
+		cfg.Streams = sse.NewGroup()
+	}
+	return &Handler{cfg: cfg}
 }
 
-// ServeHTTP implements http.Handler.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+// Routes is the URL surface: pattern → handler, for the server's mux
+// (behind its middleware).
+func (h *Handler) Routes() map[string]http.Handler {
+	return map[string]http.Handler{
+		"POST /agentik/ai-sdk/chat":            http.HandlerFunc(h.handleChat),
+		"GET /agentik/ai-sdk/chat/{id}/stream": http.HandlerFunc(h.handleStream),
+		Prefix:                                 http.HandlerFunc(h.handleNoRoute),
+	}
+}
+
+func (h *Handler) handleNoRoute(w http.ResponseWriter, r *http.Request) {
+	h.fail(w, r, agent.Errorf(agent.CodeNotFound, "no route %s %s; the AI SDK routes are POST /agentik/ai-sdk/chat and GET /agentik/ai-sdk/chat/{id}/stream", r.Method, r.URL.Path))
+}
 
 // messageID is the id of the assistant UI message of the turn whose first
 // event has seq: the same for the first stream and every replay.
@@ -332,31 +332,6 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		e = agent.Errorf(agent.CodeInternal, "internal error; the server log has the details")
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status(e.Code))
+	w.WriteHeader(protocol.HTTPStatus(e.Code))
 	_ = json.NewEncoder(w).Encode(e)
-}
-
-// status is the HTTP status of an error code, as on every agentik route.
-func status(code string) int {
-	switch code {
-	case agent.CodeBadRequest:
-		return http.StatusBadRequest
-	case agent.CodeNotFound:
-		return http.StatusNotFound
-	case agent.CodeBusy, agent.CodeConflict:
-		return http.StatusConflict
-	case agent.CodeUnauthorized:
-		return http.StatusUnauthorized
-	case agent.CodeForbidden:
-		return http.StatusForbidden
-	case agent.CodeTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case agent.CodeRateLimited:
-		return http.StatusTooManyRequests
-	case agent.CodeUnavailable:
-		return http.StatusServiceUnavailable
-	case agent.CodeModelError, agent.CodeToolError:
-		return http.StatusBadGateway
-	}
-	return http.StatusInternalServerError
 }

@@ -4,8 +4,6 @@ import (
 	"net/http"
 
 	"github.com/agentik/agentik/assets"
-	"github.com/agentik/agentik/internal/agui"
-	"github.com/agentik/agentik/internal/aisdk"
 )
 
 // routes is the whole URL surface.
@@ -49,15 +47,18 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("PATCH /agentik/conversations/{id}", s.handleUpdate)
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
-	// Front-end streams: the AI SDK's useChat (internal/aisdk) and AG-UI (internal/agui).
-	mux.Handle(aisdk.Prefix, aisdk.New(aisdk.Config{Runner: s.runner, Broker: s.broker, Streams: streams{s}, Heartbeat: s.cfg.Heartbeat, Logger: s.log}))
-	mux.Handle(agui.Path, agui.New(agui.Config{Runner: s.runner, Broker: s.broker, Streams: streams{s}, Heartbeat: s.cfg.Heartbeat, Logger: s.log}))
+	// Protocol packages: each its own handler over the centre, its routes
+	// in its own routes.go, behind this server's middleware.
+	mount(mux, s.openai.Routes()) // OpenAI-compatible /v1 (internal/openai)
 
-	// OpenAI-compatible facade (openai.go): errors in OpenAI's shape.
-	mux.HandleFunc("GET /v1/models", s.handleModels)
-	mux.HandleFunc("POST /v1/chat/completions", s.handleChatCompletions)
-	mux.HandleFunc("/v1", s.handleOpenAINoRoute)
-	mux.HandleFunc("/v1/", s.handleOpenAINoRoute)
+	// A2A (internal/a2a): each agent's card and JSON-RPC endpoint.
+	a2aHandler := s.newA2A()
+	mux.Handle("GET /.well-known/agent-card.json", a2aHandler)
+	mux.Handle("/a2a/", a2aHandler)
+
+	// Front-end streams: the AI SDK's useChat (internal/aisdk) and AG-UI (internal/agui).
+	mount(mux, s.aisdk.Routes())
+	mount(mux, s.agui.Routes())
 
 	// pages: the browser UI (begin)
 	mux.HandleFunc("GET /{$}", s.handleIndex)
@@ -69,4 +70,11 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /logout", s.handleLogout)
 
 	return s.observe(mux, s.guard(mux))
+}
+
+// mount registers a protocol package's routes (pattern → handler) on mux.
+func mount(mux *http.ServeMux, routes map[string]http.Handler) {
+	for pattern, h := range routes {
+		mux.Handle(pattern, h)
+	}
 }
