@@ -185,37 +185,28 @@ func (r *Runner) tryStartNext(ctx context.Context, id string) (again bool) {
 		return false
 	}
 	next := q[0]
-	r.mu.Lock()
-	if r.closed || r.turns[id] != nil || r.held[id] > 0 {
-		r.mu.Unlock()
+	t, err := r.claim(ctx, st, c, turnOptions{clientID: next.ClientID, prompt: next.Content, traced: true}, func() error {
+		if r.held[id] > 0 {
+			return errAgain
+		}
+		return nil
+	})
+	if err != nil {
 		return false
 	}
-	tctx, ended := ctx, func() {}
-	if r.cfg.TurnContext != nil {
-		tctx, ended = r.cfg.TurnContext(tctx, id)
-	}
-	tctx, cancel := context.WithCancelCause(tctx)
-	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), clientID: next.ClientID, ended: ended, prompt: next.Content}
-	r.turns[id] = t // sends see busy meanwhile; Interrupt cancels it
-	r.wg.Add(1)
-	r.mu.Unlock()
 	user := Message{Type: MessageUser, ID: next.MessageID, ConversationID: id, Date: r.now(), Content: next.Content, ClientID: next.ClientID}
 	recs := r.startRecords(c, user)
 	recs[0].Dequeue = next.MessageID
-	err = st.Append(ctx, recs...)
-	close(t.started)
-	if err != nil {
-		cancel(nil)
-		r.endTurn(t)
-		if errors.Is(err, ErrConflict) {
-			return true
-		}
-		if !errors.Is(err, ErrNotFound) {
+	if err := r.begin(ctx, t, recs, nil); err != nil {
+		switch {
+		case errors.Is(err, ErrConflict):
+			return true // started or cancelled meanwhile: try the next one
+		case errors.Is(err, ErrBusy), errors.Is(err, ErrNotFound):
+			// A turn runs (its end starts the next), or the conversation is gone.
+		default:
 			r.log.Error("queue_start_failed", "conversation_id", id, "err", err)
 		}
-		return false
 	}
-	go t.run()
 	return false
 }
 
@@ -283,9 +274,6 @@ func (s *MemStore) checkQueue(rec *Record) error {
 		}
 	}
 	if id := rec.Dequeue; id != "" {
-		if rec.Turn == TurnStart && c.conv.Running {
-			return Errorf(CodeConflict, "a turn is already running in conversation %s", cid)
-		}
 		for _, q := range c.queue {
 			if q.MessageID == id {
 				return nil

@@ -482,75 +482,70 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 		return SendResult{}, Errorf(CodeUnavailable, "%s", r.cfg.Unavailable)
 	}
 
-	r.mu.Lock()
-	for {
-		if r.closed {
-			r.mu.Unlock()
-			return SendResult{}, errClosed
-		}
-		if r.ends[endStripe(id)] != ends {
-			// A turn of this runner ended or parked its round since the
-			// conversation was read: what it wrote decides, read again.
-			ends = r.ends[endStripe(id)]
-			r.mu.Unlock()
+	// The slot (slot.go) takes the conversation; before that, this
+	// runner's turn of it that is writing its end is waited out.
+	var t *turn
+	for t == nil {
+		var prev *turn
+		reread := false
+		t, err = r.claim(ctx, st, c, turnOptions{clientID: clientID, prompt: content, clientTools: in.clientTools, traced: true}, func() error {
+			switch {
+			case r.ends[endStripe(id)] != ends:
+				// A turn of this runner ended or parked its round since the
+				// conversation was read: what it wrote decides, read again.
+				ends, reread = r.ends[endStripe(id)], true
+				return errAgain
+			case c.Running && len(c.Waiting) > 0:
+				// Parked: no goroutine runs it, but it is the conversation's turn.
+				return busyWaiting(id, len(c.Waiting))
+			case c.Running && !c.Temp && r.turns[id] == nil:
+				return Errorf(CodeBusy, "a turn is running in conversation %s on another instance; wait for it to end", id)
+			case r.turns[id] != nil:
+				prev = r.turns[id]
+				return errAgain
+			}
+			return nil
+		})
+		switch {
+		case err == nil:
+		case !errors.Is(err, errAgain):
+			return SendResult{}, err
+		case reread:
 			if c, err = st.Conversation(ctx, id); err != nil {
 				return SendResult{}, err
 			}
+		default:
 			r.mu.Lock()
-			continue
-		}
-		if c.Running && len(c.Waiting) > 0 {
-			// Parked: no goroutine runs it, but it is the conversation's turn.
+			ending := prev.ending
 			r.mu.Unlock()
-			return SendResult{}, busyWaiting(id, len(c.Waiting))
-		}
-		if c.Running && !c.Temp && r.turns[id] == nil {
-			r.mu.Unlock()
-			return SendResult{}, Errorf(CodeBusy, "a turn is running in conversation %s on another instance; wait for it to end", id)
-		}
-		prev := r.turns[id]
-		if prev == nil {
-			break
-		}
-		ending := prev.ending
-		r.mu.Unlock()
-		if clientID != "" && prev.clientID == clientID {
-			// A concurrent send of the same message: once its message is
-			// written, this one is its duplicate, never busy.
+			if clientID != "" && prev.clientID == clientID {
+				// A concurrent send of the same message: once its message is
+				// written, this one is its duplicate, never busy.
+				select {
+				case <-prev.started:
+				case <-ctx.Done():
+					return SendResult{}, ctx.Err()
+				}
+				if m, ok, err := messageByClientID(ctx, st, id, clientID); err != nil {
+					return SendResult{}, err
+				} else if ok {
+					return SendResult{MessageID: m.ID, Seq: m.Seq, Duplicate: true}, nil
+				}
+				ending = true // its message was not written: it is ending
+			}
+			if !ending {
+				return SendResult{}, ErrTurnRunning(id)
+			}
+			// The previous turn is writing its end: a client that saw the end
+			// may send at once, so wait the moment it takes instead of busy
+			// (the loop then reads what it wrote: it may have parked).
 			select {
-			case <-prev.started:
+			case <-prev.done:
 			case <-ctx.Done():
 				return SendResult{}, ctx.Err()
 			}
-			if m, ok, err := messageByClientID(ctx, st, id, clientID); err != nil {
-				return SendResult{}, err
-			} else if ok {
-				return SendResult{MessageID: m.ID, Seq: m.Seq, Duplicate: true}, nil
-			}
-			ending = true // its message was not written: it is ending
 		}
-		if !ending {
-			return SendResult{}, Errorf(CodeBusy, "a turn is running in conversation %s; wait for it to end or interrupt it", id)
-		}
-		// The previous turn is writing its end: a client that saw the end
-		// may send at once, so wait the moment it takes instead of busy
-		// (the loop then reads what it wrote: it may have parked).
-		select {
-		case <-prev.done:
-		case <-ctx.Done():
-			return SendResult{}, ctx.Err()
-		}
-		r.mu.Lock()
 	}
-	tctx, ended := context.WithoutCancel(ctx), func() {}
-	if r.cfg.TurnContext != nil {
-		tctx, ended = r.cfg.TurnContext(tctx, id)
-	}
-	tctx, cancel := context.WithCancelCause(tctx)
-	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), clientID: clientID, ended: ended, clientTools: in.clientTools, prompt: content}
-	r.turns[id] = t
-	r.wg.Add(1)
-	r.mu.Unlock()
 
 	var recs []*Record
 	if len(in.start) > 0 {
@@ -562,10 +557,11 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 		recs = []*Record{r.messageRecord(user, ModelMessage{Role: RoleUser, Content: content})}
 	}
 	rec := recs[0]
-	rec.Turn = TurnStart
 	recs = append(recs, &Record{Event: r.agentEvent(AgentEvent{Type: AgentTurnStarted, ConversationID: id})})
-	err = st.Append(ctx, recs...)
-	if err == nil && c.Title == "" && c.MessageCount == 0 {
+	err = r.begin(ctx, t, recs, func() {
+		if c.Title != "" || c.MessageCount != 0 {
+			return
+		}
 		t.title = r.cfg.Titles == TitlesModel
 		if title := autoTitle(content); title != "" {
 			// A user's rename meanwhile wins: then this one is not written.
@@ -574,11 +570,8 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 				r.log.Warn("title_failed", "conversation_id", id, "err", terr)
 			}
 		}
-	}
-	close(t.started)
+	})
 	if err != nil {
-		r.endTurn(t)
-		cancel(nil)
 		if errors.Is(err, ErrBadRequest) && clientID != "" {
 			// Lost a race with a send of the same client_id.
 			if m, ok, _ := messageByClientID(ctx, st, id, clientID); ok {
@@ -587,7 +580,6 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 		}
 		return SendResult{}, fmt.Errorf("send: %w", err)
 	}
-	go t.run()
 	if e := rec.Event.Event; e != nil && e.Message != nil {
 		in.messageID = e.Message.ID
 	}
@@ -599,7 +591,6 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 // conversation's first message, so it never titles one.)
 func (r *Runner) startRecords(c Conversation, user Message) []*Record {
 	rec := r.messageRecord(user, ModelMessage{Role: RoleUser, Content: user.Content})
-	rec.Turn = TurnStart
 	return []*Record{rec, {Event: r.agentEvent(AgentEvent{Type: AgentTurnStarted, ConversationID: c.ID})}}
 }
 

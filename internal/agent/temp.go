@@ -126,6 +126,9 @@ func (s *MemStore) check(recs []*Record) error {
 				return ErrUserTitled
 			}
 		}
+		if c := s.convs[ev.ConversationID]; rec.Turn == TurnStart && c != nil && c.conv.Running {
+			return ErrTurnRunning(ev.ConversationID)
+		}
 		if err := s.checkQueue(rec); err != nil {
 			return err
 		}

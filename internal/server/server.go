@@ -204,8 +204,9 @@ func New(cfg Config) *Server {
 	if s.revocations == nil {
 		s.revocations, _ = cfg.Store.(Revocations)
 	}
+	responses, _ := cfg.Store.(openai.ResponseStore)
 	s.openai = openai.New(openai.Config{Runner: cfg.Runner, Broker: cfg.Broker, ModelName: cfg.ModelName,
-		Streams: s.streams, Heartbeat: cfg.Heartbeat, Clock: cfg.Clock, Logger: cfg.Logger})
+		Streams: s.streams, Heartbeat: cfg.Heartbeat, Clock: cfg.Clock, Logger: cfg.Logger, Responses: responses})
 	s.aisdk = aisdk.New(aisdk.Config{Runner: cfg.Runner, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
 	s.agui = agui.New(agui.Config{Runner: cfg.Runner, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
 	s.handler = s.routes()

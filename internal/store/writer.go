@@ -550,8 +550,8 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 	}
 	switch rec.Turn {
 	case agent.TurnStart:
-		if err := updateConversation(tx, cid, map[string]any{"running": true, "running_since": now, "turn_seq": ev.Seq, "turn_owner": owner}); err != nil {
-			return fmt.Errorf("start turn: %w", err)
+		if err := startTurn(tx, cid, ev.Seq, now, owner); err != nil {
+			return err
 		}
 	case agent.TurnEnd:
 		cols := map[string]any{"running": false, "running_since": nil, "turn_seq": 0, "turn_owner": ""}
@@ -561,6 +561,29 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 		}
 	}
 	return nil
+}
+
+// startTurn marks conversation cid running, or fails with busy when a turn
+// runs in it already: on any instance, since every instance's appends are
+// serialized (SQLite's one writer, PostgreSQL's seqLockKey), this is where
+// two starts of one conversation meet, and only the first is written.
+func startTurn(tx *gorm.DB, cid string, seq int64, now time.Time, owner string) error {
+	res := tx.Model(&conversationRow{}).Where("id = ? AND running = ?", cid, false).
+		UpdateColumns(map[string]any{"running": true, "running_since": now, "turn_seq": seq, "turn_owner": owner})
+	if res.Error != nil {
+		return fmt.Errorf("start turn in %s: %w", shortID(cid), res.Error)
+	}
+	if res.RowsAffected == 1 {
+		return nil
+	}
+	var n int64
+	if err := tx.Model(&conversationRow{}).Where("id = ?", cid).Count(&n).Error; err != nil {
+		return fmt.Errorf("start turn in %s: %w", shortID(cid), err)
+	}
+	if n == 0 {
+		return agent.Errorf(agent.CodeNotFound, "conversation %q not found", shortID(cid))
+	}
+	return agent.ErrTurnRunning(cid)
 }
 
 // updateConversation sets columns of conversation id, or fails with not_found.
