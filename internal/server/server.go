@@ -15,6 +15,8 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/agui"
+	"github.com/agentik/agentik/internal/aisdk"
 	"github.com/agentik/agentik/internal/openai"
 	"github.com/agentik/agentik/internal/sse"
 )
@@ -146,6 +148,8 @@ type Server struct {
 	revocations Revocations
 	lists       listCache // encoded pages of the conversation list
 	openai      *openai.Handler
+	aisdk       *aisdk.Handler
+	agui        *agui.Handler
 	people      *people // accounts: principals, user sessions, live streams (people.go)
 
 	// streams are the long-lived streams (SSE, WebSocket, /v1's) that
@@ -207,6 +211,8 @@ func New(cfg Config) *Server {
 	responses, _ := cfg.Store.(openai.ResponseStore)
 	s.openai = openai.New(openai.Config{Runner: cfg.Runner, Broker: cfg.Broker, ModelName: cfg.ModelName,
 		Streams: s.streams, Heartbeat: cfg.Heartbeat, Clock: cfg.Clock, Logger: cfg.Logger, Responses: responses})
+	s.aisdk = aisdk.New(aisdk.Config{Runner: cfg.Runner, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
+	s.agui = agui.New(agui.Config{Runner: cfg.Runner, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
 	s.people = newPeople(s)
 	s.handler = s.routes()
 	return s
@@ -253,3 +259,4 @@ func (s *Server) hostAllowed(host string) bool {
 	}
 	return false
 }
+
