@@ -1,7 +1,15 @@
 package server_test
 
 import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
 // Browser tests of what a newcomer expects from a chat UI (issue 23),
@@ -37,5 +45,52 @@ func TestBrowserPendingAnswerShowsAtOnce(t *testing.T) {
 	waitJS(t, tab, "the answer", jsAnswers+`.length === 1 && !`+jsBusy)
 	if got := answerText(t, tab, 0); got != "You said: hello there" {
 		t.Errorf("answer = %q", got)
+	}
+}
+
+// jsButton finds a control as a user does: by its visible text or its
+// accessible name (aria-label), among the visible ones.
+func jsButton(name string) string {
+	js, _ := json.Marshal(name)
+	return `[...document.querySelectorAll('button, a, summary, [role="button"]')].find((b) => b.checkVisibility() && (b.innerText.trim() === ` + string(js) + ` || b.getAttribute('aria-label') === ` + string(js) + `))`
+}
+
+// click clicks the visible control called name, failing when there is none.
+func click(t testing.TB, ctx context.Context, name string) {
+	t.Helper()
+	waitJS(t, ctx, "a control called "+name, jsButton(name))
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](jsButton(name)+`.click()`))
+}
+
+func TestBrowserRetryFailedTurn(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	ts.Fake.Enqueue(llmtest.Reply{Status: http.StatusUnauthorized, ErrorMessage: "Incorrect API key provided"})
+	send(t, tab, "hello again")
+	alert := `document.querySelector('#thread [role="alert"]')`
+	waitJS(t, tab, "the failed turn", alert+`?.dataset.id`)
+	said := eval[string](t, tab, alert+`.innerText`)
+	if !strings.Contains(said, "refused the API key") || !strings.Contains(said, "OPENAI_API_KEY") {
+		t.Errorf("the error says %q, want in words that the key was refused and which setting to check", said)
+	}
+	if strings.Contains(said, "model:") || strings.Contains(said, "401") {
+		t.Errorf("the error shows the raw detail at once: %q", said)
+	}
+	click(t, tab, "Details")
+	waitJS(t, tab, "the detail", alert+`.innerText.includes('401 Unauthorized: Incorrect API key provided')`)
+	screenshot(t, tab, "failed-turn.png")
+
+	click(t, tab, "Retry")
+	waitJS(t, tab, "the answer of the retried turn", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
+	if got := answerText(t, tab, 0); got != "You said: hello again" {
+		t.Errorf("answer after Retry = %q", got)
+	}
+	if eval[bool](t, tab, alert+` !== null`) {
+		t.Error("the error still shows after a successful Retry")
+	}
+	if n := eval[int](t, tab, `document.querySelectorAll('#messages [data-type="user_message"]').length`); n != 1 {
+		t.Errorf("%d questions after Retry, want the one asked again", n)
 	}
 }
