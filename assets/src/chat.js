@@ -376,6 +376,8 @@ export class Chat {
   async decide(body) {
     try {
       await this.conn.request('approve', { conversation_id: this.id, ...body }, { retry: false });
+      // Decided: the conversation goes on, and so does the person typing.
+      this.main.querySelector('#prompt')?.focus();
     } catch (err) {
       this.toast(err.code === 'conflict' ? 'That call was already decided.' : `Could not decide: ${err.message}`, 'error');
     }

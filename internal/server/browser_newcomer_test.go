@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
@@ -92,5 +93,30 @@ func TestBrowserRetryFailedTurn(t *testing.T) {
 	}
 	if n := eval[int](t, tab, `document.querySelectorAll('#messages [data-type="user_message"]').length`); n != 1 {
 		t.Errorf("%d questions after Retry, want the one asked again", n)
+	}
+}
+
+func TestBrowserApprovalCardWaitsForYou(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, withApproval())
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	ts.Fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "w1", Name: "weather__forecast", Arguments: `{"city":"Oslo"}`}}})
+	ts.Fake.Enqueue(llmtest.Reply{Text: "It is sunny."})
+	send(t, tab, "weather?")
+	card := `document.querySelector('.tool-card[data-call-id="w1"]')`
+	waitJS(t, tab, "the card waiting", card+`?.innerText.includes('Waiting for your approval')`)
+	if eval[bool](t, tab, card+`.innerText.includes('Running')`) {
+		t.Errorf("a call waiting for approval says it runs: %q", eval[string](t, tab, card+`.innerText`))
+	}
+	// The arguments show once: in the editor of the decision.
+	if n := eval[int](t, tab, `[...`+card+`.querySelectorAll('pre, textarea')].filter((e) => e.checkVisibility() && (e.value ?? e.textContent).includes('Oslo')).length`); n != 1 {
+		t.Errorf("the arguments show %d times, want once", n)
+	}
+	screenshot(t, tab, "approval-waiting.png")
+	click(t, tab, "Approve")
+	waitJS(t, tab, "the answer", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
+	if got := eval[string](t, tab, `document.activeElement?.labels?.[0]?.textContent ?? document.activeElement?.tagName`); got != "Message" {
+		t.Errorf("after Approve the focus is on %q, want the message box", got)
 	}
 }
