@@ -10,7 +10,7 @@ import {
 import { StreamRenderer } from './markdown.js';
 import { Follower } from './follow.js';
 import { isImageType } from './rules.js';
-import { setGauge, summaryMessage } from './context.js';
+import { afterTurn, gaugeWindow, setGauge, summaryMessage } from './context.js';
 import { QueueView } from './queue.js';
 import { decided, showApproval } from './approval.js';
 
@@ -158,6 +158,7 @@ export class Chat {
       this.cursor = ae.seq;
     }
     const ev = ae.event || {};
+    if (ev.type !== 'end') this.turnSeen = true;
     switch (ev.type) {
       case 'message':
         this.onMessage(ev.message);
@@ -214,7 +215,10 @@ export class Chat {
     // Laid out at once (not as a placeholder), so replacing the live answer
     // does not shrink the thread under a user reading it.
     el.classList.add('msg-new');
-    if (m.type === 'assistant_message') this.turnAssistants.push(el);
+    if (m.type === 'assistant_message') {
+      this.turnAssistants.push(el);
+      this.callUsage = m.usage || null; // the last model call's own usage
+    }
     // A live result that came before the persisted call stays visible.
     if (m.type === 'tool_call' && liveTool && liveTool.result !== undefined) setToolResult(el, { result: liveTool.result, isError: liveTool.isError });
     this.list.append(el);
@@ -428,15 +432,25 @@ export class Chat {
     this.interrupted = false;
     this.mode = 'response';
     this.setRunning(false);
-    this.refreshContext();
+    // The gauge counts the turn's answer at once, from that model call's
+    // own usage (its prompt, plus what it wrote), then from the server.
+    // An end alone (the resume of a page rendered after its turn) changes
+    // nothing the page does not show.
+    const u = this.callUsage;
+    const win = gaugeWindow(this.main);
+    if (u && win) setGauge(this.main, afterTurn({ tokens: u.prompt_tokens || 0, window: win }, u));
+    if (this.turnSeen) this.refreshContext(u);
+    this.callUsage = null;
+    this.turnSeen = false;
   }
 
   // refreshContext updates the context gauge from the conversation, whose
-  // context the turn (or a compaction) just changed.
-  refreshContext() {
+  // context the turn (or a compaction) just changed; usage is the usage of
+  // the turn's last answer, which the conversation's last prompt lacks.
+  refreshContext(usage = null) {
     if (this.disposed) return;
     this.conn.request('get_conversation', { conversation_id: this.id }).then(
-      (conv) => { if (!this.disposed) setGauge(this.main, conv.context); },
+      (conv) => { if (!this.disposed) setGauge(this.main, afterTurn(conv.context, usage)); },
       () => {},
     );
   }

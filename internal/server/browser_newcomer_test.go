@@ -120,3 +120,23 @@ func TestBrowserApprovalCardWaitsForYou(t *testing.T) {
 		t.Errorf("after Approve the focus is on %q, want the message box", got)
 	}
 }
+
+func TestBrowserContextGaugeCountsTheAnswer(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	send(t, tab, "[[tokens=5]]")
+	label := `document.querySelector('[data-testid=context-label]')`
+	waitJS(t, tab, "the gauge after the first turn", label+`?.checkVisibility() && `+label+`.textContent.endsWith('/ 8.2k tokens')`)
+	send(t, tab, "[[tokens=2500]]")
+	// As the turn ends the gauge holds its 2,500-token answer, not only
+	// the prompt that asked for it.
+	waitJS(t, tab, "the gauge counting the answer", jsAnswers+`.length === 2 && /^2\.5k \//.test(`+label+`.textContent)`)
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	waitJS(t, tab, "the page caught up", `document.querySelector('#main').dataset.caughtUp`)
+	if got := eval[string](t, tab, label+`.textContent`); !strings.HasPrefix(got, "2.5k /") {
+		t.Errorf("after a reload the gauge says %q, want the same 2.5k", got)
+	}
+}
