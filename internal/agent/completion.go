@@ -59,6 +59,9 @@ type CompletionInput struct {
 // request's new input. Like Send, the turn then runs whoever listens; a
 // caller that wants it to stop when its client leaves interrupts it.
 func (r *Runner) SendCompletion(ctx context.Context, id string, in CompletionInput) (SendResult, error) {
+	if err := r.access(ctx, id); err != nil {
+		return SendResult{}, err
+	}
 	if err := CheckClientTools(in.ClientTools); err != nil {
 		return SendResult{}, err
 	}
@@ -130,7 +133,7 @@ func (r *Runner) CreateCompletion(ctx context.Context, history []ModelMessage) (
 		}
 	}
 	now := r.now()
-	c := Conversation{ID: NewID(), Title: title, Temp: true, CreatedAt: now, UpdatedAt: now}
+	c := Conversation{ID: NewID(), Title: title, Temp: true, CreatedAt: now, UpdatedAt: now, Owner: PrincipalFrom(ctx).UserID}
 	recs := []*Record{{
 		Event:        r.agentEvent(AgentEvent{Type: AgentCreated, ConversationID: c.ID, Title: title}),
 		Conversation: &c,

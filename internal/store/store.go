@@ -113,7 +113,8 @@ type Store struct {
 	ckpt *checkpointer // SQLite only (checkpoint.go)
 
 	// Owned by the writer goroutine.
-	lastSeq int64 // SQLite only: the highest committed seq
+	lastSeq int64  // SQLite only: the highest committed seq
+	owners  owners // conversation owners the writer looked up (owner.go)
 	stats   writerStats
 }
 
