@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/agui"
 	"github.com/agentik/agentik/internal/aisdk"
+	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/openai"
 	"github.com/agentik/agentik/internal/sse"
 )
@@ -254,4 +254,3 @@ func (s *Server) hostAllowed(host string) bool {
 	}
 	return false
 }
-
