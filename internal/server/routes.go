@@ -56,6 +56,10 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /.well-known/agent-card.json", a2aHandler)
 	mux.Handle("/a2a/", a2aHandler)
 
+	// Front-end streams: the AI SDK's useChat (internal/aisdk) and AG-UI (internal/agui).
+	mount(mux, s.aisdk.Routes())
+	mount(mux, s.agui.Routes())
+
 	// pages: the browser UI (begin)
 	mux.HandleFunc("GET /{$}", s.handleIndex)
 	mux.HandleFunc("GET /c/{id}", s.handleChat)

@@ -15,6 +15,8 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/agui"
+	"github.com/agentik/agentik/internal/aisdk"
 	"github.com/agentik/agentik/internal/openai"
 	"github.com/agentik/agentik/internal/sse"
 )
@@ -143,6 +145,8 @@ type Server struct {
 	revocations Revocations
 	lists       listCache // encoded pages of the conversation list
 	openai      *openai.Handler
+	aisdk       *aisdk.Handler
+	agui        *agui.Handler
 
 	// streams are the long-lived streams (SSE, WebSocket, /v1's) that
 	// Shutdown ends and waits for; closing is its Closing.
@@ -200,8 +204,11 @@ func New(cfg Config) *Server {
 	if s.revocations == nil {
 		s.revocations, _ = cfg.Store.(Revocations)
 	}
+	responses, _ := cfg.Store.(openai.ResponseStore)
 	s.openai = openai.New(openai.Config{Runner: cfg.Runner, Broker: cfg.Broker, ModelName: cfg.ModelName,
-		Streams: s.streams, Heartbeat: cfg.Heartbeat, Clock: cfg.Clock, Logger: cfg.Logger})
+		Streams: s.streams, Heartbeat: cfg.Heartbeat, Clock: cfg.Clock, Logger: cfg.Logger, Responses: responses})
+	s.aisdk = aisdk.New(aisdk.Config{Runner: cfg.Runner, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
+	s.agui = agui.New(agui.Config{Runner: cfg.Runner, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
 	s.handler = s.routes()
 	return s
 }
@@ -247,3 +254,4 @@ func (s *Server) hostAllowed(host string) bool {
 	}
 	return false
 }
+
