@@ -521,7 +521,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 		tctx, ended = r.cfg.TurnContext(tctx, id)
 	}
 	tctx, cancel := context.WithCancelCause(tctx)
-	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), clientID: clientID, ended: ended, clientTools: in.clientTools, prompt: content}
+	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), clientID: clientID, ended: ended, clientTools: in.clientTools, format: in.format, choice: in.choice, prompt: content}
 	r.turns[id] = t
 	r.wg.Add(1)
 	r.mu.Unlock()
@@ -530,7 +530,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	if len(in.start) > 0 {
 		recs = in.start
 	} else if len(in.results) > 0 {
-		recs = r.resultRecords(id, in.results)
+		recs = r.resultRecords(id, clientID, in.results)
 	} else {
 		user := Message{Type: MessageUser, ID: NewID(), ConversationID: id, Date: r.now(), Content: content, ClientID: clientID}
 		recs = []*Record{r.messageRecord(user, ModelMessage{Role: RoleUser, Content: content})}
