@@ -30,11 +30,11 @@ type chatRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	N          *int            `json:"n"`
-	Tools      []chatTool      `json:"tools"`
-	ToolChoice json.RawMessage `json:"tool_choice"`
-	Logprobs   *bool           `json:"logprobs"`
-	ResponseFormat *chatFormat `json:"response_format"`
+	N              *int            `json:"n"`
+	Tools          []chatTool      `json:"tools"`
+	ToolChoice     json.RawMessage `json:"tool_choice"`
+	Logprobs       *bool           `json:"logprobs"`
+	ResponseFormat *chatFormat     `json:"response_format"`
 	// Modalities is accepted at its default only.
 	Modalities []string `json:"modalities"`
 }
@@ -147,11 +147,11 @@ func toolChoice(raw json.RawMessage) (*agent.ToolChoice, error) {
 }
 
 type chatMessage struct {
-	Role             string          `json:"role"`
-	Content          json.RawMessage `json:"content"`
-	Name             string          `json:"name,omitempty"`
-	ToolCalls        []chatToolCall  `json:"tool_calls,omitempty"`
-	ToolCallID       string          `json:"tool_call_id,omitempty"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Name       string          `json:"name,omitempty"`
+	ToolCalls  []chatToolCall  `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
 	// ReasoningContent (DeepSeek's, vLLM's name) and Reasoning (OpenRouter's,
 	// which the Agents SDK reads) carry the same text: answers set both,
 	// requests may set either.

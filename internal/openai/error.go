@@ -81,7 +81,7 @@ func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) 
 }
 
 func (h *Handler) handleNoRoute(w http.ResponseWriter, r *http.Request) {
-	h.WriteError(w, r, agent.Errorf(agent.CodeNotFound, "no route %s %s; agentik serves GET /v1/models and POST /v1/chat/completions", r.Method, r.URL.Path))
+	h.WriteError(w, r, agent.Errorf(agent.CodeNotFound, "no route %s %s; agentik serves GET /v1/models, POST /v1/chat/completions and /v1/responses", r.Method, r.URL.Path))
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -51,6 +51,9 @@ type Config struct {
 	// Clock stamps the answers (created); nil: time.Now.
 	Clock  func() time.Time
 	Logger *slog.Logger
+	// Responses keeps the ids of stored responses (the database); nil:
+	// only store: false responses are served.
+	Responses ResponseStore
 }
 
 // Handler serves the facade. It is an http.Handler.

@@ -11,7 +11,13 @@ func (h *Handler) Routes() map[string]http.Handler {
 		"GET /v1/models":            h.route(h.handleModels),
 		"GET /v1/models/{id...}":    h.route(h.handleModel),
 		"POST /v1/chat/completions": h.route(h.handleChatCompletions),
-		"/v1":                       h.route(h.handleNoRoute),
-		"/v1/":                      h.route(h.handleNoRoute),
+
+		"POST /v1/responses":                 h.route(h.handleCreateResponse),
+		"GET /v1/responses/{id}":             h.route(h.handleGetResponse),
+		"DELETE /v1/responses/{id}":          h.route(h.handleDeleteResponse),
+		"POST /v1/responses/{id}/cancel":     h.route(h.handleCancelResponse),
+		"GET /v1/responses/{id}/input_items": h.route(h.handleInputItems),
+		"/v1":                                h.route(h.handleNoRoute),
+		"/v1/":                               h.route(h.handleNoRoute),
 	}
 }

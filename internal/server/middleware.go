@@ -39,8 +39,15 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if !openCard(r) && !s.requireAuth(w, r) {
-			return
+		if !openCard(r) {
+			var (
+				ok      bool
+				release func()
+			)
+			if r, release, ok = s.requireAuth(w, r); !ok {
+				return
+			}
+			defer release()
 		}
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = s.deadlineBody(w, http.MaxBytesReader(w, r.Body, protocol.MaxBodyBytes))

@@ -190,6 +190,15 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 
+	if reply.Wait > 0 {
+		t := time.NewTimer(reply.Wait)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+	}
 	if reply.Status != 0 && reply.Status != http.StatusOK {
 		msg := reply.ErrorMessage
 		if msg == "" {
