@@ -17,7 +17,14 @@ func (h *Handler) Routes() map[string]http.Handler {
 		"DELETE /v1/responses/{id}":          h.route(h.handleDeleteResponse),
 		"POST /v1/responses/{id}/cancel":     h.route(h.handleCancelResponse),
 		"GET /v1/responses/{id}/input_items": h.route(h.handleInputItems),
-		"/v1":                                h.route(h.handleNoRoute),
-		"/v1/":                               h.route(h.handleNoRoute),
+
+		"POST /v1/conversations":            h.route(h.handleCreateConversation),
+		"GET /v1/conversations/{id}":        h.route(h.handleGetConversation),
+		"DELETE /v1/conversations/{id}":     h.route(h.handleDeleteConversation),
+		"GET /v1/conversations/{id}/items":  h.route(h.handleListItems),
+		"POST /v1/conversations/{id}/items": h.route(h.handleAddItems),
+
+		"/v1":  h.route(h.handleNoRoute),
+		"/v1/": h.route(h.handleNoRoute),
 	}
 }
