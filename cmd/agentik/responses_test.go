@@ -106,7 +106,7 @@ func TestResponsesSDK(t *testing.T) {
 		MCP      struct {
 			Status  string
 			Request *struct{ Name, Server string }
-			Call    *struct{ Output, Approval string }
+			Call    *struct{ Output, Approval, Arguments string }
 			Answer  string
 		} `json:"mcp"`
 		Conversations struct {
@@ -173,7 +173,7 @@ func TestResponsesSDK(t *testing.T) {
 	}
 	m := got.MCP
 	if m.Request == nil || m.Request.Name != "echo" || m.Request.Server != "everything" || m.Call == nil ||
-		!strings.Contains(m.Call.Output, "ping") || !strings.HasPrefix(m.Call.Approval, "mcpr_") || !strings.Contains(m.Answer, "ping") {
+		!strings.Contains(m.Call.Output, "ping") || m.Call.Arguments != `{"message":"ping"}` || !strings.HasPrefix(m.Call.Approval, "mcpr_") || !strings.Contains(m.Answer, "ping") {
 		t.Errorf("mcp tool %+v %+v %+v", m, m.Request, m.Call)
 	}
 	if !got.Unknown.Refused || got.Unknown.Status != 404 || got.Unknown.Code != "model_not_found" || got.Unknown.Param != "model" || !got.Unknown.SDKError {
