@@ -321,7 +321,8 @@ func (h *Handler) startResponse(ctx context.Context, c *responseCall) (*started,
 	}
 	id := prefixResponse + agent.NewID()
 	run := &started{convID: conv.ID, temp: conv.Temp}
-	run.p = newProjector(id, conv.ID, conv.Temp, h.now(), c.echo)
+	created := h.now()
+	run.p = newProjector(id, conv.ID, conv.Temp, created, c.echo)
 	if conv.Temp { // never stored: listen before the turn starts
 		if run.sub, err = h.subscribe(ctx, conv.ID, -1); err != nil {
 			return fail(err)
@@ -350,7 +351,7 @@ func (h *Handler) startResponse(ctx context.Context, c *responseCall) (*started,
 	}
 	if !conv.Temp {
 		req, _ := json.Marshal(c.echo)
-		sr := agent.StoredResponse{ID: id, ConversationID: conv.ID, After: after, CreatedAt: h.now(), Request: req}
+		sr := agent.StoredResponse{ID: id, ConversationID: conv.ID, After: after, CreatedAt: created, Request: req}
 		if err := h.cfg.Responses.PutResponse(context.WithoutCancel(ctx), sr); err != nil {
 			return nil, err
 		}
