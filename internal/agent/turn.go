@@ -40,6 +40,10 @@ type turn struct {
 	// clientTools are offered to the model besides the server's tools; a
 	// call to one ends the turn for the client to run it (completion.go).
 	clientTools []ToolSpec
+	// format and choice shape its model calls: format each, choice the
+	// next (ToolChoice.AfterRound after each round of tools).
+	format *ResponseFormat
+	choice *ToolChoice
 
 	title  bool          // the model names the conversation once this turn answered (title.go)
 	prompt []Content     // the user's message
@@ -433,6 +437,7 @@ func (t *turn) loop() error {
 		if clientCalls {
 			return nil
 		}
+		t.choice = t.choice.AfterRound()
 		if t.ctx.Err() != nil {
 			return context.Cause(t.ctx)
 		}
