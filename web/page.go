@@ -40,6 +40,9 @@ type Page struct {
 	// the ones past Conversations as the user scrolls.
 	ConversationTotal int
 	ToolServers       []agent.ToolServer
+	// SignOut offers "Sign out" (POST /logout): the server asks for a
+	// credential, so a browser has a session to end.
+	SignOut bool
 	Chat              *ChatView // nil on the new-chat page
 	NotFound          bool      // the conversation in the URL does not exist
 }

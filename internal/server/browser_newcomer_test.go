@@ -140,3 +140,29 @@ func TestBrowserContextGaugeCountsTheAnswer(t *testing.T) {
 		t.Errorf("after a reload the gauge says %q, want the same 2.5k", got)
 	}
 }
+
+func TestBrowserSignOut(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, withKeys("k-secret"))
+	tab := browserTab(t, ts)
+	do(t, tab, chromedp.Navigate(ts.URL+"/"))
+	waitJS(t, tab, "the sign-in page", `location.pathname === '/login'`)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { document.querySelector('input[type="password"]').value = 'k-secret'; document.querySelector('form').requestSubmit(); })()`))
+	waitAfterSubmit(t, tab, "the chat", `location.pathname === '/'`)
+	waitConnected(t, tab)
+	screenshot(t, tab, "sign-out.png")
+	click(t, tab, "Sign out")
+	waitAfterSubmit(t, tab, "the sign-in page again", `location.pathname === '/login' && document.querySelector('input[type="password"]') !== null`)
+	do(t, tab, chromedp.Navigate(ts.URL+"/"))
+	waitAfterSubmit(t, tab, "the key asked for on a reload", `location.pathname === '/login' && document.querySelector('input[type="password"]') !== null`)
+}
+
+func TestBrowserNoSignOutWithoutKeys(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	if eval[bool](t, tab, `!!(`+jsButton("Sign out")+`)`) {
+		t.Error("Sign out is offered where there is nothing to sign out of")
+	}
+}

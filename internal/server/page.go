@@ -96,6 +96,7 @@ func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
 		Conversations:     web.ConversationItems(cs, current),
 		ConversationTotal: total,
 		ToolServers:       s.toolServers().Servers,
+		SignOut:           s.authOn(),
 	}
 	if s.cfg.ModelNotice != nil {
 		p.ModelNotice = s.cfg.ModelNotice()
