@@ -142,6 +142,11 @@ class App {
       history.pushState({}, '', `/c/${encodeURIComponent(conv.id)}`);
       this.main.dataset.conversationId = conv.id;
       this.main.querySelector('#chat-actions')?.removeAttribute('hidden');
+      const exp = this.main.querySelector('#export');
+      if (exp && !conv.temp) {
+        exp.href = `/agentik/conversations/${encodeURIComponent(conv.id)}/export?format=markdown`;
+        exp.hidden = false;
+      }
       this.chat = this.newChat({ ...conv, last_seq: 0 });
       this.sidebar.upsert(conv);
       this.sidebar.setCurrent(conv.id);
@@ -165,6 +170,7 @@ class App {
     delete this.main.dataset.conversationId;
     delete this.main.dataset.subscribed;
     this.main.querySelector('#chat-actions')?.setAttribute('hidden', '');
+    this.main.querySelector('#export')?.setAttribute('hidden', '');
     history.replaceState({}, '', '/');
     this.conn.request('delete', { conversation_id: id }, { retry: false }).catch(() => {});
   }

@@ -166,3 +166,25 @@ func TestBrowserNoSignOutWithoutKeys(t *testing.T) {
 		t.Error("Sign out is offered where there is nothing to sign out of")
 	}
 }
+
+func TestBrowserExportNewChatAndEverything(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	if eval[bool](t, tab, `!!(`+jsButton("Export as Markdown")+`)`) {
+		t.Error("a new chat with nothing in it offers Export")
+	}
+	send(t, tab, "export me")
+	waitJS(t, tab, "the answer", jsAnswers+`.length === 1`)
+	// Without a reload, the chat just started can be exported.
+	waitJS(t, tab, "Export on the new chat", jsButton("Export as Markdown"))
+	md := eval[string](t, tab, `fetch(`+jsButton("Export as Markdown")+`.href).then((r) => r.text())`)
+	if !strings.Contains(md, "export me") || !strings.Contains(md, "You said: export me") {
+		t.Errorf("the export of the new chat is %q", md)
+	}
+	all := eval[string](t, tab, `fetch(`+jsButton("Export all")+`.href).then((r) => r.text())`)
+	if !strings.Contains(all, `"format":"agentik"`) || !strings.Contains(all, "export me") {
+		t.Errorf("Export all gave %q", all)
+	}
+}
