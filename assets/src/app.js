@@ -99,6 +99,9 @@ class App {
     // touch screen focus would open the on-screen keyboard over the page.
     if (!matchMedia('(pointer: coarse)').matches) this.composer.focus();
     document.body.dataset.ready = 'true';
+    // A link to one message (a search result): show it.
+    const target = /^#message-(.+)$/.exec(location.hash);
+    if (target && this.chat) this.chat.reveal(decodeURIComponent(target[1]));
   }
 
   newChat(conv) {
@@ -354,7 +357,7 @@ class App {
       const url = new URL(link.href, location.href);
       if (url.origin !== location.origin || !(url.pathname === '/' || url.pathname.startsWith('/c/'))) return;
       e.preventDefault();
-      this.navigate(url.pathname);
+      this.navigate(url.pathname + url.hash);
     });
     document.addEventListener('keydown', (e) => {
       if (e.key === 'Escape' && !e.defaultPrevented) {

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -187,4 +188,32 @@ func TestBrowserExportNewChatAndEverything(t *testing.T) {
 	if !strings.Contains(all, `"format":"agentik"`) || !strings.Contains(all, "export me") {
 		t.Errorf("Export all gave %q", all)
 	}
+}
+
+func TestBrowserSearchResultScrollsToTheMatch(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, withPageMessages(40))
+	var msgs []agent.Message
+	for i := range 60 {
+		q := fmt.Sprintf("Question %d about ordinary things", i)
+		if i == 4 {
+			q = "Question 4: how high does a zeppelin fly?"
+		}
+		msgs = append(msgs, agent.Message{Type: agent.MessageUser, Content: []agent.Content{agent.Text(q)}},
+			agent.Message{Type: agent.MessageAssistant, Content: []agent.Content{agent.Text(fmt.Sprintf("Answer %d.\n\nA paragraph.\n\nAnother paragraph.", i))}})
+	}
+	if _, err := ts.Runner.Import(context.Background(), []agent.ImportConversation{{Source: "test:zeppelin", Title: "Long chat", Messages: msgs}}); err != nil {
+		t.Fatal(err)
+	}
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { const i = document.querySelector('input[type="search"]'); i.focus(); i.value = 'zeppelin'; i.dispatchEvent(new Event('input')); })()`))
+	waitJS(t, tab, "the search result", `document.querySelector('#search-results a')`)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('#search-results a').click()`))
+	match := `[...document.querySelectorAll('#messages .msg')].find((m) => m.innerText.includes('zeppelin'))`
+	// The match is far above the latest message (before the page's 40):
+	// it is loaded, scrolled into the middle of the view and highlighted.
+	inView := `(() => { const m = ` + match + `; if (!m) return false; const r = m.getBoundingClientRect(), s = document.querySelector('#scroller').getBoundingClientRect(); return r.top >= s.top && r.bottom <= s.bottom; })()`
+	waitJS(t, tab, "the match in view", match+`?.dataset.found === 'true' && `+inView)
+	screenshot(t, tab, "search-match.png")
 }
