@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/server"
 )
 
 // Browser tests of what a newcomer expects from a chat UI (issue 23),
@@ -216,4 +219,63 @@ func TestBrowserSearchResultScrollsToTheMatch(t *testing.T) {
 	inView := `(() => { const m = ` + match + `; if (!m) return false; const r = m.getBoundingClientRect(), s = document.querySelector('#scroller').getBoundingClientRect(); return r.top >= s.top && r.bottom <= s.bottom; })()`
 	waitJS(t, tab, "the match in view", match+`?.dataset.found === 'true' && `+inView)
 	screenshot(t, tab, "search-match.png")
+}
+
+func TestBrowserBannersCanBeDismissed(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, withoutModel(), func(_ *agent.Config, s *server.Config) {
+		s.ModelNotice = func() string { return "The endpoint answered 404 for the model list." }
+	})
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	noModel := `[...document.querySelectorAll('[role="alert"]')].find((b) => b.innerText.includes('No model is configured'))`
+	waitJS(t, tab, "the no-model banner", noModel+`?.checkVisibility()`)
+	if got := eval[string](t, tab, noModel+`.innerText`); !strings.Contains(got, "agentik --demo") {
+		t.Errorf("the no-model banner does not mention --demo: %q", got)
+	}
+	notice := `[...document.querySelectorAll('[role="status"]')].find((b) => b.innerText.includes('answered 404'))`
+	screenshot(t, tab, "banners.png")
+	do(t, tab, chromedp.Evaluate[chromedp.Void](noModel+`.querySelector('button[aria-label="Dismiss"]').click()`))
+	waitJS(t, tab, "the banner gone", `!`+noModel+`?.checkVisibility()`)
+	if !eval[bool](t, tab, notice+`?.checkVisibility() ?? false`) {
+		t.Error("dismissing one banner hid the other")
+	}
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	if eval[bool](t, tab, noModel+`?.checkVisibility() ?? false`) {
+		t.Error("a dismissed banner is back after a reload")
+	}
+}
+
+func TestBrowserNotFoundPageHasNoScriptError(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	tab := browserTab(t, ts)
+	var mu sync.Mutex
+	var thrown []string
+	if err := chromedp.Listen(tab, func(ev any) {
+		if e, ok := ev.(*runtime.EventExceptionThrown); ok {
+			msg := e.ExceptionDetails.Text
+			if e.ExceptionDetails.Exception != nil {
+				msg += " " + e.ExceptionDetails.Exception.Description
+			}
+			mu.Lock()
+			thrown = append(thrown, msg)
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	do(t, tab, chromedp.Navigate(ts.URL+"/c/no-such-conversation"))
+	waitJS(t, tab, "the page connected", `document.body.dataset.ready === 'true' && document.getElementById('connection')?.innerText.includes('Live')`)
+	if got := eval[string](t, tab, `document.querySelector('h2')?.innerText`); got != "Conversation not found" {
+		t.Errorf("heading = %q", got)
+	}
+	click(t, tab, "Start a new chat")
+	waitJS(t, tab, "a new chat", `location.pathname === '/' && document.querySelector('#prompt')`)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(thrown) > 0 {
+		t.Errorf("script errors: %v", thrown)
+	}
 }
