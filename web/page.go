@@ -42,9 +42,9 @@ type Page struct {
 	ToolServers       []agent.ToolServer
 	// SignOut offers "Sign out" (POST /logout): the server asks for a
 	// credential, so a browser has a session to end.
-	SignOut bool
-	Chat              *ChatView // nil on the new-chat page
-	NotFound          bool      // the conversation in the URL does not exist
+	SignOut  bool
+	Chat     *ChatView // nil on the new-chat page
+	NotFound bool      // the conversation in the URL does not exist
 }
 
 // ConversationItem is one row of the sidebar.
