@@ -27,6 +27,10 @@ type Page struct {
 	ScriptURL string // content-hashed bundle URLs (assets.URL)
 	StyleURL  string
 	IconURL   string
+	// MathScriptURL and MathStyleURL are the math renderer's bundle, which
+	// the JS layer loads the first time a message holds math.
+	MathScriptURL string
+	MathStyleURL  string
 
 	ModelName       string // "" when no model is configured
 	ModelConfigured bool

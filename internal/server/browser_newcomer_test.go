@@ -279,3 +279,41 @@ func TestBrowserNotFoundPageHasNoScriptError(t *testing.T) {
 		t.Errorf("script errors: %v", thrown)
 	}
 }
+
+func TestBrowserMathAndTaskLists(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	ts.Fake.Enqueue(llmtest.Reply{Text: "Euler: $e^{i\\pi} = -1$.\n\n$$\\int_0^1 x\\,dx = \\frac{1}{2}$$\n\n- [x] proved\n- [ ] published"})
+	send(t, tab, "math please")
+	answer := jsAnswers + `[0]`
+	check := func(when string) {
+		t.Helper()
+		waitJS(t, tab, "typeset math ("+when+")", answer+`?.querySelectorAll('.katex').length === 2`)
+		// Typeset, not shown as written: MathML for assistive technology
+		// carries the formula's source, and no dollar sign is left.
+		if got := eval[string](t, tab, answer+`.querySelector('.katex annotation')?.textContent ?? ''`); got != `e^{i\pi} = -1` {
+			t.Errorf("%s: inline math = %q", when, got)
+		}
+		if eval[bool](t, tab, answer+`.querySelector('.md').innerText.includes('$')`) {
+			t.Errorf("%s: raw math delimiters are shown: %q", when, eval[string](t, tab, answer+`.innerText`))
+		}
+		if got := eval[string](t, tab, `getComputedStyle(`+answer+`.querySelector('.katex')).fontFamily`); !strings.Contains(got, "KaTeX") {
+			t.Errorf("%s: math font = %q, want KaTeX's", when, got)
+		}
+		boxes := eval[[]bool](t, tab, `[...`+answer+`.querySelectorAll('input[type="checkbox"]')].map((b) => b.checked && b.disabled || (!b.checked && b.disabled ? false : null))`)
+		if len(boxes) != 2 || !boxes[0] || boxes[1] {
+			t.Errorf("%s: task-list boxes = %v, want a checked and an unchecked disabled box", when, boxes)
+		}
+	}
+	check("live")
+	screenshot(t, tab, "math.png")
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	check("after reload")
+	// Every byte came from this server: no CDN.
+	if n := eval[int](t, tab, `performance.getEntriesByType('resource').filter((e) => !e.name.startsWith(location.origin)).length`); n != 0 {
+		t.Errorf("%d resources from elsewhere", n)
+	}
+}
