@@ -488,7 +488,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	for t == nil {
 		var prev *turn
 		reread := false
-		t, err = r.claim(ctx, st, c, turnOptions{clientID: clientID, prompt: content, clientTools: in.clientTools, traced: true}, func() error {
+		t, err = r.claim(ctx, st, c, turnOptions{clientID: clientID, prompt: content, clientTools: in.clientTools, format: in.format, choice: in.choice, traced: true}, func() error {
 			switch {
 			case r.ends[endStripe(id)] != ends:
 				// A turn of this runner ended or parked its round since the
@@ -551,7 +551,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	if len(in.start) > 0 {
 		recs = in.start
 	} else if len(in.results) > 0 {
-		recs = r.resultRecords(id, in.results)
+		recs = r.resultRecords(id, clientID, in.results)
 	} else {
 		user := Message{Type: MessageUser, ID: NewID(), ConversationID: id, Date: r.now(), Content: content, ClientID: clientID}
 		recs = []*Record{r.messageRecord(user, ModelMessage{Role: RoleUser, Content: content})}

@@ -45,6 +45,19 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /agentik/import", s.handleImport)
 	mux.HandleFunc("GET /agentik/models", s.handleAgentikModels)
 	mux.HandleFunc("PATCH /agentik/conversations/{id}", s.handleUpdate)
+	// Accounts (users.go).
+	mux.HandleFunc("GET /agentik/me", s.handleMe)
+	mux.HandleFunc("GET /agentik/me/keys", s.handleKeys)
+	mux.HandleFunc("POST /agentik/me/keys", s.handleCreateKey)
+	mux.HandleFunc("DELETE /agentik/me/keys/{key_id}", s.handleRevokeKey)
+	mux.HandleFunc("GET /agentik/users", s.handleUsers)
+	mux.HandleFunc("POST /agentik/users", s.handleAddUser)
+	mux.HandleFunc("GET /agentik/users/{id}", s.handleUser)
+	mux.HandleFunc("PATCH /agentik/users/{id}", s.handleUpdateUser)
+	mux.HandleFunc("DELETE /agentik/users/{id}", s.handleDeleteUser)
+	mux.HandleFunc("GET /agentik/users/{id}/keys", s.handleKeys)
+	mux.HandleFunc("POST /agentik/users/{id}/keys", s.handleCreateKey)
+	mux.HandleFunc("DELETE /agentik/users/{id}/keys/{key_id}", s.handleRevokeKey)
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
 	// Protocol packages: each its own handler over the centre, its routes

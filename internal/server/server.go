@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/agui"
 	"github.com/agentik/agentik/internal/aisdk"
+	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/openai"
 	"github.com/agentik/agentik/internal/sse"
 )
@@ -120,6 +120,9 @@ type Config struct {
 	Metrics http.Handler
 	// Observer is told about every request and stream (metrics); may be nil.
 	Observer Observer
+	// Accounts manages users and their keys; nil: over the Store, when it
+	// implements agent.UserStore (then per-user keys sign in).
+	Accounts *agent.Accounts
 	// PageMessages is how many of the latest messages a conversation page
 	// renders (older ones are counted, and shown on request); default
 	// PageMessages. Tests make it small, so a "long" conversation needs
@@ -147,6 +150,7 @@ type Server struct {
 	openai      *openai.Handler
 	aisdk       *aisdk.Handler
 	agui        *agui.Handler
+	people      *people // accounts: principals, user sessions, live streams (people.go)
 
 	// streams are the long-lived streams (SSE, WebSocket, /v1's) that
 	// Shutdown ends and waits for; closing is its Closing.
@@ -209,6 +213,7 @@ func New(cfg Config) *Server {
 		Streams: s.streams, Heartbeat: cfg.Heartbeat, Clock: cfg.Clock, Logger: cfg.Logger, Responses: responses})
 	s.aisdk = aisdk.New(aisdk.Config{Runner: cfg.Runner, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
 	s.agui = agui.New(agui.Config{Runner: cfg.Runner, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
+	s.people = newPeople(s)
 	s.handler = s.routes()
 	return s
 }
@@ -254,4 +259,3 @@ func (s *Server) hostAllowed(host string) bool {
 	}
 	return false
 }
-
