@@ -82,7 +82,7 @@ func TestUseChatPageResumes(t *testing.T) {
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(page),
 		chromedp.WaitVisible(chromedp.CSS("#input")),
-		chromedp.SendKeys(chromedp.CSS("#input"), "[[tokens=300]] [[delay=10ms]]"),
+		chromedp.SendKeys(chromedp.CSS("#input"), "[[tokens=300]] [[delay=20ms]]"),
 		chromedp.Click(chromedp.CSS("#send")),
 		// Mid-answer: some words are there, not all of them.
 		poll(`(() => { const a = document.querySelector(".msg.assistant"); return a && a.textContent.includes("t5 ") && !a.textContent.includes("t300") })()`, 20*time.Second),
