@@ -57,6 +57,8 @@ func (s *Server) routes() http.Handler {
 	a2aHandler := s.newA2A()
 	mux.Handle("GET /.well-known/agent-card.json", a2aHandler)
 	mux.Handle("/a2a/", a2aHandler)
+	// MCP server (internal/mcpserve): agentik's agents as tools.
+	mux.Handle("/mcp", s.newMCP())
 
 	// pages: the browser UI (begin)
 	mux.HandleFunc("GET /{$}", s.handleIndex)
