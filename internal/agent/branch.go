@@ -337,6 +337,9 @@ func (r *Runner) idleTree(ctx context.Context, id, op string) (*tree, Conversati
 // and working memory is marked stale, to be rebuilt for the new path by
 // the next turn.
 func (r *Runner) SwitchBranch(ctx context.Context, id, messageID string) (Conversation, error) {
+	if err := r.access(ctx, id); err != nil {
+		return Conversation{}, err
+	}
 	t, c, err := r.idleTree(ctx, id, "switch branch")
 	if err != nil {
 		return Conversation{}, err
@@ -358,6 +361,9 @@ func (r *Runner) SwitchBranch(ctx context.Context, id, messageID string) (Conver
 // = the last answer of the active path): a sibling of that answer. The
 // result's MessageID is that user message.
 func (r *Runner) Regenerate(ctx context.Context, id, messageID string) (SendResult, error) {
+	if err := r.access(ctx, id); err != nil {
+		return SendResult{}, err
+	}
 	t, _, err := r.idleTree(ctx, id, "regenerate")
 	if err != nil {
 		return SendResult{}, err
@@ -397,6 +403,9 @@ func (r *Runner) Regenerate(ctx context.Context, id, messageID string) (SendResu
 // Edit sends an edited copy of user message messageID: a sibling of it,
 // answered like a send.
 func (r *Runner) Edit(ctx context.Context, id, messageID string, content []Content) (SendResult, error) {
+	if err := r.access(ctx, id); err != nil {
+		return SendResult{}, err
+	}
 	if err := CheckContent(content); err != nil {
 		return SendResult{}, err
 	}

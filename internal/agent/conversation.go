@@ -24,6 +24,9 @@ type Conversation struct {
 	Queued     int      `wire:"queued,*?"`  // sends waiting for the running turn (see queue.go)
 	Waiting    []string `wire:"waiting,*?"` // call ids of tool calls waiting for a decision (see approval.go)
 	Head       string   `wire:"head,*?"`    // the active path's leaf message (branch.go); "" before the first message
+	// Owner is the user the conversation belongs to (access.go); "" in a
+	// store that keeps none: LocalUser. Not on the wire.
+	Owner string `wire:"-"`
 }
 
 // MarshalJSON implements json.Marshaler.

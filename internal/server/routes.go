@@ -47,11 +47,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("PATCH /agentik/conversations/{id}", s.handleUpdate)
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
-	// OpenAI-compatible facade (openai.go): errors in OpenAI's shape.
-	mux.HandleFunc("GET /v1/models", s.handleModels)
-	mux.HandleFunc("POST /v1/chat/completions", s.handleChatCompletions)
-	mux.HandleFunc("/v1", s.handleOpenAINoRoute)
-	mux.HandleFunc("/v1/", s.handleOpenAINoRoute)
+	// Protocol packages: each its own handler over the centre, its routes
+	// in its own routes.go, behind this server's middleware.
+	mount(mux, s.openai.Routes()) // OpenAI-compatible /v1 (internal/openai)
 
 	// A2A (internal/a2a): each agent's card and JSON-RPC endpoint.
 	a2aHandler := s.newA2A()
@@ -70,4 +68,11 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /logout", s.handleLogout)
 
 	return s.observe(mux, s.guard(mux))
+}
+
+// mount registers a protocol package's routes (pattern → handler) on mux.
+func mount(mux *http.ServeMux, routes map[string]http.Handler) {
+	for pattern, h := range routes {
+		mux.Handle(pattern, h)
+	}
 }

@@ -33,6 +33,7 @@ func (r conversationRow) conversation() agent.Conversation {
 		Queued:       r.Queued,
 		Waiting:      waitingIDs(r.Waiting),
 		Head:         deref(r.Head),
+		Owner:        r.Owner,
 	}
 }
 
@@ -46,7 +47,7 @@ func conversations(rows []conversationRow) []agent.Conversation {
 
 // conversationColumns are what Conversation reads, in its Scan's order.
 const conversationColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, " +
-	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head"
+	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head, owner"
 
 // Conversation returns one conversation, or agent.ErrNotFound. It reads
 // straight into the row's fields, without gorm's reflection, and on SQLite
@@ -63,7 +64,7 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 	row := s.r.WithContext(ctx).Raw("SELECT "+conversationColumns+" FROM conversation WHERE id = ?", id).Row()
 	var r conversationRow
 	if err := row.Scan(&r.ID, &r.Title, &r.CreatedAt, &r.UpdatedAt, &r.MessageCount, &r.Running, &r.TurnSeq,
-		&r.ContextTokens, &r.ContextWindow, &r.ContextBytes, &r.Model, &r.SystemPrompt, &r.Params, &r.UserTitled, &r.Queued, &r.Waiting, &r.Head); err != nil {
+		&r.ContextTokens, &r.ContextWindow, &r.ContextBytes, &r.Model, &r.SystemPrompt, &r.Params, &r.UserTitled, &r.Queued, &r.Waiting, &r.Head, &r.Owner); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			err = gorm.ErrRecordNotFound
 		}
@@ -75,7 +76,7 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 
 // listColumns are the conversation columns a list returns, in
 // scanConversation's order.
-const listColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, queued, waiting"
+const listColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, queued, waiting, owner"
 
 // Conversations returns a page, most recently updated first (ties by id,
 // descending), and the total count. limit ≤ 0 means no limit. It reads
@@ -83,13 +84,30 @@ const listColumns = "id, title, created_at, updated_at, message_count, running, 
 // far more often than it changes, and gorm's reflection cost more than the
 // query.
 func (s *Store) Conversations(ctx context.Context, offset, limit int) ([]agent.Conversation, int, error) {
+	return s.list(ctx, "", offset, limit)
+}
+
+// ConversationsOf implements agent.OwnerLister: Conversations of one
+// owner's conversations, read by idx_conversation_owner_recent.
+func (s *Store) ConversationsOf(ctx context.Context, owner string, offset, limit int) ([]agent.Conversation, int, error) {
+	if !textOK(owner) {
+		return []agent.Conversation{}, 0, nil
+	}
+	return s.list(ctx, owner, offset, limit)
+}
+
+// list is Conversations, of owner's only when owner is not "".
+func (s *Store) list(ctx context.Context, owner string, offset, limit int) ([]agent.Conversation, int, error) {
 	db := s.r.WithContext(ctx)
 	var total int64
-	if err := db.Raw("SELECT COUNT(*) FROM conversation").Row().Scan(&total); err != nil {
+	where, args := "", []any{}
+	if owner != "" {
+		where, args = " WHERE owner = ?", append(args, owner)
+	}
+	if err := db.Raw("SELECT COUNT(*) FROM conversation"+where, args...).Row().Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: conversations: %w", err)
 	}
-	q := "SELECT " + listColumns + " FROM conversation ORDER BY updated_at DESC, id DESC"
-	var args []any
+	q := "SELECT " + listColumns + " FROM conversation" + where + " ORDER BY updated_at DESC, id DESC"
 	switch {
 	case limit > 0:
 		q += " LIMIT ? OFFSET ?"
@@ -110,7 +128,7 @@ func (s *Store) Conversations(ctx context.Context, offset, limit int) ([]agent.C
 	for rows.Next() {
 		var c agent.Conversation
 		var waiting string
-		if err := rows.Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.Running, &c.TurnSeq, &c.Queued, &waiting); err != nil {
+		if err := rows.Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.Running, &c.TurnSeq, &c.Queued, &waiting, &c.Owner); err != nil {
 			return nil, 0, fmt.Errorf("store: conversations: %w", err)
 		}
 		c.Waiting = waitingIDs(waiting) // lists mark the ones waiting for a person
