@@ -118,7 +118,7 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 				return
 			}
 			cancel()
-		case <-t.h.cfg.Done:
+		case <-t.h.cfg.Streams.Closing():
 			cancel()
 		case <-stop:
 		}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/sse"
 )
 
 // Path is where the server is mounted.
@@ -41,7 +42,7 @@ const resourcePrefix = "agentik://conversations/"
 // maxResources caps the conversations one resources/list page shows.
 const maxResources = 100
 
-// DefaultHeartbeat is how often an idle standalone stream gets a ping.
+// DefaultHeartbeat is how often mcp-go pings an idle stream.
 const DefaultHeartbeat = 15 * time.Second
 
 // Agent is what MCP shows of one of agentik's agents.
@@ -58,9 +59,11 @@ type Config struct {
 	// Agents lists the agents the caller (the principal in ctx) may use.
 	Agents    func(ctx context.Context) ([]Agent, error)
 	Heartbeat time.Duration // DefaultHeartbeat when 0
-	// Done, when closed, ends every tool call that follows a turn (the
-	// server shuts down; the turns themselves go on or end with it).
-	Done    <-chan struct{}
+	// Streams holds the long-lived requests (tool calls following a
+	// turn): its Closing ends them at shutdown (the turns themselves go on
+	// or end with the runner), which waits for them. nil: a group of the
+	// handler's own.
+	Streams *sse.Group
 	Logger  *slog.Logger
 	Version string
 }
@@ -92,6 +95,9 @@ func New(cfg Config) *Handler {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
+	if cfg.Streams == nil {
+		cfg.Streams = sse.NewGroup()
+	}
 	h := &Handler{cfg: cfg, log: cfg.Logger, tools: map[string]bool{}}
 	hooks := &server.Hooks{}
 	hooks.AddAfterListResources(h.listResources)
@@ -110,6 +116,7 @@ func New(cfg Config) *Handler {
 	h.http = server.NewStreamableHTTPServer(h.mcp,
 		server.WithEndpointPath(Path),
 		server.WithHeartbeatInterval(cfg.Heartbeat),
+		server.WithEventStore(&idOnly{}),
 		// agentik's own middleware checks Host and Origin for every route.
 		server.WithDisableLocalhostProtection(true),
 		server.WithStreamableHTTPLogger(cfg.Logger),
@@ -120,10 +127,30 @@ func New(cfg Config) *Handler {
 	return h
 }
 
+// Routes is the MCP surface: pattern → handler, for the server's mux.
+func (h *Handler) Routes() map[string]http.Handler {
+	return map[string]http.Handler{Path: h}
+}
+
 // ServeHTTP implements http.Handler: the caller's agents get their tools
 // registered first (mcp-go looks a called tool up among registered ones;
-// the filter shows each caller only its own).
+// the filter shows each caller only its own). There is no standalone SSE
+// stream (GET answers 405, as the transport allows): mcp-go feeds a
+// session's notifications to whichever of its streams reads first, so
+// with one open the progress of a call would reach the client split over
+// two connections, out of order; without it, everything of a call
+// (progress, elicitation) goes on that call's own stream, in order.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		w.Header().Set("Allow", "POST, DELETE")
+		http.Error(w, "agentik's MCP server has no standalone SSE stream: POST requests, each answered on its own stream", http.StatusMethodNotAllowed)
+		return
+	}
+	if !h.cfg.Streams.Hold() {
+		http.Error(w, "agentik is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	defer h.cfg.Streams.Release()
 	if err := h.register(r.Context()); err != nil {
 		h.log.Error("mcp_agents_failed", "err", err)
 		http.Error(w, "agentik could not list its agents", http.StatusInternalServerError)
