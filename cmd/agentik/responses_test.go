@@ -109,6 +109,11 @@ func TestResponsesSDK(t *testing.T) {
 			Call    *struct{ Output, Approval string }
 			Answer  string
 		} `json:"mcp"`
+		Conversations struct {
+			ID, Object, Answer, In string
+			Items                  []string
+			Gone                   bool
+		}
 		Unknown struct {
 			Refused     bool
 			Status      int
@@ -173,6 +178,21 @@ func TestResponsesSDK(t *testing.T) {
 	}
 	if !got.Unknown.Refused || got.Unknown.Status != 404 || got.Unknown.Code != "model_not_found" || got.Unknown.Param != "model" || !got.Unknown.SDKError {
 		t.Errorf("unknown model %+v", got.Unknown)
+	}
+	cv := got.Conversations
+	want := "message:user:my color is blue,message:assistant:noted,message:user:which color?,message:assistant:You said: which color?"
+	if cv.Object != "conversation" || cv.Answer != "You said: which color?" || cv.In != cv.ID || strings.Join(cv.Items, ",") != want || !cv.Gone {
+		t.Errorf("conversations %+v", cv)
+	}
+	// The model saw the items as history.
+	saw := false
+	for _, req := range fake.Requests() {
+		if n := len(req.Messages); n >= 4 && req.Messages[n-1].Content == "which color?" && req.Messages[n-3].Content == "my color is blue" && req.Messages[n-2].Content == "noted" {
+			saw = true
+		}
+	}
+	if !saw {
+		t.Error("the model did not see the conversation's items before the response's input")
 	}
 
 	// A response continuing a stored one is live on a WebSocket

@@ -359,7 +359,8 @@ func (r *Runner) SwitchBranch(ctx context.Context, id, messageID string) (Conver
 
 // Regenerate answers again from the user message of answer messageID (""
 // = the last answer of the active path): a sibling of that answer. The
-// result's MessageID is that user message.
+// error message of a failed turn is regenerated the same way: that is its
+// Retry. The result's MessageID is that user message.
 func (r *Runner) Regenerate(ctx context.Context, id, messageID string) (SendResult, error) {
 	if err := r.access(ctx, id); err != nil {
 		return SendResult{}, err
@@ -383,8 +384,8 @@ func (r *Runner) Regenerate(ctx context.Context, id, messageID string) (SendResu
 	if err != nil {
 		return SendResult{}, err
 	}
-	if n.Type != MessageAssistant {
-		return SendResult{}, Errorf(CodeBadRequest, "message %s is a %s; only an assistant_message can be regenerated (edit a user_message instead)", messageID, n.Type)
+	if n.Type != MessageAssistant && n.Type != MessageError {
+		return SendResult{}, Errorf(CodeBadRequest, "message %s is a %s; only an assistant_message (or the error of a failed turn) can be regenerated (edit a user_message instead)", messageID, n.Type)
 	}
 	user := ""
 	for p := n.Parent; p != "" && user == ""; {

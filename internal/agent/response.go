@@ -104,30 +104,7 @@ func (r *Runner) CreateSeeded(ctx context.Context, history []ModelMessage, temp 
 		Conversation: &c,
 		Memory:       mem, // the whole batch is applied at once: memory may lead its messages
 	}}
-	names := map[string]string{} // tool names by call id
-	for _, m := range history {
-		switch m.Role {
-		case RoleUser:
-			recs = append(recs, r.messageRecord(Message{Type: MessageUser, ConversationID: c.ID, Content: m.Content}))
-		case RoleAssistant:
-			if len(m.Content) > 0 || m.Reasoning != "" || len(m.ToolCalls) == 0 {
-				recs = append(recs, r.messageRecord(Message{Type: MessageAssistant, ConversationID: c.ID, Content: m.Content, Reasoning: m.Reasoning}))
-			}
-			for _, tc := range m.ToolCalls {
-				names[tc.ID] = tc.Name
-				recs = append(recs, r.messageRecord(Message{Type: MessageToolCall, ConversationID: c.ID, CallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}))
-			}
-		case RoleTool:
-			res := Message{Type: MessageToolResult, ConversationID: c.ID, CallID: m.ToolCallID, Name: m.Name}
-			if res.Name == "" {
-				res.Name = names[m.ToolCallID]
-			}
-			for _, p := range m.Content {
-				res.Result += p.Body
-			}
-			recs = append(recs, r.messageRecord(res))
-		}
-	}
+	recs = append(recs, r.historyRecords(c.ID, history)...)
 	st := r.cfg.Store
 	if temp {
 		st = r.temps
@@ -137,4 +114,71 @@ func (r *Runner) CreateSeeded(ctx context.Context, history []ModelMessage, temp 
 	}
 	c.MessageCount = len(recs) - 1
 	return c, nil
+}
+
+// historyRecords are the records of history's messages in conversation
+// id (system entries have none: they are working memory only).
+func (r *Runner) historyRecords(id string, history []ModelMessage) []*Record {
+	var recs []*Record
+	names := map[string]string{} // tool names by call id
+	for _, m := range history {
+		switch m.Role {
+		case RoleUser:
+			recs = append(recs, r.messageRecord(Message{Type: MessageUser, ConversationID: id, Content: m.Content}))
+		case RoleAssistant:
+			if len(m.Content) > 0 || m.Reasoning != "" || len(m.ToolCalls) == 0 {
+				recs = append(recs, r.messageRecord(Message{Type: MessageAssistant, ConversationID: id, Content: m.Content, Reasoning: m.Reasoning}))
+			}
+			for _, tc := range m.ToolCalls {
+				names[tc.ID] = tc.Name
+				recs = append(recs, r.messageRecord(Message{Type: MessageToolCall, ConversationID: id, CallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}))
+			}
+		case RoleTool:
+			res := Message{Type: MessageToolResult, ConversationID: id, CallID: m.ToolCallID, Name: m.Name}
+			if res.Name == "" {
+				res.Name = names[m.ToolCallID]
+			}
+			for _, p := range m.Content {
+				res.Result += p.Body
+			}
+			recs = append(recs, r.messageRecord(res))
+		}
+	}
+	return recs
+}
+
+// AddHistory appends history's entries to an idle conversation's history
+// and working memory without starting a turn (the Conversations API's
+// items). System entries are refused: a conversation's system prompt is
+// its setting. It returns the messages written.
+func (r *Runner) AddHistory(ctx context.Context, id string, history []ModelMessage) ([]Message, error) {
+	if err := checkHistory(history); err != nil {
+		return nil, err
+	}
+	for i, m := range history {
+		if m.Role == RoleSystem {
+			return nil, Errorf(CodeBadRequest, "items[%d] is a system message: a conversation's system prompt is its setting (instructions), not an item", i)
+		}
+	}
+	c, err := r.Conversation(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.idle(ctx, c); err != nil {
+		return nil, err
+	}
+	recs := r.historyRecords(id, history)
+	if len(recs) == 0 {
+		return []Message{}, nil
+	}
+	recs[0].Memory = history // the batch is applied at once
+	if err := r.storeOf(id).Append(ctx, recs...); err != nil {
+		return nil, fmt.Errorf("add history: %w", err)
+	}
+	out := make([]Message, len(recs))
+	for i, rec := range recs {
+		out[i] = *rec.Event.Event.Message
+		out[i].Seq = rec.Event.Seq
+	}
+	return out, nil
 }

@@ -181,6 +181,12 @@ func (r *Runner) CreateConversation(ctx context.Context, title string, temp bool
 // CreateConversationWith makes a conversation with settings (s.Title is
 // ignored: title is the title).
 func (r *Runner) CreateConversationWith(ctx context.Context, title string, temp bool, s Settings) (Conversation, error) {
+	return r.createConversation(ctx, NewID(), title, temp, s)
+}
+
+// createConversation makes a conversation with id (external.go gives one a
+// client chose).
+func (r *Runner) createConversation(ctx context.Context, id, title string, temp bool, s Settings) (Conversation, error) {
 	title, err := cleanTitle(title, true)
 	if err != nil {
 		return Conversation{}, err
@@ -190,7 +196,7 @@ func (r *Runner) CreateConversationWith(ctx context.Context, title string, temp 
 		return Conversation{}, err
 	}
 	now := r.now()
-	c := Conversation{ID: NewID(), Title: title, Temp: temp, CreatedAt: now, UpdatedAt: now, UserTitled: title != "", Owner: PrincipalFrom(ctx).UserID}
+	c := Conversation{ID: id, Title: title, Temp: temp, CreatedAt: now, UpdatedAt: now, UserTitled: title != "", Owner: PrincipalFrom(ctx).UserID}
 	s.apply(&c)
 	rec := &Record{
 		Event:        r.agentEvent(AgentEvent{Type: AgentCreated, ConversationID: c.ID, Title: title}),

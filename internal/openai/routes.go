@@ -15,7 +15,14 @@ func (h *Handler) Routes() map[string]http.Handler {
 		"DELETE /v1/responses/{id}":          http.HandlerFunc(h.handleDeleteResponse),
 		"POST /v1/responses/{id}/cancel":     http.HandlerFunc(h.handleCancelResponse),
 		"GET /v1/responses/{id}/input_items": http.HandlerFunc(h.handleInputItems),
-		"/v1":                                http.HandlerFunc(h.handleNoRoute),
-		"/v1/":                               http.HandlerFunc(h.handleNoRoute),
+
+		"POST /v1/conversations":            http.HandlerFunc(h.handleCreateConversation),
+		"GET /v1/conversations/{id}":        http.HandlerFunc(h.handleGetConversation),
+		"DELETE /v1/conversations/{id}":     http.HandlerFunc(h.handleDeleteConversation),
+		"GET /v1/conversations/{id}/items":  http.HandlerFunc(h.handleListItems),
+		"POST /v1/conversations/{id}/items": http.HandlerFunc(h.handleAddItems),
+
+		"/v1":  http.HandlerFunc(h.handleNoRoute),
+		"/v1/": http.HandlerFunc(h.handleNoRoute),
 	}
 }

@@ -40,10 +40,14 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			}
 		}
 		if !openCard(r) {
-			var ok bool
-			if r, ok = s.requireAuth(w, r); !ok {
+			var (
+				ok      bool
+				release func()
+			)
+			if r, release, ok = s.requireAuth(w, r); !ok {
 				return
 			}
+			defer release()
 		}
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = s.deadlineBody(w, http.MaxBytesReader(w, r.Body, protocol.MaxBodyBytes))

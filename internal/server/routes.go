@@ -45,6 +45,19 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /agentik/import", s.handleImport)
 	mux.HandleFunc("GET /agentik/models", s.handleAgentikModels)
 	mux.HandleFunc("PATCH /agentik/conversations/{id}", s.handleUpdate)
+	// Accounts (users.go).
+	mux.HandleFunc("GET /agentik/me", s.handleMe)
+	mux.HandleFunc("GET /agentik/me/keys", s.handleKeys)
+	mux.HandleFunc("POST /agentik/me/keys", s.handleCreateKey)
+	mux.HandleFunc("DELETE /agentik/me/keys/{key_id}", s.handleRevokeKey)
+	mux.HandleFunc("GET /agentik/users", s.handleUsers)
+	mux.HandleFunc("POST /agentik/users", s.handleAddUser)
+	mux.HandleFunc("GET /agentik/users/{id}", s.handleUser)
+	mux.HandleFunc("PATCH /agentik/users/{id}", s.handleUpdateUser)
+	mux.HandleFunc("DELETE /agentik/users/{id}", s.handleDeleteUser)
+	mux.HandleFunc("GET /agentik/users/{id}/keys", s.handleKeys)
+	mux.HandleFunc("POST /agentik/users/{id}/keys", s.handleCreateKey)
+	mux.HandleFunc("DELETE /agentik/users/{id}/keys/{key_id}", s.handleRevokeKey)
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
 	// Protocol packages: each its own handler over the centre, its routes
@@ -53,6 +66,10 @@ func (s *Server) routes() http.Handler {
 
 	mount(mux, s.newA2A().Routes()) // A2A: agent cards, /a2a/{slug} JSON-RPC (internal/a2a)
 	mount(mux, s.newMCP().Routes()) // MCP server /mcp: agents as tools (internal/mcpserve)
+
+	// Front-end streams: the AI SDK's useChat (internal/aisdk) and AG-UI (internal/agui).
+	mount(mux, s.aisdk.Routes())
+	mount(mux, s.agui.Routes())
 
 	// pages: the browser UI (begin)
 	mux.HandleFunc("GET /{$}", s.handleIndex)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/agui"
+	"github.com/agentik/agentik/internal/aisdk"
 	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/openai"
 	"github.com/agentik/agentik/internal/sse"
@@ -118,6 +120,9 @@ type Config struct {
 	Metrics http.Handler
 	// Observer is told about every request and stream (metrics); may be nil.
 	Observer Observer
+	// Accounts manages users and their keys; nil: over the Store, when it
+	// implements agent.UserStore (then per-user keys sign in).
+	Accounts *agent.Accounts
 	// PageMessages is how many of the latest messages a conversation page
 	// renders (older ones are counted, and shown on request); default
 	// PageMessages. Tests make it small, so a "long" conversation needs
@@ -143,6 +148,9 @@ type Server struct {
 	revocations Revocations
 	lists       listCache // encoded pages of the conversation list
 	openai      *openai.Handler
+	aisdk       *aisdk.Handler
+	agui        *agui.Handler
+	people      *people // accounts: principals, user sessions, live streams (people.go)
 
 	// streams are the long-lived streams (SSE, WebSocket, /v1's) that
 	// Shutdown ends and waits for; closing is its Closing.
@@ -203,6 +211,9 @@ func New(cfg Config) *Server {
 	responses, _ := cfg.Store.(openai.ResponseStore)
 	s.openai = openai.New(openai.Config{Runner: cfg.Runner, Broker: cfg.Broker, ModelName: cfg.ModelName,
 		Streams: s.streams, Heartbeat: cfg.Heartbeat, Clock: cfg.Clock, Logger: cfg.Logger, Responses: responses})
+	s.aisdk = aisdk.New(aisdk.Config{Runner: cfg.Runner, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
+	s.agui = agui.New(agui.Config{Runner: cfg.Runner, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
+	s.people = newPeople(s)
 	s.handler = s.routes()
 	return s
 }

@@ -127,6 +127,11 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.SetReadLimit(WSReadLimit)
+	// A user disabled (or their key revoked) meanwhile: closed with 1008
+	// (people.go), not cut.
+	onRevoke(r.Context(), func() {
+		_ = c.Close(websocket.StatusPolicyViolation, "signed out: the account was disabled, or its key revoked")
+	})
 
 	ctx, cancel := context.WithCancel(r.Context())
 	if bw.conn != nil {

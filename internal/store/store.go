@@ -290,6 +290,12 @@ func (s *Store) init(ctx context.Context) error {
 		if err := tx.AutoMigrate(&conversationRow{}, &messageRow{}, &memoryRow{}, &eventRow{}, &metaRow{}, &searchRow{}, &queueRow{}, &pendingRow{}, &responseRow{}); err != nil {
 			return err
 		}
+		if err := tx.AutoMigrate(userTables...); err != nil { // user.go
+			return err
+		}
+		if err := initUsers(tx, s.now()); err != nil {
+			return err
+		}
 		return migrateSearch(tx, s.postgres)
 	}
 	migrate := tables

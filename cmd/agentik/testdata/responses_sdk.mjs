@@ -88,6 +88,19 @@ if (mode === "all") {
   const mcp = approved.output.find((it) => it.type === "mcp_call");
   out.mcp = { status: asks.status, request: req && { name: req.name, server: req.server_label }, call: mcp && { output: mcp.output, approval: mcp.approval_request_id }, answer: approved.output_text };
 
+  // Conversations: made with items, added to, continued by a response,
+  // listed, deleted.
+  const conv = await client.conversations.create({ items: [{ type: "message", role: "user", content: "my color is blue" }] });
+  await client.conversations.items.create(conv.id, { items: [{ type: "message", role: "assistant", content: "noted" }] });
+  const inConv = await client.responses.create({ model: "fake", input: "which color?", conversation: conv.id });
+  const items = [];
+  for await (const it of client.conversations.items.list(conv.id, { order: "asc", limit: 2 })) items.push(it.type + ":" + it.role + ":" + (it.content?.[0]?.text ?? ""));
+  const gotConv = await client.conversations.retrieve(conv.id);
+  await client.conversations.delete(conv.id);
+  let gone = false;
+  try { await client.conversations.retrieve(conv.id); } catch (e) { gone = e.status === 404; }
+  out.conversations = { id: conv.id, object: gotConv.object, answer: inConv.output_text, in: inConv.conversation?.id, items, gone };
+
   // An unknown model is refused.
   try {
     await client.responses.create({ model: "gpt-unknown", input: "hi" });
