@@ -106,7 +106,7 @@ func TestResponsesSDK(t *testing.T) {
 		MCP      struct {
 			Status  string
 			Request *struct{ Name, Server string }
-			Call    *struct{ Output, Approval string }
+			Call    *struct{ Output, Approval, Arguments string }
 			Answer  string
 		} `json:"mcp"`
 		Conversations struct {
@@ -173,7 +173,7 @@ func TestResponsesSDK(t *testing.T) {
 	}
 	m := got.MCP
 	if m.Request == nil || m.Request.Name != "echo" || m.Request.Server != "everything" || m.Call == nil ||
-		!strings.Contains(m.Call.Output, "ping") || !strings.HasPrefix(m.Call.Approval, "mcpr_") || !strings.Contains(m.Answer, "ping") {
+		!strings.Contains(m.Call.Output, "ping") || m.Call.Arguments != `{"message":"ping"}` || !strings.HasPrefix(m.Call.Approval, "mcpr_") || !strings.Contains(m.Answer, "ping") {
 		t.Errorf("mcp tool %+v %+v %+v", m, m.Request, m.Call)
 	}
 	if !got.Unknown.Refused || got.Unknown.Status != 404 || got.Unknown.Code != "model_not_found" || got.Unknown.Param != "model" || !got.Unknown.SDKError {
@@ -395,5 +395,46 @@ func TestResponsesClients(t *testing.T) {
 	}
 	if got.Stream.Text != llmtest.Tokens(12) || got.Stream.Finish != "stop" {
 		t.Errorf("streamText %+v", got.Stream)
+	}
+}
+
+// TestResponsesIsolation: a member's responses and conversations are not
+// found for another member, on every route, exactly like unknown ids.
+func TestResponsesIsolation(t *testing.T) {
+	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"))
+	u := tm.p.url
+	var r struct {
+		ID           string
+		Conversation struct{ ID string }
+	}
+	must(t, tm.ann.key, "POST", u("/v1/responses"), `{"model":"fake","input":"ann's secret"}`, &r)
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/v1/responses/" + r.ID, ""},
+		{"GET", "/v1/responses/" + r.ID + "?stream=true", ""},
+		{"GET", "/v1/responses/" + r.ID + "/input_items", ""},
+		{"POST", "/v1/responses/" + r.ID + "/cancel", ""},
+		{"DELETE", "/v1/responses/" + r.ID, ""},
+		{"POST", "/v1/responses", `{"model":"fake","input":"x","previous_response_id":"` + r.ID + `"}`},
+		{"POST", "/v1/responses", `{"model":"fake","input":"x","conversation":"` + r.Conversation.ID + `"}`},
+		{"GET", "/v1/conversations/" + r.Conversation.ID, ""},
+		{"GET", "/v1/conversations/" + r.Conversation.ID + "/items", ""},
+		{"POST", "/v1/conversations/" + r.Conversation.ID + "/items", `{"items":[{"role":"user","content":"x"}]}`},
+		{"DELETE", "/v1/conversations/" + r.Conversation.ID, ""},
+	} {
+		code, b := call(t, tm.bob.key, c.method, u(c.path), c.body)
+		unknownPath := strings.NewReplacer(r.ID, "resp_01nope", r.Conversation.ID, "01nope").Replace(c.path)
+		unknownBody := strings.NewReplacer(r.ID, "resp_01nope", r.Conversation.ID, "01nope").Replace(c.body)
+		ucode, ub := call(t, tm.bob.key, c.method, u(unknownPath), unknownBody)
+		masked := strings.NewReplacer(r.ID, "resp_01nope", r.Conversation.ID, "01nope").Replace(string(b))
+		if code != 404 || ucode != 404 || masked != string(ub) {
+			t.Errorf("bob %s %s: %d %s; an unknown id: %d %s", c.method, c.path, code, b, ucode, ub)
+		}
+	}
+	var again struct {
+		OutputText string `json:"output_text"`
+	}
+	must(t, tm.ann.key, "GET", u("/v1/responses/"+r.ID), "", &again)
+	if again.OutputText != "You said: ann's secret" {
+		t.Errorf("ann reads her response back as %q", again.OutputText)
 	}
 }

@@ -46,7 +46,7 @@ func (r *Runner) SendCompletionAfter(ctx context.Context, id, leaf string, in Co
 		user := Message{Type: MessageUser, ID: NewID(), ConversationID: id, Date: r.now(), Content: in.Content}
 		recs = []*Record{r.messageRecord(user)}
 	case len(in.Results) > 0:
-		recs = r.resultRecords(id, in.Results)
+		recs = r.resultRecords(id, "", in.Results)
 		for _, rec := range recs {
 			rec.Memory = nil // memory is rebuilt for the new path
 		}

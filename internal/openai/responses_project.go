@@ -35,11 +35,15 @@ type Echo struct {
 	Tools              []json.RawMessage `json:"tools,omitempty"`
 	// ClientTools are the names of the request's function tools: a call of
 	// one is a function_call item, any other a server-side mcp_call.
-	ClientTools []string          `json:"client_tools,omitempty"`
-	Metadata    map[string]string `json:"metadata,omitempty"`
-	Background  bool              `json:"background,omitempty"`
-	Truncation  string            `json:"truncation,omitempty"`
-	User        *string           `json:"user,omitempty"`
+	ClientTools []string `json:"client_tools,omitempty"`
+	// Approved are the tool calls (name and arguments, by call id) whose
+	// approval requests this response answers: their mcp_call items show
+	// the arguments, which the response's own events do not carry.
+	Approved   map[string]agent.ToolCall `json:"approved,omitempty"`
+	Metadata   map[string]string         `json:"metadata,omitempty"`
+	Background bool                      `json:"background,omitempty"`
+	Truncation string                    `json:"truncation,omitempty"`
+	User       *string                   `json:"user,omitempty"`
 }
 
 // Prefixes of the ids agentik derives from stored ids.
@@ -105,6 +109,9 @@ func newProjector(id, conversationID string, temp bool, created time.Time, e Ech
 	p := &projector{open: -1, calls: map[string]agent.Event{}, approved: map[string]string{}, client: map[string]bool{}, first: true}
 	for _, n := range e.ClientTools {
 		p.client[n] = true
+	}
+	for id, c := range e.Approved {
+		p.calls[id] = agent.Event{Type: agent.EventToolCall, CallID: id, Name: c.Name, Arguments: c.Arguments}
 	}
 	r := &p.resp
 	*r = Response{

@@ -86,7 +86,7 @@ if (mode === "all") {
     input: [{ type: "mcp_approval_response", approval_request_id: req.id, approve: true }],
   });
   const mcp = approved.output.find((it) => it.type === "mcp_call");
-  out.mcp = { status: asks.status, request: req && { name: req.name, server: req.server_label }, call: mcp && { output: mcp.output, approval: mcp.approval_request_id }, answer: approved.output_text };
+  out.mcp = { status: asks.status, request: req && { name: req.name, server: req.server_label }, call: mcp && { output: mcp.output, approval: mcp.approval_request_id, arguments: mcp.arguments }, answer: approved.output_text };
 
   // Conversations: made with items, added to, continued by a response,
   // listed, deleted.
