@@ -64,6 +64,8 @@ type Config struct {
 	// stored request time, so a deadline that passed while the server was
 	// down is honoured at start. 0: calls wait until decided.
 	ApprovalTimeout time.Duration
+	// Budgets, when set, enforces the users' token budgets (budget.go).
+	Budgets *Budgets
 	// AfterFunc runs f in its own goroutine after d and returns what stops
 	// it (time.AfterFunc's Stop); injected with Now so tests fire timers
 	// themselves. nil: time.AfterFunc.
@@ -467,6 +469,9 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	}
 	if h := r.hooks.sendRead; h != nil {
 		h(id)
+	}
+	if err := r.cfg.Budgets.Check(ctx, OwnerOf(c)); err != nil { // budget.go
+		return SendResult{}, err
 	}
 	if err := r.checkVision(c, content); err != nil {
 		return SendResult{}, err

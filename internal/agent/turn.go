@@ -303,6 +303,9 @@ func (t *turn) loop() error {
 		if round == MaxToolRounds {
 			return Errorf(CodeModelError, "the model asked for tools %d rounds in a row; stopping the turn", MaxToolRounds)
 		}
+		if err := t.r.cfg.Budgets.Check(t.ctx, OwnerOf(t.conv)); err != nil { // before every model call (budget.go)
+			return err
+		}
 		var specs []ToolSpec
 		if t.r.cfg.Tools != nil {
 			specs = t.r.cfg.Tools.Specs(t.ctx)
@@ -344,6 +347,7 @@ func (t *turn) loop() error {
 		})
 		t.usage = t.usage.Add(resp.Usage)
 		unreported = unreported.Add(resp.Usage)
+		t.r.cfg.Budgets.Charge(t.ctx, OwnerOf(t.conv), resp.Usage)
 		interrupted := t.ctx.Err() != nil
 		if err != nil && !interrupted {
 			// The model failed mid-answer (or passed the answer cap): keep

@@ -47,6 +47,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("PATCH /agentik/conversations/{id}", s.handleUpdate)
 	// Accounts (users.go).
 	mux.HandleFunc("GET /agentik/me", s.handleMe)
+	mux.HandleFunc("GET /agentik/usage", s.handleUsage)
 	mux.HandleFunc("GET /agentik/me/keys", s.handleKeys)
 	mux.HandleFunc("POST /agentik/me/keys", s.handleCreateKey)
 	mux.HandleFunc("DELETE /agentik/me/keys/{key_id}", s.handleRevokeKey)

@@ -60,6 +60,8 @@ out.resumed_before_drop = seen;
 
 // 4. Nothing runs: reconnectToStream answers null (HTTP 204).
 out.idle = await transport.reconnectToStream({ chatId });
+// … and on a chat never used (useChat({resume: true}) asks on mount).
+out.fresh = await transport.reconnectToStream({ chatId: chatId + "-never-used" });
 
 // 5. A tool that waits for approval, answered as addToolApprovalResponse does.
 const approvalChat = chatId + "-approval";
