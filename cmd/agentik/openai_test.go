@@ -389,8 +389,8 @@ func TestOpenAIHelpers(t *testing.T) {
 			City    string
 			Celsius float64
 		} `json:"ai_sdk_object"`
-		AgentsRun    agentsRun `json:"agents_run"`
-		AgentsStream agentsRun `json:"agents_stream"`
+		AgentsRun    agentsRun               `json:"agents_run"`
+		AgentsStream agentsRun               `json:"agents_stream"`
 		AgentsTyped  struct{ Answer string } `json:"agents_typed"`
 	}
 	if err := json.Unmarshal(stdout, &got); err != nil {
