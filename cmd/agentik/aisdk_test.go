@@ -19,7 +19,7 @@ import (
 // frontEnd is the real binary with the fake model and the npm reference
 // MCP server, whose get-sum tool waits for approval, for the front-end
 // protocol tests.
-func frontEnd(t *testing.T, key string) *proc {
+func frontEnd(t *testing.T, key string, env ...string) *proc {
 	t.Helper()
 	root := repoRoot(t)
 	entry := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
@@ -34,7 +34,7 @@ func frontEnd(t *testing.T, key string) *proc {
 	}
 	_, fakeURL := llmtest.NewHTTPServer(t)
 	p := start(t, freeAddr(t), filepath.Join(dir, "agentik.db"),
-		"OPENAI_BASE_URL="+fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG="+mcp, "AGENTIK_API_KEYS="+key)
+		append([]string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp, "AGENTIK_API_KEYS=" + key}, env...)...)
 	waitTools(t, p, map[string]string{"Authorization": "Bearer " + key})
 	return p
 }
