@@ -38,6 +38,17 @@ func a2aEnv(t *testing.T) (env []string, db string) {
 
 const a2aKey = "sk-agentik-a2a"
 
+// memberKey adds a member user (as the admin key a2aKey) and returns a
+// key of theirs: another user, whose view of the admin's work is empty.
+func memberKey(t *testing.T, p *proc) string {
+	t.Helper()
+	var u struct{ ID string }
+	must(t, a2aKey, "POST", p.url("/agentik/users"), `{"name":"ann","email":"ann@example.com"}`, &u)
+	var k struct{ Key string }
+	must(t, a2aKey, "POST", p.url("/agentik/users/"+u.ID+"/keys"), `{"name":"laptop"}`, &k)
+	return k.Key
+}
+
 // runA2A runs testdata/a2a_sdk.mjs in phase against p and decodes what it printed.
 func runA2A(t *testing.T, p *proc, phase string, out any, env ...string) {
 	t.Helper()
@@ -124,8 +135,12 @@ func TestA2ASDK(t *testing.T) {
 		WrongKey      int `json:"wrong_key"`
 		PublicCard    int `json:"public_card"`
 		UnknownAgent  int `json:"unknown_agent"`
+		Member        struct {
+			Get, Send, List string
+			Card            string
+		}
 	}
-	runA2A(t, p, "main", &got)
+	runA2A(t, p, "main", &got, "AGENTIK_MEMBER_KEY="+memberKey(t, p))
 
 	c := got.Card
 	if c.Name != "agentik" || len(c.Skills) != 1 || c.Skills[0] != "agentik" || !c.Streaming || c.Bearer != "Bearer" || c.URL != p.url("/a2a/agentik") || c.Binding != "JSONRPC" || c.SlugName != "agentik" {
@@ -165,6 +180,11 @@ func TestA2ASDK(t *testing.T) {
 	}
 	if !strings.HasSuffix(got.UnknownTask, "TaskNotFoundError") || got.UnknownMethod != -32601 || got.Malformed != -32700 || got.NoMessage != -32602 {
 		t.Errorf("errors: unknown task %q, unknown method %d, malformed %d, no message %d", got.UnknownTask, got.UnknownMethod, got.Malformed, got.NoMessage)
+	}
+	// Another user: the admin's task and context do not exist for them.
+	m := got.Member
+	if !strings.HasSuffix(m.Get, "TaskNotFoundError") || !strings.Contains(m.Send, "no context") || !strings.Contains(m.List, "no context") || m.Card != "agentik" {
+		t.Errorf("another user's view: %+v", m)
 	}
 	if got.WrongKey != 401 || got.PublicCard != 200 || got.UnknownAgent != 404 {
 		t.Errorf("wrong key %d, public card %d, unknown agent %d", got.WrongKey, got.PublicCard, got.UnknownAgent)

@@ -141,10 +141,17 @@ func TestKill9MidTurn(t *testing.T) {
 	p, c, fake := lt.p, lt.conv, lt.fake
 	resp := lt.resp
 	seen := map[string]bool{} // seq of every frame this client received
+	var saw strings.Builder   // the answer text this client received
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() && len(seen) < 50 {
 		if id, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
 			seen[id] = true
+		}
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			var ev agent.Event
+			if json.Unmarshal([]byte(data), &ev) == nil && ev.Type == agent.EventAppendText {
+				saw.WriteString(ev.Text)
+			}
 		}
 	}
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -158,6 +165,12 @@ func TestKill9MidTurn(t *testing.T) {
 	last := hist.Messages[len(hist.Messages)-1]
 	if last.Type != agent.MessageError || last.Code != agent.CodeInterruptedByRestart {
 		t.Fatalf("after restart the last message is %+v", last)
+	}
+	// The partial answer the client saw is kept, marked interrupted.
+	partial := hist.Messages[len(hist.Messages)-2]
+	if partial.Type != agent.MessageAssistant || !partial.Interrupted || len(partial.Content) == 0 ||
+		!strings.HasPrefix(partial.Content[0].Body, saw.String()) || saw.Len() == 0 {
+		t.Fatalf("after restart the answer the client saw (%d bytes) is not kept: %+v", saw.Len(), partial)
 	}
 	var conv agent.Conversation
 	getJSON(t, p.url("/agentik/conversations/"+c.ID), &conv)
@@ -259,6 +272,8 @@ func TestConfig(t *testing.T) {
 		{"new names win", nil, env("AGENTIK_PORT", "9000", "AGENTIK_ADDR", "127.0.0.1:9100"), "127.0.0.1:9100", "sqlite:./agentik.db", ""},
 		{"flags win", []string{"--addr", "127.0.0.1:7000", "--db", "postgres://x"}, env("AGENTIK_ADDR", "127.0.0.1:9100"), "127.0.0.1:7000", "postgres://x", ""},
 		{"public needs keys", []string{"--addr", "0.0.0.0:80"}, env(), "", "", "AGENTIK_API_KEYS"},
+		{"keys of commas only", nil, env("AGENTIK_API_KEYS", ","), "", "", "AGENTIK_API_KEYS"},
+		{"keys of blanks only", nil, env("AGENTIK_API_KEYS", " "), "", "", "AGENTIK_API_KEYS"},
 		{"public with insecure", []string{"--addr", "0.0.0.0:80", "--insecure"}, env(), "0.0.0.0:80", "sqlite:./agentik.db", ""},
 		{"google backend", nil, env("AGENTIK_LLM_BACKEND", "google"), "", "", "llama.cpp"},
 		{"bad ttl", nil, env("AGENTIK_EVENT_TTL", "soon"), "", "", "AGENTIK_EVENT_TTL"},

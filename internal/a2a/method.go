@@ -394,8 +394,8 @@ func listed(c agent.Conversation, msgs []agent.Message, history int, artifacts b
 					v.errMsg = n.Code + ": " + n.Error
 				}
 			case agent.MessageAssistant:
-				if n.Interrupted {
-					state = StateCanceled
+				if n.Interrupted && state != StateFailed {
+					state = StateCanceled // unless an error ended it (a restart)
 				}
 				for _, p := range n.Content {
 					if p.Type == agent.ContentText && p.Body != "" {

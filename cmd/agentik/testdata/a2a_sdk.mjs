@@ -134,6 +134,20 @@ if (phase === "main") {
   out.wrong_key = wrong.status;
   const open = await fetch(base + "/.well-known/agent-card.json");
   out.public_card = open.status;
+  // Another user sees none of it.
+  const member = await factoryFor(process.env.AGENTIK_MEMBER_KEY).createFromUrl(base + "/a2a/agentik/");
+  out.member = { card: member.agentCard.name };
+  const failure = async (f) => {
+    try {
+      await f();
+      return "ok";
+    } catch (e) {
+      return e.constructor.name + ": " + e.message;
+    }
+  };
+  out.member.get = (await failure(() => member.getTask({ id: t1.id }))).split(":")[0];
+  out.member.send = await failure(() => member.sendMessage({ message: message([text("mine now")], { contextId: t1.contextId }) }));
+  out.member.list = await failure(() => member.listTasks({ contextId: t1.contextId }));
   out.unknown_agent = (await fetch(base + "/a2a/nobody/.well-known/agent-card.json", { headers: { Authorization: "Bearer " + key } })).status;
 } else if (phase === "kill_start") {
   // Read part of a long answer, then leave; the Go test kills agentik.

@@ -42,7 +42,7 @@ out.second = summary(second);
 messages.push(second);
 
 // 3. A drop mid-answer, then reconnectToStream gives the whole message.
-messages.push(user("[[tokens=150]] [[delay=5ms]]"));
+messages.push(user("[[tokens=150]] [[delay=20ms]]"));
 const abort = new AbortController();
 const cut = await transport.sendMessages({ chatId, messages, trigger: "submit-message", abortSignal: abort.signal });
 const reader = cut.getReader();
