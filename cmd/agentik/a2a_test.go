@@ -138,7 +138,7 @@ func TestA2ASDK(t *testing.T) {
 		WrongKey      int `json:"wrong_key"`
 		PublicCard    int `json:"public_card"`
 		UnknownAgent  int `json:"unknown_agent"`
-		Push struct {
+		Push          struct {
 			Task   string
 			Pushes []struct {
 				Token, State, Text, ID string
