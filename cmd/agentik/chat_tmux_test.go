@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +129,73 @@ func TestReadMessagesBracketedPaste(t *testing.T) {
 	want := []string{"before", "pasted\n\"\"\"\nends with \\\n  last typed after", "after"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("messages %q, want %q", got, want)
+	}
+}
+
+// TestHelpNamesEveryVariable: --help's table is the one list of settings
+// (the README's says so): every AGENTIK_ variable the code reads is in it.
+func TestHelpNamesEveryVariable(t *testing.T) {
+	re := regexp.MustCompile(`"(AGENTIK_[A-Z0-9_]+)"`)
+	seen := map[string]string{}
+	for _, root := range []string{".", "../../internal"} {
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+				seen[m[1]] = p
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for v, where := range seen {
+		if v == "AGENTIK_BENCH_ROLE" { // the benchmark's own child processes
+			continue
+		}
+		if !regexp.MustCompile(`\b` + v + `\b`).MatchString(usageText) {
+			t.Errorf("%s (read in %s) is missing from agentik --help (usageText in config.go)", v, where)
+		}
+	}
+}
+
+// TestVersionNamesRevision: a binary built from a checkout says which
+// commit it is (debug.ReadBuildInfo's vcs.revision), whatever GOFLAGS say.
+// It builds from a clone of this checkout's commit, as a user's checkout
+// is (go stamps no revision in a git worktree).
+func TestVersionNamesRevision(t *testing.T) {
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "src"), filepath.Join(dir, "agentik")
+	if out, err := exec.Command("git", "clone", "--quiet", "--no-checkout", "../..", src).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatalf("git rev-parse: %v", err)
+	}
+	if out, err := exec.Command("git", "-C", src, "checkout", "--quiet", strings.TrimSpace(string(head))).CombinedOutput(); err != nil {
+		t.Fatalf("git checkout: %v\n%s", err, out)
+	}
+	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "./cmd/agentik")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -buildvcs=true: %v\n%s", err, out)
+	}
+	want, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		t.Fatalf("git rev-parse: %v", err)
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), strings.TrimSpace(string(want))) {
+		t.Errorf("--version = %q, want it to name the commit %s", out, want)
 	}
 }
