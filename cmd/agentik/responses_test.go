@@ -109,6 +109,17 @@ func TestResponsesSDK(t *testing.T) {
 			Call    *struct{ Output, Approval, Arguments string }
 			Answer  string
 		} `json:"mcp"`
+		Temp struct {
+			Text, Streamed string
+			Store, Gone    bool
+			Conversation   *struct{ ID string }
+		}
+		Shaped struct {
+			Status, Instructions, Format, Effort string
+			Metadata                             map[string]string
+			Temperature                          float64
+			ToolChoice                           string `json:"tool_choice"`
+		}
 		Conversations struct {
 			ID, Object, Answer, In string
 			Items                  []string
@@ -178,6 +189,52 @@ func TestResponsesSDK(t *testing.T) {
 	}
 	if !got.Unknown.Refused || got.Unknown.Status != 404 || got.Unknown.Code != "model_not_found" || got.Unknown.Param != "model" || !got.Unknown.SDKError {
 		t.Errorf("unknown model %+v", got.Unknown)
+	}
+	if tp := got.Temp; tp.Text != "You said: not kept" || tp.Streamed != "You said: not kept either" || tp.Store || !tp.Gone || tp.Conversation != nil {
+		t.Errorf("store: false %+v", tp)
+	}
+	var convs struct{ Conversations []agent.Conversation }
+	requestJSON(t, "GET", p.url("/agentik/conversations?limit=1000"), "", auth, &convs)
+	for _, c := range convs.Conversations {
+		if c.Temp {
+			t.Errorf("a store: false response left its temp conversation %s", c.ID)
+		}
+	}
+	sh := got.Shaped
+	if sh.Status != "completed" || sh.Instructions != "Answer in JSON." || sh.Format != "json_schema" || sh.Effort != "low" || sh.Temperature != 0.5 || sh.ToolChoice != "required" || sh.Metadata["run"] != "shaped" {
+		t.Errorf("shaped response echoes %+v", sh)
+	}
+	shapedSeen := false
+	for _, req := range fake.Requests() {
+		var body struct {
+			Messages []struct {
+				Role    string
+				Content string
+			}
+			ResponseFormat struct {
+				Type       string
+				JSONSchema struct{ Name string } `json:"json_schema"`
+			} `json:"response_format"`
+			ToolChoice        string   `json:"tool_choice"`
+			ReasoningEffort   string   `json:"reasoning_effort"`
+			ParallelToolCalls *bool    `json:"parallel_tool_calls"`
+			Temperature       float64  `json:"temperature"`
+			TopP              float64  `json:"top_p"`
+			MaxTokens         int      `json:"max_tokens"`
+			Stop              []string `json:"stop"`
+		}
+		if json.Unmarshal(req.Body, &body) != nil || len(body.Messages) == 0 || body.Messages[len(body.Messages)-1].Content != "shaped" {
+			continue
+		}
+		shapedSeen = true
+		if body.ResponseFormat.Type != "json_schema" || body.ResponseFormat.JSONSchema.Name != "answer" || body.ToolChoice != "required" ||
+			body.ReasoningEffort != "low" || body.ParallelToolCalls == nil || *body.ParallelToolCalls || body.Temperature != 0.5 ||
+			body.TopP < 0.89 || body.MaxTokens != 64 || body.Messages[0].Role != "system" || body.Messages[0].Content != "Answer in JSON." {
+			t.Errorf("the model was asked %s", req.Body)
+		}
+	}
+	if !shapedSeen {
+		t.Error("the shaped response never reached the model")
 	}
 	cv := got.Conversations
 	want := "message:user:my color is blue,message:assistant:noted,message:user:which color?,message:assistant:You said: which color?"

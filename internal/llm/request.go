@@ -41,6 +41,12 @@ func (m *Model) request(req agent.ChatRequest) openai.ChatCompletionRequest {
 		if p.TopP != nil {
 			out.TopP = max(float32(*p.TopP), minTemperature)
 		}
+		if p.ReasoningEffort != nil {
+			out.ReasoningEffort = *p.ReasoningEffort
+		}
+		if p.ParallelToolCalls != nil && len(req.Tools) > 0 {
+			out.ParallelToolCalls = *p.ParallelToolCalls
+		}
 	}
 	if f := req.ResponseFormat; f != nil {
 		out.ResponseFormat = responseFormat(f)

@@ -339,7 +339,7 @@ func (h *Handler) startResponse(ctx context.Context, c *responseCall) (*started,
 		}
 	} else {
 		in := c.input
-		// TODO(merge): in.Format, in.ToolChoice, in.ReasoningEffort
+		in.ResponseFormat, in.ToolChoice = c.format, c.toolChoice
 		res, err := h.runner.SendCompletionAfter(ctx, conv.ID, leaf, in)
 		if err != nil {
 			if run.sub != nil {
@@ -440,6 +440,12 @@ func (h *Handler) settingsOf(c *responseCall) agent.Settings {
 		s.SystemPrompt = c.echo.Instructions
 	}
 	p := agent.Params{Temperature: c.echo.Temperature, TopP: c.echo.TopP, MaxTokens: c.echo.MaxOutputTokens}
+	if c.effort != "" {
+		p.ReasoningEffort = &c.effort
+	}
+	if !c.parallel {
+		p.ParallelToolCalls = ptr(false)
+	}
 	s.Params = &p
 	return s
 }
@@ -649,6 +655,9 @@ func itemList(items []*Item) map[string]any {
 // providerModel is the conversation model of a request's model: a
 // provider's model id, or "" for the default model (its name, or its id).
 func (h *Handler) providerModel(model string) string {
+	if strings.HasPrefix(model, "agent/") {
+		return model // an agent's conversation: the runner reads agent/<slug> as the agent
+	}
 	ms, def := h.runner.Models()
 	if model == def || !slices.ContainsFunc(ms, func(m agent.ModelInfo) bool { return m.ID == model }) {
 		return ""

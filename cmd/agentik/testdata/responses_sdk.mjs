@@ -36,6 +36,13 @@ if (mode === "all") {
   const streamed = await read(await client.responses.create({ model: "fake", input: "[[tokens=30]]", stream: true }));
   out.streamed = streamed;
 
+  // store: false: answered from a temp conversation that is gone after.
+  const temp = await client.responses.create({ model: "fake", input: "not kept", store: false });
+  const tempStream = await read(await client.responses.create({ model: "fake", input: "not kept either", store: false, stream: true }));
+  let tempGone = false;
+  try { await client.responses.retrieve(temp.id); } catch (e) { tempGone = e.status === 404; }
+  out.temp = { text: temp.output_text, store: temp.store, conversation: temp.conversation ?? null, streamed: tempStream.text, gone: tempGone };
+
   // Retrieved: the same answer.
   const got = await client.responses.retrieve(plain.id);
   out.retrieved = { text: got.output_text, status: got.status };
@@ -87,6 +94,15 @@ if (mode === "all") {
   });
   const mcp = approved.output.find((it) => it.type === "mcp_call");
   out.mcp = { status: asks.status, request: req && { name: req.name, server: req.server_label }, call: mcp && { output: mcp.output, approval: mcp.approval_request_id, arguments: mcp.arguments }, answer: approved.output_text };
+
+  // What shapes the answer reaches the model: format, tool choice,
+  // reasoning effort, one call per round, sampling, the instructions.
+  const shaped = await client.responses.create({
+    model: "fake", input: "shaped", instructions: "Answer in JSON.", tools, tool_choice: "required", parallel_tool_calls: false,
+    text: { format: { type: "json_schema", name: "answer", schema: { type: "object", properties: { a: { type: "string" } } }, strict: true } },
+    reasoning: { effort: "low" }, temperature: 0.5, top_p: 0.9, max_output_tokens: 64, metadata: { run: "shaped" },
+  });
+  out.shaped = { status: shaped.status, instructions: shaped.instructions, metadata: shaped.metadata, format: shaped.text.format.type, effort: shaped.reasoning.effort, temperature: shaped.temperature, tool_choice: shaped.tool_choice };
 
   // Conversations: made with items, added to, continued by a response,
   // listed, deleted.
