@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -246,17 +247,60 @@ func chunks(t *testing.T, method, url, key, body string) (types []string, asked 
 	return types, asked, resp.StatusCode
 }
 
-// TestAISDKApprovalAcrossKill9: a chat's turn that waits for approval is
-// still there after kill -9 and a restart: the resume replays it up to the
-// approval request, and the request that answers it runs the tool and
-// streams the rest of the answer.
-func TestAISDKApprovalAcrossKill9(t *testing.T) {
+// aguiRun posts an AG-UI run and returns its events' types (RUN_FINISHED
+// with its outcome) and the interrupt ids.
+func aguiRun(t *testing.T, p *proc, key, body string) (types []string, interrupts []string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", p.url("/agentik/ag-ui"), strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(b), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var e struct {
+			Type    string
+			Outcome *struct {
+				Type       string
+				Interrupts []struct{ ID string }
+			}
+		}
+		if err := json.Unmarshal([]byte(data), &e); err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
+		typ := e.Type
+		if e.Outcome != nil {
+			typ += ":" + e.Outcome.Type
+			for _, in := range e.Outcome.Interrupts {
+				interrupts = append(interrupts, in.ID)
+			}
+		}
+		types = append(types, typ)
+	}
+	return types, interrupts
+}
+
+// TestApprovalsAcrossKill9: a turn that waits for approval, started over
+// the AI SDK or AG-UI, is still there after kill -9 and a restart: the
+// resume replays it up to the approval request (the AI SDK's GET, an AG-UI
+// run without input), and answering it runs the tool and streams the rest.
+func TestApprovalsAcrossKill9(t *testing.T) {
 	const key = "sk-agentik-test"
 	p, restart := frontEndRestartable(t, key)
 	api := p.url("/agentik/ai-sdk/chat")
 	types, asked, st := chunks(t, "POST", api, key, `{"id":"chat-kill","trigger":"submit-message","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"[[tool=everything__get-sum args={\"a\":2,\"b\":3}]]"}]}]}`)
 	if st != 200 || len(asked) != 1 || types[len(types)-1] != "finish:tool-calls" {
 		t.Fatalf("before the kill: %d %v", st, types)
+	}
+	run, ins := aguiRun(t, p, key, `{"threadId":"thread-kill","runId":"r1","messages":[{"id":"m1","role":"user","content":"[[tool=everything__get-sum args={\"a\":4,\"b\":5}]]"}]}`)
+	if len(ins) != 1 || run[len(run)-1] != "RUN_FINISHED:interrupt" {
+		t.Fatalf("AG-UI before the kill: %v", run)
 	}
 	if err := p.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -269,6 +313,14 @@ func TestAISDKApprovalAcrossKill9(t *testing.T) {
 	}
 	body := `{"id":"chat-kill","trigger":"submit-message","messageId":"turn-x","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"x"}]},` +
 		`{"id":"turn-x","role":"assistant","parts":[{"type":"dynamic-tool","toolName":"everything__get-sum","toolCallId":"` + asked[0] + `","state":"approval-responded","input":{},"approval":{"id":"` + asked[0] + `","approved":true}}]}]}`
+	again2, ins2 := aguiRun(t, p, key, `{"threadId":"thread-kill","runId":"r2","messages":[]}`)
+	if len(ins2) != 1 || ins2[0] != ins[0] || again2[len(again2)-1] != "RUN_FINISHED:interrupt" || !slices.Contains(again2, "TOOL_CALL_START") {
+		t.Fatalf("AG-UI run without input after the restart: %v (interrupts %v), want the turn again up to interrupt %s", again2, ins2, ins[0])
+	}
+	resumed, _ := aguiRun(t, p, key, `{"threadId":"thread-kill","runId":"r3","messages":[],"resume":[{"interruptId":"`+ins[0]+`","status":"resolved","payload":{"approved":true}}]}`)
+	if !slices.Contains(resumed, "TOOL_CALL_RESULT") || resumed[len(resumed)-1] != "RUN_FINISHED:success" {
+		t.Errorf("AG-UI resume after the restart: %v", resumed)
+	}
 	rest, _, st := chunks(t, "POST", api, key, body)
 	got := strings.Join(rest, " ")
 	if st != 200 || !strings.Contains(got, "tool-output-available") || !strings.Contains(got, "text-delta") || !strings.HasSuffix(got, "finish:stop") {
