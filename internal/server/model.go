@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/protocol"
@@ -52,7 +53,8 @@ func (s *Server) catalogIDs(have []string) []string {
 // named, when that is a provider's model id.
 func (s *Server) useModel(ctx context.Context, id, model string) error {
 	ms, def := s.runner.Models()
-	if model == def || !slices.ContainsFunc(ms, func(m agent.ModelInfo) bool { return m.ID == model }) {
+	agentModel := strings.HasPrefix(model, agent.AgentModelPrefix) // the runner resolves agent/<slug>
+	if !agentModel && (model == def || !slices.ContainsFunc(ms, func(m agent.ModelInfo) bool { return m.ID == model })) {
 		return nil
 	}
 	_, err := s.runner.UpdateConversation(ctx, id, agent.Settings{Model: &model})

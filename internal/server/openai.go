@@ -118,7 +118,7 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 		Object string        `json:"object"`
 		Data   []openAIModel `json:"data"`
 	}{Object: "list", Data: []openAIModel{}}
-	for _, m := range s.openAIModels() {
+	for _, m := range append(s.openAIModels(), s.runner.AgentModels(r.Context())...) {
 		list.Data = append(list.Data, openAIModel{ID: m, Object: "model", OwnedBy: "agentik"})
 	}
 	writeJSON(w, http.StatusOK, list)
@@ -222,7 +222,7 @@ func (s *Server) parseChat(r *http.Request) (completion, error) {
 	if req.Model == "" {
 		return completion{}, badParam("model", "model is required; GET /v1/models lists them")
 	}
-	if !contains(s.openAIModels(), req.Model) {
+	if !contains(s.openAIModels(), req.Model) && !contains(s.runner.AgentModels(r.Context()), req.Model) {
 		return completion{}, &paramError{param: "model", code: "model_not_found",
 			err: agent.Errorf(agent.CodeNotFound, "the model %q does not exist here; GET /v1/models lists agentik's models (%s)", req.Model, strings.Join(s.openAIModels(), ", "))}
 	}

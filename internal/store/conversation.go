@@ -33,7 +33,25 @@ func (r conversationRow) conversation() agent.Conversation {
 		Queued:       r.Queued,
 		Waiting:      waitingIDs(r.Waiting),
 		Head:         deref(r.Head),
+		Agent:        agentSlug(r.Agent),
+		Parent:       parentOf(r.ParentID, r.ParentCall),
 	}
+}
+
+// agentSlug is a conversation's agent: ” (a row from before agents) is
+// the default agent.
+func agentSlug(s string) string {
+	if s == "" {
+		return agent.DefaultAgent
+	}
+	return s
+}
+
+func parentOf(id, call string) *agent.Parent {
+	if id == "" {
+		return nil
+	}
+	return &agent.Parent{ConversationID: id, CallID: call}
 }
 
 func conversations(rows []conversationRow) []agent.Conversation {
@@ -46,7 +64,7 @@ func conversations(rows []conversationRow) []agent.Conversation {
 
 // conversationColumns are what Conversation reads, in its Scan's order.
 const conversationColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, " +
-	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head"
+	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head, agent, parent_id, parent_call"
 
 // Conversation returns one conversation, or agent.ErrNotFound. It reads
 // straight into the row's fields, without gorm's reflection, and on SQLite
@@ -63,7 +81,7 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 	row := s.r.WithContext(ctx).Raw("SELECT "+conversationColumns+" FROM conversation WHERE id = ?", id).Row()
 	var r conversationRow
 	if err := row.Scan(&r.ID, &r.Title, &r.CreatedAt, &r.UpdatedAt, &r.MessageCount, &r.Running, &r.TurnSeq,
-		&r.ContextTokens, &r.ContextWindow, &r.ContextBytes, &r.Model, &r.SystemPrompt, &r.Params, &r.UserTitled, &r.Queued, &r.Waiting, &r.Head); err != nil {
+		&r.ContextTokens, &r.ContextWindow, &r.ContextBytes, &r.Model, &r.SystemPrompt, &r.Params, &r.UserTitled, &r.Queued, &r.Waiting, &r.Head, &r.Agent, &r.ParentID, &r.ParentCall); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			err = gorm.ErrRecordNotFound
 		}
@@ -75,7 +93,7 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 
 // listColumns are the conversation columns a list returns, in
 // scanConversation's order.
-const listColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, queued, waiting"
+const listColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, queued, waiting, agent, parent_id, parent_call"
 
 // Conversations returns a page, most recently updated first (ties by id,
 // descending), and the total count. limit ≤ 0 means no limit. It reads
@@ -109,11 +127,12 @@ func (s *Store) Conversations(ctx context.Context, offset, limit int) ([]agent.C
 	out := make([]agent.Conversation, 0, max(limit, 0))
 	for rows.Next() {
 		var c agent.Conversation
-		var waiting string
-		if err := rows.Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.Running, &c.TurnSeq, &c.Queued, &waiting); err != nil {
+		var waiting, slug, parentID, parentCall string
+		if err := rows.Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.Running, &c.TurnSeq, &c.Queued, &waiting, &slug, &parentID, &parentCall); err != nil {
 			return nil, 0, fmt.Errorf("store: conversations: %w", err)
 		}
-		c.Waiting = waitingIDs(waiting) // lists mark the ones waiting for a person
+		c.Waiting = waitingIDs(waiting)                                     // lists mark the ones waiting for a person
+		c.Agent, c.Parent = agentSlug(slug), parentOf(parentID, parentCall) // lists filter by agent
 		c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
 		out = append(out, c)
 	}
