@@ -30,7 +30,7 @@ func contextTitle(c *agent.ContextSize) string {
 	if c == nil {
 		return ""
 	}
-	return "Context: the last prompt used " + strconv.Itoa(c.Tokens) + " of the model's " + strconv.Itoa(c.Window) + " tokens; older messages are summarized when it fills up"
+	return "Context: the conversation fills " + strconv.Itoa(c.Tokens) + " of the model's " + strconv.Itoa(c.Window) + " tokens; older messages are summarized when it fills up"
 }
 
 func contextValue(c *agent.ContextSize) string {

@@ -187,7 +187,25 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 		}
 	}
 	endTurn()
+	v.Context = contextAfter(c.Context, msgs)
 	return v
+}
+
+// contextAfter is how full the context is once the last answer is in it:
+// the last prompt plus what the model wrote to it, when the history ends
+// with that answer (its usage is that model call's own). The live view
+// computes the same at a turn's end (assets/src/context.js afterTurn).
+func contextAfter(c *agent.ContextSize, msgs []agent.Message) *agent.ContextSize {
+	if c == nil || len(msgs) == 0 {
+		return c
+	}
+	last := msgs[len(msgs)-1]
+	if last.Type != agent.MessageAssistant || last.Usage == nil {
+		return c
+	}
+	after := *c
+	after.Tokens += last.Usage.CompletionTokens
+	return &after
 }
 
 func splitContent(cs []agent.Content) (string, []Image) {

@@ -44,14 +44,23 @@ func errorTexts() map[string]string {
 	}
 }
 
-// errorText is what an error message shows.
+// errorText is what an error message shows: the text of its code, or
+// the summary line of its message (agent.ErrorSummary).
 func errorText(m MessageView) string {
 	texts := errorTexts()
 	if t, ok := texts[m.Code]; ok && m.Code != "" {
 		return t
 	}
-	if m.Error == "" {
+	summary, _ := agent.ErrorSummary(m.Error)
+	if summary == "" {
 		return texts[""]
 	}
-	return m.Error
+	return summary
+}
+
+// errorDetail is what an error message shows behind "Details": the
+// lines of its message after the summary.
+func errorDetail(m MessageView) string {
+	_, detail := agent.ErrorSummary(m.Error)
+	return detail
 }

@@ -77,7 +77,7 @@ func Templates() templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = Message(MessageView{Kind: KindError, Type: agent.MessageError, Error: "-", Code: "-"}).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Message(MessageView{Kind: KindError, Type: agent.MessageError, Error: "-\n-", Code: "-"}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -8,7 +8,7 @@ import { Sidebar, UNTITLED } from './sidebar.js';
 import { Search } from './search.js';
 import { Branches } from './branch.js';
 import { h, copyText, icon } from './dom.js';
-import { rawText } from './message.js';
+import { rawText, streamingAnswer, userMessage } from './message.js';
 import { ModelSettings } from './model.js';
 import { Importer } from './import.js';
 
@@ -122,8 +122,21 @@ class App {
   async send(content) {
     let created = null;
     if (!this.chat) {
+      // The question and its pending answer show at once, while the
+      // conversation is created; the Chat's own replace them.
+      const early = [userMessage({ type: 'user_message', content }, { pending: true }), streamingAnswer()];
+      this.main.querySelector('#messages').append(early[0]);
+      this.main.querySelector('#live').append(early[1]);
+      const empty = this.main.querySelector('#empty-state');
+      if (empty) empty.hidden = true;
       const fields = { ...this.settings.createFields(), ...(this.temp ? { temp: true } : {}) };
-      const conv = await this.conn.request('create_conversation', fields, { retry: false });
+      let conv;
+      try {
+        conv = await this.conn.request('create_conversation', fields, { retry: false });
+      } finally {
+        early.forEach((el) => el.remove());
+        if (empty && !this.chat) empty.hidden = false;
+      }
       this.settings.created(conv);
       created = conv.id;
       history.pushState({}, '', `/c/${encodeURIComponent(conv.id)}`);

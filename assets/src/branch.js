@@ -52,8 +52,11 @@ export class Branches {
 
   async act(action, msg, c) {
     const id = msg.dataset.id;
-    if (action === 'regenerate') {
+    if (action === 'regenerate' || action === 'retry') {
+      // Retry answers a failed turn's question again (regenerating its
+      // error): the error leaves the path, so it leaves the page at once.
       await this.conn.request('regenerate', { conversation_id: c.id, message_id: id }, { retry: false });
+      if (action === 'retry') msg.remove();
     } else if (action === 'edit') {
       this.edit(msg, c);
     } else if (action === 'prev' || action === 'next') {

@@ -10,7 +10,7 @@ import {
 import { StreamRenderer } from './markdown.js';
 import { Follower } from './follow.js';
 import { isImageType } from './rules.js';
-import { setGauge, summaryMessage } from './context.js';
+import { afterTurn, gaugeWindow, setGauge, summaryMessage } from './context.js';
 import { QueueView } from './queue.js';
 import { decided, showApproval } from './approval.js';
 
@@ -158,8 +158,13 @@ export class Chat {
       this.cursor = ae.seq;
     }
     const ev = ae.event || {};
+    if (ev.type !== 'end') this.turnSeen = true;
     switch (ev.type) {
-      case 'message': this.onMessage(ev.message); break;
+      case 'message':
+        this.onMessage(ev.message);
+        // A turn started: its answer is pending until the model's first event.
+        if (ev.message?.type === 'user_message') this.pendingAnswer();
+        break;
       case 'start_reasoning': this.mode = 'reasoning'; this.assistantPart(); break;
       case 'start_response': this.mode = 'response'; this.assistantPart(); break;
       case 'append_text': this.appendText(ev.text || ''); break;
@@ -210,7 +215,10 @@ export class Chat {
     // Laid out at once (not as a placeholder), so replacing the live answer
     // does not shrink the thread under a user reading it.
     el.classList.add('msg-new');
-    if (m.type === 'assistant_message') this.turnAssistants.push(el);
+    if (m.type === 'assistant_message') {
+      this.turnAssistants.push(el);
+      this.callUsage = m.usage || null; // the last model call's own usage
+    }
     // A live result that came before the persisted call stays visible.
     if (m.type === 'tool_call' && liveTool && liveTool.result !== undefined) setToolResult(el, { result: liveTool.result, isError: liveTool.isError });
     this.list.append(el);
@@ -302,16 +310,33 @@ export class Chat {
 
   // --- live parts ---------------------------------------------------------
 
-  assistantPart() {
+  assistantPart(running = true) {
     const last = this.parts[this.parts.length - 1];
-    if (last && last.kind === 'assistant') return last;
+    if (last && last.kind === 'assistant') { if (running) this.setRunning(true); return last; }
     const el = streamingAnswer();
     const md = el.querySelector('.md');
     const p = { kind: 'assistant', el, md, text: '', reasoning: '', reasoningEl: null };
     this.parts.push(p);
     this.live.append(el);
-    this.setRunning(true);
+    if (running) this.setRunning(true);
     return p;
+  }
+
+  // pendingAnswer shows that an answer is coming before the model's first
+  // event: the live answer, empty (a typing indicator, aria-busy), which
+  // the first event fills in. It is the last live part or a new one.
+  pendingAnswer(running = true) {
+    return this.assistantPart(running);
+  }
+
+  // dropPending removes a pending answer that no event filled in.
+  dropPending() {
+    this.parts = this.parts.filter((p) => {
+      if (p.kind !== 'assistant' || p.text || p.reasoning || p.el.querySelector('.msg-image')) return true;
+      p.el.remove();
+      this.dirty.delete(p);
+      return false;
+    });
   }
 
   appendText(text) {
@@ -339,6 +364,7 @@ export class Chat {
   }
 
   liveToolCall(ev) {
+    this.dropPending();
     const el = toolCard({ callId: ev.call_id, name: ev.name, args: ev.arguments });
     this.parts.push({ kind: 'tool', callId: ev.call_id, el });
     this.live.append(el);
@@ -354,6 +380,8 @@ export class Chat {
   async decide(body) {
     try {
       await this.conn.request('approve', { conversation_id: this.id, ...body }, { retry: false });
+      // Decided: the conversation goes on, and so does the person typing.
+      this.main.querySelector('#prompt')?.focus();
     } catch (err) {
       this.toast(err.code === 'conflict' ? 'That call was already decided.' : `Could not decide: ${err.message}`, 'error');
     }
@@ -364,9 +392,11 @@ export class Chat {
     const card = live ? live.el : this.findCard(ev.call_id);
     if (card) setToolResult(card, { result: ev.result, isError: ev.is_error });
     if (live) { live.result = ev.result; live.isError = ev.is_error; }
+    if (this.running) this.pendingAnswer(); // the model's next round
   }
 
   liveError(ev) {
+    this.dropPending();
     if (this.turnErrored) return;
     const el = errorMessage({ type: 'error', message: ev.message, code: ev.code });
     this.parts.push({ kind: 'error', el });
@@ -381,6 +411,7 @@ export class Chat {
 
   end(ev) {
     this.flush();
+    this.dropPending();
     // Live parts that no message replaced stay, finished, so nothing shown is lost.
     for (const p of this.parts) {
       p.el.classList.remove('streaming');
@@ -401,15 +432,25 @@ export class Chat {
     this.interrupted = false;
     this.mode = 'response';
     this.setRunning(false);
-    this.refreshContext();
+    // The gauge counts the turn's answer at once, from that model call's
+    // own usage (its prompt, plus what it wrote), then from the server.
+    // An end alone (the resume of a page rendered after its turn) changes
+    // nothing the page does not show.
+    const u = this.callUsage;
+    const win = gaugeWindow(this.main);
+    if (u && win) setGauge(this.main, afterTurn({ tokens: u.prompt_tokens || 0, window: win }, u));
+    if (this.turnSeen) this.refreshContext(u);
+    this.callUsage = null;
+    this.turnSeen = false;
   }
 
   // refreshContext updates the context gauge from the conversation, whose
-  // context the turn (or a compaction) just changed.
-  refreshContext() {
+  // context the turn (or a compaction) just changed; usage is the usage of
+  // the turn's last answer, which the conversation's last prompt lacks.
+  refreshContext(usage = null) {
     if (this.disposed) return;
     this.conn.request('get_conversation', { conversation_id: this.id }).then(
-      (conv) => { if (!this.disposed) setGauge(this.main, conv.context); },
+      (conv) => { if (!this.disposed) setGauge(this.main, afterTurn(conv.context, usage)); },
       () => {},
     );
   }
@@ -458,15 +499,19 @@ export class Chat {
     const empty = this.main.querySelector('#empty-state');
     if (empty) empty.hidden = true;
     this.follower.jump(); // sending is a wish to see the answer
+    // Idle: this send starts a turn, whose answer is pending from now on.
+    const pending = this.running ? null : this.pendingAnswer(false);
     try {
       // While a turn runs the send waits in the queue instead of failing busy.
       const res = await this.conn.request('send', { conversation_id: this.id, content, client_id: clientId, on_busy: 'queue' });
       if (res && res.queued) {
+        if (pending && !pending.text) this.dropPending();
         if (this.seen.has(res.message_id)) el.remove(); // it started already
         else this.queue.add(res.message_id, content, el);
       }
     } catch (err) {
       el.remove();
+      if (pending) this.dropPending();
       this.pending.delete(clientId);
       if (empty && !this.list.children.length) empty.hidden = false;
       throw err;

@@ -37,6 +37,20 @@ export function setGauge(main, c) {
   meter.high = Math.max(Math.floor(c.window * 4 / 5), 1);
   meter.value = Math.min(c.tokens, c.window);
   g.querySelector('.ctx-label').textContent = contextLabel(c);
-  g.title = `Context: the last prompt used ${c.tokens} of the model's ${c.window} tokens; older messages are summarized when it fills up`;
+  g.title = `Context: the conversation fills ${c.tokens} of the model's ${c.window} tokens; older messages are summarized when it fills up`;
   g.hidden = false;
+}
+
+// afterTurn is how full the context is once a turn's last answer is in it:
+// the last prompt plus what the model wrote to it (usage is that answer's
+// own, that model call's). web/page.go contextAfter computes the same.
+export function afterTurn(c, usage) {
+  if (!c || !usage) return c;
+  return { ...c, tokens: c.tokens + (usage.completion_tokens || 0) };
+}
+
+// gaugeWindow is the window the gauge shows now (0: hidden, unknown).
+export function gaugeWindow(main) {
+  const g = main.querySelector('#context-gauge');
+  return g && !g.hidden ? Number(g.querySelector('meter').max) || 0 : 0;
 }

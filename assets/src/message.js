@@ -6,7 +6,7 @@
 // edit, in templ.
 import { prettyJSON } from './dom.js';
 import { renderInto } from './markdown.js';
-import { errorText, formatUsage, isImageType } from './rules.js';
+import { errorDetail, errorText, formatUsage, isImageType } from './rules.js';
 
 // Raw markdown of rendered bodies, for copy buttons.
 export const rawText = new WeakMap();
@@ -146,8 +146,10 @@ export function setToolResult(card, { id, result, isError }) {
 // errorMessage renders an error message or a live error event.
 export function errorMessage(m) {
   const el = head(clone('tpl-error'), m);
-  el.querySelector('.msg-error-text > span').textContent = errorText(m.code, m.message);
+  el.querySelector('.err-summary').textContent = errorText(m.code, m.message);
+  fill(el, '.err-detail', errorDetail(m.message));
   fill(el, '.err-code', m.code);
+  if (!el.querySelector('.err-detail, .err-code')) el.querySelector('.err-details')?.remove();
   return el;
 }
 

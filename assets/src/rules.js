@@ -33,8 +33,17 @@ export function formatUsage(u) {
   return String(rules.usage_format || '').replace(/\{(total|prompt|completion)\}/g, (_, k) => n(values[k]));
 }
 
-// errorText is what an error message with this code and message shows.
+// errorText is what an error message with this code and message shows:
+// the text of its code, or the first line of its message, which says
+// what went wrong in words (docs/PROTOCOL.md "Error messages").
 export function errorText(code, message) {
   if (code && errorTexts[code] !== undefined) return errorTexts[code];
-  return message || errorTexts[''] || 'Something went wrong.';
+  return String(message || '').split('\n')[0] || errorTexts[''] || 'Something went wrong.';
+}
+
+// errorDetail is the rest of the message: the detail behind "Details".
+export function errorDetail(message) {
+  const m = String(message || '');
+  const i = m.indexOf('\n');
+  return i < 0 ? '' : m.slice(i + 1).trim();
 }

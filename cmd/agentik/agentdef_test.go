@@ -46,8 +46,8 @@ func agentEnv(t *testing.T, script func(llmtest.Request) llmtest.Reply, agents s
 	return fake, env
 }
 
-// call sends a JSON request and returns the status and body.
-func call(t *testing.T, method, url, body string) (int, []byte) {
+// httpCall sends a JSON request and returns the status and body.
+func httpCall(t *testing.T, method, url, body string) (int, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
@@ -128,7 +128,7 @@ func TestAgentsDefineAndRun(t *testing.T) {
 	if len(list.Agents) != 2 || list.Agents[0].Slug != "agentik" || !list.Agents[0].ReadOnly || list.Agents[1].Slug != "greeter" || list.Agents[1].Instructions != "Hello from code" {
 		t.Fatalf("agents at start: %+v", list.Agents)
 	}
-	if code, b := call(t, "PATCH", p.url("/agentik/agents/greeter"), `{"name":"x"}`); code != 403 {
+	if code, b := httpCall(t, "PATCH", p.url("/agentik/agents/greeter"), `{"name":"x"}`); code != 403 {
 		t.Errorf("editing a code agent: %d %s", code, b)
 	}
 
@@ -147,7 +147,7 @@ func TestAgentsDefineAndRun(t *testing.T) {
 		{`{"slug":"u","instruction":"typo"}`, "bad_request", "instruction"},
 		{`{"slug":"v","visibility":"public"}`, "bad_request", "visibility"},
 	} {
-		code, b := call(t, "POST", p.url("/agentik/agents"), c.body)
+		code, b := httpCall(t, "POST", p.url("/agentik/agents"), c.body)
 		var e agent.Error
 		_ = json.Unmarshal(b, &e)
 		if code/100 != 4 || e.Code != c.code || !strings.Contains(e.Message, c.field) {
@@ -165,7 +165,7 @@ func TestAgentsDefineAndRun(t *testing.T) {
 	if conv.Agent != "researcher" {
 		t.Fatalf("conversation %+v", conv)
 	}
-	if code, b := call(t, "POST", p.url("/agentik/conversations"), `{"agent":"nobody"}`); code != 404 || !strings.Contains(string(b), "nobody") {
+	if code, b := httpCall(t, "POST", p.url("/agentik/conversations"), `{"agent":"nobody"}`); code != 404 || !strings.Contains(string(b), "nobody") {
 		t.Errorf("conversation on an unknown agent: %d %s", code, b)
 	}
 	postJSON(t, p.url("/agentik/conversations/"+conv.ID+"/send"), `{"content":[{"type":"text","body":"first"}]}`, nil)
@@ -219,7 +219,7 @@ func TestAgentsDefineAndRun(t *testing.T) {
 	if r := reqs[len(reqs)-1]; r.Model != "beta" || systemOf(r) != "You research, v2." || len(comp.Choices) != 1 || comp.Choices[0].Message.Content != "You said: via v1" {
 		t.Errorf("/v1 agent/researcher: request model %q system %q, answer %+v", r.Model, systemOf(r), comp)
 	}
-	if code, b := call(t, "POST", p.url("/v1/chat/completions"), `{"model":"agent/ghost","messages":[{"role":"user","content":"x"}]}`); code != 404 || !strings.Contains(string(b), "model_not_found") {
+	if code, b := httpCall(t, "POST", p.url("/v1/chat/completions"), `{"model":"agent/ghost","messages":[{"role":"user","content":"x"}]}`); code != 404 || !strings.Contains(string(b), "model_not_found") {
 		t.Errorf("/v1 agent/ghost: %d %s", code, b)
 	}
 
@@ -234,7 +234,7 @@ func TestAgentsDefineAndRun(t *testing.T) {
 	}
 
 	// Deleting an agent in use marks it deleted; its conversation goes on.
-	if code, b := call(t, "DELETE", p.url("/agentik/agents/researcher"), ""); code != 204 {
+	if code, b := httpCall(t, "DELETE", p.url("/agentik/agents/researcher"), ""); code != 204 {
 		t.Fatalf("delete: %d %s", code, b)
 	}
 	getJSON(t, p.url("/agentik/agents"), &list)
@@ -273,30 +273,30 @@ func TestAgentsFileErrorsStopStart(t *testing.T) {
 	}
 }
 
-// wsClient is a WebSocket connection whose event frames a reader sorts by
+// agentWS is a WebSocket connection whose event frames a reader sorts by
 // subscription.
-type wsClient struct {
+type agentWS struct {
 	t    *testing.T
 	ctx  context.Context
 	ws   *websocket.Conn
 	mu   sync.Mutex
 	subs map[string]string // sub id → conversation id
-	evs  chan wsEvent
+	evs  chan agentWSEvent
 	n    int
 }
 
-type wsEvent struct {
+type agentWSEvent struct {
 	conv string
 	ev   agent.AllEvent
 }
 
-func dialWS(t *testing.T, ctx context.Context, p *proc) *wsClient {
+func dialAgentWS(t *testing.T, ctx context.Context, p *proc) *agentWS {
 	ws, _, err := websocket.Dial(ctx, "ws://"+p.addr+"/agentik/ws", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ws.SetReadLimit(1 << 20)
-	c := &wsClient{t: t, ctx: ctx, ws: ws, subs: map[string]string{}, evs: make(chan wsEvent, 4096)}
+	c := &agentWS{t: t, ctx: ctx, ws: ws, subs: map[string]string{}, evs: make(chan agentWSEvent, 4096)}
 	t.Cleanup(func() { ws.CloseNow() })
 	go func() {
 		for {
@@ -323,7 +323,7 @@ func dialWS(t *testing.T, ctx context.Context, p *proc) *wsClient {
 					c.mu.Lock()
 					conv := c.subs[f.Sub]
 					c.mu.Unlock()
-					c.evs <- wsEvent{conv, ev}
+					c.evs <- agentWSEvent{conv, ev}
 				}
 			}
 		}
@@ -333,14 +333,14 @@ func dialWS(t *testing.T, ctx context.Context, p *proc) *wsClient {
 
 // subscribe subscribes to a conversation from its start; the request id
 // is the conversation id, so the reader maps the subscription to it.
-func (c *wsClient) subscribe(conv string) {
+func (c *agentWS) subscribe(conv string) {
 	if err := c.ws.Write(c.ctx, websocket.MessageText, []byte(`{"op":"subscribe","id":"`+conv+`","stream":"conversation","conversation_id":"`+conv+`","after":0}`)); err != nil {
 		c.t.Fatal(err)
 	}
 }
 
 // next returns the next event that pass accepts.
-func (c *wsClient) next(pass func(wsEvent) bool) wsEvent {
+func (c *agentWS) next(pass func(agentWSEvent) bool) agentWSEvent {
 	c.t.Helper()
 	for {
 		select {
@@ -381,7 +381,7 @@ func delegationScript(childGo, parentGo chan struct{}) func(llmtest.Request) llm
 func defineWriterAndResearcher(t *testing.T, p *proc) {
 	postJSON(t, p.url("/agentik/agents"), `{"slug":"researcher","name":"Researcher","instructions":"You research."}`, nil)
 	postJSON(t, p.url("/agentik/agents"), `{"slug":"writer","name":"Writer","instructions":"You write.","tools":["agent__researcher"],"starters":["Write about 42"]}`, nil)
-	code, b := call(t, "PATCH", p.url("/agentik/agents/researcher"), `{"tools":["agent__writer"]}`)
+	code, b := httpCall(t, "PATCH", p.url("/agentik/agents/researcher"), `{"tools":["agent__writer"]}`)
 	if code != 400 || !strings.Contains(string(b), "cycle researcher → writer → researcher") {
 		t.Errorf("a cycle: %d %s", code, b)
 	}
@@ -399,13 +399,13 @@ func TestDelegationEndToEnd(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ws := dialWS(t, ctx, p)
+	ws := dialAgentWS(t, ctx, p)
 	var conv agent.Conversation
 	postJSON(t, p.url("/agentik/conversations"), `{"agent":"writer"}`, &conv)
 	ws.subscribe(conv.ID)
 	sendAsync(t, p, conv.ID, "write about the answer")
 
-	d := ws.next(func(e wsEvent) bool {
+	d := ws.next(func(e agentWSEvent) bool {
 		return e.conv == conv.ID && e.ev.Event != nil && e.ev.Event.Type == agent.EventDelegation
 	})
 	child := d.ev.Event.ChildID
@@ -421,7 +421,7 @@ func TestDelegationEndToEnd(t *testing.T) {
 	close(childGo)
 	var text strings.Builder
 	for !strings.Contains(text.String(), "42") {
-		e := ws.next(func(e wsEvent) bool {
+		e := ws.next(func(e agentWSEvent) bool {
 			return e.conv == child && e.ev.Event != nil && e.ev.Event.Type == agent.EventAppendText
 		})
 		text.WriteString(e.ev.Event.Text)

@@ -125,3 +125,57 @@ func tail(s string, n int) string {
 	}
 	return s
 }
+
+// TestInstancesStartOneTurn sends to one conversation through two binaries
+// on one PostgreSQL at the same moment, for several conversations: each
+// time exactly one send starts a turn and the other is busy, whichever
+// instance read the conversation as idle first.
+func TestInstancesStartOneTurn(t *testing.T) {
+	dsn := freshSchema(t)
+	fake, fakeURL := llmtest.NewHTTPServer(t)
+	hold := make(chan struct{})
+	defer close(hold)
+	const convs = 12
+	for range 2 * convs {
+		fake.Enqueue(llmtest.Reply{Text: "held", Hold: hold})
+	}
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}
+	a := startDSN(t, dsn, env...)
+	b := startDSN(t, dsn, env...)
+
+	for i := range convs {
+		var c agent.Conversation
+		postJSON(t, a.url("/agentik/conversations"), `{}`, &c)
+		fire := make(chan struct{})
+		codes := make(chan int, 2)
+		for _, p := range []*proc{a, b} {
+			go func() {
+				<-fire
+				resp, err := http.Post(p.url("/agentik/conversations/"+c.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"at once"}]}`))
+				if err != nil {
+					codes <- 0
+					return
+				}
+				codes <- resp.StatusCode
+				resp.Body.Close() // a started turn goes on without its client
+			}()
+		}
+		close(fire)
+		got := []int{<-codes, <-codes}
+		started := 0
+		for _, code := range got {
+			switch code {
+			case http.StatusOK:
+				started++
+			case http.StatusConflict:
+			default:
+				t.Fatalf("conversation %d: send answered %d", i, code)
+			}
+		}
+		if started != 1 {
+			var hist struct{ Messages []agent.Message }
+			getJSON(t, a.url("/agentik/conversations/"+c.ID+"/messages"), &hist)
+			t.Fatalf("conversation %d: two simultaneous sends through two instances answered %v: %d turns started (%d messages stored), want exactly 1", i, got, started, len(hist.Messages))
+		}
+	}
+}

@@ -117,16 +117,18 @@ type Parent struct {
 	CallID         string `json:"call_id"`
 }
 
-// agentVisible reports whether p may see and use agent d: the one rule of
-// agents' visibility (a shared agent is everyone's, a private one its
-// owner's; admins see all).
-func agentVisible(p Principal, d AgentDef) bool {
-	return d.Visibility == VisibilityShared || d.Owner == p.UserID || p.Admin()
+// agentVisible reports whether ctx's principal may see and use agent d:
+// the one rule of agents' visibility, on the rule of access.go (a shared
+// agent is everyone's, a private one its owner's; admins see all).
+func agentVisible(ctx context.Context, d AgentDef) bool {
+	scope := Scope(ctx)
+	return d.Visibility == VisibilityShared || scope == "" || d.Owner == scope
 }
 
-// agentEditable reports whether p may change agent d.
-func agentEditable(p Principal, d AgentDef) bool {
-	return d.Owner == p.UserID || p.Admin()
+// agentEditable reports whether ctx's principal may change agent d.
+func agentEditable(ctx context.Context, d AgentDef) bool {
+	scope := Scope(ctx)
+	return scope == "" || d.Owner == scope
 }
 
 // agents is the runner's agent store: the configured one, or memory
@@ -254,10 +256,9 @@ func (r *Runner) Agents(ctx context.Context) ([]AgentDef, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agents: %w", err)
 	}
-	p := PrincipalFrom(ctx)
 	out := []AgentDef{}
 	for _, d := range all {
-		if !d.Deleted && agentVisible(p, d) {
+		if !d.Deleted && agentVisible(ctx, d) {
 			out = append(out, d)
 		}
 	}
@@ -274,7 +275,7 @@ func (r *Runner) Agent(ctx context.Context, slug string) (AgentDef, error) {
 	if err != nil {
 		return AgentDef{}, err
 	}
-	if !agentVisible(PrincipalFrom(ctx), d) {
+	if !agentVisible(ctx, d) {
 		return AgentDef{}, agentNotFound(slug)
 	}
 	return d, nil
@@ -374,7 +375,7 @@ func (r *Runner) editable(ctx context.Context, slug string) (AgentDef, error) {
 	if d.ReadOnly {
 		return AgentDef{}, Errorf(CodeForbidden, "agent %q is defined as code (AGENTIK_AGENTS or the server's configuration); change it there", slug)
 	}
-	if !agentEditable(PrincipalFrom(ctx), d) {
+	if !agentEditable(ctx, d) {
 		return AgentDef{}, Errorf(CodeForbidden, "agent %q belongs to another user; only its owner changes it", slug)
 	}
 	return d, nil

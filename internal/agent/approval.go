@@ -163,6 +163,9 @@ func (t *turn) runPending(mem []ModelMessage) ([]ModelMessage, error) {
 // is not_found. The decision of the round's last waiting call resumes the
 // turn here, whichever instance started it.
 func (r *Runner) Approve(ctx context.Context, id string, in ApprovalInput) error {
+	if err := r.access(ctx, id); err != nil {
+		return err
+	}
 	if in.CallID == "" {
 		return Errorf(CodeBadRequest, "approve needs call_id")
 	}
@@ -215,10 +218,11 @@ func (r *Runner) resumeTurn(ctx context.Context, id string) {
 		return
 	}
 	r.mu.Lock()
-	if prev := r.turns[id]; prev != nil && !r.closed {
+	prev := r.turns[id]
+	r.mu.Unlock()
+	if prev != nil {
 		// The goroutine that parked the round may not have exited yet
 		// when a quick decision arrives: wait for it, or nobody resumes.
-		r.mu.Unlock()
 		if h := r.hooks.resumeWaits; h != nil {
 			h(id)
 		}
@@ -227,24 +231,13 @@ func (r *Runner) resumeTurn(ctx context.Context, id string) {
 		case <-ctx.Done():
 			return
 		}
-		r.mu.Lock()
 	}
-	if r.closed || r.turns[id] != nil {
-		r.mu.Unlock()
+	t, err := r.claim(ctx, st, c, turnOptions{resume: pend, traced: true}, nil)
+	if err != nil {
 		return
 	}
-	tctx, ended := ctx, func() {}
-	if r.cfg.TurnContext != nil {
-		tctx, ended = r.cfg.TurnContext(tctx, id)
-	}
-	tctx, cancel := context.WithCancelCause(tctx)
-	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), ended: ended, resume: pend}
-	close(t.started)
-	r.turns[id] = t
-	r.wg.Add(1)
-	r.mu.Unlock()
 	r.log.Info("turn_resumed", "conversation_id", id)
-	go t.run()
+	_ = r.begin(ctx, t, nil, nil) // nothing to write: it cannot fail
 }
 
 // endWaiting ends a turn that waits for decisions and runs nowhere: each

@@ -337,6 +337,9 @@ func (r *Runner) idleTree(ctx context.Context, id, op string) (*tree, Conversati
 // and working memory is marked stale, to be rebuilt for the new path by
 // the next turn.
 func (r *Runner) SwitchBranch(ctx context.Context, id, messageID string) (Conversation, error) {
+	if err := r.access(ctx, id); err != nil {
+		return Conversation{}, err
+	}
 	t, c, err := r.idleTree(ctx, id, "switch branch")
 	if err != nil {
 		return Conversation{}, err
@@ -356,8 +359,12 @@ func (r *Runner) SwitchBranch(ctx context.Context, id, messageID string) (Conver
 
 // Regenerate answers again from the user message of answer messageID (""
 // = the last answer of the active path): a sibling of that answer. The
-// result's MessageID is that user message.
+// error message of a failed turn is regenerated the same way: that is its
+// Retry. The result's MessageID is that user message.
 func (r *Runner) Regenerate(ctx context.Context, id, messageID string) (SendResult, error) {
+	if err := r.access(ctx, id); err != nil {
+		return SendResult{}, err
+	}
 	t, _, err := r.idleTree(ctx, id, "regenerate")
 	if err != nil {
 		return SendResult{}, err
@@ -377,8 +384,8 @@ func (r *Runner) Regenerate(ctx context.Context, id, messageID string) (SendResu
 	if err != nil {
 		return SendResult{}, err
 	}
-	if n.Type != MessageAssistant {
-		return SendResult{}, Errorf(CodeBadRequest, "message %s is a %s; only an assistant_message can be regenerated (edit a user_message instead)", messageID, n.Type)
+	if n.Type != MessageAssistant && n.Type != MessageError {
+		return SendResult{}, Errorf(CodeBadRequest, "message %s is a %s; only an assistant_message (or the error of a failed turn) can be regenerated (edit a user_message instead)", messageID, n.Type)
 	}
 	user := ""
 	for p := n.Parent; p != "" && user == ""; {
@@ -397,6 +404,9 @@ func (r *Runner) Regenerate(ctx context.Context, id, messageID string) (SendResu
 // Edit sends an edited copy of user message messageID: a sibling of it,
 // answered like a send.
 func (r *Runner) Edit(ctx context.Context, id, messageID string, content []Content) (SendResult, error) {
+	if err := r.access(ctx, id); err != nil {
+		return SendResult{}, err
+	}
 	if err := CheckContent(content); err != nil {
 		return SendResult{}, err
 	}

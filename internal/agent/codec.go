@@ -22,7 +22,8 @@ import (
 // field) that carry it; `*` means every type (and a struct without a type
 // field); a trailing `?` omits an empty value. Fields are written in the
 // order they are declared. A field tagged `wire:"-raw"` keeps the JSON of a
-// type this version does not know, which is written back unchanged. Dates
+// type this version does not know, which is written back unchanged; one
+// tagged `wire:"-"` is never written nor read. Dates
 // (time.Time) use TimeFormat; a nil slice that is not omitted is written as
 // [].
 
@@ -78,6 +79,9 @@ func codecOf(t reflect.Type) *wireCodec {
 		}
 		if tag == "-raw" {
 			c.rawIdx = i
+			continue
+		}
+		if tag == "-" { // kept in memory, never on the wire
 			continue
 		}
 		parts := strings.Split(tag, ",")

@@ -464,6 +464,9 @@ type CompactResult struct {
 // and short-lived), a running one busy; one with nothing before its last
 // turn is a no-op result that says so.
 func (r *Runner) Compact(ctx context.Context, id string) (CompactResult, error) {
+	if err := r.access(ctx, id); err != nil {
+		return CompactResult{}, err
+	}
 	if r.temps.Has(id) {
 		return CompactResult{}, Errorf(CodeBadRequest, "conversation %s is temporary: temporary conversations are not compacted", id)
 	}
@@ -498,23 +501,22 @@ func (r *Runner) Compact(ctx context.Context, id string) (CompactResult, error) 
 	if err != nil {
 		return CompactResult{}, err
 	}
-	r.mu.Lock()
-	switch {
-	case r.closed:
-		r.mu.Unlock()
-		return CompactResult{}, errClosed
-	case r.turns[id] != nil || c.Running:
-		r.mu.Unlock()
-		return CompactResult{}, busy
-	}
 	// The compaction holds the conversation like a turn: a send meanwhile
 	// is busy, an interrupt cancels the summary call.
-	tctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	t := &turn{r: r, st: r.cfg.Store, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), ended: func() {}}
+	t, err := r.claim(ctx, r.cfg.Store, c, turnOptions{}, func() error {
+		if c.Running {
+			return busy
+		}
+		return nil
+	})
+	if errors.Is(err, ErrBusy) {
+		return CompactResult{}, busy
+	}
+	if err != nil {
+		return CompactResult{}, err
+	}
 	close(t.started)
-	r.turns[id] = t
-	r.wg.Add(1)
-	r.mu.Unlock()
+	tctx := t.ctx
 	t.items = make(chan emitItem, emitQueue)
 	emitDone := make(chan struct{})
 	go func() { defer close(emitDone); t.emitLoop() }()
@@ -524,8 +526,7 @@ func (r *Runner) Compact(ctx context.Context, id string) (CompactResult, error) 
 		t.r.mu.Unlock()
 		close(t.items)
 		<-emitDone
-		cancel(nil)
-		r.endTurn(t)
+		r.release(t)
 	}()
 
 	mem, _, err := r.memory(ctx, r.cfg.Store, id) // its record replaces all of memory

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"regexp"
 )
 
@@ -59,6 +58,9 @@ type CompletionInput struct {
 // request's new input. Like Send, the turn then runs whoever listens; a
 // caller that wants it to stop when its client leaves interrupts it.
 func (r *Runner) SendCompletion(ctx context.Context, id string, in CompletionInput) (SendResult, error) {
+	if err := r.access(ctx, id); err != nil {
+		return SendResult{}, err
+	}
 	if err := CheckClientTools(in.ClientTools); err != nil {
 		return SendResult{}, err
 	}
@@ -105,66 +107,9 @@ func CheckClientTools(specs []ToolSpec) error {
 }
 
 // CreateCompletion makes a temp conversation whose history is a stateless
-// request's messages but its new input. System entries in history replace
-// the default system prompt; without any, the default one leads. Every
-// other entry also becomes a message of the conversation's history, so the
-// UI shows what the request carried.
+// request's messages but its new input (see CreateSeeded).
 func (r *Runner) CreateCompletion(ctx context.Context, history []ModelMessage) (Conversation, error) {
-	if err := checkHistory(history); err != nil {
-		return Conversation{}, err
-	}
-	var mem []ModelMessage
-	hasSystem := false
-	for _, m := range history {
-		hasSystem = hasSystem || m.Role == RoleSystem
-	}
-	if !hasSystem {
-		mem = append(mem, ModelMessage{Role: RoleSystem, Content: []Content{Text(r.cfg.SystemPrompt)}})
-	}
-	mem = append(mem, history...)
-	title := ""
-	for _, m := range history {
-		if m.Role == RoleUser {
-			title = autoTitle(m.Content)
-			break
-		}
-	}
-	now := r.now()
-	c := Conversation{ID: NewID(), Title: title, Temp: true, CreatedAt: now, UpdatedAt: now}
-	recs := []*Record{{
-		Event:        r.agentEvent(AgentEvent{Type: AgentCreated, ConversationID: c.ID, Title: title}),
-		Conversation: &c,
-		Memory:       mem, // the whole batch is applied at once: memory may lead its messages
-	}}
-	names := map[string]string{} // tool names by call id
-	for _, m := range history {
-		switch m.Role {
-		case RoleUser:
-			recs = append(recs, r.messageRecord(Message{Type: MessageUser, ConversationID: c.ID, Content: m.Content}))
-		case RoleAssistant:
-			if len(m.Content) > 0 || m.Reasoning != "" || len(m.ToolCalls) == 0 {
-				recs = append(recs, r.messageRecord(Message{Type: MessageAssistant, ConversationID: c.ID, Content: m.Content, Reasoning: m.Reasoning}))
-			}
-			for _, tc := range m.ToolCalls {
-				names[tc.ID] = tc.Name
-				recs = append(recs, r.messageRecord(Message{Type: MessageToolCall, ConversationID: c.ID, CallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}))
-			}
-		case RoleTool:
-			res := Message{Type: MessageToolResult, ConversationID: c.ID, CallID: m.ToolCallID, Name: m.Name}
-			if res.Name == "" {
-				res.Name = names[m.ToolCallID]
-			}
-			for _, p := range m.Content {
-				res.Result += p.Body
-			}
-			recs = append(recs, r.messageRecord(res))
-		}
-	}
-	if err := r.temps.Append(ctx, recs...); err != nil {
-		return Conversation{}, fmt.Errorf("create completion: %w", err)
-	}
-	c.MessageCount = len(recs) - 1
-	return c, nil
+	return r.CreateSeeded(ctx, history, true, Settings{})
 }
 
 // checkHistory checks the entries of a stateless request's history.

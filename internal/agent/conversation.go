@@ -30,6 +30,9 @@ type Conversation struct {
 	// Parent links a child conversation to the delegation that started
 	// it (delegate.go); nil for a conversation a person started.
 	Parent *Parent `wire:"parent,*?"`
+	// Owner is the user the conversation belongs to (access.go); "" in a
+	// store that keeps none: LocalUser. Not on the wire.
+	Owner string `wire:"-"`
 }
 
 // MarshalJSON implements json.Marshaler.

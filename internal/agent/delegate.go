@@ -41,13 +41,18 @@ func (t *turn) delegate(c ToolCall) Message {
 	if json.Unmarshal([]byte(c.Arguments), &args) != nil || strings.TrimSpace(args.Message) == "" {
 		return fail(`%s takes {"message": "…"}: the task for the agent`, c.Name)
 	}
-	ctx := context.WithoutCancel(t.ctx) // the principal who started the turn
+	// The child is the parent's owner's, whoever's action runs the turn.
+	owner := Principal{UserID: OwnerOf(t.conv), Role: RoleMember}
+	if owner.UserID == LocalUser {
+		owner = Local
+	}
+	ctx := WithPrincipal(context.WithoutCancel(t.ctx), owner)
 	d, err := t.r.agents().Agent(ctx, slug)
 	if err != nil || d.Deleted {
 		return fail("agent %q is not available", slug)
 	}
 	title := Shorten(d.Name+": "+firstLine(args.Message), 120)
-	child, err := t.r.createConversation(ctx, title, t.conv.Temp, Settings{Agent: &slug}, &Parent{ConversationID: t.conv.ID, CallID: c.ID})
+	child, err := t.r.newConversation(ctx, NewID(), title, t.conv.Temp, Settings{Agent: &slug}, &Parent{ConversationID: t.conv.ID, CallID: c.ID})
 	if err != nil {
 		return fail("could not start agent %q: %v", slug, err)
 	}

@@ -18,7 +18,10 @@ type Encoded struct {
 	ConversationID string // of an agent event: its event's
 	Type           string // the inner event's type (see AllEvent.EventType)
 	JSON           []byte // the AllEvent
-	inner          int    // where the inner event starts in JSON; 0: it has none
+	// Owner is the owner of ConversationID (access.go): what a member's
+	// subscription is matched by. "" for an event of no conversation.
+	Owner string
+	inner int // where the inner event starts in JSON; 0: it has none
 }
 
 // eventKey precedes the inner event in an AllEvent's JSON. Every field the
@@ -43,7 +46,7 @@ func Encode(ev AllEvent) (Encoded, error) {
 	if err != nil {
 		return Encoded{}, err
 	}
-	e := Encoded{Seq: ev.Seq, ID: ev.ID, Kind: ev.Kind, ConversationID: ev.ConversationID, Type: ev.EventType(), JSON: b}
+	e := Encoded{Seq: ev.Seq, ID: ev.ID, Kind: ev.Kind, ConversationID: ev.ConversationID, Type: ev.EventType(), JSON: b, Owner: ev.Owner}
 	if ev.Agent != nil || ev.Event != nil {
 		e.inner = innerStart(b)
 	}

@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Error codes: the only values of Error.Code on the wire.
@@ -63,6 +64,15 @@ var ErrStaleMemory = errors.New("working memory does not follow the active path"
 // Errorf makes an *Error with code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorSummary splits an error message into what a person reads (its
+// first line: what went wrong, in words, and what to do) and the detail
+// after it (upstream text, for whoever debugs it). A one-line message is
+// all summary. The model adapter writes its model_error messages so.
+func ErrorSummary(msg string) (summary, detail string) {
+	summary, detail, _ = strings.Cut(msg, "\n")
+	return summary, strings.TrimSpace(detail)
 }
 
 // ErrorCode is the wire code of err: its *Error's code, or internal.

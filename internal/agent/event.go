@@ -139,6 +139,9 @@ type AllEvent struct {
 	Agent          *AgentEvent     `wire:"event,agent"`
 	Event          *Event          `wire:"event,conversation"`
 	Raw            json.RawMessage `wire:"-raw"`
+	// Owner is the owner of the event's conversation (access.go), filled
+	// where it is published; not on the wire.
+	Owner string `wire:"-"`
 }
 
 // EventType is the type of the inner event: what SSE names the frame.

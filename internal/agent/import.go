@@ -53,6 +53,7 @@ type ArchivedConversation struct {
 // Otherwise the messages are one path in their order.
 type ImportConversation struct {
 	Source    string
+	owner     string // who imports it (ownSources)
 	Title     string
 	CreatedAt time.Time
 	Messages  []Message
@@ -93,6 +94,7 @@ func (r *Runner) Import(ctx context.Context, convs []ImportConversation) (Import
 	if len(convs) > MaxImportConversations {
 		return ImportResult{}, Errorf(CodeTooLarge, "an import holds at most %d conversations, got %d; split the file", MaxImportConversations, len(convs))
 	}
+	convs = ownSources(ctx, convs) // access.go
 	total := 0
 	seen := map[string]bool{}
 	var sources []string
@@ -166,7 +168,7 @@ func (r *Runner) importRecords(c ImportConversation) ([]*Record, *Conversation, 
 	if created.IsZero() {
 		created = now
 	}
-	conv := &Conversation{ID: NewID(), Title: title, CreatedAt: created, UpdatedAt: created}
+	conv := &Conversation{ID: NewID(), Title: title, CreatedAt: created, UpdatedAt: created, Owner: c.owner}
 	st := c.Settings
 	st.Title = nil
 	if st.Model != nil && r.checkModel(strings.TrimSpace(*st.Model)) != nil {

@@ -38,6 +38,9 @@ type QueuedSend struct {
 // a queued event and starts, in order, when the turns before it have
 // ended, across restarts.
 func (r *Runner) SendBusy(ctx context.Context, id string, content []Content, clientID, onBusy string) (SendResult, error) {
+	if err := r.access(ctx, id); err != nil {
+		return SendResult{}, err
+	}
 	switch onBusy {
 	case "", OnBusyReject:
 		return r.Send(ctx, id, content, clientID)
@@ -122,6 +125,9 @@ func (r *Runner) queuedDuplicate(ctx context.Context, st Store, id, clientID str
 // event. One that already started is a conflict; one never queued is
 // not_found.
 func (r *Runner) CancelQueued(ctx context.Context, id, messageID string) error {
+	if err := r.access(ctx, id); err != nil {
+		return err
+	}
 	if messageID == "" {
 		return Errorf(CodeBadRequest, "cancel_queued needs message_id")
 	}
@@ -179,37 +185,28 @@ func (r *Runner) tryStartNext(ctx context.Context, id string) (again bool) {
 		return false
 	}
 	next := q[0]
-	r.mu.Lock()
-	if r.closed || r.turns[id] != nil || r.held[id] > 0 {
-		r.mu.Unlock()
+	t, err := r.claim(ctx, st, c, turnOptions{clientID: next.ClientID, prompt: next.Content, traced: true}, func() error {
+		if r.held[id] > 0 {
+			return errAgain
+		}
+		return nil
+	})
+	if err != nil {
 		return false
 	}
-	tctx, ended := ctx, func() {}
-	if r.cfg.TurnContext != nil {
-		tctx, ended = r.cfg.TurnContext(tctx, id)
-	}
-	tctx, cancel := context.WithCancelCause(tctx)
-	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), clientID: next.ClientID, ended: ended, prompt: next.Content}
-	r.turns[id] = t // sends see busy meanwhile; Interrupt cancels it
-	r.wg.Add(1)
-	r.mu.Unlock()
 	user := Message{Type: MessageUser, ID: next.MessageID, ConversationID: id, Date: r.now(), Content: next.Content, ClientID: next.ClientID}
 	recs := r.startRecords(c, user)
 	recs[0].Dequeue = next.MessageID
-	err = st.Append(ctx, recs...)
-	close(t.started)
-	if err != nil {
-		cancel(nil)
-		r.endTurn(t)
-		if errors.Is(err, ErrConflict) {
-			return true
-		}
-		if !errors.Is(err, ErrNotFound) {
+	if err := r.begin(ctx, t, recs, nil); err != nil {
+		switch {
+		case errors.Is(err, ErrConflict):
+			return true // started or cancelled meanwhile: try the next one
+		case errors.Is(err, ErrBusy), errors.Is(err, ErrNotFound):
+			// A turn runs (its end starts the next), or the conversation is gone.
+		default:
 			r.log.Error("queue_start_failed", "conversation_id", id, "err", err)
 		}
-		return false
 	}
-	go t.run()
 	return false
 }
 
@@ -277,9 +274,6 @@ func (s *MemStore) checkQueue(rec *Record) error {
 		}
 	}
 	if id := rec.Dequeue; id != "" {
-		if rec.Turn == TurnStart && c.conv.Running {
-			return Errorf(CodeConflict, "a turn is already running in conversation %s", cid)
-		}
 		for _, q := range c.queue {
 			if q.MessageID == id {
 				return nil
@@ -321,6 +315,9 @@ func (c *memConversation) applyQueue(rec *Record) {
 
 // Queue returns a conversation's queued sends, the next to run first.
 func (r *Runner) Queue(ctx context.Context, id string) ([]QueuedSend, error) {
+	if err := r.access(ctx, id); err != nil {
+		return nil, err
+	}
 	st := r.storeOf(id)
 	if _, err := st.Conversation(ctx, id); err != nil {
 		return nil, err

@@ -31,6 +31,12 @@ func (r *Runner) Recover(ctx context.Context) error {
 		}
 		const msg = "the turn stopped without finishing: the server restarted, or could not save its end; send the message again"
 		recs := r.failRecords(c.ID, Errorf(CodeInterruptedByRestart, msg), nil)
+		// The calls of a round the dead process ran get their answer first.
+		if mem, _, err := r.memory(ctx, r.cfg.Store, c.ID); err == nil {
+			recs = append(r.answerRecords(c.ID, mem, whyRestart), recs...)
+		} else {
+			r.log.Warn("recover_memory_failed", "conversation_id", c.ID, "err", err)
+		}
 		if err := r.cfg.Store.Append(ctx, recs...); err != nil {
 			return fmt.Errorf("recover %s: %w", c.ID, err)
 		}

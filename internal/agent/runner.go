@@ -190,12 +190,18 @@ func (r *Runner) CreateConversation(ctx context.Context, title string, temp bool
 // CreateConversationWith makes a conversation with settings (s.Title is
 // ignored: title is the title).
 func (r *Runner) CreateConversationWith(ctx context.Context, title string, temp bool, s Settings) (Conversation, error) {
-	return r.createConversation(ctx, title, temp, s, nil)
+	return r.createConversation(ctx, NewID(), title, temp, s)
 }
 
-// createConversation makes a conversation on s's agent (the default when
-// it names none); parent links a delegated child (delegate.go).
-func (r *Runner) createConversation(ctx context.Context, title string, temp bool, s Settings, parent *Parent) (Conversation, error) {
+// createConversation makes a conversation with id (external.go gives one a
+// client chose).
+func (r *Runner) createConversation(ctx context.Context, id, title string, temp bool, s Settings) (Conversation, error) {
+	return r.newConversation(ctx, id, title, temp, s, nil)
+}
+
+// newConversation makes a conversation on s's agent (the default when it
+// names none); parent links a delegated child (delegate.go).
+func (r *Runner) newConversation(ctx context.Context, id, title string, temp bool, s Settings, parent *Parent) (Conversation, error) {
 	title, err := cleanTitle(title, true)
 	if err != nil {
 		return Conversation{}, err
@@ -211,7 +217,7 @@ func (r *Runner) createConversation(ctx context.Context, title string, temp bool
 		return Conversation{}, err
 	}
 	now := r.now()
-	c := Conversation{ID: NewID(), Title: title, Temp: temp, CreatedAt: now, UpdatedAt: now, UserTitled: title != "", Parent: parent}
+	c := Conversation{ID: id, Title: title, Temp: temp, CreatedAt: now, UpdatedAt: now, UserTitled: title != "", Owner: PrincipalFrom(ctx).UserID, Parent: parent}
 	s.apply(&c)
 	rec := &Record{
 		Event:        r.agentEvent(AgentEvent{Type: AgentCreated, ConversationID: c.ID, Title: title, Agent: c.Agent, Parent: parent}),
@@ -230,7 +236,11 @@ func (r *Runner) createConversation(ctx context.Context, title string, temp bool
 
 // Conversation returns one conversation, with its live turn state.
 func (r *Runner) Conversation(ctx context.Context, id string) (Conversation, error) {
-	return r.storeOf(id).Conversation(ctx, id)
+	c, err := r.storeOf(id).Conversation(ctx, id)
+	if err == nil && !Visible(Scope(ctx), c) {
+		return Conversation{}, errHidden(id)
+	}
+	return c, err
 }
 
 // IsTemp reports whether id is a temp conversation; it reads no database.
@@ -242,7 +252,8 @@ func (r *Runner) Conversations(ctx context.Context, offset, limit int) ([]Conver
 	if err := checkPage(offset, limit); err != nil {
 		return nil, 0, err
 	}
-	temps, _, err := r.temps.Conversations(ctx, 0, math.MaxInt)
+	scope := Scope(ctx)
+	temps, _, err := conversationsOf(ctx, r.temps, scope, 0, math.MaxInt)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list conversations: %w", err)
 	}
@@ -252,7 +263,7 @@ func (r *Runner) Conversations(ctx context.Context, offset, limit int) ([]Conver
 	}
 	rest := limit - len(out)
 	// With the page full of temp conversations, one row is read for the total.
-	stored, total, err := r.cfg.Store.Conversations(ctx, max(0, offset-len(temps)), max(rest, 1))
+	stored, total, err := conversationsOf(ctx, r.cfg.Store, scope, max(0, offset-len(temps)), max(rest, 1))
 	if err != nil {
 		return nil, 0, fmt.Errorf("list conversations: %w", err)
 	}
@@ -285,6 +296,9 @@ func (r *Runner) Messages(ctx context.Context, q MessageQuery) ([]Message, error
 	if q.After < 0 {
 		return nil, Errorf(CodeBadRequest, "after must be 0 or more, got %d", q.After)
 	}
+	if err := r.access(ctx, q.ConversationID); err != nil {
+		return nil, err
+	}
 	if b, ok := r.cfg.Store.(Brancher); ok && !r.temps.Has(q.ConversationID) {
 		return r.branchMessages(ctx, b, q)
 	}
@@ -300,6 +314,9 @@ func (r *Runner) Messages(ctx context.Context, q MessageQuery) ([]Message, error
 
 // Rename changes a conversation's title.
 func (r *Runner) Rename(ctx context.Context, id, title string) (Conversation, error) {
+	if err := r.access(ctx, id); err != nil {
+		return Conversation{}, err
+	}
 	title, err := cleanTitle(title, false)
 	if err != nil {
 		return Conversation{}, err
@@ -318,6 +335,9 @@ func (r *Runner) Rename(ctx context.Context, id, title string) (Conversation, er
 // Delete deletes a conversation with its history, interrupting its turn
 // first.
 func (r *Runner) Delete(ctx context.Context, id string) error {
+	if err := r.access(ctx, id); err != nil {
+		return err
+	}
 	st := r.storeOf(id)
 	if _, err := st.Conversation(ctx, id); err != nil {
 		return err
@@ -343,6 +363,9 @@ const remoteInterruptPoll = 25 * time.Millisecond
 // running. A turn running on another instance (several instances on one
 // PostgreSQL) is asked to stop through the store.
 func (r *Runner) Interrupt(ctx context.Context, id string) (bool, error) {
+	if err := r.access(ctx, id); err != nil {
+		return false, err
+	}
 	c, err := r.Conversation(ctx, id)
 	if err != nil {
 		return false, err
@@ -435,6 +458,9 @@ type SendResult struct {
 // or is interrupted, whoever is listening. A client_id already used in this
 // conversation returns the original message id and starts nothing.
 func (r *Runner) Send(ctx context.Context, id string, content []Content, clientID string) (SendResult, error) {
+	if err := r.access(ctx, id); err != nil {
+		return SendResult{}, err
+	}
 	if err := CheckContent(content); err != nil {
 		return SendResult{}, err
 	}
@@ -477,75 +503,70 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 		return SendResult{}, Errorf(CodeUnavailable, "%s", r.cfg.Unavailable)
 	}
 
-	r.mu.Lock()
-	for {
-		if r.closed {
-			r.mu.Unlock()
-			return SendResult{}, errClosed
-		}
-		if r.ends[endStripe(id)] != ends {
-			// A turn of this runner ended or parked its round since the
-			// conversation was read: what it wrote decides, read again.
-			ends = r.ends[endStripe(id)]
-			r.mu.Unlock()
+	// The slot (slot.go) takes the conversation; before that, this
+	// runner's turn of it that is writing its end is waited out.
+	var t *turn
+	for t == nil {
+		var prev *turn
+		reread := false
+		t, err = r.claim(ctx, st, c, turnOptions{clientID: clientID, prompt: content, clientTools: in.clientTools, traced: true}, func() error {
+			switch {
+			case r.ends[endStripe(id)] != ends:
+				// A turn of this runner ended or parked its round since the
+				// conversation was read: what it wrote decides, read again.
+				ends, reread = r.ends[endStripe(id)], true
+				return errAgain
+			case c.Running && len(c.Waiting) > 0:
+				// Parked: no goroutine runs it, but it is the conversation's turn.
+				return busyWaiting(id, len(c.Waiting))
+			case c.Running && !c.Temp && r.turns[id] == nil:
+				return Errorf(CodeBusy, "a turn is running in conversation %s on another instance; wait for it to end", id)
+			case r.turns[id] != nil:
+				prev = r.turns[id]
+				return errAgain
+			}
+			return nil
+		})
+		switch {
+		case err == nil:
+		case !errors.Is(err, errAgain):
+			return SendResult{}, err
+		case reread:
 			if c, err = st.Conversation(ctx, id); err != nil {
 				return SendResult{}, err
 			}
+		default:
 			r.mu.Lock()
-			continue
-		}
-		if c.Running && len(c.Waiting) > 0 {
-			// Parked: no goroutine runs it, but it is the conversation's turn.
+			ending := prev.ending
 			r.mu.Unlock()
-			return SendResult{}, busyWaiting(id, len(c.Waiting))
-		}
-		if c.Running && !c.Temp && r.turns[id] == nil {
-			r.mu.Unlock()
-			return SendResult{}, Errorf(CodeBusy, "a turn is running in conversation %s on another instance; wait for it to end", id)
-		}
-		prev := r.turns[id]
-		if prev == nil {
-			break
-		}
-		ending := prev.ending
-		r.mu.Unlock()
-		if clientID != "" && prev.clientID == clientID {
-			// A concurrent send of the same message: once its message is
-			// written, this one is its duplicate, never busy.
+			if clientID != "" && prev.clientID == clientID {
+				// A concurrent send of the same message: once its message is
+				// written, this one is its duplicate, never busy.
+				select {
+				case <-prev.started:
+				case <-ctx.Done():
+					return SendResult{}, ctx.Err()
+				}
+				if m, ok, err := messageByClientID(ctx, st, id, clientID); err != nil {
+					return SendResult{}, err
+				} else if ok {
+					return SendResult{MessageID: m.ID, Seq: m.Seq, Duplicate: true}, nil
+				}
+				ending = true // its message was not written: it is ending
+			}
+			if !ending {
+				return SendResult{}, ErrTurnRunning(id)
+			}
+			// The previous turn is writing its end: a client that saw the end
+			// may send at once, so wait the moment it takes instead of busy
+			// (the loop then reads what it wrote: it may have parked).
 			select {
-			case <-prev.started:
+			case <-prev.done:
 			case <-ctx.Done():
 				return SendResult{}, ctx.Err()
 			}
-			if m, ok, err := messageByClientID(ctx, st, id, clientID); err != nil {
-				return SendResult{}, err
-			} else if ok {
-				return SendResult{MessageID: m.ID, Seq: m.Seq, Duplicate: true}, nil
-			}
-			ending = true // its message was not written: it is ending
 		}
-		if !ending {
-			return SendResult{}, Errorf(CodeBusy, "a turn is running in conversation %s; wait for it to end or interrupt it", id)
-		}
-		// The previous turn is writing its end: a client that saw the end
-		// may send at once, so wait the moment it takes instead of busy
-		// (the loop then reads what it wrote: it may have parked).
-		select {
-		case <-prev.done:
-		case <-ctx.Done():
-			return SendResult{}, ctx.Err()
-		}
-		r.mu.Lock()
 	}
-	tctx, ended := context.WithoutCancel(ctx), func() {}
-	if r.cfg.TurnContext != nil {
-		tctx, ended = r.cfg.TurnContext(tctx, id)
-	}
-	tctx, cancel := context.WithCancelCause(tctx)
-	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), clientID: clientID, ended: ended, clientTools: in.clientTools, prompt: content}
-	r.turns[id] = t
-	r.wg.Add(1)
-	r.mu.Unlock()
 
 	var recs []*Record
 	if len(in.start) > 0 {
@@ -557,10 +578,11 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 		recs = []*Record{r.messageRecord(user, ModelMessage{Role: RoleUser, Content: content})}
 	}
 	rec := recs[0]
-	rec.Turn = TurnStart
 	recs = append(recs, &Record{Event: r.agentEvent(AgentEvent{Type: AgentTurnStarted, ConversationID: id})})
-	err = st.Append(ctx, recs...)
-	if err == nil && c.Title == "" && c.MessageCount == 0 {
+	err = r.begin(ctx, t, recs, func() {
+		if c.Title != "" || c.MessageCount != 0 {
+			return
+		}
 		t.title = r.cfg.Titles == TitlesModel
 		if title := autoTitle(content); title != "" {
 			// A user's rename meanwhile wins: then this one is not written.
@@ -569,11 +591,8 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 				r.log.Warn("title_failed", "conversation_id", id, "err", terr)
 			}
 		}
-	}
-	close(t.started)
+	})
 	if err != nil {
-		r.endTurn(t)
-		cancel(nil)
 		if errors.Is(err, ErrBadRequest) && clientID != "" {
 			// Lost a race with a send of the same client_id.
 			if m, ok, _ := messageByClientID(ctx, st, id, clientID); ok {
@@ -582,7 +601,6 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 		}
 		return SendResult{}, fmt.Errorf("send: %w", err)
 	}
-	go t.run()
 	if e := rec.Event.Event; e != nil && e.Message != nil {
 		in.messageID = e.Message.ID
 	}
@@ -594,7 +612,6 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 // conversation's first message, so it never titles one.)
 func (r *Runner) startRecords(c Conversation, user Message) []*Record {
 	rec := r.messageRecord(user, ModelMessage{Role: RoleUser, Content: user.Content})
-	rec.Turn = TurnStart
 	return []*Record{rec, {Event: r.agentEvent(AgentEvent{Type: AgentTurnStarted, ConversationID: c.ID})}}
 }
 

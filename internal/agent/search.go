@@ -38,6 +38,9 @@ type SearchQuery struct {
 	Terms  []string
 	Prefix bool
 	Limit  int
+	// Owner: only that user's conversations ("" everyone's); set by
+	// Runner.Search from the principal (access.go).
+	Owner string
 }
 
 // SearchResult is one conversation that matches a search, with its best

@@ -181,6 +181,9 @@ func (s Settings) apply(c *Conversation) {
 // clients that know only that, when the title changed). The next turn uses
 // them. Bad values change nothing.
 func (r *Runner) UpdateConversation(ctx context.Context, id string, s Settings) (Conversation, error) {
+	if err := r.access(ctx, id); err != nil {
+		return Conversation{}, err
+	}
 	if err := r.checkAgentSetting(ctx, &s); err != nil {
 		return Conversation{}, err
 	}

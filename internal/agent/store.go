@@ -84,6 +84,9 @@ type EventQuery struct {
 	ConversationID string // only this conversation's events (KindConversation)
 	AgentOnly      bool   // only KindAgent events
 	Limit          int
+	// Owner: only events of that user's conversations ("" everyone's);
+	// set by ScopeEvents (access.go), never by hand.
+	Owner string
 }
 
 // Publisher fans events out to live subscribers. Publish never blocks on a

@@ -98,8 +98,11 @@ func (s *MemStore) Append(ctx context.Context, recs ...*Record) error {
 	}
 	evs := make([]AllEvent, 0, len(recs))
 	for _, rec := range recs {
+		owner := s.ownerOf(rec) // before apply: a delete forgets it
 		s.apply(rec)
-		evs = append(evs, rec.Event)
+		ev := rec.Event
+		ev.Owner = owner
+		evs = append(evs, ev)
 	}
 	s.version.Add(1)
 	s.mu.Unlock()
@@ -122,6 +125,9 @@ func (s *MemStore) check(recs []*Record) error {
 			if c := s.convs[ev.ConversationID]; c != nil && c.conv.UserTitled {
 				return ErrUserTitled
 			}
+		}
+		if c := s.convs[ev.ConversationID]; rec.Turn == TurnStart && c != nil && c.conv.Running {
+			return ErrTurnRunning(ev.ConversationID)
 		}
 		if err := s.checkQueue(rec); err != nil {
 			return err

@@ -47,6 +47,10 @@ type turn struct {
 	answer string        // the model's last answer text
 	resume []PendingCall // a resumed turn's decided round, run first (see approval.go)
 
+	// mem is the turn's working memory as written so far, once loaded: an
+	// early end answers the tool calls it leaves open (calls.go).
+	mem *[]ModelMessage
+
 	items   chan emitItem
 	emitErr error // first write error of the emitter; read after it stopped
 	usage   Usage
@@ -97,10 +101,12 @@ func (t *turn) run() {
 			t.r.startTitle(t)
 		}
 	case t.ctx.Err() != nil && (errors.Is(cause, errInterrupt) || errors.Is(cause, errShutdown)):
-		err = t.emitRecs(t.withContext(append([]*Record{{Event: t.r.event(t.conv.ID, Event{Type: EventInterrupted})}},
-			t.r.endRecords(t.conv.ID, t.usagePtr())...))...)
+		recs := append(t.openAnswers("interrupted before the tool ran"), &Record{Event: t.r.event(t.conv.ID, Event{Type: EventInterrupted})})
+		err = t.emitRecs(t.withContext(append(recs, t.r.endRecords(t.conv.ID, t.usagePtr())...))...)
 	default:
-		err = t.emitRecs(t.withContext(t.r.failRecords(t.conv.ID, t.failure(err), t.usagePtr()))...)
+		e := t.failure(err)
+		recs := append(t.openAnswers(whyFailed+e.Message), t.r.failRecords(t.conv.ID, e, t.usagePtr())...)
+		err = t.emitRecs(t.withContext(recs)...)
 	}
 	close(t.items)
 	<-emitDone
@@ -109,6 +115,15 @@ func (t *turn) run() {
 		// store writes again.
 		t.r.log.ErrorContext(t.ctx, "turn_write_failed", "conversation_id", t.conv.ID, "err", err)
 	}
+}
+
+// openAnswers answer the calls the turn's memory leaves open as it ends
+// early (calls.go).
+func (t *turn) openAnswers(why string) []*Record {
+	if t.mem == nil {
+		return nil
+	}
+	return t.r.answerRecords(t.conv.ID, *t.mem, why)
 }
 
 // failure is the error a failed turn reports. A model or tool error says
@@ -282,7 +297,10 @@ func (t *turn) loop() error {
 		if mem, err = t.runPending(mem); err != nil {
 			return err
 		}
+	} else if mem, err = t.openCallsAnswered(mem); err != nil {
+		return err
 	}
+	t.mem = &mem
 	var unreported Usage // of model calls not yet on an answer
 	for round := 0; ; round++ {
 		if round == MaxToolRounds {

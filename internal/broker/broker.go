@@ -66,10 +66,16 @@ const (
 type Stream struct {
 	Kind           string
 	ConversationID string // StreamConversation
+	// Owner narrows the stream to that user's conversations ("" all of
+	// them); Subscribe sets it from the caller's principal (agent.Scope).
+	Owner string
 }
 
 // Match reports whether ev belongs to the stream.
 func (s Stream) Match(ev *agent.Encoded) bool {
+	if s.Owner != "" && ev.Owner != s.Owner && (ev.ConversationID != "" || ev.Owner != "") {
+		return false // another user's conversation (an event of none, a tool server's, is everyone's)
+	}
 	switch s.Kind {
 	case StreamAll:
 		return true
@@ -83,7 +89,7 @@ func (s Stream) Match(ev *agent.Encoded) bool {
 }
 
 func (s Stream) query(after int64) agent.EventQuery {
-	q := agent.EventQuery{After: after, Limit: replayPage}
+	q := agent.EventQuery{After: after, Limit: replayPage, Owner: s.Owner}
 	switch s.Kind {
 	case StreamAgent:
 		q.AgentOnly = true
@@ -250,6 +256,7 @@ func (b *Broker) Subscribe(ctx context.Context, stream Stream, after int64, epoc
 	default:
 		return nil, agent.Errorf(agent.CodeBadRequest, "stream must be \"all\", \"agent\" or \"conversation\", got %q", stream.Kind)
 	}
+	stream.Owner = agent.Scope(ctx) // what the caller may see: the one rule (agent/access.go)
 	if epoch != "" && b.src != nil && epoch != b.src.Epoch() {
 		b.dropped(ReasonEpochMismatch)
 		return nil, &ResyncError{Reason: ReasonEpochMismatch, After: after}

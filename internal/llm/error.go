@@ -30,15 +30,19 @@ const maxUpstreamMessage = 500
 // modelError turns a failed attempt into a model_error whose message says
 // what went wrong upstream, with secrets redacted. callCtx is the context
 // of the whole call, to tell its timeout apart.
+//
+// The message is two lines (agent.ErrorSummary): first what went wrong in
+// words and what to do (failureSummary), then the upstream detail.
 func (m *Model) modelError(callCtx context.Context, err error) *agent.Error {
 	var msg string
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError
+	timedOut := false
 	switch {
 	case errors.Is(context.Cause(callCtx), errCallTimeout):
-		msg = fmt.Sprintf("no complete answer within %s", m.timeout)
+		msg, timedOut = fmt.Sprintf("no complete answer within %s", m.timeout), true
 	case errors.Is(err, errIdleTimeout):
-		msg = fmt.Sprintf("no data from %s for %s", m.model, m.idle)
+		msg, timedOut = fmt.Sprintf("no data from %s for %s", m.model, m.idle), true
 	case errors.Is(err, errStreamCut):
 		msg = "the stream ended before the answer was complete"
 	case errors.As(err, &apiErr):
@@ -61,7 +65,39 @@ func (m *Model) modelError(callCtx context.Context, err error) *agent.Error {
 	if len(msg) > maxUpstreamMessage {
 		msg = msg[:maxUpstreamMessage] + "…"
 	}
-	return agent.Errorf(agent.CodeModelError, "model: %s", m.redact.apply(msg))
+	return agent.Errorf(agent.CodeModelError, "%s\nmodel: %s", failureSummary(err, timedOut), m.redact.apply(msg))
+}
+
+// failureSummary says in words what went wrong with a model call and what
+// to do: the one place where upstream failures become the sentences a
+// person reads (the UI shows it, with the detail one click away).
+func failureSummary(err error, timedOut bool) string {
+	switch code := httpStatus(err); {
+	case timedOut:
+		return "The model did not answer in time. Retry; if it keeps happening, the model server may be overloaded."
+	case errors.Is(err, errStreamCut), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		return "The model's answer broke off. Retry."
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return "The model endpoint refused the API key. Check OPENAI_API_KEY."
+	case code == http.StatusNotFound:
+		return "The model endpoint does not know this model or address. Check OPENAI_MODEL and OPENAI_BASE_URL."
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable || code == 529:
+		return "The model is overloaded or rate-limited. Wait a moment and retry."
+	case code >= 500:
+		return "The model endpoint failed on its side. Retry in a moment."
+	case code >= 400:
+		return "The model endpoint refused the request."
+	case code == 0 && isNetwork(err):
+		return "The model endpoint is unreachable. Check OPENAI_BASE_URL and that the model server is running."
+	}
+	return "The model call failed."
+}
+
+// isNetwork reports a failure to reach the endpoint at all.
+func isNetwork(err error) bool {
+	var netErr net.Error
+	var urlErr *url.Error
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &netErr) || errors.As(err, &urlErr)
 }
 
 func statusText(code int) string {

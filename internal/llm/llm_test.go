@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -355,7 +356,7 @@ data: [DONE]
 				t.Fatalf("Chat: %v", err)
 			}
 			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr || agent.ErrorCode(err) != agent.CodeModelError {
+				if err == nil || errDetail(err) != tt.wantErr || agent.ErrorCode(err) != agent.CodeModelError {
 					t.Fatalf("err = %v (code %s), want model_error %q", err, agent.ErrorCode(err), tt.wantErr)
 				}
 			}
@@ -404,7 +405,7 @@ func TestChatRetries(t *testing.T) {
 			fake.Enqueue(llmtest.Reply{Status: 500, ErrorMessage: "upstream exploded"})
 		}
 		_, err := newModel(t, url).Chat(t.Context(), userText("x"), func(agent.Delta) error { return nil })
-		if agent.ErrorCode(err) != agent.CodeModelError || err.Error() != "model: 500 Internal Server Error: upstream exploded" {
+		if agent.ErrorCode(err) != agent.CodeModelError || errDetail(err) != "model: 500 Internal Server Error: upstream exploded" {
 			t.Fatalf("err = %v (%s), want model_error 500", err, agent.ErrorCode(err))
 		}
 		if !errors.Is(err, agent.ErrModel) {
@@ -418,7 +419,7 @@ func TestChatRetries(t *testing.T) {
 		fake, url := llmtest.NewHTTPServer(t)
 		fake.Enqueue(llmtest.Reply{Status: 400, ErrorMessage: "bad tool schema"})
 		_, err := newModel(t, url).Chat(t.Context(), userText("x"), func(agent.Delta) error { return nil })
-		if err == nil || err.Error() != "model: 400 Bad Request: bad tool schema" {
+		if err == nil || errDetail(err) != "model: 400 Bad Request: bad tool schema" {
 			t.Fatalf("err = %v", err)
 		}
 		if got := len(fake.Requests()); got != 1 {
@@ -566,7 +567,7 @@ func TestChatTimeouts(t *testing.T) {
 		}
 		m := newModel(t, url, func(c *Config) { c.IdleTimeout = 50 * time.Millisecond })
 		_, err := m.Chat(t.Context(), userText("x"), func(agent.Delta) error { return nil })
-		if agent.ErrorCode(err) != agent.CodeModelError || err.Error() != "model: no data from fake-model for 50ms" {
+		if agent.ErrorCode(err) != agent.CodeModelError || errDetail(err) != "model: no data from fake-model for 50ms" {
 			t.Fatalf("err = %v, want idle model_error", err)
 		}
 		if got := len(fake.Requests()); got != 3 {
@@ -578,7 +579,7 @@ func TestChatTimeouts(t *testing.T) {
 		fake.Enqueue(llmtest.Reply{Text: strings.Repeat("w ", 100), Delay: 10 * time.Millisecond})
 		m := newModel(t, url, func(c *Config) { c.Timeout = 100 * time.Millisecond })
 		resp, err := m.Chat(t.Context(), userText("x"), func(agent.Delta) error { return nil })
-		if agent.ErrorCode(err) != agent.CodeModelError || err.Error() != "model: no complete answer within 100ms" {
+		if agent.ErrorCode(err) != agent.CodeModelError || errDetail(err) != "model: no complete answer within 100ms" {
 			t.Fatalf("err = %v, want call-timeout model_error", err)
 		}
 		if resp.Text == "" {
@@ -643,7 +644,7 @@ func TestChatRedactsSecrets(t *testing.T) {
 			t.Errorf("message %q leaks %q", msg, secret)
 		}
 	}
-	if want := "model: 401 Unauthorized: Incorrect API key provided: [redacted]. Also [redacted] and Bearer [redacted] and https://h/x?api_key=[redacted]&b=1"; msg != want {
+	if want := "The model endpoint refused the API key. Check OPENAI_API_KEY.\nmodel: 401 Unauthorized: Incorrect API key provided: [redacted]. Also [redacted] and Bearer [redacted] and https://h/x?api_key=[redacted]&b=1"; msg != want {
 		t.Errorf("message = %q, want %q", msg, want)
 	}
 }
@@ -697,5 +698,52 @@ func TestConfigHidesKey(t *testing.T) {
 	out := buf.String() + fmt.Sprint(cfg) + fmt.Sprintf("%+v %v", cfg, &cfg)
 	if strings.Contains(out, "hide-me") || !strings.Contains(out, `"api_key_set":true`) {
 		t.Errorf("output leaks or lacks the key state: %s", out)
+	}
+}
+
+// errDetail is the upstream detail of a model_error (its second line).
+func errDetail(err error) string {
+	_, d := agent.ErrorSummary(err.Error())
+	return d
+}
+
+func TestModelErrorSaysWhatToDo(t *testing.T) {
+	// A port that was just free: connecting is refused.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	tests := []struct {
+		name  string
+		reply llmtest.Reply
+		url   string
+		want  string
+	}{
+		{name: "unreachable", url: refused, want: "The model endpoint is unreachable. Check OPENAI_BASE_URL and that the model server is running."},
+		{name: "key refused", reply: llmtest.Reply{Status: 401}, want: "The model endpoint refused the API key. Check OPENAI_API_KEY."},
+		{name: "overloaded", reply: llmtest.Reply{Status: 429}, want: "The model is overloaded or rate-limited. Wait a moment and retry."},
+		{name: "unknown model", reply: llmtest.Reply{Status: 404}, want: "The model endpoint does not know this model or address. Check OPENAI_MODEL and OPENAI_BASE_URL."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url := tt.url
+			if url == "" {
+				var fake *llmtest.Server
+				fake, url = llmtest.NewHTTPServer(t)
+				for range 5 {
+					fake.Enqueue(tt.reply)
+				}
+			}
+			_, err := newModel(t, url).Chat(t.Context(), userText("x"), func(agent.Delta) error { return nil })
+			if agent.ErrorCode(err) != agent.CodeModelError {
+				t.Fatalf("err = %v, want a model_error", err)
+			}
+			got, detail := agent.ErrorSummary(err.Error())
+			if got != tt.want || !strings.HasPrefix(detail, "model: ") {
+				t.Errorf("summary, detail = %q, %q; want %q and the upstream detail", got, detail, tt.want)
+			}
+		})
 	}
 }

@@ -24,17 +24,37 @@ func (s *Server) keyValid(k string) bool {
 	return ok && k != ""
 }
 
-// authorized reports whether r carries an API key (Authorization: Bearer)
-// or a session cookie. Without configured keys everything is authorized.
-func (s *Server) authorized(r *http.Request) bool {
-	if len(s.cfg.APIKeys) == 0 {
-		return true
+// authOn reports whether every route but the public ones needs a
+// credential: with AGENTIK_API_KEYS, or once a user has a key of their
+// own (people.go).
+func (s *Server) authOn() bool { return len(s.cfg.APIKeys) > 0 || s.people.keyCount() > 0 }
+
+// principal resolves who r is (DESIGN.md §11.1) from what it carries: an
+// API key (Authorization: Bearer) or a session cookie. Without
+// authentication everyone is the implicit admin; a key of AGENTIK_API_KEYS
+// and its sessions are that admin too; a user's own key or session is that
+// user, while they are active. ok is false when r carries no valid
+// credential.
+func (s *Server) principal(r *http.Request) (agent.Principal, cred, bool) {
+	if !s.authOn() {
+		return agent.Local, cred{}, true
 	}
-	if k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && s.keyValid(strings.TrimSpace(k)) {
-		return true
+	if k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		k = strings.TrimSpace(k)
+		if s.keyValid(k) {
+			return agent.Local, cred{}, true
+		}
+		if p, c, ok := s.people.bearer(r, k); ok {
+			return p, c, true
+		}
 	}
-	_, _, ok := s.session(r)
-	return ok
+	if _, _, ok := s.session(r); ok {
+		return agent.Local, cred{}, true
+	}
+	if p, c, ok := s.people.session(r); ok {
+		return p, c, true
+	}
+	return agent.Principal{}, cred{}, false
 }
 
 // public paths need no key: the probes (load balancers send none), the
@@ -44,34 +64,37 @@ func public(r *http.Request) bool {
 	return p == "/health" || p == "/ready" || p == "/login" || strings.HasPrefix(p, assets.Prefix)
 }
 
-// requireAuth sends browsers to the sign-in page and API clients a 401.
-// A client address that sent too many bad keys gets a 429 until it has
-// waited; its keys are not even checked.
-func (s *Server) requireAuth(w http.ResponseWriter, r *http.Request) bool {
-	if public(r) || len(s.cfg.APIKeys) == 0 {
-		return true
+// requireAuth resolves r's principal into its context (the Runner decides
+// every permission from it), or sends browsers to the sign-in page and API
+// clients a 401. A valid key is always let in: only failures are
+// throttled, so a client address (a NAT, a proxy) that sent too many bad
+// keys gets a 429 for the next bad one until it has waited, and the good
+// keys behind it keep working.
+func (s *Server) requireAuth(w http.ResponseWriter, r *http.Request) (*http.Request, func(), bool) {
+	if public(r) {
+		return r, func() {}, true
+	}
+	if p, c, ok := s.principal(r); ok {
+		r, release := s.people.hold(r.WithContext(agent.WithPrincipal(r.Context(), p)), c)
+		return r, release, true
 	}
 	_, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if bearer {
-		if d := s.failures.wait(s.clientAddr(r)); d > 0 {
+		client := s.clientAddr(r)
+		if d := s.failures.wait(client); d > 0 {
 			s.tooManyFailures(w, r, d)
-			return false
+			return nil, nil, false
 		}
-	}
-	if s.authorized(r) {
-		return true
-	}
-	if bearer {
-		s.failures.fail(s.clientAddr(r))
-		s.log.Warn("api_key_rejected", "client", s.clientAddr(r).String())
+		s.failures.fail(client)
+		s.log.Warn("api_key_rejected", "client", client.String())
 	}
 	if r.Method == http.MethodGet && isPage(r.URL.Path) {
 		http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
-		return false
+		return nil, nil, false
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="agentik"`)
-	s.writeError(w, r, agent.Errorf(agent.CodeUnauthorized, "an API key is required: send Authorization: Bearer <key> (one of AGENTIK_API_KEYS)"))
-	return false
+	s.writeError(w, r, agent.Errorf(agent.CodeUnauthorized, "an API key is required: send Authorization: Bearer <key> (yours, or one of AGENTIK_API_KEYS)"))
+	return nil, nil, false
 }
 
 // isPage reports whether path is a page of the browser UI, where a missing
@@ -110,7 +133,7 @@ func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, code int, n
 }
 
 func (s *Server) handleLoginPage(w http.ResponseWriter, r *http.Request) {
-	if len(s.cfg.APIKeys) == 0 || s.authorized(r) {
+	if _, _, ok := s.principal(r); ok {
 		http.Redirect(w, r, localPath(r.URL.Query().Get("next")), http.StatusSeeOther)
 		return
 	}
@@ -124,11 +147,17 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	key, next := r.PostForm.Get("key"), r.PostForm.Get("next")
 	client := s.clientAddr(r)
-	if d := s.failures.wait(client); d > 0 {
-		s.tooManyFailures(w, r, d)
+	if u, _, err := s.people.login(r, key); err == nil {
+		s.setUserSession(w, r, u.ID)
+		http.Redirect(w, r, localPath(next), http.StatusSeeOther)
 		return
 	}
 	if !s.keyValid(key) {
+		// The key first: only failures are throttled (see requireAuth).
+		if d := s.failures.wait(client); d > 0 {
+			s.tooManyFailures(w, r, d)
+			return
+		}
 		s.failures.fail(client)
 		s.log.Warn("login_failed", "client", client.String())
 		s.renderLogin(w, r, http.StatusUnauthorized, next, true)
@@ -146,7 +175,13 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 // handleLogout ends the session server-side (its cookie stops working even
 // if a copy of it was kept) and clears the cookie.
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
-	if id, expires, ok := s.session(r); ok {
+	id, expires, ok := s.session(r)
+	if !ok {
+		if c, err := r.Cookie(sessionCookie); err == nil {
+			_, id, expires, ok = s.people.parseSession(c.Value)
+		}
+	}
+	if ok {
 		if err := s.revoke(r.Context(), id, expires); err != nil {
 			s.log.Error("session_revoke_failed", "err", err) // revoked in this process still
 		}

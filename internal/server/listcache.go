@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/protocol"
 )
 
@@ -27,7 +28,10 @@ type listCache struct {
 	pages   map[listKey][]byte
 }
 
-type listKey struct{ offset, limit int }
+type listKey struct {
+	offset, limit int
+	scope         string // agent.Scope: whose conversations the page lists
+}
 
 // get returns the page read at version v, if kept.
 func (c *listCache) get(v uint64, k listKey) ([]byte, bool) {
@@ -60,7 +64,7 @@ func (c *listCache) put(v uint64, k listKey, b []byte) {
 // protocol.ListResult), from the cache when the data did not change since
 // it was read. Read it, never change it: it is shared.
 func (s *Server) listPage(ctx context.Context, offset, limit int) ([]byte, error) {
-	k := listKey{offset, limit}
+	k := listKey{offset, limit, agent.Scope(ctx)}
 	// The version is read before the data: a commit in between moves it,
 	// and the page is then kept under a version that is already old.
 	v, cacheable := s.runner.ListVersion()

@@ -7,7 +7,7 @@ import "testing"
 // since is never kept.
 func TestListCacheKeepsPagesOfOneVersion(t *testing.T) {
 	var c listCache
-	p1, p2 := listKey{0, 100}, listKey{100, 100}
+	p1, p2 := listKey{0, 100, ""}, listKey{100, 100, ""}
 	if _, ok := c.get(0, p1); ok {
 		t.Fatal("empty cache served a page")
 	}
@@ -31,7 +31,7 @@ func TestListCacheKeepsPagesOfOneVersion(t *testing.T) {
 		t.Fatal("a page of an older version is served at the newer one")
 	}
 	for i := range listCachePages + 1 {
-		c.put(4, listKey{i, 1}, []byte("x"))
+		c.put(4, listKey{i, 1, ""}, []byte("x"))
 	}
 	if n := len(c.pages); n > listCachePages {
 		t.Fatalf("%d pages kept, bound %d", n, listCachePages)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/openai"
 	"github.com/agentik/agentik/internal/protocol"
 )
 
@@ -38,8 +39,15 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if !s.requireAuth(w, r) {
-			return
+		if !openCard(r) {
+			var (
+				ok      bool
+				release func()
+			)
+			if r, release, ok = s.requireAuth(w, r); !ok {
+				return
+			}
+			defer release()
 		}
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = s.deadlineBody(w, http.MaxBytesReader(w, r.Body, protocol.MaxBodyBytes))
@@ -142,5 +150,5 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 // bearerOpenAI reports whether r is an API call to the OpenAI facade that
 // carries its key as Authorization: Bearer (checked by requireAuth).
 func bearerOpenAI(r *http.Request) bool {
-	return isOpenAIPath(r.URL.Path) && strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return openai.Owns(r.URL.Path) && strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ")
 }

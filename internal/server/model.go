@@ -1,12 +1,8 @@
 package server
 
 import (
-	"context"
 	"net/http"
-	"slices"
-	"strings"
 
-	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/protocol"
 )
 
@@ -33,30 +29,4 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, c)
-}
-
-// catalogIDs are the model ids of the providers but the default (which
-// the facade lists by its name, as before providers) and those in have:
-// /v1/models lists them after the default model's name.
-func (s *Server) catalogIDs(have []string) []string {
-	ms, def := s.runner.Models()
-	var out []string
-	for _, m := range ms {
-		if m.ID != def && !slices.Contains(have, m.ID) {
-			out = append(out, m.ID)
-		}
-	}
-	return out
-}
-
-// useModel runs the temp conversation of a /v1 request on the model it
-// named, when that is a provider's model id.
-func (s *Server) useModel(ctx context.Context, id, model string) error {
-	ms, def := s.runner.Models()
-	agentModel := strings.HasPrefix(model, agent.AgentModelPrefix) // the runner resolves agent/<slug>
-	if !agentModel && (model == def || !slices.ContainsFunc(ms, func(m agent.ModelInfo) bool { return m.ID == model })) {
-		return nil
-	}
-	_, err := s.runner.UpdateConversation(ctx, id, agent.Settings{Model: &model})
-	return err
 }

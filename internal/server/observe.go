@@ -90,5 +90,8 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if !s.admin(w, r) {
+		return
+	}
 	s.cfg.Metrics.ServeHTTP(w, r)
 }

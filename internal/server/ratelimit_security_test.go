@@ -48,25 +48,51 @@ func TestFailedAuthIsRateLimited(t *testing.T) {
 	for i := range 3 {
 		check("wrong sign-in "+string(rune('1'+i)), login("10.0.0.1", "nope"), 401)
 	}
-	check("right key after the burst", login("10.0.0.1", "k-secret"), 429)
-	check("bearer from the blocked address", bearer("10.0.0.1", "k-secret"), 429)
-	resp, body := doRequest(t, "POST", ts.URL+"/login", "key=k-secret", "Content-Type", "application/x-www-form-urlencoded", "X-Forwarded-For", "10.0.0.1")
+	// Only failures are throttled: the next bad key waits, a good one
+	// behind the same address (a NAT, a proxy) goes on (issue 22 item 15).
+	check("wrong key after the burst", login("10.0.0.1", "nope"), 429)
+	check("right key after the burst", login("10.0.0.1", "k-secret"), 303)
+	check("bearer from the blocked address", bearer("10.0.0.1", "k-secret"), 200)
+	check("bad bearer from the blocked address", bearer("10.0.0.1", "nope"), 429)
+	resp, body := doRequest(t, "POST", ts.URL+"/login", "key=nope", "Content-Type", "application/x-www-form-urlencoded", "X-Forwarded-For", "10.0.0.1")
 	if resp.Header.Get("Retry-After") != "60" {
 		t.Errorf("Retry-After %q (%s)", resp.Header.Get("Retry-After"), body)
 	}
 
-	check("another address signs in", login("10.0.0.2", "k-secret"), 303)
-	for range 3 {
+	check("another address fails on its own", login("10.0.0.2", "nope"), 401)
+	for range 2 {
 		check("bad bearer key", bearer("10.0.0.2", "nope"), 401)
 	}
-	check("bearer after the burst", bearer("10.0.0.2", "k-secret"), 429)
+	check("bad bearer after the burst", bearer("10.0.0.2", "nope"), 429)
+	check("good bearer after the burst", bearer("10.0.0.2", "k-secret"), 200)
 	check("IPv6 neighbour in the same /64", bearer("2001:db8::2", "nope"), 401)
 	check("IPv6 neighbour in the same /64", bearer("2001:db8::3", "nope"), 401)
 	check("IPv6 neighbour in the same /64", bearer("2001:db8::4", "nope"), 401)
-	check("IPv6 neighbour in the same /64", bearer("2001:db8::5", "k-secret"), 429)
+	check("IPv6 neighbour in the same /64", bearer("2001:db8::5", "nope"), 429)
 
 	clock.Advance(time.Minute)
-	check("one more try after waiting", login("10.0.0.1", "k-secret"), 303)
+	check("one more try after waiting", login("10.0.0.1", "nope"), 401)
+}
+
+// A bad key every few moments from one address never locks out the good
+// keys sent from it (issue 22 item 15: 13 of 15 valid-key requests got a
+// 429 before).
+func TestBadKeysDoNotLockOutGoodKeys(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	ts := newTestServer(t, withKeys("k-secret"), withAuthLimit(clock, 3, time.Minute))
+	for i := range 15 {
+		for range 5 {
+			resp, _ := doRequest(t, "GET", ts.URL+"/agentik/conversations", "", "Authorization", "Bearer nope")
+			if resp.StatusCode != 401 && resp.StatusCode != 429 {
+				t.Fatalf("bad key: %d", resp.StatusCode)
+			}
+		}
+		resp, _ := doRequest(t, "GET", ts.URL+"/agentik/conversations", "", "Authorization", "Bearer k-secret")
+		if resp.StatusCode != 200 {
+			t.Errorf("good key %d of 15: %d, want 200", i+1, resp.StatusCode)
+		}
+		clock.Advance(time.Second)
+	}
 }
 
 // TestForwardedForNeedsTrustedProxy: without a trusted proxy, the peer is

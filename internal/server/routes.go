@@ -50,13 +50,33 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /agentik/agents/{slug}", s.handleGetAgent)
 	mux.HandleFunc("PATCH /agentik/agents/{slug}", s.handleUpdateAgent)
 	mux.HandleFunc("DELETE /agentik/agents/{slug}", s.handleDeleteAgent)
+	// Accounts (users.go).
+	mux.HandleFunc("GET /agentik/me", s.handleMe)
+	mux.HandleFunc("GET /agentik/me/keys", s.handleKeys)
+	mux.HandleFunc("POST /agentik/me/keys", s.handleCreateKey)
+	mux.HandleFunc("DELETE /agentik/me/keys/{key_id}", s.handleRevokeKey)
+	mux.HandleFunc("GET /agentik/users", s.handleUsers)
+	mux.HandleFunc("POST /agentik/users", s.handleAddUser)
+	mux.HandleFunc("GET /agentik/users/{id}", s.handleUser)
+	mux.HandleFunc("PATCH /agentik/users/{id}", s.handleUpdateUser)
+	mux.HandleFunc("DELETE /agentik/users/{id}", s.handleDeleteUser)
+	mux.HandleFunc("GET /agentik/users/{id}/keys", s.handleKeys)
+	mux.HandleFunc("POST /agentik/users/{id}/keys", s.handleCreateKey)
+	mux.HandleFunc("DELETE /agentik/users/{id}/keys/{key_id}", s.handleRevokeKey)
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
-	// OpenAI-compatible facade (openai.go): errors in OpenAI's shape.
-	mux.HandleFunc("GET /v1/models", s.handleModels)
-	mux.HandleFunc("POST /v1/chat/completions", s.handleChatCompletions)
-	mux.HandleFunc("/v1", s.handleOpenAINoRoute)
-	mux.HandleFunc("/v1/", s.handleOpenAINoRoute)
+	// Protocol packages: each its own handler over the centre, its routes
+	// in its own routes.go, behind this server's middleware.
+	mount(mux, s.openai.Routes()) // OpenAI-compatible /v1 (internal/openai)
+
+	// A2A (internal/a2a): each agent's card and JSON-RPC endpoint.
+	a2aHandler := s.newA2A()
+	mux.Handle("GET /.well-known/agent-card.json", a2aHandler)
+	mux.Handle("/a2a/", a2aHandler)
+
+	// Front-end streams: the AI SDK's useChat (internal/aisdk) and AG-UI (internal/agui).
+	mount(mux, s.aisdk.Routes())
+	mount(mux, s.agui.Routes())
 
 	// pages: the browser UI (begin)
 	mux.HandleFunc("GET /{$}", s.handleIndex)
@@ -68,4 +88,11 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /logout", s.handleLogout)
 
 	return s.observe(mux, s.guard(mux))
+}
+
+// mount registers a protocol package's routes (pattern → handler) on mux.
+func mount(mux *http.ServeMux, routes map[string]http.Handler) {
+	for pattern, h := range routes {
+		mux.Handle(pattern, h)
+	}
 }

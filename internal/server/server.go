@@ -11,11 +11,14 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/agui"
+	"github.com/agentik/agentik/internal/aisdk"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/openai"
+	"github.com/agentik/agentik/internal/sse"
 )
 
 // Limits of the HTTP surface.
@@ -117,6 +120,9 @@ type Config struct {
 	Metrics http.Handler
 	// Observer is told about every request and stream (metrics); may be nil.
 	Observer Observer
+	// Accounts manages users and their keys; nil: over the Store, when it
+	// implements agent.UserStore (then per-user keys sign in).
+	Accounts *agent.Accounts
 	// PageMessages is how many of the latest messages a conversation page
 	// renders (older ones are counted, and shown on request); default
 	// PageMessages. Tests make it small, so a "long" conversation needs
@@ -141,13 +147,15 @@ type Server struct {
 	// revocations keeps sign-outs in the database; nil: memory only.
 	revocations Revocations
 	lists       listCache // encoded pages of the conversation list
+	openai      *openai.Handler
+	aisdk       *aisdk.Handler
+	agui        *agui.Handler
+	people      *people // accounts: principals, user sessions, live streams (people.go)
 
-	// closing is closed by Shutdown: long-lived streams end.
-	closing   chan struct{}
-	closeOnce sync.Once
-	connMu    sync.Mutex     // orders hold's Add before Shutdown's Wait
-	closed    bool           // Shutdown began; guarded by connMu
-	conns     sync.WaitGroup // long-lived streams (SSE, WebSocket)
+	// streams are the long-lived streams (SSE, WebSocket, /v1's) that
+	// Shutdown ends and waits for; closing is its Closing.
+	streams *sse.Group
+	closing <-chan struct{}
 }
 
 // New makes a Server.
@@ -187,10 +195,11 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{
 		cfg: cfg, runner: cfg.Runner, broker: cfg.Broker, store: cfg.Store, tools: cfg.Tools,
-		modelName: cfg.ModelName, log: cfg.Logger, closing: make(chan struct{}),
+		modelName: cfg.ModelName, log: cfg.Logger, streams: sse.NewGroup(),
 		failures: newFailures(cfg.Clock, cfg.AuthFailureEvery, cfg.AuthFailureBurst),
 		wsConns:  newCounter(cfg.WSConnsPerClient),
 	}
+	s.closing = s.streams.Closing()
 	s.searcher = cfg.Search
 	if s.searcher == nil {
 		s.searcher, _ = cfg.Store.(agent.Searcher)
@@ -199,6 +208,12 @@ func New(cfg Config) *Server {
 	if s.revocations == nil {
 		s.revocations, _ = cfg.Store.(Revocations)
 	}
+	responses, _ := cfg.Store.(openai.ResponseStore)
+	s.openai = openai.New(openai.Config{Runner: cfg.Runner, Broker: cfg.Broker, ModelName: cfg.ModelName,
+		Streams: s.streams, Heartbeat: cfg.Heartbeat, Clock: cfg.Clock, Logger: cfg.Logger, Responses: responses})
+	s.aisdk = aisdk.New(aisdk.Config{Runner: cfg.Runner, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
+	s.agui = agui.New(agui.Config{Runner: cfg.Runner, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
+	s.people = newPeople(s)
 	s.handler = s.routes()
 	return s
 }
@@ -217,35 +232,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 
 // Shutdown ends long-lived streams (WebSockets close with 1012 so clients
 // reconnect) and waits for them, or for ctx.
-func (s *Server) Shutdown(ctx context.Context) error {
-	s.closeOnce.Do(func() {
-		s.connMu.Lock()
-		s.closed = true
-		s.connMu.Unlock()
-		close(s.closing)
-	})
-	done := make(chan struct{})
-	go func() { s.conns.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// hold counts a long-lived stream that Shutdown waits for; false once
-// Shutdown began (the stream must not start). The caller calls
-// s.conns.Done when the stream ends.
-func (s *Server) hold() bool {
-	s.connMu.Lock()
-	defer s.connMu.Unlock()
-	if s.closed {
-		return false
-	}
-	s.conns.Add(1)
-	return true
-}
+func (s *Server) Shutdown(ctx context.Context) error { return s.streams.Shutdown(ctx) }
 
 // errShuttingDown is what a stream asked for during shutdown gets.
 var errShuttingDown = agent.Errorf(agent.CodeUnavailable, "the server is shutting down; reconnect in a moment")

@@ -4,17 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/sse"
 )
-
-// sseWriteTimeout bounds every write to an SSE client.
-const sseWriteTimeout = 10 * time.Second
 
 // sseBatchBytes bounds one write of an SSE stream: it sends whatever is
 // ready, up to this, in one write and one flush, so a replay costs few
@@ -130,28 +127,16 @@ func (s *Server) handleAllEvents(w http.ResponseWriter, r *http.Request) {
 	s.subscribeSSE(w, r, broker.Stream{Kind: broker.StreamAll}, allFrame)
 }
 
-// startEventStream answers with an open text/event-stream that proxies
-// must not buffer.
-func startEventStream(w http.ResponseWriter) {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-}
-
 // serveSSE streams a subscription until the client leaves, the server
 // shuts down, or (untilEnd) the turn's end event.
 func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Sub, frame frameFunc, untilEnd bool) {
 	defer sub.Close()
-	if !s.hold() {
+	if !s.streams.Hold() {
 		s.writeError(w, r, errShuttingDown)
 		return
 	}
-	defer s.conns.Done()
-	rc := http.NewResponseController(w)
-	startEventStream(w)
-	_ = rc.Flush()
+	defer s.streams.Release()
+	out := sse.Start(w)
 
 	// One goroutine reads the subscription and writes: whatever is ready
 	// (a replay page, a burst) goes out in one write and one flush, and
@@ -159,16 +144,8 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 	ctx := r.Context()
 	heartbeat := time.NewTicker(s.cfg.Heartbeat)
 	defer heartbeat.Stop()
-	write := func(b []byte) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
-		if _, err := w.Write(b); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
-	var buf []byte
-	// frameOf appends it's frame to buf; it reports whether the stream
-	// ends after it.
+	// frameOf queues it's frame; it reports whether the stream ends after
+	// it.
 	frameOf := func(it broker.Item) bool {
 		if it.CaughtUp {
 			return false
@@ -177,16 +154,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 		if b == nil {
 			return false
 		}
-		if it.Event.Seq != 0 {
-			buf = append(buf, "id: "...)
-			buf = strconv.AppendInt(buf, it.Event.Seq, 10)
-			buf = append(buf, '\n')
-		}
-		buf = append(buf, "event: "...)
-		buf = append(buf, it.Event.Type...)
-		buf = append(buf, "\ndata: "...)
-		buf = append(buf, b...)
-		buf = append(buf, "\n\n"...)
+		out.Seq(it.Event.Seq, it.Event.Type, b)
 		return untilEnd && it.Event.IsEnd()
 	}
 	for {
@@ -195,11 +163,10 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 			return
 		default:
 		}
-		buf = buf[:0]
 		end, more := false, false
 		var err error
 		for !end {
-			if len(buf) >= sseBatchBytes {
+			if out.Buffered() >= sseBatchBytes {
 				more = true
 				break
 			}
@@ -210,8 +177,8 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 			}
 			end = frameOf(it)
 		}
-		if len(buf) > 0 {
-			if !write(buf) {
+		if out.Buffered() > 0 {
+			if out.Flush() != nil {
 				return
 			}
 			heartbeat.Reset(s.cfg.Heartbeat)
@@ -223,7 +190,8 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 			var re *broker.ResyncError
 			if errors.As(err, &re) {
 				b, _ := json.Marshal(map[string]any{"reason": re.Reason, "after": re.After})
-				write(fmt.Appendf(nil, "event: resync\ndata: %s\n\n", b))
+				out.Event("", "resync", b)
+				_ = out.Flush()
 			}
 			return
 		}
@@ -236,7 +204,8 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 		case <-ctx.Done():
 			return
 		case <-heartbeat.C:
-			if !write([]byte(": heartbeat\n\n")) {
+			out.Comment("heartbeat")
+			if out.Flush() != nil {
 				return
 			}
 		case <-sub.Ready():

@@ -99,11 +99,11 @@ type wsSub struct {
 }
 
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
-	if !s.hold() {
+	if !s.streams.Hold() {
 		s.writeError(w, r, errShuttingDown)
 		return
 	}
-	defer s.conns.Done()
+	defer s.streams.Release()
 	// Loopback is this machine, or a reverse proxy that is not in
 	// TrustedProxies: capping it would cap every user behind it together.
 	if client := s.clientAddr(r); !client.IsLoopback() {
@@ -127,6 +127,11 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.SetReadLimit(WSReadLimit)
+	// A user disabled (or their key revoked) meanwhile: closed with 1008
+	// (people.go), not cut.
+	onRevoke(r.Context(), func() {
+		_ = c.Close(websocket.StatusPolicyViolation, "signed out: the account was disabled, or its key revoked")
+	})
 
 	ctx, cancel := context.WithCancel(r.Context())
 	if bw.conn != nil {

@@ -35,6 +35,7 @@ func (r conversationRow) conversation() agent.Conversation {
 		Head:         deref(r.Head),
 		Agent:        agentSlug(r.Agent),
 		Parent:       parentOf(r.ParentID, r.ParentCall),
+		Owner:        r.Owner,
 	}
 }
 
@@ -64,7 +65,7 @@ func conversations(rows []conversationRow) []agent.Conversation {
 
 // conversationColumns are what Conversation reads, in its Scan's order.
 const conversationColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, " +
-	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head, agent, parent_id, parent_call"
+	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head, owner, agent, parent_id, parent_call"
 
 // Conversation returns one conversation, or agent.ErrNotFound. It reads
 // straight into the row's fields, without gorm's reflection, and on SQLite
@@ -81,7 +82,7 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 	row := s.r.WithContext(ctx).Raw("SELECT "+conversationColumns+" FROM conversation WHERE id = ?", id).Row()
 	var r conversationRow
 	if err := row.Scan(&r.ID, &r.Title, &r.CreatedAt, &r.UpdatedAt, &r.MessageCount, &r.Running, &r.TurnSeq,
-		&r.ContextTokens, &r.ContextWindow, &r.ContextBytes, &r.Model, &r.SystemPrompt, &r.Params, &r.UserTitled, &r.Queued, &r.Waiting, &r.Head, &r.Agent, &r.ParentID, &r.ParentCall); err != nil {
+		&r.ContextTokens, &r.ContextWindow, &r.ContextBytes, &r.Model, &r.SystemPrompt, &r.Params, &r.UserTitled, &r.Queued, &r.Waiting, &r.Head, &r.Owner, &r.Agent, &r.ParentID, &r.ParentCall); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			err = gorm.ErrRecordNotFound
 		}
@@ -93,7 +94,7 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 
 // listColumns are the conversation columns a list returns, in
 // scanConversation's order.
-const listColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, queued, waiting, agent, parent_id, parent_call"
+const listColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, queued, waiting, owner, agent, parent_id, parent_call"
 
 // Conversations returns a page, most recently updated first (ties by id,
 // descending), and the total count. limit ≤ 0 means no limit. It reads
@@ -101,13 +102,30 @@ const listColumns = "id, title, created_at, updated_at, message_count, running, 
 // far more often than it changes, and gorm's reflection cost more than the
 // query.
 func (s *Store) Conversations(ctx context.Context, offset, limit int) ([]agent.Conversation, int, error) {
+	return s.list(ctx, "", offset, limit)
+}
+
+// ConversationsOf implements agent.OwnerLister: Conversations of one
+// owner's conversations, read by idx_conversation_owner_recent.
+func (s *Store) ConversationsOf(ctx context.Context, owner string, offset, limit int) ([]agent.Conversation, int, error) {
+	if !textOK(owner) {
+		return []agent.Conversation{}, 0, nil
+	}
+	return s.list(ctx, owner, offset, limit)
+}
+
+// list is Conversations, of owner's only when owner is not "".
+func (s *Store) list(ctx context.Context, owner string, offset, limit int) ([]agent.Conversation, int, error) {
 	db := s.r.WithContext(ctx)
 	var total int64
-	if err := db.Raw("SELECT COUNT(*) FROM conversation").Row().Scan(&total); err != nil {
+	where, args := "", []any{}
+	if owner != "" {
+		where, args = " WHERE owner = ?", append(args, owner)
+	}
+	if err := db.Raw("SELECT COUNT(*) FROM conversation"+where, args...).Row().Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: conversations: %w", err)
 	}
-	q := "SELECT " + listColumns + " FROM conversation ORDER BY updated_at DESC, id DESC"
-	var args []any
+	q := "SELECT " + listColumns + " FROM conversation" + where + " ORDER BY updated_at DESC, id DESC"
 	switch {
 	case limit > 0:
 		q += " LIMIT ? OFFSET ?"
@@ -128,7 +146,7 @@ func (s *Store) Conversations(ctx context.Context, offset, limit int) ([]agent.C
 	for rows.Next() {
 		var c agent.Conversation
 		var waiting, slug, parentID, parentCall string
-		if err := rows.Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.Running, &c.TurnSeq, &c.Queued, &waiting, &slug, &parentID, &parentCall); err != nil {
+		if err := rows.Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.Running, &c.TurnSeq, &c.Queued, &waiting, &c.Owner, &slug, &parentID, &parentCall); err != nil {
 			return nil, 0, fmt.Errorf("store: conversations: %w", err)
 		}
 		c.Waiting = waitingIDs(waiting)                                     // lists mark the ones waiting for a person

@@ -49,14 +49,17 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 	if !textOK(q.ConversationID) {
 		return nil, nil // no stored conversation has that id
 	}
+	if !textOK(q.Owner) {
+		return nil, nil // no user has that id
+	}
 	var b strings.Builder
 	args := []any{q.After}
-	known := eventKnown{}
+	known := eventKnown{owner: q.Owner}
 	switch {
 	case q.ConversationID != "":
 		b.WriteString("SELECT seq, payload FROM agent_event WHERE seq > ? AND conversation_id = ? AND type = ?")
 		args = append(args, q.ConversationID, agent.KindConversation)
-		known = eventKnown{kind: agent.KindConversation, conversationID: q.ConversationID, both: true}
+		known = eventKnown{kind: agent.KindConversation, conversationID: q.ConversationID, both: true, owner: q.Owner}
 		if q.AgentOnly { // nothing is both: keep the query's meaning
 			b.WriteString(" AND type = ?")
 			args = append(args, agent.KindAgent)
@@ -64,9 +67,17 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 	case q.AgentOnly:
 		b.WriteString("SELECT seq, id, conversation_id, payload FROM agent_event WHERE seq > ? AND type = ?")
 		args = append(args, agent.KindAgent)
-		known = eventKnown{kind: agent.KindAgent}
+		known = eventKnown{kind: agent.KindAgent, owner: q.Owner}
+	case q.Owner != "":
+		b.WriteString("SELECT seq, id, type, conversation_id, payload FROM agent_event WHERE seq > ?")
 	default:
 		b.WriteString("SELECT " + encodedColumns + " FROM agent_event WHERE seq > ?")
+	}
+	if q.Owner != "" {
+		// A member's replay: their events only, by idx_event_owner_seq
+		// (owner, seq), never read and dropped (owner.go).
+		b.WriteString(" AND owner = ?")
+		args = append(args, q.Owner)
 	}
 	b.WriteString(" ORDER BY seq")
 	if q.Limit > 0 {
@@ -86,13 +97,15 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 
 // encodedColumns are what scanEvents reads, in its order, when the query
 // knows neither the kind nor the conversation.
-const encodedColumns = "seq, id, type, conversation_id, payload"
+const encodedColumns = "seq, id, type, conversation_id, owner, payload"
 
 // eventKnown is what a query of events fixes, so its rows leave it out:
-// the kind (the type column), and with both also the conversation.
+// the kind (the type column), and with both also the conversation; with
+// owner set, the owner (else it is read only with encodedColumns).
 type eventKnown struct {
 	kind, conversationID string
 	both                 bool
+	owner                string
 }
 
 // stored returns at most limit stored events with after < seq < before, in
@@ -120,9 +133,12 @@ func (s *Store) scanEvents(ctx context.Context, known eventKnown, size, maxBytes
 		conv    = sql.NullString{String: known.conversationID}
 		payload string
 		total   int
+		owner   = known.owner
 		dest    = []any{&seq, &id, &kind, &conv, &payload}
 	)
 	switch {
+	case known.kind == "" && known.owner == "" && !known.both:
+		dest = []any{&seq, &id, &kind, &conv, &owner, &payload} // encodedColumns
 	case known.both:
 		dest = []any{&seq, &payload}
 	case known.kind != "":
@@ -141,7 +157,9 @@ func (s *Store) scanEvents(ctx context.Context, known eventKnown, size, maxBytes
 				return nil, fmt.Errorf("seq %d: %w", seq, err)
 			}
 		}
-		out = append(out, agent.StoredEvent(seq, id, kind, conv.String, raw))
+		e := agent.StoredEvent(seq, id, kind, conv.String, raw)
+		e.Owner = owner
+		out = append(out, e)
 		if total += len(raw); maxBytes > 0 && total >= maxBytes {
 			break
 		}

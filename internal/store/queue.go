@@ -114,15 +114,6 @@ func applyQueue(tx *gorm.DB, rec *agent.Record) error {
 		}
 	}
 	if id := rec.Dequeue; id != "" {
-		if rec.Turn == agent.TurnStart {
-			var running []bool
-			if err := tx.Model(&conversationRow{}).Where("id = ?", cid).Pluck("running", &running).Error; err != nil {
-				return fmt.Errorf("start queued message %s: %w", id, err)
-			}
-			if len(running) == 1 && running[0] {
-				return agent.Errorf(agent.CodeConflict, "a turn is already running in conversation %s", cid)
-			}
-		}
 		res := tx.Where("conversation_id = ? AND message_id = ?", cid, id).Delete(&queueRow{})
 		if res.Error != nil {
 			return fmt.Errorf("dequeue message %s: %w", id, res.Error)

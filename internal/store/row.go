@@ -13,7 +13,7 @@ type conversationRow struct {
 	ID           string    `gorm:"primaryKey;index:idx_conversation_recent,priority:2"`
 	Title        string    `gorm:"not null"`
 	CreatedAt    time.Time `gorm:"not null"`
-	UpdatedAt    time.Time `gorm:"not null;index:idx_conversation_recent,priority:1"`
+	UpdatedAt    time.Time `gorm:"not null;index:idx_conversation_recent,priority:1;index:idx_conversation_owner_recent,priority:2"`
 	MessageCount int       `gorm:"not null;default:0"`
 	Running      bool      `gorm:"not null;default:false;index"`
 	RunningSince *time.Time
@@ -49,6 +49,9 @@ type conversationRow struct {
 	// its parent (agent.Parent); '' for a conversation a person started.
 	ParentID   string `gorm:"not null;default:''"`
 	ParentCall string `gorm:"not null;default:''"`
+	// Owner is the user the conversation belongs to (agent/access.go); a
+	// database from before accounts: 'local', who owned everything.
+	Owner string `gorm:"not null;default:'local';index:idx_conversation_owner_recent,priority:1"`
 }
 
 func (conversationRow) TableName() string { return "conversation" }
@@ -84,12 +87,15 @@ func (memoryRow) TableName() string { return "working_memory" }
 // events outlive a deleted conversation until they are pruned. Type is the
 // AllEvent's type (agent or conversation).
 type eventRow struct {
-	Seq            int64     `gorm:"primaryKey;autoIncrement:false;index:idx_event_conversation_seq,priority:2"`
+	Seq            int64     `gorm:"primaryKey;autoIncrement:false;index:idx_event_conversation_seq,priority:2;index:idx_event_owner_seq,priority:2"`
 	ID             string    `gorm:"not null;uniqueIndex"`
 	ConversationID *string   `gorm:"index:idx_event_conversation_seq,priority:1"`
 	CreatedAt      time.Time `gorm:"not null;index"`
 	Type           string    `gorm:"not null"`
 	Payload        string    `gorm:"type:text;not null"`
+	// Owner is the owner of its conversation when it was written: a
+	// member's replay reads only theirs, by idx_event_owner_seq.
+	Owner string `gorm:"not null;default:'local';index:idx_event_owner_seq,priority:1"`
 }
 
 func (eventRow) TableName() string { return "agent_event" }

@@ -293,11 +293,12 @@ func (s *Store) searchSQLite(ctx context.Context, q agent.SearchQuery, limit int
 	db := s.r.WithContext(ctx)
 	// Titles: one row per conversation, so all their matches are ranked.
 	var titles []searchHit
+	own, ownArgs := ownerClause(q.Owner) // a member's search: their own conversations only
 	if err := db.Raw(`SELECT f.rowid AS id, d.conversation_id, d.message_id, d.date, c.title AS conv_title, c.updated_at,
 			snippet(search_title, 0, ?, ?, '…', ?) AS snippet
 		FROM search_title f JOIN search_doc d ON d.id = f.rowid JOIN conversation c ON c.id = d.conversation_id
-		WHERE search_title MATCH ? ORDER BY bm25(search_title), f.rowid LIMIT ?`,
-		markOpen, markClose, snippetWords, match, limit).Scan(&titles).Error; err != nil {
+		WHERE search_title MATCH ?`+own+` ORDER BY bm25(search_title), f.rowid LIMIT ?`,
+		append(append([]any{markOpen, markClose, snippetWords, match}, ownArgs...), limit)...).Scan(&titles).Error; err != nil {
 		return nil, err
 	}
 	if len(titles) == limit {
@@ -319,8 +320,16 @@ func (s *Store) searchSQLite(ctx context.Context, q agent.SearchQuery, limit int
 		ID int64
 		R  float64
 	}
-	if err := db.Raw(`SELECT rowid AS id, bm25(search_body) AS r FROM search_body WHERE search_body MATCH ? ORDER BY rowid DESC LIMIT ?`,
-		match, searchWindow).Scan(&ranked).Error; err != nil {
+	window := db.Raw(`SELECT rowid AS id, bm25(search_body) AS r FROM search_body WHERE search_body MATCH ? ORDER BY rowid DESC LIMIT ?`,
+		match, searchWindow)
+	if q.Owner != "" {
+		// The window of a member's own matches (the newest matches of all
+		// could be everyone else's).
+		window = db.Raw(`SELECT f.rowid AS id, bm25(search_body) AS r FROM search_body f
+			JOIN search_doc d ON d.id = f.rowid JOIN conversation c ON c.id = d.conversation_id
+			WHERE search_body MATCH ? AND c.owner = ? ORDER BY f.rowid DESC LIMIT ?`, match, q.Owner, searchWindow)
+	}
+	if err := window.Scan(&ranked).Error; err != nil {
 		return nil, err
 	}
 	if len(ranked) == 0 {
@@ -393,16 +402,22 @@ func (s *Store) searchPostgres(ctx context.Context, q agent.SearchQuery, limit i
 	opts := fmt.Sprintf("StartSel=%s, StopSel=%s, MaxWords=%d, MinWords=%d, MaxFragments=1, FragmentDelimiter=\" … \"",
 		markOpen, markClose, snippetWords, snippetWords/2)
 	var hits []searchHit
+	ownDoc, args := "", []any{tq, searchWindow, limit, opts}
+	if q.Owner != "" {
+		// A member's search: their own conversations only.
+		ownDoc = " AND d.conversation_id IN (SELECT id FROM conversation WHERE owner = ?)"
+		args = []any{tq, q.Owner, q.Owner, searchWindow, limit, opts}
+	}
 	// Titles first, then each other conversation's best message among the
 	// newest searchWindow message matches; headlines for the rows shown.
 	err := s.r.WithContext(ctx).Raw(`WITH q AS (SELECT to_tsquery('simple', ?) AS q),
 		titles AS (
 			SELECT d.id, d.conversation_id, 0 AS g, ts_rank(d.tsv, q.q) AS r
-			FROM search_doc d, q WHERE d.tsv @@ q.q AND d.message_id = ''
+			FROM search_doc d, q WHERE d.tsv @@ q.q AND d.message_id = ''`+ownDoc+`
 		),
 		recent AS (
 			SELECT d.id, d.conversation_id, d.tsv FROM search_doc d, q
-			WHERE d.tsv @@ q.q AND d.message_id <> '' ORDER BY d.id DESC LIMIT ?
+			WHERE d.tsv @@ q.q AND d.message_id <> ''`+ownDoc+` ORDER BY d.id DESC LIMIT ?
 		),
 		msgs AS (
 			SELECT DISTINCT ON (m.conversation_id) m.id, m.conversation_id, 1 AS g, ts_rank(m.tsv, q.q) AS r
@@ -413,7 +428,7 @@ func (s *Store) searchPostgres(ctx context.Context, q agent.SearchQuery, limit i
 		SELECT d.id, d.conversation_id, d.message_id, d.date, c.title AS conv_title, c.updated_at,
 			ts_headline('simple', CASE WHEN d.message_id = '' THEN d.title ELSE d.body END, q.q, ?) AS snippet
 		FROM top JOIN search_doc d ON d.id = top.id JOIN conversation c ON c.id = d.conversation_id, q
-		ORDER BY top.g, top.r DESC, top.id`, tq, searchWindow, limit, opts).Scan(&hits).Error
+		ORDER BY top.g, top.r DESC, top.id`, args...).Scan(&hits).Error
 	return hits, err
 }
 
@@ -503,4 +518,13 @@ func snippet(text string, q agent.SearchQuery, n int) string {
 		b.WriteString("…")
 	}
 	return b.String()
+}
+
+// ownerClause narrows a query joined with conversation c to owner's
+// conversations ("" for everyone's).
+func ownerClause(owner string) (string, []any) {
+	if owner == "" {
+		return "", nil
+	}
+	return " AND c.owner = ?", []any{owner}
 }

@@ -113,7 +113,8 @@ type Store struct {
 	ckpt *checkpointer // SQLite only (checkpoint.go)
 
 	// Owned by the writer goroutine.
-	lastSeq int64 // SQLite only: the highest committed seq
+	lastSeq int64  // SQLite only: the highest committed seq
+	owners  owners // conversation owners the writer looked up (owner.go)
 	stats   writerStats
 }
 
@@ -286,7 +287,13 @@ func sqlitePath(dsn string) (path, extra string, err error) {
 func (s *Store) init(ctx context.Context) error {
 	db := s.w.WithContext(ctx)
 	tables := func(tx *gorm.DB) error {
-		if err := tx.AutoMigrate(&conversationRow{}, &messageRow{}, &memoryRow{}, &eventRow{}, &metaRow{}, &searchRow{}, &queueRow{}, &pendingRow{}, &agentRow{}, &agentVersionRow{}); err != nil {
+		if err := tx.AutoMigrate(&conversationRow{}, &messageRow{}, &memoryRow{}, &eventRow{}, &metaRow{}, &searchRow{}, &queueRow{}, &pendingRow{}, &responseRow{}, &agentRow{}, &agentVersionRow{}); err != nil {
+			return err
+		}
+		if err := tx.AutoMigrate(userTables...); err != nil { // user.go
+			return err
+		}
+		if err := initUsers(tx, s.now()); err != nil {
 			return err
 		}
 		return migrateSearch(tx, s.postgres)

@@ -30,7 +30,7 @@ func TestConversationLifecycle(t *testing.T) {
 		rec := createdRec("c1", "first")
 		mustAppend(t, s, rec)
 		t0 := clk.now()
-		want := agent.Conversation{ID: "c1", Title: "first", CreatedAt: t0, UpdatedAt: t0}
+		want := agent.Conversation{ID: "c1", Title: "first", CreatedAt: t0, UpdatedAt: t0, Owner: agent.LocalUser}
 		if diff := cmp.Diff(want, *rec.Conversation); diff != "" {
 			t.Errorf("rec.Conversation after Append (-want +got):\n%s", diff)
 		}

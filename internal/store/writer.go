@@ -274,6 +274,9 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 					return err
 				}
 				stored[rec.Event.ID] = seq
+				if err := s.own(tx, rec, &row, &enc); err != nil { // owner.go; before a delete
+					return err
+				}
 				followed := needsParent(rec)
 				if err := applyRows(tx, rec, now, s.instance); err != nil {
 					return err
@@ -283,6 +286,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 					if row, enc, err = s.encode(rec, row); err != nil {
 						return err
 					}
+					enc.Owner = row.Owner
 				}
 				rows = append(rows, row)
 				evs = append(evs, enc)
@@ -333,15 +337,15 @@ func (s *Store) insertEvents(tx *gorm.DB, rows []eventRow) error {
 		chunk := rows[:min(sqliteInsertChunk, len(rows))]
 		rows = rows[len(chunk):]
 		q.Reset()
-		q.WriteString("INSERT OR FAIL INTO agent_event (seq, id, conversation_id, created_at, type, payload) VALUES ")
+		q.WriteString("INSERT OR FAIL INTO agent_event (seq, id, conversation_id, created_at, type, payload, owner) VALUES ")
 		args = args[:0]
 		for i := range chunk {
 			r := &chunk[i]
 			if i > 0 {
 				q.WriteByte(',')
 			}
-			q.WriteString("(?,?,?,?,?,?)")
-			args = append(args, r.Seq, r.ID, r.ConversationID, r.CreatedAt, r.Type, r.Payload)
+			q.WriteString("(?,?,?,?,?,?,?)")
+			args = append(args, r.Seq, r.ID, r.ConversationID, r.CreatedAt, r.Type, r.Payload, r.Owner)
 		}
 		if _, err := sqlTx.ExecContext(s.ctx, q.String(), args...); err != nil {
 			return err
@@ -453,7 +457,7 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 	if a := ev.Agent; a != nil {
 		switch a.Type {
 		case agent.AgentCreated:
-			row := conversationRow{ID: cid, Title: a.Title, CreatedAt: now, UpdatedAt: now}
+			row := conversationRow{ID: cid, Title: a.Title, CreatedAt: now, UpdatedAt: now, Owner: agent.LocalUser}
 			if rec.Source != "" {
 				src := rec.Source
 				row.Source = &src
@@ -473,6 +477,7 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 				if p := c.Parent; p != nil {
 					row.ParentID, row.ParentCall = p.ConversationID, p.CallID
 				}
+				row.Owner = agent.OwnerOf(*c)
 				if !c.CreatedAt.IsZero() {
 					row.CreatedAt = c.CreatedAt.UTC().Truncate(time.Microsecond)
 				}
@@ -549,8 +554,8 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 	}
 	switch rec.Turn {
 	case agent.TurnStart:
-		if err := updateConversation(tx, cid, map[string]any{"running": true, "running_since": now, "turn_seq": ev.Seq, "turn_owner": owner}); err != nil {
-			return fmt.Errorf("start turn: %w", err)
+		if err := startTurn(tx, cid, ev.Seq, now, owner); err != nil {
+			return err
 		}
 	case agent.TurnEnd:
 		cols := map[string]any{"running": false, "running_since": nil, "turn_seq": 0, "turn_owner": ""}
@@ -560,6 +565,29 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 		}
 	}
 	return nil
+}
+
+// startTurn marks conversation cid running, or fails with busy when a turn
+// runs in it already: on any instance, since every instance's appends are
+// serialized (SQLite's one writer, PostgreSQL's seqLockKey), this is where
+// two starts of one conversation meet, and only the first is written.
+func startTurn(tx *gorm.DB, cid string, seq int64, now time.Time, owner string) error {
+	res := tx.Model(&conversationRow{}).Where("id = ? AND running = ?", cid, false).
+		UpdateColumns(map[string]any{"running": true, "running_since": now, "turn_seq": seq, "turn_owner": owner})
+	if res.Error != nil {
+		return fmt.Errorf("start turn in %s: %w", shortID(cid), res.Error)
+	}
+	if res.RowsAffected == 1 {
+		return nil
+	}
+	var n int64
+	if err := tx.Model(&conversationRow{}).Where("id = ?", cid).Count(&n).Error; err != nil {
+		return fmt.Errorf("start turn in %s: %w", shortID(cid), err)
+	}
+	if n == 0 {
+		return agent.Errorf(agent.CodeNotFound, "conversation %q not found", shortID(cid))
+	}
+	return agent.ErrTurnRunning(cid)
 }
 
 // updateConversation sets columns of conversation id, or fails with not_found.

@@ -68,6 +68,14 @@ func StoreContract(t *testing.T, st agent.Store, events func() []agent.AllEvent)
 	if c, _ := st.Conversation(ctx, cid); !c.Running {
 		t.Fatal("not running after TurnStart")
 	}
+	// A second start while the turn runs is refused whole: the store is
+	// where two instances' starts of one conversation meet.
+	again := msgRec(cid, "second start", "k-again")
+	again.Turn = agent.TurnStart
+	wantCode(st.Append(ctx, again), agent.CodeBusy)
+	if _, err := st.MessageByClientID(ctx, cid, "k-again"); agent.ErrorCode(err) != agent.CodeNotFound {
+		t.Fatalf("the refused start's message: %v, want not_found", err)
+	}
 	for _, text := range []string{"m1", "m2", "m3"} {
 		mustAppend(msgRec(cid, text, ""))
 	}

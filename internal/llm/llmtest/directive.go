@@ -127,6 +127,12 @@ func derive(req Request) Reply {
 					return badDirective(d)
 				}
 				r.Delay = v
+			case "wait":
+				v, err := time.ParseDuration(d.value)
+				if err != nil || v < 0 {
+					return badDirective(d)
+				}
+				r.Wait = v
 			case "chunk":
 				n, err := strconv.Atoi(d.value)
 				if err != nil || n < 0 {

@@ -48,6 +48,7 @@
 //	[[tokens=N]]           answer N words "t1 t2 … tN" (one chunk each)
 //	[[text=…]]             answer exactly … (up to "]]"; e.g. an XSS payload)
 //	[[delay=20ms]]         sleep between chunks (a time.ParseDuration value)
+//	[[wait=1.5s]]          sleep before answering at all (before the headers)
 //	[[chunk=N]]            N runes per chunk instead of word by word
 //	[[reasoning]]          stream "Thinking about: <text>" as reasoning first;
 //	[[reasoning=F]]        … in field F: reasoning_content (default),

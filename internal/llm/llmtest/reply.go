@@ -52,6 +52,9 @@ type Reply struct {
 	ChunkSize int
 	// Delay is slept before every content chunk but the first.
 	Delay time.Duration
+	// Wait is slept before the response starts (before its headers): a
+	// model that takes a while to answer at all (or the client goes away).
+	Wait time.Duration
 	// CutAfter > 0 aborts the connection after that many content chunks,
 	// without finish_reason or [DONE].
 	CutAfter int

@@ -29,6 +29,7 @@ type Server struct {
 	script       func(Request) Reply // nil: derive from directives
 	window       int                 // refuse longer prompts (window.go); 0: no limit
 	listedWindow int                 // reported by /v1/models and /api/show; 0: none
+	strict       bool                // refuse unpaired tool calls and results (strict.go)
 
 	mu    sync.Mutex
 	queue []Reply
@@ -169,7 +170,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	s.reqs = append(s.reqs, req)
-	if s.refuse(w, req) {
+	if s.refuse(w, req) || s.refuseUnpaired(w, req) {
 		s.mu.Unlock()
 		return
 	}
@@ -190,6 +191,15 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 
+	if reply.Wait > 0 {
+		t := time.NewTimer(reply.Wait)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+	}
 	if reply.Status != 0 && reply.Status != http.StatusOK {
 		msg := reply.ErrorMessage
 		if msg == "" {

@@ -1,4 +1,4 @@
-package server
+package openai
 
 import (
 	"context"
@@ -9,120 +9,12 @@ import (
 	"net/http"
 	"sort"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/internal/sse"
 )
-
-// The OpenAI-compatible facade (DESIGN §10.6): GET /v1/models and POST
-// /v1/chat/completions in OpenAI's shapes, so any OpenAI client can use
-// agentik as a model that has agentik's tools. A request is stateless by
-// default (a temp conversation seeded with its messages, deleted when the
-// response ends, its turn interrupted if the client leaves first); with
-// ConversationHeader it continues a stored conversation, whose turn every
-// other client sees live and which a disconnect does not stop.
-
-// openAIPrefix is where the facade's routes live; errors under it take
-// OpenAI's shape.
-const openAIPrefix = "/v1/"
-
-func isOpenAIPath(p string) bool { return p == "/v1" || strings.HasPrefix(p, openAIPrefix) }
-
-// openAIModels is the list GET /v1/models answers and requests may name.
-func (s *Server) openAIModels() []string {
-	var out []string
-	if s.modelName != "" {
-		out = append(out, s.modelName)
-	}
-	return append(out, s.catalogIDs(out)...)
-}
-
-// paramError is a bad request that names the request field at fault.
-type paramError struct {
-	param string
-	err   *agent.Error
-	code  string // OpenAI's code when it has its own, e.g. model_not_found
-}
-
-func (e *paramError) Error() string { return e.err.Error() }
-func (e *paramError) Unwrap() error { return e.err }
-
-func badParam(param, format string, args ...any) error {
-	return &paramError{param: param, err: agent.Errorf(agent.CodeBadRequest, format, args...)}
-}
-
-// openAIErrorBody is OpenAI's error shape.
-type openAIErrorBody struct {
-	Error openAIErrorDetail `json:"error"`
-}
-
-type openAIErrorDetail struct {
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Param   *string `json:"param"`
-	Code    string  `json:"code"`
-}
-
-// openAIError is err in OpenAI's shape, with its HTTP status.
-func (s *Server) openAIError(op string, err error) (int, openAIErrorBody) {
-	var pe *paramError
-	errors.As(err, &pe)
-	e := s.wireError(op, err)
-	st := status(e.Code)
-	if pe != nil && pe.code == "model_not_found" {
-		st = http.StatusNotFound
-	}
-	d := openAIErrorDetail{Message: e.Message, Code: e.Code}
-	if pe != nil {
-		d.Param = &pe.param
-		if pe.code != "" {
-			d.Code = pe.code
-		}
-	}
-	switch {
-	case st == http.StatusUnauthorized:
-		d.Type, d.Code = "authentication_error", "invalid_api_key"
-	case st == http.StatusForbidden:
-		d.Type = "permission_error"
-	case st == http.StatusTooManyRequests:
-		d.Type = "rate_limit_error"
-	case st >= 500:
-		d.Type = "server_error"
-	default:
-		d.Type = "invalid_request_error"
-	}
-	return st, openAIErrorBody{d}
-}
-
-func (s *Server) writeOpenAIError(w http.ResponseWriter, r *http.Request, err error) {
-	st, body := s.openAIError(r.Method+" "+r.URL.Path, err)
-	writeJSON(w, st, body)
-}
-
-func (s *Server) handleOpenAINoRoute(w http.ResponseWriter, r *http.Request) {
-	s.writeOpenAIError(w, r, agent.Errorf(agent.CodeNotFound, "no route %s %s; agentik serves GET /v1/models and POST /v1/chat/completions", r.Method, r.URL.Path))
-}
-
-type openAIModel struct {
-	ID      string `json:"id"`
-	Object  string `json:"object"`
-	Created int64  `json:"created"`
-	OwnedBy string `json:"owned_by"`
-}
-
-func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
-	list := struct {
-		Object string        `json:"object"`
-		Data   []openAIModel `json:"data"`
-	}{Object: "list", Data: []openAIModel{}}
-	for _, m := range append(s.openAIModels(), s.runner.AgentModels(r.Context())...) {
-		list.Data = append(list.Data, openAIModel{ID: m, Object: "model", OwnedBy: "agentik"})
-	}
-	writeJSON(w, http.StatusOK, list)
-}
 
 // chatRequest is the body of POST /v1/chat/completions, as far as agentik
 // reads it.
@@ -195,9 +87,9 @@ type completion struct {
 	input        agent.CompletionInput
 }
 
-func (s *Server) parseChat(r *http.Request) (completion, error) {
+func (h *Handler) parseChat(r *http.Request) (completion, error) {
 	var raw map[string]json.RawMessage
-	if err := decodeBody(r, &raw, false); err != nil {
+	if err := decodeBody(r, &raw); err != nil {
 		return completion{}, err
 	}
 	var names []string
@@ -222,9 +114,9 @@ func (s *Server) parseChat(r *http.Request) (completion, error) {
 	if req.Model == "" {
 		return completion{}, badParam("model", "model is required; GET /v1/models lists them")
 	}
-	if !contains(s.openAIModels(), req.Model) && !contains(s.runner.AgentModels(r.Context()), req.Model) {
+	if !contains(h.models(), req.Model) && !contains(h.runner.AgentModels(r.Context()), req.Model) {
 		return completion{}, &paramError{param: "model", code: "model_not_found",
-			err: agent.Errorf(agent.CodeNotFound, "the model %q does not exist here; GET /v1/models lists agentik's models (%s)", req.Model, strings.Join(s.openAIModels(), ", "))}
+			err: agent.Errorf(agent.CodeNotFound, "the model %q does not exist here; GET /v1/models lists agentik's models (%s)", req.Model, strings.Join(h.models(), ", "))}
 	}
 	if req.N != nil && *req.N != 1 {
 		return completion{}, badParam("n", "n must be 1: agentik makes one choice per request, got %d", *req.N)
@@ -401,73 +293,73 @@ func dataURL(field, u string) (agent.Content, error) {
 	return agent.Content{Type: agent.ContentImage, Mime: mime, Data: data}, nil
 }
 
-func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
-	if !s.runner.ModelConfigured() {
-		s.writeOpenAIError(w, r, agent.Errorf(agent.CodeUnavailable, "no model is configured on this agentik server"))
+func (h *Handler) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
+	if !h.runner.ModelConfigured() {
+		h.WriteError(w, r, agent.Errorf(agent.CodeUnavailable, "no model is configured on this agentik server"))
 		return
 	}
-	c, err := s.parseChat(r)
+	c, err := h.parseChat(r)
 	if err != nil {
-		s.writeOpenAIError(w, r, err)
+		h.WriteError(w, r, err)
 		return
 	}
 	ctx := r.Context()
 	id := r.Header.Get(protocol.ConversationHeader)
 	if id == "" {
-		conv, err := s.runner.CreateCompletion(ctx, c.history)
+		conv, err := h.runner.CreateCompletion(ctx, c.history)
 		if err != nil {
-			s.writeOpenAIError(w, r, err)
+			h.WriteError(w, r, err)
 			return
 		}
 		id = conv.ID
 		// Deleting interrupts the turn first: a client that left stops it.
-		defer func() { _ = s.runner.Delete(context.WithoutCancel(ctx), id) }()
-		if err := s.useModel(ctx, id, c.model); err != nil {
-			s.writeOpenAIError(w, r, err)
+		defer func() { _ = h.runner.Delete(context.WithoutCancel(ctx), id) }()
+		if err := h.useModel(ctx, id, c.model); err != nil {
+			h.WriteError(w, r, err)
 			return
 		}
-	} else if _, err := s.runner.Conversation(ctx, id); err != nil {
-		s.writeOpenAIError(w, r, err)
+	} else if _, err := h.runner.Conversation(ctx, id); err != nil {
+		h.WriteError(w, r, err)
 		return
 	}
 	stream := broker.Stream{Kind: broker.StreamConversation, ConversationID: id}
 	var sub *broker.Sub
-	if s.runner.IsTemp(id) { // never stored: listen before the turn starts
-		if sub, err = s.broker.Subscribe(ctx, stream, -1, ""); err != nil {
-			s.writeOpenAIError(w, r, err)
+	if h.runner.IsTemp(id) { // never stored: listen before the turn starts
+		if sub, err = h.broker.Subscribe(ctx, stream, -1, ""); err != nil {
+			h.WriteError(w, r, err)
 			return
 		}
 	}
-	res, err := s.runner.SendCompletion(ctx, id, c.input)
+	res, err := h.runner.SendCompletion(ctx, id, c.input)
 	if err == nil && sub == nil {
 		// Replay from the turn's first event: nothing of it is missed.
-		sub, err = s.broker.Subscribe(ctx, stream, res.Seq-1, "")
+		sub, err = h.broker.Subscribe(ctx, stream, res.Seq-1, "")
 	}
 	if err != nil {
 		if sub != nil {
 			sub.Close()
 		}
-		s.writeOpenAIError(w, r, err)
+		h.WriteError(w, r, err)
 		return
 	}
 	defer sub.Close()
 	relay := &chatRelay{
-		id: "chatcmpl-" + agent.NewID(), model: c.model, created: s.now().Unix(),
+		id: "chatcmpl-" + agent.NewID(), model: c.model, created: h.now().Unix(),
 		clientTools: c.input.ClientTools,
 	}
 	if c.stream {
-		s.streamChat(w, r, sub, relay, c.includeUsage)
+		h.streamChat(w, r, sub, relay, c.includeUsage)
 		return
 	}
-	if err := s.follow(ctx, sub, relay, func(chatDelta) error { return nil }); err != nil {
+	if err := h.follow(ctx, sub, relay, func(chatDelta) error { return nil }); err != nil {
 		if ctx.Err() == nil { // the server is shutting down, or the subscription failed
-			s.log.Warn("completion_cut", "err", err)
-			s.writeOpenAIError(w, r, agent.Errorf(agent.CodeUnavailable, "the server stopped following the answer (shutting down or overloaded); send the request again"))
+			h.log.Warn("completion_cut", "err", err)
+			h.WriteError(w, r, agent.Errorf(agent.CodeUnavailable, "the server stopped following the answer (shutting down or overloaded); send the request again"))
 		}
 		return // else the client left
 	}
 	if relay.err != nil {
-		s.writeOpenAIError(w, r, relay.err)
+		h.WriteError(w, r, relay.err)
 		return
 	}
 	writeJSON(w, http.StatusOK, relay.completion())
@@ -603,13 +495,13 @@ func (c *chatRelay) chunk(d *chatDelta, finish string, usage *agent.Usage) chatR
 // follow reads the turn's events into relay until its end, passing each
 // delta to out. It returns an error when the client left, out failed, or
 // the server shuts down.
-func (s *Server) follow(ctx context.Context, sub *broker.Sub, relay *chatRelay, out func(chatDelta) error) error {
+func (h *Handler) follow(ctx context.Context, sub *broker.Sub, relay *chatRelay, out func(chatDelta) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	watched := make(chan struct{})
 	go func() { // the shutdown watch: ends with ctx, waited for on return
 		defer close(watched)
 		select {
-		case <-s.closing:
+		case <-h.closing:
 			cancel()
 		case <-ctx.Done():
 		}
@@ -639,68 +531,36 @@ func (s *Server) follow(ctx context.Context, sub *broker.Sub, relay *chatRelay, 
 	}
 }
 
+// errShuttingDown is what a stream asked for during shutdown gets.
+var errShuttingDown = agent.Errorf(agent.CodeUnavailable, "the server is shutting down; reconnect in a moment")
+
 // streamChat answers with server-sent chunks, as OpenAI streams.
-func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, sub *broker.Sub, relay *chatRelay, includeUsage bool) {
-	if !s.hold() {
-		s.writeOpenAIError(w, r, errShuttingDown)
+func (h *Handler) streamChat(w http.ResponseWriter, r *http.Request, sub *broker.Sub, relay *chatRelay, includeUsage bool) {
+	if !h.streams.Hold() {
+		h.WriteError(w, r, errShuttingDown)
 		return
 	}
-	defer s.conns.Done()
-	rc := http.NewResponseController(w)
-	startEventStream(w)
-	var (
-		mu   sync.Mutex // writes: the relay's and the heartbeat's
-		buf  []byte
-		last = time.Now()
-	)
-	raw := func(b []byte) error {
-		mu.Lock()
-		defer mu.Unlock()
-		last = time.Now()
-		_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
+	defer h.streams.Release()
+	out := sse.Start(w)
 	write := func(v any) error {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return err
 		}
-		buf = append(append(append(buf[:0], "data: "...), b...), "\n\n"...)
-		return raw(buf)
+		out.Data(b)
+		return out.Flush()
 	}
 	// While server-side tools run nothing else flows: a comment line (which
 	// OpenAI clients skip) keeps proxies from closing an idle stream.
-	stopBeat, beatDone := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(beatDone)
-		tick := time.NewTicker(s.cfg.Heartbeat)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stopBeat:
-				return
-			case <-tick.C:
-				mu.Lock()
-				idle := time.Since(last) >= s.cfg.Heartbeat
-				mu.Unlock()
-				if idle && raw([]byte(": keepalive\n\n")) != nil {
-					return
-				}
-			}
-		}
-	}()
-	defer func() { close(stopBeat); <-beatDone }()
+	defer out.KeepAlive(h.cfg.Heartbeat, "keepalive")()
 	if write(relay.chunk(&chatDelta{Role: "assistant"}, "", nil)) != nil {
 		return
 	}
-	if err := s.follow(r.Context(), sub, relay, func(d chatDelta) error { return write(relay.chunk(&d, "", nil)) }); err != nil {
+	if err := h.follow(r.Context(), sub, relay, func(d chatDelta) error { return write(relay.chunk(&d, "", nil)) }); err != nil {
 		return
 	}
 	if relay.err != nil {
-		_, body := s.openAIError(r.Method+" "+r.URL.Path, relay.err)
+		_, body := h.errorBody(r.Method+" "+r.URL.Path, relay.err)
 		_ = write(body)
 		return
 	}
@@ -713,5 +573,6 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, sub *broker.
 			return
 		}
 	}
-	_ = raw([]byte("data: [DONE]\n\n"))
+	out.Data([]byte("[DONE]"))
+	_ = out.Flush()
 }

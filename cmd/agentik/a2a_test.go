@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/llm/llmtest"
+)
+
+// a2aEnv is the real binary with the fake model, a key, and the npm
+// reference MCP server whose echo tool needs approval.
+func a2aEnv(t *testing.T) (env []string, db string) {
+	t.Helper()
+	root := repoRoot(t)
+	entry := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	sdk := filepath.Join(root, "node_modules", "@a2a-js", "sdk", "package.json")
+	for _, f := range []string{entry, sdk} {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("%s is missing: run `npm ci` in %s: %v", f, root, err)
+		}
+	}
+	dir := t.TempDir()
+	mcp := filepath.Join(dir, "mcp.json")
+	conf := `{"mcpServers":{"everything":{"command":"node","args":["` + entry + `","stdio"],"requireApproval":{"always":["echo"]}}}}`
+	if err := os.WriteFile(mcp, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, fakeURL := llmtest.NewHTTPServer(t)
+	return []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp, "AGENTIK_API_KEYS=" + a2aKey}, filepath.Join(dir, "agentik.db")
+}
+
+const a2aKey = "sk-agentik-a2a"
+
+// runA2A runs testdata/a2a_sdk.mjs in phase against p and decodes what it printed.
+func runA2A(t *testing.T, p *proc, phase string, out any, env ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "a2a_sdk.mjs"))
+	cmd.Env = append(append(os.Environ(), "AGENTIK_URL=http://"+p.addr, "AGENTIK_KEY="+a2aKey, "A2A_PHASE="+phase), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node (%s): %v\n%s\nagentik logs:\n%s", phase, err, stderr.String(), p.logs)
+	}
+	if err := json.Unmarshal(stdout, out); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+}
+
+type a2aFollowed struct {
+	Kinds     []string
+	Text      string
+	States    []string
+	Artifacts int
+	TaskID    string
+	First     *struct{ ID, ContextID, State, Text string }
+}
+
+// TestA2ASDK drives agentik's A2A server with @a2a-js/sdk's client
+// (testdata/a2a_sdk.mjs) against the real binary: card discovery, a
+// blocking send and a second message in its context, get and list, a
+// streaming send, a dropped stream resubscribed (snapshot + later updates
+// = the whole answer, once), cancel, a tool call approved over A2A, and
+// bad input in JSON-RPC's own error shape.
+func TestA2ASDK(t *testing.T) {
+	env, db := a2aEnv(t)
+	p := start(t, freeAddr(t), db, env...)
+	waitTools(t, p, map[string]string{"Authorization": "Bearer " + a2aKey})
+	var got struct {
+		Card struct {
+			Name, Bearer, URL, Binding string
+			Skills, Schemes            []string
+			Streaming                  bool
+			SlugName                   string `json:"slug_name"`
+		}
+		Send struct {
+			State, Text, ContextID, ID string
+			History                    int
+		}
+		Second struct{ State, Text, ContextID, ID string }
+		Get    struct{ State, Text string }
+		List   []struct{ ID, State string }
+		Stream a2aFollowed
+		Resub  struct {
+			Before   string
+			Snapshot struct{ ID, State, Text string }
+			Later    string // the text of the updates after the snapshot
+			Whole    string // the snapshot's text and the updates
+			States   []string
+			Kinds    []string
+		} `json:"resubscribe"`
+		Cancel struct {
+			State        string
+			StreamStates []string
+			Again        string
+		}
+		Approval struct {
+			State   string
+			Waiting struct {
+				Waiting []struct {
+					CallID string `json:"call_id"`
+					Name   string
+				}
+			}
+			After struct {
+				State, Text string
+				ID          bool
+			}
+			Again string
+		}
+		UnknownTask   string `json:"unknown_task"`
+		UnknownMethod int    `json:"unknown_method"`
+		Malformed     int
+		NoMessage     int `json:"no_message"`
+		WrongKey      int `json:"wrong_key"`
+		PublicCard    int `json:"public_card"`
+		UnknownAgent  int `json:"unknown_agent"`
+	}
+	runA2A(t, p, "main", &got)
+
+	c := got.Card
+	if c.Name != "agentik" || len(c.Skills) != 1 || c.Skills[0] != "agentik" || !c.Streaming || c.Bearer != "Bearer" || c.URL != p.url("/a2a/agentik") || c.Binding != "JSONRPC" || c.SlugName != "agentik" {
+		t.Errorf("card %+v", c)
+	}
+	if got.Send.State != "COMPLETED" || got.Send.Text != "You said: hello a2a" || got.Send.ContextID == "" || got.Send.History != 1 {
+		t.Errorf("send %+v", got.Send)
+	}
+	if got.Second.State != "COMPLETED" || got.Second.Text != "You said: second one" || got.Second.ContextID != got.Send.ContextID || got.Second.ID == got.Send.ID {
+		t.Errorf("second message in the context %+v (first %+v)", got.Second, got.Send)
+	}
+	if got.Get.State != "COMPLETED" || got.Get.Text != got.Send.Text {
+		t.Errorf("get %+v", got.Get)
+	}
+	if len(got.List) != 2 || got.List[0].ID != got.Second.ID || got.List[1].ID != got.Send.ID || got.List[0].State != "COMPLETED" {
+		t.Errorf("list %+v", got.List)
+	}
+	s := got.Stream
+	if len(s.Kinds) == 0 || s.Kinds[0] != "task" || s.Text != llmtest.Tokens(30) || s.Artifacts < 2 || len(s.States) == 0 || s.States[len(s.States)-1] != "COMPLETED" {
+		t.Errorf("streaming send %+v", s)
+	}
+	r := got.Resub
+	whole := llmtest.Tokens(300)
+	if r.Before == "" || !strings.HasPrefix(r.Snapshot.Text, r.Before) || r.Snapshot.Text+r.Later != whole || r.Whole != whole || len(r.Kinds) != 1 || r.Kinds[0] != "task" || r.States[len(r.States)-1] != "COMPLETED" {
+		t.Errorf("resubscribe: before %d bytes, snapshot %d bytes (%s), later %d bytes, states %v, kinds %v, want %d bytes in all; prefix %v, whole %v",
+			len(r.Before), len(r.Snapshot.Text), r.Snapshot.State, len(r.Later), r.States, r.Kinds, len(whole), strings.HasPrefix(r.Snapshot.Text, r.Before), r.Snapshot.Text+r.Later == whole)
+	}
+	if got.Cancel.State != "CANCELED" || len(got.Cancel.StreamStates) == 0 || got.Cancel.StreamStates[len(got.Cancel.StreamStates)-1] != "CANCELED" || !strings.HasSuffix(got.Cancel.Again, "TaskNotCancelableError") {
+		t.Errorf("cancel %+v", got.Cancel)
+	}
+	a := got.Approval
+	if a.State != "INPUT_REQUIRED" || len(a.Waiting.Waiting) != 1 || a.Waiting.Waiting[0].Name != "everything__echo" || a.Waiting.Waiting[0].CallID == "" {
+		t.Errorf("approval asked %+v", a)
+	}
+	if a.After.State != "COMPLETED" || !strings.Contains(a.After.Text, "ping a2a") || !a.After.ID || !strings.HasSuffix(a.Again, "UnsupportedOperationError") {
+		t.Errorf("approval answered %+v", a)
+	}
+	if !strings.HasSuffix(got.UnknownTask, "TaskNotFoundError") || got.UnknownMethod != -32601 || got.Malformed != -32700 || got.NoMessage != -32602 {
+		t.Errorf("errors: unknown task %q, unknown method %d, malformed %d, no message %d", got.UnknownTask, got.UnknownMethod, got.Malformed, got.NoMessage)
+	}
+	if got.WrongKey != 401 || got.PublicCard != 200 || got.UnknownAgent != 404 {
+		t.Errorf("wrong key %d, public card %d, unknown agent %d", got.WrongKey, got.PublicCard, got.UnknownAgent)
+	}
+}
+
+// TestA2AResubscribeAfterKill9 reads part of a streamed task with
+// @a2a-js/sdk, kills the real binary with SIGKILL, restarts it, and
+// resubscribes: the task is failed with the restart's error and its
+// artifact holds everything the client saw before the kill; the context
+// takes a new message.
+func TestA2AResubscribeAfterKill9(t *testing.T) {
+	env, db := a2aEnv(t)
+	addr := freeAddr(t)
+	p := start(t, addr, db, env...)
+	var first struct{ Task, Before string }
+	runA2A(t, p, "kill_start", &first)
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait()
+	p = start(t, addr, db, env...)
+	var got struct {
+		Snapshot struct{ ID, State, Text string }
+		Later    string
+		Get      struct{ State, Text, Error string }
+		Next     struct{ State, Text string }
+	}
+	runA2A(t, p, "kill_resume", &got, "A2A_TASK="+first.Task)
+	if first.Before == "" || got.Snapshot.ID != first.Task || got.Snapshot.State != "FAILED" || !strings.HasPrefix(got.Snapshot.Text, first.Before) || got.Later != "" {
+		t.Errorf("after kill -9: saw %d bytes before; snapshot %s %s with %d bytes, later %q", len(first.Before), got.Snapshot.ID, got.Snapshot.State, len(got.Snapshot.Text), got.Later)
+	}
+	if got.Get.State != "FAILED" || !strings.Contains(got.Get.Error, "interrupted_by_restart") || got.Get.Text != got.Snapshot.Text {
+		t.Errorf("get after restart %+v", got.Get)
+	}
+	if got.Next.State != "COMPLETED" || got.Next.Text != "You said: after restart" {
+		t.Errorf("next message %+v", got.Next)
+	}
+}

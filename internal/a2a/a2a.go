@@ -1,0 +1,246 @@
+// Package a2a serves agentik's agents over the Agent2Agent protocol
+// (A2A 1.0, JSON-RPC binding, as @a2a-js/sdk 1.x speaks it): an agent card
+// per agent, send and streaming send, get, list and cancel tasks, and
+// subscribe to a task. It is a projection of the event log: a context is
+// a conversation, a task is one of its turns (its id is derived from the
+// conversation's id and the seq of the turn's first event), the answer is
+// the task's artifact, a tool call waiting for approval is the
+// input-required state. Everything goes through the Runner with the
+// request's context, so the caller's principal decides what it may see.
+package a2a
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+)
+
+// ProtocolVersion is the A2A version served.
+const ProtocolVersion = "1.0"
+
+// CardPath is where the default agent's card is, and where an agent's
+// card is under its base URL.
+const CardPath = "/.well-known/agent-card.json"
+
+// Prefix is where every agent's endpoint lives: /a2a/{slug}.
+const Prefix = "/a2a/"
+
+// DefaultHeartbeat is how often an idle stream gets a comment line.
+const DefaultHeartbeat = 15 * time.Second
+
+// Agent is what A2A shows of one of agentik's agents.
+type Agent struct {
+	Slug        string
+	Name        string
+	Description string
+	Starters    []string // suggested first prompts: the skill's examples
+}
+
+// Config holds what the handler needs.
+type Config struct {
+	Runner *agent.Runner
+	Broker *broker.Broker
+	// Agents lists the agents the caller (the principal in ctx) may use,
+	// the default agent first.
+	Agents func(ctx context.Context) ([]Agent, error)
+	// Default is the default agent, whose card is public at CardPath.
+	Default func() Agent
+	// Auth says that requests need a key: the cards name the bearer scheme.
+	Auth      bool
+	Heartbeat time.Duration // DefaultHeartbeat when 0
+	// Done, when closed, ends every stream (the server shuts down).
+	Done   <-chan struct{}
+	Logger *slog.Logger
+	// Version is agentik's version, shown in the cards.
+	Version string
+}
+
+// Handler is the A2A surface. It is an http.Handler for CardPath and
+// everything under Prefix.
+type Handler struct {
+	cfg Config
+	log *slog.Logger
+	mux *http.ServeMux
+}
+
+// New makes a Handler.
+func New(cfg Config) *Handler {
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	h := &Handler{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux()}
+	h.mux.HandleFunc("GET "+CardPath, h.handleDefaultCard)
+	h.mux.HandleFunc("GET "+Prefix+"{slug}"+CardPath, h.handleCard)
+	h.mux.HandleFunc("POST "+Prefix+"{slug}", h.handleRPC)
+	h.mux.HandleFunc(Prefix, h.handleNoRoute)
+	return h
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// baseURL is the scheme and host the caller reached agentik at.
+func baseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// card is an agent's card as the caller reaches it.
+func (h *Handler) card(r *http.Request, a Agent) Card {
+	desc := a.Description
+	if desc == "" {
+		desc = "An agentik agent: it answers with the tools agentik has."
+	}
+	c := Card{
+		Name:        a.Name,
+		Description: desc,
+		SupportedInterfaces: []Interface{{
+			URL: baseURL(r) + Prefix + a.Slug, ProtocolBinding: "JSONRPC", ProtocolVersion: ProtocolVersion,
+		}},
+		Provider:           &Provider{Organization: "agentik", URL: baseURL(r)},
+		Version:            h.cfg.Version,
+		Capabilities:       Capabilities{Streaming: true},
+		DefaultInputModes:  []string{"text/plain", "image/png", "image/jpeg", "image/gif", "image/webp", "application/json"},
+		DefaultOutputModes: []string{"text/plain"},
+		Skills: []Skill{{
+			ID: a.Slug, Name: a.Name, Description: desc, Tags: []string{"agentik", a.Slug}, Examples: a.Starters,
+		}},
+	}
+	if h.cfg.Auth {
+		c.SecuritySchemes = map[string]SecurityScheme{"bearer": {HTTPAuth: &HTTPAuthScheme{
+			Scheme: "Bearer", Description: "an agentik API key (AGENTIK_API_KEYS, or a user's key) as Authorization: Bearer <key>",
+		}}}
+		c.SecurityRequirements = []SecurityRequirement{{Schemes: map[string]StringList{"bearer": {List: []string{}}}}}
+	}
+	return c
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// handleDefaultCard serves the default agent's card. It is public (A2A
+// clients discover an agent before they authenticate): it shows only the
+// default agent's name, description and starters, its URL, and that a
+// key is needed.
+func (h *Handler) handleDefaultCard(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, h.card(r, h.cfg.Default()))
+}
+
+// agentOf finds the agent of the path among those the caller may use.
+func (h *Handler) agentOf(r *http.Request) (Agent, error) {
+	slug := r.PathValue("slug")
+	as, err := h.cfg.Agents(r.Context())
+	if err != nil {
+		return Agent{}, err
+	}
+	var names []string
+	for _, a := range as {
+		if a.Slug == slug {
+			return a, nil
+		}
+		names = append(names, a.Slug)
+	}
+	return Agent{}, agent.Errorf(agent.CodeNotFound, "no agent %q here; the agents you may use are: %s", agent.Shorten(slug, 60), strings.Join(names, ", "))
+}
+
+func (h *Handler) handleCard(w http.ResponseWriter, r *http.Request) {
+	a, err := h.agentOf(r)
+	if err != nil {
+		writeJSON(w, httpStatus(err), agentError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, h.card(r, a))
+}
+
+func (h *Handler) handleNoRoute(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusNotFound, agentError(agent.Errorf(agent.CodeNotFound,
+		"no A2A route %s %s: an agent's JSON-RPC endpoint is POST %s{slug}, its card GET %s{slug}%s", r.Method, r.URL.Path, Prefix, Prefix, CardPath)))
+}
+
+// agentError is agentik's error body, for the routes that are not
+// JSON-RPC (the cards).
+func agentError(err error) map[string]any {
+	var e *agent.Error
+	if !errors.As(err, &e) {
+		e = &agent.Error{Code: agent.CodeInternal, Message: "internal error"}
+	}
+	return map[string]any{"error": e}
+}
+
+func httpStatus(err error) int {
+	switch agent.ErrorCode(err) {
+	case agent.CodeNotFound:
+		return http.StatusNotFound
+	case agent.CodeBadRequest:
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
+
+// content turns a message's parts into agentik content: text parts as
+// text, images as images, data parts as their JSON text.
+func content(m *Message) ([]agent.Content, error) {
+	var out []agent.Content
+	for i, p := range m.Parts {
+		switch {
+		case p.Text != nil:
+			out = append(out, agent.Text(*p.Text))
+		case len(p.Data) > 0:
+			out = append(out, agent.Text(string(p.Data)))
+		case len(p.Raw) > 0 && strings.HasPrefix(p.MediaType, "image/"):
+			out = append(out, agent.Content{Type: agent.ContentImage, Mime: p.MediaType, Data: base64.StdEncoding.EncodeToString(p.Raw)})
+		case len(p.Raw) > 0 && (strings.HasPrefix(p.MediaType, "text/") || p.MediaType == "application/json"):
+			out = append(out, agent.Text(string(p.Raw)))
+		case p.URL != "":
+			return nil, rpcErr(codeContentType, "message.parts[%d] is a url part; agentik takes the file's bytes: send them in raw with its mediaType", i)
+		case len(p.Raw) > 0:
+			return nil, rpcErr(codeContentType, "message.parts[%d] has mediaType %q; agentik takes text, JSON and images", i, p.MediaType)
+		default:
+			return nil, rpcErr(codeInvalidParams, "message.parts[%d] is empty: set text, raw, url or data", i)
+		}
+	}
+	if len(out) == 0 {
+		return nil, rpcErr(codeInvalidParams, "message.parts is empty: send at least one part")
+	}
+	if err := agent.CheckContent(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func decodeBase64(s string) ([]byte, error) { return base64.StdEncoding.DecodeString(s) }
+
+// readBody reads a request body within the server's limit.
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return nil, rpcErr(codeInvalidRequest, "the request body is over %d bytes", mb.Limit)
+		}
+		return nil, fmt.Errorf("read body: %w", err)
+	}
+	return b, nil
+}

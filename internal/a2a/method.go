@@ -1,0 +1,426 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+)
+
+// watch follows one task in the log: a conversation subscription from
+// the task's first event, folded into a taskView.
+type watch struct {
+	sub *broker.Sub
+	v   *taskView
+}
+
+func (w *watch) close() { w.sub.Close() }
+
+// errNoTask answers a task id that does not name a task the caller may see.
+func errNoTask(id string) error {
+	return rpcErr(codeTaskNotFound, "no task %q", agent.Shorten(id, 80))
+}
+
+// open finds the task and folds what is stored of it (to its end, or to
+// the log's head while it runs). The conversation is checked first with
+// the caller's context: another user's task is not found.
+func (h *Handler) open(ctx context.Context, id string) (*watch, agent.Conversation, error) {
+	convID, seq, ok := parseTaskID(id)
+	if !ok {
+		return nil, agent.Conversation{}, errNoTask(id)
+	}
+	c, err := h.cfg.Runner.Conversation(ctx, convID)
+	if errors.Is(err, agent.ErrNotFound) {
+		return nil, c, errNoTask(id)
+	}
+	if err != nil {
+		return nil, c, err
+	}
+	sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: convID}, seq-1, "")
+	var re *broker.ResyncError
+	if errors.As(err, &re) {
+		return nil, c, errNoTask(id) // pruned, or a seq beyond the log
+	}
+	if err != nil {
+		return nil, c, err
+	}
+	w := &watch{sub: sub, v: newTaskView(convID, seq)}
+	first := true
+	for {
+		it, err := sub.Next(ctx)
+		if err != nil {
+			sub.Close()
+			return nil, c, err
+		}
+		if it.CaughtUp {
+			if first {
+				sub.Close()
+				return nil, c, errNoTask(id)
+			}
+			return w, c, nil
+		}
+		ev, err := it.Event.Decode()
+		if err != nil {
+			continue
+		}
+		if first {
+			if it.Event.Seq != seq || !w.v.start(ev) {
+				sub.Close()
+				return nil, c, errNoTask(id)
+			}
+			first = false
+			continue
+		}
+		w.fold(ev)
+		if terminal(w.v.state) {
+			return w, c, nil
+		}
+	}
+}
+
+// fold takes one event; a deleted conversation fails the task.
+func (w *watch) fold(ev agent.AllEvent) []StreamResponse {
+	if ev.Agent != nil {
+		if ev.Agent.Type == agent.AgentDeleted && !terminal(w.v.state) {
+			w.v.errMsg = "the conversation was deleted"
+			return w.v.status(StateFailed, ev.Date)
+		}
+		return nil
+	}
+	return w.v.on(ev)
+}
+
+// next waits for the task's next event and returns its updates.
+func (w *watch) next(ctx context.Context) ([]StreamResponse, error) {
+	for {
+		it, err := w.sub.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if it.CaughtUp {
+			continue
+		}
+		ev, err := it.Event.Decode()
+		if err != nil {
+			continue
+		}
+		if ups := w.fold(ev); len(ups) > 0 {
+			return ups, nil
+		}
+	}
+}
+
+// settled reports whether a send's answer is ready: the task ended or
+// waits for someone.
+func settled(state string) bool { return terminal(state) || state == StateInputRequired }
+
+func historyOf(n *int) int {
+	if n == nil {
+		return -1
+	}
+	return *n
+}
+
+// start sends the message: a new turn of its context (a new conversation
+// without one), or the decision of a task that waits for input. It
+// returns the task's id.
+func (h *Handler) start(ctx context.Context, a Agent, p sendParams) (string, error) {
+	m := p.Message
+	if m == nil {
+		return "", rpcErr(codeInvalidParams, "message is required")
+	}
+	if m.Role != RoleUser && m.Role != "user" {
+		return "", rpcErr(codeInvalidParams, "message.role must be %q, got %q", RoleUser, agent.Shorten(m.Role, 40))
+	}
+	if m.MessageID == "" {
+		return "", rpcErr(codeInvalidParams, "message.messageId is required")
+	}
+	if len(m.MessageID) > 200 {
+		return "", rpcErr(codeInvalidParams, "message.messageId is %d bytes long; at most 200 are allowed", len(m.MessageID))
+	}
+	if m.TaskID != "" {
+		return h.decide(ctx, m)
+	}
+	in, err := content(m)
+	if err != nil {
+		return "", err
+	}
+	if !h.cfg.Runner.ModelConfigured() {
+		return "", agent.Errorf(agent.CodeUnavailable, "no model is configured on this agentik server")
+	}
+	convID := m.ContextID
+	if convID != "" {
+		if _, err := h.cfg.Runner.Conversation(ctx, convID); errors.Is(err, agent.ErrNotFound) {
+			return "", rpcErr(codeInvalidParams, "no context %q: leave contextId out to start a new one", agent.Shorten(convID, 80))
+		} else if err != nil {
+			return "", err
+		}
+	} else {
+		c, err := h.cfg.Runner.CreateConversation(ctx, "", false)
+		if err != nil {
+			return "", err
+		}
+		convID = c.ID
+	}
+	// The messageId is the send's client id: the same message sent again
+	// is the same task, never a second turn.
+	res, err := h.cfg.Runner.Send(ctx, convID, in, m.MessageID)
+	if err != nil {
+		if m.ContextID == "" {
+			_ = h.cfg.Runner.Delete(context.WithoutCancel(ctx), convID)
+		}
+		return "", err
+	}
+	return taskID(convID, res.Seq), nil
+}
+
+// decision is the data part that answers an input-required task.
+type decision struct {
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+	CallID   string `json:"call_id"`
+}
+
+// decide answers the tool calls an input-required task waits for.
+func (h *Handler) decide(ctx context.Context, m *Message) (string, error) {
+	w, c, err := h.open(ctx, m.TaskID)
+	if err != nil {
+		return "", err
+	}
+	state := w.v.state
+	w.close()
+	if m.ContextID != "" && m.ContextID != c.ID {
+		return "", rpcErr(codeInvalidParams, "message.contextId %q is not the context of task %q", agent.Shorten(m.ContextID, 80), m.TaskID)
+	}
+	if state != StateInputRequired {
+		return "", rpcErr(codeUnsupported, "task %s is %s, not waiting for input: send a new message without taskId (with contextId %s) to continue the conversation", m.TaskID, strings.ToLower(strings.TrimPrefix(state, "TASK_STATE_")), c.ID)
+	}
+	var d *decision
+	for _, p := range m.Parts {
+		if len(p.Data) == 0 {
+			continue
+		}
+		var x decision
+		if err := json.Unmarshal(p.Data, &x); err == nil && x.Decision != "" {
+			d = &x
+			break
+		}
+	}
+	if d == nil {
+		return "", rpcErr(codeInvalidParams, `task %s waits for approval of a tool call: answer with a data part {"decision":"approve"|"deny","reason"?,"call_id"?}`, m.TaskID)
+	}
+	calls := c.Waiting
+	if d.CallID != "" {
+		calls = []string{d.CallID}
+	}
+	for _, id := range calls {
+		err := h.cfg.Runner.Approve(ctx, c.ID, agent.ApprovalInput{CallID: id, Decision: d.Decision, Reason: d.Reason})
+		if err != nil && !(agent.ErrorCode(err) == agent.CodeConflict && d.CallID == "") {
+			return "", err // a call decided meanwhile (in the UI) is no error when deciding them all
+		}
+	}
+	return m.TaskID, nil
+}
+
+func (h *Handler) sendMessage(ctx context.Context, a Agent, req request) (any, error) {
+	var p sendParams
+	if err := params(req, &p); err != nil {
+		return nil, err
+	}
+	id, err := h.start(ctx, a, p)
+	if err != nil {
+		return nil, err
+	}
+	w, _, err := h.open(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	blocking := p.Configuration == nil || !p.Configuration.ReturnImmediately
+	for blocking && !settled(w.v.state) {
+		if _, err := w.next(ctx); err != nil {
+			return nil, err
+		}
+	}
+	var hl *int
+	if p.Configuration != nil {
+		hl = p.Configuration.HistoryLength
+	}
+	t := w.v.task(historyOf(hl))
+	return map[string]any{"task": t}, nil
+}
+
+func (h *Handler) getTask(ctx context.Context, req request) (any, error) {
+	var p taskParams
+	if err := params(req, &p); err != nil {
+		return nil, err
+	}
+	w, _, err := h.open(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	return w.v.task(historyOf(p.HistoryLength)), nil
+}
+
+func (h *Handler) cancelTask(ctx context.Context, req request) (any, error) {
+	var p taskParams
+	if err := params(req, &p); err != nil {
+		return nil, err
+	}
+	w, c, err := h.open(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	state := w.v.state
+	w.close()
+	if terminal(state) {
+		return nil, rpcErr(codeNotCancelable, "task %s is %s already", p.ID, strings.ToLower(strings.TrimPrefix(state, "TASK_STATE_")))
+	}
+	if _, err := h.cfg.Runner.Interrupt(ctx, c.ID); err != nil {
+		return nil, err
+	}
+	w, _, err = h.open(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	return w.v.task(historyOf(p.HistoryLength)), nil
+}
+
+// maxListPage caps a page of ListTasks.
+const maxListPage = 100
+
+// listTasks lists the tasks of one context, newest first, from its
+// history: a task's state is read from the messages that follow its
+// user message (an error: failed; an interrupted answer: canceled) and
+// from the conversation (its running turn).
+func (h *Handler) listTasks(ctx context.Context, req request) (any, error) {
+	var p listParams
+	if len(req.Params) > 0 {
+		if err := params(req, &p); err != nil {
+			return nil, err
+		}
+	}
+	if p.ContextID == "" {
+		return nil, rpcErr(codeInvalidParams, "contextId is required: agentik lists the tasks of one context (its conversations are listed at GET /agentik/conversations)")
+	}
+	size := 50
+	if p.PageSize != nil {
+		if *p.PageSize < 1 || *p.PageSize > maxListPage {
+			return nil, rpcErr(codeInvalidParams, "pageSize must be 1 to %d, got %d", maxListPage, *p.PageSize)
+		}
+		size = *p.PageSize
+	}
+	offset := 0
+	if p.PageToken != "" {
+		n, err := strconv.Atoi(p.PageToken)
+		if err != nil || n < 0 {
+			return nil, rpcErr(codeInvalidParams, "pageToken %q is not one ListTasks gave", agent.Shorten(p.PageToken, 40))
+		}
+		offset = n
+	}
+	c, err := h.cfg.Runner.Conversation(ctx, p.ContextID)
+	if errors.Is(err, agent.ErrNotFound) {
+		return nil, rpcErr(codeInvalidParams, "no context %q", agent.Shorten(p.ContextID, 80))
+	}
+	if err != nil {
+		return nil, err
+	}
+	var msgs []agent.Message
+	for {
+		page, err := h.cfg.Runner.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, Offset: len(msgs), Limit: agent.MaxPageSize})
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, page...)
+		if len(page) < agent.MaxPageSize {
+			break
+		}
+	}
+	tasks := listed(c, msgs, historyOf(p.HistoryLength), p.IncludeArtifacts)
+	switch p.Status {
+	case "", "TASK_STATE_UNSPECIFIED", "UNRECOGNIZED": // the SDK's unset filter
+		p.Status = ""
+	case StateSubmitted, StateWorking, StateCompleted, StateFailed, StateCanceled, StateInputRequired, "TASK_STATE_REJECTED", "TASK_STATE_AUTH_REQUIRED":
+	default:
+		return nil, rpcErr(codeInvalidParams, "status %q is not a task state (TASK_STATE_WORKING, TASK_STATE_COMPLETED, …)", agent.Shorten(p.Status, 40))
+	}
+	if p.Status != "" {
+		kept := tasks[:0]
+		for _, t := range tasks {
+			if t.Status.State == p.Status {
+				kept = append(kept, t)
+			}
+		}
+		tasks = kept
+	}
+	total := len(tasks)
+	res := ListTasksResponse{Tasks: []Task{}, PageSize: size, TotalSize: total}
+	if offset < total {
+		end := min(total, offset+size)
+		res.Tasks = tasks[offset:end]
+		if end < total {
+			res.NextPageToken = strconv.Itoa(end)
+		}
+	}
+	return res, nil
+}
+
+// listed makes the tasks of a conversation's history, newest first.
+func listed(c agent.Conversation, msgs []agent.Message, history int, artifacts bool) []Task {
+	var out []Task
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		if m.Type != agent.MessageUser {
+			continue
+		}
+		v := newTaskView(c.ID, m.Seq)
+		v.user = &msgs[i]
+		v.at = m.Date
+		state := StateCompleted
+		var text []string
+		for j := i + 1; j < len(msgs) && msgs[j].Type != agent.MessageUser; j++ {
+			n := msgs[j]
+			v.at = n.Date
+			switch n.Type {
+			case agent.MessageError:
+				state, v.errMsg = StateFailed, n.Error
+				if n.Code != "" {
+					v.errMsg = n.Code + ": " + n.Error
+				}
+			case agent.MessageAssistant:
+				if n.Interrupted {
+					state = StateCanceled
+				}
+				for _, p := range n.Content {
+					if p.Type == agent.ContentText && p.Body != "" {
+						text = append(text, p.Body)
+					}
+				}
+			}
+		}
+		if c.Running && c.TurnSeq == m.Seq {
+			state = StateWorking
+			if len(c.Waiting) > 0 {
+				state = StateInputRequired
+				for _, id := range c.Waiting {
+					v.waiting = append(v.waiting, waitingCall{CallID: id})
+				}
+			}
+		}
+		v.state = state
+		if artifacts {
+			v.text.WriteString(strings.Join(text, "\n\n"))
+		}
+		out = append(out, v.task(history))
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}

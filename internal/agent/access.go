@@ -1,0 +1,149 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"sort"
+)
+
+// The one rule of who may see what (DESIGN.md §11.1): a conversation
+// belongs to the user who made it (or imported it); an admin sees and acts
+// on every conversation, a member on their own only. Every use case of the
+// Runner that names a conversation checks it here (access), and every
+// reader of many (the list, search, the event log's replay and live
+// streams in package broker) narrows itself by Scope. Another user's
+// conversation answers not_found, with the very error an unknown id gets,
+// so that a member cannot tell that it exists.
+
+// Scope is the owner whose things ctx's principal may see: "" for an
+// admin (everyone's), else the member's own user id.
+func Scope(ctx context.Context) string {
+	p := PrincipalFrom(ctx)
+	if p.Admin() {
+		return ""
+	}
+	if p.UserID == "" {
+		return "\x00nobody" // no such user: sees nothing
+	}
+	return p.UserID
+}
+
+// OwnerOf is the owner of c: a conversation of a database made before
+// accounts, or of a test store that keeps none, belongs to LocalUser.
+func OwnerOf(c Conversation) string {
+	if c.Owner == "" {
+		return LocalUser
+	}
+	return c.Owner
+}
+
+// Visible reports whether a principal whose Scope is scope may see c.
+func Visible(scope string, c Conversation) bool {
+	return scope == "" || OwnerOf(c) == scope
+}
+
+// errHidden is the error of a conversation the caller may not see: the
+// store's own not_found for an unknown id.
+func errHidden(id string) error {
+	return Errorf(CodeNotFound, "conversation %q not found", id)
+}
+
+// access checks that ctx's principal may act on conversation id: nil, or
+// not_found (also for an unknown id). An admin reads nothing here.
+func (r *Runner) access(ctx context.Context, id string) error {
+	scope := Scope(ctx)
+	if scope == "" {
+		return nil
+	}
+	c, err := r.storeOf(id).Conversation(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !Visible(scope, c) {
+		return errHidden(id)
+	}
+	return nil
+}
+
+// OwnerLister is a Store that lists one owner's conversations (the
+// database and MemStore implement it): a member's list reads only theirs.
+type OwnerLister interface {
+	// ConversationsOf is Conversations of the conversations owner owns.
+	ConversationsOf(ctx context.Context, owner string, offset, limit int) ([]Conversation, int, error)
+}
+
+// conversationsOf lists st's conversations that scope sees.
+func conversationsOf(ctx context.Context, st Store, scope string, offset, limit int) ([]Conversation, int, error) {
+	if scope == "" {
+		return st.Conversations(ctx, offset, limit)
+	}
+	ol, ok := st.(OwnerLister)
+	if !ok {
+		return nil, 0, fmt.Errorf("the store %T cannot list one owner's conversations", st)
+	}
+	return ol.ConversationsOf(ctx, scope, offset, limit)
+}
+
+// ConversationsOf implements OwnerLister.
+func (s *MemStore) ConversationsOf(_ context.Context, owner string, offset, limit int) ([]Conversation, int, error) {
+	s.mu.Lock()
+	all := make([]Conversation, 0, len(s.convs))
+	for _, c := range s.convs {
+		if OwnerOf(c.conv) == owner {
+			all = append(all, c.conv)
+		}
+	}
+	s.mu.Unlock()
+	sort.Slice(all, func(i, j int) bool { return all[i].UpdatedAt.After(all[j].UpdatedAt) })
+	out := []Conversation{}
+	if offset < len(all) {
+		out = append(out, all[offset:min(len(all), offset+limit)]...)
+	}
+	return out, len(all), nil
+}
+
+// Search runs q on searcher over the conversations ctx's principal sees.
+func (r *Runner) Search(ctx context.Context, searcher Searcher, q SearchQuery) ([]SearchResult, error) {
+	q.Owner = Scope(ctx)
+	return searcher.Search(ctx, q)
+}
+
+// ScopeEvents narrows an event query to what ctx's principal sees: a
+// member reads their own conversations' events only.
+func ScopeEvents(ctx context.Context, q EventQuery) EventQuery {
+	q.Owner = Scope(ctx)
+	return q
+}
+
+// ownSources makes an import the importer's: each conversation is theirs,
+// and its source id is kept apart from the same source imported by
+// someone else (a member importing a file another user imported gets
+// their own copy, and learns nothing of the other's).
+func ownSources(ctx context.Context, convs []ImportConversation) []ImportConversation {
+	owner := PrincipalFrom(ctx).UserID
+	out := make([]ImportConversation, len(convs))
+	for i, c := range convs {
+		c.owner = owner
+		if owner != LocalUser && c.Source != "" {
+			c.Source = owner + "\x1f" + c.Source
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// ownerOf is the owner of rec's conversation, which its published event
+// carries (a member's streams match by it); s.mu is held.
+func (s *MemStore) ownerOf(rec *Record) string {
+	ev := rec.Event
+	if ev.Agent != nil && ev.Agent.Type == AgentCreated && rec.Conversation != nil {
+		return OwnerOf(*rec.Conversation)
+	}
+	if c := s.convs[ev.ConversationID]; c != nil {
+		return OwnerOf(c.conv)
+	}
+	if ev.ConversationID == "" {
+		return ""
+	}
+	return LocalUser
+}

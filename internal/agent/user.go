@@ -1,0 +1,354 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Accounts (DESIGN.md §11.1, §11.9): users, their roles and their API
+// keys. Accounts is the centre of user management as the Runner is of
+// conversations: it decides who may do what from the principal in ctx
+// (an admin manages everyone; a member reads themself and manages their
+// own keys), and the server's routes and the CLI only call it.
+
+// User is one account.
+type User struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Email     string    `json:"email,omitempty"`
+	Role      string    `json:"role"`
+	Disabled  bool      `json:"disabled"`
+	CreatedAt time.Time `json:"created_at"`
+	// Budget overrides the server's default token budget ("2M/month",
+	// "none"); "" takes the default (budget.go).
+	Budget string `json:"budget,omitempty"`
+	// Issuer and Subject name the user at an OpenID provider (oidc sign-in).
+	Issuer  string `json:"-"`
+	Subject string `json:"-"`
+}
+
+// Principal is the principal u signs in as.
+func (u User) Principal() Principal { return Principal{UserID: u.ID, Role: u.Role} }
+
+// Key is an API key of a user; the key itself is shown once, when made,
+// and only its hash is kept.
+type Key struct {
+	ID        string     `json:"id"`
+	UserID    string     `json:"user_id"`
+	Name      string     `json:"name"`
+	CreatedAt time.Time  `json:"created_at"`
+	LastUsed  *time.Time `json:"last_used,omitempty"`
+}
+
+// UserStore keeps accounts (the database, package store, implements it).
+type UserStore interface {
+	CreateUser(ctx context.Context, u User) error // conflict for a taken id, email or issuer+subject
+	User(ctx context.Context, id string) (User, error)
+	Users(ctx context.Context) ([]User, error)
+	UpdateUser(ctx context.Context, u User) error
+	DeleteUser(ctx context.Context, id string) error // and their keys
+	CreateKey(ctx context.Context, k Key, hash string) error
+	Keys(ctx context.Context, userID string) ([]Key, error)
+	DeleteKey(ctx context.Context, userID, keyID string) error
+	// KeyByHash returns the key whose hash is hash, or not_found.
+	KeyByHash(ctx context.Context, hash string) (Key, error)
+	// TouchKey sets a key's last use.
+	TouchKey(ctx context.Context, keyID string, t time.Time) error
+	// KeyCount counts the keys of users who are not disabled.
+	KeyCount(ctx context.Context) (int64, error)
+	// UserBySubject returns the user an OpenID provider names, or not_found.
+	UserBySubject(ctx context.Context, issuer, subject string) (User, error)
+	// UserByEmail returns the user with that email, or not_found.
+	UserByEmail(ctx context.Context, email string) (User, error)
+}
+
+// Accounts manages users and keys.
+type Accounts struct {
+	st  UserStore
+	now Clock
+	// changed is told that a user's access may have changed (disabled,
+	// deleted, role changed, a key revoked): the server closes what no
+	// longer holds.
+	changed func(userID string)
+}
+
+// NewAccounts makes Accounts over st; changed may be nil.
+func NewAccounts(st UserStore, now Clock, changed func(userID string)) *Accounts {
+	if now == nil {
+		now = time.Now
+	}
+	if changed == nil {
+		changed = func(string) {}
+	}
+	return &Accounts{st: st, now: now, changed: changed}
+}
+
+// Store is the UserStore under a.
+func (a *Accounts) Store() UserStore { return a.st }
+
+// KeyPrefix begins every per-user API key.
+const KeyPrefix = "agk_"
+
+// HashKey is what is stored of an API key.
+func HashKey(key string) string {
+	h := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(h[:])
+}
+
+func errAdminOnly() error { return Errorf(CodeForbidden, "only an admin may do this") }
+
+// mayManage reports whether ctx's principal may manage user id's keys.
+func mayManage(ctx context.Context, id string) error {
+	p := PrincipalFrom(ctx)
+	if p.Admin() || p.UserID == id {
+		return nil
+	}
+	return errAdminOnly()
+}
+
+// Me returns the caller's account; the implicit admin of a server
+// without accounts is the user local.
+func (a *Accounts) Me(ctx context.Context) (User, error) {
+	p := PrincipalFrom(ctx)
+	u, err := a.st.User(ctx, p.UserID)
+	if err != nil {
+		return User{}, err
+	}
+	return u, nil
+}
+
+// UserInput is what an admin gives to make or change a user; nil fields
+// are left as they are.
+type UserInput struct {
+	Name     *string `json:"name"`
+	Email    *string `json:"email"`
+	Role     *string `json:"role"`
+	Disabled *bool   `json:"disabled"`
+	Budget   *string `json:"budget"`
+}
+
+func checkUser(u *User) error {
+	u.Name = strings.TrimSpace(u.Name)
+	if u.Name == "" || utf8.RuneCountInString(u.Name) > 200 {
+		return Errorf(CodeBadRequest, "name must be 1 to 200 characters")
+	}
+	u.Email = strings.TrimSpace(u.Email)
+	if u.Email != "" {
+		if a, err := mail.ParseAddress(u.Email); err != nil || a.Address != u.Email || len(u.Email) > 320 {
+			return Errorf(CodeBadRequest, "email %q is not an address (name@example.com)", Shorten(u.Email, 80))
+		}
+		u.Email = strings.ToLower(u.Email)
+	}
+	switch u.Role {
+	case RoleAdmin, RoleMember:
+	default:
+		return Errorf(CodeBadRequest, "role must be %q or %q, got %q", RoleAdmin, RoleMember, Shorten(u.Role, 40))
+	}
+	if u.Budget != "" {
+		if _, err := ParseBudget(u.Budget); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AddUser makes a user (admin only); role defaults to member.
+func (a *Accounts) AddUser(ctx context.Context, in UserInput) (User, error) {
+	if !PrincipalFrom(ctx).Admin() {
+		return User{}, errAdminOnly()
+	}
+	return a.addUser(ctx, in, "", "")
+}
+
+// addUser makes a user, named at an OpenID provider when issuer is set.
+func (a *Accounts) addUser(ctx context.Context, in UserInput, issuer, subject string) (User, error) {
+	u := User{ID: NewID(), Role: RoleMember, CreatedAt: a.now().UTC(), Issuer: issuer, Subject: subject}
+	if in.Name != nil {
+		u.Name = *in.Name
+	}
+	if in.Email != nil {
+		u.Email = *in.Email
+	}
+	if in.Role != nil {
+		u.Role = *in.Role
+	}
+	if in.Budget != nil {
+		u.Budget = strings.TrimSpace(*in.Budget)
+	}
+	if in.Disabled != nil {
+		u.Disabled = *in.Disabled
+	}
+	if err := checkUser(&u); err != nil {
+		return User{}, err
+	}
+	if err := a.st.CreateUser(ctx, u); err != nil {
+		return User{}, err
+	}
+	return u, nil
+}
+
+// Users lists every user (admin only).
+func (a *Accounts) Users(ctx context.Context) ([]User, error) {
+	if !PrincipalFrom(ctx).Admin() {
+		return nil, errAdminOnly()
+	}
+	return a.st.Users(ctx)
+}
+
+// User returns one user: an admin any, a member themself.
+func (a *Accounts) User(ctx context.Context, id string) (User, error) {
+	if err := mayManage(ctx, id); err != nil {
+		return User{}, err
+	}
+	return a.st.User(ctx, id)
+}
+
+// UpdateUser changes a user (admin only). The implicit admin local keeps
+// its role and cannot be disabled (it is who AGENTIK_API_KEYS sign in as).
+func (a *Accounts) UpdateUser(ctx context.Context, id string, in UserInput) (User, error) {
+	if !PrincipalFrom(ctx).Admin() {
+		return User{}, errAdminOnly()
+	}
+	u, err := a.st.User(ctx, id)
+	if err != nil {
+		return User{}, err
+	}
+	if in.Name != nil {
+		u.Name = *in.Name
+	}
+	if in.Email != nil {
+		u.Email = *in.Email
+	}
+	if in.Role != nil {
+		u.Role = *in.Role
+	}
+	if in.Disabled != nil {
+		u.Disabled = *in.Disabled
+	}
+	if in.Budget != nil {
+		u.Budget = strings.TrimSpace(*in.Budget)
+	}
+	if id == LocalUser && (u.Role != RoleAdmin || u.Disabled) {
+		return User{}, Errorf(CodeBadRequest, "the user local is the server's own admin (AGENTIK_API_KEYS sign in as it): it stays an admin and cannot be disabled; revoke its keys instead")
+	}
+	if err := checkUser(&u); err != nil {
+		return User{}, err
+	}
+	if err := a.st.UpdateUser(ctx, u); err != nil {
+		return User{}, err
+	}
+	a.changed(id)
+	return u, nil
+}
+
+// DeleteUser deletes a user and their keys (admin only); their
+// conversations stay, for admins to see.
+func (a *Accounts) DeleteUser(ctx context.Context, id string) error {
+	if !PrincipalFrom(ctx).Admin() {
+		return errAdminOnly()
+	}
+	if id == LocalUser {
+		return Errorf(CodeBadRequest, "the user local is the server's own admin and cannot be deleted")
+	}
+	if err := a.st.DeleteUser(ctx, id); err != nil {
+		return err
+	}
+	a.changed(id)
+	return nil
+}
+
+// NewKey is a key just made: the key itself is in Key, this once.
+type NewKey struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Key  string `json:"key"`
+}
+
+// CreateKey makes an API key for user id (an admin for anyone, a member
+// for themself).
+func (a *Accounts) CreateKey(ctx context.Context, userID, name string) (NewKey, error) {
+	if err := mayManage(ctx, userID); err != nil {
+		return NewKey{}, err
+	}
+	name = strings.TrimSpace(name)
+	if name == "" || utf8.RuneCountInString(name) > 200 {
+		return NewKey{}, Errorf(CodeBadRequest, "a key needs a name of 1 to 200 characters (what it is for: \"laptop\", \"ci\")")
+	}
+	u, err := a.st.User(ctx, userID)
+	if err != nil {
+		return NewKey{}, err
+	}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return NewKey{}, fmt.Errorf("make key: %w", err)
+	}
+	secret := KeyPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	k := Key{ID: NewID(), UserID: u.ID, Name: name, CreatedAt: a.now().UTC()}
+	if err := a.st.CreateKey(ctx, k, HashKey(secret)); err != nil {
+		return NewKey{}, err
+	}
+	a.changed(u.ID)
+	return NewKey{ID: k.ID, Name: k.Name, Key: secret}, nil
+}
+
+// Keys lists user id's keys (never the keys themselves).
+func (a *Accounts) Keys(ctx context.Context, userID string) ([]Key, error) {
+	if err := mayManage(ctx, userID); err != nil {
+		return nil, err
+	}
+	if _, err := a.st.User(ctx, userID); err != nil {
+		return nil, err
+	}
+	return a.st.Keys(ctx, userID)
+}
+
+// RevokeKey deletes one of user id's keys: requests with it fail at once.
+func (a *Accounts) RevokeKey(ctx context.Context, userID, keyID string) error {
+	if err := mayManage(ctx, userID); err != nil {
+		return err
+	}
+	if err := a.st.DeleteKey(ctx, userID, keyID); err != nil {
+		return err
+	}
+	a.changed(userID)
+	return nil
+}
+
+// Authenticate returns the user and key of an API key: unauthorized for
+// an unknown key, a deleted user's or a disabled one's.
+func (a *Accounts) Authenticate(ctx context.Context, secret string) (User, Key, error) {
+	bad := Errorf(CodeUnauthorized, "this API key is not valid (unknown, revoked, or its user is disabled)")
+	if !strings.HasPrefix(secret, KeyPrefix) || len(secret) > 100 {
+		return User{}, Key{}, bad
+	}
+	k, err := a.st.KeyByHash(ctx, HashKey(secret))
+	if ErrorCode(err) == CodeNotFound {
+		return User{}, Key{}, bad
+	}
+	if err != nil {
+		return User{}, Key{}, err
+	}
+	u, err := a.Active(ctx, k.UserID)
+	if err != nil {
+		return User{}, Key{}, err
+	}
+	return u, k, nil
+}
+
+// Active returns user id if they may sign in: unauthorized for a deleted
+// or disabled user.
+func (a *Accounts) Active(ctx context.Context, id string) (User, error) {
+	u, err := a.st.User(ctx, id)
+	if ErrorCode(err) == CodeNotFound || err == nil && u.Disabled {
+		return User{}, Errorf(CodeUnauthorized, "this account is disabled or deleted")
+	}
+	return u, err
+}

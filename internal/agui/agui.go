@@ -1,0 +1,342 @@
+// Package agui serves AG-UI (DESIGN §11.7), the protocol of agent front
+// ends such as CopilotKit: `POST /agentik/ag-ui` takes a RunAgentInput and
+// streams the run's events over SSE.
+//
+// The threadId is the conversation's id (created when new); a run is a
+// turn, and its runId is echoed. The last message, when it is the user's,
+// is the run's new message (its id is the send's client_id, so the same
+// input posted again replays that turn instead of sending twice); a run
+// without one replays the running turn from its start, or, when nothing
+// runs, just syncs the thread (RUN_STARTED, MESSAGES_SNAPSHOT,
+// RUN_FINISHED). Every run starts with a MESSAGES_SNAPSHOT of what the
+// thread held before it. A tool call that waits for approval ends the run
+// with an interrupt outcome (one interrupt per waiting call, its id the
+// call id); the next run answers it through resume, with the payload
+// {approved, editedArgs?, reason?}. Bad input is a RUN_ERROR carrying
+// agentik's error code, and stores nothing.
+package agui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/sse"
+)
+
+// Path is the route.
+const Path = "/agentik/ag-ui"
+
+// Config holds what the handler needs.
+type Config struct {
+	Runner    *agent.Runner
+	Broker    *broker.Broker
+	Streams   *sse.Group    // ends the streams on shutdown; nil: a group of the handler's own
+	Heartbeat time.Duration // how often an idle stream gets a comment line
+	Logger    *slog.Logger
+}
+
+// Handler serves AG-UI runs (Routes).
+type Handler struct{ cfg Config }
+
+// New makes a Handler.
+func New(cfg Config) *Handler {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 15 * time.Second
+	}
+	if cfg.Streams == nil {
+		cfg.Streams = sse.NewGroup()
+	}
+	return &Handler{cfg: cfg}
+}
+
+// Routes is the URL surface: pattern → handler, for the server's mux
+// (behind its middleware).
+func (h *Handler) Routes() map[string]http.Handler {
+	return map[string]http.Handler{
+		"POST " + Path: http.HandlerFunc(h.handleRun),
+		Path:           http.HandlerFunc(h.handleNoRoute),
+	}
+}
+
+func (h *Handler) handleNoRoute(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Allow", "POST")
+	h.fail(w, r, run{}, agent.Errorf(agent.CodeNotFound, "no route %s %s; AG-UI runs are POST %s", r.Method, r.URL.Path, Path))
+}
+
+func (h *Handler) handleRun(w http.ResponseWriter, r *http.Request) {
+	rn, err := decode(r)
+	r.Body.Close() // read: the body's timeout must not end the stream
+	if err != nil {
+		h.fail(w, r, rn, err)
+		return
+	}
+	switch {
+	case len(rn.resume) > 0:
+		h.resume(w, r, rn)
+	case rn.content != nil:
+		h.send(w, r, rn)
+	default:
+		h.attach(w, r, rn)
+	}
+}
+
+// send starts a turn with the run's new message and streams it.
+func (h *Handler) send(w http.ResponseWriter, r *http.Request, rn run) {
+	ctx := r.Context()
+	c, created, err := h.cfg.Runner.OpenConversation(ctx, rn.threadID)
+	if err != nil {
+		h.fail(w, r, rn, err)
+		return
+	}
+	res, err := h.cfg.Runner.Send(ctx, c.ID, rn.content, rn.userID)
+	if err != nil {
+		if created { // nothing of a refused first run is kept
+			_ = h.cfg.Runner.Delete(context.WithoutCancel(ctx), c.ID)
+		}
+		h.fail(w, r, rn, err)
+		return
+	}
+	h.replay(w, r, rn, res.Seq)
+}
+
+// replay streams the turn whose first event has seq from its start, after
+// a snapshot of the thread up to that event (the turn's user message, which
+// the client has already, included: a snapshot is all the thread holds).
+func (h *Handler) replay(w http.ResponseWriter, r *http.Request, rn run, seq int64) {
+	ms, err := h.messages(r.Context(), rn.threadID, seq)
+	if err != nil {
+		h.fail(w, r, rn, err)
+		return
+	}
+	sub, err := h.cfg.Broker.Subscribe(r.Context(), broker.Stream{Kind: broker.StreamConversation, ConversationID: rn.threadID}, seq-1, "")
+	if err != nil {
+		h.fail(w, r, rn, err)
+		return
+	}
+	snap, user, texts := snapshot(ms)
+	h.follow(w, r, sub, snap, newProjection(rn.threadID, rn.runID, user, texts))
+}
+
+// attach answers a run without new input: the running turn again from its
+// start, else the thread as it is.
+func (h *Handler) attach(w http.ResponseWriter, r *http.Request, rn run) {
+	c, err := h.cfg.Runner.Conversation(r.Context(), rn.threadID)
+	if err != nil {
+		h.fail(w, r, rn, err)
+		return
+	}
+	if c.Running && c.TurnSeq > 0 {
+		h.replay(w, r, rn, c.TurnSeq)
+		return
+	}
+	ms, err := h.messages(r.Context(), c.ID, 0)
+	if err != nil {
+		h.fail(w, r, rn, err)
+		return
+	}
+	snap, _, _ := snapshot(ms)
+	p := newProjection(rn.threadID, rn.runID, "", 0)
+	h.write(w, r, func(sw *sse.Writer) {
+		writeEvents(sw, p.started(), event{Type: messagesSnapshot, Messages: &snap},
+			event{Type: runFinished, ThreadID: rn.threadID, RunID: rn.runID, Outcome: &outcome{Type: "success"}})
+	})
+}
+
+// resume answers the open interrupts of the thread's waiting turn and
+// streams the rest of it.
+func (h *Handler) resume(w http.ResponseWriter, r *http.Request, rn run) {
+	ctx := r.Context()
+	c, err := h.cfg.Runner.Conversation(ctx, rn.threadID)
+	if err != nil {
+		h.fail(w, r, rn, err)
+		return
+	}
+	if len(c.Waiting) == 0 {
+		// Answered already (a resume posted again): the run goes on, or is over.
+		h.attach(w, r, rn)
+		return
+	}
+	open := map[string]bool{}
+	for _, id := range c.Waiting {
+		open[id] = true
+	}
+	var decisions []agent.ApprovalInput
+	for i, e := range rn.resume {
+		if !open[e.InterruptID] {
+			h.fail(w, r, rn, agent.Errorf(agent.CodeBadRequest, "resume[%d].interruptId %q is not an open interrupt of thread %s (open: %s)", i, agent.Shorten(e.InterruptID, 140), c.ID, strings.Join(c.Waiting, ", ")))
+			return
+		}
+		delete(open, e.InterruptID)
+		d, _ := decision(i, e) // checked by decode
+		decisions = append(decisions, d)
+	}
+	if len(open) > 0 {
+		var missing []string
+		for _, id := range c.Waiting {
+			if open[id] {
+				missing = append(missing, id)
+			}
+		}
+		h.fail(w, r, rn, agent.Errorf(agent.CodeBadRequest, "resume must answer every open interrupt of thread %s; missing: %s", c.ID, strings.Join(missing, ", ")))
+		return
+	}
+	// What the client has: the thread so far. Then live from before the
+	// decisions: the rest of the turn.
+	ms, err := h.messages(ctx, c.ID, 0)
+	if err != nil {
+		h.fail(w, r, rn, err)
+		return
+	}
+	sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	if err != nil {
+		h.fail(w, r, rn, err)
+		return
+	}
+	for i, d := range decisions {
+		err := h.cfg.Runner.Approve(ctx, c.ID, d)
+		if errors.Is(err, agent.ErrConflict) && i > 0 {
+			continue // decided meanwhile elsewhere: that decision stands
+		}
+		if err != nil {
+			sub.Close()
+			h.fail(w, r, rn, err)
+			return
+		}
+	}
+	snap, user, texts := snapshot(ms)
+	h.follow(w, r, sub, snap, newProjection(rn.threadID, rn.runID, user, texts))
+}
+
+// messages is the active path of conversation id, up to the message whose
+// event has seq upTo (0: all).
+func (h *Handler) messages(ctx context.Context, id string, upTo int64) ([]agent.Message, error) {
+	var out []agent.Message
+	for off := 0; ; off += agent.MaxPageSize {
+		ms, err := h.cfg.Runner.Messages(ctx, agent.MessageQuery{ConversationID: id, Offset: off, Limit: agent.MaxPageSize})
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			if upTo == 0 || m.Seq <= upTo {
+				out = append(out, m)
+			}
+		}
+		if len(ms) < agent.MaxPageSize {
+			return out, nil
+		}
+	}
+}
+
+// write answers with an event stream that write fills.
+func (h *Handler) write(w http.ResponseWriter, r *http.Request, write func(*sse.Writer)) {
+	if !h.cfg.Streams.Hold() {
+		h.fail(w, r, run{}, agent.Errorf(agent.CodeUnavailable, "the server is shutting down; run again in a moment"))
+		return
+	}
+	defer h.cfg.Streams.Release()
+	sw := sse.Start(w)
+	write(sw)
+	_ = sw.Flush()
+}
+
+// follow streams sub through p, after RUN_STARTED and the snapshot, until
+// the run finishes, errs or parks, the client leaves, or the server shuts
+// down. A client that leaves stops nothing: the turn goes on.
+func (h *Handler) follow(w http.ResponseWriter, r *http.Request, sub *broker.Sub, snap []message, p *projection) {
+	defer sub.Close()
+	h.write(w, r, func(sw *sse.Writer) {
+		writeEvents(sw, p.started(), event{Type: messagesSnapshot, Messages: &snap})
+		ctx := r.Context()
+		beat := time.NewTicker(h.cfg.Heartbeat)
+		defer beat.Stop()
+		for {
+			it, ok, err := sub.TryNext(ctx)
+			if err != nil {
+				var re *broker.ResyncError
+				if errors.As(err, &re) {
+					writeEvents(sw, event{Type: runError, Code: agent.CodeUnavailable, Message: "the stream fell behind the run; run again without new input to replay it"})
+				}
+				return
+			}
+			if ok {
+				if it.CaughtUp || it.Event.Kind != agent.KindConversation {
+					continue
+				}
+				all, err := it.Event.Decode()
+				if err != nil || all.Event == nil {
+					continue
+				}
+				writeEvents(sw, p.on(all.Event)...)
+				if p.done {
+					return
+				}
+				if sw.Buffered() < 64<<10 {
+					continue
+				}
+			}
+			if sw.Flush() != nil {
+				return
+			}
+			if ok {
+				continue
+			}
+			if len(p.asked) > 0 { // a round may be parked: then the run ends
+				c, err := h.cfg.Runner.Conversation(ctx, p.threadID)
+				if err != nil {
+					return
+				}
+				if evs := p.parked(c.Waiting); evs != nil {
+					writeEvents(sw, evs...)
+					return
+				}
+			}
+			select {
+			case <-h.cfg.Streams.Closing():
+				return
+			case <-ctx.Done():
+				return
+			case <-beat.C:
+				if sw.Idle() >= h.cfg.Heartbeat {
+					sw.Comment("keepalive")
+				}
+			case <-sub.Ready():
+			}
+		}
+	})
+}
+
+// writeEvents queues events as data frames.
+func writeEvents(sw *sse.Writer, evs ...event) {
+	for _, e := range evs {
+		b, _ := json.Marshal(e)
+		sw.Data(b)
+	}
+}
+
+// fail answers err as a run that failed: an event stream holding one
+// RUN_ERROR with agentik's error code, which AG-UI clients read as the
+// run's error.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, rn run, err error) {
+	var e *agent.Error
+	var re *broker.ResyncError
+	switch {
+	case errors.As(err, &re):
+		e = agent.Errorf(agent.CodeUnavailable, "the run's events are no longer retained (%s); run again without new input", re.Reason)
+	case !errors.As(err, &e) || e.Code == agent.CodeInternal:
+		h.cfg.Logger.Error("internal_error", "op", r.Method+" "+r.URL.Path, "err", err)
+		e = agent.Errorf(agent.CodeInternal, "internal error; the server log has the details")
+	}
+	sw := sse.Start(w)
+	writeEvents(sw, event{Type: runError, Message: e.Message, Code: e.Code})
+	_ = sw.Flush()
+}

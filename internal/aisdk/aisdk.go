@@ -1,0 +1,337 @@
+// Package aisdk serves the Vercel AI SDK's UI message stream (DESIGN
+// §11.7), so that an app built on `useChat` (the `ai` package's
+// DefaultChatTransport) talks to agentik with no server code of its own:
+//
+//	POST /agentik/ai-sdk/chat              useChat's request → the answer as a UI message stream
+//	GET  /agentik/ai-sdk/chat/{id}/stream  the running answer again from its start (204 when none)
+//
+// The chat's id is the conversation's id: the first request with a new id
+// creates the conversation, and the same id reaches it from every other
+// surface. Only the last message of a request is new. A turn is the one
+// assistant UI message it streams; its chunks are projected from the
+// conversation's stored events (chunk.go), so a replay from the turn's
+// first event is the same stream again: that is how useChat({resume:
+// true}) gets the whole answer after a reload. A tool call that waits for
+// approval ends the stream with a tool-approval-request, which the AI
+// SDK's addToolApprovalResponse answers with the next request.
+package aisdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/internal/sse"
+)
+
+// Prefix is where the routes live.
+const Prefix = "/agentik/ai-sdk/"
+
+// StreamHeader is the header by which the AI SDK knows a UI message stream.
+const StreamHeader = "x-vercel-ai-ui-message-stream"
+
+// Config holds what the handler needs.
+type Config struct {
+	Runner *agent.Runner
+	Broker *broker.Broker
+	// Streams ends the streams on shutdown and waits for them; nil: a
+	// group of the handler's own.
+	Streams *sse.Group
+	// Heartbeat is how often an idle stream gets a comment line.
+	Heartbeat time.Duration
+	Logger    *slog.Logger
+}
+
+// Handler serves the AI SDK routes (Routes).
+type Handler struct{ cfg Config }
+
+// New makes a Handler.
+func New(cfg Config) *Handler {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 15 * time.Second
+	}
+	if cfg.Streams == nil {
+		cfg.Streams = sse.NewGroup()
+	}
+	return &Handler{cfg: cfg}
+}
+
+// Routes is the URL surface: pattern → handler, for the server's mux
+// (behind its middleware).
+func (h *Handler) Routes() map[string]http.Handler {
+	return map[string]http.Handler{
+		"POST /agentik/ai-sdk/chat":            http.HandlerFunc(h.handleChat),
+		"GET /agentik/ai-sdk/chat/{id}/stream": http.HandlerFunc(h.handleStream),
+		Prefix:                                 http.HandlerFunc(h.handleNoRoute),
+	}
+}
+
+func (h *Handler) handleNoRoute(w http.ResponseWriter, r *http.Request) {
+	h.fail(w, r, agent.Errorf(agent.CodeNotFound, "no route %s %s; the AI SDK routes are POST /agentik/ai-sdk/chat and GET /agentik/ai-sdk/chat/{id}/stream", r.Method, r.URL.Path))
+}
+
+// messageID is the id of the assistant UI message of the turn whose first
+// event has seq: the same for the first stream and every replay.
+func messageID(turnSeq int64) string { return "turn-" + strconv.FormatInt(turnSeq, 10) }
+
+func (h *Handler) handleChat(w http.ResponseWriter, r *http.Request) {
+	req, err := decode(r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	r.Body.Close() // read: the body's timeout must not end the stream
+	switch {
+	case len(req.approvals) > 0:
+		h.approve(w, r, req)
+	case req.trigger == triggerRegenerate:
+		if _, err := h.cfg.Runner.Conversation(ctx, req.id); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		answer, err := h.answerOf(ctx, req.id, req.userID)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		res, err := h.cfg.Runner.Regenerate(ctx, req.id, answer)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		h.replay(w, r, req.id, res.Seq)
+	default:
+		c, created, err := h.cfg.Runner.OpenConversation(ctx, req.id)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		res, err := h.cfg.Runner.Send(ctx, c.ID, req.content, req.userID)
+		if err != nil {
+			if created { // nothing of a refused first request is kept
+				_ = h.cfg.Runner.Delete(context.WithoutCancel(ctx), c.ID)
+			}
+			h.fail(w, r, err)
+			return
+		}
+		// A duplicate (the same message sent again) streams that turn.
+		h.replay(w, r, c.ID, res.Seq)
+	}
+}
+
+// replay streams the turn whose first event has seq from its start.
+func (h *Handler) replay(w http.ResponseWriter, r *http.Request, id string, seq int64) {
+	sub, err := h.cfg.Broker.Subscribe(r.Context(), broker.Stream{Kind: broker.StreamConversation, ConversationID: id}, seq-1, "")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.follow(w, r, id, sub, newProjection(messageID(seq)))
+}
+
+// answerOf is the assistant message that answered the user message a
+// regenerate names by its UI id (the client_id it was sent with, or its
+// agentik id); "" for the last answer.
+func (h *Handler) answerOf(ctx context.Context, id, userID string) (string, error) {
+	var found bool
+	for off := 0; ; off += agent.MaxPageSize {
+		ms, err := h.cfg.Runner.Messages(ctx, agent.MessageQuery{ConversationID: id, Offset: off, Limit: agent.MaxPageSize})
+		if err != nil {
+			return "", err
+		}
+		for _, m := range ms {
+			switch {
+			case m.Type == agent.MessageUser && (m.ClientID == userID || m.ID == userID):
+				found = true
+			case m.Type == agent.MessageUser:
+				found = false
+			case found && m.Type == agent.MessageAssistant:
+				return m.ID, nil
+			}
+		}
+		if len(ms) < agent.MaxPageSize {
+			break
+		}
+	}
+	if found {
+		return "", agent.Errorf(agent.CodeBadRequest, "user message %s has no answer to regenerate yet", agent.Shorten(userID, 140))
+	}
+	return "", agent.Errorf(agent.CodeNotFound, "conversation %s has no user message %s to answer again", id, agent.Shorten(userID, 140))
+}
+
+// approve decides the waiting tool calls the request answers, then streams
+// the rest of the turn as the continuation of the message that asked.
+func (h *Handler) approve(w http.ResponseWriter, r *http.Request, req chatRequest) {
+	ctx := r.Context()
+	c, err := h.cfg.Runner.Conversation(ctx, req.id)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	// Live from now: what follows the decisions is what the client lacks.
+	sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	for i, a := range req.approvals {
+		err := h.cfg.Runner.Approve(ctx, c.ID, a)
+		if errors.Is(err, agent.ErrConflict) && i > 0 {
+			continue // decided meanwhile elsewhere (the UI, another tab): that decision stands
+		}
+		if err != nil {
+			sub.Close()
+			h.fail(w, r, err)
+			return
+		}
+	}
+	p := newProjection(req.messageID)
+	if c, err = h.cfg.Runner.Conversation(ctx, c.ID); err == nil && !c.Running {
+		// Nothing runs any more (it ended before the decisions arrived).
+		sub.Close()
+		h.finished(w, r, p)
+		return
+	}
+	h.follow(w, r, c.ID, sub, p)
+}
+
+func (h *Handler) handleStream(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	c, err := h.cfg.Runner.Conversation(r.Context(), id)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if !c.Running || c.TurnSeq == 0 {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	h.replay(w, r, c.ID, c.TurnSeq)
+}
+
+// finished answers with a message that has nothing more.
+func (h *Handler) finished(w http.ResponseWriter, r *http.Request, p *projection) {
+	if !h.cfg.Streams.Hold() {
+		h.fail(w, r, agent.Errorf(agent.CodeUnavailable, "the server is shutting down; reconnect in a moment"))
+		return
+	}
+	defer h.cfg.Streams.Release()
+	w.Header().Set(StreamHeader, "v1")
+	sw := sse.Start(w)
+	writeChunks(sw, p.start())
+	writeChunks(sw, p.finish(nil, "stop", nil)...)
+	sw.Data([]byte("[DONE]"))
+	_ = sw.Flush()
+}
+
+// follow streams sub through p until the turn ends or parks, the client
+// leaves, or the server shuts down. A client that leaves stops nothing: the
+// turn goes on, and GET …/stream replays it.
+func (h *Handler) follow(w http.ResponseWriter, r *http.Request, id string, sub *broker.Sub, p *projection) {
+	defer sub.Close()
+	if !h.cfg.Streams.Hold() {
+		h.fail(w, r, agent.Errorf(agent.CodeUnavailable, "the server is shutting down; reconnect in a moment"))
+		return
+	}
+	defer h.cfg.Streams.Release()
+	ctx := r.Context()
+	w.Header().Set(StreamHeader, "v1")
+	sw := sse.Start(w)
+	writeChunks(sw, p.start())
+	beat := time.NewTicker(h.cfg.Heartbeat)
+	defer beat.Stop()
+	for {
+		it, ok, err := sub.TryNext(ctx)
+		if err != nil {
+			var re *broker.ResyncError
+			if errors.As(err, &re) {
+				writeChunks(sw, chunk{Type: "error", ErrorText: "the stream fell behind the answer; resume it (GET " + Prefix + "chat/" + id + "/stream)"})
+			}
+			_ = sw.Flush()
+			return
+		}
+		if ok {
+			if it.CaughtUp || it.Event.Kind != agent.KindConversation {
+				continue
+			}
+			all, err := it.Event.Decode()
+			if err != nil || all.Event == nil {
+				continue
+			}
+			writeChunks(sw, p.on(all.Event)...)
+			if p.done {
+				sw.Data([]byte("[DONE]"))
+				_ = sw.Flush()
+				return
+			}
+			if sw.Buffered() < 64<<10 {
+				continue
+			}
+		}
+		if sw.Flush() != nil {
+			return
+		}
+		if ok {
+			continue
+		}
+		if len(p.asked) > 0 { // a round may be parked: then the stream ends
+			c, err := h.cfg.Runner.Conversation(ctx, id)
+			if err != nil {
+				return
+			}
+			if cs := p.parked(c.Waiting); cs != nil {
+				writeChunks(sw, cs...)
+				sw.Data([]byte("[DONE]"))
+				_ = sw.Flush()
+				return
+			}
+		}
+		select {
+		case <-h.cfg.Streams.Closing():
+			return
+		case <-ctx.Done():
+			return
+		case <-beat.C:
+			if sw.Idle() >= h.cfg.Heartbeat {
+				sw.Comment("keepalive")
+			}
+		case <-sub.Ready():
+		}
+	}
+}
+
+// writeChunks queues chunks as data frames.
+func writeChunks(sw *sse.Writer, cs ...chunk) {
+	for _, c := range cs {
+		b, _ := json.Marshal(c)
+		sw.Data(b)
+	}
+}
+
+// fail answers err as agentik's Error JSON ({"code","message"}) with its
+// status; the AI SDK shows the body as the error's message.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var e *agent.Error
+	var re *broker.ResyncError
+	switch {
+	case errors.As(err, &re):
+		e = agent.Errorf(agent.CodeUnavailable, "the answer's events are no longer retained (%s); reload the chat", re.Reason)
+	case !errors.As(err, &e) || e.Code == agent.CodeInternal:
+		h.cfg.Logger.Error("internal_error", "op", r.Method+" "+r.URL.Path, "err", err)
+		e = agent.Errorf(agent.CodeInternal, "internal error; the server log has the details")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(protocol.HTTPStatus(e.Code))
+	_ = json.NewEncoder(w).Encode(e)
+}

@@ -1,0 +1,57 @@
+package openai
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// models is the list GET /v1/models answers and requests may name: the
+// default model by its name, then the providers' other model ids. It is
+// the one place the facade resolves model names.
+func (h *Handler) models() []string {
+	var out []string
+	if h.cfg.ModelName != "" {
+		out = append(out, h.cfg.ModelName)
+	}
+	ms, def := h.runner.Models()
+	for _, m := range ms {
+		if m.ID != def && !slices.Contains(out, m.ID) {
+			out = append(out, m.ID)
+		}
+	}
+	return out
+}
+
+// useModel runs the temp conversation of a request on the model it
+// named, when that is a provider's model id.
+func (h *Handler) useModel(ctx context.Context, id, model string) error {
+	ms, def := h.runner.Models()
+	agentModel := strings.HasPrefix(model, agent.AgentModelPrefix) // the runner resolves agent/<slug>
+	if !agentModel && (model == def || !slices.ContainsFunc(ms, func(m agent.ModelInfo) bool { return m.ID == model })) {
+		return nil
+	}
+	_, err := h.runner.UpdateConversation(ctx, id, agent.Settings{Model: &model})
+	return err
+}
+
+type modelObject struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+func (h *Handler) handleModels(w http.ResponseWriter, r *http.Request) {
+	list := struct {
+		Object string        `json:"object"`
+		Data   []modelObject `json:"data"`
+	}{Object: "list", Data: []modelObject{}}
+	for _, m := range append(h.models(), h.runner.AgentModels(r.Context())...) {
+		list.Data = append(list.Data, modelObject{ID: m, Object: "model", OwnedBy: "agentik"})
+	}
+	writeJSON(w, http.StatusOK, list)
+}

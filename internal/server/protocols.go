@@ -1,0 +1,36 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/agentik/agentik/internal/a2a"
+)
+
+// The protocol packages mounted in routes.go, built over the same runner
+// and broker as every other route and behind the same middleware.
+
+// defaultAgent is the agent every server has: today's configuration.
+func defaultAgent() a2a.Agent {
+	return a2a.Agent{Slug: "agentik", Name: "agentik", Description: "agentik's default agent: a helpful assistant with the tools this agentik server has."}
+}
+
+// agents lists the agents the caller may use, the default first. (Until
+// stored agent definitions land, the default agent is the only one.)
+func (s *Server) agents(context.Context) ([]a2a.Agent, error) {
+	return []a2a.Agent{defaultAgent()}, nil
+}
+
+// newA2A is the A2A handler (internal/a2a).
+func (s *Server) newA2A() http.Handler {
+	return a2a.New(a2a.Config{
+		Runner: s.runner, Broker: s.broker, Agents: s.agents, Default: defaultAgent,
+		Auth: len(s.cfg.APIKeys) > 0, Heartbeat: s.cfg.Heartbeat, Done: s.closing, Logger: s.log,
+	})
+}
+
+// openCard reports whether r asks for the default agent's A2A card,
+// which A2A clients fetch before they know they need a key.
+func openCard(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path == a2a.CardPath
+}

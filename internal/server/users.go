@@ -1,0 +1,168 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// The REST routes of accounts (DESIGN.md §11.9): /agentik/me, its keys,
+// and the users an admin manages. agent.Accounts decides who may do what
+// (a member gets 403 on another's).
+
+func (s *Server) accounts(w http.ResponseWriter, r *http.Request) (*agent.Accounts, bool) {
+	if s.people.accounts == nil {
+		s.writeError(w, r, agent.Errorf(agent.CodeUnavailable, "this server's store keeps no accounts"))
+		return nil, false
+	}
+	return s.people.accounts, true
+}
+
+func (s *Server) handleMe(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.accounts(w, r)
+	if !ok {
+		return
+	}
+	u, err := a.Me(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, u)
+}
+
+func (s *Server) handleAddUser(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.accounts(w, r)
+	if !ok {
+		return
+	}
+	var in agent.UserInput
+	if err := decodeBody(r, &in, false); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	u, err := a.AddUser(r.Context(), in)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, u)
+}
+
+func (s *Server) handleUsers(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.accounts(w, r)
+	if !ok {
+		return
+	}
+	us, err := a.Users(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"users": us})
+}
+
+func (s *Server) handleUser(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.accounts(w, r)
+	if !ok {
+		return
+	}
+	u, err := a.User(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, u)
+}
+
+func (s *Server) handleUpdateUser(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.accounts(w, r)
+	if !ok {
+		return
+	}
+	var in agent.UserInput
+	if err := decodeBody(r, &in, false); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	u, err := a.UpdateUser(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, u)
+}
+
+func (s *Server) handleDeleteUser(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.accounts(w, r)
+	if !ok {
+		return
+	}
+	if err := a.DeleteUser(r.Context(), r.PathValue("id")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+// keyOwner is the user a keys route names: {id}, or the caller on /me/keys.
+func keyOwner(r *http.Request) string {
+	if id := r.PathValue("id"); id != "" {
+		return id
+	}
+	return agent.PrincipalFrom(r.Context()).UserID
+}
+
+func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.accounts(w, r)
+	if !ok {
+		return
+	}
+	var in struct {
+		Name string `json:"name"`
+	}
+	if err := decodeBody(r, &in, false); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	owner := keyOwner(r)
+	if !s.authOn() {
+		// The first key turns authentication on: the admin making it for a
+		// member would lock themself out.
+		if u, err := a.User(r.Context(), owner); err == nil && u.Role != agent.RoleAdmin {
+			s.writeError(w, r, agent.Errorf(agent.CodeBadRequest, "authentication is off (no key exists yet), and the first key turns it on: make an admin's key first (POST /agentik/me/keys, or agentik user key local), then this one"))
+			return
+		}
+	}
+	k, err := a.CreateKey(r.Context(), owner, in.Name)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, k)
+}
+
+func (s *Server) handleKeys(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.accounts(w, r)
+	if !ok {
+		return
+	}
+	ks, err := a.Keys(r.Context(), keyOwner(r))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"keys": ks})
+}
+
+func (s *Server) handleRevokeKey(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.accounts(w, r)
+	if !ok {
+		return
+	}
+	if err := a.RevokeKey(r.Context(), keyOwner(r), r.PathValue("key_id")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+}

@@ -1,0 +1,247 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+var _ agent.UserStore = (*Store)(nil)
+
+// userRow is one account (agent.User). The table is "users": "user" is a
+// reserved word in PostgreSQL.
+type userRow struct {
+	ID        string    `gorm:"primaryKey"`
+	Name      string    `gorm:"not null"`
+	Email     *string   `gorm:"uniqueIndex"` // NULL: none
+	Role      string    `gorm:"not null"`
+	Disabled  bool      `gorm:"not null;default:false"`
+	CreatedAt time.Time `gorm:"not null"`
+	Budget    string    `gorm:"not null;default:''"`
+	// Issuer and Subject: the user at an OpenID provider; NULL for none.
+	Issuer  *string `gorm:"uniqueIndex:idx_user_subject,priority:1"`
+	Subject *string `gorm:"uniqueIndex:idx_user_subject,priority:2"`
+}
+
+func (userRow) TableName() string { return "users" }
+
+// keyRow is one API key of a user: only its SHA-256 is kept.
+type keyRow struct {
+	ID        string    `gorm:"primaryKey"`
+	UserID    string    `gorm:"not null;index"`
+	User      *userRow  `gorm:"foreignKey:UserID;constraint:OnDelete:CASCADE"`
+	Name      string    `gorm:"not null"`
+	Hash      string    `gorm:"not null;uniqueIndex"`
+	CreatedAt time.Time `gorm:"not null"`
+	LastUsed  *time.Time
+}
+
+func (keyRow) TableName() string { return "user_key" }
+
+// userTables are the tables of accounts, for init's migration.
+var userTables = []any{&userRow{}, &keyRow{}}
+
+// initUsers makes the implicit admin local (who owns what a database made
+// before accounts holds), once.
+func initUsers(db *gorm.DB, now time.Time) error {
+	return db.Clauses(clause.OnConflict{DoNothing: true}).
+		Create(&userRow{ID: agent.LocalUser, Name: agent.LocalUser, Role: agent.RoleAdmin, CreatedAt: now}).Error
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func (r userRow) user() agent.User {
+	return agent.User{ID: r.ID, Name: r.Name, Email: deref(r.Email), Role: r.Role, Disabled: r.Disabled,
+		CreatedAt: r.CreatedAt.UTC(), Budget: r.Budget, Issuer: deref(r.Issuer), Subject: deref(r.Subject)}
+}
+
+func userRowOf(u agent.User) userRow {
+	return userRow{ID: u.ID, Name: u.Name, Email: nullable(u.Email), Role: u.Role, Disabled: u.Disabled,
+		CreatedAt: u.CreatedAt.UTC().Truncate(time.Microsecond), Budget: u.Budget, Issuer: nullable(u.Issuer), Subject: nullable(u.Subject)}
+}
+
+func (r keyRow) key() agent.Key {
+	k := agent.Key{ID: r.ID, UserID: r.UserID, Name: r.Name, CreatedAt: r.CreatedAt.UTC()}
+	if r.LastUsed != nil {
+		t := r.LastUsed.UTC()
+		k.LastUsed = &t
+	}
+	return k
+}
+
+func taken(err error, what string) error {
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return agent.Errorf(agent.CodeConflict, "%s", what)
+	}
+	return err
+}
+
+// CreateUser implements agent.UserStore.
+func (s *Store) CreateUser(ctx context.Context, u agent.User) error {
+	row := userRowOf(u)
+	if err := s.w.WithContext(ctx).Create(&row).Error; err != nil {
+		return fmt.Errorf("store: create user: %w", taken(err, "a user with this email (or sign-in) exists already"))
+	}
+	return nil
+}
+
+// User implements agent.UserStore.
+func (s *Store) User(ctx context.Context, id string) (agent.User, error) {
+	if !textOK(id) {
+		return agent.User{}, missing("user", id)
+	}
+	var r userRow
+	if err := s.r.WithContext(ctx).Take(&r, "id = ?", id).Error; err != nil {
+		return agent.User{}, fmt.Errorf("store: user: %w", notFound(err, "user", id))
+	}
+	return r.user(), nil
+}
+
+func (s *Store) userWhere(ctx context.Context, what, q string, args ...any) (agent.User, error) {
+	var r userRow
+	if err := s.r.WithContext(ctx).Where(q, args...).Take(&r).Error; err != nil {
+		return agent.User{}, fmt.Errorf("store: user: %w", notFound(err, "user", what))
+	}
+	return r.user(), nil
+}
+
+// UserBySubject implements agent.UserStore.
+func (s *Store) UserBySubject(ctx context.Context, issuer, subject string) (agent.User, error) {
+	if !textOK(issuer) || !textOK(subject) {
+		return agent.User{}, missing("user", subject)
+	}
+	return s.userWhere(ctx, subject, "issuer = ? AND subject = ?", issuer, subject)
+}
+
+// UserByEmail implements agent.UserStore.
+func (s *Store) UserByEmail(ctx context.Context, email string) (agent.User, error) {
+	if !textOK(email) || email == "" {
+		return agent.User{}, missing("user", email)
+	}
+	return s.userWhere(ctx, email, "email = ?", email)
+}
+
+// Users implements agent.UserStore: every user, oldest first.
+func (s *Store) Users(ctx context.Context) ([]agent.User, error) {
+	var rows []userRow
+	if err := s.r.WithContext(ctx).Order("created_at, id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: users: %w", err)
+	}
+	out := make([]agent.User, len(rows))
+	for i, r := range rows {
+		out[i] = r.user()
+	}
+	return out, nil
+}
+
+// UpdateUser implements agent.UserStore.
+func (s *Store) UpdateUser(ctx context.Context, u agent.User) error {
+	row := userRowOf(u)
+	res := s.w.WithContext(ctx).Model(&userRow{}).Where("id = ?", u.ID).Updates(map[string]any{
+		"name": row.Name, "email": row.Email, "role": row.Role, "disabled": row.Disabled, "budget": row.Budget,
+		"issuer": row.Issuer, "subject": row.Subject,
+	})
+	if res.Error != nil {
+		return fmt.Errorf("store: update user: %w", taken(res.Error, "a user with this email (or sign-in) exists already"))
+	}
+	if res.RowsAffected == 0 {
+		return missing("user", u.ID)
+	}
+	return nil
+}
+
+// DeleteUser implements agent.UserStore.
+func (s *Store) DeleteUser(ctx context.Context, id string) error {
+	if !textOK(id) {
+		return missing("user", id)
+	}
+	err := s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("user_id = ?", id).Delete(&keyRow{}).Error; err != nil {
+			return err
+		}
+		res := tx.Where("id = ?", id).Delete(&userRow{})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return missing("user", id)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: delete user: %w", err)
+	}
+	return nil
+}
+
+// CreateKey implements agent.UserStore.
+func (s *Store) CreateKey(ctx context.Context, k agent.Key, hash string) error {
+	row := keyRow{ID: k.ID, UserID: k.UserID, Name: k.Name, Hash: hash, CreatedAt: k.CreatedAt.UTC().Truncate(time.Microsecond)}
+	if err := s.w.WithContext(ctx).Create(&row).Error; err != nil {
+		return fmt.Errorf("store: create key: %w", taken(err, "that key exists already"))
+	}
+	return nil
+}
+
+// Keys implements agent.UserStore.
+func (s *Store) Keys(ctx context.Context, userID string) ([]agent.Key, error) {
+	var rows []keyRow
+	if err := s.r.WithContext(ctx).Where("user_id = ?", userID).Order("created_at, id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: keys: %w", err)
+	}
+	out := make([]agent.Key, len(rows))
+	for i, r := range rows {
+		out[i] = r.key()
+	}
+	return out, nil
+}
+
+// DeleteKey implements agent.UserStore.
+func (s *Store) DeleteKey(ctx context.Context, userID, keyID string) error {
+	res := s.w.WithContext(ctx).Where("id = ? AND user_id = ?", keyID, userID).Delete(&keyRow{})
+	if res.Error != nil {
+		return fmt.Errorf("store: delete key: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return missing("key", keyID)
+	}
+	return nil
+}
+
+// KeyByHash implements agent.UserStore.
+func (s *Store) KeyByHash(ctx context.Context, hash string) (agent.Key, error) {
+	var r keyRow
+	if err := s.r.WithContext(ctx).Take(&r, "hash = ?", hash).Error; err != nil {
+		return agent.Key{}, fmt.Errorf("store: key: %w", notFound(err, "key", "that key"))
+	}
+	return r.key(), nil
+}
+
+// TouchKey implements agent.UserStore.
+func (s *Store) TouchKey(ctx context.Context, keyID string, t time.Time) error {
+	t = t.UTC().Truncate(time.Microsecond)
+	if err := s.w.WithContext(ctx).Model(&keyRow{}).Where("id = ?", keyID).Update("last_used", t).Error; err != nil {
+		return fmt.Errorf("store: touch key: %w", err)
+	}
+	return nil
+}
+
+// KeyCount implements agent.UserStore.
+func (s *Store) KeyCount(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.r.WithContext(ctx).Raw("SELECT COUNT(*) FROM user_key k JOIN users u ON u.id = k.user_id WHERE NOT u.disabled").Row().Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count keys: %w", err)
+	}
+	return n, nil
+}
