@@ -33,19 +33,10 @@ func (r conversationRow) conversation() agent.Conversation {
 		Queued:       r.Queued,
 		Waiting:      waitingIDs(r.Waiting),
 		Head:         deref(r.Head),
-		Agent:        agentSlug(r.Agent),
+		Agent:        r.Agent, // "" (a row from before agents): the default agent
 		Parent:       parentOf(r.ParentID, r.ParentCall),
 		Owner:        r.Owner,
 	}
-}
-
-// agentSlug is a conversation's agent: ” (a row from before agents) is
-// the default agent.
-func agentSlug(s string) string {
-	if s == "" {
-		return agent.DefaultAgent
-	}
-	return s
 }
 
 func parentOf(id, call string) *agent.Parent {
@@ -149,8 +140,8 @@ func (s *Store) list(ctx context.Context, owner string, offset, limit int) ([]ag
 		if err := rows.Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.Running, &c.TurnSeq, &c.Queued, &waiting, &c.Owner, &slug, &parentID, &parentCall); err != nil {
 			return nil, 0, fmt.Errorf("store: conversations: %w", err)
 		}
-		c.Waiting = waitingIDs(waiting)                                     // lists mark the ones waiting for a person
-		c.Agent, c.Parent = agentSlug(slug), parentOf(parentID, parentCall) // lists filter by agent
+		c.Waiting = waitingIDs(waiting)                          // lists mark the ones waiting for a person
+		c.Agent, c.Parent = slug, parentOf(parentID, parentCall) // lists filter by agent
 		c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
 		out = append(out, c)
 	}
