@@ -28,6 +28,38 @@ await esbuild.build({
   outdir: out,
   logLevel: 'warning',
 });
+// The math renderer is loaded on demand (markdown.js): its own bundle,
+// outside the budget of what every page loads.
+await esbuild.build({
+  entryPoints: { math: 'assets/src/math.js' },
+  bundle: true,
+  minify: true,
+  format: 'iife',
+  target: ['es2022', 'chrome110', 'firefox115', 'safari16'],
+  legalComments: 'eof',
+  outdir: out,
+  logLevel: 'warning',
+});
+const woff2Only = {
+  name: 'woff2-only',
+  setup(b) {
+    b.onLoad({ filter: /katex\.css$/ }, (args) => ({
+      contents: readFileSync(args.path, 'utf8').replace(/,\s*url\([^)]*\.(?:woff|ttf)\) format\("(?:woff|truetype)"\)/g, ''),
+      loader: 'css',
+    }));
+  },
+};
+await esbuild.build({
+  entryPoints: { math: 'assets/src/math.css' },
+  bundle: true,
+  minify: true,
+  target: ['chrome110', 'firefox115', 'safari16'],
+  loader: { '.woff2': 'file' },
+  assetNames: '[name]-[hash]',
+  plugins: [woff2Only],
+  outdir: out,
+  logLevel: 'warning',
+});
 copyFileSync('assets/src/icon.svg', `${out}/icon.svg`);
 
 let total = 0;

@@ -62,7 +62,7 @@ func newBundle(fsys fs.FS) (*bundle, error) {
 		f := &file{
 			name:   name,
 			hashed: strings.TrimSuffix(name, ext) + "." + h + ext,
-			ctype:  mime.TypeByExtension(ext),
+			ctype:  contentType(ext),
 			body:   body,
 			etag:   `"` + h + `"`,
 		}
@@ -144,6 +144,15 @@ func Handler() http.Handler {
 		}
 		w.Write(body)
 	})
+}
+
+// contentType is the type of a bundled file by its extension; fonts are
+// named here, as Go's table and a system's mime.types may lack them.
+func contentType(ext string) string {
+	if ext == ".woff2" {
+		return "font/woff2"
+	}
+	return mime.TypeByExtension(ext)
 }
 
 // unhash turns "app.0123456789ab.js" (any hash) back into "app.js".

@@ -28,6 +28,10 @@ type Page struct {
 	ScriptURL string // content-hashed bundle URLs (assets.URL)
 	StyleURL  string
 	IconURL   string
+	// MathScriptURL and MathStyleURL are the math renderer's bundle, which
+	// the JS layer loads the first time a message holds math.
+	MathScriptURL string
+	MathStyleURL  string
 
 	ModelName       string // "" when no model is configured
 	ModelConfigured bool
@@ -41,8 +45,11 @@ type Page struct {
 	// the ones past Conversations as the user scrolls.
 	ConversationTotal int
 	ToolServers       []agent.ToolServer
-	Chat              *ChatView // nil on the new-chat page
-	NotFound          bool      // the conversation in the URL does not exist
+	// SignOut offers "Sign out" (POST /logout): the server asks for a
+	// credential, so a browser has a session to end.
+	SignOut  bool
+	Chat     *ChatView // nil on the new-chat page
+	NotFound bool      // the conversation in the URL does not exist
 }
 
 // ConversationItem is one row of the sidebar.

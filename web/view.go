@@ -35,6 +35,15 @@ func modelLabel(name string) string {
 
 func pathEscape(id string) string { return url.PathEscape(id) }
 
+// exportURL is the open conversation's Markdown export (assets/src/app.js
+// sets the same on a chat it creates).
+func exportURL(p Page) string {
+	if p.Chat == nil {
+		return ""
+	}
+	return "/agentik/conversations/" + pathEscape(p.Chat.ID) + "/export?format=markdown"
+}
+
 func toolsState(servers []agent.ToolServer) string {
 	ready, failed := 0, 0
 	for _, s := range servers {

@@ -89,14 +89,16 @@ class App {
     const conv = boot.conversation;
     this.chat = conv ? this.newChat(conv) : null;
     this.sidebar.setCurrent(conv ? conv.id : null);
-    this.composer = new Composer(main.querySelector('#composer'), {
+    // A page without a composer (a conversation not found) has nothing to send.
+    const form = main.querySelector('#composer');
+    this.composer = form && new Composer(form, {
       onSend: (content) => this.send(content),
       onStop: () => this.stop(),
       onToast: (m, k) => this.toast(m, k),
     });
-    this.composer.setRunning(!!(conv && conv.running));
+    this.composer?.setRunning(!!(conv && conv.running));
     this.settings?.dispose();
-    this.settings = new ModelSettings(main.querySelector('#composer'), {
+    this.settings = form && new ModelSettings(form, {
       conn: this.conn, chatId: () => this.chat?.id || null, onToast: (m, k) => this.toast(m, k),
     });
     this.agents?.mount(main, !!conv);
@@ -104,8 +106,12 @@ class App {
     this.setStatus(this.status);
     // The message box has focus on load where there is a keyboard; on a
     // touch screen focus would open the on-screen keyboard over the page.
-    if (!matchMedia('(pointer: coarse)').matches) this.composer.focus();
+    if (!matchMedia('(pointer: coarse)').matches) this.composer?.focus();
     document.body.dataset.ready = 'true';
+    for (const b of main.querySelectorAll('[data-banner]')) if (dismissed(b)) b.hidden = true;
+    // A link to one message (a search result): show it.
+    const target = /^#message-(.+)$/.exec(location.hash);
+    if (target && this.chat) this.chat.reveal(decodeURIComponent(target[1]));
   }
 
   newChat(conv) {
@@ -115,7 +121,7 @@ class App {
       conv,
       onRunning: (id, r) => {
         this.sidebar.setRunning(id, r);
-        if (this.chat && this.chat.id === id) this.composer.setRunning(r);
+        if (this.chat && this.chat.id === id) this.composer?.setRunning(r);
         if (!r) this.branches.turnEnded(id, this.chat?.id === id && this.chat.branchTurn);
       },
       onToast: (m, k) => this.toast(m, k),
@@ -149,6 +155,11 @@ class App {
       history.pushState({}, '', `/c/${encodeURIComponent(conv.id)}`);
       this.main.dataset.conversationId = conv.id;
       this.main.querySelector('#chat-actions')?.removeAttribute('hidden');
+      const exp = this.main.querySelector('#export');
+      if (exp && !conv.temp) {
+        exp.href = `/agentik/conversations/${encodeURIComponent(conv.id)}/export?format=markdown`;
+        exp.hidden = false;
+      }
       this.chat = this.newChat({ ...conv, last_seq: 0 });
       this.sidebar.upsert(conv);
       this.sidebar.setCurrent(conv.id);
@@ -172,6 +183,7 @@ class App {
     delete this.main.dataset.conversationId;
     delete this.main.dataset.subscribed;
     this.main.querySelector('#chat-actions')?.setAttribute('hidden', '');
+    this.main.querySelector('#export')?.setAttribute('hidden', '');
     history.replaceState({}, '', '/');
     this.conn.request('delete', { conversation_id: id }, { retry: false }).catch(() => {});
   }
@@ -217,7 +229,7 @@ class App {
     this.mount(main, readBoot(doc));
     if (this.chat && this.conn.status === 'online') this.chat.subscribe();
     this.closeSidebar();
-    this.composer.focus();
+    this.composer?.focus();
   }
 
   startTemp() {
@@ -232,7 +244,7 @@ class App {
         empty.querySelector('.empty-title').textContent = 'Temporary chat';
         empty.querySelector('.empty-text').textContent = 'This chat is not saved: it is gone when the server restarts or after a while idle.';
       }
-      this.composer.focus();
+      this.composer?.focus();
     });
   }
 
@@ -336,6 +348,7 @@ class App {
           this.copy(action, (md && (rawText.get(md) ?? md.textContent)) || msg.querySelector('.msg-body')?.textContent || '');
         } else if (a === 'temp-chat') { e.preventDefault(); this.startTemp(); }
         else if (a === 'rename') this.rename();
+        else if (a === 'dismiss-banner') dismiss(action.closest('[data-banner]'));
         else if (a === 'load-earlier') this.chat?.loadEarlier(action);
         else if (a === 'more-conversations') this.sidebar.more();
         else if (a === 'delete') this.confirmDelete();
@@ -355,7 +368,7 @@ class App {
       const url = new URL(link.href, location.href);
       if (url.origin !== location.origin || !(url.pathname === '/' || url.pathname.startsWith('/c/'))) return;
       e.preventDefault();
-      this.navigate(url.pathname);
+      this.navigate(url.pathname + url.hash);
     });
     document.addEventListener('keydown', (e) => {
       if (e.key === 'Escape' && !e.defaultPrevented) {
@@ -374,9 +387,24 @@ class App {
       const files = [...(e.dataTransfer?.files || [])].filter((f) => f.type.startsWith('image/'));
       if (!files.length) return;
       e.preventDefault();
-      files.forEach((f) => this.composer.addFile(f));
+      files.forEach((f) => this.composer?.addFile(f));
     });
   }
+}
+
+// A dismissed banner stays dismissed (in this browser) until its text
+// changes: a new notice shows again.
+const DISMISSED = 'agentik.dismissed.';
+
+function dismissed(b) {
+  try { return localStorage.getItem(DISMISSED + b.dataset.banner) === b.textContent.trim(); } catch { return false; }
+}
+
+function dismiss(b) {
+  if (!b) return;
+  b.hidden = true;
+  try { localStorage.setItem(DISMISSED + b.dataset.banner, b.textContent.trim()); } catch { /* private mode */ }
+  document.getElementById('prompt')?.focus();
 }
 
 function readBoot(doc) {

@@ -82,6 +82,8 @@ export class Chat {
   // upgradeAll renders server-rendered plain text as markdown, newest first,
   // in small slices so a long history stays responsive.
   upgradeAll() {
+    let done;
+    this.rendered = new Promise((r) => { done = r; });
     const raw = [...this.list.querySelectorAll('.md-raw')].reverse();
     // The follower keeps the view on the latest message while the history
     // above it grows into rendered markdown, until the user scrolls up.
@@ -100,9 +102,36 @@ export class Chat {
       requestAnimationFrame(() => {
         this.main.dataset.rendered = 'true';
         performance.mark('agentik:rendered');
+        done();
       });
     };
     step();
+  }
+
+  // reveal scrolls message id into view and highlights it (a search
+  // result), loading earlier pages of the history until it is on the
+  // page. It reports whether the message was found.
+  async reveal(id) {
+    const find = () => [...this.list.querySelectorAll('[data-id], [data-result-id]')]
+      .find((el) => el.dataset.id === id || el.dataset.resultId === id);
+    let el = find();
+    for (let btn, pages = 0; !el && (btn = this.main.querySelector('[data-action="load-earlier"]')) && !btn.disabled && !this.disposed && pages < 100; pages++) {
+      await this.loadEarlier(btn);
+      el = find();
+    }
+    if (!el || this.disposed) return false;
+    this.follower.release();
+    await this.rendered;
+    // Rendering (markdown, content-visibility) moves things for a few
+    // frames: scroll again until the match stays where it was put.
+    for (let i = 0; i < 3; i++) {
+      el.scrollIntoView({ block: 'center' });
+      await new Promise((r) => requestAnimationFrame(r));
+    }
+    el.classList.add('msg-found');
+    el.dataset.found = 'true';
+    setTimeout(() => el.classList.remove('msg-found'), 4000);
+    return true;
   }
 
   // subscribe (re)subscribes from the cursor; called on every connect.

@@ -58,6 +58,12 @@ export class Follower {
     this.toBottom();
   }
 
+  // release stops following: something above the bottom is being shown.
+  release() {
+    this.following = false;
+    this.show();
+  }
+
   show() {
     if (this.button) this.button.hidden = this.following || this.gap() < SLACK;
   }

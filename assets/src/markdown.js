@@ -68,7 +68,8 @@ marked.use({
 const purify = createDOMPurify(window);
 const PURIFY = {
   RETURN_DOM_FRAGMENT: true,
-  FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'option', 'iframe', 'object', 'embed', 'link', 'meta', 'base', 'svg', 'math'],
+  // input stays for task lists: only a disabled checkbox survives (below).
+  FORBID_TAGS: ['style', 'form', 'button', 'textarea', 'select', 'option', 'iframe', 'object', 'embed', 'link', 'meta', 'base', 'svg', 'math'],
   FORBID_ATTR: ['style', 'id', 'srcset', 'action', 'formaction', 'background', 'ping'],
   ALLOW_DATA_ATTR: false,
 };
@@ -79,6 +80,16 @@ purify.addHook('uponSanitizeAttribute', (node, data) => {
     && !(/^(SPAN|P)$/.test(node.tagName) && data.attrValue === 'math')) {
     data.keepAttr = false;
   }
+});
+
+// A task list's box ("- [x] done") is the only input kept: a checkbox
+// that cannot be changed (decorate drops any outside a list item).
+purify.addHook('afterSanitizeAttributes', (node) => {
+  if (node.tagName !== 'INPUT') return;
+  for (const a of [...node.attributes]) if (a.name !== 'checked') node.removeAttribute(a.name);
+  node.setAttribute('type', 'checkbox');
+  node.setAttribute('disabled', '');
+  node.setAttribute('aria-label', node.hasAttribute('checked') ? 'Done' : 'Not done');
 });
 
 // Inline images may only be data: images; every other src is kept aside so
@@ -122,6 +133,10 @@ function decorate(frag) {
     img.replaceWith(a);
   }
   for (const img of frag.querySelectorAll('img:not([src])')) img.remove();
+  for (const box of frag.querySelectorAll('input')) {
+    if (box.closest('li')) box.closest('li').classList.add('task');
+    else box.remove();
+  }
   for (const pre of frag.querySelectorAll('pre')) {
     const code = pre.querySelector('code');
     if (!code) continue;
@@ -144,8 +159,58 @@ function decorate(frag) {
 // renderMarkdown returns a sanitized, decorated DocumentFragment for text.
 export function renderMarkdown(text) {
   const html = marked.parse(text || '');
-  return decorate(purify.sanitize(html, PURIFY));
+  const frag = decorate(purify.sanitize(html, PURIFY));
+  const math = [...frag.querySelectorAll('.math')];
+  if (math.length) typeset(math);
+  return frag;
 }
+
+// The math renderer's bundle (assets/src/math.js), named by the page on
+// the main script's data attributes, is loaded once, on first use; until
+// it is there, math shows as written.
+const self = document.currentScript;
+let mathReady = null;
+
+function loadMath() {
+  if (mathReady) return mathReady;
+  mathReady = new Promise((resolve, reject) => {
+    const src = self?.dataset.mathScript;
+    if (!src) { reject(new Error('no math renderer')); return; }
+    const css = self.dataset.mathStyle;
+    if (css) document.head.append(h('link', { rel: 'stylesheet', href: css }));
+    const s = h('script', { src });
+    s.nonce = self.nonce; // the page's CSP allows scripts with its nonce
+    s.onload = () => (window.agentikMath ? resolve(window.agentikMath) : reject(new Error('math renderer missing')));
+    s.onerror = () => reject(new Error('math renderer failed to load'));
+    document.head.append(s);
+  });
+  return mathReady;
+}
+
+// unwrap strips math's delimiters: $…$, $$…$$, \(…\), \[…\].
+function unwrap(text) {
+  const t = text.trim();
+  for (const [open, close, display] of [['$$', '$$', true], ['\\[', '\\]', true], ['\\(', '\\)', false], ['$', '$', false]]) {
+    if (t.startsWith(open) && t.endsWith(close) && t.length >= open.length + close.length) return [t.slice(open.length, t.length - close.length), display];
+  }
+  return [t, false];
+}
+
+function typeset(els) {
+  loadMath().then((m) => {
+    for (const el of els) {
+      const [tex, display] = unwrap(el.textContent);
+      const box = h(el.tagName === 'P' ? 'div' : 'span', { class: el.tagName === 'P' ? 'math-display' : 'math-inline', title: el.textContent });
+      try {
+        m.render(tex, box, display || el.tagName === 'P');
+      } catch {
+        continue; // shown as written
+      }
+      el.replaceWith(box);
+    }
+  }, () => {});
+}
+
 
 // renderInto replaces el's children with the rendered markdown of text.
 export function renderInto(el, text) {

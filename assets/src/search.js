@@ -82,7 +82,7 @@ export class Search {
       return;
     }
     this.list.replaceChildren(...results.map((r) => h('li', { class: 'search-item', 'data-testid': 'search-result' },
-      h('a', { class: 'search-link', href: `/c/${encodeURIComponent(r.conversation_id)}` },
+      h('a', { class: 'search-link', href: `/c/${encodeURIComponent(r.conversation_id)}${r.message_id ? `#message-${encodeURIComponent(r.message_id)}` : ''}` },
         h('span', { class: 'search-title' }, r.title || 'Untitled'),
         h('span', { class: 'search-snippet' }, snippet(r.snippet))))));
   }

@@ -61,6 +61,16 @@ func TestTinyRun(t *testing.T) {
 		switch r.Unit {
 		case "tokens/s", "events/s", "req/s", "MB", "ms", "µs", "KiB":
 			noBaseline := r.Scenario == "storm" // measured against an absolute target
+			// A tiny run's RSS per idle connection is a difference of two
+			// RSS readings over a few connections: a heap the GC gives back
+			// in between makes it negative on a loaded machine. Only its
+			// being measured is checked here; full runs judge its size.
+			if r.Unit == "KiB" && r.Scenario == "idle" {
+				if r.Agentik == 0 && r.Bare == 0 {
+					t.Errorf("%s %q: not measured", r.Scenario, r.Metric)
+				}
+				continue
+			}
 			if r.Agentik <= 0 || r.Bare <= 0 && !noBaseline {
 				t.Errorf("%s %q: bare %v, agentik %v; want both > 0", r.Scenario, r.Metric, r.Bare, r.Agentik)
 			}

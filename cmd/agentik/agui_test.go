@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
 // TestAGUI runs AG-UI's own HttpAgent (@ag-ui/client, testdata/agui.mjs)
@@ -46,15 +47,17 @@ func TestAGUI(t *testing.T) {
 		Snapshot        []string
 		Thrown          string
 		Messages        []string
+		LastAnswer      string `json:"last_answer"`
 	}
 	type rawRun struct {
 		Status int
 		Events []struct{ Type, Code, Message string }
 	}
 	var got struct {
-		First, Second, Tool, Interrupted, Blocked, Resumed runSeen
-		ClientError                                        runSeen `json:"client_error"`
-		Pending                                            []struct {
+		First, Second, Tool, Interrupted, Blocked, Resumed, Replayed runSeen
+		DroppedAfter                                                 int     `json:"dropped_after"`
+		ClientError                                                  runSeen `json:"client_error"`
+		Pending                                                      []struct {
 			ID, Reason string
 			ToolCallID string `json:"tool_call_id"`
 		}
@@ -83,6 +86,10 @@ func TestAGUI(t *testing.T) {
 	if !slices.Equal(tl.Tools, []string{"everything__echo"}) || len(tl.Results) != 1 || !strings.Contains(tl.Results[0], "ping from ag-ui") ||
 		!strings.Contains(tl.Text, "tool said:") || !slices.Contains(tl.Types, "TOOL_CALL_ARGS") || !slices.Contains(tl.Types, "TOOL_CALL_END") {
 		t.Errorf("tool run %+v", tl)
+	}
+	rp := got.Replayed
+	if got.DroppedAfter < 3 || rp.LastAnswer != llmtest.Tokens(150) || rp.Outcome != "success" || strings.Count(strings.Join(rp.Messages, " "), "assistant") != 1 {
+		t.Errorf("replay after a drop at %d deltas: answer %.60q…, outcome %q, client messages %v", got.DroppedAfter, rp.LastAnswer, rp.Outcome, rp.Messages)
 	}
 	in := got.Interrupted
 	if in.Outcome != "interrupt" || len(in.Interrupts) != 1 || in.Interrupts[0].Reason != "tool_call" || in.Interrupts[0].ToolCallID == "" ||

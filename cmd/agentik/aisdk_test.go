@@ -19,7 +19,7 @@ import (
 // frontEnd is the real binary with the fake model and the npm reference
 // MCP server, whose get-sum tool waits for approval, for the front-end
 // protocol tests.
-func frontEnd(t *testing.T, key string) *proc {
+func frontEnd(t *testing.T, key string, env ...string) *proc {
 	t.Helper()
 	root := repoRoot(t)
 	entry := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
@@ -34,7 +34,7 @@ func frontEnd(t *testing.T, key string) *proc {
 	}
 	_, fakeURL := llmtest.NewHTTPServer(t)
 	p := start(t, freeAddr(t), filepath.Join(dir, "agentik.db"),
-		"OPENAI_BASE_URL="+fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG="+mcp, "AGENTIK_API_KEYS="+key)
+		append([]string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp, "AGENTIK_API_KEYS=" + key}, env...)...)
 	waitTools(t, p, map[string]string{"Authorization": "Bearer " + key})
 	return p
 }
@@ -120,7 +120,7 @@ func TestAISDK(t *testing.T) {
 		First, Second, Approved, Regenerated message
 		Resumed                              *message
 		ResumedBeforeDrop                    int `json:"resumed_before_drop"`
-		Idle                                 any
+		Idle, Fresh                          any
 		Asked                                struct{ State, Approval, Tool string }
 		Bad                                  map[string]failure
 		TransportError                       *struct {
@@ -146,8 +146,8 @@ func TestAISDK(t *testing.T) {
 	if got.Resumed == nil || got.Resumed.Text != llmtest.Tokens(150) || got.ResumedBeforeDrop < 3 {
 		t.Errorf("resumed after a drop at %d deltas: %+v", got.ResumedBeforeDrop, got.Resumed)
 	}
-	if got.Idle != nil {
-		t.Errorf("reconnect with nothing running gave %v, want null (204)", got.Idle)
+	if got.Idle != nil || got.Fresh != nil {
+		t.Errorf("reconnect with nothing running gave %v (a new chat: %v), want null (204)", got.Idle, got.Fresh)
 	}
 	if got.Asked.State != "approval-requested" || got.Asked.Approval == "" || got.Asked.Tool != "everything__get-sum" {
 		t.Errorf("approval request %+v", got.Asked)

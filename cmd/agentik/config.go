@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/webhook"
 )
 
@@ -44,6 +45,9 @@ type config struct {
 	// ApprovalTimeout (AGENTIK_APPROVAL_TIMEOUT) denies a tool call that
 	// waited longer for a person's decision; 0: it waits until decided.
 	ApprovalTimeout time.Duration
+	// DefaultBudget (AGENTIK_DEFAULT_BUDGET) is every user's token budget
+	// unless an admin gives them their own; zero: none.
+	DefaultBudget agent.Budget
 }
 
 const usageText = `agentik — a runtime for LLM agents
@@ -67,6 +71,8 @@ Settings (environment; a flag overrides its variable):
   --max-answer-bytes AGENTIK_MAX_ANSWER_BYTES cap on one model answer (default 1048576); past it the turn ends with an error
                     AGENTIK_API_KEYS         comma-separated API keys; when set, every route needs one
                     AGENTIK_APPROVAL_TIMEOUT deny a tool call that waits longer for approval, e.g. 10m (default: none)
+                    AGENTIK_DEFAULT_BUDGET   every user's token budget, e.g. 2M/month, 500k/day (default: none;
+                                             an admin sets a user's own with PATCH /agentik/users/{id})
   --allowed-hosts   AGENTIK_ALLOWED_HOSTS    extra Host names to accept (comma-separated; loopback always)
   --allowed-origins AGENTIK_ALLOWED_ORIGINS  extra Origin hosts to accept (comma-separated, * wildcards)
                     AGENTIK_TRUSTED_PROXIES  reverse proxies (comma-separated IPs or CIDRs) whose
@@ -153,6 +159,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			return c, fmt.Errorf("AGENTIK_APPROVAL_TIMEOUT must be a duration of 1s or more like 10m (or 0 or off for none), got %q", v)
 		}
 		c.ApprovalTimeout = d
+	}
+	if v := getenv("AGENTIK_DEFAULT_BUDGET"); v != "" {
+		b, err := agent.ParseBudget(v)
+		if err != nil {
+			return c, fmt.Errorf("AGENTIK_DEFAULT_BUDGET: %w", err)
+		}
+		c.DefaultBudget = b
 	}
 	for _, p := range splitList(getenv("AGENTIK_TRUSTED_PROXIES")) {
 		pfx, err := netip.ParsePrefix(p)

@@ -141,10 +141,17 @@ func TestKill9MidTurn(t *testing.T) {
 	p, c, fake := lt.p, lt.conv, lt.fake
 	resp := lt.resp
 	seen := map[string]bool{} // seq of every frame this client received
+	var saw strings.Builder   // the answer text this client received
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() && len(seen) < 50 {
 		if id, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
 			seen[id] = true
+		}
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			var ev agent.Event
+			if json.Unmarshal([]byte(data), &ev) == nil && ev.Type == agent.EventAppendText {
+				saw.WriteString(ev.Text)
+			}
 		}
 	}
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -158,6 +165,12 @@ func TestKill9MidTurn(t *testing.T) {
 	last := hist.Messages[len(hist.Messages)-1]
 	if last.Type != agent.MessageError || last.Code != agent.CodeInterruptedByRestart {
 		t.Fatalf("after restart the last message is %+v", last)
+	}
+	// The partial answer the client saw is kept, marked interrupted.
+	partial := hist.Messages[len(hist.Messages)-2]
+	if partial.Type != agent.MessageAssistant || !partial.Interrupted || len(partial.Content) == 0 ||
+		!strings.HasPrefix(partial.Content[0].Body, saw.String()) || saw.Len() == 0 {
+		t.Fatalf("after restart the answer the client saw (%d bytes) is not kept: %+v", saw.Len(), partial)
 	}
 	var conv agent.Conversation
 	getJSON(t, p.url("/agentik/conversations/"+c.ID), &conv)

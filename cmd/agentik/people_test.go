@@ -23,6 +23,7 @@ import (
 // members, ann and bob, each with a key of their own.
 type team struct {
 	p        *proc
+	env      []string // the binary's environment, to start it again
 	fake     *llmtest.Server
 	admin    string // AGENTIK_API_KEYS
 	ann, bob member
@@ -74,7 +75,7 @@ func startTeam(t *testing.T, db string, env ...string) *team {
 	t.Helper()
 	fake, fakeURL := llmtest.NewHTTPServer(t)
 	env = append([]string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS=" + adminKey}, env...)
-	tm := &team{p: start(t, freeAddr(t), db, env...), fake: fake, admin: adminKey}
+	tm := &team{p: start(t, freeAddr(t), db, env...), env: env, fake: fake, admin: adminKey}
 	for _, m := range []*member{&tm.ann, &tm.bob} {
 		name := "ann"
 		if m == &tm.bob {

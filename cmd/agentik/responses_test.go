@@ -106,9 +106,15 @@ func TestResponsesSDK(t *testing.T) {
 		MCP      struct {
 			Status  string
 			Request *struct{ Name, Server string }
-			Call    *struct{ Output, Approval string }
+			Call    *struct{ Output, Approval, Arguments string }
 			Answer  string
 		} `json:"mcp"`
+		Shaped struct {
+			Status, Instructions, Format, Effort string
+			Metadata                             map[string]string
+			Temperature                          float64
+			ToolChoice                           string `json:"tool_choice"`
+		}
 		Conversations struct {
 			ID, Object, Answer, In string
 			Items                  []string
@@ -173,11 +179,47 @@ func TestResponsesSDK(t *testing.T) {
 	}
 	m := got.MCP
 	if m.Request == nil || m.Request.Name != "echo" || m.Request.Server != "everything" || m.Call == nil ||
-		!strings.Contains(m.Call.Output, "ping") || !strings.HasPrefix(m.Call.Approval, "mcpr_") || !strings.Contains(m.Answer, "ping") {
+		!strings.Contains(m.Call.Output, "ping") || m.Call.Arguments != `{"message":"ping"}` || !strings.HasPrefix(m.Call.Approval, "mcpr_") || !strings.Contains(m.Answer, "ping") {
 		t.Errorf("mcp tool %+v %+v %+v", m, m.Request, m.Call)
 	}
 	if !got.Unknown.Refused || got.Unknown.Status != 404 || got.Unknown.Code != "model_not_found" || got.Unknown.Param != "model" || !got.Unknown.SDKError {
 		t.Errorf("unknown model %+v", got.Unknown)
+	}
+	sh := got.Shaped
+	if sh.Status != "completed" || sh.Instructions != "Answer in JSON." || sh.Format != "json_schema" || sh.Effort != "low" || sh.Temperature != 0.5 || sh.ToolChoice != "required" || sh.Metadata["run"] != "shaped" {
+		t.Errorf("shaped response echoes %+v", sh)
+	}
+	shapedSeen := false
+	for _, req := range fake.Requests() {
+		var body struct {
+			Messages []struct {
+				Role    string
+				Content string
+			}
+			ResponseFormat struct {
+				Type       string
+				JSONSchema struct{ Name string } `json:"json_schema"`
+			} `json:"response_format"`
+			ToolChoice        string   `json:"tool_choice"`
+			ReasoningEffort   string   `json:"reasoning_effort"`
+			ParallelToolCalls *bool    `json:"parallel_tool_calls"`
+			Temperature       float64  `json:"temperature"`
+			TopP              float64  `json:"top_p"`
+			MaxTokens         int      `json:"max_tokens"`
+			Stop              []string `json:"stop"`
+		}
+		if json.Unmarshal(req.Body, &body) != nil || len(body.Messages) == 0 || body.Messages[len(body.Messages)-1].Content != "shaped" {
+			continue
+		}
+		shapedSeen = true
+		if body.ResponseFormat.Type != "json_schema" || body.ResponseFormat.JSONSchema.Name != "answer" || body.ToolChoice != "required" ||
+			body.ReasoningEffort != "low" || body.ParallelToolCalls == nil || *body.ParallelToolCalls || body.Temperature != 0.5 ||
+			body.TopP < 0.89 || body.MaxTokens != 64 || body.Messages[0].Role != "system" || body.Messages[0].Content != "Answer in JSON." {
+			t.Errorf("the model was asked %s", req.Body)
+		}
+	}
+	if !shapedSeen {
+		t.Error("the shaped response never reached the model")
 	}
 	cv := got.Conversations
 	want := "message:user:my color is blue,message:assistant:noted,message:user:which color?,message:assistant:You said: which color?"
@@ -395,5 +437,46 @@ func TestResponsesClients(t *testing.T) {
 	}
 	if got.Stream.Text != llmtest.Tokens(12) || got.Stream.Finish != "stop" {
 		t.Errorf("streamText %+v", got.Stream)
+	}
+}
+
+// TestResponsesIsolation: a member's responses and conversations are not
+// found for another member, on every route, exactly like unknown ids.
+func TestResponsesIsolation(t *testing.T) {
+	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"))
+	u := tm.p.url
+	var r struct {
+		ID           string
+		Conversation struct{ ID string }
+	}
+	must(t, tm.ann.key, "POST", u("/v1/responses"), `{"model":"fake","input":"ann's secret"}`, &r)
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/v1/responses/" + r.ID, ""},
+		{"GET", "/v1/responses/" + r.ID + "?stream=true", ""},
+		{"GET", "/v1/responses/" + r.ID + "/input_items", ""},
+		{"POST", "/v1/responses/" + r.ID + "/cancel", ""},
+		{"DELETE", "/v1/responses/" + r.ID, ""},
+		{"POST", "/v1/responses", `{"model":"fake","input":"x","previous_response_id":"` + r.ID + `"}`},
+		{"POST", "/v1/responses", `{"model":"fake","input":"x","conversation":"` + r.Conversation.ID + `"}`},
+		{"GET", "/v1/conversations/" + r.Conversation.ID, ""},
+		{"GET", "/v1/conversations/" + r.Conversation.ID + "/items", ""},
+		{"POST", "/v1/conversations/" + r.Conversation.ID + "/items", `{"items":[{"role":"user","content":"x"}]}`},
+		{"DELETE", "/v1/conversations/" + r.Conversation.ID, ""},
+	} {
+		code, b := call(t, tm.bob.key, c.method, u(c.path), c.body)
+		unknownPath := strings.NewReplacer(r.ID, "resp_01nope", r.Conversation.ID, "01nope").Replace(c.path)
+		unknownBody := strings.NewReplacer(r.ID, "resp_01nope", r.Conversation.ID, "01nope").Replace(c.body)
+		ucode, ub := call(t, tm.bob.key, c.method, u(unknownPath), unknownBody)
+		masked := strings.NewReplacer(r.ID, "resp_01nope", r.Conversation.ID, "01nope").Replace(string(b))
+		if code != 404 || ucode != 404 || masked != string(ub) {
+			t.Errorf("bob %s %s: %d %s; an unknown id: %d %s", c.method, c.path, code, b, ucode, ub)
+		}
+	}
+	var again struct {
+		OutputText string `json:"output_text"`
+	}
+	must(t, tm.ann.key, "GET", u("/v1/responses/"+r.ID), "", &again)
+	if again.OutputText != "You said: ann's secret" {
+		t.Errorf("ann reads her response back as %q", again.OutputText)
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/sse"
 )
 
 // ProtocolVersion is the A2A version served.
@@ -58,19 +59,19 @@ type Config struct {
 	// Auth says that requests need a key: the cards name the bearer scheme.
 	Auth      bool
 	Heartbeat time.Duration // DefaultHeartbeat when 0
-	// Done, when closed, ends every stream (the server shuts down).
-	Done   <-chan struct{}
-	Logger *slog.Logger
+	// Streams holds the long-lived streams: its Closing ends them at
+	// shutdown, which waits for them. nil: a group of the handler's own.
+	Streams *sse.Group
+	Logger  *slog.Logger
 	// Version is agentik's version, shown in the cards.
 	Version string
 }
 
-// Handler is the A2A surface. It is an http.Handler for CardPath and
-// everything under Prefix.
+// Handler is the A2A surface; Routes lists its routes (CardPath and
+// everything under Prefix).
 type Handler struct {
 	cfg Config
 	log *slog.Logger
-	mux *http.ServeMux
 }
 
 // New makes a Handler.
@@ -84,16 +85,21 @@ func New(cfg Config) *Handler {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	h := &Handler{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux()}
-	h.mux.HandleFunc("GET "+CardPath, h.handleDefaultCard)
-	h.mux.HandleFunc("GET "+Prefix+"{slug}"+CardPath, h.handleCard)
-	h.mux.HandleFunc("POST "+Prefix+"{slug}", h.handleRPC)
-	h.mux.HandleFunc(Prefix, h.handleNoRoute)
-	return h
+	if cfg.Streams == nil {
+		cfg.Streams = sse.NewGroup()
+	}
+	return &Handler{cfg: cfg, log: cfg.Logger}
 }
 
-// ServeHTTP implements http.Handler.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+// Routes is the A2A surface: pattern → handler, for the server's mux.
+func (h *Handler) Routes() map[string]http.Handler {
+	return map[string]http.Handler{
+		"GET " + CardPath:                     http.HandlerFunc(h.handleDefaultCard),
+		"GET " + Prefix + "{slug}" + CardPath: http.HandlerFunc(h.handleCard),
+		"POST " + Prefix + "{slug}":           http.HandlerFunc(h.handleRPC),
+		Prefix:                                http.HandlerFunc(h.handleNoRoute),
+	}
+}
 
 // baseURL is the scheme and host the caller reached agentik at.
 func baseURL(r *http.Request) string {

@@ -4,53 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"sync"
-	"time"
+
+	"github.com/agentik/agentik/internal/sse"
 )
 
-// writeTimeout bounds one write of a stream: a client that reads nothing
-// for that long is dropped (its task goes on).
-const writeTimeout = 30 * time.Second
-
 // stream is an open SSE response whose events are JSON-RPC responses to
-// one request; a heartbeat comment keeps an idle one open.
+// one request.
 type stream struct {
-	w    http.ResponseWriter
-	rc   *http.ResponseController
-	id   json.RawMessage
-	mu   sync.Mutex
-	last time.Time
-	err  error
-}
-
-func (h *Handler) openStream(w http.ResponseWriter, id json.RawMessage) *stream {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	s := &stream{w: w, rc: http.NewResponseController(w), id: id, last: time.Now()}
-	_ = s.rc.Flush()
-	return s
-}
-
-func (s *stream) raw(b []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err != nil {
-		return s.err
-	}
-	_ = s.rc.SetWriteDeadline(time.Now().Add(writeTimeout))
-	if _, err := s.w.Write(b); err != nil {
-		s.err = err
-		return err
-	}
-	s.last = time.Now()
-	s.err = s.rc.Flush()
-	return s.err
+	w  *sse.Writer
+	id json.RawMessage
 }
 
 // send writes one event: a result, or an error that ends the stream.
@@ -59,27 +21,8 @@ func (s *stream) send(result any, e *rpcError) error {
 	if err != nil {
 		return err
 	}
-	return s.raw(append(append([]byte("data: "), b...), '\n', '\n'))
-}
-
-// beat writes a comment line whenever the stream was idle for every; it
-// returns when ctx ends.
-func (s *stream) beat(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.mu.Lock()
-			idle := time.Since(s.last) >= every
-			s.mu.Unlock()
-			if idle && s.raw([]byte(": keepalive\n\n")) != nil {
-				return
-			}
-		}
-	}
+	s.w.Data(b)
+	return s.w.Flush()
 }
 
 // serve streams task w: its snapshot first, then every later update,
@@ -87,21 +30,27 @@ func (s *stream) beat(ctx context.Context, every time.Duration) {
 // or ends (a subscription), the client leaves or the server shuts down.
 func (h *Handler) serve(rw http.ResponseWriter, r *http.Request, id json.RawMessage, w *watch, history int, until func(string) bool) {
 	defer w.close()
+	if !h.cfg.Streams.Hold() {
+		reply(rw, id, nil, rpcErr(codeInternal, "the server is shutting down; subscribe to task %s again once it is back", w.v.id))
+		return
+	}
+	defer h.cfg.Streams.Release()
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
 	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	s := h.openStream(rw, id)
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); s.beat(ctx, h.cfg.Heartbeat) }()
+	watched := make(chan struct{})
 	go func() { // the shutdown watch
-		defer wg.Done()
+		defer close(watched)
 		select {
-		case <-h.cfg.Done:
+		case <-h.cfg.Streams.Closing():
 			cancel()
 		case <-ctx.Done():
 		}
 	}()
-	defer func() { cancel(); wg.Wait() }()
+	defer func() { cancel(); <-watched }()
+	s := &stream{w: sse.Start(rw), id: id}
+	defer s.w.KeepAlive(h.cfg.Heartbeat, "keepalive")()
 	t := w.v.task(history)
 	if s.send(StreamResponse{Task: &t}, nil) != nil || until(w.v.state) {
 		return

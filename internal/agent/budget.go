@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -88,4 +90,181 @@ func (b Budget) Window(t time.Time) (start, end time.Time) {
 		return start, start.AddDate(0, 1, 0)
 	}
 	return day, day.AddDate(0, 0, 1)
+}
+
+// UsageDay is one user's tokens of one day (UTC).
+type UsageDay struct {
+	Date             string `json:"date"` // YYYY-MM-DD
+	UserID           string `json:"user_id"`
+	PromptTokens     int64  `json:"prompt_tokens"`
+	CompletionTokens int64  `json:"completion_tokens"`
+}
+
+// UsageStore keeps the tokens used per user and day, durably (the
+// database implements it).
+type UsageStore interface {
+	// AddUsage adds tokens to user's day.
+	AddUsage(ctx context.Context, user, date string, prompt, completion int64) error
+	// UsageDays returns the days in [from, to] (dates, inclusive) of user
+	// ("" every user), by date then user.
+	UsageDays(ctx context.Context, user, from, to string) ([]UsageDay, error)
+}
+
+// DateFormat is how a usage day is written.
+const DateFormat = "2006-01-02"
+
+// Budgets enforces token budgets: the Runner checks one before a turn
+// and before each model call, and charges each call's usage to the
+// conversation's owner. A user over budget gets quota_exceeded; a turn
+// running when the budget is crossed finishes its model call and ends
+// with that error, so each running turn makes at most one call past it.
+// A nil *Budgets enforces nothing and records nothing.
+type Budgets struct {
+	Default Budget     // AGENTIK_DEFAULT_BUDGET; zero: none
+	Users   UserStore  // a user's own budget overrides the default; nil: the default for all
+	Usage   UsageStore // where usage is kept; nil: nothing is kept
+	Now     Clock
+	Log     func(msg string, args ...any) // failures to record usage; may be nil
+}
+
+func (b *Budgets) now() time.Time {
+	if b.Now != nil {
+		return b.Now()
+	}
+	return time.Now()
+}
+
+// Of is the budget of user: their own, else the default.
+func (b *Budgets) Of(ctx context.Context, user string) (Budget, error) {
+	if b.Users != nil {
+		u, err := b.Users.User(ctx, user)
+		if err == nil && u.Budget != "" {
+			return ParseBudget(u.Budget)
+		}
+		if err != nil && ErrorCode(err) != CodeNotFound {
+			return Budget{}, err
+		}
+	}
+	return b.Default, nil
+}
+
+// Used is what user used in the window of budget that holds now, and
+// when that window ends.
+func (b *Budgets) Used(ctx context.Context, user string, budget Budget) (used int64, resets time.Time, err error) {
+	start, end := budget.Window(b.now())
+	if b.Usage == nil {
+		return 0, end, nil
+	}
+	days, err := b.Usage.UsageDays(ctx, user, start.Format(DateFormat), end.Add(-time.Hour).Format(DateFormat))
+	if err != nil {
+		return 0, end, err
+	}
+	for _, d := range days {
+		used += d.PromptTokens + d.CompletionTokens
+	}
+	return used, end, nil
+}
+
+// Check answers quota_exceeded when user's budget is used up.
+func (b *Budgets) Check(ctx context.Context, user string) error {
+	if b == nil {
+		return nil
+	}
+	budget, err := b.Of(ctx, user)
+	if err != nil || budget.IsZero() {
+		return err
+	}
+	used, resets, err := b.Used(ctx, user, budget)
+	if err != nil {
+		return fmt.Errorf("budget: %w", err)
+	}
+	if used >= budget.Tokens {
+		return Errorf(CodeQuotaExceeded, "the token budget of %s is used up (%d of %d tokens this %s); it resets at %s",
+			budget, used, budget.Tokens, budget.Period, resets.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// Charge records a model call's usage for user (negative counts, which a
+// model may report, count as 0).
+func (b *Budgets) Charge(ctx context.Context, user string, u Usage) {
+	if b == nil || b.Usage == nil {
+		return
+	}
+	p, c := int64(max(u.PromptTokens, 0)), int64(max(u.CompletionTokens, 0))
+	if p == 0 && c == 0 {
+		return
+	}
+	if err := b.Usage.AddUsage(context.WithoutCancel(ctx), user, b.now().UTC().Format(DateFormat), p, c); err != nil && b.Log != nil {
+		b.Log("usage_record_failed", "user_id", user, "err", err)
+	}
+}
+
+// BudgetState is a user's budget now.
+type BudgetState struct {
+	Limit    string    `json:"limit"` // as ParseBudget reads it
+	Tokens   int64     `json:"tokens"`
+	Used     int64     `json:"used"`
+	ResetsAt time.Time `json:"resets_at"`
+}
+
+// UsageReport is what GET /agentik/usage answers.
+type UsageReport struct {
+	Days   []UsageDay   `json:"days"`
+	Budget *BudgetState `json:"budget,omitempty"`
+}
+
+// Usage reports the tokens used per user and day in [from, to] (dates;
+// "" for the last 31 days up to today): a member their own only (another
+// user is forbidden), an admin anyone's ("" user: everyone's). One user's
+// report carries their budget.
+func (r *Runner) Usage(ctx context.Context, user, from, to string) (UsageReport, error) {
+	p := PrincipalFrom(ctx)
+	if !p.Admin() {
+		if user != "" && user != p.UserID {
+			return UsageReport{}, Errorf(CodeForbidden, "a member sees their own usage only")
+		}
+		user = p.UserID
+	}
+	b := r.cfg.Budgets
+	now := time.Now()
+	if b != nil {
+		now = b.now()
+	}
+	if to == "" {
+		to = now.UTC().Format(DateFormat)
+	}
+	if from == "" {
+		from = now.UTC().AddDate(0, 0, -30).Format(DateFormat)
+	}
+	for _, d := range []string{from, to} {
+		if _, err := time.Parse(DateFormat, d); err != nil {
+			return UsageReport{}, Errorf(CodeBadRequest, "from and to are dates like 2026-12-01, got %q", Shorten(d, 40))
+		}
+	}
+	rep := UsageReport{Days: []UsageDay{}}
+	if b == nil || b.Usage == nil {
+		return rep, nil
+	}
+	days, err := b.Usage.UsageDays(ctx, user, from, to)
+	if err != nil {
+		return UsageReport{}, err
+	}
+	if days != nil {
+		rep.Days = days
+	}
+	if user != "" {
+		budget, err := b.Of(ctx, user)
+		if err != nil {
+			return UsageReport{}, err
+		}
+		if !budget.IsZero() {
+			used, resets, err := b.Used(ctx, user, budget)
+			if err != nil {
+				return UsageReport{}, err
+			}
+			rep.Budget = &BudgetState{Limit: budget.String(), Tokens: budget.Tokens, Used: used, ResetsAt: resets}
+		}
+	}
+	return rep, nil
 }

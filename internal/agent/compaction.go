@@ -398,7 +398,7 @@ func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error)
 	if err != nil {
 		return ChatResponse{}, err
 	}
-	resp, err = t.r.cfg.Model.Chat(t.ctx, chatRequest(t.conv, p.send, specs), on)
+	resp, err = t.r.cfg.Model.Chat(t.ctx, t.request(p.send, specs), on)
 	var ce *ContextExceeded
 	if err != nil && errors.As(err, &ce) && resp.Text == "" && resp.Reasoning == "" && len(resp.ToolCalls) == 0 {
 		t.learn(ce, p)
@@ -407,7 +407,7 @@ func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error)
 		if err != nil {
 			return ChatResponse{}, err
 		}
-		resp, err = t.r.cfg.Model.Chat(t.ctx, chatRequest(t.conv, p.send, specs), on)
+		resp, err = t.r.cfg.Model.Chat(t.ctx, t.request(p.send, specs), on)
 		if err != nil && errors.As(err, &ce) {
 			t.learn(ce, p)
 			return resp, exceededError(p.budget.window, max(ce.Prompt, p.tokens), ce.Err)
@@ -421,6 +421,14 @@ func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error)
 		}
 	}
 	return resp, err
+}
+
+// request is the turn's model call on mem: the conversation's, shaped by
+// the turn's response format and tool choice.
+func (t *turn) request(mem []ModelMessage, specs []ToolSpec) ChatRequest {
+	req := chatRequest(t.conv, mem, specs)
+	req.ResponseFormat, req.ToolChoice = t.format, t.choice
+	return req
 }
 
 // learn takes what a refusal says: the real window (or, when it names

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 )
 
@@ -27,6 +28,9 @@ type turnInput struct {
 	clientID    string
 	results     []ToolResult
 	clientTools []ToolSpec
+	// format and choice shape the turn's model calls (completion.go).
+	format *ResponseFormat
+	choice *ToolChoice
 	// start, when set, are the records that start the turn instead of a
 	// user message (a regenerate, branch.go); messageID is what the send
 	// answers then.
@@ -52,6 +56,15 @@ type CompletionInput struct {
 	// to one ends the turn after its round: its tool_call message is kept
 	// and the client runs it, sending the result with its next request.
 	ClientTools []ToolSpec
+	// ResponseFormat constrains the answers' text on every model call of
+	// the turn; nil: free text.
+	ResponseFormat *ResponseFormat
+	// ToolChoice applies to the turn's first model call; after a round of
+	// tool calls it becomes ToolChoice.AfterRound. nil: auto.
+	ToolChoice *ToolChoice
+	// ClientID makes the request idempotent: a retry with the same id is
+	// the same turn (SendResult.Duplicate), as for Send.
+	ClientID string
 }
 
 // SendCompletion starts a turn in conversation id from a completion
@@ -64,6 +77,9 @@ func (r *Runner) SendCompletion(ctx context.Context, id string, in CompletionInp
 	if err := CheckClientTools(in.ClientTools); err != nil {
 		return SendResult{}, err
 	}
+	if err := r.checkChoice(ctx, in.ToolChoice, in.ClientTools); err != nil {
+		return SendResult{}, err
+	}
 	if len(in.Content) == 0 {
 		if len(in.Results) == 0 {
 			return SendResult{}, Errorf(CodeBadRequest, "a completion needs a user message or tool results as its last input")
@@ -73,12 +89,70 @@ func (r *Runner) SendCompletion(ctx context.Context, id string, in CompletionInp
 				return SendResult{}, Errorf(CodeBadRequest, "tool result %d has no tool_call_id", i)
 			}
 		}
-		return r.send(ctx, id, turnInput{results: in.Results, clientTools: in.ClientTools})
+		st := r.storeOf(id)
+		if in.ClientID != "" { // a retry: the same turn, before its results count as answered
+			if m, ok, err := messageByClientID(ctx, st, id, in.ClientID); err != nil {
+				return SendResult{}, err
+			} else if ok {
+				return SendResult{MessageID: m.ID, Seq: m.Seq, Duplicate: true}, nil
+			}
+		}
+		mem, _, err := r.memory(ctx, st, id)
+		if err != nil {
+			return SendResult{}, fmt.Errorf("send completion: %w", err)
+		}
+		if err := answersCalls(mem, in.Results); err != nil {
+			return SendResult{}, err
+		}
+		return r.send(ctx, id, turnInput{results: in.Results, clientTools: in.ClientTools, format: in.ResponseFormat, choice: in.ToolChoice, clientID: in.ClientID})
 	}
 	if err := CheckContent(in.Content); err != nil {
 		return SendResult{}, err
 	}
-	return r.send(ctx, id, turnInput{content: in.Content, clientTools: in.ClientTools})
+	return r.send(ctx, id, turnInput{content: in.Content, clientTools: in.ClientTools, format: in.ResponseFormat, choice: in.ToolChoice, clientID: in.ClientID})
+}
+
+// checkChoice checks that the tools a choice names exist: the request's
+// or the server's.
+func (r *Runner) checkChoice(ctx context.Context, c *ToolChoice, client []ToolSpec) error {
+	if c == nil || (c.Name == "" && len(c.Allowed) == 0) {
+		return nil
+	}
+	var specs []ToolSpec
+	if r.cfg.Tools != nil {
+		specs = r.cfg.Tools.Specs(ctx)
+	}
+	specs = withClientTools(specs, client)
+	for _, n := range append([]string{c.Name}, c.Allowed...) {
+		if n != "" && !hasTool(specs, n) {
+			return Errorf(CodeBadRequest, "tool_choice names the tool %q, which is neither among the request's tools nor the server's", n)
+		}
+	}
+	return nil
+}
+
+// answersCalls checks that each result answers a call of mem still
+// waiting for its result: a result that answers no call would make the
+// history one that strict models refuse for every later turn.
+func answersCalls(mem []ModelMessage, results []ToolResult) error {
+	open := map[string]bool{}
+	for _, m := range mem {
+		switch m.Role {
+		case RoleAssistant:
+			for _, c := range m.ToolCalls {
+				open[c.ID] = true
+			}
+		case RoleTool:
+			delete(open, m.ToolCallID)
+		}
+	}
+	for i, res := range results {
+		if !open[res.CallID] {
+			return Errorf(CodeBadRequest, "tool result %d: tool_call_id %q answers no tool call that waits for a result (each tool message must follow the assistant message whose tool_calls it answers, once)", i, Shorten(res.CallID, 64))
+		}
+		delete(open, res.CallID)
+	}
+	return nil
 }
 
 // CheckClientTools checks the tools a client offers: valid, unique names
@@ -112,8 +186,10 @@ func (r *Runner) CreateCompletion(ctx context.Context, history []ModelMessage) (
 	return r.CreateSeeded(ctx, history, true, Settings{})
 }
 
-// checkHistory checks the entries of a stateless request's history.
+// checkHistory checks the entries of a stateless request's history: each
+// tool message answers a call of an earlier assistant message, once.
 func checkHistory(history []ModelMessage) error {
+	open := map[string]bool{} // calls waiting for their result
 	for i, m := range history {
 		switch m.Role {
 		case RoleSystem:
@@ -126,11 +202,16 @@ func checkHistory(history []ModelMessage) error {
 				if tc.ID == "" || tc.Name == "" {
 					return Errorf(CodeBadRequest, "messages[%d].tool_calls[%d] needs an id and a function name", i, j)
 				}
+				open[tc.ID] = true
 			}
 		case RoleTool:
 			if m.ToolCallID == "" {
 				return Errorf(CodeBadRequest, "messages[%d].tool_call_id is required for a tool message", i)
 			}
+			if !open[m.ToolCallID] {
+				return Errorf(CodeBadRequest, "messages[%d].tool_call_id %q answers no tool call of an earlier assistant message (or one already answered)", i, Shorten(m.ToolCallID, 64))
+			}
+			delete(open, m.ToolCallID)
 		default:
 			return Errorf(CodeBadRequest, "messages[%d].role must be system, user, assistant or tool, got %q", i, m.Role)
 		}
@@ -139,11 +220,15 @@ func checkHistory(history []ModelMessage) error {
 }
 
 // resultRecords persist the results of client-side tool calls: the input
-// of a turn that goes on after the client ran them.
-func (r *Runner) resultRecords(convID string, results []ToolResult) []*Record {
+// of a turn that goes on after the client ran them. The first carries the
+// request's clientID, so a retry of the same results finds them.
+func (r *Runner) resultRecords(convID, clientID string, results []ToolResult) []*Record {
 	recs := make([]*Record, 0, len(results))
-	for _, res := range results {
+	for i, res := range results {
 		m := Message{Type: MessageToolResult, ConversationID: convID, CallID: res.CallID, Name: res.Name, Result: res.Result}
+		if i == 0 {
+			m.ClientID = clientID
+		}
 		recs = append(recs, r.messageRecord(m, m.memory()))
 	}
 	return recs

@@ -21,6 +21,8 @@ const (
 	CodeToolError            = "tool_error"
 	CodeInterruptedByRestart = "interrupted_by_restart"
 	CodeInternal             = "internal"
+	// CodeQuotaExceeded: the user's token budget is used up (budget.go).
+	CodeQuotaExceeded = "quota_exceeded"
 )
 
 // Error is an error with a wire code. Its JSON is the Error body of every

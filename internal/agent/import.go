@@ -199,9 +199,21 @@ func (r *Runner) importRecords(c ImportConversation) ([]*Record, *Conversation, 
 		}
 	}
 	last := ""
+	calls := map[string]bool{} // tool calls not yet answered
 	for j, m := range c.Messages {
 		if err := checkImported(m); err != nil {
 			return nil, nil, fmt.Errorf("message %d: %w", j, err)
+		}
+		// A result answers an earlier call, once: a history with a result
+		// of no call is one strict models refuse for every later turn.
+		switch m.Type {
+		case MessageToolCall:
+			calls[m.CallID] = true
+		case MessageToolResult:
+			if !calls[m.CallID] {
+				return nil, nil, Errorf(CodeBadRequest, "message %d: tool result for call_id %q answers no earlier tool_call of the conversation (or one already answered)", j, truncateRunes(m.CallID, 64))
+			}
+			delete(calls, m.CallID)
 		}
 		src := m.ID
 		m.ID, m.Seq, m.ConversationID, m.Siblings = NewID(), 0, conv.ID, nil

@@ -53,6 +53,61 @@ type ChatRequest struct {
 	Params *Params // the conversation's sampling; nil: the model's defaults
 	// MaxTokens bounds the answer (0 = the endpoint's default).
 	MaxTokens int
+	// ResponseFormat constrains the answer's text (nil: free text), as a
+	// protocol request asked (chat completions' response_format,
+	// Responses' text.format).
+	ResponseFormat *ResponseFormat
+	// ToolChoice says whether and which tool the model must call (nil:
+	// auto, the model chooses).
+	ToolChoice *ToolChoice
+}
+
+// Response formats.
+const (
+	FormatText       = "text"
+	FormatJSONObject = "json_object" // any JSON object
+	FormatJSONSchema = "json_schema" // JSON that matches Schema
+)
+
+// ResponseFormat constrains the text of the model's answer.
+type ResponseFormat struct {
+	Type string `json:"type"` // FormatText, FormatJSONObject or FormatJSONSchema
+	// Name, Description, Schema and Strict describe a json_schema format.
+	Name        string          `json:"name,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema,omitempty"`
+	Strict      bool            `json:"strict,omitempty"`
+}
+
+// Tool choice modes.
+const (
+	ToolChoiceAuto     = "auto"     // the model chooses
+	ToolChoiceNone     = "none"     // no tool call
+	ToolChoiceRequired = "required" // at least one tool call
+	ToolChoiceFunction = "function" // a call to the tool named Name
+)
+
+// ToolChoice says whether and which tool the model must call.
+type ToolChoice struct {
+	Mode string `json:"mode"`
+	Name string `json:"name,omitempty"` // with ToolChoiceFunction
+	// Allowed, when set, are the only tools the model may call (with
+	// ToolChoiceAuto or ToolChoiceRequired): the others are not offered.
+	Allowed []string `json:"allowed,omitempty"`
+}
+
+// AfterRound is the choice for the model call after a round of tool
+// calls: a forced call (required, a named function) was made, so the
+// model chooses again, as OpenAI's Agents SDK resets it, instead of
+// calling tools forever. none and the allowed set stay.
+func (c *ToolChoice) AfterRound() *ToolChoice {
+	if c == nil || c.Mode == ToolChoiceNone || c.Mode == ToolChoiceAuto {
+		return c
+	}
+	if len(c.Allowed) > 0 {
+		return &ToolChoice{Mode: ToolChoiceAuto, Allowed: c.Allowed}
+	}
+	return nil
 }
 
 // Delta is a piece of a streamed answer: exactly one field is set.

@@ -37,6 +37,9 @@ func (r *Runner) SendCompletionAfter(ctx context.Context, id, leaf string, in Co
 	if err := CheckClientTools(in.ClientTools); err != nil {
 		return SendResult{}, err
 	}
+	if err := r.checkChoice(ctx, in.ToolChoice, in.ClientTools); err != nil {
+		return SendResult{}, err
+	}
 	var recs []*Record
 	switch {
 	case len(in.Content) > 0:
@@ -46,7 +49,7 @@ func (r *Runner) SendCompletionAfter(ctx context.Context, id, leaf string, in Co
 		user := Message{Type: MessageUser, ID: NewID(), ConversationID: id, Date: r.now(), Content: in.Content}
 		recs = []*Record{r.messageRecord(user)}
 	case len(in.Results) > 0:
-		recs = r.resultRecords(id, in.Results)
+		recs = r.resultRecords(id, "", in.Results)
 		for _, rec := range recs {
 			rec.Memory = nil // memory is rebuilt for the new path
 		}
@@ -63,7 +66,7 @@ func (r *Runner) SendCompletionAfter(ctx context.Context, id, leaf string, in Co
 	recs[0].Head, recs[0].StaleMemory = &leaf, true
 	newHead := recs[len(recs)-1].Event.Event.Message.ID
 	recs = append(recs, &Record{Event: r.agentEvent(AgentEvent{Type: AgentUpdated, ConversationID: id, Head: newHead})})
-	return r.send(ctx, id, turnInput{start: recs, content: in.Content, clientTools: in.ClientTools})
+	return r.send(ctx, id, turnInput{start: recs, content: in.Content, clientTools: in.ClientTools, format: in.ResponseFormat, choice: in.ToolChoice})
 }
 
 // CreateSeeded makes a conversation (temp, or stored) with settings s

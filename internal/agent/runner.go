@@ -64,6 +64,8 @@ type Config struct {
 	// stored request time, so a deadline that passed while the server was
 	// down is honoured at start. 0: calls wait until decided.
 	ApprovalTimeout time.Duration
+	// Budgets, when set, enforces the users' token budgets (budget.go).
+	Budgets *Budgets
 	// AfterFunc runs f in its own goroutine after d and returns what stops
 	// it (time.AfterFunc's Stop); injected with Now so tests fire timers
 	// themselves. nil: time.AfterFunc.
@@ -489,6 +491,9 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	if h := r.hooks.sendRead; h != nil {
 		h(id)
 	}
+	if err := r.cfg.Budgets.Check(ctx, OwnerOf(c)); err != nil { // budget.go
+		return SendResult{}, err
+	}
 	if err := r.checkVision(c, content); err != nil {
 		return SendResult{}, err
 	}
@@ -509,7 +514,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	for t == nil {
 		var prev *turn
 		reread := false
-		t, err = r.claim(ctx, st, c, turnOptions{clientID: clientID, prompt: content, clientTools: in.clientTools, traced: true}, func() error {
+		t, err = r.claim(ctx, st, c, turnOptions{clientID: clientID, prompt: content, clientTools: in.clientTools, format: in.format, choice: in.choice, traced: true}, func() error {
 			switch {
 			case r.ends[endStripe(id)] != ends:
 				// A turn of this runner ended or parked its round since the
@@ -572,7 +577,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	if len(in.start) > 0 {
 		recs = in.start
 	} else if len(in.results) > 0 {
-		recs = r.resultRecords(id, in.results)
+		recs = r.resultRecords(id, clientID, in.results)
 	} else {
 		user := Message{Type: MessageUser, ID: NewID(), ConversationID: id, Date: r.now(), Content: content, ClientID: clientID}
 		recs = []*Record{r.messageRecord(user, ModelMessage{Role: RoleUser, Content: content})}

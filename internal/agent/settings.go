@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -15,7 +16,15 @@ type Params struct {
 	Temperature *float64 `json:"temperature,omitempty"` // 0–2
 	MaxTokens   *int     `json:"max_tokens,omitempty"`  // ≥ 1
 	TopP        *float64 `json:"top_p,omitempty"`       // 0–1
+	// ReasoningEffort asks a reasoning model how hard to think (one of
+	// ReasoningEfforts); ParallelToolCalls false asks for one tool call
+	// per round. Both come from protocol requests (the Responses API).
+	ReasoningEffort   *string `json:"reasoning_effort,omitempty"`
+	ParallelToolCalls *bool   `json:"parallel_tool_calls,omitempty"`
 }
+
+// ReasoningEfforts are the values of Params.ReasoningEffort.
+var ReasoningEfforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
 
 // check says which value is out of range.
 func (p *Params) check() error {
@@ -31,12 +40,15 @@ func (p *Params) check() error {
 	if t := p.TopP; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 1) {
 		return Errorf(CodeBadRequest, "params.top_p must be between 0 and 1, got %g", *t)
 	}
+	if e := p.ReasoningEffort; e != nil && !slices.Contains(ReasoningEfforts, *e) {
+		return Errorf(CodeBadRequest, "params.reasoning_effort must be one of %s, got %q", strings.Join(ReasoningEfforts, ", "), Shorten(*e, 40))
+	}
 	return nil
 }
 
 // empty reports whether p sets nothing.
 func (p *Params) empty() bool {
-	return p == nil || (p.Temperature == nil && p.MaxTokens == nil && p.TopP == nil)
+	return p == nil || (p.Temperature == nil && p.MaxTokens == nil && p.TopP == nil && p.ReasoningEffort == nil && p.ParallelToolCalls == nil)
 }
 
 // MaxSystemPromptBytes caps a conversation's system prompt.

@@ -66,6 +66,9 @@ type Cluster interface {
 	// QueuedIdle returns the ids of the conversations that have queued
 	// sends and no running turn: those whose next turn nobody started.
 	QueuedIdle(ctx context.Context) ([]string, error)
+	// Events reads the log (see EventQuery): Recover finds there the
+	// partial answer a dead turn streamed.
+	Events(ctx context.Context, q EventQuery) ([]AllEvent, error)
 }
 
 // MessageQuery selects a page of history.

@@ -41,6 +41,10 @@ type turn struct {
 	// clientTools are offered to the model besides the server's tools; a
 	// call to one ends the turn for the client to run it (completion.go).
 	clientTools []ToolSpec
+	// format and choice shape its model calls: format each, choice the
+	// next (ToolChoice.AfterRound after each round of tools).
+	format *ResponseFormat
+	choice *ToolChoice
 
 	title  bool          // the model names the conversation once this turn answered (title.go)
 	prompt []Content     // the user's message
@@ -306,6 +310,9 @@ func (t *turn) loop() error {
 		if round == MaxToolRounds {
 			return Errorf(CodeModelError, "the model asked for tools %d rounds in a row; stopping the turn", MaxToolRounds)
 		}
+		if err := t.r.cfg.Budgets.Check(t.ctx, OwnerOf(t.conv)); err != nil { // before every model call (budget.go)
+			return err
+		}
 		specs := withClientTools(t.toolSpecs(), t.clientTools)
 		phase := ""
 		size, text := 0, 0 // bytes of this answer so far, and of its text that went out
@@ -343,6 +350,7 @@ func (t *turn) loop() error {
 		})
 		t.usage = t.usage.Add(resp.Usage)
 		unreported = unreported.Add(resp.Usage)
+		t.r.cfg.Budgets.Charge(t.ctx, OwnerOf(t.conv), resp.Usage)
 		interrupted := t.ctx.Err() != nil
 		if err != nil && !interrupted {
 			// The model failed mid-answer (or passed the answer cap): keep
@@ -436,6 +444,7 @@ func (t *turn) loop() error {
 		if clientCalls {
 			return nil
 		}
+		t.choice = t.choice.AfterRound()
 		if t.ctx.Err() != nil {
 			return context.Cause(t.ctx)
 		}

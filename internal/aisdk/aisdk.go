@@ -209,6 +209,12 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request, req chatReques
 func (h *Handler) handleStream(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	c, err := h.cfg.Runner.Conversation(r.Context(), id)
+	if errors.Is(err, agent.ErrNotFound) {
+		// A new chat (useChat resumes on mount, before its first message),
+		// or one the caller may not see: nothing of theirs runs there.
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	if err != nil {
 		h.fail(w, r, err)
 		return

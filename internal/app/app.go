@@ -69,6 +69,16 @@ func (a *App) Start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	if rc.Logger == nil {
 		rc.Logger = a.cfg.Logger
 	}
+	if b := rc.Budgets; b != nil {
+		bb := *b // budgets are kept in the store, per user
+		if bb.Users == nil {
+			bb.Users = a.Store
+		}
+		if bb.Usage == nil {
+			bb.Usage = a.Store
+		}
+		rc.Budgets = &bb
+	}
 	a.Runner = agent.NewRunner(rc)
 	sc.Runner, sc.Broker, sc.Store = a.Runner, a.Broker, a.Store
 	if sc.Logger == nil {

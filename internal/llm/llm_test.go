@@ -336,6 +336,28 @@ data: [DONE]
 			want: agent.ChatResponse{Reasoning: "r1", Text: "hi", Usage: agent.Usage{PromptTokens: 3, CompletionTokens: 2, TotalTokens: 5}},
 		},
 		{
+			name: "usage out of range is not believed (negative, int64 max, past 2^30, fractional, a string)",
+			body: `data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}],"usage":{"prompt_tokens":-5,"completion_tokens":9223372036854775807,"total_tokens":1e30}}
+
+data: [DONE]
+
+`,
+			want: agent.ChatResponse{Text: "a"},
+		},
+		{
+			name: "usage with a string count is not believed; a missing total is the sum",
+			body: `data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}],"usage":{"prompt_tokens":"7","completion_tokens":2}}
+
+data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2.5}}
+
+data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2}}
+
+data: [DONE]
+
+`,
+			want: agent.ChatResponse{Text: "a", Usage: agent.Usage{PromptTokens: 7, CompletionTokens: 2, TotalTokens: 9}},
+		},
+		{
 			name:    "EOF without finish_reason is a cut",
 			body:    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"par\"}}]}\n\n",
 			want:    agent.ChatResponse{Text: "par"},

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -40,8 +41,23 @@ func (m *Model) request(req agent.ChatRequest) openai.ChatCompletionRequest {
 		if p.TopP != nil {
 			out.TopP = max(float32(*p.TopP), minTemperature)
 		}
+		if p.ReasoningEffort != nil {
+			out.ReasoningEffort = *p.ReasoningEffort
+		}
+		if p.ParallelToolCalls != nil && len(req.Tools) > 0 {
+			out.ParallelToolCalls = *p.ParallelToolCalls
+		}
+	}
+	if f := req.ResponseFormat; f != nil {
+		out.ResponseFormat = responseFormat(f)
+	}
+	if c := req.ToolChoice; c != nil {
+		out.ToolChoice = toolChoice(c)
 	}
 	for _, t := range req.Tools {
+		if c := req.ToolChoice; c != nil && len(c.Allowed) > 0 && !slices.Contains(c.Allowed, t.Name) {
+			continue // not offered: the request allows the model other tools only
+		}
 		params := t.Parameters
 		if len(params) == 0 || string(params) == "null" {
 			params = emptySchema
@@ -56,6 +72,27 @@ func (m *Model) request(req agent.ChatRequest) openai.ChatCompletionRequest {
 		})
 	}
 	return out
+}
+
+// responseFormat is f in OpenAI's terms.
+func responseFormat(f *agent.ResponseFormat) *openai.ChatCompletionResponseFormat {
+	out := &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatType(f.Type)}
+	if f.Type == agent.FormatJSONSchema {
+		schema := f.Schema
+		if len(schema) == 0 {
+			schema = emptySchema
+		}
+		out.JSONSchema = &openai.ChatCompletionResponseFormatJSONSchema{Name: f.Name, Description: f.Description, Schema: schema, Strict: f.Strict}
+	}
+	return out
+}
+
+// toolChoice is c in OpenAI's terms: a mode's name, or a named function.
+func toolChoice(c *agent.ToolChoice) any {
+	if c.Mode == agent.ToolChoiceFunction {
+		return openai.ToolChoice{Type: openai.ToolTypeFunction, Function: openai.ToolFunction{Name: c.Name}}
+	}
+	return c.Mode
 }
 
 // messages converts the working memory into OpenAI messages.

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -16,7 +17,53 @@ import (
 // vLLM and OpenRouter send reasoning.
 type chunk struct {
 	Choices []choiceChunk `json:"choices"`
-	Usage   *agent.Usage  `json:"usage"`
+	Usage   *wireUsage    `json:"usage"`
+}
+
+// maxUsageTokens is the most tokens a model's usage may report for one
+// count of one call; past it (or below 0, or not a whole number) the count
+// is not believed. 2^30 is far above any context window.
+const maxUsageTokens = 1 << 30
+
+// wireUsage is a chunk's usage as the model sent it: counts it cannot
+// mean (see maxUsageTokens) make the whole usage unknown rather than a
+// stored, relayed and summed lie.
+type wireUsage struct {
+	PromptTokens     usageCount `json:"prompt_tokens"`
+	CompletionTokens usageCount `json:"completion_tokens"`
+	TotalTokens      usageCount `json:"total_tokens"`
+}
+
+// usage is u when every count is believable; ok is false otherwise. A
+// missing total is the sum of the others.
+func (u *wireUsage) usage() (agent.Usage, bool) {
+	if u.PromptTokens.bad || u.CompletionTokens.bad || u.TotalTokens.bad {
+		return agent.Usage{}, false
+	}
+	out := agent.Usage{PromptTokens: u.PromptTokens.n, CompletionTokens: u.CompletionTokens.n, TotalTokens: u.TotalTokens.n}
+	if out.TotalTokens == 0 {
+		out.TotalTokens = out.PromptTokens + out.CompletionTokens
+	}
+	return out, true
+}
+
+// usageCount is one token count; bad when it is not a whole number in
+// 0..maxUsageTokens (null or absent is 0).
+type usageCount struct {
+	n   int
+	bad bool
+}
+
+func (c *usageCount) UnmarshalJSON(b []byte) error {
+	var f *float64
+	if json.Unmarshal(b, &f) != nil || (f != nil && (*f < 0 || *f > maxUsageTokens || *f != math.Trunc(*f))) {
+		c.bad = true
+		return nil
+	}
+	if f != nil {
+		c.n = int(*f)
+	}
+	return nil
 }
 
 type choiceChunk struct {
@@ -82,7 +129,7 @@ func (a *accumulator) add(raw []byte, on func(agent.Delta) error) error {
 		return fmt.Errorf("decode chunk: %w", err)
 	}
 	if c.Usage != nil {
-		a.usage = *c.Usage
+		a.usage, _ = c.Usage.usage() // unbelievable counts: unknown
 	}
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {

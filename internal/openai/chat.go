@@ -1,14 +1,19 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
@@ -25,24 +30,133 @@ type chatRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	N          *int            `json:"n"`
-	Tools      []chatTool      `json:"tools"`
-	ToolChoice json.RawMessage `json:"tool_choice"`
-	Logprobs   *bool           `json:"logprobs"`
-	// ResponseFormat and Modalities are accepted at their defaults only.
-	ResponseFormat *struct {
-		Type string `json:"type"`
-	} `json:"response_format"`
+	N              *int            `json:"n"`
+	Tools          []chatTool      `json:"tools"`
+	ToolChoice     json.RawMessage `json:"tool_choice"`
+	Logprobs       *bool           `json:"logprobs"`
+	ResponseFormat *chatFormat     `json:"response_format"`
+	// Modalities is accepted at its default only.
 	Modalities []string `json:"modalities"`
 }
 
+// chatFormat is response_format.
+type chatFormat struct {
+	Type       string `json:"type"`
+	JSONSchema *struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Schema      json.RawMessage `json:"schema"`
+		Strict      *bool           `json:"strict"`
+	} `json:"json_schema"`
+}
+
+// format is response_format in the model's terms (nil: free text).
+func (f *chatFormat) format() (*agent.ResponseFormat, error) {
+	if f == nil {
+		return nil, nil
+	}
+	switch f.Type {
+	case agent.FormatText:
+		return nil, nil
+	case agent.FormatJSONObject:
+		return &agent.ResponseFormat{Type: agent.FormatJSONObject}, nil
+	case agent.FormatJSONSchema:
+		js := f.JSONSchema
+		if js == nil {
+			return nil, badParam("response_format.json_schema", "response_format.json_schema is required with type \"json_schema\"")
+		}
+		if !schemaName.MatchString(js.Name) {
+			return nil, badParam("response_format.json_schema.name", "response_format.json_schema.name must be 1 to 64 letters, digits, _ or -, got %q", js.Name)
+		}
+		out := &agent.ResponseFormat{Type: agent.FormatJSONSchema, Name: js.Name, Description: js.Description, Schema: js.Schema}
+		if len(js.Schema) > 0 && string(js.Schema) != "null" {
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(js.Schema, &obj) != nil {
+				return nil, badParam("response_format.json_schema.schema", "response_format.json_schema.schema must be a JSON Schema object")
+			}
+		} else {
+			out.Schema = nil
+		}
+		out.Strict = js.Strict != nil && *js.Strict
+		return out, nil
+	}
+	return nil, badParam("response_format.type", "response_format.type must be \"text\", \"json_object\" or \"json_schema\", got %q", f.Type)
+}
+
+// schemaName is what a json_schema format may be called (OpenAI's rule).
+var schemaName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// toolChoice reads tool_choice: "auto", "none", "required", a named
+// function {"type":"function","function":{"name"}}, or an allowed set
+// {"type":"allowed_tools","allowed_tools":{"mode","tools":[…]}}. nil:
+// auto.
+func toolChoice(raw json.RawMessage) (*agent.ToolChoice, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var mode string
+	if json.Unmarshal(raw, &mode) == nil {
+		switch mode {
+		case agent.ToolChoiceAuto:
+			return nil, nil
+		case agent.ToolChoiceNone, agent.ToolChoiceRequired:
+			return &agent.ToolChoice{Mode: mode}, nil
+		}
+		return nil, badParam("tool_choice", "tool_choice must be \"auto\", \"none\", \"required\" or an object naming a function, got %q", mode)
+	}
+	type named struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	var obj struct {
+		named
+		AllowedTools *struct {
+			Mode  string  `json:"mode"`
+			Tools []named `json:"tools"`
+		} `json:"allowed_tools"`
+	}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, badParam("tool_choice", "tool_choice must be a string or an object, got %s", agent.Shorten(string(raw), 100))
+	}
+	switch obj.Type {
+	case "function":
+		if obj.Function.Name == "" {
+			return nil, badParam("tool_choice.function.name", "tool_choice.function.name is required")
+		}
+		return &agent.ToolChoice{Mode: agent.ToolChoiceFunction, Name: obj.Function.Name}, nil
+	case "allowed_tools":
+		at := obj.AllowedTools
+		if at == nil || (at.Mode != agent.ToolChoiceAuto && at.Mode != agent.ToolChoiceRequired) {
+			return nil, badParam("tool_choice.allowed_tools.mode", "tool_choice.allowed_tools.mode must be \"auto\" or \"required\"")
+		}
+		c := &agent.ToolChoice{Mode: at.Mode}
+		for i, t := range at.Tools {
+			if t.Type != "function" || t.Function.Name == "" {
+				return nil, badParam(fmt.Sprintf("tool_choice.allowed_tools.tools[%d]", i), "tool_choice.allowed_tools.tools[%d] must be {\"type\":\"function\",\"function\":{\"name\":…}}", i)
+			}
+			c.Allowed = append(c.Allowed, t.Function.Name)
+		}
+		if len(c.Allowed) == 0 {
+			return nil, badParam("tool_choice.allowed_tools.tools", "tool_choice.allowed_tools.tools must name at least one tool")
+		}
+		return c, nil
+	}
+	return nil, badParam("tool_choice.type", "tool_choice.type must be \"function\" or \"allowed_tools\", got %q", obj.Type)
+}
+
 type chatMessage struct {
-	Role             string          `json:"role"`
-	Content          json.RawMessage `json:"content"`
-	Name             string          `json:"name,omitempty"`
-	ToolCalls        []chatToolCall  `json:"tool_calls,omitempty"`
-	ToolCallID       string          `json:"tool_call_id,omitempty"`
-	ReasoningContent string          `json:"reasoning_content,omitempty"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Name       string          `json:"name,omitempty"`
+	ToolCalls  []chatToolCall  `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	// ReasoningContent (DeepSeek's, vLLM's name) and Reasoning (OpenRouter's,
+	// which the Agents SDK reads) carry the same text: answers set both,
+	// requests may set either.
+	ReasoningContent string `json:"reasoning_content,omitempty"`
+	Reasoning        string `json:"reasoning,omitempty"`
 }
 
 type chatFunctionCall struct {
@@ -124,21 +238,22 @@ func (h *Handler) parseChat(r *http.Request) (completion, error) {
 	if req.Logprobs != nil && *req.Logprobs {
 		return completion{}, badParam("logprobs", "logprobs are not supported")
 	}
-	if req.ResponseFormat != nil && req.ResponseFormat.Type != "text" {
-		return completion{}, badParam("response_format", "response_format must be {\"type\":\"text\"}: agentik does not constrain the model's output, got type %q", req.ResponseFormat.Type)
-	}
 	for i, m := range req.Modalities {
 		if m != "text" {
 			return completion{}, badParam(fmt.Sprintf("modalities[%d]", i), "modalities must be [\"text\"], got %q", m)
 		}
 	}
-	if len(req.ToolChoice) > 0 && string(req.ToolChoice) != "null" && string(req.ToolChoice) != `"auto"` {
-		return completion{}, badParam("tool_choice", "tool_choice must be \"auto\" (or absent): the model chooses among agentik's tools and the request's, got %s", req.ToolChoice)
-	}
 	if req.StreamOptions != nil && !req.Stream {
 		return completion{}, badParam("stream_options", "stream_options is only allowed with stream: true")
 	}
 	c := completion{model: req.Model, stream: req.Stream, includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+	var err error
+	if c.input.ResponseFormat, err = req.ResponseFormat.format(); err != nil {
+		return completion{}, err
+	}
+	if c.input.ToolChoice, err = toolChoice(req.ToolChoice); err != nil {
+		return completion{}, err
+	}
 	for i, t := range req.Tools {
 		if t.Type != "function" {
 			return completion{}, badParam(fmt.Sprintf("tools[%d].type", i), "tools[%d].type must be \"function\", got %q", i, t.Type)
@@ -217,7 +332,7 @@ func modelMessage(i int, m chatMessage) (agent.ModelMessage, error) {
 	case "user":
 		return agent.ModelMessage{Role: agent.RoleUser, Content: content}, nil
 	case "assistant":
-		mm := agent.ModelMessage{Role: agent.RoleAssistant, Content: content, Reasoning: m.ReasoningContent}
+		mm := agent.ModelMessage{Role: agent.RoleAssistant, Content: content, Reasoning: cmp.Or(m.ReasoningContent, m.Reasoning)}
 		for j, tc := range m.ToolCalls {
 			if tc.ID == "" || tc.Function.Name == "" {
 				return agent.ModelMessage{}, badParam(fmt.Sprintf("%s.tool_calls[%d]", field, j), "%s.tool_calls[%d] needs an id and a function.name", field, j)
@@ -293,6 +408,23 @@ func dataURL(field, u string) (agent.Content, error) {
 	return agent.Content{Type: agent.ContentImage, Mime: mime, Data: data}, nil
 }
 
+// Retry headers: IdempotencyHeader names a request so that its retry is
+// the same turn; the OpenAI SDKs count their retries in RetryCountHeader;
+// ShouldRetryHeader tells them (they obey it) not to retry a request that
+// stored something.
+const (
+	IdempotencyHeader = "Idempotency-Key"
+	RetryCountHeader  = "X-Stainless-Retry-Count"
+	ShouldRetryHeader = "X-Should-Retry"
+)
+
+// maxIdempotencyKey bounds an Idempotency-Key (it is the turn's client_id).
+const maxIdempotencyKey = 200
+
+// retryWindow is how many of a conversation's latest messages a retry
+// without an Idempotency-Key looks through for its first attempt's input.
+const retryWindow = 32
+
 func (h *Handler) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 	if !h.runner.ModelConfigured() {
 		h.WriteError(w, r, agent.Errorf(agent.CodeUnavailable, "no model is configured on this agentik server"))
@@ -303,10 +435,18 @@ func (h *Handler) handleChatCompletions(w http.ResponseWriter, r *http.Request) 
 		h.WriteError(w, r, err)
 		return
 	}
+	if k := r.Header.Get(IdempotencyHeader); k != "" {
+		if len(k) > maxIdempotencyKey {
+			h.WriteError(w, r, agent.Errorf(agent.CodeBadRequest, "the %s header is %d bytes long; at most %d are allowed", IdempotencyHeader, len(k), maxIdempotencyKey))
+			return
+		}
+		c.input.ClientID = k
+	}
 	ctx := r.Context()
 	id := r.Header.Get(protocol.ConversationHeader)
+	var conv agent.Conversation
 	if id == "" {
-		conv, err := h.runner.CreateCompletion(ctx, c.history)
+		conv, err = h.runner.CreateCompletion(ctx, c.history)
 		if err != nil {
 			h.WriteError(w, r, err)
 			return
@@ -318,7 +458,7 @@ func (h *Handler) handleChatCompletions(w http.ResponseWriter, r *http.Request) 
 			h.WriteError(w, r, err)
 			return
 		}
-	} else if _, err := h.runner.Conversation(ctx, id); err != nil {
+	} else if conv, err = h.runner.Conversation(ctx, id); err != nil {
 		h.WriteError(w, r, err)
 		return
 	}
@@ -330,7 +470,12 @@ func (h *Handler) handleChatCompletions(w http.ResponseWriter, r *http.Request) 
 			return
 		}
 	}
-	res, err := h.runner.SendCompletion(ctx, id, c.input)
+	var res agent.SendResult
+	if seq, ok := h.retryOf(ctx, r, conv, c.input); ok {
+		res = agent.SendResult{Seq: seq, Duplicate: true} // the first attempt's turn
+	} else {
+		res, err = h.runner.SendCompletion(ctx, id, c.input)
+	}
 	if err == nil && sub == nil {
 		// Replay from the turn's first event: nothing of it is missed.
 		sub, err = h.broker.Subscribe(ctx, stream, res.Seq-1, "")
@@ -343,6 +488,12 @@ func (h *Handler) handleChatCompletions(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	defer sub.Close()
+	if !conv.Temp {
+		// The input is stored: a retry would store it again (unless it
+		// carries the same Idempotency-Key), so an error from here on must
+		// not invite one.
+		w.Header().Set(ShouldRetryHeader, "false")
+	}
 	relay := &chatRelay{
 		id: "chatcmpl-" + agent.NewID(), model: c.model, created: h.now().Unix(),
 		clientTools: c.input.ClientTools,
@@ -351,7 +502,7 @@ func (h *Handler) handleChatCompletions(w http.ResponseWriter, r *http.Request) 
 		h.streamChat(w, r, sub, relay, c.includeUsage)
 		return
 	}
-	if err := h.follow(ctx, sub, relay, func(chatDelta) error { return nil }); err != nil {
+	if err := h.follow(ctx, sub, relay, nil, func(chatDelta) error { return nil }); err != nil {
 		if ctx.Err() == nil { // the server is shutting down, or the subscription failed
 			h.log.Warn("completion_cut", "err", err)
 			h.WriteError(w, r, agent.Errorf(agent.CodeUnavailable, "the server stopped following the answer (shutting down or overloaded); send the request again"))
@@ -363,6 +514,50 @@ func (h *Handler) handleChatCompletions(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	writeJSON(w, http.StatusOK, relay.completion())
+}
+
+// retryOf finds the turn a retry repeats when it carries no
+// Idempotency-Key: for a request the SDK marks as a retry (a retry count
+// of 1 or more) on a stored conversation whose latest input is this
+// request's input, it is the seq of that input, whose turn the first
+// attempt started.
+func (h *Handler) retryOf(ctx context.Context, r *http.Request, conv agent.Conversation, in agent.CompletionInput) (int64, bool) {
+	if conv.Temp || in.ClientID != "" {
+		return 0, false
+	}
+	if n, err := strconv.Atoi(r.Header.Get(RetryCountHeader)); err != nil || n < 1 {
+		return 0, false
+	}
+	n, _, err := h.runner.PathInfo(ctx, conv)
+	if err != nil {
+		return 0, false
+	}
+	msgs, err := h.runner.Messages(ctx, agent.MessageQuery{ConversationID: conv.ID, Offset: max(0, n-retryWindow), Limit: retryWindow})
+	if err != nil {
+		return 0, false
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		switch m.Type {
+		case agent.MessageUser:
+			if len(in.Content) == 0 || !sameContent(m.Content, in.Content) {
+				return 0, false
+			}
+			return m.Seq, true
+		case agent.MessageToolResult:
+			if len(in.Results) > 0 && m.CallID == in.Results[0].CallID {
+				return m.Seq, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// sameContent reports whether two messages' contents are the same.
+func sameContent(a, b []agent.Content) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(ja) == string(jb)
 }
 
 // chatRelay turns a turn's events into OpenAI's chat completion.
@@ -380,6 +575,9 @@ type chatRelay struct {
 	calls    []chatToolCall // to client-side tools
 	usage    agent.Usage
 	err      *agent.Error
+	// answered: the model began to answer (text, reasoning or a tool
+	// call); until then a failure can still be an HTTP status.
+	answered bool
 }
 
 // chatDelta is the delta of one chunk.
@@ -387,12 +585,17 @@ type chatDelta struct {
 	Role             string         `json:"role,omitempty"`
 	Content          *string        `json:"content,omitempty"`
 	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	Reasoning        string         `json:"reasoning,omitempty"`
 	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
 }
 
 // on takes one event and says what the client gets of it; ok is false
 // when nothing.
 func (c *chatRelay) on(ev *agent.Event) (d chatDelta, ok bool) {
+	switch ev.Type {
+	case agent.EventStartReasoning, agent.EventStartResponse, agent.EventAppendText, agent.EventAppendImage, agent.EventToolCall:
+		c.answered = true
+	}
 	switch ev.Type {
 	case agent.EventStartReasoning:
 		c.reasoning = true
@@ -401,7 +604,7 @@ func (c *chatRelay) on(ev *agent.Event) (d chatDelta, ok bool) {
 	case agent.EventAppendText:
 		if c.reasoning {
 			c.thought.WriteString(ev.Text)
-			return chatDelta{ReasoningContent: ev.Text}, true
+			return chatDelta{ReasoningContent: ev.Text, Reasoning: ev.Text}, true
 		}
 		t := ev.Text
 		if c.toolsRan && c.text.Len() > 0 {
@@ -468,7 +671,7 @@ type chatResponse struct {
 
 // completion is the whole answer, for a request without stream.
 func (c *chatRelay) completion() chatResponse {
-	m := &chatMessage{Role: "assistant", ReasoningContent: c.thought.String(), Content: json.RawMessage("null")}
+	m := &chatMessage{Role: "assistant", ReasoningContent: c.thought.String(), Reasoning: c.thought.String(), Content: json.RawMessage("null")}
 	if c.text.Len() > 0 || len(c.calls) == 0 {
 		m.Content, _ = json.Marshal(c.text.String())
 	}
@@ -492,10 +695,11 @@ func (c *chatRelay) chunk(d *chatDelta, finish string, usage *agent.Usage) chatR
 	return ch
 }
 
-// follow reads the turn's events into relay until its end, passing each
-// delta to out. It returns an error when the client left, out failed, or
-// the server shuts down.
-func (h *Handler) follow(ctx context.Context, sub *broker.Sub, relay *chatRelay, out func(chatDelta) error) error {
+// follow reads the turn's events into relay until its end, calling
+// begin (when not nil) once the model began to answer and passing each
+// delta to out. It returns an error when the client left, begin or out
+// failed, or the server shuts down.
+func (h *Handler) follow(ctx context.Context, sub *broker.Sub, relay *chatRelay, begin func() error, out func(chatDelta) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	watched := make(chan struct{})
 	go func() { // the shutdown watch: ends with ctx, waited for on return
@@ -520,7 +724,14 @@ func (h *Handler) follow(ctx context.Context, sub *broker.Sub, relay *chatRelay,
 			continue
 		}
 		ev := all.Event
-		if d, ok := relay.on(ev); ok {
+		was := relay.answered
+		d, ok := relay.on(ev)
+		if begin != nil && !was && relay.answered {
+			if err := begin(); err != nil {
+				return err
+			}
+		}
+		if ok {
 			if err := out(d); err != nil {
 				return err
 			}
@@ -534,14 +745,23 @@ func (h *Handler) follow(ctx context.Context, sub *broker.Sub, relay *chatRelay,
 // errShuttingDown is what a stream asked for during shutdown gets.
 var errShuttingDown = agent.Errorf(agent.CodeUnavailable, "the server is shutting down; reconnect in a moment")
 
-// streamChat answers with server-sent chunks, as OpenAI streams.
+// streamChat answers with server-sent chunks, as OpenAI streams. The
+// stream starts once the model began to answer, or after one heartbeat
+// interval without (so a slow first token still gets keepalives past
+// proxies): a turn that fails before (the model refused, or is down)
+// answers with the error's HTTP status, as OpenAI does, so clients
+// classify it; after, the error is the stream's last chunk.
 func (h *Handler) streamChat(w http.ResponseWriter, r *http.Request, sub *broker.Sub, relay *chatRelay, includeUsage bool) {
 	if !h.streams.Hold() {
 		h.WriteError(w, r, errShuttingDown)
 		return
 	}
 	defer h.streams.Release()
-	out := sse.Start(w)
+	var (
+		mu       sync.Mutex // guards out and stopBeat: the start timer may set them
+		out      *sse.Writer
+		stopBeat = func() {}
+	)
 	write := func(v any) error {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -550,14 +770,71 @@ func (h *Handler) streamChat(w http.ResponseWriter, r *http.Request, sub *broker
 		out.Data(b)
 		return out.Flush()
 	}
-	// While server-side tools run nothing else flows: a comment line (which
-	// OpenAI clients skip) keeps proxies from closing an idle stream.
-	defer out.KeepAlive(h.cfg.Heartbeat, "keepalive")()
-	if write(relay.chunk(&chatDelta{Role: "assistant"}, "", nil)) != nil {
+	// start begins the stream once; it reports whether it is open.
+	start := func() (*sse.Writer, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if out != nil {
+			return out, nil
+		}
+		out = sse.Start(w)
+		// While server-side tools run nothing else flows: a comment line
+		// (which OpenAI clients skip) keeps proxies from closing an idle
+		// stream.
+		stopBeat = out.KeepAlive(h.cfg.Heartbeat, "keepalive")
+		return out, write(relay.chunk(&chatDelta{Role: "assistant"}, "", nil))
+	}
+	quit, timerDone := make(chan struct{}), make(chan struct{})
+	go func() { // the start timer: ends with quit, waited for below
+		defer close(timerDone)
+		t := time.NewTimer(h.cfg.Heartbeat)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			_, _ = start()
+		case <-quit:
+		}
+	}()
+	stopTimer := func() *sse.Writer {
+		select {
+		case <-quit:
+		default:
+			close(quit)
+		}
+		<-timerDone
+		mu.Lock()
+		defer mu.Unlock()
+		return out
+	}
+	defer func() {
+		stopTimer()
+		mu.Lock()
+		stop := stopBeat
+		mu.Unlock()
+		stop()
+	}()
+	begin := func() error {
+		stopTimer()
+		_, err := start()
+		return err
+	}
+	err := h.follow(r.Context(), sub, relay, begin, func(d chatDelta) error { return write(relay.chunk(&d, "", nil)) })
+	started := stopTimer() != nil
+	if err != nil {
+		if !started && r.Context().Err() == nil {
+			h.log.Warn("completion_cut", "err", err)
+			h.WriteError(w, r, agent.Errorf(agent.CodeUnavailable, "the server stopped following the answer (shutting down or overloaded); send the request again"))
+		}
 		return
 	}
-	if err := h.follow(r.Context(), sub, relay, func(d chatDelta) error { return write(relay.chunk(&d, "", nil)) }); err != nil {
-		return
+	if !started {
+		if relay.err != nil {
+			h.WriteError(w, r, relay.err)
+			return
+		}
+		if _, err := start(); err != nil { // an empty answer
+			return
+		}
 	}
 	if relay.err != nil {
 		_, body := h.errorBody(r.Method+" "+r.URL.Path, relay.err)

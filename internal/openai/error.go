@@ -75,7 +75,8 @@ func (h *Handler) errorBody(op string, err error) (int, errorBody) {
 // WriteError answers err in OpenAI's shape with its status. The server's
 // middleware calls it for the requests it refuses under /v1.
 func (h *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	st, body := h.errorBody(r.Method+" "+r.URL.Path, err)
+	id := requestID(w)
+	st, body := h.errorBody(r.Method+" "+r.URL.Path+" "+id, err)
 	writeJSON(w, st, body)
 }
 

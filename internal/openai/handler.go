@@ -94,3 +94,25 @@ func New(cfg Config) *Handler {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 func (h *Handler) now() time.Time { return h.cfg.Clock() }
+
+// RequestIDHeader names each answer, as OpenAI's do (its SDKs expose it
+// as request_id); the log of a failed request carries the same id.
+const RequestIDHeader = "X-Request-Id"
+
+// route wraps a route's handler: the answer gets its request id.
+func (h *Handler) route(f http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requestID(w)
+		f(w, r)
+	})
+}
+
+// requestID gives the answer an id unless it has one, and returns it.
+func requestID(w http.ResponseWriter) string {
+	id := w.Header().Get(RequestIDHeader)
+	if id == "" {
+		id = "req_" + agent.NewID()
+		w.Header().Set(RequestIDHeader, id)
+	}
+	return id
+}

@@ -55,3 +55,15 @@ func (h *Handler) handleModels(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, list)
 }
+
+// handleModel is GET /v1/models/{id} (ids may hold a slash:
+// provider/model).
+func (h *Handler) handleModel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !slices.Contains(h.models(), id) {
+		h.WriteError(w, r, &paramError{param: "model", code: "model_not_found",
+			err: agent.Errorf(agent.CodeNotFound, "the model %q does not exist here; GET /v1/models lists agentik's models", id)})
+		return
+	}
+	writeJSON(w, http.StatusOK, modelObject{ID: id, Object: "model", OwnedBy: "agentik"})
+}

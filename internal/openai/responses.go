@@ -43,8 +43,8 @@ type segment struct {
 	// events are the stream events replayed (a GET that streams writes
 	// them first); nil unless kept.
 	events    []StreamEvent
-	calls     map[string]bool // call ids of its function_call items
-	approvals map[string]bool // call ids of its mcp_approval_request items
+	calls     map[string]bool           // call ids of its function_call items
+	approvals map[string]agent.ToolCall // the calls of its mcp_approval_request items, by call id
 }
 
 func (h *Handler) responsesOff(w http.ResponseWriter, r *http.Request) bool {
@@ -165,7 +165,7 @@ func (h *Handler) followResponse(ctx context.Context, sub **broker.Sub, convID s
 // its stream events are kept too. The subscription is returned open, to
 // go on live; the caller closes it.
 func (h *Handler) replay(ctx context.Context, sr agent.StoredResponse, e Echo, keep bool) (*segment, *broker.Sub, error) {
-	seg := &segment{p: newProjector(sr.ID, sr.ConversationID, false, sr.CreatedAt, e), calls: map[string]bool{}, approvals: map[string]bool{}}
+	seg := &segment{p: newProjector(sr.ID, sr.ConversationID, false, sr.CreatedAt, e), calls: map[string]bool{}, approvals: map[string]agent.ToolCall{}}
 	sub, err := h.subscribe(ctx, sr.ConversationID, sr.After)
 	if err != nil {
 		return nil, nil, err
@@ -189,7 +189,9 @@ func (h *Handler) replay(ctx context.Context, sr agent.StoredResponse, e Echo, k
 		case itemFunctionCall:
 			seg.calls[it.CallID] = true
 		case itemMCPApprovalReq:
-			seg.approvals[strings.TrimPrefix(it.ID, prefixApproval)] = true
+			id := strings.TrimPrefix(it.ID, prefixApproval)
+			c := seg.p.calls[id]
+			seg.approvals[id] = agent.ToolCall{ID: id, Name: c.Name, Arguments: c.Arguments}
 		}
 	}
 	return seg, sub, nil
@@ -319,7 +321,8 @@ func (h *Handler) startResponse(ctx context.Context, c *responseCall) (*started,
 	}
 	id := prefixResponse + agent.NewID()
 	run := &started{convID: conv.ID, temp: conv.Temp}
-	run.p = newProjector(id, conv.ID, conv.Temp, h.now(), c.echo)
+	created := h.now()
+	run.p = newProjector(id, conv.ID, conv.Temp, created, c.echo)
 	if conv.Temp { // never stored: listen before the turn starts
 		if run.sub, err = h.subscribe(ctx, conv.ID, -1); err != nil {
 			return fail(err)
@@ -336,7 +339,7 @@ func (h *Handler) startResponse(ctx context.Context, c *responseCall) (*started,
 		}
 	} else {
 		in := c.input
-		// TODO(merge): in.Format, in.ToolChoice, in.ReasoningEffort
+		in.ResponseFormat, in.ToolChoice = c.format, c.toolChoice
 		res, err := h.runner.SendCompletionAfter(ctx, conv.ID, leaf, in)
 		if err != nil {
 			if run.sub != nil {
@@ -348,7 +351,7 @@ func (h *Handler) startResponse(ctx context.Context, c *responseCall) (*started,
 	}
 	if !conv.Temp {
 		req, _ := json.Marshal(c.echo)
-		sr := agent.StoredResponse{ID: id, ConversationID: conv.ID, After: after, CreatedAt: h.now(), Request: req}
+		sr := agent.StoredResponse{ID: id, ConversationID: conv.ID, After: after, CreatedAt: created, Request: req}
 		if err := h.cfg.Responses.PutResponse(context.WithoutCancel(ctx), sr); err != nil {
 			return nil, err
 		}
@@ -387,11 +390,15 @@ func (h *Handler) checkContinued(ctx context.Context, c *responseCall, conv agen
 	if len(c.approvals) > 0 {
 		answered := map[string]bool{}
 		for _, a := range c.approvals {
-			if !prev.approvals[a.CallID] {
+			if _, ok := prev.approvals[a.CallID]; !ok {
 				f := c.outputs[a.CallID]
 				return &paramError{param: f + ".approval_request_id", err: agent.Errorf(agent.CodeNotFound, "%s.approval_request_id %q is not an approval request of response %s", f, approvalItemID(a.CallID), c.previous)}
 			}
 			answered[a.CallID] = true
+			if c.echo.Approved == nil {
+				c.echo.Approved = map[string]agent.ToolCall{}
+			}
+			c.echo.Approved[a.CallID] = prev.approvals[a.CallID]
 		}
 		for id := range prev.approvals {
 			if !answered[id] && slices.Contains(conv.Waiting, id) {
@@ -433,6 +440,12 @@ func (h *Handler) settingsOf(c *responseCall) agent.Settings {
 		s.SystemPrompt = c.echo.Instructions
 	}
 	p := agent.Params{Temperature: c.echo.Temperature, TopP: c.echo.TopP, MaxTokens: c.echo.MaxOutputTokens}
+	if c.effort != "" {
+		p.ReasoningEffort = &c.effort
+	}
+	if !c.parallel {
+		p.ParallelToolCalls = ptr(false)
+	}
 	s.Params = &p
 	return s
 }

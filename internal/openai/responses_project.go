@@ -35,11 +35,15 @@ type Echo struct {
 	Tools              []json.RawMessage `json:"tools,omitempty"`
 	// ClientTools are the names of the request's function tools: a call of
 	// one is a function_call item, any other a server-side mcp_call.
-	ClientTools []string          `json:"client_tools,omitempty"`
-	Metadata    map[string]string `json:"metadata,omitempty"`
-	Background  bool              `json:"background,omitempty"`
-	Truncation  string            `json:"truncation,omitempty"`
-	User        *string           `json:"user,omitempty"`
+	ClientTools []string `json:"client_tools,omitempty"`
+	// Approved are the tool calls (name and arguments, by call id) whose
+	// approval requests this response answers: their mcp_call items show
+	// the arguments, which the response's own events do not carry.
+	Approved   map[string]agent.ToolCall `json:"approved,omitempty"`
+	Metadata   map[string]string         `json:"metadata,omitempty"`
+	Background bool                      `json:"background,omitempty"`
+	Truncation string                    `json:"truncation,omitempty"`
+	User       *string                   `json:"user,omitempty"`
 }
 
 // Prefixes of the ids agentik derives from stored ids.
@@ -76,6 +80,10 @@ type projector struct {
 	out    []StreamEvent   // events of the current step
 
 	open int // output index of the reasoning or message item being streamed; -1: none
+	// text is the open item's text so far (its part's Text is set when it
+	// closes, and in snapshots): appending to a string would copy it all
+	// for every delta.
+	text strings.Builder
 	// calls are the tool calls seen in this segment, by call id (an
 	// mcp_call item is written once its result is in).
 	calls    map[string]agent.Event
@@ -105,6 +113,9 @@ func newProjector(id, conversationID string, temp bool, created time.Time, e Ech
 	p := &projector{open: -1, calls: map[string]agent.Event{}, approved: map[string]string{}, client: map[string]bool{}, first: true}
 	for _, n := range e.ClientTools {
 		p.client[n] = true
+	}
+	for id, c := range e.Approved {
+		p.calls[id] = agent.Event{Type: agent.EventToolCall, CallID: id, Name: c.Name, Arguments: c.Arguments}
 	}
 	r := &p.resp
 	*r = Response{
@@ -145,6 +156,10 @@ func (p *projector) snapshot() *Response {
 	var text strings.Builder
 	for i, it := range p.resp.Output {
 		r.Output[i] = it.clone()
+		if i == p.open {
+			p.setText(r.Output[i])
+		}
+		it := r.Output[i]
 		if it.Type == itemMessage {
 			for _, c := range it.Content {
 				text.WriteString(c.Text)
@@ -191,8 +206,10 @@ func (p *projector) closeOpen(status string) {
 		return
 	}
 	i := p.open
-	p.open = -1
 	it := p.resp.Output[i]
+	p.setText(it)
+	p.open = -1
+	p.text.Reset()
 	switch it.Type {
 	case itemReasoning:
 		part := it.Summary[0]
@@ -205,6 +222,16 @@ func (p *projector) closeOpen(status string) {
 		it.Status = status
 	}
 	p.emit(StreamEvent{Type: evItemDone, OutputIndex: ptr(i), Item: it.clone()})
+}
+
+// setText puts the open item's text into it (or a clone of it).
+func (p *projector) setText(it *Item) {
+	switch {
+	case it.Type == itemReasoning && len(it.Summary) > 0:
+		it.Summary[0].Text = p.text.String()
+	case it.Type == itemMessage && len(it.Content) > 0:
+		it.Content[0].Text = p.text.String()
+	}
 }
 
 func (p *projector) openReasoning(eventID string) {
@@ -258,11 +285,10 @@ func (p *projector) on(all *agent.AllEvent) []StreamEvent {
 		}
 		it := p.resp.Output[p.open]
 		i := p.open
+		p.text.WriteString(ev.Text)
 		if it.Type == itemReasoning {
-			it.Summary[0].Text += ev.Text
 			p.emit(StreamEvent{Type: evSummaryDelta, ItemID: it.ID, OutputIndex: ptr(i), SummaryIndex: ptr(0), Delta: ptr(ev.Text)})
 		} else {
-			it.Content[0].Text += ev.Text
 			p.emit(StreamEvent{Type: evTextDelta, ItemID: it.ID, OutputIndex: ptr(i), ContentIndex: ptr(0), Delta: ptr(ev.Text), Logprobs: &[]any{}})
 		}
 	case agent.EventToolCall:

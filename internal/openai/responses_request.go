@@ -69,20 +69,6 @@ type responseRequest struct {
 	ContextManagement json.RawMessage   `json:"context_management"`
 }
 
-// Format is a parsed text.format.
-type Format struct {
-	Type   string          // text, json_object, json_schema
-	Name   string          // json_schema
-	Schema json.RawMessage // json_schema
-	Strict bool            // json_schema
-}
-
-// ToolChoice is a parsed tool_choice: a mode, or one tool to call.
-type ToolChoice struct {
-	Mode string // auto, none, required; "" with Name
-	Name string // the function (or <server>__<tool>) to call
-}
-
 // responseCall is a parsed request.
 type responseCall struct {
 	echo         Echo
@@ -91,9 +77,10 @@ type responseCall struct {
 	store        bool
 	previous     string // previous_response_id
 	conversation string // conversation id
-	format       *Format
-	toolChoice   *ToolChoice
+	format       *agent.ResponseFormat
+	toolChoice   *agent.ToolChoice
 	effort       string
+	parallel     bool // parallel_tool_calls, true unless the request said false
 	// history is the input before its new part, for a new conversation;
 	// a continued one takes only new input.
 	history []agent.ModelMessage
@@ -146,6 +133,7 @@ func (h *Handler) parseResponse(body []byte) (responseCall, error) {
 	e := &c.echo
 	e.Model, e.Instructions, e.Metadata, e.User = req.Model, req.Instructions, req.Metadata, req.User
 	e.ParallelToolCalls = req.ParallelToolCalls == nil || *req.ParallelToolCalls
+	c.parallel = e.ParallelToolCalls
 	e.PreviousResponseID = req.PreviousResponseID
 	e.Background = req.Background
 	if c.background && !c.store {
@@ -187,8 +175,8 @@ func (h *Handler) parseResponse(body []byte) (responseCall, error) {
 	if req.Reasoning != nil {
 		e.Reasoning = ReasoningConfig{Effort: req.Reasoning.Effort, Summary: req.Reasoning.Summary}
 		if ef := req.Reasoning.Effort; ef != nil {
-			if !contains([]string{"none", "minimal", "low", "medium", "high", "xhigh"}, *ef) {
-				return responseCall{}, badParam("reasoning.effort", "reasoning.effort must be none, minimal, low, medium, high or xhigh, got %q", agent.Shorten(*ef, 40))
+			if !contains(agent.ReasoningEfforts, *ef) {
+				return responseCall{}, badParam("reasoning.effort", "reasoning.effort must be one of %s, got %q", strings.Join(agent.ReasoningEfforts, ", "), agent.Shorten(*ef, 40))
 			}
 			c.effort = *ef
 		}
@@ -199,7 +187,7 @@ func (h *Handler) parseResponse(body []byte) (responseCall, error) {
 			return responseCall{}, err
 		}
 		e.Format = req.Text.Format
-		if f.Type != "text" {
+		if f.Type != agent.FormatText {
 			c.format = f
 		}
 	}
@@ -212,7 +200,7 @@ func (h *Handler) parseResponse(body []byte) (responseCall, error) {
 			return responseCall{}, err
 		}
 		e.ToolChoice = req.ToolChoice
-		if tc.Mode != "auto" {
+		if tc.Mode != agent.ToolChoiceAuto || len(tc.Allowed) > 0 {
 			c.toolChoice = tc
 		}
 	}
@@ -286,20 +274,21 @@ func conversationParam(raw json.RawMessage) (string, error) {
 	return "", badParam("conversation", "conversation must be a conversation id or {\"id\": …}")
 }
 
-func parseFormat(raw json.RawMessage) (*Format, error) {
+func parseFormat(raw json.RawMessage) (*agent.ResponseFormat, error) {
 	var f struct {
-		Type   string          `json:"type"`
-		Name   string          `json:"name"`
-		Schema json.RawMessage `json:"schema"`
-		Strict *bool           `json:"strict"`
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Schema      json.RawMessage `json:"schema"`
+		Strict      *bool           `json:"strict"`
 	}
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, badParam("text.format", "text.format must be an object with a type")
 	}
 	switch f.Type {
-	case "text", "json_object":
-		return &Format{Type: f.Type}, nil
-	case "json_schema":
+	case agent.FormatText, agent.FormatJSONObject:
+		return &agent.ResponseFormat{Type: f.Type}, nil
+	case agent.FormatJSONSchema:
 		if !formatName.MatchString(f.Name) {
 			return nil, badParam("text.format.name", "text.format.name must be 1 to 64 letters, digits, _ or -, got %q", agent.Shorten(f.Name, 80))
 		}
@@ -307,7 +296,7 @@ func parseFormat(raw json.RawMessage) (*Format, error) {
 		if json.Unmarshal(f.Schema, &obj) != nil || obj == nil {
 			return nil, badParam("text.format.schema", "text.format.schema must be a JSON Schema object")
 		}
-		return &Format{Type: f.Type, Name: f.Name, Schema: f.Schema, Strict: f.Strict != nil && *f.Strict}, nil
+		return &agent.ResponseFormat{Type: f.Type, Name: f.Name, Description: f.Description, Schema: f.Schema, Strict: f.Strict != nil && *f.Strict}, nil
 	}
 	return nil, badParam("text.format.type", "text.format.type must be text, json_object or json_schema, got %q", agent.Shorten(f.Type, 40))
 }
@@ -349,36 +338,68 @@ func (c *responseCall) parseTools(tools []json.RawMessage) error {
 	return nil
 }
 
-func parseToolChoice(raw json.RawMessage, client []agent.ToolSpec) (*ToolChoice, error) {
+// parseToolChoice reads tool_choice: a mode, one function or MCP tool
+// (agentik's <server_label>__<name>), or allowed_tools. The runner checks
+// that the tools it names exist.
+func parseToolChoice(raw json.RawMessage, client []agent.ToolSpec) (*agent.ToolChoice, error) {
 	var mode string
 	if json.Unmarshal(raw, &mode) == nil {
 		switch mode {
-		case "auto", "none", "required":
-			return &ToolChoice{Mode: mode}, nil
+		case agent.ToolChoiceAuto, agent.ToolChoiceNone, agent.ToolChoiceRequired:
+			return &agent.ToolChoice{Mode: mode}, nil
 		}
-		return nil, badParam("tool_choice", "tool_choice must be \"auto\", \"none\", \"required\" or {\"type\":\"function\",\"name\":…}, got %q", agent.Shorten(mode, 40))
+		return nil, badParam("tool_choice", "tool_choice must be \"auto\", \"none\", \"required\" or an object (function, mcp, allowed_tools), got %q", agent.Shorten(mode, 40))
 	}
-	var obj struct {
+	type named struct {
 		Type        string `json:"type"`
 		Name        string `json:"name"`
 		ServerLabel string `json:"server_label"`
 	}
+	var obj struct {
+		named
+		Mode  string  `json:"mode"`
+		Tools []named `json:"tools"`
+	}
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil, badParam("tool_choice", "tool_choice must be a string or an object")
 	}
-	switch obj.Type {
-	case "function":
-		if !hasSpec(client, obj.Name) {
-			return nil, badParam("tool_choice.name", "tool_choice names function %q, which is not in tools", agent.Shorten(obj.Name, 80))
+	name := func(field string, n named) (string, error) {
+		switch n.Type {
+		case "function":
+			if !hasSpec(client, n.Name) {
+				return "", badParam(field+".name", "%s names function %q, which is not in tools", field, agent.Shorten(n.Name, 80))
+			}
+			return n.Name, nil
+		case "mcp":
+			if n.ServerLabel == "" || n.Name == "" {
+				return "", badParam(field, "an mcp %s needs server_label and name (agentik's tool <server_label>__<name>)", field)
+			}
+			return n.ServerLabel + "__" + n.Name, nil
 		}
-		return &ToolChoice{Name: obj.Name}, nil
-	case "mcp":
-		if obj.ServerLabel == "" || obj.Name == "" {
-			return nil, badParam("tool_choice", "an mcp tool_choice needs server_label and name (agentik's tool <server_label>__<name>)")
-		}
-		return &ToolChoice{Name: obj.ServerLabel + "__" + obj.Name}, nil
+		return "", badParam(field+".type", "%s.type must be \"function\" or \"mcp\", got %q", field, agent.Shorten(n.Type, 40))
 	}
-	return nil, badParam("tool_choice.type", "tool_choice.type must be \"function\" or \"mcp\", got %q", agent.Shorten(obj.Type, 40))
+	if obj.Type == "allowed_tools" {
+		tc := &agent.ToolChoice{Mode: obj.Mode}
+		if tc.Mode != agent.ToolChoiceAuto && tc.Mode != agent.ToolChoiceRequired {
+			return nil, badParam("tool_choice.mode", "tool_choice.mode must be \"auto\" or \"required\", got %q", agent.Shorten(obj.Mode, 40))
+		}
+		if len(obj.Tools) == 0 {
+			return nil, badParam("tool_choice.tools", "tool_choice.tools must name at least one tool")
+		}
+		for i, t := range obj.Tools {
+			n, err := name(fmt.Sprintf("tool_choice.tools[%d]", i), t)
+			if err != nil {
+				return nil, err
+			}
+			tc.Allowed = append(tc.Allowed, n)
+		}
+		return tc, nil
+	}
+	n, err := name("tool_choice", obj.named)
+	if err != nil {
+		return nil, err
+	}
+	return &agent.ToolChoice{Mode: agent.ToolChoiceFunction, Name: n}, nil
 }
 
 // inputItem is one parsed input item.

@@ -23,7 +23,7 @@ func HTTPStatus(code string) int {
 		return http.StatusForbidden
 	case agent.CodeTooLarge:
 		return http.StatusRequestEntityTooLarge
-	case agent.CodeRateLimited:
+	case agent.CodeRateLimited, agent.CodeQuotaExceeded:
 		return http.StatusTooManyRequests
 	case agent.CodeUnavailable:
 		return http.StatusServiceUnavailable

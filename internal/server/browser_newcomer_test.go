@@ -3,14 +3,18 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/server"
 )
 
 // Browser tests of what a newcomer expects from a chat UI (issue 23),
@@ -138,5 +142,178 @@ func TestBrowserContextGaugeCountsTheAnswer(t *testing.T) {
 	waitJS(t, tab, "the page caught up", `document.querySelector('#main').dataset.caughtUp`)
 	if got := eval[string](t, tab, label+`.textContent`); !strings.HasPrefix(got, "2.5k /") {
 		t.Errorf("after a reload the gauge says %q, want the same 2.5k", got)
+	}
+}
+
+func TestBrowserSignOut(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, withKeys("k-secret"))
+	tab := browserTab(t, ts)
+	do(t, tab, chromedp.Navigate(ts.URL+"/"))
+	waitJS(t, tab, "the sign-in page", `location.pathname === '/login'`)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { document.querySelector('input[type="password"]').value = 'k-secret'; document.querySelector('form').requestSubmit(); })()`))
+	waitAfterSubmit(t, tab, "the chat", `location.pathname === '/'`)
+	waitConnected(t, tab)
+	screenshot(t, tab, "sign-out.png")
+	click(t, tab, "Sign out")
+	waitAfterSubmit(t, tab, "the sign-in page again", `location.pathname === '/login' && document.querySelector('input[type="password"]') !== null`)
+	do(t, tab, chromedp.Navigate(ts.URL+"/"))
+	waitAfterSubmit(t, tab, "the key asked for on a reload", `location.pathname === '/login' && document.querySelector('input[type="password"]') !== null`)
+}
+
+func TestBrowserNoSignOutWithoutKeys(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	if eval[bool](t, tab, `!!(`+jsButton("Sign out")+`)`) {
+		t.Error("Sign out is offered where there is nothing to sign out of")
+	}
+}
+
+func TestBrowserExportNewChatAndEverything(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	if eval[bool](t, tab, `!!(`+jsButton("Export as Markdown")+`)`) {
+		t.Error("a new chat with nothing in it offers Export")
+	}
+	send(t, tab, "export me")
+	waitJS(t, tab, "the answer", jsAnswers+`.length === 1`)
+	// Without a reload, the chat just started can be exported.
+	waitJS(t, tab, "Export on the new chat", jsButton("Export as Markdown"))
+	md := eval[string](t, tab, `fetch(`+jsButton("Export as Markdown")+`.href).then((r) => r.text())`)
+	if !strings.Contains(md, "export me") || !strings.Contains(md, "You said: export me") {
+		t.Errorf("the export of the new chat is %q", md)
+	}
+	all := eval[string](t, tab, `fetch(`+jsButton("Export all")+`.href).then((r) => r.text())`)
+	if !strings.Contains(all, `"format":"agentik"`) || !strings.Contains(all, "export me") {
+		t.Errorf("Export all gave %q", all)
+	}
+}
+
+func TestBrowserSearchResultScrollsToTheMatch(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, withPageMessages(40))
+	var msgs []agent.Message
+	for i := range 60 {
+		q := fmt.Sprintf("Question %d about ordinary things", i)
+		if i == 4 {
+			q = "Question 4: how high does a zeppelin fly?"
+		}
+		msgs = append(msgs, agent.Message{Type: agent.MessageUser, Content: []agent.Content{agent.Text(q)}},
+			agent.Message{Type: agent.MessageAssistant, Content: []agent.Content{agent.Text(fmt.Sprintf("Answer %d.\n\nA paragraph.\n\nAnother paragraph.", i))}})
+	}
+	if _, err := ts.Runner.Import(context.Background(), []agent.ImportConversation{{Source: "test:zeppelin", Title: "Long chat", Messages: msgs}}); err != nil {
+		t.Fatal(err)
+	}
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { const i = document.querySelector('input[type="search"]'); i.focus(); i.value = 'zeppelin'; i.dispatchEvent(new Event('input')); })()`))
+	waitJS(t, tab, "the search result", `document.querySelector('#search-results a')`)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('#search-results a').click()`))
+	match := `[...document.querySelectorAll('#messages .msg')].find((m) => m.innerText.includes('zeppelin'))`
+	// The match is far above the latest message (before the page's 40):
+	// it is loaded, scrolled into the middle of the view and highlighted.
+	inView := `(() => { const m = ` + match + `; if (!m) return false; const r = m.getBoundingClientRect(), s = document.querySelector('#scroller').getBoundingClientRect(); return r.top >= s.top && r.bottom <= s.bottom; })()`
+	waitJS(t, tab, "the match in view", match+`?.dataset.found === 'true' && `+inView)
+	screenshot(t, tab, "search-match.png")
+}
+
+func TestBrowserBannersCanBeDismissed(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, withoutModel(), func(_ *agent.Config, s *server.Config) {
+		s.ModelNotice = func() string { return "The endpoint answered 404 for the model list." }
+	})
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	noModel := `[...document.querySelectorAll('[role="alert"]')].find((b) => b.innerText.includes('No model is configured'))`
+	waitJS(t, tab, "the no-model banner", noModel+`?.checkVisibility()`)
+	if got := eval[string](t, tab, noModel+`.innerText`); !strings.Contains(got, "agentik --demo") {
+		t.Errorf("the no-model banner does not mention --demo: %q", got)
+	}
+	notice := `[...document.querySelectorAll('[role="status"]')].find((b) => b.innerText.includes('answered 404'))`
+	screenshot(t, tab, "banners.png")
+	do(t, tab, chromedp.Evaluate[chromedp.Void](noModel+`.querySelector('button[aria-label="Dismiss"]').click()`))
+	waitJS(t, tab, "the banner gone", `!`+noModel+`?.checkVisibility()`)
+	if !eval[bool](t, tab, notice+`?.checkVisibility() ?? false`) {
+		t.Error("dismissing one banner hid the other")
+	}
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	if eval[bool](t, tab, noModel+`?.checkVisibility() ?? false`) {
+		t.Error("a dismissed banner is back after a reload")
+	}
+}
+
+func TestBrowserNotFoundPageHasNoScriptError(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	tab := browserTab(t, ts)
+	var mu sync.Mutex
+	var thrown []string
+	if err := chromedp.Listen(tab, func(ev any) {
+		if e, ok := ev.(*runtime.EventExceptionThrown); ok {
+			msg := e.ExceptionDetails.Text
+			if e.ExceptionDetails.Exception != nil {
+				msg += " " + e.ExceptionDetails.Exception.Description
+			}
+			mu.Lock()
+			thrown = append(thrown, msg)
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	do(t, tab, chromedp.Navigate(ts.URL+"/c/no-such-conversation"))
+	waitJS(t, tab, "the page connected", `document.body.dataset.ready === 'true' && document.getElementById('connection')?.innerText.includes('Live')`)
+	if got := eval[string](t, tab, `document.querySelector('h2')?.innerText`); got != "Conversation not found" {
+		t.Errorf("heading = %q", got)
+	}
+	click(t, tab, "Start a new chat")
+	waitJS(t, tab, "a new chat", `location.pathname === '/' && document.querySelector('#prompt')`)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(thrown) > 0 {
+		t.Errorf("script errors: %v", thrown)
+	}
+}
+
+func TestBrowserMathAndTaskLists(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	ts.Fake.Enqueue(llmtest.Reply{Text: "Euler: $e^{i\\pi} = -1$.\n\n$$\\int_0^1 x\\,dx = \\frac{1}{2}$$\n\n- [x] proved\n- [ ] published"})
+	send(t, tab, "math please")
+	answer := jsAnswers + `[0]`
+	check := func(when string) {
+		t.Helper()
+		waitJS(t, tab, "typeset math ("+when+")", answer+`?.querySelectorAll('.katex').length === 2`)
+		// Typeset, not shown as written: MathML for assistive technology
+		// carries the formula's source, and no dollar sign is left.
+		if got := eval[string](t, tab, answer+`.querySelector('.katex annotation')?.textContent ?? ''`); got != `e^{i\pi} = -1` {
+			t.Errorf("%s: inline math = %q", when, got)
+		}
+		if eval[bool](t, tab, answer+`.querySelector('.md').innerText.includes('$')`) {
+			t.Errorf("%s: raw math delimiters are shown: %q", when, eval[string](t, tab, answer+`.innerText`))
+		}
+		if got := eval[string](t, tab, `getComputedStyle(`+answer+`.querySelector('.katex')).fontFamily`); !strings.Contains(got, "KaTeX") {
+			t.Errorf("%s: math font = %q, want KaTeX's", when, got)
+		}
+		boxes := eval[[]bool](t, tab, `[...`+answer+`.querySelectorAll('input[type="checkbox"]')].map((b) => b.checked && b.disabled || (!b.checked && b.disabled ? false : null))`)
+		if len(boxes) != 2 || !boxes[0] || boxes[1] {
+			t.Errorf("%s: task-list boxes = %v, want a checked and an unchecked disabled box", when, boxes)
+		}
+	}
+	check("live")
+	screenshot(t, tab, "math.png")
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	check("after reload")
+	// Every byte came from this server: no CDN.
+	if n := eval[int](t, tab, `performance.getEntriesByType('resource').filter((e) => !e.name.startsWith(location.origin)).length`); n != 0 {
+		t.Errorf("%d resources from elsewhere", n)
 	}
 }

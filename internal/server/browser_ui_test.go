@@ -326,7 +326,10 @@ func TestBrowserPhoneTableScrolls(t *testing.T) {
 	noOverflow(t, tab, "phone, wide table")
 }
 
-func TestBrowserMathLeftIntact(t *testing.T) {
+// TestBrowserMathKeptIntact: math reaches the typesetter exactly as
+// written (markdown eats no backslash and reads no a_1 * b_1 as
+// emphasis), and dollar amounts stay text.
+func TestBrowserMathKeptIntact(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	tab := browserTab(t, ts)
@@ -335,13 +338,18 @@ func TestBrowserMathLeftIntact(t *testing.T) {
 	ts.Fake.Enqueue(llmtest.Reply{Text: "Euler: " + maths[0] + " and " + maths[1] + ", also " + maths[2] + ".\n\nThe sum:\n\n" + maths[3] + "\n\nAnd:\n\n" + maths[4] + "\n\nCosts $5 and $10 stay *prices*."})
 	send(t, tab, "some maths")
 	waitJS(t, tab, "persisted answer", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
+	tex := []string{`e^{i\pi} + 1 = 0`, `a_1 * b_1 * c_1`, `x_i^2`, `\sum_{k=1}^n k = \frac{n(n+1)}{2}`, `\int_0^1 x^2 \, dx = \tfrac{1}{3}`}
 	check := func(when string) {
 		t.Helper()
-		got := eval[string](t, tab, jsAnswers+`[0].querySelector('.md').textContent`)
-		for _, m := range maths {
-			if !strings.Contains(got, m) {
-				t.Errorf("%s: %q is not shown intact in %q", when, m, got)
+		waitJS(t, tab, "typeset math", jsAnswers+`[0].querySelectorAll('.katex').length === 5`)
+		got := eval[[]string](t, tab, `[...`+jsAnswers+`[0].querySelectorAll('.katex annotation')].map((a) => a.textContent.trim())`)
+		for i, m := range tex {
+			if i >= len(got) || got[i] != m {
+				t.Errorf("%s: math %d reached the typesetter as %q, want %q (written %q)", when, i, got, m, maths[i])
 			}
+		}
+		if txt := eval[string](t, tab, jsAnswers+`[0].querySelector('.md').textContent`); !strings.Contains(txt, "Costs $5 and $10 stay prices.") {
+			t.Errorf("%s: dollar amounts are not text: %q", when, txt)
 		}
 		if !eval[bool](t, tab, jsAnswers+`[0].querySelector('.md em')?.textContent === 'prices'`) {
 			t.Errorf("%s: markdown next to dollar amounts is not rendered", when)

@@ -31,6 +31,16 @@ func TestCORS(t *testing.T) {
 	if resp.StatusCode != 201 || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" {
 		t.Errorf("allowed request: %d, allow-origin %q: %s", resp.StatusCode, resp.Header.Get("Access-Control-Allow-Origin"), body)
 	}
+	// A browser marks the app's post cross-site when the app is on another
+	// site (a useChat page on its own domain): the listed origin may.
+	resp, body = doRequest(t, "POST", ts.URL+"/agentik/conversations", `{}`, "Origin", "https://app.example.com", "Sec-Fetch-Site", "cross-site", "Authorization", "Bearer k-secret", "Content-Type", "application/json")
+	if resp.StatusCode != 201 {
+		t.Errorf("allowed cross-site request: %d %s", resp.StatusCode, body)
+	}
+	resp, _ = doRequest(t, "POST", ts.URL+"/agentik/conversations", `{}`, "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site", "Authorization", "Bearer k-secret", "Content-Type", "application/json")
+	if resp.StatusCode != 403 {
+		t.Errorf("foreign cross-site request: %d", resp.StatusCode)
+	}
 	resp, _ = doRequest(t, "GET", ts.URL+"/agentik/conversations", "", "Origin", "https://evil.example", "Authorization", "Bearer k-secret")
 	if resp.Header.Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("a foreign origin may read the answer")

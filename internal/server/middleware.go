@@ -30,7 +30,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		// a CORS preflight, which agentik never grants under /v1): no
 		// Origin check.
 		if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions && !bearerOpenAI(r) {
-			if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+			// A front end on an origin listed in AllowedOrigins (a
+			// useChat or AG-UI app on its own site) may post cross-site.
+			if r.Header.Get("Sec-Fetch-Site") == "cross-site" && !s.originListed(r.Header.Get("Origin")) {
 				s.writeError(w, r, agent.Errorf(agent.CodeForbidden, "cross-site requests are not allowed"))
 				return
 			}
@@ -69,8 +71,15 @@ func (s *Server) originAllowed(r *http.Request, origin string) bool {
 	if err != nil || u.Host == "" {
 		return false
 	}
-	if strings.EqualFold(u.Host, r.Host) {
-		return true
+	return strings.EqualFold(u.Host, r.Host) || s.originListed(origin)
+}
+
+// originListed reports whether an Origin header matches one of the
+// AllowedOrigins patterns (not merely the request's own host).
+func (s *Server) originListed(origin string) bool {
+	u, err := url.Parse(origin)
+	if origin == "" || origin == "null" || err != nil || u.Host == "" {
+		return false
 	}
 	for _, p := range s.cfg.AllowedOrigins {
 		if ok, _ := path.Match(strings.ToLower(p), strings.ToLower(u.Host)); ok {

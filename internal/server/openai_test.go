@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -202,7 +203,16 @@ func TestOpenAIStreamShape(t *testing.T) {
 		}
 		// Each kind of chunk (first, reasoning, content, tool call, finish,
 		// usage) has the same keys at every level as OpenAI's.
-		if got, want := chunkShapes(t, ours), chunkShapes(t, theirs); !reflect.DeepEqual(got, want) {
+		// Reasoning goes out under both names (reasoning_content, as the
+		// fake model sends it, and reasoning, which the Agents SDK reads):
+		// the second is checked below.
+		got := chunkShapes(t, ours)
+		for i, k := range got {
+			got[i] = strings.ReplaceAll(k, " .choices[].delta.reasoning ", " ")
+		}
+		sort.Strings(got)
+		got = slices.Compact(got)
+		if want := chunkShapes(t, theirs); !reflect.DeepEqual(got, want) {
 			t.Errorf("chunk shapes of %s\n got %v\nwant %v", body, got, want)
 		}
 		return ours, theirs
@@ -219,6 +229,7 @@ func TestOpenAIStreamShape(t *testing.T) {
 				Delta struct {
 					Content          string
 					ReasoningContent string `json:"reasoning_content"`
+					Reasoning        string `json:"reasoning"`
 				}
 			}
 			Usage *agent.Usage
@@ -232,6 +243,9 @@ func TestOpenAIStreamShape(t *testing.T) {
 		for _, c := range ch.Choices {
 			text += c.Delta.Content
 			reasoning += c.Delta.ReasoningContent
+			if c.Delta.Reasoning != c.Delta.ReasoningContent {
+				t.Fatalf("reasoning %q, reasoning_content %q: want the same text under both names", c.Delta.Reasoning, c.Delta.ReasoningContent)
+			}
 		}
 		if ch.Usage != nil {
 			usage = ch.Usage
@@ -339,9 +353,11 @@ func TestOpenAIBadInput(t *testing.T) {
 		{"last from assistant", `{"model":"fake","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo"}]}`, 400, "messages[1].role", "bad_request"},
 		{"n", `{"model":"fake","n":2,"messages":[{"role":"user","content":"hi"}]}`, 400, "n", "bad_request"},
 		{"unsupported", `{"model":"fake","functions":[],"messages":[{"role":"user","content":"hi"}]}`, 400, "functions", "bad_request"},
-		{"json mode", `{"model":"fake","response_format":{"type":"json_object"},"messages":[{"role":"user","content":"hi"}]}`, 400, "response_format", "bad_request"},
+		{"bad format", `{"model":"fake","response_format":{"type":"xml"},"messages":[{"role":"user","content":"hi"}]}`, 400, "response_format.type", "bad_request"},
+		{"schema without name", `{"model":"fake","response_format":{"type":"json_schema","json_schema":{"schema":{"type":"object"}}},"messages":[{"role":"user","content":"hi"}]}`, 400, "response_format.json_schema.name", "bad_request"},
 		{"audio", `{"model":"fake","modalities":["text","audio"],"messages":[{"role":"user","content":"hi"}]}`, 400, "modalities[1]", "bad_request"},
-		{"tool_choice", `{"model":"fake","tool_choice":"required","messages":[{"role":"user","content":"hi"}]}`, 400, "tool_choice", "bad_request"},
+		{"tool_choice", `{"model":"fake","tool_choice":"sometimes","messages":[{"role":"user","content":"hi"}]}`, 400, "tool_choice", "bad_request"},
+		{"tool_choice without name", `{"model":"fake","tool_choice":{"type":"function","function":{}},"messages":[{"role":"user","content":"hi"}]}`, 400, "tool_choice.function.name", "bad_request"},
 		{"remote image", `{"model":"fake","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/y.png"}}]}]}`, 400, "messages[0].content[0].image_url.url", "bad_request"},
 		{"bad role", `{"model":"fake","messages":[{"role":"wizard","content":"x"},{"role":"user","content":"hi"}]}`, 400, "messages[0].role", "bad_request"},
 		{"bad tool name", `{"model":"fake","tools":[{"type":"function","function":{"name":"a b"}}],"messages":[{"role":"user","content":"hi"}]}`, 400, "tools", "bad_request"},

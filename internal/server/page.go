@@ -92,10 +92,13 @@ func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
 		ScriptURL:         assets.URL("app.js"),
 		StyleURL:          assets.URL("app.css"),
 		IconURL:           assets.URL("icon.svg"),
+		MathScriptURL:     assets.URL("math.js"),
+		MathStyleURL:      assets.URL("math.css"),
 		ModelConfigured:   s.runner.ModelConfigured(),
 		Conversations:     web.ConversationItems(cs, current),
 		ConversationTotal: total,
 		ToolServers:       s.toolServers().Servers,
+		SignOut:           s.authOn(),
 	}
 	if s.cfg.ModelNotice != nil {
 		p.ModelNotice = s.cfg.ModelNotice()

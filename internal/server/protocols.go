@@ -5,10 +5,12 @@ import (
 	"net/http"
 
 	"github.com/agentik/agentik/internal/a2a"
+	"github.com/agentik/agentik/internal/mcpserve"
 )
 
 // The protocol packages mounted in routes.go, built over the same runner
-// and broker as every other route and behind the same middleware.
+// and broker as every other route and behind the same middleware. Each
+// declares the small view of an agent it needs; agents is their one source.
 
 // defaultAgent is the agent every server has: today's configuration.
 func defaultAgent() a2a.Agent {
@@ -22,10 +24,25 @@ func (s *Server) agents(context.Context) ([]a2a.Agent, error) {
 }
 
 // newA2A is the A2A handler (internal/a2a).
-func (s *Server) newA2A() http.Handler {
+func (s *Server) newA2A() *a2a.Handler {
 	return a2a.New(a2a.Config{
 		Runner: s.runner, Broker: s.broker, Agents: s.agents, Default: defaultAgent,
-		Auth: len(s.cfg.APIKeys) > 0, Heartbeat: s.cfg.Heartbeat, Done: s.closing, Logger: s.log,
+		Auth: s.authOn(), Heartbeat: s.cfg.Heartbeat, Streams: s.streams, Logger: s.log,
+	})
+}
+
+// newMCP is the MCP server (internal/mcpserve).
+func (s *Server) newMCP() *mcpserve.Handler {
+	return mcpserve.New(mcpserve.Config{
+		Runner: s.runner, Broker: s.broker, Heartbeat: s.cfg.Heartbeat, Streams: s.streams, Logger: s.log,
+		Agents: func(ctx context.Context) ([]mcpserve.Agent, error) {
+			as, err := s.agents(ctx)
+			out := make([]mcpserve.Agent, 0, len(as))
+			for _, a := range as {
+				out = append(out, mcpserve.Agent{Slug: a.Slug, Name: a.Name, Description: a.Description})
+			}
+			return out, err
+		},
 	})
 }
 

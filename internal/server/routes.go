@@ -52,6 +52,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("DELETE /agentik/agents/{slug}", s.handleDeleteAgent)
 	// Accounts (users.go).
 	mux.HandleFunc("GET /agentik/me", s.handleMe)
+	mux.HandleFunc("GET /agentik/usage", s.handleUsage)
 	mux.HandleFunc("GET /agentik/me/keys", s.handleKeys)
 	mux.HandleFunc("POST /agentik/me/keys", s.handleCreateKey)
 	mux.HandleFunc("DELETE /agentik/me/keys/{key_id}", s.handleRevokeKey)
@@ -69,10 +70,8 @@ func (s *Server) routes() http.Handler {
 	// in its own routes.go, behind this server's middleware.
 	mount(mux, s.openai.Routes()) // OpenAI-compatible /v1 (internal/openai)
 
-	// A2A (internal/a2a): each agent's card and JSON-RPC endpoint.
-	a2aHandler := s.newA2A()
-	mux.Handle("GET /.well-known/agent-card.json", a2aHandler)
-	mux.Handle("/a2a/", a2aHandler)
+	mount(mux, s.newA2A().Routes()) // A2A: agent cards, /a2a/{slug} JSON-RPC (internal/a2a)
+	mount(mux, s.newMCP().Routes()) // MCP server /mcp: agents as tools (internal/mcpserve)
 
 	// Front-end streams: the AI SDK's useChat (internal/aisdk) and AG-UI (internal/agui).
 	mount(mux, s.aisdk.Routes())

@@ -166,3 +166,13 @@ func (s *Server) handleRevokeKey(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 }
+
+func (s *Server) handleUsage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	rep, err := s.runner.Usage(r.Context(), q.Get("user"), q.Get("from"), q.Get("to"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -81,8 +80,8 @@ type Store struct {
 	w        *gorm.DB // writer: one connection on SQLite
 	r        *gorm.DB // reads: a pool (the same pool as w on PostgreSQL)
 	postgres bool
-	pageB    int      // Options.PageBytes
-	lock     *os.File // SQLite only: the lock file held while open (lock.go)
+	pageB    int       // Options.PageBytes
+	lock     *fileLock // SQLite only: the locks held while open (lock.go)
 	epoch    string
 	now      func() time.Time
 	publish  func([]agent.Encoded)

@@ -45,7 +45,7 @@ type keyRow struct {
 func (keyRow) TableName() string { return "user_key" }
 
 // userTables are the tables of accounts, for init's migration.
-var userTables = []any{&userRow{}, &keyRow{}}
+var userTables = []any{&userRow{}, &keyRow{}, &usageRow{}}
 
 // initUsers makes the implicit admin local (who owns what a database made
 // before accounts holds), once.

@@ -28,6 +28,7 @@ async function run(agent, params = {}) {
     seen.thrown = String(e?.message ?? e);
   }
   seen.messages = agent.messages.map((m) => m.role);
+  seen.last_answer = agent.messages.filter((m) => m.role === "assistant").at(-1)?.content ?? null;
   return seen;
 }
 const say = (agent, content) => agent.addMessage({ id: "msg-" + ++n, role: "user", content });
@@ -40,6 +41,18 @@ say(agent, "second run");
 out.second = await run(agent);
 say(agent, '[[tool=everything__echo args={"message":"ping from ag-ui"}]]');
 out.tool = await run(agent);
+
+// 3b. A drop mid-run, then a run without new input replays the turn whole
+// (or, if it ended meanwhile, its snapshot holds the whole answer).
+const dropped = new HttpAgent({ url, headers, threadId: process.env.AGENTIK_THREAD + "-drop" });
+say(dropped, "[[tokens=150]] [[delay=20ms]]");
+let deltas = 0;
+const abort = new AbortController();
+await dropped.runAgent({ abortController: abort }, {
+  onTextMessageContentEvent() { if (++deltas === 3) abort.abort(); },
+}).catch(() => {});
+out.dropped_after = deltas;
+out.replayed = await run(dropped);
 
 // 4. A tool that waits for approval: an interrupt, resumed.
 const waiting = new HttpAgent({ url, headers, threadId: process.env.AGENTIK_THREAD + "-approval" });

@@ -42,7 +42,7 @@ out.second = summary(second);
 messages.push(second);
 
 // 3. A drop mid-answer, then reconnectToStream gives the whole message.
-messages.push(user("[[tokens=150]] [[delay=5ms]]"));
+messages.push(user("[[tokens=150]] [[delay=20ms]]"));
 const abort = new AbortController();
 const cut = await transport.sendMessages({ chatId, messages, trigger: "submit-message", abortSignal: abort.signal });
 const reader = cut.getReader();
@@ -60,6 +60,8 @@ out.resumed_before_drop = seen;
 
 // 4. Nothing runs: reconnectToStream answers null (HTTP 204).
 out.idle = await transport.reconnectToStream({ chatId });
+// … and on a chat never used (useChat({resume: true}) asks on mount).
+out.fresh = await transport.reconnectToStream({ chatId: chatId + "-never-used" });
 
 // 5. A tool that waits for approval, answered as addToolApprovalResponse does.
 const approvalChat = chatId + "-approval";

@@ -86,7 +86,16 @@ if (mode === "all") {
     input: [{ type: "mcp_approval_response", approval_request_id: req.id, approve: true }],
   });
   const mcp = approved.output.find((it) => it.type === "mcp_call");
-  out.mcp = { status: asks.status, request: req && { name: req.name, server: req.server_label }, call: mcp && { output: mcp.output, approval: mcp.approval_request_id }, answer: approved.output_text };
+  out.mcp = { status: asks.status, request: req && { name: req.name, server: req.server_label }, call: mcp && { output: mcp.output, approval: mcp.approval_request_id, arguments: mcp.arguments }, answer: approved.output_text };
+
+  // What shapes the answer reaches the model: format, tool choice,
+  // reasoning effort, one call per round, sampling, the instructions.
+  const shaped = await client.responses.create({
+    model: "fake", input: "shaped", instructions: "Answer in JSON.", tools, tool_choice: "required", parallel_tool_calls: false,
+    text: { format: { type: "json_schema", name: "answer", schema: { type: "object", properties: { a: { type: "string" } } }, strict: true } },
+    reasoning: { effort: "low" }, temperature: 0.5, top_p: 0.9, max_output_tokens: 64, metadata: { run: "shaped" },
+  });
+  out.shaped = { status: shaped.status, instructions: shaped.instructions, metadata: shaped.metadata, format: shaped.text.format.type, effort: shaped.reasoning.effort, temperature: shaped.temperature, tool_choice: shaped.tool_choice };
 
   // Conversations: made with items, added to, continued by a response,
   // listed, deleted.

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/llm/llmtest"
+)
+
+// TestMCPServerSDK drives agentik's MCP server (/mcp) with
+// @modelcontextprotocol/sdk's Client over streamable HTTP
+// (testdata/mcp_sdk.mjs) against the real binary: the agent's tool
+// listed, a call whose streamed text arrives as progress, a second call
+// continuing by conversation_id, the conversations as resources with their
+// transcript, a call without message, a cancelled call that interrupts
+// its turn, a tool call needing approval elicited from a client that
+// supports elicitation, and decided in the UI for one that does not, and a
+// wrong key refused.
+func TestMCPServerSDK(t *testing.T) {
+	env, db := a2aEnv(t)
+	p := start(t, freeAddr(t), db, env...)
+	auth := map[string]string{"Authorization": "Bearer " + a2aKey}
+	waitTools(t, p, auth)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "mcp_sdk.mjs"))
+	cmd.Env = append(os.Environ(), "AGENTIK_URL=http://"+p.addr, "AGENTIK_KEY="+a2aKey)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s\nagentik logs:\n%s", err, stderr.String(), p.logs)
+	}
+	var got struct {
+		Tools []struct {
+			Name            string
+			Required, Props []string
+			Output          bool
+		}
+		First struct {
+			Text       string
+			Structured struct {
+				ConversationID string `json:"conversation_id"`
+				MessageID      string `json:"message_id"`
+			}
+			IsError      bool
+			Progress     int
+			ProgressText string
+		}
+		Second struct {
+			Text           string
+			ConversationID string `json:"conversation_id"`
+		}
+		Resources       []string
+		Transcript      string
+		UnknownResource int `json:"unknown_resource"`
+		NoMessage       struct {
+			IsError bool
+			Text    string
+		} `json:"no_message"`
+		Cancel             string
+		CancelConversation string `json:"cancel_conversation"`
+		Elicited           struct {
+			Asked, Text string
+			IsError     bool
+		}
+		UIApproved struct {
+			Text    string
+			Decided bool
+		} `json:"ui_approved"`
+		WrongKey string `json:"wrong_key"`
+	}
+	if err := json.Unmarshal(stdout, &got); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if len(got.Tools) != 1 || got.Tools[0].Name != "ask_agentik" || strings.Join(got.Tools[0].Required, ",") != "message" || !got.Tools[0].Output {
+		t.Errorf("tools %+v", got.Tools)
+	}
+	f := got.First
+	if f.Text != llmtest.Tokens(40) || f.IsError || f.Structured.ConversationID == "" || f.Structured.MessageID == "" || f.Progress < 2 || f.ProgressText != f.Text {
+		t.Errorf("first call: %+v", f)
+	}
+	if got.Second.Text != "You said: second" || got.Second.ConversationID != f.Structured.ConversationID {
+		t.Errorf("second call %+v", got.Second)
+	}
+	uri := "agentik://conversations/" + f.Structured.ConversationID
+	if !contains(got.Resources, uri) || !strings.Contains(got.Transcript, "## User\n\nsecond") || !strings.Contains(got.Transcript, "You said: second") || got.UnknownResource == 0 {
+		t.Errorf("resources %v, transcript %q, unknown resource %d", got.Resources, got.Transcript, got.UnknownResource)
+	}
+	if !got.NoMessage.IsError || !strings.Contains(got.NoMessage.Text, `"message" is required`) {
+		t.Errorf("call without message %+v", got.NoMessage)
+	}
+	if got.Cancel == "not cancelled" {
+		t.Errorf("cancelled call: %s", got.Cancel)
+	}
+	// The cancellation interrupted the turn: the conversation ends idle,
+	// its last answer marked interrupted.
+	var hist struct{ Messages []agent.Message }
+	for range 400 {
+		var conv agent.Conversation
+		requestJSON(t, "GET", p.url("/agentik/conversations/"+got.CancelConversation), "", auth, &conv)
+		if !conv.Running {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	requestJSON(t, "GET", p.url("/agentik/conversations/"+got.CancelConversation+"/messages"), "", auth, &hist)
+	last := hist.Messages[len(hist.Messages)-1]
+	if last.Type != agent.MessageAssistant || !last.Interrupted {
+		t.Errorf("after the cancellation the last message is %+v", last)
+	}
+	if !strings.Contains(got.Elicited.Asked, "everything__echo") || !strings.Contains(got.Elicited.Text, "ping mcp") || got.Elicited.IsError {
+		t.Errorf("elicited approval %+v", got.Elicited)
+	}
+	if !got.UIApproved.Decided || !strings.Contains(got.UIApproved.Text, "ping ui") {
+		t.Errorf("approval in the UI %+v", got.UIApproved)
+	}
+	if !strings.Contains(got.WrongKey, "unauthorized") {
+		t.Errorf("wrong key: %s", got.WrongKey)
+	}
+}
+
+// conformanceScenarios are the server scenarios of
+// @modelcontextprotocol/conformance that apply to agentik's MCP server;
+// the others call the suite's own reference tools, prompts and resources
+// (test_simple_text, …), logging or completions, which agentik does not
+// have (docs/PROTOCOL.md lists them).
+var conformanceScenarios = []string{"server-initialize", "ping", "tools-list", "resources-list", "dns-rebinding-protection", "server-sse-multiple-streams"}
+
+// TestMCPConformance runs those scenarios against the real binary.
+func TestMCPConformance(t *testing.T) {
+	suite := filepath.Join(repoRoot(t), "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
+	if _, err := os.Stat(suite); err != nil {
+		t.Fatalf("%s is missing: run `npm ci`: %v", suite, err)
+	}
+	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"))
+	for _, s := range conformanceScenarios {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		// register.mjs lets the suite (written for Node 22) run on Node 20.
+		cmd := exec.CommandContext(ctx, "node", "--import", "./testdata/conformance/register.mjs", suite,
+			"server", "--url", "http://localhost:"+strings.TrimPrefix(p.addr, "127.0.0.1:")+"/mcp", "--scenario", s)
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil || !strings.Contains(string(out), ", 0 failed") {
+			t.Errorf("conformance scenario %s: %v\n%s", s, err, out)
+		}
+	}
+}

@@ -1,0 +1,7 @@
+// Resolves the conformance suite's "fs" to fs-shim.mjs (see register.mjs).
+export async function resolve(specifier, context, next) {
+  if ((specifier === "fs" || specifier === "node:fs") && context.parentURL?.includes("/@modelcontextprotocol/conformance/")) {
+    return { url: new URL("./fs-shim.mjs", import.meta.url).href, shortCircuit: true };
+  }
+  return next(specifier, context);
+}

@@ -1,0 +1,263 @@
+package mcpserve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+)
+
+// errGone ends a call whose client left or whose server shuts down: the
+// turn goes on (a stored conversation's turn is not stopped by a
+// disconnect); nobody reads the answer.
+var errGone = errors.New("the client left or the server is shutting down")
+
+// ask is the handler of an agent's tool.
+func (h *Handler) ask(slug string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ok, err := h.mayUse(ctx, slug)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return mcp.NewToolResultErrorf("no agent %q here", slug), nil
+		}
+		args := req.GetArguments()
+		msg, _ := args["message"].(string)
+		if strings.TrimSpace(msg) == "" {
+			return mcp.NewToolResultError(`"message" is required: a non-empty string, what to ask the agent`), nil
+		}
+		convID, _ := args["conversation_id"].(string)
+		if v, set := args["conversation_id"]; set && v != nil && convID == "" {
+			if _, isString := v.(string); !isString {
+				return mcp.NewToolResultError(`"conversation_id" must be a string (from an earlier result's structuredContent)`), nil
+			}
+		}
+		if !h.cfg.Runner.ModelConfigured() {
+			return mcp.NewToolResultError("no model is configured on this agentik server"), nil
+		}
+		created := false
+		if convID != "" {
+			if _, err := h.cfg.Runner.Conversation(ctx, convID); errors.Is(err, agent.ErrNotFound) {
+				return mcp.NewToolResultErrorf("no conversation %q: omit conversation_id to start a new one", agent.Shorten(convID, 80)), nil
+			} else if err != nil {
+				return nil, err
+			}
+		} else {
+			c, err := h.cfg.Runner.CreateConversation(ctx, "", false)
+			if err != nil {
+				return nil, err
+			}
+			convID, created = c.ID, true
+		}
+		res, err := h.cfg.Runner.Send(ctx, convID, []agent.Content{agent.Text(msg)}, "")
+		if err != nil {
+			if created {
+				_ = h.cfg.Runner.Delete(context.WithoutCancel(ctx), convID)
+			}
+			var e *agent.Error
+			if errors.As(err, &e) {
+				return mcp.NewToolResultErrorf("%s: %s", e.Code, e.Message), nil
+			}
+			return nil, err
+		}
+		sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: convID}, res.Seq-1, "")
+		if err != nil {
+			return nil, err
+		}
+		defer sub.Close()
+		t := &turnCall{h: h, ctx: ctx, req: req, convID: convID, answerID: res.MessageID}
+		if err := t.follow(sub); err != nil {
+			return nil, err
+		}
+		return t.result(), nil
+	}
+}
+
+// turnCall follows one turn for one tool call.
+type turnCall struct {
+	h        *Handler
+	ctx      context.Context
+	req      mcp.CallToolRequest
+	convID   string
+	answerID string
+
+	text        strings.Builder
+	reasoning   bool
+	toolsRan    bool
+	errMsg      string
+	interrupted bool
+	progress    float64
+}
+
+// follow reads the turn's events until its end. A cancellation (the call's
+// context ends while its HTTP request's does not) interrupts the turn and
+// follows it to its end; a client that left ends the call, not the turn.
+func (t *turnCall) follow(sub *broker.Sub) error {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(t.ctx))
+	defer cancel()
+	httpCtx, _ := t.ctx.Value(requestKey{}).(context.Context)
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() { // the cancellation and shutdown watch
+		defer close(watched)
+		select {
+		case <-t.ctx.Done():
+			if httpCtx != nil && httpCtx.Err() == nil {
+				// notifications/cancelled: stop is a command.
+				if _, err := t.h.cfg.Runner.Interrupt(context.WithoutCancel(t.ctx), t.convID); err != nil {
+					t.h.log.Warn("mcp_interrupt_failed", "conversation_id", t.convID, "err", err)
+				}
+				return
+			}
+			cancel()
+		case <-t.h.cfg.Streams.Closing():
+			cancel()
+		case <-stop:
+		}
+	}()
+	defer func() { close(stop); <-watched }()
+	for {
+		it, err := sub.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return errGone
+			}
+			return err
+		}
+		if it.CaughtUp {
+			continue
+		}
+		all, err := it.Event.Decode()
+		if err != nil {
+			continue
+		}
+		if all.Agent != nil && all.Agent.Type == agent.AgentDeleted {
+			t.errMsg = "the conversation was deleted"
+			return nil
+		}
+		ev := all.Event
+		if ev == nil {
+			continue
+		}
+		switch ev.Type {
+		case agent.EventStartReasoning:
+			t.reasoning = true
+		case agent.EventStartResponse:
+			t.reasoning = false
+		case agent.EventAppendText:
+			if !t.reasoning && ev.Text != "" {
+				s := ev.Text
+				if t.toolsRan && t.text.Len() > 0 {
+					s = "\n\n" + s
+				}
+				t.toolsRan = false
+				t.text.WriteString(s)
+				t.notify(s)
+			}
+		case agent.EventToolResult:
+			t.toolsRan = true
+		case agent.EventMessage:
+			if ev.Message != nil && ev.Message.Type == agent.MessageAssistant {
+				t.answerID = ev.Message.ID
+			}
+		case agent.EventApprovalRequest:
+			t.elicit(ev)
+		case agent.EventError:
+			t.errMsg = ev.Error
+			if ev.Code != "" {
+				t.errMsg = ev.Code + ": " + ev.Error
+			}
+		case agent.EventInterrupted:
+			t.interrupted = true
+		case agent.EventEnd:
+			return nil
+		}
+	}
+}
+
+// notify sends a progress notification carrying a piece of the answer,
+// when the client asked for progress.
+func (t *turnCall) notify(piece string) {
+	if t.req.Params.Meta == nil || t.req.Params.Meta.ProgressToken == nil {
+		return
+	}
+	t.progress += float64(len(piece))
+	err := t.h.mcp.SendNotificationToClient(t.ctx, string(mcp.MethodNotificationProgress), map[string]any{
+		"progressToken": t.req.Params.Meta.ProgressToken,
+		"progress":      t.progress,
+		"message":       piece,
+	})
+	if err != nil {
+		t.h.log.Debug("mcp_progress_dropped", "err", err)
+	}
+}
+
+// elicit asks the MCP client to approve a tool call, when it declared
+// elicitation; otherwise (or when the person cancels) the call waits for
+// a decision in agentik's UI.
+func (t *turnCall) elicit(ev *agent.Event) {
+	s := server.ClientSessionFromContext(t.ctx)
+	ci, ok := s.(server.SessionWithClientInfo)
+	if !ok || ci.GetClientCapabilities().Elicitation == nil {
+		return
+	}
+	res, err := t.h.mcp.RequestElicitation(t.ctx, mcp.ElicitationRequest{
+		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
+		Params: mcp.ElicitationParams{
+			Message: fmt.Sprintf("agentik's agent wants to call the tool %s with %s. Approve it?", ev.Name, agent.Shorten(ev.Arguments, 2000)),
+			RequestedSchema: map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"decision": map[string]any{"type": "string", "enum": []string{agent.DecisionApprove, agent.DecisionDeny}, "description": "run the tool call, or refuse it"},
+					"reason":   map[string]any{"type": "string", "description": "why (the model reads it when you deny)"},
+				},
+				"required": []string{"decision"},
+			},
+		},
+	})
+	if err != nil {
+		t.h.log.Info("mcp_elicitation_failed", "conversation_id", t.convID, "err", err)
+		return
+	}
+	in := agent.ApprovalInput{CallID: ev.CallID}
+	switch res.Action {
+	case mcp.ElicitationResponseActionAccept:
+		var c struct{ Decision, Reason string }
+		b, _ := json.Marshal(res.Content)
+		_ = json.Unmarshal(b, &c)
+		in.Decision, in.Reason = c.Decision, c.Reason
+		if in.Decision == "" {
+			in.Decision = agent.DecisionApprove
+		}
+	case mcp.ElicitationResponseActionDecline:
+		in.Decision, in.Reason = agent.DecisionDeny, "declined by the MCP client's user"
+	default: // cancel: left to the UI
+		return
+	}
+	if err := t.h.cfg.Runner.Approve(context.WithoutCancel(t.ctx), t.convID, in); err != nil && agent.ErrorCode(err) != agent.CodeConflict {
+		t.h.log.Warn("mcp_approve_failed", "conversation_id", t.convID, "err", err)
+	}
+}
+
+// result is the call's result: the answer's text, and where it is.
+func (t *turnCall) result() *mcp.CallToolResult {
+	structured := map[string]any{"conversation_id": t.convID, "message_id": t.answerID}
+	text := t.text.String()
+	switch {
+	case t.errMsg != "":
+		r := mcp.NewToolResultStructured(structured, strings.TrimSpace(text+"\n\nagentik: "+t.errMsg))
+		r.IsError = true
+		return r
+	case t.interrupted:
+		return mcp.NewToolResultStructured(structured, strings.TrimSpace(text+"\n\n(interrupted)"))
+	}
+	return mcp.NewToolResultStructured(structured, text)
+}
