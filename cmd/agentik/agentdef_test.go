@@ -208,7 +208,7 @@ func TestAgentsDefineAndRun(t *testing.T) {
 	for _, m := range models.Data {
 		ids = append(ids, m.ID)
 	}
-	if !contains(ids, "agent/researcher") || !contains(ids, "agent/agentik") {
+	if !contains(ids, "agent/researcher") || !contains(ids, "agent/greeter") || contains(ids, "agent/agentik") {
 		t.Errorf("/v1/models %v", ids)
 	}
 	var comp struct {

@@ -183,7 +183,9 @@ func (t *turn) answerOf(m Message) Message {
 }
 
 // AgentModels are the model ids of the agents the caller may use
-// ("agent/<slug>"), for lists of models such as /v1's.
+// ("agent/<slug>"), for lists of models such as /v1's. The default agent
+// is not among them: it answers by the default model's own name, so a
+// server without agents lists what it listed before.
 func (r *Runner) AgentModels(ctx context.Context) []string {
 	ds, err := r.Agents(ctx)
 	if err != nil {
@@ -192,7 +194,9 @@ func (r *Runner) AgentModels(ctx context.Context) []string {
 	}
 	out := make([]string, 0, len(ds))
 	for _, d := range ds {
-		out = append(out, AgentModelPrefix+d.Slug)
+		if d.Slug != DefaultAgent {
+			out = append(out, AgentModelPrefix+d.Slug)
+		}
 	}
 	return out
 }
