@@ -33,10 +33,24 @@ func a2aEnv(t *testing.T) (env []string, db string) {
 		t.Fatal(err)
 	}
 	_, fakeURL := llmtest.NewHTTPServer(t)
-	return []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp, "AGENTIK_API_KEYS=" + a2aKey}, filepath.Join(dir, "agentik.db")
+	return []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp, "AGENTIK_API_KEYS=" + a2aKey, "AGENTIK_WEBHOOK_SECRET=" + a2aSecret}, filepath.Join(dir, "agentik.db")
 }
 
 const a2aKey = "sk-agentik-a2a"
+
+// a2aSecret signs the push notifications (Standard Webhooks).
+const a2aSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+// memberKey adds a member user (as the admin key a2aKey) and returns a
+// key of theirs: another user, whose view of the admin's work is empty.
+func memberKey(t *testing.T, p *proc) string {
+	t.Helper()
+	var u struct{ ID string }
+	must(t, a2aKey, "POST", p.url("/agentik/users"), `{"name":"ann","email":"ann@example.com"}`, &u)
+	var k struct{ Key string }
+	must(t, a2aKey, "POST", p.url("/agentik/users/"+u.ID+"/keys"), `{"name":"laptop"}`, &k)
+	return k.Key
+}
 
 // runA2A runs testdata/a2a_sdk.mjs in phase against p and decodes what it printed.
 func runA2A(t *testing.T, p *proc, phase string, out any, env ...string) {
@@ -124,8 +138,24 @@ func TestA2ASDK(t *testing.T) {
 		WrongKey      int `json:"wrong_key"`
 		PublicCard    int `json:"public_card"`
 		UnknownAgent  int `json:"unknown_agent"`
+		Push          struct {
+			Task   string
+			Pushes []struct {
+				Token, State, Text, ID string
+				Signed                 bool
+			}
+			Configs struct {
+				Made, Got     bool
+				Listed, After int
+			}
+			BadURL string `json:"bad_url"`
+		}
+		Member struct {
+			Get, Send, List string
+			Card            string
+		}
 	}
-	runA2A(t, p, "main", &got)
+	runA2A(t, p, "main", &got, "AGENTIK_MEMBER_KEY="+memberKey(t, p), "AGENTIK_WEBHOOK_SECRET="+a2aSecret)
 
 	c := got.Card
 	if c.Name != "agentik" || len(c.Skills) != 1 || c.Skills[0] != "agentik" || !c.Streaming || c.Bearer != "Bearer" || c.URL != p.url("/a2a/agentik") || c.Binding != "JSONRPC" || c.SlugName != "agentik" {
@@ -165,6 +195,18 @@ func TestA2ASDK(t *testing.T) {
 	}
 	if !strings.HasSuffix(got.UnknownTask, "TaskNotFoundError") || got.UnknownMethod != -32601 || got.Malformed != -32700 || got.NoMessage != -32602 {
 		t.Errorf("errors: unknown task %q, unknown method %d, malformed %d, no message %d", got.UnknownTask, got.UnknownMethod, got.Malformed, got.NoMessage)
+	}
+	pu := got.Push
+	if n := len(pu.Pushes); n == 0 || pu.Pushes[n-1].State != "TASK_STATE_COMPLETED" || pu.Pushes[n-1].Text != "You said: hello push" || pu.Pushes[n-1].ID != pu.Task || pu.Pushes[n-1].Token != "tok-1" || !pu.Pushes[n-1].Signed {
+		t.Errorf("push notifications %+v", pu.Pushes)
+	}
+	if !pu.Configs.Made || pu.Configs.Listed != 1 || !pu.Configs.Got || pu.Configs.After != 0 || pu.BadURL == "" {
+		t.Errorf("push configs %+v, bad url %q", pu.Configs, pu.BadURL)
+	}
+	// Another user: the admin's task and context do not exist for them.
+	m := got.Member
+	if !strings.HasSuffix(m.Get, "TaskNotFoundError") || !strings.Contains(m.Send, "no context") || !strings.Contains(m.List, "no context") || m.Card != "agentik" {
+		t.Errorf("another user's view: %+v", m)
 	}
 	if got.WrongKey != 401 || got.PublicCard != 200 || got.UnknownAgent != 404 {
 		t.Errorf("wrong key %d, public card %d, unknown agent %d", got.WrongKey, got.PublicCard, got.UnknownAgent)

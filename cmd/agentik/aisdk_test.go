@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +24,14 @@ import (
 // protocol tests.
 func frontEnd(t *testing.T, key string, env ...string) *proc {
 	t.Helper()
+	p, _ := frontEndRestartable(t, key, env...)
+	return p
+}
+
+// frontEndRestartable is frontEnd with a restart: the binary again on the
+// same address and database (after the test killed it).
+func frontEndRestartable(t *testing.T, key string, env ...string) (*proc, func() *proc) {
+	t.Helper()
 	root := repoRoot(t)
 	entry := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(entry); err != nil {
@@ -33,10 +44,14 @@ func frontEnd(t *testing.T, key string, env ...string) *proc {
 		t.Fatal(err)
 	}
 	_, fakeURL := llmtest.NewHTTPServer(t)
-	p := start(t, freeAddr(t), filepath.Join(dir, "agentik.db"),
-		append([]string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp, "AGENTIK_API_KEYS=" + key}, env...)...)
-	waitTools(t, p, map[string]string{"Authorization": "Bearer " + key})
-	return p
+	addr, db := freeAddr(t), filepath.Join(dir, "agentik.db")
+	env = append([]string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp, "AGENTIK_API_KEYS=" + key}, env...)
+	run := func() *proc {
+		p := start(t, addr, db, env...)
+		waitTools(t, p, map[string]string{"Authorization": "Bearer " + key})
+		return p
+	}
+	return run(), run
 }
 
 // watchAll subscribes a WebSocket to every event and returns a channel of
@@ -191,5 +206,124 @@ func TestAISDK(t *testing.T) {
 	}
 	if !sawUser || !sawTool {
 		t.Errorf("the WebSocket subscriber missed the chat's first turn: user %v, tool %v", sawUser, sawTool)
+	}
+}
+
+// chunks posts (or, with an empty body, GETs) url and reads the UI message
+// stream to its end: the chunks' types, and the tool call ids asked for
+// approval.
+func chunks(t *testing.T, method, url, key, body string) (types []string, asked []string, status int) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(b), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var c struct{ Type, ToolCallID, FinishReason string }
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
+		typ := c.Type
+		if c.FinishReason != "" {
+			typ += ":" + c.FinishReason
+		}
+		types = append(types, typ)
+		if c.Type == "tool-approval-request" {
+			asked = append(asked, c.ToolCallID)
+		}
+	}
+	return types, asked, resp.StatusCode
+}
+
+// aguiRun posts an AG-UI run and returns its events' types (RUN_FINISHED
+// with its outcome) and the interrupt ids.
+func aguiRun(t *testing.T, p *proc, key, body string) (types []string, interrupts []string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", p.url("/agentik/ag-ui"), strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(b), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var e struct {
+			Type    string
+			Outcome *struct {
+				Type       string
+				Interrupts []struct{ ID string }
+			}
+		}
+		if err := json.Unmarshal([]byte(data), &e); err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
+		typ := e.Type
+		if e.Outcome != nil {
+			typ += ":" + e.Outcome.Type
+			for _, in := range e.Outcome.Interrupts {
+				interrupts = append(interrupts, in.ID)
+			}
+		}
+		types = append(types, typ)
+	}
+	return types, interrupts
+}
+
+// TestApprovalsAcrossKill9: a turn that waits for approval, started over
+// the AI SDK or AG-UI, is still there after kill -9 and a restart: the
+// resume replays it up to the approval request (the AI SDK's GET, an AG-UI
+// run without input), and answering it runs the tool and streams the rest.
+func TestApprovalsAcrossKill9(t *testing.T) {
+	const key = "sk-agentik-test"
+	p, restart := frontEndRestartable(t, key)
+	api := p.url("/agentik/ai-sdk/chat")
+	types, asked, st := chunks(t, "POST", api, key, `{"id":"chat-kill","trigger":"submit-message","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"[[tool=everything__get-sum args={\"a\":2,\"b\":3}]]"}]}]}`)
+	if st != 200 || len(asked) != 1 || types[len(types)-1] != "finish:tool-calls" {
+		t.Fatalf("before the kill: %d %v", st, types)
+	}
+	run, ins := aguiRun(t, p, key, `{"threadId":"thread-kill","runId":"r1","messages":[{"id":"m1","role":"user","content":"[[tool=everything__get-sum args={\"a\":4,\"b\":5}]]"}]}`)
+	if len(ins) != 1 || run[len(run)-1] != "RUN_FINISHED:interrupt" {
+		t.Fatalf("AG-UI before the kill: %v", run)
+	}
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait()
+	p = restart()
+	replayed, again, st := chunks(t, "GET", p.url("/agentik/ai-sdk/chat/chat-kill/stream"), key, "")
+	if st != 200 || strings.Join(replayed, " ") != strings.Join(types, " ") || len(again) != 1 || again[0] != asked[0] {
+		t.Fatalf("the resume after a restart: %d %v (asked %v), want the same stream %v", st, replayed, again, types)
+	}
+	body := `{"id":"chat-kill","trigger":"submit-message","messageId":"turn-x","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"x"}]},` +
+		`{"id":"turn-x","role":"assistant","parts":[{"type":"dynamic-tool","toolName":"everything__get-sum","toolCallId":"` + asked[0] + `","state":"approval-responded","input":{},"approval":{"id":"` + asked[0] + `","approved":true}}]}]}`
+	again2, ins2 := aguiRun(t, p, key, `{"threadId":"thread-kill","runId":"r2","messages":[]}`)
+	if len(ins2) != 1 || ins2[0] != ins[0] || again2[len(again2)-1] != "RUN_FINISHED:interrupt" || !slices.Contains(again2, "TOOL_CALL_START") {
+		t.Fatalf("AG-UI run without input after the restart: %v (interrupts %v), want the turn again up to interrupt %s", again2, ins2, ins[0])
+	}
+	resumed, _ := aguiRun(t, p, key, `{"threadId":"thread-kill","runId":"r3","messages":[],"resume":[{"interruptId":"`+ins[0]+`","status":"resolved","payload":{"approved":true}}]}`)
+	if !slices.Contains(resumed, "TOOL_CALL_RESULT") || resumed[len(resumed)-1] != "RUN_FINISHED:success" {
+		t.Errorf("AG-UI resume after the restart: %v", resumed)
+	}
+	rest, _, st := chunks(t, "POST", api, key, body)
+	got := strings.Join(rest, " ")
+	if st != 200 || !strings.Contains(got, "tool-output-available") || !strings.Contains(got, "text-delta") || !strings.HasSuffix(got, "finish:stop") {
+		t.Errorf("the approval after the restart: %d %s", st, got)
 	}
 }

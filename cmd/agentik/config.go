@@ -131,6 +131,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	c.MCPConfig = getenv("AGENTIK_MCP_CONFIG")
 	c.Agents = getenv("AGENTIK_AGENTS")
 	c.APIKeys = splitList(getenv("AGENTIK_API_KEYS"))
+	if v := getenv("AGENTIK_API_KEYS"); v != "" && len(c.APIKeys) == 0 {
+		// Set but holding no key (",", " "): starting would leave every
+		// route open while the operator meant to close them.
+		return c, fmt.Errorf("AGENTIK_API_KEYS is set but holds no key (got %q); give comma-separated keys, or unset it to run without authentication", v)
+	}
 	if v := getenv("AGENTIK_EVENT_TTL"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {

@@ -272,6 +272,8 @@ func TestConfig(t *testing.T) {
 		{"new names win", nil, env("AGENTIK_PORT", "9000", "AGENTIK_ADDR", "127.0.0.1:9100"), "127.0.0.1:9100", "sqlite:./agentik.db", ""},
 		{"flags win", []string{"--addr", "127.0.0.1:7000", "--db", "postgres://x"}, env("AGENTIK_ADDR", "127.0.0.1:9100"), "127.0.0.1:7000", "postgres://x", ""},
 		{"public needs keys", []string{"--addr", "0.0.0.0:80"}, env(), "", "", "AGENTIK_API_KEYS"},
+		{"keys of commas only", nil, env("AGENTIK_API_KEYS", ","), "", "", "AGENTIK_API_KEYS"},
+		{"keys of blanks only", nil, env("AGENTIK_API_KEYS", " "), "", "", "AGENTIK_API_KEYS"},
 		{"public with insecure", []string{"--addr", "0.0.0.0:80", "--insecure"}, env(), "0.0.0.0:80", "sqlite:./agentik.db", ""},
 		{"google backend", nil, env("AGENTIK_LLM_BACKEND", "google"), "", "", "llama.cpp"},
 		{"bad ttl", nil, env("AGENTIK_EVENT_TTL", "soon"), "", "", "AGENTIK_EVENT_TTL"},

@@ -31,7 +31,7 @@ func TestMCPServerSDK(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "mcp_sdk.mjs"))
-	cmd.Env = append(os.Environ(), "AGENTIK_URL=http://"+p.addr, "AGENTIK_KEY="+a2aKey)
+	cmd.Env = append(os.Environ(), "AGENTIK_URL=http://"+p.addr, "AGENTIK_KEY="+a2aKey, "AGENTIK_MEMBER_KEY="+memberKey(t, p))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
@@ -39,6 +39,14 @@ func TestMCPServerSDK(t *testing.T) {
 		t.Fatalf("node: %v\n%s\nagentik logs:\n%s", err, stderr.String(), p.logs)
 	}
 	var got struct {
+		Member struct {
+			Resources []string
+			Ask       struct {
+				IsError bool
+				Text    string
+			}
+			Read int
+		}
 		Tools []struct {
 			Name            string
 			Required, Props []string
@@ -121,6 +129,10 @@ func TestMCPServerSDK(t *testing.T) {
 	}
 	if !got.UIApproved.Decided || !strings.Contains(got.UIApproved.Text, "ping ui") {
 		t.Errorf("approval in the UI %+v", got.UIApproved)
+	}
+	// Another user: none of the admin's conversations.
+	if contains(got.Member.Resources, uri) || !got.Member.Ask.IsError || !strings.Contains(got.Member.Ask.Text, "no conversation") || got.Member.Read == 0 {
+		t.Errorf("another user's view: %+v", got.Member)
 	}
 	if !strings.Contains(got.WrongKey, "unauthorized") {
 		t.Errorf("wrong key: %s", got.WrongKey)

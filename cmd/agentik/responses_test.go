@@ -109,6 +109,11 @@ func TestResponsesSDK(t *testing.T) {
 			Call    *struct{ Output, Approval, Arguments string }
 			Answer  string
 		} `json:"mcp"`
+		Temp struct {
+			Text, Streamed string
+			Store, Gone    bool
+			Conversation   *struct{ ID string }
+		}
 		Shaped struct {
 			Status, Instructions, Format, Effort string
 			Metadata                             map[string]string
@@ -184,6 +189,16 @@ func TestResponsesSDK(t *testing.T) {
 	}
 	if !got.Unknown.Refused || got.Unknown.Status != 404 || got.Unknown.Code != "model_not_found" || got.Unknown.Param != "model" || !got.Unknown.SDKError {
 		t.Errorf("unknown model %+v", got.Unknown)
+	}
+	if tp := got.Temp; tp.Text != "You said: not kept" || tp.Streamed != "You said: not kept either" || tp.Store || !tp.Gone || tp.Conversation != nil {
+		t.Errorf("store: false %+v", tp)
+	}
+	var convs struct{ Conversations []agent.Conversation }
+	requestJSON(t, "GET", p.url("/agentik/conversations?limit=1000"), "", auth, &convs)
+	for _, c := range convs.Conversations {
+		if c.Temp {
+			t.Errorf("a store: false response left its temp conversation %s", c.ID)
+		}
 	}
 	sh := got.Shaped
 	if sh.Status != "completed" || sh.Instructions != "Answer in JSON." || sh.Format != "json_schema" || sh.Effort != "low" || sh.Temperature != 0.5 || sh.ToolChoice != "required" || sh.Metadata["run"] != "shaped" {

@@ -16,6 +16,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/agentik/agentik/internal/a2a"
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/app"
 	"github.com/agentik/agentik/internal/llm"
@@ -260,6 +261,11 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 				Head: func(ctx context.Context) (int64, error) { _, h, err := st.Bounds(ctx); return h, err }})
 		})
 	}
+	// A2A push notifications: one deliverer of the tasks' configs.
+	hooks.Go(func() {
+		push := a2a.New(a2a.Config{Runner: runner, Broker: b, KV: st, Logger: log})
+		(&a2a.PushDeliverer{Handler: push, Secret: cfg.WebhookSecret, Logger: log}).Run(pruneCtx)
+	})
 	log.Info("listening", "addr", ln.Addr().String(), "db", redactURL(cfg.DB))
 
 	select {

@@ -56,6 +56,9 @@ type Config struct {
 	Agents func(ctx context.Context) ([]Agent, error)
 	// Default is the default agent, whose card is public at CardPath.
 	Default func() Agent
+	// KV keeps push notification configs (the database); nil: push
+	// notifications are not served.
+	KV KV
 	// Auth says that requests need a key: the cards name the bearer scheme.
 	Auth      bool
 	Heartbeat time.Duration // DefaultHeartbeat when 0
@@ -124,7 +127,7 @@ func (h *Handler) card(r *http.Request, a Agent) Card {
 		}},
 		Provider:           &Provider{Organization: "agentik", URL: baseURL(r)},
 		Version:            h.cfg.Version,
-		Capabilities:       Capabilities{Streaming: true},
+		Capabilities:       Capabilities{Streaming: true, PushNotifications: h.cfg.KV != nil},
 		DefaultInputModes:  []string{"text/plain", "image/png", "image/jpeg", "image/gif", "image/webp", "application/json"},
 		DefaultOutputModes: []string{"text/plain"},
 		Skills: []Skill{{

@@ -178,6 +178,28 @@ func (h *Handler) start(ctx context.Context, a Agent, p sendParams) (string, err
 	return taskID(convID, res.Seq), nil
 }
 
+// startPushed is start, then the push config the send carries stored for
+// its task.
+func (h *Handler) startPushed(ctx context.Context, a Agent, p sendParams) (string, error) {
+	var pc *PushConfig
+	if p.Configuration != nil && len(p.Configuration.PushConfig) > 0 && string(p.Configuration.PushConfig) != "null" {
+		pc = &PushConfig{}
+		if err := json.Unmarshal(p.Configuration.PushConfig, pc); err != nil {
+			return "", rpcErr(codeInvalidParams, "configuration.taskPushNotificationConfig is malformed: %v", err)
+		}
+		if h.cfg.KV == nil {
+			return "", rpcErr(codePushUnsupported, "push notifications are not served by this agentik")
+		}
+	}
+	id, err := h.start(ctx, a, p)
+	if err != nil || pc == nil {
+		return id, err
+	}
+	pc.TaskID = id
+	_, err = h.addConfig(ctx, *pc)
+	return id, err
+}
+
 // decision is the data part that answers an input-required task.
 type decision struct {
 	Decision string `json:"decision"`
@@ -231,7 +253,7 @@ func (h *Handler) sendMessage(ctx context.Context, a Agent, req request) (any, e
 	if err := params(req, &p); err != nil {
 		return nil, err
 	}
-	id, err := h.start(ctx, a, p)
+	id, err := h.startPushed(ctx, a, p)
 	if err != nil {
 		return nil, err
 	}
@@ -394,8 +416,8 @@ func listed(c agent.Conversation, msgs []agent.Message, history int, artifacts b
 					v.errMsg = n.Code + ": " + n.Error
 				}
 			case agent.MessageAssistant:
-				if n.Interrupted {
-					state = StateCanceled
+				if n.Interrupted && state != StateFailed {
+					state = StateCanceled // unless an error ended it (a restart)
 				}
 				for _, p := range n.Content {
 					if p.Type == agent.ContentText && p.Body != "" {

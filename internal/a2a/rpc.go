@@ -160,7 +160,7 @@ func (h *Handler) handleRPC(w http.ResponseWriter, r *http.Request) {
 	case "ListTasks":
 		result, err = h.listTasks(ctx, req)
 	case "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig":
-		err = rpcErr(codePushUnsupported, "push notifications are not served by this agentik: follow the task with SendStreamingMessage or SubscribeToTask, or poll GetTask")
+		result, err = h.pushMethod(ctx, req)
 	case "GetExtendedAgentCard":
 		err = rpcErr(codeNoExtendedCard, "agentik has no extended agent card: the card at %s%s%s is the whole card", Prefix, a.Slug, CardPath)
 	default:

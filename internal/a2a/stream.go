@@ -80,7 +80,7 @@ func (h *Handler) sendStreaming(rw http.ResponseWriter, r *http.Request, a Agent
 		reply(rw, req.ID, nil, h.toRPC(req.Method, err))
 		return
 	}
-	id, err := h.start(r.Context(), a, p)
+	id, err := h.startPushed(r.Context(), a, p)
 	if err != nil {
 		reply(rw, req.ID, nil, h.toRPC(req.Method, err))
 		return

@@ -525,6 +525,9 @@ func (r *Runner) Compact(ctx context.Context, id string) (CompactResult, error) 
 	}
 	close(t.started)
 	tctx := t.ctx
+	// The compaction is the caller's command: it ends with the caller's
+	// context (a command timeout, a client gone), not only by interrupt.
+	defer context.AfterFunc(ctx, func() { t.cancel(context.Cause(ctx)) })()
 	t.items = make(chan emitItem, emitQueue)
 	emitDone := make(chan struct{})
 	go func() { defer close(emitDone); t.emitLoop() }()

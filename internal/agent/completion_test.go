@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -135,5 +136,103 @@ func TestCompletionBadInput(t *testing.T) {
 	}
 	if n := len(g.history(c)); n != 0 || len(g.fake.Requests()) != 0 {
 		t.Fatalf("bad input changed something: %d messages, %d model calls", n, len(g.fake.Requests()))
+	}
+}
+
+// TestCompletionFormatAndChoice: a completion's response format reaches
+// every model call of its turn; a forced tool choice reaches the first and
+// is auto after the round it forced (no endless tool loop); an unknown
+// named tool is refused before anything is stored.
+func TestCompletionFormatAndChoice(t *testing.T) {
+	g := newRig(t, &fakeTools{})
+	c := g.create(false)
+	format := &agent.ResponseFormat{Type: agent.FormatJSONSchema, Name: "sum", Schema: []byte(`{"type":"object"}`), Strict: true}
+	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "s1", Name: "calc__add", Arguments: `{}`}}})
+	g.fake.Enqueue(llmtest.Reply{Text: `{"sum":3}`})
+	g.completionTurn(c.ID, agent.CompletionInput{Content: []agent.Content{agent.Text("add")}, ResponseFormat: format,
+		ToolChoice: &agent.ToolChoice{Mode: agent.ToolChoiceFunction, Name: "calc__add"}})
+	reqs := g.fake.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want 2", len(reqs))
+	}
+	for i, r := range reqs {
+		var b struct {
+			ResponseFormat json.RawMessage `json:"response_format"`
+			ToolChoice     json.RawMessage `json:"tool_choice"`
+		}
+		if err := json.Unmarshal(r.Body, &b); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(b.ResponseFormat), `{"type":"json_schema","json_schema":{"name":"sum","schema":{"type":"object"},"strict":true}}`; got != want {
+			t.Errorf("call %d: response_format %s, want %s", i, got, want)
+		}
+		want := `{"type":"function","function":{"name":"calc__add"}}`
+		if i == 1 {
+			want = "" // auto after the forced round
+		}
+		if string(b.ToolChoice) != want {
+			t.Errorf("call %d: tool_choice %s, want %q", i, b.ToolChoice, want)
+		}
+	}
+	if _, err := g.r.SendCompletion(context.Background(), c.ID, agent.CompletionInput{Content: []agent.Content{agent.Text("x")},
+		ToolChoice: &agent.ToolChoice{Mode: agent.ToolChoiceFunction, Name: "nowhere"}}); !errors.Is(err, agent.ErrBadRequest) {
+		t.Errorf("an unknown named tool: %v, want bad_request", err)
+	}
+	if n := len(g.history(c)); n != 4 { // user, tool call, tool result, answer
+		t.Errorf("history has %d messages, want 4", n)
+	}
+}
+
+// TestCompletionStrayResults: a tool result that answers no waiting call
+// (none was made, or it was answered already) is refused and stores
+// nothing; so is a stateless history with such a tool message, and an
+// import with one.
+func TestCompletionStrayResults(t *testing.T) {
+	g := newRig(t, nil)
+	ctx := context.Background()
+	c := g.create(false)
+	g.turn(c, "hello")
+	before := len(g.history(c))
+	if _, err := g.r.SendCompletion(ctx, c.ID, agent.CompletionInput{Results: []agent.ToolResult{{CallID: "call_nobody", Result: "x"}}}); !errors.Is(err, agent.ErrBadRequest) {
+		t.Errorf("a result of no call: %v, want bad_request", err)
+	}
+	if n := len(g.history(c)); n != before {
+		t.Errorf("the refused result stored %d messages", n-before)
+	}
+	for name, h := range map[string][]agent.ModelMessage{
+		"no call": {{Role: agent.RoleUser, Content: []agent.Content{agent.Text("hi")}}, {Role: agent.RoleTool, ToolCallID: "c1"}},
+		"answered twice": {{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "c1", Name: "f"}}},
+			{Role: agent.RoleTool, ToolCallID: "c1"}, {Role: agent.RoleTool, ToolCallID: "c1"}},
+	} {
+		if _, err := g.r.CreateCompletion(ctx, h); !errors.Is(err, agent.ErrBadRequest) {
+			t.Errorf("history %s: %v, want bad_request", name, err)
+		}
+	}
+	_, err := g.r.Import(ctx, []agent.ImportConversation{{Source: "agentik:x:1", Messages: []agent.Message{
+		{Type: agent.MessageUser, Content: []agent.Content{agent.Text("hi")}},
+		{Type: agent.MessageToolResult, CallID: "call_nobody", Result: "stray"},
+	}}})
+	if !errors.Is(err, agent.ErrBadRequest) {
+		t.Errorf("an import with a stray tool result: %v, want bad_request", err)
+	}
+	if cs, _, _ := g.r.Conversations(ctx, 0, 10); len(cs) != 1 {
+		t.Errorf("%d conversations after the refused import, want 1", len(cs))
+	}
+}
+
+func TestToolChoiceAfterRound(t *testing.T) {
+	for _, tc := range []struct {
+		in, want *agent.ToolChoice
+	}{
+		{nil, nil},
+		{&agent.ToolChoice{Mode: agent.ToolChoiceNone}, &agent.ToolChoice{Mode: agent.ToolChoiceNone}},
+		{&agent.ToolChoice{Mode: agent.ToolChoiceRequired}, nil},
+		{&agent.ToolChoice{Mode: agent.ToolChoiceFunction, Name: "f"}, nil},
+		{&agent.ToolChoice{Mode: agent.ToolChoiceRequired, Allowed: []string{"f"}}, &agent.ToolChoice{Mode: agent.ToolChoiceAuto, Allowed: []string{"f"}}},
+	} {
+		got := tc.in.AfterRound()
+		if (got == nil) != (tc.want == nil) || (got != nil && (got.Mode != tc.want.Mode || len(got.Allowed) != len(tc.want.Allowed))) {
+			t.Errorf("AfterRound(%+v) = %+v, want %+v", tc.in, got, tc.want)
+		}
 	}
 }

@@ -115,6 +115,9 @@ type Delta struct {
 	Reasoning string
 	Text      string
 	Image     *Content
+	// ToolArguments is how many bytes of tool-call arguments arrived:
+	// nothing to show, but they count toward the answer cap.
+	ToolArguments int
 }
 
 // ChatResponse is what one model call produced once its stream ended.

@@ -317,7 +317,7 @@ func (t *turn) loop() error {
 		phase := ""
 		size, text := 0, 0 // bytes of this answer so far, and of its text that went out
 		resp, err := t.chat(&mem, specs, func(d Delta) error {
-			n := len(d.Reasoning) + len(d.Text)
+			n := len(d.Reasoning) + len(d.Text) + d.ToolArguments
 			if d.Image != nil {
 				n += len(d.Image.Data)
 			}

@@ -252,3 +252,40 @@ func TestConcurrentSendsOneClientID(t *testing.T) {
 		}
 	}
 }
+
+// TestToolArgumentsCountTowardAnswerCap: a tool call whose arguments pass
+// the answer cap ends the turn with the cap's error; the call is neither
+// stored nor run.
+func TestToolArgumentsCountTowardAnswerCap(t *testing.T) {
+	g := newRig(t, nil)
+	m, err := llm.New(llm.Config{BaseURL: g.url, Model: "fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := &fakeTools{}
+	r := agent.NewRunner(agent.Config{Store: g.st, Cluster: g.st, Publisher: g.b, Model: m, Tools: tools, MaxAnswerBytes: 1000})
+	defer r.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := r.CreateConversation(ctx, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	big := `{"x":"` + strings.Repeat("a", 5000) + `"}`
+	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "k", Name: "calc__add", Arguments: big}}, SplitArgs: true})
+	if _, err := r.Send(ctx, c.ID, []agent.Content{agent.Text("hi")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	evs := untilEnd(t, ctx, sub)
+	if e := evs[len(evs)-2]; e.Type != agent.EventError || e.Code != agent.CodeModelError || !strings.Contains(e.Error, "1000 bytes") {
+		t.Fatalf("events %s, last error %q", types(evs), e.Error)
+	}
+	if strings.Contains(types(evs), "tool_call") || len(tools.calls) != 0 {
+		t.Fatalf("the oversized call was kept or run: %s, %v", types(evs), tools.calls)
+	}
+}

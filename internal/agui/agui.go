@@ -27,6 +27,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/relay"
 	"github.com/agentik/agentik/internal/sse"
 )
 
@@ -256,69 +257,36 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, sub *broker.Sub
 	defer sub.Close()
 	h.write(w, r, func(sw *sse.Writer) {
 		writeEvents(sw, p.started(), event{Type: messagesSnapshot, Messages: &snap})
-		ctx := r.Context()
-		beat := time.NewTicker(h.cfg.Heartbeat)
-		defer beat.Stop()
-		for {
-			it, ok, err := sub.TryNext(ctx)
-			if err != nil {
-				var re *broker.ResyncError
-				if errors.As(err, &re) {
-					writeEvents(sw, event{Type: runError, Code: agent.CodeUnavailable, Message: "the stream fell behind the run; run again without new input to replay it"})
-				}
-				return
-			}
-			if ok {
-				if it.CaughtUp || it.Event.Kind != agent.KindConversation {
-					continue
-				}
-				all, err := it.Event.Decode()
-				if err != nil || all.Event == nil {
-					continue
-				}
-				writeEvents(sw, p.on(all.Event)...)
-				if p.done {
-					return
-				}
-				if sw.Buffered() < 64<<10 {
-					continue
-				}
-			}
-			if sw.Flush() != nil {
-				return
-			}
-			if ok {
-				continue
-			}
-			if len(p.asked) > 0 { // a round may be parked: then the run ends
+		behind := encode([]event{{Type: runError, Code: agent.CodeUnavailable, Message: "the stream fell behind the run; run again without new input to replay it"}})
+		relay.Stream{Sub: sub, Writer: sw, Heartbeat: h.cfg.Heartbeat, Closing: h.cfg.Streams.Closing(), Behind: behind[0],
+			Waiting: func(ctx context.Context) ([]string, error) {
 				c, err := h.cfg.Runner.Conversation(ctx, p.threadID)
-				if err != nil {
-					return
-				}
-				if evs := p.parked(c.Waiting); evs != nil {
-					writeEvents(sw, evs...)
-					return
-				}
-			}
-			select {
-			case <-h.cfg.Streams.Closing():
-				return
-			case <-ctx.Done():
-				return
-			case <-beat.C:
-				if sw.Idle() >= h.cfg.Heartbeat {
-					sw.Comment("keepalive")
-				}
-			case <-sub.Ready():
-			}
-		}
+				return c.Waiting, err
+			}}.Run(r.Context(), frames{p})
 	})
+}
+
+// frames is the projection as the relay feeds it.
+type frames struct{ p *projection }
+
+func (f frames) Event(ev *agent.Event) [][]byte   { return encode(f.p.on(ev)) }
+func (f frames) Asking() bool                     { return len(f.p.asked) > 0 }
+func (f frames) Parked(waiting []string) [][]byte { return encode(f.p.parked(waiting)) }
+func (f frames) Done() bool                       { return f.p.done }
+
+// encode is events as JSON frames; nil for none.
+func encode(evs []event) [][]byte {
+	var out [][]byte
+	for _, e := range evs {
+		b, _ := json.Marshal(e)
+		out = append(out, b)
+	}
+	return out
 }
 
 // writeEvents queues events as data frames.
 func writeEvents(sw *sse.Writer, evs ...event) {
-	for _, e := range evs {
-		b, _ := json.Marshal(e)
+	for _, b := range encode(evs) {
 		sw.Data(b)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/internal/relay"
 	"github.com/agentik/agentik/internal/sse"
 )
 
@@ -251,76 +252,38 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, id string, sub 
 		return
 	}
 	defer h.cfg.Streams.Release()
-	ctx := r.Context()
 	w.Header().Set(StreamHeader, "v1")
 	sw := sse.Start(w)
 	writeChunks(sw, p.start())
-	beat := time.NewTicker(h.cfg.Heartbeat)
-	defer beat.Stop()
-	for {
-		it, ok, err := sub.TryNext(ctx)
-		if err != nil {
-			var re *broker.ResyncError
-			if errors.As(err, &re) {
-				writeChunks(sw, chunk{Type: "error", ErrorText: "the stream fell behind the answer; resume it (GET " + Prefix + "chat/" + id + "/stream)"})
-			}
-			_ = sw.Flush()
-			return
-		}
-		if ok {
-			if it.CaughtUp || it.Event.Kind != agent.KindConversation {
-				continue
-			}
-			all, err := it.Event.Decode()
-			if err != nil || all.Event == nil {
-				continue
-			}
-			writeChunks(sw, p.on(all.Event)...)
-			if p.done {
-				sw.Data([]byte("[DONE]"))
-				_ = sw.Flush()
-				return
-			}
-			if sw.Buffered() < 64<<10 {
-				continue
-			}
-		}
-		if sw.Flush() != nil {
-			return
-		}
-		if ok {
-			continue
-		}
-		if len(p.asked) > 0 { // a round may be parked: then the stream ends
+	behind := encode([]chunk{{Type: "error", ErrorText: "the stream fell behind the answer; resume it (GET " + Prefix + "chat/" + id + "/stream)"}})
+	relay.Stream{Sub: sub, Writer: sw, Heartbeat: h.cfg.Heartbeat, Closing: h.cfg.Streams.Closing(), Behind: behind[0], Last: []byte("[DONE]"),
+		Waiting: func(ctx context.Context) ([]string, error) {
 			c, err := h.cfg.Runner.Conversation(ctx, id)
-			if err != nil {
-				return
-			}
-			if cs := p.parked(c.Waiting); cs != nil {
-				writeChunks(sw, cs...)
-				sw.Data([]byte("[DONE]"))
-				_ = sw.Flush()
-				return
-			}
-		}
-		select {
-		case <-h.cfg.Streams.Closing():
-			return
-		case <-ctx.Done():
-			return
-		case <-beat.C:
-			if sw.Idle() >= h.cfg.Heartbeat {
-				sw.Comment("keepalive")
-			}
-		case <-sub.Ready():
-		}
+			return c.Waiting, err
+		}}.Run(r.Context(), frames{p})
+}
+
+// frames is the projection as the relay feeds it.
+type frames struct{ p *projection }
+
+func (f frames) Event(ev *agent.Event) [][]byte   { return encode(f.p.on(ev)) }
+func (f frames) Asking() bool                     { return len(f.p.asked) > 0 }
+func (f frames) Parked(waiting []string) [][]byte { return encode(f.p.parked(waiting)) }
+func (f frames) Done() bool                       { return f.p.done }
+
+// encode is chunks as JSON frames; nil for none.
+func encode(cs []chunk) [][]byte {
+	var out [][]byte
+	for _, c := range cs {
+		b, _ := json.Marshal(c)
+		out = append(out, b)
 	}
+	return out
 }
 
 // writeChunks queues chunks as data frames.
 func writeChunks(sw *sse.Writer, cs ...chunk) {
-	for _, c := range cs {
-		b, _ := json.Marshal(c)
+	for _, b := range encode(cs) {
 		sw.Data(b)
 	}
 }

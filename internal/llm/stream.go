@@ -169,6 +169,11 @@ func (a *accumulator) add(raw []byte, on func(agent.Delta) error) error {
 				call.Name += n
 			}
 			call.Arguments += tc.Function.Arguments
+			if n := len(tc.Function.Arguments); n > 0 {
+				if err := on(agent.Delta{ToolArguments: n}); err != nil {
+					return callbackError{err} // past the answer cap: stop reading
+				}
+			}
 		}
 		if ch.FinishReason != "" {
 			a.finished = true

@@ -655,6 +655,9 @@ func itemList(items []*Item) map[string]any {
 // providerModel is the conversation model of a request's model: a
 // provider's model id, or "" for the default model (its name, or its id).
 func (h *Handler) providerModel(model string) string {
+	if strings.HasPrefix(model, "agent/") {
+		return model // an agent's conversation: the runner reads agent/<slug> as the agent
+	}
 	ms, def := h.runner.Models()
 	if model == def || !slices.ContainsFunc(ms, func(m agent.ModelInfo) bool { return m.ID == model }) {
 		return ""

@@ -25,7 +25,8 @@ func (s *Server) agents(context.Context) ([]a2a.Agent, error) {
 
 // newA2A is the A2A handler (internal/a2a).
 func (s *Server) newA2A() *a2a.Handler {
-	return a2a.New(a2a.Config{
+	kv, _ := s.store.(a2a.KV)
+	return a2a.New(a2a.Config{KV: kv,
 		Runner: s.runner, Broker: s.broker, Agents: s.agents, Default: defaultAgent,
 		Auth: s.authOn(), Heartbeat: s.cfg.Heartbeat, Streams: s.streams, Logger: s.log,
 	})

@@ -123,6 +123,9 @@ type Config struct {
 	// Accounts manages users and their keys; nil: over the Store, when it
 	// implements agent.UserStore (then per-user keys sign in).
 	Accounts *agent.Accounts
+	// WSCommandTimeout bounds the work of one WebSocket command; default
+	// WSCommandTimeout.
+	WSCommandTimeout time.Duration
 	// PageMessages is how many of the latest messages a conversation page
 	// renders (older ones are counted, and shown on request); default
 	// PageMessages. Tests make it small, so a "long" conversation needs

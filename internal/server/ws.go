@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -84,7 +85,15 @@ type wsConn struct {
 	// owned by the reader
 	strikes     int
 	strikeStart time.Time // when the current strike window began
-	nextSub     int
+
+	// Commands wait in queue for the one drain goroutine that runs them
+	// in order (started when the queue fills from empty, gone when it
+	// empties), so the reader never waits for a command.
+	qmu      sync.Mutex
+	queue    []wsCommand
+	draining bool
+
+	nextSub int // owned by the drain goroutine of the moment
 
 	mu   sync.Mutex
 	subs map[string]*wsSub
@@ -189,13 +198,67 @@ func (k *wsConn) readLoop() error {
 			k.reply(nil, "", nil, agent.Errorf(agent.CodeBadRequest, "binary frames are not accepted; send commands as JSON text frames"))
 			continue
 		}
-		// Commands run on a short-lived goroutine, waited for here: the
-		// database calls deepen its stack, and the stack is freed when
-		// the command ends instead of staying with this long-lived
-		// reader (the idle connection memory budget).
-		done := make(chan struct{})
-		go func() { defer close(done); k.command(b) }()
-		<-done
+		cmd, id, err := protocol.Decode(b)
+		if err == nil && cmd.Op == protocol.OpPing {
+			// Answered at once, ahead of commands still running: a ping
+			// says the connection is alive, whatever a command waits for.
+			k.reply(id, cmd.Op, protocol.Empty{}, nil)
+			continue
+		}
+		k.push(wsCommand{cmd: cmd, id: id, err: err})
+	}
+}
+
+// wsCommandQueue is how many commands may wait on one connection for the
+// one before them; past it a command gets rate_limited at once.
+const wsCommandQueue = 32
+
+// wsCommand is one decoded command (or its decoding error) waiting to run.
+type wsCommand struct {
+	cmd protocol.Command
+	id  *string
+	err error
+}
+
+// push queues c for the drain goroutine, starting one when none runs.
+// Commands run on that short-lived goroutine, never the reader: the
+// reader goes on reading (pongs, pings, the next commands) while a command
+// waits for a model or the database, and the drain's stack is freed when
+// the queue empties instead of staying with the long-lived reader (the
+// idle connection memory budget).
+func (k *wsConn) push(c wsCommand) {
+	k.qmu.Lock()
+	if len(k.queue) >= wsCommandQueue {
+		k.qmu.Unlock()
+		k.reply(c.id, c.cmd.Op, nil, agent.Errorf(agent.CodeRateLimited, "%d commands already wait on this connection for the one running; wait for their replies", wsCommandQueue))
+		return
+	}
+	k.queue = append(k.queue, c)
+	start := !k.draining
+	k.draining = true
+	k.qmu.Unlock()
+	if start {
+		k.wg.Add(1)
+		go k.drain()
+	}
+}
+
+// drain runs queued commands in order until the queue is empty.
+func (k *wsConn) drain() {
+	defer k.wg.Done()
+	for {
+		k.qmu.Lock()
+		if len(k.queue) == 0 {
+			k.draining = false
+			k.queue = nil
+			k.qmu.Unlock()
+			return
+		}
+		c := k.queue[0]
+		k.queue[0] = wsCommand{}
+		k.queue = k.queue[1:]
+		k.qmu.Unlock()
+		k.command(c)
 	}
 }
 
@@ -233,20 +296,25 @@ func (s *Server) now() time.Time {
 	return time.Now()
 }
 
-// command decodes and runs one command and queues its reply.
-func (k *wsConn) command(b []byte) {
-	cmd, id, err := protocol.Decode(b)
-	if err != nil {
-		k.reply(id, "", nil, err)
+// command runs one decoded command under the command timeout and queues
+// its reply; one that ran out of time fails saying so.
+func (k *wsConn) command(c wsCommand) {
+	cmd, id := c.cmd, c.id
+	if c.err != nil {
+		k.reply(id, "", nil, c.err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(k.ctx, WSCommandTimeout)
+	limit := cmp.Or(k.s.cfg.WSCommandTimeout, WSCommandTimeout)
+	ctx, cancel := context.WithTimeout(k.ctx, limit)
 	defer cancel()
 	if cmd.Op == protocol.OpSubscribe {
 		k.subscribe(ctx, cmd, id)
 		return
 	}
 	res, err := k.run(ctx, cmd)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && k.ctx.Err() == nil {
+		err = agent.Errorf(agent.CodeUnavailable, "%s took longer than %s, the most one command may take, and was stopped", cmd.Op, limit)
+	}
 	k.reply(id, cmd.Op, res, err)
 }
 

@@ -2,6 +2,8 @@
 // with AGENTIK_URL, AGENTIK_KEY and A2A_PHASE (main, kill_start,
 // kill_resume with A2A_TASK); prints one JSON object of what each step
 // saw, for the Go test to check.
+import http from "node:http";
+import crypto from "node:crypto";
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, DefaultAgentCardResolver } from "@a2a-js/sdk/client";
 
 const base = process.env.AGENTIK_URL;
@@ -120,6 +122,40 @@ if (phase === "main") {
     out.approval.again = e.constructor.name;
   }
 
+  // Push notifications: a receiver gets the settled task, signed.
+  const pushes = [];
+  let pushed;
+  const gotPush = new Promise((r) => (pushed = r));
+  const receiver = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      const secret = Buffer.from(process.env.AGENTIK_WEBHOOK_SECRET.slice(6), "base64");
+      const want = "v1," + crypto.createHmac("sha256", secret).update(`${req.headers["webhook-id"]}.${req.headers["webhook-timestamp"]}.${body}`).digest("base64");
+      const task = JSON.parse(body).task;
+      pushes.push({ token: req.headers["x-a2a-notification-token"], signed: req.headers["webhook-signature"] === want, state: task?.status?.state, text: task?.artifacts?.[0]?.parts?.[0]?.text, id: task?.id });
+      res.writeHead(200).end();
+      if (task?.status?.state === "TASK_STATE_COMPLETED") pushed();
+    });
+  });
+  await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
+  const hook = `http://127.0.0.1:${receiver.address().port}/hook`;
+  const pt = await client.sendMessage({ message: message([text("hello push")]), configuration: { taskPushNotificationConfig: { url: hook, token: "tok-1" }, returnImmediately: true } });
+  await Promise.race([gotPush, new Promise((r) => setTimeout(r, 30000))]);
+  receiver.close();
+  out.push = { task: pt.id, pushes };
+  const made = await client.createTaskPushNotificationConfig({ taskId: t1.id, url: hook, token: "tok-2" });
+  const listed = await client.listTaskPushNotificationConfig({ taskId: t1.id });
+  const one = await client.getTaskPushNotificationConfig({ taskId: t1.id, id: made.id });
+  await client.deleteTaskPushNotificationConfig({ taskId: t1.id, id: made.id });
+  const after = await client.listTaskPushNotificationConfig({ taskId: t1.id });
+  out.push.configs = { made: !!made.id, listed: listed.configs.length, got: one.url === hook, after: after.configs.length };
+  try {
+    await client.createTaskPushNotificationConfig({ taskId: t1.id, url: "ftp://nope" });
+  } catch (e) {
+    out.push.bad_url = e.constructor.name;
+  }
+
   // Bad input.
   try {
     await client.getTask({ id: "0123456789abcdef0123456789abcdef-999999" });
@@ -134,6 +170,20 @@ if (phase === "main") {
   out.wrong_key = wrong.status;
   const open = await fetch(base + "/.well-known/agent-card.json");
   out.public_card = open.status;
+  // Another user sees none of it.
+  const member = await factoryFor(process.env.AGENTIK_MEMBER_KEY).createFromUrl(base + "/a2a/agentik/");
+  out.member = { card: member.agentCard.name };
+  const failure = async (f) => {
+    try {
+      await f();
+      return "ok";
+    } catch (e) {
+      return e.constructor.name + ": " + e.message;
+    }
+  };
+  out.member.get = (await failure(() => member.getTask({ id: t1.id }))).split(":")[0];
+  out.member.send = await failure(() => member.sendMessage({ message: message([text("mine now")], { contextId: t1.contextId }) }));
+  out.member.list = await failure(() => member.listTasks({ contextId: t1.contextId }));
   out.unknown_agent = (await fetch(base + "/a2a/nobody/.well-known/agent-card.json", { headers: { Authorization: "Bearer " + key } })).status;
 } else if (phase === "kill_start") {
   // Read part of a long answer, then leave; the Go test kills agentik.

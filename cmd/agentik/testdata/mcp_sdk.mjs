@@ -95,6 +95,19 @@ for (let i = 0; i < 400 && !decided; i++) {
 const viaUI = await waiting;
 out.ui_approved = { text: textOf(viaUI), decided };
 
+// Another user sees none of the admin's conversations.
+const member = await connect(process.env.AGENTIK_MEMBER_KEY);
+const theirs = await member.listResources();
+const ask = await member.callTool({ name: "ask_agentik", arguments: { message: "hi", conversation_id: conv } });
+out.member = { resources: theirs.resources.map((r) => r.uri), ask: { isError: !!ask.isError, text: textOf(ask) } };
+try {
+  await member.readResource({ uri: "agentik://conversations/" + conv });
+  out.member.read = 0;
+} catch (e) {
+  out.member.read = e.code;
+}
+await member.close();
+
 // A wrong key is refused.
 try {
   await connect("wrong");

@@ -36,6 +36,13 @@ if (mode === "all") {
   const streamed = await read(await client.responses.create({ model: "fake", input: "[[tokens=30]]", stream: true }));
   out.streamed = streamed;
 
+  // store: false: answered from a temp conversation that is gone after.
+  const temp = await client.responses.create({ model: "fake", input: "not kept", store: false });
+  const tempStream = await read(await client.responses.create({ model: "fake", input: "not kept either", store: false, stream: true }));
+  let tempGone = false;
+  try { await client.responses.retrieve(temp.id); } catch (e) { tempGone = e.status === 404; }
+  out.temp = { text: temp.output_text, store: temp.store, conversation: temp.conversation ?? null, streamed: tempStream.text, gone: tempGone };
+
   // Retrieved: the same answer.
   const got = await client.responses.retrieve(plain.id);
   out.retrieved = { text: got.output_text, status: got.status };

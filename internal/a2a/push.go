@@ -1,0 +1,357 @@
+package a2a
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/webhook"
+)
+
+// Push notifications: a task's configs are kept in the database's
+// key-value table (KV) under pushKey(task); one deliverer (RunPush)
+// follows the whole event log from a cursor kept there too, and when a
+// task settles (it completes, fails, is canceled, or needs input) POSTs
+// the task as it stands to each of its configs' URLs, signed as Standard
+// Webhooks when a secret is set.
+
+// KV is the database's key-value table (store.Store's Cursor/SetCursor).
+type KV interface {
+	Cursor(ctx context.Context, key string) (string, error) // agent.ErrNotFound when unset
+	SetCursor(ctx context.Context, key, value string) error
+}
+
+// maxPushConfigs caps the configs of one task.
+const maxPushConfigs = 10
+
+// pushCursorKey is where the deliverer keeps its place in the log.
+const pushCursorKey = "a2a:push-cursor"
+
+func pushKey(taskID string) string { return "a2a:push:" + taskID }
+
+// PushConfig is a TaskPushNotificationConfig.
+type PushConfig struct {
+	ID             string    `json:"id"`
+	TaskID         string    `json:"taskId"`
+	URL            string    `json:"url"`
+	Token          string    `json:"token,omitempty"`
+	Authentication *PushAuth `json:"authentication,omitempty"`
+}
+
+// PushAuth is how agentik authenticates to the receiver.
+type PushAuth struct {
+	Scheme      string `json:"scheme"`
+	Credentials string `json:"credentials"`
+}
+
+func (h *Handler) configs(ctx context.Context, taskID string) ([]PushConfig, error) {
+	return loadConfigs(ctx, h.cfg.KV, taskID)
+}
+
+func loadConfigs(ctx context.Context, kv KV, taskID string) ([]PushConfig, error) {
+	v, err := kv.Cursor(ctx, pushKey(taskID))
+	if errors.Is(err, agent.ErrNotFound) {
+		return []PushConfig{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var cs []PushConfig
+	if err := json.Unmarshal([]byte(v), &cs); err != nil {
+		return nil, fmt.Errorf("push configs of %s: %w", taskID, err)
+	}
+	return cs, nil
+}
+
+func (h *Handler) saveConfigs(ctx context.Context, taskID string, cs []PushConfig) error {
+	b, err := json.Marshal(cs)
+	if err != nil {
+		return err
+	}
+	return h.cfg.KV.SetCursor(ctx, pushKey(taskID), string(b))
+}
+
+// addConfig checks and stores a config of a task the caller may see.
+func (h *Handler) addConfig(ctx context.Context, c PushConfig) (PushConfig, error) {
+	if h.cfg.KV == nil {
+		return c, rpcErr(codePushUnsupported, "push notifications are not served by this agentik")
+	}
+	u, err := url.Parse(c.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return c, rpcErr(codeInvalidParams, "url must be an http(s) URL, got %q", agent.Shorten(c.URL, 100))
+	}
+	w, _, err := h.open(ctx, c.TaskID)
+	if err != nil {
+		return c, err
+	}
+	w.close()
+	cs, err := h.configs(ctx, c.TaskID)
+	if err != nil {
+		return c, err
+	}
+	if c.ID == "" {
+		c.ID = agent.NewID()
+	}
+	kept := cs[:0]
+	for _, x := range cs {
+		if x.ID != c.ID {
+			kept = append(kept, x)
+		}
+	}
+	if len(kept) >= maxPushConfigs {
+		return c, rpcErr(codeInvalidParams, "task %s has %d push configs already, the most there may be; delete one first", c.TaskID, maxPushConfigs)
+	}
+	return c, h.saveConfigs(ctx, c.TaskID, append(kept, c))
+}
+
+// pushMethod serves the four push config methods.
+func (h *Handler) pushMethod(ctx context.Context, req request) (any, error) {
+	if h.cfg.KV == nil {
+		return nil, rpcErr(codePushUnsupported, "push notifications are not served by this agentik: follow the task with SendStreamingMessage or SubscribeToTask, or poll GetTask")
+	}
+	var p struct {
+		PushConfig
+		ID     string `json:"id"`
+		TaskID string `json:"taskId"`
+	}
+	if err := params(req, &p); err != nil {
+		return nil, err
+	}
+	if req.Method == "CreateTaskPushNotificationConfig" {
+		c := p.PushConfig
+		c.ID, c.TaskID = p.ID, p.TaskID
+		return h.addConfig(ctx, c)
+	}
+	w, _, err := h.open(ctx, p.TaskID) // the caller may see the task
+	if err != nil {
+		return nil, err
+	}
+	w.close()
+	cs, err := h.configs(ctx, p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	switch req.Method {
+	case "ListTaskPushNotificationConfigs":
+		return map[string]any{"configs": cs}, nil
+	case "GetTaskPushNotificationConfig":
+		for _, c := range cs {
+			if c.ID == p.ID {
+				return c, nil
+			}
+		}
+	case "DeleteTaskPushNotificationConfig":
+		for i, c := range cs {
+			if c.ID == p.ID {
+				return map[string]any{}, h.saveConfigs(ctx, p.TaskID, append(cs[:i], cs[i+1:]...))
+			}
+		}
+	}
+	return nil, rpcErr(codeTaskNotFound, "task %s has no push config %q", p.TaskID, agent.Shorten(p.ID, 60))
+}
+
+// PushConfig of the deliverer.
+type PushDeliverer struct {
+	Handler *Handler
+	Secret  []byte       // Standard Webhooks secret; nil: unsigned
+	Client  *http.Client // nil: one that follows no redirects, 10 s a try
+	Logger  *slog.Logger
+	// Backoff is the wait before retry n (1, 2, …); nil doubles from 1 s
+	// to 1 min. After maxPushTries a delivery is given up (logged), so one
+	// dead receiver never holds back the others.
+	Backoff func(n int) time.Duration
+}
+
+// maxPushTries bounds the attempts of one delivery.
+const maxPushTries = 8
+
+// Run delivers until ctx ends; the caller owns the goroutine.
+func (d *PushDeliverer) Run(ctx context.Context) {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Client == nil {
+		d.Client = &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	if d.Backoff == nil {
+		d.Backoff = func(n int) time.Duration { return min(time.Second<<(n-1), time.Minute) }
+	}
+	for ctx.Err() == nil {
+		if err := d.follow(ctx); err != nil && ctx.Err() == nil {
+			d.Logger.Error("a2a_push_follow_failed", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+func (d *PushDeliverer) follow(ctx context.Context) error {
+	h := d.Handler
+	kv := h.cfg.KV
+	after := int64(-1)
+	if v, err := kv.Cursor(ctx, pushCursorKey); err == nil {
+		after, _ = strconv.ParseInt(v, 10, 64)
+	} else if !errors.Is(err, agent.ErrNotFound) {
+		return err
+	}
+	if after < 0 { // first start: from now on
+		sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamAll}, -1, "")
+		if err != nil {
+			return err
+		}
+		after = sub.Head
+		sub.Close()
+	}
+	sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamAll}, after, "")
+	if err != nil {
+		var re *broker.ResyncError
+		if errors.As(err, &re) && re.Reason == broker.ReasonPruned {
+			d.Logger.Warn("a2a_push_skipped_pruned", "after", after, "start", re.Start)
+			return kv.SetCursor(ctx, pushCursorKey, strconv.FormatInt(re.Start, 10))
+		}
+		return err
+	}
+	defer sub.Close()
+	turns := map[string]int64{} // conversation → seq of its current turn's first event
+	for {
+		it, err := sub.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if it.CaughtUp || it.Event.Kind != agent.KindConversation {
+			continue
+		}
+		e := it.Event
+		switch e.Type {
+		case agent.EventMessage:
+			if ev, err := e.Decode(); err == nil && ev.Event.Message != nil && ev.Event.Message.Type == agent.MessageUser {
+				turns[e.ConversationID] = e.Seq
+			}
+		case agent.EventEnd, agent.EventApprovalRequest:
+			seq, ok := turns[e.ConversationID]
+			if !ok {
+				if seq, err = d.turnOf(ctx, e.ConversationID, e.Seq); err != nil {
+					d.Logger.Warn("a2a_push_turn_unknown", "conversation_id", e.ConversationID, "err", err)
+					continue
+				}
+			}
+			if e.Type == agent.EventEnd {
+				delete(turns, e.ConversationID)
+			}
+			if err := d.settled(ctx, taskID(e.ConversationID, seq), e.ID); err != nil {
+				return err
+			}
+			if e.Type == agent.EventEnd {
+				if err := kv.SetCursor(ctx, pushCursorKey, strconv.FormatInt(e.Seq, 10)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// turnOf finds the seq of the user message that started the turn an event
+// at seq belongs to (a turn that started before the deliverer's cursor).
+func (d *PushDeliverer) turnOf(ctx context.Context, convID string, seq int64) (int64, error) {
+	var last int64
+	for off := 0; ; off += agent.MaxPageSize {
+		page, err := d.Handler.cfg.Runner.Messages(ctx, agent.MessageQuery{ConversationID: convID, Offset: off, Limit: agent.MaxPageSize})
+		if err != nil {
+			return 0, err
+		}
+		for _, m := range page {
+			if m.Seq > seq {
+				break
+			}
+			if m.Type == agent.MessageUser {
+				last = m.Seq
+			}
+		}
+		if len(page) < agent.MaxPageSize {
+			break
+		}
+	}
+	if last == 0 {
+		return 0, fmt.Errorf("no user message before seq %d", seq)
+	}
+	return last, nil
+}
+
+// settled delivers the task to its configs, if it has any.
+func (d *PushDeliverer) settled(ctx context.Context, id, eventID string) error {
+	cs, err := loadConfigs(ctx, d.Handler.cfg.KV, id)
+	if err != nil || len(cs) == 0 {
+		return err
+	}
+	w, _, err := d.Handler.open(ctx, id)
+	if err != nil {
+		return nil // deleted meanwhile
+	}
+	t := w.v.task(1)
+	w.close()
+	body, err := json.Marshal(StreamResponse{Task: &t})
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		d.deliver(ctx, c, eventID+"-"+c.ID, body)
+	}
+	return ctx.Err()
+}
+
+// deliver POSTs body to one receiver, retrying a few times.
+func (d *PushDeliverer) deliver(ctx context.Context, c PushConfig, id string, body []byte) {
+	for n := 1; n <= maxPushTries; n++ {
+		status, err := d.attempt(ctx, c, id, body)
+		if err == nil && status/100 == 2 {
+			return
+		}
+		if err == nil && status/100 == 4 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests {
+			d.Logger.Warn("a2a_push_refused", "task_id", c.TaskID, "status", status)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(d.Backoff(n)):
+		}
+	}
+	d.Logger.Warn("a2a_push_given_up", "task_id", c.TaskID, "tries", maxPushTries)
+}
+
+func (d *PushDeliverer) attempt(ctx context.Context, c PushConfig, id string, body []byte) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	ts := time.Now().Unix()
+	req.Header.Set("webhook-id", id)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+	if d.Secret != nil {
+		req.Header.Set("webhook-signature", webhook.Sign(d.Secret, id, ts, body))
+	}
+	if c.Token != "" {
+		req.Header.Set("X-A2A-Notification-Token", c.Token)
+	}
+	if a := c.Authentication; a != nil && a.Scheme != "" && a.Credentials != "" {
+		req.Header.Set("Authorization", a.Scheme+" "+a.Credentials)
+	}
+	resp, err := d.Client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
