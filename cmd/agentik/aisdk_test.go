@@ -137,8 +137,13 @@ func TestAISDK(t *testing.T) {
 		ResumedBeforeDrop                    int `json:"resumed_before_drop"`
 		Idle, Fresh                          any
 		Asked                                struct{ State, Approval, Tool string }
-		Bad                                  map[string]failure
-		TransportError                       *struct {
+		ApprovedAgain                        struct {
+			OK            bool
+			Parts, Before int
+			Error         string
+		} `json:"approved_again"`
+		Bad            map[string]failure
+		TransportError *struct {
 			Status int
 			Body   string
 		} `json:"transport_error"`
@@ -169,6 +174,9 @@ func TestAISDK(t *testing.T) {
 	}
 	if len(got.Approved.Tools) != 1 || got.Approved.Tools[0].State != "output-available" || !strings.Contains(got.Approved.Text, "tool said:") || !strings.Contains(got.Approved.Text, "5") {
 		t.Errorf("approved answer %+v", got.Approved)
+	}
+	if a := got.ApprovedAgain; !a.OK || a.Parts != a.Before {
+		t.Errorf("an approval sent again: %+v, want the stream to end with nothing new", a)
 	}
 	if got.Regenerated.Text != "You said: second message" {
 		t.Errorf("regenerated %+v", got.Regenerated)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -15,6 +16,12 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/client"
 	"github.com/agentik/agentik/internal/protocol"
+)
+
+// The markers a terminal in bracketed-paste mode puts around a paste.
+const (
+	pasteStart = "\x1b[200~"
+	pasteEnd   = "\x1b[201~"
 )
 
 // chatInterruptTimeout bounds the interrupt sent on Ctrl-C and the wait
@@ -29,7 +36,9 @@ conversation starts; with one, its history is printed and it goes on.
 
 Input: Enter sends the line. For a message of several lines, end a line
 with \ to go on to the next one, or type """ on a line of its own, the
-lines, and """ again.
+lines, and """ again; a block pasted into a terminal is one message
+(then Enter sends it).
+Without AGENTIK_API_KEY, a server that needs a key refuses the chat (401).
 Keys: Ctrl-C during an answer interrupts it (the chat goes on); Ctrl-C or
 Ctrl-D at the prompt quits.
 While the server cannot be reached, a notice says so; the chat reconnects
@@ -71,7 +80,7 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 	ccfg.Logger = slog.New(&connNotice{w: stderr})
 	c, err := client.Dial(ctx, ccfg)
 	if err != nil {
-		return fmt.Errorf("chat: cannot reach the agentik server at %s (start it with `agentik`, or pass --server): %w", cf.server, err)
+		return dialError("chat", cf.server, ccfg.APIKey != "", err)
 	}
 	defer c.Close()
 
@@ -107,10 +116,34 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 	// runChat does not wait for: a read from a terminal cannot be
 	// cancelled, and on Ctrl-C at the prompt the process exits right after
 	// run returns.
+	// A terminal pastes a block of lines as one message (bracketed paste).
+	if f, ok := stdin.(*os.File); ok {
+		if restore := pasteMode(f, stdout); restore != nil {
+			defer restore()
+		}
+	}
 	msgs := make(chan string)
 	go readMessages(ctx, stdin, msgs, func() { fmt.Fprint(stdout, "… ") })
 
 	for {
+		// A message read ahead (typed or pasted during the answer) is shown
+		// after its prompt, so its answer starts on a line of its own.
+		select {
+		case m, ok := <-msgs:
+			if !ok {
+				fmt.Fprintln(stdout)
+				return nil
+			}
+			if strings.TrimSpace(m) == "" {
+				continue
+			}
+			fmt.Fprintf(stdout, "> %s\n", oneLine(m, 200))
+			if err := sendAndStream(ctx, c, sub, conv.ID, m, stdout, stderr, interrupts, msgs); err != nil || ctx.Err() != nil {
+				return err
+			}
+			continue
+		default:
+		}
 		fmt.Fprint(stdout, "> ")
 		var text string
 		select {
@@ -130,34 +163,74 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 		if strings.TrimSpace(text) == "" {
 			continue
 		}
-		res, err := c.Send(ctx, conv.ID, []agent.Content{agent.Text(text)}, agent.NewID())
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			fmt.Fprintln(stderr, "error:", err)
-			continue
-		}
-		if err := streamTurn(ctx, c, sub, conv.ID, res.MessageID, stdout, interrupts, msgs); err != nil {
+		if err := sendAndStream(ctx, c, sub, conv.ID, text, stdout, stderr, interrupts, msgs); err != nil || ctx.Err() != nil {
 			return err
-		}
-		if ctx.Err() != nil {
-			return nil
 		}
 	}
 }
 
+// sendAndStream sends text and prints its turn; a refused send is
+// reported and the chat goes on.
+func sendAndStream(ctx context.Context, c *client.Client, sub *client.Sub, convID, text string, stdout, stderr io.Writer, interrupts <-chan os.Signal, msgs <-chan string) error {
+	res, err := c.Send(ctx, convID, []agent.Content{agent.Text(text)}, agent.NewID())
+	if err != nil {
+		if ctx.Err() == nil {
+			fmt.Fprintln(stderr, "error:", err)
+		}
+		return nil
+	}
+	return streamTurn(ctx, c, sub, convID, res.MessageID, stdout, interrupts, msgs)
+}
+
+// dialError says why a client command could not connect: a server that
+// answered 401 wants a key (and names the variable that carries it),
+// anything else is a server that cannot be reached.
+func dialError(cmd, server string, haveKey bool, err error) error {
+	var de *client.DialError
+	if errors.As(err, &de) && de.Status == http.StatusUnauthorized {
+		if haveKey {
+			return fmt.Errorf("%s: the agentik server at %s refused the key in AGENTIK_API_KEY (401): set AGENTIK_API_KEY to one of its AGENTIK_API_KEYS", cmd, server)
+		}
+		return fmt.Errorf("%s: the agentik server at %s needs an API key (401): set AGENTIK_API_KEY to one of its AGENTIK_API_KEYS", cmd, server)
+	}
+	return fmt.Errorf("%s: cannot reach the agentik server at %s (start it with `agentik`, or pass --server): %w", cmd, server, err)
+}
+
 // readMessages sends each message of r to out, then closes it: a line, or
 // lines joined while they end with a backslash, or the lines between two
-// lines of """. more is called before each continuation line.
+// lines of """, or a bracketed paste. more is called before each
+// continuation line.
 func readMessages(ctx context.Context, r io.Reader, out chan<- string, more func()) {
 	defer close(out)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), agent.MaxTextBytes)
 	var lines []string
-	block := false
+	block, paste := false, false
 	for sc.Scan() {
 		line := sc.Text()
+		// A bracketed paste (ESC[200~ … ESC[201~) is one message, whatever
+		// its lines say; it ends with the line the paste ends on.
+		if i := strings.Index(line, pasteStart); i >= 0 && !block {
+			line, paste = line[:i]+line[i+len(pasteStart):], true
+		}
+		if paste {
+			end := strings.Index(line, pasteEnd)
+			if end < 0 {
+				lines = append(lines, line)
+				more()
+				continue
+			}
+			line, paste = line[:end]+line[end+len(pasteEnd):], false
+			lines = append(lines, line)
+			msg := strings.Join(lines, "\n")
+			lines = lines[:0]
+			select {
+			case out <- msg:
+			case <-ctx.Done():
+				return
+			}
+			continue
+		}
 		switch {
 		case block && strings.TrimSpace(line) == `"""`:
 			block = false

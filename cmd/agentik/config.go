@@ -70,6 +70,8 @@ Settings (environment; a flag overrides its variable):
   --event-ttl       AGENTIK_EVENT_TTL        how long events are kept (default 168h; messages are kept forever)
   --max-answer-bytes AGENTIK_MAX_ANSWER_BYTES cap on one model answer (default 1048576); past it the turn ends with an error
                     AGENTIK_API_KEYS         comma-separated API keys; when set, every route needs one
+                    AGENTIK_TOOL_APPROVAL    always or never (default): whether tool calls of MCP servers
+                                             without requireApproval wait for a person's decision
                     AGENTIK_APPROVAL_TIMEOUT deny a tool call that waits longer for approval, e.g. 10m (default: none)
                     AGENTIK_DEFAULT_BUDGET   every user's token budget, e.g. 2M/month, 500k/day (default: none;
                                              an admin sets a user's own with PATCH /agentik/users/{id})
@@ -83,6 +85,9 @@ Settings (environment; a flag overrides its variable):
   --demo            AGENTIK_DEMO=1           a built-in scripted demo model and tool instead of a real model
                     AGENTIK_WEBHOOKS         comma-separated URLs that receive each ended turn (turn.ended)
                     AGENTIK_WEBHOOK_SECRET   whsec_<base64> signing secret (Standard Webhooks); required with webhooks
+Clients (agentik chat, tail, export, import):
+                    AGENTIK_URL              the server (default http://127.0.0.1:8080)
+                    AGENTIK_API_KEY          one of the server's AGENTIK_API_KEYS, when it needs one
 Operations:
   GET /metrics (Prometheus; behind the API keys), GET /health.
   Traces: set OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) to export OTLP/HTTP.

@@ -179,3 +179,34 @@ func TestInstancesStartOneTurn(t *testing.T) {
 		}
 	}
 }
+
+// TestNULBytesOnPostgres sends U+0000 in a system prompt, a message and
+// the model's answer to the real binary on PostgreSQL: nothing is a 500,
+// and every one is kept, as on SQLite.
+func TestNULBytesOnPostgres(t *testing.T) {
+	dsn := freshSchema(t)
+	fake, fakeURL := llmtest.NewHTTPServer(t)
+	p := startDSN(t, dsn, "OPENAI_BASE_URL="+fakeURL, "OPENAI_MODEL=fake")
+	var c agent.Conversation
+	postJSON(t, p.url("/agentik/conversations"), `{"system_prompt":"be\u0000terse"}`, &c)
+	fake.Enqueue(llmtest.Reply{Text: "an\x00swer"})
+	resp, err := http.Post(p.url("/agentik/conversations/"+c.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"que\u0000stion"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "event: end") || strings.Contains(string(body), "event: error") {
+		t.Fatalf("send: %d\n%s", resp.StatusCode, body)
+	}
+	var hist struct{ Messages []agent.Message }
+	getJSON(t, p.url("/agentik/conversations/"+c.ID+"/messages"), &hist)
+	if len(hist.Messages) != 2 || hist.Messages[0].Content[0].Body != "que\x00stion" || hist.Messages[1].Content[0].Body != "an\x00swer" {
+		t.Fatalf("history %+v", hist.Messages)
+	}
+	var got agent.Conversation
+	getJSON(t, p.url("/agentik/conversations/"+c.ID), &got)
+	if got.SystemPrompt != "be\x00terse" {
+		t.Fatalf("system prompt %q", got.SystemPrompt)
+	}
+}

@@ -60,9 +60,10 @@ func runTail(ctx context.Context, args []string, getenv func(string) string, std
 	case *agentOnly:
 		stream.Kind = client.StreamAgent
 	}
-	c, err := client.Dial(ctx, cf.config(getenv))
+	ccfg := cf.config(getenv)
+	c, err := client.Dial(ctx, ccfg)
 	if err != nil {
-		return fmt.Errorf("tail: %w", err)
+		return dialError("tail", cf.server, ccfg.APIKey != "", err)
 	}
 	defer c.Close()
 	sub, err := c.Subscribe(ctx, stream, *after)

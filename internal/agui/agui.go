@@ -203,9 +203,9 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, rn run) {
 		h.fail(w, r, rn, err)
 		return
 	}
-	for i, d := range decisions {
+	for _, d := range decisions {
 		err := h.cfg.Runner.Approve(ctx, c.ID, d)
-		if errors.Is(err, agent.ErrConflict) && i > 0 {
+		if errors.Is(err, agent.ErrConflict) {
 			continue // decided meanwhile elsewhere: that decision stands
 		}
 		if err != nil {

@@ -186,10 +186,10 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request, req chatReques
 		h.fail(w, r, err)
 		return
 	}
-	for i, a := range req.approvals {
+	for _, a := range req.approvals {
 		err := h.cfg.Runner.Approve(ctx, c.ID, a)
-		if errors.Is(err, agent.ErrConflict) && i > 0 {
-			continue // decided meanwhile elsewhere (the UI, another tab): that decision stands
+		if errors.Is(err, agent.ErrConflict) {
+			continue // decided elsewhere first (the UI, another tab): that decision stands, the stream shows what follows
 		}
 		if err != nil {
 			sub.Close()

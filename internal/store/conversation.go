@@ -27,7 +27,7 @@ func (r conversationRow) conversation() agent.Conversation {
 		Running:      r.Running,
 		TurnSeq:      r.TurnSeq,
 		Model:        r.Model,
-		SystemPrompt: r.SystemPrompt,
+		SystemPrompt: fromColumn(r.SystemPrompt),
 		Params:       decodeParams(r.Params),
 		UserTitled:   r.UserTitled,
 		Queued:       r.Queued,

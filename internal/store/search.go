@@ -164,8 +164,8 @@ func indexText(s string) string {
 		}
 		s = s[:cut]
 	}
-	if strings.ContainsAny(s, markOpen+markClose) {
-		s = strings.NewReplacer(markOpen, " ", markClose, " ").Replace(s)
+	if strings.ContainsAny(s, markOpen+markClose+"\x00") {
+		s = strings.NewReplacer(markOpen, " ", markClose, " ", "\x00", " ").Replace(s) // PostgreSQL's text refuses NUL
 	}
 	return s
 }

@@ -70,7 +70,7 @@ func updateSettings(tx *gorm.DB, id string, s agent.Settings, now time.Time) err
 		cols["model"] = *s.Model
 	}
 	if s.SystemPrompt != nil {
-		cols["system_prompt"] = *s.SystemPrompt
+		cols["system_prompt"] = columnText(*s.SystemPrompt)
 	}
 	if s.Params != nil {
 		cols["params"] = encodeParams(s.Params)

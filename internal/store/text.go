@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"strings"
 	"unicode/utf8"
 
@@ -61,4 +62,31 @@ func shortID(id string) string {
 		cut--
 	}
 	return id[:cut] + "…"
+}
+
+// nulMark opens a text column's value that holds U+0000, JSON-quoted after
+// the mark: PostgreSQL's text type refuses NUL bytes, SQLite keeps them,
+// and both must keep what a user or a model wrote. (U+FFFF is a
+// noncharacter: no text to keep starts with it, and one that does is
+// quoted too.) Payload columns need none of this: JSON escapes NUL.
+const nulMark = "\uffff"
+
+// columnText is s as a text column keeps it (see nulMark).
+func columnText(s string) string {
+	if strings.IndexByte(s, 0) < 0 && !strings.HasPrefix(s, nulMark) {
+		return s
+	}
+	b, _ := json.Marshal(s)
+	return nulMark + string(b)
+}
+
+// fromColumn is what columnText kept.
+func fromColumn(s string) string {
+	if rest, ok := strings.CutPrefix(s, nulMark); ok {
+		var v string
+		if json.Unmarshal([]byte(rest), &v) == nil {
+			return v
+		}
+	}
+	return s
 }

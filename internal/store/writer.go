@@ -472,7 +472,7 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 				if c.Title != "" {
 					row.Title = c.Title
 				}
-				row.Model, row.SystemPrompt, row.Params, row.UserTitled = c.Model, c.SystemPrompt, encodeParams(c.Params), c.UserTitled
+				row.Model, row.SystemPrompt, row.Params, row.UserTitled = c.Model, columnText(c.SystemPrompt), encodeParams(c.Params), c.UserTitled
 				row.Agent = c.Agent
 				if p := c.Parent; p != nil {
 					row.ParentID, row.ParentCall = p.ConversationID, p.CallID

@@ -72,8 +72,17 @@ out.asked = { state: askedPart?.state, approval: askedPart?.approval?.id, tool: 
 const answered = structuredClone(asked);
 for (const p of answered.parts) if (p.state === "approval-requested") { p.state = "approval-responded"; p.approval = { ...p.approval, approved: true }; }
 am.push(answered);
+const answeredAgain = structuredClone(answered); // readUIMessageStream updates answered in place
 const done = await last(await transport.sendMessages({ chatId: approvalChat, messages: am, trigger: "submit-message", messageId: answered.id, abortSignal: undefined }), answered);
 out.approved = summary(done);
+// The same answer sent again (another tab, a retry): decided already, the
+// stream just ends.
+try {
+  const again = await last(await transport.sendMessages({ chatId: approvalChat, messages: [am[0], answeredAgain], trigger: "submit-message", messageId: answered.id, abortSignal: undefined }), answeredAgain);
+  out.approved_again = { ok: true, parts: again.parts.length, before: answeredAgain.parts.length };
+} catch (e) {
+  out.approved_again = { ok: false, error: String(e) };
+}
 
 // 6. Regenerate the last answer of the main chat.
 const regen = await last(await transport.sendMessages({ chatId, messages: messages.slice(0, 3), trigger: "regenerate-message", abortSignal: undefined }));
