@@ -243,6 +243,9 @@ func checkSDKHelpers(t *testing.T, p *proc, fake *llmtest.Server, auth map[strin
 	asked := func(text string) []map[string]any {
 		var out []map[string]any
 		for _, r := range fake.Requests() {
+			if len(r.Messages) > 0 && strings.HasPrefix(r.Messages[0].Content, "Write a title") {
+				continue // the conversation's title, not its turn
+			}
 			last := ""
 			for _, m := range r.Messages {
 				if m.Role == "user" {
