@@ -80,7 +80,7 @@ func branchControls(m MessageView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-		} else {
+		} else if !m.NoRegenerate {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<button type=\"button\" class=\"icon-btn branch-btn\" data-branch=\"regenerate\" data-testid=\"regenerate\" aria-label=\"Regenerate answer\" title=\"Regenerate\">Regenerate</button>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

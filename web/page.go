@@ -111,6 +111,9 @@ type MessageView struct {
 	Code  string
 
 	Siblings *agent.Siblings // user, assistant: its place among its versions (branches); nil when it has none
+	// NoRegenerate: an answer before the last of its turn (a tool-using
+	// turn has several); the turn's Regenerate is on its last.
+	NoRegenerate bool
 
 	Summary  string // summary: the text that replaced Replaces earlier entries
 	Replaces int
@@ -149,6 +152,9 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 	var turn []int // indexes of the current turn's assistant messages
 	var usage agent.Usage
 	endTurn := func() {
+		for _, i := range turn[:max(len(turn)-1, 0)] {
+			v.Messages[i].NoRegenerate = true // one Regenerate per turn, on its last answer
+		}
 		if len(turn) > 0 && usage != (agent.Usage{}) {
 			for _, i := range turn {
 				v.Messages[i].Usage = ""

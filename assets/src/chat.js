@@ -450,11 +450,13 @@ export class Chat {
     this.parts = [];
     this.live.replaceChildren();
     // The turn's total (all its model calls) replaces each answer's own.
+    // One Regenerate per turn, on its last answer (web/page.go does the same).
     const last = this.turnAssistants[this.turnAssistants.length - 1];
+    for (const el of this.turnAssistants) if (el !== last) el.querySelector('[data-branch="regenerate"]')?.remove();
     if (ev.usage && last) {
       for (const el of this.turnAssistants) el.querySelector('[data-testid="usage"]')?.remove();
       const meta = last.querySelector('.msg-meta');
-      meta.insertBefore(usageEl(ev.usage), meta.lastElementChild);
+      meta.insertBefore(usageEl(ev.usage), meta.querySelector('.branch-ctl') || meta.lastElementChild);
     }
     this.turnAssistants = [];
     this.turnErrored = false;

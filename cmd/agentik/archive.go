@@ -69,14 +69,17 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 }
 
 // runImport sends FILE (agentik JSON or a ChatGPT conversations.json) to
-// POST /agentik/import and prints the server's answer.
+// POST /agentik/import and says what it did ("2 imported, 0 skipped", one
+// line per conversation imported), or prints the server's answer as JSON
+// with --json.
 func runImport(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("agentik import", flag.ContinueOnError)
 	fs.SetOutput(helpOut(args, stdout, stderr))
 	var cf clientFlags
 	cf.register(fs, getenv)
+	asJSON := fs.Bool("json", false, "print the server's answer (ImportResult JSON) instead of a summary")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: agentik import [--server URL] FILE\n\nFILE is an agentik export or the conversations.json of a ChatGPT data export; - reads stdin.\nA big file is sent in parts within the server's limits, each all or nothing; running the\nimport again after a failure skips what is imported and finishes it.")
+		fmt.Fprintln(fs.Output(), "usage: agentik import [--server URL] [--json] FILE\n\nFILE is an agentik export or the conversations.json of a ChatGPT data export; - reads stdin.\nA big file is sent in parts within the server's limits, each all or nothing; running the\nimport again after a failure skips what is imported and finishes it.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -124,8 +127,14 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 		merged.Conversations = append(merged.Conversations, res.Conversations...)
 		merged.Existing = append(merged.Existing, res.Existing...)
 	}
-	enc := json.NewEncoder(stdout)
-	return enc.Encode(merged)
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(merged)
+	}
+	for _, c := range merged.Conversations {
+		fmt.Fprintf(stdout, "imported %s  %s\n", c.ID, oneLine(c.Title, 80))
+	}
+	fmt.Fprintf(stdout, "%d imported, %d skipped (imported before)\n", len(merged.Conversations), len(merged.Existing))
+	return nil
 }
 
 // importParts splits an import file into request bodies within the

@@ -9,7 +9,24 @@ import (
 	"testing"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/llm/llmtest"
 )
+
+func TestImportSaysWhatItDid(t *testing.T) {
+	_, fakeURL := llmtest.NewHTTPServer(t)
+	addr := freeAddr(t)
+	start(t, addr, filepath.Join(t.TempDir(), "agentik.db"), "OPENAI_BASE_URL="+fakeURL)
+	sample := filepath.Join("..", "..", "internal", "server", "testdata", "chatgpt-conversations.json")
+	for _, want := range []string{"2 imported, 0 skipped", "0 imported, 2 skipped"} {
+		var out, errOut bytes.Buffer
+		if err := run(t.Context(), []string{"import", sample}, chatEnv(addr), nil, &out, &errOut); err != nil {
+			t.Fatalf("import: %v\n%s", err, errOut.String())
+		}
+		if !strings.Contains(out.String(), want+" (imported before)\n") {
+			t.Errorf("import said %q, want %q", out.String(), want)
+		}
+	}
+}
 
 // TestExportImportCommands: agentik import of the ChatGPT sample, then
 // agentik export of the whole database and of one conversation, then
@@ -19,7 +36,7 @@ func TestExportImportCommands(t *testing.T) {
 	a := start(t, freeAddr(t), filepath.Join(dir, "a.db"))
 	var out, errOut bytes.Buffer
 	sample := filepath.Join("..", "..", "internal", "server", "testdata", "chatgpt-conversations.json")
-	if err := run(t.Context(), []string{"import", sample}, chatEnv(a.addr), nil, &out, &errOut); err != nil {
+	if err := run(t.Context(), []string{"import", "--json", sample}, chatEnv(a.addr), nil, &out, &errOut); err != nil {
 		t.Fatalf("import: %v %s", err, errOut.String())
 	}
 	var res agent.ImportResult
@@ -44,7 +61,7 @@ func TestExportImportCommands(t *testing.T) {
 
 	b := start(t, freeAddr(t), filepath.Join(dir, "b.db"))
 	out.Reset()
-	if err := run(t.Context(), []string{"import", backup}, chatEnv(b.addr), nil, &out, &errOut); err != nil {
+	if err := run(t.Context(), []string{"import", "--json", backup}, chatEnv(b.addr), nil, &out, &errOut); err != nil {
 		t.Fatalf("import backup: %v", err)
 	}
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil || len(res.Conversations) != 2 {

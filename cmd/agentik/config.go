@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/server"
 	"github.com/agentik/agentik/internal/webhook"
 )
 
@@ -47,6 +48,12 @@ type config struct {
 	// DefaultBudget (AGENTIK_DEFAULT_BUDGET) is every user's token budget
 	// unless an admin gives them their own; zero: none.
 	DefaultBudget agent.Budget
+	// OIDC (AGENTIK_OIDC_*) and the trusted proxy header
+	// (AGENTIK_TRUSTED_USER_HEADER): sign-in by someone else.
+	OIDC              *server.OIDCConfig
+	TrustedUserHeader string
+	Admins            []string // AGENTIK_ADMINS
+	InviteOnly        bool     // AGENTIK_OIDC_SIGNUP=invite
 }
 
 const usageText = `agentik — a runtime for LLM agents
@@ -71,6 +78,13 @@ Settings (environment; a flag overrides its variable):
                     AGENTIK_TOOL_APPROVAL    always or never (default): whether tool calls of MCP servers
                                              without requireApproval wait for a person's decision
                     AGENTIK_APPROVAL_TIMEOUT deny a tool call that waits longer for approval, e.g. 10m (default: none)
+                    AGENTIK_OIDC_ISSUER      sign in with an OpenID provider (with AGENTIK_OIDC_CLIENT_ID,
+                                             AGENTIK_OIDC_CLIENT_SECRET; AGENTIK_OIDC_REDIRECT_URL, default
+                                             http(s)://HOST/auth/oidc/callback; AGENTIK_OIDC_NAME for the button)
+                    AGENTIK_OIDC_SIGNUP      open (anyone the provider signs in) or invite (users an admin added)
+                    AGENTIK_ADMINS           emails that sign in as admins (comma-separated)
+                    AGENTIK_OIDC_ADMIN_GROUP a groups claim value that makes an admin
+                    AGENTIK_TRUSTED_USER_HEADER a header naming the user, believed only from AGENTIK_TRUSTED_PROXIES
                     AGENTIK_DEFAULT_BUDGET   every user's token budget, e.g. 2M/month, 500k/day (default: none;
                                              an admin sets a user's own with PATCH /agentik/users/{id})
   --allowed-hosts   AGENTIK_ALLOWED_HOSTS    extra Host names to accept (comma-separated; loopback always)
@@ -243,6 +257,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q; see agentik --help", fs.Arg(0))
 	}
+	if err := c.signIn(getenv); err != nil {
+		return c, err
+	}
 	c.AllowedHosts, c.AllowedOrigins = splitList(hosts), splitList(origins)
 	if level != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
@@ -256,7 +273,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if err != nil {
 		return c, fmt.Errorf("address %q must be host:port, e.g. 127.0.0.1:8080", c.Addr)
 	}
-	if !isLoopback(host) && len(c.APIKeys) == 0 && !c.Insecure {
+	if !isLoopback(host) && len(c.APIKeys) == 0 && c.OIDC == nil && c.TrustedUserHeader == "" && !c.Insecure {
 		return c, fmt.Errorf("listening on %q without AGENTIK_API_KEYS exposes every conversation; set AGENTIK_API_KEYS, or pass --insecure if that is what you want", c.Addr)
 	}
 	if !isLoopback(host) && host != "" {
@@ -303,4 +320,38 @@ func redactURL(raw string) string {
 		u.RawQuery = q.Encode()
 	}
 	return u.String()
+}
+
+// signIn reads the OIDC and trusted-header settings.
+func (c *config) signIn(getenv func(string) string) error {
+	c.Admins = splitList(getenv("AGENTIK_ADMINS"))
+	switch v := strings.TrimSpace(getenv("AGENTIK_OIDC_SIGNUP")); v {
+	case "", "open":
+	case "invite":
+		c.InviteOnly = true
+	default:
+		return fmt.Errorf("AGENTIK_OIDC_SIGNUP must be open or invite, got %q", v)
+	}
+	c.TrustedUserHeader = strings.TrimSpace(getenv("AGENTIK_TRUSTED_USER_HEADER"))
+	if c.TrustedUserHeader != "" && len(c.TrustedProxies) == 0 {
+		return errors.New("AGENTIK_TRUSTED_USER_HEADER needs AGENTIK_TRUSTED_PROXIES: the header is believed only from those proxies (anyone else could send it)")
+	}
+	issuer := strings.TrimSpace(getenv("AGENTIK_OIDC_ISSUER"))
+	if issuer == "" {
+		return nil
+	}
+	if u, err := url.Parse(issuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return fmt.Errorf("AGENTIK_OIDC_ISSUER must be the provider's issuer URL (https://…), got %q", issuer)
+	}
+	id := strings.TrimSpace(getenv("AGENTIK_OIDC_CLIENT_ID"))
+	if id == "" {
+		return errors.New("AGENTIK_OIDC_ISSUER is set without AGENTIK_OIDC_CLIENT_ID: register agentik at the provider and give its client id")
+	}
+	c.OIDC = &server.OIDCConfig{Issuer: issuer, ClientID: id, ClientSecret: getenv("AGENTIK_OIDC_CLIENT_SECRET"),
+		RedirectURL: strings.TrimSpace(getenv("AGENTIK_OIDC_REDIRECT_URL")), Name: strings.TrimSpace(getenv("AGENTIK_OIDC_NAME")),
+		Signup: "open", Admins: c.Admins, AdminGroup: strings.TrimSpace(getenv("AGENTIK_OIDC_ADMIN_GROUP"))}
+	if c.InviteOnly {
+		c.OIDC.Signup = "invite"
+	}
+	return nil
 }

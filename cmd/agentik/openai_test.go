@@ -173,38 +173,8 @@ func TestOpenAISDK(t *testing.T) {
 
 	// The WebSocket subscriber saw the header turn: the user's message and
 	// the streamed answer, then its end.
-	// The answer's text may arrive in several append_text events (how many
-	// depends on the pace of the stream), so it is judged whole.
-	var sawUser bool
-	var text strings.Builder
-	for {
-		_, b, err := ws.Read(ctx)
-		if err != nil {
-			t.Fatalf("websocket: %v (user %v, text %q)", err, sawUser, text.String())
-		}
-		var f struct {
-			Type  string
-			Event *agent.AllEvent
-		}
-		if err := json.Unmarshal(b, &f); err != nil {
-			t.Fatal(err)
-		}
-		if f.Type != "event" || f.Event == nil || f.Event.Event == nil {
-			continue
-		}
-		ev := f.Event.Event
-		switch {
-		case ev.Type == agent.EventMessage && ev.Message.Type == agent.MessageUser:
-			sawUser = ev.Message.Content[0].Body == "via header"
-		case ev.Type == agent.EventAppendText && sawUser:
-			text.WriteString(ev.Text)
-		}
-		if ev.Type == agent.EventEnd {
-			break
-		}
-	}
-	if !sawUser || !strings.Contains(text.String(), "via header") {
-		t.Errorf("the WebSocket subscriber missed the turn: user %v, text %q", sawUser, text.String())
+	if text := turnText(t, ctx, ws, "via header"); !strings.Contains(text, "via header") {
+		t.Errorf("the WebSocket subscriber missed the turn: text %q", text)
 	}
 }
 
@@ -243,6 +213,9 @@ func checkSDKHelpers(t *testing.T, p *proc, fake *llmtest.Server, auth map[strin
 	asked := func(text string) []map[string]any {
 		var out []map[string]any
 		for _, r := range fake.Requests() {
+			if len(r.Messages) > 0 && strings.HasPrefix(r.Messages[0].Content, "Write a title") {
+				continue // the conversation's title, not its turn
+			}
 			last := ""
 			for _, m := range r.Messages {
 				if m.Role == "user" {

@@ -262,12 +262,38 @@ func TestResponsesSDK(t *testing.T) {
 	ws.SetReadLimit(1 << 20)
 	var conv agent.Conversation
 	requestJSON(t, "GET", p.url("/agentik/conversations/"+got.Plain.Conversation), "", auth, &conv)
-	sub := fmt.Sprintf(`{"op":"subscribe","id":"1","stream":"conversation","conversation_id":%q,"after":%d}`, conv.ID, 0)
+	// Live only (no after): subscribed before the response starts.
+	sub := fmt.Sprintf(`{"op":"subscribe","id":"1","stream":"conversation","conversation_id":%q}`, conv.ID)
 	if err := ws.Write(ctx, websocket.MessageText, []byte(sub)); err != nil {
 		t.Fatal(err)
 	}
+	for {
+		_, b, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f struct{ Type string }
+		if json.Unmarshal(b, &f) == nil && f.Type == "reply" {
+			if !strings.Contains(string(b), `"ok":true`) {
+				t.Fatalf("subscribe: %s", b)
+			}
+			break
+		}
+	}
 	var live struct{ ID string }
 	requestJSON(t, "POST", p.url("/v1/responses"), `{"model":"fake","input":"seen live","previous_response_id":"`+got.Plain.ID+`"}`, auth, &live)
+	if got := turnText(t, ctx, ws, "seen live"); got != "You said: seen live" {
+		t.Errorf("the WebSocket subscriber saw %q", got)
+	}
+
+	badInput(t, p, auth, fake, got.Plain.ID, got.Function)
+}
+
+// turnText reads a WebSocket subscription until the end of the turn whose
+// user message is user, and returns that turn's streamed answer text (it
+// may arrive in several append_text events, so it is judged whole).
+func turnText(t *testing.T, ctx context.Context, ws *websocket.Conn, user string) string {
+	t.Helper()
 	var text strings.Builder
 	sawUser := false
 	for {
@@ -288,19 +314,13 @@ func TestResponsesSDK(t *testing.T) {
 		ev := f.Event.Event
 		switch {
 		case ev.Type == agent.EventMessage && ev.Message.Type == agent.MessageUser:
-			sawUser = ev.Message.Content[0].Body == "seen live"
+			sawUser = len(ev.Message.Content) > 0 && ev.Message.Content[0].Body == user
 		case ev.Type == agent.EventAppendText && sawUser:
 			text.WriteString(ev.Text)
-		}
-		if ev.Type == agent.EventEnd && sawUser {
-			break
+		case ev.Type == agent.EventEnd && sawUser:
+			return text.String()
 		}
 	}
-	if text.String() != "You said: seen live" {
-		t.Errorf("the WebSocket subscriber saw %q", text.String())
-	}
-
-	badInput(t, p, auth, fake, got.Plain.ID, got.Function)
 }
 
 // badInput checks the bad-input table: each request is refused with an

@@ -222,6 +222,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 		ModelNotice:    notice.text,
 		TrustedProxies: cfg.TrustedProxies,
 		Metrics:        metrics.Handler(), Observer: metrics,
+		OIDC: cfg.OIDC, TrustedUserHeader: cfg.TrustedUserHeader, TrustedAdmins: cfg.Admins, TrustedInviteOnly: cfg.InviteOnly,
 	}
 	if tools != nil {
 		scfg.Tools = tools

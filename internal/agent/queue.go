@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -12,6 +13,14 @@ const (
 	OnBusyReject    = "reject"    // fail with busy (the default)
 	OnBusyQueue     = "queue"     // wait in the queue, after the sends queued before it
 	OnBusyInterrupt = "interrupt" // go first in the queue and interrupt the running turn
+)
+
+// The queue of one conversation is bounded: a send queued past either
+// bound is bad_request and nothing is queued. The stores keep the rule
+// (Record.Enqueue), in the transaction that queues.
+const (
+	MaxQueued      = 100     // queued sends
+	MaxQueuedBytes = 8 << 20 // of their content as stored (JSON)
 )
 
 // maxStartTries bounds how often startNext tries the queue's next send when
@@ -273,6 +282,15 @@ func (s *MemStore) checkQueue(rec *Record) error {
 			}
 		}
 	}
+	if q := rec.Enqueue; q != nil {
+		n := contentBytes(q.Content)
+		for _, old := range c.queue {
+			n += contentBytes(old.Content)
+		}
+		if err := CheckQueueRoom(cid, len(c.queue), n); err != nil {
+			return err
+		}
+	}
 	if id := rec.Dequeue; id != "" {
 		for _, q := range c.queue {
 			if q.MessageID == id {
@@ -327,4 +345,23 @@ func (r *Runner) Queue(ctx context.Context, id string) ([]QueuedSend, error) {
 		return nil, fmt.Errorf("queue: %w", err)
 	}
 	return q, nil
+}
+
+// CheckQueueRoom is the queue's bound (MaxQueued, MaxQueuedBytes): queued
+// sends already waiting, and the bytes of their content with the new
+// one's.
+func CheckQueueRoom(id string, queued, bytes int) error {
+	if queued >= MaxQueued {
+		return Errorf(CodeBadRequest, "conversation %s has %d queued sends, the most it may hold; wait for them to run, or cancel some", id, queued)
+	}
+	if bytes > MaxQueuedBytes {
+		return Errorf(CodeBadRequest, "the queued sends of conversation %s would hold %d bytes, past the %d a queue may hold; wait for them to run, or cancel some", id, bytes, MaxQueuedBytes)
+	}
+	return nil
+}
+
+// contentBytes is content's size as a queue stores it (its JSON).
+func contentBytes(cs []Content) int {
+	b, _ := json.Marshal(cs)
+	return len(b)
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/mail"
 	"strings"
@@ -351,4 +352,86 @@ func (a *Accounts) Active(ctx context.Context, id string) (User, error) {
 		return User{}, Errorf(CodeUnauthorized, "this account is disabled or deleted")
 	}
 	return u, err
+}
+
+// SignIn is a person an identity provider (OIDC, a trusted proxy) vouches
+// for.
+type SignIn struct {
+	Issuer, Subject string // who the provider says they are
+	Email           string // verified; "" when unknown
+	Name            string
+	Open            bool // signup is open: a new person gets a member account
+	Admin           bool // the provider's claims make them an admin (AGENTIK_ADMINS, the admin group)
+}
+
+// SignIn returns the account of a person a provider signed in: by issuer
+// and subject; else the user an admin invited by that email (now linked to
+// the provider); else, with open signup, a new member (or admin). A
+// disabled user is unauthorized; an uninvited one forbidden. Nothing is
+// created when it fails.
+func (a *Accounts) SignIn(ctx context.Context, in SignIn) (User, error) {
+	u, err := a.st.UserBySubject(ctx, in.Issuer, in.Subject)
+	switch {
+	case err == nil:
+	case ErrorCode(err) != CodeNotFound:
+		return User{}, err
+	case in.Email != "":
+		u, err = a.st.UserByEmail(ctx, in.Email)
+		if err == nil && u.Issuer == "" {
+			u.Issuer, u.Subject = in.Issuer, in.Subject // the invited user signs in for the first time
+			if err = a.st.UpdateUser(ctx, u); err != nil {
+				return User{}, err
+			}
+			break
+		}
+		if err == nil {
+			return User{}, Errorf(CodeForbidden, "the account of %s signs in with another identity", in.Email)
+		}
+		if ErrorCode(err) != CodeNotFound {
+			return User{}, err
+		}
+		fallthrough
+	default:
+		if !in.Open {
+			return User{}, Errorf(CodeForbidden, "%s has no account here and sign-up is by invitation: ask an admin to add you (agentik user add NAME --email EMAIL)", Shorten(firstNonEmpty(in.Email, in.Subject), 80))
+		}
+		role := RoleMember
+		if in.Admin {
+			role = RoleAdmin
+		}
+		name := Shorten(firstNonEmpty(in.Name, in.Email, in.Subject), 200)
+		uin := UserInput{Name: &name, Role: &role}
+		if in.Email != "" {
+			uin.Email = &in.Email
+		}
+		return a.addUser(ctx, uin, in.Issuer, in.Subject)
+	}
+	if u.Disabled {
+		return User{}, Errorf(CodeUnauthorized, "this account is disabled")
+	}
+	if in.Admin && u.Role != RoleAdmin {
+		u.Role = RoleAdmin
+		if err := a.st.UpdateUser(ctx, u); err != nil {
+			return User{}, err
+		}
+	}
+	return u, nil
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if strings.TrimSpace(v) != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// ErrorMessage is err's message as a client sees it.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Error()
+	}
+	return err.Error()
 }

@@ -18,43 +18,70 @@ import (
 	"github.com/agentik/agentik/internal/openai"
 	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/sse"
 )
 
-// facade is the openai Handler alone over a real runner and broker (no
-// server middleware), the fake model strict about tool pairing.
-type facade struct {
+// testServer is the openai Handler alone over a real runner and broker
+// on SQLite (no server middleware: internal/server's tests cover the
+// mount), with the fake model over HTTP.
+type testServer struct {
 	*httptest.Server
-	fake   *llmtest.Server
-	runner *agent.Runner
+	Fake   *llmtest.Server
+	Runner *agent.Runner
 }
 
-func newFacade(t *testing.T) *facade {
+// rig is what a test may set before the runner and the handler start.
+type rig struct {
+	agent   agent.Config
+	handler openai.Config
+	fake    []llmtest.Option
+}
+
+type rigOption func(*rig)
+
+// strict makes the fake model refuse broken tool pairing, as OpenAI does.
+func strict() rigOption {
+	return func(r *rig) { r.fake = append(r.fake, llmtest.WithStrictToolPairs()) }
+}
+
+func newTestServer(t *testing.T, opts ...rigOption) *testServer {
 	t.Helper()
-	fake, url := llmtest.NewHTTPServer(t, llmtest.WithStrictToolPairs())
+	g := rig{handler: openai.Config{ModelName: "fake", Heartbeat: time.Second, Streams: sse.NewGroup()}}
+	for _, o := range opts {
+		o(&g)
+	}
+	fake, url := llmtest.NewHTTPServer(t, g.fake...)
 	a, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + filepath.Join(t.TempDir(), "agentik.db")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := llm.New(llm.Config{BaseURL: url, Model: "fake"})
-	if err != nil {
+	if g.agent.Model, err = llm.New(llm.Config{BaseURL: url, Model: "fake"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Start(context.Background(), agent.Config{Model: m}, server.Config{ModelName: "fake"}); err != nil {
+	acfg, hcfg := g.agent, g.handler
+	if err := a.Start(context.Background(), acfg, server.Config{ModelName: "fake"}); err != nil {
 		t.Fatal(err)
 	}
-	h := openai.New(openai.Config{Runner: a.Runner, Broker: a.Broker, ModelName: "fake", Heartbeat: time.Minute})
-	ts := httptest.NewServer(h)
+	hcfg.Runner, hcfg.Broker = a.Runner, a.Broker
+	ts := httptest.NewServer(openai.New(hcfg))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		if err := a.Runner.Close(ctx); err != nil {
+			t.Error(err)
+		}
+		if err := hcfg.Streams.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
 		ts.Close()
-		_ = a.Runner.Close(ctx)
-		_ = a.Close(ctx)
+		if err := a.Close(ctx); err != nil {
+			t.Error(err)
+		}
 	})
-	return &facade{Server: ts, fake: fake, runner: a.Runner}
+	return &testServer{Server: ts, Fake: fake, Runner: a.Runner}
 }
 
-func (f *facade) do(t *testing.T, method, path, body string, header ...string) (*http.Response, []byte) {
+func (f *testServer) do(t *testing.T, method, path, body string, header ...string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, f.URL+path, strings.NewReader(body))
 	if err != nil {
@@ -75,15 +102,8 @@ func (f *facade) do(t *testing.T, method, path, body string, header ...string) (
 	return resp, b
 }
 
-type oaiError struct {
-	Error struct {
-		Message, Type, Code string
-		Param               *string
-	}
-}
-
 func TestModelRetrieve(t *testing.T) {
-	f := newFacade(t)
+	f := newTestServer(t, strict())
 	resp, b := f.do(t, "GET", "/v1/models/fake", "")
 	var m struct{ ID, Object string }
 	if err := json.Unmarshal(b, &m); resp.StatusCode != 200 || err != nil || m.ID != "fake" || m.Object != "model" {
@@ -103,8 +123,8 @@ func TestModelRetrieve(t *testing.T) {
 // token is the error's HTTP status in OpenAI's shape, not a 200 stream;
 // on a stored conversation it says not to retry, a stateless one may be.
 func TestFailureBeforeFirstToken(t *testing.T) {
-	f := newFacade(t)
-	conv, err := f.runner.CreateConversation(context.Background(), "stored", false)
+	f := newTestServer(t, strict())
+	conv, err := f.Runner.CreateConversation(context.Background(), "stored", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +150,8 @@ func TestFailureBeforeFirstToken(t *testing.T) {
 // TestIdempotencyKey: a request sent again with the same Idempotency-Key
 // is answered by the first one's turn; the model is asked once.
 func TestIdempotencyKey(t *testing.T) {
-	f := newFacade(t)
-	conv, err := f.runner.CreateConversation(context.Background(), "stored", false)
+	f := newTestServer(t, strict())
+	conv, err := f.Runner.CreateConversation(context.Background(), "stored", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,8 +167,8 @@ func TestIdempotencyKey(t *testing.T) {
 		}
 		answers = append(answers, c.Choices[0].Message.Content)
 	}
-	if answers[0] != "You said: only once" || answers[1] != answers[0] || len(f.fake.Requests()) != 1 {
-		t.Fatalf("answers %q after %d model calls", answers, len(f.fake.Requests()))
+	if answers[0] != "You said: only once" || answers[1] != answers[0] || len(f.Fake.Requests()) != 1 {
+		t.Fatalf("answers %q after %d model calls", answers, len(f.Fake.Requests()))
 	}
 	resp, _ := f.do(t, "POST", "/v1/chat/completions", body, protocol.ConversationHeader, conv.ID, openai.IdempotencyHeader, strings.Repeat("k", 201))
 	if resp.StatusCode != 400 {

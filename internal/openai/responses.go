@@ -39,7 +39,9 @@ const maxResponseBody = 32 << 20
 
 // segment is what a replay of a response found.
 type segment struct {
-	p *projector
+	p    *projector
+	sr   agent.StoredResponse
+	conv agent.Conversation // the caller may see it
 	// events are the stream events replayed (a GET that streams writes
 	// them first); nil unless kept.
 	events    []StreamEvent
@@ -197,6 +199,22 @@ func (h *Handler) replay(ctx context.Context, sr agent.StoredResponse, e Echo, k
 	return seg, sub, nil
 }
 
+// load is the stored response id (param names the request field that
+// gave it, for the error) computed from the log as it is now, with its
+// subscription open (see replay); the caller closes it.
+func (h *Handler) load(ctx context.Context, id, param string, keep bool) (*segment, *broker.Sub, error) {
+	sr, e, c, err := h.stored(ctx, id, param)
+	if err != nil {
+		return nil, nil, err
+	}
+	seg, sub, err := h.replay(ctx, sr, e, keep)
+	if err != nil {
+		return nil, nil, err
+	}
+	seg.sr, seg.conv = sr, c
+	return seg, sub, nil
+}
+
 // handleCreateResponse is POST /v1/responses.
 func (h *Handler) handleCreateResponse(w http.ResponseWriter, r *http.Request) {
 	if !h.runner.ModelConfigured() {
@@ -270,11 +288,7 @@ func (h *Handler) startResponse(ctx context.Context, c *responseCall) (*started,
 	)
 	switch {
 	case c.previous != "":
-		sr, e, pc, err := h.stored(ctx, c.previous, "previous_response_id")
-		if err != nil {
-			return nil, err
-		}
-		seg, sub, err := h.replay(ctx, sr, e, false)
+		seg, sub, err := h.load(ctx, c.previous, "previous_response_id", false)
 		if err != nil {
 			return nil, err
 		}
@@ -282,7 +296,7 @@ func (h *Handler) startResponse(ctx context.Context, c *responseCall) (*started,
 		if !seg.p.done {
 			return nil, &paramError{param: "previous_response_id", err: agent.Errorf(agent.CodeBusy, "response %s is still in progress; wait for it to end or cancel it", c.previous)}
 		}
-		conv, prev, leaf = pc, seg, seg.p.lastMessage
+		conv, prev, leaf = seg.conv, seg, seg.p.lastMessage
 	case c.conversation != "":
 		if conv, err = h.runner.Conversation(ctx, c.conversation); err != nil {
 			if errors.Is(err, agent.ErrNotFound) {
@@ -532,13 +546,7 @@ func (h *Handler) handleGetResponse(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
-	ctx := r.Context()
-	sr, e, _, err := h.stored(ctx, r.PathValue("id"), "")
-	if err != nil {
-		h.WriteError(w, r, err)
-		return
-	}
-	seg, sub, err := h.replay(ctx, sr, e, stream)
+	seg, sub, err := h.load(r.Context(), r.PathValue("id"), "", stream)
 	if err != nil {
 		h.WriteError(w, r, err)
 		return
@@ -551,10 +559,10 @@ func (h *Handler) handleGetResponse(w http.ResponseWriter, r *http.Request) {
 	if after >= seg.p.seq {
 		// Every event a client saw is in the log already: a number past
 		// them was never sent.
-		h.WriteError(w, r, badParam("starting_after", "starting_after %d is beyond the end of response %s: its last event so far is %d", after, sr.ID, seg.p.seq-1))
+		h.WriteError(w, r, badParam("starting_after", "starting_after %d is beyond the end of response %s: its last event so far is %d", after, seg.sr.ID, seg.p.seq-1))
 		return
 	}
-	h.streamResponse(w, r, sub, sr.ConversationID, seg.p, seg.events, after)
+	h.streamResponse(w, r, sub, seg.sr.ConversationID, seg.p, seg.events, after)
 }
 
 // handleCancelResponse is POST /v1/responses/{id}/cancel: it interrupts
@@ -564,17 +572,13 @@ func (h *Handler) handleCancelResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	sr, e, c, err := h.stored(ctx, r.PathValue("id"), "")
-	if err != nil {
-		h.WriteError(w, r, err)
-		return
-	}
-	seg, sub, err := h.replay(ctx, sr, e, false)
+	seg, sub, err := h.load(ctx, r.PathValue("id"), "", false)
 	if err != nil {
 		h.WriteError(w, r, err)
 		return
 	}
 	defer sub.Close()
+	c := seg.conv
 	if !seg.p.done {
 		if _, err := h.runner.Interrupt(ctx, c.ID); err != nil {
 			h.WriteError(w, r, err)
@@ -621,13 +625,7 @@ func (h *Handler) handleInputItems(w http.ResponseWriter, r *http.Request) {
 		h.WriteError(w, r, badParam("order", "order must be asc or desc, got %q", agent.Shorten(order, 20)))
 		return
 	}
-	ctx := r.Context()
-	sr, e, _, err := h.stored(ctx, r.PathValue("id"), "")
-	if err != nil {
-		h.WriteError(w, r, err)
-		return
-	}
-	seg, sub, err := h.replay(ctx, sr, e, false)
+	seg, sub, err := h.load(r.Context(), r.PathValue("id"), "", false)
 	if err != nil {
 		h.WriteError(w, r, err)
 		return

@@ -27,7 +27,9 @@ func (s *Server) keyValid(k string) bool {
 // authOn reports whether every route but the public ones needs a
 // credential: with AGENTIK_API_KEYS, or once a user has a key of their
 // own (people.go).
-func (s *Server) authOn() bool { return len(s.cfg.APIKeys) > 0 || s.people.keyCount() > 0 }
+func (s *Server) authOn() bool {
+	return len(s.cfg.APIKeys) > 0 || s.cfg.OIDC != nil || s.cfg.TrustedUserHeader != "" || s.people.keyCount() > 0
+}
 
 // principal resolves who r is (DESIGN.md §11.1) from what it carries: an
 // API key (Authorization: Bearer) or a session cookie. Without
@@ -38,6 +40,9 @@ func (s *Server) authOn() bool { return len(s.cfg.APIKeys) > 0 || s.people.keyCo
 func (s *Server) principal(r *http.Request) (agent.Principal, cred, bool) {
 	if !s.authOn() {
 		return agent.Local, cred{}, true
+	}
+	if p, c, ok := s.trustedHeader(r); ok { // oidc.go: only from a trusted proxy
+		return p, c, true
 	}
 	if k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		k = strings.TrimSpace(k)
@@ -61,7 +66,7 @@ func (s *Server) principal(r *http.Request) (agent.Principal, cred, bool) {
 // sign-in page and the bundle.
 func public(r *http.Request) bool {
 	p := r.URL.Path
-	return p == "/health" || p == "/ready" || p == "/login" || strings.HasPrefix(p, assets.Prefix)
+	return p == "/health" || p == "/ready" || p == "/login" || p == "/auth/oidc/login" || p == "/auth/oidc/callback" || strings.HasPrefix(p, assets.Prefix)
 }
 
 // requireAuth resolves r's principal into its context (the Runner decides
@@ -126,7 +131,7 @@ func localPath(next string) string {
 func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, code int, next string, failed bool) {
 	pageHeaders(w.Header())
 	w.WriteHeader(code)
-	p := web.LoginPage{StyleURL: assets.URL("app.css"), IconURL: assets.URL("icon.svg"), Next: localPath(next), Failed: failed}
+	p := web.LoginPage{StyleURL: assets.URL("app.css"), IconURL: assets.URL("icon.svg"), Next: localPath(next), Failed: failed, Provider: s.oidcName()}
 	if err := web.Login(p).Render(r.Context(), w); err != nil {
 		s.log.Debug("page_render", "path", r.URL.Path, "err", err)
 	}

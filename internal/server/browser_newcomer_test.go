@@ -317,3 +317,52 @@ func TestBrowserMathAndTaskLists(t *testing.T) {
 		t.Errorf("%d resources from elsewhere", n)
 	}
 }
+
+func TestBrowserOneRegeneratePerTurn(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, withTools())
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	ts.Fake.Enqueue(llmtest.Reply{Text: "Let me check.", ToolCalls: []agent.ToolCall{{ID: "r1", Name: "weather__forecast", Arguments: `{"city":"Oslo"}`}}})
+	ts.Fake.Enqueue(llmtest.Reply{Text: "Sunny in Oslo."})
+	send(t, tab, "weather?")
+	waitJS(t, tab, "the turn's two answers", jsAnswers+`.length === 2 && !document.querySelector('#live').children.length && document.querySelector('[data-testid="stop"]').hidden`)
+	// The visible order of a turn's last meta row: the same live and reloaded.
+	meta := `[...` + jsAnswers + `[1].querySelector('.msg-meta').querySelectorAll('.usage, button')].filter((e) => e.checkVisibility({ visibilityProperty: false })).map((e) => e.classList.contains('usage') ? 'usage' : (e.innerText.trim() || e.getAttribute('aria-label'))).join(' | ')`
+	regenerates := `[...document.querySelectorAll('#thread button')].filter((b) => b.innerText.trim() === 'Regenerate').length`
+	live := eval[string](t, tab, meta)
+	if n := eval[int](t, tab, regenerates); n != 1 {
+		t.Errorf("live: %d Regenerate buttons in one turn, want 1", n)
+	}
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	if n := eval[int](t, tab, regenerates); n != 1 {
+		t.Errorf("reloaded: %d Regenerate buttons in one turn, want 1", n)
+	}
+	if got := eval[string](t, tab, meta); got != live {
+		t.Errorf("the answer's meta row reads %q reloaded but %q live", got, live)
+	}
+}
+
+func TestBrowserQueuedSendLooksSent(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	send(t, tab, "[[tokens=3000 delay=5ms]]")
+	waitJS(t, tab, "streaming", jsStreaming+`?.textContent.includes('t5 ')`)
+	send(t, tab, "next please")
+	queued := `[...document.querySelectorAll('[data-testid="queued"]')].find((q) => q.innerText.includes('next please'))`
+	waitJS(t, tab, "the queued send", queued)
+	// Right-aligned like a sent message, its label right under it, and no
+	// Edit that would do nothing.
+	right := eval[float64](t, tab, `document.querySelector('#thread').getBoundingClientRect().right - `+queued+`.querySelector('.msg-body').getBoundingClientRect().right`)
+	if right > 40 {
+		t.Errorf("the queued bubble ends %.0f px left of the thread's right edge", right)
+	}
+	if eval[bool](t, tab, `[...`+queued+`.querySelectorAll('button')].some((b) => b.checkVisibility() && b.innerText.trim() === 'Edit')`) {
+		t.Error("a queued message offers Edit")
+	}
+	screenshot(t, tab, "queued.png")
+	do(t, tab, press("Escape", 0))
+}

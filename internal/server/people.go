@@ -64,6 +64,8 @@ type people struct {
 	touchMu sync.Mutex
 	touched map[string]time.Time
 
+	oidc oidcClient // oidc.go
+
 	liveMu  sync.Mutex
 	live    map[*liveReq]struct{}
 	polling bool

@@ -122,6 +122,15 @@ type Config struct {
 	Metrics http.Handler
 	// Observer is told about every request and stream (metrics); may be nil.
 	Observer Observer
+	// OIDC turns on sign-in with an OpenID provider (oidc.go); nil: off.
+	OIDC *OIDCConfig
+	// TrustedUserHeader names the header in which a reverse proxy in
+	// TrustedProxies says who the user is (oauth2-proxy, Authelia); "":
+	// off. TrustedAdmins are the emails it names that are admins;
+	// TrustedInviteOnly admits only users an admin made.
+	TrustedUserHeader string
+	TrustedAdmins     []string
+	TrustedInviteOnly bool
 	// Accounts manages users and their keys; nil: over the Store, when it
 	// implements agent.UserStore (then per-user keys sign in).
 	Accounts *agent.Accounts

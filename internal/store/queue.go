@@ -67,11 +67,11 @@ func applyQueue(tx *gorm.DB, rec *agent.Record) error {
 	cid := rec.Event.ConversationID
 	if q := rec.Enqueue; q != nil {
 		var agg struct {
-			N      int64
-			Lo, Hi *int64
+			N, Bytes int64
+			Lo, Hi   *int64
 		}
 		if err := tx.Model(&queueRow{}).Where("conversation_id = ?", cid).
-			Select("COUNT(*) AS n, MIN(pos) AS lo, MAX(pos) AS hi").Scan(&agg).Error; err != nil {
+			Select("COUNT(*) AS n, COALESCE(SUM(LENGTH(content)), 0) AS bytes, MIN(pos) AS lo, MAX(pos) AS hi").Scan(&agg).Error; err != nil {
 			return fmt.Errorf("queue of %s: %w", cid, err)
 		}
 		pos, position := int64(1), int(agg.N)+1
@@ -87,6 +87,11 @@ func applyQueue(tx *gorm.DB, rec *agent.Record) error {
 		content, err := json.Marshal(q.Content)
 		if err != nil {
 			return agent.Errorf(agent.CodeBadRequest, "queued message %s: %v", q.MessageID, err)
+		}
+		// LENGTH counts characters: content is JSON, ASCII but for the
+		// text it carries, so this is about its bytes.
+		if err := agent.CheckQueueRoom(cid, int(agg.N), int(agg.Bytes)+len(content)); err != nil {
+			return err
 		}
 		date := q.Date
 		if date.IsZero() {

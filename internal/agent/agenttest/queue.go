@@ -3,6 +3,7 @@ package agenttest
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,6 +127,30 @@ func QueueContract(t *testing.T, st agent.Store) {
 		t.Fatal(err)
 	}
 
+	// The queue is bounded in count and bytes: past either, bad_request,
+	// nothing queued.
+	for i := range agent.MaxQueued {
+		if _, _, err := enqueue("fill", "", false); err != nil {
+			t.Fatalf("enqueue %d of %d: %v", i+1, agent.MaxQueued, err)
+		}
+	}
+	_, _, err = enqueue("one too many", "", false)
+	wantCode(err, agent.CodeBadRequest)
+	if q, _ := st.Queue(ctx, cid); len(q) != agent.MaxQueued {
+		t.Fatalf("%d queued, want %d", len(q), agent.MaxQueued)
+	}
+	for _, q := range must(st.Queue(ctx, cid)) {
+		if err := dequeue(q.MessageID, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, err = enqueue(strings.Repeat("x", agent.MaxQueuedBytes/2+1), "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = enqueue(strings.Repeat("y", agent.MaxQueuedBytes/2+1), "", false)
+	wantCode(err, agent.CodeBadRequest)
+
 	// A deleted conversation's queue goes with it.
 	if _, _, err := enqueue("c", "", false); err != nil {
 		t.Fatal(err)
@@ -137,4 +162,11 @@ func QueueContract(t *testing.T, st agent.Store) {
 	if q, _ := st.Queue(ctx, cid); len(q) != 0 {
 		t.Fatalf("queue of a deleted conversation: %+v", q)
 	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
