@@ -297,7 +297,10 @@ func itoa(n int) string { return strconv.Itoa(n) }
 type Boot struct {
 	Conversation    *BootConversation `json:"conversation"`
 	ModelConfigured bool              `json:"model_configured"`
-	Rules           Rules             `json:"rules"`
+	// ModelName is the model the sidebar footer names: the open chat's own,
+	// else the server's default ("" without a model).
+	ModelName string `json:"model_name"`
+	Rules     Rules  `json:"rules"`
 }
 
 // BootConversation is the resume state of the open conversation.
@@ -312,7 +315,7 @@ type BootConversation struct {
 
 // Boot returns the page's initial state for the JS layer.
 func (p Page) Boot() Boot {
-	b := Boot{ModelConfigured: p.ModelConfigured, Rules: UIRules()}
+	b := Boot{ModelConfigured: p.ModelConfigured, ModelName: p.ModelName, Rules: UIRules()}
 	if c := p.Chat; c != nil {
 		b.Conversation = &BootConversation{ID: c.ID, Title: c.Title, Temp: c.Temp, Running: c.Running, TurnSeq: c.TurnSeq, LastSeq: c.LastSeq}
 	}

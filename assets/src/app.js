@@ -102,6 +102,9 @@ class App {
     if (!matchMedia('(pointer: coarse)').matches) this.composer?.focus();
     document.body.dataset.ready = 'true';
     for (const b of main.querySelectorAll('[data-banner]')) if (dismissed(b)) b.hidden = true;
+    // The sidebar (kept across navigations) names the open chat's model.
+    const name = this.sidebarEl.querySelector('[data-testid="model"] .model-name');
+    if (name && boot.model_name) name.textContent = boot.model_name;
     // A link to one message (a search result): show it.
     const target = /^#message-(.+)$/.exec(location.hash);
     if (target && this.chat) this.chat.reveal(decodeURIComponent(target[1]));

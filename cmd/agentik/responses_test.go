@@ -100,7 +100,11 @@ func TestResponsesSDK(t *testing.T) {
 			Text, Final, Status string
 			Background          bool
 		}
-		Helper   struct{ Text, Final string }
+		Helper     struct{ Text, Final string }
+		Foreground struct {
+			Seqs         []int
+			Text, Status string
+		}
 		Cancel   struct{ Queued, Status, Retrieved string }
 		Function struct{ Name, Status, Answer string }
 		MCP      struct {
@@ -172,6 +176,9 @@ func TestResponsesSDK(t *testing.T) {
 	if r.Text != llmtest.Tokens(200) || r.Final != r.Text || r.Status != "completed" || !r.Background ||
 		!contiguous(append(append([]int{}, r.Before...), r.After...)) || len(r.After) == 0 {
 		t.Errorf("resumed: text %q, final %q, status %s, before %v, after %d events", r.Text, r.Final, r.Status, r.Before, len(r.After))
+	}
+	if fg := got.Foreground; fg.Text != llmtest.Tokens(100) || !contiguous(fg.Seqs) || fg.Status != "completed" {
+		t.Errorf("a dropped foreground stream resumed: %+v", fg)
 	}
 	if got.Helper.Text != llmtest.Tokens(200) || got.Helper.Final != got.Helper.Text {
 		t.Errorf("the SDK's resume helper gave %q", got.Helper.Text)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
@@ -234,5 +235,21 @@ func TestToolChoiceAfterRound(t *testing.T) {
 		if (got == nil) != (tc.want == nil) || (got != nil && (got.Mode != tc.want.Mode || len(got.Allowed) != len(tc.want.Allowed))) {
 			t.Errorf("AfterRound(%+v) = %+v, want %+v", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestCompletionNoModelTitle: a stateless request's temp conversation is
+// not named by the model: with model titles on, the one request costs one
+// model call, not a second one for a title nobody sees.
+func TestCompletionNoModelTitle(t *testing.T) {
+	g := newRigWith(t, nil, func(c *agent.Config, _ llm.Config) { c.Titles = agent.TitlesModel })
+	c, err := g.r.CreateCompletion(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.completionTurn(c.ID, agent.CompletionInput{Content: []agent.Content{agent.Text("hi")}})
+	g.close() // waits for every background call, titles included
+	if n := len(g.fake.Requests()); n != 1 {
+		t.Fatalf("%d model calls for one stateless request, want 1 (no title call)", n)
 	}
 }

@@ -30,8 +30,8 @@ const (
 //   - Enqueue stores a queued send (its queued event's Position is set by
 //     the store); Dequeue removes one (a queued send that starts, or is
 //     cancelled): not_found when it never was queued, conflict when it is
-//     gone (started or cancelled). A record with Dequeue and TurnStart
-//     fails with conflict when a turn runs already.
+//     gone (started or cancelled). A record with TurnStart (Dequeue or
+//     not) fails with busy when a turn runs already (slot.go).
 type Record struct {
 	Event         AllEvent
 	Conversation  *Conversation

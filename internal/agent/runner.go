@@ -567,7 +567,10 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 		if c.Title != "" || c.MessageCount != 0 {
 			return
 		}
-		t.title = r.cfg.Titles == TitlesModel
+		// A temp conversation (a stateless /v1 request, a temporary chat)
+		// keeps its first-line title: a model call for a title nobody
+		// keeps is not worth its tokens.
+		t.title = r.cfg.Titles == TitlesModel && !r.temps.Has(id)
 		if title := autoTitle(content); title != "" {
 			// A user's rename meanwhile wins: then this one is not written.
 			rec := &Record{Event: r.agentEvent(AgentEvent{Type: AgentRenamed, ConversationID: id, Title: title}), AutoTitle: true}

@@ -366,3 +366,22 @@ func TestBrowserQueuedSendLooksSent(t *testing.T) {
 	screenshot(t, tab, "queued.png")
 	do(t, tab, press("Escape", 0))
 }
+
+func TestBrowserSidebarNamesTheChatsModel(t *testing.T) {
+	t.Parallel()
+	tp := newTwoProviders(t)
+	tp.Up.Store(true)
+	tp.P.Check(t.Context())
+	ts := newTestServer(t, withProviders(tp, agent.TitlesFirstLine))
+	var c agent.Conversation
+	ts.call(t, "POST", "/agentik/conversations", `{"title":"on beta","model":"b/beta"}`, 201, &c)
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	footer := `document.querySelector('[data-testid="model"]').innerText`
+	def := eval[string](t, tab, footer)
+	click(t, tab, "on beta")
+	waitJS(t, tab, "the footer naming the chat's model", footer+`.includes('b/beta')`)
+	if strings.Contains(def, "b/beta") {
+		t.Errorf("the new-chat page names %q, the other chat's model", def)
+	}
+}

@@ -76,6 +76,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Chat = web.NewChatView(c, msgs, offset)
+	if c.Model != "" && p.ModelConfigured {
+		p.ModelName = c.Model // the footer names the model this chat uses
+	}
 	p.Chat.LastSeq = max(p.Chat.LastSeq, lastSeq) // resume after other branches' messages too
 	p.Title = p.Chat.Title + " · agentik"
 	s.renderPage(w, r, http.StatusOK, p)

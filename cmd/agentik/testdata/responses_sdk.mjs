@@ -62,6 +62,14 @@ if (mode === "all") {
   const final = await client.responses.retrieve(before.id);
   out.resumed = { before: before.seqs, after: after.seqs, text: before.text + after.text, final: final.output_text, status: final.status, background: final.background };
 
+  // Not only background responses: a plain stream dropped midway goes on
+  // (stop is a command, a disconnect is not) and resumes the same way.
+  const fg = await client.responses.create({ model: "fake", input: "[[tokens=100]] [[delay=5ms]]", stream: true });
+  const fgBefore = await read(fg, undefined, 10);
+  fg.controller.abort();
+  const fgAfter = await read(await client.responses.retrieve(fgBefore.id, { stream: true, starting_after: fgBefore.seqs[fgBefore.seqs.length - 1] }));
+  out.foreground = { seqs: [...fgBefore.seqs, ...fgAfter.seqs], text: fgBefore.text + fgAfter.text, status: fgAfter.status };
+
   // The SDK's own resume helper: responses.stream({response_id, starting_after}).
   const helper = client.responses.stream({ response_id: before.id, starting_after: last });
   let helperText = "";
