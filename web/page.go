@@ -7,6 +7,7 @@
 package web
 
 import (
+	"cmp"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -54,6 +55,8 @@ type Page struct {
 // ConversationItem is one row of the sidebar.
 type ConversationItem struct {
 	ID      string
+	Agent   string // the conversation's agent's slug (the sidebar filters by it)
+	Child   bool   // a delegated child conversation
 	Title   string
 	Temp    bool
 	Running bool
@@ -98,6 +101,9 @@ type MessageView struct {
 	Reasoning   string
 	Interrupted bool
 	Usage       string // formatted token usage; "" when unknown
+	// Agent is the slug of the agent that answered, when not the default
+	// (agentik); the UI shows it, by the agent's name once it knows it.
+	Agent string
 
 	CallID    string
 	Name      string
@@ -106,6 +112,7 @@ type MessageView struct {
 	ResultID  string
 	Result    string // pretty-printed when JSON
 	IsError   bool
+	ChildID   string // a delegation's child conversation (agent__<slug>)
 
 	Error string // error: the message
 	Code  string
@@ -129,7 +136,7 @@ type Image struct {
 func ConversationItems(cs []agent.Conversation, current string) []ConversationItem {
 	items := make([]ConversationItem, 0, len(cs))
 	for _, c := range cs {
-		items = append(items, ConversationItem{ID: c.ID, Title: Title(c.Title), Temp: c.Temp, Running: c.Running, Waiting: len(c.Waiting) > 0, Current: c.ID == current})
+		items = append(items, ConversationItem{ID: c.ID, Agent: cmp.Or(c.Agent, agent.DefaultAgent), Child: c.Parent != nil, Title: Title(c.Title), Temp: c.Temp, Running: c.Running, Waiting: len(c.Waiting) > 0, Current: c.ID == current})
 	}
 	return items
 }
@@ -175,6 +182,7 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 			v.Messages = append(v.Messages, MessageView{
 				Kind: KindAssistant, Type: m.Type, ID: m.ID, Seq: m.Seq, Text: text, Images: imgs,
 				Reasoning: m.Reasoning, Interrupted: m.Interrupted, Usage: FormatUsage(m.Usage), Siblings: m.Siblings,
+				Agent: answerAgent(m.Agent),
 			})
 			turn = append(turn, len(v.Messages)-1)
 			if m.Usage != nil {
@@ -191,6 +199,7 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 			}
 			card := &v.Messages[i]
 			card.HasResult, card.ResultID, card.Result, card.IsError = true, m.ID, PrettyJSON(m.Result), m.IsError
+			card.ChildID = m.ChildID
 		case agent.MessageError:
 			v.Messages = append(v.Messages, MessageView{Kind: KindError, Type: m.Type, ID: m.ID, Seq: m.Seq, Error: m.Error, Code: m.Code})
 		case agent.MessageSummary:
@@ -219,6 +228,14 @@ func contextAfter(c *agent.ContextSize, msgs []agent.Message) *agent.ContextSize
 	after := *c
 	after.Tokens += last.Usage.CompletionTokens
 	return &after
+}
+
+// answerAgent is the agent an answer shows: none for the default agent.
+func answerAgent(slug string) string {
+	if slug == agent.DefaultAgent {
+		return ""
+	}
+	return slug
 }
 
 func splitContent(cs []agent.Content) (string, []Image) {

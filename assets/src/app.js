@@ -11,6 +11,8 @@ import { h, copyText, icon } from './dom.js';
 import { rawText, streamingAnswer, userMessage } from './message.js';
 import { ModelSettings } from './model.js';
 import { Importer } from './import.js';
+import { Agents } from './agents.js';
+import { setAgentNames } from './message.js';
 
 const STATUS_LABEL = { connecting: 'Connecting…', online: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' };
 
@@ -54,6 +56,8 @@ class App {
       toast: (m, k) => this.toast(m, k),
     });
     this.search = new Search(this.sidebarEl, { conn: this.conn });
+    this.agents = new Agents({ conn: this.conn, sidebarEl: this.sidebarEl, toast: (m, k) => this.toast(m, k), onFilter: (slug) => this.sidebar.setFilter(slug) });
+    setAgentNames((slug) => this.agents.name(slug));
     this.importer = new Importer(document.getElementById('import-dialog'), { toast: (m, k) => this.toast(m, k) });
     this.mount(document.getElementById('main'), this.boot);
     this.bind();
@@ -63,6 +67,7 @@ class App {
   onOpen() {
     this.sidebar.subscribe();
     this.sidebar.refresh();
+    this.agents.load();
     if (this.chat) this.chat.subscribe();
   }
 
@@ -96,6 +101,8 @@ class App {
     this.settings = form && new ModelSettings(form, {
       conn: this.conn, chatId: () => this.chat?.id || null, onToast: (m, k) => this.toast(m, k),
     });
+    this.agents?.mount(main, !!conv);
+    this.agents?.labels(main);
     this.setStatus(this.status);
     // The message box has focus on load where there is a keyboard; on a
     // touch screen focus would open the on-screen keyboard over the page.
@@ -138,7 +145,7 @@ class App {
       this.main.querySelector('#live').append(early[1]);
       const empty = this.main.querySelector('#empty-state');
       if (empty) empty.hidden = true;
-      const fields = { ...this.settings.createFields(), ...(this.temp ? { temp: true } : {}) };
+      const fields = { ...this.settings.createFields(), ...this.agents.createFields(), ...(this.temp ? { temp: true } : {}) };
       let conv;
       try {
         conv = await this.conn.request('create_conversation', fields, { retry: false });

@@ -13,6 +13,7 @@ import { isImageType } from './rules.js';
 import { afterTurn, gaugeWindow, setGauge, summaryMessage } from './context.js';
 import { QueueView } from './queue.js';
 import { decided, showApproval } from './approval.js';
+import { Delegation, childLink } from './agents.js';
 
 const EARLIER_PAGE = 200; // messages per history request ("Show earlier messages", resync)
 
@@ -70,6 +71,7 @@ export class Chat {
   }
 
   dispose() {
+    for (const d of this.delegations || []) d.dispose();
     this.disposed = true;
     cancelAnimationFrame(this.frame);
     this.follower.dispose();
@@ -207,6 +209,7 @@ export class Chat {
       case 'queue_cancelled': this.queue.remove(ev.message_id); break;
       case 'approval_request': showApproval(this.toolCardOf(ev.call_id), { callId: ev.call_id, args: ev.arguments }, (body) => this.decide(body)); break;
       case 'approval': decided(this.toolCardOf(ev.call_id), ev); break;
+      case 'delegation': this.delegated(ev); break;
       default: break;
     }
   }
@@ -238,7 +241,11 @@ export class Chat {
     if (m.id) this.seen.add(m.id);
     if (m.type === 'tool_result') {
       const card = this.findCard(m.call_id);
-      if (card) { setToolResult(card, { id: m.id, result: m.result, isError: m.is_error }); return; }
+      if (card) {
+        setToolResult(card, { id: m.id, result: m.result, isError: m.is_error });
+        childLink(card, m.child_conversation_id, 'the agent');
+        return;
+      }
     }
     const el = this.render(m);
     // Laid out at once (not as a placeholder), so replacing the live answer
@@ -398,6 +405,14 @@ export class Chat {
     this.parts.push({ kind: 'tool', callId: ev.call_id, el });
     this.live.append(el);
     this.setRunning(true);
+  }
+
+  // delegated shows a delegation's child live in its tool card.
+  delegated(ev) {
+    const card = this.toolCardOf(ev.call_id);
+    if (!card || !ev.child_conversation_id) return;
+    this.delegations = this.delegations || [];
+    this.delegations.push(new Delegation({ conn: this.conn, card, childId: ev.child_conversation_id, agentName: ev.agent || 'the agent' }));
   }
 
   // toolCardOf is the card of a call: live, or persisted.

@@ -103,8 +103,16 @@ export function assistantMessage(m) {
   fillImages(el, m.content);
   if (!m.interrupted) el.querySelector('[data-testid="interrupted"]')?.remove();
   fill(el, '.usage', formatUsage(m.usage));
+  const who = el.querySelector('.msg-agent');
+  if (who) {
+    if (m.agent && m.agent !== 'agentik') { who.dataset.agent = m.agent; who.textContent = agentName(m.agent); } else who.remove();
+  }
   return el;
 }
+
+// agentName names an agent by its slug; app.js sets it once agents load.
+let agentName = (slug) => slug;
+export function setAgentNames(fn) { agentName = fn; }
 
 // streamingAnswer is the live part of an answer being written: an answer
 // without reasoning, images or meta yet.

@@ -60,7 +60,8 @@ export class Sidebar {
   // render fills the templ-rendered row template (web/sidebar.templ).
   render(c) {
     const li = clone('tpl-conversation');
-    setAttrs(li, { 'data-id': c.id, 'data-running': String(!!c.running), 'data-waiting': String((c.waiting || []).length > 0), 'data-temp': c.temp ? 'true' : null });
+    setAttrs(li, { 'data-id': c.id, 'data-agent': c.agent || 'agentik', 'data-child': c.parent ? 'true' : null, 'data-running': String(!!c.running), 'data-waiting': String((c.waiting || []).length > 0), 'data-temp': c.temp ? 'true' : null });
+    li.hidden = !!this.filter && li.dataset.agent !== this.filter;
     const a = li.querySelector('a');
     setAttrs(a, { href: `/c/${encodeURIComponent(c.id)}`, 'aria-current': c.id === this.current ? 'page' : null });
     li.querySelector('.conv-title').textContent = c.title || UNTITLED;
@@ -75,6 +76,12 @@ export class Sidebar {
     if (top) this.list.prepend(li);
     else this.list.append(li);
     this.updateEmpty();
+  }
+
+  // setFilter shows only the conversations of agent slug ("" for all).
+  setFilter(slug) {
+    this.filter = slug;
+    for (const li of this.list.children) li.hidden = !!slug && li.dataset.agent !== slug;
   }
 
   updateEmpty() {

@@ -26,6 +26,7 @@ type config struct {
 	DB             string
 	SystemPrompt   string
 	MCPConfig      string
+	Agents         string // AGENTIK_AGENTS: a JSON file of agents defined as code
 	APIKeys        []string
 	EventTTL       time.Duration
 	MaxAnswerBytes int
@@ -72,6 +73,7 @@ Settings (environment; a flag overrides its variable):
                                              (default sqlite:./agentik.db; alias AGENTIK_DB_PATH=PATH)
   --system-prompt   AGENTIK_SYSTEM_PROMPT    system prompt of new conversations
   --mcp-config      AGENTIK_MCP_CONFIG       path to an mcp.json (Claude Desktop format)
+                    AGENTIK_AGENTS           path to a JSON file of agents defined as code ({"agents":[…]})
   --event-ttl       AGENTIK_EVENT_TTL        how long events are kept (default 168h; messages are kept forever)
   --max-answer-bytes AGENTIK_MAX_ANSWER_BYTES cap on one model answer (default 1048576); past it the turn ends with an error
                     AGENTIK_API_KEYS         comma-separated API keys; when set, every route needs one
@@ -146,6 +148,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	c.SystemPrompt = getenv("AGENTIK_SYSTEM_PROMPT")
 	c.MCPConfig = getenv("AGENTIK_MCP_CONFIG")
+	c.Agents = getenv("AGENTIK_AGENTS")
 	c.APIKeys = splitList(getenv("AGENTIK_API_KEYS"))
 	if v := getenv("AGENTIK_API_KEYS"); v != "" && len(c.APIKeys) == 0 {
 		// Set but holding no key (",", " "): starting would leave every

@@ -200,10 +200,14 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	if rcfg.Titles == "" && model != nil && !cfg.Demo {
 		rcfg.Titles = agent.TitlesModel
 	}
+	var serverNames []string
 	if cfg.MCPConfig != "" {
 		tcfg, err := tool.LoadConfig(cfg.MCPConfig, getenv)
 		if err != nil {
 			return err
+		}
+		for _, s := range tcfg.Servers {
+			serverNames = append(serverNames, s.Name)
 		}
 		onChange := func(s agent.ToolServer) { b.Publish(agent.ToolServerEvent(s, time.Now())) }
 		tools, err = tool.Start(ctx, tcfg, tool.Options{Logger: log, OnChange: onChange})
@@ -215,6 +219,11 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 	}
 	if cfg.Demo {
 		rcfg.Tools = &demoTools{inner: tools}
+	}
+	if cfg.Agents != "" {
+		if rcfg.CodeAgents, err = loadAgents(cfg.Agents, getenv, serverNames); err != nil {
+			return err
+		}
 	}
 	scfg := server.Config{
 		ModelName: modelName, Logger: log,

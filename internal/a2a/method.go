@@ -160,7 +160,7 @@ func (h *Handler) start(ctx context.Context, a Agent, p sendParams) (string, err
 			return "", err
 		}
 	} else {
-		c, err := h.cfg.Runner.CreateConversation(ctx, "", false)
+		c, err := h.newConversation(ctx, a.Slug)
 		if err != nil {
 			return "", err
 		}
@@ -198,6 +198,13 @@ func (h *Handler) startPushed(ctx context.Context, a Agent, p sendParams) (strin
 	pc.TaskID = id
 	_, err = h.addConfig(ctx, *pc)
 	return id, err
+}
+
+func (h *Handler) newConversation(ctx context.Context, slug string) (agent.Conversation, error) {
+	if h.cfg.NewConversation != nil {
+		return h.cfg.NewConversation(ctx, slug)
+	}
+	return h.cfg.Runner.CreateConversation(ctx, "", false)
 }
 
 // decision is the data part that answers an input-required task.

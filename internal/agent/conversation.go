@@ -24,6 +24,12 @@ type Conversation struct {
 	Queued     int      `wire:"queued,*?"`  // sends waiting for the running turn (see queue.go)
 	Waiting    []string `wire:"waiting,*?"` // call ids of tool calls waiting for a decision (see approval.go)
 	Head       string   `wire:"head,*?"`    // the active path's leaf message (branch.go); "" before the first message
+	// Agent is the slug of the conversation's agent (agentdef.go); its
+	// settings above override the agent's.
+	Agent string `wire:"agent,*?"`
+	// Parent links a child conversation to the delegation that started
+	// it (delegate.go); nil for a conversation a person started.
+	Parent *Parent `wire:"parent,*?"`
 	// Owner is the user the conversation belongs to (access.go); "" in a
 	// store that keeps none: LocalUser. Not on the wire.
 	Owner string `wire:"-"`

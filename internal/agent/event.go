@@ -26,6 +26,9 @@ const (
 	// person's decision, and the decision (see approval.go).
 	EventApprovalRequest = "approval_request"
 	EventApproval        = "approval"
+	// EventDelegation: a tool call agent__<slug> started the other agent's
+	// turn in a child conversation (delegate.go).
+	EventDelegation = "delegation"
 )
 
 // Event is one step of a conversation: a persisted message or live progress
@@ -41,11 +44,15 @@ type Event struct {
 	Mime string `wire:"mime,append_image"`
 	Data string `wire:"data,append_image"`
 
-	CallID    string `wire:"call_id,tool_call,tool_result,approval_request,approval"`
-	Name      string `wire:"name,tool_call,tool_result,approval_request"`
+	CallID    string `wire:"call_id,tool_call,tool_result,approval_request,approval,delegation"`
+	Name      string `wire:"name,tool_call,tool_result,approval_request,delegation"`
 	Arguments string `wire:"arguments,tool_call,approval_request,approval?"`
 	Result    string `wire:"result,tool_result"`
 	IsError   bool   `wire:"is_error,tool_result?"`
+	// ChildID: the child conversation a delegation runs in (delegate.go);
+	// a client subscribes to it to show the other agent's work live.
+	ChildID string `wire:"child_conversation_id,delegation,tool_result?"`
+	Agent   string `wire:"agent,delegation"`
 
 	Error string `wire:"message,error"` // the error's message
 	Code  string `wire:"code,error?"`
@@ -97,6 +104,8 @@ type AgentEvent struct {
 	Type           string          `wire:"type,*"`
 	ConversationID string          `wire:"conversation_id,created,deleted,renamed,turn_started,turn_ended,updated,waiting"`
 	Title          string          `wire:"title,created?,renamed,updated?"`
+	Agent          string          `wire:"agent,created?,updated?"` // the conversation's agent (agentdef.go)
+	Parent         *Parent         `wire:"parent,created?"`         // of a delegated child (delegate.go)
 	Model          *string         `wire:"model,updated?"`
 	SystemPrompt   *string         `wire:"system_prompt,updated?"`
 	Params         *Params         `wire:"params,updated?"`

@@ -36,12 +36,19 @@ type Message struct {
 	Reasoning   string    `wire:"reasoning,assistant_message?"`
 	Interrupted bool      `wire:"interrupted,assistant_message?"`
 	Usage       *Usage    `wire:"usage,assistant_message?"`
+	// Agent and AgentVersion say which agent answered, and which version
+	// of its definition the turn ran with (agentdef.go).
+	Agent        string `wire:"agent,assistant_message?"`
+	AgentVersion int    `wire:"agent_version,assistant_message?"`
 
 	CallID    string `wire:"call_id,tool_call,tool_result"`
 	Name      string `wire:"name,tool_call,tool_result"`
 	Arguments string `wire:"arguments,tool_call"` // JSON text
 	Result    string `wire:"result,tool_result"`
 	IsError   bool   `wire:"is_error,tool_result?"`
+	// ChildID, on the result of a delegation (agent__<slug>), is the child
+	// conversation the other agent answered in (delegate.go).
+	ChildID string `wire:"child_conversation_id,tool_result?"`
 
 	Error string `wire:"message,error"` // the error's message
 	Code  string `wire:"code,error?"`

@@ -70,6 +70,11 @@ type Config struct {
 	// it (time.AfterFunc's Stop); injected with Now so tests fire timers
 	// themselves. nil: time.AfterFunc.
 	AfterFunc func(d time.Duration, f func()) (stop func() bool)
+	// Agents keeps the agent definitions (agentdef.go); nil: memory.
+	Agents AgentStore
+	// CodeAgents are the agents defined as code (AGENTIK_AGENTS), stored
+	// by DefineAgents; read-only.
+	CodeAgents []AgentDef
 }
 
 // Runner runs conversations: it owns the running turns, keeps temp
@@ -92,6 +97,7 @@ type Runner struct {
 	ends   [64]uint64
 	held   map[string]int        // conversations whose queued sends must not start now (being deleted)
 	timers map[string]*waitTimer // armed approval timeouts by conversation id (approval.go)
+	endCh  chan struct{}         // closed (and cleared) when a turn leaves turns (endSignal, delegate.go)
 	closed bool                  // Close was called: no turn starts any more
 	quit   chan struct{}         // closed by Close: background work (titles) stops
 	wg     sync.WaitGroup        // running turn goroutines
@@ -112,6 +118,9 @@ func NewRunner(cfg Config) *Runner {
 	}
 	if cfg.SystemPrompt == "" {
 		cfg.SystemPrompt = DefaultSystemPrompt
+	}
+	if cfg.Agents == nil {
+		cfg.Agents = &memAgentStore{}
 	}
 	if cfg.Unavailable == "" {
 		cfg.Unavailable = "no model is configured: set OPENAI_BASE_URL (and OPENAI_MODEL) for an OpenAI-compatible server, or OPENAI_API_KEY for OpenAI, or run Ollama on 127.0.0.1:11434, then restart agentik"
@@ -189,21 +198,33 @@ func (r *Runner) CreateConversationWith(ctx context.Context, title string, temp 
 // createConversation makes a conversation with id (external.go gives one a
 // client chose).
 func (r *Runner) createConversation(ctx context.Context, id, title string, temp bool, s Settings) (Conversation, error) {
+	return r.newConversation(ctx, id, title, temp, s, nil)
+}
+
+// newConversation makes a conversation on s's agent (the default when it
+// names none); parent links a delegated child (delegate.go).
+func (r *Runner) newConversation(ctx context.Context, id, title string, temp bool, s Settings, parent *Parent) (Conversation, error) {
 	title, err := cleanTitle(title, true)
 	if err != nil {
 		return Conversation{}, err
 	}
 	s.Title = nil
+	if s.Agent == nil {
+		s.Agent = new(string)
+	}
+	if err := r.checkAgentSetting(ctx, &s); err != nil {
+		return Conversation{}, err
+	}
 	if err := r.checkSettings(&s); err != nil {
 		return Conversation{}, err
 	}
 	now := r.now()
-	c := Conversation{ID: id, Title: title, Temp: temp, CreatedAt: now, UpdatedAt: now, UserTitled: title != "", Owner: PrincipalFrom(ctx).UserID}
+	c := Conversation{ID: id, Title: title, Temp: temp, CreatedAt: now, UpdatedAt: now, UserTitled: title != "", Owner: PrincipalFrom(ctx).UserID, Parent: parent}
 	s.apply(&c)
 	rec := &Record{
-		Event:        r.agentEvent(AgentEvent{Type: AgentCreated, ConversationID: c.ID, Title: title}),
+		Event:        r.agentEvent(AgentEvent{Type: AgentCreated, ConversationID: c.ID, Title: title, Agent: c.Agent, Parent: parent}),
 		Conversation: &c,
-		Memory:       []ModelMessage{{Role: RoleSystem, Content: []Content{Text(r.cfg.SystemPrompt)}}},
+		Memory:       []ModelMessage{{Role: RoleSystem, Content: []Content{Text(r.systemPromptOf(ctx, c.Agent))}}},
 	}
 	st := r.cfg.Store
 	if temp {
@@ -640,6 +661,10 @@ func (r *Runner) forget(t *turn) {
 	if r.turns[t.conv.ID] == t {
 		delete(r.turns, t.conv.ID)
 		r.ends[endStripe(t.conv.ID)]++
+	}
+	if r.endCh != nil {
+		close(r.endCh)
+		r.endCh = nil
 	}
 	r.mu.Unlock()
 	t.ended()

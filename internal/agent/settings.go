@@ -83,6 +83,9 @@ type Settings struct {
 	Model        *string
 	SystemPrompt *string
 	Params       *Params
+	// Agent is the slug of the conversation's agent; a Model of
+	// "agent/<slug>" means the same (agentdef.go).
+	Agent *string
 }
 
 // ErrUserTitled fails the append of a title the model wrote when a user
@@ -180,6 +183,9 @@ func (s Settings) apply(c *Conversation) {
 			c.Params = nil
 		}
 	}
+	if s.Agent != nil {
+		c.Agent = *s.Agent
+	}
 }
 
 // UpdateConversation changes a conversation's title, model, system prompt
@@ -190,6 +196,9 @@ func (r *Runner) UpdateConversation(ctx context.Context, id string, s Settings) 
 	if err := r.access(ctx, id); err != nil {
 		return Conversation{}, err
 	}
+	if err := r.checkAgentSetting(ctx, &s); err != nil {
+		return Conversation{}, err
+	}
 	if err := r.checkSettings(&s); err != nil {
 		return Conversation{}, err
 	}
@@ -198,10 +207,13 @@ func (r *Runner) UpdateConversation(ctx context.Context, id string, s Settings) 
 	if err != nil {
 		return Conversation{}, err
 	}
-	if s.Title == nil && s.Model == nil && s.SystemPrompt == nil && s.Params == nil {
+	if s.Title == nil && s.Model == nil && s.SystemPrompt == nil && s.Params == nil && s.Agent == nil {
 		return c, nil
 	}
 	ev := AgentEvent{Type: AgentUpdated, ConversationID: id, Model: s.Model, SystemPrompt: s.SystemPrompt, Params: s.Params}
+	if s.Agent != nil {
+		ev.Agent = *s.Agent
+	}
 	var recs []*Record
 	if s.Title != nil {
 		ev.Title = *s.Title
@@ -220,6 +232,9 @@ func (r *Runner) UpdateConversation(ctx context.Context, id string, s Settings) 
 // settings is the change an updated event carries.
 func (a *AgentEvent) settings() Settings {
 	s := Settings{Model: a.Model, SystemPrompt: a.SystemPrompt, Params: a.Params}
+	if a.Agent != "" {
+		s.Agent = &a.Agent
+	}
 	if a.Title != "" {
 		s.Title = &a.Title
 	}

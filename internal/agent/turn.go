@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -65,6 +66,9 @@ type turn struct {
 	// store had it stale (branch.go), until the turn writes memory: its
 	// first record that does writes all of it (withRebuilt).
 	rebuilt []ModelMessage
+
+	agent AgentDef // the conversation's agent, resolved as the turn starts (agentturn.go)
+	depth int      // delegations that led to this conversation
 }
 
 type emitItem struct {
@@ -290,6 +294,9 @@ func (t *turn) loop() error {
 	if rebuilt {
 		t.rebuilt = slices.Clone(mem) // the rounds below may change mem's entries
 	}
+	if err := t.useAgent(); err != nil {
+		return err
+	}
 	if len(t.resume) > 0 {
 		if mem, err = t.runPending(mem); err != nil {
 			return err
@@ -306,11 +313,7 @@ func (t *turn) loop() error {
 		if err := t.r.cfg.Budgets.Check(t.ctx, OwnerOf(t.conv)); err != nil { // before every model call (budget.go)
 			return err
 		}
-		var specs []ToolSpec
-		if t.r.cfg.Tools != nil {
-			specs = t.r.cfg.Tools.Specs(t.ctx)
-		}
-		specs = withClientTools(specs, t.clientTools)
+		specs := withClientTools(t.toolSpecs(), t.clientTools)
 		phase := ""
 		size, text := 0, 0 // bytes of this answer so far, and of its text that went out
 		resp, err := t.chat(&mem, specs, func(d Delta) error {
@@ -357,7 +360,7 @@ func (t *turn) loop() error {
 				resp.Text = resp.Text[:text]
 			}
 			if resp.Text != "" || resp.Reasoning != "" {
-				m := Message{Type: MessageAssistant, ConversationID: t.conv.ID, Reasoning: resp.Reasoning, Interrupted: true}
+				m := t.answerOf(Message{Type: MessageAssistant, ConversationID: t.conv.ID, Reasoning: resp.Reasoning, Interrupted: true})
 				answer := ModelMessage{Role: RoleAssistant, Reasoning: resp.Reasoning}
 				if resp.Text != "" {
 					m.Content = []Content{Text(resp.Text)}
@@ -382,7 +385,7 @@ func (t *turn) loop() error {
 		}
 		var recs []*Record
 		if resp.Text != "" || resp.Reasoning != "" || (len(answer.ToolCalls) == 0 && !interrupted) {
-			m := Message{Type: MessageAssistant, ConversationID: t.conv.ID, Content: answer.Content, Reasoning: resp.Reasoning, Interrupted: interrupted}
+			m := t.answerOf(Message{Type: MessageAssistant, ConversationID: t.conv.ID, Content: answer.Content, Reasoning: resp.Reasoning, Interrupted: interrupted})
 			// The usage of model calls that left no answer of their own
 			// (tool calls only) goes on this one: a turn's answers add up
 			// to its total.
@@ -450,8 +453,13 @@ func (t *turn) loop() error {
 
 // callTool runs one tool call; failures become an error result.
 func (t *turn) callTool(c ToolCall) Message {
+	if strings.HasPrefix(c.Name, DelegatePrefix) && !t.isClientTool(c.Name) {
+		return t.delegate(c)
+	}
 	m := Message{Type: MessageToolResult, ConversationID: t.conv.ID, CallID: c.ID, Name: c.Name}
 	switch {
+	case !t.allows(c.Name) && !t.isClientTool(c.Name):
+		m.Result, m.IsError = fmt.Sprintf("tool %q is not available to agent %s", c.Name, t.agent.Slug), true
 	case t.ctx.Err() != nil:
 		m.Result, m.IsError = "interrupted before the tool ran", true
 	case t.r.cfg.Tools == nil:

@@ -67,7 +67,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 // store to them, recovers the turns that died with their process, and
 // starts the sweep of idle temp conversations.
 func (a *App) Start(ctx context.Context, rc agent.Config, sc server.Config) error {
-	rc.Store, rc.Cluster, rc.Publisher = a.Store, a.Store, a.Broker
+	rc.Store, rc.Cluster, rc.Publisher, rc.Agents = a.Store, a.Store, a.Broker, a.Store
 	if rc.Logger == nil {
 		rc.Logger = a.cfg.Logger
 	}
@@ -106,6 +106,9 @@ func (a *App) Start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	}
 	if err := a.Store.Start(ctx, publish, a.Runner.CancelTurn); err != nil {
 		return fmt.Errorf("start: %w", err)
+	}
+	if err := a.Runner.DefineAgents(ctx); err != nil {
+		return err
 	}
 	if err := a.Runner.Recover(ctx); err != nil {
 		return err

@@ -51,7 +51,7 @@ func (h *Handler) ask(slug string) server.ToolHandlerFunc {
 				return nil, err
 			}
 		} else {
-			c, err := h.cfg.Runner.CreateConversation(ctx, "", false)
+			c, err := h.newConversation(ctx, slug)
 			if err != nil {
 				return nil, err
 			}
@@ -79,6 +79,13 @@ func (h *Handler) ask(slug string) server.ToolHandlerFunc {
 		}
 		return t.result(), nil
 	}
+}
+
+func (h *Handler) newConversation(ctx context.Context, slug string) (agent.Conversation, error) {
+	if h.cfg.NewConversation != nil {
+		return h.cfg.NewConversation(ctx, slug)
+	}
+	return h.cfg.Runner.CreateConversation(ctx, "", false)
 }
 
 // turnCall follows one turn for one tool call.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/agentik/agentik/internal/agent"
 )
@@ -29,7 +30,8 @@ func (h *Handler) models() []string {
 // named, when that is a provider's model id.
 func (h *Handler) useModel(ctx context.Context, id, model string) error {
 	ms, def := h.runner.Models()
-	if model == def || !slices.ContainsFunc(ms, func(m agent.ModelInfo) bool { return m.ID == model }) {
+	agentModel := strings.HasPrefix(model, agent.AgentModelPrefix) // the runner resolves agent/<slug>
+	if !agentModel && (model == def || !slices.ContainsFunc(ms, func(m agent.ModelInfo) bool { return m.ID == model })) {
 		return nil
 	}
 	_, err := h.runner.UpdateConversation(ctx, id, agent.Settings{Model: &model})
@@ -48,7 +50,7 @@ func (h *Handler) handleModels(w http.ResponseWriter, r *http.Request) {
 		Object string        `json:"object"`
 		Data   []modelObject `json:"data"`
 	}{Object: "list", Data: []modelObject{}}
-	for _, m := range h.models() {
+	for _, m := range append(h.models(), h.runner.AgentModels(r.Context())...) {
 		list.Data = append(list.Data, modelObject{ID: m, Object: "model", OwnedBy: "agentik"})
 	}
 	writeJSON(w, http.StatusOK, list)

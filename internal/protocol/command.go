@@ -40,6 +40,8 @@ type Command struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Reason    string          `json:"reason,omitempty"`
 	Branch    string          `json:"branch,omitempty"` // get_messages: "all" for every branch
+
+	AgentFields // create_agent, update_agent, delete_agent (agentdef.go)
 }
 
 // MaxRequestID caps the length of a request id.
@@ -98,6 +100,9 @@ func (c *Command) Check() error {
 			return agent.Errorf(agent.CodeBadRequest, "%s must be 0 or more, got %d", name, *v)
 		}
 		return nil
+	}
+	if ok, err := c.checkAgentOp(); ok {
+		return err
 	}
 	switch c.Op {
 	case OpSubscribe:

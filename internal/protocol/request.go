@@ -15,11 +15,12 @@ type SettingsFields struct {
 	Model        *string       `json:"model,omitempty"`
 	SystemPrompt *string       `json:"system_prompt,omitempty"`
 	Params       *agent.Params `json:"params,omitempty"`
+	Agent        *string       `json:"agent,omitempty"` // the conversation's agent, a slug
 }
 
 // Settings is the change the fields ask for.
 func (f SettingsFields) Settings() agent.Settings {
-	return agent.Settings{Model: f.Model, SystemPrompt: f.SystemPrompt, Params: f.Params}
+	return agent.Settings{Model: f.Model, SystemPrompt: f.SystemPrompt, Params: f.Params, Agent: f.Agent}
 }
 
 // CreateRequest is the body of create_conversation.

@@ -45,6 +45,11 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /agentik/import", s.handleImport)
 	mux.HandleFunc("GET /agentik/models", s.handleAgentikModels)
 	mux.HandleFunc("PATCH /agentik/conversations/{id}", s.handleUpdate)
+	mux.HandleFunc("POST /agentik/agents", s.handleCreateAgent)
+	mux.HandleFunc("GET /agentik/agents", s.handleListAgents)
+	mux.HandleFunc("GET /agentik/agents/{slug}", s.handleGetAgent)
+	mux.HandleFunc("PATCH /agentik/agents/{slug}", s.handleUpdateAgent)
+	mux.HandleFunc("DELETE /agentik/agents/{slug}", s.handleDeleteAgent)
 	// Accounts (users.go).
 	mux.HandleFunc("GET /agentik/me", s.handleMe)
 	mux.HandleFunc("GET /agentik/usage", s.handleUsage)

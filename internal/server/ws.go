@@ -424,6 +424,9 @@ func (k *wsConn) run(ctx context.Context, cmd protocol.Command) (any, error) {
 	case protocol.OpRegenerate, protocol.OpEdit, protocol.OpSwitchBranch:
 		return branchOp(ctx, r, cmd)
 	}
+	if res, ok, err := k.s.agentOp(ctx, cmd); ok {
+		return res, err
+	}
 	return nil, agent.Errorf(agent.CodeBadRequest, "unknown op %q", cmd.Op)
 }
 

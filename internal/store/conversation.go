@@ -33,8 +33,17 @@ func (r conversationRow) conversation() agent.Conversation {
 		Queued:       r.Queued,
 		Waiting:      waitingIDs(r.Waiting),
 		Head:         deref(r.Head),
+		Agent:        r.Agent, // "" (a row from before agents): the default agent
+		Parent:       parentOf(r.ParentID, r.ParentCall),
 		Owner:        r.Owner,
 	}
+}
+
+func parentOf(id, call string) *agent.Parent {
+	if id == "" {
+		return nil
+	}
+	return &agent.Parent{ConversationID: id, CallID: call}
 }
 
 func conversations(rows []conversationRow) []agent.Conversation {
@@ -47,7 +56,7 @@ func conversations(rows []conversationRow) []agent.Conversation {
 
 // conversationColumns are what Conversation reads, in its Scan's order.
 const conversationColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, " +
-	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head, owner"
+	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head, owner, agent, parent_id, parent_call"
 
 // Conversation returns one conversation, or agent.ErrNotFound. It reads
 // straight into the row's fields, without gorm's reflection, and on SQLite
@@ -64,7 +73,7 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 	row := s.r.WithContext(ctx).Raw("SELECT "+conversationColumns+" FROM conversation WHERE id = ?", id).Row()
 	var r conversationRow
 	if err := row.Scan(&r.ID, &r.Title, &r.CreatedAt, &r.UpdatedAt, &r.MessageCount, &r.Running, &r.TurnSeq,
-		&r.ContextTokens, &r.ContextWindow, &r.ContextBytes, &r.Model, &r.SystemPrompt, &r.Params, &r.UserTitled, &r.Queued, &r.Waiting, &r.Head, &r.Owner); err != nil {
+		&r.ContextTokens, &r.ContextWindow, &r.ContextBytes, &r.Model, &r.SystemPrompt, &r.Params, &r.UserTitled, &r.Queued, &r.Waiting, &r.Head, &r.Owner, &r.Agent, &r.ParentID, &r.ParentCall); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			err = gorm.ErrRecordNotFound
 		}
@@ -76,7 +85,7 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 
 // listColumns are the conversation columns a list returns, in
 // scanConversation's order.
-const listColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, queued, waiting, owner"
+const listColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, queued, waiting, owner, agent, parent_id, parent_call"
 
 // Conversations returns a page, most recently updated first (ties by id,
 // descending), and the total count. limit ≤ 0 means no limit. It reads
@@ -127,11 +136,12 @@ func (s *Store) list(ctx context.Context, owner string, offset, limit int) ([]ag
 	out := make([]agent.Conversation, 0, max(limit, 0))
 	for rows.Next() {
 		var c agent.Conversation
-		var waiting string
-		if err := rows.Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.Running, &c.TurnSeq, &c.Queued, &waiting, &c.Owner); err != nil {
+		var waiting, slug, parentID, parentCall string
+		if err := rows.Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.Running, &c.TurnSeq, &c.Queued, &waiting, &c.Owner, &slug, &parentID, &parentCall); err != nil {
 			return nil, 0, fmt.Errorf("store: conversations: %w", err)
 		}
-		c.Waiting = waitingIDs(waiting) // lists mark the ones waiting for a person
+		c.Waiting = waitingIDs(waiting)                          // lists mark the ones waiting for a person
+		c.Agent, c.Parent = slug, parentOf(parentID, parentCall) // lists filter by agent
 		c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
 		out = append(out, c)
 	}

@@ -42,6 +42,13 @@ type conversationRow struct {
 	// MemoryStale: working memory does not follow the active path
 	// (agent.Record.StaleMemory); Memory fails until it is replaced.
 	MemoryStale bool `gorm:"not null;default:false"`
+	// Agent is the slug of the conversation's agent; '' in a database
+	// from before agents: the default agent.
+	Agent string `gorm:"not null;default:''"`
+	// ParentID and ParentCall link a delegated child to the tool call of
+	// its parent (agent.Parent); '' for a conversation a person started.
+	ParentID   string `gorm:"not null;default:''"`
+	ParentCall string `gorm:"not null;default:''"`
 	// Owner is the user the conversation belongs to (agent/access.go); a
 	// database from before accounts: 'local', who owned everything.
 	Owner string `gorm:"not null;default:'local';index:idx_conversation_owner_recent,priority:1"`

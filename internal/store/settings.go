@@ -75,5 +75,8 @@ func updateSettings(tx *gorm.DB, id string, s agent.Settings, now time.Time) err
 	if s.Params != nil {
 		cols["params"] = encodeParams(s.Params)
 	}
+	if s.Agent != nil {
+		cols["agent"] = *s.Agent
+	}
 	return updateConversation(tx, id, cols)
 }

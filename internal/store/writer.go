@@ -473,6 +473,10 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 					row.Title = c.Title
 				}
 				row.Model, row.SystemPrompt, row.Params, row.UserTitled = c.Model, columnText(c.SystemPrompt), encodeParams(c.Params), c.UserTitled
+				row.Agent = c.Agent
+				if p := c.Parent; p != nil {
+					row.ParentID, row.ParentCall = p.ConversationID, p.CallID
+				}
 				row.Owner = agent.OwnerOf(*c)
 				if !c.CreatedAt.IsZero() {
 					row.CreatedAt = c.CreatedAt.UTC().Truncate(time.Microsecond)

@@ -1,0 +1,695 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultAgent is the slug of the agent made from the server's own
+// configuration (AGENTIK_SYSTEM_PROMPT, the default model, every tool): the
+// agent of every conversation that names none, including those of a
+// database made before agents.
+const DefaultAgent = "agentik"
+
+// Visibilities of an agent.
+const (
+	VisibilityPrivate = "private" // its owner only (and admins)
+	VisibilityShared  = "shared"  // everyone may use it; only its owner edits it
+)
+
+// Approval overrides of an agent: "" keeps the tool servers' policy.
+const (
+	ApprovalAlways = "always" // every tool call waits for a person's decision
+	ApprovalNever  = "never"  // no tool call waits
+)
+
+// DelegatePrefix starts the tool name by which an agent delegates to
+// another: agent__<slug>, with one argument, the message.
+const DelegatePrefix = "agent__"
+
+// MaxDelegationDepth is how deep delegation nests: a conversation started
+// by a person is depth 0, the child it delegates to depth 1, and a
+// conversation at this depth delegates no further.
+const MaxDelegationDepth = 3
+
+// Limits of an agent definition.
+const (
+	MaxAgentNameBytes = 200
+	MaxAgentDescBytes = 2000
+	MaxAgentTools     = 100
+	MaxAgentStarters  = 10
+	MaxStarterBytes   = 500
+)
+
+// slugPattern is a URL-safe slug: lowercase letters, digits and inner
+// hyphens, 1 to 40 of them (so agent__<slug> fits a tool name).
+var slugPattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$`)
+
+// AgentDef is one version of an agent: a stored definition of who answers
+// a conversation, with what instructions, model and tools.
+type AgentDef struct {
+	Slug         string   `json:"slug"`
+	Name         string   `json:"name"`
+	Description  string   `json:"description"`
+	Instructions string   `json:"instructions"` // its system prompt; "" = the server's
+	Model        string   `json:"model"`        // "" = the default model
+	Params       *Params  `json:"params,omitempty"`
+	Tools        []string `json:"tools"` // patterns of tool names (github__*, *) and agent__<slug> delegates
+	Approval     string   `json:"approval"`
+	Visibility   string   `json:"visibility"`
+	Owner        string   `json:"owner"` // a user id
+	Starters     []string `json:"starters"`
+	Version      int      `json:"version"`
+	// ReadOnly marks an agent defined as code (AGENTIK_AGENTS, or the
+	// default): the API and the UI do not change it.
+	ReadOnly  bool      `json:"read_only"`
+	Deleted   bool      `json:"deleted,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// AgentChange is a create or an edit of an agent: nil fields stay as they
+// are (on create: their defaults).
+type AgentChange struct {
+	Slug         *string   `json:"slug,omitempty"`
+	Name         *string   `json:"name,omitempty"`
+	Description  *string   `json:"description,omitempty"`
+	Instructions *string   `json:"instructions,omitempty"`
+	Model        *string   `json:"model,omitempty"`
+	Params       *Params   `json:"params,omitempty"`
+	Tools        *[]string `json:"tools,omitempty"`
+	Approval     *string   `json:"approval,omitempty"`
+	Visibility   *string   `json:"visibility,omitempty"`
+	Starters     *[]string `json:"starters,omitempty"`
+}
+
+// AgentStore keeps agent definitions and every version of them. The
+// database (package store) implements it; a runner without one keeps them
+// in memory.
+type AgentStore interface {
+	// Agents returns the latest version of every agent, deleted ones
+	// included (marked), in slug order.
+	Agents(ctx context.Context) ([]AgentDef, error)
+	// Agent returns the latest version of one agent, or ErrNotFound.
+	Agent(ctx context.Context, slug string) (AgentDef, error)
+	// AgentVersion returns one version of an agent, or ErrNotFound.
+	AgentVersion(ctx context.Context, slug string, version int) (AgentDef, error)
+	// SaveAgent stores def as version def.Version: version 1 creates the
+	// agent (conflict when the slug is taken, deleted agents included);
+	// any other must follow the latest stored version (conflict when an
+	// edit came first). Deleted marks the agent deleted.
+	SaveAgent(ctx context.Context, def AgentDef) error
+}
+
+// Parent links a delegated child conversation to the tool call of its
+// parent that started it.
+type Parent struct {
+	ConversationID string `json:"conversation_id"`
+	CallID         string `json:"call_id"`
+}
+
+// agentVisible reports whether ctx's principal may see and use agent d:
+// the one rule of agents' visibility, on the rule of access.go (a shared
+// agent is everyone's, a private one its owner's; admins see all).
+func agentVisible(ctx context.Context, d AgentDef) bool {
+	scope := Scope(ctx)
+	return d.Visibility == VisibilityShared || scope == "" || d.Owner == scope
+}
+
+// agentEditable reports whether ctx's principal may change agent d.
+func agentEditable(ctx context.Context, d AgentDef) bool {
+	scope := Scope(ctx)
+	return scope == "" || d.Owner == scope
+}
+
+// agents is the runner's agent store: the configured one, or memory
+// (NewRunner).
+func (r *Runner) agents() AgentStore { return r.cfg.Agents }
+
+// defaultAgent is the agent made from the runner's configuration.
+func (r *Runner) defaultAgent() AgentDef {
+	return AgentDef{Slug: DefaultAgent, Name: "agentik", Description: "The server's own agent: its system prompt, its default model and every tool.",
+		Instructions: r.cfg.SystemPrompt, Tools: []string{"*"}, Visibility: VisibilityShared, Owner: LocalUser, Starters: []string{}, ReadOnly: true}
+}
+
+// DefineAgents stores the agents defined as code: the default agent (unless
+// defs define one of its slug) and defs (AGENTIK_AGENTS). Each whose
+// definition changed since the last start gets a new version; they are
+// read-only. Call it once before serving.
+func (r *Runner) DefineAgents(ctx context.Context) error {
+	defs := slices.Clone(r.cfg.CodeAgents)
+	if !slices.ContainsFunc(defs, func(d AgentDef) bool { return d.Slug == DefaultAgent }) {
+		defs = append([]AgentDef{r.defaultAgent()}, defs...)
+	}
+	for _, d := range defs {
+		d.ReadOnly = true
+		if d.Visibility == "" {
+			d.Visibility = VisibilityShared
+		}
+		if d.Owner == "" {
+			d.Owner = LocalUser
+		}
+		d.Tools, d.Starters = nonNil(d.Tools), nonNil(d.Starters)
+		if err := r.checkModel(d.Model); err != nil {
+			return fmt.Errorf("agent %s: %w", d.Slug, err)
+		}
+		old, err := r.agents().Agent(ctx, d.Slug)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			d.Version = 1
+		case err != nil:
+			return fmt.Errorf("define agent %s: %w", d.Slug, err)
+		case !old.ReadOnly:
+			return fmt.Errorf("define agent %s: the slug is taken by an agent made in the UI or the API; rename one of them", d.Slug)
+		case sameDefinition(old, d):
+			continue
+		default:
+			d.Version, d.CreatedAt = old.Version+1, old.CreatedAt
+		}
+		now := r.now()
+		if d.CreatedAt.IsZero() {
+			d.CreatedAt = now
+		}
+		d.UpdatedAt = now
+		if err := r.agents().SaveAgent(ctx, d); err != nil {
+			return fmt.Errorf("define agent %s: %w", d.Slug, err)
+		}
+	}
+	// An agent the code no longer defines is marked deleted: its
+	// conversations keep its last version.
+	stored, err := r.agents().Agents(ctx)
+	if err != nil {
+		return fmt.Errorf("define agents: %w", err)
+	}
+	for _, o := range stored {
+		if o.ReadOnly && !o.Deleted && !slices.ContainsFunc(defs, func(d AgentDef) bool { return d.Slug == o.Slug }) {
+			o.Version++
+			o.Deleted, o.UpdatedAt = true, r.now()
+			if err := r.agents().SaveAgent(ctx, o); err != nil {
+				return fmt.Errorf("define agents: remove %s: %w", o.Slug, err)
+			}
+		}
+	}
+	return nil
+}
+
+// CheckCodeAgents checks agents defined as code before anything starts:
+// fields, tool patterns against the configured tool servers' names, and
+// delegation (unknown agents, cycles, depth). The error names the agent
+// and the field.
+func CheckCodeAgents(defs []AgentDef, servers []string) error {
+	seen := map[string]bool{}
+	for i, d := range defs {
+		if !slugPattern.MatchString(d.Slug) {
+			return fmt.Errorf("agents[%d].slug %q must be 1 to 40 lowercase letters, digits or inner hyphens", i, d.Slug)
+		}
+		if seen[d.Slug] {
+			return fmt.Errorf("agents[%d].slug %q is defined twice", i, d.Slug)
+		}
+		seen[d.Slug] = true
+		if err := checkAgentFields(d); err != nil {
+			return fmt.Errorf("agent %s: %w", d.Slug, err)
+		}
+	}
+	known := map[string]AgentDef{}
+	for _, d := range defs {
+		known[d.Slug] = d
+	}
+	for _, d := range defs {
+		for j, p := range d.Tools {
+			if slug, ok := strings.CutPrefix(p, DelegatePrefix); ok {
+				if _, ok := known[slug]; !ok {
+					return fmt.Errorf("agent %s: tools[%d] delegates to %q, which AGENTIK_AGENTS does not define", d.Slug, j, slug)
+				}
+				continue
+			}
+			if err := checkPattern(p); err != nil {
+				return fmt.Errorf("agent %s: tools[%d]: %w", d.Slug, j, err)
+			}
+			if p == "*" {
+				continue
+			}
+			server, _, ok := strings.Cut(p, "__")
+			if !ok || strings.ContainsAny(server, "*?[") || !slices.Contains(servers, server) {
+				return fmt.Errorf("agent %s: tools[%d] %q names no configured tool server (the servers of the mcp config are: %s)", d.Slug, j, p, strings.Join(servers, ", "))
+			}
+		}
+		if err := checkGraph(d, known); err != nil {
+			return fmt.Errorf("agent %s: %w", d.Slug, err)
+		}
+	}
+	return nil
+}
+
+// Agents lists the agents the caller may use (not deleted), by slug.
+func (r *Runner) Agents(ctx context.Context) ([]AgentDef, error) {
+	all, err := r.agents().Agents(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("agents: %w", err)
+	}
+	out := []AgentDef{}
+	for _, d := range all {
+		if !d.Deleted && agentVisible(ctx, d) {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// Agent returns the latest version of an agent the caller may see (a
+// deleted one too, marked), or not_found.
+func (r *Runner) Agent(ctx context.Context, slug string) (AgentDef, error) {
+	d, err := r.agents().Agent(ctx, slug)
+	if errors.Is(err, ErrNotFound) && slug == DefaultAgent {
+		return r.defaultAgent(), nil // DefineAgents not called (tests)
+	}
+	if err != nil {
+		return AgentDef{}, err
+	}
+	if !agentVisible(ctx, d) {
+		return AgentDef{}, agentNotFound(slug)
+	}
+	return d, nil
+}
+
+func agentNotFound(slug string) error {
+	return Errorf(CodeNotFound, "agent %q not found; GET /agentik/agents lists them", Shorten(slug, 60))
+}
+
+// CreateAgent stores a new agent owned by the caller, as version 1.
+func (r *Runner) CreateAgent(ctx context.Context, ch AgentChange) (AgentDef, error) {
+	if ch.Slug == nil || *ch.Slug == "" {
+		return AgentDef{}, Errorf(CodeBadRequest, "slug is required: 1 to 40 lowercase letters, digits or inner hyphens, e.g. \"researcher\"")
+	}
+	if ch.Name == nil {
+		ch.Name = ch.Slug
+	}
+	now := r.now()
+	d := AgentDef{Slug: *ch.Slug, Owner: PrincipalFrom(ctx).UserID, Visibility: VisibilityPrivate, Version: 1, CreatedAt: now, UpdatedAt: now}
+	ch.apply(&d)
+	if !slugPattern.MatchString(d.Slug) {
+		return AgentDef{}, Errorf(CodeBadRequest, "slug %q is not URL-safe: use 1 to 40 lowercase letters, digits or inner hyphens, e.g. \"researcher\"", Shorten(d.Slug, 60))
+	}
+	if _, err := r.agents().Agent(ctx, d.Slug); err == nil {
+		return AgentDef{}, Errorf(CodeConflict, "slug %q is taken: choose another slug", d.Slug)
+	} else if !errors.Is(err, ErrNotFound) {
+		return AgentDef{}, fmt.Errorf("create agent: %w", err)
+	}
+	if err := r.checkAgent(ctx, d); err != nil {
+		return AgentDef{}, err
+	}
+	if err := r.agents().SaveAgent(ctx, d); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return AgentDef{}, Errorf(CodeConflict, "slug %q is taken: choose another slug", d.Slug)
+		}
+		return AgentDef{}, fmt.Errorf("create agent: %w", err)
+	}
+	return d, nil
+}
+
+// UpdateAgent stores an edit of an agent as its next version.
+func (r *Runner) UpdateAgent(ctx context.Context, slug string, ch AgentChange) (AgentDef, error) {
+	d, err := r.editable(ctx, slug)
+	if err != nil {
+		return AgentDef{}, err
+	}
+	if ch.Slug != nil && *ch.Slug != slug {
+		return AgentDef{}, Errorf(CodeBadRequest, "slug cannot change (conversations and delegates name the agent by it); create a new agent instead")
+	}
+	ch.apply(&d)
+	d.Version++
+	d.UpdatedAt = r.now()
+	if err := r.checkAgent(ctx, d); err != nil {
+		return AgentDef{}, err
+	}
+	if err := r.agents().SaveAgent(ctx, d); err != nil {
+		return AgentDef{}, fmt.Errorf("update agent: %w", err)
+	}
+	return d, nil
+}
+
+// DeleteAgent marks an agent deleted: it leaves the lists, nobody starts a
+// conversation on it, and the conversations that use it keep running on
+// its last version.
+func (r *Runner) DeleteAgent(ctx context.Context, slug string) error {
+	d, err := r.editable(ctx, slug)
+	if err != nil {
+		return err
+	}
+	all, err := r.agents().Agents(ctx)
+	if err != nil {
+		return fmt.Errorf("delete agent: %w", err)
+	}
+	for _, o := range all {
+		if !o.Deleted && o.Slug != slug && slices.Contains(o.Tools, DelegatePrefix+slug) {
+			return Errorf(CodeConflict, "agent %q delegates to %q: remove %s%s from its tools first", o.Slug, slug, DelegatePrefix, slug)
+		}
+	}
+	d.Version++
+	d.Deleted = true
+	d.UpdatedAt = r.now()
+	if err := r.agents().SaveAgent(ctx, d); err != nil {
+		return fmt.Errorf("delete agent: %w", err)
+	}
+	return nil
+}
+
+// editable is the latest version of an agent the caller may change.
+func (r *Runner) editable(ctx context.Context, slug string) (AgentDef, error) {
+	d, err := r.Agent(ctx, slug)
+	if err != nil {
+		return AgentDef{}, err
+	}
+	if d.Deleted {
+		return AgentDef{}, agentNotFound(slug)
+	}
+	if d.ReadOnly {
+		return AgentDef{}, Errorf(CodeForbidden, "agent %q is defined as code (AGENTIK_AGENTS or the server's configuration); change it there", slug)
+	}
+	if !agentEditable(ctx, d) {
+		return AgentDef{}, Errorf(CodeForbidden, "agent %q belongs to another user; only its owner changes it", slug)
+	}
+	return d, nil
+}
+
+func (ch AgentChange) apply(d *AgentDef) {
+	set := func(dst *string, src *string) {
+		if src != nil {
+			*dst = strings.TrimSpace(*src)
+		}
+	}
+	set(&d.Name, ch.Name)
+	set(&d.Description, ch.Description)
+	if ch.Instructions != nil {
+		d.Instructions = *ch.Instructions
+	}
+	set(&d.Model, ch.Model)
+	if ch.Params != nil {
+		d.Params = ch.Params
+		if ch.Params.empty() {
+			d.Params = nil
+		}
+	}
+	if ch.Tools != nil {
+		d.Tools = slices.Clone(*ch.Tools)
+	}
+	set(&d.Approval, ch.Approval)
+	set(&d.Visibility, ch.Visibility)
+	if ch.Starters != nil {
+		d.Starters = slices.Clone(*ch.Starters)
+	}
+	d.Tools, d.Starters = nonNil(d.Tools), nonNil(d.Starters)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// checkAgentFields checks what needs no other agent or tool: lengths,
+// enums, params.
+func checkAgentFields(d AgentDef) error {
+	if d.Name == "" {
+		return Errorf(CodeBadRequest, "name must not be empty")
+	}
+	if len(d.Name) > MaxAgentNameBytes || !utf8.ValidString(d.Name) {
+		return Errorf(CodeBadRequest, "name must be valid UTF-8 of at most %d bytes", MaxAgentNameBytes)
+	}
+	if len(d.Description) > MaxAgentDescBytes || !utf8.ValidString(d.Description) {
+		return Errorf(CodeBadRequest, "description must be valid UTF-8 of at most %d bytes", MaxAgentDescBytes)
+	}
+	if !utf8.ValidString(d.Instructions) {
+		return Errorf(CodeBadRequest, "instructions must be valid UTF-8")
+	}
+	if len(d.Instructions) > MaxSystemPromptBytes {
+		return Errorf(CodeBadRequest, "instructions are %d bytes long; at most %d are allowed", len(d.Instructions), MaxSystemPromptBytes)
+	}
+	if strings.HasPrefix(d.Model, "agent/") {
+		return Errorf(CodeBadRequest, "model %q names an agent; an agent's model is a provider's model id (GET /agentik/models)", d.Model)
+	}
+	switch d.Approval {
+	case "", ApprovalAlways, ApprovalNever:
+	default:
+		return Errorf(CodeBadRequest, "approval must be \"always\", \"never\" or absent (the tool servers' policy), got %q", Shorten(d.Approval, 40))
+	}
+	switch d.Visibility {
+	case VisibilityPrivate, VisibilityShared:
+	default:
+		return Errorf(CodeBadRequest, "visibility must be \"private\" or \"shared\", got %q", Shorten(d.Visibility, 40))
+	}
+	if len(d.Tools) > MaxAgentTools {
+		return Errorf(CodeBadRequest, "tools has %d entries; at most %d are allowed", len(d.Tools), MaxAgentTools)
+	}
+	if len(d.Starters) > MaxAgentStarters {
+		return Errorf(CodeBadRequest, "starters has %d entries; at most %d are allowed", len(d.Starters), MaxAgentStarters)
+	}
+	for i, s := range d.Starters {
+		if strings.TrimSpace(s) == "" || len(s) > MaxStarterBytes || !utf8.ValidString(s) {
+			return Errorf(CodeBadRequest, "starters[%d] must be non-empty valid UTF-8 of at most %d bytes", i, MaxStarterBytes)
+		}
+	}
+	return d.Params.check()
+}
+
+// checkPattern checks the syntax of a tool pattern.
+func checkPattern(p string) error {
+	if p == "" {
+		return Errorf(CodeBadRequest, "a tool pattern must not be empty")
+	}
+	if _, err := path.Match(p, ""); err != nil {
+		return Errorf(CodeBadRequest, "tool pattern %q is malformed: %v", Shorten(p, 60), err)
+	}
+	return nil
+}
+
+// checkAgent checks a definition before it is stored: its fields, its model,
+// each tool pattern against the tools there are, and its delegates (known,
+// visible to its owner, no cycle, no chain deeper than MaxDelegationDepth).
+func (r *Runner) checkAgent(ctx context.Context, d AgentDef) error {
+	if err := checkAgentFields(d); err != nil {
+		return err
+	}
+	if err := r.checkModel(d.Model); err != nil {
+		return err
+	}
+	names, servers := r.toolNames(ctx)
+	all, err := r.agents().Agents(ctx)
+	if err != nil {
+		return fmt.Errorf("check agent: %w", err)
+	}
+	known := map[string]AgentDef{}
+	for _, o := range all {
+		if !o.Deleted {
+			known[o.Slug] = o
+		}
+	}
+	known[d.Slug] = d
+	for i, p := range d.Tools {
+		if slug, ok := strings.CutPrefix(p, DelegatePrefix); ok {
+			o, ok := known[slug]
+			if !ok || (o.Visibility != VisibilityShared && o.Owner != d.Owner) {
+				return Errorf(CodeBadRequest, "tools[%d] delegates to %q, an agent that does not exist or is private to another user", i, Shorten(slug, 60))
+			}
+			if slug == d.Slug {
+				return Errorf(CodeBadRequest, "tools[%d]: agent %q cannot delegate to itself", i, slug)
+			}
+			continue
+		}
+		if err := checkPattern(p); err != nil {
+			return Errorf(CodeBadRequest, "tools[%d]: %s", i, err.Error())
+		}
+		if !patternMatches(p, names, servers) {
+			return Errorf(CodeBadRequest, "tools[%d] %q matches no tool (GET /agentik/tools lists them)", i, Shorten(p, 60))
+		}
+	}
+	if err := checkGraph(d, known); err != nil {
+		return Errorf(CodeBadRequest, "tools: %s", err.Error())
+	}
+	return nil
+}
+
+// patternMatches reports whether a tool pattern matches a tool there is,
+// or names a configured tool server (whose tools may not be listed yet).
+func patternMatches(p string, names, servers []string) bool {
+	if p == "*" {
+		return true
+	}
+	for _, n := range names {
+		if ok, _ := path.Match(p, n); ok {
+			return true
+		}
+	}
+	if server, _, ok := strings.Cut(p, "__"); ok {
+		return slices.Contains(servers, server)
+	}
+	return false
+}
+
+// toolNames lists the tool names the model may see now and the tool
+// servers configured.
+func (r *Runner) toolNames(ctx context.Context) (names, servers []string) {
+	if r.cfg.Tools == nil {
+		return nil, nil
+	}
+	for _, s := range r.cfg.Tools.Specs(ctx) {
+		names = append(names, s.Name)
+	}
+	if ss, ok := r.cfg.Tools.(interface{ Servers() []ToolServer }); ok {
+		for _, s := range ss.Servers() {
+			servers = append(servers, s.Name)
+		}
+	}
+	return names, servers
+}
+
+// delegates are the agents d lists as tools.
+func delegates(d AgentDef) []string {
+	var out []string
+	for _, p := range d.Tools {
+		if slug, ok := strings.CutPrefix(p, DelegatePrefix); ok {
+			out = append(out, slug)
+		}
+	}
+	return out
+}
+
+// checkGraph refuses a delegation cycle through d and a chain through d
+// longer than MaxDelegationDepth, naming the path.
+func checkGraph(d AgentDef, known map[string]AgentDef) error {
+	// Down: the longest chain from d, and cycles.
+	var down func(slug string, path []string) (int, error)
+	down = func(slug string, path []string) (int, error) {
+		if slices.Contains(path, slug) {
+			return 0, fmt.Errorf("delegation cycle %s", strings.Join(append(path, slug), " → "))
+		}
+		path = append(path, slug)
+		best := 0
+		for _, c := range delegates(known[slug]) {
+			if _, ok := known[c]; !ok {
+				continue
+			}
+			n, err := down(c, path)
+			if err != nil {
+				return 0, err
+			}
+			best = max(best, n+1)
+		}
+		return best, nil
+	}
+	depthDown, err := down(d.Slug, nil)
+	if err != nil {
+		return err
+	}
+	// Up: the longest chain of agents that delegate to d.
+	parents := map[string][]string{}
+	slugs := make([]string, 0, len(known))
+	for s := range known {
+		slugs = append(slugs, s)
+	}
+	sort.Strings(slugs)
+	for _, s := range slugs {
+		for _, c := range delegates(known[s]) {
+			parents[c] = append(parents[c], s)
+		}
+	}
+	var up func(slug string, seen []string) int
+	up = func(slug string, seen []string) int {
+		best := 0
+		for _, p := range parents[slug] {
+			if !slices.Contains(seen, p) {
+				best = max(best, up(p, append(seen, p))+1)
+			}
+		}
+		return best
+	}
+	if n := up(d.Slug, []string{d.Slug}) + depthDown; n > MaxDelegationDepth {
+		return fmt.Errorf("a delegation chain through %q would be %d agents deep; at most %d are allowed", d.Slug, n, MaxDelegationDepth)
+	}
+	return nil
+}
+
+// sameDefinition reports whether two versions define the same agent.
+func sameDefinition(a, b AgentDef) bool {
+	pa, pb := encodeParamsKey(a.Params), encodeParamsKey(b.Params)
+	return a.Name == b.Name && a.Description == b.Description && a.Instructions == b.Instructions && a.Model == b.Model &&
+		pa == pb && slices.Equal(a.Tools, b.Tools) && a.Approval == b.Approval && a.Visibility == b.Visibility &&
+		a.Owner == b.Owner && slices.Equal(a.Starters, b.Starters) && a.ReadOnly == b.ReadOnly && !a.Deleted
+}
+
+func encodeParamsKey(p *Params) string {
+	if p.empty() {
+		return ""
+	}
+	f := func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		return fmt.Sprint(*v)
+	}
+	n := "-"
+	if p.MaxTokens != nil {
+		n = fmt.Sprint(*p.MaxTokens)
+	}
+	return f(p.Temperature) + "/" + n + "/" + f(p.TopP)
+}
+
+// memAgentStore is the AgentStore of a runner without one.
+type memAgentStore struct {
+	mu   sync.Mutex
+	defs map[string][]AgentDef // versions by slug, oldest first
+}
+
+func (m *memAgentStore) Agents(context.Context) ([]AgentDef, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]AgentDef, 0, len(m.defs))
+	for _, vs := range m.defs {
+		out = append(out, vs[len(vs)-1])
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Slug < out[j].Slug })
+	return out, nil
+}
+
+func (m *memAgentStore) Agent(_ context.Context, slug string) (AgentDef, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	vs := m.defs[slug]
+	if len(vs) == 0 {
+		return AgentDef{}, agentNotFound(slug)
+	}
+	return vs[len(vs)-1], nil
+}
+
+func (m *memAgentStore) AgentVersion(_ context.Context, slug string, version int) (AgentDef, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	vs := m.defs[slug]
+	if version < 1 || version > len(vs) {
+		return AgentDef{}, Errorf(CodeNotFound, "agent %q has no version %d", Shorten(slug, 60), version)
+	}
+	return vs[version-1], nil
+}
+
+func (m *memAgentStore) SaveAgent(_ context.Context, d AgentDef) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.defs == nil {
+		m.defs = map[string][]AgentDef{}
+	}
+	if d.Version != len(m.defs[d.Slug])+1 {
+		return Errorf(CodeConflict, "agent %q changed meanwhile: read it again", d.Slug)
+	}
+	m.defs[d.Slug] = append(m.defs[d.Slug], d)
+	return nil
+}

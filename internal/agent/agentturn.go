@@ -1,0 +1,202 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// AgentModelPrefix makes a model id of an agent: "agent/<slug>" names the
+// agent wherever a model id is taken (/v1's model, a conversation's model).
+const AgentModelPrefix = "agent/"
+
+// checkAgentSetting resolves the agent a create or an update names (its
+// slug, or a model "agent/<slug>"): "" is the default agent; an unknown,
+// deleted or invisible one is not_found, naming the field.
+func (r *Runner) checkAgentSetting(ctx context.Context, s *Settings) error {
+	field := "agent"
+	if s.Model != nil {
+		if slug, ok := strings.CutPrefix(strings.TrimSpace(*s.Model), AgentModelPrefix); ok {
+			s.Agent, s.Model, field = &slug, nil, "model"
+		}
+	}
+	if s.Agent == nil {
+		return nil
+	}
+	slug := strings.TrimSpace(*s.Agent)
+	if slug == "" {
+		slug = DefaultAgent
+	}
+	d, err := r.Agent(ctx, slug)
+	if errors.Is(err, ErrNotFound) || (err == nil && d.Deleted) {
+		return Errorf(CodeNotFound, "%s names agent %q, which does not exist; GET /agentik/agents lists them", field, Shorten(slug, 60))
+	}
+	if err != nil {
+		return err
+	}
+	s.Agent = &slug
+	return nil
+}
+
+// systemPromptOf is what a new conversation on agent slug starts its
+// working memory with: the agent's instructions, else the server's prompt.
+func (r *Runner) systemPromptOf(ctx context.Context, slug string) string {
+	if d, err := r.agentOf(ctx, slug); err == nil && d.Instructions != "" {
+		return d.Instructions
+	}
+	return r.cfg.SystemPrompt
+}
+
+// agentOf is the latest version of a conversation's agent, deleted or not
+// (a conversation keeps working on its agent's last version); "" is the
+// default agent.
+func (r *Runner) agentOf(ctx context.Context, slug string) (AgentDef, error) {
+	if slug == "" {
+		slug = DefaultAgent
+	}
+	d, err := r.agents().Agent(ctx, slug)
+	if errors.Is(err, ErrNotFound) && slug == DefaultAgent {
+		return r.defaultAgent(), nil
+	}
+	return d, err
+}
+
+// depthOf is how many delegations led to conversation c: 0 for one a
+// person started.
+func (r *Runner) depthOf(ctx context.Context, c Conversation) int {
+	n := 0
+	for c.Parent != nil && n <= MaxDelegationDepth {
+		p, err := r.Conversation(ctx, c.Parent.ConversationID)
+		n++
+		if err != nil {
+			break
+		}
+		c = p
+	}
+	return n
+}
+
+// useAgent resolves the turn's agent and applies it to what the turn asks
+// the model: the conversation's own settings win, the agent's fill in.
+func (t *turn) useAgent() error {
+	ctx := context.WithoutCancel(t.ctx)
+	d, err := t.r.agentOf(ctx, t.conv.Agent)
+	if err != nil {
+		return fmt.Errorf("agent of conversation %s: %w", t.conv.ID, err)
+	}
+	t.agent = d
+	t.depth = t.r.depthOf(ctx, t.conv)
+	// The default agent's instructions are the prompt working memory
+	// starts with; a conversation of a /v1 client keeps its own.
+	if t.conv.SystemPrompt == "" && d.Instructions != "" && d.Instructions != t.r.cfg.SystemPrompt {
+		t.conv.SystemPrompt = d.Instructions
+	}
+	if t.conv.Model == "" {
+		t.conv.Model = d.Model
+	}
+	if t.conv.Params == nil {
+		t.conv.Params = d.Params
+	}
+	return nil
+}
+
+// allows reports whether the turn's agent may call tool name: a server's
+// tool its patterns match, or an agent it lists.
+func (t *turn) allows(name string) bool {
+	if strings.HasPrefix(name, DelegatePrefix) {
+		return slices.Contains(t.agent.Tools, name)
+	}
+	for _, p := range t.agent.Tools {
+		if strings.HasPrefix(p, DelegatePrefix) {
+			continue
+		}
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// toolSpecs are the tools the turn offers the model: the servers' tools
+// its agent allows, and its delegates (unless the conversation is as deep
+// as delegation goes).
+func (t *turn) toolSpecs() []ToolSpec {
+	var specs []ToolSpec
+	if t.r.cfg.Tools != nil {
+		for _, s := range t.r.cfg.Tools.Specs(t.ctx) {
+			if t.allows(s.Name) {
+				specs = append(specs, s)
+			}
+		}
+	}
+	if t.depth >= MaxDelegationDepth {
+		return specs
+	}
+	for _, slug := range delegates(t.agent) {
+		d, err := t.r.agents().Agent(context.WithoutCancel(t.ctx), slug)
+		if err != nil || d.Deleted {
+			continue
+		}
+		specs = append(specs, delegateSpec(d))
+	}
+	return specs
+}
+
+// delegateParams is the schema of a delegation's one argument.
+var delegateParams = json.RawMessage(`{"type":"object","properties":{"message":{"type":"string","description":"What to ask the agent: the whole task, since it sees nothing else of this conversation"}},"required":["message"]}`)
+
+// delegateSpec is the tool by which an agent delegates to d.
+func delegateSpec(d AgentDef) ToolSpec {
+	desc := "Delegate a task to the agent " + d.Name
+	if d.Description != "" {
+		desc += ": " + d.Description
+	}
+	desc += ". It answers with its result."
+	return ToolSpec{Name: DelegatePrefix + d.Slug, Description: desc, Parameters: delegateParams}
+}
+
+// needsApproval reports whether a call of tool name waits for a person:
+// the agent's approval override, else the tool servers' policy (a
+// delegation waits only when the agent says always).
+func (t *turn) needsApproval(name string) bool {
+	switch t.agent.Approval {
+	case ApprovalAlways:
+		return true
+	case ApprovalNever:
+		return false
+	}
+	if strings.HasPrefix(name, DelegatePrefix) {
+		return false
+	}
+	return t.r.needsApproval(name)
+}
+
+// answerOf marks an assistant message with the agent and the version of it
+// that the turn ran with.
+func (t *turn) answerOf(m Message) Message {
+	m.Agent, m.AgentVersion = t.agent.Slug, t.agent.Version
+	return m
+}
+
+// AgentModels are the model ids of the agents the caller may use
+// ("agent/<slug>"), for lists of models such as /v1's. The default agent
+// is not among them: it answers by the default model's own name, so a
+// server without agents lists what it listed before.
+func (r *Runner) AgentModels(ctx context.Context) []string {
+	ds, err := r.Agents(ctx)
+	if err != nil {
+		r.log.Warn("agents_unreadable", "err", err)
+		return nil
+	}
+	out := make([]string, 0, len(ds))
+	for _, d := range ds {
+		if d.Slug != DefaultAgent {
+			out = append(out, AgentModelPrefix+d.Slug)
+		}
+	}
+	return out
+}

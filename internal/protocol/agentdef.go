@@ -1,0 +1,84 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// WebSocket ops of agent definitions (docs/PROTOCOL.md, Agents); each
+// mirrors its REST route under /agentik/agents.
+const (
+	OpListAgents  = "list_agents"
+	OpCreateAgent = "create_agent"
+	OpUpdateAgent = "update_agent"
+	OpDeleteAgent = "delete_agent"
+)
+
+// AgentFields are the fields of an agent a create_agent or update_agent
+// carries besides model and params (which the command shares with the
+// conversation settings); absent fields stay as they are.
+type AgentFields struct {
+	Slug         string    `json:"slug,omitempty"`
+	Name         *string   `json:"name,omitempty"`
+	Description  *string   `json:"description,omitempty"`
+	Instructions *string   `json:"instructions,omitempty"`
+	Tools        *[]string `json:"tools,omitempty"`
+	Approval     *string   `json:"approval,omitempty"`
+	Visibility   *string   `json:"visibility,omitempty"`
+	Starters     *[]string `json:"starters,omitempty"`
+}
+
+// AgentRequest is the body of POST /agentik/agents and PATCH
+// /agentik/agents/{slug}.
+type AgentRequest struct {
+	AgentFields
+	Model  *string       `json:"model,omitempty"`
+	Params *agent.Params `json:"params,omitempty"`
+}
+
+// Change is the create or edit the fields ask for.
+func (f AgentFields) Change(model *string, params *agent.Params) agent.AgentChange {
+	ch := agent.AgentChange{Name: f.Name, Description: f.Description, Instructions: f.Instructions, Model: model, Params: params,
+		Tools: f.Tools, Approval: f.Approval, Visibility: f.Visibility, Starters: f.Starters}
+	if f.Slug != "" {
+		ch.Slug = &f.Slug
+	}
+	return ch
+}
+
+// DecodeAgentRequest decodes an agent body strictly: an unknown field is
+// a bad_request naming it (a misspelt field would otherwise be dropped
+// silently).
+func DecodeAgentRequest(b []byte) (AgentRequest, error) {
+	var req AgentRequest
+	if len(bytes.TrimSpace(b)) == 0 {
+		return req, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return AgentRequest{}, agent.Errorf(agent.CodeBadRequest, "the body must be an agent object (slug, name, description, instructions, model, params, tools, approval, visibility, starters): %s", JSONProblem(err))
+	}
+	return req, nil
+}
+
+// AgentsResult is the result of list_agents and GET /agentik/agents.
+type AgentsResult struct {
+	Agents []agent.AgentDef `json:"agents"`
+}
+
+// checkAgentOp checks the fields of an agent op; ok is false for other ops.
+func (c *Command) checkAgentOp() (ok bool, err error) {
+	switch c.Op {
+	case OpListAgents:
+		return true, nil
+	case OpCreateAgent, OpUpdateAgent, OpDeleteAgent:
+		if c.Slug == "" {
+			return true, agent.Errorf(agent.CodeBadRequest, "%s needs slug", c.Op)
+		}
+		return true, nil
+	}
+	return false, nil
+}

@@ -1,0 +1,73 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestBrowserAgentPickerAndEditor: on a new chat the picker lists the
+// default agent; the editor makes a researcher with instructions, a tool
+// chosen from the live tool list and a starter; the picker then selects
+// it and shows the starter; the chat started from it runs on the agent
+// (its instructions reach the model, its name is on the answer), and the
+// sidebar filter hides it under another agent.
+func TestBrowserAgentPickerAndEditor(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, withTools())
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	waitConnected(t, tab)
+
+	const chips = `[...document.querySelectorAll('[data-testid="agent-option"]')]`
+	waitJS(t, tab, "picker with the default agent", chips+`.map((b) => b.dataset.slug).join() === 'agentik' && `+chips+`[0].getAttribute('aria-pressed') === 'true'`)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="new-agent"]').click()`))
+	const tools = `[...document.querySelectorAll('[data-testid="agent-tool"]')].map((c) => c.value)`
+	waitJS(t, tab, "editor with the live tools", `document.querySelector('[data-testid="agent-editor"]')?.open && `+tools+`.includes('weather__forecast')`)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => {
+		const q = (id) => document.querySelector('[data-testid="' + id + '"]');
+		q('agent-slug').value = 'researcher';
+		q('agent-name').value = 'Researcher';
+		q('agent-description').value = 'Looks things up';
+		q('agent-instructions').value = 'You research.';
+		q('agent-starters').value = 'Find the weather in Paris';
+		[...document.querySelectorAll('[data-testid="agent-tool"]')].find((c) => c.value === 'weather__forecast').checked = true;
+	})()`))
+	screenshot(t, tab, "agent-editor.png")
+
+	// A bad slug: the editor shows the server's error and stays open.
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector('[data-testid="agent-slug"]'); s.removeAttribute('pattern'); s.value = 'Not Safe'; document.querySelector('[data-testid="agent-save"]').click(); })()`))
+	waitJS(t, tab, "error shown", `!document.querySelector('[data-testid="agent-error"]').hidden && document.querySelector('[data-testid="agent-error"]').textContent.includes('URL-safe')`)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { document.querySelector('[data-testid="agent-slug"]').value = 'researcher'; document.querySelector('[data-testid="agent-save"]').click(); })()`))
+	waitJS(t, tab, "researcher selected with its starter", `!document.querySelector('[data-testid="agent-editor"]') && `+
+		chips+`.find((b) => b.dataset.slug === 'researcher')?.getAttribute('aria-pressed') === 'true' && document.querySelector('[data-testid="starter"]')?.dataset.prompt === 'Find the weather in Paris'`)
+	screenshot(t, tab, "agent-picker.png")
+
+	d, err := ts.Runner.Agent(t.Context(), "researcher")
+	if err != nil || d.Instructions != "You research." || strings.Join(d.Tools, ",") != "weather__forecast" || d.Version != 1 {
+		t.Fatalf("stored agent %+v, %v", d, err)
+	}
+
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="starter"]').click()`))
+	waitJS(t, tab, "starter in the prompt", `document.querySelector('#prompt').value === 'Find the weather in Paris'`)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="send"]').click()`))
+	waitJS(t, tab, "answer with the agent's name", jsAnswers+`.length === 1 && `+jsAnswers+`[0].querySelector('[data-testid="msg-agent"]')?.textContent === 'Researcher'`)
+	reqs := ts.Fake.Requests()
+	if len(reqs) == 0 || reqs[0].Messages[0].Content != "You research." || len(reqs[0].Tools) != 1 || reqs[0].Tools[0].Name != "weather__forecast" {
+		t.Fatalf("model request %+v", reqs)
+	}
+	screenshot(t, tab, "agent-answer.png")
+
+	// The sidebar filter: the researcher's chat shows under it, not under agentik.
+	const item = `document.querySelector('[data-testid="conversation-item"][data-agent="researcher"]')`
+	waitJS(t, tab, "filter shown", `!document.querySelector('[data-testid="agent-filter"]').hidden && `+item+` && !`+item+`.hidden`)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { const f = document.querySelector('[data-testid="agent-filter"]'); f.value = 'agentik'; f.dispatchEvent(new Event('change')); })()`))
+	waitJS(t, tab, "hidden under agentik", item+`.hidden`)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { const f = document.querySelector('[data-testid="agent-filter"]'); f.value = 'researcher'; f.dispatchEvent(new Event('change')); })()`))
+	waitJS(t, tab, "shown under researcher", `!`+item+`.hidden`)
+
+	// A reload keeps the agent's name on the answer (server-rendered).
+	openPage(t, ts, tab, eval[string](t, tab, `location.pathname`))
+	waitJS(t, tab, "name after reload", jsAnswers+`[0]?.querySelector('[data-testid="msg-agent"]')?.textContent === 'Researcher'`)
+}
