@@ -43,6 +43,8 @@ type App struct {
 	Broker *broker.Broker
 	Runner *agent.Runner // set by Start
 	Server *server.Server
+	// Schedules runs the schedules' slots through the Runner (set by Start).
+	Schedules *agent.Scheduler
 
 	cfg        Config
 	stopSweep  context.CancelFunc
@@ -81,6 +83,10 @@ func (a *App) Start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	}
 	a.Runner = agent.NewRunner(rc)
 	sc.Runner, sc.Broker, sc.Store = a.Runner, a.Broker, a.Store
+	a.Schedules = &agent.Scheduler{Runner: a.Runner, Store: a.Store, Now: rc.Now, Logger: rc.Logger}
+	if sc.Schedules == nil {
+		sc.Schedules = a.Schedules
+	}
 	if sc.Logger == nil {
 		sc.Logger = a.cfg.Logger
 	}
@@ -111,6 +117,8 @@ func (a *App) Start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	a.stopSweep = stop
 	a.sweepDone.Add(1)
 	go func() { defer a.sweepDone.Done(); a.Runner.Temps().SweepEvery(sctx, rc.Temp.SweepEvery) }()
+	a.sweepDone.Add(1)
+	go func() { defer a.sweepDone.Done(); a.Schedules.Run(sctx) }() // schedules' slots (agent/schedule.go)
 	return nil
 }
 

@@ -64,6 +64,12 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /agentik/users/{id}/keys", s.handleKeys)
 	mux.HandleFunc("POST /agentik/users/{id}/keys", s.handleCreateKey)
 	mux.HandleFunc("DELETE /agentik/users/{id}/keys/{key_id}", s.handleRevokeKey)
+	mux.HandleFunc("POST /agentik/schedules", s.handleCreateSchedule) // schedule.go
+	mux.HandleFunc("GET /agentik/schedules", s.handleSchedules)
+	mux.HandleFunc("GET /agentik/schedules/{id}", s.handleSchedule)
+	mux.HandleFunc("PATCH /agentik/schedules/{id}", s.handleUpdateSchedule)
+	mux.HandleFunc("DELETE /agentik/schedules/{id}", s.handleDeleteSchedule)
+	mux.HandleFunc("GET /agentik/schedules/{id}/runs", s.handleScheduleRuns)
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
 	// Protocol packages: each its own handler over the centre, its routes

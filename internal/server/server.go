@@ -66,6 +66,8 @@ type Config struct {
 	Runner *agent.Runner
 	Broker *broker.Broker
 	Store  EventLog
+	// Schedules answers /agentik/schedules; nil: 503 unavailable.
+	Schedules *agent.Scheduler
 	// Search answers search; nil: the Store, when it implements
 	// agent.Searcher.
 	Search    agent.Searcher

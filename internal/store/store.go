@@ -292,6 +292,9 @@ func (s *Store) init(ctx context.Context) error {
 		if err := tx.AutoMigrate(userTables...); err != nil { // user.go
 			return err
 		}
+		if err := tx.AutoMigrate(scheduleTables...); err != nil { // schedule.go
+			return err
+		}
 		if err := initUsers(tx, s.now()); err != nil {
 			return err
 		}

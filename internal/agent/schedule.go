@@ -1,0 +1,512 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"github.com/teambition/rrule-go"
+)
+
+// Schedules (DESIGN.md §11.8): a prompt sent as an ordinary turn at each
+// slot of an RRULE or a cron expression. Every slot is claimed in the
+// store (a unique (schedule, slot) row) before it runs, so a slot runs once
+// across restarts and instances on one database.
+
+// Missed-slot policies: what a schedule does with the slots that passed
+// more than MissedGrace ago without running (the server was stopped).
+const (
+	MissedSkip = "skip" // run none of them
+	MissedOnce = "once" // run the latest of them, once
+)
+
+// Outcomes of a schedule run.
+const (
+	RunClaimed = "claimed" // claimed, not yet sent (a crash here is retried)
+	RunStarted = "started" // the turn started
+	RunQueued  = "queued"  // the target conversation was busy: queued behind its turn
+	RunFailed  = "failed"  // the send was refused (see Error)
+)
+
+// Schedule is a durable recurring prompt.
+type Schedule struct {
+	ID             string     `json:"id"`
+	Owner          string     `json:"owner"`
+	Agent          string     `json:"agent,omitempty"`
+	Prompt         string     `json:"prompt"`
+	RRule          string     `json:"rrule,omitempty"` // with its DTSTART
+	Cron           string     `json:"cron,omitempty"`
+	Timezone       string     `json:"timezone"`
+	ConversationID string     `json:"conversation_id,omitempty"`
+	Missed         string     `json:"missed"`
+	Enabled        bool       `json:"enabled"`
+	CreatedAt      time.Time  `json:"created_at"`
+	NextRun        *time.Time `json:"next_run"`
+
+	OwnerRole string    `json:"-"` // the creator's role, the runs' principal
+	Cursor    time.Time `json:"-"` // slots at or before it are handled
+}
+
+// ScheduleRun is one claimed slot of a schedule.
+type ScheduleRun struct {
+	ScheduleID     string    `json:"-"`
+	Slot           time.Time `json:"slot"`
+	ConversationID string    `json:"conversation_id,omitempty"`
+	Outcome        string    `json:"outcome"`
+	Error          string    `json:"error,omitempty"`
+	ClaimedAt      time.Time `json:"-"`
+}
+
+// ScheduleStore keeps schedules and their claimed slots.
+type ScheduleStore interface {
+	PutSchedule(ctx context.Context, s Schedule) error
+	// Schedules lists the schedules of owner (every owner's when "").
+	Schedules(ctx context.Context, owner string) ([]Schedule, error)
+	// Schedule is one schedule; not_found when there is none.
+	Schedule(ctx context.Context, id string) (Schedule, error)
+	DeleteSchedule(ctx context.Context, id string) error
+	// AdvanceSchedule moves a schedule's cursor forward (never back).
+	AdvanceSchedule(ctx context.Context, id string, cursor time.Time) error
+	// ClaimSlot inserts run; false when its (schedule, slot) was claimed.
+	ClaimSlot(ctx context.Context, run ScheduleRun) (bool, error)
+	// UpdateRun writes run's conversation, outcome and error.
+	UpdateRun(ctx context.Context, run ScheduleRun) error
+	// LeaseRun takes over a run left claimed by a dead process: it moves
+	// its ClaimedAt from old to now; false when another did first.
+	LeaseRun(ctx context.Context, run ScheduleRun, old, now time.Time) (bool, error)
+	// ScheduleRuns lists a schedule's runs, oldest slot first.
+	ScheduleRuns(ctx context.Context, id string) ([]ScheduleRun, error)
+	// StaleRuns lists runs still claimed, claimed before before.
+	StaleRuns(ctx context.Context, before time.Time) ([]ScheduleRun, error)
+}
+
+// ScheduleInput is what POST/PATCH /agentik/schedules take.
+type ScheduleInput struct {
+	Agent          *string `json:"agent"`
+	Prompt         *string `json:"prompt"`
+	RRule          *string `json:"rrule"`
+	Cron           *string `json:"cron"`
+	Timezone       *string `json:"timezone"`
+	ConversationID *string `json:"conversation_id"`
+	Missed         *string `json:"missed"`
+	Enabled        *bool   `json:"enabled"`
+}
+
+// Scheduler runs schedules through a Runner.
+type Scheduler struct {
+	Runner *Runner
+	Store  ScheduleStore
+	Now    Clock // time.Now when nil
+	Logger *slog.Logger
+	// MissedGrace: a slot later than this is missed (default 1 minute);
+	// one within it runs, late.
+	MissedGrace time.Duration
+	// Every is the loop's period (default 500ms).
+	Every time.Duration
+
+	mu sync.Mutex // one Tick at a time in this process
+}
+
+func (s *Scheduler) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Scheduler) grace() time.Duration {
+	if s.MissedGrace > 0 {
+		return s.MissedGrace
+	}
+	return time.Minute
+}
+
+// recurrence is a parsed RRULE or cron expression.
+type recurrence struct {
+	set  *rrule.Set
+	cron cron.Schedule
+	loc  *time.Location
+}
+
+// after returns the first slot strictly after t (zero when none).
+func (r recurrence) after(t time.Time) time.Time {
+	if r.set != nil {
+		return r.set.After(t, false)
+	}
+	return r.cron.Next(t.In(r.loc))
+}
+
+var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// parseRecurrence checks and normalizes sc's RRULE or cron in its time
+// zone; an RRULE without DTSTART starts at start.
+func parseRecurrence(sc *Schedule, start time.Time) (recurrence, error) {
+	tz := sc.Timezone
+	if tz == "" {
+		tz = "UTC"
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil || tz == "Local" {
+		return recurrence{}, Errorf(CodeBadRequest, "timezone %q is not an IANA time zone (such as \"Europe/Paris\" or \"UTC\")", Shorten(tz, 60))
+	}
+	sc.Timezone = tz
+	switch {
+	case sc.RRule != "" && sc.Cron != "":
+		return recurrence{}, Errorf(CodeBadRequest, "give rrule or cron, not both")
+	case sc.RRule == "" && sc.Cron == "":
+		return recurrence{}, Errorf(CodeBadRequest, "rrule or cron is required (such as \"FREQ=DAILY;BYHOUR=9;BYMINUTE=0\" or \"0 9 * * 1-5\")")
+	case sc.Cron != "":
+		c, err := cronParser.Parse(sc.Cron)
+		if err != nil {
+			return recurrence{}, Errorf(CodeBadRequest, "cron %q does not parse (%v); give 5 fields: minute hour day-of-month month day-of-week", Shorten(sc.Cron, 60), err)
+		}
+		return recurrence{cron: c, loc: loc}, nil
+	}
+	var lines []string
+	for _, l := range strings.FieldsFunc(sc.RRule, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return recurrence{}, Errorf(CodeBadRequest, "rrule is empty")
+	}
+	if !strings.HasPrefix(strings.ToUpper(lines[0]), "DTSTART") {
+		if !strings.Contains(strings.ToUpper(lines[0]), ":") {
+			lines[0] = "RRULE:" + lines[0]
+		}
+		dt := "DTSTART;TZID=" + tz + ":" + start.In(loc).Format("20060102T150405")
+		if tz == "UTC" {
+			dt = "DTSTART:" + start.UTC().Format("20060102T150405") + "Z"
+		}
+		lines = append([]string{dt}, lines...)
+	}
+	bad := func(err error) error {
+		return Errorf(CodeBadRequest, "rrule %q does not parse (%v); give an RFC 5545 rule such as \"FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR;BYHOUR=9;BYMINUTE=0\"", Shorten(sc.RRule, 80), err)
+	}
+	set, err := rrule.StrSliceToRRuleSetInLoc(lines, loc)
+	if err != nil {
+		return recurrence{}, bad(err)
+	}
+	if set.GetRRule() == nil {
+		return recurrence{}, bad(fmt.Errorf("no RRULE line"))
+	}
+	sc.RRule = strings.Join(lines, "\n")
+	return recurrence{set: set, loc: loc}, nil
+}
+
+func checkMissed(m string) (string, error) {
+	switch m {
+	case "":
+		return MissedOnce, nil
+	case MissedSkip, MissedOnce:
+		return m, nil
+	}
+	return "", Errorf(CodeBadRequest, "missed must be %q or %q, got %q", MissedSkip, MissedOnce, Shorten(m, 40))
+}
+
+func (s *Scheduler) withNext(sc Schedule) Schedule {
+	sc.NextRun = nil
+	if !sc.Enabled {
+		return sc
+	}
+	rec, err := parseRecurrence(&sc, sc.CreatedAt)
+	if err != nil {
+		return sc
+	}
+	from := sc.Cursor
+	if now := s.now(); now.After(from) {
+		from = now
+	}
+	if t := rec.after(from); !t.IsZero() {
+		t = t.UTC()
+		sc.NextRun = &t
+	}
+	return sc
+}
+
+// Create makes a schedule owned by the caller.
+func (s *Scheduler) Create(ctx context.Context, in ScheduleInput) (Schedule, error) {
+	p := PrincipalFrom(ctx)
+	now := s.now().UTC()
+	sc := Schedule{ID: NewID(), Owner: p.UserID, OwnerRole: p.Role, Enabled: true, CreatedAt: now, Cursor: now.Add(-time.Second).Truncate(time.Second)}
+	if err := s.apply(ctx, &sc, in, true); err != nil {
+		return Schedule{}, err
+	}
+	if err := s.Store.PutSchedule(ctx, sc); err != nil {
+		return Schedule{}, err
+	}
+	return s.withNext(sc), nil
+}
+
+// apply checks in and writes it into sc.
+func (s *Scheduler) apply(ctx context.Context, sc *Schedule, in ScheduleInput, create bool) error {
+	if in.Agent != nil {
+		sc.Agent = strings.TrimSpace(*in.Agent)
+	}
+	if in.Prompt != nil {
+		sc.Prompt = *in.Prompt
+	}
+	if strings.TrimSpace(sc.Prompt) == "" {
+		return Errorf(CodeBadRequest, "prompt is required: the message sent at each slot")
+	}
+	if err := CheckContent([]Content{Text(sc.Prompt)}); err != nil {
+		return err
+	}
+	if in.RRule != nil || in.Cron != nil {
+		sc.RRule, sc.Cron = "", ""
+		if in.RRule != nil {
+			sc.RRule = strings.TrimSpace(*in.RRule)
+		}
+		if in.Cron != nil {
+			sc.Cron = strings.TrimSpace(*in.Cron)
+		}
+	}
+	if in.Timezone != nil {
+		sc.Timezone = strings.TrimSpace(*in.Timezone)
+	}
+	start := s.now()
+	if !create {
+		start = sc.CreatedAt
+	}
+	if _, err := parseRecurrence(sc, start); err != nil {
+		return err
+	}
+	if in.ConversationID != nil && *in.ConversationID != sc.ConversationID {
+		sc.ConversationID = *in.ConversationID
+		if sc.ConversationID != "" {
+			if _, err := s.Runner.Conversation(ctx, sc.ConversationID); err != nil {
+				if ErrorCode(err) == CodeNotFound {
+					return Errorf(CodeBadRequest, "conversation_id %q is not a conversation of yours", Shorten(sc.ConversationID, 60))
+				}
+				return err
+			}
+		}
+	}
+	m, err := checkMissed(sc.Missed)
+	if in.Missed != nil {
+		m, err = checkMissed(*in.Missed)
+	}
+	if err != nil {
+		return err
+	}
+	sc.Missed = m
+	if in.Enabled != nil {
+		if *in.Enabled && !sc.Enabled { // slots while it was off are not owed
+			sc.Cursor = s.now().UTC().Add(-time.Second)
+		}
+		sc.Enabled = *in.Enabled
+	}
+	return nil
+}
+
+// mine returns schedule id when the caller may act on it.
+func (s *Scheduler) mine(ctx context.Context, id string) (Schedule, error) {
+	sc, err := s.Store.Schedule(ctx, id)
+	if err != nil {
+		return Schedule{}, err
+	}
+	p := PrincipalFrom(ctx)
+	if sc.Owner != p.UserID && !p.Admin() {
+		return Schedule{}, Errorf(CodeNotFound, "no schedule %q", Shorten(id, 60))
+	}
+	return sc, nil
+}
+
+// List lists the caller's schedules (an admin's: everyone's).
+func (s *Scheduler) List(ctx context.Context) ([]Schedule, error) {
+	p := PrincipalFrom(ctx)
+	owner := p.UserID
+	if p.Admin() {
+		owner = ""
+	}
+	scs, err := s.Store.Schedules(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	for i := range scs {
+		scs[i] = s.withNext(scs[i])
+	}
+	return scs, nil
+}
+
+// Get returns one of the caller's schedules.
+func (s *Scheduler) Get(ctx context.Context, id string) (Schedule, error) {
+	sc, err := s.mine(ctx, id)
+	if err != nil {
+		return Schedule{}, err
+	}
+	return s.withNext(sc), nil
+}
+
+// Update changes a schedule; nothing is stored when in is bad.
+func (s *Scheduler) Update(ctx context.Context, id string, in ScheduleInput) (Schedule, error) {
+	sc, err := s.mine(ctx, id)
+	if err != nil {
+		return Schedule{}, err
+	}
+	if err := s.apply(ctx, &sc, in, false); err != nil {
+		return Schedule{}, err
+	}
+	if err := s.Store.PutSchedule(ctx, sc); err != nil {
+		return Schedule{}, err
+	}
+	return s.withNext(sc), nil
+}
+
+// Delete removes a schedule and its runs (their conversations stay).
+func (s *Scheduler) Delete(ctx context.Context, id string) error {
+	if _, err := s.mine(ctx, id); err != nil {
+		return err
+	}
+	return s.Store.DeleteSchedule(ctx, id)
+}
+
+// Runs lists a schedule's runs.
+func (s *Scheduler) Runs(ctx context.Context, id string) ([]ScheduleRun, error) {
+	if _, err := s.mine(ctx, id); err != nil {
+		return nil, err
+	}
+	return s.Store.ScheduleRuns(ctx, id)
+}
+
+// Run ticks until ctx ends.
+func (s *Scheduler) Run(ctx context.Context) {
+	every := s.Every
+	if every <= 0 {
+		every = 500 * time.Millisecond
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if err := s.Tick(ctx); err != nil && ctx.Err() == nil && s.Logger != nil {
+			s.Logger.Warn("schedules", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// maxSlotsPerTick bounds the slots one schedule walks in one tick.
+const maxSlotsPerTick = 100000
+
+// Tick claims and runs every slot due now, and retries runs a dead
+// process left claimed.
+func (s *Scheduler) Tick(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	stale, err := s.Store.StaleRuns(ctx, now.Add(-10*time.Second))
+	if err != nil {
+		return err
+	}
+	for _, run := range stale {
+		ok, err := s.Store.LeaseRun(ctx, run, run.ClaimedAt, now)
+		if err != nil || !ok {
+			continue
+		}
+		sc, err := s.Store.Schedule(ctx, run.ScheduleID)
+		if err != nil {
+			continue
+		}
+		run.ClaimedAt = now
+		s.start(ctx, sc, run)
+	}
+	scs, err := s.Store.Schedules(ctx, "")
+	if err != nil {
+		return err
+	}
+	for _, sc := range scs {
+		if !sc.Enabled {
+			continue
+		}
+		rec, err := parseRecurrence(&sc, sc.CreatedAt)
+		if err != nil {
+			continue
+		}
+		var missed, due []time.Time
+		cursor := sc.Cursor
+		for i := 0; i < maxSlotsPerTick; i++ {
+			t := rec.after(cursor)
+			if t.IsZero() || t.After(now) {
+				break
+			}
+			cursor = t
+			if now.Sub(t) > s.grace() {
+				missed = append(missed[:0], t) // only the latest is kept
+			} else {
+				due = append(due, t)
+			}
+		}
+		if cursor.Equal(sc.Cursor) {
+			continue
+		}
+		if len(missed) > 0 && sc.Missed == MissedOnce {
+			due = append(missed, due...)
+		}
+		for _, slot := range due {
+			run := ScheduleRun{ScheduleID: sc.ID, Slot: slot.UTC(), Outcome: RunClaimed, ConversationID: sc.ConversationID, ClaimedAt: now}
+			ok, err := s.Store.ClaimSlot(ctx, run)
+			if err != nil {
+				return err
+			}
+			if ok {
+				s.start(ctx, sc, run)
+			}
+		}
+		if err := s.Store.AdvanceSchedule(ctx, sc.ID, cursor); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// start sends sc's prompt for run, as sc's owner, and records the outcome.
+func (s *Scheduler) start(ctx context.Context, sc Schedule, run ScheduleRun) {
+	p := Principal{UserID: sc.Owner, Role: sc.OwnerRole}
+	if p.Role == "" {
+		p.Role = RoleMember
+	}
+	if p.UserID == LocalUser {
+		p = Local
+	}
+	ctx = WithPrincipal(ctx, p)
+	fail := func(err error) {
+		run.Outcome, run.Error = RunFailed, err.Error()
+		if uerr := s.Store.UpdateRun(ctx, run); uerr != nil && s.Logger != nil {
+			s.Logger.Warn("schedule run", "schedule", sc.ID, "err", uerr)
+		}
+	}
+	if run.ConversationID == "" {
+		c, err := s.Runner.CreateConversation(ctx, "", false)
+		if err != nil {
+			fail(err)
+			return
+		}
+		run.ConversationID = c.ID
+		if err := s.Store.UpdateRun(ctx, run); err != nil {
+			fail(err)
+			return
+		}
+	}
+	clientID := fmt.Sprintf("schedule:%s:%d", sc.ID, run.Slot.Unix())
+	res, err := s.Runner.SendBusy(ctx, run.ConversationID, []Content{Text(sc.Prompt)}, clientID, OnBusyQueue)
+	if err != nil {
+		fail(err)
+		return
+	}
+	run.Outcome = RunStarted
+	if res.Queued {
+		run.Outcome = RunQueued
+	}
+	if err := s.Store.UpdateRun(ctx, run); err != nil && s.Logger != nil {
+		s.Logger.Warn("schedule run", "schedule", sc.ID, "err", err)
+	}
+}
