@@ -16,6 +16,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
@@ -572,5 +573,21 @@ func TestUserCLI(t *testing.T) {
 	}
 	if _, err := cli(admin, "disable", "local"); err == nil {
 		t.Error("disabling local was allowed")
+	}
+}
+
+// TestPeoplePage: each user sees their own usage on /people; an admin
+// sees every user's.
+func TestPeoplePage(t *testing.T) {
+	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"), "AGENTIK_DEFAULT_BUDGET=1M/month")
+	tm.fake.Enqueue(llmtest.Reply{Text: "hi", Usage: &agent.Usage{PromptTokens: 1200, CompletionTokens: 34, TotalTokens: 1234}})
+	tm.converse(t, tm.ann.key, "hello")
+	_, page := call(t, tm.ann.key, "GET", tm.p.url("/people"), "")
+	if !strings.Contains(string(page), "1,234 tokens used of 1M/month") || strings.Contains(string(page), `data-testid="users"`) {
+		t.Errorf("ann's page: %s", page)
+	}
+	_, page = call(t, tm.admin, "GET", tm.p.url("/people"), "")
+	if !strings.Contains(string(page), `data-testid="users"`) || !strings.Contains(string(page), "bob@example.com") || !strings.Contains(string(page), "1,234") {
+		t.Errorf("the admin's page: %s", page)
 	}
 }

@@ -3,7 +3,9 @@ package server
 import (
 	"net/http"
 
+	"github.com/agentik/agentik/assets"
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/web"
 )
 
 // The REST routes of accounts (DESIGN.md §11.9): /agentik/me, its keys,
@@ -175,4 +177,52 @@ func (s *Server) handleUsage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, rep)
+}
+
+// personRow is u with their usage now, for the people page.
+func (s *Server) personRow(r *http.Request, u agent.User) web.PersonRow {
+	row := web.PersonRow{ID: u.ID, Name: u.Name, Email: u.Email, Role: u.Role, Disabled: u.Disabled, Budget: "none"}
+	rep, err := s.runner.Usage(r.Context(), u.ID, "", "")
+	if err != nil {
+		s.log.Warn("usage_failed", "user_id", u.ID, "err", err)
+		return row
+	}
+	if b := rep.Budget; b != nil {
+		row.Budget, row.Used, row.ResetsAt = b.Limit, b.Used, b.ResetsAt.UTC().Format("2006-01-02 15:04 UTC")
+		return row
+	}
+	for _, d := range rep.Days {
+		row.Used += d.PromptTokens + d.CompletionTokens
+	}
+	return row
+}
+
+// handlePeople is the page of accounts: one's own usage; to an admin,
+// every user's.
+func (s *Server) handlePeople(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.accounts(w, r)
+	if !ok {
+		return
+	}
+	me, err := a.Me(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	p := web.PeoplePage{StyleURL: assets.URL("app.css"), IconURL: assets.URL("icon.svg"), Me: s.personRow(r, me), Admin: me.Role == agent.RoleAdmin}
+	if p.Admin {
+		us, err := a.Users(r.Context())
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		for _, u := range us {
+			p.Users = append(p.Users, s.personRow(r, u))
+		}
+	}
+	pageHeaders(w.Header())
+	w.WriteHeader(http.StatusOK)
+	if err := web.People(p).Render(r.Context(), w); err != nil {
+		s.log.Debug("page_render", "path", r.URL.Path, "err", err)
+	}
 }
