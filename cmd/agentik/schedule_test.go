@@ -123,3 +123,24 @@ func TestScheduleKill9(t *testing.T) {
 		t.Errorf("next_run %v after COUNT=3", sc.NextRun)
 	}
 }
+
+// TestScheduleTwoInstances runs two binaries on one PostgreSQL database:
+// both tick the same schedule, each slot still runs once.
+func TestScheduleTwoInstances(t *testing.T) {
+	dsn := freshSchema(t)
+	_, fakeURL := llmtest.NewHTTPServer(t)
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}
+	a := startDSN(t, dsn, env...)
+	b := startDSN(t, dsn, env...)
+	var sc agent.Schedule
+	postJSON(t, a.url("/agentik/schedules"), `{"prompt":"summarize my issues","rrule":"FREQ=SECONDLY;INTERVAL=2;COUNT=3"}`, &sc)
+	runs := waitRuns(t, b, sc.ID, 3)
+	if len(runs.Runs) != 3 {
+		t.Fatalf("%d runs, want 3: %+v", len(runs.Runs), runs)
+	}
+	var list struct{ Conversations []agent.Conversation }
+	getJSON(t, b.url("/agentik/conversations"), &list)
+	if len(list.Conversations) != 3 {
+		t.Fatalf("%d conversations, want 3 (one per slot)", len(list.Conversations))
+	}
+}
