@@ -247,6 +247,11 @@ func (s *Scheduler) Create(ctx context.Context, in ScheduleInput) (Schedule, err
 func (s *Scheduler) apply(ctx context.Context, sc *Schedule, in ScheduleInput, create bool) error {
 	if in.Agent != nil {
 		sc.Agent = strings.TrimSpace(*in.Agent)
+		if sc.Agent != "" {
+			if d, err := s.Runner.Agent(ctx, sc.Agent); err != nil || d.Deleted {
+				return Errorf(CodeBadRequest, "agent %q is not an agent you may use; GET /agentik/agents lists them", Shorten(sc.Agent, 60))
+			}
+		}
 	}
 	if in.Prompt != nil {
 		sc.Prompt = *in.Prompt
@@ -485,7 +490,11 @@ func (s *Scheduler) start(ctx context.Context, sc Schedule, run ScheduleRun) {
 		}
 	}
 	if run.ConversationID == "" {
-		c, err := s.Runner.CreateConversation(ctx, "", false)
+		var set Settings
+		if sc.Agent != "" {
+			set.Agent = &sc.Agent
+		}
+		c, err := s.Runner.CreateConversationWith(ctx, "", false, set)
 		if err != nil {
 			fail(err)
 			return

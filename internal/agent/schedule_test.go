@@ -87,6 +87,7 @@ func TestScheduleNextRunAndBadInput(t *testing.T) {
 		{agent.ScheduleInput{Prompt: ptr("x"), Cron: ptr("* * * * *"), Missed: ptr("all")}, "missed"},
 		{agent.ScheduleInput{Prompt: ptr("x"), Cron: ptr("* * * * *"), ConversationID: ptr("nope")}, "conversation_id"},
 		{agent.ScheduleInput{Cron: ptr("* * * * *")}, "prompt"},
+		{agent.ScheduleInput{Prompt: ptr("x"), Cron: ptr("* * * * *"), Agent: ptr("no-such-agent")}, "agent"},
 	} {
 		_, err := s.Create(ctx, c.in)
 		if agent.ErrorCode(err) != agent.CodeBadRequest || !strings.Contains(err.Error(), c.field) {
