@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -121,6 +122,28 @@ func TestScheduleKill9(t *testing.T) {
 	getJSON(t, p.url("/agentik/schedules/"+sc.ID), &sc)
 	if sc.NextRun != nil {
 		t.Errorf("next_run %v after COUNT=3", sc.NextRun)
+	}
+
+	// agentik schedule: the CLI over the same routes.
+	cli := func(args ...string) string {
+		t.Helper()
+		var out, errb strings.Builder
+		getenv := func(k string) string { return map[string]string{"AGENTIK_URL": p.url("")}[k] }
+		if err := runSchedule(context.Background(), args, getenv, &out, &errb); err != nil {
+			t.Fatalf("agentik schedule %v: %v %s", args, err, errb.String())
+		}
+		return out.String()
+	}
+	if out := cli("runs", sc.ID); strings.Count(out, "started") != 3 {
+		t.Errorf("schedule runs:\n%s", out)
+	}
+	id := strings.TrimSpace(cli("add", "standup notes", "--cron", "0 9 * * 1-5", "--timezone", "Europe/Paris"))
+	if out := cli("list"); !strings.Contains(out, id) || !strings.Contains(out, "Europe/Paris") {
+		t.Errorf("schedule list:\n%s", out)
+	}
+	cli("delete", id)
+	if out := cli("list"); strings.Contains(out, id) {
+		t.Errorf("deleted schedule still listed:\n%s", out)
 	}
 }
 
