@@ -389,17 +389,11 @@ func TestTempConversationSettings(t *testing.T) {
 	if !c.Temp || c.Model != "b/beta" || c.SystemPrompt != "Temp prompt." || *c.Params.MaxTokens != 9 {
 		t.Fatalf("patched temp %+v", c)
 	}
-	hold := make(chan struct{})
 	tp.B.Enqueue(llmtest.Reply{Text: "temp answer"})
-	tp.B.Enqueue(llmtest.Reply{Text: "Model Title", Hold: hold})
 	ts.sendOK(t, c.ID, "temp question")
-	for len(tp.B.Requests()) < 2 {
-		time.Sleep(time.Millisecond)
-	}
 	ts.call(t, "POST", "/agentik/conversations/"+c.ID+"/rename", `{"title":"temp mine"}`, 200, nil)
-	close(hold)
-	lw.wait(t, "title_skipped")
 	ts.call(t, "GET", "/agentik/conversations/"+c.ID, "", 200, &c)
+	_ = lw // temp conversations are not named by the model (no title call to skip)
 	if c.Title != "temp mine" {
 		t.Errorf("temp title %q", c.Title)
 	}
