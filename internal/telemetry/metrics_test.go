@@ -169,7 +169,7 @@ func TestMetricsAfterTurns(t *testing.T) {
 		{"agentik_model_errors_total", nil, 1},
 		{"agentik_model_errors_total", []string{"model", "fake", "code", agent.CodeModelError}, 1},
 		{"agentik_model_request_duration_seconds", nil, 4},
-		{"agentik_model_time_to_first_token_seconds", nil, 1}, // only the answer streamed a delta (not the tool call, the interrupted or the failed call)
+		{"agentik_model_time_to_first_token_seconds", nil, 2}, // turn 1's two calls streamed a delta (the tool call's arguments stream as deltas since bd99d8c), not the interrupted or the failed call
 		{"agentik_model_tokens_total", []string{"kind", "prompt"}, 30},
 		{"agentik_model_tokens_total", []string{"kind", "completion"}, 5},
 		{"agentik_tool_calls_total", nil, 1},
