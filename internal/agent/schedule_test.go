@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
 )
 
 // fakeClock is a clock the test moves. It starts a year ahead of the real
@@ -186,24 +187,27 @@ func TestScheduleSlotClaimedOnce(t *testing.T) {
 		t.Fatalf("runs %+v, want 2", runs)
 	}
 	// Both turns end, one after the other (the second queued or started
-	// after the first): two questions, two answers.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		users, answers := 0, 0
-		for _, m := range g.history(c) {
-			switch m.Type {
-			case "user_message":
-				users++
-			case "assistant_message":
-				answers++
-			}
+	// after the first): two ends in the conversation's log, then two
+	// questions and two answers in its history.
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	untilEnd(t, ctx, sub)
+	untilEnd(t, ctx, sub)
+	users, answers := 0, 0
+	for _, m := range g.history(c) {
+		switch m.Type {
+		case "user_message":
+			users++
+		case "assistant_message":
+			answers++
 		}
-		if users == 2 && answers == 2 {
-			break
-		}
-		if users > 2 || time.Now().After(deadline) {
-			t.Fatalf("%d user messages, %d answers in the target conversation, want 2 and 2 (runs %+v)", users, answers, runs)
-		}
-		time.Sleep(10 * time.Millisecond)
+	}
+	if users != 2 || answers != 2 {
+		t.Fatalf("%d user messages, %d answers in the target conversation, want 2 and 2 (runs %+v)", users, answers, runs)
 	}
 }
