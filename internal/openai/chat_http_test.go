@@ -445,22 +445,17 @@ func TestOpenAIStoredConversation(t *testing.T) {
 	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
 		t.Fatal(err)
 	}
+	ended := turnEnds(t, ts, conv.ID)
 	cancel()
 	resp.Body.Close()
 	close(hold)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ms, err := ts.Runner.Messages(context.Background(), agent.MessageQuery{ConversationID: conv.ID, Limit: 100})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n := len(ms); n == 4 && ms[3].Type == agent.MessageAssistant && ms[3].Content[0].Body == "kept going" && !ms[3].Interrupted {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("history %+v", ms)
-		}
-		time.Sleep(10 * time.Millisecond)
+	ended()
+	ms, err := ts.Runner.Messages(context.Background(), agent.MessageQuery{ConversationID: conv.ID, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ms); n != 4 || ms[3].Type != agent.MessageAssistant || ms[3].Content[0].Body != "kept going" || ms[3].Interrupted {
+		t.Fatalf("history %+v", ms)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/app"
+	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/openai"
@@ -28,6 +29,7 @@ type testServer struct {
 	*httptest.Server
 	Fake   *llmtest.Server
 	Runner *agent.Runner
+	Broker *broker.Broker
 }
 
 // rig is what a test may set before the runner and the handler start.
@@ -78,7 +80,7 @@ func newTestServer(t *testing.T, opts ...rigOption) *testServer {
 			t.Error(err)
 		}
 	})
-	return &testServer{Server: ts, Fake: fake, Runner: a.Runner}
+	return &testServer{Server: ts, Fake: fake, Runner: a.Runner, Broker: a.Broker}
 }
 
 func (f *testServer) do(t *testing.T, method, path, body string, header ...string) (*http.Response, []byte) {
@@ -173,5 +175,34 @@ func TestIdempotencyKey(t *testing.T) {
 	resp, _ := f.do(t, "POST", "/v1/chat/completions", body, protocol.ConversationHeader, conv.ID, openai.IdempotencyHeader, strings.Repeat("k", 201))
 	if resp.StatusCode != 400 {
 		t.Fatalf("a 201-byte key: %d", resp.StatusCode)
+	}
+}
+
+// turnEnds subscribes to id's live events; the returned wait blocks until
+// the conversation's next end event (failing the test after 10 s).
+func turnEnds(t *testing.T, ts *testServer, id string) (wait func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	sub, err := ts.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: id}, -1, "")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		defer cancel()
+		defer sub.Close()
+		for {
+			it, err := sub.Next(ctx)
+			if err != nil {
+				t.Fatalf("waiting for the turn's end: %v", err)
+			}
+			if it.CaughtUp {
+				continue
+			}
+			if ev, err := it.Event.Decode(); err == nil && ev.Event != nil && ev.Event.Type == agent.EventEnd {
+				return
+			}
+		}
 	}
 }
