@@ -111,14 +111,7 @@ func TestMCPServerSDK(t *testing.T) {
 	// The cancellation interrupted the turn: the conversation ends idle,
 	// its last answer marked interrupted.
 	var hist struct{ Messages []agent.Message }
-	for range 400 {
-		var conv agent.Conversation
-		requestJSON(t, "GET", p.url("/agentik/conversations/"+got.CancelConversation), "", auth, &conv)
-		if !conv.Running {
-			break
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	waitEnd(t, a2aKey, p.url("/agentik/conversations/"+got.CancelConversation+"/events"))
 	requestJSON(t, "GET", p.url("/agentik/conversations/"+got.CancelConversation+"/messages"), "", auth, &hist)
 	last := hist.Messages[len(hist.Messages)-1]
 	if last.Type != agent.MessageAssistant || !last.Interrupted {

@@ -149,6 +149,20 @@ func sse(t *testing.T, ctx context.Context, key, url, lastID string) <-chan sseE
 	return ch
 }
 
+// waitEnd reads a conversation's SSE stream (url: …/conversations/{id}/events)
+// from its start, as key, until its first turn's end event.
+func waitEnd(t *testing.T, key, url string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for ev := range sse(t, ctx, key, url, "0") {
+		if strings.HasPrefix(ev.data, `{"type":"end"`) {
+			return
+		}
+	}
+	t.Fatalf("%s ended without an end event (or 30 s passed)", url)
+}
+
 // allEvent is what the all stream carries, as far as these tests read it.
 type allEvent struct {
 	Seq            int64  `json:"seq"`
