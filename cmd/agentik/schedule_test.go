@@ -34,29 +34,37 @@ func answered(t *testing.T, p *proc, id string) bool {
 		strings.Contains(hist.Messages[1].Content[0].Body, "summarize my issues")
 }
 
-// waitRuns polls a schedule's runs until n of them have an answered
-// conversation (the runs are turns of the real binary: a condition, not a
-// duration).
+// waitRuns follows p's all stream from the start until n turns have ended
+// (every turn of these tests is a run of the schedule), then checks that n
+// of the schedule's runs have an answered conversation.
 func waitRuns(t *testing.T, p *proc, id string, n int) scheduleRuns {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var runs scheduleRuns
-		getJSON(t, p.url("/agentik/schedules/"+id+"/runs"), &runs)
-		done := 0
-		for _, r := range runs.Runs {
-			if r.ConversationID != "" && answered(t, p, r.ConversationID) {
-				done++
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ends := 0
+	for ev := range sse(t, ctx, "", p.url("/agentik/events/all"), "0") {
+		var e allEvent
+		if json.Unmarshal([]byte(ev.data), &e) == nil && e.Type == "conversation" && e.Event.Type == "end" {
+			if ends++; ends == n {
+				break
 			}
 		}
-		if done >= n {
-			return runs
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d runs answered: %+v; logs:\n%s", done, n, runs, p.logs)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
+	if ends < n {
+		t.Fatalf("%d of %d runs ended within 30 s; logs:\n%s", ends, n, p.logs)
+	}
+	var runs scheduleRuns
+	getJSON(t, p.url("/agentik/schedules/"+id+"/runs"), &runs)
+	done := 0
+	for _, r := range runs.Runs {
+		if r.ConversationID != "" && answered(t, p, r.ConversationID) {
+			done++
+		}
+	}
+	if done < n {
+		t.Fatalf("%d of %d runs answered: %+v; logs:\n%s", done, n, runs, p.logs)
+	}
+	return runs
 }
 
 // TestScheduleKill9 runs a schedule of three slots two seconds apart on
