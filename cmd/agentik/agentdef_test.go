@@ -78,17 +78,24 @@ func sendAsync(t *testing.T, p *proc, id, text string) {
 	})
 }
 
-// idle waits until the conversation's turn has ended and returns its history.
+// idle waits until the conversation's turn has ended and returns its
+// history: it follows the agent stream live, then asks whether a turn
+// runs, so a turn_ended after the subscription cannot be missed.
 func idle(t *testing.T, p *proc, id string) []agent.Message {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		var c agent.Conversation
-		getJSON(t, p.url("/agentik/conversations/"+id), &c)
-		if !c.Running && c.MessageCount > 0 {
-			break
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	evs := sse(t, ctx, "", p.url("/agentik/events"), "")
+	var c agent.Conversation
+	getJSON(t, p.url("/agentik/conversations/"+id), &c)
+	for c.Running || c.MessageCount == 0 {
+		ev, ok := <-evs
+		if !ok {
+			t.Fatalf("conversation %s still running after 30 s: %+v\nlogs:\n%s", id, c, p.logs)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("conversation %s still running: %+v\nlogs:\n%s", id, c, p.logs)
+		var e agent.AgentEvent
+		if json.Unmarshal([]byte(ev.data), &e) == nil && e.ConversationID == id && e.Type == agent.AgentTurnEnded {
+			getJSON(t, p.url("/agentik/conversations/"+id), &c)
 		}
 	}
 	var hist struct{ Messages []agent.Message }
@@ -466,19 +473,25 @@ func TestDelegationSurvivesKill9(t *testing.T) {
 	defineWriterAndResearcher(t, p)
 	var conv agent.Conversation
 	postJSON(t, p.url("/agentik/conversations"), `{"agent":"writer"}`, &conv)
+	// The child's turn (held by childGo) is the first turn to start on
+	// another conversation than the parent's.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	evs := sse(t, ctx, "", p.url("/agentik/events"), "")
 	sendAsync(t, p, conv.ID, "write")
 	var child agent.Conversation
-	for deadline := time.Now().Add(30 * time.Second); child.ID == ""; time.Sleep(20 * time.Millisecond) {
-		var list protocol.ListResult
-		getJSON(t, p.url("/agentik/conversations"), &list)
-		for _, c := range list.Conversations {
-			if c.Parent != nil && c.Running {
-				child = c
-			}
+	for child.ID == "" {
+		ev, ok := <-evs
+		if !ok {
+			t.Fatalf("no child turn started within 30 s; logs:\n%s", p.logs)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no running child; logs:\n%s", p.logs)
+		var e agent.AgentEvent
+		if json.Unmarshal([]byte(ev.data), &e) == nil && e.Type == agent.AgentTurnStarted && e.ConversationID != conv.ID {
+			getJSON(t, p.url("/agentik/conversations/"+e.ConversationID), &child)
 		}
+	}
+	if child.Parent == nil || child.Parent.ConversationID != conv.ID || !child.Running {
+		t.Fatalf("the started child %+v is not a running child of %s", child, conv.ID)
 	}
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
