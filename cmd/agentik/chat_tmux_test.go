@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,8 +18,9 @@ import (
 // tmuxTerm is `agentik chat` in a real terminal: a tmux session on a
 // server (socket) of the test's own.
 type tmuxTerm struct {
-	t      *testing.T
-	socket string
+	t       *testing.T
+	socket  string
+	changed chan struct{} // the pane wrote something (pipe-pane), capacity 1
 }
 
 func newTmux(t *testing.T, command string) *tmuxTerm {
@@ -31,6 +33,35 @@ func newTmux(t *testing.T, command string) *tmuxTerm {
 	// last message can be read.
 	tm.run("new-session", "-d", "-s", "chat", "-x", "120", "-y", "40", command+"; sleep 60")
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", tm.socket, "kill-server").Run() })
+	// Everything the pane prints also goes through a FIFO, so waitScreen
+	// looks at the screen again when something was written, not on a
+	// timer. Opened read-write, the FIFO needs no writer to open, and
+	// closing it ends the reader.
+	fifo := filepath.Join(t.TempDir(), "pane")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm.changed = make(chan struct{}, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 4096)
+		for {
+			if _, err := f.Read(buf); err != nil {
+				return
+			}
+			select {
+			case tm.changed <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	t.Cleanup(func() { f.Close(); <-done })
+	tm.run("pipe-pane", "-O", "-t", "chat", "cat > "+fifo)
 	return tm
 }
 
@@ -49,16 +80,18 @@ func (tm *tmuxTerm) screen() string { return tm.run("capture-pane", "-p", "-J", 
 // waitScreen waits until the screen satisfies ok.
 func (tm *tmuxTerm) waitScreen(what string, ok func(string) bool) string {
 	tm.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	timeout := time.NewTimer(20 * time.Second)
+	defer timeout.Stop()
 	for {
 		s := tm.screen()
 		if ok(s) {
 			return s
 		}
-		if time.Now().After(deadline) {
-			tm.t.Fatalf("waiting for %s; the terminal shows:\n%s", what, s)
+		select {
+		case <-tm.changed:
+		case <-timeout.C:
+			tm.t.Fatalf("waiting for %s; the terminal shows:\n%s", what, tm.screen())
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
