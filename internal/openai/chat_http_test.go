@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/protocol"
 )
@@ -139,7 +140,15 @@ func TestOpenAICompletion(t *testing.T) {
 
 func waitNoTemps(t *testing.T, ts *testServer) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	// Follow the agent stream live, then look: a deletion after the
+	// subscription cannot be missed.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sub, err := ts.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamAgent}, -1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
 	for {
 		cs, _, err := ts.Runner.Temps().Conversations(context.Background(), 0, 100)
 		if err != nil {
@@ -148,10 +157,18 @@ func waitNoTemps(t *testing.T, ts *testServer) {
 		if len(cs) == 0 {
 			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("temp conversations left: %+v", cs)
+		for deleted := false; !deleted; {
+			it, err := sub.Next(ctx)
+			if err != nil {
+				t.Fatalf("temp conversations left: %+v (%v)", cs, err)
+			}
+			if it.CaughtUp {
+				continue
+			}
+			if ev, err := it.Event.Decode(); err == nil && ev.Agent != nil && ev.Agent.Type == agent.AgentDeleted {
+				deleted = true
+			}
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
