@@ -18,7 +18,6 @@ package agui
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -257,7 +256,7 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, sub *broker.Sub
 	defer sub.Close()
 	h.write(w, r, func(sw *sse.Writer) {
 		writeEvents(sw, p.started(), event{Type: messagesSnapshot, Messages: &snap})
-		behind := encode([]event{{Type: runError, Code: agent.CodeUnavailable, Message: "the stream fell behind the run; run again without new input to replay it"}})
+		behind := relay.Frames([]event{{Type: runError, Code: agent.CodeUnavailable, Message: "the stream fell behind the run; run again without new input to replay it"}})
 		relay.Stream{Sub: sub, Writer: sw, Heartbeat: h.cfg.Heartbeat, Closing: h.cfg.Streams.Closing(), Behind: behind[0],
 			Waiting: func(ctx context.Context) ([]string, error) {
 				c, err := h.cfg.Runner.Conversation(ctx, p.threadID)
@@ -269,24 +268,14 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, sub *broker.Sub
 // frames is the projection as the relay feeds it.
 type frames struct{ p *projection }
 
-func (f frames) Event(ev *agent.Event) [][]byte   { return encode(f.p.on(ev)) }
+func (f frames) Event(ev *agent.Event) [][]byte   { return relay.Frames(f.p.on(ev)) }
 func (f frames) Asking() bool                     { return len(f.p.asked) > 0 }
-func (f frames) Parked(waiting []string) [][]byte { return encode(f.p.parked(waiting)) }
+func (f frames) Parked(waiting []string) [][]byte { return relay.Frames(f.p.parked(waiting)) }
 func (f frames) Done() bool                       { return f.p.done }
-
-// encode is events as JSON frames; nil for none.
-func encode(evs []event) [][]byte {
-	var out [][]byte
-	for _, e := range evs {
-		b, _ := json.Marshal(e)
-		out = append(out, b)
-	}
-	return out
-}
 
 // writeEvents queues events as data frames.
 func writeEvents(sw *sse.Writer, evs ...event) {
-	for _, b := range encode(evs) {
+	for _, b := range relay.Frames(evs) {
 		sw.Data(b)
 	}
 }

@@ -255,7 +255,7 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, id string, sub 
 	w.Header().Set(StreamHeader, "v1")
 	sw := sse.Start(w)
 	writeChunks(sw, p.start())
-	behind := encode([]chunk{{Type: "error", ErrorText: "the stream fell behind the answer; resume it (GET " + Prefix + "chat/" + id + "/stream)"}})
+	behind := relay.Frames([]chunk{{Type: "error", ErrorText: "the stream fell behind the answer; resume it (GET " + Prefix + "chat/" + id + "/stream)"}})
 	relay.Stream{Sub: sub, Writer: sw, Heartbeat: h.cfg.Heartbeat, Closing: h.cfg.Streams.Closing(), Behind: behind[0], Last: []byte("[DONE]"),
 		Waiting: func(ctx context.Context) ([]string, error) {
 			c, err := h.cfg.Runner.Conversation(ctx, id)
@@ -266,24 +266,14 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, id string, sub 
 // frames is the projection as the relay feeds it.
 type frames struct{ p *projection }
 
-func (f frames) Event(ev *agent.Event) [][]byte   { return encode(f.p.on(ev)) }
+func (f frames) Event(ev *agent.Event) [][]byte   { return relay.Frames(f.p.on(ev)) }
 func (f frames) Asking() bool                     { return len(f.p.asked) > 0 }
-func (f frames) Parked(waiting []string) [][]byte { return encode(f.p.parked(waiting)) }
+func (f frames) Parked(waiting []string) [][]byte { return relay.Frames(f.p.parked(waiting)) }
 func (f frames) Done() bool                       { return f.p.done }
-
-// encode is chunks as JSON frames; nil for none.
-func encode(cs []chunk) [][]byte {
-	var out [][]byte
-	for _, c := range cs {
-		b, _ := json.Marshal(c)
-		out = append(out, b)
-	}
-	return out
-}
 
 // writeChunks queues chunks as data frames.
 func writeChunks(sw *sse.Writer, cs ...chunk) {
-	for _, b := range encode(cs) {
+	for _, b := range relay.Frames(cs) {
 		sw.Data(b)
 	}
 }

@@ -9,6 +9,7 @@ package relay
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -20,6 +21,18 @@ import (
 // batchBytes is how much a stream queues before it flushes while events
 // are still ready.
 const batchBytes = 64 << 10
+
+// Frames is a protocol's events (AI SDK chunks, AG-UI events) as JSON data
+// frames, in order; nil for none. The events are the protocol's own
+// structs, which always marshal.
+func Frames[T any](evs []T) [][]byte {
+	var out [][]byte
+	for _, e := range evs {
+		b, _ := json.Marshal(e)
+		out = append(out, b)
+	}
+	return out
+}
 
 // Projection turns a turn's events into a protocol's data frames. It is
 // fed every conversation event of the subscription, in order.
