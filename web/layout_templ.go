@@ -131,9 +131,16 @@ func Layout(p Page) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = Main(p).Render(ctx, templ_7745c5c3_Buffer)
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
+		if p.Memory != nil {
+			templ_7745c5c3_Err = MemoryMain(p).Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		} else {
+			templ_7745c5c3_Err = Main(p).Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
 		}
 		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "</div><dialog id=\"confirm-delete\" data-testid=\"confirm-delete\" aria-labelledby=\"confirm-delete-title\"><form method=\"dialog\"><h2 id=\"confirm-delete-title\">Delete this conversation?</h2><p>“<span class=\"dialog-title-name\"></span>” and all its messages will be deleted for good.</p><div class=\"dialog-actions\"><button class=\"btn\" value=\"cancel\" autofocus>Cancel</button> <button class=\"btn btn-danger\" value=\"delete\" data-testid=\"confirm-delete-button\">Delete</button></div></form></dialog>")
 		if templ_7745c5c3_Err != nil {

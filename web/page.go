@@ -47,9 +47,12 @@ type Page struct {
 	ToolServers       []agent.ToolServer
 	// SignOut offers "Sign out" (POST /logout): the server asks for a
 	// credential, so a browser has a session to end.
-	SignOut  bool
-	Chat     *ChatView // nil on the new-chat page
-	NotFound bool      // the conversation in the URL does not exist
+	SignOut bool
+	Chat    *ChatView // nil on the new-chat page
+	// Memory is the memory page's view (memory.templ); nil on the chat
+	// pages.
+	Memory   *MemoryView
+	NotFound bool // the conversation in the URL does not exist
 }
 
 // ConversationItem is one row of the sidebar.
@@ -113,6 +116,9 @@ type MessageView struct {
 	Result    string // pretty-printed when JSON
 	IsError   bool
 	ChildID   string // a delegation's child conversation (agent__<slug>)
+	// Memory is the change a memory tool's call made (memory.templ); nil
+	// for other calls.
+	Memory *agent.MemoryChange
 
 	Error string // error: the message
 	Code  string
@@ -199,7 +205,7 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 			}
 			card := &v.Messages[i]
 			card.HasResult, card.ResultID, card.Result, card.IsError = true, m.ID, PrettyJSON(m.Result), m.IsError
-			card.ChildID = m.ChildID
+			card.ChildID, card.Memory = m.ChildID, m.Memory
 		case agent.MessageError:
 			v.Messages = append(v.Messages, MessageView{Kind: KindError, Type: m.Type, ID: m.ID, Seq: m.Seq, Error: m.Error, Code: m.Code})
 		case agent.MessageSummary:

@@ -13,6 +13,7 @@ import { ModelSettings } from './model.js';
 import { Importer } from './import.js';
 import { Agents } from './agents.js';
 import { setAgentNames } from './message.js';
+import { Memory } from './memory.js';
 
 const STATUS_LABEL = { connecting: 'Connecting…', online: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' };
 
@@ -58,6 +59,7 @@ class App {
     this.search = new Search(this.sidebarEl, { conn: this.conn });
     this.agents = new Agents({ conn: this.conn, sidebarEl: this.sidebarEl, toast: (m, k) => this.toast(m, k), onFilter: (slug) => this.sidebar.setFilter(slug) });
     setAgentNames((slug) => this.agents.name(slug));
+    this.memory = new Memory({ conn: this.conn, toast: (m, k) => this.toast(m, k), reload: (href) => this.navigate(href || location.pathname + location.search, !!href) });
     this.importer = new Importer(document.getElementById('import-dialog'), { toast: (m, k) => this.toast(m, k) });
     this.mount(document.getElementById('main'), this.boot);
     this.bind();
@@ -102,6 +104,7 @@ class App {
       conn: this.conn, chatId: () => this.chat?.id || null, onToast: (m, k) => this.toast(m, k),
     });
     this.agents?.mount(main, !!conv);
+    this.memory?.mount(main);
     this.agents?.labels(main);
     this.setStatus(this.status);
     // The message box has focus on load where there is a keyboard; on a
@@ -356,6 +359,8 @@ class App {
         else if (a === 'more-conversations') this.sidebar.more();
         else if (a === 'delete') this.confirmDelete();
         else if (a === 'import') { this.closeSidebar(); this.importer.open(); }
+        else if (a === 'revert-memory') this.memory.revert(action);
+        else if (a === 'memory-save' || a === 'memory-clear') this.memory.act(a, action);
         else if (a === 'open-sidebar') this.openSidebar();
         else if (a === 'close-sidebar') this.closeSidebar();
         else if (a === 'prompt') {

@@ -14,6 +14,7 @@ import { afterTurn, gaugeWindow, setGauge, summaryMessage } from './context.js';
 import { QueueView } from './queue.js';
 import { decided, showApproval } from './approval.js';
 import { Delegation, childLink } from './agents.js';
+import { memoryNote } from './memory.js';
 
 const EARLIER_PAGE = 200; // messages per history request ("Show earlier messages", resync)
 
@@ -210,6 +211,7 @@ export class Chat {
       case 'approval_request': showApproval(this.toolCardOf(ev.call_id), { callId: ev.call_id, args: ev.arguments }, (body) => this.decide(body)); break;
       case 'approval': decided(this.toolCardOf(ev.call_id), ev); break;
       case 'delegation': this.delegated(ev); break;
+      case 'memory_updated': memoryNote(this.toolCardOf(ev.call_id), ev.memory); break;
       default: break;
     }
   }
@@ -244,6 +246,7 @@ export class Chat {
       if (card) {
         setToolResult(card, { id: m.id, result: m.result, isError: m.is_error });
         childLink(card, m.child_conversation_id, 'the agent');
+        memoryNote(card, m.memory);
         return;
       }
     }
@@ -310,6 +313,7 @@ export class Chat {
         const el = toolCard({ id: null, seq: m.seq, callId: m.call_id, name: m.name, args: '' });
         el.setAttribute('data-id', m.id);
         setToolResult(el, { id: m.id, result: m.result, isError: m.is_error });
+        memoryNote(el, m.memory);
         return el;
       }
       case 'error': return errorMessage({ ...m, message: m.message });

@@ -126,6 +126,7 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		merged.Conversations = append(merged.Conversations, res.Conversations...)
 		merged.Existing = append(merged.Existing, res.Existing...)
+		merged.Memory += res.Memory
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(merged)
@@ -134,6 +135,9 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 		fmt.Fprintf(stdout, "imported %s  %s\n", c.ID, oneLine(c.Title, 80))
 	}
 	fmt.Fprintf(stdout, "%d imported, %d skipped (imported before)\n", len(merged.Conversations), len(merged.Existing))
+	if merged.Memory > 0 {
+		fmt.Fprintf(stdout, "%d memory blocks set\n", merged.Memory)
+	}
 	return nil
 }
 

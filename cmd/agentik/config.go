@@ -43,6 +43,7 @@ type config struct {
 	WebhookSecret  []byte   // decoded whsec_ secret
 	Providers      string   // path of the providers file (AGENTIK_PROVIDERS)
 	Titles         string   // model, first_line, or "" (model when a model is configured)
+	NoMemory       bool     // AGENTIK_MEMORY=off: no long-term memory (agent/memory.go)
 	// ApprovalTimeout (AGENTIK_APPROVAL_TIMEOUT) denies a tool call that
 	// waited longer for a person's decision; 0: it waits until decided.
 	ApprovalTimeout time.Duration
@@ -119,6 +120,8 @@ Model (any OpenAI-compatible endpoint):
                                              each conversation picks one; replaces the OPENAI_* variables
   --titles          AGENTIK_TITLES           model (default with a model: it names a conversation after
                                              its first answer) or first_line (the first line of the first message)
+                    AGENTIK_MEMORY           on (default: each user's memory blocks in the prompt, the memory
+                                             tools offered) or off
 `
 
 func splitList(s string) []string {
@@ -221,6 +224,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	c.LogJSON = strings.EqualFold(getenv("AGENTIK_LOG_FORMAT"), "json")
 	c.Demo = getenv("AGENTIK_DEMO") == "1" || strings.EqualFold(getenv("AGENTIK_DEMO"), "true")
 	c.Providers, c.Titles = getenv("AGENTIK_PROVIDERS"), getenv("AGENTIK_TITLES")
+	switch m := strings.ToLower(getenv("AGENTIK_MEMORY")); m {
+	case "", "on":
+	case "off":
+		c.NoMemory = true
+	default:
+		return c, fmt.Errorf("AGENTIK_MEMORY must be on or off, got %q", m)
+	}
 	switch b := strings.ToLower(getenv("AGENTIK_LLM_BACKEND")); b {
 	case "", "openai":
 	case "google":

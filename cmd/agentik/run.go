@@ -189,7 +189,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 
 	var tools *tool.Manager
 	rcfg := agent.Config{Model: model, SystemPrompt: cfg.SystemPrompt, MaxAnswerBytes: cfg.MaxAnswerBytes, Logger: log, Unavailable: unavailable,
-		TurnContext: tel.TurnContext, SummaryModel: cfg.SummaryModel, Titles: cfg.Titles, ApprovalTimeout: cfg.ApprovalTimeout,
+		TurnContext: tel.TurnContext, SummaryModel: cfg.SummaryModel, Titles: cfg.Titles, ApprovalTimeout: cfg.ApprovalTimeout, NoMemory: cfg.NoMemory,
 		Budgets: &agent.Budgets{Default: cfg.DefaultBudget, Log: log.Warn}} // app.Start gives it the store
 	if providers != nil {
 		rcfg.Catalog = providers

@@ -63,7 +63,7 @@ type AgentDef struct {
 	Instructions string   `json:"instructions"` // its system prompt; "" = the server's
 	Model        string   `json:"model"`        // "" = the default model
 	Params       *Params  `json:"params,omitempty"`
-	Tools        []string `json:"tools"` // patterns of tool names (github__*, *) and agent__<slug> delegates
+	Tools        []string `json:"tools"` // patterns of tool names (github__*, *), agent__<slug> delegates, and -<pattern> exclusions (-memory_* turns memory off)
 	Approval     string   `json:"approval"`
 	Visibility   string   `json:"visibility"`
 	Owner        string   `json:"owner"` // a user id
@@ -232,10 +232,11 @@ func CheckCodeAgents(defs []AgentDef, servers []string) error {
 				}
 				continue
 			}
+			p = strings.TrimPrefix(p, ExcludePrefix)
 			if err := checkPattern(p); err != nil {
 				return fmt.Errorf("agent %s: tools[%d]: %w", d.Slug, j, err)
 			}
-			if p == "*" {
+			if p == "*" || slices.ContainsFunc(memoryTools, func(n string) bool { m, _ := path.Match(p, n); return m }) {
 				continue
 			}
 			server, _, ok := strings.Cut(p, "__")
@@ -506,10 +507,11 @@ func (r *Runner) checkAgent(ctx context.Context, d AgentDef) error {
 			}
 			continue
 		}
+		p = strings.TrimPrefix(p, ExcludePrefix)
 		if err := checkPattern(p); err != nil {
 			return Errorf(CodeBadRequest, "tools[%d]: %s", i, err.Error())
 		}
-		if !patternMatches(p, names, servers) {
+		if !patternMatches(p, append(slices.Clone(names), memoryTools...), servers) {
 			return Errorf(CodeBadRequest, "tools[%d] %q matches no tool (GET /agentik/tools lists them)", i, Shorten(p, 60))
 		}
 	}

@@ -104,14 +104,29 @@ func (t *turn) useAgent() error {
 	return nil
 }
 
-// allows reports whether the turn's agent may call tool name: a server's
-// tool its patterns match, or an agent it lists.
+// ExcludePrefix starts an agent's tool entry that takes tools away: "-"
+// then a pattern ("-memory_*" turns the built-in memory tools off).
+const ExcludePrefix = "-"
+
+// allows reports whether the turn's agent may call tool name: one no
+// exclusion matches, and a server's tool its patterns match, an agent it
+// lists, or a built-in memory tool (offered unless excluded).
 func (t *turn) allows(name string) bool {
+	for _, p := range t.agent.Tools {
+		if ex, ok := strings.CutPrefix(p, ExcludePrefix); ok {
+			if m, _ := path.Match(ex, name); m {
+				return false
+			}
+		}
+	}
+	if IsMemoryTool(name) {
+		return true
+	}
 	if strings.HasPrefix(name, DelegatePrefix) {
 		return slices.Contains(t.agent.Tools, name)
 	}
 	for _, p := range t.agent.Tools {
-		if strings.HasPrefix(p, DelegatePrefix) {
+		if strings.HasPrefix(p, DelegatePrefix) || strings.HasPrefix(p, ExcludePrefix) {
 			continue
 		}
 		if ok, _ := path.Match(p, name); ok {
@@ -128,11 +143,12 @@ func (t *turn) toolSpecs() []ToolSpec {
 	var specs []ToolSpec
 	if t.r.cfg.Tools != nil {
 		for _, s := range t.r.cfg.Tools.Specs(t.ctx) {
-			if t.allows(s.Name) {
+			if t.allows(s.Name) && !IsMemoryTool(s.Name) {
 				specs = append(specs, s)
 			}
 		}
 	}
+	specs = append(specs, t.memorySpecs()...) // memory.go
 	if t.depth >= MaxDelegationDepth {
 		return specs
 	}
@@ -169,7 +185,7 @@ func (t *turn) needsApproval(name string) bool {
 	case ApprovalNever:
 		return false
 	}
-	if strings.HasPrefix(name, DelegatePrefix) {
+	if strings.HasPrefix(name, DelegatePrefix) || IsMemoryTool(name) {
 		return false
 	}
 	return t.r.needsApproval(name)

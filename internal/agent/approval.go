@@ -140,7 +140,7 @@ func (t *turn) runPending(mem []ModelMessage) ([]ModelMessage, error) {
 			}
 			res = t.callTool(c)
 		}
-		if err := t.live(Event{Type: EventToolResult, CallID: c.ID, Name: c.Name, Result: res.Result, IsError: res.IsError}); err != nil {
+		if err := t.liveResult(res); err != nil {
 			return mem, err
 		}
 		rec := t.r.messageRecord(res, res.memory())

@@ -71,7 +71,7 @@ type prepared struct {
 // turn but its last round elided, a smaller budget.
 func (t *turn) prepare(mem *[]ModelMessage, specs []ToolSpec, harder bool) (prepared, error) {
 	b := t.r.budget(t.ctx, t.conv.Model, harder)
-	sb := specsBytes(specs)
+	sb := specsBytes(specs) + len(t.recall) // the memory section goes with every call, like the specs
 	p := t.measure(*mem, sb, b)
 	if p.tokens <= b.limit && !harder {
 		return p, nil
@@ -427,6 +427,7 @@ func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error)
 // the turn's response format and tool choice.
 func (t *turn) request(mem []ModelMessage, specs []ToolSpec) ChatRequest {
 	req := chatRequest(t.conv, mem, specs)
+	req.Messages = withMemory(req.Messages, t.recall) // memory.go
 	req.ResponseFormat, req.ToolChoice = t.format, t.choice
 	return req
 }

@@ -50,6 +50,7 @@ func withWindows(w **llm.Windows, explicit int) func(*agent.Config, llm.Config) 
 	return func(c *agent.Config, m llm.Config) {
 		*w = llm.NewWindows(m, explicit)
 		c.Windows = *w
+		c.NoMemory = true // the windows are sized for these tests' own tools; memory's specs would count too
 	}
 }
 

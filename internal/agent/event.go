@@ -29,6 +29,9 @@ const (
 	// EventDelegation: a tool call agent__<slug> started the other agent's
 	// turn in a child conversation (delegate.go).
 	EventDelegation = "delegation"
+	// EventMemoryUpdated: a memory tool call of the turn changed a memory
+	// block (memory.go); its tool_result follows.
+	EventMemoryUpdated = "memory_updated"
 )
 
 // Event is one step of a conversation: a persisted message or live progress
@@ -44,7 +47,7 @@ type Event struct {
 	Mime string `wire:"mime,append_image"`
 	Data string `wire:"data,append_image"`
 
-	CallID    string `wire:"call_id,tool_call,tool_result,approval_request,approval,delegation"`
+	CallID    string `wire:"call_id,tool_call,tool_result,approval_request,approval,delegation,memory_updated"`
 	Name      string `wire:"name,tool_call,tool_result,approval_request,delegation"`
 	Arguments string `wire:"arguments,tool_call,approval_request,approval?"`
 	Result    string `wire:"result,tool_result"`
@@ -53,6 +56,9 @@ type Event struct {
 	// a client subscribes to it to show the other agent's work live.
 	ChildID string `wire:"child_conversation_id,delegation,tool_result?"`
 	Agent   string `wire:"agent,delegation"`
+	// Memory: the change of a memory_updated event, and on the tool_result
+	// of the call that made it.
+	Memory *MemoryChange `wire:"memory,memory_updated,tool_result?"`
 
 	Error string `wire:"message,error"` // the error's message
 	Code  string `wire:"code,error?"`

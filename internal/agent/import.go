@@ -33,6 +33,10 @@ type Archive struct {
 	Version       int                    `json:"version"` // ArchiveVersion
 	ExportedAt    time.Time              `json:"exported_at"`
 	Conversations []ArchivedConversation `json:"conversations"`
+	// Memory is the exporter's long-term memory (memory.go): the blocks
+	// that hold something, of every agent. Import makes them the
+	// importer's.
+	Memory []ArchivedMemory `json:"memory,omitempty"`
 }
 
 // ArchivedConversation is one conversation of an Archive.
@@ -69,6 +73,8 @@ type ImportConversation struct {
 type ImportResult struct {
 	Conversations []Conversation `json:"conversations"`
 	Existing      []string       `json:"existing"`
+	// Memory counts the memory blocks the import set (memory.go).
+	Memory int `json:"memory,omitempty"`
 }
 
 // Sources finds stored conversations by the source they were imported

@@ -49,6 +49,9 @@ type Message struct {
 	// ChildID, on the result of a delegation (agent__<slug>), is the child
 	// conversation the other agent answered in (delegate.go).
 	ChildID string `wire:"child_conversation_id,tool_result?"`
+	// Memory, on the result of a memory tool that changed a block, is the
+	// change (memory.go): the UI shows it and offers to revert it.
+	Memory *MemoryChange `wire:"memory,tool_result?"`
 
 	Error string `wire:"message,error"` // the error's message
 	Code  string `wire:"code,error?"`

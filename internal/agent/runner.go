@@ -75,6 +75,16 @@ type Config struct {
 	// CodeAgents are the agents defined as code (AGENTIK_AGENTS), stored
 	// by DefineAgents; read-only.
 	CodeAgents []AgentDef
+	// Memory keeps the users' long-term memory (memory.go); nil: no
+	// memory (no memory tools, nothing added to prompts, the API answers
+	// unavailable).
+	Memory MemoryStore
+	// NoMemory turns memory off even with a Memory store
+	// (AGENTIK_MEMORY=off).
+	NoMemory bool
+	// Search answers the memory_search tool; nil: the tool says search is
+	// not available.
+	Search Searcher
 }
 
 // Runner runs conversations: it owns the running turns, keeps temp
@@ -121,6 +131,9 @@ func NewRunner(cfg Config) *Runner {
 	}
 	if cfg.Agents == nil {
 		cfg.Agents = &memAgentStore{}
+	}
+	if cfg.NoMemory {
+		cfg.Memory = nil
 	}
 	if cfg.Unavailable == "" {
 		cfg.Unavailable = "no model is configured: set OPENAI_BASE_URL (and OPENAI_MODEL) for an OpenAI-compatible server, or OPENAI_API_KEY for OpenAI, or run Ollama on 127.0.0.1:11434, then restart agentik"

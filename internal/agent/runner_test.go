@@ -425,8 +425,8 @@ func TestToolLoop(t *testing.T) {
 	}
 	reqs := g.fake.Requests()
 	second := reqs[len(reqs)-1]
-	if len(second.Tools) != 2 {
-		t.Errorf("tools offered: %+v", second.Tools)
+	if len(second.Tools) != 5 || second.Tools[2].Name != agent.ToolMemoryAppend {
+		t.Errorf("tools offered: %+v, want calc's two and memory's three", second.Tools)
 	}
 	var sawResult bool
 	for _, m := range second.Messages {

@@ -67,8 +67,9 @@ type turn struct {
 	// first record that does writes all of it (withRebuilt).
 	rebuilt []ModelMessage
 
-	agent AgentDef // the conversation's agent, resolved as the turn starts (agentturn.go)
-	depth int      // delegations that led to this conversation
+	agent  AgentDef // the conversation's agent, resolved as the turn starts (agentturn.go)
+	recall string   // the memory section of the system prompt for the next model call (memory.go)
+	depth  int      // delegations that led to this conversation
 }
 
 type emitItem struct {
@@ -314,6 +315,7 @@ func (t *turn) loop() error {
 			return err
 		}
 		specs := withClientTools(t.toolSpecs(), t.clientTools)
+		t.recall = t.memoryPrompt() // memory.go: as it is now, changes of the last round included
 		phase := ""
 		size, text := 0, 0 // bytes of this answer so far, and of its text that went out
 		resp, err := t.chat(&mem, specs, func(d Delta) error {
@@ -433,7 +435,7 @@ func (t *turn) loop() error {
 				continue
 			}
 			res := t.callTool(c)
-			if err := t.live(Event{Type: EventToolResult, CallID: c.ID, Name: c.Name, Result: res.Result, IsError: res.IsError}); err != nil {
+			if err := t.liveResult(res); err != nil {
 				return err
 			}
 			if err := t.emit(t.r.messageRecord(res, res.memory())); err != nil {
@@ -451,10 +453,24 @@ func (t *turn) loop() error {
 	}
 }
 
+// liveResult queues a tool result's live events: memory_updated first
+// when the call changed memory (memory.go), then tool_result.
+func (t *turn) liveResult(res Message) error {
+	if res.Memory != nil {
+		if err := t.live(Event{Type: EventMemoryUpdated, CallID: res.CallID, Memory: res.Memory}); err != nil {
+			return err
+		}
+	}
+	return t.live(Event{Type: EventToolResult, CallID: res.CallID, Name: res.Name, Result: res.Result, IsError: res.IsError, Memory: res.Memory})
+}
+
 // callTool runs one tool call; failures become an error result.
 func (t *turn) callTool(c ToolCall) Message {
 	if strings.HasPrefix(c.Name, DelegatePrefix) && !t.isClientTool(c.Name) {
 		return t.delegate(c)
+	}
+	if IsMemoryTool(c.Name) && !t.isClientTool(c.Name) && t.allows(c.Name) {
+		return t.callMemory(c) // memory.go
 	}
 	m := Message{Type: MessageToolResult, ConversationID: t.conv.ID, CallID: c.ID, Name: c.Name}
 	switch {

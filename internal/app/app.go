@@ -68,6 +68,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 // starts the sweep of idle temp conversations.
 func (a *App) Start(ctx context.Context, rc agent.Config, sc server.Config) error {
 	rc.Store, rc.Cluster, rc.Publisher, rc.Agents = a.Store, a.Store, a.Broker, a.Store
+	if rc.Memory == nil {
+		rc.Memory = a.Store // long-term memory (agent/memory.go)
+	}
+	if rc.Search == nil {
+		rc.Search = a.Store // memory_search
+	}
 	if rc.Logger == nil {
 		rc.Logger = a.cfg.Logger
 	}

@@ -42,6 +42,8 @@ type Command struct {
 	Branch    string          `json:"branch,omitempty"` // get_messages: "all" for every branch
 
 	AgentFields // create_agent, update_agent, delete_agent (agentdef.go)
+
+	MemoryFields // get_memory, put_memory, clear_memory, revert_memory, list_memory_changes (memory.go)
 }
 
 // MaxRequestID caps the length of a request id.
@@ -102,6 +104,9 @@ func (c *Command) Check() error {
 		return nil
 	}
 	if ok, err := c.checkAgentOp(); ok {
+		return err
+	}
+	if ok, err := c.checkMemoryOp(); ok {
 		return err
 	}
 	switch c.Op {

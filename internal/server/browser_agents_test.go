@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/agentik/agentik/internal/agent"
 )
 
 // TestBrowserAgentPickerAndEditor: on a new chat the picker lists the
@@ -54,7 +56,7 @@ func TestBrowserAgentPickerAndEditor(t *testing.T) {
 	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="send"]').click()`))
 	waitJS(t, tab, "answer with the agent's name", jsAnswers+`.length === 1 && `+jsAnswers+`[0].querySelector('[data-testid="msg-agent"]')?.textContent === 'Researcher'`)
 	reqs := ts.Fake.Requests()
-	if len(reqs) == 0 || reqs[0].Messages[0].Content != "You research." || len(reqs[0].Tools) != 1 || reqs[0].Tools[0].Name != "weather__forecast" {
+	if len(reqs) == 0 || reqs[0].Messages[0].Content != "You research." || len(reqs[0].Tools) != 4 || reqs[0].Tools[0].Name != "weather__forecast" || reqs[0].Tools[1].Name != agent.ToolMemoryAppend {
 		t.Fatalf("model request %+v", reqs)
 	}
 	screenshot(t, tab, "agent-answer.png")

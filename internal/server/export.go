@@ -132,7 +132,23 @@ func (s *Server) handleExportAll(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	_, _ = io.WriteString(w, "]}\n")
+	_, _ = io.WriteString(w, "]")
+	// The exporter's own long-term memory (agent/memory.go).
+	mem, err := s.runner.ExportMemory(ctx)
+	if err != nil {
+		s.log.Error("export_failed", "err", err)
+		return
+	}
+	if len(mem) > 0 {
+		b, err := json.Marshal(mem)
+		if err != nil {
+			s.log.Error("export_failed", "err", err)
+			return
+		}
+		_, _ = io.WriteString(w, `,"memory":`)
+		_, _ = w.Write(b)
+	}
+	_, _ = io.WriteString(w, "}\n")
 }
 
 // Markdown renders a conversation for people: its title, then each message
@@ -204,8 +220,12 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	convs, err := parseImport(body)
+	convs, mem, err := parseImport(body)
 	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.runner.CheckMemoryImport(r.Context(), mem); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -214,37 +234,43 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if res.Memory, err = s.runner.ImportMemory(r.Context(), mem); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	status := http.StatusCreated
-	if len(res.Conversations) == 0 {
+	if len(res.Conversations) == 0 && res.Memory == 0 {
 		status = http.StatusOK
 	}
 	writeJSON(w, status, res)
 }
 
-// parseImport reads an import body: agentik JSON or ChatGPT's
-// conversations.json, told apart by the first byte ({ or [).
-func parseImport(body []byte) ([]agent.ImportConversation, error) {
+// parseImport reads an import body: agentik JSON (conversations and
+// memory) or ChatGPT's conversations.json, told apart by the first byte
+// ({ or [).
+func parseImport(body []byte) ([]agent.ImportConversation, []agent.ArchivedMemory, error) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
-		return nil, agent.Errorf(agent.CodeBadRequest, "the body is empty: send agentik JSON or a ChatGPT conversations.json")
+		return nil, nil, agent.Errorf(agent.CodeBadRequest, "the body is empty: send agentik JSON or a ChatGPT conversations.json")
 	}
 	if body[0] == '[' {
-		return parseChatGPT(body)
+		convs, err := parseChatGPT(body)
+		return convs, nil, err
 	}
 	var a agent.Archive
 	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, agent.Errorf(agent.CodeBadRequest, "the body is neither agentik JSON nor a ChatGPT conversations.json: %s", protocol.JSONProblem(err))
+		return nil, nil, agent.Errorf(agent.CodeBadRequest, "the body is neither agentik JSON nor a ChatGPT conversations.json: %s", protocol.JSONProblem(err))
 	}
 	if a.Format != agent.ArchiveFormat {
-		return nil, agent.Errorf(agent.CodeBadRequest, "format must be %q (an agentik export), got %q", agent.ArchiveFormat, agent.Shorten(a.Format, 40))
+		return nil, nil, agent.Errorf(agent.CodeBadRequest, "format must be %q (an agentik export), got %q", agent.ArchiveFormat, agent.Shorten(a.Format, 40))
 	}
 	if a.Version < 1 || a.Version > agent.ArchiveVersion {
-		return nil, agent.Errorf(agent.CodeBadRequest, "version %d of the agentik format is not known to this server (it reads 1 to %d)", a.Version, agent.ArchiveVersion)
+		return nil, nil, agent.Errorf(agent.CodeBadRequest, "version %d of the agentik format is not known to this server (it reads 1 to %d)", a.Version, agent.ArchiveVersion)
 	}
 	out := make([]agent.ImportConversation, len(a.Conversations))
 	for i, c := range a.Conversations {
 		if c.Conversation.ID == "" {
-			return nil, agent.Errorf(agent.CodeBadRequest, "conversation %d has no id", i)
+			return nil, nil, agent.Errorf(agent.CodeBadRequest, "conversation %d has no id", i)
 		}
 		out[i] = agent.ImportConversation{
 			Source: "agentik:" + c.Conversation.ID, Title: c.Conversation.Title,
@@ -252,7 +278,7 @@ func parseImport(body []byte) ([]agent.ImportConversation, error) {
 			Settings: archivedSettings(c.Conversation),
 		}
 	}
-	return out, nil
+	return out, a.Memory, nil
 }
 
 // archivedSettings are the settings an exported conversation carries.

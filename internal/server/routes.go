@@ -70,6 +70,11 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("PATCH /agentik/schedules/{id}", s.handleUpdateSchedule)
 	mux.HandleFunc("DELETE /agentik/schedules/{id}", s.handleDeleteSchedule)
 	mux.HandleFunc("GET /agentik/schedules/{id}/runs", s.handleScheduleRuns)
+	mux.HandleFunc("GET /agentik/memory", s.handleMemory) // memory.go
+	mux.HandleFunc("GET /agentik/memory/changes", s.handleMemoryChanges)
+	mux.HandleFunc("POST /agentik/memory/changes/{id}/revert", s.handleRevertMemory)
+	mux.HandleFunc("PUT /agentik/memory/{label}", s.handlePutMemory)
+	mux.HandleFunc("DELETE /agentik/memory/{label}", s.handleClearMemory)
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
 	// Protocol packages: each its own handler over the centre, its routes
@@ -92,6 +97,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /login", s.handleLogin)
 	mux.HandleFunc("POST /logout", s.handleLogout)
 	mux.HandleFunc("GET /people", s.handlePeople)
+	mux.HandleFunc("GET /memory", s.handleMemoryPage) // memory.go
 	mux.HandleFunc("GET /auth/oidc/login", s.handleOIDCLogin)
 	mux.HandleFunc("GET /auth/oidc/callback", s.handleOIDCCallback)
 

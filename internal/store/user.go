@@ -170,6 +170,9 @@ func (s *Store) DeleteUser(ctx context.Context, id string) error {
 		if err := tx.Where("user_id = ?", id).Delete(&keyRow{}).Error; err != nil {
 			return err
 		}
+		if err := deleteMemoryOf(tx, id); err != nil { // memory.go
+			return err
+		}
 		res := tx.Where("id = ?", id).Delete(&userRow{})
 		if res.Error != nil {
 			return res.Error
