@@ -128,6 +128,7 @@ type bench struct {
 	profOut  string
 	traceOut string
 	postgres string // the instances scenario's database
+	memOut   string // heap profile of the profiled scenario
 
 	profiling  bool       // a CPU profile of the current scenario runs
 	phaseFiles []*os.File // phase profiles, closed at the end of the run
@@ -208,6 +209,26 @@ func (b *bench) profiled(name string, fn func() error) error {
 	return err
 }
 
+// heap writes the heap profile of scenario name, when it is the profiled
+// one and -memprofile is set: the scenario calls it at the moment it
+// measures.
+func (b *bench) heap(name string) {
+	if b.profile != name || b.memOut == "" {
+		return
+	}
+	runtime.GC()
+	f, err := os.Create(b.memOut)
+	if err == nil {
+		err = pprof.WriteHeapProfile(f)
+		f.Close()
+	}
+	if err != nil {
+		b.progress("heap profile of %s: %v", name, err)
+		return
+	}
+	b.progress("heap profile of %s written to %s", name, b.memOut)
+}
+
 // phase, while a scenario is being profiled, ends the CPU profile of its
 // setup and starts a second one, of what follows only, next to the first
 // (-cpuprofile's name with "."+name appended): the measured phase of a
@@ -244,6 +265,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	only := fs.String("run", strings.Join(scenarios, ","), "comma-separated scenarios to run")
 	bin := fs.String("agentik", "", "agentik binary to run (default: go build ./cmd/agentik into a temp dir)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the scenario named by -profile; agentik then runs in this process")
+	memprofile := fs.String("memprofile", "", "write a heap profile at the measured moment of the scenario named by -profile (idle: while every connection is open); agentik then runs in this process")
 	traceOut := fs.String("trace", "", "write an execution trace of the scenario named by -profile; agentik then runs in this process")
 	profile := fs.String("profile", "relay", "scenario to profile with -cpuprofile or -trace")
 	postgres := fs.String("postgres", defaultPostgres, "PostgreSQL for the instances scenario (each run makes and drops a schema)")
@@ -263,7 +285,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if *size != "" {
 		sizeName = *size
 	}
-	b := &bench{out: stderr, start: time.Now(), profile: *profile, profOut: *cpuprofile, traceOut: *traceOut, postgres: *postgres, inproc: *cpuprofile != "" || *traceOut != ""}
+	b := &bench{out: stderr, start: time.Now(), profile: *profile, profOut: *cpuprofile, traceOut: *traceOut, postgres: *postgres, memOut: *memprofile, inproc: *cpuprofile != "" || *traceOut != "" || *memprofile != ""}
 	switch sizeName {
 	case "full":
 		b.sz = fullSizes
