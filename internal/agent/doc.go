@@ -35,6 +35,8 @@
 //   - agentdef.go, agentturn.go, delegate.go: stored agent definitions, the
 //     agent a turn runs as, delegation to another agent;
 //   - schedule.go: prompts sent as turns on a schedule;
+//   - resource.go: the tool servers' resources (attached to a message,
+//     read into working memory) and prompts, and their seams;
 //   - store.go, model.go: the seams the runner calls (its store, the
 //     model, the tools, the publisher), declared here by their consumer;
 //   - limits.go: what a client may send, checked before anything is written;
