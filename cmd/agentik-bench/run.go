@@ -79,7 +79,7 @@ var (
 )
 
 // scenarios in the order they run.
-var scenarios = []string{"relay", "facade", "mix", "telemetry", "fanout", "idle", "replay", "wire", "rest", "storm"}
+var scenarios = []string{"relay", "facade", "protocols", "mix", "telemetry", "fanout", "people", "idle", "replay", "wire", "rest", "storm"}
 
 // Row is one line of the result: a figure of agentik beside its bare
 // baseline.
@@ -309,7 +309,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer b.fake.Close()
 
 	steps := map[string]func(context.Context) error{
-		"relay": b.relay, "facade": b.facade, "mix": b.mix, "telemetry": b.telemetry, "fanout": b.fanout, "idle": b.idle,
+		"relay": b.relay, "facade": b.facade, "protocols": b.protocols, "mix": b.mix, "telemetry": b.telemetry, "fanout": b.fanout, "people": b.people, "idle": b.idle,
 		"replay": b.replay, "wire": b.wire, "rest": b.rest, "storm": b.storm,
 	}
 	var loads []Load

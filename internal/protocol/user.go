@@ -12,7 +12,7 @@ const (
 	OpCreateUser = "create_user"
 	OpUpdateUser = "update_user"
 	OpDeleteUser = "delete_user"
-	OpListKeys   = "list_keys"   // without user_id: the caller's
-	OpCreateKey  = "create_key"  // the key is in this reply only
+	OpListKeys   = "list_keys"  // without user_id: the caller's
+	OpCreateKey  = "create_key" // the key is in this reply only
 	OpRevokeKey  = "revoke_key"
 )
