@@ -24,11 +24,14 @@ var errClosed = Errorf(CodeUnavailable, "the server is shutting down; send the m
 
 // Config holds what a Runner needs.
 type Config struct {
-	Store        Store     // the stored conversations
-	Cluster      Cluster   // recovery and remote interrupts; nil: this instance alone, nothing to recover
-	Publisher    Publisher // live fan-out of events that are never stored (temp conversations, tool servers)
-	Temp         TempConfig
-	Model        Model // nil: no model configured, sends fail with unavailable
+	Store     Store     // the stored conversations
+	Cluster   Cluster   // recovery and remote interrupts; nil: this instance alone, nothing to recover
+	Publisher Publisher // live fan-out of events that are never stored (temp conversations, tool servers)
+	Temp      TempConfig
+	Model     Model // nil: no model configured, sends fail with unavailable
+	// ModelName is the default model's name, recorded on the answers it
+	// writes (Message.Model) as the UI names it; "" when unknown.
+	ModelName    string
 	Tools        Tools // nil: no tools
 	SystemPrompt string
 	// Catalog lists the models a conversation may name (settings.go); nil:
