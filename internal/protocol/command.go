@@ -42,6 +42,7 @@ type Command struct {
 	Branch    string          `json:"branch,omitempty"` // get_messages: "all" for every branch
 
 	AgentFields // create_agent, update_agent, delete_agent (agentdef.go)
+	MCPFields   // read_resource, get_prompt (resource.go)
 }
 
 // MaxRequestID caps the length of a request id.
@@ -102,6 +103,9 @@ func (c *Command) Check() error {
 		return nil
 	}
 	if ok, err := c.checkAgentOp(); ok {
+		return err
+	}
+	if ok, err := c.checkMCPOp(); ok {
 		return err
 	}
 	switch c.Op {

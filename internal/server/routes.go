@@ -39,6 +39,10 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /agentik/events/all", s.handleAllEvents)
 	mux.HandleFunc("GET /agentik/events/replay", s.handleReplay)
 	mux.HandleFunc("GET /agentik/tools", s.handleTools)
+	mux.HandleFunc("GET /agentik/resources", s.handleResources) // resource.go
+	mux.HandleFunc("GET /agentik/resources/read", s.handleReadResource)
+	mux.HandleFunc("GET /agentik/prompts", s.handlePrompts)
+	mux.HandleFunc("POST /agentik/prompts/get", s.handleGetPrompt)
 	mux.HandleFunc("GET /agentik/search", s.handleSearch)
 	mux.HandleFunc("GET /agentik/conversations/{id}/export", s.handleExport)
 	mux.HandleFunc("GET /agentik/export", s.handleExportAll)
