@@ -98,6 +98,7 @@ type MessageView struct {
 
 	Text        string // user, assistant: the text parts, as markdown source
 	Images      []Image
+	Resources   []Resource // user: the tool servers' resources it attached
 	Reasoning   string
 	Interrupted bool
 	Usage       string // formatted token usage; "" when unknown
@@ -177,7 +178,7 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 		case agent.MessageUser:
 			endTurn()
 			text, imgs := splitContent(m.Content)
-			v.Messages = append(v.Messages, MessageView{Kind: KindUser, Type: m.Type, ID: m.ID, Seq: m.Seq, ClientID: m.ClientID, Text: text, Images: imgs, Siblings: m.Siblings})
+			v.Messages = append(v.Messages, MessageView{Kind: KindUser, Type: m.Type, ID: m.ID, Seq: m.Seq, ClientID: m.ClientID, Text: text, Images: imgs, Resources: resourcesOf(m.Content), Siblings: m.Siblings})
 		case agent.MessageAssistant:
 			text, imgs := splitContent(m.Content)
 			v.Messages = append(v.Messages, MessageView{

@@ -44,12 +44,14 @@ func (b *bench) protocols(ctx context.Context) error {
 		return err
 	}
 
+	var respID, taskID string // of the round's Responses and A2A streams
 	projections := []struct {
 		name string
 		run  func(ctx context.Context, key string) (string, error)
 	}{
 		{"Responses (/v1/responses, stream)", func(ctx context.Context, key string) (string, error) {
-			return b.sseText(ctx, root+"/v1/responses", nil, map[string]any{"model": model, "input": prompt(n, 0, key), "stream": true}, responsesDelta)
+			respID = ""
+			return b.sseText(ctx, root+"/v1/responses", nil, map[string]any{"model": model, "input": prompt(n, 0, key), "stream": true}, responsesDeltaID(&respID))
 		}},
 		{"AI SDK UI message stream", func(ctx context.Context, key string) (string, error) {
 			return b.sseText(ctx, root+"/agentik/ai-sdk/chat", nil, map[string]any{"id": key, "trigger": "submit-message",
@@ -61,7 +63,7 @@ func (b *bench) protocols(ctx context.Context) error {
 		}},
 		{"A2A SendStreamingMessage", func(ctx context.Context, key string) (string, error) {
 			return b.sseText(ctx, root+"/a2a/agentik", nil, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
-				"params": map[string]any{"message": map[string]any{"messageId": "m-" + key, "role": "ROLE_USER", "parts": []any{map[string]any{"text": prompt(n, 0, key)}}}}}, a2aDelta)
+				"params": map[string]any{"message": map[string]any{"messageId": "m-" + key, "role": "ROLE_USER", "parts": []any{map[string]any{"text": prompt(n, 0, key)}}}}}, a2aDeltaID(&taskID))
 		}},
 		{"MCP tools/call progress", func(ctx context.Context, key string) (string, error) {
 			return b.sseText(ctx, root+"/mcp", mcp, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call",
@@ -69,6 +71,7 @@ func (b *bench) protocols(ctx context.Context) error {
 		}},
 	}
 	wsRate := make([]float64, 0, b.sz.RelayRounds)
+	var wsResume, respResume, a2aResume []float64
 	rates := make([][]float64, len(projections))
 	for round := range b.sz.RelayRounds {
 		id, err := b.createConversation(ctx, root, "protocols-ws")
@@ -81,7 +84,8 @@ func (b *bench) protocols(ctx context.Context) error {
 			return err
 		}
 		t0 := time.Now()
-		if _, err := sendTurn(ctx, ws, id, prompt(n, 0, id)); err != nil {
+		seq, err := sendTurn(ctx, ws, id, prompt(n, 0, id))
+		if err != nil {
 			return err
 		}
 		if err := wait(ctx, s.done, 2*time.Minute, "protocols ws end"); err != nil {
@@ -106,8 +110,33 @@ func (b *bench) protocols(ctx context.Context) error {
 			line += fmt.Sprintf(", %s %.0f", strings.Fields(p.name)[0], rate)
 		}
 		b.progress("%s tokens/s", line)
+
+		// Resumes of the ended turns, each from its start: the WebSocket
+		// subscription from the turn's first seq, the Responses stream
+		// with starting_after=0, the A2A resubscription to the task.
+		t0 = time.Now()
+		if err := b.checkResume(ctx, root, id, seq-1, want); err != nil {
+			return err
+		}
+		wsResume = append(wsResume, float64(n)/time.Since(t0).Seconds())
+		t0 = time.Now()
+		got, err := b.sseText(ctx, root+"/v1/responses/"+respID+"?stream=true&starting_after=0", nil, nil, responsesDelta)
+		if err != nil || got != want {
+			return fmt.Errorf("Responses resume of %s: %v (%d bytes, want %d)", respID, err, len(got), len(want))
+		}
+		respResume = append(respResume, float64(n)/time.Since(t0).Seconds())
+		t0 = time.Now()
+		got, err = b.sseText(ctx, root+"/a2a/agentik", nil, map[string]any{"jsonrpc": "2.0", "id": 3, "method": "SubscribeToTask", "params": map[string]any{"id": taskID}}, a2aDelta)
+		if err != nil || got != want {
+			return fmt.Errorf("A2A resubscription to %s: %v (%d bytes, want %d)", taskID, err, len(got), len(want))
+		}
+		a2aResume = append(a2aResume, float64(n)/time.Since(t0).Seconds())
+		b.progress("protocols round %d resumes: WebSocket %.0f, Responses %.0f, A2A %.0f tokens/s", round+1, wsResume[round], respResume[round], a2aResume[round])
 	}
 	note := fmt.Sprintf("%d tokens, median of %d; raw SSE reader, text exact; stored like the WS turn", n, b.sz.RelayRounds)
+	rnote := fmt.Sprintf("%d tokens of an ended turn, from its start, median of %d; text exact", n, b.sz.RelayRounds)
+	b.add(Row{Scenario: "protocols", Metric: "resume, Responses starting_after=0 (bare: the WS resume)", Unit: "tokens/s", Bare: median(wsResume), Agentik: median(respResume), Note: rnote}, nil)
+	b.add(Row{Scenario: "protocols", Metric: "resume, A2A SubscribeToTask (bare: the WS resume)", Unit: "tokens/s", Bare: median(wsResume), Agentik: median(a2aResume), Note: rnote + "; an ended task is its snapshot"}, nil)
 	for i, p := range projections {
 		b.add(Row{Scenario: "protocols", Metric: "streamed relay, " + p.name + " (bare: the WS relay)", Unit: "tokens/s", Bare: median(wsRate), Agentik: median(rates[i]),
 			Target: "≥ 0.8× WS", Note: note}, func(r Row) bool { return r.Ratio >= 0.8 })
@@ -119,14 +148,30 @@ func (b *bench) protocols(ctx context.Context) error {
 // carries, and whether the stream is done (the projection's last event).
 type deltaFunc func(data []byte) (text string, done bool, err error)
 
-func responsesDelta(data []byte) (string, bool, error) {
-	var e struct {
-		Type  string `json:"type"`
-		Delta string `json:"delta"`
+func responsesDelta(data []byte) (string, bool, error) { return responsesDeltaID(nil)(data) }
+
+// responsesDeltaID is responsesDelta that keeps the response's id in *id.
+func responsesDeltaID(id *string) deltaFunc {
+	return func(data []byte) (string, bool, error) {
+		var e struct {
+			Type     string `json:"type"`
+			Delta    string `json:"delta"`
+			Response *struct {
+				ID string `json:"id"`
+			} `json:"response"`
+		}
+		if err := json.Unmarshal(data, &e); err != nil {
+			return "", false, err
+		}
+		if id != nil && e.Response != nil && *id == "" {
+			*id = e.Response.ID
+		}
+		return responsesEvent(e.Type, e.Delta, data)
 	}
-	if err := json.Unmarshal(data, &e); err != nil {
-		return "", false, err
-	}
+}
+
+func responsesEvent(typ, delta string, data []byte) (string, bool, error) {
+	e := struct{ Type, Delta string }{typ, delta}
 	switch e.Type {
 	case "response.output_text.delta":
 		return e.Delta, false, nil
@@ -163,7 +208,64 @@ func typedDelta(textType string) deltaFunc {
 	}
 }
 
-func a2aDelta(data []byte) (string, bool, error) {
+func a2aDelta(data []byte) (string, bool, error) { return a2aDeltaID(nil)(data) }
+
+// a2aDeltaID is a2aDelta that keeps the task's id in *id, and reads a
+// task snapshot's artifacts (a resubscription to an ended task).
+func a2aDeltaID(id *string) deltaFunc {
+	return func(data []byte) (string, bool, error) {
+		var e struct {
+			Result struct {
+				TaskID string `json:"taskId"`
+				Task   *struct {
+					ID        string `json:"id"`
+					Artifacts []struct {
+						Parts []struct {
+							Text *string `json:"text"`
+						} `json:"parts"`
+					} `json:"artifacts"`
+					Status struct {
+						State string `json:"state"`
+					} `json:"status"`
+				} `json:"task"`
+				ArtifactUpdate *struct {
+					TaskID string `json:"taskId"`
+				} `json:"artifactUpdate"`
+				StatusUpdate *struct {
+					TaskID string `json:"taskId"`
+				} `json:"statusUpdate"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(data, &e); err != nil {
+			return "", false, err
+		}
+		r := e.Result
+		if id != nil && *id == "" {
+			switch {
+			case r.Task != nil:
+				*id = r.Task.ID
+			case r.ArtifactUpdate != nil:
+				*id = r.ArtifactUpdate.TaskID
+			case r.StatusUpdate != nil:
+				*id = r.StatusUpdate.TaskID
+			}
+		}
+		if t := r.Task; t != nil && t.Status.State == "TASK_STATE_COMPLETED" {
+			var sb strings.Builder
+			for _, a := range t.Artifacts {
+				for _, p := range a.Parts {
+					if p.Text != nil {
+						sb.WriteString(*p.Text)
+					}
+				}
+			}
+			return sb.String(), true, nil
+		}
+		return a2aUpdate(data)
+	}
+}
+
+func a2aUpdate(data []byte) (string, bool, error) {
 	var e struct {
 		Result struct {
 			ArtifactUpdate *struct {
@@ -239,11 +341,15 @@ func mcpDelta(data []byte) (string, bool, error) {
 // sseText posts body to url and reads the SSE answer until read says it is
 // done, returning the text the stream carried.
 func (b *bench) sseText(ctx context.Context, url string, header http.Header, body any, read deltaFunc) (string, error) {
-	raw, err := json.Marshal(body)
-	if err != nil {
-		return "", err
+	method, rd := http.MethodGet, io.Reader(nil)
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return "", err
+		}
+		method, rd = http.MethodPost, bytes.NewReader(raw)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(raw))
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
 		return "", err
 	}
