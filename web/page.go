@@ -105,6 +105,7 @@ type MessageView struct {
 	// Agent is the slug of the agent that answered, when not the default
 	// (agentik); the UI shows it, by the agent's name once it knows it.
 	Agent string
+	Model string // the model that wrote the answer; "" when unknown
 
 	CallID    string
 	Name      string
@@ -183,7 +184,7 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 			v.Messages = append(v.Messages, MessageView{
 				Kind: KindAssistant, Type: m.Type, ID: m.ID, Seq: m.Seq, Text: text, Images: imgs,
 				Reasoning: m.Reasoning, Interrupted: m.Interrupted, Usage: FormatUsage(m.Usage), Siblings: m.Siblings,
-				Agent: answerAgent(m.Agent),
+				Agent: answerAgent(m.Agent), Model: m.Model,
 			})
 			turn = append(turn, len(v.Messages)-1)
 			if m.Usage != nil {

@@ -120,6 +120,7 @@ export function assistantMessage(m) {
   fillImages(el, m.content);
   if (!m.interrupted) el.querySelector('[data-testid="interrupted"]')?.remove();
   fill(el, '.usage', formatUsage(m.usage));
+  fill(el, '.msg-model', m.model);
   const who = el.querySelector('.msg-agent');
   if (who) {
     if (m.agent && m.agent !== 'agentik') { who.dataset.agent = m.agent; who.textContent = agentName(m.agent); } else who.remove();
