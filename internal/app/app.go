@@ -74,6 +74,9 @@ func (a *App) Start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	if rc.Search == nil {
 		rc.Search = a.Store // memory_search
 	}
+	if rc.ModelName == "" {
+		rc.ModelName = sc.ModelName // answers name the model as the UI does
+	}
 	if rc.Logger == nil {
 		rc.Logger = a.cfg.Logger
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 
 	"github.com/agentik/agentik/internal/agent"
@@ -9,104 +10,81 @@ import (
 	"github.com/agentik/agentik/web"
 )
 
-// The memory routes (docs/PROTOCOL.md, Memory): REST under /agentik/memory
-// and the WebSocket ops of the same names run the same use cases of the
-// runner, which reads and writes the principal's own memory only.
+// The memory ops (docs/PROTOCOL.md, Memory), each the REST route under
+// /agentik/memory and the WebSocket op of its name (op.go): the runner
+// reads and writes the principal's own memory only.
 
-func (s *Server) handleMemory(w http.ResponseWriter, r *http.Request) {
-	res, err := s.memory(r.Context(), r.URL.Query().Get("agent"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+// memoryRef names one block of one agent's memory: ?agent= (or the
+// command's agent) and the route's {label}.
+type memoryRef struct {
+	Agent string `json:"agent"`
+	Label string `json:"label"`
 }
 
-func (s *Server) memory(ctx context.Context, agentSlug string) (protocol.MemoryResult, error) {
-	bs, err := s.runner.Memory(ctx, agentSlug)
-	if err != nil {
-		return protocol.MemoryResult{}, err
-	}
-	return protocol.MemoryResult{Blocks: bs}, nil
+func (r *memoryRef) check() error { return need("label", r.Label) }
+
+// memoryWrite is a put_memory: the block and its new value (and limit).
+type memoryWrite struct {
+	memoryRef
+	agent.MemoryInput
 }
 
-func (s *Server) handlePutMemory(w http.ResponseWriter, r *http.Request) {
-	var in agent.MemoryInput
-	if err := decodeBody(r, &in, false); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	ch, err := s.runner.PutMemory(r.Context(), r.URL.Query().Get("agent"), r.PathValue("label"), in)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, protocol.WrittenMemory(ch))
+// memoryChangesQuery is a list_memory_changes: ?agent=&limit= (a number
+// on the WebSocket, a query parameter's text over REST).
+type memoryChangesQuery struct {
+	Agent string      `json:"agent"`
+	Limit json.Number `json:"limit"`
 }
 
-func (s *Server) handleClearMemory(w http.ResponseWriter, r *http.Request) {
-	ch, err := s.runner.ClearMemory(r.Context(), r.URL.Query().Get("agent"), r.PathValue("label"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, protocol.WrittenMemory(ch))
+// changeRef names one memory change: the route's {change_id}.
+type changeRef struct {
+	ID string `json:"change_id"`
 }
 
-func (s *Server) handleMemoryChanges(w http.ResponseWriter, r *http.Request) {
-	limit, err := intParam(r, "limit", agent.DefaultMemoryChanges)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	cs, err := s.runner.MemoryChanges(r.Context(), r.URL.Query().Get("agent"), int(limit))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, protocol.MemoryChangesResult{Changes: cs})
-}
+func (r *changeRef) check() error { return need("change_id", r.ID) }
 
-func (s *Server) handleRevertMemory(w http.ResponseWriter, r *http.Request) {
-	ch, err := s.runner.RevertMemory(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, protocol.WrittenMemory(ch))
-}
-
-// memoryOp runs the memory ops of the WebSocket; ok is false for other ops.
-func (s *Server) memoryOp(ctx context.Context, cmd protocol.Command) (res any, ok bool, err error) {
-	slug := ""
-	if cmd.Agent != nil {
-		slug = *cmd.Agent
-	}
-	var ch agent.MemoryChange
-	switch cmd.Op {
-	case protocol.OpGetMemory:
-		res, err := s.memory(ctx, slug)
-		return res, true, err
-	case protocol.OpListMemoryChanges:
-		limit := 0
-		if cmd.Limit != nil {
-			limit = *cmd.Limit
+var (
+	opGetMemory = declare(protocol.OpGetMemory, 0, func(ctx context.Context, s *Server, in struct {
+		Agent string `json:"agent"`
+	}) (any, error) {
+		bs, err := s.runner.Memory(ctx, in.Agent)
+		if err != nil {
+			return nil, err
 		}
-		cs, err := s.runner.MemoryChanges(ctx, slug, limit)
-		return protocol.MemoryChangesResult{Changes: cs}, true, err
-	case protocol.OpPutMemory:
-		ch, err = s.runner.PutMemory(ctx, slug, cmd.Label, agent.MemoryInput{Value: cmd.Value, Limit: cmd.Limit})
-	case protocol.OpClearMemory:
-		ch, err = s.runner.ClearMemory(ctx, slug, cmd.Label)
-	case protocol.OpRevertMemory:
-		ch, err = s.runner.RevertMemory(ctx, cmd.ChangeID)
-	default:
-		return nil, false, nil
-	}
+		return protocol.MemoryResult{Blocks: bs}, nil
+	})
+	opPutMemory = declare(protocol.OpPutMemory, 0, func(ctx context.Context, s *Server, in memoryWrite) (any, error) {
+		return written(s.runner.PutMemory(ctx, in.Agent, in.Label, in.MemoryInput))
+	})
+	opClearMemory = declare(protocol.OpClearMemory, 0, func(ctx context.Context, s *Server, in memoryRef) (any, error) {
+		return written(s.runner.ClearMemory(ctx, in.Agent, in.Label))
+	})
+	opRevertMemory = declare(protocol.OpRevertMemory, 0, func(ctx context.Context, s *Server, in changeRef) (any, error) {
+		return written(s.runner.RevertMemory(ctx, in.ID))
+	})
+	opListMemoryChanges = declare(protocol.OpListMemoryChanges, 0, func(ctx context.Context, s *Server, in memoryChangesQuery) (any, error) {
+		limit := 0
+		if in.Limit != "" {
+			n, err := in.Limit.Int64()
+			if err != nil {
+				return nil, agent.Errorf(agent.CodeBadRequest, "limit must be an integer, got %q", agent.Shorten(string(in.Limit), 20))
+			}
+			limit = int(n)
+		}
+		cs, err := s.runner.MemoryChanges(ctx, in.Agent, limit)
+		if err != nil {
+			return nil, err
+		}
+		return protocol.MemoryChangesResult{Changes: nonNil(cs)}, nil
+	})
+)
+
+// written is the answer of a memory write.
+func written(ch agent.MemoryChange, err error) (any, error) {
 	if err != nil {
-		return nil, true, err
+		return nil, err
 	}
-	return protocol.WrittenMemory(ch), true, nil
+	return protocol.WrittenMemory(ch), nil
 }
 
 // handleMemoryPage is the memory page: the principal's blocks of one
