@@ -190,7 +190,9 @@ func TestOAuthPreRegisteredPerUserRefresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var client struct{ ClientID string `json:"client_id"` }
+	var client struct {
+		ClientID string `json:"client_id"`
+	}
 	_ = json.NewDecoder(resp.Body).Decode(&client)
 	resp.Body.Close()
 	if client.ClientID == "" {
