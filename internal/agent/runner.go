@@ -29,6 +29,9 @@ type Config struct {
 	Publisher Publisher // live fan-out of events that are never stored (temp conversations, tool servers)
 	Temp      TempConfig
 	Model     Model // nil: no model configured, sends fail with unavailable
+	// ModelName is the default model's name, recorded on the answers it
+	// writes (Message.Model) as the UI names it; "" when unknown.
+	ModelName string
 	Tools     Tools // nil: no tools
 	// Resources and Prompts are the tool servers' resources and prompts
 	// (resource.go); nil: none.
