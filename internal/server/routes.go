@@ -40,7 +40,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /agentik/events/replay", s.handleReplay)
 	mux.HandleFunc("GET /agentik/tools", s.handleTools)
 	mux.HandleFunc("GET /agentik/oauth/callback", s.handleOAuthCallback) // a remote MCP server's sign-in
-	mux.HandleFunc("GET /agentik/resources", s.handleResources) // resource.go
+	mux.HandleFunc("GET /agentik/resources", s.handleResources)          // resource.go
 	mux.HandleFunc("GET /agentik/resources/read", s.handleReadResource)
 	mux.HandleFunc("GET /agentik/prompts", s.handlePrompts)
 	mux.HandleFunc("POST /agentik/prompts/get", s.handleGetPrompt)
