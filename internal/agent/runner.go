@@ -29,6 +29,9 @@ type Config struct {
 	Publisher Publisher // live fan-out of events that are never stored (temp conversations, tool servers)
 	Temp      TempConfig
 	Model     Model // nil: no model configured, sends fail with unavailable
+	// ModelName is the default model's name, recorded on the answers it
+	// writes (Message.Model) as the UI names it; "" when unknown.
+	ModelName string
 	Tools     Tools // nil: no tools
 	// Resources and Prompts are the tool servers' resources and prompts
 	// (resource.go); nil: none.
@@ -112,6 +115,7 @@ type Runner struct {
 		parked      func(id string) // the goroutine that parked a round has not exited yet
 		resumeWaits func(id string) // a resume waits for that goroutine to exit
 		sendRead    func(id string) // a send has read the conversation, not yet locked
+		interrupt   func(id string) // an interrupt has found the turn it stops
 	}
 }
 
@@ -380,6 +384,9 @@ func (r *Runner) Interrupt(ctx context.Context, id string) (bool, error) {
 	t := r.turns[id]
 	ending := t != nil && t.ending
 	r.mu.Unlock()
+	if h := r.hooks.interrupt; h != nil && t != nil {
+		h(id)
+	}
 	if t == nil && c.Running && len(c.Waiting) > 0 {
 		if ok, err := r.endWaiting(ctx, c); ok || err != nil {
 			return ok, err
