@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // protocols: one stream at full speed through each projection of the log
@@ -52,6 +53,14 @@ func (b *bench) protocols(ctx context.Context) error {
 		{"Responses (/v1/responses, stream)", func(ctx context.Context, key string) (string, error) {
 			respID = ""
 			return b.sseText(ctx, root+"/v1/responses", nil, map[string]any{"model": model, "input": prompt(n, 0, key), "stream": true}, responsesDeltaID(&respID))
+		}},
+		{"chat completions (/v1, stored)", func(ctx context.Context, key string) (string, error) {
+			conv, err := b.createConversation(ctx, root, key)
+			if err != nil {
+				return "", err
+			}
+			return b.sseText(ctx, root+"/v1/chat/completions", http.Header{protocol.ConversationHeader: {conv}}, map[string]any{"model": model, "stream": true,
+				"messages": []any{map[string]any{"role": "user", "content": prompt(n, 0, key)}}}, chatDelta)
 		}},
 		{"AI SDK UI message stream", func(ctx context.Context, key string) (string, error) {
 			return b.sseText(ctx, root+"/agentik/ai-sdk/chat", nil, map[string]any{"id": key, "trigger": "submit-message",
@@ -137,6 +146,10 @@ func (b *bench) protocols(ctx context.Context) error {
 	rnote := fmt.Sprintf("%d tokens of an ended turn, from its start, median of %d; text exact", n, b.sz.RelayRounds)
 	b.add(Row{Scenario: "protocols", Metric: "resume, Responses starting_after=0 (bare: the WS resume)", Unit: "tokens/s", Bare: median(wsResume), Agentik: median(respResume), Note: rnote}, nil)
 	b.add(Row{Scenario: "protocols", Metric: "resume, A2A SubscribeToTask (bare: the WS resume)", Unit: "tokens/s", Bare: median(wsResume), Agentik: median(a2aResume), Note: rnote + "; an ended task is its snapshot"}, nil)
+	// Issue 27's own comparison: the Responses stream beside the chat
+	// completions stream, both stored, in the same run.
+	b.add(Row{Scenario: "protocols", Metric: "streamed relay, Responses (bare: chat completions, stored)", Unit: "tokens/s", Bare: median(rates[1]), Agentik: median(rates[0]),
+		Target: "≥ 0.8×", Note: note}, func(r Row) bool { return r.Ratio >= 0.8 })
 	for i, p := range projections {
 		b.add(Row{Scenario: "protocols", Metric: "streamed relay, " + p.name + " (bare: the WS relay)", Unit: "tokens/s", Bare: median(wsRate), Agentik: median(rates[i]),
 			Target: "≥ 0.8× WS", Note: note}, func(r Row) bool { return r.Ratio >= 0.8 })
@@ -179,6 +192,30 @@ func responsesEvent(typ, delta string, data []byte) (string, bool, error) {
 		return "", true, nil
 	case "response.failed", "response.incomplete", "error":
 		return "", true, fmt.Errorf("%s: %.300s", e.Type, data)
+	}
+	return "", false, nil
+}
+
+func chatDelta(data []byte) (string, bool, error) {
+	if string(data) == "[DONE]" {
+		return "", true, nil
+	}
+	var c struct {
+		Choices []struct {
+			Delta struct {
+				Content string `json:"content"`
+			} `json:"delta"`
+		} `json:"choices"`
+		Error json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return "", false, err
+	}
+	if len(c.Error) > 0 {
+		return "", true, fmt.Errorf("%s", c.Error)
+	}
+	if len(c.Choices) > 0 {
+		return c.Choices[0].Delta.Content, false, nil
 	}
 	return "", false, nil
 }
