@@ -323,10 +323,12 @@ func authRequired(err error) bool {
 	return errors.Is(err, transport.ErrOAuthAuthorizationRequired) || errors.Is(err, transport.ErrAuthorizationRequired)
 }
 
-// token returns user's token, loading it once; nil when there is none.
+// token returns user's token; nil when there is none. With a store it is
+// read there every time (a primary-key read per request to the server), so
+// that instances on one database see each other's sign-ins and refreshes.
 func (o *oauthServer) token(ctx context.Context, user string) (*transport.Token, error) {
 	o.mu.Lock()
-	if o.known[user] {
+	if o.known[user] && o.opt.Credentials == nil {
 		t := o.tokens[user]
 		o.mu.Unlock()
 		return t, nil
@@ -339,6 +341,12 @@ func (o *oauthServer) token(ctx context.Context, user string) (*transport.Token,
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.opt.Credentials != nil {
+		if !ok || t.AccessToken == "" {
+			return nil, nil
+		}
+		return &t, nil
+	}
 	if !o.known[user] {
 		o.known[user] = true
 		if ok && t.AccessToken != "" {
