@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/secret"
 	"github.com/agentik/agentik/internal/server"
 	"github.com/agentik/agentik/internal/webhook"
 )
@@ -55,6 +56,12 @@ type config struct {
 	TrustedUserHeader string
 	Admins            []string // AGENTIK_ADMINS
 	InviteOnly        bool     // AGENTIK_OIDC_SIGNUP=invite
+	// SecretKey (AGENTIK_SECRET_KEY) seals the OAuth tokens of remote MCP
+	// servers at rest; "": they are kept in memory only.
+	SecretKey string
+	// OAuthRedirect (AGENTIK_MCP_OAUTH_REDIRECT_URL) is agentik's
+	// /agentik/oauth/callback as browsers reach it; "": on the listen address.
+	OAuthRedirect string
 }
 
 const usageText = `agentik — a runtime for LLM agents
@@ -99,6 +106,10 @@ Settings (environment; a flag overrides its variable):
   --demo            AGENTIK_DEMO=1           a built-in scripted demo model and tool instead of a real model
                     AGENTIK_WEBHOOKS         comma-separated URLs that receive each ended turn (turn.ended)
                     AGENTIK_WEBHOOK_SECRET   whsec_<base64> signing secret (Standard Webhooks); required with webhooks
+                    AGENTIK_SECRET_KEY       at least 16 characters: seals remote MCP servers' OAuth tokens in the
+                                             database (without it they are kept in memory until agentik stops)
+                    AGENTIK_MCP_OAUTH_REDIRECT_URL agentik's /agentik/oauth/callback as browsers reach it
+                                             (default http://ADDR/agentik/oauth/callback)
 Clients (agentik chat, tail, export, import):
                     AGENTIK_URL              the server (default http://127.0.0.1:8080)
                     AGENTIK_API_KEY          one of the server's AGENTIK_API_KEYS, when it needs one
@@ -209,6 +220,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		}
 		c.Webhooks = urls
 	}
+	c.SecretKey = getenv("AGENTIK_SECRET_KEY")
+	if c.SecretKey != "" && len(c.SecretKey) < secret.MinKeyLen {
+		return c, fmt.Errorf("AGENTIK_SECRET_KEY must be at least %d characters (got %d); make one with: openssl rand -base64 32", secret.MinKeyLen, len(c.SecretKey))
+	}
+	c.OAuthRedirect = strings.TrimSpace(getenv("AGENTIK_MCP_OAUTH_REDIRECT_URL"))
 	if v := getenv("AGENTIK_WEBHOOK_SECRET"); v != "" || len(c.Webhooks) > 0 {
 		key, err := webhook.ParseSecret(v)
 		if err != nil {
