@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/internal/secret"
 	"github.com/agentik/agentik/internal/server"
 	"github.com/agentik/agentik/internal/webhook"
@@ -31,6 +32,7 @@ type config struct {
 	APIKeys        []string
 	EventTTL       time.Duration
 	MaxAnswerBytes int
+	MaxImportBytes int64  // AGENTIK_MAX_IMPORT_BYTES; 0 = server.MaxImportBytes
 	ContextWindow  int    // AGENTIK_CONTEXT_WINDOW: tokens; 0 = discovered, else 8192
 	SummaryModel   string // AGENTIK_SUMMARY_MODEL: makes compaction summaries; "" = the model
 	AllowedHosts   []string
@@ -83,6 +85,8 @@ Settings (environment; a flag overrides its variable):
                     AGENTIK_AGENTS           path to a JSON file of agents defined as code ({"agents":[…]})
   --event-ttl       AGENTIK_EVENT_TTL        how long events are kept (default 168h; messages are kept forever)
   --max-answer-bytes AGENTIK_MAX_ANSWER_BYTES cap on one model answer (default 1048576); past it the turn ends with an error
+                    AGENTIK_MAX_IMPORT_BYTES cap on one import request (default 67108864); agentik import
+                                             sends a file in parts, one conversation at least per part
                     AGENTIK_API_KEYS         comma-separated API keys; when set, every route needs one
                     AGENTIK_TOOL_APPROVAL    always or never (default): whether tool calls of MCP servers
                                              without requireApproval wait for a person's decision
@@ -179,6 +183,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			return c, fmt.Errorf("AGENTIK_MAX_ANSWER_BYTES must be a positive number of bytes like 1048576, got %q", v)
 		}
 		c.MaxAnswerBytes = n
+	}
+	if v := getenv("AGENTIK_MAX_IMPORT_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < protocol.MaxBodyBytes {
+			return c, fmt.Errorf("AGENTIK_MAX_IMPORT_BYTES must be a number of bytes of at least %d (the cap of every request), like 67108864, got %q", protocol.MaxBodyBytes, v)
+		}
+		c.MaxImportBytes = n
 	}
 	if v := getenv("AGENTIK_CONTEXT_WINDOW"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -276,7 +276,15 @@ func TestMCPOAuthRemoteServer(t *testing.T) {
 	}
 	remote.next(t, "refreshed")
 
-	// The server forgets the refresh token too: a sign-in again.
+	// The server forgets the refresh token too: a sign-in again. The open
+	// tab gets its own fresh link live (a tool_server event, then list_tools).
+	if err := chromedp.Do(bctx,
+		chromedp.Navigate(p.url("/")),
+		chromedp.Poll[chromedp.Void](`document.querySelector('[data-testid="tool-server"][data-name="remote"]')?.dataset.state === "ready" && document.getElementById("connection")?.dataset.state === "online"`,
+			chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second)),
+	); err != nil {
+		t.Fatalf("the sidebar shows remote ready: %v", err)
+	}
 	remote.signal(t, syscall.SIGUSR2, "revoked")
 	res := greet(t, p, fake, "dave")
 	if !res.IsError || !strings.Contains(res.Result, `tool server "remote" needs you to sign in`) || !strings.Contains(res.Result, remote.auth+"/authorize?") {
@@ -285,6 +293,10 @@ func TestMCPOAuthRemoteServer(t *testing.T) {
 	again := waitToolState(t, p, "remote", agent.ToolServerAuthRequired)
 	if again.SignInURL == "" || again.SignInURL == ts.SignInURL {
 		t.Errorf("no fresh link: %q", again.SignInURL)
+	}
+	if err := chromedp.Do(bctx, chromedp.Poll[chromedp.Void](`document.querySelector('[data-testid="tool-server"][data-name="remote"] [data-testid="tool-sign-in"]')?.href.startsWith("`+remote.auth+`/authorize?")`,
+		chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("the open tab got no fresh sign-in link: %v", err)
 	}
 
 	// A callback with a bad state: a page that says so; nothing stored.

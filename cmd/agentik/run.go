@@ -236,6 +236,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 		TrustedProxies: cfg.TrustedProxies,
 		Metrics:        metrics.Handler(), Observer: metrics,
 		OIDC: cfg.OIDC, TrustedUserHeader: cfg.TrustedUserHeader, TrustedAdmins: cfg.Admins, TrustedInviteOnly: cfg.InviteOnly,
+		MaxImportBytes: cfg.MaxImportBytes,
 	}
 	if tools != nil {
 		scfg.Tools = tools

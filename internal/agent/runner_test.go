@@ -663,6 +663,8 @@ func TestInterruptRightAfterEnd(t *testing.T) {
 		err error
 	}
 	got := make(chan result, 1)
+	found := make(chan struct{})
+	agent.SetInterruptHook(g.r, func(string) { close(found) })
 	var once sync.Once
 	g.onCommit = func(evs []agent.AllEvent) {
 		for _, e := range evs {
@@ -672,7 +674,10 @@ func TestInterruptRightAfterEnd(t *testing.T) {
 						ok, err := g.r.Interrupt(ctx, c.ID)
 						got <- result{ok, err}
 					}()
-					time.Sleep(50 * time.Millisecond) // the interrupt runs while the turn finishes
+					// The end is committed and its Append has not
+					// returned: the turn is still registered, finishing,
+					// when the interrupt finds it.
+					<-found
 				})
 			}
 		}

@@ -47,7 +47,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /agentik/search", s.handleSearch)
 	mux.HandleFunc("GET /agentik/conversations/{id}/export", s.handleExport)
 	mux.HandleFunc("GET /agentik/export", s.handleExportAll)
-	mux.HandleFunc("POST /agentik/import", s.handleImport)
+	mux.HandleFunc("POST /agentik/import", s.handleImport) // importPath
 	mux.HandleFunc("GET /agentik/models", s.handleAgentikModels)
 	mux.HandleFunc("PATCH /agentik/conversations/{id}", s.handleUpdate)
 	mux.HandleFunc("POST /agentik/agents", s.handleCreateAgent)

@@ -323,10 +323,12 @@ func authRequired(err error) bool {
 	return errors.Is(err, transport.ErrOAuthAuthorizationRequired) || errors.Is(err, transport.ErrAuthorizationRequired)
 }
 
-// token returns user's token, loading it once; nil when there is none.
+// token returns user's token; nil when there is none. With a store it is
+// read there every time (a primary-key read per request to the server), so
+// that instances on one database see each other's sign-ins and refreshes.
 func (o *oauthServer) token(ctx context.Context, user string) (*transport.Token, error) {
 	o.mu.Lock()
-	if o.known[user] {
+	if o.known[user] && o.opt.Credentials == nil {
 		t := o.tokens[user]
 		o.mu.Unlock()
 		return t, nil
@@ -339,6 +341,12 @@ func (o *oauthServer) token(ctx context.Context, user string) (*transport.Token,
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.opt.Credentials != nil {
+		if !ok || t.AccessToken == "" {
+			return nil, nil
+		}
+		return &t, nil
+	}
 	if !o.known[user] {
 		o.known[user] = true
 		if ok && t.AccessToken != "" {
@@ -492,6 +500,39 @@ func (o *oauthServer) sessionUser(ctx context.Context) string {
 	u = o.user
 	o.mu.Unlock()
 	return u
+}
+
+// switchUser makes the supervisor's session another user's when its own
+// user has no token left but someone else signed in (the one whose token
+// changed last). Each switch follows a token forgotten, so it ends.
+func (o *oauthServer) switchUser(ctx context.Context) bool {
+	o.mu.Lock()
+	cur := o.user
+	o.mu.Unlock()
+	if t, _ := o.token(ctx, cur); t != nil {
+		return false // it is still there, marked refused: signIn asks again next time
+	}
+	next := ""
+	if o.opt.Credentials != nil {
+		next, _ = o.opt.Credentials.LatestCredentialSubject(ctx, o.name())
+	} else {
+		o.mu.Lock()
+		for u, t := range o.tokens {
+			if t != nil && u != cur {
+				next = u
+				break
+			}
+		}
+		o.mu.Unlock()
+	}
+	if next == "" || next == cur {
+		return false
+	}
+	o.mu.Lock()
+	o.user = next
+	o.mu.Unlock()
+	o.s.log.Info("mcp_oauth_session_user", "user", next, "reason", "the last one's token is gone")
+	return true
 }
 
 // needSignIn is the error of a call by user that has no usable token.
@@ -704,6 +745,10 @@ func (s *supervisor) signIn(ctx context.Context, err error, quick *int, firstDon
 	}
 	if *quick >= maxQuick {
 		s.oauth.refuse(ctx, s.oauth.sessionUser(ctx))
+	}
+	if s.oauth.switchUser(ctx) {
+		*quick = 0 // another user's token lists the tools; theirs may be refreshed too
+		return true
 	}
 	s.set(agent.ToolServerAuthRequired, nil, errors.New("sign in to use this server's tools"), nil)
 	firstDone()
