@@ -92,6 +92,9 @@ type Config struct {
 	// Search answers the memory_search tool; nil: the tool says search is
 	// not available.
 	Search Searcher
+	// Remote answers for the remote agents among them (AgentDef.A2A):
+	// agents of other runtimes; nil: none is reachable.
+	Remote Remote
 }
 
 // Runner runs conversations: it owns the running turns, keeps temp
