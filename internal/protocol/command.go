@@ -41,6 +41,9 @@ type Command struct {
 	Reason    string          `json:"reason,omitempty"`
 	Branch    string          `json:"branch,omitempty"` // get_messages: "all" for every branch
 
+	// elicit (elicit.go): its content is an object, read by Decode.
+	ElicitFields
+
 	AgentFields // create_agent, update_agent, delete_agent (agentdef.go)
 }
 
@@ -67,6 +70,9 @@ func Decode(b []byte) (cmd Command, id *string, err error) {
 	id = &s
 	if len(s) > MaxRequestID {
 		return Command{}, nil, agent.Errorf(agent.CodeBadRequest, "id is %d bytes long; at most %d are allowed", len(s), MaxRequestID)
+	}
+	if b, err = elicitFrame(b, &cmd); err != nil {
+		return Command{}, id, err
 	}
 	if err := json.Unmarshal(b, &cmd); err != nil {
 		return Command{}, id, agent.Errorf(agent.CodeBadRequest, "bad command: %s", JSONProblem(err))
@@ -144,6 +150,14 @@ func (c *Command) Check() error {
 			return err
 		}
 		return need("message_id", c.MessageID)
+	case OpElicit:
+		if err := need("conversation_id", c.ConversationID); err != nil {
+			return err
+		}
+		if err := need("request_id", c.RequestID); err != nil {
+			return err
+		}
+		return need("action", c.Action)
 	case OpApprove:
 		if err := need("conversation_id", c.ConversationID); err != nil {
 			return err
