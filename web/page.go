@@ -98,12 +98,14 @@ type MessageView struct {
 
 	Text        string // user, assistant: the text parts, as markdown source
 	Images      []Image
+	Resources   []Resource // user: the tool servers' resources it attached
 	Reasoning   string
 	Interrupted bool
 	Usage       string // formatted token usage; "" when unknown
 	// Agent is the slug of the agent that answered, when not the default
 	// (agentik); the UI shows it, by the agent's name once it knows it.
 	Agent string
+	Model string // the model that wrote the answer; "" when unknown
 
 	CallID    string
 	Name      string
@@ -176,13 +178,13 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 		case agent.MessageUser:
 			endTurn()
 			text, imgs := splitContent(m.Content)
-			v.Messages = append(v.Messages, MessageView{Kind: KindUser, Type: m.Type, ID: m.ID, Seq: m.Seq, ClientID: m.ClientID, Text: text, Images: imgs, Siblings: m.Siblings})
+			v.Messages = append(v.Messages, MessageView{Kind: KindUser, Type: m.Type, ID: m.ID, Seq: m.Seq, ClientID: m.ClientID, Text: text, Images: imgs, Resources: resourcesOf(m.Content), Siblings: m.Siblings})
 		case agent.MessageAssistant:
 			text, imgs := splitContent(m.Content)
 			v.Messages = append(v.Messages, MessageView{
 				Kind: KindAssistant, Type: m.Type, ID: m.ID, Seq: m.Seq, Text: text, Images: imgs,
 				Reasoning: m.Reasoning, Interrupted: m.Interrupted, Usage: FormatUsage(m.Usage), Siblings: m.Siblings,
-				Agent: answerAgent(m.Agent),
+				Agent: answerAgent(m.Agent), Model: m.Model,
 			})
 			turn = append(turn, len(v.Messages)-1)
 			if m.Usage != nil {

@@ -86,7 +86,7 @@ export class Agents {
     const cur = this.list.find((a) => a.slug === this.selected);
     const edit = cur && !cur.read_only ? h('button', { type: 'button', class: 'agent-chip agent-edit', 'data-testid': 'edit-agent' }, 'Edit') : null;
     edit?.addEventListener('click', () => this.openEditor(cur));
-    box.replaceChildren(...chips, add, edit);
+    box.replaceChildren(...chips, add, ...(edit ? [edit] : [])); // replaceChildren writes a null as "null"
     this.renderStarters(cur);
   }
 

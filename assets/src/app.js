@@ -92,6 +92,7 @@ class App {
     // A page without a composer (a conversation not found) has nothing to send.
     const form = main.querySelector('#composer');
     this.composer = form && new Composer(form, {
+      conn: this.conn,
       onSend: (content) => this.send(content),
       onStop: () => this.stop(),
       onToast: (m, k) => this.toast(m, k),

@@ -1,12 +1,14 @@
 // Composer is the message box: Enter sends, Shift+Enter adds a line, images
-// can be pasted, dropped or picked and go out as image content.
+// can be pasted, dropped or picked and go out as image content; "/" opens
+// the tool servers' prompts and the attach button their resources (mcp.js).
 import { h, icon } from './dom.js';
+import { McpMenu } from './mcp.js';
 import { imageTypeNames, isImageType } from './rules.js';
 
 const MAX_IMAGE_BYTES = 8 << 20; // the client-side cap; the server has its own
 
 export class Composer {
-  constructor(form, { onSend, onStop, onToast }) {
+  constructor(form, { conn, onSend, onStop, onToast }) {
     this.form = form;
     this.input = form.querySelector('#prompt');
     this.file = form.querySelector('#file');
@@ -17,16 +19,19 @@ export class Composer {
     this.onStop = onStop;
     this.toast = onToast || (() => {});
     this.images = [];
+    this.resources = []; // {server, uri, name}
     this.busy = false;
+    this.mcp = conn ? new McpMenu(this, conn, this.toast) : null;
 
     form.addEventListener('submit', (e) => { e.preventDefault(); this.submit(); });
     this.input.addEventListener('keydown', (e) => {
+      if (this.mcp?.key(e)) return;
       if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
         e.preventDefault();
         this.submit();
       }
     });
-    this.input.addEventListener('input', () => this.autosize());
+    this.input.addEventListener('input', () => { this.autosize(); this.mcp?.input(this.input.value); });
     this.input.addEventListener('paste', (e) => {
       const files = [...(e.clipboardData?.files || [])].filter((f) => f.type.startsWith('image/'));
       if (files.length) { e.preventDefault(); files.forEach((f) => this.addFile(f)); }
@@ -38,9 +43,10 @@ export class Composer {
     this.stopBtn.addEventListener('click', () => this.onStop());
     this.tray.addEventListener('click', (e) => {
       const b = e.target.closest('[data-remove]');
-      if (!b) return;
-      this.images.splice(Number(b.dataset.remove), 1);
-      this.renderTray();
+      if (b) this.images.splice(Number(b.dataset.remove), 1);
+      const r = e.target.closest('[data-remove-resource]');
+      if (r) this.resources.splice(Number(r.dataset.removeResource), 1);
+      if (b || r) this.renderTray();
     });
     this.autosize();
   }
@@ -69,11 +75,36 @@ export class Composer {
     r.readAsDataURL(f);
   }
 
+  // attachResource adds a tool server's resource to the message.
+  attachResource(ref) {
+    if (!this.resources.some((r) => r.server === ref.server && r.uri === ref.uri)) this.resources.push(ref);
+    this.renderTray();
+  }
+
+  // insertPrompt puts an expanded prompt (get_prompt's result) in the
+  // composer: its text in the box, its resources and images in the tray.
+  insertPrompt(res) {
+    const texts = [];
+    for (const m of res.messages || []) {
+      for (const c of m.content || []) {
+        if (c.type === 'text') texts.push(c.body);
+        else if (c.type === 'resource') this.attachResource({ server: c.server, uri: c.uri, name: c.name || c.uri });
+        else if (c.type === 'image' && isImageType(c.mime)) this.images.push({ mime: c.mime, data: c.data, url: `data:${c.mime};base64,${c.data}`, name: 'image' });
+      }
+    }
+    this.input.value = texts.join('\n\n');
+    this.renderTray();
+    this.autosize();
+  }
+
   renderTray() {
     this.tray.replaceChildren(...this.images.map((img, i) => h('div', { class: 'attachment', 'data-testid': 'attachment' },
       h('img', { src: img.url, alt: img.name }),
-      h('button', { type: 'button', class: 'attachment-remove', 'data-remove': i, 'aria-label': `Remove ${img.name}` }, icon('x')))));
-    this.tray.hidden = this.images.length === 0;
+      h('button', { type: 'button', class: 'attachment-remove', 'data-remove': i, 'aria-label': `Remove ${img.name}` }, icon('x')))),
+    ...this.resources.map((r, i) => h('div', { class: 'attachment attachment-resource', 'data-testid': 'resource-attachment', 'data-uri': r.uri, title: `${r.server}: ${r.uri}` },
+      icon('file'), h('span', { class: 'attachment-name' }, r.name || r.uri),
+      h('button', { type: 'button', class: 'attachment-remove', 'data-remove-resource': i, 'aria-label': `Remove ${r.name || r.uri}` }, icon('x')))));
+    this.tray.hidden = this.images.length === 0 && this.resources.length === 0;
   }
 
   async submit() {
@@ -81,13 +112,16 @@ export class Composer {
     // While a turn runs the message is queued (the chat sends on_busy
     // queue); Esc still stops the turn.
     const text = this.input.value.trim();
-    if (!text && !this.images.length) return;
+    if (!text && !this.images.length && !this.resources.length) return;
     const content = [];
     for (const img of this.images) content.push({ type: 'image', mime: img.mime, data: img.data });
     if (text) content.push({ type: 'text', body: text });
-    const saved = { value: this.input.value, images: this.images };
+    for (const r of this.resources) content.push({ type: 'resource', server: r.server, uri: r.uri, name: r.name });
+    const saved = { value: this.input.value, images: this.images, resources: this.resources };
+    this.mcp?.close();
     this.input.value = '';
     this.images = [];
+    this.resources = [];
     this.renderTray();
     this.autosize();
     this.busy = true;
@@ -96,6 +130,7 @@ export class Composer {
     } catch (err) {
       this.input.value = saved.value;
       this.images = saved.images;
+      this.resources = saved.resources;
       this.renderTray();
       this.autosize();
       this.toast(err.message || 'Could not send the message.', 'error');

@@ -65,6 +65,22 @@ function fillImages(el, content) {
   else box.remove();
 }
 
+// fillResources repeats the template's resource chip for each resource
+// part of content (a reference to a tool server's resource).
+function fillResources(el, content) {
+  const box = el.querySelector('.msg-resources');
+  if (!box) return;
+  const proto = box.querySelector('.resource-chip');
+  const chips = (content || []).filter((c) => c.type === 'resource').map((c) => {
+    const chip = proto.cloneNode(true);
+    setAttrs(chip, { 'data-server': c.server, 'data-uri': c.uri, title: `${c.server}: ${c.uri}` });
+    chip.querySelector('.resource-name').textContent = c.name || c.uri;
+    return chip;
+  });
+  if (chips.length) box.replaceChildren(...chips);
+  else box.remove();
+}
+
 function head(el, m) {
   setAttrs(el, { 'data-id': m.id, 'data-seq': m.seq, 'data-client-id': m.client_id });
   return el;
@@ -76,6 +92,7 @@ export function userMessage(m, { pending = false } = {}) {
   if (pending) el.classList.add('pending');
   fillImages(el, m.content);
   fill(el, '.user-text', textOf(m.content));
+  fillResources(el, m.content);
   return el;
 }
 
@@ -103,6 +120,7 @@ export function assistantMessage(m) {
   fillImages(el, m.content);
   if (!m.interrupted) el.querySelector('[data-testid="interrupted"]')?.remove();
   fill(el, '.usage', formatUsage(m.usage));
+  fill(el, '.msg-model', m.model);
   const who = el.querySelector('.msg-agent');
   if (who) {
     if (m.agent && m.agent !== 'agentik') { who.dataset.agent = m.agent; who.textContent = agentName(m.agent); } else who.remove();

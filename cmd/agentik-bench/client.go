@@ -75,12 +75,17 @@ type wsClient struct {
 
 // dialWS connects to url and starts the reader.
 func dialWS(ctx context.Context, url string, on func(*frame, time.Time)) (*wsClient, error) {
-	return dialWSWith(ctx, url, on, false)
+	return dialWSWith(ctx, url, on, false, "")
 }
 
-// dialWSWith is dialWS, with seqOnly (see wsClient).
-func dialWSWith(ctx context.Context, url string, on func(*frame, time.Time), seqOnly bool) (*wsClient, error) {
-	c, _, err := websocket.Dial(ctx, url, nil)
+// dialWSWith is dialWS, with seqOnly (see wsClient) and, when key is set,
+// that bearer key.
+func dialWSWith(ctx context.Context, url string, on func(*frame, time.Time), seqOnly bool, key string) (*wsClient, error) {
+	var opts *websocket.DialOptions
+	if key != "" {
+		opts = &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + key}}}
+	}
+	c, _, err := websocket.Dial(ctx, url, opts)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", url, err)
 	}

@@ -110,6 +110,9 @@ func (b *bench) idle(ctx context.Context) error {
 		time.Sleep(window)
 		res.cpuPct = 100 * (t.CPU() - c0).Seconds() / window.Seconds()
 		res.rssPerConn = float64(t.RSS()-rss0) / float64(n)
+		if subscribe {
+			b.heap("idle")
+		}
 		// Every connection must still work.
 		if len(conns) > 0 && subscribe {
 			if err := conns[len(conns)-1].call(ctx, protocol.Command{Op: protocol.OpPing}, nil); err != nil {

@@ -130,14 +130,40 @@ func abs(x int) int {
 
 // watchWS connects a WebSocket client whose conversation events feed s.
 func watchWS(ctx context.Context, url string, s *sink) (*wsClient, error) {
-	return dialWS(ctx, url, func(f *frame, at time.Time) {
+	return watchWSAs(ctx, url, "", s)
+}
+
+// watchWSAs is watchWS as the user of bearer key (none when "").
+func watchWSAs(ctx context.Context, url, key string, s *sink) (*wsClient, error) {
+	return dialWSWith(ctx, url, func(f *frame, at time.Time) {
 		switch {
 		case f.Type == protocol.FrameEvent && f.Event != nil:
 			s.add(&f.Event.Event, f.Event.Seq, at)
 		case f.Type == protocol.FrameCaughtUp:
 			s.caughtUp(f.Seq)
 		}
-	})
+	}, false, key)
+}
+
+// keyed is a target whose conversations belong to users: keyFor(i) is the
+// bearer key of the owner of the mix's conversation i, with which it is
+// created, watched and sent to.
+type keyed interface{ keyFor(i int) string }
+
+// peopleTarget is agentik with accounts: conversation i belongs to the
+// user of keys[i % len(keys)].
+type peopleTarget struct {
+	target
+	keys []string
+}
+
+func (p peopleTarget) keyFor(i int) string { return p.keys[i%len(p.keys)] }
+
+func keyOf(t target, i int) string {
+	if k, ok := t.(keyed); ok {
+		return k.keyFor(i)
+	}
+	return ""
 }
 
 // watchSSE connects an SSE client whose frames (inner events) feed s.
@@ -194,7 +220,7 @@ func (b *bench) agentikMix(ctx context.Context, t target, n, ntok int, delay tim
 	senders := make([]*wsClient, n)
 	aw := &allWatcher{sinks: map[string]*sink{}}
 	for i := range n {
-		id, err := b.createConversation(ctx, t.URL(), fmt.Sprintf("load %d", i))
+		id, err := b.createConversationAs(ctx, t.URL(), fmt.Sprintf("load %d", i), keyOf(t, i))
 		if err != nil {
 			sd.close()
 			return nil, err
@@ -222,7 +248,7 @@ func (b *bench) agentikMix(ctx context.Context, t target, n, ntok int, delay tim
 	err := parallel(ctx, n*subsPerRun, 32, func(ctx context.Context, j int) error {
 		i := j % n
 		s := newSink(ids[i], b.fake)
-		ws, err := watchWS(ctx, wsURL(t.URL(), "/agentik/ws"), s)
+		ws, err := watchWSAs(ctx, wsURL(t.URL(), "/agentik/ws"), keyOf(t, i), s)
 		if err != nil {
 			return err
 		}

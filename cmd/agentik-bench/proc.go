@@ -227,13 +227,22 @@ func buildAgentik(ctx context.Context, dir string) (string, error) {
 // startAgentik runs the agentik binary on a fresh port with db, its model
 // the fake at modelURL, and env added to its environment.
 func startAgentik(ctx context.Context, bin, db, modelURL string, env ...string) (*proc, error) {
+	return startAgentikOn(ctx, bin, "sqlite:"+db, filepath.Dir(db), modelURL, env...)
+}
+
+// startAgentikDSN starts agentik on a database URL (PostgreSQL).
+func startAgentikDSN(ctx context.Context, bin, dsn, modelURL string, env ...string) (*proc, error) {
+	return startAgentikOn(ctx, bin, dsn, os.TempDir(), modelURL, env...)
+}
+
+func startAgentikOn(ctx context.Context, bin, dsn, home, modelURL string, env ...string) (*proc, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--addr", addr, "--db", "sqlite:"+db, "--log-level", "warn")
+	cmd := exec.Command(bin, "--addr", addr, "--db", dsn, "--log-level", "warn")
 	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Dir(db),
+		"PATH=" + os.Getenv("PATH"), "HOME=" + home,
 		"OPENAI_BASE_URL=" + modelURL, "OPENAI_MODEL=fake-model",
 	}
 	cmd.Env = append(cmd.Env, env...)

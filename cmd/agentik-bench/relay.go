@@ -22,12 +22,21 @@ import (
 
 // createConversation makes a conversation over REST and returns its id.
 func (b *bench) createConversation(ctx context.Context, root, title string) (string, error) {
+	return b.createConversationAs(ctx, root, title, "")
+}
+
+// createConversationAs is createConversation as the user of bearer key
+// (none when key is "").
+func (b *bench) createConversationAs(ctx context.Context, root, title, key string) (string, error) {
 	body, _ := json.Marshal(map[string]string{"title": title})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, root+"/agentik/conversations", bytes.NewReader(body))
 	if err != nil {
 		return "", err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	resp, err := b.hc.Do(req)
 	if err != nil {
 		return "", fmt.Errorf("create conversation: %w", err)

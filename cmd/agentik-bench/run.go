@@ -46,6 +46,9 @@ type sizes struct {
 	// StormClients drop at once after subscribing, miss a turn of
 	// StormMissed tokens, and reconnect at once.
 	StormClients, StormMissed int
+	// InstanceSteps are the loads (turns at once) of the instances
+	// scenario, in order, until delivery falls behind.
+	InstanceSteps []int
 }
 
 var (
@@ -57,6 +60,7 @@ var (
 		WireLong: 10_000, WireShort: 1000, WireDelay: time.Millisecond,
 		RestConvs: 1000, RestDuration: 5 * time.Second, RestWorkers: 4,
 		StormClients: 1000, StormMissed: 100,
+		InstanceSteps: []int{50, 100, 200, 400},
 	}
 	quickSizes = sizes{
 		RelayTokens: 20_000, RelayRounds: 1,
@@ -66,6 +70,7 @@ var (
 		WireLong: 2000, WireShort: 200, WireDelay: time.Millisecond,
 		RestConvs: 1000, RestDuration: time.Second, RestWorkers: 4,
 		StormClients: 1000, StormMissed: 100,
+		InstanceSteps: []int{20, 50},
 	}
 	tinySizes = sizes{
 		RelayTokens: 300, RelayRounds: 1,
@@ -75,11 +80,12 @@ var (
 		WireLong: 200, WireShort: 20, WireDelay: time.Millisecond,
 		RestConvs: 20, RestDuration: 200 * time.Millisecond, RestWorkers: 2,
 		StormClients: 5, StormMissed: 10,
+		InstanceSteps: []int{2},
 	}
 )
 
 // scenarios in the order they run.
-var scenarios = []string{"relay", "facade", "mix", "telemetry", "fanout", "idle", "replay", "wire", "rest", "storm"}
+var scenarios = []string{"relay", "facade", "protocols", "mix", "telemetry", "fanout", "people", "idle", "replay", "member", "wire", "rest", "storm", "instances"}
 
 // Row is one line of the result: a figure of agentik beside its bare
 // baseline.
@@ -121,6 +127,8 @@ type bench struct {
 	profile  string // scenario to profile
 	profOut  string
 	traceOut string
+	postgres string // the instances scenario's database
+	memOut   string // heap profile of the profiled scenario
 
 	profiling  bool       // a CPU profile of the current scenario runs
 	phaseFiles []*os.File // phase profiles, closed at the end of the run
@@ -201,6 +209,26 @@ func (b *bench) profiled(name string, fn func() error) error {
 	return err
 }
 
+// heap writes the heap profile of scenario name, when it is the profiled
+// one and -memprofile is set: the scenario calls it at the moment it
+// measures.
+func (b *bench) heap(name string) {
+	if b.profile != name || b.memOut == "" {
+		return
+	}
+	runtime.GC()
+	f, err := os.Create(b.memOut)
+	if err == nil {
+		err = pprof.WriteHeapProfile(f)
+		f.Close()
+	}
+	if err != nil {
+		b.progress("heap profile of %s: %v", name, err)
+		return
+	}
+	b.progress("heap profile of %s written to %s", name, b.memOut)
+}
+
 // phase, while a scenario is being profiled, ends the CPU profile of its
 // setup and starts a second one, of what follows only, next to the first
 // (-cpuprofile's name with "."+name appended): the measured phase of a
@@ -237,8 +265,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	only := fs.String("run", strings.Join(scenarios, ","), "comma-separated scenarios to run")
 	bin := fs.String("agentik", "", "agentik binary to run (default: go build ./cmd/agentik into a temp dir)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the scenario named by -profile; agentik then runs in this process")
+	memprofile := fs.String("memprofile", "", "write a heap profile at the measured moment of the scenario named by -profile (idle: while every connection is open); agentik then runs in this process")
 	traceOut := fs.String("trace", "", "write an execution trace of the scenario named by -profile; agentik then runs in this process")
 	profile := fs.String("profile", "relay", "scenario to profile with -cpuprofile or -trace")
+	postgres := fs.String("postgres", defaultPostgres, "PostgreSQL for the instances scenario (each run makes and drops a schema)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -255,7 +285,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if *size != "" {
 		sizeName = *size
 	}
-	b := &bench{out: stderr, start: time.Now(), profile: *profile, profOut: *cpuprofile, traceOut: *traceOut, inproc: *cpuprofile != "" || *traceOut != ""}
+	b := &bench{out: stderr, start: time.Now(), profile: *profile, profOut: *cpuprofile, traceOut: *traceOut, postgres: *postgres, memOut: *memprofile, inproc: *cpuprofile != "" || *traceOut != "" || *memprofile != ""}
 	switch sizeName {
 	case "full":
 		b.sz = fullSizes
@@ -309,8 +339,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer b.fake.Close()
 
 	steps := map[string]func(context.Context) error{
-		"relay": b.relay, "facade": b.facade, "mix": b.mix, "telemetry": b.telemetry, "fanout": b.fanout, "idle": b.idle,
-		"replay": b.replay, "wire": b.wire, "rest": b.rest, "storm": b.storm,
+		"relay": b.relay, "facade": b.facade, "protocols": b.protocols, "mix": b.mix, "telemetry": b.telemetry, "fanout": b.fanout, "people": b.people, "idle": b.idle,
+		"replay": b.replay, "member": b.member, "wire": b.wire, "rest": b.rest, "storm": b.storm, "instances": b.instances,
 	}
 	var loads []Load
 	for _, name := range scenarios {

@@ -189,7 +189,7 @@ func (b *bench) storm(ctx context.Context) error {
 			c := newStormClient()
 			clients[i] = c
 			t0 := time.Now()
-			ws, err := dialWSWith(ctx, url+"?pack=1", c.on, true) // packed replay; reads seqs and types: what it checks
+			ws, err := dialWSWith(ctx, url+"?pack=1", c.on, true, "") // packed replay; reads seqs and types: what it checks
 			if err != nil {
 				errs <- err
 				return

@@ -38,6 +38,9 @@ Input: Enter sends the line. For a message of several lines, end a line
 with \ to go on to the next one, or type """ on a line of its own, the
 lines, and """ again; a block pasted into a terminal is one message
 (then Enter sends it).
+/prompt lists the tool servers' prompts (MCP); /prompt NAME [ARG=VALUE …]
+sends one (NAME or SERVER/NAME; a value with spaces in double quotes),
+asking for each required argument not given.
 Without AGENTIK_API_KEY, a server that needs a key refuses the chat (401).
 Keys: Ctrl-C during an answer interrupts it (the chat goes on); Ctrl-C or
 Ctrl-D at the prompt quits.
@@ -172,7 +175,14 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 // sendAndStream sends text and prints its turn; a refused send is
 // reported and the chat goes on.
 func sendAndStream(ctx context.Context, c *client.Client, sub *client.Sub, convID, text string, stdout, stderr io.Writer, interrupts <-chan os.Signal, msgs <-chan string) error {
-	res, err := c.Send(ctx, convID, []agent.Content{agent.Text(text)}, agent.NewID())
+	content := []agent.Content{agent.Text(text)}
+	if isPromptCommand(text) { // chatprompt.go
+		var ok bool
+		if content, ok = promptContent(ctx, c, text, stdout, stderr, msgs, interrupts); !ok {
+			return nil
+		}
+	}
+	res, err := c.Send(ctx, convID, content, agent.NewID())
 	if err != nil {
 		if ctx.Err() == nil {
 			fmt.Fprintln(stderr, "error:", err)
@@ -441,6 +451,8 @@ func contentText(cs []agent.Content) string {
 			parts = append(parts, c.Body)
 		case agent.ContentImage:
 			parts = append(parts, "[image "+c.Mime+"]")
+		case agent.ContentResource:
+			parts = append(parts, "[resource "+c.URI+"]")
 		}
 	}
 	return strings.Join(parts, " ")

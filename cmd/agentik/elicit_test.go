@@ -17,19 +17,6 @@ import (
 	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
-// everythingEntry is server-everything's entry point from npm.
-func everythingEntry(t *testing.T) string {
-	t.Helper()
-	entry := filepath.Join(repoRoot(t), "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	if _, err := os.Stat(entry); err != nil {
-		if os.Getenv("AGENTIK_TEST_NO_NODE") != "" {
-			t.Skip("AGENTIK_TEST_NO_NODE is set")
-		}
-		t.Fatalf("server-everything is missing: run `npm ci` (or set AGENTIK_TEST_NO_NODE=1): %v", err)
-	}
-	return entry
-}
-
 // convEvent is an event of a conversation's SSE stream, as these tests
 // read it.
 type convEvent struct {

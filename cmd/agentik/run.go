@@ -218,6 +218,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 		}
 		defer tools.Close()
 		rcfg.Tools, rcfg.Approval = tools, tools.NeedsApproval
+		rcfg.Resources, rcfg.Prompts = tools, tools
 	}
 	if cfg.Demo {
 		rcfg.Tools = &demoTools{inner: tools}

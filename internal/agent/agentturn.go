@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -176,9 +177,10 @@ func (t *turn) needsApproval(name string) bool {
 }
 
 // answerOf marks an assistant message with the agent and the version of it
-// that the turn ran with.
+// that the turn ran with, and the model that wrote it.
 func (t *turn) answerOf(m Message) Message {
 	m.Agent, m.AgentVersion = t.agent.Slug, t.agent.Version
+	m.Model = cmp.Or(t.conv.Model, t.r.cfg.ModelName)
 	return m
 }
 

@@ -312,7 +312,7 @@ func (r *Runner) memory(ctx context.Context, st Store, id string) (mem []ModelMe
 	if mem, err = r.rebuild(ctx, b, id, t, t.head); err != nil {
 		return nil, false, err
 	}
-	return mem, true, nil
+	return r.memoryResources(ctx, mem), true, nil
 }
 
 // idleTree starts every branch operation: the conversation must be idle,
@@ -408,6 +408,9 @@ func (r *Runner) Edit(ctx context.Context, id, messageID string, content []Conte
 		return SendResult{}, err
 	}
 	if err := CheckContent(content); err != nil {
+		return SendResult{}, err
+	}
+	if _, err := r.modelContent(ctx, content, true); err != nil { // read again as memory is rebuilt
 		return SendResult{}, err
 	}
 	t, _, err := r.idleTree(ctx, id, "edit")

@@ -36,6 +36,9 @@ type turnInput struct {
 	// answers then.
 	start     []*Record
 	messageID string
+	// memory is content as the model reads it, when it differs (attached
+	// resources read, resource.go).
+	memory []Content
 }
 
 // ToolResult is the result of a tool call the client ran.

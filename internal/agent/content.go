@@ -8,14 +8,19 @@ const (
 	ContentImage = "image"
 )
 
-// Content is one part of a message: text or an image. A part of a type this
+// Content is one part of a message: text, an image, or a reference to a
+// tool server's resource. A part of a type this
 // version does not know keeps its JSON in Raw and is written back unchanged.
 type Content struct {
-	Type string          `wire:"type,*"`
-	Body string          `wire:"body,text"`  // text
-	Mime string          `wire:"mime,image"` // image
-	Data string          `wire:"data,image"` // image, base64
-	Raw  json.RawMessage `wire:"-raw"`       // a type this version does not know
+	Type string `wire:"type,*"`
+	Body string `wire:"body,text"`  // text
+	Mime string `wire:"mime,image"` // image
+	Data string `wire:"data,image"` // image, base64
+	// Server, URI and Name reference a tool server's resource (resource.go).
+	Server string          `wire:"server,resource"`
+	URI    string          `wire:"uri,resource"`
+	Name   string          `wire:"name,resource?"` // for display only
+	Raw    json.RawMessage `wire:"-raw"`           // a type this version does not know
 }
 
 // Text is a text Content.

@@ -1,22 +1,42 @@
 // Package agent is the centre of agentik: what a conversation is and how a
 // turn runs. It imports only the standard library; every adapter (store,
-// model, tools, server) points inward to it.
+// model, tools, server, the protocols) points inward to it.
 //
-// A newcomer reads it by noun:
+// A newcomer reads it by noun (internal/arch's test holds this map to the
+// package's files):
 //
-//   - conversation.go, message.go, event.go, content.go: the domain types
-//     and their wire JSON, each field's JSON declared once in its struct
-//     tag (codec.go encodes and decodes every wire type from those tags);
+//   - conversation.go, message.go, event.go, content.go, encoded.go: the
+//     domain types and their wire JSON, each field's JSON declared once in
+//     its struct tag (codec.go encodes and decodes every wire type from
+//     those tags; encoded.go is an event as the bytes every hop shares);
 //   - record.go: a Record, one entry of the event log with the rows it
 //     writes, and the factories that make them;
 //   - runner.go: the use cases (create, list, rename, delete, send,
 //     interrupt) and the registry of running turns;
-//   - turn.go: the life of one turn, from the user's message to its one end
-//     event;
+//   - slot.go: the one place a turn starts (claim, begin);
+//   - turn.go, linger.go, calls.go: the life of one turn, from the user's
+//     message to its one end event; how streamed text is paced into
+//     events; every tool call answered before the conversation goes on;
 //   - recovery.go: ending turns whose process died;
 //   - context.go, compaction.go: keeping every model call inside the
 //     model's context window (estimates, the Windows seam, stubs,
 //     summaries, manual Compact);
+//   - approval.go, queue.go, branch.go: tool calls that wait for a person,
+//     sends queued behind a running turn, the history as a tree;
+//   - settings.go, title.go: a conversation's model and sampling settings;
+//     who names a conversation;
+//   - temp.go: MemStore, the store of temp conversations;
+//   - completion.go, response.go, external.go: what the protocols need of
+//     the centre (whole histories of /v1, stored Responses, conversation
+//     ids chosen by clients);
+//   - import.go, search.go: importing conversations in one Append; search;
+//   - principal.go, access.go, user.go, budget.go: who is calling, the one
+//     rule of who may see what, accounts and keys, token budgets;
+//   - agentdef.go, agentturn.go, delegate.go: stored agent definitions, the
+//     agent a turn runs as, delegation to another agent;
+//   - schedule.go: prompts sent as turns on a schedule;
+//   - resource.go: the tool servers' resources (attached to a message,
+//     read into working memory) and prompts, and their seams;
 //   - store.go, model.go: the seams the runner calls (its store, the
 //     model, the tools, the publisher), declared here by their consumer;
 //   - limits.go: what a client may send, checked before anything is written;

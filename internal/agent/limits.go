@@ -96,8 +96,13 @@ func CheckContent(content []Content) error {
 				return Errorf(CodeBadRequest, "content[%d].data must be standard base64 image data", i)
 			}
 			empty = false
+		case ContentResource:
+			if err := checkResourceRef(c.Server, c.URI); err != nil {
+				return Errorf(CodeBadRequest, "content[%d]: %s", i, err.(*Error).Message)
+			}
+			empty = false
 		default:
-			return Errorf(CodeBadRequest, "content[%d].type %q is unknown; use \"text\" or \"image\"", i, c.Type)
+			return Errorf(CodeBadRequest, "content[%d].type %q is unknown; use \"text\", \"image\" or \"resource\"", i, c.Type)
 		}
 	}
 	if text > MaxTextBytes {

@@ -40,6 +40,10 @@ type Message struct {
 	// of its definition the turn ran with (agentdef.go).
 	Agent        string `wire:"agent,assistant_message?"`
 	AgentVersion int    `wire:"agent_version,assistant_message?"`
+	// Model is the model that wrote the answer: the conversation's model
+	// id, or the default model's name (Config.ModelName); "" when unknown
+	// (answers written before it was recorded, imported ones).
+	Model string `wire:"model,assistant_message?"`
 
 	CallID    string `wire:"call_id,tool_call,tool_result"`
 	Name      string `wire:"name,tool_call,tool_result"`

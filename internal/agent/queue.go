@@ -60,6 +60,9 @@ func (r *Runner) SendBusy(ctx context.Context, id string, content []Content, cli
 	if err := CheckContent(content); err != nil {
 		return SendResult{}, err
 	}
+	if _, err := r.modelContent(ctx, content, true); err != nil { // read again as it starts
+		return SendResult{}, err
+	}
 	if len(clientID) > 200 {
 		return SendResult{}, Errorf(CodeBadRequest, "client_id is %d bytes long; at most 200 are allowed", len(clientID))
 	}
@@ -204,7 +207,7 @@ func (r *Runner) tryStartNext(ctx context.Context, id string) (again bool) {
 		return false
 	}
 	user := Message{Type: MessageUser, ID: next.MessageID, ConversationID: id, Date: r.now(), Content: next.Content, ClientID: next.ClientID}
-	recs := r.startRecords(c, user)
+	recs := r.startRecords(ctx, c, user)
 	recs[0].Dequeue = next.MessageID
 	if err := r.begin(ctx, t, recs, nil); err != nil {
 		switch {

@@ -24,12 +24,19 @@ var errClosed = Errorf(CodeUnavailable, "the server is shutting down; send the m
 
 // Config holds what a Runner needs.
 type Config struct {
-	Store        Store     // the stored conversations
-	Cluster      Cluster   // recovery and remote interrupts; nil: this instance alone, nothing to recover
-	Publisher    Publisher // live fan-out of events that are never stored (temp conversations, tool servers)
-	Temp         TempConfig
-	Model        Model // nil: no model configured, sends fail with unavailable
-	Tools        Tools // nil: no tools
+	Store     Store     // the stored conversations
+	Cluster   Cluster   // recovery and remote interrupts; nil: this instance alone, nothing to recover
+	Publisher Publisher // live fan-out of events that are never stored (temp conversations, tool servers)
+	Temp      TempConfig
+	Model     Model // nil: no model configured, sends fail with unavailable
+	// ModelName is the default model's name, recorded on the answers it
+	// writes (Message.Model) as the UI names it; "" when unknown.
+	ModelName string
+	Tools     Tools // nil: no tools
+	// Resources and Prompts are the tool servers' resources and prompts
+	// (resource.go); nil: none.
+	Resources    Resources
+	Prompts      Prompts
 	SystemPrompt string
 	// Catalog lists the models a conversation may name (settings.go); nil:
 	// only the default model, whatever Model calls.
@@ -469,7 +476,11 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 	if err := CheckContent(content); err != nil {
 		return SendResult{}, err
 	}
-	return r.send(ctx, id, turnInput{content: content, clientID: clientID})
+	mem, err := r.modelContent(ctx, content, true) // resources read before anything is stored
+	if err != nil {
+		return SendResult{}, err
+	}
+	return r.send(ctx, id, turnInput{content: content, clientID: clientID, memory: mem})
 }
 
 // busyWaiting is the busy error of a send to a conversation whose turn
@@ -583,7 +594,11 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 		recs = r.resultRecords(id, clientID, in.results)
 	} else {
 		user := Message{Type: MessageUser, ID: NewID(), ConversationID: id, Date: r.now(), Content: content, ClientID: clientID}
-		recs = []*Record{r.messageRecord(user, ModelMessage{Role: RoleUser, Content: content})}
+		mem := content
+		if in.memory != nil {
+			mem = in.memory
+		}
+		recs = []*Record{r.messageRecord(user, ModelMessage{Role: RoleUser, Content: mem})}
 	}
 	rec := recs[0]
 	recs = append(recs, &Record{Event: r.agentEvent(AgentEvent{Type: AgentTurnStarted, ConversationID: id})})
@@ -621,8 +636,9 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 // startRecords start a turn with the user's message: the message (marking
 // the conversation running) and turn_started. (A queued send is never a
 // conversation's first message, so it never titles one.)
-func (r *Runner) startRecords(c Conversation, user Message) []*Record {
-	rec := r.messageRecord(user, ModelMessage{Role: RoleUser, Content: user.Content})
+func (r *Runner) startRecords(ctx context.Context, c Conversation, user Message) []*Record {
+	mem, _ := r.modelContent(ctx, user.Content, false) // resources.go: never fails when not strict
+	rec := r.messageRecord(user, ModelMessage{Role: RoleUser, Content: mem})
 	return []*Record{rec, {Event: r.agentEvent(AgentEvent{Type: AgentTurnStarted, ConversationID: c.ID})}}
 }
 

@@ -68,6 +68,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 // starts the sweep of idle temp conversations.
 func (a *App) Start(ctx context.Context, rc agent.Config, sc server.Config) error {
 	rc.Store, rc.Cluster, rc.Publisher, rc.Agents = a.Store, a.Store, a.Broker, a.Store
+	if rc.ModelName == "" {
+		rc.ModelName = sc.ModelName // answers name the model as the UI does
+	}
 	if rc.Logger == nil {
 		rc.Logger = a.cfg.Logger
 	}

@@ -45,6 +45,11 @@ type Command struct {
 	ElicitFields
 
 	AgentFields // create_agent, update_agent, delete_agent (agentdef.go)
+	MCPFields   // read_resource, get_prompt (resource.go)
+
+	// Frame is the whole frame of a TableOp, which the server's op table
+	// reads itself.
+	Frame []byte `json:"-"`
 }
 
 // MaxRequestID caps the length of a request id.
@@ -52,10 +57,13 @@ const MaxRequestID = 128
 
 // Decode parses a client frame. id is the request id when one could be
 // read, even if the rest of the frame is bad, so the error reply is still
-// correlated. Every failure is a bad_request *agent.Error.
+// correlated. Every failure is a bad_request *agent.Error. A TableOp is
+// the server's op table's to read: its Command has Op, ID and Frame, and
+// its fields are not checked here.
 func Decode(b []byte) (cmd Command, id *string, err error) {
 	var head struct {
 		ID json.RawMessage `json:"id"`
+		Op json.RawMessage `json:"op"`
 	}
 	if err := json.Unmarshal(b, &head); err != nil {
 		return Command{}, nil, agent.Errorf(agent.CodeBadRequest, "a command must be a JSON object like {\"op\":\"ping\",\"id\":\"1\"}: %s", JSONProblem(err))
@@ -70,6 +78,10 @@ func Decode(b []byte) (cmd Command, id *string, err error) {
 	id = &s
 	if len(s) > MaxRequestID {
 		return Command{}, nil, agent.Errorf(agent.CodeBadRequest, "id is %d bytes long; at most %d are allowed", len(s), MaxRequestID)
+	}
+	var op string
+	if json.Unmarshal(head.Op, &op) == nil && TableOp(op) {
+		return Command{Op: op, ID: s, Frame: b}, id, nil
 	}
 	if b, err = elicitFrame(b, &cmd); err != nil {
 		return Command{}, id, err
@@ -109,6 +121,12 @@ func (c *Command) Check() error {
 	}
 	if ok, err := c.checkAgentOp(); ok {
 		return err
+	}
+	if ok, err := c.checkMCPOp(); ok {
+		return err
+	}
+	if TableOp(c.Op) {
+		return nil // the server's op table checks its fields
 	}
 	switch c.Op {
 	case OpSubscribe:

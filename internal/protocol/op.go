@@ -50,3 +50,16 @@ const (
 	// OpenAI-compatible /v1/chat/completions continues.
 	ConversationHeader = "X-Agentik-Conversation"
 )
+
+// TableOp reports whether op is one of the ops the server declares in its
+// op table (server/op.go), each with a REST route of the same fields:
+// Decode leaves reading and checking their fields to that table.
+// TestOpTable (server) keeps this list and the table the same.
+func TableOp(op string) bool {
+	switch op {
+	case OpListSchedules, OpGetSchedule, OpCreateSchedule, OpUpdateSchedule, OpDeleteSchedule, OpListScheduleRuns,
+		OpMe, OpGetUsage, OpListUsers, OpGetUser, OpCreateUser, OpUpdateUser, OpDeleteUser, OpListKeys, OpCreateKey, OpRevokeKey:
+		return true
+	}
+	return false
+}

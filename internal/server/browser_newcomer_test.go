@@ -385,3 +385,34 @@ func TestBrowserSidebarNamesTheChatsModel(t *testing.T) {
 		t.Errorf("the new-chat page names %q, the other chat's model", def)
 	}
 }
+
+func TestBrowserAnswerNamesItsModel(t *testing.T) {
+	t.Parallel()
+	tp := newTwoProviders(t)
+	tp.Up.Store(true)
+	tp.P.Check(t.Context())
+	ts := newTestServer(t, withProviders(tp, agent.TitlesFirstLine), func(_ *agent.Config, s *server.Config) { s.ModelName = "a/alpha-1" })
+	var c agent.Conversation
+	ts.call(t, "POST", "/agentik/conversations", `{"title":"on beta","model":"b/beta"}`, 201, &c)
+	sendIdle(t, ts, c.ID, "first")
+	// The chat moves to another model: the answer before keeps its own.
+	ts.call(t, "PATCH", "/agentik/conversations/"+c.ID, `{"model":"a/alpha-2"}`, 200, nil)
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/c/"+c.ID)
+	send(t, tab, "second")
+	models := `[...` + jsAnswers + `].map((a) => a.querySelector('.msg-meta').innerText.includes('b/beta') ? 'b/beta' : a.querySelector('.msg-meta').innerText.includes('a/alpha-2') ? 'a/alpha-2' : '').join(' ')`
+	waitJS(t, tab, "the second answer", jsAnswers+`.length === 2 && !document.querySelector('#live').children.length`)
+	if got := eval[string](t, tab, models); got != "b/beta a/alpha-2" {
+		t.Errorf("live: the answers name the models %q, want %q", got, "b/beta a/alpha-2")
+	}
+	screenshot(t, tab, "answer-model.png")
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	if got := eval[string](t, tab, models); got != "b/beta a/alpha-2" {
+		t.Errorf("reloaded: the answers name the models %q, want %q", got, "b/beta a/alpha-2")
+	}
+	// A new chat's answer names the default model.
+	openPage(t, ts, tab, "/")
+	send(t, tab, "third")
+	waitJS(t, tab, "the default model named", jsAnswers+`.length === 1 && `+jsAnswers+`[0].querySelector('.msg-meta').innerText.includes('a/alpha-1')`)
+}

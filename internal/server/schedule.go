@@ -1,111 +1,105 @@
 package server
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
-// The REST routes of schedules (DESIGN.md §11.9): agent.Scheduler decides
-// who may see and change which (an owner theirs, an admin all).
+// The schedule ops (DESIGN.md §11.9), each the REST route under
+// /agentik/schedules and the WebSocket op of its name (op.go):
+// agent.Scheduler decides who may see and change which (an owner theirs,
+// an admin all).
 
-func (s *Server) schedules(w http.ResponseWriter, r *http.Request) (*agent.Scheduler, bool) {
+// scheduleRef names one schedule: the route's {schedule_id}.
+type scheduleRef struct {
+	ID string `json:"schedule_id"`
+}
+
+func (r *scheduleRef) check() error { return need("schedule_id", r.ID) }
+
+// scheduleChange is a schedule's new fields, for update_schedule.
+type scheduleChange struct {
+	scheduleRef
+	agent.ScheduleInput
+}
+
+func (s *Server) scheduler() (*agent.Scheduler, error) {
 	if s.cfg.Schedules == nil {
-		s.writeError(w, r, agent.Errorf(agent.CodeUnavailable, "this server runs no schedules"))
-		return nil, false
+		return nil, agent.Errorf(agent.CodeUnavailable, "this server runs no schedules")
 	}
-	return s.cfg.Schedules, true
+	return s.cfg.Schedules, nil
 }
 
-func (s *Server) handleCreateSchedule(w http.ResponseWriter, r *http.Request) {
-	sch, ok := s.schedules(w, r)
-	if !ok {
-		return
-	}
-	var in agent.ScheduleInput
-	if err := decodeBody(r, &in, false); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	sc, err := sch.Create(r.Context(), in)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, sc)
+// schedulesResult is the result of list_schedules.
+type schedulesResult struct {
+	Schedules []agent.Schedule `json:"schedules"`
 }
 
-func (s *Server) handleSchedules(w http.ResponseWriter, r *http.Request) {
-	sch, ok := s.schedules(w, r)
-	if !ok {
-		return
-	}
-	scs, err := sch.List(r.Context())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if scs == nil {
-		scs = []agent.Schedule{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"schedules": scs})
+// scheduleRunsResult is the result of list_schedule_runs.
+type scheduleRunsResult struct {
+	Runs []agent.ScheduleRun `json:"runs"`
 }
 
-func (s *Server) handleSchedule(w http.ResponseWriter, r *http.Request) {
-	sch, ok := s.schedules(w, r)
-	if !ok {
-		return
-	}
-	sc, err := sch.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, sc)
-}
+var (
+	opListSchedules = declare(protocol.OpListSchedules, 0, func(ctx context.Context, s *Server, _ struct{}) (any, error) {
+		sch, err := s.scheduler()
+		if err != nil {
+			return nil, err
+		}
+		scs, err := sch.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return schedulesResult{Schedules: nonNil(scs)}, nil
+	})
+	opGetSchedule = declare(protocol.OpGetSchedule, 0, func(ctx context.Context, s *Server, in scheduleRef) (any, error) {
+		sch, err := s.scheduler()
+		if err != nil {
+			return nil, err
+		}
+		return sch.Get(ctx, in.ID)
+	})
+	opCreateSchedule = declare(protocol.OpCreateSchedule, http.StatusCreated, func(ctx context.Context, s *Server, in agent.ScheduleInput) (any, error) {
+		sch, err := s.scheduler()
+		if err != nil {
+			return nil, err
+		}
+		return sch.Create(ctx, in)
+	})
+	opUpdateSchedule = declare(protocol.OpUpdateSchedule, 0, func(ctx context.Context, s *Server, in scheduleChange) (any, error) {
+		sch, err := s.scheduler()
+		if err != nil {
+			return nil, err
+		}
+		return sch.Update(ctx, in.ID, in.ScheduleInput)
+	})
+	opDeleteSchedule = declare(protocol.OpDeleteSchedule, 0, func(ctx context.Context, s *Server, in scheduleRef) (any, error) {
+		sch, err := s.scheduler()
+		if err != nil {
+			return nil, err
+		}
+		return okReply{OK: true}, sch.Delete(ctx, in.ID)
+	})
+	opListScheduleRuns = declare(protocol.OpListScheduleRuns, 0, func(ctx context.Context, s *Server, in scheduleRef) (any, error) {
+		sch, err := s.scheduler()
+		if err != nil {
+			return nil, err
+		}
+		runs, err := sch.Runs(ctx, in.ID)
+		if err != nil {
+			return nil, err
+		}
+		return scheduleRunsResult{Runs: nonNil(runs)}, nil
+	})
+)
 
-func (s *Server) handleUpdateSchedule(w http.ResponseWriter, r *http.Request) {
-	sch, ok := s.schedules(w, r)
-	if !ok {
-		return
+// nonNil is xs, or an empty slice for nil (a list answers [], not null).
+func nonNil[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
 	}
-	var in agent.ScheduleInput
-	if err := decodeBody(r, &in, false); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	sc, err := sch.Update(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, sc)
-}
-
-func (s *Server) handleDeleteSchedule(w http.ResponseWriter, r *http.Request) {
-	sch, ok := s.schedules(w, r)
-	if !ok {
-		return
-	}
-	if err := sch.Delete(r.Context(), r.PathValue("id")); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
-}
-
-func (s *Server) handleScheduleRuns(w http.ResponseWriter, r *http.Request) {
-	sch, ok := s.schedules(w, r)
-	if !ok {
-		return
-	}
-	runs, err := sch.Runs(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if runs == nil {
-		runs = []agent.ScheduleRun{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"runs": runs})
+	return xs
 }

@@ -165,6 +165,9 @@ type Server struct {
 	aisdk       *aisdk.Handler
 	agui        *agui.Handler
 	people      *people // accounts: principals, user sessions, live streams (people.go)
+	// ops is the op table (op.go): the ops routes.go registers through
+	// Server.op, by WebSocket op name. Written only while routes runs.
+	ops map[string]*op
 
 	// streams are the long-lived streams (SSE, WebSocket, /v1's) that
 	// Shutdown ends and waits for; closing is its Closing.

@@ -1,183 +1,161 @@
 package server
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/agentik/agentik/assets"
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/web"
 )
 
-// The REST routes of accounts (DESIGN.md §11.9): /agentik/me, its keys,
-// and the users an admin manages. agent.Accounts decides who may do what
-// (a member gets 403 on another's).
+// The account ops (DESIGN.md §11.9), each the REST route under
+// /agentik/me, /agentik/users or /agentik/usage and the WebSocket op of
+// its name (op.go): /agentik/me, its keys, the users an admin manages,
+// usage. agent.Accounts decides who may do what (a member gets 403 on
+// another's).
 
-func (s *Server) accounts(w http.ResponseWriter, r *http.Request) (*agent.Accounts, bool) {
+func (s *Server) accounts() (*agent.Accounts, error) {
 	if s.people.accounts == nil {
-		s.writeError(w, r, agent.Errorf(agent.CodeUnavailable, "this server's store keeps no accounts"))
-		return nil, false
+		return nil, agent.Errorf(agent.CodeUnavailable, "this server's store keeps no accounts")
 	}
-	return s.people.accounts, true
+	return s.people.accounts, nil
 }
 
-func (s *Server) handleMe(w http.ResponseWriter, r *http.Request) {
-	a, ok := s.accounts(w, r)
-	if !ok {
-		return
-	}
-	u, err := a.Me(r.Context())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, u)
+// userRef names one user: the route's {user_id}.
+type userRef struct {
+	ID string `json:"user_id"`
 }
 
-func (s *Server) handleAddUser(w http.ResponseWriter, r *http.Request) {
-	a, ok := s.accounts(w, r)
-	if !ok {
-		return
-	}
-	var in agent.UserInput
-	if err := decodeBody(r, &in, false); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	u, err := a.AddUser(r.Context(), in)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, u)
+func (r *userRef) check() error { return need("user_id", r.ID) }
+
+// userChange is a user's new fields, for update_user.
+type userChange struct {
+	userRef
+	agent.UserInput
 }
 
-func (s *Server) handleUsers(w http.ResponseWriter, r *http.Request) {
-	a, ok := s.accounts(w, r)
-	if !ok {
-		return
-	}
-	us, err := a.Users(r.Context())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"users": us})
+// keyRef names one key of a user: {user_id} (the caller's when absent,
+// as on /agentik/me/keys) and {key_id}.
+type keyRef struct {
+	UserID string `json:"user_id"`
+	KeyID  string `json:"key_id"`
+	Name   string `json:"name"` // create_key
 }
 
-func (s *Server) handleUser(w http.ResponseWriter, r *http.Request) {
-	a, ok := s.accounts(w, r)
-	if !ok {
-		return
+// owner is the user the keys op is about.
+func (r keyRef) owner(ctx context.Context) string {
+	if r.UserID != "" {
+		return r.UserID
 	}
-	u, err := a.User(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, u)
+	return agent.PrincipalFrom(ctx).UserID
 }
 
-func (s *Server) handleUpdateUser(w http.ResponseWriter, r *http.Request) {
-	a, ok := s.accounts(w, r)
-	if !ok {
-		return
-	}
-	var in agent.UserInput
-	if err := decodeBody(r, &in, false); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	u, err := a.UpdateUser(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, u)
+// usageQuery is get_usage's fields (GET /agentik/usage's query).
+type usageQuery struct {
+	User string `json:"user"`
+	From string `json:"from"`
+	To   string `json:"to"`
 }
 
-func (s *Server) handleDeleteUser(w http.ResponseWriter, r *http.Request) {
-	a, ok := s.accounts(w, r)
-	if !ok {
-		return
-	}
-	if err := a.DeleteUser(r.Context(), r.PathValue("id")); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+// usersResult is the result of list_users.
+type usersResult struct {
+	Users []agent.User `json:"users"`
 }
 
-// keyOwner is the user a keys route names: {id}, or the caller on /me/keys.
-func keyOwner(r *http.Request) string {
-	if id := r.PathValue("id"); id != "" {
-		return id
-	}
-	return agent.PrincipalFrom(r.Context()).UserID
+// keysResult is the result of list_keys.
+type keysResult struct {
+	Keys []agent.Key `json:"keys"`
 }
 
-func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request) {
-	a, ok := s.accounts(w, r)
-	if !ok {
-		return
-	}
-	var in struct {
-		Name string `json:"name"`
-	}
-	if err := decodeBody(r, &in, false); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	owner := keyOwner(r)
-	if !s.authOn() {
-		// The first key turns authentication on: the admin making it for a
-		// member would lock themself out.
-		if u, err := a.User(r.Context(), owner); err == nil && u.Role != agent.RoleAdmin {
-			s.writeError(w, r, agent.Errorf(agent.CodeBadRequest, "authentication is off (no key exists yet), and the first key turns it on: make an admin's key first (POST /agentik/me/keys, or agentik user key local), then this one"))
-			return
+var (
+	opMe = declare(protocol.OpMe, 0, func(ctx context.Context, s *Server, _ struct{}) (any, error) {
+		a, err := s.accounts()
+		if err != nil {
+			return nil, err
 		}
-	}
-	k, err := a.CreateKey(r.Context(), owner, in.Name)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, k)
-}
-
-func (s *Server) handleKeys(w http.ResponseWriter, r *http.Request) {
-	a, ok := s.accounts(w, r)
-	if !ok {
-		return
-	}
-	ks, err := a.Keys(r.Context(), keyOwner(r))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"keys": ks})
-}
-
-func (s *Server) handleRevokeKey(w http.ResponseWriter, r *http.Request) {
-	a, ok := s.accounts(w, r)
-	if !ok {
-		return
-	}
-	if err := a.RevokeKey(r.Context(), keyOwner(r), r.PathValue("key_id")); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
-}
-
-func (s *Server) handleUsage(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	rep, err := s.runner.Usage(r.Context(), q.Get("user"), q.Get("from"), q.Get("to"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, rep)
-}
+		return a.Me(ctx)
+	})
+	opGetUsage = declare(protocol.OpGetUsage, 0, func(ctx context.Context, s *Server, in usageQuery) (any, error) {
+		return s.runner.Usage(ctx, in.User, in.From, in.To)
+	})
+	opListUsers = declare(protocol.OpListUsers, 0, func(ctx context.Context, s *Server, _ struct{}) (any, error) {
+		a, err := s.accounts()
+		if err != nil {
+			return nil, err
+		}
+		us, err := a.Users(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return usersResult{Users: nonNil(us)}, nil
+	})
+	opGetUser = declare(protocol.OpGetUser, 0, func(ctx context.Context, s *Server, in userRef) (any, error) {
+		a, err := s.accounts()
+		if err != nil {
+			return nil, err
+		}
+		return a.User(ctx, in.ID)
+	})
+	opCreateUser = declare(protocol.OpCreateUser, http.StatusCreated, func(ctx context.Context, s *Server, in agent.UserInput) (any, error) {
+		a, err := s.accounts()
+		if err != nil {
+			return nil, err
+		}
+		return a.AddUser(ctx, in)
+	})
+	opUpdateUser = declare(protocol.OpUpdateUser, 0, func(ctx context.Context, s *Server, in userChange) (any, error) {
+		a, err := s.accounts()
+		if err != nil {
+			return nil, err
+		}
+		return a.UpdateUser(ctx, in.ID, in.UserInput)
+	})
+	opDeleteUser = declare(protocol.OpDeleteUser, 0, func(ctx context.Context, s *Server, in userRef) (any, error) {
+		a, err := s.accounts()
+		if err != nil {
+			return nil, err
+		}
+		return okReply{OK: true}, a.DeleteUser(ctx, in.ID)
+	})
+	opListKeys = declare(protocol.OpListKeys, 0, func(ctx context.Context, s *Server, in keyRef) (any, error) {
+		a, err := s.accounts()
+		if err != nil {
+			return nil, err
+		}
+		ks, err := a.Keys(ctx, in.owner(ctx))
+		if err != nil {
+			return nil, err
+		}
+		return keysResult{Keys: nonNil(ks)}, nil
+	})
+	opCreateKey = declare(protocol.OpCreateKey, http.StatusCreated, func(ctx context.Context, s *Server, in keyRef) (any, error) {
+		a, err := s.accounts()
+		if err != nil {
+			return nil, err
+		}
+		owner := in.owner(ctx)
+		if !s.authOn() {
+			// The first key turns authentication on: the admin making it for a
+			// member would lock themself out.
+			if u, err := a.User(ctx, owner); err == nil && u.Role != agent.RoleAdmin {
+				return nil, agent.Errorf(agent.CodeBadRequest, "authentication is off (no key exists yet), and the first key turns it on: make an admin's key first (POST /agentik/me/keys, or agentik user key local), then this one")
+			}
+		}
+		return a.CreateKey(ctx, owner, in.Name)
+	})
+	opRevokeKey = declare(protocol.OpRevokeKey, 0, func(ctx context.Context, s *Server, in keyRef) (any, error) {
+		a, err := s.accounts()
+		if err != nil {
+			return nil, err
+		}
+		if err := need("key_id", in.KeyID); err != nil {
+			return nil, err
+		}
+		return okReply{OK: true}, a.RevokeKey(ctx, in.owner(ctx), in.KeyID)
+	})
+)
 
 // personRow is u with their usage now, for the people page.
 func (s *Server) personRow(r *http.Request, u agent.User) web.PersonRow {
@@ -200,8 +178,9 @@ func (s *Server) personRow(r *http.Request, u agent.User) web.PersonRow {
 // handlePeople is the page of accounts: one's own usage; to an admin,
 // every user's.
 func (s *Server) handlePeople(w http.ResponseWriter, r *http.Request) {
-	a, ok := s.accounts(w, r)
-	if !ok {
+	a, err := s.accounts()
+	if err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	me, err := a.Me(r.Context())

@@ -432,6 +432,12 @@ func (k *wsConn) run(ctx context.Context, cmd protocol.Command) (any, error) {
 	if res, ok, err := k.s.agentOp(ctx, cmd); ok {
 		return res, err
 	}
+	if res, ok, err := k.s.mcpOp(ctx, cmd); ok {
+		return res, err
+	}
+	if res, ok, err := k.s.tableOp(ctx, cmd); ok {
+		return res, err
+	}
 	return nil, agent.Errorf(agent.CodeBadRequest, "unknown op %q", cmd.Op)
 }
 

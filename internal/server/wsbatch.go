@@ -110,5 +110,9 @@ func (w *batchWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	w.conn = &batchConn{Conn: c}
-	return w.conn, bufio.NewReadWriter(brw.Reader, bufio.NewWriterSize(w.conn, 4096)), nil
+	// net/http hands over its connection's own 4 KiB writer (flushed
+	// above): it now writes to the batchConn, so an idle WebSocket holds
+	// one write buffer, not two.
+	brw.Writer.Reset(w.conn)
+	return w.conn, brw, nil
 }

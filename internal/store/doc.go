@@ -43,6 +43,7 @@
 //  5. Publish (catchUp, below) the committed events in seq order, then
 //     answer every waiting Append.
 //
+// A transaction that fails with a transient error is run again (retry.go).
 // If the batch transaction fails, the writer retries each Append alone, each
 // in its own transaction that first looks up which event ids are stored:
 // such an event is skipped (append is idempotent) and its record gets the

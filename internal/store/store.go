@@ -67,6 +67,11 @@ type Options struct {
 	// a Limit): a page ends after the event that reaches it, so it holds at
 	// least one event. Default PageBytes.
 	PageBytes int
+	// RetryBackoff is the wait before the writer runs a transaction again
+	// that failed with a transient error (a killed connection, a restarting
+	// PostgreSQL, a serialization failure); it doubles on each of the
+	// retryAttempts. Default RetryBackoff.
+	RetryBackoff time.Duration
 }
 
 // PageBytes is the default byte bound of a page of Events: a replay of
@@ -77,16 +82,17 @@ const PageBytes = 4 << 20
 // Store is agent.Store over gorm, on SQLite or PostgreSQL. All writes go
 // through one writer goroutine that group-commits them (see doc.go).
 type Store struct {
-	w        *gorm.DB // writer: one connection on SQLite
-	r        *gorm.DB // reads: a pool (the same pool as w on PostgreSQL)
-	postgres bool
-	pageB    int       // Options.PageBytes
-	lock     *fileLock // SQLite only: the locks held while open (lock.go)
-	epoch    string
-	now      func() time.Time
-	publish  func([]agent.Encoded)
-	onIntr   func(conversationID string)
-	log      *slog.Logger
+	w         *gorm.DB // writer: one connection on SQLite
+	r         *gorm.DB // reads: a pool (the same pool as w on PostgreSQL)
+	postgres  bool
+	pageB     int           // Options.PageBytes
+	retryWait time.Duration // Options.RetryBackoff
+	lock      *fileLock     // SQLite only: the locks held while open (lock.go)
+	epoch     string
+	now       func() time.Time
+	publish   func([]agent.Encoded)
+	onIntr    func(conversationID string)
+	log       *slog.Logger
 
 	ctx  context.Context // writer's context: Open's values, never cancelled
 	reqs chan *request
@@ -138,6 +144,9 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	s.now = func() time.Time { return clock().UTC().Truncate(time.Microsecond) }
 	if s.pageB <= 0 {
 		s.pageB = PageBytes
+	}
+	if s.retryWait = opt.RetryBackoff; s.retryWait <= 0 {
+		s.retryWait = RetryBackoff
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -176,11 +176,13 @@ func (s *Store) writer() {
 // up whether an event id is stored already, and lets the unique index on id
 // reject a replayed event. If that transaction fails for any reason, it
 // writes each request alone, looking the ids up first (so a replayed event
-// is skipped), and one bad request fails only itself.
+// is skipped), and one bad request fails only itself. A transaction that
+// fails with a transient error (see transient) is run again, looking the
+// ids up, so a commit whose answer was lost is not applied twice.
 func (s *Store) commit(batch []*request) {
-	evs, err := s.apply(batch, false)
+	evs, err := s.applyRetry(batch, false)
 	if err == nil {
-		s.emit(evs)
+		s.emit(evs, batch)
 		for _, r := range batch {
 			r.done <- nil
 		}
@@ -188,12 +190,12 @@ func (s *Store) commit(batch []*request) {
 	}
 	s.stats.split++
 	for i, r := range batch {
-		evs, err := s.apply(batch[i:i+1], true)
+		evs, err := s.applyRetry(batch[i:i+1], true)
 		if err != nil {
 			s.fail(r, err)
 			continue
 		}
-		s.emit(evs)
+		s.emit(evs, batch[i:i+1])
 		r.done <- nil
 	}
 }
@@ -210,18 +212,29 @@ func (s *Store) fail(r *request, err error) {
 }
 
 // emit publishes a commit's events, after any that other instances
-// committed below them (see catchUp). If those cannot be read, evs are not
-// published now either (that would break seq order): the next commit, or
-// the listener on the next notification or after listenIdle, publishes
-// them, late but in order.
-func (s *Store) emit(evs []agent.Encoded) {
+// committed below them (see catchUp), and through the highest seq of the
+// batch's records: a retried transaction finds the events an earlier
+// attempt committed already, and those are published from the log. If
+// they cannot be read, evs are not published now either (that would break
+// seq order): the next commit, or the listener on the next notification
+// or after listenIdle, publishes them, late but in order.
+func (s *Store) emit(evs []agent.Encoded, batch []*request) {
 	s.stats.batches++
 	s.stats.records += int64(len(evs))
-	if len(evs) == 0 {
+	var upTo int64
+	if len(evs) > 0 {
+		upTo = evs[len(evs)-1].Seq
+	}
+	for _, r := range batch {
+		for _, rec := range r.recs {
+			upTo = max(upTo, rec.Event.Seq)
+		}
+	}
+	if upTo == 0 {
 		return
 	}
-	if err := s.catchUp(s.ctx, evs[len(evs)-1].Seq, evs); err != nil {
-		s.log.Error("publish_deferred", "err", err, "first_seq", evs[0].Seq, "last_seq", evs[len(evs)-1].Seq)
+	if err := s.catchUp(s.ctx, upTo, evs); err != nil {
+		s.log.Error("publish_deferred", "err", err, "through_seq", upTo)
 	}
 }
 

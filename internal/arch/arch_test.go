@@ -1,0 +1,183 @@
+package arch
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/agentik/agentik/"
+
+// imports maps each package of the module (its path without the module
+// prefix) to the module packages its non-test files import.
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
+	root := filepath.Join("..", "..")
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); n == "node_modules" || n == "testdata" || strings.HasPrefix(n, ".") && path != root {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		pkg := filepath.ToSlash(rel)
+		if _, ok := out[pkg]; !ok {
+			out[pkg] = nil
+		}
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			if dep, ok := strings.CutPrefix(p, module); ok && !slices.Contains(out[pkg], dep) {
+				out[pkg] = append(out[pkg], dep)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(out, "internal/arch")
+	return out
+}
+
+// TestImportRules: the arrows point inward. Each rule is a claim of
+// docs/ARCHITECTURE.md ("Packages: the centre and its adapters").
+func TestImportRules(t *testing.T) {
+	deps := imports(t)
+	// allowed lists, for each package, the module packages it may import;
+	// a package missing here fails the test, so a new package states its
+	// place in the shape when it is added.
+	centre := []string{"internal/agent"}
+	stream := []string{"internal/agent", "internal/broker", "internal/sse", "internal/relay", "internal/protocol"}
+	allowed := map[string][]string{
+		"internal/agent":           nil, // the centre: the standard library only
+		"internal/sse":             nil, // stdlib only
+		"internal/envvar":          nil,
+		"assets":                   nil,
+		"internal/agent/agenttest": centre,
+		"internal/llm/llmtest":     centre,
+		"internal/broker":          centre,
+		"internal/protocol":        centre,
+		"internal/store":           centre,
+		"web":                      centre,
+		"internal/llm":             {"internal/agent", "internal/envvar"},
+		"internal/tool":            {"internal/agent", "internal/envvar"},
+		"internal/client":          {"internal/agent", "internal/protocol"},
+		"internal/telemetry":       {"internal/agent", "internal/broker"},
+		"internal/webhook":         {"internal/agent", "internal/broker"},
+		// The protocols: the centre, the broker and the SSE writer; never
+		// the server, the store or another adapter.
+		"internal/relay":    stream,
+		"internal/openai":   stream,
+		"internal/aisdk":    stream,
+		"internal/agui":     stream,
+		"internal/mcpserve": stream,
+		"internal/a2a":      append(slices.Clone(stream), "internal/webhook"), // push notifications are signed like webhooks
+		// server mounts the protocols; app wires; the commands see all.
+		"internal/server":   {"*"},
+		"internal/app":      {"*"},
+		"cmd/agentik":       {"*"},
+		"cmd/agentik-bench": {"*"},
+	}
+	for pkg, ds := range deps {
+		ok, known := allowed[pkg]
+		if !known {
+			t.Errorf("%s is not placed in the shape: add it to allowed here and to the package map in docs/ARCHITECTURE.md", pkg)
+			continue
+		}
+		if slices.Contains(ok, "*") {
+			continue
+		}
+		for _, d := range ds {
+			if !slices.Contains(ok, d) {
+				t.Errorf("%s imports %s; it may import only %v", pkg, d, ok)
+			}
+		}
+	}
+	// Only the wiring and the commands import the server.
+	for pkg, ds := range deps {
+		if slices.Contains(ds, "internal/server") && pkg != "internal/app" && !strings.HasPrefix(pkg, "cmd/") {
+			t.Errorf("%s imports internal/server", pkg)
+		}
+	}
+}
+
+// TestPackageMap: the package map in docs/ARCHITECTURE.md names every
+// package of the module and no package that is gone.
+func TestPackageMap(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```\n")
+	block, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/ARCHITECTURE.md has no package map (its first code block)")
+	}
+	entry := regexp.MustCompile(`(?m)^((?:cmd|internal|web|assets)[a-z0-9/_-]*)/ `)
+	var named []string
+	for _, m := range entry.FindAllStringSubmatch(block, -1) {
+		named = append(named, m[1])
+	}
+	var have []string
+	for pkg := range imports(t) {
+		have = append(have, pkg)
+	}
+	sort.Strings(have)
+	for _, pkg := range have {
+		// A test helper package is named in its parent's entry.
+		if strings.HasSuffix(pkg, "test") && slices.Contains(named, filepath.Dir(pkg)) {
+			continue
+		}
+		if !slices.Contains(named, pkg) {
+			t.Errorf("the package map in docs/ARCHITECTURE.md does not name %s/", pkg)
+		}
+	}
+	for _, n := range named {
+		if !slices.Contains(have, n) {
+			t.Errorf("the package map in docs/ARCHITECTURE.md names %s/, which is not a package", n)
+		}
+	}
+}
+
+// TestCentreMap: internal/agent's doc.go names every file of the package.
+func TestCentreMap(t *testing.T) {
+	dir := filepath.Join("..", "agent")
+	doc, err := os.ReadFile(filepath.Join(dir, "doc.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		if strings.HasSuffix(name, "_test.go") || name == "doc.go" {
+			continue
+		}
+		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`).Match(doc) {
+			t.Errorf("internal/agent/doc.go does not name %s: add it to the map", name)
+		}
+	}
+}

@@ -1,0 +1,18 @@
+package protocol
+
+// WebSocket ops of accounts (docs/PROTOCOL.md, Accounts); each mirrors its
+// REST route under /agentik/me, /agentik/users and /agentik/usage and
+// takes the same fields: the route's {user_id} and {key_id} as fields of
+// those names, the query parameters of /agentik/usage as fields.
+const (
+	OpMe         = "me"
+	OpGetUsage   = "get_usage"
+	OpListUsers  = "list_users"
+	OpGetUser    = "get_user"
+	OpCreateUser = "create_user"
+	OpUpdateUser = "update_user"
+	OpDeleteUser = "delete_user"
+	OpListKeys   = "list_keys"  // without user_id: the caller's
+	OpCreateKey  = "create_key" // the key is in this reply only
+	OpRevokeKey  = "revoke_key"
+)
