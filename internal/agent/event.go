@@ -123,6 +123,8 @@ type AgentEvent struct {
 	SystemPrompt   *string         `wire:"system_prompt,updated?"`
 	Params         *Params         `wire:"params,updated?"`
 	Head           string          `wire:"head,updated?"` // branch.go
+	Pinned         *bool           `wire:"pinned,updated?"`
+	Archived       *bool           `wire:"archived,updated?"`
 	Server         *ToolServer     `wire:"server,tool_server?"`
 	Waiting        []string        `wire:"waiting,waiting"` // call ids; [] when none waits
 	Raw            json.RawMessage `wire:"-raw"`            // a type this version does not know
