@@ -502,6 +502,39 @@ func (o *oauthServer) sessionUser(ctx context.Context) string {
 	return u
 }
 
+// switchUser makes the supervisor's session another user's when its own
+// user has no token left but someone else signed in (the one whose token
+// changed last). Each switch follows a token forgotten, so it ends.
+func (o *oauthServer) switchUser(ctx context.Context) bool {
+	o.mu.Lock()
+	cur := o.user
+	o.mu.Unlock()
+	if t, _ := o.token(ctx, cur); t != nil {
+		return false // it is still there, marked refused: signIn asks again next time
+	}
+	next := ""
+	if o.opt.Credentials != nil {
+		next, _ = o.opt.Credentials.LatestCredentialSubject(ctx, o.name())
+	} else {
+		o.mu.Lock()
+		for u, t := range o.tokens {
+			if t != nil && u != cur {
+				next = u
+				break
+			}
+		}
+		o.mu.Unlock()
+	}
+	if next == "" || next == cur {
+		return false
+	}
+	o.mu.Lock()
+	o.user = next
+	o.mu.Unlock()
+	o.s.log.Info("mcp_oauth_session_user", "user", next, "reason", "the last one's token is gone")
+	return true
+}
+
 // needSignIn is the error of a call by user that has no usable token.
 func (o *oauthServer) needSignIn(ctx context.Context, user string) error {
 	link, err := o.signInURL(ctx, user)
@@ -713,6 +746,10 @@ func (s *supervisor) signIn(ctx context.Context, err error, quick *int, firstDon
 	if *quick >= maxQuick {
 		s.oauth.refuse(ctx, s.oauth.sessionUser(ctx))
 	}
+	if s.oauth.switchUser(ctx) {
+		*quick = 0 // another user's token lists the tools; theirs may be refreshed too
+		return true
+	}
 	s.set(agent.ToolServerAuthRequired, nil, errors.New("sign in to use this server's tools"), nil)
 	firstDone()
 	select {
@@ -736,40 +773,40 @@ func (s *supervisor) wakeUp() {
 // session's (on their own session), one by a user who has not signed in,
 // and any call the server refuses (refreshed once, then a sign-in link).
 // done is false for the calls the supervisor makes as usual.
-func (o *oauthServer) call(ctx context.Context, tool string, args json.RawMessage, sess *session, state string) (text string, err error, done bool) {
+func (o *oauthServer) call(ctx context.Context, tool string, args json.RawMessage, sess *session, state string) (out agent.ToolOutput, err error, done bool) {
 	if !o.enabled() {
-		return "", nil, false
+		return agent.ToolOutput{}, nil, false
 	}
 	user := agent.PrincipalFrom(ctx).UserID
 	own := user == o.sessionUser(ctx)
 	if own && sess == nil {
 		if state != agent.ToolServerAuthRequired {
-			return "", nil, false
+			return agent.ToolOutput{}, nil, false
 		}
-		return "", o.needSignIn(ctx, user), true
+		return agent.ToolOutput{}, o.needSignIn(ctx, user), true
 	}
 	if !own {
 		if sess, err = o.userSession(ctx, user); err != nil {
 			if authRequired(err) {
 				o.refuse(ctx, user)
-				return "", o.needSignIn(ctx, user), true
+				return agent.ToolOutput{}, o.needSignIn(ctx, user), true
 			}
 			var ae *agent.Error
 			if errors.As(err, &ae) {
-				return "", err, true
+				return agent.ToolOutput{}, err, true
 			}
-			return "", agent.Errorf(agent.CodeToolError, "%s: %s", tool, o.s.cfg.redact(err.Error())), true
+			return agent.ToolOutput{}, agent.Errorf(agent.CodeToolError, "%s: %s", tool, o.s.cfg.redact(err.Error())), true
 		}
 	}
-	text, err = sess.call(ctx, tool, args, o.s.callOptions())
+	out, err = sess.call(ctx, tool, args, o.s.callOptions())
 	if err != nil && authRequired(err) && o.refuse(ctx, user) {
-		text, err = sess.call(ctx, tool, args, o.s.callOptions()) // with the refreshed token
+		out, err = sess.call(ctx, tool, args, o.s.callOptions()) // with the refreshed token
 	}
 	if err != nil && authRequired(err) {
 		o.refuse(ctx, user)
 		sess.fail(fmt.Errorf("the server refused the token: %w", err)) // its supervisor turns auth_required
-		return "", o.needSignIn(ctx, user), true
+		return agent.ToolOutput{}, o.needSignIn(ctx, user), true
 	}
-	text, err = o.s.result(ctx, sess, tool, text, err)
-	return text, err, true
+	out, err = o.s.result(ctx, sess, tool, out, err)
+	return out, err, true
 }

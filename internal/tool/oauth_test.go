@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -89,7 +90,7 @@ func (c *testClock) advance(d time.Duration) {
 // oauthExample runs the MCP SDK's OAuth example server with refresh
 // tokens added (cmd/agentik/testdata/oauth_refresh.mjs) and returns its
 // MCP URL, its authorization server and its events.
-func oauthExample(t *testing.T) (mcpURL, authURL string, events <-chan string) {
+func oauthExample(t *testing.T) (mcpURL, authURL string, events <-chan string, proc *os.Process) {
 	t.Helper()
 	root, _ := everything(t)
 	entry := filepath.Join(root, "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", "examples", "server", "simpleStreamableHttp.js")
@@ -126,7 +127,7 @@ func oauthExample(t *testing.T) (mcpURL, authURL string, events <-chan string) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the OAuth example server did not start")
 	}
-	return fmt.Sprintf("http://localhost:%d/mcp", mcpPort), fmt.Sprintf("http://localhost:%d", authPort), ch
+	return fmt.Sprintf("http://localhost:%d/mcp", mcpPort), fmt.Sprintf("http://localhost:%d", authPort), ch, cmd.Process
 }
 
 func said(t *testing.T, events <-chan string, want string) {
@@ -183,7 +184,7 @@ func follow(t *testing.T, link, redirect string) (state, code string) {
 // of bob's is refused to local), a token refreshed before it expires on
 // the injected clock, and sign-in states that were altered or expired.
 func TestOAuthPreRegisteredPerUserRefresh(t *testing.T) {
-	mcpURL, authURL, remote := oauthExample(t)
+	mcpURL, authURL, remote, proc := oauthExample(t)
 	const redirect = "http://127.0.0.1:9/agentik/oauth/callback"
 	// Register a client beforehand, as an operator would.
 	resp, err := http.Post(authURL+"/register", "application/json", strings.NewReader(`{"client_name":"operator","redirect_uris":["`+redirect+`"],"token_endpoint_auth_method":"none","grant_types":["authorization_code","refresh_token"],"response_types":["code"]}`))
@@ -265,6 +266,31 @@ func TestOAuthPreRegisteredPerUserRefresh(t *testing.T) {
 		t.Fatalf("the call near expiry = %q, %v", got, err)
 	}
 	said(t, remote, "refreshed")
+
+	// Every token revoked: the supervisor tries bob's token when local's is
+	// gone, that fails too, and the server is auth_required; whoever signs in
+	// next (bob) lists the tools, and local is asked to sign in.
+	if err := proc.Signal(syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	said(t, remote, "revoked")
+	_, err = m.Call(ctx, "remote__greet", `{"name":"local"}`)
+	toolErr(t, err, `tool server "remote" needs you to sign in`)
+	waitChange(t, m, ev, "remote", agent.ToolServerAuthRequired)
+	if len(creds.rows) != 0 {
+		t.Errorf("tokens kept after they were refused and not refreshable: %d", len(creds.rows))
+	}
+	bobState, bobCode = follow(t, m.ServersFor(bob)[0].SignInURL, redirect)
+	if _, err := m.CompleteSignIn(bob, bobState, bobCode, nil); err != nil {
+		t.Fatal(err)
+	}
+	said(t, remote, "token")
+	waitChange(t, m, ev, "remote", agent.ToolServerReady)
+	if got, err := m.Call(bob, "remote__greet", `{"name":"bob"}`); err != nil || !strings.Contains(got, "Hello, bob!") {
+		t.Fatalf("bob's call after signing in again = %q, %v", got, err)
+	}
+	_, err = m.Call(ctx, "remote__greet", `{"name":"local"}`)
+	toolErr(t, err, `tool server "remote" needs you to sign in`)
 
 	// A link whose time is up.
 	carol := agent.WithPrincipal(ctx, agent.Principal{UserID: "carol", Role: agent.RoleMember})
