@@ -82,6 +82,9 @@ type Config struct {
 	// CodeAgents are the agents defined as code (AGENTIK_AGENTS), stored
 	// by DefineAgents; read-only.
 	CodeAgents []AgentDef
+	// Remote answers for the remote agents among them (AgentDef.A2A):
+	// agents of other runtimes; nil: none is reachable.
+	Remote Remote
 }
 
 // Runner runs conversations: it owns the running turns, keeps temp
