@@ -53,6 +53,8 @@ type Message struct {
 	// ChildID, on the result of a delegation (agent__<slug>), is the child
 	// conversation the other agent answered in (delegate.go).
 	ChildID string `wire:"child_conversation_id,tool_result?"`
+	// Images that came with the result (toolcall.go).
+	Images []Content `wire:"images,tool_result?"`
 	// Memory, on the result of a memory tool that changed a block, is the
 	// change (memory.go): the UI shows it and offers to revert it.
 	Memory *MemoryChange `wire:"memory,tool_result?"`
@@ -80,5 +82,5 @@ func (m Message) memory() ModelMessage {
 	if m.IsError && !strings.HasPrefix(body, "error") {
 		body = "error: " + body
 	}
-	return ModelMessage{Role: RoleTool, ToolCallID: m.CallID, Name: m.Name, Content: []Content{Text(body)}}
+	return ModelMessage{Role: RoleTool, ToolCallID: m.CallID, Name: m.Name, Content: append([]Content{Text(body)}, m.Images...)}
 }

@@ -63,12 +63,22 @@ type Record struct {
 	Decide  *Decision
 	Resolve string
 	EndWait bool
+	// Elicit stores a tool's request for input or its answer (elicit.go),
+	// applied after the approval change.
+	Elicit *ElicitChange
 	// Head, when set, moves the conversation's head (its active leaf;
 	// "" = before the first message) before the record's message is
 	// written; the store refuses it with busy while a turn runs, unless
 	// the record starts one (branch.go). A message without a ParentID
 	// follows the head, and becomes the head.
 	Head *string
+	// Quiet, in a temp conversation (MemStore), applies the record without
+	// publishing its event: the messages a stateless request seeds its
+	// conversation with, which no subscriber of that conversation can
+	// have waited for (it did not exist) and which the all stream does
+	// not carry (a request's history would flood its subscribers).
+	// Stored conversations ignore it: their every event is in the log.
+	Quiet bool
 }
 
 func (r *Runner) event(convID string, ev Event) AllEvent {

@@ -50,6 +50,7 @@ type memConversation struct {
 	queue    []QueuedSend
 	pending  []PendingCall
 	resolved map[string]bool // call ids of pending whose result is written
+	elicits  []Elicitation   // of the last stored round (elicit.go)
 	bytes    int64
 }
 
@@ -100,6 +101,9 @@ func (s *MemStore) Append(ctx context.Context, recs ...*Record) error {
 	for _, rec := range recs {
 		owner := s.ownerOf(rec) // before apply: a delete forgets it
 		s.apply(rec)
+		if rec.Quiet {
+			continue
+		}
 		ev := rec.Event
 		ev.Owner = owner
 		evs = append(evs, ev)
@@ -133,6 +137,9 @@ func (s *MemStore) check(recs []*Record) error {
 			return err
 		}
 		if err := s.checkApproval(rec); err != nil {
+			return err
+		}
+		if err := s.checkElicit(rec); err != nil {
 			return err
 		}
 		if m := ev.Event; m != nil && m.Type == EventMessage && m.Message.Type == MessageUser && m.Message.ClientID != "" {
@@ -220,6 +227,7 @@ func (s *MemStore) apply(rec *Record) {
 	}
 	c.applyQueue(rec)
 	c.applyApproval(rec)
+	c.applyElicit(rec)
 	n := recordBytes(rec)
 	c.bytes += n
 	s.bytes += n
