@@ -430,6 +430,7 @@ func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error)
 // the turn's response format and tool choice.
 func (t *turn) request(mem []ModelMessage, specs []ToolSpec) ChatRequest {
 	req := chatRequest(t.conv, mem, specs)
+	req.Messages = t.toolImages(req.Messages)
 	req.ResponseFormat, req.ToolChoice = t.format, t.choice
 	return req
 }
