@@ -11,7 +11,9 @@ const out = 'assets/dist';
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 await esbuild.build({
-  entryPoints: { app: 'assets/src/app.js' },
+  // pages: the management pages' script (/schedules, /people), loaded
+  // there only.
+  entryPoints: { app: 'assets/src/app.js', pages: 'assets/src/pages.js' },
   bundle: true,
   minify: true,
   format: 'iife',

@@ -101,7 +101,7 @@ func Templates() templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = ToolServerRow(agent.ToolServer{Name: "-", State: "-", Error: "-"}).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = ToolServerRow(agent.ToolServer{Name: "-", State: "-", Error: "-", SignInURL: "#"}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

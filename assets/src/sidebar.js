@@ -188,6 +188,20 @@ export class Sidebar {
     row.querySelector('.ts-count').textContent = String((s.tools || []).length);
     if (s.error) row.querySelector('.ts-error').textContent = s.error;
     else row.querySelector('.ts-error').remove();
+    const signIn = row.querySelector('.ts-sign-in');
+    if (s.sign_in_url) {
+      signIn.href = s.sign_in_url;
+      signIn.textContent = `Sign in to ${s.name}`;
+    } else {
+      signIn.remove();
+      // A live event is everyone's: each user's own link comes with list_tools.
+      if (s.state === 'auth_required') {
+        this.conn.request('list_tools', {}).then((r) => {
+          const mine = (r.servers || []).find((x) => x.name === s.name);
+          if (mine?.sign_in_url) this.setToolServer(mine);
+        }, () => {});
+      }
+    }
     if (li) li.replaceWith(row);
     else ul.append(row);
     li = row;

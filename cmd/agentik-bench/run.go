@@ -85,7 +85,7 @@ var (
 )
 
 // scenarios in the order they run.
-var scenarios = []string{"relay", "facade", "protocols", "mix", "telemetry", "fanout", "people", "idle", "replay", "wire", "rest", "storm", "instances"}
+var scenarios = []string{"relay", "facade", "protocols", "mix", "telemetry", "fanout", "people", "idle", "replay", "member", "wire", "rest", "storm", "instances"}
 
 // Row is one line of the result: a figure of agentik beside its bare
 // baseline.
@@ -340,7 +340,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	steps := map[string]func(context.Context) error{
 		"relay": b.relay, "facade": b.facade, "protocols": b.protocols, "mix": b.mix, "telemetry": b.telemetry, "fanout": b.fanout, "people": b.people, "idle": b.idle,
-		"replay": b.replay, "wire": b.wire, "rest": b.rest, "storm": b.storm, "instances": b.instances,
+		"replay": b.replay, "member": b.member, "wire": b.wire, "rest": b.rest, "storm": b.storm, "instances": b.instances,
 	}
 	var loads []Load
 	for _, name := range scenarios {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 func TestImportSaysWhatItDid(t *testing.T) {
@@ -110,5 +112,52 @@ func TestImportParts(t *testing.T) {
 		if err != nil || len(parts) != 1 || string(parts[0]) != small && small != `{"format":"agentik","version":1,"conversations":[]}` {
 			t.Errorf("importParts(%s) = %q, %v", small, parts, err)
 		}
+	}
+}
+
+// TestExportOfOneBigConversationImports: what agentik export writes,
+// agentik import reads back, however big one conversation grew: 18
+// messages of 1 MiB (added as Conversations API items: no model call)
+// make an export above the 16 MiB body limit of other requests (the
+// import route has its own, AGENTIK_MAX_IMPORT_BYTES).
+func TestExportOfOneBigConversationImports(t *testing.T) {
+	dir := t.TempDir()
+	a := start(t, freeAddr(t), filepath.Join(dir, "a.db"))
+	var c agent.Conversation
+	postJSON(t, a.url("/agentik/conversations"), `{}`, &c)
+	const per, parts = 9, 2
+	text := strings.Repeat("x", agent.MaxTextBytes-16)
+	for i := range parts {
+		var items []string
+		for j := range per {
+			items = append(items, `{"type":"message","role":"user","content":"`+fmt.Sprint(i, j)+text+`"}`)
+		}
+		postJSON(t, a.url("/v1/conversations/"+c.ID+"/items"), `{"items":[`+strings.Join(items, ",")+`]}`, nil)
+	}
+	backup := filepath.Join(dir, "backup.json")
+	var out, errOut bytes.Buffer
+	if err := run(t.Context(), []string{"export", "--out", backup}, chatEnv(a.addr), nil, &out, &errOut); err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	st, err := os.Stat(backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() <= protocol.MaxBodyBytes {
+		t.Fatalf("the export is %d bytes: not above the %d of a request body", st.Size(), protocol.MaxBodyBytes)
+	}
+	t.Logf("export of one conversation: %d bytes", st.Size())
+
+	b := start(t, freeAddr(t), filepath.Join(dir, "b.db"))
+	out.Reset()
+	if err := run(t.Context(), []string{"import", "--json", backup}, chatEnv(b.addr), nil, &out, &errOut); err != nil {
+		t.Fatalf("import of the export: %v", err)
+	}
+	var res agent.ImportResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || len(res.Conversations) != 1 {
+		t.Fatalf("import answer = %v %.300s", err, out.String())
+	}
+	if got := res.Conversations[0].MessageCount; got != per*parts {
+		t.Errorf("imported %d messages, want %d", got, per*parts)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/internal/secret"
 	"github.com/agentik/agentik/internal/server"
 	"github.com/agentik/agentik/internal/webhook"
 )
@@ -30,6 +32,7 @@ type config struct {
 	APIKeys        []string
 	EventTTL       time.Duration
 	MaxAnswerBytes int
+	MaxImportBytes int64  // AGENTIK_MAX_IMPORT_BYTES; 0 = server.MaxImportBytes
 	ContextWindow  int    // AGENTIK_CONTEXT_WINDOW: tokens; 0 = discovered, else 8192
 	SummaryModel   string // AGENTIK_SUMMARY_MODEL: makes compaction summaries; "" = the model
 	AllowedHosts   []string
@@ -55,6 +58,12 @@ type config struct {
 	TrustedUserHeader string
 	Admins            []string // AGENTIK_ADMINS
 	InviteOnly        bool     // AGENTIK_OIDC_SIGNUP=invite
+	// SecretKey (AGENTIK_SECRET_KEY) seals the OAuth tokens of remote MCP
+	// servers at rest; "": they are kept in memory only.
+	SecretKey string
+	// OAuthRedirect (AGENTIK_MCP_OAUTH_REDIRECT_URL) is agentik's
+	// /agentik/oauth/callback as browsers reach it; "": on the listen address.
+	OAuthRedirect string
 }
 
 const usageText = `agentik — a runtime for LLM agents
@@ -76,6 +85,8 @@ Settings (environment; a flag overrides its variable):
                     AGENTIK_AGENTS           path to a JSON file of agents defined as code ({"agents":[…]})
   --event-ttl       AGENTIK_EVENT_TTL        how long events are kept (default 168h; messages are kept forever)
   --max-answer-bytes AGENTIK_MAX_ANSWER_BYTES cap on one model answer (default 1048576); past it the turn ends with an error
+                    AGENTIK_MAX_IMPORT_BYTES cap on one import request (default 67108864); agentik import
+                                             sends a file in parts, one conversation at least per part
                     AGENTIK_API_KEYS         comma-separated API keys; when set, every route needs one
                     AGENTIK_TOOL_APPROVAL    always or never (default): whether tool calls of MCP servers
                                              without requireApproval wait for a person's decision
@@ -99,6 +110,10 @@ Settings (environment; a flag overrides its variable):
   --demo            AGENTIK_DEMO=1           a built-in scripted demo model and tool instead of a real model
                     AGENTIK_WEBHOOKS         comma-separated URLs that receive each ended turn (turn.ended)
                     AGENTIK_WEBHOOK_SECRET   whsec_<base64> signing secret (Standard Webhooks); required with webhooks
+                    AGENTIK_SECRET_KEY       at least 16 characters: seals remote MCP servers' OAuth tokens in the
+                                             database (without it they are kept in memory until agentik stops)
+                    AGENTIK_MCP_OAUTH_REDIRECT_URL agentik's /agentik/oauth/callback as browsers reach it
+                                             (default http://ADDR/agentik/oauth/callback)
 Clients (agentik chat, tail, export, import):
                     AGENTIK_URL              the server (default http://127.0.0.1:8080)
                     AGENTIK_API_KEY          one of the server's AGENTIK_API_KEYS, when it needs one
@@ -169,6 +184,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		}
 		c.MaxAnswerBytes = n
 	}
+	if v := getenv("AGENTIK_MAX_IMPORT_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < protocol.MaxBodyBytes {
+			return c, fmt.Errorf("AGENTIK_MAX_IMPORT_BYTES must be a number of bytes of at least %d (the cap of every request), like 67108864, got %q", protocol.MaxBodyBytes, v)
+		}
+		c.MaxImportBytes = n
+	}
 	if v := getenv("AGENTIK_CONTEXT_WINDOW"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 512 {
@@ -209,6 +231,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		}
 		c.Webhooks = urls
 	}
+	c.SecretKey = getenv("AGENTIK_SECRET_KEY")
+	if c.SecretKey != "" && len(c.SecretKey) < secret.MinKeyLen {
+		return c, fmt.Errorf("AGENTIK_SECRET_KEY must be at least %d characters (got %d); make one with: openssl rand -base64 32", secret.MinKeyLen, len(c.SecretKey))
+	}
+	c.OAuthRedirect = strings.TrimSpace(getenv("AGENTIK_MCP_OAUTH_REDIRECT_URL"))
 	if v := getenv("AGENTIK_WEBHOOK_SECRET"); v != "" || len(c.Webhooks) > 0 {
 		key, err := webhook.ParseSecret(v)
 		if err != nil {

@@ -90,19 +90,7 @@ func TestOIDCSignInThroughTheBrowser(t *testing.T) {
 		loc, _ := chromedp.Run(ctx, chromedp.Location())
 		t.Fatalf("%s: %v\nat %s: %s\nagentik logs:\n%s", step, err, loc, body, o.p.logs)
 	}
-	// poll waits for expr across navigations (a poll whose page went
-	// away starts again on the next one).
-	poll := func(expr string) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
-			deadline := time.Now().Add(20 * time.Second)
-			for {
-				err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(time.Until(deadline))))
-				if err == nil || time.Now().After(deadline) || !strings.Contains(err.Error(), "context") && !strings.Contains(err.Error(), "navigated") && !strings.Contains(err.Error(), "node") {
-					return err
-				}
-			}
-		})
-	}
+	poll := acrossNavigations
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(o.p.url("/")),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="login-oidc"]`)),

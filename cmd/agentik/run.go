@@ -20,6 +20,7 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/app"
 	"github.com/agentik/agentik/internal/llm"
+	"github.com/agentik/agentik/internal/secret"
 	"github.com/agentik/agentik/internal/server"
 	"github.com/agentik/agentik/internal/store"
 	"github.com/agentik/agentik/internal/telemetry"
@@ -213,7 +214,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 		}
 		onChange := func(s agent.ToolServer) { b.Publish(agent.ToolServerEvent(s, time.Now())) }
 		onResource := func(server, uri string) { b.Publish(agent.ResourceUpdatedEvent(server, uri, time.Now())) }
-		tools, err = tool.Start(ctx, tcfg, tool.Options{Logger: log, OnChange: onChange, OnResourceUpdated: onResource})
+		tools, err = tool.Start(ctx, tcfg, tool.Options{Logger: log, OnChange: onChange, OnResourceUpdated: onResource, OAuth: mcpOAuth(cfg, st, log)})
 		if err != nil {
 			return fmt.Errorf("start tools: %w", err)
 		}
@@ -236,6 +237,7 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 		TrustedProxies: cfg.TrustedProxies,
 		Metrics:        metrics.Handler(), Observer: metrics,
 		OIDC: cfg.OIDC, TrustedUserHeader: cfg.TrustedUserHeader, TrustedAdmins: cfg.Admins, TrustedInviteOnly: cfg.InviteOnly,
+		MaxImportBytes: cfg.MaxImportBytes,
 	}
 	if tools != nil {
 		scfg.Tools = tools
@@ -301,6 +303,24 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 
 // maintain prunes old events now and every pruneEvery, and recovers the
 // turns of instances that died (PostgreSQL) every recoverEvery.
+// mcpOAuth is how users sign in to remote MCP servers: tokens sealed in
+// the database with AGENTIK_SECRET_KEY, or in memory without it.
+func mcpOAuth(cfg config, st *store.Store, log *slog.Logger) *tool.OAuthOptions {
+	o := &tool.OAuthOptions{RedirectURL: cfg.OAuthRedirect}
+	if o.RedirectURL == "" {
+		o.RedirectURL = "http://" + cfg.Addr + "/agentik/oauth/callback"
+	}
+	if cfg.SecretKey != "" {
+		box, err := secret.New(cfg.SecretKey)
+		if err == nil { // parseConfig checked the key
+			o.Box, o.Credentials = box, st
+		}
+	} else {
+		log.Debug("mcp_oauth_memory_only", "hint", "set AGENTIK_SECRET_KEY to keep remote MCP servers' sign-ins across restarts")
+	}
+	return o
+}
+
 func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl time.Duration, log *slog.Logger) {
 	prune := func() {
 		n, err := st.Prune(ctx, time.Now().Add(-ttl))

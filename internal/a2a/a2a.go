@@ -57,8 +57,9 @@ type Config struct {
 	// NewConversation makes a conversation of the agent slug for the
 	// caller; nil: Runner.CreateConversation (the default agent's).
 	NewConversation func(ctx context.Context, slug string) (agent.Conversation, error)
-	// Default is the default agent, whose card is public at CardPath.
-	Default func() Agent
+	// Default is the default agent, whose card is public at CardPath
+	// (ctx carries no principal: the card is fetched before a key).
+	Default func(ctx context.Context) Agent
 	// KV keeps push notification configs (the database); nil: push
 	// notifications are not served.
 	KV KV
@@ -157,7 +158,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // default agent's name, description and starters, its URL, and that a
 // key is needed.
 func (h *Handler) handleDefaultCard(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.card(r, h.cfg.Default()))
+	writeJSON(w, http.StatusOK, h.card(r, h.cfg.Default(r.Context())))
 }
 
 // agentOf finds the agent of the path among those the caller may use.

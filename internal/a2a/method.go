@@ -154,10 +154,14 @@ func (h *Handler) start(ctx context.Context, a Agent, p sendParams) (string, err
 	}
 	convID := m.ContextID
 	if convID != "" {
-		if _, err := h.cfg.Runner.Conversation(ctx, convID); errors.Is(err, agent.ErrNotFound) {
+		c, err := h.cfg.Runner.Conversation(ctx, convID)
+		if errors.Is(err, agent.ErrNotFound) {
 			return "", rpcErr(codeInvalidParams, "no context %q: leave contextId out to start a new one", agent.Shorten(convID, 80))
 		} else if err != nil {
 			return "", err
+		}
+		if of := c.Agent; of != a.Slug && !(of == "" && a.Slug == agent.DefaultAgent) {
+			return "", rpcErr(codeInvalidParams, "context %q is agent %s's: send to %s%s, or leave contextId out to start a new one here", convID, of, Prefix, of)
 		}
 	} else {
 		c, err := h.newConversation(ctx, a.Slug)

@@ -10,3 +10,7 @@ func SetRaceHooks(r *Runner, parked, resumeWaits func(id string)) {
 // SetSendHook makes r call read when a send has read the conversation and
 // not yet taken the runner's lock. Set it before the sends.
 func SetSendHook(r *Runner, read func(id string)) { r.hooks.sendRead = read }
+
+// SetInterruptHook makes r call found when an interrupt has found the
+// running turn it stops. Set it before the interrupt.
+func SetInterruptHook(r *Runner, found func(id string)) { r.hooks.interrupt = found }

@@ -153,6 +153,9 @@ const (
 	ToolServerRestarting = "restarting"
 	ToolServerFailed     = "failed"
 	ToolServerDisabled   = "disabled"
+	// ToolServerAuthRequired: a remote server that needs the user to sign
+	// in (OAuth); ToolServer.SignInURL is the link for them.
+	ToolServerAuthRequired = "auth_required"
 )
 
 // ToolServer is the state of one tool (MCP) server, for clients to show.
@@ -162,6 +165,9 @@ type ToolServer struct {
 	State     string   `json:"state"`
 	Error     string   `json:"error,omitempty"` // the last error, secrets removed
 	Tools     []string `json:"tools"`           // names as the model sees them
+	// SignInURL is, in state auth_required, the consent link of the
+	// server's authorization server for the user who asked.
+	SignInURL string `json:"sign_in_url,omitempty"`
 }
 
 // Usage counts the tokens of a model call or of a whole turn.

@@ -80,6 +80,9 @@ func (r *Runner) CreateSeeded(ctx context.Context, history []ModelMessage, temp 
 		return Conversation{}, err
 	}
 	s.Title = nil
+	if err := r.checkAgentSetting(ctx, &s); err != nil { // model agent/<slug>
+		return Conversation{}, err
+	}
 	if err := r.checkSettings(&s); err != nil {
 		return Conversation{}, err
 	}
@@ -89,7 +92,11 @@ func (r *Runner) CreateSeeded(ctx context.Context, history []ModelMessage, temp 
 		hasSystem = hasSystem || m.Role == RoleSystem
 	}
 	if !hasSystem || s.SystemPrompt != nil { // the setting takes the place of the first entry (chatRequest)
-		mem = append(mem, ModelMessage{Role: RoleSystem, Content: []Content{Text(r.cfg.SystemPrompt)}})
+		slug := ""
+		if s.Agent != nil {
+			slug = *s.Agent
+		}
+		mem = append(mem, ModelMessage{Role: RoleSystem, Content: []Content{Text(r.systemPromptOf(ctx, slug))}})
 	}
 	mem = append(mem, history...)
 	title := ""
@@ -103,7 +110,7 @@ func (r *Runner) CreateSeeded(ctx context.Context, history []ModelMessage, temp 
 	c := Conversation{ID: NewID(), Title: title, Temp: temp, CreatedAt: now, UpdatedAt: now, Owner: PrincipalFrom(ctx).UserID}
 	s.apply(&c)
 	recs := []*Record{{
-		Event:        r.agentEvent(AgentEvent{Type: AgentCreated, ConversationID: c.ID, Title: title}),
+		Event:        r.agentEvent(AgentEvent{Type: AgentCreated, ConversationID: c.ID, Title: title, Agent: c.Agent}),
 		Conversation: &c,
 		Memory:       mem, // the whole batch is applied at once: memory may lead its messages
 	}}

@@ -115,6 +115,7 @@ type Runner struct {
 		parked      func(id string) // the goroutine that parked a round has not exited yet
 		resumeWaits func(id string) // a resume waits for that goroutine to exit
 		sendRead    func(id string) // a send has read the conversation, not yet locked
+		interrupt   func(id string) // an interrupt has found the turn it stops
 	}
 }
 
@@ -383,6 +384,9 @@ func (r *Runner) Interrupt(ctx context.Context, id string) (bool, error) {
 	t := r.turns[id]
 	ending := t != nil && t.ending
 	r.mu.Unlock()
+	if h := r.hooks.interrupt; h != nil && t != nil {
+		h(id)
+	}
 	if t == nil && c.Running && len(c.Waiting) > 0 {
 		if ok, err := r.endWaiting(ctx, c); ok || err != nil {
 			return ok, err

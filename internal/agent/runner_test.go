@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -611,12 +612,17 @@ func TestFastStreamCoalesces(t *testing.T) {
 // TestListPagesTempThenStored: temp conversations come first, then stored
 // ones most recently updated first; pages and the total span both.
 func TestListPagesTempThenStored(t *testing.T) {
-	g := newRig(t, nil)
+	// A clock that moves a millisecond at each reading: every
+	// conversation gets its own updated_at.
+	var tick atomic.Int64
+	base := time.Now()
+	g := newRigWith(t, nil, func(c *agent.Config, _ llm.Config) {
+		c.Now = func() time.Time { return base.Add(time.Duration(tick.Add(1)) * time.Millisecond) }
+	})
 	ctx := context.Background()
 	var stored []string
 	for range 3 {
 		stored = append(stored, g.create(false).ID)
-		time.Sleep(2 * time.Millisecond) // distinct updated_at
 	}
 	t1, t2 := g.create(true), g.create(true)
 	page := func(offset, limit int) []string {
@@ -657,6 +663,8 @@ func TestInterruptRightAfterEnd(t *testing.T) {
 		err error
 	}
 	got := make(chan result, 1)
+	found := make(chan struct{})
+	agent.SetInterruptHook(g.r, func(string) { close(found) })
 	var once sync.Once
 	g.onCommit = func(evs []agent.AllEvent) {
 		for _, e := range evs {
@@ -666,7 +674,10 @@ func TestInterruptRightAfterEnd(t *testing.T) {
 						ok, err := g.r.Interrupt(ctx, c.ID)
 						got <- result{ok, err}
 					}()
-					time.Sleep(50 * time.Millisecond) // the interrupt runs while the turn finishes
+					// The end is committed and its Append has not
+					// returned: the turn is still registered, finishing,
+					// when the interrupt finds it.
+					<-found
 				})
 			}
 		}

@@ -229,6 +229,32 @@ func (s *Scheduler) withNext(sc Schedule) Schedule {
 	return sc
 }
 
+// Upcoming is sc's next n slots from now (fewer when its rule ends; none
+// when it is disabled), for showing what will run when.
+func (s *Scheduler) Upcoming(sc Schedule, n int) []time.Time {
+	if !sc.Enabled {
+		return nil
+	}
+	rec, err := parseRecurrence(&sc, sc.CreatedAt)
+	if err != nil {
+		return nil
+	}
+	from := sc.Cursor
+	if now := s.now(); now.After(from) {
+		from = now
+	}
+	var ts []time.Time
+	for len(ts) < n {
+		t := rec.after(from)
+		if t.IsZero() {
+			break
+		}
+		ts = append(ts, t)
+		from = t
+	}
+	return ts
+}
+
 // Create makes a schedule owned by the caller.
 func (s *Scheduler) Create(ctx context.Context, in ScheduleInput) (Schedule, error) {
 	p := PrincipalFrom(ctx)

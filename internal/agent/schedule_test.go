@@ -211,3 +211,45 @@ func TestScheduleSlotClaimedOnce(t *testing.T) {
 		t.Fatalf("%d user messages, %d answers in the target conversation, want 2 and 2 (runs %+v)", users, answers, runs)
 	}
 }
+
+// Upcoming lists the next slots in the schedule's time zone, ends with the
+// rule (COUNT), and is empty when disabled.
+func TestScheduleUpcoming(t *testing.T) {
+	_, clk, s := schedRig(t)
+	ctx := context.Background()
+	sc, err := s.Create(ctx, agent.ScheduleInput{Prompt: ptr("p"), Cron: ptr("0 9 * * *"), Timezone: ptr("Europe/Paris")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := s.Upcoming(sc, 3)
+	if len(up) != 3 {
+		t.Fatalf("upcoming %v", up)
+	}
+	paris, _ := time.LoadLocation("Europe/Paris")
+	for i, u := range up {
+		if l := u.In(paris); l.Hour() != 9 || l.Minute() != 0 || !u.After(clk.Now()) {
+			t.Fatalf("slot %d: %v", i, l)
+		}
+		if i > 0 && u.Sub(up[i-1]) < 23*time.Hour {
+			t.Fatalf("slots %v", up)
+		}
+	}
+	if sc.NextRun == nil || !sc.NextRun.Equal(up[0]) {
+		t.Fatalf("next_run %v, upcoming[0] %v", sc.NextRun, up[0])
+	}
+	// DTSTART is now: its first slot is due at once, two are to come.
+	two, err := s.Create(ctx, agent.ScheduleInput{Prompt: ptr("p"), RRule: ptr("FREQ=HOURLY;COUNT=3")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up := s.Upcoming(two, 5); len(up) != 2 {
+		t.Fatalf("COUNT=3 upcoming %v", up)
+	}
+	off, err := s.Update(ctx, sc.ID, agent.ScheduleInput{Enabled: ptr(false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up := s.Upcoming(off, 3); len(up) != 0 {
+		t.Fatalf("disabled upcoming %v", up)
+	}
+}

@@ -45,10 +45,14 @@ func (h *Handler) ask(slug string) server.ToolHandlerFunc {
 		}
 		created := false
 		if convID != "" {
-			if _, err := h.cfg.Runner.Conversation(ctx, convID); errors.Is(err, agent.ErrNotFound) {
+			c, err := h.cfg.Runner.Conversation(ctx, convID)
+			if errors.Is(err, agent.ErrNotFound) {
 				return mcp.NewToolResultErrorf("no conversation %q: omit conversation_id to start a new one", agent.Shorten(convID, 80)), nil
 			} else if err != nil {
 				return nil, err
+			}
+			if of := agentOf(c); of != slug {
+				return mcp.NewToolResultErrorf("conversation %q is agent %s's: continue it with %s, or omit conversation_id to start one with %s", convID, of, toolName(of), toolName(slug)), nil
 			}
 		} else {
 			c, err := h.newConversation(ctx, slug)
@@ -79,6 +83,15 @@ func (h *Handler) ask(slug string) server.ToolHandlerFunc {
 		}
 		return t.result(), nil
 	}
+}
+
+// agentOf is the slug of c's agent (a conversation made before agents is
+// the default agent's).
+func agentOf(c agent.Conversation) string {
+	if c.Agent == "" {
+		return agent.DefaultAgent
+	}
+	return c.Agent
 }
 
 func (h *Handler) newConversation(ctx context.Context, slug string) (agent.Conversation, error) {

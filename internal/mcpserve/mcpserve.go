@@ -79,7 +79,7 @@ type Handler struct {
 	http *server.StreamableHTTPServer
 
 	mu    sync.Mutex
-	tools map[string]bool // the agents whose tool is registered, by slug
+	tools map[string]Agent // the agents whose tool is registered, by slug, as registered
 }
 
 // requestKey carries the HTTP request's own context into the handlers, so a
@@ -101,7 +101,7 @@ func New(cfg Config) *Handler {
 	if cfg.Streams == nil {
 		cfg.Streams = sse.NewGroup()
 	}
-	h := &Handler{cfg: cfg, log: cfg.Logger, tools: map[string]bool{}}
+	h := &Handler{cfg: cfg, log: cfg.Logger, tools: map[string]Agent{}}
 	hooks := &server.Hooks{}
 	hooks.AddAfterListResources(h.listResources)
 	h.mcp = server.NewMCPServer("agentik", cfg.Version,
@@ -174,7 +174,8 @@ func (f flusher) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 
 func toolName(slug string) string { return toolPrefix + strings.ReplaceAll(slug, "-", "_") }
 
-// register adds the tool of each of the caller's agents not registered yet.
+// register adds the tool of each of the caller's agents not registered
+// yet, and registers again one whose name or description changed.
 func (h *Handler) register(ctx context.Context) error {
 	as, err := h.cfg.Agents(ctx)
 	if err != nil {
@@ -183,10 +184,10 @@ func (h *Handler) register(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, a := range as {
-		if h.tools[a.Slug] {
+		if old, ok := h.tools[a.Slug]; ok && old == a {
 			continue
 		}
-		h.tools[a.Slug] = true
+		h.tools[a.Slug] = a
 		h.mcp.AddTool(h.tool(a), h.ask(a.Slug))
 	}
 	return nil

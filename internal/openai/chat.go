@@ -228,9 +228,8 @@ func (h *Handler) parseChat(r *http.Request) (completion, error) {
 	if req.Model == "" {
 		return completion{}, badParam("model", "model is required; GET /v1/models lists them")
 	}
-	if !contains(h.models(), req.Model) && !contains(h.runner.AgentModels(r.Context()), req.Model) {
-		return completion{}, &paramError{param: "model", code: "model_not_found",
-			err: agent.Errorf(agent.CodeNotFound, "the model %q does not exist here; GET /v1/models lists agentik's models (%s)", req.Model, strings.Join(h.models(), ", "))}
+	if !h.known(r.Context(), req.Model) {
+		return completion{}, h.unknownModel(req.Model)
 	}
 	if req.N != nil && *req.N != 1 {
 		return completion{}, badParam("n", "n must be 1: agentik makes one choice per request, got %d", *req.N)

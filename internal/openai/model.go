@@ -26,6 +26,20 @@ func (h *Handler) models() []string {
 	return out
 }
 
+// known reports whether a request may name model: one of models, or
+// agent/<slug> of an agent the caller may use (AgentModels lists them but
+// the default agent, which agent/agentik also names).
+func (h *Handler) known(ctx context.Context, model string) bool {
+	return slices.Contains(h.models(), model) || model == agent.AgentModelPrefix+agent.DefaultAgent ||
+		slices.Contains(h.runner.AgentModels(ctx), model)
+}
+
+// unknownModel is the error of a model that known refuses.
+func (h *Handler) unknownModel(model string) error {
+	return &paramError{param: "model", code: "model_not_found",
+		err: agent.Errorf(agent.CodeNotFound, "the model %q does not exist here; GET /v1/models lists agentik's models (%s) and agents (agent/<slug>)", agent.Shorten(model, 80), strings.Join(h.models(), ", "))}
+}
+
 // useModel runs the temp conversation of a request on the model it
 // named, when that is a provider's model id.
 func (h *Handler) useModel(ctx context.Context, id, model string) error {
@@ -60,9 +74,8 @@ func (h *Handler) handleModels(w http.ResponseWriter, r *http.Request) {
 // provider/model).
 func (h *Handler) handleModel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if !slices.Contains(h.models(), id) {
-		h.WriteError(w, r, &paramError{param: "model", code: "model_not_found",
-			err: agent.Errorf(agent.CodeNotFound, "the model %q does not exist here; GET /v1/models lists agentik's models", id)})
+	if !h.known(r.Context(), id) {
+		h.WriteError(w, r, h.unknownModel(id))
 		return
 	}
 	writeJSON(w, http.StatusOK, modelObject{ID: id, Object: "model", OwnedBy: "agentik"})

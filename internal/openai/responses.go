@@ -231,7 +231,7 @@ func (h *Handler) handleCreateResponse(w http.ResponseWriter, r *http.Request) {
 		h.WriteError(w, r, agent.Errorf(agent.CodeBadRequest, "read body: %v", err))
 		return
 	}
-	c, err := h.parseResponse(body)
+	c, err := h.parseResponse(r.Context(), body)
 	if err != nil {
 		h.WriteError(w, r, err)
 		return
@@ -653,7 +653,7 @@ func itemList(items []*Item) map[string]any {
 // providerModel is the conversation model of a request's model: a
 // provider's model id, or "" for the default model (its name, or its id).
 func (h *Handler) providerModel(model string) string {
-	if strings.HasPrefix(model, "agent/") {
+	if strings.HasPrefix(model, agent.AgentModelPrefix) {
 		return model // an agent's conversation: the runner reads agent/<slug> as the agent
 	}
 	ms, def := h.runner.Models()

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,7 +103,7 @@ const (
 	maxMetadataValue = 512
 )
 
-func (h *Handler) parseResponse(body []byte) (responseCall, error) {
+func (h *Handler) parseResponse(ctx context.Context, body []byte) (responseCall, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
 		return responseCall{}, badParam("", "the body must be a JSON object")
@@ -127,7 +128,7 @@ func (h *Handler) parseResponse(body []byte) (responseCall, error) {
 	}
 	c := responseCall{stream: req.Stream, background: req.Background, store: req.Store == nil || *req.Store,
 		previous: req.PreviousResponseID, outputs: map[string]string{}, calls: map[string]bool{}}
-	if err := h.checkModel(req.Model); err != nil {
+	if err := h.checkModel(ctx, req.Model); err != nil {
 		return responseCall{}, err
 	}
 	e := &c.echo
@@ -234,13 +235,12 @@ func (h *Handler) parseResponse(body []byte) (responseCall, error) {
 }
 
 // checkModel refuses a model this server does not have.
-func (h *Handler) checkModel(model string) error {
+func (h *Handler) checkModel(ctx context.Context, model string) error {
 	if model == "" {
 		return badParam("model", "model is required; GET /v1/models lists them")
 	}
-	if !contains(h.models(), model) {
-		return &paramError{param: "model", code: "model_not_found",
-			err: agent.Errorf(agent.CodeNotFound, "the model %q does not exist here; GET /v1/models lists agentik's models (%s)", agent.Shorten(model, 80), strings.Join(h.models(), ", "))}
+	if !h.known(ctx, model) {
+		return h.unknownModel(model)
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func (s *Server) principal(r *http.Request) (agent.Principal, cred, bool) {
 // sign-in page and the bundle.
 func public(r *http.Request) bool {
 	p := r.URL.Path
-	return p == "/health" || p == "/ready" || p == "/login" || p == "/auth/oidc/login" || p == "/auth/oidc/callback" || strings.HasPrefix(p, assets.Prefix)
+	return p == "/health" || p == "/ready" || p == "/login" || p == "/auth/oidc/login" || p == "/auth/oidc/callback" || p == oauthCallbackPath || strings.HasPrefix(p, assets.Prefix)
 }
 
 // requireAuth resolves r's principal into its context (the Runner decides

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -71,14 +72,18 @@ func (s *Server) handleConversationReplay(w http.ResponseWriter, r *http.Request
 	s.replay(w, r, id)
 }
 
-func (s *Server) toolServers() protocol.ToolsResult {
+// toolServers are the tool servers as the principal of ctx sees them (a
+// server they must sign in to carries their link: oauth.go).
+func (s *Server) toolServers(ctx context.Context) protocol.ToolsResult {
 	res := protocol.ToolsResult{Servers: []agent.ToolServer{}}
-	if s.tools != nil {
+	if ps, ok := s.tools.(toolsForPrincipal); ok {
+		res.Servers = append(res.Servers, ps.ServersFor(ctx)...)
+	} else if s.tools != nil {
 		res.Servers = append(res.Servers, s.tools.Servers()...)
 	}
 	return res
 }
 
 func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.toolServers())
+	writeJSON(w, http.StatusOK, s.toolServers(r.Context()))
 }

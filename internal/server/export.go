@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -195,12 +196,19 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
+// importPath is the import route (routes.go), whose body has a cap of its own
+// (bodyLimit).
+const importPath = "/agentik/import"
+
 // handleImport creates conversations from agentik JSON (an agent.Archive)
 // or from the conversations.json of a ChatGPT data export (a JSON array),
 // in one transaction: all or nothing.
 func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
+		if tooBig, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			err = agent.Errorf(agent.CodeTooLarge, "the import is larger than %d bytes (AGENTIK_MAX_IMPORT_BYTES)", tooBig.Limit)
+		}
 		s.writeError(w, r, err)
 		return
 	}

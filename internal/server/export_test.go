@@ -14,6 +14,7 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/internal/server"
 )
 
 func (ts *testServer) history(t *testing.T, id string) []agent.Message {
@@ -189,7 +190,9 @@ func TestImportChatGPT(t *testing.T) {
 
 func TestImportHostile(t *testing.T) {
 	leakCheck(t)
-	ts := newTestServer(t)
+	// The import's cap is set to every other request's, so "over the body
+	// cap" needs no 64 MiB body.
+	ts := newTestServer(t, func(_ *agent.Config, c *server.Config) { c.MaxImportBytes = protocol.MaxBodyBytes })
 	msg := `{"type":"user_message","content":[{"type":"text","body":"hi"}]}`
 	archive := func(convs ...string) string {
 		return `{"format":"agentik","version":1,"conversations":[` + strings.Join(convs, ",") + `]}`
@@ -228,6 +231,9 @@ func TestImportHostile(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != c.status {
 			t.Errorf("%s: status %d, want %d: %.200s", name, resp.StatusCode, c.status, b)
+		}
+		if name == "over the body cap" && !strings.Contains(string(b), "AGENTIK_MAX_IMPORT_BYTES") {
+			t.Errorf("%s: %s does not name AGENTIK_MAX_IMPORT_BYTES", name, b)
 		}
 	}
 	if n := ts.total(t); n != 0 {

@@ -52,10 +52,20 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			defer release()
 		}
 		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = s.deadlineBody(w, http.MaxBytesReader(w, r.Body, protocol.MaxBodyBytes))
+			r.Body = s.deadlineBody(w, http.MaxBytesReader(w, r.Body, s.bodyLimit(r)))
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bodyLimit is the cap of r's body: protocol.MaxBodyBytes, or for an
+// import Config.MaxImportBytes (an export of one conversation may be
+// bigger than any other request, and must import).
+func (s *Server) bodyLimit(r *http.Request) int64 {
+	if r.Method == http.MethodPost && r.URL.Path == importPath {
+		return s.cfg.MaxImportBytes
+	}
+	return protocol.MaxBodyBytes
 }
 
 // originAllowed reports whether an Origin header is the request's own host

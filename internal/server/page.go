@@ -100,7 +100,7 @@ func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
 		ModelConfigured:   s.runner.ModelConfigured(),
 		Conversations:     web.ConversationItems(cs, current),
 		ConversationTotal: total,
-		ToolServers:       s.toolServers().Servers,
+		ToolServers:       s.toolServers(ctx).Servers,
 		SignOut:           s.authOn(),
 	}
 	if s.cfg.ModelNotice != nil {

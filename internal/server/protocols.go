@@ -5,29 +5,57 @@ import (
 	"net/http"
 
 	"github.com/agentik/agentik/internal/a2a"
+	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/mcpserve"
 )
 
 // The protocol packages mounted in routes.go, built over the same runner
 // and broker as every other route and behind the same middleware. Each
-// declares the small view of an agent it needs; agents is their one source.
+// declares the small view of an agent it needs; agents is their one source,
+// the runner's list of the agents the caller may use (the centre's rule of
+// visibility: a member sees shared agents and their own).
 
-// defaultAgent is the agent every server has: today's configuration.
-func defaultAgent() a2a.Agent {
-	return a2a.Agent{Slug: "agentik", Name: "agentik", Description: "agentik's default agent: a helpful assistant with the tools this agentik server has."}
+// a2aAgent is what A2A shows of an agent definition.
+func a2aAgent(d agent.AgentDef) a2a.Agent {
+	return a2a.Agent{Slug: d.Slug, Name: d.Name, Description: d.Description, Starters: d.Starters}
 }
 
-// agents lists the agents the caller may use, the default first. (Until
-// stored agent definitions land, the default agent is the only one.)
-func (s *Server) agents(context.Context) ([]a2a.Agent, error) {
-	return []a2a.Agent{defaultAgent()}, nil
+// defaultAgent is the agent every server has: today's configuration (its
+// stored definition, so AGENTIK_AGENTS may redefine it).
+func (s *Server) defaultAgent(ctx context.Context) a2a.Agent {
+	// The default agent is shared: anyone may see it, and its card is public.
+	d, err := s.runner.Agent(agent.WithPrincipal(ctx, agent.Local), agent.DefaultAgent)
+	if err != nil || d.Deleted {
+		return a2a.Agent{Slug: agent.DefaultAgent, Name: "agentik", Description: "agentik's default agent: a helpful assistant with the tools this agentik server has."}
+	}
+	return a2aAgent(d)
+}
+
+// agents lists the agents the caller may use, the default first.
+func (s *Server) agents(ctx context.Context) ([]a2a.Agent, error) {
+	ds, err := s.runner.Agents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []a2a.Agent{s.defaultAgent(ctx)}
+	for _, d := range ds {
+		if d.Slug != agent.DefaultAgent {
+			out = append(out, a2aAgent(d))
+		}
+	}
+	return out, nil
+}
+
+// newConversation makes a conversation of agent slug for the caller.
+func (s *Server) newConversation(ctx context.Context, slug string) (agent.Conversation, error) {
+	return s.runner.CreateConversationWith(ctx, "", false, agent.Settings{Agent: &slug})
 }
 
 // newA2A is the A2A handler (internal/a2a).
 func (s *Server) newA2A() *a2a.Handler {
 	kv, _ := s.store.(a2a.KV)
 	return a2a.New(a2a.Config{KV: kv,
-		Runner: s.runner, Broker: s.broker, Agents: s.agents, Default: defaultAgent,
+		Runner: s.runner, Broker: s.broker, Agents: s.agents, Default: s.defaultAgent, NewConversation: s.newConversation,
 		Auth: s.authOn(), Heartbeat: s.cfg.Heartbeat, Streams: s.streams, Logger: s.log,
 	})
 }
@@ -36,6 +64,7 @@ func (s *Server) newA2A() *a2a.Handler {
 func (s *Server) newMCP() *mcpserve.Handler {
 	return mcpserve.New(mcpserve.Config{
 		Runner: s.runner, Broker: s.broker, Heartbeat: s.cfg.Heartbeat, Streams: s.streams, Logger: s.log,
+		NewConversation: s.newConversation,
 		Agents: func(ctx context.Context) ([]mcpserve.Agent, error) {
 			as, err := s.agents(ctx)
 			out := make([]mcpserve.Agent, 0, len(as))

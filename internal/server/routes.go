@@ -39,14 +39,15 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /agentik/events/all", s.handleAllEvents)
 	mux.HandleFunc("GET /agentik/events/replay", s.handleReplay)
 	mux.HandleFunc("GET /agentik/tools", s.handleTools)
-	mux.HandleFunc("GET /agentik/resources", s.handleResources) // resource.go
+	mux.HandleFunc("GET /agentik/oauth/callback", s.handleOAuthCallback) // a remote MCP server's sign-in
+	mux.HandleFunc("GET /agentik/resources", s.handleResources)          // resource.go
 	mux.HandleFunc("GET /agentik/resources/read", s.handleReadResource)
 	mux.HandleFunc("GET /agentik/prompts", s.handlePrompts)
 	mux.HandleFunc("POST /agentik/prompts/get", s.handleGetPrompt)
 	mux.HandleFunc("GET /agentik/search", s.handleSearch)
 	mux.HandleFunc("GET /agentik/conversations/{id}/export", s.handleExport)
 	mux.HandleFunc("GET /agentik/export", s.handleExportAll)
-	mux.HandleFunc("POST /agentik/import", s.handleImport)
+	mux.HandleFunc("POST /agentik/import", s.handleImport) // importPath
 	mux.HandleFunc("GET /agentik/models", s.handleAgentikModels)
 	mux.HandleFunc("PATCH /agentik/conversations/{id}", s.handleUpdate)
 	mux.HandleFunc("POST /agentik/agents", s.handleCreateAgent)
@@ -99,6 +100,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /login", s.handleLogin)
 	mux.HandleFunc("POST /logout", s.handleLogout)
 	mux.HandleFunc("GET /people", s.handlePeople)
+	mux.HandleFunc("GET /schedules", s.handleSchedulesPage)
 	mux.HandleFunc("GET /auth/oidc/login", s.handleOIDCLogin)
 	mux.HandleFunc("GET /auth/oidc/callback", s.handleOIDCCallback)
 

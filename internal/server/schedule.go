@@ -1,11 +1,16 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"net/http"
+	"strings"
+	"time"
 
+	"github.com/agentik/agentik/assets"
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/web"
 )
 
 // The schedule ops (DESIGN.md §11.9), each the REST route under
@@ -102,4 +107,88 @@ func nonNil[T any](xs []T) []T {
 		return []T{}
 	}
 	return xs
+}
+
+// pageAssets are the assets of a management page, with the nonce of the
+// response whose headers pageHeaders set.
+func pageAssets(nonce string) web.PageAssets {
+	return web.PageAssets{StyleURL: assets.URL("app.css"), IconURL: assets.URL("icon.svg"), ScriptURL: assets.URL("pages.js"), Nonce: nonce}
+}
+
+// slotTime writes a slot in the schedule's time zone.
+func slotTime(t time.Time, tz string) string {
+	if loc, err := time.LoadLocation(tz); err == nil {
+		t = t.In(loc)
+	}
+	return t.Format("Mon 2 Jan 2006 15:04 MST")
+}
+
+// scheduleRow is sc as the schedules page shows it.
+func (s *Server) scheduleRow(ctx context.Context, sch *agent.Scheduler, sc agent.Schedule, agents map[string]string) (web.ScheduleRow, error) {
+	row := web.ScheduleRow{ID: sc.ID, Owner: sc.Owner, Prompt: sc.Prompt, Timezone: sc.Timezone, Missed: sc.Missed,
+		Enabled: sc.Enabled, ConversationID: sc.ConversationID, Kind: "cron", Rule: sc.Cron, FullRule: sc.Cron}
+	if sc.Agent != "" {
+		row.Agent = cmp.Or(agents[sc.Agent], sc.Agent)
+	}
+	if sc.RRule != "" {
+		row.Kind, row.FullRule = "rrule", sc.RRule
+		for _, l := range strings.Split(sc.RRule, "\n") {
+			if r, ok := strings.CutPrefix(l, "RRULE:"); ok {
+				row.Rule = r
+			}
+		}
+	}
+	for _, t := range sch.Upcoming(sc, 3) {
+		row.Next = append(row.Next, slotTime(t, sc.Timezone))
+	}
+	runs, err := sch.Runs(ctx, sc.ID)
+	if err != nil {
+		return row, err
+	}
+	for i := len(runs) - 1; i >= 0 && len(row.Runs) < web.ScheduleRuns; i-- {
+		r := runs[i]
+		row.Runs = append(row.Runs, web.RunRow{Slot: slotTime(r.Slot, sc.Timezone), Outcome: r.Outcome, Error: r.Error, ConversationID: r.ConversationID})
+	}
+	row.MoreRuns = len(runs) - len(row.Runs)
+	return row, nil
+}
+
+// handleSchedulesPage is the page of schedules: the caller's (an admin's:
+// everyone's), their next slots and latest runs, and the form.
+func (s *Server) handleSchedulesPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	sch, err := s.scheduler()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	scs, err := sch.List(ctx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defs, err := s.runner.Agents(ctx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	p := web.SchedulesPage{Admin: agent.PrincipalFrom(ctx).Admin()}
+	names := map[string]string{}
+	for _, d := range defs {
+		names[d.Slug] = d.Name
+		p.Agents = append(p.Agents, web.AgentOption{Slug: d.Slug, Name: d.Name})
+	}
+	for _, sc := range scs {
+		row, err := s.scheduleRow(ctx, sch, sc, names)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		p.Schedules = append(p.Schedules, row)
+	}
+	p.PageAssets = pageAssets(pageHeaders(w.Header()))
+	w.WriteHeader(http.StatusOK)
+	if err := web.Schedules(p).Render(ctx, w); err != nil {
+		s.log.Debug("page_render", "path", r.URL.Path, "err", err)
+	}
 }

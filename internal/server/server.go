@@ -33,6 +33,14 @@ const (
 	// body has been read, so a response streamed after it (SSE from
 	// /send) is not affected; GET streams (SSE, WebSocket) have no body.
 	BodyTimeout = 60 * time.Second
+	// MaxImportBytes is the default cap of an import's body: `agentik
+	// import` sends a file in parts of at most 12 MiB, split between
+	// conversations, so a part is bigger only when one conversation is,
+	// and that conversation must still come back from its export. The
+	// server holds about 9 times an import's size while it imports
+	// (an 18.9 MB export peaked at 164 MB RSS), so the default stays
+	// at 64 MiB.
+	MaxImportBytes = 64 << 20
 	// IdleTimeout closes a keep-alive connection that sends no next
 	// request. Streams are requests in progress, never idle.
 	IdleTimeout = 120 * time.Second
@@ -89,6 +97,10 @@ type Config struct {
 	// HeaderTimeout, BodyTimeout and IdleTimeout default to the constants
 	// of those names; Configure puts the first and last on an http.Server.
 	HeaderTimeout, BodyTimeout, IdleTimeout time.Duration
+	// MaxImportBytes caps the body of POST /agentik/import, which holds
+	// whole conversations (every other body is capped at
+	// protocol.MaxBodyBytes); default MaxImportBytes.
+	MaxImportBytes int64
 	// APIKeys, when not empty, are required on every route but /health,
 	// /login and the assets: as Authorization: Bearer, or as the session
 	// cookie the sign-in page sets.
@@ -209,6 +221,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = IdleTimeout
+	}
+	if cfg.MaxImportBytes <= 0 {
+		cfg.MaxImportBytes = MaxImportBytes
 	}
 	s := &Server{
 		cfg: cfg, runner: cfg.Runner, broker: cfg.Broker, store: cfg.Store, tools: cfg.Tools,

@@ -408,7 +408,7 @@ func (k *wsConn) run(ctx context.Context, cmd protocol.Command) (any, error) {
 	case protocol.OpPing:
 		return protocol.Empty{}, nil
 	case protocol.OpListTools:
-		return k.s.toolServers(), nil
+		return k.s.toolServers(ctx), nil
 	case protocol.OpSearch:
 		limit := 0
 		if cmd.Limit != nil {

@@ -304,6 +304,9 @@ func (s *Store) init(ctx context.Context) error {
 		if err := tx.AutoMigrate(scheduleTables...); err != nil { // schedule.go
 			return err
 		}
+		if err := tx.AutoMigrate(credentialTables...); err != nil { // credential.go
+			return err
+		}
 		if err := initUsers(tx, s.now()); err != nil {
 			return err
 		}

@@ -54,6 +54,8 @@ type ServerConfig struct {
 	// AllowedTools (nil: all) and ExcludedTools filter which of the
 	// server's tools the model is offered.
 	AllowedTools, ExcludedTools []string
+	// OAuth is the entry's "oauth" object (oauth.go); nil: none.
+	OAuth *OAuthConfig
 
 	// secrets are the values that must never be logged or shown: env and
 	// header values, and whatever a ${VAR} expanded to.
@@ -239,6 +241,7 @@ type entryJSON struct {
 	RequireApproval json.RawMessage `json:"requireApproval"`
 	AllowedTools    json.RawMessage `json:"allowedTools"`
 	ExcludedTools   json.RawMessage `json:"excludedTools"`
+	OAuth           json.RawMessage `json:"oauth"`
 }
 
 func parseServer(name string, raw json.RawMessage, getenv func(string) string, def Approval) (ServerConfig, error) {
@@ -361,6 +364,9 @@ func parseServer(name string, raw json.RawMessage, getenv func(string) string, d
 		if _, tok, ok := strings.Cut(v, " "); ok {
 			x.secret(tok)
 		}
+	}
+	if err := parseOAuth(&sc, e.OAuth, &x); err != nil {
+		return ServerConfig{}, err
 	}
 	if sc.Transport == TransportStdio && strings.TrimSpace(sc.Command) == "" {
 		return fail("command", "is empty once its variables are expanded")

@@ -55,6 +55,9 @@ type Options struct {
 	// ProbeTimeout: after a call times out, the server must answer
 	// tools/list within this long, or it is taken as hung and restarted.
 	ProbeTimeout time.Duration
+	// OAuth signs users in to remote servers that ask for it (oauth.go);
+	// nil: a server's 401 is an error like any other.
+	OAuth *OAuthOptions
 }
 
 func (o *Options) defaults() {
@@ -85,6 +88,9 @@ func (o *Options) defaults() {
 	if o.MaxBackoff < o.RestartBackoff {
 		o.MaxBackoff = max(DefaultMaxBackoff, o.RestartBackoff)
 	}
+	if o.OAuth != nil {
+		o.OAuth.defaults()
+	}
 }
 
 // Manager runs the MCP servers of a Config, supervises them and exposes
@@ -94,6 +100,7 @@ type Manager struct {
 	log    *slog.Logger
 	deps   connectDeps
 	httpT  *http.Transport
+	ctx    context.Context // the Manager's life: of sessions made outside a supervisor
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
@@ -136,8 +143,12 @@ func Start(ctx context.Context, cfg Config, opt Options) (*Manager, error) {
 	}
 	m.deps = connectDeps{log: opt.Logger, http: &http.Client{Transport: ht}, getenv: os.Getenv, timeout: opt.StartTimeout}
 	ctx, m.cancel = context.WithCancel(ctx)
+	m.ctx = ctx
 	for _, sc := range cfg.Servers {
-		s := &supervisor{m: m, cfg: sc, log: opt.Logger.With("mcp_server", sc.Name), state: agent.ToolServerStarting, started: make(chan struct{})}
+		s := &supervisor{m: m, cfg: sc, log: opt.Logger.With("mcp_server", sc.Name), state: agent.ToolServerStarting, started: make(chan struct{}), wake: make(chan struct{}, 1)}
+		if opt.OAuth != nil && canOAuth(sc) {
+			s.oauth = newOAuthServer(s, opt.OAuth)
+		}
 		if sc.Disabled {
 			s.state = agent.ToolServerDisabled
 			close(s.started)
@@ -310,6 +321,8 @@ type supervisor struct {
 	// started is closed when the first start has ended, either way (or at
 	// once for a disabled server).
 	started chan struct{}
+	oauth   *oauthServer  // a remote server that may ask for a sign-in; else nil
+	wake    chan struct{} // a sign-in ended the wait of an auth_required server
 
 	mu        sync.Mutex
 	state     string
@@ -380,17 +393,32 @@ func (s *supervisor) run(ctx context.Context) {
 		s.sess = nil
 		s.mu.Unlock()
 		firstDone()
+		if s.oauth != nil {
+			s.oauth.closeSessions()
+		}
 	}()
 	backoff := s.m.opt.RestartBackoff
 	hint := ""
+	quick := 0 // connects again at once after a 401 (see signIn)
 	for {
 		began := time.Now()
-		sess, tools, err := connect(ctx, s.cfg, s.m.deps, hint)
+		d, err := s.connectDeps(ctx)
+		var sess *session
+		var tools []mcp.Tool
+		if err == nil {
+			sess, tools, err = connect(ctx, s.cfg, d, hint)
+		}
 		if ctx.Err() != nil {
 			if sess != nil {
 				sess.close()
 			}
 			return
+		}
+		if err != nil && s.oauth != nil && authRequired(err) {
+			if !s.signIn(ctx, err, &quick, firstDone) { // oauth.go
+				return
+			}
+			continue
 		}
 		if err != nil {
 			// A server that failed its first start is retried with the
@@ -398,7 +426,7 @@ func (s *supervisor) run(ctx context.Context) {
 			s.set(agent.ToolServerFailed, nil, err, nil)
 			firstDone()
 		} else {
-			hint = sess.transport
+			hint, quick = sess.transport, 0
 			s.log.Info("mcp_server_connected", "transport", sess.transport, "protocol", sess.client.ProtocolVersion(), "tools", len(tools))
 			if tools == nil {
 				tools = []mcp.Tool{}
@@ -480,6 +508,11 @@ func (s *supervisor) call(ctx context.Context, tool string, args json.RawMessage
 	s.mu.Lock()
 	sess, state, lastErr := s.sess, s.state, s.lastErr
 	s.mu.Unlock()
+	if s.oauth != nil {
+		if text, err, done := s.oauth.call(ctx, tool, args, sess, state); done {
+			return text, err
+		}
+	}
 	if sess == nil {
 		msg := fmt.Sprintf("tool server %q is %s", s.cfg.Name, state)
 		if lastErr != "" {
@@ -487,12 +520,21 @@ func (s *supervisor) call(ctx context.Context, tool string, args json.RawMessage
 		}
 		return "", agent.Errorf(agent.CodeToolError, "%s", msg)
 	}
-	opt := callOptions{
+	s.log.Debug("mcp_call", "tool", tool, "arguments", s.cfg.redact(string(args)))
+	text, err := sess.call(ctx, tool, args, s.callOptions())
+	return s.result(ctx, sess, tool, text, err)
+}
+
+// callOptions bound a call of this server's tools.
+func (s *supervisor) callOptions() callOptions {
+	return callOptions{
 		idle: s.m.opt.CallTimeout, max: s.m.opt.MaxCallTimeout, maxBytes: s.m.opt.MaxResultBytes,
 		token: fmt.Sprintf("agentik-%d", s.m.token.Add(1)),
 	}
-	s.log.Debug("mcp_call", "tool", tool, "arguments", s.cfg.redact(string(args)))
-	text, err := sess.call(ctx, tool, args, opt)
+}
+
+// result maps what a call returned to what the model sees.
+func (s *supervisor) result(ctx context.Context, sess *session, tool, text string, err error) (string, error) {
 	if err != nil {
 		var te *toolError
 		if errors.As(err, &te) {

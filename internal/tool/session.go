@@ -44,6 +44,7 @@ type session struct {
 	progMu   sync.Mutex
 	progress map[string]func() // progress token → reset of that call's idle timer
 
+	oauth      bool // the session signs its requests with a user's token
 	stopListen func()
 	wg         sync.WaitGroup
 }
@@ -54,6 +55,8 @@ type connectDeps struct {
 	http    *http.Client
 	getenv  func(string) string
 	timeout time.Duration
+	// httpOptions are added to a streamable HTTP transport's (OAuth).
+	httpOptions []transport.StreamableHTTPCOption
 }
 
 // newSession is a session not yet connected, living at most as long as
@@ -85,7 +88,7 @@ func connect(ctx context.Context, sc ServerConfig, d connectDeps, transportHint 
 			err = s.openSSE(sctx, cctx, d)
 		} else {
 			err = s.openHTTP(sctx, cctx, d, false)
-			if err != nil && cctx.Err() == nil {
+			if err != nil && cctx.Err() == nil && !authRequired(err) {
 				s.closeClient()
 				if err2 := s.openSSE(sctx, cctx, d); err2 != nil {
 					err = fmt.Errorf("streamable http: %w; sse: %w", err, err2)
@@ -143,6 +146,8 @@ func (s *session) openHTTP(sctx, cctx context.Context, d connectDeps, legacyList
 		transport.WithHTTPHeaders(s.cfg.Headers),
 		transport.WithHTTPLogger(d.log),
 	}
+	opts = append(opts, d.httpOptions...)
+	s.oauth = len(d.httpOptions) > 0
 	if legacyListen {
 		opts = append(opts, transport.WithContinuousListening())
 	}
@@ -260,8 +265,8 @@ const reapGrace = time.Second
 // or process is gone) rather than the server's answer or ctx's end.
 func (s *session) failIfBroken(ctx context.Context, err error) {
 	var te *transport.Error
-	if ctx.Err() != nil || !errors.As(err, &te) {
-		return
+	if ctx.Err() != nil || !errors.As(err, &te) || s.oauth && authRequired(err) {
+		return // a refused token breaks nothing: it is refreshed, or the user signs in (oauth.go)
 	}
 	if s.proc != nil {
 		// A stdio pipe breaks because the process died: say how. The

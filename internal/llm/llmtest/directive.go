@@ -121,6 +121,14 @@ func derive(req Request) Reply {
 				r.Text = Tokens(n)
 			case "text":
 				r.Text = d.value
+			case "system":
+				r.Text = "(no system prompt)"
+				for _, m := range req.Messages {
+					if m.Role == "system" {
+						r.Text = m.Content
+						break
+					}
+				}
 			case "delay":
 				v, err := time.ParseDuration(d.value)
 				if err != nil {

@@ -47,6 +47,8 @@
 //
 //	[[tokens=N]]           answer N words "t1 t2 … tN" (one chunk each)
 //	[[text=…]]             answer exactly … (up to "]]"; e.g. an XSS payload)
+//	[[system]]             answer the request's (first) system prompt: which
+//	                       agent's instructions the model was given
 //	[[delay=20ms]]         sleep between chunks (a time.ParseDuration value)
 //	[[wait=1.5s]]          sleep before answering at all (before the headers)
 //	[[chunk=N]]            N runes per chunk instead of word by word

@@ -68,6 +68,7 @@ func TestDerive(t *testing.T) {
 			Reply{Text: "You said: hello"}},
 		{"tokens", []Message{user("[[tokens=4]]")}, Reply{Text: "t1 t2 t3 t4"}},
 		{"text wins over echo", []Message{user("x [[text=<b>hi</b>]]")}, Reply{Text: "<b>hi</b>"}},
+		{"system prompt", []Message{{Role: "system", Content: "you are a researcher"}, user("who? [[system]]")}, Reply{Text: "you are a researcher"}},
 		{"reasoning field and chunk", []Message{user("why [[reasoning=think chunk=2]]")},
 			Reply{Text: "You said: why", Reasoning: "Thinking about: why", ReasoningField: "think", ChunkSize: 2}},
 		{"error", []Message{user("[[error=429]]")}, Reply{Status: 429, ErrorMessage: "llmtest: error 429 as asked", Text: "OK."}},
