@@ -113,6 +113,8 @@ type AgentEvent struct {
 	SystemPrompt   *string         `wire:"system_prompt,updated?"`
 	Params         *Params         `wire:"params,updated?"`
 	Head           string          `wire:"head,updated?"` // branch.go
+	Pinned         *bool           `wire:"pinned,updated?"`
+	Archived       *bool           `wire:"archived,updated?"`
 	Server         *ToolServer     `wire:"server,tool_server?"`
 	Resource       *ResourceRef    `wire:"resource,resource_updated"`
 	Waiting        []string        `wire:"waiting,waiting"` // call ids; [] when none waits

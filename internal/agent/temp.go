@@ -195,8 +195,11 @@ func (s *MemStore) apply(rec *Record) {
 		c.conv.UserTitled = c.conv.UserTitled || !rec.AutoTitle
 		c.conv.UpdatedAt = ev.Date
 	case ev.Agent != nil && ev.Agent.Type == AgentUpdated && c != nil:
-		ev.Agent.settings().apply(&c.conv)
-		c.conv.UpdatedAt = ev.Date
+		s := ev.Agent.settings()
+		s.apply(&c.conv)
+		if !s.Filing() {
+			c.conv.UpdatedAt = ev.Date
+		}
 	}
 	if c == nil {
 		return

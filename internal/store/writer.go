@@ -486,7 +486,7 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 					row.Title = c.Title
 				}
 				row.Model, row.SystemPrompt, row.Params, row.UserTitled = c.Model, columnText(c.SystemPrompt), encodeParams(c.Params), c.UserTitled
-				row.Agent = c.Agent
+				row.Agent, row.Pinned, row.Archived = c.Agent, c.Pinned, c.Archived
 				if p := c.Parent; p != nil {
 					row.ParentID, row.ParentCall = p.ConversationID, p.CallID
 				}
