@@ -208,6 +208,7 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 			}
 			card := &v.Messages[i]
 			card.HasResult, card.ResultID, card.Result, card.IsError = true, m.ID, PrettyJSON(m.Result), m.IsError
+			_, card.Images = splitContent(m.Images)
 			card.ChildID = m.ChildID
 		case agent.MessageError:
 			v.Messages = append(v.Messages, MessageView{Kind: KindError, Type: m.Type, ID: m.ID, Seq: m.Seq, Error: m.Error, Code: m.Code})

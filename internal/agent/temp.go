@@ -50,6 +50,7 @@ type memConversation struct {
 	queue    []QueuedSend
 	pending  []PendingCall
 	resolved map[string]bool // call ids of pending whose result is written
+	elicits  []Elicitation   // of the last stored round (elicit.go)
 	bytes    int64
 }
 
@@ -133,6 +134,9 @@ func (s *MemStore) check(recs []*Record) error {
 			return err
 		}
 		if err := s.checkApproval(rec); err != nil {
+			return err
+		}
+		if err := s.checkElicit(rec); err != nil {
 			return err
 		}
 		if m := ev.Event; m != nil && m.Type == EventMessage && m.Message.Type == MessageUser && m.Message.ClientID != "" {
@@ -220,6 +224,7 @@ func (s *MemStore) apply(rec *Record) {
 	}
 	c.applyQueue(rec)
 	c.applyApproval(rec)
+	c.applyElicit(rec)
 	n := recordBytes(rec)
 	c.bytes += n
 	s.bytes += n

@@ -282,6 +282,9 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 				if err := applyApproval(tx, rec, s.instance); err != nil {
 					return err
 				}
+				if err := applyElicit(tx, rec); err != nil { // elicit.go
+					return err
+				}
 				row, enc, err := s.prepare(rec, seq, now)
 				if err != nil {
 					return err
