@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/a-h/templ"
 
@@ -62,6 +63,11 @@ type ConversationItem struct {
 	Running bool
 	Waiting bool // a tool call waits for a person's decision
 	Current bool
+	// Updated is when the conversation last changed (RFC 3339), which the
+	// sidebar groups by; Pinned and Archived file it.
+	Updated  string
+	Pinned   bool
+	Archived bool
 }
 
 // ChatView is the open conversation with its history.
@@ -138,7 +144,8 @@ type Image struct {
 func ConversationItems(cs []agent.Conversation, current string) []ConversationItem {
 	items := make([]ConversationItem, 0, len(cs))
 	for _, c := range cs {
-		items = append(items, ConversationItem{ID: c.ID, Agent: cmp.Or(c.Agent, agent.DefaultAgent), Child: c.Parent != nil, Title: Title(c.Title), Temp: c.Temp, Running: c.Running, Waiting: len(c.Waiting) > 0, Current: c.ID == current})
+		items = append(items, ConversationItem{ID: c.ID, Agent: cmp.Or(c.Agent, agent.DefaultAgent), Child: c.Parent != nil, Title: Title(c.Title), Temp: c.Temp, Running: c.Running, Waiting: len(c.Waiting) > 0, Current: c.ID == current,
+			Updated: c.UpdatedAt.UTC().Format(time.RFC3339Nano), Pinned: c.Pinned, Archived: c.Archived})
 	}
 	return items
 }
@@ -201,6 +208,7 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 			}
 			card := &v.Messages[i]
 			card.HasResult, card.ResultID, card.Result, card.IsError = true, m.ID, PrettyJSON(m.Result), m.IsError
+			_, card.Images = splitContent(m.Images)
 			card.ChildID = m.ChildID
 		case agent.MessageError:
 			v.Messages = append(v.Messages, MessageView{Kind: KindError, Type: m.Type, ID: m.ID, Seq: m.Seq, Error: m.Error, Code: m.Code})

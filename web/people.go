@@ -31,3 +31,10 @@ func usageText(u PersonRow) string {
 	}
 	return formatTokens(u.Used) + " tokens used of " + u.Budget + "; resets " + u.ResetsAt
 }
+
+func lastUsedText(k KeyRow) string {
+	if k.LastUsed == "" {
+		return "never used"
+	}
+	return "used " + k.LastUsed
+}

@@ -355,6 +355,10 @@ class App {
         else if (a === 'dismiss-banner') dismiss(action.closest('[data-banner]'));
         else if (a === 'load-earlier') this.chat?.loadEarlier(action);
         else if (a === 'more-conversations') this.sidebar.more();
+        else if (a === 'pin' || a === 'archive') {
+          this.sidebar.file(action.closest('.conv-item').dataset.id, a === 'pin' ? 'pinned' : 'archived')
+            .catch((err) => this.toast(`Could not ${a} the chat: ${err.message}`, 'error'));
+        } else if (a === 'toggle-archived') this.sidebar.toggleArchived();
         else if (a === 'delete') this.confirmDelete();
         else if (a === 'import') { this.closeSidebar(); this.importer.open(); }
         else if (a === 'open-sidebar') this.openSidebar();

@@ -13,6 +13,7 @@ import { isImageType } from './rules.js';
 import { afterTurn, gaugeWindow, setGauge, summaryMessage } from './context.js';
 import { QueueView } from './queue.js';
 import { decided, showApproval } from './approval.js';
+import { elicited, showElicitation, showProgress } from './elicit.js';
 import { Delegation, childLink } from './agents.js';
 
 const EARLIER_PAGE = 200; // messages per history request ("Show earlier messages", resync)
@@ -209,6 +210,9 @@ export class Chat {
       case 'queue_cancelled': this.queue.remove(ev.message_id); break;
       case 'approval_request': showApproval(this.toolCardOf(ev.call_id), { callId: ev.call_id, args: ev.arguments }, (body) => this.decide(body)); break;
       case 'approval': decided(this.toolCardOf(ev.call_id), ev); break;
+      case 'elicitation_request': showElicitation(this.toolCardOf(ev.call_id), this.live, ev, (body) => this.elicit(body)); break;
+      case 'elicitation': elicited(this.main, ev); break;
+      case 'tool_progress': showProgress(this.toolCardOf(ev.call_id), ev.progress); break;
       case 'delegation': this.delegated(ev); break;
       default: break;
     }
@@ -242,7 +246,7 @@ export class Chat {
     if (m.type === 'tool_result') {
       const card = this.findCard(m.call_id);
       if (card) {
-        setToolResult(card, { id: m.id, result: m.result, isError: m.is_error });
+        setToolResult(card, { id: m.id, result: m.result, isError: m.is_error, images: m.images });
         childLink(card, m.child_conversation_id, 'the agent');
         return;
       }
@@ -256,7 +260,7 @@ export class Chat {
       this.callUsage = m.usage || null; // the last model call's own usage
     }
     // A live result that came before the persisted call stays visible.
-    if (m.type === 'tool_call' && liveTool && liveTool.result !== undefined) setToolResult(el, { result: liveTool.result, isError: liveTool.isError });
+    if (m.type === 'tool_call' && liveTool && liveTool.result !== undefined) setToolResult(el, { result: liveTool.result, isError: liveTool.isError, images: liveTool.images });
     this.list.append(el);
     this.main.querySelector('#empty-state')?.remove();
     if (m.type === 'summary_message' && !this.running) this.refreshContext();
@@ -279,7 +283,7 @@ export class Chat {
         if (m.id) this.seen.add(m.id);
         if (m.type === 'tool_result') {
           const card = [...box.querySelectorAll('.tool-card')].find((c) => c.dataset.callId === m.call_id);
-          if (card) { setToolResult(card, { id: m.id, result: m.result, isError: m.is_error }); continue; }
+          if (card) { setToolResult(card, { id: m.id, result: m.result, isError: m.is_error, images: m.images }); continue; }
         }
         box.append(this.render(m));
       }
@@ -309,7 +313,7 @@ export class Chat {
       case 'tool_result': {
         const el = toolCard({ id: null, seq: m.seq, callId: m.call_id, name: m.name, args: '' });
         el.setAttribute('data-id', m.id);
-        setToolResult(el, { id: m.id, result: m.result, isError: m.is_error });
+        setToolResult(el, { id: m.id, result: m.result, isError: m.is_error, images: m.images });
         return el;
       }
       case 'error': return errorMessage({ ...m, message: m.message });
@@ -431,11 +435,23 @@ export class Chat {
     }
   }
 
+  // elicit answers a tool's request for input; a refusal is thrown for the
+  // form to show (elicit.js).
+  async elicit(body) {
+    try {
+      await this.conn.request('elicit', { conversation_id: this.id, ...body }, { retry: false });
+      this.main.querySelector('#prompt')?.focus();
+    } catch (err) {
+      if (err.code === 'conflict') { this.toast('That request was already answered.', 'error'); return; }
+      throw err;
+    }
+  }
+
   liveToolResult(ev) {
     const live = this.parts.find((p) => p.kind === 'tool' && p.callId === ev.call_id);
     const card = live ? live.el : this.findCard(ev.call_id);
-    if (card) setToolResult(card, { result: ev.result, isError: ev.is_error });
-    if (live) { live.result = ev.result; live.isError = ev.is_error; }
+    if (card) setToolResult(card, { result: ev.result, isError: ev.is_error, images: ev.images });
+    if (live) { live.result = ev.result; live.isError = ev.is_error; live.images = ev.images; }
     if (this.running) this.pendingAnswer(); // the model's next round
   }
 

@@ -155,7 +155,7 @@ export function toolCard({ id, seq, callId, name, args }) {
 
 // setToolResult fills the result (or error) into a tool card, from the
 // template of a finished card.
-export function setToolResult(card, { id, result, isError }) {
+export function setToolResult(card, { id, result, isError, images }) {
   if (id) card.setAttribute('data-result-id', id);
   const done = clone(isError ? 'tpl-tool-error' : 'tpl-tool-done');
   card.setAttribute('data-state', done.dataset.state);
@@ -163,6 +163,8 @@ export function setToolResult(card, { id, result, isError }) {
   d.querySelector('.tool-status').replaceWith(done.querySelector('.tool-status'));
   const sec = done.querySelector('.tool-result');
   sec.querySelector('code').textContent = prettyJSON(result);
+  fillImages(sec, images); // the images the tool returned
+  d.querySelector('.tool-progress')?.remove();
   const old = d.querySelector('.tool-result');
   if (old) old.replaceWith(sec);
   else d.append(sec);

@@ -8,6 +8,27 @@ import { clone, setAttrs } from './message.js';
 
 export const UNTITLED = 'New chat';
 const PAGE = 200; // conversations per page, as the server renders the first
+const DAY = 24 * 60 * 60 * 1000;
+
+// groupOf names the sidebar group of a row: the pinned and the archived
+// apart, the rest by the day of their last change in the reader's time
+// zone (which the server does not know, so this is computed here).
+export function groupOf({ pinned, archived, updated }, now = new Date()) {
+  if (archived) return 'Archived';
+  if (pinned) return 'Pinned';
+  const t = new Date(updated);
+  if (Number.isNaN(t.getTime())) return 'Today'; // a row that arrived without a date is new
+  const midnight = new Date(now.getFullYear(), now.getMonth(), now.getDate()).getTime();
+  const days = Math.ceil((midnight - t.getTime()) / DAY); // 0: today, 1: yesterday…
+  if (days <= 0) return 'Today';
+  if (days === 1) return 'Yesterday';
+  if (days <= 7) return 'Previous 7 days';
+  if (days <= 30) return 'Previous 30 days';
+  return 'Older';
+}
+
+// rank orders rows as the server lists them: archived last, pinned first.
+const rank = (li) => (li.dataset.archived === 'true' ? 2 : 0) + (li.dataset.pinned === 'true' ? 0 : 1);
 
 export class Sidebar {
   constructor(root, { conn, onDeleted, onRenamed, onUpdated }) {
@@ -24,6 +45,8 @@ export class Sidebar {
     this.moreBtn = root.querySelector('[data-testid="more-conversations"]');
     this.total = Number(this.moreBtn?.dataset.total || 0);
     this.loading = false;
+    this.archivedBtn = root.querySelector('[data-testid="archived-toggle"]');
+    this.regroup();
     if (this.moreBtn) {
       new IntersectionObserver((entries) => {
         if (entries.some((e) => e.isIntersecting)) this.more();
@@ -41,6 +64,7 @@ export class Sidebar {
       const { conversations, total } = await this.conn.request('list_conversations', { offset: this.list.children.length, limit: PAGE });
       for (const c of conversations || []) if (!this.item(c.id)) this.list.append(this.render(c));
       this.setTotal(total);
+      this.regroup();
     } catch {
       // The button stays; scrolling to it again retries.
     } finally {
@@ -60,7 +84,13 @@ export class Sidebar {
   // render fills the templ-rendered row template (web/sidebar.templ).
   render(c) {
     const li = clone('tpl-conversation');
-    setAttrs(li, { 'data-id': c.id, 'data-agent': c.agent || 'agentik', 'data-child': c.parent ? 'true' : null, 'data-running': String(!!c.running), 'data-waiting': String((c.waiting || []).length > 0), 'data-temp': c.temp ? 'true' : null });
+    setAttrs(li, {
+      'data-id': c.id, 'data-agent': c.agent || 'agentik', 'data-child': c.parent ? 'true' : null, 'data-running': String(!!c.running),
+      'data-waiting': String((c.waiting || []).length > 0), 'data-temp': c.temp ? 'true' : null,
+      'data-updated': c.updated_at || new Date().toISOString(), 'data-pinned': String(!!c.pinned), 'data-archived': String(!!c.archived),
+    });
+    li.querySelector('.conv-pin')?.setAttribute('aria-pressed', String(!!c.pinned));
+    li.querySelector('.conv-archive')?.setAttribute('aria-pressed', String(!!c.archived));
     li.hidden = !!this.filter && li.dataset.agent !== this.filter;
     const a = li.querySelector('a');
     setAttrs(a, { href: `/c/${encodeURIComponent(c.id)}`, 'aria-current': c.id === this.current ? 'page' : null });
@@ -69,13 +99,64 @@ export class Sidebar {
     return li;
   }
 
-  upsert(c, { top = true } = {}) {
-    const old = this.item(c.id);
-    const li = this.render(c);
-    if (old) old.remove();
-    if (top) this.list.prepend(li);
-    else this.list.append(li);
+  upsert(c) {
+    this.item(c.id)?.remove();
+    this.place(this.render(c));
     this.updateEmpty();
+  }
+
+  // place puts a row where the server's order has it: by rank (pinned,
+  // the rest, archived), then most recently updated first.
+  place(li) {
+    li.remove();
+    const r = rank(li);
+    const at = [...this.list.children].find((s) => rank(s) > r || (rank(s) === r && Date.parse(s.dataset.updated) <= Date.parse(li.dataset.updated)));
+    this.list.insertBefore(li, at || null);
+    this.regroup();
+  }
+
+  // regroup names each group at its first row and counts the archived
+  // rows for their toggle.
+  regroup() {
+    const now = new Date();
+    let last = null;
+    let archived = 0;
+    for (const li of this.list.children) {
+      const g = groupOf({ pinned: li.dataset.pinned === 'true', archived: li.dataset.archived === 'true', updated: li.dataset.updated }, now);
+      const head = li.querySelector('.conv-group');
+      if (head) head.textContent = g === last ? '' : g;
+      last = g;
+      if (g === 'Archived') archived++;
+    }
+    if (this.archivedBtn) {
+      this.archivedBtn.hidden = archived === 0;
+      const open = this.list.dataset.showArchived === 'true';
+      this.archivedBtn.textContent = open ? 'Hide archived' : `Show archived (${archived})`;
+      this.archivedBtn.setAttribute('aria-expanded', String(open));
+    }
+  }
+
+  // toggleArchived shows or hides the archived rows.
+  toggleArchived() {
+    this.list.dataset.showArchived = String(this.list.dataset.showArchived !== 'true');
+    this.regroup();
+  }
+
+  // file pins or archives a conversation (what: 'pinned' or 'archived'),
+  // or undoes it; the updated event moves its row, in every tab.
+  file(id, what) {
+    const li = this.item(id);
+    if (!li) return Promise.resolve();
+    return this.conn.request('update_conversation', { conversation_id: id, [what]: li.dataset[what] !== 'true' });
+  }
+
+  // filed applies an updated event's pinned and archived to the row.
+  filed(ev) {
+    const li = this.item(ev.conversation_id);
+    if (!li || (ev.pinned === undefined && ev.archived === undefined)) return;
+    if (ev.pinned !== undefined) { li.dataset.pinned = String(!!ev.pinned); li.querySelector('.conv-pin')?.setAttribute('aria-pressed', String(!!ev.pinned)); }
+    if (ev.archived !== undefined) { li.dataset.archived = String(!!ev.archived); li.querySelector('.conv-archive')?.setAttribute('aria-pressed', String(!!ev.archived)); }
+    this.place(li);
   }
 
   // setFilter shows only the conversations of agent slug ("" for all).
@@ -101,7 +182,7 @@ export class Sidebar {
     const li = this.item(id);
     if (!li) return;
     li.dataset.running = String(running);
-    if (running && li !== this.list.firstElementChild) this.list.prepend(li);
+    if (running) { li.dataset.updated = new Date().toISOString(); this.place(li); }
   }
 
   // setWaiting marks a conversation whose tool call waits for a decision
@@ -119,6 +200,7 @@ export class Sidebar {
       const { conversations, total } = await this.conn.request('list_conversations', { limit });
       this.list.replaceChildren(...(conversations || []).map((c) => this.render(c)));
       this.setTotal(total);
+      this.regroup();
       this.updateEmpty();
     } catch {
       // The next connect tries again.
@@ -150,9 +232,11 @@ export class Sidebar {
         case 'deleted':
           this.item(ev.conversation_id)?.remove();
           this.updateEmpty();
+          this.regroup();
           this.onDeleted(ev.conversation_id);
           break;
-        case 'updated': // a conversation's settings (model.js)
+        case 'updated': // a conversation's settings (model.js), or its filing
+          this.filed(ev);
           this.onUpdated(ev.conversation_id, ev);
           break;
         case 'tool_server':

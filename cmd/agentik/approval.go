@@ -18,15 +18,7 @@ import (
 // arguments. A decision made elsewhere first (conflict) ends the question;
 // Ctrl-C or the end of stdin leaves the call waiting.
 func askApproval(ctx context.Context, c *client.Client, convID string, e *agent.Event, answers <-chan string, out io.Writer) {
-	read := func(prompt string) (string, bool) {
-		fmt.Fprint(out, prompt)
-		select {
-		case <-ctx.Done():
-			return "", false
-		case l, ok := <-answers:
-			return strings.TrimSpace(l), ok
-		}
-	}
+	read := prompter(ctx, answers, out)
 	for {
 		line, ok := read(fmt.Sprintf("\n[approve %s %s? y/n/e] ", stripControls(e.Name), stripControls(oneLine(e.Arguments, 200))))
 		if !ok {
@@ -61,6 +53,20 @@ func askApproval(ctx context.Context, c *client.Client, convID string, e *agent.
 		}
 		if ctx.Err() != nil {
 			return
+		}
+	}
+}
+
+// prompter asks at the terminal: it prints the prompt and returns the next
+// line typed (trimmed), or false once ctx ends or the input closes.
+func prompter(ctx context.Context, answers <-chan string, out io.Writer) func(prompt string) (string, bool) {
+	return func(prompt string) (string, bool) {
+		fmt.Fprint(out, prompt)
+		select {
+		case <-ctx.Done():
+			return "", false
+		case l, ok := <-answers:
+			return strings.TrimSpace(l), ok
 		}
 	}
 }

@@ -337,6 +337,10 @@ func streamTurn(ctx context.Context, c *client.Client, sub *client.Sub, convID, 
 			askApproval(turnCtx, c, convID, e, answers, out)
 			continue
 		}
+		if e.Type == agent.EventElicitationRequest && wait == turnCtx {
+			askElicitation(turnCtx, c, convID, e, answers, out) // elicit.go
+			continue
+		}
 		if e.Type == agent.EventEnd {
 			return nil
 		}
@@ -372,6 +376,13 @@ func (p *turnPrinter) print(e *agent.Event) {
 			mark = "tool error"
 		}
 		fmt.Fprintf(p.w, "[%s: %s]\n", mark, oneLine(e.Result, 200))
+		for _, img := range e.Images {
+			fmt.Fprintf(p.w, "[image %s, %d bytes base64]\n", stripControls(img.Mime), len(img.Data))
+		}
+	case agent.EventToolProgress:
+		if pr := e.Progress; pr != nil {
+			fmt.Fprintf(p.w, "[progress %s]\n", progressText(pr))
+		}
 	case agent.EventError:
 		fmt.Fprintf(p.w, "\nerror: %s\n", stripControls(e.Error))
 	case agent.EventInterrupted:

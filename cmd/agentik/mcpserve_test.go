@@ -158,3 +158,48 @@ func TestMCPConformance(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPApprovalTimeout: a tool call needing approval, asked of
+// @modelcontextprotocol/sdk's Client against the real binary with
+// AGENTIK_APPROVAL_TIMEOUT=1s: a client without elicitation, and one that
+// cancels the elicitation, leave it to the UI, where nobody decides, so
+// the call is denied when the timeout passes and the call ends; a client
+// that declines, or accepts with a denial, denies it at once.
+func TestMCPApprovalTimeout(t *testing.T) {
+	env, db := a2aEnv(t)
+	p := start(t, freeAddr(t), db, append(env, "AGENTIK_APPROVAL_TIMEOUT=1s")...)
+	waitTools(t, p, map[string]string{"Authorization": "Bearer " + a2aKey})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "mcp_approval.mjs"))
+	cmd.Env = append(os.Environ(), "AGENTIK_URL=http://"+p.addr, "AGENTIK_KEY="+a2aKey)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s\nagentik logs:\n%s", err, stderr.String(), p.logs)
+	}
+	type call struct {
+		Text      string
+		IsError   bool
+		Asked, Ms int
+	}
+	var got struct{ Plain, Cancelled, Declined, Denied call }
+	if err := json.Unmarshal(stdout, &got); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	for name, c := range map[string]call{"no elicitation": got.Plain, "elicitation cancelled": got.Cancelled} {
+		if !strings.Contains(c.Text, "approval timed out after 1s") || c.Ms < 1000 {
+			t.Errorf("%s: %+v, want the call denied by the timeout", name, c)
+		}
+	}
+	if got.Plain.Asked != 0 || got.Cancelled.Asked != 1 {
+		t.Errorf("elicitations asked: %d without the capability, %d with it", got.Plain.Asked, got.Cancelled.Asked)
+	}
+	if !strings.Contains(got.Declined.Text, "declined by the MCP client's user") || got.Declined.Asked != 1 {
+		t.Errorf("declined: %+v", got.Declined)
+	}
+	if !strings.Contains(got.Denied.Text, "not today") || got.Denied.Asked != 1 {
+		t.Errorf("denied: %+v", got.Denied)
+	}
+}

@@ -225,8 +225,12 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 		rcfg.Tools = &demoTools{inner: tools}
 	}
 	if cfg.Agents != "" {
-		if rcfg.CodeAgents, err = loadAgents(cfg.Agents, getenv, serverNames); err != nil {
+		var remotes map[string]a2a.RemoteAgent
+		if rcfg.CodeAgents, remotes, err = loadAgents(cfg.Agents, getenv, serverNames); err != nil {
 			return err
+		}
+		if len(remotes) > 0 {
+			rcfg.Remote = &a2a.Remotes{Agents: remotes, Logger: log}
 		}
 	}
 	scfg := server.Config{

@@ -68,7 +68,11 @@ type AgentDef struct {
 	Visibility   string   `json:"visibility"`
 	Owner        string   `json:"owner"` // a user id
 	Starters     []string `json:"starters"`
-	Version      int      `json:"version"`
+	// A2A is the URL of a remote agent's A2A card (remote.go): another
+	// runtime answers this agent's turns. Only agents defined as code have
+	// one (their credentials stay in the configuration).
+	A2A     string `json:"a2a,omitempty"`
+	Version int    `json:"version"`
 	// ReadOnly marks an agent defined as code (AGENTIK_AGENTS, or the
 	// default): the API and the UI do not change it.
 	ReadOnly  bool      `json:"read_only"`
@@ -624,7 +628,7 @@ func sameDefinition(a, b AgentDef) bool {
 	pa, pb := encodeParamsKey(a.Params), encodeParamsKey(b.Params)
 	return a.Name == b.Name && a.Description == b.Description && a.Instructions == b.Instructions && a.Model == b.Model &&
 		pa == pb && slices.Equal(a.Tools, b.Tools) && a.Approval == b.Approval && a.Visibility == b.Visibility &&
-		a.Owner == b.Owner && slices.Equal(a.Starters, b.Starters) && a.ReadOnly == b.ReadOnly && !a.Deleted
+		a.Owner == b.Owner && slices.Equal(a.Starters, b.Starters) && a.ReadOnly == b.ReadOnly && a.A2A == b.A2A && !a.Deleted
 }
 
 func encodeParamsKey(p *Params) string {

@@ -125,7 +125,17 @@ func (r *Runner) waitEndRecords(convID string, pend []PendingCall) []*Record {
 // edited arguments), those that needed no approval, and denied ones as an
 // error result the model reads.
 func (t *turn) runPending(mem []ModelMessage) ([]ModelMessage, error) {
+	t.roundStored = true // resolved as it goes
+	defer func() { t.roundStored = false }()
+	var rest []ToolCall
 	for _, p := range t.resume {
+		args := p.Arguments
+		if p.Edited != "" {
+			args = p.Edited
+		}
+		rest = append(rest, ToolCall{ID: p.CallID, Name: p.Name, Arguments: args})
+	}
+	for i, p := range t.resume {
 		c := ToolCall{ID: p.CallID, Name: p.Name, Arguments: p.Arguments}
 		var res Message
 		if p.Needs && !p.Approved {
@@ -138,9 +148,12 @@ func (t *turn) runPending(mem []ModelMessage) ([]ModelMessage, error) {
 			if p.Edited != "" {
 				c.Arguments = p.Edited
 			}
-			res = t.callTool(c)
+			res = t.callTool(c, rest[i:])
+			if t.parked {
+				return mem, errParked
+			}
 		}
-		if err := t.live(Event{Type: EventToolResult, CallID: c.ID, Name: c.Name, Result: res.Result, IsError: res.IsError}); err != nil {
+		if err := t.live(Event{Type: EventToolResult, CallID: c.ID, Name: c.Name, Result: res.Result, IsError: res.IsError, Images: res.Images}); err != nil {
 			return mem, err
 		}
 		rec := t.r.messageRecord(res, res.memory())

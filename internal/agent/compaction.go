@@ -393,6 +393,9 @@ func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error)
 		resp.Usage = resp.Usage.Add(t.summaryUsage)
 		t.summaryUsage = Usage{}
 	}()
+	if t.agent.A2A != "" {
+		return t.remote(*mem, on)
+	}
 	t.r.est.seed(t.conv)
 	p, err := t.prepare(mem, specs, false)
 	if err != nil {
@@ -427,6 +430,7 @@ func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error)
 // the turn's response format and tool choice.
 func (t *turn) request(mem []ModelMessage, specs []ToolSpec) ChatRequest {
 	req := chatRequest(t.conv, mem, specs)
+	req.Messages = t.toolImages(req.Messages)
 	req.ResponseFormat, req.ToolChoice = t.format, t.choice
 	return req
 }

@@ -30,6 +30,11 @@ type Conversation struct {
 	// Parent links a child conversation to the delegation that started
 	// it (delegate.go); nil for a conversation a person started.
 	Parent *Parent `wire:"parent,*?"`
+	// Pinned and Archived are a person's filing of the conversation
+	// (settings.go): lists put the archived last, then the pinned first,
+	// each group most recently updated first. Neither moves UpdatedAt.
+	Pinned   bool `wire:"pinned,*?"`
+	Archived bool `wire:"archived,*?"`
 	// Owner is the user the conversation belongs to (access.go); "" in a
 	// store that keeps none: LocalUser. Not on the wire.
 	Owner string `wire:"-"`

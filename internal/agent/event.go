@@ -44,8 +44,8 @@ type Event struct {
 	Mime string `wire:"mime,append_image"`
 	Data string `wire:"data,append_image"`
 
-	CallID    string `wire:"call_id,tool_call,tool_result,approval_request,approval,delegation"`
-	Name      string `wire:"name,tool_call,tool_result,approval_request,delegation"`
+	CallID    string `wire:"call_id,tool_call,tool_result,approval_request,approval,delegation,tool_progress,elicitation_request?"`
+	Name      string `wire:"name,tool_call,tool_result,approval_request,delegation,tool_progress"`
 	Arguments string `wire:"arguments,tool_call,approval_request,approval?"`
 	Result    string `wire:"result,tool_result"`
 	IsError   bool   `wire:"is_error,tool_result?"`
@@ -65,6 +65,19 @@ type Event struct {
 
 	Decision string `wire:"decision,approval"` // approve or deny
 	Reason   string `wire:"reason,approval?"`
+
+	// Images that came with a tool's result (toolcall.go).
+	Images []Content `wire:"images,tool_result?"`
+	// Progress of a running tool call (toolcall.go).
+	Progress *ToolProgress `wire:"progress,tool_progress"`
+	// An elicitation (elicit.go): the request and its answer.
+	RequestID string          `wire:"request_id,elicitation_request,elicitation"`
+	Server    string          `wire:"server,elicitation_request"`
+	Mode      string          `wire:"mode,elicitation_request"`
+	Ask       string          `wire:"message,elicitation_request"`
+	Schema    json.RawMessage `wire:"schema,elicitation_request?"`
+	URL       string          `wire:"url,elicitation_request?"`
+	Action    string          `wire:"action,elicitation"`
 
 	Raw json.RawMessage `wire:"-raw"` // a type this version does not know
 }
@@ -110,6 +123,8 @@ type AgentEvent struct {
 	SystemPrompt   *string         `wire:"system_prompt,updated?"`
 	Params         *Params         `wire:"params,updated?"`
 	Head           string          `wire:"head,updated?"` // branch.go
+	Pinned         *bool           `wire:"pinned,updated?"`
+	Archived       *bool           `wire:"archived,updated?"`
 	Server         *ToolServer     `wire:"server,tool_server?"`
 	Waiting        []string        `wire:"waiting,waiting"` // call ids; [] when none waits
 	Raw            json.RawMessage `wire:"-raw"`            // a type this version does not know

@@ -53,6 +53,8 @@ type Message struct {
 	// ChildID, on the result of a delegation (agent__<slug>), is the child
 	// conversation the other agent answered in (delegate.go).
 	ChildID string `wire:"child_conversation_id,tool_result?"`
+	// Images that came with the result (toolcall.go).
+	Images []Content `wire:"images,tool_result?"`
 
 	Error string `wire:"message,error"` // the error's message
 	Code  string `wire:"code,error?"`
@@ -77,5 +79,5 @@ func (m Message) memory() ModelMessage {
 	if m.IsError && !strings.HasPrefix(body, "error") {
 		body = "error: " + body
 	}
-	return ModelMessage{Role: RoleTool, ToolCallID: m.CallID, Name: m.Name, Content: []Content{Text(body)}}
+	return ModelMessage{Role: RoleTool, ToolCallID: m.CallID, Name: m.Name, Content: append([]Content{Text(body)}, m.Images...)}
 }

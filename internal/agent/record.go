@@ -63,6 +63,9 @@ type Record struct {
 	Decide  *Decision
 	Resolve string
 	EndWait bool
+	// Elicit stores a tool's request for input or its answer (elicit.go),
+	// applied after the approval change.
+	Elicit *ElicitChange
 	// Head, when set, moves the conversation's head (its active leaf;
 	// "" = before the first message) before the record's message is
 	// written; the store refuses it with busy while a turn runs, unless

@@ -82,6 +82,9 @@ type Config struct {
 	// CodeAgents are the agents defined as code (AGENTIK_AGENTS), stored
 	// by DefineAgents; read-only.
 	CodeAgents []AgentDef
+	// Remote answers for the remote agents among them (AgentDef.A2A):
+	// agents of other runtimes; nil: none is reachable.
+	Remote Remote
 }
 
 // Runner runs conversations: it owns the running turns, keeps temp
@@ -104,10 +107,13 @@ type Runner struct {
 	ends   [64]uint64
 	held   map[string]int        // conversations whose queued sends must not start now (being deleted)
 	timers map[string]*waitTimer // armed approval timeouts by conversation id (approval.go)
-	endCh  chan struct{}         // closed (and cleared) when a turn leaves turns (endSignal, delegate.go)
-	closed bool                  // Close was called: no turn starts any more
-	quit   chan struct{}         // closed by Close: background work (titles) stops
-	wg     sync.WaitGroup        // running turn goroutines
+	// elicits are the elicitations a tool call of this runner waits for,
+	// by request id: where an answer goes (elicit.go).
+	elicits map[string]chan ElicitResult
+	endCh   chan struct{}  // closed (and cleared) when a turn leaves turns (endSignal, delegate.go)
+	closed  bool           // Close was called: no turn starts any more
+	quit    chan struct{}  // closed by Close: background work (titles) stops
+	wg      sync.WaitGroup // running turn goroutines
 
 	// hooks stop a turn at one side of a race, for tests (export_test.go);
 	// nil otherwise.

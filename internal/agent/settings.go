@@ -86,6 +86,15 @@ type Settings struct {
 	// Agent is the slug of the conversation's agent; a Model of
 	// "agent/<slug>" means the same (agentdef.go).
 	Agent *string
+	// Pinned and Archived file the conversation in lists; changing only
+	// them leaves its UpdatedAt (and so its place by date) as it was.
+	Pinned   *bool
+	Archived *bool
+}
+
+// Filing reports whether s changes nothing but Pinned and Archived.
+func (s Settings) Filing() bool {
+	return s.Title == nil && s.Model == nil && s.SystemPrompt == nil && s.Params == nil && s.Agent == nil
 }
 
 // ErrUserTitled fails the append of a title the model wrote when a user
@@ -186,6 +195,12 @@ func (s Settings) apply(c *Conversation) {
 	if s.Agent != nil {
 		c.Agent = *s.Agent
 	}
+	if s.Pinned != nil {
+		c.Pinned = *s.Pinned
+	}
+	if s.Archived != nil {
+		c.Archived = *s.Archived
+	}
 }
 
 // UpdateConversation changes a conversation's title, model, system prompt
@@ -207,10 +222,13 @@ func (r *Runner) UpdateConversation(ctx context.Context, id string, s Settings) 
 	if err != nil {
 		return Conversation{}, err
 	}
-	if s.Title == nil && s.Model == nil && s.SystemPrompt == nil && s.Params == nil && s.Agent == nil {
+	if s.Filing() && s.Pinned == nil && s.Archived == nil {
 		return c, nil
 	}
-	ev := AgentEvent{Type: AgentUpdated, ConversationID: id, Model: s.Model, SystemPrompt: s.SystemPrompt, Params: s.Params}
+	if c.Temp && (s.Pinned != nil || s.Archived != nil) {
+		return Conversation{}, Errorf(CodeBadRequest, "conversation %q is temporary: it cannot be pinned or archived; it is gone when the server restarts", Shorten(id, 40))
+	}
+	ev := AgentEvent{Type: AgentUpdated, ConversationID: id, Model: s.Model, SystemPrompt: s.SystemPrompt, Params: s.Params, Pinned: s.Pinned, Archived: s.Archived}
 	if s.Agent != nil {
 		ev.Agent = *s.Agent
 	}
@@ -231,7 +249,7 @@ func (r *Runner) UpdateConversation(ctx context.Context, id string, s Settings) 
 
 // settings is the change an updated event carries.
 func (a *AgentEvent) settings() Settings {
-	s := Settings{Model: a.Model, SystemPrompt: a.SystemPrompt, Params: a.Params}
+	s := Settings{Model: a.Model, SystemPrompt: a.SystemPrompt, Params: a.Params, Pinned: a.Pinned, Archived: a.Archived}
 	if a.Agent != "" {
 		s.Agent = &a.Agent
 	}

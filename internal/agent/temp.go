@@ -50,6 +50,7 @@ type memConversation struct {
 	queue    []QueuedSend
 	pending  []PendingCall
 	resolved map[string]bool // call ids of pending whose result is written
+	elicits  []Elicitation   // of the last stored round (elicit.go)
 	bytes    int64
 }
 
@@ -135,6 +136,9 @@ func (s *MemStore) check(recs []*Record) error {
 		if err := s.checkApproval(rec); err != nil {
 			return err
 		}
+		if err := s.checkElicit(rec); err != nil {
+			return err
+		}
 		if m := ev.Event; m != nil && m.Type == EventMessage && m.Message.Type == MessageUser && m.Message.ClientID != "" {
 			if c := s.convs[ev.ConversationID]; c != nil {
 				for _, old := range c.messages {
@@ -195,8 +199,11 @@ func (s *MemStore) apply(rec *Record) {
 		c.conv.UserTitled = c.conv.UserTitled || !rec.AutoTitle
 		c.conv.UpdatedAt = ev.Date
 	case ev.Agent != nil && ev.Agent.Type == AgentUpdated && c != nil:
-		ev.Agent.settings().apply(&c.conv)
-		c.conv.UpdatedAt = ev.Date
+		s := ev.Agent.settings()
+		s.apply(&c.conv)
+		if !s.Filing() {
+			c.conv.UpdatedAt = ev.Date
+		}
 	}
 	if c == nil {
 		return
@@ -217,6 +224,7 @@ func (s *MemStore) apply(rec *Record) {
 	}
 	c.applyQueue(rec)
 	c.applyApproval(rec)
+	c.applyElicit(rec)
 	n := recordBytes(rec)
 	c.bytes += n
 	s.bytes += n

@@ -50,6 +50,12 @@ type turn struct {
 	prompt []Content     // the user's message
 	answer string        // the model's last answer text
 	resume []PendingCall // a resumed turn's decided round, run first (see approval.go)
+	// roundStored: the running round of tool calls is stored, as a call
+	// of it waited for the user (elicit.go); each result resolves its call.
+	roundStored bool
+	// parked: a shutdown ended a call's wait for the user, which stays
+	// stored; the turn stops without an end and resumes once answered.
+	parked bool
 
 	// mem is the turn's working memory as written so far, once loaded: an
 	// early end answers the tool calls it leaves open (calls.go).
@@ -427,20 +433,35 @@ func (t *turn) loop() error {
 			return t.park(answer.ToolCalls)
 		}
 		clientCalls := false
+		var serverCalls []ToolCall
+		for _, c := range answer.ToolCalls {
+			if !t.isClientTool(c.Name) {
+				serverCalls = append(serverCalls, c)
+			}
+		}
 		for _, c := range answer.ToolCalls {
 			if t.isClientTool(c.Name) {
 				clientCalls = true // the client runs it; its result comes with the next send
 				continue
 			}
-			res := t.callTool(c)
-			if err := t.live(Event{Type: EventToolResult, CallID: c.ID, Name: c.Name, Result: res.Result, IsError: res.IsError}); err != nil {
+			res := t.callTool(c, serverCalls)
+			serverCalls = serverCalls[1:]
+			if t.parked {
+				return errParked
+			}
+			if err := t.live(Event{Type: EventToolResult, CallID: c.ID, Name: c.Name, Result: res.Result, IsError: res.IsError, Images: res.Images}); err != nil {
 				return err
 			}
-			if err := t.emit(t.r.messageRecord(res, res.memory())); err != nil {
+			rec := t.r.messageRecord(res, res.memory())
+			if t.roundStored {
+				rec.Resolve = c.ID
+			}
+			if err := t.emit(rec); err != nil {
 				return err
 			}
 			mem = append(mem, res.memory())
 		}
+		t.roundStored = false
 		if clientCalls {
 			return nil
 		}
@@ -451,8 +472,9 @@ func (t *turn) loop() error {
 	}
 }
 
-// callTool runs one tool call; failures become an error result.
-func (t *turn) callTool(c ToolCall) Message {
+// callTool runs one tool call; failures become an error result. rest is
+// the round's calls from c on, stored should the call wait for the user.
+func (t *turn) callTool(c ToolCall, rest []ToolCall) Message {
 	if strings.HasPrefix(c.Name, DelegatePrefix) && !t.isClientTool(c.Name) {
 		return t.delegate(c)
 	}
@@ -465,14 +487,17 @@ func (t *turn) callTool(c ToolCall) Message {
 	case t.r.cfg.Tools == nil:
 		m.Result, m.IsError = fmt.Sprintf("tool %q is not available: no tools are configured", c.Name), true
 	default:
-		res, err := t.r.cfg.Tools.Call(t.ctx, c.Name, c.Arguments)
+		out, scope, err := t.runTool(c, rest)
+		if scope.parked {
+			t.parked = true
+		}
 		if err != nil {
 			m.Result, m.IsError = err.Error(), true
 			if t.ctx.Err() != nil {
 				m.Result = "interrupted while the tool ran"
 			}
 		} else {
-			m.Result = res
+			m.Result, m.Images = out.Text, out.Images
 		}
 	}
 	return m

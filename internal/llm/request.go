@@ -2,6 +2,7 @@ package llm
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -147,8 +148,43 @@ func messages(in []agent.ModelMessage) []openai.ChatCompletionMessage {
 			o.Content = text(m.Content)
 		}
 		out = append(out, o)
+		if m.Role == agent.RoleTool && (i+1 == len(in) || in[i+1].Role != agent.RoleTool) {
+			if imgs := toolImages(in, i); imgs != nil {
+				out = append(out, *imgs)
+			}
+		}
 	}
 	return out
+}
+
+// toolImages is the user message that shows the model the images of the
+// run of tool results ending at in[last]: a tool message carries text
+// only (OpenAI and the servers that follow it), so images that a tool
+// returned follow its results as image parts, each named by its call.
+// nil when the run has no images.
+func toolImages(in []agent.ModelMessage, last int) *openai.ChatCompletionMessage {
+	first := last
+	for first > 0 && in[first-1].Role == agent.RoleTool {
+		first--
+	}
+	var ps []openai.ChatMessagePart
+	for _, m := range in[first : last+1] {
+		var imgs []agent.Content
+		for _, c := range m.Content {
+			if c.Type == agent.ContentImage {
+				imgs = append(imgs, c)
+			}
+		}
+		if len(imgs) == 0 {
+			continue
+		}
+		ps = append(ps, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeText, Text: fmt.Sprintf("The result of tool call %s (%s) came with %d image(s):", m.ToolCallID, m.Name, len(imgs))})
+		ps = append(ps, parts(imgs)...)
+	}
+	if ps == nil {
+		return nil
+	}
+	return &openai.ChatCompletionMessage{Role: agent.RoleUser, MultiContent: ps}
 }
 
 func hasImage(cs []agent.Content) bool {

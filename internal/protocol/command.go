@@ -41,6 +41,9 @@ type Command struct {
 	Reason    string          `json:"reason,omitempty"`
 	Branch    string          `json:"branch,omitempty"` // get_messages: "all" for every branch
 
+	// elicit (elicit.go): its content is an object, read by Decode.
+	ElicitFields
+
 	AgentFields // create_agent, update_agent, delete_agent (agentdef.go)
 	MCPFields   // read_resource, get_prompt (resource.go)
 
@@ -79,6 +82,9 @@ func Decode(b []byte) (cmd Command, id *string, err error) {
 	var op string
 	if json.Unmarshal(head.Op, &op) == nil && TableOp(op) {
 		return Command{Op: op, ID: s, Frame: b}, id, nil
+	}
+	if b, err = elicitFrame(b, &cmd); err != nil {
+		return Command{}, id, err
 	}
 	if err := json.Unmarshal(b, &cmd); err != nil {
 		return Command{}, id, agent.Errorf(agent.CodeBadRequest, "bad command: %s", JSONProblem(err))
@@ -162,6 +168,14 @@ func (c *Command) Check() error {
 			return err
 		}
 		return need("message_id", c.MessageID)
+	case OpElicit:
+		if err := need("conversation_id", c.ConversationID); err != nil {
+			return err
+		}
+		if err := need("request_id", c.RequestID); err != nil {
+			return err
+		}
+		return need("action", c.Action)
 	case OpApprove:
 		if err := need("conversation_id", c.ConversationID); err != nil {
 			return err

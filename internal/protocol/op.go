@@ -21,6 +21,7 @@ const (
 	OpUpdateConversation = "update_conversation"
 	OpCancelQueued       = "cancel_queued"
 	OpApprove            = "approve"
+	OpElicit             = "elicit"        // answer a tool's request for input (DESIGN §11.6)
 	OpRegenerate         = "regenerate"    // answer again from an answer's user message
 	OpEdit               = "edit"          // send an edited copy of a user message
 	OpSwitchBranch       = "switch_branch" // move a conversation's head

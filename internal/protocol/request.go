@@ -16,11 +16,13 @@ type SettingsFields struct {
 	SystemPrompt *string       `json:"system_prompt,omitempty"`
 	Params       *agent.Params `json:"params,omitempty"`
 	Agent        *string       `json:"agent,omitempty"` // the conversation's agent, a slug
+	Pinned       *bool         `json:"pinned,omitempty"`
+	Archived     *bool         `json:"archived,omitempty"`
 }
 
 // Settings is the change the fields ask for.
 func (f SettingsFields) Settings() agent.Settings {
-	return agent.Settings{Model: f.Model, SystemPrompt: f.SystemPrompt, Params: f.Params, Agent: f.Agent}
+	return agent.Settings{Model: f.Model, SystemPrompt: f.SystemPrompt, Params: f.Params, Agent: f.Agent, Pinned: f.Pinned, Archived: f.Archived}
 }
 
 // CreateRequest is the body of create_conversation.

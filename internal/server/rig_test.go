@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,10 +43,6 @@ func withPageMessages(n int) rigOption {
 func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 	t.Helper()
 	fake, url := llmtest.NewHTTPServer(t)
-	a, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + filepath.Join(t.TempDir(), "agentik.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
 	m, err := llm.New(llm.Config{BaseURL: url, Model: "fake"})
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +51,11 @@ func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 	scfg := server.Config{ModelName: "fake", Heartbeat: time.Second}
 	for _, o := range opts {
 		o(&acfg, &scfg)
+	}
+	// The runner's clock (withClock) is the store's too.
+	a, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + filepath.Join(t.TempDir(), "agentik.db"), Now: acfg.Now})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if err := a.Start(context.Background(), acfg, scfg); err != nil {
 		t.Fatal(err)
@@ -75,6 +77,20 @@ func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 		}
 	})
 	return ts
+}
+
+// backClock is a clock running behind the real one by a settable offset:
+// conversations made while it is behind are that old.
+type backClock struct{ behind atomic.Int64 }
+
+func (c *backClock) now() time.Time { return time.Now().Add(-time.Duration(c.behind.Load())) }
+
+// set puts the clock d behind the real time.
+func (c *backClock) set(d time.Duration) { c.behind.Store(int64(d)) }
+
+// withClock runs the server (runner and store) on c.
+func withClock(c *backClock) rigOption {
+	return func(a *agent.Config, _ *server.Config) { a.Now = c.now }
 }
 
 // withKeys requires API keys.

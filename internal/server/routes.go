@@ -30,6 +30,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /agentik/conversations/{id}/compact", s.handleCompact)
 	mux.HandleFunc("GET /agentik/conversations/{id}/queue", s.handleQueue)
 	mux.HandleFunc("POST /agentik/conversations/{id}/approve", s.handleApprove)
+	mux.HandleFunc("POST /agentik/conversations/{id}/elicit", s.handleElicit)
 	mux.HandleFunc("DELETE /agentik/conversations/{id}/queue/{message_id}", s.handleCancelQueued)
 	mux.HandleFunc("POST /agentik/conversations/{id}/regenerate", s.handleRegenerate)
 	mux.HandleFunc("POST /agentik/conversations/{id}/edit", s.handleEdit)

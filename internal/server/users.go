@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/agentik/agentik/assets"
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/web"
@@ -157,16 +156,29 @@ var (
 	})
 )
 
-// personRow is u with their usage now, for the people page.
-func (s *Server) personRow(r *http.Request, u agent.User) web.PersonRow {
-	row := web.PersonRow{ID: u.ID, Name: u.Name, Email: u.Email, Role: u.Role, Disabled: u.Disabled, Budget: "none"}
+// personRow is u with their usage now and their keys, for the people
+// page.
+func (s *Server) personRow(r *http.Request, a *agent.Accounts, u agent.User) web.PersonRow {
+	row := web.PersonRow{ID: u.ID, Name: u.Name, Email: u.Email, Role: u.Role, Disabled: u.Disabled, Budget: "none", Local: u.ID == agent.LocalUser}
+	const stamp = "2006-01-02 15:04 UTC"
+	if ks, err := a.Keys(r.Context(), u.ID); err != nil {
+		s.log.Warn("keys_failed", "user_id", u.ID, "err", err)
+	} else {
+		for _, k := range ks {
+			kr := web.KeyRow{ID: k.ID, Name: k.Name, Created: k.CreatedAt.UTC().Format(stamp)}
+			if k.LastUsed != nil {
+				kr.LastUsed = k.LastUsed.UTC().Format(stamp)
+			}
+			row.Keys = append(row.Keys, kr)
+		}
+	}
 	rep, err := s.runner.Usage(r.Context(), u.ID, "", "")
 	if err != nil {
 		s.log.Warn("usage_failed", "user_id", u.ID, "err", err)
 		return row
 	}
 	if b := rep.Budget; b != nil {
-		row.Budget, row.Used, row.ResetsAt = b.Limit, b.Used, b.ResetsAt.UTC().Format("2006-01-02 15:04 UTC")
+		row.Budget, row.Used, row.ResetsAt = b.Limit, b.Used, b.ResetsAt.UTC().Format(stamp)
 		return row
 	}
 	for _, d := range rep.Days {
@@ -175,8 +187,8 @@ func (s *Server) personRow(r *http.Request, u agent.User) web.PersonRow {
 	return row
 }
 
-// handlePeople is the page of accounts: one's own usage; to an admin,
-// every user's.
+// handlePeople is the page of accounts: one's own usage and keys; to an
+// admin, every user's, with the forms that manage them.
 func (s *Server) handlePeople(w http.ResponseWriter, r *http.Request) {
 	a, err := s.accounts()
 	if err != nil {
@@ -188,7 +200,7 @@ func (s *Server) handlePeople(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	p := web.PeoplePage{StyleURL: assets.URL("app.css"), IconURL: assets.URL("icon.svg"), Me: s.personRow(r, me), Admin: me.Role == agent.RoleAdmin}
+	p := web.PeoplePage{Me: s.personRow(r, a, me), Admin: me.Role == agent.RoleAdmin}
 	if p.Admin {
 		us, err := a.Users(r.Context())
 		if err != nil {
@@ -196,10 +208,10 @@ func (s *Server) handlePeople(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, u := range us {
-			p.Users = append(p.Users, s.personRow(r, u))
+			p.Users = append(p.Users, s.personRow(r, a, u))
 		}
 	}
-	pageHeaders(w.Header())
+	p.PageAssets = pageAssets(pageHeaders(w.Header()))
 	w.WriteHeader(http.StatusOK)
 	if err := web.People(p).Render(r.Context(), w); err != nil {
 		s.log.Debug("page_render", "path", r.URL.Path, "err", err)

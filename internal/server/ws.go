@@ -387,6 +387,11 @@ func (k *wsConn) run(ctx context.Context, cmd protocol.Command) (any, error) {
 			return nil, err
 		}
 		return protocol.Empty{}, nil
+	case protocol.OpElicit:
+		if err := r.Elicit(ctx, cmd.ConversationID, cmd.ElicitInput()); err != nil {
+			return nil, err
+		}
+		return protocol.Empty{}, nil
 	case protocol.OpApprove:
 		if err := r.Approve(ctx, cmd.ConversationID, approvalInput(cmd.CallID, cmd.Decision, cmd.Arguments, cmd.Reason)); err != nil {
 			return nil, err

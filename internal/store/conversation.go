@@ -36,6 +36,8 @@ func (r conversationRow) conversation() agent.Conversation {
 		Agent:        r.Agent, // "" (a row from before agents): the default agent
 		Parent:       parentOf(r.ParentID, r.ParentCall),
 		Owner:        r.Owner,
+		Pinned:       r.Pinned,
+		Archived:     r.Archived,
 	}
 }
 
@@ -56,7 +58,7 @@ func conversations(rows []conversationRow) []agent.Conversation {
 
 // conversationColumns are what Conversation reads, in its Scan's order.
 const conversationColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, " +
-	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head, owner, agent, parent_id, parent_call"
+	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head, owner, agent, parent_id, parent_call, pinned, archived"
 
 // Conversation returns one conversation, or agent.ErrNotFound. It reads
 // straight into the row's fields, without gorm's reflection, and on SQLite
@@ -73,7 +75,7 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 	row := s.r.WithContext(ctx).Raw("SELECT "+conversationColumns+" FROM conversation WHERE id = ?", id).Row()
 	var r conversationRow
 	if err := row.Scan(&r.ID, &r.Title, &r.CreatedAt, &r.UpdatedAt, &r.MessageCount, &r.Running, &r.TurnSeq,
-		&r.ContextTokens, &r.ContextWindow, &r.ContextBytes, &r.Model, &r.SystemPrompt, &r.Params, &r.UserTitled, &r.Queued, &r.Waiting, &r.Head, &r.Owner, &r.Agent, &r.ParentID, &r.ParentCall); err != nil {
+		&r.ContextTokens, &r.ContextWindow, &r.ContextBytes, &r.Model, &r.SystemPrompt, &r.Params, &r.UserTitled, &r.Queued, &r.Waiting, &r.Head, &r.Owner, &r.Agent, &r.ParentID, &r.ParentCall, &r.Pinned, &r.Archived); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			err = gorm.ErrRecordNotFound
 		}
@@ -85,10 +87,11 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 
 // listColumns are the conversation columns a list returns, in
 // scanConversation's order.
-const listColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, queued, waiting, owner, agent, parent_id, parent_call"
+const listColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, queued, waiting, owner, agent, parent_id, parent_call, pinned, archived"
 
-// Conversations returns a page, most recently updated first (ties by id,
-// descending), and the total count. limit ≤ 0 means no limit. It reads
+// Conversations returns a page, the archived last and the pinned first,
+// each group most recently updated first (ties by id, descending), and the
+// total count. limit ≤ 0 means no limit. It reads
 // only the returned columns, straight into their fields: the list is read
 // far more often than it changes, and gorm's reflection cost more than the
 // query.
@@ -97,7 +100,7 @@ func (s *Store) Conversations(ctx context.Context, offset, limit int) ([]agent.C
 }
 
 // ConversationsOf implements agent.OwnerLister: Conversations of one
-// owner's conversations, read by idx_conversation_owner_recent.
+// owner's conversations, read by idx_conversation_owner_list.
 func (s *Store) ConversationsOf(ctx context.Context, owner string, offset, limit int) ([]agent.Conversation, int, error) {
 	if !textOK(owner) {
 		return []agent.Conversation{}, 0, nil
@@ -116,7 +119,7 @@ func (s *Store) list(ctx context.Context, owner string, offset, limit int) ([]ag
 	if err := db.Raw("SELECT COUNT(*) FROM conversation"+where, args...).Row().Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: conversations: %w", err)
 	}
-	q := "SELECT " + listColumns + " FROM conversation" + where + " ORDER BY updated_at DESC, id DESC"
+	q := "SELECT " + listColumns + " FROM conversation" + where + " ORDER BY archived, pinned DESC, updated_at DESC, id DESC"
 	switch {
 	case limit > 0:
 		q += " LIMIT ? OFFSET ?"
@@ -137,7 +140,7 @@ func (s *Store) list(ctx context.Context, owner string, offset, limit int) ([]ag
 	for rows.Next() {
 		var c agent.Conversation
 		var waiting, slug, parentID, parentCall string
-		if err := rows.Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.Running, &c.TurnSeq, &c.Queued, &waiting, &c.Owner, &slug, &parentID, &parentCall); err != nil {
+		if err := rows.Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.Running, &c.TurnSeq, &c.Queued, &waiting, &c.Owner, &slug, &parentID, &parentCall, &c.Pinned, &c.Archived); err != nil {
 			return nil, 0, fmt.Errorf("store: conversations: %w", err)
 		}
 		c.Waiting = waitingIDs(waiting)                          // lists mark the ones waiting for a person

@@ -140,7 +140,7 @@ func TestOldDatabaseBelongsToLocal(t *testing.T) {
 	}
 	mustAppend(t, s, createdRec("c1", "one"), textRec("c1", "x"))
 	for _, q := range []string{
-		"DROP INDEX idx_event_owner_seq", "DROP INDEX idx_conversation_owner_recent",
+		"DROP INDEX idx_event_owner_seq", "DROP INDEX idx_conversation_owner_recent", "DROP INDEX idx_conversation_owner_list",
 		"ALTER TABLE agent_event DROP COLUMN owner", "ALTER TABLE conversation DROP COLUMN owner",
 	} {
 		if err := s.w.Exec(q).Error; err != nil {

@@ -10,10 +10,10 @@ import (
 
 // conversationRow is one conversation and its turn state.
 type conversationRow struct {
-	ID           string    `gorm:"primaryKey;index:idx_conversation_recent,priority:2"`
+	ID           string    `gorm:"primaryKey;index:idx_conversation_recent,priority:2;index:idx_conversation_list,priority:4,sort:desc;index:idx_conversation_owner_list,priority:5,sort:desc"`
 	Title        string    `gorm:"not null"`
 	CreatedAt    time.Time `gorm:"not null"`
-	UpdatedAt    time.Time `gorm:"not null;index:idx_conversation_recent,priority:1;index:idx_conversation_owner_recent,priority:2"`
+	UpdatedAt    time.Time `gorm:"not null;index:idx_conversation_recent,priority:1;index:idx_conversation_owner_recent,priority:2;index:idx_conversation_list,priority:3,sort:desc;index:idx_conversation_owner_list,priority:4,sort:desc"`
 	MessageCount int       `gorm:"not null;default:0"`
 	Running      bool      `gorm:"not null;default:false;index"`
 	RunningSince *time.Time
@@ -51,7 +51,12 @@ type conversationRow struct {
 	ParentCall string `gorm:"not null;default:''"`
 	// Owner is the user the conversation belongs to (agent/access.go); a
 	// database from before accounts: 'local', who owned everything.
-	Owner string `gorm:"not null;default:'local';index:idx_conversation_owner_recent,priority:1"`
+	Owner string `gorm:"not null;default:'local';index:idx_conversation_owner_recent,priority:1;index:idx_conversation_owner_list,priority:1"`
+	// Archived and Pinned file the conversation (agent.Conversation);
+	// false in a database from before them. The list reads them in its
+	// order: archived last, pinned first, by idx_conversation_list.
+	Archived bool `gorm:"not null;default:false;index:idx_conversation_list,priority:1;index:idx_conversation_owner_list,priority:2"`
+	Pinned   bool `gorm:"not null;default:false;index:idx_conversation_list,priority:2,sort:desc;index:idx_conversation_owner_list,priority:3,sort:desc"`
 }
 
 func (conversationRow) TableName() string { return "conversation" }

@@ -62,7 +62,16 @@ func rename(tx *gorm.DB, id, title string, auto bool, now time.Time) error {
 
 // updateSettings writes what an updated event changes.
 func updateSettings(tx *gorm.DB, id string, s agent.Settings, now time.Time) error {
-	cols := map[string]any{"updated_at": now}
+	cols := map[string]any{}
+	if !s.Filing() { // pinning or archiving leaves the conversation's date
+		cols["updated_at"] = now
+	}
+	if s.Pinned != nil {
+		cols["pinned"] = *s.Pinned
+	}
+	if s.Archived != nil {
+		cols["archived"] = *s.Archived
+	}
 	if s.Title != nil {
 		cols["title"], cols["user_titled"] = *s.Title, true
 	}

@@ -295,7 +295,7 @@ func sqlitePath(dsn string) (path, extra string, err error) {
 func (s *Store) init(ctx context.Context) error {
 	db := s.w.WithContext(ctx)
 	tables := func(tx *gorm.DB) error {
-		if err := tx.AutoMigrate(&conversationRow{}, &messageRow{}, &memoryRow{}, &eventRow{}, &metaRow{}, &searchRow{}, &queueRow{}, &pendingRow{}, &responseRow{}, &agentRow{}, &agentVersionRow{}); err != nil {
+		if err := tx.AutoMigrate(&conversationRow{}, &messageRow{}, &memoryRow{}, &eventRow{}, &metaRow{}, &searchRow{}, &queueRow{}, &pendingRow{}, &elicitRow{}, &responseRow{}, &agentRow{}, &agentVersionRow{}); err != nil {
 			return err
 		}
 		if err := tx.AutoMigrate(userTables...); err != nil { // user.go

@@ -282,6 +282,9 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 				if err := applyApproval(tx, rec, s.instance); err != nil {
 					return err
 				}
+				if err := applyElicit(tx, rec); err != nil { // elicit.go
+					return err
+				}
 				row, enc, err := s.prepare(rec, seq, now)
 				if err != nil {
 					return err
@@ -486,7 +489,7 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 					row.Title = c.Title
 				}
 				row.Model, row.SystemPrompt, row.Params, row.UserTitled = c.Model, columnText(c.SystemPrompt), encodeParams(c.Params), c.UserTitled
-				row.Agent = c.Agent
+				row.Agent, row.Pinned, row.Archived = c.Agent, c.Pinned, c.Archived
 				if p := c.Parent; p != nil {
 					row.ParentID, row.ParentCall = p.ConversationID, p.CallID
 				}

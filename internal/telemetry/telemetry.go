@@ -195,6 +195,13 @@ type tools struct {
 func (tl *tools) Specs(ctx context.Context) []agent.ToolSpec { return tl.next.Specs(ctx) }
 
 func (tl *tools) Call(ctx context.Context, name, arguments string) (string, error) {
+	out, err := tl.CallContent(ctx, name, arguments)
+	return out.Text, err
+}
+
+// CallContent implements agent.ContentTools: the images of a result pass
+// through when the decorated Tools has them.
+func (tl *tools) CallContent(ctx context.Context, name, arguments string) (agent.ToolOutput, error) {
 	t := tl.t
 	server := tl.server(name)
 	attrs := []attribute.KeyValue{attribute.String(attrOperation, "execute_tool"), attribute.String(attrToolName, name),
@@ -205,7 +212,13 @@ func (tl *tools) Call(ctx context.Context, name, arguments string) (string, erro
 	ctx, span := t.tracer.Start(ctx, "execute_tool "+name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	defer span.End()
 	start := t.now()
-	res, err := tl.next.Call(ctx, name, arguments)
+	var res agent.ToolOutput
+	var err error
+	if ct, ok := tl.next.(agent.ContentTools); ok {
+		res, err = ct.CallContent(ctx, name, arguments)
+	} else {
+		res.Text, err = tl.next.Call(ctx, name, arguments)
+	}
 	outcome := "ok"
 	if err != nil {
 		outcome = "error"

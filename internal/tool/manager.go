@@ -111,7 +111,10 @@ type Manager struct {
 	token    atomic.Int64
 }
 
-var _ agent.Tools = (*Manager)(nil)
+var (
+	_ agent.Tools        = (*Manager)(nil)
+	_ agent.ContentTools = (*Manager)(nil)
+)
 
 type toolRef struct {
 	srv  *supervisor
@@ -213,11 +216,25 @@ func (m *Manager) Starting() []string {
 // Every failure is an *agent.Error with agent.CodeToolError: unknown tool,
 // bad arguments, server down, timeout, or the tool's own error.
 func (m *Manager) Call(ctx context.Context, name, arguments string) (string, error) {
+	out, err := m.CallContent(ctx, name, arguments)
+	return out.Text, err
+}
+
+// CallContent is Call with the images of the result (agent.ContentTools).
+func (m *Manager) CallContent(ctx context.Context, name, arguments string) (agent.ToolOutput, error) {
 	m.mu.RLock()
 	ref, ok := m.names[name]
 	m.mu.RUnlock()
+	if !ok && len(m.Starting()) > 0 {
+		// A turn resumed right after a start calls before any listing:
+		// its server may be about to offer the tool.
+		m.WaitStarted(ctx)
+		m.mu.RLock()
+		ref, ok = m.names[name]
+		m.mu.RUnlock()
+	}
 	if !ok {
-		return "", agent.Errorf(agent.CodeToolError, "unknown tool %q", name)
+		return agent.ToolOutput{}, agent.Errorf(agent.CodeToolError, "unknown tool %q", name)
 	}
 	args := json.RawMessage(strings.TrimSpace(arguments))
 	if len(args) == 0 {
@@ -225,7 +242,7 @@ func (m *Manager) Call(ctx context.Context, name, arguments string) (string, err
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
-		return "", agent.Errorf(agent.CodeToolError, "arguments of %s must be a JSON object", name)
+		return agent.ToolOutput{}, agent.Errorf(agent.CodeToolError, "arguments of %s must be a JSON object", name)
 	}
 	return ref.srv.call(ctx, ref.tool, args)
 }
@@ -262,8 +279,8 @@ func (m *Manager) rebuild() {
 		s.mu.Lock()
 		exposed := make([]string, 0, len(s.tools))
 		for _, t := range s.tools {
-			if !s.cfg.offers(t.Name) {
-				continue // allowedTools / excludedTools
+			if !s.cfg.offers(t.Name) || !callable(t) {
+				continue // allowedTools / excludedTools, or a tool agentik cannot call
 			}
 			name := uniqueName(s.cfg.Name, t.Name, taken)
 			taken[name] = true
@@ -497,13 +514,13 @@ func (s *supervisor) probe(ctx context.Context, sess *session) {
 }
 
 // call runs one tool of this server, or fails fast when it is not ready.
-func (s *supervisor) call(ctx context.Context, tool string, args json.RawMessage) (string, error) {
+func (s *supervisor) call(ctx context.Context, tool string, args json.RawMessage) (agent.ToolOutput, error) {
 	s.mu.Lock()
 	sess, state, lastErr := s.sess, s.state, s.lastErr
 	s.mu.Unlock()
 	if s.oauth != nil {
-		if text, err, done := s.oauth.call(ctx, tool, args, sess, state); done {
-			return text, err
+		if out, err, done := s.oauth.call(ctx, tool, args, sess, state); done {
+			return out, err
 		}
 	}
 	if sess == nil {
@@ -511,11 +528,11 @@ func (s *supervisor) call(ctx context.Context, tool string, args json.RawMessage
 		if lastErr != "" {
 			msg += ": " + lastErr
 		}
-		return "", agent.Errorf(agent.CodeToolError, "%s", msg)
+		return agent.ToolOutput{}, agent.Errorf(agent.CodeToolError, "%s", msg)
 	}
 	s.log.Debug("mcp_call", "tool", tool, "arguments", s.cfg.redact(string(args)))
-	text, err := sess.call(ctx, tool, args, s.callOptions())
-	return s.result(ctx, sess, tool, text, err)
+	out, err := sess.call(ctx, tool, args, s.callOptions())
+	return s.result(ctx, sess, tool, out, err)
 }
 
 // callOptions bound a call of this server's tools.
@@ -527,11 +544,11 @@ func (s *supervisor) callOptions() callOptions {
 }
 
 // result maps what a call returned to what the model sees.
-func (s *supervisor) result(ctx context.Context, sess *session, tool, text string, err error) (string, error) {
+func (s *supervisor) result(ctx context.Context, sess *session, tool string, out agent.ToolOutput, err error) (agent.ToolOutput, error) {
 	if err != nil {
 		var te *toolError
 		if errors.As(err, &te) {
-			return "", agent.Errorf(agent.CodeToolError, "%s", te.text)
+			return agent.ToolOutput{}, agent.Errorf(agent.CodeToolError, "%s", te.text)
 		}
 		var to *timeoutError
 		if errors.As(err, &to) && ctx.Err() == nil {
@@ -539,7 +556,7 @@ func (s *supervisor) result(ctx context.Context, sess *session, tool, text strin
 		}
 		// Transport errors may quote a whole response body.
 		msg := capText(s.cfg.redact(err.Error()), s.m.opt.MaxResultBytes)
-		return "", agent.Errorf(agent.CodeToolError, "%s: %s", tool, msg)
+		return agent.ToolOutput{}, agent.Errorf(agent.CodeToolError, "%s: %s", tool, msg)
 	}
-	return text, nil
+	return out, nil
 }

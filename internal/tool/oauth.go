@@ -773,40 +773,40 @@ func (s *supervisor) wakeUp() {
 // session's (on their own session), one by a user who has not signed in,
 // and any call the server refuses (refreshed once, then a sign-in link).
 // done is false for the calls the supervisor makes as usual.
-func (o *oauthServer) call(ctx context.Context, tool string, args json.RawMessage, sess *session, state string) (text string, err error, done bool) {
+func (o *oauthServer) call(ctx context.Context, tool string, args json.RawMessage, sess *session, state string) (out agent.ToolOutput, err error, done bool) {
 	if !o.enabled() {
-		return "", nil, false
+		return agent.ToolOutput{}, nil, false
 	}
 	user := agent.PrincipalFrom(ctx).UserID
 	own := user == o.sessionUser(ctx)
 	if own && sess == nil {
 		if state != agent.ToolServerAuthRequired {
-			return "", nil, false
+			return agent.ToolOutput{}, nil, false
 		}
-		return "", o.needSignIn(ctx, user), true
+		return agent.ToolOutput{}, o.needSignIn(ctx, user), true
 	}
 	if !own {
 		if sess, err = o.userSession(ctx, user); err != nil {
 			if authRequired(err) {
 				o.refuse(ctx, user)
-				return "", o.needSignIn(ctx, user), true
+				return agent.ToolOutput{}, o.needSignIn(ctx, user), true
 			}
 			var ae *agent.Error
 			if errors.As(err, &ae) {
-				return "", err, true
+				return agent.ToolOutput{}, err, true
 			}
-			return "", agent.Errorf(agent.CodeToolError, "%s: %s", tool, o.s.cfg.redact(err.Error())), true
+			return agent.ToolOutput{}, agent.Errorf(agent.CodeToolError, "%s: %s", tool, o.s.cfg.redact(err.Error())), true
 		}
 	}
-	text, err = sess.call(ctx, tool, args, o.s.callOptions())
+	out, err = sess.call(ctx, tool, args, o.s.callOptions())
 	if err != nil && authRequired(err) && o.refuse(ctx, user) {
-		text, err = sess.call(ctx, tool, args, o.s.callOptions()) // with the refreshed token
+		out, err = sess.call(ctx, tool, args, o.s.callOptions()) // with the refreshed token
 	}
 	if err != nil && authRequired(err) {
 		o.refuse(ctx, user)
 		sess.fail(fmt.Errorf("the server refused the token: %w", err)) // its supervisor turns auth_required
-		return "", o.needSignIn(ctx, user), true
+		return agent.ToolOutput{}, o.needSignIn(ctx, user), true
 	}
-	text, err = o.s.result(ctx, sess, tool, text, err)
-	return text, err, true
+	out, err = o.s.result(ctx, sess, tool, out, err)
+	return out, err, true
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentik/agentik/internal/agent"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -42,7 +43,7 @@ type session struct {
 	refresh chan struct{} // tools/list_changed arrived
 
 	progMu   sync.Mutex
-	progress map[string]func() // progress token → reset of that call's idle timer
+	progress map[string]*inflight // progress token → that running call (elicit.go)
 
 	oauth      bool // the session signs its requests with a user's token
 	stopListen func()
@@ -62,7 +63,7 @@ type connectDeps struct {
 // newSession is a session not yet connected, living at most as long as
 // ctx.
 func newSession(ctx context.Context) *session {
-	s := &session{done: make(chan struct{}), refresh: make(chan struct{}, 1), progress: map[string]func(){}}
+	s := &session{done: make(chan struct{}), refresh: make(chan struct{}, 1), progress: map[string]*inflight{}}
 	s.live, s.endLive = context.WithCancel(ctx)
 	return s
 }
@@ -127,7 +128,7 @@ func (s *session) openStdio(sctx, cctx context.Context, d connectDeps) error {
 		case <-s.done:
 		}
 	}()
-	s.client = client.NewClient(transport.NewIO(p.stdout, p.stdin, nil))
+	s.client = client.NewClient(transport.NewIO(p.stdout, p.stdin, nil), s.clientOptions()...)
 	if err := s.start(sctx, cctx); err != nil {
 		// If the process died, its exit says more.
 		select {
@@ -156,7 +157,7 @@ func (s *session) openHTTP(sctx, cctx context.Context, d connectDeps, legacyList
 		return err
 	}
 	s.transport = TransportHTTP
-	s.client = client.NewClient(t)
+	s.client = client.NewClient(t, s.clientOptions()...)
 	if err := s.start(sctx, cctx); err != nil {
 		return err
 	}
@@ -180,7 +181,7 @@ func (s *session) openSSE(sctx, cctx context.Context, d connectDeps) error {
 		return err
 	}
 	s.transport = TransportSSE
-	s.client = client.NewClient(t)
+	s.client = client.NewClient(t, s.clientOptions()...)
 	s.client.OnConnectionLost(func(err error) { s.fail(fmt.Errorf("connection lost: %w", err)) })
 	return s.start(sctx, cctx)
 }
@@ -230,11 +231,13 @@ func (s *session) onNotification(n mcp.JSONRPCNotification) {
 	case string(mcp.MethodNotificationProgress):
 		token := fmt.Sprint(n.Params.AdditionalFields["progressToken"])
 		s.progMu.Lock()
-		reset := s.progress[token]
+		inf := s.progress[token]
 		s.progMu.Unlock()
-		if reset != nil {
-			reset()
+		if inf != nil {
+			inf.onProgress(n)
 		}
+	case string(mcp.MethodNotificationMessage):
+		s.onLog(n)
 	}
 }
 
@@ -313,7 +316,7 @@ type callOptions struct {
 
 // call runs a tool. The call ends after opt.idle without progress, or after
 // opt.max in all.
-func (s *session) call(ctx context.Context, tool string, args json.RawMessage, opt callOptions) (string, error) {
+func (s *session) call(ctx context.Context, tool string, args json.RawMessage, opt callOptions) (agent.ToolOutput, error) {
 	ctx, cancelMax := context.WithTimeoutCause(ctx, opt.max, errHardMax)
 	defer cancelMax()
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -325,12 +328,18 @@ func (s *session) call(ctx context.Context, tool string, args json.RawMessage, o
 		idle.Stop()
 		timerMu.Unlock()
 	}()
-	s.progMu.Lock()
-	s.progress[opt.token] = func() {
+	inf := &inflight{hooks: agent.ToolHooksFrom(ctx), ctx: ctx, reset: func(stop bool) {
 		timerMu.Lock()
-		idle.Reset(opt.idle)
+		if stop {
+			idle.Stop()
+		} else {
+			idle.Reset(opt.idle)
+		}
 		timerMu.Unlock()
-	}
+	}}
+	ctx = withInflight(ctx, inf)
+	s.progMu.Lock()
+	s.progress[opt.token] = inf
 	s.progMu.Unlock()
 	defer func() {
 		s.progMu.Lock()
@@ -347,28 +356,28 @@ func (s *session) call(ctx context.Context, tool string, args json.RawMessage, o
 		if ctx.Err() != nil {
 			switch context.Cause(ctx) {
 			case errIdle:
-				return "", &timeoutError{fmt.Sprintf("no answer or progress within %s", opt.idle)}
+				return agent.ToolOutput{}, &timeoutError{fmt.Sprintf("no answer or progress within %s", opt.idle)}
 			case errHardMax:
-				return "", &timeoutError{fmt.Sprintf("still running after %s, the most a call may take", opt.max)}
+				return agent.ToolOutput{}, &timeoutError{fmt.Sprintf("still running after %s, the most a call may take", opt.max)}
 			}
-			return "", fmt.Errorf("cancelled: %w", context.Cause(ctx))
+			return agent.ToolOutput{}, fmt.Errorf("cancelled: %w", context.Cause(ctx))
 		}
 		s.failIfBroken(ctx, err)
 		select {
 		case <-s.done:
-			return "", s.err
+			return agent.ToolOutput{}, s.err
 		default:
 		}
-		return "", err
+		return agent.ToolOutput{}, err
 	}
 	text := capText(resultText(res), opt.maxBytes)
 	if res.IsError {
 		if text == "" {
 			text = "the tool reported an error"
 		}
-		return "", &toolError{text}
+		return agent.ToolOutput{}, &toolError{text}
 	}
-	return text, nil
+	return agent.ToolOutput{Text: text, Images: resultImages(res, opt.maxBytes)}, nil
 }
 
 // timeoutError is a call that ran out of time; the server may be hung.

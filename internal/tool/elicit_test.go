@@ -1,0 +1,89 @@
+//go:build unix
+
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// TestEverythingBeyondTools runs server-everything over stdio and checks
+// what agentik declares and serves beyond plain tools: the elicitation
+// tools register (the capability is declared), the tool that requires
+// tasks is not offered, progress reaches the call's hooks, an elicitation
+// reaches them and the answer reaches the tool, and an image comes back
+// as an image.
+func TestEverythingBeyondTools(t *testing.T) {
+	_, entry := everything(t)
+	cfg := Config{Servers: []ServerConfig{{Name: "e", Transport: TransportStdio, Command: "node", Args: []string{entry, "stdio"}}}}
+	m := start(t, cfg, Options{CallTimeout: everythingIdle})
+	ts := waitState(t, m, "e", agent.ToolServerReady, 60*time.Second)
+	t.Logf("tools %v", ts.Tools)
+	for _, want := range []string{"e__trigger-elicitation-request", "e__trigger-url-elicitation", "e__get-tiny-image"} {
+		if !slices.Contains(ts.Tools, want) {
+			t.Errorf("tools lack %s", want)
+		}
+	}
+	if slices.Contains(ts.Tools, "e__simulate-research-query") {
+		t.Errorf("the tool that requires tasks is offered: %v", ts.Tools)
+	}
+	if slices.Contains(specNames(m), "e__simulate-research-query") {
+		t.Errorf("the model is offered the tool that requires tasks")
+	}
+
+	// Progress reaches the hooks.
+	var mu sync.Mutex
+	var progress []agent.Progress
+	ctx := agent.WithToolHooks(t.Context(), &agent.ToolHooks{Progress: func(p agent.Progress) {
+		mu.Lock()
+		progress = append(progress, p)
+		mu.Unlock()
+	}})
+	if _, err := m.Call(ctx, "e__trigger-long-running-operation", `{"duration":1,"steps":4}`); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if len(progress) != 4 || progress[3].Progress != 4 || progress[3].Total != 4 {
+		t.Errorf("progress = %+v, want 4 steps of 4", progress)
+	}
+	mu.Unlock()
+
+	// An elicitation asks through the hooks; the answer reaches the tool.
+	var asked agent.ElicitRequest
+	ctx = agent.WithToolHooks(t.Context(), &agent.ToolHooks{Elicit: func(ctx context.Context, req agent.ElicitRequest) (agent.ElicitResult, error) {
+		asked = req
+		return agent.ElicitResult{Action: agent.ElicitAccept, Content: json.RawMessage(`{"name":"Ada Lovelace","check":true}`)}, nil
+	}})
+	out, err := m.Call(ctx, "e__trigger-elicitation-request", `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asked.Server != "e" || asked.Mode != agent.ElicitForm || !strings.Contains(string(asked.Schema), `"birthdate"`) {
+		t.Errorf("asked %+v", asked)
+	}
+	if !strings.Contains(out, "Name: Ada Lovelace") || !strings.Contains(out, "Agreed to terms: true") {
+		t.Errorf("result = %q", out)
+	}
+	ctx = agent.WithToolHooks(t.Context(), &agent.ToolHooks{Elicit: func(ctx context.Context, req agent.ElicitRequest) (agent.ElicitResult, error) {
+		return agent.ElicitResult{Action: agent.ElicitDecline}, nil
+	}})
+	if out, err = m.Call(ctx, "e__trigger-elicitation-request", `{}`); err != nil || !strings.Contains(out, "declined") {
+		t.Errorf("declined: %q, %v", out, err)
+	}
+
+	// The image comes back as an image.
+	img, err := m.CallContent(t.Context(), "e__get-tiny-image", `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(img.Images) != 1 || img.Images[0].Mime != "image/png" || !strings.HasPrefix(img.Images[0].Data, "iVBORw0KGgo") {
+		t.Errorf("images = %d %+v", len(img.Images), img.Images)
+	}
+}
