@@ -13,6 +13,7 @@ import { ModelSettings } from './model.js';
 import { Importer } from './import.js';
 import { Agents } from './agents.js';
 import { setAgentNames } from './message.js';
+import { ResourceView } from './mcp.js';
 import { Memory } from './memory.js';
 
 const STATUS_LABEL = { connecting: 'Connecting…', online: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' };
@@ -61,6 +62,7 @@ class App {
     setAgentNames((slug) => this.agents.name(slug));
     this.memory = new Memory({ conn: this.conn, toast: (m, k) => this.toast(m, k), reload: (href) => this.navigate(href || location.pathname + location.search, !!href) });
     this.importer = new Importer(document.getElementById('import-dialog'), { toast: (m, k) => this.toast(m, k) });
+    this.resourceView = new ResourceView(this.conn);
     this.mount(document.getElementById('main'), this.boot);
     this.bind();
     this.conn.connect();
