@@ -13,6 +13,7 @@ import { ModelSettings } from './model.js';
 import { Importer } from './import.js';
 import { Agents } from './agents.js';
 import { setAgentNames } from './message.js';
+import { ResourceView } from './mcp.js';
 
 const STATUS_LABEL = { connecting: 'Connecting…', online: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' };
 
@@ -59,6 +60,7 @@ class App {
     this.agents = new Agents({ conn: this.conn, sidebarEl: this.sidebarEl, toast: (m, k) => this.toast(m, k), onFilter: (slug) => this.sidebar.setFilter(slug) });
     setAgentNames((slug) => this.agents.name(slug));
     this.importer = new Importer(document.getElementById('import-dialog'), { toast: (m, k) => this.toast(m, k) });
+    this.resourceView = new ResourceView(this.conn);
     this.mount(document.getElementById('main'), this.boot);
     this.bind();
     this.conn.connect();

@@ -190,3 +190,61 @@ export class McpMenu {
     document.removeEventListener('mousedown', this.onOutside);
   }
 }
+
+// ResourceView shows the resource behind a message's resource chip (as the
+// server reads it now, WS op read_resource) in a dialog. The server
+// follows a resource once a message attached it: its resource_updated
+// agent event (the sidebar passes it on as a "resource-updated" DOM event)
+// marks the chips of that resource updated (data-resource holds the URI:
+// templ sanitizes a data-uri attribute as a link) and reads an open view again.
+export class ResourceView {
+  constructor(conn) {
+    this.conn = conn;
+    this.cur = null; // {server, uri} shown
+    this.body = h('pre', { class: 'resource-text', 'data-testid': 'resource-text' });
+    this.title = h('h2', { class: 'dialog-title' });
+    this.note = h('p', { class: 'resource-note', 'data-testid': 'resource-note' });
+    const close = h('button', { type: 'submit', class: 'btn' }, 'Close');
+    this.dialog = h('dialog', { class: 'dialog resource-dialog', 'data-testid': 'resource-dialog' },
+      h('form', { method: 'dialog' }, this.title, this.note, this.body, h('div', { class: 'dialog-actions' }, close)));
+    this.dialog.addEventListener('close', () => { this.cur = null; });
+    document.body.append(this.dialog);
+    document.addEventListener('click', (e) => {
+      const chip = e.target.closest('[data-testid="resource-chip"]');
+      if (chip) this.open(chip.dataset.server, chip.dataset.resource, chip.textContent.trim());
+    });
+    document.addEventListener('resource-updated', (e) => this.updated(e.detail || {}));
+  }
+
+  async open(server, uri, name) {
+    this.cur = { server, uri };
+    this.title.textContent = name || uri;
+    this.note.textContent = `${server}: ${uri}`;
+    this.body.textContent = 'Reading…';
+    if (!this.dialog.open) this.dialog.showModal();
+    await this.read();
+  }
+
+  async read() {
+    const { server, uri } = this.cur || {};
+    if (!server) return;
+    try {
+      const res = await this.conn.request('read_resource', { server, uri });
+      if (this.cur?.uri !== uri) return;
+      this.body.textContent = (res.contents || []).map((c) => (c.blob ? `[binary ${c.mime_type || ''}, ${c.blob.length} bytes of base64]` : c.text || '')).join('\n\n');
+    } catch (err) {
+      this.body.textContent = err.message || 'The resource could not be read.';
+    }
+  }
+
+  updated({ server, uri }) {
+    for (const chip of document.querySelectorAll('[data-testid="resource-chip"]')) {
+      if (chip.dataset.server === server && chip.dataset.resource === uri) chip.dataset.updated = 'true';
+    }
+    if (this.cur && this.cur.server === server && this.cur.uri === uri) {
+      this.note.textContent = `${server}: ${uri} · updated ${new Date().toLocaleTimeString()}`;
+      this.dialog.dataset.updates = String(Number(this.dialog.dataset.updates || 0) + 1);
+      this.read();
+    }
+  }
+}

@@ -73,7 +73,7 @@ function fillResources(el, content) {
   const proto = box.querySelector('.resource-chip');
   const chips = (content || []).filter((c) => c.type === 'resource').map((c) => {
     const chip = proto.cloneNode(true);
-    setAttrs(chip, { 'data-server': c.server, 'data-uri': c.uri, title: `${c.server}: ${c.uri}` });
+    setAttrs(chip, { 'data-server': c.server, 'data-resource': c.uri, title: `${c.server}: ${c.uri} (show it as it is now)` });
     chip.querySelector('.resource-name').textContent = c.name || c.uri;
     return chip;
   });

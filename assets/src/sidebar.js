@@ -242,6 +242,9 @@ export class Sidebar {
         case 'tool_server':
           if (ev.server) this.setToolServer(ev.server);
           break;
+        case 'resource_updated': // a resource a message attached changed (mcp.js)
+          document.dispatchEvent(new CustomEvent('resource-updated', { detail: ev.resource }));
+          break;
         case 'turn_started':
           this.setRunning(ev.conversation_id, true);
           break;

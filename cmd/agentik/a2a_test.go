@@ -55,15 +55,22 @@ func memberKey(t *testing.T, p *proc) string {
 // runA2A runs testdata/a2a_sdk.mjs in phase against p and decodes what it printed.
 func runA2A(t *testing.T, p *proc, phase string, out any, env ...string) {
 	t.Helper()
+	runNode(t, p, "a2a_sdk.mjs", a2aKey, out, append([]string{"A2A_PHASE=" + phase}, env...)...)
+}
+
+// runNode runs testdata/<script> against p (AGENTIK_URL, AGENTIK_KEY=key
+// and env) and decodes the one JSON object it prints into out.
+func runNode(t *testing.T, p *proc, script, key string, out any, env ...string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "a2a_sdk.mjs"))
-	cmd.Env = append(append(os.Environ(), "AGENTIK_URL=http://"+p.addr, "AGENTIK_KEY="+a2aKey, "A2A_PHASE="+phase), env...)
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", script))
+	cmd.Env = append(append(os.Environ(), "AGENTIK_URL=http://"+p.addr, "AGENTIK_KEY="+key), env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("node (%s): %v\n%s\nagentik logs:\n%s", phase, err, stderr.String(), p.logs)
+		t.Fatalf("node %s %v: %v\n%s\nagentik logs:\n%s", script, env, err, stderr.String(), p.logs)
 	}
 	if err := json.Unmarshal(stdout, out); err != nil {
 		t.Fatalf("%v: %s", err, stdout)

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
@@ -19,20 +15,7 @@ import (
 // and decodes what it printed.
 func runAgentsSDK(t *testing.T, p *proc, phase, key string, out any, env ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "agents_sdk.mjs"))
-	cmd.Env = append(os.Environ(), "AGENTIK_URL=http://"+p.addr, "AGENTIK_KEY="+key, "AGENTS_PHASE="+phase)
-	cmd.Env = append(cmd.Env, env...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node (%s): %v\n%s\nagentik logs:\n%s", phase, err, stderr.String(), p.logs)
-	}
-	if err := json.Unmarshal(stdout, out); err != nil {
-		t.Fatalf("%v: %s", err, stdout)
-	}
+	runNode(t, p, "agents_sdk.mjs", key, out, append([]string{"AGENTS_PHASE=" + phase}, env...)...)
 }
 
 type agentsSDKSeen struct {

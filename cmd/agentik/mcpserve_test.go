@@ -169,25 +169,13 @@ func TestMCPApprovalTimeout(t *testing.T) {
 	env, db := a2aEnv(t)
 	p := start(t, freeAddr(t), db, append(env, "AGENTIK_APPROVAL_TIMEOUT=1s")...)
 	waitTools(t, p, map[string]string{"Authorization": "Bearer " + a2aKey})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "mcp_approval.mjs"))
-	cmd.Env = append(os.Environ(), "AGENTIK_URL=http://"+p.addr, "AGENTIK_KEY="+a2aKey)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node: %v\n%s\nagentik logs:\n%s", err, stderr.String(), p.logs)
-	}
 	type call struct {
 		Text      string
 		IsError   bool
 		Asked, Ms int
 	}
 	var got struct{ Plain, Cancelled, Declined, Denied call }
-	if err := json.Unmarshal(stdout, &got); err != nil {
-		t.Fatalf("%v: %s", err, stdout)
-	}
+	runNode(t, p, "mcp_approval.mjs", a2aKey, &got)
 	for name, c := range map[string]call{"no elicitation": got.Plain, "elicitation cancelled": got.Cancelled} {
 		if !strings.Contains(c.Text, "approval timed out after 1s") || c.Ms < 1000 {
 			t.Errorf("%s: %+v, want the call denied by the timeout", name, c)

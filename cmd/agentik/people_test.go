@@ -407,9 +407,21 @@ func membersSeeOnlyTheirOwn(t *testing.T, tm *team) {
 
 // TestAllStreamResumesExactlyOnceWhileAnotherIsBusy: ann's all stream,
 // cut and resumed from its last id while bob's long turn streams, gets
-// each of her events exactly once and none of his.
+// each of her events exactly once and none of his, on SQLite and
+// PostgreSQL (where the events reach the broker through LISTEN/NOTIFY).
 func TestAllStreamResumesExactlyOnceWhileAnotherIsBusy(t *testing.T) {
-	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"))
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "agentik.db")
+			if backend == "postgres" {
+				db = freshSchema(t)
+			}
+			allStreamResumesExactlyOnce(t, startTeam(t, db))
+		})
+	}
+}
+
+func allStreamResumesExactlyOnce(t *testing.T, tm *team) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	annC := tm.converse(t, tm.ann.key, "first")

@@ -189,6 +189,31 @@ func TestEverythingResources(t *testing.T) {
 	if strings.Contains(string(stored), docText[:40]) {
 		t.Error("the stored message holds the resource's text, not only its reference")
 	}
+
+	// The attached resource is followed: the model turns on
+	// server-everything's simulated updates (one is sent at once), and the
+	// update arrives as a live resource_updated agent event.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	events := sse(t, ctx, "", p.url("/agentik/events"), "")
+	fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "call_t", Name: "everything__toggle-subscriber-updates", Arguments: `{}`}}})
+	fake.Enqueue(llmtest.Reply{Text: "updates on"})
+	resp, err = http.Post(p.url("/agentik/conversations/"+c.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"turn on updates"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "updates on") {
+		t.Fatalf("second send: %s", body)
+	}
+	want = `{"type":"resource_updated","resource":{"server":"everything","uri":"` + doc.URI + `"}}`
+	for ev := range events {
+		if ev.data == want {
+			return
+		}
+	}
+	t.Fatalf("no %s on /agentik/events", want)
 }
 
 // TestEverythingPrompts lists and expands server-everything's prompts

@@ -213,7 +213,8 @@ func serve(ctx context.Context, cfg config, getenv func(string) string, stderr i
 			serverNames = append(serverNames, s.Name)
 		}
 		onChange := func(s agent.ToolServer) { b.Publish(agent.ToolServerEvent(s, time.Now())) }
-		tools, err = tool.Start(ctx, tcfg, tool.Options{Logger: log, OnChange: onChange, OAuth: mcpOAuth(cfg, st, log)})
+		onResource := func(server, uri string) { b.Publish(agent.ResourceUpdatedEvent(server, uri, time.Now())) }
+		tools, err = tool.Start(ctx, tcfg, tool.Options{Logger: log, OnChange: onChange, OnResourceUpdated: onResource, OAuth: mcpOAuth(cfg, st, log)})
 		if err != nil {
 			return fmt.Errorf("start tools: %w", err)
 		}

@@ -189,9 +189,20 @@ func (r *Runner) CreateCompletion(ctx context.Context, history []ModelMessage) (
 	return r.CreateSeeded(ctx, history, true, Settings{})
 }
 
-// checkHistory checks the entries of a stateless request's history: each
-// tool message answers a call of an earlier assistant message, once.
+// MaxRequestMessages caps the messages of one request's history (a
+// stateless /v1 request's messages, a Responses input, Conversations
+// items), as MaxImportMessages caps an import's: every message becomes a
+// message with its event, so the count, not only the body's bytes,
+// bounds what a request costs (500,000 one-word messages fit in 16 MiB).
+const MaxRequestMessages = MaxImportMessages
+
+// checkHistory checks the entries of a stateless request's history: at
+// most MaxRequestMessages, and each tool message answers a call of an
+// earlier assistant message, once.
 func checkHistory(history []ModelMessage) error {
+	if len(history) > MaxRequestMessages {
+		return Errorf(CodeTooLarge, "a request holds at most %d messages, got %d", MaxRequestMessages, len(history))
+	}
 	open := map[string]bool{} // calls waiting for their result
 	for i, m := range history {
 		switch m.Role {

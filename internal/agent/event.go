@@ -95,6 +95,9 @@ const (
 	AgentRenamed = "renamed"
 	// AgentToolServer reports a tool server's state change; live only, never stored.
 	AgentToolServer = "tool_server"
+	// AgentResourceUpdated: a tool server's resource that a message
+	// attached changed (resource.go); live only, never stored.
+	AgentResourceUpdated = "resource_updated"
 	// AgentTurnStarted and AgentTurnEnded tell lists which conversations
 	// are running without subscribing to every token.
 	AgentTurnStarted = "turn_started"
@@ -126,6 +129,7 @@ type AgentEvent struct {
 	Pinned         *bool           `wire:"pinned,updated?"`
 	Archived       *bool           `wire:"archived,updated?"`
 	Server         *ToolServer     `wire:"server,tool_server?"`
+	Resource       *ResourceRef    `wire:"resource,resource_updated"`
 	Waiting        []string        `wire:"waiting,waiting"` // call ids; [] when none waits
 	Raw            json.RawMessage `wire:"-raw"`            // a type this version does not know
 }

@@ -56,6 +56,10 @@ type ImportConversation struct {
 	owner     string // who imports it (ownSources)
 	Title     string
 	CreatedAt time.Time
+	// UpdatedAt is when it last changed where it comes from; the imported
+	// conversation keeps it (or its last message's date, when later), so
+	// lists show imports in their own order, not at the import's time.
+	UpdatedAt time.Time
 	Messages  []Message
 	Head      string
 	// Settings are the conversation's model, system prompt and params (an
@@ -246,6 +250,12 @@ func (r *Runner) importRecords(c ImportConversation) ([]*Record, *Conversation, 
 		}
 		last = m.ID
 		recs = append(recs, rec)
+		if m.Date.After(conv.UpdatedAt) {
+			conv.UpdatedAt = m.Date
+		}
+	}
+	if c.UpdatedAt.After(conv.UpdatedAt) {
+		conv.UpdatedAt = c.UpdatedAt
 	}
 	if head := ids[c.Head]; tree && c.Head != "" && head != last {
 		recs = append(recs, &Record{Event: r.agentEvent(AgentEvent{Type: AgentUpdated, ConversationID: conv.ID, Head: head}), Head: &head})

@@ -72,6 +72,13 @@ type Record struct {
 	// the record starts one (branch.go). A message without a ParentID
 	// follows the head, and becomes the head.
 	Head *string
+	// Quiet, in a temp conversation (MemStore), applies the record without
+	// publishing its event: the messages a stateless request seeds its
+	// conversation with, which no subscriber of that conversation can
+	// have waited for (it did not exist) and which the all stream does
+	// not carry (a request's history would flood its subscribers).
+	// Stored conversations ignore it: their every event is in the log.
+	Quiet bool
 }
 
 func (r *Runner) event(convID string, ev Event) AllEvent {

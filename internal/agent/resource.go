@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // MCP resources and prompts (DESIGN.md §11.6): the tool servers offer
@@ -67,10 +68,41 @@ type ResourceRead struct {
 
 // Resources lists and reads the tool servers' resources (package tool
 // implements it). Errors are *Error: not_found for an unknown server or
-// resource, unavailable for a server that is not running.
+// resource, unavailable for a server that is not running. Subscribe
+// follows a resource's updates (its implementation publishes them as
+// resource_updated events); a server that cannot is not an error.
 type Resources interface {
 	Resources(ctx context.Context) (ResourceList, error)
 	ReadResource(ctx context.Context, server, uri string) (ResourceRead, error)
+	Subscribe(ctx context.Context, server, uri string) error
+}
+
+// ResourceRef names one resource of a tool server.
+type ResourceRef struct {
+	Server string `json:"server"`
+	URI    string `json:"uri"`
+}
+
+// ResourceUpdatedEvent is the live agent event that says a resource
+// changed. It is never stored, so it has no seq.
+func ResourceUpdatedEvent(server, uri string, now time.Time) AllEvent {
+	return AllEvent{Kind: KindAgent, ID: NewID(), Date: now, Agent: &AgentEvent{Type: AgentResourceUpdated, Resource: &ResourceRef{Server: server, URI: uri}}}
+}
+
+// subscribeResources follows the resources content attaches, so clients
+// that show them hear when they change; a failure is only logged.
+func (r *Runner) subscribeResources(ctx context.Context, content []Content) {
+	if r.cfg.Resources == nil {
+		return
+	}
+	for _, c := range content {
+		if c.Type != ContentResource {
+			continue
+		}
+		if err := r.cfg.Resources.Subscribe(ctx, c.Server, c.URI); err != nil {
+			r.log.Warn("resource_subscribe_failed", "server", c.Server, "uri", c.URI, "err", err)
+		}
+	}
 }
 
 // Prompt is one prompt a tool server lists.

@@ -114,10 +114,14 @@ func (r *Runner) CreateSeeded(ctx context.Context, history []ModelMessage, temp 
 		Conversation: &c,
 		Memory:       mem, // the whole batch is applied at once: memory may lead its messages
 	}}
-	recs = append(recs, r.historyRecords(c.ID, history)...)
+	seeded := r.historyRecords(c.ID, history)
+	recs = append(recs, seeded...)
 	st := r.cfg.Store
 	if temp {
 		st = r.temps
+		for _, rec := range seeded {
+			rec.Quiet = true // not on the all stream (Record.Quiet)
+		}
 	}
 	if err := st.Append(ctx, recs...); err != nil {
 		return Conversation{}, fmt.Errorf("create seeded conversation: %w", err)

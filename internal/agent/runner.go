@@ -487,7 +487,11 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 	if err != nil {
 		return SendResult{}, err
 	}
-	return r.send(ctx, id, turnInput{content: content, clientID: clientID, memory: mem})
+	res, err := r.send(ctx, id, turnInput{content: content, clientID: clientID, memory: mem})
+	if err == nil && hasResource(content) {
+		r.subscribeResources(ctx, content) // resource.go
+	}
+	return res, err
 }
 
 // busyWaiting is the busy error of a send to a conversation whose turn

@@ -92,9 +92,9 @@ type Settings struct {
 	Archived *bool
 }
 
-// Filing reports whether s changes nothing but Pinned and Archived.
+// Filing reports whether s pins or archives and changes nothing else.
 func (s Settings) Filing() bool {
-	return s.Title == nil && s.Model == nil && s.SystemPrompt == nil && s.Params == nil && s.Agent == nil
+	return (s.Pinned != nil || s.Archived != nil) && s.Title == nil && s.Model == nil && s.SystemPrompt == nil && s.Params == nil && s.Agent == nil
 }
 
 // ErrUserTitled fails the append of a title the model wrote when a user
@@ -222,7 +222,7 @@ func (r *Runner) UpdateConversation(ctx context.Context, id string, s Settings) 
 	if err != nil {
 		return Conversation{}, err
 	}
-	if s.Filing() && s.Pinned == nil && s.Archived == nil {
+	if s.Title == nil && s.Model == nil && s.SystemPrompt == nil && s.Params == nil && s.Agent == nil && s.Pinned == nil && s.Archived == nil {
 		return c, nil
 	}
 	if c.Temp && (s.Pinned != nil || s.Archived != nil) {

@@ -101,6 +101,9 @@ func (s *MemStore) Append(ctx context.Context, recs ...*Record) error {
 	for _, rec := range recs {
 		owner := s.ownerOf(rec) // before apply: a delete forgets it
 		s.apply(rec)
+		if rec.Quiet {
+			continue
+		}
 		ev := rec.Event
 		ev.Owner = owner
 		evs = append(evs, ev)

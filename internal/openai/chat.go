@@ -265,6 +265,9 @@ func (h *Handler) parseChat(r *http.Request) (completion, error) {
 	if len(req.Messages) == 0 {
 		return completion{}, badParam("messages", "messages must hold at least one message, the last from the user or a tool")
 	}
+	if len(req.Messages) > agent.MaxRequestMessages { // before they are converted: the count bounds the memory
+		return completion{}, &paramError{param: "messages", err: agent.Errorf(agent.CodeTooLarge, "messages holds %d messages; at most %d are allowed", len(req.Messages), agent.MaxRequestMessages)}
+	}
 	msgs := make([]agent.ModelMessage, len(req.Messages))
 	for i, m := range req.Messages {
 		mm, err := modelMessage(i, m)

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -16,6 +18,9 @@ import (
 // fakeMCP is the resources and prompts of one tool server, shaped like
 // server-everything's (the real one is checked in cmd/agentik).
 type fakeMCP struct{}
+
+// fakeDocVersion is bumped to change the document (a resource update).
+var fakeDocVersion atomic.Int32
 
 const fakeDoc = "# Architecture\nThe everything server registers tools, prompts and resources."
 
@@ -34,11 +39,16 @@ func (fakeMCP) ReadResource(_ context.Context, server, uri string) (agent.Resour
 		return agent.ResourceRead{}, agent.Errorf(agent.CodeNotFound, "tool server %q not found", server)
 	}
 	text := fakeDoc
+	if v := fakeDocVersion.Load(); v > 0 {
+		text += fmt.Sprintf("\n(version %d)", v)
+	}
 	if id, ok := strings.CutPrefix(uri, "demo://resource/dynamic/text/"); ok {
 		text = "Resource " + id + ": This is a plaintext resource"
 	}
 	return agent.ResourceRead{Server: server, URI: uri, Contents: []agent.ResourceContents{{URI: uri, MimeType: "text/markdown", Text: text}}}, nil
 }
+
+func (fakeMCP) Subscribe(context.Context, string, string) error { return nil }
 
 func (fakeMCP) Prompts(context.Context) ([]agent.Prompt, error) {
 	return []agent.Prompt{
@@ -112,7 +122,7 @@ func TestBrowserPromptMenuAndResource(t *testing.T) {
 	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('#prompt').focus()`))
 	do(t, tab, press("Enter", 0))
 	const chip = `document.querySelector('#messages [data-type="user_message"] [data-testid="resource-chip"]')`
-	waitJS(t, tab, "the answer and the sent message's chip", jsAnswers+`.length === 1 && `+chip+`?.dataset.uri === 'demo://resource/static/document/architecture.md'`)
+	waitJS(t, tab, "the answer and the sent message's chip", jsAnswers+`.length === 1 && `+chip+`?.dataset.resource === 'demo://resource/static/document/architecture.md'`)
 	var user string
 	for _, m := range ts.Fake.Requests()[0].Messages {
 		if m.Role == "user" {
@@ -125,7 +135,18 @@ func TestBrowserPromptMenuAndResource(t *testing.T) {
 	screenshot(t, tab, "resource-sent.png")
 	do(t, tab, chromedp.Reload())
 	waitConnected(t, tab)
-	if got := eval[string](t, tab, chip+`?.textContent.trim() ?? ''`); got != "architecture.md" {
+	if got := eval[string](t, tab, chip+`?.textContent.trim() + ' ' + `+chip+`?.dataset.resource`); got != "architecture.md demo://resource/static/document/architecture.md" {
 		t.Errorf("chip after reload = %q", got)
 	}
+
+	// The chip opens the resource as it is now; an update of it (the
+	// server's resources/updated, published as resource_updated) reads it
+	// again and marks the chip.
+	const dialog = `document.querySelector('[data-testid="resource-dialog"]')`
+	do(t, tab, chromedp.Evaluate[chromedp.Void](chip+`.click()`))
+	waitJS(t, tab, "the resource view", dialog+`?.open && `+dialog+`.querySelector('[data-testid="resource-text"]').textContent.startsWith('# Architecture')`)
+	fakeDocVersion.Store(2)
+	ts.Broker.Publish(agent.ResourceUpdatedEvent("weather", "demo://resource/static/document/architecture.md", time.Now()))
+	waitJS(t, tab, "the view read again", dialog+`.querySelector('[data-testid="resource-text"]').textContent.endsWith('(version 2)') && `+chip+`.dataset.updated === 'true'`)
+	screenshot(t, tab, "resource-view.png")
 }

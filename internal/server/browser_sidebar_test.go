@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -120,4 +121,32 @@ func clickIn(t testing.TB, ctx context.Context, row, name string) {
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// Imported ChatGPT chats keep their own times: under Older, in the
+// export's order, below a chat of today, however late they were imported.
+func TestBrowserImportedChatsKeepTheirTimes(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	ts.call(t, "POST", "/agentik/conversations", `{"title":"made today"}`, 201, nil)
+	sample, err := os.ReadFile("testdata/chatgpt-conversations.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res agent.ImportResult
+	ts.call(t, "POST", "/agentik/import", string(sample), 201, &res)
+	for _, c := range res.Conversations {
+		got, err := ts.Runner.Conversation(t.Context(), c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.UpdatedAt.Year() > 2024 {
+			t.Errorf("%s: updated_at %v, the import's time, not the chat's own", got.Title, got.UpdatedAt)
+		}
+	}
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	if got, want := eval[string](t, tab, jsSidebarGroups), "Today: made today | Older: Sourdough starter help, Haiku about autumn"; got != want {
+		t.Errorf("sidebar:\n got %s\nwant %s", got, want)
+	}
 }

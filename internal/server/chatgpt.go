@@ -19,6 +19,7 @@ type chatGPTConversation struct {
 	ConversationID string                 `json:"conversation_id"`
 	Title          string                 `json:"title"`
 	CreateTime     *float64               `json:"create_time"`
+	UpdateTime     *float64               `json:"update_time"`
 	Mapping        map[string]chatGPTNode `json:"mapping"`
 	CurrentNode    string                 `json:"current_node"`
 }
@@ -77,7 +78,7 @@ func parseChatGPT(body []byte) ([]agent.ImportConversation, error) {
 			}
 			at = *n.Parent
 		}
-		ic := agent.ImportConversation{Source: "chatgpt:" + id, Title: c.Title, CreatedAt: unixTime(c.CreateTime)}
+		ic := agent.ImportConversation{Source: "chatgpt:" + id, Title: c.Title, CreatedAt: unixTime(c.CreateTime), UpdatedAt: unixTime(c.UpdateTime)}
 		var loop string
 		ic.Messages, ic.Head, loop = chatGPTTree(c)
 		if loop != "" {

@@ -256,7 +256,7 @@ func parseImport(body []byte) ([]agent.ImportConversation, error) {
 		}
 		out[i] = agent.ImportConversation{
 			Source: "agentik:" + c.Conversation.ID, Title: c.Conversation.Title,
-			CreatedAt: c.Conversation.CreatedAt, Messages: c.Messages, Head: c.Conversation.Head,
+			CreatedAt: c.Conversation.CreatedAt, UpdatedAt: c.Conversation.UpdatedAt, Messages: c.Messages, Head: c.Conversation.Head,
 			Settings: archivedSettings(c.Conversation),
 		}
 	}

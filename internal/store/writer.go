@@ -307,6 +307,9 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 				rows = append(rows, row)
 				evs = append(evs, enc)
 			}
+			if err := keepImportedDate(tx, r.recs); err != nil {
+				return err
+			}
 		}
 		if len(rows) > 0 {
 			if err := s.insertEvents(tx, rows); err != nil {
@@ -607,6 +610,22 @@ func startTurn(tx *gorm.DB, cid string, seq int64, now time.Time, owner string) 
 }
 
 // updateConversation sets columns of conversation id, or fails with not_found.
+// keepImportedDate gives each conversation imported by recs (a created
+// record with a Source) the updated_at it had where it came from, which
+// the inserts of its messages moved to now.
+func keepImportedDate(tx *gorm.DB, recs []*agent.Record) error {
+	for _, rec := range recs {
+		c := rec.Conversation
+		if rec.Source == "" || c == nil || rec.Event.Agent == nil || rec.Event.Agent.Type != agent.AgentCreated || c.UpdatedAt.IsZero() {
+			continue
+		}
+		if err := updateConversation(tx, c.ID, map[string]any{"updated_at": c.UpdatedAt.UTC().Truncate(time.Microsecond)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func updateConversation(tx *gorm.DB, id string, cols map[string]any) error {
 	res := tx.Model(&conversationRow{}).Where("id = ?", id).UpdateColumns(cols)
 	if res.Error != nil {

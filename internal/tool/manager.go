@@ -38,6 +38,10 @@ type Options struct {
 	// OnChange is called on every state change of a server, from the
 	// Manager's goroutines, one call at a time. It must not block long.
 	OnChange func(agent.ToolServer)
+	// OnResourceUpdated is called when a server says a resource that was
+	// subscribed to (Subscribe) changed; from the transport's reader, so
+	// it must not block.
+	OnResourceUpdated func(server, uri string)
 	// CallTimeout ends a call that neither answered nor reported progress
 	// for that long; MaxCallTimeout ends any call after that long.
 	CallTimeout, MaxCallTimeout time.Duration
@@ -105,6 +109,8 @@ type Manager struct {
 	mu    sync.RWMutex
 	specs []agent.ToolSpec
 	names map[string]toolRef // name the model sees → server and tool
+
+	subs resourceSubs // resources.go
 
 	notifyMu sync.Mutex
 	closed   atomic.Bool
@@ -442,6 +448,7 @@ func (s *supervisor) run(ctx context.Context) {
 			if tools == nil {
 				tools = []mcp.Tool{}
 			}
+			s.watchResources(ctx, sess) // resources.go: before calls can reach it
 			s.set(agent.ToolServerReady, sess, nil, tools)
 			firstDone() // after set: whoever waited sees the tools
 			err = s.serve(ctx, sess)

@@ -300,3 +300,31 @@ func TestOAuthPreRegisteredPerUserRefresh(t *testing.T) {
 		t.Errorf("an expired state: %v", err)
 	}
 }
+
+// An entry's "oauth" object is checked like the rest of mcp.json, and its
+// client secret is a secret.
+func TestOAuthConfig(t *testing.T) {
+	env := func(k string) string { return map[string]string{"S": "client-secret-value"}[k] }
+	for _, tc := range []struct{ entry, want string }{
+		{`{"command":"x","oauth":{"clientId":"a"}}`, `server "s": oauth: is for remote servers`},
+		{`{"url":"http://h/mcp","oauth":"yes"}`, `server "s": oauth: must be an object`},
+		{`{"url":"http://h/mcp","oauth":{"clientSecret":"${S}"}}`, `server "s": oauth.clientId: is required with clientSecret`},
+		{`{"url":"http://h/mcp","oauth":{"clientId":"${MISSING}"}}`, `server "s": oauth.clientId:`},
+	} {
+		_, err := ParseConfig([]byte(`{"mcpServers":{"s":`+tc.entry+`}}`), env)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.entry, err, tc.want)
+		}
+	}
+	cfg, err := ParseConfig([]byte(`{"mcpServers":{"s":{"url":"http://h/mcp","oauth":{"clientId":"a","clientSecret":"${S}","scopes":["x"]}}}}`), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := cfg.Servers[0]
+	if sc.OAuth == nil || sc.OAuth.ClientID != "a" || sc.OAuth.ClientSecret != "client-secret-value" || len(sc.OAuth.Scopes) != 1 {
+		t.Fatalf("oauth = %+v", sc.OAuth)
+	}
+	if got := sc.redact("token request failed: client-secret-value"); strings.Contains(got, "client-secret-value") {
+		t.Errorf("the client secret is not redacted: %q", got)
+	}
+}

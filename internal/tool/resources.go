@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -166,4 +167,92 @@ func (s *supervisor) requestError(ctx context.Context, sess *session, err error,
 		return agent.Errorf(agent.CodeNotFound, "%s not found: %s", what, msg)
 	}
 	return agent.Errorf(agent.CodeBadRequest, "%s: the server answered: %s", what, msg)
+}
+
+// resourceSubs are the resources whose updates the Manager follows, by
+// server: subscribed again after every reconnect.
+type resourceSubs struct {
+	mu sync.Mutex
+	m  map[string]map[string]bool // server → uri
+}
+
+func (r *resourceSubs) add(server, uri string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string]map[string]bool{}
+	}
+	if r.m[server][uri] {
+		return false
+	}
+	if r.m[server] == nil {
+		r.m[server] = map[string]bool{}
+	}
+	r.m[server][uri] = true
+	return true
+}
+
+func (r *resourceSubs) of(server string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for uri := range r.m[server] {
+		out = append(out, uri)
+	}
+	return out
+}
+
+// Subscribe follows updates of a resource (MCP resources/subscribe, as of
+// the 2025-11-25 revision; a server on a later one, whose subscriptions
+// need a listen stream, is not asked): each notifications/resources/updated
+// for it calls Options.OnResourceUpdated. A server that cannot subscribe
+// is not an error: there is nothing to follow. The subscription is made
+// again whenever the server reconnects.
+func (m *Manager) Subscribe(ctx context.Context, server, uri string) error {
+	s, sess, err := m.readyServer(ctx, server)
+	if err != nil {
+		return err
+	}
+	if !subscribable(sess) || !m.subs.add(server, uri) {
+		return nil
+	}
+	return s.subscribe(ctx, sess, uri)
+}
+
+// subscribable reports whether sess's server takes resources/subscribe.
+func subscribable(sess *session) bool {
+	caps := sess.client.GetServerCapabilities()
+	return caps.Resources != nil && caps.Resources.Subscribe && !mcp.IsModernProtocol(sess.client.ProtocolVersion())
+}
+
+func (s *supervisor) subscribe(ctx context.Context, sess *session, uri string) error {
+	ctx, cancel := context.WithTimeout(ctx, s.m.opt.CallTimeout)
+	defer cancel()
+	req := mcp.SubscribeRequest{}
+	req.Params.URI = uri
+	if err := sess.client.Subscribe(ctx, req); err != nil {
+		return s.requestError(ctx, sess, err, fmt.Sprintf("subscribing to resource %q of tool server %q", uri, s.cfg.Name))
+	}
+	return nil
+}
+
+// watchResources passes a new session's resource updates on to
+// OnResourceUpdated and subscribes it again to what the Manager follows.
+func (s *supervisor) watchResources(ctx context.Context, sess *session) {
+	if s.m.opt.OnResourceUpdated == nil || !subscribable(sess) {
+		return
+	}
+	sess.client.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method != string(mcp.MethodNotificationResourceUpdated) || s.m.closed.Load() {
+			return
+		}
+		if uri, ok := n.Params.AdditionalFields["uri"].(string); ok {
+			s.m.opt.OnResourceUpdated(s.cfg.Name, uri)
+		}
+	})
+	for _, uri := range s.m.subs.of(s.cfg.Name) {
+		if err := s.subscribe(ctx, sess, uri); err != nil {
+			s.log.Warn("mcp_resubscribe", "uri", uri, "err", err)
+		}
+	}
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 )
@@ -100,5 +102,55 @@ func TestEverythingResourcesAndPrompts(t *testing.T) {
 	}
 	if _, err := m.Prompt(ctx, "everything", "nosuch-prompt", nil); !strings.HasPrefix(code(err), "not_found") || !strings.Contains(err.Error(), `"nosuch-prompt"`) {
 		t.Errorf("unknown prompt: %s", code(err))
+	}
+}
+
+// TestEverythingResourceSubscription subscribes to a resource of
+// server-everything and turns on its simulated updates (the tool sends
+// one at once): the update reaches OnResourceUpdated; after a kill -9 the
+// Manager subscribes again by itself.
+func TestEverythingResourceSubscription(t *testing.T) {
+	_, entry := everything(t)
+	cfg, err := ParseConfig([]byte(`{"mcpServers":{"everything":{"command":"node","args":["`+entry+`","stdio"]}}}`), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	updates := make(chan string, 16)
+	m := start(t, cfg, Options{RestartBackoff: 50 * time.Millisecond, OnResourceUpdated: func(server, uri string) {
+		select {
+		case updates <- server + " " + uri:
+		default:
+		}
+	}})
+	const uri = "demo://resource/dynamic/text/1"
+	if err := m.Subscribe(t.Context(), "everything", uri); err != nil {
+		t.Fatal(err)
+	}
+	next := func(when string) {
+		t.Helper()
+		select {
+		case got := <-updates:
+			if got != "everything "+uri {
+				t.Errorf("%s: update of %q", when, got)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: no resources/updated", when)
+		}
+	}
+	mustCall(t, m, "everything__toggle-subscriber-updates", "{}")
+	next("subscribed")
+
+	pgid := sessionPID(m, "everything")
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a new process", 30*time.Second, func() bool { p := sessionPID(m, "everything"); return p != 0 && p != pgid })
+	for len(updates) > 0 {
+		<-updates
+	}
+	mustCall(t, m, "everything__toggle-subscriber-updates", "{}") // a new process: on again
+	next("after the restart")
+	if err := m.Subscribe(t.Context(), "nosuch", uri); err == nil || !strings.Contains(err.Error(), `"nosuch"`) {
+		t.Errorf("subscribe on an unknown server: %v", err)
 	}
 }

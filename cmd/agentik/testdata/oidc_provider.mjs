@@ -1,6 +1,8 @@
 // A real OpenID provider for the tests: node-oidc-provider (a certified
 // implementation) with one confidential client that must use PKCE, and
-// its development login (any login, any password). Usage:
+// its development login (any login, any password). A login starting
+// with "ops-" is in the groups claim's "agentik-admins" (with the profile
+// scope), every login in "staff". Usage:
 //   node oidc_provider.mjs PORT REDIRECT_URI
 // It prints {"issuer": …} on stdout once it listens.
 import Provider from 'oidc-provider';
@@ -19,13 +21,14 @@ const provider = new Provider(issuer, {
   pkce: { required: () => true },
   features: { devInteractions: { enabled: true } },
   conformIdTokenClaims: false, // email and name in the ID token itself
-  claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+  claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'groups'] },
   cookies: { keys: ['test-cookie-key'] },
   async findAccount(ctx, sub) {
     return {
       accountId: sub,
       async claims() {
-        return { sub, email: `${sub}@example.com`, email_verified: true, name: sub };
+        const groups = sub.startsWith('ops-') ? ['staff', 'agentik-admins'] : ['staff'];
+        return { sub, email: `${sub}@example.com`, email_verified: true, name: sub, groups };
       },
     };
   },
