@@ -78,6 +78,7 @@ export class ModelSettings {
       m.available ? m.id : `${m.id} (unavailable)`)));
     this.select.hidden = this.models.length === 0;
     this.select.value = cur;
+    this.select.title = this.select.selectedOptions[0]?.textContent || ''; // the whole name where the picker is narrow
     const m = this.models.find((x) => x.id === cur);
     // No vision: no attach button (the server refuses images anyway).
     if (this.attach) this.attach.hidden = !!m && !m.vision;

@@ -23,6 +23,9 @@
 //     summaries, manual Compact);
 //   - approval.go, queue.go, branch.go: tool calls that wait for a person,
 //     sends queued behind a running turn, the history as a tree;
+//   - elicit.go, elicitschema.go, toolcall.go: a tool asking the user for
+//     input (durable like an approval) and the schema its answer is checked
+//     against; what a tool call returns (text and images);
 //   - settings.go, title.go: a conversation's model and sampling settings;
 //     who names a conversation;
 //   - temp.go: MemStore, the store of temp conversations;
@@ -32,8 +35,9 @@
 //   - import.go, search.go: importing conversations in one Append; search;
 //   - principal.go, access.go, user.go, budget.go: who is calling, the one
 //     rule of who may see what, accounts and keys, token budgets;
-//   - agentdef.go, agentturn.go, delegate.go: stored agent definitions, the
-//     agent a turn runs as, delegation to another agent;
+//   - agentdef.go, agentturn.go, delegate.go, remote.go: stored agent
+//     definitions, the agent a turn runs as, delegation to another agent,
+//     remote agents of other runtimes (A2A);
 //   - schedule.go: prompts sent as turns on a schedule;
 //   - resource.go: the tool servers' resources (attached to a message,
 //     read into working memory) and prompts, and their seams;

@@ -73,6 +73,7 @@ func TestImportRules(t *testing.T) {
 		"internal/agent":           nil, // the centre: the standard library only
 		"internal/sse":             nil, // stdlib only
 		"internal/envvar":          nil,
+		"internal/secret":          nil, // encryption at rest: stdlib only
 		"assets":                   nil,
 		"internal/agent/agenttest": centre,
 		"internal/llm/llmtest":     centre,
@@ -81,7 +82,7 @@ func TestImportRules(t *testing.T) {
 		"internal/store":           centre,
 		"web":                      centre,
 		"internal/llm":             {"internal/agent", "internal/envvar"},
-		"internal/tool":            {"internal/agent", "internal/envvar"},
+		"internal/tool":            {"internal/agent", "internal/envvar", "internal/secret"},
 		"internal/client":          {"internal/agent", "internal/protocol"},
 		"internal/telemetry":       {"internal/agent", "internal/broker"},
 		"internal/webhook":         {"internal/agent", "internal/broker"},

@@ -416,3 +416,60 @@ func TestBrowserAnswerNamesItsModel(t *testing.T) {
 	send(t, tab, "third")
 	waitJS(t, tab, "the default model named", jsAnswers+`.length === 1 && `+jsAnswers+`[0].querySelector('.msg-meta').innerText.includes('a/alpha-1')`)
 }
+
+// Polish (21): the sign-in refusal reads as an error (the error colour,
+// not the page's grey), the phone's search shows no "Ctrl K", and the
+// model picker shows "(unavailable)" whole.
+func TestBrowserPolish(t *testing.T) {
+	t.Parallel()
+	t.Run("login error", func(t *testing.T) {
+		t.Parallel()
+		ts := newTestServer(t, withKeys("k-secret"))
+		tab := browserTab(t, ts)
+		do(t, tab, chromedp.Navigate(ts.URL+"/login"))
+		waitJS(t, tab, "the sign-in page", `document.querySelector('input[type="password"]')`)
+		do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { document.querySelector('input[type="password"]').value = 'wrong'; document.querySelector('form').requestSubmit(); })()`))
+		alert := `document.querySelector('[role="alert"]')`
+		waitAfterSubmit(t, tab, "the refusal", alert+`?.innerText.includes('not valid')`)
+		color := eval[string](t, tab, `getComputedStyle(`+alert+`).color`)
+		plain := eval[string](t, tab, `getComputedStyle(document.querySelector('.login p:not([role="alert"])') ?? document.body).color`)
+		if color == plain || color != "rgb(220, 38, 38)" {
+			t.Errorf("the refusal is %s (the page's text is %s), want the error red rgb(220, 38, 38)", color, plain)
+		}
+		screenshot(t, tab, "login-error.png")
+	})
+	t.Run("phone search", func(t *testing.T) {
+		t.Parallel()
+		ts := newTestServer(t)
+		tab := browserTab(t, ts)
+		do(t, tab, chromedp.EmulateViewport(375, 812, chromedp.EmulateScale(2), chromedp.EmulateMobile))
+		openPage(t, ts, tab, "/")
+		click(t, tab, "Open conversations")
+		waitJS(t, tab, "the search box", `document.querySelector('input[type="search"]').checkVisibility()`)
+		if eval[bool](t, tab, `document.querySelector('.sidebar').innerText.includes('Ctrl K')`) {
+			t.Error(`the phone's search shows "Ctrl K"`)
+		}
+	})
+	t.Run("model picker", func(t *testing.T) {
+		t.Parallel()
+		tp := newTwoProviders(t)
+		tp.Up.Store(true)
+		tp.P.Check(t.Context())
+		ts := newTestServer(t, withProviders(tp, agent.TitlesFirstLine))
+		var c agent.Conversation
+		ts.call(t, "POST", "/agentik/conversations", `{"title":"on beta","model":"b/beta"}`, 201, &c)
+		tp.Up.Store(false) // b goes down: its model is unavailable
+		tp.P.Check(t.Context())
+		tab := browserTab(t, ts)
+		openPage(t, ts, tab, "/c/"+c.ID)
+		sel := `document.querySelector('[data-testid="model-select"]')`
+		waitJS(t, tab, "the picker on the unavailable model", sel+`?.selectedOptions[0]?.textContent === 'b/beta (unavailable)'`)
+		// The closed picker is as wide as its text needs (plus its arrow).
+		fits := eval[bool](t, tab, `(() => { const s = `+sel+`, c = document.createElement('canvas').getContext('2d'), st = getComputedStyle(s);
+			c.font = st.fontSize + ' ' + st.fontFamily; return c.measureText(s.selectedOptions[0].textContent).width + 20 <= s.clientWidth; })()`)
+		if !fits {
+			t.Errorf("the picker (%d px) cuts %q short", eval[int](t, tab, sel+`.clientWidth`), "b/beta (unavailable)")
+		}
+		screenshot(t, tab, "model-unavailable.png")
+	})
+}

@@ -38,6 +38,18 @@ func (s *Server) scheduler() (*agent.Scheduler, error) {
 	return s.cfg.Schedules, nil
 }
 
+// scheduleOp declares a schedule op: run gets the server's scheduler
+// (unavailable when it runs none).
+func scheduleOp[T any](name string, status int, run func(ctx context.Context, sch *agent.Scheduler, in T) (any, error)) *op {
+	return declare(name, status, func(ctx context.Context, s *Server, in T) (any, error) {
+		sch, err := s.scheduler()
+		if err != nil {
+			return nil, err
+		}
+		return run(ctx, sch, in)
+	})
+}
+
 // schedulesResult is the result of list_schedules.
 type schedulesResult struct {
 	Schedules []agent.Schedule `json:"schedules"`
@@ -49,50 +61,26 @@ type scheduleRunsResult struct {
 }
 
 var (
-	opListSchedules = declare(protocol.OpListSchedules, 0, func(ctx context.Context, s *Server, _ struct{}) (any, error) {
-		sch, err := s.scheduler()
-		if err != nil {
-			return nil, err
-		}
+	opListSchedules = scheduleOp(protocol.OpListSchedules, 0, func(ctx context.Context, sch *agent.Scheduler, _ struct{}) (any, error) {
 		scs, err := sch.List(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return schedulesResult{Schedules: nonNil(scs)}, nil
 	})
-	opGetSchedule = declare(protocol.OpGetSchedule, 0, func(ctx context.Context, s *Server, in scheduleRef) (any, error) {
-		sch, err := s.scheduler()
-		if err != nil {
-			return nil, err
-		}
+	opGetSchedule = scheduleOp(protocol.OpGetSchedule, 0, func(ctx context.Context, sch *agent.Scheduler, in scheduleRef) (any, error) {
 		return sch.Get(ctx, in.ID)
 	})
-	opCreateSchedule = declare(protocol.OpCreateSchedule, http.StatusCreated, func(ctx context.Context, s *Server, in agent.ScheduleInput) (any, error) {
-		sch, err := s.scheduler()
-		if err != nil {
-			return nil, err
-		}
+	opCreateSchedule = scheduleOp(protocol.OpCreateSchedule, http.StatusCreated, func(ctx context.Context, sch *agent.Scheduler, in agent.ScheduleInput) (any, error) {
 		return sch.Create(ctx, in)
 	})
-	opUpdateSchedule = declare(protocol.OpUpdateSchedule, 0, func(ctx context.Context, s *Server, in scheduleChange) (any, error) {
-		sch, err := s.scheduler()
-		if err != nil {
-			return nil, err
-		}
+	opUpdateSchedule = scheduleOp(protocol.OpUpdateSchedule, 0, func(ctx context.Context, sch *agent.Scheduler, in scheduleChange) (any, error) {
 		return sch.Update(ctx, in.ID, in.ScheduleInput)
 	})
-	opDeleteSchedule = declare(protocol.OpDeleteSchedule, 0, func(ctx context.Context, s *Server, in scheduleRef) (any, error) {
-		sch, err := s.scheduler()
-		if err != nil {
-			return nil, err
-		}
+	opDeleteSchedule = scheduleOp(protocol.OpDeleteSchedule, 0, func(ctx context.Context, sch *agent.Scheduler, in scheduleRef) (any, error) {
 		return okReply{OK: true}, sch.Delete(ctx, in.ID)
 	})
-	opListScheduleRuns = declare(protocol.OpListScheduleRuns, 0, func(ctx context.Context, s *Server, in scheduleRef) (any, error) {
-		sch, err := s.scheduler()
-		if err != nil {
-			return nil, err
-		}
+	opListScheduleRuns = scheduleOp(protocol.OpListScheduleRuns, 0, func(ctx context.Context, sch *agent.Scheduler, in scheduleRef) (any, error) {
 		runs, err := sch.Runs(ctx, in.ID)
 		if err != nil {
 			return nil, err

@@ -22,6 +22,18 @@ func (s *Server) accounts() (*agent.Accounts, error) {
 	return s.people.accounts, nil
 }
 
+// accountOp declares an account op: run gets the accounts (unavailable
+// when the store keeps none).
+func accountOp[T any](name string, status int, run func(ctx context.Context, s *Server, a *agent.Accounts, in T) (any, error)) *op {
+	return declare(name, status, func(ctx context.Context, s *Server, in T) (any, error) {
+		a, err := s.accounts()
+		if err != nil {
+			return nil, err
+		}
+		return run(ctx, s, a, in)
+	})
+}
+
 // userRef names one user: the route's {user_id}.
 type userRef struct {
 	ID string `json:"user_id"`
@@ -69,71 +81,39 @@ type keysResult struct {
 }
 
 var (
-	opMe = declare(protocol.OpMe, 0, func(ctx context.Context, s *Server, _ struct{}) (any, error) {
-		a, err := s.accounts()
-		if err != nil {
-			return nil, err
-		}
+	opMe = accountOp(protocol.OpMe, 0, func(ctx context.Context, s *Server, a *agent.Accounts, _ struct{}) (any, error) {
 		return a.Me(ctx)
 	})
 	opGetUsage = declare(protocol.OpGetUsage, 0, func(ctx context.Context, s *Server, in usageQuery) (any, error) {
 		return s.runner.Usage(ctx, in.User, in.From, in.To)
 	})
-	opListUsers = declare(protocol.OpListUsers, 0, func(ctx context.Context, s *Server, _ struct{}) (any, error) {
-		a, err := s.accounts()
-		if err != nil {
-			return nil, err
-		}
+	opListUsers = accountOp(protocol.OpListUsers, 0, func(ctx context.Context, s *Server, a *agent.Accounts, _ struct{}) (any, error) {
 		us, err := a.Users(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return usersResult{Users: nonNil(us)}, nil
 	})
-	opGetUser = declare(protocol.OpGetUser, 0, func(ctx context.Context, s *Server, in userRef) (any, error) {
-		a, err := s.accounts()
-		if err != nil {
-			return nil, err
-		}
+	opGetUser = accountOp(protocol.OpGetUser, 0, func(ctx context.Context, s *Server, a *agent.Accounts, in userRef) (any, error) {
 		return a.User(ctx, in.ID)
 	})
-	opCreateUser = declare(protocol.OpCreateUser, http.StatusCreated, func(ctx context.Context, s *Server, in agent.UserInput) (any, error) {
-		a, err := s.accounts()
-		if err != nil {
-			return nil, err
-		}
+	opCreateUser = accountOp(protocol.OpCreateUser, http.StatusCreated, func(ctx context.Context, s *Server, a *agent.Accounts, in agent.UserInput) (any, error) {
 		return a.AddUser(ctx, in)
 	})
-	opUpdateUser = declare(protocol.OpUpdateUser, 0, func(ctx context.Context, s *Server, in userChange) (any, error) {
-		a, err := s.accounts()
-		if err != nil {
-			return nil, err
-		}
+	opUpdateUser = accountOp(protocol.OpUpdateUser, 0, func(ctx context.Context, s *Server, a *agent.Accounts, in userChange) (any, error) {
 		return a.UpdateUser(ctx, in.ID, in.UserInput)
 	})
-	opDeleteUser = declare(protocol.OpDeleteUser, 0, func(ctx context.Context, s *Server, in userRef) (any, error) {
-		a, err := s.accounts()
-		if err != nil {
-			return nil, err
-		}
+	opDeleteUser = accountOp(protocol.OpDeleteUser, 0, func(ctx context.Context, s *Server, a *agent.Accounts, in userRef) (any, error) {
 		return okReply{OK: true}, a.DeleteUser(ctx, in.ID)
 	})
-	opListKeys = declare(protocol.OpListKeys, 0, func(ctx context.Context, s *Server, in keyRef) (any, error) {
-		a, err := s.accounts()
-		if err != nil {
-			return nil, err
-		}
+	opListKeys = accountOp(protocol.OpListKeys, 0, func(ctx context.Context, s *Server, a *agent.Accounts, in keyRef) (any, error) {
 		ks, err := a.Keys(ctx, in.owner(ctx))
 		if err != nil {
 			return nil, err
 		}
 		return keysResult{Keys: nonNil(ks)}, nil
 	})
-	opCreateKey = declare(protocol.OpCreateKey, http.StatusCreated, func(ctx context.Context, s *Server, in keyRef) (any, error) {
-		a, err := s.accounts()
-		if err != nil {
-			return nil, err
-		}
+	opCreateKey = accountOp(protocol.OpCreateKey, http.StatusCreated, func(ctx context.Context, s *Server, a *agent.Accounts, in keyRef) (any, error) {
 		owner := in.owner(ctx)
 		if !s.authOn() {
 			// The first key turns authentication on: the admin making it for a
@@ -144,11 +124,7 @@ var (
 		}
 		return a.CreateKey(ctx, owner, in.Name)
 	})
-	opRevokeKey = declare(protocol.OpRevokeKey, 0, func(ctx context.Context, s *Server, in keyRef) (any, error) {
-		a, err := s.accounts()
-		if err != nil {
-			return nil, err
-		}
+	opRevokeKey = accountOp(protocol.OpRevokeKey, 0, func(ctx context.Context, s *Server, a *agent.Accounts, in keyRef) (any, error) {
 		if err := need("key_id", in.KeyID); err != nil {
 			return nil, err
 		}
