@@ -113,6 +113,7 @@ export function showElicitation(card, fallback, ev, answer) {
   const send = async (action) => {
     error.hidden = true;
     for (const [, f] of fields) f.input.removeAttribute('aria-invalid');
+    for (const x of form.querySelectorAll('.elicit-field-error')) x.remove();
     const msg = { request_id: ev.request_id, action };
     if (action === 'accept' && ev.mode !== 'url') {
       const content = {};
@@ -131,7 +132,12 @@ export function showElicitation(card, fallback, ev, answer) {
       error.hidden = false;
       const m = /content\.([^:\s]+)/.exec(err.message || '');
       const bad = m && fields.find(([name]) => name === m[1]);
-      if (bad) { bad[1].input.setAttribute('aria-invalid', 'true'); bad[1].input.focus?.(); }
+      if (bad) {
+        // Said at the field too, where the eye is.
+        bad[1].input.setAttribute('aria-invalid', 'true');
+        bad[1].row.append(h('div', { class: 'elicit-error elicit-field-error', 'data-testid': 'elicit-field-error' }, err.message));
+        bad[1].input.focus?.();
+      }
     } finally {
       for (const b of [submit, decline, cancel]) b.disabled = false;
     }

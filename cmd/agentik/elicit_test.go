@@ -181,7 +181,7 @@ func TestElicitationSurvivesKill9(t *testing.T) {
 	if !strings.Contains(res.Result, "Name: Ada Lovelace") || !strings.Contains(res.Result, "Favorite Integer: 7") {
 		t.Errorf("tool result %q, want the answer given after the restart\nlogs:\n%s", res.Result, p.logs)
 	}
-	_, endID := events.next("end", nil)
+	events.next("end", nil)
 
 	// Decline reaches the tool too (answered over WebSocket-free REST
 	// while the call runs).
@@ -195,8 +195,26 @@ func TestElicitationSurvivesKill9(t *testing.T) {
 	if res, _ = events.next("tool_result", nil); !strings.Contains(res.Result, "User declined") {
 		t.Errorf("tool result after decline %q", res.Result)
 	}
-	_, endID = events.next("end", nil)
-	_ = endID
+	events.next("end", nil)
+
+	// Interrupt while it waits: the request is cancelled, the turn ends,
+	// nothing waits, and a late answer is a conflict.
+	fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "call_5", Name: "everything__trigger-elicitation-request", Arguments: `{}`}}})
+	send(p, "ask and be stopped")
+	req, _ = events.next("elicitation_request", nil)
+	if code, body := post(t, p.url("/agentik/conversations/"+c.ID+"/interrupt"), ``); code != 200 {
+		t.Fatalf("interrupt: %d %s", code, body)
+	}
+	if ans, _ = events.next("elicitation", nil); ans.RequestID != req.RequestID || ans.Action != "cancel" {
+		t.Errorf("after interrupt: %+v", ans)
+	}
+	events.next("end", nil)
+	if w := conv(p); w.Running || len(w.Waiting) != 0 {
+		t.Errorf("after interrupt: running %v, waiting %v", w.Running, w.Waiting)
+	}
+	if code, body := elicit(p, `{"request_id":"`+req.RequestID+`","action":"decline"}`); code != http.StatusConflict {
+		t.Errorf("answer after interrupt: %d %s, want 409", code, body)
+	}
 
 	// Progress arrives live, as tool_progress events before the result.
 	fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "call_3", Name: "everything__trigger-long-running-operation", Arguments: `{"duration":1,"steps":4}`}}})

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
@@ -79,6 +80,9 @@ type Config struct {
 type Handler struct {
 	cfg Config
 	log *slog.Logger
+	// late, set by a running PushDeliverer, is told of a push config
+	// stored with its send: the task may have settled before it was.
+	late atomic.Pointer[func(taskID string)]
 }
 
 // New makes a Handler.

@@ -200,7 +200,11 @@ func (h *Handler) startPushed(ctx context.Context, a Agent, p sendParams) (strin
 		return id, err
 	}
 	pc.TaskID = id
-	_, err = h.addConfig(ctx, *pc)
+	if _, err = h.addConfig(ctx, *pc); err == nil {
+		if late := h.late.Load(); late != nil {
+			(*late)(id) // the turn may have ended before its config was stored
+		}
+	}
 	return id, err
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
@@ -169,7 +170,17 @@ type PushDeliverer struct {
 	// to 1 min. After maxPushTries a delivery is given up (logged), so one
 	// dead receiver never holds back the others.
 	Backoff func(n int) time.Duration
+
+	// A task that settles before the config its send carries is stored
+	// finds no config here; it is kept in bare (bounded) so that the
+	// send, once it stored the config, has it delivered (lateConfig).
+	mu   sync.Mutex
+	bare map[string]string // task id → the settling event's id
+	ctx  context.Context
 }
+
+// maxBare bounds the tasks remembered as settled without a config.
+const maxBare = 1024
 
 // maxPushTries bounds the attempts of one delivery.
 const maxPushTries = 8
@@ -185,6 +196,10 @@ func (d *PushDeliverer) Run(ctx context.Context) {
 	if d.Backoff == nil {
 		d.Backoff = func(n int) time.Duration { return min(time.Second<<(n-1), time.Minute) }
 	}
+	d.ctx = ctx
+	late := d.lateConfig
+	d.Handler.late.Store(&late)
+	defer d.Handler.late.Store(nil)
 	for ctx.Err() == nil {
 		if err := d.follow(ctx); err != nil && ctx.Err() == nil {
 			d.Logger.Error("a2a_push_follow_failed", "err", err)
@@ -290,10 +305,46 @@ func (d *PushDeliverer) turnOf(ctx context.Context, convID string, seq int64) (i
 
 // settled delivers the task to its configs, if it has any.
 func (d *PushDeliverer) settled(ctx context.Context, id, eventID string) error {
+	d.mu.Lock()
 	cs, err := loadConfigs(ctx, d.Handler.cfg.KV, id)
+	if err == nil && len(cs) == 0 {
+		if d.bare == nil || len(d.bare) >= maxBare {
+			d.bare = map[string]string{}
+		}
+		d.bare[id] = eventID
+	}
+	d.mu.Unlock()
 	if err != nil || len(cs) == 0 {
 		return err
 	}
+	return d.push(ctx, id, eventID, cs)
+}
+
+// lateConfig is told that a send stored the push config of task id after
+// starting it: if the deliverer found the task settled with no config,
+// the task is delivered now. Configs are loaded under d.mu, so a task is
+// either delivered by settled or remembered in bare, never neither.
+func (d *PushDeliverer) lateConfig(id string) {
+	d.mu.Lock()
+	eventID, ok := d.bare[id]
+	delete(d.bare, id)
+	d.mu.Unlock()
+	if !ok {
+		return
+	}
+	go func() {
+		cs, err := loadConfigs(d.ctx, d.Handler.cfg.KV, id)
+		if err == nil && len(cs) > 0 {
+			err = d.push(d.ctx, id, eventID, cs)
+		}
+		if err != nil && d.ctx.Err() == nil {
+			d.Logger.Warn("a2a_push_late_failed", "task_id", id, "err", err)
+		}
+	}()
+}
+
+// push delivers task id, as it stands, to cs.
+func (d *PushDeliverer) push(ctx context.Context, id, eventID string, cs []PushConfig) error {
 	w, _, err := d.Handler.open(ctx, id)
 	if err != nil {
 		return nil // deleted meanwhile

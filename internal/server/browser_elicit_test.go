@@ -77,7 +77,8 @@ func TestBrowserElicitationForm(t *testing.T) {
 		f.querySelector('[data-field="check"]').checked = true;
 	})()`))
 	do(t, a, chromedp.Click(chromedp.CSS(`.tool-card[data-call-id="e1"] [data-testid="elicit-accept"]`)))
-	waitJS(t, a, "the refusal at the email field", form+`.querySelector('[data-testid="elicit-error"]').textContent.includes('content.email') && `+form+`.querySelector('[data-field="email"]').getAttribute('aria-invalid') === 'true'`)
+	waitJS(t, a, "the refusal at the email field", form+`.querySelector('[data-testid="elicit-field-email"] [data-testid="elicit-field-error"]')?.textContent.includes('content.email') && `+form+`.querySelector('[data-field="email"]').getAttribute('aria-invalid') === 'true'`)
+	do(t, a, chromedp.Evaluate[chromedp.Void](form+`.querySelector('[data-field="email"]').scrollIntoView({block: 'center'})`))
 	screenshot(t, a, "elicitation-form.png")
 	if w := waitWaitingREST(t, ts, c.ID, 1); len(w.Waiting) != 1 {
 		t.Fatalf("after the refusal the request does not wait: %+v", w)

@@ -261,6 +261,9 @@ func parseImport(body []byte) ([]agent.ImportConversation, []agent.ArchivedMemor
 	if len(body) == 0 {
 		return nil, nil, agent.Errorf(agent.CodeBadRequest, "the body is empty: send agentik JSON or a ChatGPT conversations.json")
 	}
+	if bytes.HasPrefix(body, []byte("PK\x03\x04")) {
+		return nil, nil, agent.Errorf(agent.CodeBadRequest, "this is a ZIP file; a ChatGPT export is one: unzip it and import the conversations.json inside")
+	}
 	if body[0] == '[' {
 		convs, err := parseChatGPT(body)
 		return convs, nil, err

@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -382,5 +384,25 @@ func TestImportChatGPTBranches(t *testing.T) {
 	}
 	if page.Messages[2].ParentID != page.Messages[1].ID || page.Messages[4].ParentID != page.Messages[1].ID || res.Conversations[0].Head != page.Messages[5].ID {
 		t.Errorf("tree: %+v, head %s", page.Messages, res.Conversations[0].Head)
+	}
+}
+
+// A ChatGPT export ZIP is explained, not refused with a parser's words.
+func TestImportZIPSaysUnzip(t *testing.T) {
+	ts := newTestServer(t)
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	f, err := zw.Create("conversations.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.Write([]byte("[]"))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var e agent.Error
+	ts.call(t, "POST", "/agentik/import", buf.String(), 400, &e)
+	if !strings.Contains(e.Message, "unzip it and import the conversations.json inside") || strings.Contains(e.Message, "invalid character") {
+		t.Errorf("a ZIP import says %q", e.Message)
 	}
 }

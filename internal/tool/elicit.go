@@ -141,7 +141,7 @@ func (s *session) onLog(n mcp.JSONRPCNotification) {
 	if err != nil {
 		return
 	}
-	s.log.Debug("mcp_log", "level", level, "logger", logger, "data", s.cfg.redact(capText(string(data), 4000)))
+	s.log.Debug("mcp_log", "mcp_server", s.cfg.Name, "log_level", level, "logger", logger, "data", s.cfg.redact(capText(string(data), 4000)))
 }
 
 // callable reports whether agentik can call a tool: not one that requires

@@ -5,6 +5,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -23,7 +24,9 @@ import (
 func TestEverythingBeyondTools(t *testing.T) {
 	_, entry := everything(t)
 	cfg := Config{Servers: []ServerConfig{{Name: "e", Transport: TransportStdio, Command: "node", Args: []string{entry, "stdio"}}}}
-	m := start(t, cfg, Options{CallTimeout: everythingIdle})
+	logged := make(chan string, 16)
+	logger := slog.New(slog.NewTextHandler(logWatch{testWriter{t}, logged}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	m := start(t, cfg, Options{CallTimeout: everythingIdle, Logger: logger})
 	ts := waitState(t, m, "e", agent.ToolServerReady, 60*time.Second)
 	t.Logf("tools %v", ts.Tools)
 	for _, want := range []string{"e__trigger-elicitation-request", "e__trigger-url-elicitation", "e__get-tiny-image"} {
@@ -78,6 +81,31 @@ func TestEverythingBeyondTools(t *testing.T) {
 		t.Errorf("declined: %q, %v", out, err)
 	}
 
+	// URL mode: the link reaches the hooks; done is accept.
+	ctx = agent.WithToolHooks(t.Context(), &agent.ToolHooks{Elicit: func(ctx context.Context, req agent.ElicitRequest) (agent.ElicitResult, error) {
+		asked = req
+		return agent.ElicitResult{Action: agent.ElicitAccept}, nil
+	}})
+	if out, err = m.Call(ctx, "e__trigger-url-elicitation", `{"url":"https://example.com/consent"}`); err != nil {
+		t.Fatal(err)
+	}
+	if asked.Mode != agent.ElicitURL || asked.URL != "https://example.com/consent" || asked.ElicitationID == "" {
+		t.Errorf("url elicitation asked %+v; result %q", asked, out)
+	}
+
+	// A server's log message goes to agentik's log (debug), not the model.
+	if out := mustCall(t, m, "e__toggle-simulated-logging", `{}`); !strings.Contains(out, "Started simulated") {
+		t.Fatalf("toggle-simulated-logging = %q", out)
+	}
+	select {
+	case line := <-logged:
+		if !strings.Contains(line, "level=DEBUG") || !strings.Contains(line, "mcp_server=e") {
+			t.Errorf("log line %q", line)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no mcp_log line within 30 s of turning the server's logging on")
+	}
+
 	// The image comes back as an image.
 	img, err := m.CallContent(t.Context(), "e__get-tiny-image", `{}`)
 	if err != nil {
@@ -86,4 +114,21 @@ func TestEverythingBeyondTools(t *testing.T) {
 	if len(img.Images) != 1 || img.Images[0].Mime != "image/png" || !strings.HasPrefix(img.Images[0].Data, "iVBORw0KGgo") {
 		t.Errorf("images = %d %+v", len(img.Images), img.Images)
 	}
+}
+
+// logWatch passes log lines on and sends those of MCP servers' log
+// messages (mcp_log) to ch.
+type logWatch struct {
+	w  testWriter
+	ch chan string
+}
+
+func (l logWatch) Write(b []byte) (int, error) {
+	if strings.Contains(string(b), "msg=mcp_log") {
+		select {
+		case l.ch <- string(b):
+		default:
+		}
+	}
+	return l.w.Write(b)
 }
