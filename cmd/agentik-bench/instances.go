@@ -96,11 +96,15 @@ func (b *bench) instancesRun(ctx context.Context, n, turns, ntok int, delay time
 			return loadResult{}, err
 		}
 	}
-	sender, err := dialWS(ctx, wsURL(procs[0].URL(), "/agentik/ws"), nil)
-	if err != nil {
-		return loadResult{}, err
+	// Senders on the first instance, 16 turns each: a connection runs at
+	// most 32 commands at once.
+	senders := make([]*wsClient, (turns+15)/16)
+	for i := range senders {
+		if senders[i], err = dialWS(ctx, wsURL(procs[0].URL(), "/agentik/ws"), nil); err != nil {
+			return loadResult{}, err
+		}
+		sd.closers = append(sd.closers, senders[i].Close)
 	}
-	sd.closers = append(sd.closers, sender.Close)
 	var mu sync.Mutex
 	err = parallel(ctx, turns*(n-1), 32, func(ctx context.Context, j int) error {
 		i := j % turns
@@ -120,7 +124,7 @@ func (b *bench) instancesRun(ctx context.Context, n, turns, ntok int, delay time
 		return loadResult{}, err
 	}
 	sd.send = func(ctx context.Context, i int) error {
-		_, err := sendTurn(ctx, sender, ids[i], prompt(ntok, delay, ids[i]))
+		_, err := sendTurn(ctx, senders[i/16], ids[i], prompt(ntok, delay, ids[i]))
 		return err
 	}
 	return b.drive(ctx, sd, turns, ntok, delay)
