@@ -68,10 +68,11 @@ export class Branches {
   // sibling is the id of the version before (-1) or after (+1) message id.
   async sibling(convID, id, step) {
     const all = [];
-    for (let offset = 0; ; offset += ALL_PAGE) {
-      const { messages = [] } = await this.conn.request('get_messages', { conversation_id: convID, branch: 'all', offset, limit: ALL_PAGE });
+    for (let offset = 0; ;) {
+      const { messages = [], next_offset: next } = await this.conn.request('get_messages', { conversation_id: convID, branch: 'all', offset, limit: ALL_PAGE });
       all.push(...messages);
-      if (messages.length < ALL_PAGE) break;
+      if (!next) break;
+      offset = next; // a page ends early at the server's byte bound
     }
     const me = all.find((m) => m.id === id);
     if (!me) return null;

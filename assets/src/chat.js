@@ -171,12 +171,14 @@ export class Chat {
       const res = await this.conn.subscribe(fields, (fr) => this.onFrame(fr));
       this.sub = res.sub;
       // Page through what was missed: replies stay small however much it is.
-      let after = Number([...this.list.querySelectorAll('[data-seq]')].pop()?.dataset.seq || 0);
-      for (;;) {
-        const { messages = [] } = await this.conn.request('get_messages', { conversation_id: this.id, after, limit: EARLIER_PAGE });
+      // A page also ends at the server's byte bound: next_offset says
+      // where the next starts (absent at the end).
+      const after = Number([...this.list.querySelectorAll('[data-seq]')].pop()?.dataset.seq || 0);
+      for (let offset = 0; ;) {
+        const { messages = [], next_offset: next } = await this.conn.request('get_messages', { conversation_id: this.id, after, offset, limit: EARLIER_PAGE });
         for (const m of messages) this.onMessage(m);
-        if (messages.length < EARLIER_PAGE || this.disposed) break;
-        after = messages[messages.length - 1].seq;
+        if (!next || this.disposed) break;
+        offset = next;
       }
       this.cursor = Math.max(this.cursor, Number(res.head || 0));
     } catch (err) {
@@ -275,11 +277,12 @@ export class Chat {
   async loadEarlier(btn) {
     if (btn.disabled) return;
     const omitted = Number(btn.dataset.omitted || 0);
-    const limit = Math.min(EARLIER_PAGE, omitted);
-    if (limit <= 0) return;
+    if (omitted <= 0) return;
     btn.disabled = true;
     try {
-      const { messages } = await this.conn.request('get_messages', { conversation_id: this.id, offset: omitted - limit, limit });
+      // The latest messages before those shown, as many as the server's
+      // byte bound lets one page hold; next_end is what is left before.
+      const { messages, next_end: left = 0 } = await this.conn.request('get_messages', { conversation_id: this.id, end: omitted, limit: EARLIER_PAGE });
       const box = h('div');
       for (const m of messages || []) {
         if (m.id && this.seen.has(m.id)) continue;
@@ -293,7 +296,6 @@ export class Chat {
       const before = this.scroller.scrollHeight;
       this.list.prepend(...box.children);
       this.scroller.scrollTop += this.scroller.scrollHeight - before;
-      const left = omitted - limit;
       if (left > 0) {
         btn.dataset.omitted = String(left);
         btn.textContent = `Show ${left} earlier messages`;
@@ -597,13 +599,18 @@ export class Chat {
     }
   }
 
-  // loadQueue shows the sends queued before the page was opened.
+  // loadQueue shows the sends queued before the page was opened, a page
+  // at a time (the server bounds a page in bytes; next_offset goes on).
   async loadQueue() {
     try {
-      const r = await fetch(`/agentik/conversations/${encodeURIComponent(this.id)}/queue`, { credentials: 'same-origin' });
-      if (!r.ok) return;
-      const { queued } = await r.json();
-      for (const q of queued || []) if (!this.seen.has(q.message_id)) this.queue.add(q.message_id, q.content);
+      for (let offset = 0, pages = 0; pages < 100 && !this.disposed; pages++) {
+        const r = await fetch(`/agentik/conversations/${encodeURIComponent(this.id)}/queue?offset=${offset}`, { credentials: 'same-origin' });
+        if (!r.ok) return;
+        const { queued, next_offset: next } = await r.json();
+        for (const q of queued || []) if (!this.seen.has(q.message_id)) this.queue.add(q.message_id, q.content);
+        if (!next) return;
+        offset = next;
+      }
     } catch { /* the live events still show what changes */ }
   }
 }

@@ -416,12 +416,12 @@ func oneLine(s string, n int) string {
 
 // printHistory prints a conversation's stored messages.
 func printHistory(ctx context.Context, c *client.Client, id string, out io.Writer) error {
-	for offset := 0; ; offset += agent.MaxPageSize {
-		ms, err := c.Messages(ctx, agent.MessageQuery{ConversationID: id, Offset: offset, Limit: agent.MaxPageSize})
+	for offset := 0; ; {
+		p, err := c.History(ctx, agent.MessageQuery{ConversationID: id, Offset: offset, Limit: agent.MaxPageSize})
 		if err != nil {
 			return fmt.Errorf("chat: history: %w", err)
 		}
-		for _, m := range ms {
+		for _, m := range p.Messages {
 			switch m.Type {
 			case agent.MessageUser:
 				fmt.Fprintf(out, "> %s\n", stripControls(contentText(m.Content)))
@@ -437,9 +437,10 @@ func printHistory(ctx context.Context, c *client.Client, id string, out io.Write
 				fmt.Fprintf(out, "%s %s\n", summaryLine(&m), oneLine(m.Summary, 200))
 			}
 		}
-		if len(ms) < agent.MaxPageSize {
+		if p.NextOffset == 0 { // a page may end early at the server's byte bound
 			return nil
 		}
+		offset = p.NextOffset
 	}
 }
 

@@ -50,7 +50,7 @@ func TestAMemberCannotReachAnothersConversation(t *testing.T) {
 				_, err := g.r.SendBusy(ctx, id, text, "", agent.OnBusyQueue)
 				return err
 			},
-			"queue":         func(ctx context.Context) error { _, err := g.r.Queue(ctx, id); return err },
+			"queue":         func(ctx context.Context) error { _, err := g.r.Queue(ctx, id, agent.QueueQuery{Limit: 10}); return err },
 			"cancel_queued": func(ctx context.Context) error { return g.r.CancelQueued(ctx, id, "m") },
 			"approve": func(ctx context.Context) error {
 				return g.r.Approve(ctx, id, agent.ApprovalInput{CallID: "c", Decision: agent.DecisionDeny})

@@ -41,6 +41,7 @@ type Node struct {
 	Parent string // "" for a first message
 	Seq    int64
 	Type   string
+	Size   int // bytes of its stored JSON (what bounds a page of history)
 }
 
 // Brancher reads a conversation's tree; the database implements it.
@@ -142,39 +143,6 @@ func (t *tree) annotate(ms []Message) {
 			}
 		}
 	}
-}
-
-// branchMessages is Messages of a stored conversation: the active path
-// unless q.All, each message with its parent and siblings.
-func (r *Runner) branchMessages(ctx context.Context, b Brancher, q MessageQuery) ([]Message, error) {
-	t, err := r.tree(ctx, b, q.ConversationID)
-	if err != nil {
-		return nil, fmt.Errorf("messages: %w", err)
-	}
-	var ms []Message
-	if q.All || t.linear() {
-		ms, err = r.cfg.Store.Messages(ctx, q)
-	} else {
-		var ids []string
-		for _, id := range t.path(t.head) {
-			if t.nodes[t.byID[id]].Seq > q.After {
-				ids = append(ids, id)
-			}
-		}
-		ids = ids[min(q.Offset, len(ids)):]
-		if q.Limit > 0 {
-			ids = ids[:min(q.Limit, len(ids))]
-		}
-		ms, err = b.MessagesByID(ctx, q.ConversationID, ids)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("messages: %w", err)
-	}
-	if ms == nil {
-		ms = []Message{}
-	}
-	t.annotate(ms)
-	return ms, nil
 }
 
 // brancher is the store's tree of a stored conversation, or an error for

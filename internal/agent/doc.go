@@ -23,6 +23,7 @@
 //     summaries, manual Compact);
 //   - approval.go, queue.go, branch.go: tool calls that wait for a person,
 //     sends queued behind a running turn, the history as a tree;
+//   - history.go: pages of history, bounded in count and bytes;
 //   - elicit.go, elicitschema.go, toolcall.go: a tool asking the user for
 //     input (durable like an approval) and the schema its answer is checked
 //     against; what a tool call returns (text and images);

@@ -39,6 +39,17 @@ type QueuedSend struct {
 	// Front puts it before the sends queued already (on_busy interrupt);
 	// only read when it is enqueued.
 	Front bool
+	// Position is its place in the queue (1 runs next), set by reads.
+	Position int
+}
+
+// QueuePage is a page of a conversation's queue.
+type QueuePage struct {
+	Sends []QueuedSend
+	Total int // sends queued in all
+	// NextOffset is the offset of the next page when sends follow this
+	// one; 0 at the end.
+	NextOffset int
 }
 
 // SendBusy is Send with a choice of what happens while a turn runs (see
@@ -121,16 +132,14 @@ func (r *Runner) queuedDuplicate(ctx context.Context, st Store, id, clientID str
 	if m, ok, err := messageByClientID(ctx, st, id, clientID); err != nil || ok {
 		return SendResult{MessageID: m.ID, Seq: m.Seq, Duplicate: true}, ok, err
 	}
-	q, err := st.Queue(ctx, id)
+	q, err := st.Queue(ctx, QueueQuery{ConversationID: id, ClientID: clientID, Limit: 1})
 	if err != nil {
 		return SendResult{}, false, fmt.Errorf("queue: %w", err)
 	}
-	for i, s := range q {
-		if s.ClientID == clientID {
-			return SendResult{MessageID: s.MessageID, Duplicate: true, Queued: true, Position: i + 1}, true, nil
-		}
+	if len(q) == 0 {
+		return SendResult{}, false, nil
 	}
-	return SendResult{}, false, nil
+	return SendResult{MessageID: q[0].MessageID, Duplicate: true, Queued: true, Position: q[0].Position}, true, nil
 }
 
 // CancelQueued removes a queued send before it starts: a queue_cancelled
@@ -189,7 +198,7 @@ func (r *Runner) tryStartNext(ctx context.Context, id string) (again bool) {
 		}
 		return false
 	}
-	q, err := st.Queue(ctx, id)
+	q, err := st.Queue(ctx, QueueQuery{ConversationID: id, Limit: 1}) // the head only
 	if err != nil || len(q) == 0 {
 		if err != nil {
 			r.log.Error("queue_start_failed", "conversation_id", id, "err", err)
@@ -258,14 +267,35 @@ func (r *Runner) recoverQueued(ctx context.Context) error {
 	return nil
 }
 
-// Queue returns a conversation's queued sends, the next to run first.
-func (s *MemStore) Queue(_ context.Context, conversationID string) ([]QueuedSend, error) {
+// Queue returns a page of a conversation's queued sends, the next to run
+// first (see QueueQuery).
+func (s *MemStore) Queue(_ context.Context, q QueueQuery) ([]QueuedSend, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c := s.convs[conversationID]; c != nil {
-		return append([]QueuedSend(nil), c.queue...), nil
+	c := s.convs[q.ConversationID]
+	if c == nil {
+		return nil, Errorf(CodeNotFound, "conversation %s not found", q.ConversationID)
 	}
-	return nil, Errorf(CodeNotFound, "conversation %s not found", conversationID)
+	var out []QueuedSend
+	total := 0
+	for i, qs := range c.queue[min(max(q.Offset, 0), len(c.queue)):] {
+		if q.Limit > 0 && len(out) == q.Limit {
+			break
+		}
+		if q.ClientID != "" && qs.ClientID != q.ClientID {
+			continue
+		}
+		if q.Bytes > 0 {
+			n := contentBytes(qs.Content)
+			if len(out) > 0 && total+n > q.Bytes {
+				break
+			}
+			total += n
+		}
+		qs.Position = max(q.Offset, 0) + i + 1
+		out = append(out, qs)
+	}
+	return out, nil
 }
 
 // checkQueue refuses a record whose queue change cannot apply; s.mu is held.
@@ -334,20 +364,34 @@ func (c *memConversation) applyQueue(rec *Record) {
 	c.conv.Queued = len(c.queue)
 }
 
-// Queue returns a conversation's queued sends, the next to run first.
-func (r *Runner) Queue(ctx context.Context, id string) ([]QueuedSend, error) {
+// Queue returns a page of a conversation's queued sends, the next to run
+// first: q.Offset skipped, at most q.Limit, bounded by q.Bytes (see
+// QueueQuery; q.ConversationID is id, q.ClientID unused).
+func (r *Runner) Queue(ctx context.Context, id string, q QueueQuery) (QueuePage, error) {
 	if err := r.access(ctx, id); err != nil {
-		return nil, err
+		return QueuePage{}, err
+	}
+	if err := checkPage(q.Offset, q.Limit); err != nil {
+		return QueuePage{}, err
 	}
 	st := r.storeOf(id)
-	if _, err := st.Conversation(ctx, id); err != nil {
-		return nil, err
-	}
-	q, err := st.Queue(ctx, id)
+	c, err := st.Conversation(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("queue: %w", err)
+		return QueuePage{}, err
 	}
-	return q, nil
+	q.ConversationID, q.ClientID = id, ""
+	sends, err := st.Queue(ctx, q)
+	if err != nil {
+		return QueuePage{}, fmt.Errorf("queue: %w", err)
+	}
+	p := QueuePage{Sends: sends, Total: c.Queued}
+	if n := q.Offset + len(sends); n < c.Queued && len(sends) > 0 {
+		p.NextOffset = n
+	}
+	if p.Sends == nil {
+		p.Sends = []QueuedSend{}
+	}
+	return p, nil
 }
 
 // CheckQueueRoom is the queue's bound (MaxQueued, MaxQueuedBytes): queued

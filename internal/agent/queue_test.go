@@ -3,12 +3,15 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
@@ -213,5 +216,79 @@ func TestQueuedSendSurvivesRestart(t *testing.T) {
 	}
 	if last := hist[len(hist)-1]; last.Type != agent.MessageAssistant || last.Content[0].Body != "after the restart" {
 		t.Fatalf("last message %+v", last)
+	}
+}
+
+// queueSpy is a store that records the queue reads made of it.
+type queueSpy struct {
+	agent.Store
+	mu    sync.Mutex
+	reads []agent.QueueQuery
+}
+
+func (s *queueSpy) Queue(ctx context.Context, q agent.QueueQuery) ([]agent.QueuedSend, error) {
+	s.mu.Lock()
+	s.reads = append(s.reads, q)
+	s.mu.Unlock()
+	return s.Store.Queue(ctx, q)
+}
+
+// TestQueueStartReadsOnlyTheHead: draining a queue starts each send
+// reading the queue's head (one row), and a duplicate client_id is looked
+// up by that id, never by reading the whole queue.
+func TestQueueStartReadsOnlyTheHead(t *testing.T) {
+	g := newRig(t, nil)
+	m, err := llm.New(llm.Config{BaseURL: g.url, Model: "fake"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &queueSpy{Store: g.st}
+	r := agent.NewRunner(agent.Config{Store: st, Cluster: g.st, Publisher: g.b, Model: m})
+	defer r.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := r.CreateConversation(ctx, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	hold := make(chan struct{})
+	g.fake.Enqueue(llmtest.Reply{Text: "first", Hold: hold})
+	if _, err := r.Send(ctx, c.ID, []agent.Content{agent.Text("first")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := r.SendBusy(ctx, c.ID, []agent.Content{agent.Text(fmt.Sprintf("q%d", i))}, fmt.Sprintf("k%d", i), agent.OnBusyQueue); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dup, err := r.SendBusy(ctx, c.ID, []agent.Content{agent.Text("again")}, "k3", agent.OnBusyQueue)
+	if err != nil || !dup.Duplicate || dup.Position != 4 {
+		t.Fatalf("resend of k3: %+v, %v; want the duplicate at position 4", dup, err)
+	}
+	close(hold)
+	for range 6 {
+		untilEnd(t, ctx, sub)
+	}
+	ms, err := r.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(users(ms), " "); got != "first q0 q1 q2 q3 q4" {
+		t.Fatalf("history %s", got)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.reads) < 5 {
+		t.Fatalf("%d queue reads, want one per start at least", len(st.reads))
+	}
+	for _, q := range st.reads {
+		if q.Limit != 1 || q.Offset != 0 {
+			t.Errorf("queue read %+v: the runner reads one send at a time", q)
+		}
 	}
 }

@@ -317,28 +317,11 @@ func (r *Runner) ListVersion() (v uint64, ok bool) {
 	return st.Version() + r.temps.Version(), true
 }
 
-// Messages returns a page of a conversation's history.
+// Messages returns a page of a conversation's history (History without
+// where the next page starts).
 func (r *Runner) Messages(ctx context.Context, q MessageQuery) ([]Message, error) {
-	if err := checkPage(q.Offset, q.Limit); err != nil {
-		return nil, err
-	}
-	if q.After < 0 {
-		return nil, Errorf(CodeBadRequest, "after must be 0 or more, got %d", q.After)
-	}
-	if err := r.access(ctx, q.ConversationID); err != nil {
-		return nil, err
-	}
-	if b, ok := r.cfg.Store.(Brancher); ok && !r.temps.Has(q.ConversationID) {
-		return r.branchMessages(ctx, b, q)
-	}
-	ms, err := r.storeOf(q.ConversationID).Messages(ctx, q) // not_found for an unknown conversation
-	if err != nil {
-		return nil, fmt.Errorf("messages: %w", err)
-	}
-	if ms == nil {
-		ms = []Message{}
-	}
-	return ms, nil
+	p, err := r.History(ctx, q)
+	return p.Messages, err
 }
 
 // Rename changes a conversation's title.

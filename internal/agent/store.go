@@ -32,8 +32,9 @@ type Store interface {
 	// Memory returns a conversation's working memory in order, or
 	// ErrStaleMemory while a StaleMemory record's mark holds.
 	Memory(ctx context.Context, conversationID string) ([]ModelMessage, error)
-	// Queue returns a conversation's queued sends, the next to run first.
-	Queue(ctx context.Context, conversationID string) ([]QueuedSend, error)
+	// Queue returns a page of a conversation's queued sends, the next to
+	// run first, each with its Position (see QueueQuery).
+	Queue(ctx context.Context, q QueueQuery) ([]QueuedSend, error)
 	// Pending returns the tool calls of a conversation's waiting round, in
 	// order, with their decisions so far.
 	Pending(ctx context.Context, conversationID string) ([]PendingCall, error)
@@ -79,6 +80,27 @@ type MessageQuery struct {
 	// All: every branch's messages; otherwise only the active path's
 	// (branch.go).
 	All bool
+	// End, in place of Offset: the page is the latest messages before
+	// this position (of those after After), as a view that shows the end
+	// of a conversation pages back. 0: unused.
+	End int
+	// Bytes bounds the page by the messages' stored JSON: it ends before
+	// the message that would take it past Bytes (it holds at least one).
+	// 0: no bound. End and Bytes are read by Runner.History; the stores
+	// ignore them.
+	Bytes int
+}
+
+// QueueQuery selects a page of a conversation's queued sends: Offset
+// skipped, at most Limit (≤ 0: no limit), and, with Bytes, ending before
+// the send whose content (as stored JSON) would take the page past Bytes
+// (it holds at least one). With ClientID, only the send queued with that
+// client_id. Starting the next send reads one (Limit 1), not the queue.
+type QueueQuery struct {
+	ConversationID string
+	Offset, Limit  int
+	Bytes          int
+	ClientID       string
 }
 
 // EventQuery selects stored events.

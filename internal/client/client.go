@@ -480,13 +480,26 @@ func (c *Client) Conversations(ctx context.Context, offset, limit int) (protocol
 
 // Messages returns a page of a conversation's history.
 func (c *Client) Messages(ctx context.Context, q agent.MessageQuery) ([]agent.Message, error) {
+	p, err := c.History(ctx, q)
+	return p.Messages, err
+}
+
+// History returns a page of a conversation's history and where the next
+// starts: the server ends a page early at its byte bound.
+func (c *Client) History(ctx context.Context, q agent.MessageQuery) (agent.HistoryPage, error) {
 	var out protocol.MessagesResult
 	cmd := protocol.Command{Op: protocol.OpGetMessages, ConversationID: q.ConversationID, After: &q.After, Offset: &q.Offset, Limit: &q.Limit}
 	if q.Limit == 0 {
 		cmd.Limit = nil
 	}
+	if q.End > 0 {
+		cmd.End, cmd.Offset = &q.End, nil
+	}
+	if q.All {
+		cmd.Branch = "all"
+	}
 	err := c.retry(ctx, cmd, &out)
-	return out.Messages, err
+	return agent.HistoryPage{Messages: out.Messages, NextOffset: out.NextOffset, NextEnd: out.NextEnd}, err
 }
 
 // Send sends a user message and starts a turn. With a clientID the send

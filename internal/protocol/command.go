@@ -24,6 +24,7 @@ type Command struct {
 	Temp   bool    `json:"temp,omitempty"`
 	Offset *int    `json:"offset,omitempty"`
 	Limit  *int    `json:"limit,omitempty"`
+	End    *int    `json:"end,omitempty"` // get_messages: the latest messages before this position
 
 	ConversationID string          `json:"conversation_id,omitempty"`
 	Content        []agent.Content `json:"content,omitempty"`

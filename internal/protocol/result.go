@@ -41,6 +41,17 @@ type ListResult struct {
 // MessagesResult is the result of get_messages.
 type MessagesResult struct {
 	Messages []agent.Message `json:"messages"`
+	// NextOffset is the offset of the next page when messages follow
+	// this one (a page ends early once it holds Config.HistoryBytes of
+	// messages); NextEnd, on a page read with end, the end of the page
+	// before it when earlier messages remain.
+	NextOffset int `json:"next_offset,omitempty"`
+	NextEnd    int `json:"next_end,omitempty"`
+}
+
+// NewMessagesResult is the wire form of a page of history.
+func NewMessagesResult(p agent.HistoryPage) MessagesResult {
+	return MessagesResult{Messages: p.Messages, NextOffset: p.NextOffset, NextEnd: p.NextEnd}
 }
 
 // ReplayResult is a page of stored events.
@@ -63,6 +74,14 @@ type ModelsResult struct {
 // SearchResults is the result of search (GET /agentik/search and the WS op).
 type SearchResults struct {
 	Results []agent.SearchResult `json:"results"`
+}
+
+// QueueResult is a page of GET …/queue: the sends, the next first; how
+// many are queued in all; the offset of the next page when sends follow.
+type QueueResult struct {
+	Queued     []QueuedItem `json:"queued"`
+	Total      int          `json:"total"`
+	NextOffset int          `json:"next_offset,omitempty"`
 }
 
 // QueuedItem is one queued send of GET …/queue.

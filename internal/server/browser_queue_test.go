@@ -2,10 +2,13 @@ package server_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
@@ -56,4 +59,35 @@ func TestBrowserQueuedSends(t *testing.T) {
 			t.Errorf("user messages %q, want %q", got, "one two")
 		}
 	}
+}
+
+// TestBrowserQueueOfSeveralPages: a page opened while 12 sends of 40 KiB
+// wait, under a 100 KiB page bound, lists every one, in order.
+func TestBrowserQueueOfSeveralPages(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, withQueuePageBytes(100<<10))
+	br := newBrowser(t, ts)
+	ctx := context.Background()
+	c, err := ts.Runner.CreateConversation(ctx, "Long queue", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold := make(chan struct{})
+	defer close(hold)
+	ts.Fake.Enqueue(llmtest.Reply{Text: "first answer", Hold: hold})
+	if _, err := ts.Runner.Send(ctx, c.ID, []agent.Content{agent.Text("one")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := range 12 {
+		text := fmt.Sprintf("q%02d", i)
+		if _, err := ts.Runner.SendBusy(ctx, c.ID, []agent.Content{agent.Text(text + " " + strings.Repeat("z", 40<<10))}, "", agent.OnBusyQueue); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, text)
+	}
+	tab := br.tab()
+	openPage(t, ts, tab, "/c/"+c.ID)
+	const queued = `[...document.querySelectorAll('[data-testid="queued"]')].map((q) => q.querySelector('.user-text').textContent.slice(0, 3)).join(' ')`
+	waitJS(t, tab, "every queued send", queued+` === '`+strings.Join(want, " ")+`'`)
 }

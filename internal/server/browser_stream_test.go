@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -126,5 +127,53 @@ func TestBrowserShowEarlierMessages(t *testing.T) {
 	order := eval[bool](t, tab, `(() => { const s = [...document.querySelectorAll('#messages > article[data-seq]')].map((e) => Number(e.dataset.seq)); return s.every((v, i) => i === 0 || v > s[i - 1]); })()`)
 	if !order {
 		t.Error("messages are not in seq order after loading earlier ones")
+	}
+}
+
+// TestBrowserLongChatOfBigMessages: a conversation of 30 messages of 64
+// KiB under a 200 KiB history bound renders only its latest few (the page
+// stays small), and "Show earlier messages" pages back, a few at a time,
+// until every message is shown once, in order.
+func TestBrowserLongChatOfBigMessages(t *testing.T) {
+	t.Parallel()
+	const n, size, bound = 30, 64 << 10, 200 << 10
+	ts := newTestServer(t, withHistoryBytes(bound))
+	c := bigConversation(t, ts, n, size)
+	resp := ts.do(t, "GET", "/c/"+c.ID, "")
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || len(page) > 2*bound {
+		t.Fatalf("page: %d, %d bytes for a bound of %d", resp.StatusCode, len(page), bound)
+	}
+	br := newBrowser(t, ts)
+	tab := br.tab()
+	openPage(t, ts, tab, "/c/"+c.ID)
+	shown := eval[int](t, tab, `document.querySelectorAll('#messages > article').length`)
+	if shown < 1 || shown > bound/size {
+		t.Fatalf("the page shows %d messages, want at most %d", shown, bound/size)
+	}
+	if got, want := eval[string](t, tab, `document.querySelector('[data-testid="load-earlier"]')?.textContent ?? ''`), fmt.Sprintf("Show %d earlier messages", n-shown); got != want {
+		t.Fatalf("button = %q, want %q", got, want)
+	}
+	waitJS(t, tab, "history rendered", `document.querySelector('#main').dataset.rendered === 'true'`)
+	for clicks := 0; eval[bool](t, tab, `document.querySelector('[data-testid="load-earlier"]') !== null`); clicks++ {
+		if clicks > n {
+			t.Fatal("the button stays")
+		}
+		before := eval[int](t, tab, `document.querySelectorAll('#messages > article').length`)
+		do(t, tab, chromedp.Click(chromedp.CSS(`[data-testid="load-earlier"]`)))
+		waitJS(t, tab, "a page of earlier messages", fmt.Sprintf(`document.querySelectorAll('#messages > article').length > %d && !document.querySelector('[data-testid="load-earlier"]')?.disabled`, before))
+		if got := eval[int](t, tab, `document.querySelectorAll('#messages > article').length`); got-before > bound/size {
+			t.Fatalf("one click added %d messages, past the bound", got-before)
+		}
+	}
+	got := eval[[]string](t, tab, `[...document.querySelectorAll('#messages > article')].map((e) => e.textContent.match(/m\d{3}/)?.[0] ?? '?')`)
+	if len(got) != n {
+		t.Fatalf("%d messages shown, want %d: %v", len(got), n, got)
+	}
+	for i, g := range got {
+		if want := fmt.Sprintf("m%03d", i); g != want {
+			t.Fatalf("message %d is %s, want %s (%v)", i, g, want, got)
+		}
 	}
 }

@@ -125,17 +125,25 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	q := agent.MessageQuery{ConversationID: r.PathValue("id"), After: after, Offset: offset, Limit: limit}
+	q := agent.MessageQuery{ConversationID: r.PathValue("id"), After: after, Offset: offset, Limit: limit, Bytes: s.cfg.HistoryBytes}
 	if q.All, err = allBranches(r.URL.Query().Get("branch")); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	ms, err := s.runner.Messages(r.Context(), q)
+	if r.URL.Query().Has("end") {
+		end, err := intParam(r, "end", 0)
+		if err != nil || end < 1 || end > 1<<31 {
+			s.writeError(w, r, agent.Errorf(agent.CodeBadRequest, "end must be a position of 1 or more, got %q", agent.Shorten(r.URL.Query().Get("end"), 40)))
+			return
+		}
+		q.End = int(end)
+	}
+	p, err := s.runner.History(r.Context(), q)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, protocol.MessagesResult{Messages: ms})
+	writeJSON(w, http.StatusOK, protocol.NewMessagesResult(p))
 }
 
 func (s *Server) handleRename(w http.ResponseWriter, r *http.Request) {

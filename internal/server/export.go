@@ -15,29 +15,68 @@ import (
 	"github.com/agentik/agentik/internal/protocol"
 )
 
-// history reads every message of a conversation, page by page: of every
-// branch with all, else of the active path.
-func (s *Server) history(ctx context.Context, id string, all bool) ([]agent.Message, error) {
-	var out []agent.Message
-	var after int64
+// eachMessage calls f with every message of a conversation in order (of
+// every branch with all, else of the active path), read in pages bounded
+// by Config.HistoryBytes: an export holds one page, not the conversation.
+func (s *Server) eachMessage(ctx context.Context, id string, all bool, f func(agent.Message) error) error {
+	q := agent.MessageQuery{ConversationID: id, Limit: agent.MaxPageSize, Bytes: s.cfg.HistoryBytes, All: all}
 	for {
-		ms, err := s.runner.Messages(ctx, agent.MessageQuery{ConversationID: id, After: after, Limit: agent.MaxPageSize, All: all})
+		p, err := s.runner.History(ctx, q)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if len(ms) == 0 {
-			break
+		for _, m := range p.Messages {
+			if err := f(m); err != nil {
+				return err
+			}
 		}
-		out = append(out, ms...)
-		after = ms[len(ms)-1].Seq
-		if after == 0 { // a temp conversation's messages have no seq: one page is all
-			break
+		if p.NextOffset == 0 {
+			return nil
+		}
+		// On from the last seq (a stored conversation), so a message
+		// written meanwhile moves nothing; by offset in a temp one.
+		if last := p.Messages[len(p.Messages)-1]; last.Seq > 0 {
+			q.After, q.Offset = last.Seq, 0
+		} else {
+			q.Offset = p.NextOffset
 		}
 	}
-	if out == nil {
-		out = []agent.Message{}
+}
+
+// writeArchived writes one agent.ArchivedConversation, its messages
+// streamed as they are read: the bytes json.Marshal would give.
+func (s *Server) writeArchived(ctx context.Context, w io.Writer, c agent.Conversation) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
 	}
-	return out, nil
+	if _, err := io.WriteString(w, `{"conversation":`); err != nil {
+		return err
+	}
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, `,"messages":[`); err != nil {
+		return err
+	}
+	n := 0
+	err = s.eachMessage(ctx, c.ID, true, func(m agent.Message) error {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			b = append([]byte{','}, b...)
+		}
+		n++
+		_, err = w.Write(b)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, "]}")
+	return err
 }
 
 // handleExport writes one conversation as agentik JSON (an agent.Archive
@@ -50,12 +89,15 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, agent.Errorf(agent.CodeBadRequest, "format must be json or markdown, got %q", agent.Shorten(format, 40)))
 		return
 	}
-	c, err := s.runner.Conversation(r.Context(), r.PathValue("id"))
+	ctx := r.Context()
+	c, err := s.runner.Conversation(ctx, r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	ms, err := s.history(r.Context(), c.ID, format != "markdown") // people read the active path
+	// Checked before the first byte: after it, a failure can only end the
+	// body early.
+	n, _, err := s.runner.PathInfo(ctx, c)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -64,14 +106,26 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	if format == "markdown" {
 		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
 		w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.md"`)
-		_, _ = io.WriteString(w, Markdown(c, ms))
+		_, _ = io.WriteString(w, markdownHead(c, n))
+		err := s.eachMessage(ctx, c.ID, false, func(m agent.Message) error { // people read the active path
+			_, err := io.WriteString(w, markdownMessage(m))
+			return err
+		})
+		if err != nil {
+			s.log.Error("export_failed", "conversation_id", c.ID, "err", err)
+		}
 		return
 	}
+	// Streamed: the bytes of json.NewEncoder(w).Encode(agent.Archive{…}).
+	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.json"`)
-	writeJSON(w, http.StatusOK, agent.Archive{
-		Format: agent.ArchiveFormat, Version: agent.ArchiveVersion, ExportedAt: time.Now().UTC(),
-		Conversations: []agent.ArchivedConversation{{Conversation: c, Messages: ms}},
-	})
+	at, _ := json.Marshal(time.Now().UTC())
+	_, _ = fmt.Fprintf(w, `{"format":%q,"version":%d,"exported_at":%s,"conversations":[`, agent.ArchiveFormat, agent.ArchiveVersion, at)
+	if err := s.writeArchived(ctx, w, c); err != nil {
+		s.log.Error("export_failed", "conversation_id", c.ID, "err", err)
+		return
+	}
+	_, _ = io.WriteString(w, "]}\n")
 }
 
 // handleExportAll streams every stored conversation, oldest update last
@@ -105,10 +159,6 @@ func (s *Server) handleExportAll(w http.ResponseWriter, r *http.Request) {
 			}
 			// The list's rows are slim: the whole conversation has its head.
 			c, err := s.runner.Conversation(ctx, c.ID)
-			var ms []agent.Message
-			if err == nil {
-				ms, err = s.history(ctx, c.ID, true)
-			}
 			if err != nil {
 				if agent.ErrorCode(err) == agent.CodeNotFound {
 					continue // deleted meanwhile
@@ -116,17 +166,15 @@ func (s *Server) handleExportAll(w http.ResponseWriter, r *http.Request) {
 				s.log.Error("export_failed", "conversation_id", c.ID, "err", err)
 				return
 			}
-			b, err := json.Marshal(agent.ArchivedConversation{Conversation: c, Messages: ms})
-			if err != nil {
-				s.log.Error("export_failed", "conversation_id", c.ID, "err", err)
-				return
-			}
 			if n > 0 {
 				_, _ = io.WriteString(w, ",")
 			}
 			n++
-			if _, err := w.Write(b); err != nil {
-				return // the client went away
+			// Deleted midway, it ends the body early: the backup is
+			// incomplete, and says so by not being valid JSON.
+			if err := s.writeArchived(ctx, w, c); err != nil {
+				s.log.Error("export_failed", "conversation_id", c.ID, "err", err)
+				return
 			}
 		}
 		if len(cs) < agent.MaxPageSize {
@@ -152,16 +200,20 @@ func (s *Server) handleExportAll(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, "}\n")
 }
 
-// Markdown renders a conversation for people: its title, then each message
-// under a heading naming who wrote it and when. Tool calls and results are
-// fenced code blocks; images are noted, not embedded.
-func Markdown(c agent.Conversation, ms []agent.Message) string {
-	var b strings.Builder
+// markdownHead is the start of a conversation in Markdown (n messages).
+func markdownHead(c agent.Conversation, n int) string {
 	title := c.Title
 	if title == "" {
 		title = "Untitled conversation"
 	}
-	fmt.Fprintf(&b, "# %s\n\n_Created %s · %d messages · exported from agentik_\n", oneLine(title), agent.FormatTime(c.CreatedAt), len(ms))
+	return fmt.Sprintf("# %s\n\n_Created %s · %d messages · exported from agentik_\n", oneLine(title), agent.FormatTime(c.CreatedAt), n)
+}
+
+// markdownMessage renders one message for people, under a heading naming
+// who wrote it and when. Tool calls and results are fenced code blocks;
+// images are noted, not embedded.
+func markdownMessage(m agent.Message) string {
+	var b strings.Builder
 	fence := func(s string) string {
 		f := "```"
 		for strings.Contains(s, f) {
@@ -169,40 +221,49 @@ func Markdown(c agent.Conversation, ms []agent.Message) string {
 		}
 		return f
 	}
-	for _, m := range ms {
-		when := agent.FormatTime(m.Date)
-		switch m.Type {
-		case agent.MessageUser, agent.MessageAssistant:
-			who := "User"
-			if m.Type == agent.MessageAssistant {
-				who = "Assistant"
-			}
-			fmt.Fprintf(&b, "\n## %s · %s\n\n", who, when)
-			for _, part := range m.Content {
-				switch part.Type {
-				case agent.ContentText:
-					b.WriteString(part.Body)
-					b.WriteString("\n")
-				case agent.ContentImage:
-					fmt.Fprintf(&b, "_[image: %s]_\n", part.Mime)
-				}
-			}
-			if m.Interrupted {
-				b.WriteString("\n_(interrupted)_\n")
-			}
-		case agent.MessageToolCall:
-			f := fence(m.Arguments)
-			fmt.Fprintf(&b, "\n## Tool call · %s · %s\n\n%sjson\n%s\n%s\n", oneLine(m.Name), when, f, m.Arguments, f)
-		case agent.MessageToolResult:
-			f := fence(m.Result)
-			label := "Tool result"
-			if m.IsError {
-				label = "Tool error"
-			}
-			fmt.Fprintf(&b, "\n## %s · %s · %s\n\n%s\n%s\n%s\n", label, oneLine(m.Name), when, f, m.Result, f)
-		case agent.MessageError:
-			fmt.Fprintf(&b, "\n## Error · %s\n\n> %s (%s)\n", when, oneLine(m.Error), m.Code)
+	when := agent.FormatTime(m.Date)
+	switch m.Type {
+	case agent.MessageUser, agent.MessageAssistant:
+		who := "User"
+		if m.Type == agent.MessageAssistant {
+			who = "Assistant"
 		}
+		fmt.Fprintf(&b, "\n## %s · %s\n\n", who, when)
+		for _, part := range m.Content {
+			switch part.Type {
+			case agent.ContentText:
+				b.WriteString(part.Body)
+				b.WriteString("\n")
+			case agent.ContentImage:
+				fmt.Fprintf(&b, "_[image: %s]_\n", part.Mime)
+			}
+		}
+		if m.Interrupted {
+			b.WriteString("\n_(interrupted)_\n")
+		}
+	case agent.MessageToolCall:
+		f := fence(m.Arguments)
+		fmt.Fprintf(&b, "\n## Tool call · %s · %s\n\n%sjson\n%s\n%s\n", oneLine(m.Name), when, f, m.Arguments, f)
+	case agent.MessageToolResult:
+		f := fence(m.Result)
+		label := "Tool result"
+		if m.IsError {
+			label = "Tool error"
+		}
+		fmt.Fprintf(&b, "\n## %s · %s · %s\n\n%s\n%s\n%s\n", label, oneLine(m.Name), when, f, m.Result, f)
+	case agent.MessageError:
+		fmt.Fprintf(&b, "\n## Error · %s\n\n> %s (%s)\n", when, oneLine(m.Error), m.Code)
+	}
+	return b.String()
+}
+
+// Markdown renders a conversation for people: its title, then each message
+// (markdownMessage). The export route streams the same, page by page.
+func Markdown(c agent.Conversation, ms []agent.Message) string {
+	var b strings.Builder
+	b.WriteString(markdownHead(c, len(ms)))
+	for _, m := range ms {
+		b.WriteString(markdownMessage(m))
 	}
 	return b.String()
 }

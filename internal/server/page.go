@@ -21,8 +21,8 @@ const (
 	// as the list is scrolled.
 	sidebarSize = 200
 	// PageMessages is how many of the latest messages a conversation page
-	// renders by default (Config.PageMessages); older ones are counted, not
-	// shown.
+	// renders by default (Config.PageMessages, also bounded by
+	// Config.HistoryBytes); older ones are counted, not shown.
 	PageMessages = agent.MaxPageSize
 )
 
@@ -64,12 +64,17 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	offset := max(0, n-s.cfg.PageMessages)
-	msgs, err := s.runner.Messages(ctx, agent.MessageQuery{ConversationID: id, Offset: offset, Limit: s.cfg.PageMessages})
-	if err != nil {
-		s.pageError(w, r, err)
-		return
+	// The latest messages that fit Config.PageMessages and HistoryBytes;
+	// the rest are counted, and paged in by the JS layer on request.
+	var hp agent.HistoryPage
+	if n > 0 {
+		hp, err = s.runner.History(ctx, agent.MessageQuery{ConversationID: id, End: n, Limit: s.cfg.PageMessages, Bytes: s.cfg.HistoryBytes})
+		if err != nil {
+			s.pageError(w, r, err)
+			return
+		}
 	}
+	msgs, offset := hp.Messages, hp.NextEnd
 	p, err := s.page(ctx, id)
 	if err != nil {
 		s.pageError(w, r, err)

@@ -30,17 +30,24 @@ func (s *Server) handleCancelQueued(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// handleQueue lists a conversation's queued sends, the next first (an
-// extension: what a page opened after they were queued shows).
+// handleQueue lists a page of a conversation's queued sends, the next
+// first (an extension: what a page opened after they were queued shows):
+// offset, limit (default 100) and Config.QueuePageBytes bound it, and
+// next_offset says where the next page starts.
 func (s *Server) handleQueue(w http.ResponseWriter, r *http.Request) {
-	q, err := s.runner.Queue(r.Context(), r.PathValue("id"))
+	offset, limit, err := page(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	out := make([]protocol.QueuedItem, len(q))
-	for i, qs := range q {
-		out[i] = protocol.QueuedItem{MessageID: qs.MessageID, Content: qs.Content, Position: i + 1, ClientID: qs.ClientID}
+	p, err := s.runner.Queue(r.Context(), r.PathValue("id"), agent.QueueQuery{Offset: offset, Limit: limit, Bytes: s.cfg.QueuePageBytes})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"queued": out})
+	out := make([]protocol.QueuedItem, len(p.Sends))
+	for i, qs := range p.Sends {
+		out[i] = protocol.QueuedItem{MessageID: qs.MessageID, Content: qs.Content, Position: qs.Position, ClientID: qs.ClientID}
+	}
+	writeJSON(w, http.StatusOK, protocol.QueueResult{Queued: out, Total: p.Total, NextOffset: p.NextOffset})
 }

@@ -2,6 +2,9 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +12,7 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/internal/server"
 )
 
 func TestRESTQueuedSend(t *testing.T) {
@@ -91,4 +95,76 @@ func TestWSQueuedSend(t *testing.T) {
 	ws.fail("cancel_queued", map[string]any{"conversation_id": c.ID}, agent.CodeBadRequest)
 	ws.ok("cancel_queued", map[string]any{"conversation_id": c.ID, "message_id": res.MessageID}, nil)
 	ws.fail("cancel_queued", map[string]any{"conversation_id": c.ID, "message_id": res.MessageID}, agent.CodeNotFound)
+}
+
+// withQueuePageBytes bounds a page of GET …/queue at n bytes.
+func withQueuePageBytes(n int) rigOption {
+	return func(_ *agent.Config, s *server.Config) { s.QueuePageBytes = n }
+}
+
+// TestRESTQueuePages: a queue of 30 sends of 40 KiB comes in pages bounded
+// in bytes (without paging parameters too), each with its total and the
+// offset of the next; paging on lists every send once, at its position.
+func TestRESTQueuePages(t *testing.T) {
+	const n, size, bound = 30, 40 << 10, 100 << 10
+	ts := newTestServer(t, withQueuePageBytes(bound))
+	c := ts.create(t)
+	hold := make(chan struct{})
+	defer close(hold)
+	ts.Fake.Enqueue(llmtest.Reply{Text: "first", Hold: hold})
+	ctx := context.Background()
+	if _, err := ts.Runner.Send(ctx, c.ID, []agent.Content{agent.Text("one")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := range n {
+		res, err := ts.Runner.SendBusy(ctx, c.ID, []agent.Content{agent.Text(fmt.Sprintf("q%02d %s", i, strings.Repeat("z", size)))}, "", agent.OnBusyQueue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.MessageID)
+	}
+	path := "/agentik/conversations/" + c.ID + "/queue"
+	seen := 0
+	for q, pages := "", 0; ; pages++ {
+		resp := ts.do(t, "GET", path+q, "")
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var p protocol.QueueResult
+		if err := json.Unmarshal(body, &p); resp.StatusCode != 200 || err != nil {
+			t.Fatalf("queue%s: %d %s", q, resp.StatusCode, body)
+		}
+		if len(p.Queued) == 0 || len(body) > bound+bound/8 || p.Total != n {
+			t.Fatalf("queue%s: %d sends in %d bytes, total %d", q, len(p.Queued), len(body), p.Total)
+		}
+		for _, it := range p.Queued {
+			if it.MessageID != ids[seen] || it.Position != seen+1 {
+				t.Fatalf("queue%s: %s at position %d, want %s at %d", q, it.MessageID, it.Position, ids[seen], seen+1)
+			}
+			seen++
+		}
+		if p.NextOffset == 0 {
+			if pages < n*size/bound-1 {
+				t.Fatalf("%d pages", pages+1)
+			}
+			break
+		}
+		if p.NextOffset != seen {
+			t.Fatalf("next_offset %d after %d sends", p.NextOffset, seen)
+		}
+		q = fmt.Sprintf("?offset=%d", p.NextOffset)
+	}
+	if seen != n {
+		t.Fatalf("%d sends listed, want %d", seen, n)
+	}
+	var lim protocol.QueueResult
+	ts.call(t, "GET", path+"?limit=1&offset=29", "", 200, &lim)
+	if len(lim.Queued) != 1 || lim.Queued[0].MessageID != ids[29] || lim.NextOffset != 0 {
+		t.Fatalf("the last send: %+v", lim)
+	}
+	var bad agent.Error
+	ts.call(t, "GET", path+"?limit=0", "", 400, &bad)
+	if bad.Code != agent.CodeBadRequest || !strings.Contains(bad.Message, "limit") {
+		t.Fatalf("limit=0: %+v", bad)
+	}
 }

@@ -154,7 +154,22 @@ type Config struct {
 	// PageMessages. Tests make it small, so a "long" conversation needs
 	// few rows.
 	PageMessages int
+	// HistoryBytes bounds a page of history (REST /messages, get_messages,
+	// the messages a conversation page renders) by its messages' stored
+	// JSON; exports read history in pages of it. Default HistoryBytes.
+	HistoryBytes int
+	// QueuePageBytes bounds a page of GET …/queue by its sends' content
+	// (as stored JSON). Default QueuePageBytes.
+	QueuePageBytes int
 }
+
+// QueuePageBytes is the default byte bound of a page of a queue (which
+// holds at most agent.MaxQueuedBytes in all).
+const QueuePageBytes = 1 << 20
+
+// HistoryBytes is the default byte bound of a page of history: 200
+// messages of 1 MiB come in pages of a few, not as one 200 MB answer.
+const HistoryBytes = 4 << 20
 
 // Server serves agentik over HTTP. It is an http.Handler.
 type Server struct {
@@ -212,6 +227,12 @@ func New(cfg Config) *Server {
 	}
 	if cfg.PageMessages <= 0 || cfg.PageMessages > agent.MaxPageSize {
 		cfg.PageMessages = PageMessages
+	}
+	if cfg.HistoryBytes <= 0 {
+		cfg.HistoryBytes = HistoryBytes
+	}
+	if cfg.QueuePageBytes <= 0 {
+		cfg.QueuePageBytes = QueuePageBytes
 	}
 	if cfg.HeaderTimeout <= 0 {
 		cfg.HeaderTimeout = HeaderTimeout

@@ -356,12 +356,18 @@ func (k *wsConn) run(ctx context.Context, cmd protocol.Command) (any, error) {
 	case protocol.OpGetConversation:
 		return r.Conversation(ctx, cmd.ConversationID)
 	case protocol.OpGetMessages:
-		q := agent.MessageQuery{ConversationID: cmd.ConversationID, Limit: agent.DefaultPageSize}
+		q := agent.MessageQuery{ConversationID: cmd.ConversationID, Limit: agent.DefaultPageSize, Bytes: k.s.cfg.HistoryBytes}
 		if cmd.After != nil {
 			q.After = *cmd.After
 		}
 		if cmd.Offset != nil {
 			q.Offset = *cmd.Offset
+		}
+		if cmd.End != nil {
+			if *cmd.End < 1 {
+				return nil, agent.Errorf(agent.CodeBadRequest, "end must be 1 or more, got %d", *cmd.End)
+			}
+			q.End = *cmd.End
 		}
 		if cmd.Limit != nil {
 			q.Limit = *cmd.Limit
@@ -371,11 +377,11 @@ func (k *wsConn) run(ctx context.Context, cmd protocol.Command) (any, error) {
 			return nil, err
 		}
 		q.All = all
-		ms, err := r.Messages(ctx, q)
+		p, err := r.History(ctx, q)
 		if err != nil {
 			return nil, err
 		}
-		return protocol.MessagesResult{Messages: ms}, nil
+		return protocol.NewMessagesResult(p), nil
 	case protocol.OpSend:
 		res, err := r.SendBusy(ctx, cmd.ConversationID, cmd.Content, cmd.ClientID, cmd.OnBusy)
 		if err != nil {

@@ -102,7 +102,9 @@ func (s *Store) Tree(ctx context.Context, id string) ([]agent.Node, string, erro
 		return nil, "", fmt.Errorf("store: tree: %w", notFound(err, "conversation", id))
 	}
 	// Read row by row: a 1000-message tree is read on every branch switch.
-	rows, err := s.r.WithContext(ctx).Model(&messageRow{}).Select("id", "parent_id", "seq", "type").
+	// octet_length reads a value's size without reading the value, on
+	// SQLite (3.43+) and on PostgreSQL (a TOASTed text is not fetched).
+	rows, err := s.r.WithContext(ctx).Model(&messageRow{}).Select("id, parent_id, seq, type, octet_length(payload)").
 		Where("conversation_id = ?", id).Order("seq").Rows()
 	if err != nil {
 		return nil, "", fmt.Errorf("store: tree: %w", err)
@@ -113,7 +115,7 @@ func (s *Store) Tree(ctx context.Context, id string) ([]agent.Node, string, erro
 	for rows.Next() {
 		var n agent.Node
 		var parent sql.NullString
-		if err := rows.Scan(&n.ID, &parent, &n.Seq, &n.Type); err != nil {
+		if err := rows.Scan(&n.ID, &parent, &n.Seq, &n.Type, &n.Size); err != nil {
 			return nil, "", fmt.Errorf("store: tree: %w", err)
 		}
 		n.Parent = prev

@@ -27,23 +27,60 @@ type queueRow struct {
 
 func (queueRow) TableName() string { return "queued_send" }
 
-// Queue returns a conversation's queued sends, the next to run first.
-func (s *Store) Queue(ctx context.Context, conversationID string) ([]agent.QueuedSend, error) {
-	var rows []queueRow
-	if err := s.r.WithContext(ctx).Where("conversation_id = ?", conversationID).
-		Order("pos").Find(&rows).Error; err != nil {
+// Queue returns a page of a conversation's queued sends, the next to run
+// first (see agent.QueueQuery). Rows are read one at a time, so a page
+// bounded in bytes stops reading where it ends.
+func (s *Store) Queue(ctx context.Context, q agent.QueueQuery) ([]agent.QueuedSend, error) {
+	if !textOK(q.ConversationID) || !textOK(q.ClientID) {
+		return nil, nil // nothing is queued under such an id
+	}
+	db := s.r.WithContext(ctx).Model(&queueRow{}).Where("conversation_id = ?", q.ConversationID)
+	if q.ClientID != "" {
+		db = db.Where("client_id = ?", q.ClientID)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := db.Select("message_id, pos, client_id, date, content").Order("pos").
+		Offset(max(q.Offset, 0)).Limit(limit).Rows()
+	if err != nil {
 		return nil, fmt.Errorf("store: queue: %w", err)
 	}
-	out := make([]agent.QueuedSend, len(rows))
-	for i, r := range rows {
-		q := agent.QueuedSend{MessageID: r.MessageID, ConversationID: r.ConversationID, Date: r.Date.UTC()}
-		if r.ClientID != nil {
-			q.ClientID = *r.ClientID
+	defer rows.Close()
+	var out []agent.QueuedSend
+	var pos []int64
+	total := 0
+	for rows.Next() {
+		var r queueRow
+		if err := rows.Scan(&r.MessageID, &r.Pos, &r.ClientID, &r.Date, &r.Content); err != nil {
+			return nil, fmt.Errorf("store: queue: %w", err)
 		}
-		if err := json.Unmarshal([]byte(r.Content), &q.Content); err != nil {
+		if q.Bytes > 0 && len(out) > 0 && total+len(r.Content) > q.Bytes {
+			break
+		}
+		total += len(r.Content)
+		qs := agent.QueuedSend{MessageID: r.MessageID, ConversationID: q.ConversationID, Date: r.Date.UTC(), Position: max(q.Offset, 0) + len(out) + 1}
+		if r.ClientID != nil {
+			qs.ClientID = *r.ClientID
+		}
+		if err := json.Unmarshal([]byte(r.Content), &qs.Content); err != nil {
 			return nil, fmt.Errorf("store: queue: message %s: %w", r.MessageID, err)
 		}
-		out[i] = q
+		out = append(out, qs)
+		pos = append(pos, r.Pos)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: queue: %w", err)
+	}
+	if q.ClientID != "" && len(out) > 0 {
+		// Its place is counted, not found by reading the sends before it.
+		var n int64
+		if err := s.r.WithContext(ctx).Model(&queueRow{}).Where("conversation_id = ? AND pos < ?", q.ConversationID, pos[0]).
+			Count(&n).Error; err != nil {
+			return nil, fmt.Errorf("store: queue: %w", err)
+		}
+		out[0].Position = int(n) + 1
 	}
 	return out, nil
 }

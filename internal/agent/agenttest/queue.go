@@ -2,6 +2,7 @@ package agenttest
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -42,7 +43,7 @@ func QueueContract(t *testing.T, st agent.Store) {
 	}
 	order := func() []string {
 		t.Helper()
-		q, err := st.Queue(ctx, cid)
+		q, err := st.Queue(ctx, agent.QueueQuery{ConversationID: cid})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,6 +94,12 @@ func QueueContract(t *testing.T, st agent.Store) {
 		t.Fatalf("enqueue first: position %d, %v", pf, err)
 	}
 	same(order(), "f", "a", "b")
+	if q := must(st.Queue(ctx, agent.QueueQuery{ConversationID: cid, ClientID: "ka", Limit: 1})); len(q) != 1 || q[0].MessageID != a || q[0].Position != 2 {
+		t.Fatalf("by client_id: %+v, want %s at position 2", q, a)
+	}
+	if q := must(st.Queue(ctx, agent.QueueQuery{ConversationID: cid, ClientID: "nobody", Limit: 1})); len(q) != 0 {
+		t.Fatalf("by an unused client_id: %+v", q)
+	}
 
 	wantCode(dequeue(id(), false), agent.CodeNotFound)
 	if err := dequeue(a, false); err != nil {
@@ -136,10 +143,34 @@ func QueueContract(t *testing.T, st agent.Store) {
 	}
 	_, _, err = enqueue("one too many", "", false)
 	wantCode(err, agent.CodeBadRequest)
-	if q, _ := st.Queue(ctx, cid); len(q) != agent.MaxQueued {
+	if q, _ := st.Queue(ctx, agent.QueueQuery{ConversationID: cid}); len(q) != agent.MaxQueued {
 		t.Fatalf("%d queued, want %d", len(q), agent.MaxQueued)
 	}
-	for _, q := range must(st.Queue(ctx, cid)) {
+	// Pages: by offset and limit, in bytes, and the one send of a
+	// client_id with its place; each with positions.
+	all := must(st.Queue(ctx, agent.QueueQuery{ConversationID: cid}))
+	for i, q := range all {
+		if q.Position != i+1 {
+			t.Fatalf("send %d has position %d", i, q.Position)
+		}
+	}
+	if head := must(st.Queue(ctx, agent.QueueQuery{ConversationID: cid, Limit: 1})); len(head) != 1 || head[0].MessageID != all[0].MessageID || head[0].Position != 1 {
+		t.Fatalf("head %+v, want the first of %d", head, len(all))
+	}
+	if p := must(st.Queue(ctx, agent.QueueQuery{ConversationID: cid, Offset: 40, Limit: 3})); len(p) != 3 || p[0].MessageID != all[40].MessageID || p[2].Position != 43 {
+		t.Fatalf("offset 40 limit 3: %+v", p)
+	}
+	fill, _ := json.Marshal([]agent.Content{agent.Text("fill")})
+	if p := must(st.Queue(ctx, agent.QueueQuery{ConversationID: cid, Offset: 10, Bytes: 3*len(fill) + len(fill)/2})); len(p) != 3 || p[0].MessageID != all[10].MessageID || p[0].Position != 11 {
+		t.Fatalf("offset 10, bytes for three and a half: %d sends", len(p))
+	}
+	if p := must(st.Queue(ctx, agent.QueueQuery{ConversationID: cid, Bytes: 1})); len(p) != 1 {
+		t.Fatalf("a page bounded below one send: %d sends, want that one", len(p))
+	}
+	if p := must(st.Queue(ctx, agent.QueueQuery{ConversationID: cid, ClientID: "ka", Limit: 1})); len(p) != 0 {
+		t.Fatalf("client_id of a started send: %+v", p)
+	}
+	for _, q := range all {
 		if err := dequeue(q.MessageID, false); err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +190,7 @@ func QueueContract(t *testing.T, st agent.Store) {
 	if err := st.Append(ctx, del); err != nil {
 		t.Fatal(err)
 	}
-	if q, _ := st.Queue(ctx, cid); len(q) != 0 {
+	if q, _ := st.Queue(ctx, agent.QueueQuery{ConversationID: cid}); len(q) != 0 {
 		t.Fatalf("queue of a deleted conversation: %+v", q)
 	}
 }
