@@ -84,14 +84,14 @@ var notOps = map[string]string{
 	"GET /agentik/ws": "the WebSocket",
 	"GET /agentik/conversations/{conversation_id}/events":        "SSE",
 	"GET /agentik/conversations/{conversation_id}/events/replay": "a replay page, streamed",
-	"GET /agentik/events":                                        "SSE",
-	"GET /agentik/events/all":                                    "SSE",
-	"GET /agentik/events/replay":                                 "a replay page, streamed",
-	"GET /agentik/oauth/callback":                                "a browser's redirect",
-	"GET /agentik/conversations/{conversation_id}/export":        "a file",
-	"GET /agentik/export":                                        "a file",
-	"POST /agentik/import":                                       "a file, read in parts",
-	"/agentik/":                                                  "the 404 of every other path",
+	"GET /agentik/events":                                 "SSE",
+	"GET /agentik/events/all":                             "SSE",
+	"GET /agentik/events/replay":                          "a replay page, streamed",
+	"GET /agentik/oauth/callback":                         "a browser's redirect",
+	"GET /agentik/conversations/{conversation_id}/export": "a file",
+	"GET /agentik/export":                                 "a file",
+	"POST /agentik/import":                                "a file, read in parts",
+	"/agentik/":                                           "the 404 of every other path",
 }
 
 // TestRoutesAreOps: every /agentik/ route of routes.go is an op of the
