@@ -45,4 +45,3 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	return app.Run(ctx, cfg, getenv, stderr)
 }
-
