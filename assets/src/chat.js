@@ -7,6 +7,11 @@ import {
   assistantMessage, errorMessage, reasoningEl, setToolResult, streamingAnswer, toolCard,
   unknownMessage, upgradeMarkdown, usageEl, userMessage,
 } from './message.js';
+
+// delegateSlug is the agent a delegation's tool (agent__<slug>) asks.
+function delegateSlug(tool) {
+  return String(tool || '').replace(/^agent__/, '');
+}
 import { StreamRenderer } from './markdown.js';
 import { Follower } from './follow.js';
 import { isImageType } from './rules.js';
@@ -251,7 +256,7 @@ export class Chat {
       const card = this.findCard(m.call_id);
       if (card) {
         setToolResult(card, { id: m.id, result: m.result, isError: m.is_error, images: m.images });
-        childLink(card, m.child_conversation_id, 'the agent');
+        childLink(card, m.child_conversation_id, delegateSlug(card.querySelector('.tool-name')?.textContent));
         memoryNote(card, m.memory);
         return;
       }
@@ -422,7 +427,7 @@ export class Chat {
     const card = this.toolCardOf(ev.call_id);
     if (!card || !ev.child_conversation_id) return;
     this.delegations = this.delegations || [];
-    this.delegations.push(new Delegation({ conn: this.conn, card, childId: ev.child_conversation_id, agentName: ev.agent || 'the agent' }));
+    this.delegations.push(new Delegation({ conn: this.conn, card, childId: ev.child_conversation_id, agent: ev.agent || delegateSlug(card.querySelector('.tool-name')?.textContent) }));
   }
 
   // toolCardOf is the card of a call: live, or persisted.
@@ -604,9 +609,7 @@ export class Chat {
   async loadQueue() {
     try {
       for (let offset = 0, pages = 0; pages < 100 && !this.disposed; pages++) {
-        const r = await fetch(`/agentik/conversations/${encodeURIComponent(this.id)}/queue?offset=${offset}`, { credentials: 'same-origin' });
-        if (!r.ok) return;
-        const { queued, next_offset: next } = await r.json();
+        const { queued, next_offset: next } = await this.conn.request('list_queue', { conversation_id: this.id, offset });
         for (const q of queued || []) if (!this.seen.has(q.message_id)) this.queue.add(q.message_id, q.content);
         if (!next) return;
         offset = next;

@@ -76,15 +76,16 @@ type SearchResults struct {
 	Results []agent.SearchResult `json:"results"`
 }
 
-// QueueResult is a page of GET …/queue: the sends, the next first; how
-// many are queued in all; the offset of the next page when sends follow.
+// QueueResult is the result of list_queue (GET …/queue): a page of the
+// queued sends, the next first; how many are queued in all; the offset of
+// the next page when sends follow.
 type QueueResult struct {
 	Queued     []QueuedItem `json:"queued"`
 	Total      int          `json:"total"`
 	NextOffset int          `json:"next_offset,omitempty"`
 }
 
-// QueuedItem is one queued send of GET …/queue.
+// QueuedItem is one queued send of list_queue.
 type QueuedItem struct {
 	MessageID string          `json:"message_id"`
 	Content   []agent.Content `json:"content"`

@@ -90,7 +90,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	c, err := s.runner.Conversation(ctx, r.PathValue("id"))
+	c, err := s.runner.Conversation(ctx, r.PathValue("conversation_id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
