@@ -7,6 +7,11 @@ import {
   assistantMessage, errorMessage, reasoningEl, setToolResult, streamingAnswer, toolCard,
   unknownMessage, upgradeMarkdown, usageEl, userMessage,
 } from './message.js';
+
+// delegateSlug is the agent a delegation's tool (agent__<slug>) asks.
+function delegateSlug(tool) {
+  return String(tool || '').replace(/^agent__/, '');
+}
 import { StreamRenderer } from './markdown.js';
 import { Follower } from './follow.js';
 import { isImageType } from './rules.js';
@@ -250,7 +255,7 @@ export class Chat {
       const card = this.findCard(m.call_id);
       if (card) {
         setToolResult(card, { id: m.id, result: m.result, isError: m.is_error, images: m.images });
-        childLink(card, m.child_conversation_id, 'the agent');
+        childLink(card, m.child_conversation_id, delegateSlug(card.querySelector('.tool-name')?.textContent));
         memoryNote(card, m.memory);
         return;
       }
@@ -424,7 +429,7 @@ export class Chat {
     const card = this.toolCardOf(ev.call_id);
     if (!card || !ev.child_conversation_id) return;
     this.delegations = this.delegations || [];
-    this.delegations.push(new Delegation({ conn: this.conn, card, childId: ev.child_conversation_id, agentName: ev.agent || 'the agent' }));
+    this.delegations.push(new Delegation({ conn: this.conn, card, childId: ev.child_conversation_id, agent: ev.agent || delegateSlug(card.querySelector('.tool-name')?.textContent) }));
   }
 
   // toolCardOf is the card of a call: live, or persisted.
@@ -604,9 +609,7 @@ export class Chat {
   // loadQueue shows the sends queued before the page was opened.
   async loadQueue() {
     try {
-      const r = await fetch(`/agentik/conversations/${encodeURIComponent(this.id)}/queue`, { credentials: 'same-origin' });
-      if (!r.ok) return;
-      const { queued } = await r.json();
+      const { queued } = await this.conn.request('list_queue', { conversation_id: this.id });
       for (const q of queued || []) if (!this.seen.has(q.message_id)) this.queue.add(q.message_id, q.content);
     } catch { /* the live events still show what changes */ }
   }
