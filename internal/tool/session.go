@@ -382,7 +382,7 @@ func (s *session) call(ctx context.Context, tool string, args json.RawMessage, o
 		}
 		return agent.ToolOutput{}, &toolError{text}
 	}
-	return agent.ToolOutput{Text: text, Images: resultImages(res, opt.maxBytes)}, nil
+	return agent.ToolOutput{Text: text, Images: resultImages(res, opt.maxBytes), Resources: resultResources(res, s.cfg.Name)}, nil
 }
 
 // timeoutError is a call that ran out of time; the server may be hung.
