@@ -59,7 +59,7 @@ func DecodeAgentRequest(b []byte) (AgentRequest, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		return AgentRequest{}, agent.Errorf(agent.CodeBadRequest, "the body must be an agent object (slug, name, description, instructions, model, params, tools, approval, visibility, starters): %s", JSONProblem(err))
+		return AgentRequest{}, agent.Errorf(agent.CodeBadRequest, "the body must be an agent object (slug, name, description, instructions, model, params, tools, approval, visibility, starters): %s", JSONProblem(b, err))
 	}
 	return req, nil
 }

@@ -27,7 +27,7 @@ func decodeBody(r *http.Request, v any, empty bool) error {
 		return nil
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return agent.Errorf(agent.CodeBadRequest, "the body must be a JSON object: %s", protocol.JSONProblem(err))
+		return agent.Errorf(agent.CodeBadRequest, "the body must be a JSON object: %s", protocol.JSONProblem(b, err))
 	}
 	return nil
 }

@@ -38,13 +38,13 @@ func declare[T any](name string, status int, run func(ctx context.Context, s *Se
 		var in T
 		if len(bytes.TrimSpace(b)) > 0 {
 			if err := json.Unmarshal(b, &in); err != nil {
-				return nil, agent.Errorf(agent.CodeBadRequest, "%s takes a JSON object: %s", name, protocol.JSONProblem(err))
+				return nil, agent.Errorf(agent.CodeBadRequest, "%s takes a JSON object: %s", name, protocol.JSONProblem(b, err))
 			}
 		}
 		if len(fields) > 0 {
 			fb, _ := json.Marshal(fields)
 			if err := json.Unmarshal(fb, &in); err != nil {
-				return nil, agent.Errorf(agent.CodeBadRequest, "%s: %s", name, protocol.JSONProblem(err))
+				return nil, agent.Errorf(agent.CodeBadRequest, "%s: %s", name, protocol.JSONProblem(fb, err))
 			}
 		}
 		if c, ok := any(&in).(checker); ok {
