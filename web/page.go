@@ -58,14 +58,17 @@ type Page struct {
 
 // ConversationItem is one row of the sidebar.
 type ConversationItem struct {
-	ID      string
-	Agent   string // the conversation's agent's slug (the sidebar filters by it)
-	Child   bool   // a delegated child conversation
-	Title   string
-	Temp    bool
-	Running bool
-	Waiting bool // a tool call waits for a person's decision
-	Current bool
+	ID    string
+	Agent string // the conversation's agent's slug (the sidebar filters by it)
+	Child bool   // a delegated child conversation
+	Title string
+	Temp  bool
+	// APIRequest: the temp conversation of a stateless API request
+	// (agent.Conversation.APIRequest), badged "API request".
+	APIRequest bool
+	Running    bool
+	Waiting    bool // a tool call waits for a person's decision
+	Current    bool
 	// Updated is when the conversation last changed (RFC 3339), which the
 	// sidebar groups by; Pinned and Archived file it.
 	Updated  string
@@ -75,15 +78,16 @@ type ConversationItem struct {
 
 // ChatView is the open conversation with its history.
 type ChatView struct {
-	ID       string
-	Title    string
-	Temp     bool
-	Running  bool
-	TurnSeq  int64
-	LastSeq  int64 // seq of the last message on the page: the resume cursor
-	Omitted  int   // earlier messages not on the page
-	Messages []MessageView
-	Context  *agent.ContextSize // how full the model's context is; nil before the first call
+	ID         string
+	Title      string
+	Temp       bool
+	APIRequest bool // a stateless API request's: no composer, its approvals answered here
+	Running    bool
+	TurnSeq    int64
+	LastSeq    int64 // seq of the last message on the page: the resume cursor
+	Omitted    int   // earlier messages not on the page
+	Messages   []MessageView
+	Context    *agent.ContextSize // how full the model's context is; nil before the first call
 }
 
 // Message view kinds.
@@ -150,7 +154,7 @@ type Image struct {
 func ConversationItems(cs []agent.Conversation, current string) []ConversationItem {
 	items := make([]ConversationItem, 0, len(cs))
 	for _, c := range cs {
-		items = append(items, ConversationItem{ID: c.ID, Agent: cmp.Or(c.Agent, agent.DefaultAgent), Child: c.Parent != nil, Title: Title(c.Title), Temp: c.Temp, Running: c.Running, Waiting: len(c.Waiting) > 0, Current: c.ID == current,
+		items = append(items, ConversationItem{ID: c.ID, Agent: cmp.Or(c.Agent, agent.DefaultAgent), Child: c.Parent != nil, Title: Title(c.Title), Temp: c.Temp, APIRequest: c.APIRequest, Running: c.Running, Waiting: len(c.Waiting) > 0, Current: c.ID == current,
 			Updated: c.UpdatedAt.UTC().Format(time.RFC3339Nano), Pinned: c.Pinned, Archived: c.Archived})
 	}
 	return items
@@ -167,7 +171,7 @@ func Title(t string) string {
 // NewChatView builds the view of a conversation from its history in seq
 // order. omitted counts earlier messages the caller did not load.
 func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatView {
-	v := &ChatView{ID: c.ID, Title: Title(c.Title), Temp: c.Temp, Running: c.Running, TurnSeq: c.TurnSeq, Omitted: omitted, Context: c.Context}
+	v := &ChatView{ID: c.ID, Title: Title(c.Title), Temp: c.Temp, APIRequest: c.APIRequest, Running: c.Running, TurnSeq: c.TurnSeq, Omitted: omitted, Context: c.Context}
 	cards := map[string]int{} // call_id → index in v.Messages
 	// A turn's usage (the sum of its model calls) shows once, on its last
 	// answer, as the live view shows end.usage.
@@ -338,19 +342,21 @@ type Boot struct {
 
 // BootConversation is the resume state of the open conversation.
 type BootConversation struct {
-	ID      string `json:"id"`
-	Title   string `json:"title"`
-	Temp    bool   `json:"temp"`
-	Running bool   `json:"running"`
-	TurnSeq int64  `json:"turn_seq"`
-	LastSeq int64  `json:"last_seq"`
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Temp  bool   `json:"temp"`
+	// APIRequest: a stateless API request's, deleted when its answer ends.
+	APIRequest bool  `json:"api_request,omitempty"`
+	Running    bool  `json:"running"`
+	TurnSeq    int64 `json:"turn_seq"`
+	LastSeq    int64 `json:"last_seq"`
 }
 
 // Boot returns the page's initial state for the JS layer.
 func (p Page) Boot() Boot {
 	b := Boot{ModelConfigured: p.ModelConfigured, ModelName: p.ModelName, Rules: UIRules()}
 	if c := p.Chat; c != nil {
-		b.Conversation = &BootConversation{ID: c.ID, Title: c.Title, Temp: c.Temp, Running: c.Running, TurnSeq: c.TurnSeq, LastSeq: c.LastSeq}
+		b.Conversation = &BootConversation{ID: c.ID, Title: c.Title, Temp: c.Temp, APIRequest: c.APIRequest, Running: c.Running, TurnSeq: c.TurnSeq, LastSeq: c.LastSeq}
 	}
 	return b
 }

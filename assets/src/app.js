@@ -38,7 +38,10 @@ class App {
     this.sidebar = new Sidebar(this.sidebarEl, {
       conn: this.conn,
       onDeleted: (id) => {
-        if (this.chat && this.chat.id === id) {
+        if (this.chat && this.chat.id === id && this.chat.apiRequest) {
+          // Its answer went to the API client: the page stays to be read.
+          this.toast('The API request is answered, and its temporary conversation is gone.');
+        } else if (this.chat && this.chat.id === id) {
           this.toast('This conversation was deleted.');
           this.navigate('/');
         }
