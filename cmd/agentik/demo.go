@@ -15,18 +15,18 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm"
-	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/llm/demo"
 	"github.com/agentik/agentik/internal/tool"
 )
 
-// Demo mode (--demo, AGENTIK_DEMO=1): the fake OpenAI-compatible server of
-// the tests, scripted by llmtest.Demo, serves on a loopback port and is
-// used through the real model adapter, so every answer takes the same path
+// Demo mode (--demo, AGENTIK_DEMO=1): the scripted OpenAI-compatible
+// endpoint of internal/llm/demo serves on a loopback port and is used
+// through the real model adapter, so every answer takes the same path
 // as a real model's. A built-in tool lets the script show a tool round
 // without any MCP server.
 
 // demoModelName is the model name the demo shows.
-const demoModelName = "agentik-demo"
+const demoModelName = demo.ModelName
 
 // demoNotice labels the UI and the startup log in demo mode.
 const demoNotice = "Demo model: answers are scripted by agentik --demo and no real model runs. " +
@@ -45,8 +45,7 @@ func startDemo(log *slog.Logger) (*demoModel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo model: listen: %w", err)
 	}
-	fake := llmtest.NewServer(llmtest.WithModels(demoModelName), llmtest.WithScript(llmtest.Demo))
-	d := &demoModel{hs: &http.Server{Handler: fake, ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
+	d := &demoModel{hs: &http.Server{Handler: demo.Handler(), ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
 	go func() {
 		defer close(d.done)
 		if err := d.hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -75,7 +74,7 @@ var _ agent.Tools = (*demoTools)(nil)
 // Specs lists the demo tool, then the MCP tools.
 func (d *demoTools) Specs(ctx context.Context) []agent.ToolSpec {
 	specs := []agent.ToolSpec{{
-		Name:        llmtest.DemoToolName,
+		Name:        demo.ToolName,
 		Description: "Counts the words of a text (agentik's built-in demo tool).",
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"the text to count"}},"required":["text"]}`),
 	}}
@@ -87,7 +86,7 @@ func (d *demoTools) Specs(ctx context.Context) []agent.ToolSpec {
 
 // Call runs the demo tool, or passes the call on to the MCP tools.
 func (d *demoTools) Call(ctx context.Context, name, arguments string) (string, error) {
-	if name != llmtest.DemoToolName {
+	if name != demo.ToolName {
 		if d.inner == nil {
 			return "", agent.Errorf(agent.CodeToolError, "unknown tool %q", name)
 		}
@@ -109,7 +108,7 @@ func (d *demoTools) Call(ctx context.Context, name, arguments string) (string, e
 
 // Servers lists the built-in demo server, then the MCP servers.
 func (d *demoTools) Servers() []agent.ToolServer {
-	out := []agent.ToolServer{{Name: "demo", Transport: "builtin", State: agent.ToolServerReady, Tools: []string{llmtest.DemoToolName}}}
+	out := []agent.ToolServer{{Name: "demo", Transport: "builtin", State: agent.ToolServerReady, Tools: []string{demo.ToolName}}}
 	if d.inner != nil {
 		out = append(out, d.inner.Servers()...)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/llm/demo"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
@@ -80,7 +81,7 @@ func TestDemoMode(t *testing.T) {
 	}
 	var tools struct{ Servers []agent.ToolServer }
 	getJSON(t, p.url("/agentik/tools"), &tools)
-	if len(tools.Servers) != 1 || tools.Servers[0].Tools[0] != llmtest.DemoToolName {
+	if len(tools.Servers) != 1 || tools.Servers[0].Tools[0] != demo.ToolName {
 		t.Errorf("tools %+v, want the demo tool", tools)
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM) // the log is read once the process is done writing it

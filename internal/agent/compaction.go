@@ -38,8 +38,23 @@ const summaryInstruction = `You compress the early part of a conversation betwee
 Transcript:
 `
 
+// shortInstruction replaces summaryInstruction in a window too small for
+// it.
+const shortInstruction = `Summarize this start of a conversation for the assistant that continues it: goals, facts, decisions, open questions. Summary only.
+
+Transcript:
+`
+
 // summaryAsk is the summary call's user message.
 const summaryAsk = "Write the summary now."
+
+// minSummaryTokens is the least room worth a summary call: below it the
+// summary is a note saying what was left out (leftOut).
+const minSummaryTokens = 32
+
+// errNoRoom is a summary call the window has no room for, or that the
+// model refused for length: the compaction leaves a note instead.
+var errNoRoom = errors.New("no room for a summary call")
 
 // budget is the room of one model call.
 type budget struct {
@@ -78,12 +93,16 @@ func (t *turn) prepare(mem *[]ModelMessage, specs []ToolSpec, harder bool) (prep
 	}
 	cur := lastUser(*mem)
 	if cur >= 0 {
+		// Refused here only when it would be in a new conversation too:
+		// the calibration of this one may overestimate (a chat template's
+		// fixed preamble makes a short prompt look dense), and compaction
+		// can always bring memory down to the system prompt and this turn.
 		sys := 0
 		if (*mem)[0].Role == RoleSystem {
-			sys = t.r.est.tokens(t.conv.ID, rawBytes((*mem)[0], false))
+			sys = t.r.est.least(t.conv.ID, rawBytes((*mem)[0], false))
 		}
-		msg := t.r.est.tokens(t.conv.ID, rawBytes((*mem)[cur], false))
-		if sys+msg+t.r.est.tokens(t.conv.ID, sb) > b.limit {
+		msg := t.r.est.least(t.conv.ID, rawBytes((*mem)[cur], false))
+		if sys+msg+t.r.est.least(t.conv.ID, sb) > b.limit {
 			return p, tooSmall(b.window, sys, msg, reserve(b.window))
 		}
 	}
@@ -96,7 +115,7 @@ func (t *turn) prepare(mem *[]ModelMessage, specs []ToolSpec, harder bool) (prep
 	}
 	// 2: summarize the oldest turns; the kept ones keep their stubs.
 	keep := keepFrom(next, cur, t.r.est, t.conv.ID, b.limit/2, harder)
-	compacted, m, err := t.summarize(*mem, next, keep, b, before, sb)
+	compacted, m, err := t.summarize(*mem, next, keep, cur, b, before, sb)
 	if err != nil {
 		return p, err
 	}
@@ -253,12 +272,23 @@ func keepFrom(mem []ModelMessage, cur int, est *estimator, id string, limit int,
 // summarize replaces the entries of full before keep (but the system
 // prompt) with one summary, made by the model in one call, followed by
 // elided[keep:], and persists that memory with a summary_message. It
-// returns nil when there is nothing to summarize.
-func (t *turn) summarize(full, elided []ModelMessage, keep int, b budget, before, specsBytes int) ([]ModelMessage, *Message, error) {
+// returns nil when there is nothing to summarize. The summary is sized to
+// the room the kept entries leave in the budget; when they leave too
+// little, only the current turn (from cur) is kept. When even then the
+// window has no room for a summary call, or the model refuses it for
+// length, the summary is a note saying what was left out: memory is then
+// the system prompt, the note and the current turn, which fits whenever
+// the turn would fit a new conversation.
+func (t *turn) summarize(full, elided []ModelMessage, keep, cur int, b budget, before, specsBytes int) ([]ModelMessage, *Message, error) {
 	mem := full
 	start := 0
 	if len(mem) > 0 && mem[0].Role == RoleSystem {
 		start = 1
+	}
+	room := t.summaryRoom(elided, start, keep, cur, b, specsBytes)
+	if room < minSummaryTokens && keep < cur {
+		keep = cur
+		room = t.summaryRoom(elided, start, keep, cur, b, specsBytes)
 	}
 	if keep-start < 1 {
 		return nil, nil, nil
@@ -273,7 +303,11 @@ func (t *turn) summarize(full, elided []ModelMessage, keep int, b budget, before
 	if replaces == 0 {
 		return nil, nil, nil
 	}
-	summary, err := t.summaryCall(old, b)
+	summary, err := t.summaryCall(old, b, room)
+	if errors.Is(err, errNoRoom) {
+		t.r.log.Warn("context_summary_skipped", "conversation_id", t.conv.ID, "window", b.window, "room", room, "replaces", replaces)
+		summary, err = leftOut(old, replaces, b.window, t.r.est.bytes(t.conv.ID, max(room, 0))), nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -293,26 +327,74 @@ func (t *turn) summarize(full, elided []ModelMessage, keep int, b budget, before
 	return next, rec.Event.Event.Message, nil
 }
 
-// summaryCall asks the model (or the summary model) for the summary of old.
-func (t *turn) summaryCall(old []ModelMessage, b budget) (string, error) {
-	maxTokens := min(max(b.window/8, 128), 1024)
-	room := b.window - maxTokens - t.r.est.tokens(t.conv.ID, len(summaryInstruction)+len(summaryAsk)+4*messageOverhead)
-	room = room * 4 / 5
-	if room <= 0 {
-		return "", Errorf(CodeModelError, "the conversation needs compacting, but the model's context window (%d tokens) has no room for a summary call", b.window)
+// summaryRoom is the tokens a summary may take in budget b when mem is
+// kept from keep: the limit less the system prompt, the tools and the
+// kept entries as compact as they can be sent (the current turn's earlier
+// rounds elided too).
+func (t *turn) summaryRoom(mem []ModelMessage, start, keep, cur int, b budget, specsBytes int) int {
+	kept := promptBytes(elide(mem, cur, true)[keep:], specsBytes) + messageOverhead
+	if start > 0 {
+		kept += rawBytes(mem[0], false)
 	}
-	limit := t.r.est.bytes(t.conv.ID, room)
+	return b.limit - t.r.est.tokens(t.conv.ID, kept)
+}
+
+// leftOut is the summary of a compaction without a summary call: a note
+// saying what was left out, with the summary old began with (a previous
+// compaction's) as far as about limit bytes allow.
+func leftOut(old []ModelMessage, replaces int, window, limit int) string {
+	note := fmt.Sprintf("[%d earlier messages were left out: the model's context window (%d tokens) has no room to summarize them.]", replaces, window)
+	if len(note) > limit {
+		return "[Earlier messages were left out to fit the model's context window.]"
+	}
+	if len(old) > 0 && old[0].Role == RoleSummary {
+		const prefix = "\nWhat came before them, in short: "
+		if prev := text(old[0].Content); limit-len(note)-len(prefix) >= minTranscriptEntry {
+			note += prefix + cut(prev, limit-len(note)-len(prefix)-len(cutMarker))
+		}
+	}
+	return note
+}
+
+// summaryCall asks the model (or the summary model) for the summary of
+// old, in at most room tokens. It is errNoRoom when the window cannot hold
+// the call, or the model refused it for length.
+func (t *turn) summaryCall(old []ModelMessage, b budget, room int) (string, error) {
+	maxTokens := min(max(b.window/8, 128), 1024, room)
+	if maxTokens < minSummaryTokens {
+		return "", errNoRoom
+	}
+	instruction := summaryInstruction
+	callRoom := func() int {
+		return (b.window - maxTokens - t.r.est.tokens(t.conv.ID, len(instruction)+len(summaryAsk)+4*messageOverhead)) * 4 / 5
+	}
+	transcriptRoom := callRoom()
+	if transcriptRoom < minSummaryTokens {
+		instruction = shortInstruction
+		transcriptRoom = callRoom()
+	}
+	if transcriptRoom < minSummaryTokens {
+		return "", errNoRoom
+	}
+	limit := t.r.est.bytes(t.conv.ID, transcriptRoom)
 	transcript := renderTranscript(old, limit)
 	req := ChatRequest{
 		Model:     cmp.Or(t.r.cfg.SummaryModel, t.conv.Model),
 		MaxTokens: maxTokens,
 		Messages: []ModelMessage{
-			{Role: RoleSystem, Content: []Content{Text(summaryInstruction + transcript)}},
+			{Role: RoleSystem, Content: []Content{Text(instruction + transcript)}},
 			{Role: RoleUser, Content: []Content{Text(summaryAsk)}},
 		},
 	}
 	resp, err := t.r.cfg.Model.Chat(t.ctx, req, func(Delta) error { return t.ctx.Err() })
 	t.summaryUsage = t.summaryUsage.Add(resp.Usage)
+	var ce *ContextExceeded
+	if err != nil && errors.As(err, &ce) && t.ctx.Err() == nil {
+		if ce.Window > 0 && ce.Window < b.window {
+			t.r.windows.Learn(t.conv.Model, ce.Window)
+		}
+		return "", errNoRoom
+	}
 	if err != nil {
 		if t.ctx.Err() != nil {
 			return "", context.Cause(t.ctx)
@@ -323,8 +405,9 @@ func (t *turn) summaryCall(old []ModelMessage, b budget) (string, error) {
 	if s == "" {
 		return "", Errorf(CodeModelError, "the conversation outgrew the model's context window and the model answered the summary request with nothing")
 	}
-	// A model that ignores max_tokens still gets a bounded summary.
-	return cut(s, maxTokens*bytesPerToken*2), nil
+	// A model that ignores max_tokens still gets a bounded summary, and
+	// the summary fits the room whatever the calibration says of it.
+	return cut(s, min(maxTokens*bytesPerToken*2, max(t.r.est.bytes(t.conv.ID, room), 2*minTranscriptEntry))), nil
 }
 
 // renderTranscript writes old as a plain transcript of at most about limit
@@ -556,7 +639,7 @@ func (r *Runner) Compact(ctx context.Context, id string) (CompactResult, error) 
 		return CompactResult{Reason: "nothing to compact: the conversation has no messages yet"}, nil
 	}
 	before := t.measure(mem, 0, b).tokens
-	next, m, err := t.summarize(mem, elide(mem, keep, false), keep, b, before, 0)
+	next, m, err := t.summarize(mem, elide(mem, keep, false), keep, keep, b, before, 0)
 	if err != nil {
 		if t.emitErr != nil {
 			return CompactResult{}, fmt.Errorf("compact: %w", t.emitErr)

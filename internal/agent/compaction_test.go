@@ -387,3 +387,79 @@ func TestRefusedTwiceFailsClearly(t *testing.T) {
 	// The conversation stays usable.
 	noError(t, g.turn(c, "third"))
 }
+
+// A tiny window and a model whose prompt count carries a large fixed
+// overhead (a chat template's preamble): the calibration from a short
+// prompt overestimates everything, so the summary call has little or no
+// room and a longer message looks too big; yet every message that a new
+// conversation answers is answered in a long one too, and every request
+// fits the window.
+func TestTinyWindowNeverDeadEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		window, overhead int
+		words            int // of the message, "a few words " each
+		note             bool
+	}{
+		{"short summary", 640, 300, 12, false},  // the full instruction has no room: the short one has
+		{"long message", 640, 300, 25, true},    // calibrated, the message alone seems not to fit
+		{"smaller window", 520, 300, 6, false},  // a summary of a few bytes of transcript
+		{"plain tiny window", 330, 0, 10, true}, // uncalibrated, no room for the summary call
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var w *llm.Windows
+			g := newRigWith(t, nil, withWindows(&w, 0), llmtest.WithWindow(tc.window), llmtest.WithListedWindow(tc.window),
+				llmtest.WithPromptOverhead(tc.overhead), llmtest.WithScript(contextScript))
+			msg := func(i int) string {
+				return fmt.Sprintf("Message %d: %s", i, strings.Repeat("a few words ", tc.words))
+			}
+			// The message fits a new conversation.
+			noError(t, g.turn(g.create(false), msg(0)))
+			c := g.create(false)
+			const turns = 6
+			for i := range turns {
+				noError(t, g.turn(c, msg(i)))
+			}
+			for i, r := range g.fake.Requests() {
+				if n := g.fake.PromptTokens(r) + r.MaxTokens; n > tc.window {
+					t.Errorf("request %d: %d tokens, window %d", i, n, tc.window)
+				}
+			}
+			sums := summaries(g.history(c))
+			if len(sums) < turns-1 {
+				t.Fatalf("%d compactions over %d turns", len(sums), turns)
+			}
+			last := sums[len(sums)-1].Summary
+			if note := strings.Contains(last, "left out"); note != tc.note || (!note && !strings.HasPrefix(last, "SUMMARY")) {
+				t.Errorf("summary %q, want a note: %v", last, tc.note)
+			}
+		})
+	}
+}
+
+// A summary call the model refuses for length leaves a note in its place:
+// the compaction still happens and the conversation goes on.
+func TestSummaryRefusedLeavesNote(t *testing.T) {
+	g := newRigWith(t, nil, nil, llmtest.WithScript(contextScript))
+	ctx := context.Background()
+	c := g.create(false)
+	noError(t, g.turn(c, "first"))
+	noError(t, g.turn(c, "second"))
+	g.fake.Enqueue(llmtest.Reply{Status: 400, ErrorMessage: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens."})
+	res, err := g.r.Compact(ctx, c.ID)
+	if err != nil || !res.Compacted || !strings.Contains(res.Message.Summary, "2 earlier messages were left out") {
+		t.Fatalf("compact: %+v %v", res, err)
+	}
+	mem, err := g.st.Memory(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	for _, m := range mem {
+		roles = append(roles, m.Role)
+	}
+	if got := strings.Join(roles, " "); got != "system summary user assistant" {
+		t.Errorf("memory roles %q", got)
+	}
+	noError(t, g.turn(c, "third"))
+}

@@ -119,6 +119,13 @@ func (e *estimator) tokens(id string, bytes int) int {
 	return int(float64(bytes)/bytesPerToken*r) + 1
 }
 
+// least is the smaller of the calibrated and the uncalibrated estimate of
+// bytes: what a new conversation would estimate, unless this one's
+// calibration says less.
+func (e *estimator) least(id string, bytes int) int {
+	return min(e.tokens(id, bytes), int(float64(bytes)/bytesPerToken)+1)
+}
+
 // bytes converts tokens into raw bytes for conversation id: the inverse
 // of tokens.
 func (e *estimator) bytes(id string, tokens int) int {

@@ -74,6 +74,7 @@ func TestImportRules(t *testing.T) {
 		"internal/sse":             nil, // stdlib only
 		"internal/envvar":          nil,
 		"internal/secret":          nil, // encryption at rest: stdlib only
+		"internal/llm/demo":        nil, // the --demo model: stdlib only
 		"assets":                   nil,
 		"internal/agent/agenttest": centre,
 		"internal/llm/llmtest":     centre,
@@ -112,6 +113,15 @@ func TestImportRules(t *testing.T) {
 		for _, d := range ds {
 			if !slices.Contains(ok, d) {
 				t.Errorf("%s imports %s; it may import only %v", pkg, d, ok)
+			}
+		}
+	}
+	// The test fakes are linked by tests and the bench only, never by the
+	// product (the --demo model is internal/llm/demo, not llmtest).
+	for pkg, ds := range deps {
+		for _, fake := range []string{"internal/llm/llmtest", "internal/agent/agenttest"} {
+			if slices.Contains(ds, fake) && pkg != "cmd/agentik-bench" {
+				t.Errorf("%s imports the test fake %s", pkg, fake)
 			}
 		}
 	}

@@ -38,8 +38,11 @@
 //     message event → insert the message and bump updated_at and
 //     message_count, Memory → append to working memory, Turn → running
 //     state and turn_seq.
-//  4. Insert the batch's agent_event rows (multi-row INSERTs); on
-//     PostgreSQL also pg_notify the batch's highest seq; commit.
+//  4. Insert the batch's agent_event rows: on SQLite one INSERT OR FAIL
+//     per 32 rows (a commit at the mix's pace is one statement), on
+//     PostgreSQL one INSERT of unnest()ed column arrays, prepared once per
+//     connection; on PostgreSQL also pg_notify the batch's highest seq;
+//     commit.
 //  5. Publish (catchUp, below) the committed events in seq order, then
 //     answer every waiting Append.
 //

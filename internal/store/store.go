@@ -120,7 +120,11 @@ type Store struct {
 	// Owned by the writer goroutine.
 	lastSeq int64  // SQLite only: the highest committed seq
 	owners  owners // conversation owners the writer looked up (owner.go)
-	stats   writerStats
+	// insertSQL[n] is the SQLite INSERT of n event rows (insertText);
+	// insertArgs the arguments' slice, reused.
+	insertSQL  []string
+	insertArgs []any
+	stats      writerStats
 }
 
 // Open opens (creating if needed) the database named by dsn and starts the

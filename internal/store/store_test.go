@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -869,6 +870,78 @@ func TestOrphanedTurns(t *testing.T) {
 			if again, err := other.OrphanedTurns(ctx); err != nil || len(again) != 0 {
 				t.Fatalf("a turn claimed by a live instance reported again: %+v, %v", again, err)
 			}
+		}
+	})
+}
+
+// The writer's own INSERTs (insertEvents) store each event's row as
+// published: its payload byte for byte (quotes, backslashes, control
+// characters, any script), NULL for an event of no conversation, the
+// commit's date and its conversation's owner; one Append of more rows than one SQLite
+// statement carries is several statements of one transaction.
+func TestEventRowsAsPublished(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		var (
+			mu  sync.Mutex
+			pub = map[int64]agent.Encoded{}
+		)
+		clk := newClock()
+		s := open(t, dsn, Options{Now: clk.now, Publish: func(evs []agent.Encoded) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, e := range evs {
+				pub[e.Seq] = e
+			}
+		}})
+		mustAppend(t, s, createdRec("c1", `a "title"`))
+		texts := []string{`"quoted"`, `back\slash`, "line\nbreak\ttab\x01", "ünïcödé ✓ 日本 🙂", `\u0000 as text`, "</script>&<"}
+		var recs []*agent.Record
+		for i := range sqliteInsertChunk*2 + 5 {
+			recs = append(recs, textRec("c1", texts[i%len(texts)]))
+		}
+		recs = append(recs, &agent.Record{Event: agent.AllEvent{Kind: "telepathy", ID: "ev-" + newID(), Raw: json.RawMessage(`{"type":"telepathy","mind":"x"}`)}})
+		mustAppend(t, s, recs...)
+
+		rows, err := s.r.Raw("SELECT seq, id, conversation_id, created_at, type, payload, owner FROM agent_event ORDER BY seq").Rows()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			var (
+				r   eventRow
+				cid sql.NullString
+			)
+			if err := rows.Scan(&r.Seq, &r.ID, &cid, &r.CreatedAt, &r.Type, &r.Payload, &r.Owner); err != nil {
+				t.Fatal(err)
+			}
+			n++
+			mu.Lock()
+			e, ok := pub[r.Seq]
+			mu.Unlock()
+			if !ok {
+				t.Fatalf("row %d was not published", r.Seq)
+			}
+			owner := agent.LocalUser // the conversation's; an event of none has none
+			if e.ConversationID == "" {
+				owner = ""
+			}
+			if r.Payload != string(e.JSON) || r.ID != e.ID || r.Type != e.Kind || r.Owner != owner || e.Owner != owner {
+				t.Errorf("row %d = %s %s %s %q, published %s %s %q", r.Seq, r.ID, r.Type, r.Owner, r.Payload, e.ID, e.Kind, e.JSON)
+			}
+			if cid.Valid != (e.ConversationID != "") || cid.String != e.ConversationID {
+				t.Errorf("row %d: conversation_id %v, published %q", r.Seq, cid, e.ConversationID)
+			}
+			if !r.CreatedAt.Equal(clk.now()) {
+				t.Errorf("row %d: created_at %v, want %v", r.Seq, r.CreatedAt, clk.now())
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if want := 1 + len(recs); n != want {
+			t.Errorf("%d rows, want %d", n, want)
 		}
 	})
 }

@@ -28,13 +28,16 @@ const queueSize = 1024
 // keeps a transaction short, so an Append's wait stays in milliseconds.
 const maxBatch = 512
 
-// insertChunk is how many agent_event rows one INSERT statement carries:
-// 6 parameters each stays far under SQLite's and PostgreSQL's limits.
+// insertChunk is how many rows one gorm CreateInBatches statement carries
+// (working memory, search documents): a few parameters each stays far under
+// SQLite's and PostgreSQL's limits.
 const insertChunk = 256
 
 // sqliteInsertChunk is how many agent_event rows one INSERT carries on
-// SQLite. The driver finds each parameter's argument by a scan of all the
-// arguments (quadratic in their number), so statements stay small.
+// SQLite: 7 parameters each, far under SQLite's limit of 32766. The driver
+// finds each parameter's argument by a scan of all the arguments
+// (quadratic in their number), so statements stay small; a group commit at
+// the mix's pace (under 32 rows) is one statement.
 const sqliteInsertChunk = 32
 
 // idChunk is how many ids one "id IN (…)" lookup carries.
@@ -332,41 +335,104 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 	return evs, nil
 }
 
-// insertEvents writes rows in tx. On SQLite it is one INSERT OR FAIL per
-// insertChunk rows, built here: gorm's CreateInBatches spends its time in
-// reflection, and a plain multi-row INSERT (ON CONFLICT ABORT) may fail
-// halfway through, so SQLite keeps a statement journal of every page it
-// touches to undo it alone (spilled to a temp file above 16 pages: a
-// write(2) per page). With FAIL a conflict stops the statement without
-// undoing its earlier rows, so no journal is kept; the writer rolls the
-// whole transaction back on any error anyway.
+// insertEvents writes rows in tx, in as few statements as the database
+// takes well. The statements are built here: gorm's CreateInBatches spends
+// its time in reflection.
+//
+// On SQLite it is one INSERT OR FAIL per sqliteInsertChunk rows, its text
+// kept per row count (insertText). A plain multi-row INSERT (ON CONFLICT
+// ABORT) may fail halfway through, so SQLite keeps a statement journal of
+// every page it touches to undo it alone (spilled to a temp file above 16
+// pages: a write(2) per page). With FAIL a conflict stops the statement
+// without undoing its earlier rows, so no journal is kept; the writer rolls
+// the whole transaction back on any error anyway.
+//
+// On PostgreSQL it is one INSERT of unnest()ed arrays (insertPostgres).
 func (s *Store) insertEvents(tx *gorm.DB, rows []eventRow) error {
-	if s.postgres {
-		return tx.CreateInBatches(rows, insertChunk).Error
-	}
 	sqlTx, ok := tx.Statement.ConnPool.(*sql.Tx)
 	if !ok {
 		return fmt.Errorf("writer transaction is a %T, not *sql.Tx", tx.Statement.ConnPool)
 	}
-	var (
-		q    strings.Builder
-		args []any
-	)
+	if s.postgres {
+		return s.insertPostgres(sqlTx, rows)
+	}
+	args := s.insertArgs[:0]
+	defer func() { clear(args); s.insertArgs = args[:0] }() // no payload kept alive
 	for len(rows) > 0 {
 		chunk := rows[:min(sqliteInsertChunk, len(rows))]
 		rows = rows[len(chunk):]
-		q.Reset()
-		q.WriteString("INSERT OR FAIL INTO agent_event (seq, id, conversation_id, created_at, type, payload, owner) VALUES ")
 		args = args[:0]
 		for i := range chunk {
 			r := &chunk[i]
-			if i > 0 {
-				q.WriteByte(',')
+			var cid any // a nil *string would be bound by reflection
+			if r.ConversationID != nil {
+				cid = *r.ConversationID
 			}
-			q.WriteString("(?,?,?,?,?,?,?)")
-			args = append(args, r.Seq, r.ID, r.ConversationID, r.CreatedAt, r.Type, r.Payload, r.Owner)
+			args = append(args, r.Seq, r.ID, cid, r.CreatedAt, r.Type, r.Payload, r.Owner)
 		}
-		if _, err := sqlTx.ExecContext(s.ctx, q.String(), args...); err != nil {
+		if _, err := sqlTx.ExecContext(s.ctx, s.insertText(len(chunk)), args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertText is the SQLite INSERT of n agent_event rows, built once per n
+// (at most sqliteInsertChunk of them) and kept by the writer.
+func (s *Store) insertText(n int) string {
+	if s.insertSQL == nil {
+		s.insertSQL = make([]string, sqliteInsertChunk+1)
+	}
+	if q := s.insertSQL[n]; q != "" {
+		return q
+	}
+	var q strings.Builder
+	q.WriteString("INSERT OR FAIL INTO agent_event (seq, id, conversation_id, created_at, type, payload, owner) VALUES ")
+	for i := range n {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteString("(?,?,?,?,?,?,?)")
+	}
+	s.insertSQL[n] = q.String()
+	return s.insertSQL[n]
+}
+
+// insertPostgresSQL inserts agent_event rows given as one array per column:
+// one statement text for any number of rows, so pgx prepares it once per
+// connection and every commit only binds its seven arrays.
+const insertPostgresSQL = "INSERT INTO agent_event (seq, id, conversation_id, created_at, type, payload, owner) " +
+	"SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[])"
+
+// postgresInsertBytes bounds the payload bytes of one PostgreSQL INSERT
+// (its message may not pass 1 GiB): a batch of large events takes several.
+const postgresInsertBytes = 64 << 20
+
+// insertPostgres writes rows with insertPostgresSQL, as few statements as
+// postgresInsertBytes allows.
+func (s *Store) insertPostgres(tx *sql.Tx, rows []eventRow) error {
+	for len(rows) > 0 {
+		n, size := 0, 0
+		for n < len(rows) && (n == 0 || size+len(rows[n].Payload) <= postgresInsertBytes) {
+			size += len(rows[n].Payload)
+			n++
+		}
+		chunk := rows[:n]
+		rows = rows[n:]
+		var (
+			seq     = make([]int64, n)
+			id      = make([]string, n)
+			cid     = make([]*string, n) // nil: NULL
+			created = make([]time.Time, n)
+			typ     = make([]string, n)
+			payload = make([]string, n)
+			owner   = make([]string, n)
+		)
+		for i := range chunk {
+			r := &chunk[i]
+			seq[i], id[i], cid[i], created[i], typ[i], payload[i], owner[i] = r.Seq, r.ID, r.ConversationID, r.CreatedAt, r.Type, r.Payload, r.Owner
+		}
+		if _, err := tx.ExecContext(s.ctx, insertPostgresSQL, seq, id, cid, created, typ, payload, owner); err != nil {
 			return err
 		}
 	}

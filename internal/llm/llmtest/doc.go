@@ -73,9 +73,8 @@
 // # Scripts
 //
 // WithScript replaces the directives with a function of the request.
-// Demo is the script of `agentik --demo`: reasoning, a call of the
-// DemoToolName tool, and a Markdown answer with a list, a code block and a
-// table.
+// (`agentik --demo` has its own scripted endpoint, internal/llm/demo, so
+// the binary does not link this fake.)
 //
 // Usage is counted when not scripted: prompt tokens are the words of all
 // request messages, completion tokens the content chunks of the answer.

@@ -30,6 +30,7 @@ type Server struct {
 	window       int                 // refuse longer prompts (window.go); 0: no limit
 	listedWindow int                 // reported by /v1/models and /api/show; 0: none
 	strict       bool                // refuse unpaired tool calls and results (strict.go)
+	overhead     int                 // tokens added to every prompt's count (window.go)
 
 	mu    sync.Mutex
 	queue []Reply
@@ -214,7 +215,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	p := plan(reply, req)
 	if s.window > 0 && reply.Usage == nil {
-		p.usage.PromptTokens = PromptTokens(req)
+		p.usage.PromptTokens = s.PromptTokens(req)
 		p.usage.TotalTokens = p.usage.PromptTokens + p.usage.CompletionTokens
 	}
 	if !req.Stream {

@@ -14,12 +14,23 @@ import (
 // usage reports those prompt tokens. WithListedWindow(n) reports n as the
 // context_length of its models in GET /v1/models and as
 // model_info["llama.context_length"] in Ollama's POST /api/show.
+// WithPromptOverhead(n) adds n tokens to every prompt it counts, like a
+// chat template's built-in preamble: the reported usage is then far above
+// agentik's estimate of a short prompt, not in proportion to its size.
 
 // WithWindow makes the server enforce a context window of n tokens.
 func WithWindow(n int) Option { return func(s *Server) { s.window = n } }
 
 // WithListedWindow makes the server report a context window of n tokens.
 func WithListedWindow(n int) Option { return func(s *Server) { s.listedWindow = n } }
+
+// WithPromptOverhead makes the server count n more tokens in every prompt,
+// in its refusals and its usage.
+func WithPromptOverhead(n int) Option { return func(s *Server) { s.overhead = n } }
+
+// PromptTokens is the server's count of the prompt tokens of req: the
+// package's PromptTokens plus its prompt overhead.
+func (s *Server) PromptTokens(req Request) int { return PromptTokens(req) + s.overhead }
 
 // tokenBytes is the fake's tokenizer: one token per three bytes, a little
 // denser than agentik's uncalibrated estimate (four), so calibration has
@@ -53,7 +64,7 @@ func (s *Server) refuse(w http.ResponseWriter, req Request) bool {
 	if s.window <= 0 {
 		return false
 	}
-	n := PromptTokens(req) + req.MaxTokens
+	n := s.PromptTokens(req) + req.MaxTokens
 	if n <= s.window {
 		return false
 	}
