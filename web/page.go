@@ -36,6 +36,9 @@ type Page struct {
 
 	ModelName       string // "" when no model is configured
 	ModelConfigured bool
+	// SystemPrompt is the server's system prompt (agent.Runner.SystemPrompt):
+	// the chat settings show what an empty system prompt stands for.
+	SystemPrompt string
 	// ModelNotice is a note on the model for the banner area, shown with
 	// or without a model: demo mode, or a problem found with the endpoint
 	// at start ("" for none).
@@ -81,7 +84,8 @@ type ChatView struct {
 	ID         string
 	Title      string
 	Temp       bool
-	APIRequest bool // a stateless API request's: no composer, its approvals answered here
+	APIRequest bool   // a stateless API request's: no composer, its approvals answered here
+	Agent      string // the conversation's agent's slug
 	Running    bool
 	TurnSeq    int64
 	LastSeq    int64 // seq of the last message on the page: the resume cursor
@@ -171,7 +175,7 @@ func Title(t string) string {
 // NewChatView builds the view of a conversation from its history in seq
 // order. omitted counts earlier messages the caller did not load.
 func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatView {
-	v := &ChatView{ID: c.ID, Title: Title(c.Title), Temp: c.Temp, APIRequest: c.APIRequest, Running: c.Running, TurnSeq: c.TurnSeq, Omitted: omitted, Context: c.Context}
+	v := &ChatView{ID: c.ID, Title: Title(c.Title), Temp: c.Temp, APIRequest: c.APIRequest, Agent: cmp.Or(c.Agent, agent.DefaultAgent), Running: c.Running, TurnSeq: c.TurnSeq, Omitted: omitted, Context: c.Context}
 	cards := map[string]int{} // call_id → index in v.Messages
 	// A turn's usage (the sum of its model calls) shows once, on its last
 	// answer, as the live view shows end.usage.
@@ -337,7 +341,10 @@ type Boot struct {
 	// ModelName is the model the sidebar footer names: the open chat's own,
 	// else the server's default ("" without a model).
 	ModelName string `json:"model_name"`
-	Rules     Rules  `json:"rules"`
+	// SystemPrompt is the server's system prompt, which a chat whose agent
+	// has no instructions gets when it sets none.
+	SystemPrompt string `json:"system_prompt"`
+	Rules        Rules  `json:"rules"`
 }
 
 // BootConversation is the resume state of the open conversation.
@@ -346,17 +353,18 @@ type BootConversation struct {
 	Title string `json:"title"`
 	Temp  bool   `json:"temp"`
 	// APIRequest: a stateless API request's, deleted when its answer ends.
-	APIRequest bool  `json:"api_request,omitempty"`
-	Running    bool  `json:"running"`
-	TurnSeq    int64 `json:"turn_seq"`
-	LastSeq    int64 `json:"last_seq"`
+	APIRequest bool   `json:"api_request,omitempty"`
+	Agent      string `json:"agent"` // its agent's slug
+	Running    bool   `json:"running"`
+	TurnSeq    int64  `json:"turn_seq"`
+	LastSeq    int64  `json:"last_seq"`
 }
 
 // Boot returns the page's initial state for the JS layer.
 func (p Page) Boot() Boot {
-	b := Boot{ModelConfigured: p.ModelConfigured, ModelName: p.ModelName, Rules: UIRules()}
+	b := Boot{ModelConfigured: p.ModelConfigured, ModelName: p.ModelName, SystemPrompt: p.SystemPrompt, Rules: UIRules()}
 	if c := p.Chat; c != nil {
-		b.Conversation = &BootConversation{ID: c.ID, Title: c.Title, Temp: c.Temp, APIRequest: c.APIRequest, Running: c.Running, TurnSeq: c.TurnSeq, LastSeq: c.LastSeq}
+		b.Conversation = &BootConversation{ID: c.ID, Title: c.Title, Temp: c.Temp, APIRequest: c.APIRequest, Agent: c.Agent, Running: c.Running, TurnSeq: c.TurnSeq, LastSeq: c.LastSeq}
 	}
 	return b
 }
