@@ -15,6 +15,7 @@ type Rules struct {
 	ImageTypes  []string          `json:"image_types"`  // shown inline and accepted as attachments
 	ErrorTexts  map[string]string `json:"error_texts"`  // error code → what to show; "" is the fallback
 	UsageFormat string            `json:"usage_format"` // token usage, {total}, {prompt} and {completion} comma-grouped
+	Untitled    string            `json:"untitled"`     // what a conversation without a title is called
 }
 
 // usageFormat is how token usage reads (FormatUsage; the JS fills the
@@ -23,7 +24,7 @@ const usageFormat = "{total} tokens · {prompt} in · {completion} out"
 
 // UIRules returns the display rules.
 func UIRules() Rules {
-	return Rules{ImageTypes: ImageTypes(), ErrorTexts: errorTexts(), UsageFormat: usageFormat}
+	return Rules{ImageTypes: ImageTypes(), ErrorTexts: errorTexts(), UsageFormat: usageFormat, Untitled: Untitled}
 }
 
 // ImageTypes are the image types the UI shows inline as data: URLs and

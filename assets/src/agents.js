@@ -5,6 +5,10 @@
 // list_agents, create_agent, update_agent, list_models, list_tools and
 // subscribe.
 import { h } from './dom.js';
+import { clone, nameOfAgent } from './message.js';
+
+// The markup of the picker, the editor and a delegation's view is
+// web/agents.templ's, cloned from its <template> elements.
 
 export const DEFAULT_AGENT = 'agentik';
 
@@ -57,7 +61,7 @@ export class Agents {
 
   // labels shows agents' names on the answers under root.
   labels(root) {
-    for (const el of root.querySelectorAll('.msg-agent[data-agent]')) el.textContent = this.name(el.dataset.agent);
+    for (const el of root.querySelectorAll('.msg-agent[data-agent], .delegate-agent[data-agent]')) el.textContent = this.name(el.dataset.agent);
   }
 
   // mount attaches the picker to a new chat's empty state (none on a
@@ -76,22 +80,28 @@ export class Agents {
   renderPicker() {
     const empty = this.main?.querySelector('#empty-state');
     if (!empty) return;
+    const tpl = clone('tpl-agent-picker'); // web.AgentPicker
     let box = empty.querySelector('.agent-picker');
     if (!box) {
-      box = h('div', { class: 'agent-picker', 'data-testid': 'agent-picker', role: 'group', 'aria-label': 'Agent' });
+      box = tpl.cloneNode(false);
       empty.querySelector('.empty-text')?.after(box);
       const sugg = empty.querySelector('.suggestions');
       if (sugg) this.defaultSuggestions = [...sugg.children].map((c) => c.cloneNode(true));
     }
+    const chipTpl = tpl.querySelector('[data-testid="agent-option"]');
     const chips = this.list.map((a) => {
-      const b = h('button', { type: 'button', class: 'agent-chip', 'data-testid': 'agent-option', 'data-slug': a.slug, 'aria-pressed': String(a.slug === this.selected), title: a.description || a.name }, a.name);
+      const b = chipTpl.cloneNode(true);
+      b.dataset.slug = a.slug;
+      b.setAttribute('aria-pressed', String(a.slug === this.selected));
+      b.title = a.description || a.name;
+      b.textContent = a.name;
       b.addEventListener('click', () => { this.selected = a.slug; this.renderPicker(); });
       return b;
     });
-    const add = h('button', { type: 'button', class: 'agent-chip agent-add', 'data-testid': 'new-agent' }, '+ New agent');
+    const add = tpl.querySelector('[data-testid="new-agent"]');
     add.addEventListener('click', () => this.openEditor(null));
     const cur = this.list.find((a) => a.slug === this.selected);
-    const edit = cur && !cur.read_only ? h('button', { type: 'button', class: 'agent-chip agent-edit', 'data-testid': 'edit-agent' }, 'Edit') : null;
+    const edit = cur && !cur.read_only ? tpl.querySelector('[data-testid="edit-agent"]') : null;
     edit?.addEventListener('click', () => this.openEditor(cur));
     box.replaceChildren(...chips, add, ...(edit ? [edit] : [])); // replaceChildren writes a null as "null"
     this.renderStarters(cur);
@@ -122,40 +132,38 @@ export class Agents {
       this.toast(`Could not load models and tools: ${err.message}`, 'error');
     }
     const d = def || { slug: '', name: '', description: '', instructions: '', model: '', tools: [], starters: [], visibility: 'private' };
-    const field = (label, input) => h('label', { class: 'settings-field' }, h('span', null, label), input);
-    const slug = h('input', { 'data-testid': 'agent-slug', placeholder: 'researcher', maxlength: '40', pattern: '[a-z0-9-]+', required: true });
+    const dlg = clone('tpl-agent-editor'); // web.AgentEditor
+    const form = dlg.querySelector('form');
+    const f = (name) => form.elements.namedItem(name);
+    const [slug, name, desc, instr, model, starters, vis] = ['slug', 'name', 'description', 'instructions', 'model', 'starters', 'visibility'].map(f);
+    if (def) {
+      dlg.querySelector('.dialog-title').textContent = `Edit ${d.name}`;
+      dlg.querySelector('[data-testid="agent-save"]').textContent = 'Save';
+      slug.disabled = true;
+    }
     slug.value = d.slug;
-    if (def) slug.disabled = true;
-    const name = h('input', { 'data-testid': 'agent-name', placeholder: 'Researcher', maxlength: '200' });
     name.value = d.name;
-    const desc = h('input', { 'data-testid': 'agent-description', placeholder: 'What it is good at' });
     desc.value = d.description || '';
-    const instr = h('textarea', { rows: '5', 'data-testid': 'agent-instructions', placeholder: 'You are a careful researcher…' });
     instr.value = d.instructions || '';
-    const model = h('select', { 'data-testid': 'agent-model' }, h('option', { value: '' }, 'Default model'), ...models.map((id) => h('option', { value: id }, id)));
+    model.append(...models.map((id) => h('option', { value: id }, id)));
     model.value = d.model || '';
-    const vis = h('select', { 'data-testid': 'agent-visibility' }, h('option', { value: 'private' }, 'Private: only me'), h('option', { value: 'shared' }, 'Shared with everyone'));
     vis.value = d.visibility || 'private';
-    const starters = h('textarea', { rows: '3', 'data-testid': 'agent-starters', placeholder: 'One suggested first prompt per line' });
     starters.value = (d.starters || []).join('\n');
     const choices = [...tools.map((t) => ({ value: t, label: t })),
       ...this.list.filter((a) => a.slug !== d.slug && a.slug !== DEFAULT_AGENT).map((a) => ({ value: `agent__${a.slug}`, label: `Delegate to ${a.name}` }))];
+    const toolTpl = dlg.querySelector('.agent-tool');
     const checks = choices.map((c) => {
-      const cb = h('input', { type: 'checkbox', value: c.value, 'data-testid': 'agent-tool' });
+      const l = toolTpl.cloneNode(true);
+      const cb = l.querySelector('input');
+      cb.value = c.value;
       cb.checked = (d.tools || []).includes(c.value);
-      return h('label', { class: 'agent-tool' }, cb, h('span', null, c.label));
+      l.querySelector('span').textContent = c.label;
+      return l;
     });
-    const errEl = h('p', { class: 'agent-error', 'data-testid': 'agent-error', role: 'alert', hidden: true });
-    const save = h('button', { type: 'submit', class: 'btn btn-primary', 'data-testid': 'agent-save' }, def ? 'Save' : 'Create');
-    const cancel = h('button', { type: 'button', class: 'btn', value: 'cancel' }, 'Cancel');
-    const form = h('form', { method: 'dialog', class: 'settings-form' },
-      h('h2', { class: 'dialog-title' }, def ? `Edit ${d.name}` : 'New agent'),
-      field('Slug', slug), field('Name', name), field('Description', desc), field('Instructions', instr), field('Model', model),
-      h('fieldset', { class: 'agent-tools', 'data-testid': 'agent-tools' }, h('legend', null, 'Tools'),
-        checks.length ? checks : h('p', { class: 'hint' }, 'No tools are configured (AGENTIK_MCP_CONFIG) and no other agent exists yet.')),
-      field('Starters', starters), field('Visibility', vis), errEl,
-      h('div', { class: 'dialog-actions' }, cancel, save));
-    const dlg = h('dialog', { class: 'dialog agent-editor', 'data-testid': 'agent-editor' }, form);
+    toolTpl.replaceWith(...checks);
+    dlg.querySelector('.agent-tools .hint').hidden = checks.length > 0;
+    const errEl = dlg.querySelector('[data-testid="agent-error"]');
+    const cancel = dlg.querySelector('button[value="cancel"]');
     document.body.append(dlg);
     cancel.addEventListener('click', () => dlg.close());
     dlg.addEventListener('close', () => dlg.remove());
@@ -188,16 +196,17 @@ export class Agents {
 // names and renders its answer text as it streams, with a link to open the
 // child on its own, and the approvals the child waits for.
 export class Delegation {
-  constructor({ conn, card, childId, agentName }) {
+  constructor({ conn, card, childId, agent }) {
     this.conn = conn;
     this.childId = childId;
     this.text = '';
-    this.box = card.querySelector('.delegate') || h('div', { class: 'delegate', 'data-testid': 'delegate' });
-    this.body = h('div', { class: 'delegate-text', 'data-testid': 'delegate-text' });
-    this.approvals = h('div', { class: 'delegate-approvals' });
-    this.box.replaceChildren(
-      h('a', { class: 'delegate-link', href: `/c/${encodeURIComponent(childId)}`, 'data-testid': 'delegate-link' }, `Open ${agentName}'s conversation`),
-      this.body, this.approvals);
+    const tpl = clone('tpl-delegate'); // web.Delegation
+    this.approvalTpl = tpl.querySelector('.delegate-approval');
+    this.approvalTpl.remove();
+    this.box = card.querySelector('.delegate') || tpl.cloneNode(false);
+    this.body = tpl.querySelector('.delegate-text');
+    this.approvals = tpl.querySelector('.delegate-approvals');
+    this.box.replaceChildren(delegateLink(tpl, childId, agent), this.body, this.approvals);
     if (!this.box.isConnected) card.append(this.box);
     this.conn.subscribe({ stream: 'conversation', conversation_id: childId, after: 0 }, (f) => this.onFrame(f))
       .then((res) => { this.sub = res.sub; }, () => {});
@@ -218,11 +227,12 @@ export class Delegation {
 
   approval(ev) {
     const decide = (decision) => this.conn.request('approve', { conversation_id: this.childId, call_id: ev.call_id, decision }, { retry: false }).catch(() => {});
-    const ok = h('button', { type: 'button', class: 'btn btn-primary', 'data-testid': 'delegate-approve' }, 'Approve');
-    const no = h('button', { type: 'button', class: 'btn', 'data-testid': 'delegate-deny' }, 'Deny');
-    ok.addEventListener('click', () => decide('approve'));
-    no.addEventListener('click', () => decide('deny'));
-    this.approvals.append(h('div', { class: 'delegate-approval', 'data-call-id': ev.call_id }, h('span', null, `${ev.name} waits for your approval`), ok, no));
+    const row = this.approvalTpl.cloneNode(true);
+    row.dataset.callId = ev.call_id;
+    row.querySelector('span').textContent = `${ev.name} waits for your approval`;
+    row.querySelector('[data-testid="delegate-approve"]').addEventListener('click', () => decide('approve'));
+    row.querySelector('[data-testid="delegate-deny"]').addEventListener('click', () => decide('deny'));
+    this.approvals.append(row);
   }
 
   dispose() {
@@ -232,9 +242,20 @@ export class Delegation {
 }
 
 // childLink adds the link to a finished delegation's child conversation.
-export function childLink(card, childId, agentName) {
+export function childLink(card, childId, agent) {
   if (!card || !childId || card.querySelector('.delegate-link')) return;
-  const box = card.querySelector('.delegate') || h('div', { class: 'delegate', 'data-testid': 'delegate' });
-  box.prepend(h('a', { class: 'delegate-link', href: `/c/${encodeURIComponent(childId)}`, 'data-testid': 'delegate-link' }, `Open ${agentName}'s conversation`));
+  const tpl = clone('tpl-delegate');
+  const box = card.querySelector('.delegate') || tpl.cloneNode(false);
+  box.prepend(delegateLink(tpl, childId, agent));
   if (!box.isConnected) card.append(box);
+}
+
+// delegateLink is the template's link to the child conversation, named.
+function delegateLink(tpl, childId, slug) {
+  const a = tpl.querySelector('.delegate-link');
+  a.href = `/c/${encodeURIComponent(childId)}`;
+  const who = a.querySelector('.delegate-agent');
+  who.dataset.agent = slug;
+  who.textContent = nameOfAgent(slug);
+  return a;
 }

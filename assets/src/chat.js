@@ -7,6 +7,11 @@ import {
   assistantMessage, errorMessage, reasoningEl, setToolResult, streamingAnswer, toolCard,
   unknownMessage, upgradeMarkdown, usageEl, userMessage,
 } from './message.js';
+
+// delegateSlug is the agent a delegation's tool (agent__<slug>) asks.
+function delegateSlug(tool) {
+  return String(tool || '').replace(/^agent__/, '');
+}
 import { StreamRenderer } from './markdown.js';
 import { Follower } from './follow.js';
 import { isImageType } from './rules.js';
@@ -273,7 +278,7 @@ export class Chat {
       const card = this.findCard(m.call_id);
       if (card) {
         setToolResult(card, { id: m.id, result: m.result, isError: m.is_error, images: m.images });
-        childLink(card, m.child_conversation_id, 'the agent');
+        childLink(card, m.child_conversation_id, delegateSlug(card.querySelector('.tool-name')?.textContent));
         memoryNote(card, m.memory);
         return;
       }
@@ -444,7 +449,7 @@ export class Chat {
     const card = this.toolCardOf(ev.call_id);
     if (!card || !ev.child_conversation_id) return;
     this.delegations = this.delegations || [];
-    this.delegations.push(new Delegation({ conn: this.conn, card, childId: ev.child_conversation_id, agentName: ev.agent || 'the agent' }));
+    this.delegations.push(new Delegation({ conn: this.conn, card, childId: ev.child_conversation_id, agent: ev.agent || delegateSlug(card.querySelector('.tool-name')?.textContent) }));
   }
 
   // toolCardOf is the card of a call: live, or persisted.

@@ -131,6 +131,8 @@ export function assistantMessage(m) {
 // agentName names an agent by its slug; app.js sets it once agents load.
 let agentName = (slug) => slug;
 export function setAgentNames(fn) { agentName = fn; }
+// nameOfAgent is an agent's name, as the agents list has it.
+export function nameOfAgent(slug) { return agentName(slug); }
 
 // streamingAnswer is the live part of an answer being written: an answer
 // without reasoning, images or meta yet.

@@ -12,6 +12,9 @@ const rules = readRules();
 const imageTypes = new Set(rules.image_types || []);
 const errorTexts = rules.error_texts || {};
 
+// UNTITLED is what a conversation without a title is called (web.Untitled).
+export const UNTITLED = rules.untitled || '';
+
 // isImageType reports whether an image of this MIME type is shown inline
 // and may be attached.
 export function isImageType(mime) {

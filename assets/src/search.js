@@ -3,6 +3,8 @@
 // clears it, the arrow keys move through the results and Enter opens one.
 // Result links are ordinary /c/{id} links, so App's link handler opens them.
 import { h } from './dom.js';
+import { clone } from './message.js';
+import { UNTITLED } from './rules.js';
 
 const DEBOUNCE_MS = 120; // one request per pause in typing, not per key
 
@@ -81,10 +83,13 @@ export class Search {
       this.list.replaceChildren(h('li', { class: 'search-empty' }, error || 'No matches.'));
       return;
     }
-    this.list.replaceChildren(...results.map((r) => h('li', { class: 'search-item', 'data-testid': 'search-result' },
-      h('a', { class: 'search-link', href: `/c/${encodeURIComponent(r.conversation_id)}${r.message_id ? `#message-${encodeURIComponent(r.message_id)}` : ''}` },
-        h('span', { class: 'search-title' }, r.title || 'Untitled'),
-        h('span', { class: 'search-snippet' }, snippet(r.snippet))))));
+    this.list.replaceChildren(...results.map((r) => {
+      const li = clone('tpl-search-result'); // web.SearchResult
+      li.querySelector('.search-link').href = `/c/${encodeURIComponent(r.conversation_id)}${r.message_id ? `#message-${encodeURIComponent(r.message_id)}` : ''}`;
+      li.querySelector('.search-title').textContent = r.title || UNTITLED;
+      li.querySelector('.search-snippet').replaceChildren(snippet(r.snippet));
+      return li;
+    }));
   }
 }
 

@@ -5,8 +5,9 @@
 // turn_ended) and a "Needs approval" mark while a tool call waits for a
 // decision (waiting), without receiving every token of every conversation.
 import { clone, setAttrs } from './message.js';
+import { UNTITLED } from './rules.js';
 
-export const UNTITLED = 'New chat';
+export { UNTITLED };
 const PAGE = 200; // conversations per page, as the server renders the first
 const DAY = 24 * 60 * 60 * 1000;
 

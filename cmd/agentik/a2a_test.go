@@ -253,3 +253,215 @@ func TestA2AResubscribeAfterKill9(t *testing.T) {
 		t.Errorf("next message %+v", got.Next)
 	}
 }
+
+// TestA2ASDKREST drives agentik's A2A HTTP+JSON binding with
+// @a2a-js/sdk's REST transport (the factory picks the card's HTTP+JSON
+// interface) against the real binary: send and a second message in its
+// context, get, list, streaming send, a dropped stream resubscribed
+// (snapshot + later updates = the whole answer, once), cancel, an
+// approval, push configs, and bad input as google.rpc.Status bodies with
+// A2A's HTTP statuses; another user's task is not found.
+func TestA2ASDKREST(t *testing.T) {
+	env, db := a2aEnv(t)
+	p := start(t, freeAddr(t), db, env...)
+	waitTools(t, p, map[string]string{"Authorization": "Bearer " + a2aKey})
+	type rawErr struct {
+		Status, Code int
+		GRPC, Reason string
+		Message      string
+	}
+	var got struct {
+		Binding, Endpoint string
+		Send              struct{ State, Text, ContextID, ID string }
+		Second            struct{ State, Text, ContextID string }
+		Get               struct {
+			State, Text string
+			History     int
+		}
+		List   []struct{ ID, State, Text string }
+		Stream a2aFollowed
+		Resub  struct {
+			Before   string
+			Snapshot struct{ ID, State, Text string }
+			Later    string
+			Whole    string
+			States   []string
+			Kinds    []string
+		} `json:"resubscribe"`
+		Cancel struct {
+			State        string
+			StreamStates []string
+			Again        string
+		}
+		Approval struct {
+			State string
+			After struct{ State, Text string }
+		}
+		Push struct {
+			Made, Got     bool
+			Listed, After int
+		}
+		UnknownTask  string `json:"unknown_task"`
+		Malformed    rawErr
+		NoMessage    rawErr `json:"no_message"`
+		BadHistory   rawErr `json:"bad_history"`
+		NoRoute      rawErr `json:"no_route"`
+		WrongKey     rawErr `json:"wrong_key"`
+		UnknownAgent int    `json:"unknown_agent"`
+		Member       struct{ Get, Send, Cancel string }
+	}
+	runA2A(t, p, "rest", &got, "AGENTIK_MEMBER_KEY="+memberKey(t, p))
+
+	if got.Binding != "HTTP+JSON" || got.Endpoint != p.url("/a2a/agentik") {
+		t.Errorf("the SDK chose %s at %s, want HTTP+JSON at the agent's base", got.Binding, got.Endpoint)
+	}
+	if got.Send.State != "COMPLETED" || got.Send.Text != "You said: hello rest" || got.Second.ContextID != got.Send.ContextID || got.Second.Text != "You said: second rest" {
+		t.Errorf("send %+v, second %+v", got.Send, got.Second)
+	}
+	if got.Get.State != "COMPLETED" || got.Get.Text != got.Send.Text || got.Get.History != 1 {
+		t.Errorf("get %+v", got.Get)
+	}
+	if len(got.List) != 2 || got.List[1].ID != got.Send.ID || got.List[1].Text != got.Send.Text {
+		t.Errorf("list %+v", got.List)
+	}
+	s := got.Stream
+	if len(s.Kinds) == 0 || s.Kinds[0] != "task" || s.Text != llmtest.Tokens(100) || s.Artifacts < 2 || len(s.States) == 0 || s.States[len(s.States)-1] != "COMPLETED" {
+		t.Errorf("streaming send: kinds %v, %d artifact updates, states %v, text %d bytes", s.Kinds, s.Artifacts, s.States, len(s.Text))
+	}
+	r := got.Resub
+	whole := llmtest.Tokens(300)
+	if r.Before == "" || !strings.HasPrefix(r.Snapshot.Text, r.Before) || r.Snapshot.Text+r.Later != whole || r.Whole != whole || len(r.Kinds) != 1 || r.Kinds[0] != "task" || r.States[len(r.States)-1] != "COMPLETED" {
+		t.Errorf("resubscribe: before %d bytes, snapshot %d bytes (%s), later %d bytes, states %v; want %d bytes in all, once",
+			len(r.Before), len(r.Snapshot.Text), r.Snapshot.State, len(r.Later), r.States, len(whole))
+	}
+	if got.Cancel.State != "CANCELED" || len(got.Cancel.StreamStates) == 0 || got.Cancel.StreamStates[len(got.Cancel.StreamStates)-1] != "CANCELED" || !strings.HasPrefix(got.Cancel.Again, "RestTaskNotCancelableError") {
+		t.Errorf("cancel %+v", got.Cancel)
+	}
+	if got.Approval.State != "INPUT_REQUIRED" || got.Approval.After.State != "COMPLETED" || !strings.Contains(got.Approval.After.Text, "ping rest") {
+		t.Errorf("approval %+v", got.Approval)
+	}
+	if pu := got.Push; !pu.Made || pu.Listed != 1 || !pu.Got || pu.After != 0 {
+		t.Errorf("push configs %+v", pu)
+	}
+	if !strings.HasPrefix(got.UnknownTask, "RestTaskNotFoundError") {
+		t.Errorf("unknown task: %s", got.UnknownTask)
+	}
+	for _, c := range []struct {
+		name         string
+		got          rawErr
+		status       int
+		grpc, reason string
+	}{
+		{"malformed body", got.Malformed, 400, "INVALID_ARGUMENT", "PARSE_ERROR"},
+		{"no message", got.NoMessage, 400, "INVALID_ARGUMENT", "INVALID_PARAMS"},
+		{"bad historyLength", got.BadHistory, 400, "INVALID_ARGUMENT", "INVALID_PARAMS"},
+		{"no such task action", got.NoRoute, 404, "UNIMPLEMENTED", "METHOD_NOT_FOUND"},
+	} {
+		if c.got.Status != c.status || c.got.Code != c.status || c.got.GRPC != c.grpc || c.got.Reason != c.reason || c.got.Message == "" {
+			t.Errorf("%s: %+v, want %d %s %s", c.name, c.got, c.status, c.grpc, c.reason)
+		}
+	}
+	if got.WrongKey.Status != 401 || got.UnknownAgent != 404 {
+		t.Errorf("wrong key %d, unknown agent %d", got.WrongKey.Status, got.UnknownAgent)
+	}
+	m := got.Member
+	if m.Get != "RestTaskNotFoundError" || m.Cancel != "RestTaskNotFoundError" || !strings.Contains(m.Send, "no context") {
+		t.Errorf("another user's view over REST: %+v", m)
+	}
+}
+
+// TestA2ASDK03 drives agentik's A2A 0.3 JSON-RPC methods with
+// @a2a-js/sdk's legacy (0.3) transport against the real binary, reads the
+// card as a 0.3 client does, and sends one raw frame per A2A 1.0 method
+// and per 0.3 shape.
+func TestA2ASDK03(t *testing.T) {
+	env, db := a2aEnv(t)
+	p := start(t, freeAddr(t), db, env...)
+	waitTools(t, p, map[string]string{"Authorization": "Bearer " + a2aKey})
+	var got struct {
+		Card struct {
+			Version, URL, Transport string
+			Security                []string
+		}
+		Send struct {
+			State, Text, ContextID, ID string
+			History                    int
+		}
+		Second struct{ State, Text, ContextID string }
+		Get    struct{ State, Text string }
+		Stream a2aFollowed
+		Resub  struct {
+			Before   string
+			Snapshot struct{ ID, State, Text string }
+			Later    string
+			Whole    string
+			States   []string
+		} `json:"resubscribe"`
+		Cancel   struct{ State, Again string }
+		Approval struct {
+			State   string
+			Waiting int
+			After   struct{ State, Text string }
+		}
+		Push struct {
+			Made, Task, Got bool
+			Listed, After   int
+		}
+		UnknownTask string `json:"unknown_task"`
+		Raw03       struct {
+			Kind, State, Text, PartKind string
+			StreamKinds                 []string
+			Final                       bool
+			List                        int
+		}
+		V1 map[string]any
+	}
+	runA2A(t, p, "v03", &got)
+
+	if c := got.Card; c.Version != "0.3.0" || c.URL != p.url("/a2a/agentik") || c.Transport != "JSONRPC" || len(c.Security) != 1 || c.Security[0] != "bearer" {
+		t.Errorf("the card as 0.3 reads it: %+v", c)
+	}
+	if got.Send.State != "COMPLETED" || got.Send.Text != "You said: hello v03" || got.Send.History != 1 || got.Second.ContextID != got.Send.ContextID || got.Second.Text != "You said: second v03" {
+		t.Errorf("send %+v, second %+v", got.Send, got.Second)
+	}
+	if got.Get.State != "COMPLETED" || got.Get.Text != got.Send.Text {
+		t.Errorf("get %+v", got.Get)
+	}
+	if s := got.Stream; len(s.Kinds) == 0 || s.Kinds[0] != "task" || s.Text != llmtest.Tokens(100) || s.Artifacts < 2 || len(s.States) == 0 || s.States[len(s.States)-1] != "COMPLETED" {
+		t.Errorf("message/stream: kinds %v, %d artifact updates, states %v, text %d bytes", s.Kinds, s.Artifacts, s.States, len(s.Text))
+	}
+	r := got.Resub
+	whole := llmtest.Tokens(300)
+	if r.Before == "" || !strings.HasPrefix(r.Snapshot.Text, r.Before) || r.Snapshot.Text+r.Later != whole || r.Whole != whole || len(r.States) == 0 || r.States[len(r.States)-1] != "COMPLETED" {
+		t.Errorf("tasks/resubscribe: before %d bytes, snapshot %d bytes (%s), later %d bytes, states %v; want %d bytes in all, once",
+			len(r.Before), len(r.Snapshot.Text), r.Snapshot.State, len(r.Later), r.States, len(whole))
+	}
+	if got.Cancel.State != "CANCELED" || !strings.Contains(got.Cancel.Again, "TaskNotCancelableError") {
+		t.Errorf("tasks/cancel %+v", got.Cancel)
+	}
+	if a := got.Approval; a.State != "INPUT_REQUIRED" || a.Waiting != 1 || a.After.State != "COMPLETED" || !strings.Contains(a.After.Text, "ping v03") {
+		t.Errorf("approval over 0.3 %+v", a)
+	}
+	if pu := got.Push; !pu.Made || !pu.Task || pu.Listed != 1 || !pu.Got || pu.After != 0 {
+		t.Errorf("tasks/pushNotificationConfig/* %+v", pu)
+	}
+	if !strings.Contains(got.UnknownTask, "TaskNotFoundError") {
+		t.Errorf("unknown task: %s", got.UnknownTask)
+	}
+	if w := got.Raw03; w.Kind != "task" || w.State != "completed" || w.Text != "You said: raw v03" || w.PartKind != "text" || !w.Final || w.List != -32601 ||
+		strings.Join(w.StreamKinds, ",") != "task,artifact-update,status-update" {
+		t.Errorf("0.3 on the wire: %+v", w)
+	}
+	want := map[string]any{
+		"SendMessage": "TASK_STATE_COMPLETED", "SendStreamingMessage": "TASK_STATE_COMPLETED", "GetTask": "TASK_STATE_COMPLETED",
+		"ListTasks": 2.0, "CancelTask": -32002.0, "SubscribeToTask": true,
+		"CreateTaskPushNotificationConfig": true, "GetTaskPushNotificationConfig": "http://127.0.0.1:9/x",
+		"ListTaskPushNotificationConfigs": 1.0, "DeleteTaskPushNotificationConfig": true,
+		"GetExtendedAgentCard": -32007.0, "unknown": -32601.0,
+	}
+	for m, w := range want {
+		if got.V1[m] != w {
+			t.Errorf("a raw %s frame: got %v, want %v", m, got.V1[m], w)
+		}
+	}
+}

@@ -1,5 +1,6 @@
 // Package a2a serves agentik's agents over the Agent2Agent protocol
-// (A2A 1.0, JSON-RPC binding, as @a2a-js/sdk 1.x speaks it): an agent card
+// (A2A 1.0, its JSON-RPC and HTTP+JSON bindings as @a2a-js/sdk 1.x speaks
+// them, and 0.3's JSON-RPC method names in 0.3's shapes): an agent card
 // per agent, send and streaming send, get, list and cancel tasks, and
 // subscribe to a task. It is a projection of the event log: a context is
 // a conversation, a task is one of its turns (its id is derived from the
@@ -104,12 +105,16 @@ func New(cfg Config) *Handler {
 
 // Routes is the A2A surface: pattern → handler, for the server's mux.
 func (h *Handler) Routes() map[string]http.Handler {
-	return map[string]http.Handler{
+	routes := map[string]http.Handler{
 		"GET " + CardPath:                     http.HandlerFunc(h.handleDefaultCard),
 		"GET " + Prefix + "{slug}" + CardPath: http.HandlerFunc(h.handleCard),
 		"POST " + Prefix + "{slug}":           http.HandlerFunc(h.handleRPC),
 		Prefix:                                http.HandlerFunc(h.handleNoRoute),
 	}
+	for p, r := range h.restRoutes() {
+		routes[p] = r
+	}
+	return routes
 }
 
 // baseURL is the scheme and host the caller reached agentik at.
@@ -127,12 +132,19 @@ func (h *Handler) card(r *http.Request, a Agent) Card {
 	if desc == "" {
 		desc = "An agentik agent: it answers with the tools agentik has."
 	}
+	url := baseURL(r) + Prefix + a.Slug
 	c := Card{
 		Name:        a.Name,
 		Description: desc,
-		SupportedInterfaces: []Interface{{
-			URL: baseURL(r) + Prefix + a.Slug, ProtocolBinding: "JSONRPC", ProtocolVersion: ProtocolVersion,
-		}},
+		// One base URL serves both bindings, and 0.3's method names.
+		SupportedInterfaces: []Interface{
+			{URL: url, ProtocolBinding: "JSONRPC", ProtocolVersion: ProtocolVersion},
+			{URL: url, ProtocolBinding: "HTTP+JSON", ProtocolVersion: ProtocolVersion},
+			{URL: url, ProtocolBinding: "JSONRPC", ProtocolVersion: v03Version},
+		},
+		// What an A2A 0.3 client reads of the same card.
+		V03Version: v03Version + ".0", V03URL: url, V03Transport: "JSONRPC",
+		V03Interfaces:      []V03Interface{{URL: url, Transport: "JSONRPC"}},
 		Provider:           &Provider{Organization: "agentik", URL: baseURL(r)},
 		Version:            h.cfg.Version,
 		Capabilities:       Capabilities{Streaming: true, PushNotifications: h.cfg.KV != nil},
@@ -143,10 +155,13 @@ func (h *Handler) card(r *http.Request, a Agent) Card {
 		}},
 	}
 	if h.cfg.Auth {
-		c.SecuritySchemes = map[string]SecurityScheme{"bearer": {HTTPAuth: &HTTPAuthScheme{
-			Scheme: "Bearer", Description: "an agentik API key (AGENTIK_API_KEYS, or a user's key) as Authorization: Bearer <key>",
-		}}}
+		const keyHelp = "an agentik API key (AGENTIK_API_KEYS, or a user's key) as Authorization: Bearer <key>"
+		// The scheme in 1.0's shape only: 0.3's {"type": "http", …} beside
+		// it makes @a2a-js/sdk 1.x read the card as 0.3's JSON Schema shape
+		// and lose the scheme.
+		c.SecuritySchemes = map[string]SecurityScheme{"bearer": {HTTPAuth: &HTTPAuthScheme{Scheme: "Bearer", Description: keyHelp}}}
 		c.SecurityRequirements = []SecurityRequirement{{Schemes: map[string]StringList{"bearer": {List: []string{}}}}}
+		c.V03Security = []map[string][]string{{"bearer": {}}}
 	}
 	return c
 }
@@ -193,7 +208,7 @@ func (h *Handler) handleCard(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) handleNoRoute(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusNotFound, agentError(agent.Errorf(agent.CodeNotFound,
-		"no A2A route %s %s: an agent's JSON-RPC endpoint is POST %s{slug}, its card GET %s{slug}%s", r.Method, r.URL.Path, Prefix, Prefix, CardPath)))
+		"no A2A route %s %s: an agent's JSON-RPC endpoint is POST %s{slug}, its REST binding under %s{slug}/ (message:send, tasks/{id}, …), its card GET %s{slug}%s", r.Method, r.URL.Path, Prefix, Prefix, Prefix, CardPath)))
 }
 
 // agentError is agentik's error body, for the routes that are not

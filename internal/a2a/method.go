@@ -263,67 +263,52 @@ func (h *Handler) decide(ctx context.Context, m *Message) (string, error) {
 	return m.TaskID, nil
 }
 
-func (h *Handler) sendMessage(ctx context.Context, a Agent, req request) (any, error) {
-	var p sendParams
-	if err := params(req, &p); err != nil {
-		return nil, err
-	}
+// send sends the message and, unless it asks to return at once, waits
+// for its task to settle (end, or wait for input).
+func (h *Handler) send(ctx context.Context, a Agent, p sendParams) (Task, error) {
 	id, err := h.startPushed(ctx, a, p)
 	if err != nil {
-		return nil, err
+		return Task{}, err
 	}
 	w, _, err := h.open(ctx, id)
 	if err != nil {
-		return nil, err
+		return Task{}, err
 	}
 	defer w.close()
 	blocking := p.Configuration == nil || !p.Configuration.ReturnImmediately
 	for blocking && !settled(w.v.state) {
 		if _, err := w.next(ctx); err != nil {
-			return nil, err
+			return Task{}, err
 		}
 	}
-	var hl *int
-	if p.Configuration != nil {
-		hl = p.Configuration.HistoryLength
-	}
-	t := w.v.task(historyOf(hl))
-	return map[string]any{"task": t}, nil
+	return w.v.task(historyOf(p.history())), nil
 }
 
-func (h *Handler) getTask(ctx context.Context, req request) (any, error) {
-	var p taskParams
-	if err := params(req, &p); err != nil {
-		return nil, err
-	}
+func (h *Handler) getTask(ctx context.Context, p taskParams) (Task, error) {
 	w, _, err := h.open(ctx, p.ID)
 	if err != nil {
-		return nil, err
+		return Task{}, err
 	}
 	defer w.close()
 	return w.v.task(historyOf(p.HistoryLength)), nil
 }
 
-func (h *Handler) cancelTask(ctx context.Context, req request) (any, error) {
-	var p taskParams
-	if err := params(req, &p); err != nil {
-		return nil, err
-	}
+func (h *Handler) cancelTask(ctx context.Context, p taskParams) (Task, error) {
 	w, c, err := h.open(ctx, p.ID)
 	if err != nil {
-		return nil, err
+		return Task{}, err
 	}
 	state := w.v.state
 	w.close()
 	if terminal(state) {
-		return nil, rpcErr(codeNotCancelable, "task %s is %s already", p.ID, strings.ToLower(strings.TrimPrefix(state, "TASK_STATE_")))
+		return Task{}, rpcErr(codeNotCancelable, "task %s is %s already", p.ID, strings.ToLower(strings.TrimPrefix(state, "TASK_STATE_")))
 	}
 	if _, err := h.cfg.Runner.Interrupt(ctx, c.ID); err != nil {
-		return nil, err
+		return Task{}, err
 	}
 	w, _, err = h.open(ctx, p.ID)
 	if err != nil {
-		return nil, err
+		return Task{}, err
 	}
 	defer w.close()
 	return w.v.task(historyOf(p.HistoryLength)), nil
@@ -336,20 +321,15 @@ const maxListPage = 100
 // history: a task's state is read from the messages that follow its
 // user message (an error: failed; an interrupted answer: canceled) and
 // from the conversation (its running turn).
-func (h *Handler) listTasks(ctx context.Context, req request) (any, error) {
-	var p listParams
-	if len(req.Params) > 0 {
-		if err := params(req, &p); err != nil {
-			return nil, err
-		}
-	}
+func (h *Handler) listTasks(ctx context.Context, p listParams) (ListTasksResponse, error) {
+	var none ListTasksResponse
 	if p.ContextID == "" {
-		return nil, rpcErr(codeInvalidParams, "contextId is required: agentik lists the tasks of one context (its conversations are listed at GET /agentik/conversations)")
+		return none, rpcErr(codeInvalidParams, "contextId is required: agentik lists the tasks of one context (its conversations are listed at GET /agentik/conversations)")
 	}
 	size := 50
 	if p.PageSize != nil {
 		if *p.PageSize < 1 || *p.PageSize > maxListPage {
-			return nil, rpcErr(codeInvalidParams, "pageSize must be 1 to %d, got %d", maxListPage, *p.PageSize)
+			return none, rpcErr(codeInvalidParams, "pageSize must be 1 to %d, got %d", maxListPage, *p.PageSize)
 		}
 		size = *p.PageSize
 	}
@@ -357,22 +337,22 @@ func (h *Handler) listTasks(ctx context.Context, req request) (any, error) {
 	if p.PageToken != "" {
 		n, err := strconv.Atoi(p.PageToken)
 		if err != nil || n < 0 {
-			return nil, rpcErr(codeInvalidParams, "pageToken %q is not one ListTasks gave", agent.Shorten(p.PageToken, 40))
+			return none, rpcErr(codeInvalidParams, "pageToken %q is not one ListTasks gave", agent.Shorten(p.PageToken, 40))
 		}
 		offset = n
 	}
 	c, err := h.cfg.Runner.Conversation(ctx, p.ContextID)
 	if errors.Is(err, agent.ErrNotFound) {
-		return nil, rpcErr(codeInvalidParams, "no context %q", agent.Shorten(p.ContextID, 80))
+		return none, rpcErr(codeInvalidParams, "no context %q", agent.Shorten(p.ContextID, 80))
 	}
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	var msgs []agent.Message
 	for {
 		page, err := h.cfg.Runner.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, Offset: len(msgs), Limit: agent.MaxPageSize})
 		if err != nil {
-			return nil, err
+			return none, err
 		}
 		msgs = append(msgs, page...)
 		if len(page) < agent.MaxPageSize {
@@ -385,7 +365,7 @@ func (h *Handler) listTasks(ctx context.Context, req request) (any, error) {
 		p.Status = ""
 	case StateSubmitted, StateWorking, StateCompleted, StateFailed, StateCanceled, StateInputRequired, "TASK_STATE_REJECTED", "TASK_STATE_AUTH_REQUIRED":
 	default:
-		return nil, rpcErr(codeInvalidParams, "status %q is not a task state (TASK_STATE_WORKING, TASK_STATE_COMPLETED, …)", agent.Shorten(p.Status, 40))
+		return none, rpcErr(codeInvalidParams, "status %q is not a task state (TASK_STATE_WORKING, TASK_STATE_COMPLETED, …)", agent.Shorten(p.Status, 40))
 	}
 	if p.Status != "" {
 		kept := tasks[:0]

@@ -114,20 +114,34 @@ func (h *Handler) addConfig(ctx context.Context, c PushConfig) (PushConfig, erro
 	return c, h.saveConfigs(ctx, c.TaskID, append(kept, c))
 }
 
-// pushMethod serves the four push config methods.
-func (h *Handler) pushMethod(ctx context.Context, req request) (any, error) {
+// pushParams are the params of the four push config methods: a config
+// to create, or the task (and config id) to read or delete.
+type pushParams struct {
+	PushConfig
+	ID     string `json:"id"`
+	TaskID string `json:"taskId"`
+}
+
+// Push config methods, by their A2A 1.0 names.
+const (
+	pushCreate = "CreateTaskPushNotificationConfig"
+	pushGet    = "GetTaskPushNotificationConfig"
+	pushList   = "ListTaskPushNotificationConfigs"
+	pushDelete = "DeleteTaskPushNotificationConfig"
+)
+
+// errNoPush refuses a push method where push notifications are not served.
+func errNoPush() error {
+	return rpcErr(codePushUnsupported, "push notifications are not served by this agentik: follow the task with SendStreamingMessage or SubscribeToTask, or poll GetTask")
+}
+
+// push serves the four push config methods: a PushConfig (create, get),
+// the list {"configs": […]} (list), or nil (delete).
+func (h *Handler) push(ctx context.Context, method string, p pushParams) (any, error) {
 	if h.cfg.KV == nil {
-		return nil, rpcErr(codePushUnsupported, "push notifications are not served by this agentik: follow the task with SendStreamingMessage or SubscribeToTask, or poll GetTask")
+		return nil, errNoPush()
 	}
-	var p struct {
-		PushConfig
-		ID     string `json:"id"`
-		TaskID string `json:"taskId"`
-	}
-	if err := params(req, &p); err != nil {
-		return nil, err
-	}
-	if req.Method == "CreateTaskPushNotificationConfig" {
+	if method == pushCreate {
 		c := p.PushConfig
 		c.ID, c.TaskID = p.ID, p.TaskID
 		return h.addConfig(ctx, c)
@@ -141,19 +155,19 @@ func (h *Handler) pushMethod(ctx context.Context, req request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch req.Method {
-	case "ListTaskPushNotificationConfigs":
+	switch method {
+	case pushList:
 		return map[string]any{"configs": cs}, nil
-	case "GetTaskPushNotificationConfig":
+	case pushGet:
 		for _, c := range cs {
 			if c.ID == p.ID {
 				return c, nil
 			}
 		}
-	case "DeleteTaskPushNotificationConfig":
+	case pushDelete:
 		for i, c := range cs {
 			if c.ID == p.ID {
-				return map[string]any{}, h.saveConfigs(ctx, p.TaskID, append(cs[:i], cs[i+1:]...))
+				return nil, h.saveConfigs(ctx, p.TaskID, append(cs[:i], cs[i+1:]...))
 			}
 		}
 	}

@@ -124,7 +124,24 @@ func params(req request, v any) error {
 	return nil
 }
 
-// handleRPC serves an agent's JSON-RPC endpoint.
+// methods03 maps A2A 0.3's JSON-RPC method names to 1.0's: a request by
+// an old name takes and answers 0.3's shapes (v03.go). 0.3 had no
+// tasks/list.
+var methods03 = map[string]string{
+	"message/send":                        "SendMessage",
+	"message/stream":                      "SendStreamingMessage",
+	"tasks/get":                           "GetTask",
+	"tasks/cancel":                        "CancelTask",
+	"tasks/resubscribe":                   "SubscribeToTask",
+	"tasks/pushNotificationConfig/set":    pushCreate,
+	"tasks/pushNotificationConfig/get":    pushGet,
+	"tasks/pushNotificationConfig/list":   pushList,
+	"tasks/pushNotificationConfig/delete": pushDelete,
+	"agent/getAuthenticatedExtendedCard":  "GetExtendedAgentCard",
+}
+
+// handleRPC serves an agent's JSON-RPC endpoint, by A2A 1.0's method
+// names and by 0.3's.
 func (h *Handler) handleRPC(w http.ResponseWriter, r *http.Request) {
 	b, err := readBody(r)
 	if err != nil {
@@ -138,37 +155,129 @@ func (h *Handler) handleRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	a, err := h.agentOf(r)
 	if err != nil {
-		w.Header().Set("Content-Type", "application/json")
 		reply(w, req.ID, nil, &rpcError{Code: codeInvalidRequest, Message: err.Error(), Data: map[string]any{"code": agent.CodeNotFound}})
 		return
 	}
+	bind := binding{id: req.ID}
+	method := req.Method
+	if m, ok := methods03[method]; ok {
+		method, bind.v03 = m, true
+	}
 	ctx := r.Context()
-	var result any
-	switch req.Method {
-	case "SendMessage":
-		result, err = h.sendMessage(ctx, a, req)
-	case "SendStreamingMessage":
-		h.sendStreaming(w, r, a, req)
-		return
-	case "SubscribeToTask":
-		h.subscribe(w, r, req)
-		return
-	case "GetTask":
-		result, err = h.getTask(ctx, req)
-	case "CancelTask":
-		result, err = h.cancelTask(ctx, req)
+	fail := func(err error) { h.refuse(w, bind, req.Method, err) }
+	switch method {
+	case "SendMessage", "SendStreamingMessage":
+		p, err := h.sendParamsOf(req, bind.v03)
+		if err != nil {
+			fail(err)
+			return
+		}
+		if method == "SendStreamingMessage" {
+			h.sendStreaming(w, r, bind, req.Method, a, p)
+			return
+		}
+		t, err := h.send(ctx, a, p)
+		if err != nil {
+			fail(err)
+			return
+		}
+		if bind.v03 {
+			h.result(w, bind, http.StatusOK, v03TaskOf(t)) // 0.3: the task itself
+			return
+		}
+		h.result(w, bind, http.StatusOK, map[string]any{"task": t})
+	case "SubscribeToTask", "GetTask", "CancelTask":
+		var p taskParams
+		if err := params(req, &p); err != nil {
+			fail(err)
+			return
+		}
+		var t Task
+		switch method {
+		case "SubscribeToTask":
+			h.subscribe(w, r, bind, req.Method, p)
+			return
+		case "GetTask":
+			t, err = h.getTask(ctx, p)
+		default:
+			t, err = h.cancelTask(ctx, p)
+		}
+		if err != nil {
+			fail(err)
+			return
+		}
+		if bind.v03 {
+			h.result(w, bind, http.StatusOK, v03TaskOf(t))
+			return
+		}
+		h.result(w, bind, http.StatusOK, t)
 	case "ListTasks":
-		result, err = h.listTasks(ctx, req)
-	case "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig":
-		result, err = h.pushMethod(ctx, req)
+		var p listParams
+		if len(req.Params) > 0 {
+			if err := params(req, &p); err != nil {
+				fail(err)
+				return
+			}
+		}
+		res, err := h.listTasks(ctx, p)
+		if err != nil {
+			fail(err)
+			return
+		}
+		h.result(w, bind, http.StatusOK, res)
+	case pushCreate, pushGet, pushList, pushDelete:
+		p, err := pushParamsOf(req, bind.v03)
+		if err != nil {
+			fail(err)
+			return
+		}
+		res, err := h.push(ctx, method, p)
+		if err != nil {
+			fail(err)
+			return
+		}
+		switch {
+		case bind.v03:
+			h.result(w, bind, http.StatusOK, v03PushResult(res))
+		case res == nil:
+			h.result(w, bind, http.StatusOK, map[string]any{}) // deleted
+		default:
+			h.result(w, bind, http.StatusOK, res)
+		}
 	case "GetExtendedAgentCard":
-		err = rpcErr(codeNoExtendedCard, "agentik has no extended agent card: the card at %s%s%s is the whole card", Prefix, a.Slug, CardPath)
+		fail(errNoExtendedCard(a))
 	default:
-		err = rpcErr(codeMethodNotFound, "no method %q; agentik serves A2A %s: SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask", agent.Shorten(req.Method, 60), ProtocolVersion)
+		fail(rpcErr(codeMethodNotFound, "no method %q; agentik serves A2A %s (SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask, CreateTaskPushNotificationConfig, GetTaskPushNotificationConfig, ListTaskPushNotificationConfigs, DeleteTaskPushNotificationConfig, GetExtendedAgentCard) and A2A 0.3's names for them (message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe, tasks/pushNotificationConfig/set|get|list|delete)", agent.Shorten(req.Method, 60), ProtocolVersion))
 	}
-	if err != nil {
-		reply(w, req.ID, nil, h.toRPC(req.Method, err))
-		return
+}
+
+func errNoExtendedCard(a Agent) error {
+	return rpcErr(codeNoExtendedCard, "agentik has no extended agent card: the card at %s%s%s is the whole card", Prefix, a.Slug, CardPath)
+}
+
+// sendParamsOf decodes a send's params, in 0.3's shapes when v03.
+func (h *Handler) sendParamsOf(req request, v03 bool) (sendParams, error) {
+	var p sendParams
+	if !v03 {
+		return p, params(req, &p)
 	}
-	reply(w, req.ID, result, nil)
+	var q v03SendParams
+	if err := params(req, &q); err != nil {
+		return p, err
+	}
+	return q.v1()
+}
+
+// pushParamsOf decodes a push config method's params, in 0.3's shapes
+// when v03.
+func pushParamsOf(req request, v03 bool) (pushParams, error) {
+	var p pushParams
+	if !v03 {
+		return p, params(req, &p)
+	}
+	var q v03PushParams
+	if err := params(req, &q); err != nil {
+		return p, err
+	}
+	return q.v1(), nil
 }

@@ -8,16 +8,51 @@ import (
 	"github.com/agentik/agentik/internal/sse"
 )
 
-// stream is an open SSE response whose events are JSON-RPC responses to
-// one request.
-type stream struct {
-	w  *sse.Writer
-	id json.RawMessage
+// binding is how one request is answered: over JSON-RPC (its id, and
+// whether it used A2A 0.3's method names and shapes) or over the
+// HTTP+JSON (REST) binding.
+type binding struct {
+	rest bool
+	v03  bool
+	id   json.RawMessage // of the JSON-RPC request
 }
 
-// send writes one event: a result, or an error that ends the stream.
-func (s *stream) send(result any, e *rpcError) error {
-	b, err := json.Marshal(response{JSONRPC: "2.0", ID: s.id, Result: result, Error: e})
+// refuse answers a request that fails before anything streams.
+func (h *Handler) refuse(rw http.ResponseWriter, b binding, method string, err error) {
+	if b.rest {
+		h.restError(rw, method, err)
+		return
+	}
+	reply(rw, b.id, nil, h.toRPC(method, err))
+}
+
+// result answers a request with its result.
+func (h *Handler) result(rw http.ResponseWriter, b binding, status int, v any) {
+	if b.rest {
+		writeJSON(rw, status, v)
+		return
+	}
+	reply(rw, b.id, v, nil)
+}
+
+// stream is an open SSE response: its events are a request's stream
+// responses in the request's binding.
+type stream struct {
+	h *Handler
+	w *sse.Writer
+	b binding
+}
+
+// send writes one event.
+func (s *stream) send(ev StreamResponse) error {
+	var v any = ev
+	if s.b.v03 {
+		v = v03Event(ev)
+	}
+	if !s.b.rest {
+		v = response{JSONRPC: "2.0", ID: s.b.id, Result: v}
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
@@ -25,18 +60,33 @@ func (s *stream) send(result any, e *rpcError) error {
 	return s.w.Flush()
 }
 
+// fail writes the error that ends the stream: a JSON-RPC error response,
+// or REST's error event (event: error, data: {"error": {…}}).
+func (s *stream) fail(e *rpcError) {
+	var b []byte
+	if s.b.rest {
+		_, body := restBody(e)
+		b, _ = json.Marshal(body)
+		s.w.Event("", "error", b)
+	} else {
+		b, _ = json.Marshal(response{JSONRPC: "2.0", ID: s.b.id, Error: e})
+		s.w.Data(b)
+	}
+	_ = s.w.Flush()
+}
+
 // serve streams task w: its snapshot first, then every later update,
 // until the task settles (a streaming send: it ends or waits for input)
 // or ends (a subscription), the client leaves or the server shuts down.
-func (h *Handler) serve(rw http.ResponseWriter, r *http.Request, id json.RawMessage, w *watch, history int, until func(string) bool) {
+func (h *Handler) serve(rw http.ResponseWriter, r *http.Request, b binding, w *watch, history int, until func(string) bool) {
 	defer w.close()
 	if !h.cfg.Streams.Hold() {
-		reply(rw, id, nil, rpcErr(codeInternal, "the server is shutting down; subscribe to task %s again once it is back", w.v.id))
+		h.refuse(rw, b, "", rpcErr(codeInternal, "the server is shutting down; subscribe to task %s again once it is back", w.v.id))
 		return
 	}
 	defer h.cfg.Streams.Release()
-	if len(id) == 0 {
-		id = json.RawMessage("null")
+	if len(b.id) == 0 {
+		b.id = json.RawMessage("null")
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	watched := make(chan struct{})
@@ -49,22 +99,22 @@ func (h *Handler) serve(rw http.ResponseWriter, r *http.Request, id json.RawMess
 		}
 	}()
 	defer func() { cancel(); <-watched }()
-	s := &stream{w: sse.Start(rw), id: id}
+	s := &stream{h: h, w: sse.Start(rw), b: b}
 	defer s.w.KeepAlive(h.cfg.Heartbeat, "keepalive")()
 	t := w.v.task(history)
-	if s.send(StreamResponse{Task: &t}, nil) != nil || until(w.v.state) {
+	if s.send(StreamResponse{Task: &t}) != nil || until(w.v.state) {
 		return
 	}
 	for {
 		ups, err := w.next(ctx)
 		if err != nil {
 			if ctx.Err() == nil { // the subscription failed: say so, the client resubscribes
-				_ = s.send(nil, rpcErr(codeInternal, "the server stopped following task %s (overloaded or shutting down): call SubscribeToTask to resume", w.v.id))
+				s.fail(rpcErr(codeInternal, "the server stopped following task %s (overloaded or shutting down): subscribe to it again to resume", w.v.id))
 			}
 			return
 		}
 		for _, u := range ups {
-			if s.send(u, nil) != nil {
+			if s.send(u) != nil {
 				return
 			}
 		}
@@ -74,41 +124,28 @@ func (h *Handler) serve(rw http.ResponseWriter, r *http.Request, id json.RawMess
 	}
 }
 
-func (h *Handler) sendStreaming(rw http.ResponseWriter, r *http.Request, a Agent, req request) {
-	var p sendParams
-	if err := params(req, &p); err != nil {
-		reply(rw, req.ID, nil, h.toRPC(req.Method, err))
-		return
-	}
+// sendStreaming sends the message and streams its task until it settles.
+func (h *Handler) sendStreaming(rw http.ResponseWriter, r *http.Request, b binding, method string, a Agent, p sendParams) {
 	id, err := h.startPushed(r.Context(), a, p)
 	if err != nil {
-		reply(rw, req.ID, nil, h.toRPC(req.Method, err))
+		h.refuse(rw, b, method, err)
 		return
 	}
 	w, _, err := h.open(r.Context(), id)
 	if err != nil {
-		reply(rw, req.ID, nil, h.toRPC(req.Method, err))
+		h.refuse(rw, b, method, err)
 		return
 	}
-	var hl *int
-	if p.Configuration != nil {
-		hl = p.Configuration.HistoryLength
-	}
-	h.serve(rw, r, req.ID, w, historyOf(hl), settled)
+	h.serve(rw, r, b, w, historyOf(p.history()), settled)
 }
 
 // subscribe streams a task as it stands, then every later update once,
 // until it ends; a task that ended already gets its snapshot alone.
-func (h *Handler) subscribe(rw http.ResponseWriter, r *http.Request, req request) {
-	var p taskParams
-	if err := params(req, &p); err != nil {
-		reply(rw, req.ID, nil, h.toRPC(req.Method, err))
-		return
-	}
+func (h *Handler) subscribe(rw http.ResponseWriter, r *http.Request, b binding, method string, p taskParams) {
 	w, _, err := h.open(r.Context(), p.ID)
 	if err != nil {
-		reply(rw, req.ID, nil, h.toRPC(req.Method, err))
+		h.refuse(rw, b, method, err)
 		return
 	}
-	h.serve(rw, r, req.ID, w, historyOf(p.HistoryLength), terminal)
+	h.serve(rw, r, b, w, historyOf(p.HistoryLength), terminal)
 }

@@ -97,12 +97,23 @@ type StreamResponse struct {
 
 // sendParams are the params of SendMessage and SendStreamingMessage.
 type sendParams struct {
-	Message       *Message `json:"message"`
-	Configuration *struct {
-		HistoryLength     *int            `json:"historyLength"`
-		ReturnImmediately bool            `json:"returnImmediately"`
-		PushConfig        json.RawMessage `json:"taskPushNotificationConfig"`
-	} `json:"configuration"`
+	Message       *Message    `json:"message"`
+	Configuration *sendConfig `json:"configuration"`
+}
+
+// sendConfig is a send's configuration.
+type sendConfig struct {
+	HistoryLength     *int            `json:"historyLength"`
+	ReturnImmediately bool            `json:"returnImmediately"`
+	PushConfig        json.RawMessage `json:"taskPushNotificationConfig"`
+}
+
+// history is the historyLength the send asks for; nil: all.
+func (p sendParams) history() *int {
+	if p.Configuration == nil {
+		return nil
+	}
+	return p.Configuration.HistoryLength
 }
 
 // taskParams are the params of GetTask, CancelTask and SubscribeToTask.
@@ -145,6 +156,19 @@ type (
 		DefaultInputModes    []string                  `json:"defaultInputModes"`
 		DefaultOutputModes   []string                  `json:"defaultOutputModes"`
 		Skills               []Skill                   `json:"skills"`
+
+		// A2A 0.3's fields, for its clients (a 1.0 client reads
+		// supportedInterfaces and ignores them).
+		V03Version    string                `json:"protocolVersion,omitempty"`
+		V03URL        string                `json:"url,omitempty"`
+		V03Transport  string                `json:"preferredTransport,omitempty"`
+		V03Interfaces []V03Interface        `json:"additionalInterfaces,omitempty"`
+		V03Security   []map[string][]string `json:"security,omitempty"`
+	}
+	// V03Interface is a 0.3 card's additional interface.
+	V03Interface struct {
+		URL       string `json:"url"`
+		Transport string `json:"transport"`
 	}
 	// Interface is a URL with its binding.
 	Interface struct {

@@ -46,7 +46,7 @@ func strict() rigOption {
 	return func(r *rig) { r.fake = append(r.fake, llmtest.WithStrictToolPairs()) }
 }
 
-func newTestServer(t *testing.T, opts ...rigOption) *testServer {
+func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 	t.Helper()
 	g := rig{handler: openai.Config{ModelName: "fake", Heartbeat: time.Second, Streams: sse.NewGroup()}}
 	for _, o := range opts {

@@ -7,6 +7,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
 // TestBrowserAgentPickerAndEditor: on a new chat the picker lists the
@@ -72,4 +73,51 @@ func TestBrowserAgentPickerAndEditor(t *testing.T) {
 	// A reload keeps the agent's name on the answer (server-rendered).
 	openPage(t, ts, tab, eval[string](t, tab, `location.pathname`))
 	waitJS(t, tab, "name after reload", jsAnswers+`[0]?.querySelector('[data-testid="msg-agent"]')?.textContent === 'Researcher'`)
+}
+
+// TestBrowserDelegationView: a writer delegates to a researcher; the tool
+// card shows the researcher's text live (web.Delegation's markup, cloned)
+// and a link that opens the researcher's own conversation.
+func TestBrowserDelegationView(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	ctx := t.Context()
+	str := func(s string) *string { return &s }
+	if _, err := ts.Runner.CreateAgent(ctx, agent.AgentChange{Slug: str("researcher"), Name: str("Researcher")}); err != nil {
+		t.Fatal(err)
+	}
+	tools := []string{"agent__researcher"}
+	if _, err := ts.Runner.CreateAgent(ctx, agent.AgentChange{Slug: str("writer"), Name: str("Writer"), Tools: &tools}); err != nil {
+		t.Fatal(err)
+	}
+	childGo := make(chan struct{})
+	ts.Fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "d1", Name: "agent__researcher", Arguments: `{"message":"find the answer"}`}}})
+	ts.Fake.Enqueue(llmtest.Reply{Text: "the answer is 42", Hold: childGo})
+	ts.Fake.Enqueue(llmtest.Reply{Text: "The writer reports: 42"})
+	conv, err := ts.Runner.CreateConversationWith(ctx, "", false, agent.Settings{Agent: str("writer")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/c/"+conv.ID)
+	waitConnected(t, tab)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { const p = document.querySelector('#prompt'); p.value = 'write it up'; document.querySelector('[data-testid="send"]').click(); })()`))
+	const link = `document.querySelector('[data-testid="tool-card"] [data-testid="delegate-link"]')`
+	waitJS(t, tab, "the delegation's link", link+`?.textContent === "Open Researcher's conversation"`)
+	close(childGo)
+	waitJS(t, tab, "the researcher's text live, then the writer's answer",
+		`document.querySelector('[data-testid="delegate-text"]')?.textContent === 'the answer is 42' && `+jsAnswers+`.length === 1 && `+jsAnswers+`[0].textContent.includes('The writer reports: 42')`)
+	screenshot(t, tab, "delegation.png")
+	href := eval[string](t, tab, link+`.getAttribute('href')`)
+	if !strings.HasPrefix(href, "/c/") || href == "/c/"+conv.ID {
+		t.Fatalf("the link goes to %q, want the researcher's conversation", href)
+	}
+	do(t, tab, chromedp.Evaluate[chromedp.Void](link+`.click()`))
+	waitJS(t, tab, "the researcher's conversation open", `location.pathname === '`+href+`' && `+jsAnswers+`[0]?.textContent.includes('the answer is 42')`)
+
+	// The writer's page, loaded afresh, links the finished delegation by
+	// the agent's name too.
+	openPage(t, ts, tab, "/c/"+conv.ID)
+	waitConnected(t, tab)
+	waitJS(t, tab, "the link after a reload", link+`?.textContent === "Open Researcher's conversation" && `+link+`.getAttribute('href') === '`+href+`'`)
 }

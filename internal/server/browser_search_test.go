@@ -20,8 +20,9 @@ func TestBrowserSearch(t *testing.T) {
 	res, err := ts.Runner.Import(ctx, []agent.ImportConversation{
 		{Source: "test:1", Title: "Bicycle repair", Messages: []agent.Message{{Type: agent.MessageUser, Content: []agent.Content{agent.Text("my chain keeps slipping")}}}},
 		{Source: "test:2", Title: "Apple pie", Messages: []agent.Message{{Type: agent.MessageUser, Content: []agent.Content{agent.Text("how much <b>cinnamon</b>?")}}}},
+		{Source: "test:3", Messages: []agent.Message{{Type: agent.MessageUser, Content: []agent.Content{agent.Text("salted pretzel")}}}},
 	})
-	if err != nil || len(res.Conversations) != 2 {
+	if err != nil || len(res.Conversations) != 3 {
 		t.Fatalf("import: %+v %v", res, err)
 	}
 	pie := res.Conversations[1].ID
@@ -46,6 +47,15 @@ func TestBrowserSearch(t *testing.T) {
 	do(t, tab, press("k", 2))
 	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { const i = document.activeElement; i.value = 'nothing-like-this'; i.dispatchEvent(new Event('input')); })()`))
 	waitJS(t, tab, "no matches", `document.querySelector('#search-results').textContent.includes('No matches')`)
+
+	// An untitled conversation is called the same in the results as in
+	// the list (one word, web.Untitled, for both).
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { const i = document.activeElement; i.value = 'pretzel'; i.dispatchEvent(new Event('input')); })()`))
+	waitJS(t, tab, "the untitled result", `document.querySelectorAll('[data-testid="search-result"]').length === 1`)
+	listed := eval[string](t, tab, `document.querySelector('[data-testid="conversation-item"][data-id="`+res.Conversations[2].ID+`"] .conv-title').textContent`)
+	if got := eval[string](t, tab, `document.querySelector('[data-testid="search-result"] .search-title').textContent`); got != listed || got == "" {
+		t.Errorf("the untitled conversation is %q in the results and %q in the list", got, listed)
+	}
 	do(t, tab, press("Escape", 0))
 	waitJS(t, tab, "list back", `document.querySelector('#search-results').hidden && document.querySelector('#conv-search').value === ''`)
 }

@@ -266,7 +266,8 @@ func BenchmarkCrossInstanceLatency(b *testing.B) {
 // id) every 20 ms (50 tokens/s) and waiting for it, as a turn's emit
 // loop does. One op is 100 events per conversation (2 s). It reports the
 // process's CPU time per event (the writer's, nearly all of it), the
-// rows per transaction and the Append latency.
+// rows per transaction, the Append latency, and the WAL tails the writer
+// checkpointed and how long they held it.
 func BenchmarkAppendPaced(b *testing.B) {
 	const convs, perOp, every = 100, 100, 20 * time.Millisecond
 	s := benchStore(b, Options{Publish: func([]agent.Encoded) {}})
@@ -278,6 +279,7 @@ func BenchmarkAppendPaced(b *testing.B) {
 		}
 	}
 	batches0, records0 := s.stats.batches, s.stats.records
+	tails0, stall0 := s.ckpt.tails.Load(), s.ckpt.stall.Load()
 	var (
 		mu  sync.Mutex
 		lat []time.Duration
@@ -319,6 +321,9 @@ func BenchmarkAppendPaced(b *testing.B) {
 	b.ReportMetric(float64(s.stats.records-records0)/float64(s.stats.batches-batches0), "rows/batch")
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	// The writer's WAL tails (checkpoint.go): each stalls every Append.
+	b.ReportMetric(float64(s.ckpt.tails.Load()-tails0)/float64(b.N), "tails/op")
+	b.ReportMetric(float64(time.Duration(s.ckpt.stall.Load()-stall0).Milliseconds())/float64(b.N), "tail-ms/op")
 }
 
 // processCPU is the CPU time this process has used (user and system).

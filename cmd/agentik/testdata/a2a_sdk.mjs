@@ -1,10 +1,12 @@
 // @a2a-js/sdk's client against agentik's A2A server. Run by a2a_test.go
-// with AGENTIK_URL, AGENTIK_KEY and A2A_PHASE (main, kill_start,
-// kill_resume with A2A_TASK); prints one JSON object of what each step
-// saw, for the Go test to check.
+// with AGENTIK_URL, AGENTIK_KEY and A2A_PHASE (main, rest: the same over
+// the HTTP+JSON binding, v03: A2A 0.3's JSON-RPC methods and raw 1.0
+// frames, kill_start, kill_resume with A2A_TASK); prints one JSON object
+// of what each step saw, for the Go test to check.
 import http from "node:http";
 import crypto from "node:crypto";
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, DefaultAgentCardResolver } from "@a2a-js/sdk/client";
+import { Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory, DefaultAgentCardResolver } from "@a2a-js/sdk/client";
+import { LegacyJsonRpcTransport } from "@a2a-js/sdk/compat/v0_3/client";
 
 const base = process.env.AGENTIK_URL;
 const key = process.env.AGENTIK_KEY;
@@ -18,6 +20,10 @@ const factoryFor = (k) =>
     transports: [new JsonRpcTransportFactory({ fetchImpl: withKey(k) })],
     cardResolver: new DefaultAgentCardResolver({ fetchImpl: withKey(k) }),
   }));
+// A client with only the REST transport: the factory takes the card's
+// HTTP+JSON interface.
+const restFactoryFor = (k) =>
+  new ClientFactory({ transports: [new RestTransportFactory({ fetchImpl: withKey(k) })], cardResolver: new DefaultAgentCardResolver({ fetchImpl: withKey(k) }) });
 const client = await factoryFor(key).createFromUrl(base);
 
 let n = 0;
@@ -53,6 +59,16 @@ async function follow(gen, { stopAfter = Infinity, abort } = {}) {
   }
   return out;
 }
+
+// failure runs f and names the error it throws ("ok" when none).
+const failure = async (f) => {
+  try {
+    await f();
+    return "ok";
+  } catch (e) {
+    return e.constructor.name + ": " + e.message;
+  }
+};
 
 const out = {};
 const phase = process.env.A2A_PHASE ?? "main";
@@ -173,18 +189,151 @@ if (phase === "main") {
   // Another user sees none of it.
   const member = await factoryFor(process.env.AGENTIK_MEMBER_KEY).createFromUrl(base + "/a2a/agentik/");
   out.member = { card: member.agentCard.name };
-  const failure = async (f) => {
-    try {
-      await f();
-      return "ok";
-    } catch (e) {
-      return e.constructor.name + ": " + e.message;
-    }
-  };
   out.member.get = (await failure(() => member.getTask({ id: t1.id }))).split(":")[0];
   out.member.send = await failure(() => member.sendMessage({ message: message([text("mine now")], { contextId: t1.contextId }) }));
   out.member.list = await failure(() => member.listTasks({ contextId: t1.contextId }));
   out.unknown_agent = (await fetch(base + "/a2a/nobody/.well-known/agent-card.json", { headers: { Authorization: "Bearer " + key } })).status;
+} else if (phase === "rest") {
+  // The same client API over the HTTP+JSON binding, which the card names.
+  const rc = await restFactoryFor(key).createFromUrl(base);
+  out.binding = rc.transport.protocolName;
+  out.endpoint = rc.transport.endpoint;
+  const t1 = await rc.sendMessage({ message: message([text("hello rest")]) });
+  out.send = { state: state(t1.status.state), text: artifactText(t1), contextId: t1.contextId, id: t1.id };
+  const t2 = await rc.sendMessage({ message: message([text("second rest")], { contextId: t1.contextId }) });
+  out.second = { state: state(t2.status.state), text: artifactText(t2), contextId: t2.contextId };
+  const got = await rc.getTask({ id: t1.id, historyLength: 1 });
+  out.get = { state: state(got.status.state), text: artifactText(got), history: got.history.length };
+  const list = await rc.listTasks({ contextId: t1.contextId, includeArtifacts: true });
+  out.list = list.tasks.map((t) => ({ id: t.id, state: state(t.status.state), text: artifactText(t) }));
+  out.stream = await follow(rc.sendMessageStream({ message: message([text("[[tokens=100 delay=5ms]]")]) }));
+  const ac = new AbortController();
+  const dropped = await follow(rc.sendMessageStream({ message: message([text("[[tokens=300 delay=3ms]]")]) }, { signal: ac.signal }), { stopAfter: 20, abort: ac });
+  const again = await follow(rc.resubscribeTask({ id: dropped.taskId }));
+  out.resubscribe = { before: dropped.text, snapshot: again.first, later: again.updates, whole: again.text, states: again.states, kinds: again.kinds.slice(0, 1) };
+  const cs = rc.sendMessageStream({ message: message([text("[[tokens=3000 delay=3ms]]")]) });
+  const it = cs[Symbol.asyncIterator]();
+  let taskId;
+  for (;;) {
+    const { value } = await it.next();
+    if (value.payload.$case === "task") taskId = value.payload.value.id;
+    if (value.payload.$case === "artifactUpdate") break;
+  }
+  const canceled = await rc.cancelTask({ id: taskId });
+  const rest = [];
+  for (;;) {
+    const { value, done } = await it.next();
+    if (done) break;
+    if (value.payload.$case === "statusUpdate") rest.push(state(value.payload.value.status.state));
+  }
+  out.cancel = { state: state(canceled.status.state), streamStates: rest, again: await failure(() => rc.cancelTask({ id: taskId })) };
+  const w = await rc.sendMessage({ message: message([text('[[tool=everything__echo args={"message":"ping rest"}]]')]) });
+  out.approval = { state: state(w.status.state) };
+  const done = await rc.sendMessage({ message: message([{ content: { $case: "data", value: { decision: "approve" } } }], { taskId: w.id, contextId: w.contextId }) });
+  out.approval.after = { state: state(done.status.state), text: artifactText(done) };
+  const made = await rc.createTaskPushNotificationConfig({ taskId: t1.id, url: "http://127.0.0.1:9/hook", token: "tok-r" });
+  const listed = await rc.listTaskPushNotificationConfig({ taskId: t1.id });
+  const one = await rc.getTaskPushNotificationConfig({ taskId: t1.id, id: made.id });
+  await rc.deleteTaskPushNotificationConfig({ taskId: t1.id, id: made.id });
+  const after = await rc.listTaskPushNotificationConfig({ taskId: t1.id });
+  out.push = { made: !!made.id, listed: listed.configs.length, got: one.token === "tok-r", after: after.configs.length };
+  // Bad input, in the REST binding's error shape.
+  out.unknown_task = await failure(() => rc.getTask({ id: "0123456789abcdef0123456789abcdef-999999" }));
+  const raw = async (method, path, body, k = key) => {
+    const res = await fetch(out.endpoint + path, { method, headers: { "Content-Type": "application/json", Authorization: "Bearer " + k }, body });
+    const j = await res.json().catch(() => ({}));
+    return { status: res.status, code: j.error?.code, grpc: j.error?.status, reason: j.error?.details?.[0]?.reason, message: j.error?.message };
+  };
+  out.malformed = await raw("POST", "/message:send", "{not json");
+  out.no_message = await raw("POST", "/message:send", "{}");
+  out.bad_history = await raw("GET", `/tasks/${t1.id}?historyLength=lots`);
+  out.no_route = await raw("POST", `/tasks/${t1.id}:teleport`, "{}");
+  out.wrong_key = await raw("GET", `/tasks/${t1.id}`, undefined, "wrong");
+  out.unknown_agent = (await fetch(base + "/a2a/nobody/message:send", { method: "POST", headers: { "Content-Type": "application/json", Authorization: "Bearer " + key }, body: JSON.stringify({ message: message([text("x")]) }) })).status;
+  const member = await restFactoryFor(process.env.AGENTIK_MEMBER_KEY).createFromUrl(base);
+  out.member = {
+    get: (await failure(() => member.getTask({ id: t1.id }))).split(":")[0],
+    send: await failure(() => member.sendMessage({ message: message([text("mine now")], { contextId: t1.contextId }) })),
+    cancel: (await failure(() => member.cancelTask({ id: t1.id }))).split(":")[0],
+  };
+} else if (phase === "v03") {
+  // An A2A 0.3 client: the card reads as a 0.3 card too, and the 0.3
+  // JSON-RPC methods answer in 0.3's shapes (the SDK's legacy transport
+  // turns them into its 1.0 types).
+  const raw = await (await fetch(base + "/.well-known/agent-card.json")).json();
+  out.card = { version: raw.protocolVersion, url: raw.url, transport: raw.preferredTransport, security: Object.keys(raw.security?.[0] ?? {}) };
+  const lc = new Client(new LegacyJsonRpcTransport({ endpoint: raw.url, fetchImpl: withKey(key) }), client.agentCard);
+  const t1 = await lc.sendMessage({ message: message([text("hello v03")]) });
+  out.send = { state: state(t1.status.state), text: artifactText(t1), contextId: t1.contextId, id: t1.id, history: t1.history.length };
+  const t2 = await lc.sendMessage({ message: message([text("second v03")], { contextId: t1.contextId }) });
+  out.second = { state: state(t2.status.state), text: artifactText(t2), contextId: t2.contextId };
+  const got = await lc.getTask({ id: t1.id });
+  out.get = { state: state(got.status.state), text: artifactText(got) };
+  out.stream = await follow(lc.sendMessageStream({ message: message([text("[[tokens=100 delay=5ms]]")]) }));
+  const ac = new AbortController();
+  const dropped = await follow(lc.sendMessageStream({ message: message([text("[[tokens=300 delay=3ms]]")]) }, { signal: ac.signal }), { stopAfter: 20, abort: ac });
+  const again = await follow(lc.resubscribeTask({ id: dropped.taskId }));
+  out.resubscribe = { before: dropped.text, snapshot: again.first, later: again.updates, whole: again.text, states: again.states };
+  const cs = lc.sendMessageStream({ message: message([text("[[tokens=3000 delay=3ms]]")]) });
+  const it = cs[Symbol.asyncIterator]();
+  let taskId;
+  for (;;) {
+    const { value } = await it.next();
+    if (value.payload.$case === "task") taskId = value.payload.value.id;
+    if (value.payload.$case === "artifactUpdate") break;
+  }
+  const canceled = await lc.cancelTask({ id: taskId });
+  for (;;) {
+    const { done } = await it.next();
+    if (done) break;
+  }
+  out.cancel = { state: state(canceled.status.state), again: await failure(() => lc.cancelTask({ id: taskId })) };
+  const w = await lc.sendMessage({ message: message([text('[[tool=everything__echo args={"message":"ping v03"}]]')]) });
+  out.approval = { state: state(w.status.state), waiting: w.status.message?.parts.find((p) => p.content?.$case === "data")?.content.value?.waiting?.length };
+  const done = await lc.sendMessage({ message: message([{ content: { $case: "data", value: { decision: "approve" } } }], { taskId: w.id, contextId: w.contextId }) });
+  out.approval.after = { state: state(done.status.state), text: artifactText(done) };
+  const made = await lc.createTaskPushNotificationConfig({ taskId: t1.id, id: "", url: "http://127.0.0.1:9/hook", token: "tok-3" });
+  const listed = await lc.listTaskPushNotificationConfig({ taskId: t1.id });
+  const one = await lc.getTaskPushNotificationConfig({ taskId: t1.id, id: made.id });
+  await lc.deleteTaskPushNotificationConfig({ taskId: t1.id, id: made.id });
+  const after = await lc.listTaskPushNotificationConfig({ taskId: t1.id });
+  out.push = { made: !!made.id, task: made.taskId === t1.id, listed: listed.configs.length, got: one.token === "tok-3", after: after.configs.length };
+  out.unknown_task = await failure(() => lc.getTask({ id: "0123456789abcdef0123456789abcdef-999999" }));
+  // The wire itself: 0.3 shapes by the 0.3 names, 1.0 shapes by 1.0's.
+  const rpc = async (method, params) => {
+    const res = await fetch(base + "/a2a/agentik", { method: "POST", headers: { "Content-Type": "application/json", Authorization: "Bearer " + key }, body: JSON.stringify({ jsonrpc: "2.0", id: method, method, params }) });
+    if (res.headers.get("content-type")?.startsWith("text/event-stream")) {
+      const frames = (await res.text()).split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)));
+      return { stream: frames };
+    }
+    return res.json();
+  };
+  const v03 = await rpc("message/send", { message: { kind: "message", messageId: `raw-${process.pid}`, role: "user", parts: [{ kind: "text", text: "raw v03" }] } });
+  out.raw03 = { kind: v03.result?.kind, state: v03.result?.status?.state, text: v03.result?.artifacts?.[0]?.parts?.[0]?.text, partKind: v03.result?.artifacts?.[0]?.parts?.[0]?.kind };
+  const s03 = await rpc("message/stream", { message: { kind: "message", messageId: `raw-s-${process.pid}`, role: "user", parts: [{ kind: "text", text: "[[tokens=5]]" }] } });
+  const last = s03.stream.at(-1).result;
+  out.raw03.streamKinds = [...new Set(s03.stream.map((f) => f.result?.kind))];
+  out.raw03.final = last.kind === "status-update" && last.final === true && last.status.state === "completed";
+  out.raw03.list = (await rpc("tasks/list", {})).error?.code;
+  // One raw frame per A2A 1.0 method.
+  const tid = t1.id;
+  const v1 = {};
+  const sent = await rpc("SendMessage", { message: { messageId: `raw1-${process.pid}`, role: "ROLE_USER", parts: [{ text: "raw v1" }] } });
+  v1.SendMessage = sent.result?.task?.status?.state;
+  const streamed = await rpc("SendStreamingMessage", { message: { messageId: `raw1-s-${process.pid}`, role: "ROLE_USER", parts: [{ text: "[[tokens=5]]" }] } });
+  v1.SendStreamingMessage = streamed.stream?.at(-1)?.result?.statusUpdate?.status?.state;
+  v1.GetTask = (await rpc("GetTask", { id: tid })).result?.status?.state;
+  v1.ListTasks = (await rpc("ListTasks", { contextId: t1.contextId })).result?.tasks?.length;
+  v1.CancelTask = (await rpc("CancelTask", { id: tid })).error?.code;
+  v1.SubscribeToTask = (await rpc("SubscribeToTask", { id: tid })).stream?.[0]?.result?.task?.id === tid;
+  const pc = (await rpc("CreateTaskPushNotificationConfig", { taskId: tid, url: "http://127.0.0.1:9/x" })).result;
+  v1.CreateTaskPushNotificationConfig = !!pc?.id;
+  v1.GetTaskPushNotificationConfig = (await rpc("GetTaskPushNotificationConfig", { taskId: tid, id: pc?.id })).result?.url;
+  v1.ListTaskPushNotificationConfigs = (await rpc("ListTaskPushNotificationConfigs", { taskId: tid })).result?.configs?.length;
+  v1.DeleteTaskPushNotificationConfig = "result" in (await rpc("DeleteTaskPushNotificationConfig", { taskId: tid, id: pc?.id }));
+  v1.GetExtendedAgentCard = (await rpc("GetExtendedAgentCard", {})).error?.code;
+  v1.unknown = (await rpc("tasks/teleport", {})).error?.code;
+  out.v1 = v1;
 } else if (phase === "kill_start") {
   // Read part of a long answer, then leave; the Go test kills agentik.
   const ac = new AbortController();
