@@ -629,9 +629,7 @@ export class Chat {
   // loadQueue shows the sends queued before the page was opened.
   async loadQueue() {
     try {
-      const r = await fetch(`/agentik/conversations/${encodeURIComponent(this.id)}/queue`, { credentials: 'same-origin' });
-      if (!r.ok) return;
-      const { queued } = await r.json();
+      const { queued } = await this.conn.request('list_queue', { conversation_id: this.id });
       for (const q of queued || []) if (!this.seen.has(q.message_id)) this.queue.add(q.message_id, q.content);
     } catch { /* the live events still show what changes */ }
   }

@@ -4,71 +4,62 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"runtime/pprof"
-	"sync"
 	"time"
 
-	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/app"
-	"github.com/agentik/agentik/internal/llm"
-	"github.com/agentik/agentik/internal/server"
 )
 
-// inproc is agentik wired in this process, as cmd/agentik wires it, for
+// inproc is agentik run in this process by app.Run, the program
+// cmd/agentik runs, with the settings startAgentik gives the binary, for
 // -cpuprofile: every goroutine it starts carries the profile label
 // side=server, so `go tool pprof -tagfocus side=server` keeps the server
 // and drops the load generator. Its CPU figure is the whole process's.
 type inproc struct {
-	url string
-	app *app.App
-	hs  *http.Server
-	wg  sync.WaitGroup
-	err error
+	url    string
+	cancel context.CancelFunc
+	done   chan error // app.Run's result
 }
 
 func startInProc(ctx context.Context, db, modelURL string) (*inproc, error) {
-	p := &inproc{}
-	var err error
-	pprof.Do(ctx, pprof.Labels("side", "server"), func(ctx context.Context) { err = p.start(ctx, db, modelURL) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("in-process agentik: %w", err)
+	}
+	env := map[string]string{"OPENAI_BASE_URL": modelURL, "OPENAI_MODEL": "fake-model", "HOME": os.TempDir()}
+	s := app.Settings{Addr: ln.Addr().String(), DB: "sqlite:" + db, LogLevel: slog.LevelWarn, Listener: ln}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	p := &inproc{url: "http://" + ln.Addr().String(), cancel: cancel, done: make(chan error, 1)}
+	go pprof.Do(rctx, pprof.Labels("side", "server"), func(ctx context.Context) {
+		p.done <- app.Run(ctx, s, func(k string) string { return env[k] }, io.Discard)
+	})
+	if err := waitReady(ctx, p.url); err != nil {
+		cancel()
+		return nil, errors.Join(fmt.Errorf("in-process agentik: %w", err), <-p.done)
 	}
 	return p, nil
 }
 
-func (p *inproc) start(ctx context.Context, db, modelURL string) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// waitReady waits for the server's first /health: the listener is open
+// before app.Run starts, so the request waits in its backlog until the
+// server serves, and fails when Run gives up (it closes the listener).
+func waitReady(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/health", nil)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("in-process agentik: %w", err)
+		return err
 	}
-	p.url = "http://" + ln.Addr().String()
-	log := slog.New(slog.DiscardHandler)
-	p.app, err = app.Open(ctx, app.Config{DB: "sqlite:" + db, Logger: log})
-	if err != nil {
-		ln.Close()
-		return fmt.Errorf("in-process agentik: %w", err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("/health: %s", resp.Status)
 	}
-	m, err := llm.New(llm.Config{BaseURL: modelURL, Model: "fake-model", Logger: log})
-	if err == nil {
-		err = p.app.Start(ctx, agent.Config{Model: m}, server.Config{ModelName: m.Name()})
-	}
-	if err != nil {
-		ln.Close()
-		p.app.Close(ctx)
-		return fmt.Errorf("in-process agentik: %w", err)
-	}
-	p.hs = &http.Server{Handler: p.app.Server, ReadHeaderTimeout: 10 * time.Second}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		if err := p.hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			p.err = err
-		}
-	}()
 	return nil
 }
 
@@ -84,10 +75,8 @@ func (p *inproc) RSS() int64 {
 	return n
 }
 
+// Close stops the server as a signal stops the binary and waits for it.
 func (p *inproc) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err := errors.Join(p.app.Runner.Close(ctx), p.app.Server.Shutdown(ctx), p.hs.Shutdown(ctx))
-	p.wg.Wait()
-	return errors.Join(err, p.err, p.app.Close(ctx))
+	p.cancel()
+	return <-p.done
 }

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // TestApprovalSurvivesKill9: the real binary with server-everything whose
@@ -38,21 +38,7 @@ func TestApprovalSurvivesKill9(t *testing.T) {
 	addr, db := freeAddr(t), filepath.Join(dir, "agentik.db")
 	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp}
 	p := start(t, addr, db, env...)
-	waitTools := func(p *proc) {
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			var tools struct{ Servers []agent.ToolServer }
-			getJSON(t, p.url("/agentik/tools"), &tools)
-			if len(tools.Servers) == 1 && tools.Servers[0].State == agent.ToolServerReady {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("tool server not ready: %+v\nlogs:\n%s", tools, p.logs)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	waitTools(p)
+	waitTools(t, p, nil)
 	fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "everything__echo", Arguments: `{"message":"before"}`}}})
 	var c agent.Conversation
 	postJSON(t, p.url("/agentik/conversations"), `{}`, &c)
@@ -63,14 +49,10 @@ func TestApprovalSurvivesKill9(t *testing.T) {
 	defer resp.Body.Close()
 	waiting := func(p *proc) agent.Conversation {
 		var conv agent.Conversation
-		for range 400 {
+		testwait.For(t, "the conversation to wait for an approval", func() bool {
 			getJSON(t, p.url("/agentik/conversations/"+c.ID), &conv)
-			if len(conv.Waiting) == 1 {
-				return conv
-			}
-			time.Sleep(25 * time.Millisecond)
-		}
-		t.Fatalf("conversation %+v does not wait", conv)
+			return len(conv.Waiting) == 1
+		})
 		return conv
 	}
 	waiting(p)
@@ -83,7 +65,7 @@ func TestApprovalSurvivesKill9(t *testing.T) {
 	if w := waiting(p); !w.Running || w.Waiting[0] != "call_1" {
 		t.Fatalf("after the restart: %+v", w)
 	}
-	waitTools(p)
+	waitTools(t, p, nil)
 	fake.Enqueue(llmtest.Reply{Text: "the tool answered"})
 	postJSON(t, p.url("/agentik/conversations/"+c.ID+"/approve"), `{"call_id":"call_1","decision":"approve","arguments":{"message":"edited after the restart"}}`, nil)
 	again, err := http.Post(p.url("/agentik/conversations/"+c.ID+"/approve"), "application/json", strings.NewReader(`{"call_id":"call_1","decision":"deny"}`))
@@ -95,14 +77,7 @@ func TestApprovalSurvivesKill9(t *testing.T) {
 	if again.StatusCode != http.StatusConflict {
 		t.Errorf("second decision: %d %s, want 409", again.StatusCode, b)
 	}
-	var conv agent.Conversation
-	for range 400 {
-		getJSON(t, p.url("/agentik/conversations/"+c.ID), &conv)
-		if !conv.Running {
-			break
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	idle(t, p, c.ID)
 	var hist struct{ Messages []agent.Message }
 	getJSON(t, p.url("/agentik/conversations/"+c.ID+"/messages"), &hist)
 	var result, answer string
@@ -143,16 +118,7 @@ func TestChatAsksApproval(t *testing.T) {
 	fake, fakeURL := llmtest.NewHTTPServer(t)
 	addr := freeAddr(t)
 	p := start(t, addr, filepath.Join(dir, "agentik.db"), "OPENAI_BASE_URL="+fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG="+mcp, "AGENTIK_TOOL_APPROVAL=always")
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		var tools struct{ Servers []agent.ToolServer }
-		getJSON(t, p.url("/agentik/tools"), &tools)
-		if len(tools.Servers) == 1 && tools.Servers[0].State == agent.ToolServerReady {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tool server not ready: %+v", tools)
-		}
-	}
+	waitTools(t, p, nil)
 	fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "call_c", Name: "everything__echo", Arguments: `{"message":"as the model said"}`}}})
 	fake.Enqueue(llmtest.Reply{Text: "echoed"})
 	stdin, w := io.Pipe()
@@ -199,16 +165,7 @@ func TestApprovalOnOtherInstance(t *testing.T) {
 	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp}
 	a, b := startDSN(t, dsn, env...), startDSN(t, dsn, env...)
 	for _, p := range []*proc{a, b} {
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-			var tools struct{ Servers []agent.ToolServer }
-			getJSON(t, p.url("/agentik/tools"), &tools)
-			if len(tools.Servers) == 1 && tools.Servers[0].State == agent.ToolServerReady {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("tool server not ready: %+v", tools)
-			}
-		}
+		waitTools(t, p, nil)
 	}
 	fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "call_pg", Name: "everything__echo", Arguments: `{"message":"from instance b"}`}}})
 	fake.Enqueue(llmtest.Reply{Text: "resumed elsewhere"})
@@ -219,25 +176,13 @@ func TestApprovalOnOtherInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var conv agent.Conversation
-	for range 400 {
+	testwait.For(t, "the conversation to wait for an approval, seen on instance b", func() bool {
+		var conv agent.Conversation
 		getJSON(t, b.url("/agentik/conversations/"+c.ID), &conv)
-		if len(conv.Waiting) == 1 {
-			break
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	if len(conv.Waiting) != 1 {
-		t.Fatalf("conversation %+v does not wait", conv)
-	}
+		return len(conv.Waiting) == 1
+	})
 	postJSON(t, b.url("/agentik/conversations/"+c.ID+"/approve"), `{"call_id":"call_pg","decision":"approve"}`, nil)
-	for range 400 {
-		getJSON(t, a.url("/agentik/conversations/"+c.ID), &conv)
-		if !conv.Running {
-			break
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	idle(t, a, c.ID)
 	var hist struct{ Messages []agent.Message }
 	getJSON(t, a.url("/agentik/conversations/"+c.ID+"/messages"), &hist)
 	last := hist.Messages[len(hist.Messages)-1]

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 func TestReadMessages(t *testing.T) {
@@ -201,9 +202,5 @@ func TestClientHelpAndVersion(t *testing.T) {
 // with "> ".
 func waitPrompt(t *testing.T, out *syncBuffer) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !strings.HasSuffix(out.String(), "\n> "); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("not at the prompt:\n%s", out.String())
-		}
-	}
+	testwait.For(t, "the chat back at its prompt", func() bool { return strings.HasSuffix(out.String(), "\n> ") })
 }

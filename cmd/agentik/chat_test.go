@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // syncBuffer is an io.Writer that tests can read while chat writes.
@@ -31,11 +32,7 @@ func (s *syncBuffer) String() string {
 
 func waitFor(t *testing.T, out *syncBuffer, want string) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out.String(), want); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("output has no %q:\n%s", want, out.String())
-		}
-	}
+	testwait.For(t, fmt.Sprintf("%q in the output", want), func() bool { return strings.Contains(out.String(), want) })
 }
 
 func TestChatStreamsAndInterrupts(t *testing.T) {

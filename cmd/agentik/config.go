@@ -5,16 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/netip"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/app"
 	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/internal/secret"
 	"github.com/agentik/agentik/internal/server"
@@ -22,50 +21,8 @@ import (
 )
 
 // config is everything the server can be told, from the environment and
-// flags (flags win).
-type config struct {
-	Addr           string
-	DB             string
-	SystemPrompt   string
-	MCPConfig      string
-	Agents         string // AGENTIK_AGENTS: a JSON file of agents defined as code
-	APIKeys        []string
-	EventTTL       time.Duration
-	MaxAnswerBytes int
-	MaxImportBytes int64  // AGENTIK_MAX_IMPORT_BYTES; 0 = server.MaxImportBytes
-	ContextWindow  int    // AGENTIK_CONTEXT_WINDOW: tokens; 0 = discovered, else 8192
-	SummaryModel   string // AGENTIK_SUMMARY_MODEL: makes compaction summaries; "" = the model
-	AllowedHosts   []string
-	AllowedOrigins []string
-	TrustedProxies []netip.Prefix
-	Insecure       bool
-	LogLevel       slog.Level
-	LogJSON        bool
-	Demo           bool     // the built-in scripted model and tool (demo.go)
-	Webhooks       []string // receivers of turn.ended
-	WebhookSecret  []byte   // decoded whsec_ secret
-	Providers      string   // path of the providers file (AGENTIK_PROVIDERS)
-	Titles         string   // model, first_line, or "" (model when a model is configured)
-	NoMemory       bool     // AGENTIK_MEMORY=off: no long-term memory (agent/memory.go)
-	// ApprovalTimeout (AGENTIK_APPROVAL_TIMEOUT) denies a tool call that
-	// waited longer for a person's decision; 0: it waits until decided.
-	ApprovalTimeout time.Duration
-	// DefaultBudget (AGENTIK_DEFAULT_BUDGET) is every user's token budget
-	// unless an admin gives them their own; zero: none.
-	DefaultBudget agent.Budget
-	// OIDC (AGENTIK_OIDC_*) and the trusted proxy header
-	// (AGENTIK_TRUSTED_USER_HEADER): sign-in by someone else.
-	OIDC              *server.OIDCConfig
-	TrustedUserHeader string
-	Admins            []string // AGENTIK_ADMINS
-	InviteOnly        bool     // AGENTIK_OIDC_SIGNUP=invite
-	// SecretKey (AGENTIK_SECRET_KEY) seals the OAuth tokens of remote MCP
-	// servers at rest; "": they are kept in memory only.
-	SecretKey string
-	// OAuthRedirect (AGENTIK_MCP_OAUTH_REDIRECT_URL) is agentik's
-	// /agentik/oauth/callback as browsers reach it; "": on the listen address.
-	OAuthRedirect string
-}
+// flags (flags win): app.Run's settings.
+type config = app.Settings
 
 const usageText = `agentik — a runtime for LLM agents
 
@@ -152,7 +109,7 @@ func splitList(s string) []string {
 
 // parseConfig reads the environment, then the flags.
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	c := config{Addr: "127.0.0.1:8080", DB: "sqlite:./agentik.db", EventTTL: 168 * time.Hour}
+	c := config{Addr: "127.0.0.1:8080", DB: "sqlite:./agentik.db", EventTTL: app.DefaultEventTTL}
 	if p := getenv("AGENTIK_PORT"); p != "" {
 		c.Addr = "127.0.0.1:" + p
 	}
@@ -298,7 +255,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q; see agentik --help", fs.Arg(0))
 	}
-	if err := c.signIn(getenv); err != nil {
+	if err := signIn(&c, getenv); err != nil {
 		return c, err
 	}
 	c.AllowedHosts, c.AllowedOrigins = splitList(hosts), splitList(origins)
@@ -331,40 +288,11 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// secretParam matches the query parameters and key=value settings that
-// carry secrets: passwords, API keys, tokens.
-var secretParam = regexp.MustCompile(`(?i)^(password|passwd|pwd|sslpassword|api[-_]?key|key|token|access[-_]?token|secret|client[-_]?secret|sig|signature)$`)
-
-// secretKV matches a secret in a key=value connection string.
-var secretKV = regexp.MustCompile(`(?i)\b(password|sslpassword)\s*=\s*('[^']*'|\S+)`)
-
-// redactURL hides the secrets of a URL or DSN for logs: the password of
-// its userinfo, secret query parameters (?api-key=, ?password=) and
-// password= settings.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || u.Opaque != "" {
-		return secretKV.ReplaceAllString(raw, "$1=xxxxx")
-	}
-	if u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-		}
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			if secretParam.MatchString(k) {
-				q[k] = []string{"xxxxx"}
-			}
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
-}
+// redactURL hides the secrets of a URL or DSN for logs (app.RedactURL).
+func redactURL(raw string) string { return app.RedactURL(raw) }
 
 // signIn reads the OIDC and trusted-header settings.
-func (c *config) signIn(getenv func(string) string) error {
+func signIn(c *config, getenv func(string) string) error {
 	c.Admins = splitList(getenv("AGENTIK_ADMINS"))
 	switch v := strings.TrimSpace(getenv("AGENTIK_OIDC_SIGNUP")); v {
 	case "", "open":

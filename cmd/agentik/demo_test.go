@@ -9,11 +9,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/demo"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // TestDemoMode runs the binary with AGENTIK_DEMO=1 and no model settings:
@@ -98,20 +98,15 @@ func TestModelProbeAtStart(t *testing.T) {
 	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"),
 		"OPENAI_BASE_URL="+fakeURL, "OPENAI_MODEL=fake-model", "OPENAI_API_KEY=sk-a-wrong-key-5678")
 	var page []byte
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) { // the probe runs in the background
+	testwait.For(t, "the page to show the probe's finding", func() bool { // the probe runs in the background
 		resp, err := http.Get(p.url("/"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		page, _ = io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if strings.Contains(string(page), `data-testid="model-notice"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the page never showed the probe's finding:\n%s", page)
-		}
-	}
+		return strings.Contains(string(page), `data-testid="model-notice"`)
+	})
 	if !strings.Contains(string(page), "refused the API key") {
 		t.Errorf("the page does not show the probe's finding")
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // binary is the agentik binary built once for the process tests.
@@ -70,17 +71,18 @@ func start(t testing.TB, addr, db string, env ...string) *proc {
 	}
 	p := &proc{cmd: cmd, addr: addr, logs: logs}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	for range 200 {
-		if resp, err := http.Get("http://" + addr + "/health"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return p
-			}
+	testwait.ForErr(t, "agentik to become healthy", func() error {
+		resp, err := http.Get("http://" + addr + "/health")
+		if err != nil {
+			return err
 		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	t.Fatalf("agentik did not become healthy; logs:\n%s", logs)
-	return nil
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("/health answered %d; logs:\n%s", resp.StatusCode, logs)
+		}
+		return nil
+	})
+	return p
 }
 
 func (p *proc) url(path string) string { return "http://" + p.addr + path }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // TestProvidersFileAndChatModel: agentik started with a providers file of
@@ -34,12 +35,10 @@ func TestProvidersFileAndChatModel(t *testing.T) {
 		} `json:"models"`
 		Default string `json:"default"`
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	testwait.For(t, "both providers' models listed", func() bool {
 		getJSON(t, p.url("/agentik/models"), &models)
-		if len(models.Models) == 2 || time.Now().After(deadline) {
-			break
-		}
-	}
+		return len(models.Models) == 2
+	})
 	if models.Default != "a/alpha" || len(models.Models) != 2 || models.Models[1].ID != "b/beta" || !models.Models[1].Available {
 		t.Fatalf("models: %+v", models)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // TestOpenAISDK runs the official OpenAI Node SDK (npm package openai,
@@ -289,18 +290,11 @@ func checkSDKHelpers(t *testing.T, p *proc, fake *llmtest.Server, auth map[strin
 // waitTools waits until the MCP server is ready.
 func waitTools(t *testing.T, p *proc, header map[string]string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.For(t, "the tool server to be ready", func() bool {
 		var tools struct{ Servers []agent.ToolServer }
 		requestJSON(t, "GET", p.url("/agentik/tools"), "", header, &tools)
-		if len(tools.Servers) == 1 && tools.Servers[0].State == agent.ToolServerReady {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tool server not ready: %+v\nlogs:\n%s", tools, p.logs)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return len(tools.Servers) == 1 && tools.Servers[0].State == agent.ToolServerReady
+	})
 }
 
 // requestJSON sends a request with headers and decodes a 2xx JSON answer.

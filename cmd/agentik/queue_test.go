@@ -5,10 +5,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // TestQueuedSendSurvivesKill9: a send queued behind a running turn, then
@@ -39,14 +39,11 @@ func TestQueuedSendSurvivesKill9(t *testing.T) {
 			t.Logf("logs after the restart:\n%s", p.logs)
 		}
 	})
-	var conv agent.Conversation
-	for range 400 {
+	testwait.For(t, "the queue drained after the restart", func() bool {
+		var conv agent.Conversation
 		getJSON(t, p.url("/agentik/conversations/"+lt.conv.ID), &conv)
-		if !conv.Running && conv.Queued == 0 {
-			break
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+		return !conv.Running && conv.Queued == 0
+	})
 	var hist struct{ Messages []agent.Message }
 	getJSON(t, p.url("/agentik/conversations/"+lt.conv.ID+"/messages"), &hist)
 	var got []string

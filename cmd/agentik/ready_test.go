@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // TestReadyAndSlowToolServer runs the binary with a stdio tool server that
@@ -62,18 +63,11 @@ func TestReadyAndSlowToolServer(t *testing.T) {
 		done <- result{string(b), err}
 	}()
 	// The send is in: the turn has started (and waits for the tools).
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testwait.For(t, "the turn to start", func() bool {
 		var got agent.Conversation
 		getJSON(t, p.url("/agentik/conversations/"+c.ID), &got)
-		if got.Running {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the turn did not start; logs:\n%s", p.logs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return got.Running
+	})
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}

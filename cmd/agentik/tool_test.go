@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // repoRoot is where package.json and node_modules are.
@@ -48,20 +48,13 @@ func TestTurnWithMCPTool(t *testing.T) {
 		"OPENAI_BASE_URL="+fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG="+mcp, "OPENAI_API_KEY=sk-parent-secret")
 
 	// Wait until the server is ready and its tools are registered.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var tools struct{ Servers []agent.ToolServer }
+	var tools struct{ Servers []agent.ToolServer }
+	testwait.For(t, "the tool server to be ready", func() bool {
 		getJSON(t, p.url("/agentik/tools"), &tools)
-		if len(tools.Servers) == 1 && tools.Servers[0].State == agent.ToolServerReady {
-			if !contains(tools.Servers[0].Tools, "everything__echo") {
-				t.Fatalf("tools %v lack everything__echo", tools.Servers[0].Tools)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tool server not ready: %+v\nlogs:\n%s", tools, p.logs)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return len(tools.Servers) == 1 && tools.Servers[0].State == agent.ToolServerReady
+	})
+	if !contains(tools.Servers[0].Tools, "everything__echo") {
+		t.Fatalf("tools %v lack everything__echo", tools.Servers[0].Tools)
 	}
 
 	fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "everything__echo", Arguments: `{"message":"ping from the model"}`}}})

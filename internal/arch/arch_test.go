@@ -75,6 +75,7 @@ func TestImportRules(t *testing.T) {
 		"internal/envvar":          nil,
 		"internal/secret":          nil, // encryption at rest: stdlib only
 		"internal/llm/demo":        nil, // the --demo model: stdlib only
+		"internal/testwait":        nil, // the tests' one wait for a condition: stdlib only
 		"assets":                   nil,
 		"internal/agent/agenttest": centre,
 		"internal/llm/llmtest":     centre,

@@ -18,6 +18,7 @@ import (
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/server"
 	"github.com/agentik/agentik/internal/store"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 func leakCheck(t *testing.T) {
@@ -54,14 +55,10 @@ func start(t *testing.T, dbPath, modelURL, addr string) *instance {
 	}
 	st, r, app := a.Store, a.Runner, a.Server
 	var ln net.Listener
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if ln, err = net.Listen("tcp", addr); err == nil || time.Now().After(deadline) {
-			break
-		}
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	testwait.ForErr(t, "the address to be free again", func() (err error) { // a restart reuses the port
+		ln, err = net.Listen("tcp", addr)
+		return err
+	})
 	in := &instance{a: a, st: st, runner: r, app: app, hs: &http.Server{Handler: app}, done: make(chan error, 1)}
 	go func() { in.done <- in.hs.Serve(ln) }()
 	return in

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -554,9 +555,7 @@ func TestChatCancelWhileHeld(t *testing.T) {
 		_, err := newModel(t, url).Chat(ctx, userText("x"), func(agent.Delta) error { return nil })
 		errc <- err
 	}()
-	for len(fake.Requests()) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.For(t, "the request at the model", func() bool { return len(fake.Requests()) > 0 })
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)

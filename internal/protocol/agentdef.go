@@ -1,16 +1,12 @@
 package protocol
 
-import (
-	"bytes"
-	"encoding/json"
-
-	"github.com/agentik/agentik/internal/agent"
-)
+import "github.com/agentik/agentik/internal/agent"
 
 // WebSocket ops of agent definitions (docs/PROTOCOL.md, Agents); each
 // mirrors its REST route under /agentik/agents.
 const (
 	OpListAgents  = "list_agents"
+	OpGetAgent    = "get_agent"
 	OpCreateAgent = "create_agent"
 	OpUpdateAgent = "update_agent"
 	OpDeleteAgent = "delete_agent"
@@ -48,37 +44,7 @@ func (f AgentFields) Change(model *string, params *agent.Params) agent.AgentChan
 	return ch
 }
 
-// DecodeAgentRequest decodes an agent body strictly: an unknown field is
-// a bad_request naming it (a misspelt field would otherwise be dropped
-// silently).
-func DecodeAgentRequest(b []byte) (AgentRequest, error) {
-	var req AgentRequest
-	if len(bytes.TrimSpace(b)) == 0 {
-		return req, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return AgentRequest{}, agent.Errorf(agent.CodeBadRequest, "the body must be an agent object (slug, name, description, instructions, model, params, tools, approval, visibility, starters): %s", JSONProblem(b, err))
-	}
-	return req, nil
-}
-
 // AgentsResult is the result of list_agents and GET /agentik/agents.
 type AgentsResult struct {
 	Agents []agent.AgentDef `json:"agents"`
-}
-
-// checkAgentOp checks the fields of an agent op; ok is false for other ops.
-func (c *Command) checkAgentOp() (ok bool, err error) {
-	switch c.Op {
-	case OpListAgents:
-		return true, nil
-	case OpCreateAgent, OpUpdateAgent, OpDeleteAgent:
-		if c.Slug == "" {
-			return true, agent.Errorf(agent.CodeBadRequest, "%s needs slug", c.Op)
-		}
-		return true, nil
-	}
-	return false, nil
 }

@@ -45,8 +45,8 @@ type Command struct {
 	AgentFields // create_agent, update_agent, delete_agent (agentdef.go)
 	MCPFields   // read_resource, get_prompt (resource.go)
 
-	// Frame is the whole frame of a TableOp, which the server's op table
-	// reads itself.
+	// Frame is the whole frame of an op of the server's op table (every
+	// op but a ConnectionOp), which the table reads itself.
 	Frame []byte `json:"-"`
 }
 
@@ -55,9 +55,9 @@ const MaxRequestID = 128
 
 // Decode parses a client frame. id is the request id when one could be
 // read, even if the rest of the frame is bad, so the error reply is still
-// correlated. Every failure is a bad_request *agent.Error. A TableOp is
-// the server's op table's to read: its Command has Op, ID and Frame, and
-// its fields are not checked here.
+// correlated. Every failure is a bad_request *agent.Error. An op other
+// than a ConnectionOp is the server's op table's to read: its Command has
+// Op, ID and Frame, and its fields are not checked here.
 func Decode(b []byte) (cmd Command, id *string, err error) {
 	var head struct {
 		ID json.RawMessage `json:"id"`
@@ -78,11 +78,8 @@ func Decode(b []byte) (cmd Command, id *string, err error) {
 		return Command{}, nil, agent.Errorf(agent.CodeBadRequest, "id is %d bytes long; at most %d are allowed", len(s), MaxRequestID)
 	}
 	var op string
-	if json.Unmarshal(head.Op, &op) == nil && TableOp(op) {
+	if json.Unmarshal(head.Op, &op) == nil && !ConnectionOp(op) {
 		return Command{Op: op, ID: s, Frame: b}, id, nil
-	}
-	if b, err = elicitFrame(b, &cmd); err != nil {
-		return Command{}, id, err
 	}
 	if err := json.Unmarshal(b, &cmd); err != nil {
 		return Command{}, id, agent.Errorf(agent.CodeBadRequest, "bad command: %s", JSONProblem(b, err))
@@ -93,28 +90,14 @@ func Decode(b []byte) (cmd Command, id *string, err error) {
 	return cmd, id, nil
 }
 
-// Check verifies that a decoded command has the fields its op needs.
+// Check verifies that a decoded command of a ConnectionOp has the fields
+// its op needs.
 func (c *Command) Check() error {
 	need := func(name, v string) error {
 		if v == "" {
 			return agent.Errorf(agent.CodeBadRequest, "%s needs %s", c.Op, name)
 		}
 		return nil
-	}
-	nonNeg := func(name string, v *int64) error {
-		if v != nil && *v < 0 {
-			return agent.Errorf(agent.CodeBadRequest, "%s must be 0 or more, got %d", name, *v)
-		}
-		return nil
-	}
-	if ok, err := c.checkAgentOp(); ok {
-		return err
-	}
-	if ok, err := c.checkMCPOp(); ok {
-		return err
-	}
-	if TableOp(c.Op) {
-		return nil // the server's op table checks its fields
 	}
 	switch c.Op {
 	case OpSubscribe:
@@ -129,81 +112,16 @@ func (c *Command) Check() error {
 		default:
 			return agent.Errorf(agent.CodeBadRequest, "stream must be \"all\", \"agent\" or \"conversation\", got %q", agent.Shorten(c.Stream, 40))
 		}
-		return nonNeg("after", c.After)
+		if c.After != nil && *c.After < 0 {
+			return agent.Errorf(agent.CodeBadRequest, "after must be 0 or more, got %d", *c.After)
+		}
+		return nil
 	case OpUnsubscribe:
 		return need("sub", c.Sub)
-	case OpCreateConversation, OpListConversations, OpPing, OpListTools, OpSearch, OpListModels:
+	case OpPing:
 		return nil
-	case OpUpdateConversation:
-		return need("conversation_id", c.ConversationID)
-	case OpGetConversation, OpInterrupt, OpDelete, OpCompact:
-		return need("conversation_id", c.ConversationID)
-	case OpGetMessages:
-		if err := need("conversation_id", c.ConversationID); err != nil {
-			return err
-		}
-		return nonNeg("after", c.After)
-	case OpSend:
-		if err := need("conversation_id", c.ConversationID); err != nil {
-			return err
-		}
-		if len(c.Content) == 0 {
-			return agent.Errorf(agent.CodeBadRequest, "send needs content, e.g. [{\"type\":\"text\",\"body\":\"hello\"}]")
-		}
-		return nil
-	case OpCancelQueued:
-		if err := need("conversation_id", c.ConversationID); err != nil {
-			return err
-		}
-		return need("message_id", c.MessageID)
-	case OpElicit:
-		if err := need("conversation_id", c.ConversationID); err != nil {
-			return err
-		}
-		if err := need("request_id", c.RequestID); err != nil {
-			return err
-		}
-		return need("action", c.Action)
-	case OpApprove:
-		if err := need("conversation_id", c.ConversationID); err != nil {
-			return err
-		}
-		if err := need("call_id", c.CallID); err != nil {
-			return err
-		}
-		return need("decision", c.Decision)
-	case OpRename:
-		if err := need("conversation_id", c.ConversationID); err != nil {
-			return err
-		}
-		if c.Title == nil {
-			return agent.Errorf(agent.CodeBadRequest, "rename needs title")
-		}
-		return nil
-	case OpRegenerate, OpEdit, OpSwitchBranch:
-		return c.checkBranch()
 	case "":
 		return agent.Errorf(agent.CodeBadRequest, "op is required, e.g. {\"op\":\"ping\",\"id\":\"1\"}")
 	}
-	return agent.Errorf(agent.CodeBadRequest, "unknown op %q; see docs/PROTOCOL.md for the list", agent.Shorten(c.Op, 40))
-}
-
-func (c *Command) checkBranch() error {
-	if c.ConversationID == "" {
-		return agent.Errorf(agent.CodeBadRequest, "%s needs conversation_id", c.Op)
-	}
-	if c.Op != OpRegenerate && c.MessageID == "" {
-		return agent.Errorf(agent.CodeBadRequest, "%s needs message_id", c.Op)
-	}
-	if c.Op == OpEdit && len(c.Content) == 0 {
-		return agent.Errorf(agent.CodeBadRequest, "edit needs content, e.g. [{\"type\":\"text\",\"body\":\"hello\"}]")
-	}
-	return nil
-}
-
-// Update is the change an update_conversation command asks for.
-func (c Command) Update() agent.Settings {
-	s := c.Settings()
-	s.Title = c.Title
-	return s
+	return agent.Errorf(agent.CodeBadRequest, "%s is not an op of the connection; the server's op table answers it", agent.Shorten(c.Op, 40))
 }

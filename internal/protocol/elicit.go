@@ -15,7 +15,7 @@ type ElicitRequest struct {
 }
 
 // ElicitFields are the elicit op's fields of a Command. Its content is the
-// form's object, not a send's parts, so Decode reads it apart.
+// form's object, not a send's parts, so MarshalJSON writes it apart.
 type ElicitFields struct {
 	RequestID     string          `json:"request_id,omitempty"`
 	Action        string          `json:"action,omitempty"`
@@ -25,34 +25,6 @@ type ElicitFields struct {
 // Input is the answer an elicit command or body gives.
 func (e ElicitRequest) Input() agent.ElicitInput {
 	return agent.ElicitInput{RequestID: e.RequestID, Action: e.Action, Content: e.Content}
-}
-
-// ElicitInput is the answer an elicit command gives.
-func (c Command) ElicitInput() agent.ElicitInput {
-	return agent.ElicitInput{RequestID: c.RequestID, Action: c.Action, Content: c.ElicitContent}
-}
-
-// elicitFrame takes the content of an elicit frame into cmd and returns
-// the frame without it; other frames pass unchanged.
-func elicitFrame(b []byte, cmd *Command) ([]byte, error) {
-	var head struct {
-		Op      string          `json:"op"`
-		Content json.RawMessage `json:"content"`
-	}
-	if json.Unmarshal(b, &head) != nil || head.Op != OpElicit || head.Content == nil {
-		return b, nil
-	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(b, &all); err != nil {
-		return b, nil
-	}
-	delete(all, "content")
-	cmd.ElicitContent = head.Content
-	out, err := json.Marshal(all)
-	if err != nil {
-		return nil, agent.Errorf(agent.CodeBadRequest, "bad command: %v", err)
-	}
-	return out, nil
 }
 
 // MarshalJSON implements json.Marshaler: an elicit command carries its

@@ -4,7 +4,7 @@ import "github.com/agentik/agentik/internal/agent"
 
 // WebSocket ops of long-term memory (docs/PROTOCOL.md, Memory); each is
 // its REST route under /agentik/memory, declared once in the server's op
-// table (TableOp). agent names the agent, "" the default one.
+// table (server/op.go). agent names the agent, "" the default one.
 const (
 	OpGetMemory         = "get_memory"          // GET /memory?agent=
 	OpPutMemory         = "put_memory"          // PUT /memory/{label}?agent= {value, limit?}

@@ -25,6 +25,7 @@ const (
 	OpRegenerate         = "regenerate"    // answer again from an answer's user message
 	OpEdit               = "edit"          // send an edited copy of a user message
 	OpSwitchBranch       = "switch_branch" // move a conversation's head
+	OpListQueue          = "list_queue"    // a conversation's queued sends (GET …/queue)
 )
 
 // Frame types the server sends.
@@ -51,15 +52,14 @@ const (
 	ConversationHeader = "X-Agentik-Conversation"
 )
 
-// TableOp reports whether op is one of the ops the server declares in its
-// op table (server/op.go), each with a REST route of the same fields:
-// Decode leaves reading and checking their fields to that table.
-// TestOpTable (server) keeps this list and the table the same.
-func TableOp(op string) bool {
+// ConnectionOp reports whether op is one of the connection's own
+// (subscribe, unsubscribe, ping), which Decode reads and checks. Every
+// other op is the server's op table's (server/op.go), each with a REST
+// route of the same fields: Decode leaves reading and checking its fields
+// to that table, which also answers an unknown op.
+func ConnectionOp(op string) bool {
 	switch op {
-	case OpListSchedules, OpGetSchedule, OpCreateSchedule, OpUpdateSchedule, OpDeleteSchedule, OpListScheduleRuns,
-		OpMe, OpGetUsage, OpListUsers, OpGetUser, OpCreateUser, OpUpdateUser, OpDeleteUser, OpListKeys, OpCreateKey, OpRevokeKey,
-		OpGetMemory, OpPutMemory, OpClearMemory, OpRevertMemory, OpListMemoryChanges:
+	case OpSubscribe, OpUnsubscribe, OpPing:
 		return true
 	}
 	return false

@@ -55,33 +55,3 @@ func PromptArguments(raw json.RawMessage) (map[string]string, error) {
 	}
 	return out, nil
 }
-
-// checkMCPOp checks the fields of a resource or prompt op; ok is false for
-// other ops.
-func (c *Command) checkMCPOp() (ok bool, err error) {
-	need := func(name, v string) error {
-		if v == "" {
-			return agent.Errorf(agent.CodeBadRequest, "%s needs %s", c.Op, name)
-		}
-		return nil
-	}
-	switch c.Op {
-	case OpListResources, OpListPrompts:
-		return true, nil
-	case OpReadResource:
-		if err := need("server", c.Server); err != nil {
-			return true, err
-		}
-		return true, need("uri", c.URI)
-	case OpGetPrompt:
-		if err := need("server", c.Server); err != nil {
-			return true, err
-		}
-		if c.Name == nil || *c.Name == "" {
-			return true, agent.Errorf(agent.CodeBadRequest, "%s needs name", c.Op)
-		}
-		_, err := PromptArguments(c.Arguments)
-		return true, err
-	}
-	return false, nil
-}

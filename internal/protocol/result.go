@@ -65,7 +65,13 @@ type SearchResults struct {
 	Results []agent.SearchResult `json:"results"`
 }
 
-// QueuedItem is one queued send of GET …/queue.
+// QueueResult is the result of list_queue (GET …/queue): the queued
+// sends, the next first.
+type QueueResult struct {
+	Queued []QueuedItem `json:"queued"`
+}
+
+// QueuedItem is one queued send of list_queue.
 type QueuedItem struct {
 	MessageID string          `json:"message_id"`
 	Content   []agent.Content `json:"content"`

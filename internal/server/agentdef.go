@@ -1,107 +1,70 @@
 package server
 
 import (
+	"bytes"
 	"context"
-	"io"
+	"encoding/json"
 	"net/http"
 
+	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/protocol"
 )
 
-// The agents routes (docs/PROTOCOL.md, Agents): REST under /agentik/agents
-// and the WebSocket ops of the same names run the same use cases of the
-// runner, with the request's principal.
+// The agent ops (docs/PROTOCOL.md, Agents), each the REST route under
+// /agentik/agents and the WebSocket op of its name (op.go): the runner's
+// use cases with the request's principal.
 
-func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request) {
-	res, err := s.listAgents(r.Context())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+// agentRef names one agent: the field slug, the route's {slug}.
+type agentRef struct {
+	Slug string `json:"slug"`
 }
 
-func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request) {
-	d, err := s.runner.Agent(r.Context(), r.PathValue("slug"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, d)
+func (r *agentRef) check() error { return need("slug", r.Slug) }
+
+// agentInput is a create_agent or update_agent. Its body or frame is read
+// strictly: an unknown field is a bad_request naming it (a misspelt field
+// would otherwise be dropped silently).
+type agentInput struct {
+	protocol.AgentRequest
 }
 
-// readAgentRequest reads an agent body strictly.
-func readAgentRequest(r *http.Request) (protocol.AgentRequest, error) {
-	b, err := io.ReadAll(r.Body)
-	if err != nil {
-		return protocol.AgentRequest{}, err
+func (in *agentInput) check() error { return need("slug", in.Slug) }
+
+func (in *agentInput) decode(b []byte) error {
+	var v struct {
+		Op string `json:"op"` // a WebSocket command's own fields
+		ID string `json:"id"`
+		protocol.AgentRequest
 	}
-	return protocol.DecodeAgentRequest(b)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return agent.Errorf(agent.CodeBadRequest, "an agent is an object of slug, name, description, instructions, model, params, tools, approval, visibility and starters: %s", protocol.JSONProblem(b, err))
+	}
+	in.AgentRequest = v.AgentRequest
+	return nil
 }
 
-func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request) {
-	req, err := readAgentRequest(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	d, err := s.runner.CreateAgent(r.Context(), req.Change(req.Model, req.Params))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, d)
-}
+func (in agentInput) change() agent.AgentChange { return in.Change(in.Model, in.Params) }
 
-func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request) {
-	req, err := readAgentRequest(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	d, err := s.runner.UpdateAgent(r.Context(), r.PathValue("slug"), req.Change(req.Model, req.Params))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, d)
-}
-
-func (s *Server) handleDeleteAgent(w http.ResponseWriter, r *http.Request) {
-	if err := s.runner.DeleteAgent(r.Context(), r.PathValue("slug")); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (s *Server) listAgents(ctx context.Context) (protocol.AgentsResult, error) {
-	ds, err := s.runner.Agents(ctx)
-	if err != nil {
-		return protocol.AgentsResult{}, err
-	}
-	return protocol.AgentsResult{Agents: ds}, nil
-}
-
-// agentOp runs the agent ops of the WebSocket; ok is false for other ops.
-func (s *Server) agentOp(ctx context.Context, cmd protocol.Command) (res any, ok bool, err error) {
-	r := s.runner
-	switch cmd.Op {
-	case protocol.OpListAgents:
-		res, err = s.listAgents(ctx)
-	case protocol.OpCreateAgent:
-		res, err = r.CreateAgent(ctx, cmd.Change(cmd.Model, cmd.Params))
-	case protocol.OpUpdateAgent:
-		ch := cmd.Change(cmd.Model, cmd.Params)
-		ch.Slug = nil
-		res, err = r.UpdateAgent(ctx, cmd.Slug, ch)
-	case protocol.OpDeleteAgent:
-		res, err = protocol.Empty{}, r.DeleteAgent(ctx, cmd.Slug)
-	default:
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, true, err
-	}
-	return res, true, nil
-}
+var (
+	opListAgents = declare(protocol.OpListAgents, 0, func(ctx context.Context, s *Server, _ struct{}) (any, error) {
+		ds, err := s.runner.Agents(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return protocol.AgentsResult{Agents: ds}, nil
+	})
+	opGetAgent = declare(protocol.OpGetAgent, 0, func(ctx context.Context, s *Server, in agentRef) (any, error) {
+		return s.runner.Agent(ctx, in.Slug)
+	})
+	opCreateAgent = declare(protocol.OpCreateAgent, http.StatusCreated, func(ctx context.Context, s *Server, in agentInput) (any, error) {
+		return s.runner.CreateAgent(ctx, in.change())
+	})
+	opUpdateAgent = declare(protocol.OpUpdateAgent, 0, func(ctx context.Context, s *Server, in agentInput) (any, error) {
+		return s.runner.UpdateAgent(ctx, in.Slug, in.change())
+	})
+	opDeleteAgent = declare(protocol.OpDeleteAgent, http.StatusNoContent, func(ctx context.Context, s *Server, in agentRef) (any, error) {
+		return protocol.Empty{}, s.runner.DeleteAgent(ctx, in.Slug)
+	})
+)

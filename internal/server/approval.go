@@ -1,28 +1,30 @@
 package server
 
 import (
-	"encoding/json"
-	"net/http"
+	"context"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/protocol"
 )
 
-func approvalInput(callID, decision string, args json.RawMessage, reason string) agent.ApprovalInput {
-	return agent.ApprovalInput{CallID: callID, Decision: decision, Arguments: args, Reason: reason}
+// approveInput is an approve: the decision on a waiting tool call.
+type approveInput struct {
+	conversationRef
+	protocol.ApproveRequest
 }
 
-// handleApprove decides a waiting tool call: 200 {} once the decision is
-// stored (the turn goes on in the background).
-func (s *Server) handleApprove(w http.ResponseWriter, r *http.Request) {
-	var req protocol.ApproveRequest
-	if err := decodeBody(r, &req, false); err != nil {
-		s.writeError(w, r, err)
-		return
+func (in *approveInput) check() error {
+	if err := in.conversationRef.check(); err != nil {
+		return err
 	}
-	if err := s.runner.Approve(r.Context(), r.PathValue("id"), approvalInput(req.CallID, req.Decision, req.Arguments, req.Reason)); err != nil {
-		s.writeError(w, r, err)
-		return
+	if err := need("call_id", in.CallID); err != nil {
+		return err
 	}
-	writeJSON(w, http.StatusOK, protocol.Empty{})
+	return need("decision", in.Decision)
 }
+
+// opApprove decides a waiting tool call: {} once the decision is stored
+// (the turn goes on in the background).
+var opApprove = declare(protocol.OpApprove, 0, func(ctx context.Context, s *Server, in approveInput) (any, error) {
+	return protocol.Empty{}, s.runner.Approve(ctx, in.ConversationID, agent.ApprovalInput{CallID: in.CallID, Decision: in.Decision, Arguments: in.Arguments, Reason: in.Reason})
+})

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -22,14 +23,10 @@ func withApproval() rigOption {
 func waitWaitingREST(t *testing.T, ts *testServer, id string, n int) agent.Conversation {
 	t.Helper()
 	var c agent.Conversation
-	for range 1000 {
+	waitFor(t, fmt.Sprintf("%d calls waiting", n), func() bool {
 		ts.call(t, "GET", "/agentik/conversations/"+id, "", 200, &c)
-		if len(c.Waiting) == n {
-			return c
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("conversation %+v, want %d waiting", c, n)
+		return len(c.Waiting) == n
+	})
 	return c
 }
 
@@ -59,10 +56,7 @@ func TestRESTApprove(t *testing.T) {
 	if e.Code != agent.CodeConflict {
 		t.Errorf("second decision: %+v, want conflict", e)
 	}
-	var conv agent.Conversation
-	for conv = w; conv.Running; time.Sleep(5 * time.Millisecond) {
-		ts.call(t, "GET", "/agentik/conversations/"+c.ID, "", 200, &conv)
-	}
+	waitIdle(t, ts, c.ID)
 	var page struct{ Events []agent.AllEvent }
 	ts.call(t, "GET", "/agentik/conversations/"+c.ID+"/events/replay?limit=1000", "", 200, &page)
 	var seq []string
@@ -95,11 +89,7 @@ func TestWSDenyWithReason(t *testing.T) {
 	ws.fail("approve", map[string]any{"conversation_id": c.ID, "decision": "deny"}, agent.CodeBadRequest) // no call_id
 	ws.ok("approve", map[string]any{"conversation_id": c.ID, "call_id": "w2", "decision": "deny", "reason": "no network calls today"}, nil)
 	ws.fail("approve", map[string]any{"conversation_id": c.ID, "call_id": "w2", "decision": "approve"}, agent.CodeConflict)
-	var conv agent.Conversation
-	for conv.ID == "" || conv.Running {
-		time.Sleep(5 * time.Millisecond)
-		ts.call(t, "GET", "/agentik/conversations/"+c.ID, "", 200, &conv)
-	}
+	waitIdle(t, ts, c.ID)
 	reqs := ts.Fake.Requests()
 	var saw string
 	for _, m := range reqs[len(reqs)-1].Messages {

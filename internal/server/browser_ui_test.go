@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
@@ -200,17 +199,13 @@ func TestBrowserNoModelSendLeavesNoChat(t *testing.T) {
 // waitStoreEmpty waits until the store holds no conversation.
 func waitStoreEmpty(t *testing.T, ts *testServer) {
 	t.Helper()
-	for range 200 {
+	waitFor(t, "no conversation left in the store by a failed first send", func() bool {
 		cs, _, err := ts.Runner.Conversations(context.Background(), 0, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(cs) == 0 {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Error("a failed first send left a conversation in the store")
+		return len(cs) == 0
+	})
 }
 
 func TestBrowserSidebarPagesPastFirstPage(t *testing.T) {

@@ -1,16 +1,15 @@
 package server
 
-import "net/http"
+import (
+	"context"
 
-// handleCompact summarizes a conversation's earlier turns now: 200 with
+	"github.com/agentik/agentik/internal/protocol"
+)
+
+// opCompact summarizes a conversation's earlier turns now:
 // {"compacted":true,"message":summary_message}, or {"compacted":false,
-// "reason"} when there is nothing to compact; a temp conversation is 400,
-// an unknown one 404, a running one 409 busy.
-func (s *Server) handleCompact(w http.ResponseWriter, r *http.Request) {
-	res, err := s.runner.Compact(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
-}
+// "reason"} when there is nothing to compact; a temp conversation is
+// bad_request, an unknown one not_found, a running one busy.
+var opCompact = declare(protocol.OpCompact, 0, func(ctx context.Context, s *Server, in conversationRef) (any, error) {
+	return s.runner.Compact(ctx, in.ConversationID)
+})

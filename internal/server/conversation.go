@@ -1,68 +1,16 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
-	"strconv"
+	"reflect"
+	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/protocol"
 )
-
-// decodeBody decodes a JSON body into v. An empty body leaves v as is when
-// empty is allowed.
-func decodeBody(r *http.Request, v any, empty bool) error {
-	b, err := io.ReadAll(r.Body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return err
-		}
-		return agent.Errorf(agent.CodeBadRequest, "read body: %v", err)
-	}
-	if len(b) == 0 && empty {
-		return nil
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return agent.Errorf(agent.CodeBadRequest, "the body must be a JSON object: %s", protocol.JSONProblem(b, err))
-	}
-	return nil
-}
-
-// intParam reads an integer query parameter with a default.
-func intParam(r *http.Request, name string, def int64) (int64, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return 0, agent.Errorf(agent.CodeBadRequest, "%s must be an integer, got %q", name, v)
-	}
-	return n, nil
-}
-
-// page reads offset and limit.
-func page(r *http.Request) (offset, limit int, err error) {
-	o, err := intParam(r, "offset", 0)
-	if err != nil {
-		return 0, 0, err
-	}
-	l, err := intParam(r, "limit", agent.DefaultPageSize)
-	if err != nil {
-		return 0, 0, err
-	}
-	if o < 0 || o > 1<<31 {
-		return 0, 0, agent.Errorf(agent.CodeBadRequest, "offset must be 0 or more, got %d", o)
-	}
-	if l < 1 || l > agent.MaxPageSize {
-		return 0, 0, agent.Errorf(agent.CodeBadRequest, "limit must be between 1 and %d, got %d", agent.MaxPageSize, l)
-	}
-	return int(o), int(l), nil
-}
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	if err := s.store.Ping(r.Context()); err != nil {
@@ -77,109 +25,190 @@ func (s *Server) handleNoRoute(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, r, agent.Errorf(agent.CodeNotFound, "no route %s %s; see docs/PROTOCOL.md", r.Method, r.URL.Path))
 }
 
-func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
-	var req protocol.CreateRequest
-	if err := decodeBody(r, &req, true); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	c, err := s.runner.CreateConversationWith(r.Context(), req.Title, req.Temp, req.Settings())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, c)
+// The conversation ops (docs/PROTOCOL.md), each the REST route under
+// /agentik/conversations and the WebSocket op of its name (op.go); the
+// runner checks the principal (agent/access.go).
+
+// pageQuery is a page of a list: offset and limit.
+type pageQuery struct {
+	Offset integer `json:"offset"`
+	Limit  integer `json:"limit"`
 }
 
-func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
-	offset, limit, err := page(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
+func (q *pageQuery) check() error {
+	if o := q.Offset.N; o < 0 || o > 1<<31 {
+		return agent.Errorf(agent.CodeBadRequest, "offset must be 0 or more, got %d", o)
 	}
-	s.writeList(w, r, offset, limit)
+	if l := q.Limit.or(agent.DefaultPageSize); l < 1 || l > agent.MaxPageSize {
+		return agent.Errorf(agent.CodeBadRequest, "limit must be between 1 and %d, got %d", agent.MaxPageSize, l)
+	}
+	return nil
 }
 
-func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
-	c, err := s.runner.Conversation(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
+func (q pageQuery) page() (offset, limit int) {
+	return int(q.Offset.N), int(q.Limit.or(agent.DefaultPageSize))
 }
 
-func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
-	offset, limit, err := page(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	var after int64
-	if t, ok := instant(r.URL.Query().Get("after")); ok {
-		after, err = s.cursorAt(r, t, r.PathValue("id"))
-	} else {
-		after, err = intParam(r, "after", 0)
-	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	q := agent.MessageQuery{ConversationID: r.PathValue("id"), After: after, Offset: offset, Limit: limit}
-	if q.All, err = allBranches(r.URL.Query().Get("branch")); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	ms, err := s.runner.Messages(r.Context(), q)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, protocol.MessagesResult{Messages: ms})
+// cursor is a history read's after: a seq, or an instant (RFC 3339) that
+// stands for the last message before it.
+type cursor struct {
+	integer
+	At time.Time
 }
 
-func (s *Server) handleRename(w http.ResponseWriter, r *http.Request) {
-	var req protocol.RenameRequest
-	if err := decodeBody(r, &req, false); err != nil {
-		s.writeError(w, r, err)
-		return
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *cursor) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		if t, ok := instant(s); ok {
+			c.At = t
+			return nil
+		}
 	}
-	if req.Title == nil {
-		s.writeError(w, r, agent.Errorf(agent.CodeBadRequest, "title is required, e.g. {\"title\":\"Trip plans\"}"))
-		return
+	if err := c.integer.UnmarshalJSON(b); err != nil {
+		return &json.UnmarshalTypeError{Value: agent.Shorten(string(b), 40) + " (neither a seq nor an RFC 3339 time)", Type: reflect.TypeFor[int64]()}
 	}
-	c, err := s.runner.Rename(r.Context(), r.PathValue("id"), *req.Title)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
+	return nil
 }
 
-func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
-	if err := s.runner.Delete(r.Context(), r.PathValue("id")); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+// messagesQuery is a get_messages.
+type messagesQuery struct {
+	conversationRef
+	pageQuery
+	After  cursor `json:"after"`
+	Branch string `json:"branch"` // "all" for every branch
 }
 
-func (s *Server) handleInterrupt(w http.ResponseWriter, r *http.Request) {
-	ok, err := s.runner.Interrupt(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
+func (q *messagesQuery) check() error {
+	if err := q.conversationRef.check(); err != nil {
+		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"interrupted": ok})
+	if q.After.N < 0 {
+		return agent.Errorf(agent.CodeBadRequest, "after must be 0 or more, got %d", q.After.N)
+	}
+	return q.pageQuery.check()
 }
 
-func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	var req protocol.SendRequest
-	if err := decodeBody(r, &req, false); err != nil {
-		s.writeError(w, r, err)
-		return
+// renameInput is a rename.
+type renameInput struct {
+	conversationRef
+	protocol.RenameRequest
+}
+
+func (in *renameInput) check() error {
+	if err := in.conversationRef.check(); err != nil {
+		return err
 	}
+	if in.Title == nil {
+		return agent.Errorf(agent.CodeBadRequest, "title is required, e.g. {\"title\":\"Trip plans\"}")
+	}
+	return nil
+}
+
+// updateInput is an update_conversation.
+type updateInput struct {
+	conversationRef
+	protocol.UpdateRequest
+}
+
+// sendInput is a send.
+type sendInput struct {
+	conversationRef
+	protocol.SendRequest
+}
+
+func (in *sendInput) check() error {
+	if err := in.conversationRef.check(); err != nil {
+		return err
+	}
+	return needContent("send", in.Content)
+}
+
+// needContent is the bad_request of a send or edit without content.
+func needContent(op string, c []agent.Content) error {
+	if len(c) == 0 {
+		return agent.Errorf(agent.CodeBadRequest, "%s needs content, e.g. [{\"type\":\"text\",\"body\":\"hello\"}]", op)
+	}
+	return nil
+}
+
+// messageRef names one message of a conversation: cancel_queued's
+// {message_id}, switch_branch's message_id.
+type messageRef struct {
+	conversationRef
+	MessageID string `json:"message_id"`
+}
+
+func (in *messageRef) check() error {
+	if err := in.conversationRef.check(); err != nil {
+		return err
+	}
+	return need("message_id", in.MessageID)
+}
+
+var (
+	opCreateConversation = declare(protocol.OpCreateConversation, http.StatusCreated, func(ctx context.Context, s *Server, in protocol.CreateRequest) (any, error) {
+		return s.runner.CreateConversationWith(ctx, in.Title, in.Temp, in.Settings())
+	})
+	opListConversations = declare(protocol.OpListConversations, 0, func(ctx context.Context, s *Server, in pageQuery) (any, error) {
+		offset, limit := in.page()
+		b, err := s.listPage(ctx, offset, limit) // a protocol.ListResult
+		if err != nil {
+			return nil, err
+		}
+		return json.RawMessage(b), nil
+	})
+	opGetConversation = declare(protocol.OpGetConversation, 0, func(ctx context.Context, s *Server, in conversationRef) (any, error) {
+		return s.runner.Conversation(ctx, in.ConversationID)
+	})
+	opGetMessages = declare(protocol.OpGetMessages, 0, func(ctx context.Context, s *Server, in messagesQuery) (any, error) {
+		offset, limit := in.page()
+		q := agent.MessageQuery{ConversationID: in.ConversationID, After: in.After.N, Offset: offset, Limit: limit}
+		if !in.After.At.IsZero() {
+			after, err := s.cursorAt(ctx, in.After.At, in.ConversationID)
+			if err != nil {
+				return nil, err
+			}
+			q.After = after
+		}
+		var err error
+		if q.All, err = allBranches(in.Branch); err != nil {
+			return nil, err
+		}
+		ms, err := s.runner.Messages(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		return protocol.MessagesResult{Messages: ms}, nil
+	})
+	opRename = declare(protocol.OpRename, 0, func(ctx context.Context, s *Server, in renameInput) (any, error) {
+		return s.runner.Rename(ctx, in.ConversationID, *in.Title)
+	})
+	opUpdateConversation = declare(protocol.OpUpdateConversation, 0, func(ctx context.Context, s *Server, in updateInput) (any, error) {
+		st := in.Settings()
+		st.Title = in.Title
+		return s.runner.UpdateConversation(ctx, in.ConversationID, st)
+	})
+	opDelete = declare(protocol.OpDelete, http.StatusNoContent, func(ctx context.Context, s *Server, in conversationRef) (any, error) {
+		return protocol.Empty{}, s.runner.Delete(ctx, in.ConversationID)
+	})
+	opInterrupt = declare(protocol.OpInterrupt, 0, func(ctx context.Context, s *Server, in conversationRef) (any, error) {
+		ok, err := s.runner.Interrupt(ctx, in.ConversationID)
+		return protocol.InterruptResult{Interrupted: ok}, err
+	})
+	// opSend starts a turn (or queues it); over REST it answers with the
+	// turn's SSE stream (streamTurn).
+	opSend = streamed(declare(protocol.OpSend, 0, func(ctx context.Context, s *Server, in sendInput) (any, error) {
+		res, err := s.runner.SendBusy(ctx, in.ConversationID, in.Content, in.ClientID, in.OnBusy)
+		return sendResult(res), err
+	}), streamTurn)
+)
+
+// streamTurn answers a REST send, regenerate or edit: the turn's SSE
+// stream from its first event; a queued send 202 with its result, a
+// duplicate 200 {message_id, duplicate}.
+func streamTurn(s *Server, w http.ResponseWriter, r *http.Request, run func() (any, error)) {
+	id := r.PathValue("conversation_id")
 	stream := broker.Stream{Kind: broker.StreamConversation, ConversationID: id}
 	var sub *broker.Sub
 	var err error
@@ -189,26 +218,20 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	res, err := s.runner.SendBusy(r.Context(), id, req.Content, req.ClientID, req.OnBusy)
-	if err != nil {
+	v, err := run()
+	res, _ := v.(protocol.SendResult)
+	if err != nil || res.Queued || res.Duplicate {
 		if sub != nil {
 			sub.Close()
 		}
-		s.writeError(w, r, err)
-		return
-	}
-	if res.Queued {
-		if sub != nil {
-			sub.Close()
+		switch {
+		case err != nil:
+			s.writeError(w, r, err)
+		case res.Queued:
+			writeQueued(w, res)
+		default:
+			writeJSON(w, http.StatusOK, map[string]any{"message_id": res.MessageID, "duplicate": true})
 		}
-		writeQueued(w, res)
-		return
-	}
-	if res.Duplicate {
-		if sub != nil {
-			sub.Close()
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"message_id": res.MessageID, "duplicate": true})
 		return
 	}
 	if sub == nil {

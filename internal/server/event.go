@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/protocol"
@@ -64,7 +65,7 @@ func writeReplay(w http.ResponseWriter, evs []agent.Encoded, next string) {
 func (s *Server) handleReplay(w http.ResponseWriter, r *http.Request) { s.replay(w, r, "") }
 
 func (s *Server) handleConversationReplay(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
+	id := r.PathValue("conversation_id")
 	if _, err := s.runner.Conversation(r.Context(), id); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -84,6 +85,20 @@ func (s *Server) toolServers(ctx context.Context) protocol.ToolsResult {
 	return res
 }
 
-func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.toolServers(r.Context()))
+// opListTools is the state of the tool servers (an extension).
+var opListTools = declare(protocol.OpListTools, 0, func(ctx context.Context, s *Server, _ struct{}) (any, error) {
+	return s.toolServers(ctx), nil
+})
+
+// intParam reads an integer query parameter with a default.
+func intParam(r *http.Request, name string, def int64) (int64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, agent.Errorf(agent.CodeBadRequest, "%s must be an integer, got %q", name, v)
+	}
+	return n, nil
 }

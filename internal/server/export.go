@@ -50,7 +50,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, agent.Errorf(agent.CodeBadRequest, "format must be json or markdown, got %q", agent.Shorten(format, 40)))
 		return
 	}
-	c, err := s.runner.Conversation(r.Context(), r.PathValue("id"))
+	c, err := s.runner.Conversation(r.Context(), r.PathValue("conversation_id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

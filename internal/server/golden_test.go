@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden from this run")
@@ -204,11 +205,5 @@ func TestGoldenEventBytes(t *testing.T) {
 
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	for range 2000 {
-		if ok() {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
+	testwait.For(t, what, ok)
 }

@@ -1,32 +1,13 @@
 package server
 
 import (
-	"net/http"
+	"context"
 
 	"github.com/agentik/agentik/internal/protocol"
 )
 
-func (s *Server) models() protocol.ModelsResult {
+// opListModels lists the models conversations may pick and the default.
+var opListModels = declare(protocol.OpListModels, 0, func(_ context.Context, s *Server, _ struct{}) (any, error) {
 	ms, def := s.runner.Models()
-	return protocol.ModelsResult{Models: ms, Default: def}
-}
-
-func (s *Server) handleAgentikModels(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.models())
-}
-
-func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
-	var req protocol.UpdateRequest
-	if err := decodeBody(r, &req, false); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	st := req.Settings()
-	st.Title = req.Title
-	c, err := s.runner.UpdateConversation(r.Context(), r.PathValue("id"), st)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
-}
+	return protocol.ModelsResult{Models: ms, Default: def}, nil
+})

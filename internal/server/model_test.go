@@ -286,20 +286,13 @@ func TestTitleByModel(t *testing.T) {
 
 func waitTitle(t *testing.T, ts *testServer, id, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var got agent.Conversation
+	var got agent.Conversation
+	waitFor(t, "the title "+want, func() bool {
 		ts.call(t, "GET", "/agentik/conversations/"+id, "", 200, &got)
-		if got.Title == want {
-			if got.UserTitled {
-				t.Errorf("a model title counts as the user's")
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("title %q, want %q", got.Title, want)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return got.Title == want
+	})
+	if got.UserTitled {
+		t.Errorf("a model title counts as the user's")
 	}
 }
 
@@ -317,9 +310,7 @@ func TestTitleNeverOverwritesRename(t *testing.T) {
 	tp.A.Enqueue(llmtest.Reply{Text: "answer"})
 	tp.A.Enqueue(llmtest.Reply{Text: "Model Title", Hold: hold})
 	ts.sendOK(t, c.ID, "question")
-	for len(tp.A.Requests()) < 2 {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "the title call", func() bool { return len(tp.A.Requests()) >= 2 })
 	ts.call(t, "POST", "/agentik/conversations/"+c.ID+"/rename", `{"title":"mine"}`, 200, nil)
 	close(hold)
 	lw.wait(t, "title_skipped")
@@ -335,9 +326,7 @@ func TestTitleNeverOverwritesRename(t *testing.T) {
 	tp.A.Enqueue(llmtest.Reply{Text: "slow answer", Hold: hold})
 	done := make(chan string)
 	go func() { done <- names(ts.send(t, c.ID, "another question")) }()
-	for len(tp.A.Requests()) < 3 {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "the third model call", func() bool { return len(tp.A.Requests()) >= 3 })
 	ts.call(t, "PATCH", "/agentik/conversations/"+c.ID, `{"title":"named early"}`, 200, nil)
 	close(hold)
 	<-done

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
@@ -130,13 +129,7 @@ func TestOpenAIShutdownMidAnswer(t *testing.T) {
 		}
 		got <- resp
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(ts.Fake.Requests()) == 0 { // the model holds the answer
-		if time.Now().After(deadline) {
-			t.Fatal("the model was never asked")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, "the model asked (it holds the answer)", func() bool { return len(ts.Fake.Requests()) > 0 })
 	if err := ts.App.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}

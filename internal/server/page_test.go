@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/testwait"
 	"github.com/agentik/agentik/web"
 )
 
@@ -40,20 +40,15 @@ func testid(doc *goquery.Document, id string) *goquery.Selection {
 // waitIdle waits until a conversation's turn has ended.
 func waitIdle(t testing.TB, ts *testServer, id string) agent.Conversation {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := ts.Runner.Conversation(context.Background(), id)
-		if err != nil {
+	var c agent.Conversation
+	testwait.For(t, "conversation "+id+" to end its turn", func() bool {
+		var err error
+		if c, err = ts.Runner.Conversation(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
-		if !c.Running {
-			return c
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("conversation %s still running", id)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return !c.Running
+	})
+	return c
 }
 
 func pageBoot(t testing.TB, doc *goquery.Document) web.Boot {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/agentik/agentik/internal/agent"
@@ -14,33 +15,29 @@ func sendResult(res agent.SendResult) protocol.SendResult {
 
 // writeQueued answers a REST send that was queued: 202 with the send's
 // result instead of the turn's stream (the turn has not started).
-func writeQueued(w http.ResponseWriter, res agent.SendResult) {
+func writeQueued(w http.ResponseWriter, res protocol.SendResult) {
 	status := http.StatusAccepted
 	if res.Duplicate {
 		status = http.StatusOK
 	}
-	writeJSON(w, status, sendResult(res))
+	writeJSON(w, status, res)
 }
 
-func (s *Server) handleCancelQueued(w http.ResponseWriter, r *http.Request) {
-	if err := s.runner.CancelQueued(r.Context(), r.PathValue("id"), r.PathValue("message_id")); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// handleQueue lists a conversation's queued sends, the next first (an
-// extension: what a page opened after they were queued shows).
-func (s *Server) handleQueue(w http.ResponseWriter, r *http.Request) {
-	q, err := s.runner.Queue(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	out := make([]protocol.QueuedItem, len(q))
-	for i, qs := range q {
-		out[i] = protocol.QueuedItem{MessageID: qs.MessageID, Content: qs.Content, Position: i + 1, ClientID: qs.ClientID}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"queued": out})
-}
+var (
+	opCancelQueued = declare(protocol.OpCancelQueued, http.StatusNoContent, func(ctx context.Context, s *Server, in messageRef) (any, error) {
+		return protocol.Empty{}, s.runner.CancelQueued(ctx, in.ConversationID, in.MessageID)
+	})
+	// opListQueue lists a conversation's queued sends, the next first (an
+	// extension: what a page opened after they were queued shows).
+	opListQueue = declare(protocol.OpListQueue, 0, func(ctx context.Context, s *Server, in conversationRef) (any, error) {
+		q, err := s.runner.Queue(ctx, in.ConversationID)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]protocol.QueuedItem, len(q))
+		for i, qs := range q {
+			out[i] = protocol.QueuedItem{MessageID: qs.MessageID, Content: qs.Content, Position: i + 1, ClientID: qs.ClientID}
+		}
+		return protocol.QueueResult{Queued: out}, nil
+	})
+)

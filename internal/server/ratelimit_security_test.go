@@ -137,14 +137,8 @@ func TestWSConnectionsPerClient(t *testing.T) {
 		t.Fatalf("another address: %d", code)
 	}
 	a1.Close(websocket.StatusNormalClosure, "")
-	for i := 0; ; i++ { // the server frees the place when its handler returns
-		c, code := dial("10.0.0.1")
-		if c != nil {
-			break
-		}
-		if i == 500 {
-			t.Fatalf("after closing one: still %d", code)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "a place freed after closing one", func() bool { // the server frees it when its handler returns
+		c, _ := dial("10.0.0.1")
+		return c != nil
+	})
 }

@@ -242,20 +242,13 @@ func TestRESTTurnSurvivesClientDisconnect(t *testing.T) {
 	resp := ts.do(t, "POST", "/agentik/conversations/"+c.ID+"/send", `{"content":[{"type":"text","body":"go"}]}`)
 	readSSE(t, resp.Body, func(f frame) bool { return f.Event == "append_text" })
 	resp.Body.Close() // the client goes away mid-turn
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var hist struct{ Messages []agent.Message }
+	var hist struct{ Messages []agent.Message }
+	waitFor(t, "the turn to finish after its client left", func() bool {
 		ts.call(t, "GET", "/agentik/conversations/"+c.ID+"/messages", "", 200, &hist)
-		if n := len(hist.Messages); n == 2 {
-			if m := hist.Messages[1]; m.Interrupted || m.Content[0].Body != strings.Repeat("w ", 100) {
-				t.Fatalf("answer %+v", m)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the turn did not finish after its client left")
-		}
-		time.Sleep(20 * time.Millisecond)
+		return len(hist.Messages) == 2
+	})
+	if m := hist.Messages[1]; m.Interrupted || m.Content[0].Body != strings.Repeat("w ", 100) {
+		t.Fatalf("answer %+v", m)
 	}
 }
 

@@ -17,47 +17,52 @@ func (s *Server) routes() http.Handler {
 	// WebSocket: every subscription and command on one connection.
 	mux.HandleFunc("GET /agentik/ws", s.handleWS)
 
-	// REST + SSE, compatible with the original agentik facade.
-	mux.HandleFunc("POST /agentik/conversations", s.handleCreate)
-	mux.HandleFunc("GET /agentik/conversations", s.handleList)
-	mux.HandleFunc("GET /agentik/conversations/{id}", s.handleGet)
-	mux.HandleFunc("GET /agentik/conversations/{id}/messages", s.handleMessages)
-	mux.HandleFunc("POST /agentik/conversations/{id}/rename", s.handleRename)
-	mux.HandleFunc("DELETE /agentik/conversations/{id}", s.handleDelete)
-	mux.HandleFunc("POST /agentik/conversations/{id}/send", s.handleSend)
-	mux.HandleFunc("GET /agentik/conversations/{id}/events", s.handleConversationEvents)
-	mux.HandleFunc("POST /agentik/conversations/{id}/interrupt", s.handleInterrupt)
-	mux.HandleFunc("POST /agentik/conversations/{id}/compact", s.handleCompact)
-	mux.HandleFunc("GET /agentik/conversations/{id}/queue", s.handleQueue)
-	mux.HandleFunc("POST /agentik/conversations/{id}/approve", s.handleApprove)
-	mux.HandleFunc("POST /agentik/conversations/{id}/elicit", s.handleElicit)
-	mux.HandleFunc("DELETE /agentik/conversations/{id}/queue/{message_id}", s.handleCancelQueued)
-	mux.HandleFunc("POST /agentik/conversations/{id}/regenerate", s.handleRegenerate)
-	mux.HandleFunc("POST /agentik/conversations/{id}/edit", s.handleEdit)
-	mux.HandleFunc("POST /agentik/conversations/{id}/switch_branch", s.handleSwitchBranch)
-	mux.HandleFunc("GET /agentik/conversations/{id}/events/replay", s.handleConversationReplay)
+	// Ops of the op table (op.go): each route here is also the WebSocket
+	// op of the op's name, with the same fields ({conversation_id} is the
+	// field conversation_id).
+	// Conversations (conversation.go, queue.go, approval.go, elicit.go,
+	// branch.go, compact.go).
+	mux.HandleFunc("POST /agentik/conversations", s.op(opCreateConversation))
+	mux.HandleFunc("GET /agentik/conversations", s.op(opListConversations))
+	mux.HandleFunc("GET /agentik/conversations/{conversation_id}", s.op(opGetConversation))
+	mux.HandleFunc("PATCH /agentik/conversations/{conversation_id}", s.op(opUpdateConversation))
+	mux.HandleFunc("DELETE /agentik/conversations/{conversation_id}", s.op(opDelete))
+	mux.HandleFunc("GET /agentik/conversations/{conversation_id}/messages", s.op(opGetMessages))
+	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/rename", s.op(opRename))
+	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/send", s.op(opSend)) // the turn's SSE stream
+	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/interrupt", s.op(opInterrupt))
+	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/compact", s.op(opCompact))
+	mux.HandleFunc("GET /agentik/conversations/{conversation_id}/queue", s.op(opListQueue))
+	mux.HandleFunc("DELETE /agentik/conversations/{conversation_id}/queue/{message_id}", s.op(opCancelQueued))
+	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/approve", s.op(opApprove))
+	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/elicit", s.op(opElicit))
+	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/regenerate", s.op(opRegenerate)) // SSE, as send
+	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/edit", s.op(opEdit))             // SSE, as send
+	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/switch_branch", s.op(opSwitchBranch))
+	mux.HandleFunc("GET /agentik/search", s.op(opSearch)) // search.go
+	mux.HandleFunc("GET /agentik/models", s.op(opListModels))
+	// Tool servers, their resources and prompts (event.go, resource.go).
+	mux.HandleFunc("GET /agentik/tools", s.op(opListTools))
+	mux.HandleFunc("GET /agentik/resources", s.op(opListResources))
+	mux.HandleFunc("GET /agentik/resources/read", s.op(opReadResource))
+	mux.HandleFunc("GET /agentik/prompts", s.op(opListPrompts))
+	mux.HandleFunc("POST /agentik/prompts/get", s.op(opGetPrompt))
+	// Agents (agentdef.go).
+	mux.HandleFunc("POST /agentik/agents", s.op(opCreateAgent))
+	mux.HandleFunc("GET /agentik/agents", s.op(opListAgents))
+	mux.HandleFunc("GET /agentik/agents/{slug}", s.op(opGetAgent))
+	mux.HandleFunc("PATCH /agentik/agents/{slug}", s.op(opUpdateAgent))
+	mux.HandleFunc("DELETE /agentik/agents/{slug}", s.op(opDeleteAgent))
+	// Streams and files, outside the op table: SSE, replays, archives.
+	mux.HandleFunc("GET /agentik/conversations/{conversation_id}/events", s.handleConversationEvents)
+	mux.HandleFunc("GET /agentik/conversations/{conversation_id}/events/replay", s.handleConversationReplay)
 	mux.HandleFunc("GET /agentik/events", s.handleAgentEvents)
 	mux.HandleFunc("GET /agentik/events/all", s.handleAllEvents)
 	mux.HandleFunc("GET /agentik/events/replay", s.handleReplay)
-	mux.HandleFunc("GET /agentik/tools", s.handleTools)
 	mux.HandleFunc("GET /agentik/oauth/callback", s.handleOAuthCallback) // a remote MCP server's sign-in
-	mux.HandleFunc("GET /agentik/resources", s.handleResources)          // resource.go
-	mux.HandleFunc("GET /agentik/resources/read", s.handleReadResource)
-	mux.HandleFunc("GET /agentik/prompts", s.handlePrompts)
-	mux.HandleFunc("POST /agentik/prompts/get", s.handleGetPrompt)
-	mux.HandleFunc("GET /agentik/search", s.handleSearch)
-	mux.HandleFunc("GET /agentik/conversations/{id}/export", s.handleExport)
+	mux.HandleFunc("GET /agentik/conversations/{conversation_id}/export", s.handleExport)
 	mux.HandleFunc("GET /agentik/export", s.handleExportAll)
 	mux.HandleFunc("POST /agentik/import", s.handleImport) // importPath
-	mux.HandleFunc("GET /agentik/models", s.handleAgentikModels)
-	mux.HandleFunc("PATCH /agentik/conversations/{id}", s.handleUpdate)
-	mux.HandleFunc("POST /agentik/agents", s.handleCreateAgent)
-	mux.HandleFunc("GET /agentik/agents", s.handleListAgents)
-	mux.HandleFunc("GET /agentik/agents/{slug}", s.handleGetAgent)
-	mux.HandleFunc("PATCH /agentik/agents/{slug}", s.handleUpdateAgent)
-	mux.HandleFunc("DELETE /agentik/agents/{slug}", s.handleDeleteAgent)
-	// Ops of the op table (op.go): each route here is also the WebSocket
-	// op of the op's name, with the same fields.
 	// Accounts (users.go).
 	mux.HandleFunc("GET /agentik/me", s.op(opMe))
 	mux.HandleFunc("GET /agentik/usage", s.op(opGetUsage))

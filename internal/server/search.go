@@ -2,14 +2,12 @@ package server
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/protocol"
 )
 
-// search runs a search box's query: text and limit as the client sent them
-// (limit 0: the default).
+// search runs a search box's query: its text and how many results at most.
 func (s *Server) search(ctx context.Context, text string, limit int) (protocol.SearchResults, error) {
 	q, err := agent.ParseSearch(text, limit)
 	if err != nil {
@@ -28,20 +26,20 @@ func (s *Server) search(ctx context.Context, text string, limit int) (protocol.S
 	return protocol.SearchResults{Results: res}, nil
 }
 
-func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
-	limit, err := intParam(r, "limit", agent.DefaultSearchLimit)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if limit < 1 || limit > agent.MaxSearchLimit {
-		s.writeError(w, r, agent.Errorf(agent.CodeBadRequest, "limit must be between 1 and %d, got %d", agent.MaxSearchLimit, limit))
-		return
-	}
-	res, err := s.search(r.Context(), r.URL.Query().Get("q"), int(limit))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+// searchQuery is a search: the box's text and how many results at most
+// (absent: agent.DefaultSearchLimit).
+type searchQuery struct {
+	Q     string  `json:"q"`
+	Limit integer `json:"limit"`
 }
+
+func (q *searchQuery) check() error {
+	if l := q.Limit.or(agent.DefaultSearchLimit); l < 1 || l > agent.MaxSearchLimit {
+		return agent.Errorf(agent.CodeBadRequest, "limit must be between 1 and %d, got %d", agent.MaxSearchLimit, l)
+	}
+	return nil
+}
+
+var opSearch = declare(protocol.OpSearch, 0, func(ctx context.Context, s *Server, in searchQuery) (any, error) {
+	return s.search(ctx, in.Q, int(in.Limit.or(agent.DefaultSearchLimit)))
+})

@@ -54,7 +54,7 @@ func (s *Server) cursor(r *http.Request) (int64, error) {
 	}
 	if name == "after" {
 		if t, ok := instant(v); ok {
-			return s.cursorAt(r, t, "")
+			return s.cursorAt(r.Context(), t, "")
 		}
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
@@ -78,15 +78,15 @@ type cursorIndex interface {
 
 // cursorAt is the cursor just before the first event (with a
 // conversationID: message) at or after t.
-func (s *Server) cursorAt(r *http.Request, t time.Time, conversationID string) (int64, error) {
+func (s *Server) cursorAt(ctx context.Context, t time.Time, conversationID string) (int64, error) {
 	ix, ok := s.store.(cursorIndex)
 	if !ok {
 		return 0, agent.Errorf(agent.CodeBadRequest, "after must be a seq here: this store cannot look up times")
 	}
 	if conversationID != "" {
-		return ix.MessageCursorAt(r.Context(), conversationID, t)
+		return ix.MessageCursorAt(ctx, conversationID, t)
 	}
-	return ix.CursorAt(r.Context(), t)
+	return ix.CursorAt(ctx, t)
 }
 
 func (s *Server) subscribeSSE(w http.ResponseWriter, r *http.Request, stream broker.Stream, frame frameFunc) {
@@ -111,7 +111,7 @@ func (s *Server) subscribeSSE(w http.ResponseWriter, r *http.Request, stream bro
 }
 
 func (s *Server) handleConversationEvents(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
+	id := r.PathValue("conversation_id")
 	if _, err := s.runner.Conversation(r.Context(), id); err != nil {
 		s.writeError(w, r, err)
 		return

@@ -3,7 +3,6 @@ package server
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -318,9 +317,9 @@ func (k *wsConn) command(c wsCommand) {
 	k.reply(id, cmd.Op, res, err)
 }
 
-// run runs every command but subscribe and returns its result.
+// run runs every command but subscribe and returns its result: unsubscribe
+// here, every other op through the op table (op.go).
 func (k *wsConn) run(ctx context.Context, cmd protocol.Command) (any, error) {
-	r := k.s.runner
 	switch cmd.Op {
 	case protocol.OpUnsubscribe:
 		k.mu.Lock()
@@ -334,111 +333,10 @@ func (k *wsConn) run(ctx context.Context, cmd protocol.Command) (any, error) {
 		ws.sub.Close()
 		<-ws.done // no frame of this subscription follows the reply
 		return protocol.Empty{}, nil
-	case protocol.OpCreateConversation:
-		title := ""
-		if cmd.Title != nil {
-			title = *cmd.Title
-		}
-		return r.CreateConversationWith(ctx, title, cmd.Temp, cmd.Settings())
-	case protocol.OpListConversations:
-		offset, limit := 0, agent.DefaultPageSize
-		if cmd.Offset != nil {
-			offset = *cmd.Offset
-		}
-		if cmd.Limit != nil {
-			limit = *cmd.Limit
-		}
-		b, err := k.s.listPage(ctx, offset, limit) // a protocol.ListResult
-		if err != nil {
-			return nil, err
-		}
-		return json.RawMessage(b), nil
-	case protocol.OpGetConversation:
-		return r.Conversation(ctx, cmd.ConversationID)
-	case protocol.OpGetMessages:
-		q := agent.MessageQuery{ConversationID: cmd.ConversationID, Limit: agent.DefaultPageSize}
-		if cmd.After != nil {
-			q.After = *cmd.After
-		}
-		if cmd.Offset != nil {
-			q.Offset = *cmd.Offset
-		}
-		if cmd.Limit != nil {
-			q.Limit = *cmd.Limit
-		}
-		all, err := allBranches(cmd.Branch)
-		if err != nil {
-			return nil, err
-		}
-		q.All = all
-		ms, err := r.Messages(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		return protocol.MessagesResult{Messages: ms}, nil
-	case protocol.OpSend:
-		res, err := r.SendBusy(ctx, cmd.ConversationID, cmd.Content, cmd.ClientID, cmd.OnBusy)
-		if err != nil {
-			return nil, err
-		}
-		return sendResult(res), nil
-	case protocol.OpCancelQueued:
-		if err := r.CancelQueued(ctx, cmd.ConversationID, cmd.MessageID); err != nil {
-			return nil, err
-		}
+	case protocol.OpPing: // answered by the reader; kept for completeness
 		return protocol.Empty{}, nil
-	case protocol.OpElicit:
-		if err := r.Elicit(ctx, cmd.ConversationID, cmd.ElicitInput()); err != nil {
-			return nil, err
-		}
-		return protocol.Empty{}, nil
-	case protocol.OpApprove:
-		if err := r.Approve(ctx, cmd.ConversationID, approvalInput(cmd.CallID, cmd.Decision, cmd.Arguments, cmd.Reason)); err != nil {
-			return nil, err
-		}
-		return protocol.Empty{}, nil
-	case protocol.OpInterrupt:
-		ok, err := r.Interrupt(ctx, cmd.ConversationID)
-		if err != nil {
-			return nil, err
-		}
-		return protocol.InterruptResult{Interrupted: ok}, nil
-	case protocol.OpRename:
-		return r.Rename(ctx, cmd.ConversationID, *cmd.Title)
-	case protocol.OpDelete:
-		if err := r.Delete(ctx, cmd.ConversationID); err != nil {
-			return nil, err
-		}
-		return protocol.Empty{}, nil
-	case protocol.OpPing:
-		return protocol.Empty{}, nil
-	case protocol.OpListTools:
-		return k.s.toolServers(ctx), nil
-	case protocol.OpSearch:
-		limit := 0
-		if cmd.Limit != nil {
-			limit = *cmd.Limit
-		}
-		return k.s.search(ctx, cmd.Query, limit)
-	case protocol.OpCompact:
-		return r.Compact(ctx, cmd.ConversationID)
-	case protocol.OpListModels:
-		return k.s.models(), nil
-	case protocol.OpUpdateConversation:
-		return r.UpdateConversation(ctx, cmd.ConversationID, cmd.Update())
-	case protocol.OpRegenerate, protocol.OpEdit, protocol.OpSwitchBranch:
-		return branchOp(ctx, r, cmd)
 	}
-	if res, ok, err := k.s.agentOp(ctx, cmd); ok {
-		return res, err
-	}
-	if res, ok, err := k.s.mcpOp(ctx, cmd); ok {
-		return res, err
-	}
-	if res, ok, err := k.s.tableOp(ctx, cmd); ok {
-		return res, err
-	}
-	return nil, agent.Errorf(agent.CodeBadRequest, "unknown op %q", cmd.Op)
+	return k.s.tableOp(ctx, cmd)
 }
 
 // subscribe starts a subscription: the reply is queued before the pump

@@ -3,10 +3,10 @@ package telemetry_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 	dto "github.com/prometheus/client_model/go"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // scrape GETs /metrics and parses it with the Prometheus text parser.
@@ -112,12 +113,7 @@ func TestMetricsAfterTurns(t *testing.T) {
 		}
 		done <- b.String()
 	}()
-	for deadline := time.Now().Add(10 * time.Second); len(rg.fake.Requests()) < 3; {
-		if time.Now().After(deadline) {
-			t.Fatal("the model was not called")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.For(t, "the third model call", func() bool { return len(rg.fake.Requests()) >= 3 })
 	if code, body := rg.do(t, "POST", "/agentik/conversations/"+id+"/interrupt", ""); code != 200 {
 		t.Fatalf("interrupt: %d %s", code, body)
 	}
@@ -141,7 +137,7 @@ func TestMetricsAfterTurns(t *testing.T) {
 	// a scrape between two equal heads saw every commit up to that head.
 	var fams map[string]*dto.MetricFamily
 	var head int64
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	testwait.For(t, "three turns counted and the log still", func() bool {
 		_, before, err := rg.store.Bounds(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -151,10 +147,8 @@ func TestMetricsAfterTurns(t *testing.T) {
 			t.Fatal(err)
 		}
 		still := before == head && value(fams, "agentik_events_appended_total") == float64(head)
-		if (value(fams, "agentik_turns_total") >= 3 && still) || time.Now().After(deadline) {
-			break
-		}
-	}
+		return value(fams, "agentik_turns_total") >= 3 && still
+	})
 	for _, c := range []struct {
 		name   string
 		labels []string
@@ -284,12 +278,8 @@ func TestMetricsCountWaitsQueuesAndCompactions(t *testing.T) {
 // metricReaches scrapes until the family is present with value want.
 func metricReaches(t *testing.T, rg *rig, name string, want float64) {
 	t.Helper()
-	var got float64
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	testwait.For(t, fmt.Sprintf("%s = %v", name, want), func() bool {
 		fams := scrape(t, rg)
-		if got = value(fams, name); fams[name] != nil && got == want {
-			return
-		}
-	}
-	t.Fatalf("%s = %v, want %v", name, got, want)
+		return fams[name] != nil && value(fams, name) == want
+	})
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/agentik/agentik/internal/server"
 	"github.com/agentik/agentik/internal/store"
 	"github.com/agentik/agentik/internal/telemetry"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // fakeTools offers fs__read (answers) and fs__fail (fails), both of server "fs".
@@ -147,18 +148,11 @@ func (rg *rig) send(t *testing.T, id, text string) string {
 
 func (rg *rig) waitIdle(t *testing.T, id string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.For(t, "conversation "+id+" to end its turn", func() bool {
 		c, err := rg.runner.Conversation(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !c.Running {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("conversation %s still running", id)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return !c.Running
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -23,6 +24,7 @@ import (
 	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/store"
+	"github.com/agentik/agentik/internal/testwait"
 	"github.com/agentik/agentik/internal/webhook"
 )
 
@@ -140,31 +142,23 @@ func (rg *rig) turn(t *testing.T, id, text, answer string) {
 	if _, err := rg.r.Send(context.Background(), id, []agent.Content{agent.Text(text)}, ""); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	testwait.For(t, "the turn to end", func() bool {
 		c, err := rg.r.Conversation(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !c.Running {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("turn did not end")
-		}
-	}
+		return !c.Running
+	})
 }
 
 func waitDelivered(t *testing.T, rc *receiver, n int) []webhook.Message {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		got, _, _ := rc.snapshot()
-		if len(got) >= n {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("delivered %d, want %d", len(got), n)
-		}
-	}
+	var got []webhook.Message
+	testwait.For(t, fmt.Sprintf("%d deliveries", n), func() bool {
+		got, _, _ = rc.snapshot()
+		return len(got) >= n
+	})
+	return got
 }
 
 func TestWebhookSignedDelivery(t *testing.T) {
@@ -195,14 +189,10 @@ func TestWebhookSignedDelivery(t *testing.T) {
 // (a new receiver starts at the head: turns before it are not sent).
 func waitCursor(t *testing.T, rg *rig, url string) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, err := rg.st.Cursor(context.Background(), webhook.CursorKey(url)); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no cursor stored")
-		}
-	}
+	testwait.ForErr(t, "the deliverer's starting cursor", func() error {
+		_, err := rg.st.Cursor(context.Background(), webhook.CursorKey(url))
+		return err
+	})
 }
 
 // waitDone waits until the deliverer to url stored that it delivered the
@@ -210,14 +200,10 @@ func waitCursor(t *testing.T, rg *rig, url string) {
 func waitDone(t *testing.T, rg *rig, url string, seq int64) {
 	t.Helper()
 	want := ":" + strconv.FormatInt(seq, 10)
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if v, err := rg.st.Cursor(context.Background(), webhook.CursorKey(url)); err == nil && strings.HasSuffix(v, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the delivery of seq %d was never stored", seq)
-		}
-	}
+	testwait.For(t, fmt.Sprintf("the delivery of seq %d stored", seq), func() bool {
+		v, err := rg.st.Cursor(context.Background(), webhook.CursorKey(url))
+		return err == nil && strings.HasSuffix(v, want)
+	})
 }
 
 func TestWebhookOutageAndRestartLoseNothing(t *testing.T) {
@@ -234,14 +220,10 @@ func TestWebhookOutageAndRestartLoseNothing(t *testing.T) {
 
 	// Turn 1 while the receiver is down: it is refused, retried.
 	rg.turn(t, c.ID, "one", "first")
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, _, refused := rc.snapshot(); refused >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no retries while the receiver was down")
-		}
-	}
+	testwait.For(t, "retries while the receiver is down", func() bool {
+		_, _, refused := rc.snapshot()
+		return refused >= 2
+	})
 	// Restart agentik's deliverer while turn 1 is undelivered; turn 2 ends
 	// while it is stopped.
 	stop()
@@ -336,17 +318,11 @@ func TestWebhookHangingAndRedirectingReceivers(t *testing.T) {
 			c, _ := rg.r.CreateConversation(context.Background(), "t", false)
 			waitCursor(t, rg, srv.URL)
 			rg.turn(t, c.ID, "hi", "answer") // the turn ends although no delivery succeeds
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			testwait.For(t, "three attempts", func() bool {
 				mu.Lock()
-				n := attempts
-				mu.Unlock()
-				if n >= 3 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("%d attempts, want retries", n)
-				}
-			}
+				defer mu.Unlock()
+				return attempts >= 3
+			})
 			cancel()
 			<-done
 		})

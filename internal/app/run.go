@@ -1,0 +1,395 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agentik/agentik/internal/a2a"
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/llm"
+	"github.com/agentik/agentik/internal/secret"
+	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/store"
+	"github.com/agentik/agentik/internal/telemetry"
+	"github.com/agentik/agentik/internal/tool"
+	"github.com/agentik/agentik/internal/webhook"
+)
+
+// Settings is everything the server can be told; cmd/agentik reads them
+// from the environment and flags (flags win) and documents each in its
+// usage text.
+type Settings struct {
+	Addr           string
+	DB             string
+	SystemPrompt   string
+	MCPConfig      string
+	Agents         string // AGENTIK_AGENTS: a JSON file of agents defined as code
+	APIKeys        []string
+	EventTTL       time.Duration // DefaultEventTTL when 0
+	MaxAnswerBytes int
+	MaxImportBytes int64  // AGENTIK_MAX_IMPORT_BYTES; 0 = server.MaxImportBytes
+	ContextWindow  int    // AGENTIK_CONTEXT_WINDOW: tokens; 0 = discovered, else 8192
+	SummaryModel   string // AGENTIK_SUMMARY_MODEL: makes compaction summaries; "" = the model
+	AllowedHosts   []string
+	AllowedOrigins []string
+	TrustedProxies []netip.Prefix
+	Insecure       bool
+	LogLevel       slog.Level
+	LogJSON        bool
+	Demo           bool     // the built-in scripted model and tool (demo.go)
+	Webhooks       []string // receivers of turn.ended
+	WebhookSecret  []byte   // decoded whsec_ secret
+	Providers      string   // path of the providers file (AGENTIK_PROVIDERS)
+	Titles         string   // model, first_line, or "" (model when a model is configured)
+	NoMemory       bool     // AGENTIK_MEMORY=off: no long-term memory (agent/memory.go)
+	// ApprovalTimeout (AGENTIK_APPROVAL_TIMEOUT) denies a tool call that
+	// waited longer for a person's decision; 0: it waits until decided.
+	ApprovalTimeout time.Duration
+	// DefaultBudget (AGENTIK_DEFAULT_BUDGET) is every user's token budget
+	// unless an admin gives them their own; zero: none.
+	DefaultBudget agent.Budget
+	// OIDC (AGENTIK_OIDC_*) and the trusted proxy header
+	// (AGENTIK_TRUSTED_USER_HEADER): sign-in by someone else.
+	OIDC              *server.OIDCConfig
+	TrustedUserHeader string
+	Admins            []string // AGENTIK_ADMINS
+	InviteOnly        bool     // AGENTIK_OIDC_SIGNUP=invite
+	// SecretKey (AGENTIK_SECRET_KEY) seals the OAuth tokens of remote MCP
+	// servers at rest; "": they are kept in memory only.
+	SecretKey string
+	// OAuthRedirect (AGENTIK_MCP_OAUTH_REDIRECT_URL) is agentik's
+	// /agentik/oauth/callback as browsers reach it; "": on the listen address.
+	OAuthRedirect string
+	// Listener, when set, is where the server serves instead of listening
+	// on Addr (the bench's in-process server picks a free port first).
+	Listener net.Listener
+}
+
+// DefaultEventTTL is how long events are kept unless told otherwise.
+const DefaultEventTTL = 168 * time.Hour
+
+// shutdownTimeout bounds a graceful stop: running turns end as interrupted
+// and are persisted, streams close, the event writer flushes.
+const shutdownTimeout = 8 * time.Second
+
+// pruneEvery is how often events older than the TTL are deleted.
+const pruneEvery = time.Hour
+
+// recoverEvery is how often turns orphaned by a dead instance are ended
+// (with several instances on PostgreSQL; a single one recovers at start).
+const recoverEvery = 30 * time.Second
+
+// NewLogger is the server's logger: text or JSON on w at the settings'
+// level, each record carrying its trace.
+func NewLogger(s Settings, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: s.LogLevel}
+	if s.LogJSON {
+		return slog.New(telemetry.LogHandler(slog.NewJSONHandler(w, opts)))
+	}
+	return slog.New(telemetry.LogHandler(slog.NewTextHandler(w, opts)))
+}
+
+// Run is the whole server: it listens (a busy port fails at once), wires
+// the models, tools, telemetry, webhooks and the rest, serves until ctx is
+// cancelled, then shuts down within shutdownTimeout. getenv reads the
+// model's and the tracing's variables; logs go to logw. cmd/agentik and
+// the bench's in-process server both run it.
+func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.Writer) error {
+	log := NewLogger(cfg, logw)
+	if cfg.EventTTL <= 0 {
+		cfg.EventTTL = DefaultEventTTL
+	}
+
+	// Listen first: a busy port fails at once.
+	ln := cfg.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+	}
+	defer ln.Close()
+
+	var a *App
+	metrics := telemetry.NewMetrics(telemetry.Sources{
+		Subscriptions: func() int { return a.Broker.Subscribers() },
+		Drops:         func() map[string]int64 { return a.Broker.Drops() },
+		HumanLoad:     func(ctx context.Context) (int, int, error) { return a.Store.HumanLoad(ctx) },
+	})
+	tracing, err := telemetry.NewTracing(ctx, getenv, "")
+	if err != nil {
+		return err
+	}
+	var tracer trace.Tracer
+	if tracing != nil {
+		tracer = tracing.Tracer()
+		defer func() { // after the app closed: the turns' last spans are flushed
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+			defer cancel()
+			if err := tracing.Shutdown(sctx); err != nil {
+				log.Warn("trace_flush_failed", "err", err)
+			}
+		}()
+		log.Info("tracing_on")
+	}
+	tel := telemetry.New(telemetry.Options{Metrics: metrics, Tracer: tracer, Logger: log})
+	a, err = Open(ctx, Config{DB: cfg.DB, Logger: log, OnCommit: func(evs []agent.AllEvent) { metrics.Appended(len(evs)) }})
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+		defer cancel()
+		if e := a.Close(sctx); e != nil {
+			log.Error("shutdown_failed", "err", e)
+		}
+	}()
+	st, b := a.Store, a.Broker
+
+	// The models (llm.Choose), and what the UI's banner says about them.
+	notice := &modelNotice{}
+	copts := llm.ChooseOptions{ProvidersFile: cfg.Providers, ContextWindow: cfg.ContextWindow, Getenv: getenv, Logger: log}
+	if cfg.Demo {
+		demo, err := startDemo(log)
+		if err != nil {
+			return err
+		}
+		defer demo.close()
+		copts.Fixed, copts.FixedName = &demo.config, "demo"
+		notice.set(demoNotice)
+	}
+	choice, err := llm.Choose(ctx, copts)
+	if err != nil {
+		return err
+	}
+	var model agent.Model
+	unavailable := ""
+	if err := choice.Problem; err != nil {
+		// A local model server that is not up yet should not keep agentik
+		// down: start without a model and say why on every send.
+		log.Warn("model_unavailable", "err", err)
+		unavailable = "the model is not available: " + err.Error() + "; fix the model settings and restart agentik"
+		notice.set("Check the model settings: " + err.Error() + ".")
+	}
+	providers := choice.Providers
+	switch {
+	case providers != nil && choice.Endpoint == nil:
+		model = tel.Model(providers, choice.Default)
+		log.Info("providers_configured", "providers", choice.FileProviders, "default", choice.Default)
+	case providers != nil:
+		model = tel.Model(providers, choice.Default)
+		log.Info("model_configured", "base_url", RedactURL(choice.Endpoint.BaseURL), "model", choice.Default)
+		notice.probe(ctx, *choice.Endpoint, log) // in the background: a slow endpoint does not delay the start
+		defer notice.wait()
+	default:
+		log.Warn("no_model_configured", "hint", "set OPENAI_BASE_URL or OPENAI_API_KEY (and OPENAI_MODEL), or run Ollama on 127.0.0.1:11434")
+	}
+	modelName := choice.Default
+
+	var tools *tool.Manager
+	rcfg := agent.Config{Model: model, SystemPrompt: cfg.SystemPrompt, MaxAnswerBytes: cfg.MaxAnswerBytes, Logger: log, Unavailable: unavailable,
+		TurnContext: tel.TurnContext, SummaryModel: cfg.SummaryModel, Titles: cfg.Titles, ApprovalTimeout: cfg.ApprovalTimeout, NoMemory: cfg.NoMemory,
+		Budgets: &agent.Budgets{Default: cfg.DefaultBudget, Log: log.Warn}} // Start gives it the store
+	if providers != nil {
+		rcfg.Catalog = providers
+		rcfg.Windows = providers // the window follows each conversation's model
+		checkCtx, stopCheck := context.WithCancel(ctx)
+		checked := make(chan struct{})
+		go func() { defer close(checked); providers.Run(checkCtx) }()
+		defer func() { stopCheck(); <-checked }()
+	}
+	if rcfg.Titles == "" && model != nil && !cfg.Demo {
+		rcfg.Titles = agent.TitlesModel
+	}
+	var serverNames []string
+	if cfg.MCPConfig != "" {
+		tcfg, err := tool.LoadConfig(cfg.MCPConfig, getenv)
+		if err != nil {
+			return err
+		}
+		for _, s := range tcfg.Servers {
+			serverNames = append(serverNames, s.Name)
+		}
+		onChange := func(s agent.ToolServer) { b.Publish(agent.ToolServerEvent(s, time.Now())) }
+		onResource := func(server, uri string) { b.Publish(agent.ResourceUpdatedEvent(server, uri, time.Now())) }
+		tools, err = tool.Start(ctx, tcfg, tool.Options{Logger: log, OnChange: onChange, OnResourceUpdated: onResource, OAuth: mcpOAuth(cfg, st, log)})
+		if err != nil {
+			return fmt.Errorf("start tools: %w", err)
+		}
+		defer tools.Close()
+		rcfg.Tools, rcfg.Approval = tools, tools.NeedsApproval
+		rcfg.Resources, rcfg.Prompts = tools, tools
+	}
+	if cfg.Demo {
+		rcfg.Tools = &demoTools{inner: tools}
+	}
+	if cfg.Agents != "" {
+		var remotes map[string]a2a.RemoteAgent
+		if rcfg.CodeAgents, remotes, err = loadAgents(cfg.Agents, getenv, serverNames); err != nil {
+			return err
+		}
+		if len(remotes) > 0 {
+			rcfg.Remote = &a2a.Remotes{Agents: remotes, Logger: log}
+		}
+	}
+	scfg := server.Config{
+		ModelName: modelName, Logger: log,
+		AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins, APIKeys: cfg.APIKeys,
+		ModelNotice:    notice.text,
+		TrustedProxies: cfg.TrustedProxies,
+		Metrics:        metrics.Handler(), Observer: metrics,
+		OIDC: cfg.OIDC, TrustedUserHeader: cfg.TrustedUserHeader, TrustedAdmins: cfg.Admins, TrustedInviteOnly: cfg.InviteOnly,
+		MaxImportBytes: cfg.MaxImportBytes,
+	}
+	if tools != nil {
+		scfg.Tools = tools
+	}
+	if dt, ok := rcfg.Tools.(*demoTools); ok {
+		scfg.Tools = dt
+	}
+	if rcfg.Tools != nil { // metrics and spans of tool calls
+		rcfg.Tools = tel.Tools(rcfg.Tools, scfg.Tools.Servers)
+	}
+	if err := a.Start(ctx, rcfg, scfg); err != nil {
+		return err
+	}
+	runner, srv := a.Runner, a.Server
+	hs := &http.Server{Handler: srv, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	srv.Configure(hs)
+
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	pruneDone, watchDone := make(chan struct{}), make(chan struct{})
+	pruneCtx, stopPrune := context.WithCancel(ctx)
+	go func() { defer close(pruneDone); maintain(pruneCtx, st, runner, cfg.EventTTL, log) }()
+	go func() { defer close(watchDone); metrics.WatchTurns(pruneCtx, b) }()
+	var hooks sync.WaitGroup
+	for _, u := range cfg.Webhooks {
+		hooks.Go(func() {
+			webhook.Run(pruneCtx, webhook.Config{URL: u, Secret: cfg.WebhookSecret, Log: b, Cursors: st, Logger: log,
+				Head: func(ctx context.Context) (int64, error) { _, h, err := st.Bounds(ctx); return h, err }})
+		})
+	}
+	// A2A push notifications: one deliverer of the tasks' configs.
+	hooks.Go(func() {
+		push := a2a.New(a2a.Config{Runner: runner, Broker: b, KV: st, Logger: log})
+		(&a2a.PushDeliverer{Handler: push, Secret: cfg.WebhookSecret, Logger: log}).Run(pruneCtx)
+	})
+	log.Info("listening", "addr", ln.Addr().String(), "db", RedactURL(cfg.DB))
+
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+	}
+	stopPrune()
+	<-pruneDone
+	<-watchDone
+	hooks.Wait()
+	log.Info("shutting_down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if e := runner.Close(sctx); e != nil {
+		log.Error("runner_close_failed", "err", e)
+	}
+	if e := a.Server.Shutdown(sctx); e != nil {
+		log.Error("streams_close_failed", "err", e)
+	}
+	if e := hs.Shutdown(sctx); e != nil {
+		log.Error("http_shutdown_failed", "err", e)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// mcpOAuth is how users sign in to remote MCP servers: tokens sealed in
+// the database with AGENTIK_SECRET_KEY, or in memory without it.
+func mcpOAuth(cfg Settings, st *store.Store, log *slog.Logger) *tool.OAuthOptions {
+	o := &tool.OAuthOptions{RedirectURL: cfg.OAuthRedirect}
+	if o.RedirectURL == "" {
+		o.RedirectURL = "http://" + cfg.Addr + "/agentik/oauth/callback"
+	}
+	if cfg.SecretKey != "" {
+		box, err := secret.New(cfg.SecretKey)
+		if err == nil { // the settings' reader checked the key
+			o.Box, o.Credentials = box, st
+		}
+	} else {
+		log.Debug("mcp_oauth_memory_only", "hint", "set AGENTIK_SECRET_KEY to keep remote MCP servers' sign-ins across restarts")
+	}
+	return o
+}
+
+// maintain prunes old events now and every pruneEvery, and recovers the
+// turns of instances that died (PostgreSQL) every recoverEvery.
+func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl time.Duration, log *slog.Logger) {
+	prune := func() {
+		n, err := st.Prune(ctx, time.Now().Add(-ttl))
+		if err != nil && ctx.Err() == nil {
+			log.Error("prune_failed", "err", err)
+		} else if n > 0 {
+			log.Info("events_pruned", "count", n)
+		}
+	}
+	pruneT, recoverT := time.NewTicker(pruneEvery), time.NewTicker(recoverEvery)
+	defer pruneT.Stop()
+	defer recoverT.Stop()
+	prune()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-pruneT.C:
+			prune()
+		case <-recoverT.C:
+			if err := runner.Recover(ctx); err != nil && ctx.Err() == nil {
+				log.Error("recover_failed", "err", err)
+			}
+		}
+	}
+}
+
+// secretParam matches the query parameters and key=value settings that
+// carry secrets: passwords, API keys, tokens.
+var secretParam = regexp.MustCompile(`(?i)^(password|passwd|pwd|sslpassword|api[-_]?key|key|token|access[-_]?token|secret|client[-_]?secret|sig|signature)$`)
+
+// secretKV matches a secret in a key=value connection string.
+var secretKV = regexp.MustCompile(`(?i)\b(password|sslpassword)\s*=\s*('[^']*'|\S+)`)
+
+// RedactURL hides the secrets of a URL or DSN for logs: the password of
+// its userinfo, secret query parameters (?api-key=, ?password=) and
+// password= settings.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Opaque != "" {
+		return secretKV.ReplaceAllString(raw, "$1=xxxxx")
+	}
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			if secretParam.MatchString(k) {
+				q[k] = []string{"xxxxx"}
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
