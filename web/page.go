@@ -115,7 +115,7 @@ type MessageView struct {
 
 	Text        string // user, assistant: the text parts, as markdown source
 	Images      []Image
-	Resources   []Resource // user: the tool servers' resources it attached
+	Resources   []Resource // user: the tool servers' resources it attached; tool: those its result linked or embedded
 	Reasoning   string
 	Interrupted bool
 	Usage       string // formatted token usage; "" when unknown
@@ -223,6 +223,7 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 			card := &v.Messages[i]
 			card.HasResult, card.ResultID, card.Result, card.IsError = true, m.ID, PrettyJSON(m.Result), m.IsError
 			_, card.Images = splitContent(m.Images)
+			card.Resources = resourcesOf(m.Resources)
 			card.ChildID, card.Memory = m.ChildID, m.Memory
 		case agent.MessageError:
 			v.Messages = append(v.Messages, MessageView{Kind: KindError, Type: m.Type, ID: m.ID, Seq: m.Seq, Error: m.Error, Code: m.Code})

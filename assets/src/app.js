@@ -366,6 +366,10 @@ class App {
           this.copy(action, (md && (rawText.get(md) ?? md.textContent)) || msg.querySelector('.msg-body')?.textContent || '');
         } else if (a === 'temp-chat') { e.preventDefault(); this.startTemp(); }
         else if (a === 'rename') this.rename();
+        else if (a === 'attach-resource') { // a resource a tool returned (its card), to the next message
+          const { server, resource: uri, name } = action.dataset;
+          if (this.composer) { this.composer.attachResource({ server, uri, name: name || uri }); this.composer.focus(); }
+        }
         else if (a === 'dismiss-banner') dismiss(action.closest('[data-banner]'));
         else if (a === 'load-earlier') this.chat?.loadEarlier(action);
         else if (a === 'more-conversations') this.sidebar.more();

@@ -277,7 +277,7 @@ export class Chat {
     if (m.type === 'tool_result') {
       const card = this.findCard(m.call_id);
       if (card) {
-        setToolResult(card, { id: m.id, result: m.result, isError: m.is_error, images: m.images });
+        setToolResult(card, { id: m.id, result: m.result, isError: m.is_error, images: m.images, resources: m.resources });
         childLink(card, m.child_conversation_id, delegateSlug(card.querySelector('.tool-name')?.textContent));
         memoryNote(card, m.memory);
         return;
@@ -292,7 +292,7 @@ export class Chat {
       this.callUsage = m.usage || null; // the last model call's own usage
     }
     // A live result that came before the persisted call stays visible.
-    if (m.type === 'tool_call' && liveTool && liveTool.result !== undefined) setToolResult(el, { result: liveTool.result, isError: liveTool.isError, images: liveTool.images });
+    if (m.type === 'tool_call' && liveTool && liveTool.result !== undefined) setToolResult(el, { result: liveTool.result, isError: liveTool.isError, images: liveTool.images, resources: liveTool.resources });
     this.list.append(el);
     this.main.querySelector('#empty-state')?.remove();
     if (m.type === 'summary_message' && !this.running) this.refreshContext();
@@ -315,7 +315,7 @@ export class Chat {
         if (m.id) this.seen.add(m.id);
         if (m.type === 'tool_result') {
           const card = [...box.querySelectorAll('.tool-card')].find((c) => c.dataset.callId === m.call_id);
-          if (card) { setToolResult(card, { id: m.id, result: m.result, isError: m.is_error, images: m.images }); continue; }
+          if (card) { setToolResult(card, { id: m.id, result: m.result, isError: m.is_error, images: m.images, resources: m.resources }); continue; }
         }
         box.append(this.render(m));
       }
@@ -345,7 +345,7 @@ export class Chat {
       case 'tool_result': {
         const el = toolCard({ id: null, seq: m.seq, callId: m.call_id, name: m.name, args: '' });
         el.setAttribute('data-id', m.id);
-        setToolResult(el, { id: m.id, result: m.result, isError: m.is_error, images: m.images });
+        setToolResult(el, { id: m.id, result: m.result, isError: m.is_error, images: m.images, resources: m.resources });
         memoryNote(el, m.memory);
         return el;
       }
@@ -483,8 +483,8 @@ export class Chat {
   liveToolResult(ev) {
     const live = this.parts.find((p) => p.kind === 'tool' && p.callId === ev.call_id);
     const card = live ? live.el : this.findCard(ev.call_id);
-    if (card) setToolResult(card, { result: ev.result, isError: ev.is_error, images: ev.images });
-    if (live) { live.result = ev.result; live.isError = ev.is_error; live.images = ev.images; }
+    if (card) setToolResult(card, { result: ev.result, isError: ev.is_error, images: ev.images, resources: ev.resources });
+    if (live) { live.result = ev.result; live.isError = ev.is_error; live.images = ev.images; live.resources = ev.resources; }
     if (this.running) this.pendingAnswer(); // the model's next round
   }
 

@@ -204,9 +204,10 @@ export class ResourceView {
     this.body = h('pre', { class: 'resource-text', 'data-testid': 'resource-text' });
     this.title = h('h2', { class: 'dialog-title' });
     this.note = h('p', { class: 'resource-note', 'data-testid': 'resource-note' });
+    this.files = h('div', { class: 'resource-files' }); // a download link per binary part
     const close = h('button', { type: 'submit', class: 'btn' }, 'Close');
     this.dialog = h('dialog', { class: 'dialog resource-dialog', 'data-testid': 'resource-dialog' },
-      h('form', { method: 'dialog' }, this.title, this.note, this.body, h('div', { class: 'dialog-actions' }, close)));
+      h('form', { method: 'dialog' }, this.title, this.note, this.body, this.files, h('div', { class: 'dialog-actions' }, close)));
     this.dialog.addEventListener('close', () => { this.cur = null; });
     document.body.append(this.dialog);
     document.addEventListener('click', (e) => {
@@ -221,6 +222,7 @@ export class ResourceView {
     this.title.textContent = name || uri;
     this.note.textContent = `${server}: ${uri}`;
     this.body.textContent = 'Reading…';
+    this.files.replaceChildren();
     if (!this.dialog.open) this.dialog.showModal();
     await this.read();
   }
@@ -231,7 +233,12 @@ export class ResourceView {
     try {
       const res = await this.conn.request('read_resource', { server, uri });
       if (this.cur?.uri !== uri) return;
-      this.body.textContent = (res.contents || []).map((c) => (c.blob ? `[binary ${c.mime_type || ''}, ${c.blob.length} bytes of base64]` : c.text || '')).join('\n\n');
+      const contents = res.contents || [];
+      this.body.textContent = contents.map((c) => (c.blob ? `[binary ${c.mime_type || ''}, ${c.blob.length} bytes of base64]` : c.text || '')).join('\n\n');
+      this.files.replaceChildren(...contents.filter((c) => c.blob).map((c) => {
+        const file = (c.uri || uri).split(/[/?#]/).filter(Boolean).pop() || 'resource';
+        return h('a', { class: 'btn btn-sm', 'data-testid': 'resource-download', href: `data:${c.mime_type || 'application/octet-stream'};base64,${c.blob}`, download: file }, `Download ${file}`);
+      }));
     } catch (err) {
       this.body.textContent = err.message || 'The resource could not be read.';
     }

@@ -81,6 +81,26 @@ function fillResources(el, content) {
   else box.remove();
 }
 
+// fillToolResources repeats the template's resource of a tool card for
+// each resource the tool returned (a link, or an embedded resource): a
+// chip that shows it and a button that attaches it to the next message.
+function fillToolResources(el, resources) {
+  const box = el.querySelector('.tool-resources');
+  if (!box) return;
+  const proto = box.querySelector('.tool-resource');
+  const items = (resources || []).map((r) => {
+    const item = proto.cloneNode(true);
+    const name = r.name || r.uri;
+    const chip = item.querySelector('.resource-chip');
+    setAttrs(chip, { 'data-server': r.server, 'data-resource': r.uri, title: `${r.server}: ${r.uri}${r.mime ? ` (${r.mime})` : ''}` });
+    chip.querySelector('.resource-name').textContent = name;
+    setAttrs(item.querySelector('.resource-attach'), { 'data-server': r.server, 'data-resource': r.uri, 'data-name': name, 'aria-label': `Attach ${name} to the message` });
+    return item;
+  });
+  if (items.length) box.replaceChildren(...items);
+  else box.remove();
+}
+
 function head(el, m) {
   setAttrs(el, { 'data-id': m.id, 'data-seq': m.seq, 'data-client-id': m.client_id });
   return el;
@@ -157,7 +177,7 @@ export function toolCard({ id, seq, callId, name, args }) {
 
 // setToolResult fills the result (or error) into a tool card, from the
 // template of a finished card.
-export function setToolResult(card, { id, result, isError, images }) {
+export function setToolResult(card, { id, result, isError, images, resources }) {
   if (id) card.setAttribute('data-result-id', id);
   const done = clone(isError ? 'tpl-tool-error' : 'tpl-tool-done');
   card.setAttribute('data-state', done.dataset.state);
@@ -166,6 +186,7 @@ export function setToolResult(card, { id, result, isError, images }) {
   const sec = done.querySelector('.tool-result');
   sec.querySelector('code').textContent = prettyJSON(result);
   fillImages(sec, images); // the images the tool returned
+  fillToolResources(sec, resources); // and the resources
   d.querySelector('.tool-progress')?.remove();
   const old = d.querySelector('.tool-result');
   if (old) old.replaceWith(sec);

@@ -315,3 +315,42 @@ func TestChatAnswersElicitation(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestElicitationAnsweredOnAnotherInstance runs two binaries on one
+// PostgreSQL, each with server-everything: a turn runs on A, its tool asks,
+// and the answer given through B's REST reaches the tool that waits on A
+// at once (not at the call's hard timeout); A's stream shows the result.
+func TestElicitationAnsweredOnAnotherInstance(t *testing.T) {
+	dsn := freshSchema(t)
+	entry := everythingEntry(t)
+	mcp := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(mcp, []byte(`{"mcpServers":{"everything":{"command":"node","args":["`+entry+`","stdio"]}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fake, fakeURL := llmtest.NewHTTPServer(t)
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp}
+	a := startDSN(t, dsn, env...)
+	b := startDSN(t, dsn, env...)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+
+	var c agent.Conversation
+	postJSON(t, a.url("/agentik/conversations"), `{}`, &c)
+	events := follow(t, ctx, a, c.ID, "0")
+	fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "call_x", Name: "everything__trigger-elicitation-request", Arguments: `{}`}}})
+	fake.Enqueue(llmtest.Reply{Text: "thanks, Ada"})
+	resp, err := http.Post(a.url("/agentik/conversations/"+c.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"ask me"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	req, _ := events.next("elicitation_request", nil)
+	if code, body := post(t, b.url("/agentik/conversations/"+c.ID+"/elicit"), `{"request_id":"`+req.RequestID+`","action":"accept","content":{"name":"Ada Lovelace","integer":9}}`); code != 200 {
+		t.Fatalf("answer through B: %d %s", code, body)
+	}
+	res, _ := events.next("tool_result", nil)
+	if !strings.Contains(res.Result, "Name: Ada Lovelace") || !strings.Contains(res.Result, "Favorite Integer: 9") {
+		t.Fatalf("tool result on A %q, want B's answer\nA's logs:\n%s", res.Result, tail(a.logs.String(), 2000))
+	}
+	events.next("end", nil)
+}

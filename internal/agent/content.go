@@ -13,9 +13,9 @@ const (
 // version does not know keeps its JSON in Raw and is written back unchanged.
 type Content struct {
 	Type string `wire:"type,*"`
-	Body string `wire:"body,text"`  // text
-	Mime string `wire:"mime,image"` // image
-	Data string `wire:"data,image"` // image, base64
+	Body string `wire:"body,text"`            // text
+	Mime string `wire:"mime,image,resource?"` // image; a resource's, when known
+	Data string `wire:"data,image"`           // image, base64
 	// Server, URI and Name reference a tool server's resource (resource.go).
 	Server string          `wire:"server,resource"`
 	URI    string          `wire:"uri,resource"`

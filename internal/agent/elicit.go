@@ -18,6 +18,9 @@ import (
 //
 //   - while the call still runs here, the answer goes to it at once and
 //     the tool goes on;
+//   - while it runs on another live instance sharing the database, that
+//     instance learns of the committed answer as it publishes the event
+//     (Runner.Committed) and gives the call the stored answer;
 //   - when nothing runs the call any more (the process restarted, or was
 //     killed), the answer resumes the stored round like an approval's
 //     decision does: the call runs again, and when its tool asks again,
@@ -134,12 +137,13 @@ func (s *callScope) elicit(ctx context.Context, req ElicitRequest) (ElicitResult
 		return ElicitResult{Action: a.Action, Content: a.Content}, nil
 	}
 	e := Elicitation{ID: NewID(), ConversationID: t.conv.ID, CallID: s.call.ID, Index: idx, ElicitRequest: req, Requested: t.r.now()}
-	ch := make(chan ElicitResult, 1)
+	w := &elicitWait{conversationID: t.conv.ID, answer: make(chan ElicitResult, 1), poke: make(chan struct{}, 1)}
+	ch := w.answer
 	t.r.mu.Lock()
 	if t.r.elicits == nil {
-		t.r.elicits = map[string]chan ElicitResult{}
+		t.r.elicits = map[string]*elicitWait{}
 	}
-	t.r.elicits[e.ID] = ch
+	t.r.elicits[e.ID] = w
 	t.r.mu.Unlock()
 	defer func() {
 		t.r.mu.Lock()
@@ -160,11 +164,22 @@ func (s *callScope) elicit(ctx context.Context, req ElicitRequest) (ElicitResult
 		return ElicitResult{}, err
 	}
 	t.r.log.Info("elicitation_waiting", "conversation_id", t.conv.ID, "request_id", e.ID, "server", req.Server)
-	select {
-	case res := <-ch:
-		return res, nil
-	case <-ctx.Done():
-	case <-t.ctx.Done():
+wait:
+	for {
+		select {
+		case res := <-ch:
+			return res, nil
+		case <-w.poke:
+			// An answer was committed, maybe by another instance: read
+			// whether it is this request's.
+			if res, ok := t.storedAnswer(ctx, e.ID); ok {
+				return res, nil
+			}
+		case <-ctx.Done():
+			break wait
+		case <-t.ctx.Done():
+			break wait
+		}
 	}
 	if errors.Is(context.Cause(t.ctx), errShutdown) {
 		// The wait outlives the shutdown, stored; the answer resumes the
@@ -246,16 +261,69 @@ func (r *Runner) Elicit(ctx context.Context, id string, in ElicitInput) error {
 	}
 	r.log.Info("elicitation_answered", "conversation_id", id, "request_id", e.ID, "action", in.Action)
 	r.mu.Lock()
-	ch := r.elicits[e.ID]
+	w := r.elicits[e.ID]
 	r.mu.Unlock()
-	if ch != nil {
-		ch <- ElicitResult{Action: in.Action, Content: content}
+	if w != nil {
+		w.answer <- ElicitResult{Action: in.Action, Content: content} // the first answer is the only one
 		return nil
 	}
+	// The call that asked runs on another live instance: it learns of
+	// the answer from the committed event (Committed, there).
+
 	if ans.Last && r.orphaned(ctx, id) {
 		r.resumeTurn(context.WithoutCancel(ctx), id)
 	}
 	return nil
+}
+
+// elicitWait is a request a tool call of this runner waits for: where
+// its answer goes.
+type elicitWait struct {
+	conversationID string
+	answer         chan ElicitResult // given on this instance (Runner.Elicit); buffered 1
+	poke           chan struct{}     // an answer of the conversation was committed (Committed); buffered 1
+}
+
+// Committed tells the runner of events committed to the store, by this
+// instance or another one sharing its database, as the store publishes
+// them: an answer to an elicitation given on another instance reaches the
+// call that waits for it here (it reads the stored answer). It must not
+// block: it only wakes the waiting calls of a conversation that got an
+// elicitation event.
+func (r *Runner) Committed(evs []Encoded) {
+	for _, ev := range evs {
+		if ev.Type != EventElicitation || ev.ConversationID == "" {
+			continue
+		}
+		r.mu.Lock()
+		for _, w := range r.elicits {
+			if w.conversationID == ev.ConversationID {
+				select {
+				case w.poke <- struct{}{}:
+				default: // woken already
+				}
+			}
+		}
+		r.mu.Unlock()
+	}
+}
+
+// storedAnswer is request id's stored answer, if it has one.
+func (t *turn) storedAnswer(ctx context.Context, id string) (ElicitResult, bool) {
+	es, ok := t.st.(ElicitStore)
+	if !ok {
+		return ElicitResult{}, false
+	}
+	all, err := es.Elicitations(ctx, t.conv.ID)
+	if err != nil {
+		t.r.log.Warn("elicitation_read_failed", "conversation_id", t.conv.ID, "request_id", id, "err", err)
+		return ElicitResult{}, false
+	}
+	i := slices.IndexFunc(all, func(e Elicitation) bool { return e.ID == id })
+	if i < 0 || !all[i].Answered {
+		return ElicitResult{}, false
+	}
+	return ElicitResult{Action: all[i].Action, Content: all[i].Content}, true
 }
 
 // orphaned reports whether no live instance runs conversation id's turn

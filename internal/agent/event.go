@@ -74,6 +74,8 @@ type Event struct {
 
 	// Images that came with a tool's result (toolcall.go).
 	Images []Content `wire:"images,tool_result?"`
+	// Resources a tool's result linked or embedded (toolcall.go).
+	Resources []Content `wire:"resources,tool_result?"`
 	// Progress of a running tool call (toolcall.go).
 	Progress *ToolProgress `wire:"progress,tool_progress"`
 	// An elicitation (elicit.go): the request and its answer.

@@ -100,6 +100,9 @@ func CheckContent(content []Content) error {
 			if err := checkResourceRef(c.Server, c.URI); err != nil {
 				return Errorf(CodeBadRequest, "content[%d]: %s", i, err.(*Error).Message)
 			}
+			if len(c.Mime) > maxResourceMime {
+				return Errorf(CodeBadRequest, "content[%d].mime is %d bytes long; at most %d are allowed", i, len(c.Mime), maxResourceMime)
+			}
 			empty = false
 		default:
 			return Errorf(CodeBadRequest, "content[%d].type %q is unknown; use \"text\", \"image\" or \"resource\"", i, c.Type)

@@ -55,6 +55,8 @@ type Message struct {
 	ChildID string `wire:"child_conversation_id,tool_result?"`
 	// Images that came with the result (toolcall.go).
 	Images []Content `wire:"images,tool_result?"`
+	// Resources the result linked or embedded (toolcall.go).
+	Resources []Content `wire:"resources,tool_result?"`
 	// Memory, on the result of a memory tool that changed a block, is the
 	// change (memory.go): the UI shows it and offers to revert it.
 	Memory *MemoryChange `wire:"memory,tool_result?"`

@@ -21,6 +21,9 @@ import (
 // resource of a tool server (Server, URI; Name is only for display).
 const ContentResource = "resource"
 
+// maxResourceMime caps the (display-only) mime type of a resource part.
+const maxResourceMime = 255
+
 // Resource is one resource a tool server lists.
 type Resource struct {
 	Server      string `json:"server"`

@@ -119,7 +119,7 @@ type Runner struct {
 	timers map[string]*waitTimer // armed approval timeouts by conversation id (approval.go)
 	// elicits are the elicitations a tool call of this runner waits for,
 	// by request id: where an answer goes (elicit.go).
-	elicits map[string]chan ElicitResult
+	elicits map[string]*elicitWait
 	endCh   chan struct{}  // closed (and cleared) when a turn leaves turns (endSignal, delegate.go)
 	closed  bool           // Close was called: no turn starts any more
 	quit    chan struct{}  // closed by Close: background work (titles) stops

@@ -8,10 +8,14 @@ import (
 
 // ToolOutput is what a tool call returned: the text the model reads and
 // the images that came with it (a tool's screenshot, a chart), shown in
-// the tool card and passed to a model with vision as images.
+// the tool card and passed to a model with vision as images, and the
+// resources it linked or embedded (MCP resource_link and resource
+// content), shown in the card for the user to open or attach; the model
+// reads about them in the text.
 type ToolOutput struct {
-	Text   string
-	Images []Content // ContentImage parts
+	Text      string
+	Images    []Content // ContentImage parts
+	Resources []Content // ContentResource parts: server, uri, name, mime
 }
 
 // ContentTools is Tools whose calls may return images besides text; the

@@ -482,7 +482,7 @@ func (t *turn) liveResult(res Message) error {
 			return err
 		}
 	}
-	return t.live(Event{Type: EventToolResult, CallID: res.CallID, Name: res.Name, Result: res.Result, IsError: res.IsError, Images: res.Images, Memory: res.Memory})
+	return t.live(Event{Type: EventToolResult, CallID: res.CallID, Name: res.Name, Result: res.Result, IsError: res.IsError, Images: res.Images, Resources: res.Resources, Memory: res.Memory})
 }
 
 // callTool runs one tool call; failures become an error result. rest is
@@ -513,7 +513,7 @@ func (t *turn) callTool(c ToolCall, rest []ToolCall) Message {
 				m.Result = "interrupted while the tool ran"
 			}
 		} else {
-			m.Result, m.Images = out.Text, out.Images
+			m.Result, m.Images, m.Resources = out.Text, out.Images, out.Resources
 		}
 	}
 	return m

@@ -100,10 +100,14 @@ func (a *App) Start(ctx context.Context, rc agent.Config, sc server.Config) erro
 		sc.Logger = a.cfg.Logger
 	}
 	a.Server = server.New(sc)
-	publish := a.Broker.PublishEncoded
+	publish := func(encs []agent.Encoded) {
+		a.Broker.PublishEncoded(encs)
+		a.Runner.Committed(encs) // answers given on other instances (agent/elicit.go)
+	}
 	if on := a.cfg.OnCommit; on != nil {
 		publish = func(encs []agent.Encoded) {
 			a.Broker.PublishEncoded(encs)
+			a.Runner.Committed(encs)
 			evs := make([]agent.AllEvent, 0, len(encs))
 			for _, e := range encs {
 				if ev, err := e.Decode(); err == nil {

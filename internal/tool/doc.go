@@ -33,7 +33,9 @@
 // A call ends after CallTimeout without an answer or a progress
 // notification, and after MaxCallTimeout in any case. Results are rendered
 // as text (images and blobs described, not inlined) and cut to
-// MaxResultBytes. Every failure, including the tool's own isError result,
+// MaxResultBytes; images also come back as images, and resource links and
+// embedded resources as references to the server's resources, for the
+// tool card (agent.ToolOutput). Every failure, including the tool's own isError result,
 // is an *agent.Error with agent.CodeToolError: the runner turns it into a
 // tool_result with is_error and the turn goes on.
 //

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/mark3labs/mcp-go/client"
@@ -32,6 +31,11 @@ type inflight struct {
 	hooks *agent.ToolHooks // nil outside a turn
 	ctx   context.Context  // the call's
 	reset func(stop bool)  // restart the idle timer, or stop it while the user answers
+	// order is when the call was sent (stdio: written; route.go), 0
+	// before; asking counts the elicitations routed to it and not yet
+	// answered. Both under the session's progMu.
+	order  uint64
+	asking int
 }
 
 type inflightKey struct{}
@@ -71,8 +75,12 @@ type elicitHandler struct{ s *session }
 
 // Elicit implements client.ElicitationHandler.
 func (h elicitHandler) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	inf := h.s.callOf(ctx)
-	if inf == nil || inf.hooks == nil || inf.hooks.Elicit == nil {
+	inf := h.s.callOf(ctx, req)
+	if inf == nil {
+		return nil, errors.New("agentik has no running tool call of this server to ask the user for")
+	}
+	defer h.s.answered(inf)
+	if inf.hooks == nil || inf.hooks.Elicit == nil {
 		return nil, errors.New("agentik has no running tool call of this server to ask the user for")
 	}
 	p := req.Params
@@ -104,31 +112,37 @@ func (h elicitHandler) Elicit(ctx context.Context, req mcp.ElicitationRequest) (
 	return out, nil
 }
 
-// callOf finds the running call an elicitation belongs to: the one whose
-// request carried it (streamable HTTP sends it on the call's own stream),
-// else, over stdio, where nothing ties it to a call, the latest call.
-func (s *session) callOf(ctx context.Context) *inflight {
+// callOf finds the running call an elicitation belongs to, counted as
+// asking: the one whose request carried it (streamable HTTP sends it on
+// the call's own stream), else the one the stdio reader routed it to, else
+// the one claim picks now (route.go).
+func (s *session) callOf(ctx context.Context, req mcp.ElicitationRequest) *inflight {
 	if inf, ok := ctx.Value(inflightKey{}).(*inflight); ok {
+		s.progMu.Lock()
+		inf.asking++
+		s.progMu.Unlock()
 		return inf
+	}
+	tok := ""
+	if m := req.Params.Meta; m != nil {
+		if s.proc != nil {
+			tok, _ = m.AdditionalFields[callKey].(string)
+		} else if t, ok := m.ProgressToken.(string); ok {
+			tok = s.claim(t)
+		}
+	} else if s.proc == nil {
+		tok = s.claim("")
 	}
 	s.progMu.Lock()
 	defer s.progMu.Unlock()
-	var tokens []string
-	for t := range s.progress {
-		tokens = append(tokens, t)
-	}
-	if len(tokens) == 0 {
-		return nil
-	}
-	// Tokens are agentik-<n>: the latest call has the longest, then
-	// greatest, token.
-	sort.Slice(tokens, func(i, j int) bool {
-		if len(tokens[i]) != len(tokens[j]) {
-			return len(tokens[i]) < len(tokens[j])
-		}
-		return tokens[i] < tokens[j]
-	})
-	return s.progress[tokens[len(tokens)-1]]
+	return s.progress[tok]
+}
+
+// answered ends an elicitation of inf.
+func (s *session) answered(inf *inflight) {
+	s.progMu.Lock()
+	inf.asking--
+	s.progMu.Unlock()
 }
 
 // onLog writes a server's log message to agentik's log, at debug level:

@@ -132,3 +132,52 @@ func (l logWatch) Write(b []byte) (int, error) {
 	}
 	return l.w.Write(b)
 }
+
+// TestParallelElicitationsStdio makes two calls of server-everything's
+// elicitation tool at once over stdio, where nothing in the messages
+// says which call an elicitation belongs to: each call's hooks get one
+// request, and each call's result has its own answer.
+func TestParallelElicitationsStdio(t *testing.T) {
+	_, entry := everything(t)
+	cfg := Config{Servers: []ServerConfig{{Name: "e", Transport: TransportStdio, Command: "node", Args: []string{entry, "stdio"}}}}
+	m := start(t, cfg, Options{CallTimeout: everythingIdle})
+	waitState(t, m, "e", agent.ToolServerReady, 60*time.Second)
+
+	// Each hook answers once two requests were asked, so that both are
+	// in flight together.
+	var total sync.WaitGroup
+	total.Add(2)
+	both := make(chan struct{})
+	go func() { total.Wait(); close(both) }()
+	type result struct {
+		name string
+		out  string
+		err  error
+		asks int
+	}
+	results := make(chan result, 2)
+	for _, name := range []string{"Ada", "Grace"} {
+		go func() {
+			var mu sync.Mutex
+			asks := 0
+			ctx := agent.WithToolHooks(t.Context(), &agent.ToolHooks{Elicit: func(ctx context.Context, req agent.ElicitRequest) (agent.ElicitResult, error) {
+				mu.Lock()
+				asks++
+				mu.Unlock()
+				total.Done()
+				<-both
+				return agent.ElicitResult{Action: agent.ElicitAccept, Content: json.RawMessage(`{"name":"` + name + `"}`)}, nil
+			}})
+			out, err := m.Call(ctx, "e__trigger-elicitation-request", `{}`)
+			mu.Lock()
+			defer mu.Unlock()
+			results <- result{name, out, err, asks}
+		}()
+	}
+	for range 2 {
+		r := <-results
+		if r.err != nil || r.asks != 1 || !strings.Contains(r.out, "Name: "+r.name) {
+			t.Errorf("the call answered by %s: asked %d times, result %q, %v", r.name, r.asks, r.out, r.err)
+		}
+	}
+}

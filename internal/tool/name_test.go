@@ -2,11 +2,13 @@ package tool
 
 import (
 	"encoding/json"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/agentik/agentik/internal/agent"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -113,9 +115,20 @@ func TestResultText(t *testing.T) {
 		mcp.NewResourceLink("file:///x", "x", "", ""),
 		mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: "file:///y", Text: "inline"}),
 	}}
-	want := "first\n[image image/png, 8 bytes of base64]\n[resource x: file:///x]\ninline"
+	want := "first\n[image image/png, 8 bytes of base64]\n[resource link \"x\": file:///x]\n[resource file:///y]\ninline"
 	if got := resultText(res); got != want {
 		t.Errorf("resultText = %q, want %q", got, want)
+	}
+	// The links and embedded resources are the card's resources, each a
+	// reference to the server's resource; a URI too long is left out.
+	res.Content = append(res.Content, mcp.NewResourceLink("x://"+strings.Repeat("a", maxResourceURI), "long", "", ""))
+	got := resultResources(res, "srv")
+	wantRes := []agent.Content{
+		{Type: agent.ContentResource, Server: "srv", URI: "file:///x", Name: "x"},
+		{Type: agent.ContentResource, Server: "srv", URI: "file:///y"},
+	}
+	if !reflect.DeepEqual(got, wantRes) {
+		t.Errorf("resultResources = %+v, want %+v", got, wantRes)
 	}
 	structured := &mcp.CallToolResult{StructuredContent: map[string]any{"n": 1}}
 	if got := resultText(structured); got != `{"n":1}` {

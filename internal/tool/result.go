@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentik/agentik/internal/agent"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -22,13 +23,22 @@ func resultText(res *mcp.CallToolResult) string {
 		case mcp.AudioContent:
 			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes of base64]", v.MIMEType, len(v.Data)))
 		case mcp.ResourceLink:
-			parts = append(parts, fmt.Sprintf("[resource %s: %s]", v.Name, v.URI))
+			// The model learns what it links to; the user opens or
+			// attaches it from the card (resultResources).
+			link := fmt.Sprintf("[resource link %q: %s", linkName(v), v.URI)
+			if v.MIMEType != "" {
+				link += " (" + v.MIMEType + ")"
+			}
+			if v.Description != "" {
+				link += " — " + v.Description
+			}
+			parts = append(parts, link+"]")
 		case mcp.EmbeddedResource:
 			switch r := v.Resource.(type) {
 			case mcp.TextResourceContents:
-				parts = append(parts, r.Text)
+				parts = append(parts, fmt.Sprintf("[resource %s%s]\n%s", r.URI, mimeNote(r.MIMEType), r.Text))
 			case mcp.BlobResourceContents:
-				parts = append(parts, fmt.Sprintf("[resource %s %s, %d bytes of base64]", r.URI, r.MIMEType, len(r.Blob)))
+				parts = append(parts, fmt.Sprintf("[resource %s%s, %d bytes of base64]", r.URI, mimeNote(r.MIMEType), len(r.Blob)))
 			}
 		default:
 			if b, err := json.Marshal(c); err == nil {
@@ -47,6 +57,62 @@ func resultText(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+func mimeNote(m string) string {
+	if m == "" {
+		return ""
+	}
+	return " (" + m + ")"
+}
+
+func linkName(l mcp.ResourceLink) string {
+	if l.Title != "" {
+		return l.Title
+	}
+	if l.Name != "" {
+		return l.Name
+	}
+	return l.URI
+}
+
+// Bounds of the resources a result shows in its card.
+const (
+	maxResultResources = 32
+	maxResourceURI     = 2048
+	maxResourceName    = 200
+)
+
+// resultResources are the resources a tool result linked (resource_link)
+// or embedded (resource), as references to server's resources for the
+// tool card: the user opens them (resources/read) or attaches them to a
+// message. At most maxResultResources; a URI too long to be one is left
+// out (the text still says it).
+func resultResources(res *mcp.CallToolResult, server string) []agent.Content {
+	var out []agent.Content
+	add := func(uri, name, mime string) {
+		if uri == "" || len(uri) > maxResourceURI || len(out) >= maxResultResources || !utf8.ValidString(uri) {
+			return
+		}
+		if len(mime) > 255 {
+			mime = ""
+		}
+		out = append(out, agent.Content{Type: agent.ContentResource, Server: server, URI: uri, Name: agent.Shorten(name, maxResourceName), Mime: mime})
+	}
+	for _, c := range res.Content {
+		switch v := c.(type) {
+		case mcp.ResourceLink:
+			add(v.URI, linkName(v), v.MIMEType)
+		case mcp.EmbeddedResource:
+			switch r := v.Resource.(type) {
+			case mcp.TextResourceContents:
+				add(r.URI, "", r.MIMEType)
+			case mcp.BlobResourceContents:
+				add(r.URI, "", r.MIMEType)
+			}
+		}
+	}
+	return out
 }
 
 // capText cuts s to at most max bytes (on a UTF-8 boundary) and says so, so

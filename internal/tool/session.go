@@ -44,6 +44,7 @@ type session struct {
 
 	progMu   sync.Mutex
 	progress map[string]*inflight // progress token → that running call (elicit.go)
+	order    uint64               // calls sent so far (route.go)
 
 	oauth      bool // the session signs its requests with a user's token
 	stopListen func()
@@ -128,7 +129,7 @@ func (s *session) openStdio(sctx, cctx context.Context, d connectDeps) error {
 		case <-s.done:
 		}
 	}()
-	s.client = client.NewClient(transport.NewIO(p.stdout, p.stdin, nil), s.clientOptions()...)
+	s.client = client.NewClient(transport.NewIO(newRoutingReader(s, p.stdout), orderedWriter{s, p.stdin}, nil), s.clientOptions()...)
 	if err := s.start(sctx, cctx); err != nil {
 		// If the process died, its exit says more.
 		select {
@@ -340,6 +341,10 @@ func (s *session) call(ctx context.Context, tool string, args json.RawMessage, o
 	ctx = withInflight(ctx, inf)
 	s.progMu.Lock()
 	s.progress[opt.token] = inf
+	if s.proc == nil { // over stdio, when it is written (route.go)
+		s.order++
+		inf.order = s.order
+	}
 	s.progMu.Unlock()
 	defer func() {
 		s.progMu.Lock()
@@ -377,7 +382,7 @@ func (s *session) call(ctx context.Context, tool string, args json.RawMessage, o
 		}
 		return agent.ToolOutput{}, &toolError{text}
 	}
-	return agent.ToolOutput{Text: text, Images: resultImages(res, opt.maxBytes)}, nil
+	return agent.ToolOutput{Text: text, Images: resultImages(res, opt.maxBytes), Resources: resultResources(res, s.cfg.Name)}, nil
 }
 
 // timeoutError is a call that ran out of time; the server may be hung.
