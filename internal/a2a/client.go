@@ -189,8 +189,10 @@ func (rs *Remotes) endpoint(ctx context.Context, slug string, ra RemoteAgent) (s
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&c); err != nil {
 		return "", agent.Errorf(agent.CodeUnavailable, "remote agent %s: its card is not JSON: %v", slug, err)
 	}
+	// A 1.x JSON-RPC interface: a card may list 0.3's too, which takes
+	// other method names.
 	for _, in := range c.SupportedInterfaces {
-		if strings.EqualFold(in.ProtocolBinding, "JSONRPC") && in.URL != "" {
+		if strings.EqualFold(in.ProtocolBinding, "JSONRPC") && in.URL != "" && !strings.HasPrefix(in.ProtocolVersion, "0.") {
 			rs.mu.Lock()
 			if rs.endpoints == nil {
 				rs.endpoints = map[string]string{}
@@ -200,7 +202,7 @@ func (rs *Remotes) endpoint(ctx context.Context, slug string, ra RemoteAgent) (s
 			return in.URL, nil
 		}
 	}
-	return "", agent.Errorf(agent.CodeUnavailable, "remote agent %s: its card names no JSONRPC interface; agentik speaks A2A's JSON-RPC binding", slug)
+	return "", agent.Errorf(agent.CodeUnavailable, "remote agent %s: its card names no A2A 1.x JSONRPC interface; agentik speaks A2A 1.0's JSON-RPC binding", slug)
 }
 
 func authorize(req *http.Request, ra RemoteAgent) {

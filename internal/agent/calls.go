@@ -27,6 +27,17 @@ const (
 // messages. tail reports whether every result went at the end of mem (it
 // can then be appended to stored memory).
 func answerOpen(mem []ModelMessage, why string) (fixed []ModelMessage, results []Message, tail bool) {
+	return answerOpenBy(mem, because(why))
+}
+
+// because answers every open call with why.
+func because(why string) func(ToolCall) Message {
+	return func(ToolCall) Message { return Message{Result: why} }
+}
+
+// answerOpenBy is answerOpen with each call's answer from answer (its
+// Result and ChildID; it is always an error result).
+func answerOpenBy(mem []ModelMessage, answer func(ToolCall) Message) (fixed []ModelMessage, results []Message, tail bool) {
 	tail = true
 	for i := 0; i < len(mem); i++ {
 		m := mem[i]
@@ -44,7 +55,8 @@ func answerOpen(mem []ModelMessage, why string) (fixed []ModelMessage, results [
 			if seen[c.ID] {
 				continue
 			}
-			res := Message{Type: MessageToolResult, CallID: c.ID, Name: c.Name, Result: why, IsError: true}
+			a := answer(c)
+			res := Message{Type: MessageToolResult, CallID: c.ID, Name: c.Name, Result: a.Result, ChildID: a.ChildID, IsError: true}
 			results = append(results, res)
 			fixed = append(fixed, res.memory())
 			tail = tail && j == len(mem)
@@ -84,10 +96,15 @@ func hasOpen(mem []ModelMessage) bool {
 // entry, or, when an entry follows an open call, the whole repaired
 // memory on the last.
 func (r *Runner) answerRecords(convID string, mem []ModelMessage, why string) []*Record {
+	return r.answerRecordsBy(convID, mem, because(why))
+}
+
+// answerRecordsBy is answerRecords with each call's answer from answer.
+func (r *Runner) answerRecordsBy(convID string, mem []ModelMessage, answer func(ToolCall) Message) []*Record {
 	if !hasOpen(mem) {
 		return nil // the usual case, without a copy of memory
 	}
-	fixed, results, tail := answerOpen(mem, why)
+	fixed, results, tail := answerOpenBy(mem, answer)
 	if len(results) == 0 {
 		return nil
 	}

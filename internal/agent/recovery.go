@@ -35,13 +35,14 @@ func (r *Runner) Recover(ctx context.Context) error {
 		// The answer clients saw stream is kept, marked interrupted, as an
 		// interrupt keeps it; the calls of a round the dead process ran get
 		// their answer.
-		if part, err := r.partial(ctx, c); err != nil {
+		dels := map[string]Event{} // the turn's delegations, by call id
+		if part, err := r.partial(ctx, c, dels); err != nil {
 			r.log.Warn("recover_partial_failed", "conversation_id", c.ID, "err", err)
 		} else if part != nil {
 			recs = append([]*Record{part}, recs...)
 		}
 		if mem, _, err := r.memory(ctx, r.cfg.Store, c.ID); err == nil {
-			recs = append(r.answerRecords(c.ID, mem, whyRestart), recs...)
+			recs = append(r.answerRecordsBy(c.ID, mem, restarted(dels)), recs...)
 		} else {
 			r.log.Warn("recover_memory_failed", "conversation_id", c.ID, "err", err)
 		}
@@ -53,14 +54,30 @@ func (r *Runner) Recover(ctx context.Context) error {
 	return r.recoverQueued(ctx)
 }
 
+// restarted answers the calls a dead turn left open. A delegation's
+// child conversation died with it (Recover ends its turn too, keeping the
+// answer it had streamed, marked interrupted): the result links the child
+// and says so. A remote agent's task is not followed again after a
+// restart: its id was never stored, and the text it streamed before is
+// all that was acknowledged (it is kept in the child).
+func restarted(dels map[string]Event) func(ToolCall) Message {
+	return func(c ToolCall) Message {
+		d, ok := dels[c.ID]
+		if !ok {
+			return Message{Result: whyRestart}
+		}
+		return Message{ChildID: d.ChildID, Result: fmt.Sprintf("the server restarted while agent %s worked on this, so its answer is unfinished: what it had answered so far is kept in its conversation %s, marked interrupted; call %s again to have the work redone", d.Agent, d.ChildID, c.Name)}
+	}
+}
+
 // partialPage is how many events partial reads at a time.
 const partialPage = 1000
 
 // partial is the record that keeps the answer a dead turn of c streamed
 // after its last stored message (its append_text events, as reasoning or
 // text by the start_* before them), marked interrupted; nil when there is
-// none.
-func (r *Runner) partial(ctx context.Context, c Conversation) (*Record, error) {
+// none. It adds the turn's delegation events to dels, by call id.
+func (r *Runner) partial(ctx context.Context, c Conversation, dels map[string]Event) (*Record, error) {
 	if c.TurnSeq <= 0 {
 		return nil, nil
 	}
@@ -78,6 +95,8 @@ func (r *Runner) partial(ctx context.Context, c Conversation) (*Record, error) {
 				continue
 			}
 			switch e.Type {
+			case EventDelegation:
+				dels[e.CallID] = *e
 			case EventMessage:
 				text.Reset() // stored up to here
 				reasoning.Reset()

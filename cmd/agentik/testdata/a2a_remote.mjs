@@ -5,6 +5,8 @@
 // <message> w1 … w30" word by word as artifact updates. The first
 // streaming send's connection is cut after a few events (a dropped
 // stream), while the task runs on; GET /stats tells what it served.
+// With REMOTE_PAUSE=N it stops after N words until GET /go2 (a test
+// kills agentik meanwhile).
 import express from "express";
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from "@a2a-js/sdk/server";
 import { jsonRpcHandler, agentCardHandler, UserBuilder } from "@a2a-js/sdk/server/express";
@@ -12,8 +14,10 @@ import { TaskState } from "@a2a-js/sdk";
 
 const token = process.env.REMOTE_TOKEN;
 const stats = { sends: 0, subscribes: 0, cancels: 0, refused: 0, drops: 0, executed: 0 };
-let release;
+let release, release2;
 const go = new Promise((r) => (release = r));
+const go2 = new Promise((r) => (release2 = r));
+const pauseAt = Number(process.env.REMOTE_PAUSE ?? 0);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 class Remote {
@@ -25,6 +29,7 @@ class Remote {
     await go;
     const words = `remote answer to ${said} ${Array.from({ length: 30 }, (_, i) => "w" + (i + 1)).join(" ")}`.split(" ");
     for (let i = 0; i < words.length; i++) {
+      if (pauseAt && i === pauseAt) await go2;
       await sleep(10);
       bus.publish(AgentEvent.artifactUpdate({ taskId, contextId, artifact: { artifactId: "answer", name: "answer", parts: [{ content: { $case: "text", value: (i ? " " : "") + words[i] } }] }, append: i > 0, lastChunk: false }));
     }
@@ -41,6 +46,10 @@ class Remote {
 const app = express();
 app.get("/go", (req, res) => {
   release();
+  res.json({ ok: true });
+});
+app.get("/go2", (req, res) => {
+  release2();
   res.json({ ok: true });
 });
 app.get("/stats", (req, res) => res.json(stats));
