@@ -30,11 +30,18 @@ var goldenRandom = regexp.MustCompile(`"(id|conversation_id|message_id|parent_id
 
 func normalizeGolden(s string) string {
 	s = goldenRandom.ReplaceAllString(s, `"$1":"…"`)
+	// A heartbeat is a comment frame (": heartbeat" and its blank line)
+	// that lands wherever the clock puts it: drop it whole.
 	var out []string
-	for _, line := range strings.Split(s, "\n") {
-		if line != ": heartbeat" {
-			out = append(out, line)
+	lines := strings.Split(s, "\n")
+	for i := 0; i < len(lines); i++ {
+		if lines[i] == ": heartbeat" {
+			if i+1 < len(lines) && lines[i+1] == "" {
+				i++
+			}
+			continue
 		}
+		out = append(out, lines[i])
 	}
 	return strings.Join(out, "\n")
 }
@@ -206,4 +213,14 @@ func TestGoldenEventBytes(t *testing.T) {
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
 	testwait.For(t, what, ok)
+}
+
+// TestNormalizeGoldenDropsHeartbeats: a heartbeat frame between two events
+// leaves the golden text as it is without it.
+func TestNormalizeGoldenDropsHeartbeats(t *testing.T) {
+	with := "event: a\ndata: 1\n\n: heartbeat\n\nevent: b\ndata: 2\n\n"
+	without := "event: a\ndata: 1\n\nevent: b\ndata: 2\n\n"
+	if got, want := normalizeGolden(with), normalizeGolden(without); got != want {
+		t.Fatalf("with a heartbeat %q, without %q", got, want)
+	}
 }
