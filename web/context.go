@@ -9,12 +9,23 @@ import (
 // The context of the open conversation: the compaction divider and the
 // gauge. assets/src/context.js renders the same labels for live updates.
 
-// SummaryLabel is the divider of a compaction that replaced n entries.
-func SummaryLabel(n int) string {
+// SummaryLabel is the divider of a compaction that replaced n entries,
+// naming the span by the opening words of the first and the last question
+// it summarized (single: they are one), e.g. `Summary of 6 earlier
+// messages, from "Plan a trip to Lisbon" to "And the weather?"`. A
+// summary written before spans were recorded names none.
+func SummaryLabel(n int, first, last string, single bool) string {
+	label := "Summary of " + strconv.Itoa(n) + " earlier messages"
 	if n == 1 {
-		return "1 earlier message summarized"
+		label = "Summary of 1 earlier message"
 	}
-	return strconv.Itoa(n) + " earlier messages summarized"
+	switch {
+	case first == "":
+		return label
+	case single || last == "":
+		return label + `: "` + first + `"`
+	}
+	return label + `, from "` + first + `" to "` + last + `"`
 }
 
 // ContextLabel is the gauge's text, e.g. "1.2k / 8.2k tokens".

@@ -146,6 +146,12 @@ type MessageView struct {
 
 	Summary  string // summary: the text that replaced Replaces earlier entries
 	Replaces int
+	// Span is what the summary's divider names: the opening words of the
+	// first and last user messages it summarized (Single: they are one).
+	// KeptID is the message it kept first: the divider sits before it.
+	SpanFirst, SpanLast string
+	Single              bool
+	KeptID              string
 }
 
 // Image is an inline image of a message.
@@ -228,14 +234,37 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 		case agent.MessageError:
 			v.Messages = append(v.Messages, MessageView{Kind: KindError, Type: m.Type, ID: m.ID, Seq: m.Seq, Error: m.Error, Code: m.Code})
 		case agent.MessageSummary:
-			v.Messages = append(v.Messages, MessageView{Kind: KindSummary, Type: m.Type, ID: m.ID, Seq: m.Seq, Summary: m.Summary, Replaces: m.Replaces})
+			v.Messages = append(v.Messages, MessageView{Kind: KindSummary, Type: m.Type, ID: m.ID, Seq: m.Seq, Summary: m.Summary, Replaces: m.Replaces,
+				SpanFirst: m.FirstText, SpanLast: m.LastText, Single: m.FirstID == m.LastID && (m.FirstID != "" || m.FirstText == m.LastText), KeptID: m.KeptID})
 		default:
 			v.Messages = append(v.Messages, MessageView{Kind: KindUnknown, Type: m.Type, ID: m.ID, Seq: m.Seq})
 		}
 	}
 	endTurn()
+	v.Messages = dividersBetweenTurns(v.Messages)
 	v.Context = contextAfter(c.Context, msgs)
 	return v
+}
+
+// dividersBetweenTurns moves each summary divider before the message its
+// compaction kept first (the start of a turn): a compaction during a turn
+// is stored after that turn's question, but it summarized the turns
+// before it. assets/src/chat.js places live ones the same way.
+func dividersBetweenTurns(ms []MessageView) []MessageView {
+	for i := 0; i < len(ms); i++ {
+		if ms[i].Kind != KindSummary || ms[i].KeptID == "" {
+			continue
+		}
+		for j := i - 1; j >= 0; j-- {
+			if ms[j].ID == ms[i].KeptID {
+				d := ms[i]
+				copy(ms[j+1:i+1], ms[j:i])
+				ms[j] = d
+				break
+			}
+		}
+	}
+	return ms
 }
 
 // contextAfter is how full the context is once the last answer is in it:

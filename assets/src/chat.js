@@ -15,7 +15,7 @@ function delegateSlug(tool) {
 import { StreamRenderer } from './markdown.js';
 import { Follower } from './follow.js';
 import { isImageType } from './rules.js';
-import { afterTurn, gaugeWindow, setGauge, summaryMessage } from './context.js';
+import { afterTurn, gaugeWindow, placeDivider, setGauge, summaryMessage } from './context.js';
 import { QueueView } from './queue.js';
 import { decided, showApproval } from './approval.js';
 import { elicited, showElicitation, showProgress } from './elicit.js';
@@ -200,7 +200,8 @@ export class Chat {
       const res = await this.conn.subscribe(fields, (fr) => this.onFrame(fr));
       this.sub = res.sub;
       // Page through what was missed: replies stay small however much it is.
-      let after = Number([...this.list.querySelectorAll('[data-seq]')].pop()?.dataset.seq || 0);
+      // (the highest seq: a divider sits before messages older than it)
+      let after = Math.max(0, ...[...this.list.querySelectorAll('[data-seq]')].map((el) => Number(el.dataset.seq || 0)));
       for (;;) {
         const { messages = [] } = await this.conn.request('get_messages', { conversation_id: this.id, after, limit: EARLIER_PAGE });
         for (const m of messages) this.onMessage(m);
@@ -293,7 +294,9 @@ export class Chat {
     }
     // A live result that came before the persisted call stays visible.
     if (m.type === 'tool_call' && liveTool && liveTool.result !== undefined) setToolResult(el, { result: liveTool.result, isError: liveTool.isError, images: liveTool.images, resources: liveTool.resources });
-    this.list.append(el);
+    // A compaction's divider goes between turns: before the question it
+    // kept first, which a compaction during a turn comes after.
+    if (m.type !== 'summary_message' || !placeDivider(this.list, el)) this.list.append(el);
     this.main.querySelector('#empty-state')?.remove();
     if (m.type === 'summary_message' && !this.running) this.refreshContext();
   }
@@ -317,7 +320,8 @@ export class Chat {
           const card = [...box.querySelectorAll('.tool-card')].find((c) => c.dataset.callId === m.call_id);
           if (card) { setToolResult(card, { id: m.id, result: m.result, isError: m.is_error, images: m.images, resources: m.resources }); continue; }
         }
-        box.append(this.render(m));
+        const el = box.appendChild(this.render(m));
+        if (m.type === 'summary_message') placeDivider(box, el);
       }
       const before = this.scroller.scrollHeight;
       this.list.prepend(...box.children);

@@ -4,8 +4,16 @@
 // web/conversation.templ and web/context.go.
 import { h } from './dom.js';
 
-export function summaryLabel(n) {
-  return n === 1 ? '1 earlier message summarized' : `${n} earlier messages summarized`;
+// summaryLabel names a summary_message's span as web/context.go's
+// SummaryLabel does: by the opening words of the first and the last
+// question it summarized.
+export function summaryLabel(m) {
+  const n = m.replaces || 0;
+  const label = n === 1 ? 'Summary of 1 earlier message' : `Summary of ${n} earlier messages`;
+  if (!m.first_text) return label;
+  const single = (m.first_id || '') === (m.last_id || '') && (m.first_id || m.first_text === m.last_text);
+  if (single || !m.last_text) return `${label}: "${m.first_text}"`;
+  return `${label}, from "${m.first_text}" to "${m.last_text}"`;
 }
 
 function shortTokens(n) {
@@ -20,9 +28,9 @@ export function contextLabel(c) {
 export function summaryMessage(m) {
   return h('article', {
     class: 'msg msg-summary', 'data-testid': 'summary-divider', 'data-type': m.type,
-    'data-id': m.id || null, 'data-seq': m.seq || null,
+    'data-id': m.id || null, 'data-seq': m.seq || null, 'data-kept-id': m.kept_id || null,
   }, h('details', { class: 'summary-details' },
-    h('summary', null, h('span', { class: 'summary-label', 'data-testid': 'summary-label' }, summaryLabel(m.replaces || 0))),
+    h('summary', null, h('span', { class: 'summary-label', 'data-testid': 'summary-label' }, summaryLabel(m))),
     h('div', { class: 'summary-body', 'data-testid': 'summary-body' }, m.summary || '')));
 }
 
@@ -53,4 +61,16 @@ export function afterTurn(c, usage) {
 export function gaugeWindow(main) {
   const g = main.querySelector('#context-gauge');
   return g && !g.hidden ? Number(g.querySelector('meter').max) || 0 : 0;
+}
+
+// placeDivider puts summary divider el in list before the message its
+// compaction kept first (a turn's start), when that one is there; it
+// returns whether it did (web/page.go dividersBetweenTurns does the same
+// for the first paint).
+export function placeDivider(list, el) {
+  const kept = el.dataset.keptId;
+  const at = kept ? [...list.children].find((c) => c.dataset.id === kept) : null;
+  if (!at) return false;
+  at.before(el);
+  return true;
 }

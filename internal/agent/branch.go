@@ -265,7 +265,7 @@ func memoryOf(system ModelMessage, ms []Message) []ModelMessage {
 		switch m.Type {
 		case MessageUser:
 			flush()
-			out = append(out, ModelMessage{Role: RoleUser, Content: m.Content})
+			out = append(out, ModelMessage{Role: RoleUser, Content: m.Content, MessageID: m.ID})
 		case MessageAssistant:
 			flush()
 			open = &ModelMessage{Role: RoleAssistant, Content: m.Content, Reasoning: m.Reasoning}

@@ -318,6 +318,7 @@ func (t *turn) summarize(full, elided []ModelMessage, keep, cur int, b budget, b
 	afterBytes := promptBytes(next, specsBytes)
 	after := t.r.est.tokens(t.conv.ID, afterBytes)
 	m := Message{Type: MessageSummary, ConversationID: t.conv.ID, Summary: summary, Replaces: replaces, TokensBefore: before, TokensAfter: after}
+	span(&m, old, mem[keep:])
 	rec := t.r.messageRecord(m)
 	rec.Memory, rec.ReplaceMemory = next, true
 	rec.Context = &ContextSize{Tokens: after, Window: b.window, Bytes: afterBytes} // keeps the calibration
@@ -325,6 +326,54 @@ func (t *turn) summarize(full, elided []ModelMessage, keep, cur int, b budget, b
 		return nil, nil, err
 	}
 	return next, rec.Event.Event.Message, nil
+}
+
+// span records on summary m which turns it summarized (the user entries
+// of old) and where the kept ones start (kept[0], a user entry: the cut is
+// always at a turn's start).
+func span(m *Message, old, kept []ModelMessage) {
+	if len(kept) > 0 && kept[0].Role == RoleUser {
+		m.KeptID = kept[0].MessageID
+	}
+	first := true
+	for _, e := range old {
+		if e.Role != RoleUser {
+			continue
+		}
+		if first {
+			m.FirstID, m.FirstText = e.MessageID, opening(e.Content)
+			first = false
+		}
+		m.LastID, m.LastText = e.MessageID, opening(e.Content)
+	}
+}
+
+// openingRunes is how much of a message names it in a summary's span.
+const openingRunes = 40
+
+// opening is the first words of a message: its first text's first line,
+// cut at a word to about openingRunes with "…".
+func opening(content []Content) string {
+	for _, c := range content {
+		if c.Type != ContentText {
+			continue
+		}
+		line, _, _ := strings.Cut(strings.TrimSpace(c.Body), "\n")
+		line = strings.Join(strings.Fields(line), " ")
+		r := []rune(line)
+		if len(r) <= openingRunes {
+			return line
+		}
+		cut := openingRunes
+		for i := openingRunes; i > openingRunes/2; i-- {
+			if r[i] == ' ' {
+				cut = i
+				break
+			}
+		}
+		return strings.TrimRight(string(r[:cut]), " ,.;:") + "…"
+	}
+	return ""
 }
 
 // summaryRoom is the tokens a summary may take in budget b when mem is

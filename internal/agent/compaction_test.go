@@ -463,3 +463,68 @@ func TestSummaryRefusedLeavesNote(t *testing.T) {
 	}
 	noError(t, g.turn(c, "third"))
 }
+
+// Compaction cuts only between turns: what the model sees after a summary
+// starts with a user message, and each summary_message names its span —
+// the first kept message (a user message, after every one it summarized)
+// and the first and last user messages it summarized, with their opening
+// words.
+func TestCompactionCutsBetweenTurns(t *testing.T) {
+	const window = 1500
+	var w *llm.Windows
+	g := newRigWith(t, &bigTools{size: 1200}, withWindows(&w, 0),
+		llmtest.WithWindow(window), llmtest.WithListedWindow(window), llmtest.WithScript(contextScript))
+	c := g.create(false)
+	for i := range 12 {
+		msg := fmt.Sprintf("Question %d about the %s, with some context that makes it long enough to matter here", i, strings.Repeat("topic ", 10))
+		if i%2 == 1 {
+			msg = fmt.Sprintf("Turn %d: read a file for me", i)
+		}
+		noError(t, g.turn(c, msg))
+	}
+	for i, r := range g.fake.Requests() {
+		if r.MaxTokens > 0 || !strings.Contains(r.Messages[0].Content, "SUMMARY") {
+			continue
+		}
+		if len(r.Messages) < 2 || r.Messages[1].Role != "user" {
+			t.Errorf("request %d: after the summary comes %+v, not a user message", i, r.Messages[1])
+		}
+	}
+	hist := g.history(c)
+	at := map[string]int{}
+	for i, m := range hist {
+		at[m.ID] = i
+	}
+	sums := summaries(hist)
+	if len(sums) < 2 {
+		t.Fatalf("%d compactions", len(sums))
+	}
+	for _, s := range sums {
+		kept, ok1 := at[s.KeptID]
+		first, ok2 := at[s.FirstID]
+		last, ok3 := at[s.LastID]
+		if !ok1 || !ok2 || !ok3 || hist[kept].Type != agent.MessageUser || hist[first].Type != agent.MessageUser || hist[last].Type != agent.MessageUser {
+			t.Fatalf("summary span %+v", s)
+		}
+		if !(first <= last && last < kept) {
+			t.Errorf("span first %d, last %d, kept %d", first, last, kept)
+		}
+		for _, m := range hist[last+1 : kept] {
+			if m.Type == agent.MessageUser {
+				t.Errorf("user message %s between the last summarized one and the first kept", m.ID)
+			}
+		}
+		if want := agent.MessageText(hist[first]); !strings.HasPrefix(want, strings.TrimSuffix(s.FirstText, "…")) || s.FirstText == "" || len([]rune(s.FirstText)) > 41 {
+			t.Errorf("first text %q of %q", s.FirstText, want)
+		}
+		if want := agent.MessageText(hist[last]); !strings.HasPrefix(want, strings.TrimSuffix(s.LastText, "…")) || s.LastText == "" {
+			t.Errorf("last text %q of %q", s.LastText, want)
+		}
+	}
+	// A later summary starts where the previous one kept.
+	for i := 1; i < len(sums); i++ {
+		if sums[i].FirstID != sums[i-1].KeptID {
+			t.Errorf("summary %d starts at %s, the previous one kept from %s", i, sums[i].FirstID, sums[i-1].KeptID)
+		}
+	}
+}

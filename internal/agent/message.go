@@ -68,6 +68,16 @@ type Message struct {
 	Replaces     int    `wire:"replaces,summary_message"`      // working-memory entries it stands for
 	TokensBefore int    `wire:"tokens_before,summary_message"` // estimated prompt tokens before the compaction
 	TokensAfter  int    `wire:"tokens_after,summary_message"`  // … and after
+	// The span of a summary (absent on summaries written before it was
+	// recorded): KeptID is the first message it kept verbatim, always a
+	// user message (the divider belongs just before it); FirstID and
+	// LastID are the first and the last user message of the turns it
+	// summarized, FirstText and LastText their opening words.
+	KeptID    string `wire:"kept_id,summary_message?"`
+	FirstID   string `wire:"first_id,summary_message?"`
+	LastID    string `wire:"last_id,summary_message?"`
+	FirstText string `wire:"first_text,summary_message?"`
+	LastText  string `wire:"last_text,summary_message?"`
 
 	Raw json.RawMessage `wire:"-raw"` // a type this version does not know
 }

@@ -26,6 +26,10 @@ type ModelMessage struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"` // assistant
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	Name       string     `json:"name,omitempty"` // tool
+	// MessageID, on a user entry, is the history message it came from:
+	// a compaction names the turns it summarized and the one it kept
+	// first (compaction.go). Entries written before it was kept have none.
+	MessageID string `json:"message_id,omitempty"`
 }
 
 // ToolCall is a call the model asked for. Arguments is JSON text.

@@ -97,6 +97,13 @@ func (r *Runner) messageRecord(m Message, mem ...ModelMessage) *Record {
 	if m.Date.IsZero() {
 		m.Date = r.now()
 	}
+	if m.Type == MessageUser {
+		for i := range mem {
+			if mem[i].Role == RoleUser && mem[i].MessageID == "" {
+				mem[i].MessageID = m.ID
+			}
+		}
+	}
 	return &Record{Event: r.event(m.ConversationID, Event{Type: EventMessage, Message: &m}), Memory: mem}
 }
 
