@@ -36,6 +36,9 @@ type Page struct {
 
 	ModelName       string // "" when no model is configured
 	ModelConfigured bool
+	// SystemPrompt is the server's system prompt (agent.Runner.SystemPrompt):
+	// the chat settings show what an empty system prompt stands for.
+	SystemPrompt string
 	// ModelNotice is a note on the model for the banner area, shown with
 	// or without a model: demo mode, or a problem found with the endpoint
 	// at start ("" for none).
@@ -58,14 +61,17 @@ type Page struct {
 
 // ConversationItem is one row of the sidebar.
 type ConversationItem struct {
-	ID      string
-	Agent   string // the conversation's agent's slug (the sidebar filters by it)
-	Child   bool   // a delegated child conversation
-	Title   string
-	Temp    bool
-	Running bool
-	Waiting bool // a tool call waits for a person's decision
-	Current bool
+	ID    string
+	Agent string // the conversation's agent's slug (the sidebar filters by it)
+	Child bool   // a delegated child conversation
+	Title string
+	Temp  bool
+	// APIRequest: the temp conversation of a stateless API request
+	// (agent.Conversation.APIRequest), badged "API request".
+	APIRequest bool
+	Running    bool
+	Waiting    bool // a tool call waits for a person's decision
+	Current    bool
 	// Updated is when the conversation last changed (RFC 3339), which the
 	// sidebar groups by; Pinned and Archived file it.
 	Updated  string
@@ -75,15 +81,17 @@ type ConversationItem struct {
 
 // ChatView is the open conversation with its history.
 type ChatView struct {
-	ID       string
-	Title    string
-	Temp     bool
-	Running  bool
-	TurnSeq  int64
-	LastSeq  int64 // seq of the last message on the page: the resume cursor
-	Omitted  int   // earlier messages not on the page
-	Messages []MessageView
-	Context  *agent.ContextSize // how full the model's context is; nil before the first call
+	ID         string
+	Title      string
+	Temp       bool
+	APIRequest bool   // a stateless API request's: no composer, its approvals answered here
+	Agent      string // the conversation's agent's slug
+	Running    bool
+	TurnSeq    int64
+	LastSeq    int64 // seq of the last message on the page: the resume cursor
+	Omitted    int   // earlier messages not on the page
+	Messages   []MessageView
+	Context    *agent.ContextSize // how full the model's context is; nil before the first call
 }
 
 // Message view kinds.
@@ -156,7 +164,7 @@ type Image struct {
 func ConversationItems(cs []agent.Conversation, current string) []ConversationItem {
 	items := make([]ConversationItem, 0, len(cs))
 	for _, c := range cs {
-		items = append(items, ConversationItem{ID: c.ID, Agent: cmp.Or(c.Agent, agent.DefaultAgent), Child: c.Parent != nil, Title: Title(c.Title), Temp: c.Temp, Running: c.Running, Waiting: len(c.Waiting) > 0, Current: c.ID == current,
+		items = append(items, ConversationItem{ID: c.ID, Agent: cmp.Or(c.Agent, agent.DefaultAgent), Child: c.Parent != nil, Title: Title(c.Title), Temp: c.Temp, APIRequest: c.APIRequest, Running: c.Running, Waiting: len(c.Waiting) > 0, Current: c.ID == current,
 			Updated: c.UpdatedAt.UTC().Format(time.RFC3339Nano), Pinned: c.Pinned, Archived: c.Archived})
 	}
 	return items
@@ -173,7 +181,7 @@ func Title(t string) string {
 // NewChatView builds the view of a conversation from its history in seq
 // order. omitted counts earlier messages the caller did not load.
 func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatView {
-	v := &ChatView{ID: c.ID, Title: Title(c.Title), Temp: c.Temp, Running: c.Running, TurnSeq: c.TurnSeq, Omitted: omitted, Context: c.Context}
+	v := &ChatView{ID: c.ID, Title: Title(c.Title), Temp: c.Temp, APIRequest: c.APIRequest, Agent: cmp.Or(c.Agent, agent.DefaultAgent), Running: c.Running, TurnSeq: c.TurnSeq, Omitted: omitted, Context: c.Context}
 	cards := map[string]int{} // call_id → index in v.Messages
 	// A turn's usage (the sum of its model calls) shows once, on its last
 	// answer, as the live view shows end.usage.
@@ -363,24 +371,30 @@ type Boot struct {
 	// ModelName is the model the sidebar footer names: the open chat's own,
 	// else the server's default ("" without a model).
 	ModelName string `json:"model_name"`
-	Rules     Rules  `json:"rules"`
+	// SystemPrompt is the server's system prompt, which a chat whose agent
+	// has no instructions gets when it sets none.
+	SystemPrompt string `json:"system_prompt"`
+	Rules        Rules  `json:"rules"`
 }
 
 // BootConversation is the resume state of the open conversation.
 type BootConversation struct {
-	ID      string `json:"id"`
-	Title   string `json:"title"`
-	Temp    bool   `json:"temp"`
-	Running bool   `json:"running"`
-	TurnSeq int64  `json:"turn_seq"`
-	LastSeq int64  `json:"last_seq"`
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Temp  bool   `json:"temp"`
+	// APIRequest: a stateless API request's, deleted when its answer ends.
+	APIRequest bool   `json:"api_request,omitempty"`
+	Agent      string `json:"agent"` // its agent's slug
+	Running    bool   `json:"running"`
+	TurnSeq    int64  `json:"turn_seq"`
+	LastSeq    int64  `json:"last_seq"`
 }
 
 // Boot returns the page's initial state for the JS layer.
 func (p Page) Boot() Boot {
-	b := Boot{ModelConfigured: p.ModelConfigured, ModelName: p.ModelName, Rules: UIRules()}
+	b := Boot{ModelConfigured: p.ModelConfigured, ModelName: p.ModelName, SystemPrompt: p.SystemPrompt, Rules: UIRules()}
 	if c := p.Chat; c != nil {
-		b.Conversation = &BootConversation{ID: c.ID, Title: c.Title, Temp: c.Temp, Running: c.Running, TurnSeq: c.TurnSeq, LastSeq: c.LastSeq}
+		b.Conversation = &BootConversation{ID: c.ID, Title: c.Title, Temp: c.Temp, APIRequest: c.APIRequest, Agent: c.Agent, Running: c.Running, TurnSeq: c.TurnSeq, LastSeq: c.LastSeq}
 	}
 	return b
 }

@@ -219,7 +219,7 @@ func TestConversationPage(t *testing.T) {
 		t.Error("send shown while running")
 	}
 	b := boot(t, doc)
-	want := BootConversation{ID: "c1", Title: "Maths", Running: true, TurnSeq: 34, LastSeq: 33}
+	want := BootConversation{ID: "c1", Title: "Maths", Agent: "agentik", Running: true, TurnSeq: 34, LastSeq: 33}
 	if b.Conversation == nil || *b.Conversation != want {
 		t.Errorf("boot conversation = %+v, want %+v", b.Conversation, want)
 	}

@@ -28,6 +28,13 @@ export class Agents {
     return this.list.find((a) => a.slug === slug)?.name || slug;
   }
 
+  // instructions are agent slug's system prompt ("" when it has none, or
+  // is not listed); without a slug, the picked agent's (a new chat's).
+  instructions(slug) {
+    const s = slug || (this.main ? this.selected : DEFAULT_AGENT);
+    return this.list.find((a) => a.slug === s)?.instructions || '';
+  }
+
   // load reads the agents and updates everything that shows them.
   async load() {
     try {

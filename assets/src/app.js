@@ -38,7 +38,10 @@ class App {
     this.sidebar = new Sidebar(this.sidebarEl, {
       conn: this.conn,
       onDeleted: (id) => {
-        if (this.chat && this.chat.id === id) {
+        if (this.chat && this.chat.id === id && this.chat.apiRequest) {
+          // Its answer went to the API client: the page stays to be read.
+          this.toast('The API request is answered, and its temporary conversation is gone.');
+        } else if (this.chat && this.chat.id === id) {
           this.toast('This conversation was deleted.');
           this.navigate('/');
         }
@@ -104,7 +107,13 @@ class App {
     this.composer?.setRunning(!!(conv && conv.running));
     this.settings?.dispose();
     this.settings = form && new ModelSettings(form, {
-      conn: this.conn, chatId: () => this.chat?.id || null, onToast: (m, k) => this.toast(m, k),
+      conn: this.conn,
+      chatId: () => this.chat?.id || null,
+      onToast: (m, k) => this.toast(m, k),
+      // The chat's agent's instructions (a new chat's: the picked agent's),
+      // else the server's system prompt, as agent.Runner.systemPromptOf
+      // chooses.
+      defaultPrompt: () => this.agents?.instructions(this.boot.conversation?.agent) || this.boot.system_prompt || '',
     });
     this.agents?.mount(main, !!conv);
     this.memory?.mount(main);

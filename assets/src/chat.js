@@ -30,6 +30,7 @@ export class Chat {
     this.conn = conn;
     this.id = conv.id;
     this.temp = !!conv.temp;
+    this.apiRequest = !!conv.api_request; // a stateless API request's (web.APIRequestNote)
     this.running = !!conv.running;
     this.onRunning = onRunning || (() => {});
     this.toast = onToast || (() => {});
@@ -148,11 +149,34 @@ export class Chat {
     if (!this.temp) fields.after = this.cursor;
     this.sub = null;
     this.conn.subscribe(fields, (f) => this.onFrame(f)).then(
-      (res) => { this.sub = res.sub; this.main.dataset.subscribed = 'true'; },
+      (res) => {
+        this.sub = res.sub;
+        this.main.dataset.subscribed = 'true';
+        if (this.temp) this.showWaiting();
+      },
       (err) => {
         if (err.code === 'not_found') this.toast('This conversation no longer exists.', 'error');
       },
     );
+  }
+
+  // showWaiting adds the approval controls of the calls that wait: a temp
+  // conversation's events are not replayed (they have no seq), so a tab
+  // that opens it mid-wait (an API request's, from the sidebar) learns of
+  // them from the conversation, their arguments from their cards.
+  async showWaiting() {
+    let conv;
+    try {
+      conv = await this.conn.request('get_conversation', { conversation_id: this.id });
+    } catch {
+      return; // gone: the deleted event says so
+    }
+    if (this.disposed) return;
+    for (const callId of conv.waiting || []) {
+      const card = this.toolCardOf(callId);
+      const args = card?.querySelector('[data-testid="tool-arguments"]')?.textContent;
+      showApproval(card, { callId, args }, (body) => this.decide(body));
+    }
   }
 
   onFrame(f) {

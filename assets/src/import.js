@@ -1,5 +1,6 @@
-// Import dialog (web/layout.templ's ImportDialog): picks an agentik export
-// or a ChatGPT conversations.json and uploads it to POST /agentik/import.
+// Import dialog (web/layout.templ's ImportDialog): picks an agentik export,
+// a ChatGPT data export ZIP or its conversations.json and uploads it to
+// POST /agentik/import (the server tells them apart by their first bytes).
 // The conversations it creates reach the sidebar as `created` events, like
 // those made in another tab.
 
@@ -54,7 +55,10 @@ export class Importer {
     let kind = 'error';
     try {
       const res = await fetch('/agentik/import', {
-        method: 'POST', body: f, credentials: 'same-origin', headers: { 'Content-Type': 'application/json' },
+        method: 'POST',
+        body: f,
+        credentials: 'same-origin',
+        headers: { 'Content-Type': /\.zip$/i.test(f.name) ? 'application/zip' : 'application/json' },
       });
       const body = await res.json().catch(() => null);
       if (res.ok && body) {

@@ -29,10 +29,12 @@ function remember(id) {
 }
 
 export class ModelSettings {
-  constructor(form, { conn, chatId, onToast }) {
+  constructor(form, { conn, chatId, onToast, defaultPrompt }) {
     this.form = form;
     this.conn = conn;
     this.chatId = chatId;
+    // defaultPrompt() is the system prompt the chat gets when it sets none.
+    this.defaultPrompt = defaultPrompt || (() => '');
     this.toast = onToast || (() => {});
     this.models = [];
     this.def = '';
@@ -121,7 +123,7 @@ export class ModelSettings {
 
   buildDialog() {
     const field = (label, input) => h('label', { class: 'settings-field' }, h('span', null, label), input);
-    this.promptIn = h('textarea', { rows: '5', 'data-testid': 'system-prompt', placeholder: 'The server\'s default system prompt' });
+    this.promptIn = h('textarea', { rows: '5', 'data-testid': 'system-prompt' });
     this.tempIn = h('input', { type: 'number', min: '0', max: '2', step: '0.1', 'data-testid': 'param-temperature', placeholder: 'default' });
     this.maxIn = h('input', { type: 'number', min: '1', step: '1', 'data-testid': 'param-max-tokens', placeholder: 'default' });
     this.topIn = h('input', { type: 'number', min: '0', max: '1', step: '0.05', 'data-testid': 'param-top-p', placeholder: 'default' });
@@ -145,6 +147,11 @@ export class ModelSettings {
     const s = this.conv || this.pending;
     const p = s.params || {};
     this.promptIn.value = s.system_prompt || '';
+    // The placeholder says what an empty prompt stands for, in full.
+    const def = this.defaultPrompt();
+    this.promptIn.placeholder = def
+      ? `Leave empty to use the default system prompt:\n\n${def}`
+      : 'Leave empty: there is no default system prompt, so the model reads only the conversation.';
     this.tempIn.value = p.temperature ?? '';
     this.maxIn.value = p.max_tokens ?? '';
     this.topIn.value = p.top_p ?? '';

@@ -96,7 +96,8 @@ export class Sidebar {
     const a = li.querySelector('a');
     setAttrs(a, { href: `/c/${encodeURIComponent(c.id)}`, 'aria-current': c.id === this.current ? 'page' : null });
     li.querySelector('.conv-title').textContent = c.title || UNTITLED;
-    if (!c.temp) li.querySelector('.conv-badge')?.remove();
+    if (c.api_request) li.querySelector('.conv-badge')?.replaceWith(clone('tpl-api-badge'));
+    else if (!c.temp) li.querySelector('.conv-badge')?.remove();
     return li;
   }
 

@@ -68,7 +68,12 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 	return nil
 }
 
-// runImport sends FILE (agentik JSON or a ChatGPT conversations.json) to
+// maxUnzipped caps the conversations.json that agentik import reads out
+// of a ChatGPT export ZIP (a zip bomb stops there).
+const maxUnzipped = 2 << 30
+
+// runImport sends FILE (agentik JSON, a ChatGPT conversations.json or the
+// ChatGPT export ZIP that holds it) to
 // POST /agentik/import and says what it did ("2 imported, 0 skipped", one
 // line per conversation imported), or prints the server's answer as JSON
 // with --json.
@@ -79,7 +84,7 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 	cf.register(fs, getenv)
 	asJSON := fs.Bool("json", false, "print the server's answer (ImportResult JSON) instead of a summary")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: agentik import [--server URL] [--json] FILE\n\nFILE is an agentik export or the conversations.json of a ChatGPT data export; - reads stdin.\nA big file is sent in parts within the server's limits, each all or nothing; running the\nimport again after a failure skips what is imported and finishes it.")
+		fmt.Fprintln(fs.Output(), "usage: agentik import [--server URL] [--json] FILE\n\nFILE is an agentik export, a ChatGPT data export ZIP or the conversations.json inside it;\n- reads stdin.\nA big file is sent in parts within the server's limits, each all or nothing; running the\nimport again after a failure skips what is imported and finishes it.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -101,6 +106,11 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
+	}
+	if protocol.IsZIP(data) {
+		if data, err = protocol.UnzipConversations(data, maxUnzipped, ": unzip it yourself and import that file"); err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
 	}
 	parts, err := importParts(data)
 	if err != nil {
@@ -248,6 +258,11 @@ func archiveRequest(ctx context.Context, cf clientFlags, getenv func(string) str
 	if resp.StatusCode >= 300 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
+		// A typed error ({"code","message"}) is said as its message.
+		var e agent.Error
+		if json.Unmarshal(msg, &e) == nil && e.Message != "" {
+			return nil, fmt.Errorf("the server answered %s: %s", resp.Status, e.Message)
+		}
 		return nil, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(msg)))
 	}
 	return resp, nil

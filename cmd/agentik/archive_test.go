@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -19,14 +20,43 @@ func TestImportSaysWhatItDid(t *testing.T) {
 	addr := freeAddr(t)
 	start(t, addr, filepath.Join(t.TempDir(), "agentik.db"), "OPENAI_BASE_URL="+fakeURL)
 	sample := filepath.Join("..", "..", "internal", "server", "testdata", "chatgpt-conversations.json")
-	for _, want := range []string{"2 imported, 0 skipped", "0 imported, 2 skipped"} {
+	// The export ZIP as ChatGPT sends it, then its conversations.json.
+	doc, err := os.ReadFile(sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zbuf bytes.Buffer
+	zw := zip.NewWriter(&zbuf)
+	for name, body := range map[string]string{"chat.html": "<html></html>", "conversations.json": string(doc)} {
+		f, _ := zw.Create(name)
+		_, _ = f.Write([]byte(body))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	export := filepath.Join(t.TempDir(), "chatgpt-export.zip")
+	if err := os.WriteFile(export, zbuf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ file, want string }{{export, "2 imported, 0 skipped"}, {sample, "0 imported, 2 skipped"}} {
+		file, want := c.file, c.want
 		var out, errOut bytes.Buffer
-		if err := run(t.Context(), []string{"import", sample}, chatEnv(addr), nil, &out, &errOut); err != nil {
+		if err := run(t.Context(), []string{"import", file}, chatEnv(addr), nil, &out, &errOut); err != nil {
 			t.Fatalf("import: %v\n%s", err, errOut.String())
 		}
 		if !strings.Contains(out.String(), want+" (imported before)\n") {
 			t.Errorf("import said %q, want %q", out.String(), want)
 		}
+	}
+	// A refused file is said in words, not as the server's JSON.
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte("[{\"id\": nope}]"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	err = run(t.Context(), []string{"import", bad}, chatEnv(addr), nil, &out, &errOut)
+	if want := "import: the server answered 400 Bad Request: not a ChatGPT conversations.json: line 1, column 10: expected the word null"; err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), `"code"`) {
+		t.Errorf("a bad file: %v, want %q…", err, want)
 	}
 }
 

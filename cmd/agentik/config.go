@@ -48,7 +48,8 @@ Settings (environment; a flag overrides its variable):
                     AGENTIK_API_KEYS         comma-separated API keys; when set, every route needs one
                     AGENTIK_TOOL_APPROVAL    always or never (default): whether tool calls of MCP servers
                                              without requireApproval wait for a person's decision
-                    AGENTIK_APPROVAL_TIMEOUT deny a tool call that waits longer for approval, e.g. 10m (default: none)
+                    AGENTIK_APPROVAL_TIMEOUT deny a tool call that waits longer for approval, e.g. 10m (default: none;
+                                             a temp conversation, such as a stateless /v1 request's, waits 10m at most)
                     AGENTIK_OIDC_ISSUER      sign in with an OpenID provider (with AGENTIK_OIDC_CLIENT_ID,
                                              AGENTIK_OIDC_CLIENT_SECRET; AGENTIK_OIDC_REDIRECT_URL, default
                                              http(s)://HOST/auth/oidc/callback; AGENTIK_OIDC_NAME for the button)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -378,7 +379,7 @@ func (c *memConversation) applyApproval(rec *Record) {
 // whose calls were requested at requested (zero: unknown, counted from
 // now). One timer per conversation: a later round is seen when it fires.
 func (r *Runner) watchWait(ctx context.Context, id string, requested time.Time) {
-	limit := r.cfg.ApprovalTimeout
+	limit := r.approvalLimit(id)
 	if limit <= 0 {
 		return
 	}
@@ -395,6 +396,17 @@ func (r *Runner) watchWait(ctx context.Context, id string, requested time.Time) 
 	w := &waitTimer{}
 	r.timers[id] = w
 	w.stop = r.afterFunc(deadline.Sub(r.now()), func() { r.expireWait(ctx, id, deadline, w) })
+}
+
+// approvalLimit is how long a call of conversation id waits for a
+// decision (0: until decided): Config.ApprovalTimeout, and for a temp
+// conversation (a stateless API request's, which nobody may be watching)
+// TempConfig.ApprovalWait when that is 0.
+func (r *Runner) approvalLimit(id string) time.Duration {
+	if r.cfg.ApprovalTimeout > 0 || !r.IsTemp(id) {
+		return r.cfg.ApprovalTimeout
+	}
+	return cmp.Or(r.cfg.Temp.ApprovalWait, DefaultTempApprovalWait)
 }
 
 // waitTimer is the armed approval timeout of one conversation.
@@ -423,7 +435,7 @@ func (r *Runner) expireWait(ctx context.Context, id string, deadline time.Time, 
 		}
 		return
 	}
-	limit := r.cfg.ApprovalTimeout
+	limit := r.approvalLimit(id)
 	for _, p := range pend {
 		if !p.Needs || p.Decided {
 			continue

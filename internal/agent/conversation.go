@@ -4,9 +4,14 @@ import "time"
 
 // Conversation is the summary of one conversation.
 type Conversation struct {
-	ID           string       `wire:"id,*"`
-	Title        string       `wire:"title,*"`
-	Temp         bool         `wire:"temp,*"` // lives only in memory, never stored
+	ID    string `wire:"id,*"`
+	Title string `wire:"title,*"`
+	Temp  bool   `wire:"temp,*"` // lives only in memory, never stored
+	// APIRequest marks the temp conversation of a stateless API request
+	// (a /v1 chat completion without X-Agentik-Conversation, a Responses
+	// request with store: false), deleted when its answer ends; the UI
+	// lists it as "API request" so its owner can answer its approvals.
+	APIRequest   bool         `wire:"api_request,*?"`
 	CreatedAt    time.Time    `wire:"created_at,*"`
 	UpdatedAt    time.Time    `wire:"updated_at,*"`
 	MessageCount int          `wire:"message_count,*"`

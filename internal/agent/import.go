@@ -102,7 +102,7 @@ func (r *Runner) Import(ctx context.Context, convs []ImportConversation) (Import
 		return ImportResult{}, Errorf(CodeUnavailable, "this store cannot import")
 	}
 	if len(convs) > MaxImportConversations {
-		return ImportResult{}, Errorf(CodeTooLarge, "an import holds at most %d conversations, got %d; split the file", MaxImportConversations, len(convs))
+		return ImportResult{}, Errorf(CodeTooLarge, "an import holds at most %d conversations, got %d; split the file, or import it with `agentik import FILE`, which sends it in parts", MaxImportConversations, len(convs))
 	}
 	convs = ownSources(ctx, convs) // access.go
 	total := 0
@@ -119,7 +119,7 @@ func (r *Runner) Import(ctx context.Context, convs []ImportConversation) (Import
 		}
 	}
 	if total > MaxImportMessages {
-		return ImportResult{}, Errorf(CodeTooLarge, "an import holds at most %d messages, got %d; split the file", MaxImportMessages, total)
+		return ImportResult{}, Errorf(CodeTooLarge, "an import holds at most %d messages, got %d; split the file, or import it with `agentik import FILE`, which sends it in parts", MaxImportMessages, total)
 	}
 	have, err := src.ImportedFrom(ctx, sources)
 	if err != nil {

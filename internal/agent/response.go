@@ -107,7 +107,7 @@ func (r *Runner) CreateSeeded(ctx context.Context, history []ModelMessage, temp 
 		}
 	}
 	now := r.now()
-	c := Conversation{ID: NewID(), Title: title, Temp: temp, CreatedAt: now, UpdatedAt: now, Owner: PrincipalFrom(ctx).UserID}
+	c := Conversation{ID: NewID(), Title: title, Temp: temp, APIRequest: temp, CreatedAt: now, UpdatedAt: now, Owner: PrincipalFrom(ctx).UserID}
 	s.apply(&c)
 	recs := []*Record{{
 		Event:        r.agentEvent(AgentEvent{Type: AgentCreated, ConversationID: c.ID, Title: title, Agent: c.Agent}),

@@ -172,6 +172,11 @@ func NewRunner(cfg Config) *Runner {
 // ModelConfigured reports whether sends can reach a model.
 func (r *Runner) ModelConfigured() bool { return r.cfg.Model != nil }
 
+// SystemPrompt is the server's system prompt (Config.SystemPrompt, else
+// DefaultSystemPrompt): what a conversation gets whose agent has no
+// instructions and that sets none of its own.
+func (r *Runner) SystemPrompt() string { return r.cfg.SystemPrompt }
+
 // Close refuses new turns from now on (a send gets unavailable), interrupts
 // every running turn (they end as interrupted and are persisted) and waits
 // for them, or for ctx.

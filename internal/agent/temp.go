@@ -15,6 +15,10 @@ const (
 	TempSweepEvery   = time.Minute      // how often idle temp conversations are looked for
 	DefaultTempCount = 1000             // temp conversations held at once
 	DefaultTempBytes = 256 << 20        // bytes of content held by all temp conversations
+	// DefaultTempApprovalWait bounds how long a temp conversation's tool
+	// call waits for approval when Config.ApprovalTimeout is 0: a
+	// stateless API request must not wait forever for a decision.
+	DefaultTempApprovalWait = 10 * time.Minute
 )
 
 // TempConfig bounds the temp conversations. Zero values take the defaults.
@@ -24,6 +28,10 @@ type TempConfig struct {
 	MaxBytes int64         // at most this many bytes of messages and memory
 	// SweepEvery is how often the owner of the sweep (see MemStore.SweepEvery) looks for idle ones.
 	SweepEvery time.Duration
+	// ApprovalWait bounds a temp conversation's wait for an approval when
+	// Config.ApprovalTimeout is 0 (which, when set, bounds every
+	// conversation's); the call is then denied as a timed-out one is.
+	ApprovalWait time.Duration
 }
 
 // MemStore keeps temp conversations: the Store of conversations that live

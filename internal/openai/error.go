@@ -101,7 +101,7 @@ func decodeBody(r *http.Request, v any) error {
 		return agent.Errorf(agent.CodeBadRequest, "read body: %v", err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return agent.Errorf(agent.CodeBadRequest, "the body must be a JSON object: %s", protocol.JSONProblem(err))
+		return agent.Errorf(agent.CodeBadRequest, "the body must be a JSON object: %s", protocol.JSONProblem(b, err))
 	}
 	return nil
 }

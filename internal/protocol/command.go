@@ -3,8 +3,6 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 
 	"github.com/agentik/agentik/internal/agent"
 )
@@ -67,7 +65,7 @@ func Decode(b []byte) (cmd Command, id *string, err error) {
 		Op json.RawMessage `json:"op"`
 	}
 	if err := json.Unmarshal(b, &head); err != nil {
-		return Command{}, nil, agent.Errorf(agent.CodeBadRequest, "a command must be a JSON object like {\"op\":\"ping\",\"id\":\"1\"}: %s", JSONProblem(err))
+		return Command{}, nil, agent.Errorf(agent.CodeBadRequest, "a command must be a JSON object like {\"op\":\"ping\",\"id\":\"1\"}: %s", JSONProblem(b, err))
 	}
 	if len(head.ID) == 0 || bytes.Equal(head.ID, []byte("null")) {
 		return Command{}, nil, agent.Errorf(agent.CodeBadRequest, "id is required: a string that the reply carries back")
@@ -85,22 +83,12 @@ func Decode(b []byte) (cmd Command, id *string, err error) {
 		return Command{Op: op, ID: s, Frame: b}, id, nil
 	}
 	if err := json.Unmarshal(b, &cmd); err != nil {
-		return Command{}, id, agent.Errorf(agent.CodeBadRequest, "bad command: %s", JSONProblem(err))
+		return Command{}, id, agent.Errorf(agent.CodeBadRequest, "bad command: %s", JSONProblem(b, err))
 	}
 	if err := cmd.Check(); err != nil {
 		return Command{}, id, err
 	}
 	return cmd, id, nil
-}
-
-// JSONProblem says what is wrong with a JSON document, for an error
-// message: the field and the type it must have when that is known.
-func JSONProblem(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Sprintf("field %q must be %s, not %s", te.Field, te.Type.String(), te.Value)
-	}
-	return err.Error()
 }
 
 // Check verifies that a decoded command of a ConnectionOp has the fields

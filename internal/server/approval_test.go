@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
@@ -98,5 +99,53 @@ func TestWSDenyWithReason(t *testing.T) {
 	}
 	if !strings.Contains(saw, "denied") || !strings.Contains(saw, "no network calls today") {
 		t.Errorf("the model saw %q, want the denial with its reason", saw)
+	}
+}
+
+// TestStatelessApprovalWaitIsBounded: a stateless /v1 request whose tool
+// call needs approval, on a server without AGENTIK_APPROVAL_TIMEOUT, waits
+// at most agent.TempConfig.ApprovalWait (here 1 minute, on an injected
+// clock and timer): then the call is denied as timed out, the model reads
+// that, and the /v1 response completes with its answer.
+func TestStatelessApprovalWaitIsBounded(t *testing.T) {
+	leakCheck(t)
+	type timer struct {
+		d time.Duration
+		f func()
+	}
+	armed := make(chan timer, 4)
+	clk := &backClock{}
+	clk.set(time.Minute) // a minute behind: set(0) is a minute later
+	ts := newTestServer(t, withApproval(), withClock(clk), func(a *agent.Config, _ *server.Config) {
+		a.Temp.ApprovalWait = time.Minute
+		a.AfterFunc = func(d time.Duration, f func()) func() bool {
+			armed <- timer{d, f}
+			return func() bool { return true }
+		}
+	})
+	ts.Fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "w1", Name: "weather__forecast", Arguments: `{"city":"Oslo"}`}}})
+	ts.Fake.Enqueue(llmtest.Reply{Text: "Nobody approved the forecast, so I cannot say."})
+	answer := statelessCompletion(t, ts, "weather in Oslo?")
+	var tm timer
+	select {
+	case tm = <-armed:
+	case got := <-answer:
+		t.Fatalf("the request ended before its call waited: %s", got)
+	}
+	if tm.d <= 59*time.Second || tm.d > time.Minute {
+		t.Fatalf("the wait is bounded by %v, want the configured minute", tm.d)
+	}
+	clk.set(0)
+	tm.f()
+	if got := <-answer; got != "Nobody approved the forecast, so I cannot say." {
+		t.Fatalf("the /v1 response: %s", got)
+	}
+	reqs := ts.Fake.Requests()
+	var saw bool
+	for _, m := range reqs[len(reqs)-1].Messages {
+		saw = saw || m.Role == "tool" && strings.Contains(m.Content, "approval timed out after 1m0s")
+	}
+	if !saw {
+		t.Errorf("the model did not read the timeout: %+v", reqs[len(reqs)-1].Messages)
 	}
 }

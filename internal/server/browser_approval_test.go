@@ -2,12 +2,14 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -111,4 +113,79 @@ func TestBrowserSidebarMarksWaiting(t *testing.T) {
 	if got := eval[string](t, a, item+`.dataset.waiting`); got != "false" {
 		t.Errorf("after the turn: waiting %q", got)
 	}
+}
+
+// statelessCompletion sends a /v1 chat completion without
+// X-Agentik-Conversation (a stateless request, run in a temp
+// conversation) with the Go HTTP client, and delivers its answer's
+// content, or what went wrong, once it ends.
+func statelessCompletion(t *testing.T, ts *testServer, question string) <-chan string {
+	t.Helper()
+	done := make(chan string, 1)
+	body := `{"model":"fake","messages":[{"role":"user","content":` + jsString(question) + `}]}`
+	go func() {
+		resp, err := http.Post(ts.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		var c struct {
+			Choices []struct {
+				Message struct {
+					Content string `json:"content"`
+				} `json:"message"`
+			} `json:"choices"`
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || json.Unmarshal(b, &c) != nil || len(c.Choices) != 1 {
+			done <- fmt.Sprintf("status %d: %s", resp.StatusCode, b)
+			return
+		}
+		done <- c.Choices[0].Message.Content
+	}()
+	return done
+}
+
+// TestBrowserApprovesAPIRequest: a stateless /v1 request whose tool call
+// needs approval shows in its owner's sidebar as an "API request" that
+// needs approval; opened (mid-wait: its events are not replayed), it shows
+// the approval controls and, in the composer's place, what it is;
+// approving there runs the tool and completes the /v1 response, and the
+// open page stays to be read when the request's conversation goes.
+func TestBrowserApprovesAPIRequest(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, withApproval())
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	waitConnected(t, tab)
+	ts.Fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "api1", Name: "weather__forecast", Arguments: `{"city":"Oslo"}`}}})
+	ts.Fake.Enqueue(llmtest.Reply{Text: "It is sunny in Oslo."})
+	answer := statelessCompletion(t, ts, "weather in Oslo?")
+
+	const row = `[...document.querySelectorAll('[data-testid="conversation-item"]')].find((li) => li.innerText.includes('weather in Oslo?'))`
+	waitJS(t, tab, "the request in the sidebar, marked", `(() => { const li = `+row+`; return !!li && li.innerText.includes('API request') && li.innerText.includes('Needs approval') && !li.innerText.includes('Temp'); })()`)
+	screenshot(t, tab, "sidebar-api-request.png")
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(`+row+`).querySelector('a').click()`))
+	waitJS(t, tab, "the approval controls", `document.querySelector('[data-testid="approve"]')?.checkVisibility() === true`)
+	waitJS(t, tab, "what the conversation is", `document.querySelector('[role="note"]')?.innerText.includes('An API client sent this request') && document.querySelector('#chat-title').closest('header').innerText.includes('API request')`)
+	if eval[bool](t, tab, `document.querySelector('#prompt') !== null`) {
+		t.Error("an API request's conversation offers a composer")
+	}
+	if got := eval[string](t, tab, `document.querySelector('[data-testid="approval-arguments"]').value`); !strings.Contains(got, "Oslo") {
+		t.Errorf("the arguments to approve read %q", got)
+	}
+	screenshot(t, tab, "api-request-approval.png")
+	do(t, tab, chromedp.Click(chromedp.CSS(`[data-testid="approve"]`)))
+	select {
+	case got := <-answer:
+		if got != "It is sunny in Oslo." {
+			t.Fatalf("the /v1 response: %s", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the /v1 response did not complete after the approval")
+	}
+	waitJS(t, tab, "the request gone from the sidebar", `!(`+row+`)`)
+	waitJS(t, tab, "the answer stays on the page", `document.querySelector('#messages').innerText.includes('It is sunny in Oslo.') || document.querySelector('#live').innerText.includes('It is sunny in Oslo.')`)
+	waitJS(t, tab, "a toast says it ended", `document.body.innerText.includes('The API request is answered')`)
 }

@@ -103,3 +103,41 @@ func TestBrowserModelFollowsOtherTab(t *testing.T) {
 	do(t, one, chromedp.Evaluate[chromedp.Void](`(() => { const s = `+sel+`; s.value = 'b/beta'; s.dispatchEvent(new Event('change')); })()`))
 	waitJS(t, two, "the other tab's picker", sel+`.value === 'b/beta' && !document.querySelector('#composer .attach').hidden`)
 }
+
+// TestBrowserSystemPromptPlaceholder: the chat settings' empty system
+// prompt says, in full, which prompt it stands for: the server's on a new
+// chat of the default agent, the picked agent's instructions, and those of
+// an open conversation's agent.
+func TestBrowserSystemPromptPlaceholder(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	ts.call(t, "POST", "/agentik/agents", `{"slug":"pirate","name":"Pirate","instructions":"You are a pirate. Say arr."}`, 201, nil)
+	var c agent.Conversation
+	ts.call(t, "POST", "/agentik/conversations", `{"title":"Ahoy","agent":"pirate"}`, 201, &c)
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	waitConnected(t, tab)
+
+	const box = `document.querySelector('[data-testid="system-prompt"]')`
+	placeholder := func(when, want string) {
+		t.Helper()
+		do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="settings-btn"]').click()`))
+		waitJS(t, tab, "settings dialog "+when, `document.querySelector('[data-testid="settings-dialog"]').open`)
+		if got := eval[string](t, tab, box+`.placeholder`); got != "Leave empty to use the default system prompt:\n\n"+want {
+			t.Errorf("%s: the placeholder reads %q, want the default %q", when, got, want)
+		}
+		if got := eval[string](t, tab, box+`.value`); got != "" {
+			t.Errorf("%s: the system prompt holds %q", when, got)
+		}
+		do(t, tab, press("Escape", 0))
+		waitJS(t, tab, "dialog closed "+when, `!document.querySelector('[data-testid="settings-dialog"]').open`)
+	}
+	waitJS(t, tab, "the agents listed", `document.querySelectorAll('[data-testid="agent-option"]').length === 2`)
+	placeholder("on a new chat", agent.DefaultSystemPrompt)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="agent-option"][data-slug="pirate"]').click()`))
+	placeholder("with the pirate picked", "You are a pirate. Say arr.")
+	openPage(t, ts, tab, "/c/"+c.ID)
+	waitConnected(t, tab)
+	waitJS(t, tab, "the agents loaded", `!document.querySelector('#agent-filter').hidden`)
+	placeholder("in the pirate's conversation", "You are a pirate. Say arr.")
+}

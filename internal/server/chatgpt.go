@@ -52,10 +52,10 @@ type chatGPTNode struct {
 func parseChatGPT(body []byte) ([]agent.ImportConversation, error) {
 	var convs []chatGPTConversation
 	if err := json.Unmarshal(body, &convs); err != nil {
-		return nil, agent.Errorf(agent.CodeBadRequest, "not a ChatGPT conversations.json: %s", protocol.JSONProblem(err))
+		return nil, agent.Errorf(agent.CodeBadRequest, "not a ChatGPT conversations.json: %s", protocol.JSONProblem(body, err))
 	}
 	if len(convs) > agent.MaxImportConversations {
-		return nil, agent.Errorf(agent.CodeTooLarge, "an import holds at most %d conversations, got %d; split the file", agent.MaxImportConversations, len(convs))
+		return nil, agent.Errorf(agent.CodeTooLarge, "an import holds at most %d conversations, got %d; split the file, or import it with `agentik import FILE`, which sends it in parts", agent.MaxImportConversations, len(convs))
 	}
 	out := make([]agent.ImportConversation, 0, len(convs))
 	for i, c := range convs {

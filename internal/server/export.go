@@ -279,7 +279,8 @@ const importPath = "/agentik/import"
 
 // handleImport creates conversations from agentik JSON (an agent.Archive)
 // or from the conversations.json of a ChatGPT data export (a JSON array),
-// in one transaction: all or nothing.
+// sent as it is or inside the export's ZIP (its conversations.json, capped
+// uncompressed as the body is), in one transaction: all or nothing.
 func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -288,6 +289,12 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 		}
 		s.writeError(w, r, err)
 		return
+	}
+	if protocol.IsZIP(body) {
+		if body, err = protocol.UnzipConversations(body, s.cfg.MaxImportBytes, " (AGENTIK_MAX_IMPORT_BYTES): import the ZIP with `agentik import FILE`, which sends it in parts, or raise the cap"); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 	}
 	convs, mem, err := parseImport(body)
 	if err != nil {
@@ -322,16 +329,13 @@ func parseImport(body []byte) ([]agent.ImportConversation, []agent.ArchivedMemor
 	if len(body) == 0 {
 		return nil, nil, agent.Errorf(agent.CodeBadRequest, "the body is empty: send agentik JSON or a ChatGPT conversations.json")
 	}
-	if bytes.HasPrefix(body, []byte("PK\x03\x04")) {
-		return nil, nil, agent.Errorf(agent.CodeBadRequest, "this is a ZIP file; a ChatGPT export is one: unzip it and import the conversations.json inside")
-	}
 	if body[0] == '[' {
 		convs, err := parseChatGPT(body)
 		return convs, nil, err
 	}
 	var a agent.Archive
 	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, nil, agent.Errorf(agent.CodeBadRequest, "the body is neither agentik JSON nor a ChatGPT conversations.json: %s", protocol.JSONProblem(err))
+		return nil, nil, agent.Errorf(agent.CodeBadRequest, "the body is neither agentik JSON nor a ChatGPT conversations.json: %s", protocol.JSONProblem(body, err))
 	}
 	if a.Format != agent.ArchiveFormat {
 		return nil, nil, agent.Errorf(agent.CodeBadRequest, "format must be %q (an agentik export), got %q", agent.ArchiveFormat, agent.Shorten(a.Format, 40))

@@ -3,6 +3,7 @@ package server_test
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -387,22 +388,105 @@ func TestImportChatGPTBranches(t *testing.T) {
 	}
 }
 
-// A ChatGPT export ZIP is explained, not refused with a parser's words.
-func TestImportZIPSaysUnzip(t *testing.T) {
-	ts := newTestServer(t)
+// zipOf is a ZIP archive of the files (name, content pairs), as a
+// ChatGPT data export is one.
+func zipOf(t testing.TB, files ...string) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
-	f, err := zw.Create("conversations.json")
-	if err != nil {
-		t.Fatal(err)
+	for i := 0; i+1 < len(files); i += 2 {
+		f, err := zw.Create(files[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write([]byte(files[i+1])); err != nil {
+			t.Fatal(err)
+		}
 	}
-	_, _ = f.Write([]byte("[]"))
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	var e agent.Error
-	ts.call(t, "POST", "/agentik/import", buf.String(), 400, &e)
-	if !strings.Contains(e.Message, "unzip it and import the conversations.json inside") || strings.Contains(e.Message, "invalid character") {
-		t.Errorf("a ZIP import says %q", e.Message)
+	return buf.Bytes()
+}
+
+// TestImportZIP: a ChatGPT data export ZIP imports as its
+// conversations.json does; a ZIP without one, a damaged one and a zip
+// bomb (declared or lying about its size) are refused with a typed error
+// that says what to do, inflating at most the import's cap.
+func TestImportZIP(t *testing.T) {
+	leakCheck(t)
+	const limit = protocol.MaxBodyBytes
+	ts := newTestServer(t, func(_ *agent.Config, c *server.Config) { c.MaxImportBytes = limit })
+	sample, err := os.ReadFile("testdata/chatgpt-conversations.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	export := zipOf(t, "__MACOSX/Export/._conversations.json", "junk", "Export/chat.html", "<html></html>",
+		"Export/conversations.json", string(sample), "Export/user.json", `{"id":"user-1"}`)
+	var res agent.ImportResult
+	ts.call(t, "POST", "/agentik/import", string(export), 201, &res)
+	if len(res.Conversations) != 2 || res.Conversations[0].Title != "Sourdough starter help" {
+		t.Fatalf("ZIP import = %+v", res)
+	}
+	ts.call(t, "POST", "/agentik/import", string(export), 200, &res)
+	if len(res.Conversations) != 0 || len(res.Existing) != 2 {
+		t.Fatalf("ZIP re-import = %+v", res)
+	}
+
+	// A bomb that lies: its header declares 10 bytes, it inflates to more
+	// than the cap.
+	var deflated bytes.Buffer
+	fw, _ := flate.NewWriter(&deflated, flate.BestCompression)
+	_, _ = fw.Write(bytes.Repeat([]byte(" "), limit+1))
+	_ = fw.Close()
+	var liar bytes.Buffer
+	zw := zip.NewWriter(&liar)
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: "conversations.json", Method: zip.Deflate, CompressedSize64: uint64(deflated.Len()), UncompressedSize64: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = w.Write(deflated.Bytes())
+	_ = zw.Close()
+
+	honest := zipOf(t, "conversations.json", strings.Repeat(" ", limit+1)+"[]")
+	for name, c := range map[string]struct {
+		body   []byte
+		status int
+		want   string
+	}{
+		"no conversations.json": {zipOf(t, "notes.txt", "hi", "photo.png", "x"), 400, "this ZIP holds no conversations.json, so it is not a ChatGPT data export (it holds notes.txt, photo.png)"},
+		"damaged":               {export[:len(export)/2], 400, "cannot be read as one (is it complete?)"},
+		"bomb":                  {honest, 413, "larger than 16777216 bytes uncompressed (AGENTIK_MAX_IMPORT_BYTES): import the ZIP with `agentik import FILE`"},
+		"lying bomb":            {liar.Bytes(), 400, "is damaged"},
+		"bad JSON inside":       {zipOf(t, "conversations.json", "[{\"id\":\"a\",\n \"title\": nope}]"), 400, "not a ChatGPT conversations.json: line 2, column 12: expected the word null"},
+	} {
+		var e agent.Error
+		ts.call(t, "POST", "/agentik/import", string(c.body), c.status, &e)
+		if !strings.Contains(e.Message, c.want) {
+			t.Errorf("%s: %q, want %q", name, e.Message, c.want)
+		}
+	}
+	if len(honest) > 64<<10 {
+		t.Fatalf("the bomb is %d bytes compressed", len(honest))
+	}
+	if n := ts.total(t); n != 2 {
+		t.Fatalf("%d conversations after the refused ZIPs, want 2", n)
+	}
+}
+
+// An import refused for its JSON says where and what was expected, not the
+// parser's words.
+func TestImportSaysWhereJSONIsWrong(t *testing.T) {
+	ts := newTestServer(t)
+	for body, want := range map[string]string{
+		"[{\"id\":\"a\",\n \"title\": nope}]": "not a ChatGPT conversations.json: line 2, column 12: expected the word null (a bare word must be true, false or null; text goes in double quotes), found 'o'",
+		`{"format":"agentik","version":1,}`:   "the body is neither agentik JSON nor a ChatGPT conversations.json: line 1, column 33: expected a key in double quotes",
+		`{"format":"agentik","version":"1"}`:  `field "version" must be a whole number in range, not a string (line 1, column 33)`,
+	} {
+		var e agent.Error
+		ts.call(t, "POST", "/agentik/import", body, 400, &e)
+		if !strings.Contains(e.Message, want) || strings.Contains(e.Message, "invalid character") || strings.Contains(e.Message, "Go value") {
+			t.Errorf("%q: %q, want %q", body, e.Message, want)
+		}
 	}
 }

@@ -55,13 +55,13 @@ func declare[T any](name string, status int, run func(ctx context.Context, s *Se
 					return nil, err
 				}
 			} else if err := json.Unmarshal(b, &in); err != nil {
-				return nil, inputError(name, err)
+				return nil, inputError(name, b, err)
 			}
 		}
 		if len(fields) > 0 {
 			fb, _ := json.Marshal(fields)
 			if err := json.Unmarshal(fb, &in); err != nil {
-				return nil, agent.Errorf(agent.CodeBadRequest, "%s: %s", name, protocol.JSONProblem(err))
+				return nil, agent.Errorf(agent.CodeBadRequest, "%s: %s", name, protocol.JSONProblem(fb, err))
 			}
 		}
 		if c, ok := any(&in).(checker); ok {
@@ -79,14 +79,15 @@ func streamed(o *op, serve func(s *Server, w http.ResponseWriter, r *http.Reques
 	return o
 }
 
-// inputError is the bad_request of an input that is not the op's JSON
-// object: the field and the type it must have when that is known.
-func inputError(name string, err error) error {
+// inputError is the bad_request of an input b that is not the op's JSON
+// object: the field and the type it must have when that is known, else
+// where the document goes wrong.
+func inputError(name string, b []byte, err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
-		return agent.Errorf(agent.CodeBadRequest, "%s: %s", name, protocol.JSONProblem(err))
+		return agent.Errorf(agent.CodeBadRequest, "%s: %s", name, protocol.JSONProblem(b, err))
 	}
-	return agent.Errorf(agent.CodeBadRequest, "%s takes a JSON object: %s", name, protocol.JSONProblem(err))
+	return agent.Errorf(agent.CodeBadRequest, "%s takes a JSON object: %s", name, protocol.JSONProblem(b, err))
 }
 
 // need is the bad_request of an op missing a field.

@@ -103,6 +103,7 @@ func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
 		MathScriptURL:     assets.URL("math.js"),
 		MathStyleURL:      assets.URL("math.css"),
 		ModelConfigured:   s.runner.ModelConfigured(),
+		SystemPrompt:      s.runner.SystemPrompt(),
 		Conversations:     web.ConversationItems(cs, current),
 		ConversationTotal: total,
 		ToolServers:       s.toolServers(ctx).Servers,

@@ -170,7 +170,7 @@ func TestChatPageHistory(t *testing.T) {
 		t.Error("usage not rendered")
 	}
 	b := pageBoot(t, doc)
-	want := web.BootConversation{ID: c.ID, Title: c.Title, LastSeq: last.Seq}
+	want := web.BootConversation{ID: c.ID, Title: c.Title, Agent: agent.DefaultAgent, LastSeq: last.Seq}
 	if b.Conversation == nil || *b.Conversation != want {
 		t.Errorf("boot = %+v, want %+v", b.Conversation, want)
 	}
