@@ -232,7 +232,7 @@ type usage struct {
 }
 
 // callID numbers tool calls uniquely within a process.
-var callID atomicCounter
+var callID atomic.Int64
 
 func chat(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
@@ -256,7 +256,7 @@ func chat(w http.ResponseWriter, r *http.Request) {
 	finish := "stop"
 	var call *wireToolDelta
 	if reply.Call != "" {
-		call = &wireToolDelta{ID: fmt.Sprintf("call_demo_%d", callID.next()), Type: "function"}
+		call = &wireToolDelta{ID: fmt.Sprintf("call_demo_%d", callID.Add(1)), Type: "function"}
 		call.Function.Name, call.Function.Arguments = ToolName, reply.Call
 		deltas = append(deltas, delta{ToolCalls: []wireToolDelta{*call}})
 		finish = "tool_calls"
@@ -361,7 +361,3 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
-
-type atomicCounter struct{ n atomic.Int64 }
-
-func (c *atomicCounter) next() int64 { return c.n.Add(1) }
