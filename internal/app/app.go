@@ -33,6 +33,16 @@ type Config struct {
 	// on the store's writer goroutine (tests use it to act at a commit),
 	// decoded from the committed bytes (a cost only when it is set).
 	OnCommit func([]agent.AllEvent)
+	// Committed, when set, is told the size of every published batch (this
+	// instance's commits and, on PostgreSQL, other instances'), on the
+	// goroutine that publishes it, without decoding anything: what the
+	// metrics count. (OnCommit decodes every event; on the writer and
+	// listener goroutines that cost 7-12 % of an instance's CPU under
+	// the instances bench, docs/BENCHMARKS.md.)
+	Committed func(n int)
+	// Relay is store.Options.Relay: EXPERIMENTAL, the bench's sketch of a
+	// distributed broker (AGENTIK_EXPERIMENTAL_RELAY); "" in production.
+	Relay string
 }
 
 // App is agentik wired: its parts are exported for the callers that need
@@ -55,7 +65,7 @@ type App struct {
 
 // Open opens the database and makes the broker over it.
 func Open(ctx context.Context, cfg Config) (*App, error) {
-	st, err := store.Open(ctx, cfg.DB, store.Options{Logger: cfg.Logger, Now: cfg.Now})
+	st, err := store.Open(ctx, cfg.DB, store.Options{Logger: cfg.Logger, Now: cfg.Now, Relay: cfg.Relay})
 	if err != nil {
 		return nil, err
 	}
@@ -100,14 +110,20 @@ func (a *App) Start(ctx context.Context, rc agent.Config, sc server.Config) erro
 		sc.Logger = a.cfg.Logger
 	}
 	a.Server = server.New(sc)
+	count := a.cfg.Committed
+	if count == nil {
+		count = func(int) {}
+	}
 	publish := func(encs []agent.Encoded) {
 		a.Broker.PublishEncoded(encs)
 		a.Runner.Committed(encs) // answers given on other instances (agent/elicit.go)
+		count(len(encs))
 	}
 	if on := a.cfg.OnCommit; on != nil {
 		publish = func(encs []agent.Encoded) {
 			a.Broker.PublishEncoded(encs)
 			a.Runner.Committed(encs)
+			count(len(encs))
 			evs := make([]agent.AllEvent, 0, len(encs))
 			for _, e := range encs {
 				if ev, err := e.Decode(); err == nil {

@@ -39,7 +39,7 @@ func (m *Metrics) WatchTurns(ctx context.Context, b *broker.Broker) {
 				}
 				break
 			}
-			if !it.CaughtUp {
+			if !it.CaughtUp && watched(it.Event) {
 				if ev, err := it.Event.Decode(); err == nil {
 					w.see(ev)
 				}
@@ -57,6 +57,21 @@ type openTurn struct {
 type turnWatch struct {
 	m    *Metrics
 	open map[string]*openTurn // by conversation id
+}
+
+// watched reports whether see may act on e: the events of other types
+// (the text and reasoning deltas, most of the log) are not decoded, which
+// was a fifth of a watching instance's CPU (docs/BENCHMARKS.md, wave 3
+// session 4).
+func watched(e *agent.Encoded) bool {
+	if e.Kind != agent.KindConversation {
+		return true
+	}
+	switch e.Type {
+	case agent.EventMessage, agent.EventError, agent.EventInterrupted, agent.EventEnd:
+		return true
+	}
+	return false
 }
 
 func (w *turnWatch) see(ev agent.AllEvent) {
