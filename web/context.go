@@ -28,6 +28,16 @@ func SummaryLabel(n int, first, last string, single bool) string {
 	return label + `, from "` + first + `" to "` + last + `"`
 }
 
+// SingleSpan reports whether summary message m summarized one question.
+func SingleSpan(m *agent.Message) bool {
+	return m.FirstID == m.LastID && (m.FirstID != "" || m.FirstText == m.LastText)
+}
+
+// MessageSummaryLabel is SummaryLabel of summary message m.
+func MessageSummaryLabel(m *agent.Message) string {
+	return SummaryLabel(m.Replaces, m.FirstText, m.LastText, SingleSpan(m))
+}
+
 // ContextLabel is the gauge's text, e.g. "1.2k / 8.2k tokens".
 func ContextLabel(c *agent.ContextSize) string {
 	if c == nil {

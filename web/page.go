@@ -235,7 +235,7 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 			v.Messages = append(v.Messages, MessageView{Kind: KindError, Type: m.Type, ID: m.ID, Seq: m.Seq, Error: m.Error, Code: m.Code})
 		case agent.MessageSummary:
 			v.Messages = append(v.Messages, MessageView{Kind: KindSummary, Type: m.Type, ID: m.ID, Seq: m.Seq, Summary: m.Summary, Replaces: m.Replaces,
-				SpanFirst: m.FirstText, SpanLast: m.LastText, Single: m.FirstID == m.LastID && (m.FirstID != "" || m.FirstText == m.LastText), KeptID: m.KeptID})
+				SpanFirst: m.FirstText, SpanLast: m.LastText, Single: SingleSpan(&m), KeptID: m.KeptID})
 		default:
 			v.Messages = append(v.Messages, MessageView{Kind: KindUnknown, Type: m.Type, ID: m.ID, Seq: m.Seq})
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // toolRound is a model answer that asks for a tool (which does not
@@ -111,8 +112,15 @@ func TestBudgetCrossedByOneTurn(t *testing.T) {
 func TestBudgetCrossedByConcurrentTurns(t *testing.T) {
 	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"), "AGENTIK_DEFAULT_BUDGET=100/day")
 	convs := []string{newConv(t, tm, tm.ann.key), newConv(t, tm, tm.ann.key)}
-	for range 6 {
-		tm.fake.Enqueue(toolRound(300 * time.Millisecond))
+	// Both first calls are held until both have arrived: the two turns
+	// provably run when the budget is crossed, however slow the machine.
+	hold := make(chan struct{})
+	for i := range 6 {
+		r := toolRound(300 * time.Millisecond)
+		if i < 2 {
+			r.Wait, r.Hold = 0, hold
+		}
+		tm.fake.Enqueue(r)
 	}
 	var wg sync.WaitGroup
 	codes := make([]string, 2)
@@ -124,6 +132,8 @@ func TestBudgetCrossedByConcurrentTurns(t *testing.T) {
 			codes[i], statuses[i], _ = sendEnd(t, tm, tm.ann.key, c, "go")
 		}()
 	}
+	testwait.For(t, "both turns' first model calls", func() bool { return len(tm.fake.Requests()) >= 2 })
+	close(hold)
 	wg.Wait()
 	started := 0
 	for i := range convs {

@@ -16,6 +16,7 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/client"
 	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/web"
 )
 
 // The markers a terminal in bracketed-paste mode puts around a paste.
@@ -400,9 +401,10 @@ func (p *turnPrinter) print(e *agent.Event) {
 	}
 }
 
-// summaryLine reports a compaction of the conversation's context.
+// summaryLine reports a compaction of the conversation's context, its
+// span named as the UI's divider names it.
 func summaryLine(m *agent.Message) string {
-	return fmt.Sprintf("[context compacted: %d earlier messages summarized, about %d → %d tokens]", m.Replaces, m.TokensBefore, m.TokensAfter)
+	return fmt.Sprintf("[context compacted: %s; about %d → %d tokens]", stripControls(web.MessageSummaryLabel(m)), m.TokensBefore, m.TokensAfter)
 }
 
 // oneLine is s (control sequences stripped) on one line, cut after n bytes.

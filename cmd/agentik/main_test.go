@@ -53,7 +53,7 @@ func freeAddr(t testing.TB) string {
 type proc struct {
 	cmd  *exec.Cmd
 	addr string
-	logs *strings.Builder
+	logs *syncBuffer
 }
 
 func start(t testing.TB, addr, db string, env ...string) *proc {
@@ -64,7 +64,7 @@ func start(t testing.TB, addr, db string, env ...string) *proc {
 	}
 	cmd := exec.Command(binary, "--addr", addr, "--db", dsn)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
-	logs := &strings.Builder{}
+	logs := &syncBuffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

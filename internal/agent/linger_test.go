@@ -7,25 +7,39 @@ import (
 
 func TestPaceLingersOnlyForFastStreams(t *testing.T) {
 	start := time.Date(2026, 11, 30, 21, 0, 0, 0, time.UTC)
+	const ms = time.Millisecond
+	every := func(gap time.Duration) []time.Duration {
+		gaps := make([]time.Duration, 20)
+		for i := range gaps {
+			gaps[i] = gap
+		}
+		return gaps
+	}
+	// A 50 tokens/s stream whose reader stalled twice: each stall delivers
+	// the tokens it held back together.
+	stalled := []time.Duration{0, 20 * ms, 20 * ms, 60 * ms, 0, 0, 20 * ms, 20 * ms, 20 * ms, 20 * ms, 100 * ms, 0, 0, 0, 0, 20 * ms, 20 * ms, 20 * ms, 20 * ms, 20 * ms}
 	for _, tc := range []struct {
 		name  string
-		gap   time.Duration
-		holds int // of 10 pieces
+		gaps  []time.Duration // before each of 20 pieces
+		holds int
 	}{
-		{"50 tokens/s", 20 * time.Millisecond, 0},
-		{"100 tokens/s", 10 * time.Millisecond, 0},
-		{"1000 tokens/s", time.Millisecond, 9}, // all but the first
-		{"a burst", 0, 9},
+		{"50 tokens/s", every(20 * ms), 0},
+		{"100 tokens/s", every(10 * ms), 0},
+		{"50 tokens/s with stalls", stalled, 0},
+		{"150 tokens/s", every(6600 * time.Microsecond), 12}, // all but the first paceWindow
+		{"1000 tokens/s", every(ms), 12},
+		{"a burst", every(0), 12},
 	} {
 		var p pace
-		holds := 0
-		for i := range 10 {
-			if p.hold(start.Add(time.Duration(i) * tc.gap)) {
+		holds, at := 0, start
+		for _, gap := range tc.gaps {
+			at = at.Add(gap)
+			if p.hold(at) {
 				holds++
 			}
 		}
 		if holds != tc.holds {
-			t.Errorf("%s: %d of 10 pieces lingered, want %d", tc.name, holds, tc.holds)
+			t.Errorf("%s: %d of %d pieces lingered, want %d", tc.name, holds, len(tc.gaps), tc.holds)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/server"
 	"github.com/agentik/agentik/internal/store"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // rig is a runner over a real SQLite file, a real broker and the fake
@@ -568,14 +569,16 @@ func TestDeleteInterruptsRunningTurn(t *testing.T) {
 func TestSendRightAfterEnd(t *testing.T) {
 	g := newRig(t, nil)
 	c := g.create(false)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	sub, err := g.b.Subscribe(t.Context(), broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	for i := range 50 {
+	// Each turn has the broken-build bound: 50 turns under -race on a
+	// loaded machine may take longer than any bound on them all.
+	turn := func(i int) {
+		ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
+		defer cancel()
 		g.fake.Enqueue(llmtest.Reply{Text: fmt.Sprintf("answer %d", i)})
 		if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("q")}, ""); err != nil {
 			t.Fatalf("send %d right after the previous end: %v", i, err)
@@ -583,6 +586,9 @@ func TestSendRightAfterEnd(t *testing.T) {
 		if got := text(untilEnd(t, ctx, sub)); got != fmt.Sprintf("answer %d", i) {
 			t.Fatalf("turn %d streamed %q", i, got)
 		}
+	}
+	for i := range 50 {
+		turn(i)
 	}
 }
 

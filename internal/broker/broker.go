@@ -115,8 +115,12 @@ type Broker struct {
 	src Source
 	log *slog.Logger
 
-	mu   sync.RWMutex
-	all  map[*Sub]struct{} // StreamAll and StreamAgent
+	mu sync.RWMutex
+	// all holds the StreamAll and StreamAgent subscriptions by their
+	// Stream.Owner ("" for an admin's): an event is offered only to its
+	// owner's and the admins' (and to everyone's when it has no owner),
+	// so a team's hundreds of open sidebars cost an event nothing.
+	all  map[string]map[*Sub]struct{}
 	conv map[string]map[*Sub]struct{}
 
 	recent recent // the latest stored events, for resumes
@@ -130,7 +134,7 @@ func New(src Source, log *slog.Logger) *Broker {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Broker{src: src, log: log, all: map[*Sub]struct{}{}, conv: map[string]map[*Sub]struct{}{}, drops: map[string]int64{}}
+	return &Broker{src: src, log: log, all: map[string]map[*Sub]struct{}{}, conv: map[string]map[*Sub]struct{}{}, drops: map[string]int64{}}
 }
 
 var _ agent.Publisher = (*Broker)(nil)
@@ -168,8 +172,21 @@ func (b *Broker) PublishEncoded(evs []agent.Encoded) {
 				slow = append(slow, s)
 			}
 		}
-		for s := range b.all {
-			deliver(s)
+		if e.ConversationID == "" && e.Owner == "" { // no one's: everyone's (see Stream.Match)
+			for _, m := range b.all {
+				for s := range m {
+					deliver(s)
+				}
+			}
+		} else {
+			for s := range b.all[""] {
+				deliver(s)
+			}
+			if e.Owner != "" {
+				for s := range b.all[e.Owner] {
+					deliver(s)
+				}
+			}
 		}
 		for s := range b.conv[e.ConversationID] {
 			deliver(s)
@@ -235,7 +252,10 @@ type readAhead struct {
 func (b *Broker) Subscribers() int {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	n := len(b.all)
+	n := 0
+	for _, m := range b.all {
+		n += len(m)
+	}
 	for _, m := range b.conv {
 		n += len(m)
 	}
@@ -295,30 +315,30 @@ func (b *Broker) Subscribe(ctx context.Context, stream Stream, after int64, epoc
 func (b *Broker) add(s *Sub) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	idx, key := b.all, s.stream.Owner
 	if s.stream.Kind == StreamConversation {
-		m := b.conv[s.stream.ConversationID]
-		if m == nil {
-			m = map[*Sub]struct{}{}
-			b.conv[s.stream.ConversationID] = m
-		}
-		m[s] = struct{}{}
-		return
+		idx, key = b.conv, s.stream.ConversationID
 	}
-	b.all[s] = struct{}{}
+	m := idx[key]
+	if m == nil {
+		m = map[*Sub]struct{}{}
+		idx[key] = m
+	}
+	m[s] = struct{}{}
 }
 
 func (b *Broker) remove(s *Sub) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	idx, key := b.all, s.stream.Owner
 	if s.stream.Kind == StreamConversation {
-		m := b.conv[s.stream.ConversationID]
-		delete(m, s)
-		if len(m) == 0 {
-			delete(b.conv, s.stream.ConversationID)
-		}
-		return
+		idx, key = b.conv, s.stream.ConversationID
 	}
-	delete(b.all, s)
+	m := idx[key]
+	delete(m, s)
+	if len(m) == 0 {
+		delete(idx, key)
+	}
 }
 
 // Item is what Next returns: an event, or the moment a replaying

@@ -334,3 +334,62 @@ func TestLongReplayFromTheDatabaseIsGapless(t *testing.T) {
 		}
 	}
 }
+
+// TestAllStreamsByOwner: the all and agent streams are indexed by their
+// owner, so each member's gets their own conversations' events and
+// everyone's (a tool server's), an admin's gets every event, and none
+// gets another member's.
+func TestAllStreamsByOwner(t *testing.T) {
+	st, b := rig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	as := func(id, role string) context.Context {
+		return agent.WithPrincipal(ctx, agent.Principal{UserID: id, Role: role})
+	}
+	ann, _ := b.Subscribe(as("ann", agent.RoleMember), broker.Stream{Kind: broker.StreamAll}, -1, "")
+	bob, _ := b.Subscribe(as("bob", agent.RoleMember), broker.Stream{Kind: broker.StreamAgent}, -1, "")
+	admin, _ := b.Subscribe(as("root", agent.RoleAdmin), broker.Stream{Kind: broker.StreamAll}, -1, "")
+	for _, s := range []*broker.Sub{ann, bob, admin} {
+		defer s.Close()
+	}
+	if n := b.Subscribers(); n != 3 {
+		t.Fatalf("Subscribers() = %d, want 3", n)
+	}
+	owned := func(id, owner string) *agent.Record {
+		r := created(id)
+		r.Conversation.Owner = owner
+		return r
+	}
+	if err := st.Append(ctx, owned("a1", "ann"), owned("b1", "bob"), text("b1", "bob's"), text("a1", "ann's")); err != nil {
+		t.Fatal(err)
+	}
+	b.Publish(agent.AllEvent{Kind: agent.KindAgent, ID: agent.NewID(), Date: time.Now(), Agent: &agent.AgentEvent{Type: agent.AgentToolServer}})
+	next := func(s *broker.Sub) string {
+		t.Helper()
+		it, err := s.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return it.Event.ConversationID + "/" + it.Event.Type
+	}
+	got := func(s *broker.Sub, n int) []string {
+		var out []string
+		for range n {
+			out = append(out, next(s))
+		}
+		return out
+	}
+	if g, want := fmt.Sprint(got(ann, 3)), "[a1/created a1/append_text /tool_server]"; g != want {
+		t.Errorf("ann's all stream: %s, want %s", g, want)
+	}
+	if g, want := fmt.Sprint(got(bob, 2)), "[b1/created /tool_server]"; g != want {
+		t.Errorf("bob's agent stream: %s, want %s", g, want)
+	}
+	if g, want := fmt.Sprint(got(admin, 5)), "[a1/created b1/created b1/append_text a1/append_text /tool_server]"; g != want {
+		t.Errorf("the admin's all stream: %s, want %s", g, want)
+	}
+	ann.Close()
+	if n := b.Subscribers(); n != 2 {
+		t.Errorf("Subscribers() after a Close = %d, want 2", n)
+	}
+}

@@ -374,8 +374,13 @@ func TestBrowserReloadMidStream(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	tab := browserTab(t, ts)
+	// The answer stops after t31 until the reloaded page has rebuilt it:
+	// the turn is still streaming when the page comes back, however slow
+	// the machine.
+	hold := make(chan struct{})
+	ts.Fake.Enqueue(llmtest.Reply{Text: llmtest.Tokens(200), Hold: hold, HoldAfter: 31})
 	openPage(t, ts, tab, "/")
-	send(t, tab, "[[tokens=200 delay=15ms]]")
+	send(t, tab, "talk")
 	id := conversationID(t, tab)
 	waitJS(t, tab, "streamed text", jsStreaming+`?.textContent.includes('t30 ')`)
 
@@ -386,7 +391,8 @@ func TestBrowserReloadMidStream(t *testing.T) {
 	}
 	// The turn so far is replayed from turn_seq: the in-progress answer
 	// starts at the first token, not where the reload happened.
-	waitJS(t, tab, "rebuilt in-progress answer", jsStreaming+`?.textContent.startsWith('t1 t2 t3 ')`)
+	waitJS(t, tab, "rebuilt in-progress answer", jsStreaming+`?.textContent.startsWith('t1 t2 t3 ') && `+jsStreaming+`.textContent.includes('t31')`)
+	close(hold)
 	waitJS(t, tab, "persisted answer", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
 	if got := answerText(t, tab, 0); got != llmtest.Tokens(200) {
 		t.Errorf("after a reload mid-stream the answer is %q, want t1…t200 exactly once", got)

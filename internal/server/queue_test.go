@@ -7,12 +7,12 @@ import (
 	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 func TestRESTQueuedSend(t *testing.T) {
@@ -54,10 +54,11 @@ func TestRESTQueuedSend(t *testing.T) {
 	ts.call(t, "DELETE", path+"/queue/"+q2.MessageID, "", 204, nil)
 	ts.call(t, "DELETE", path+"/queue/"+q2.MessageID, "", 404, &bad)
 	close(hold)
-	for conv.Running || conv.Queued > 0 {
-		time.Sleep(10 * time.Millisecond)
-		ts.call(t, "GET", path, "", 200, &conv)
-	}
+	testwait.For(t, "the queue to drain and the turn to end", func() bool {
+		var now agent.Conversation
+		ts.call(t, "GET", path, "", 200, &now)
+		return !now.Running && now.Queued == 0
+	})
 	ts.call(t, "DELETE", path+"/queue/"+q1.MessageID, "", 409, &bad)
 	if bad.Code != agent.CodeConflict {
 		t.Errorf("cancel of a started send: %+v, want conflict", bad)

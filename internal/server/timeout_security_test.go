@@ -106,7 +106,13 @@ func TestStreamsOutliveTimeouts(t *testing.T) {
 	defer ws.close()
 	c := ws.create("", false)
 	sub := ws.subscribe(map[string]any{"stream": "conversation", "conversation_id": c.ID})
-	time.Sleep(500 * time.Millisecond) // longer than both timeouts, idle on the socket
+	// Idle on the socket until both timeouts have provably passed: two
+	// connections opened after it went idle are cut off by them.
+	idle, stalled := dialTCP(t, addr), dialTCP(t, addr)
+	io.WriteString(idle, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	io.WriteString(stalled, "POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nkey=abc")
+	closedBy(t, idle, "idle keep-alive")
+	closedBy(t, stalled, "stalled body")
 	ws.send(c.ID, "[[tokens=80 delay=10ms]]")
 	ws.collect(sub.Sub, endCount(1))
 }
@@ -125,4 +131,14 @@ func postJSONTo(t testing.TB, url, body string, out any) {
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func dialTCP(t testing.TB, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }

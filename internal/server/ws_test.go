@@ -21,6 +21,7 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // leakCheck verifies, after every other cleanup of the test, that no
@@ -718,17 +719,16 @@ func TestWSResyncOnEpochAndPrunedCursor(t *testing.T) {
 		t.Fatalf("epoch %q, want %q", r.Epoch, ts.Store.Epoch())
 	}
 	// Wait for the turn to be stored, then prune every event.
-	var msgs protocol.MessagesResult
-	for deadline := time.Now().Add(10 * time.Second); len(msgs.Messages) < 2 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	testwait.For(t, "the turn's two messages to be stored", func() bool {
+		var msgs protocol.MessagesResult
 		w.ok("get_messages", map[string]any{"conversation_id": c.ID}, &msgs)
-	}
-	var got agent.Conversation
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		return len(msgs.Messages) >= 2
+	})
+	testwait.For(t, "the turn to end", func() bool {
+		var got agent.Conversation
 		w.ok("get_conversation", map[string]any{"conversation_id": c.ID}, &got)
-		if !got.Running || time.Now().After(deadline) {
-			break
-		}
-	}
+		return !got.Running
+	})
 	if _, err := ts.Store.Prune(context.Background(), time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
@@ -929,7 +929,10 @@ func TestWSOversizedFrameCloses1009(t *testing.T) {
 	leakCheck(t)
 	ts := newTestServer(t)
 	w := dialWS(t, ts)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Writing and reading 16 MB under -race on a loaded machine can take
+	// longer than a few seconds, and a write whose context ends closes the
+	// socket (no 1009 then): bound it as a broken build, not a slow one.
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	big := make([]byte, server.WSReadLimit+1)
 	_ = w.c.Write(ctx, websocket.MessageText, big)

@@ -38,9 +38,9 @@ func BenchmarkTurn(b *testing.B) {
 			fake, url := llmtest.NewHTTPServer(b)
 			var m *telemetry.Metrics
 			a, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + filepath.Join(b.TempDir(), "a.db"),
-				OnCommit: func(evs []agent.AllEvent) {
+				Committed: func(n int) {
 					if m != nil {
-						m.Appended(len(evs))
+						m.Appended(n)
 					}
 				}})
 			if err != nil {

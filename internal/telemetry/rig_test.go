@@ -60,7 +60,7 @@ func newRig(t *testing.T, tracer trace.Tracer, opts ...func(*agent.Config)) *rig
 	fake, url := llmtest.NewHTTPServer(t)
 	var m *telemetry.Metrics
 	a, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + filepath.Join(t.TempDir(), "agentik.db"),
-		OnCommit: func(evs []agent.AllEvent) { m.Appended(len(evs)) }})
+		Committed: func(n int) { m.Appended(n) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,6 +62,9 @@ type Reply struct {
 	// (role) chunk until it is closed or the client goes away: a test can
 	// act while a turn is provably mid-stream.
 	Hold chan struct{}
+	// HoldAfter > 0 moves the Hold to after that many content chunks: a
+	// turn provably mid-answer, with its first words streamed.
+	HoldAfter int
 }
 
 // wire chunk types.
@@ -208,15 +211,22 @@ func (a answer) stream(w http.ResponseWriter, r *http.Request, model string, rep
 		return
 	}
 	ctx := r.Context()
-	if reply.Hold != nil {
+	hold := func() bool {
 		select {
 		case <-reply.Hold:
+			return true
 		case <-ctx.Done():
-			return
+			return false
 		}
+	}
+	if reply.Hold != nil && reply.HoldAfter <= 0 && !hold() {
+		return
 	}
 	var timer *time.Timer
 	for i, d := range a.deltas {
+		if reply.Hold != nil && reply.HoldAfter > 0 && i == reply.HoldAfter && !hold() {
+			return
+		}
 		if i > 0 && reply.Delay > 0 {
 			if timer == nil {
 				timer = time.NewTimer(reply.Delay)

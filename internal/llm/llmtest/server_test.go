@@ -285,3 +285,43 @@ func TestConcurrentRequests(t *testing.T) {
 		t.Errorf("%d requests, want 20", got)
 	}
 }
+
+// TestHoldAfterStopsMidAnswer: with HoldAfter, the first chunks stream and
+// the rest waits for the Hold.
+func TestHoldAfterStopsMidAnswer(t *testing.T) {
+	fake, url := NewHTTPServer(t)
+	hold := make(chan struct{})
+	fake.Enqueue(Reply{Text: "a b c d", Hold: hold, HoldAfter: 2})
+	resp := post(t, url, `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	chunks := make(chan string, 16)
+	go func() {
+		defer close(chunks)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var c wireChunk
+				if json.Unmarshal([]byte(data), &c) == nil && len(c.Choices) == 1 && c.Choices[0].Delta.Content != "" {
+					chunks <- c.Choices[0].Delta.Content
+				}
+			}
+		}
+	}()
+	// The first two chunks come while the Hold is still open (they would
+	// never come with the Hold at the start).
+	if a, b := <-chunks, <-chunks; a+b != "a b" {
+		t.Fatalf("before the hold: %q %q", a, b)
+	}
+	select {
+	case c := <-chunks:
+		t.Fatalf("chunk %q streamed past the hold", c)
+	default:
+	}
+	close(hold)
+	var rest string
+	for c := range chunks {
+		rest += c
+	}
+	if rest != " c d" {
+		t.Fatalf("after the hold: %q", rest)
+	}
+}
