@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/agentik/agentik/internal/app"
@@ -26,17 +27,23 @@ type inproc struct {
 	done   chan error // app.Run's result
 }
 
-func startInProc(ctx context.Context, db, modelURL string) (*inproc, error) {
+// startInProc runs agentik on the database URL db ("sqlite:…" or a
+// PostgreSQL URL), with the environment env adds to startAgentik's.
+func startInProc(ctx context.Context, db, modelURL string, env ...string) (*inproc, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("in-process agentik: %w", err)
 	}
-	env := map[string]string{"OPENAI_BASE_URL": modelURL, "OPENAI_MODEL": "fake-model", "HOME": os.TempDir()}
-	s := app.Settings{Addr: ln.Addr().String(), DB: "sqlite:" + db, LogLevel: slog.LevelWarn, Listener: ln}
+	envm := map[string]string{"OPENAI_BASE_URL": modelURL, "OPENAI_MODEL": "fake-model", "HOME": os.TempDir()}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		envm[k] = v
+	}
+	s := app.Settings{Addr: ln.Addr().String(), DB: db, LogLevel: slog.LevelWarn, Listener: ln}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p := &inproc{url: "http://" + ln.Addr().String(), cancel: cancel, done: make(chan error, 1)}
 	go pprof.Do(rctx, pprof.Labels("side", "server"), func(ctx context.Context) {
-		p.done <- app.Run(ctx, s, func(k string) string { return env[k] }, io.Discard)
+		p.done <- app.Run(ctx, s, func(k string) string { return envm[k] }, io.Discard)
 	})
 	if err := waitReady(ctx, p.url); err != nil {
 		cancel()

@@ -5,11 +5,18 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/url"
+	"os"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agentik/agentik/internal/store"
 )
 
 // defaultPostgres is where the instances scenario finds PostgreSQL (the
@@ -24,57 +31,192 @@ const defaultPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 // behind: the rate at which LISTEN/NOTIFY and the catch-up reads saturate
 // on this machine.
 func (b *bench) instances(ctx context.Context) error {
-	if b.inproc {
-		return fmt.Errorf("instances runs several agentik processes: run it without -cpuprofile/-trace")
-	}
 	ntok, delay := b.sz.FanoutTokens, b.sz.FanoutDelay
-	for _, n := range []int{2, 4} {
-		steps := b.sz.InstanceSteps
-		if n != 2 {
-			steps = steps[:1]
-		}
-		var first float64
-		for _, turns := range steps {
-			res, err := b.instancesRun(ctx, n, turns, ntok, delay)
+	// Each step runs its variants back to back, so a busy machine weighs
+	// on all of them alike: the control (one instance, its own clients
+	// watching: the same load without crossing instances), then two
+	// instances.
+	var first float64
+	for _, turns := range b.sz.InstanceSteps {
+		for _, v := range b.instVariants(1, 2) {
+			res, err := b.instancesStep(ctx, v, turns, ntok, delay)
 			if err != nil {
-				return fmt.Errorf("instances (%d): %w", n, err)
+				return err
 			}
-			offered := float64(turns) / delay.Seconds()
-			rate := float64(res.received) / res.wall.Seconds()
-			p50, p99 := quantileMS(res.lat, 0.5), quantileMS(res.lat, 0.99)
+			if v.n != 2 || v.relay {
+				continue
+			}
+			p99 := quantileMS(res.lat, 0.99)
 			if first == 0 {
 				first = p99
 			}
-			b.progress("instances %d: %d turns at %.0f tokens/s offered: %.0f events/s delivered across instances, p50 %.1f ms, p99 %.1f ms, lost %d",
-				n, turns, offered, rate, p50, p99, res.lost)
-			if res.lost > 0 {
-				return fmt.Errorf("instances (%d): %d events lost, duplicated or out of order", n, res.lost)
-			}
-			b.add(Row{Scenario: "instances", Metric: fmt.Sprintf("%d instances, %d turns: cross-instance token delivery p50", n, turns), Unit: "ms", Agentik: p50,
-				Note: fmt.Sprintf("%d turns × %d tokens at %.0f tokens/s on instance 1, watched on the others", turns, ntok, float64(time.Second)/float64(delay))}, nil)
-			b.add(Row{Scenario: "instances", Metric: fmt.Sprintf("%d instances, %d turns: cross-instance token delivery p99", n, turns), Unit: "ms", Agentik: p99,
-				Note: fmt.Sprintf("%.0f events/s delivered (%.0f tokens/s offered); machine %.0f%% busy", rate, offered, res.machine)}, nil)
 			if behind := p99 > 10*max(first, 5) || res.wall > time.Duration(ntok)*delay*2+time.Second; behind {
-				b.progress("instances %d: delivery fell behind at %d turns (%.0f tokens/s offered); no higher step", n, turns, offered)
-				b.add(Row{Scenario: "instances", Metric: fmt.Sprintf("%d instances: saturated at", n), Unit: "tokens/s offered", Agentik: offered,
+				offered := float64(turns) / delay.Seconds()
+				b.progress("instances 2: delivery fell behind at %d turns (%.0f tokens/s offered); no higher step", turns, offered)
+				b.add(Row{Scenario: "instances", Metric: "2 instances: saturated at", Unit: "tokens/s offered", Agentik: offered,
 					Note: "p99 above 10× the first step's, or the turns took twice their length"}, nil)
-				break
+				return b.instancesFour(ctx, ntok, delay)
 			}
+		}
+	}
+	return b.instancesFour(ctx, ntok, delay)
+}
+
+// instancesFour runs the first step on four instances.
+func (b *bench) instancesFour(ctx context.Context, ntok int, delay time.Duration) error {
+	for _, v := range b.instVariants(4) {
+		if _, err := b.instancesStep(ctx, v, b.sz.InstanceSteps[0], ntok, delay); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
+// instVariant is one configuration of the instances scenario: n instances
+// (1: the control, watched on the instance that runs the turns); relay:
+// the committed events go between the instances through the experimental
+// relay (internal/store/relay.go, served by this process), PostgreSQL only
+// the log, instead of LISTEN/NOTIFY and a catch-up read.
+type instVariant struct {
+	n     int
+	relay bool
+}
+
+// instVariants are the variants of each count of instances: each above
+// one also over the relay, unless -relay=false (a binary without it).
+func (b *bench) instVariants(counts ...int) []instVariant {
+	var vs []instVariant
+	for _, n := range counts {
+		vs = append(vs, instVariant{n: n})
+		if n > 1 && b.withRelay {
+			vs = append(vs, instVariant{n: n, relay: true})
+		}
+	}
+	return vs
+}
+
+func (v instVariant) String() string {
+	switch {
+	case v.n == 1:
+		return "1 instance (control)"
+	case v.relay:
+		return fmt.Sprintf("%d instances, relay sketch", v.n)
+	}
+	return fmt.Sprintf("%d instances", v.n)
+}
+
+// instancesStep runs one variant at one load and reports it.
+func (b *bench) instancesStep(ctx context.Context, v instVariant, turns, ntok int, delay time.Duration) (instResult, error) {
+	res, err := b.instancesRun(ctx, v, turns, ntok, delay)
+	if err != nil {
+		return res, fmt.Errorf("instances (%s): %w", v, err)
+	}
+	offered := float64(turns) / delay.Seconds()
+	rate := float64(res.received) / res.wall.Seconds()
+	tokRate := float64(res.received) / res.tokenWall.Seconds()
+	p50, p99 := quantileMS(res.lat, 0.5), quantileMS(res.lat, 0.99)
+	where := "across instances"
+	if v.n == 1 {
+		where = "on the same instance"
+	}
+	b.progress("%s: %d turns at %.0f tokens/s offered: %.0f events/s delivered %s (%.0f until the last token, %.1f s; every end after %.1f s), p50 %.1f ms, p99 %.1f ms, lost %d",
+		v, turns, offered, rate, where, tokRate, res.tokenWall.Seconds(), res.wall.Seconds(), p50, p99, res.lost)
+	b.instancesSplit(v, turns, res)
+	if v.n > 1 && res.received > 0 && !b.inproc {
+		// CPU per unit of work: steadier than rates on a busy machine.
+		var watchers time.Duration
+		for _, d := range res.instCPU[1:] {
+			watchers += d
+		}
+		perEvent := float64(watchers.Microseconds()) / float64(res.received)
+		perToken := float64(res.instCPU[0].Microseconds()) / float64(turns*ntok)
+		b.progress("%s, %d turns: %.1f µs of the watching instances' CPU per delivered event; %.1f µs of instance 1's per token", v, turns, perEvent, perToken)
+		b.add(Row{Scenario: "instances", Metric: fmt.Sprintf("%s, %d turns: watching instances' CPU per delivered event", v, turns), Unit: "µs", Agentik: perEvent,
+			Note: fmt.Sprintf("instance 1 (the turns): %.1f µs per token", perToken)}, nil)
+	}
+	if res.lost > 0 {
+		return res, fmt.Errorf("instances (%s): %d events lost, duplicated or out of order", v, res.lost)
+	}
+	kind := "cross-instance"
+	if v.n == 1 {
+		kind = "same-instance"
+	}
+	b.add(Row{Scenario: "instances", Metric: fmt.Sprintf("%s, %d turns: %s token delivery p50", v, turns, kind), Unit: "ms", Agentik: p50,
+		Note: fmt.Sprintf("%d turns × %d tokens at %.0f tokens/s on instance 1, watched on the others", turns, ntok, float64(time.Second)/float64(delay))}, nil)
+	b.add(Row{Scenario: "instances", Metric: fmt.Sprintf("%s, %d turns: %s token delivery p99", v, turns, kind), Unit: "ms", Agentik: p99,
+		Note: fmt.Sprintf("%.0f events/s delivered (%.0f until the last token; %.0f tokens/s offered); machine %.0f%% busy", rate, tokRate, offered, res.machine)}, nil)
+	return res, nil
+}
+
+// instancesSplit reports where one step's time went: each process's CPU
+// (in % of one core over the step), PostgreSQL's backends by instance and
+// connection, and the statements and waits of the sampled sessions.
+func (b *bench) instancesSplit(v instVariant, turns int, res instResult) {
+	wall := res.wall.Seconds()
+	pct := func(d time.Duration) float64 { return 100 * d.Seconds() / wall }
+	var parts []string
+	for i, d := range res.instCPU {
+		parts = append(parts, fmt.Sprintf("i%d %.0f%%", i+1, pct(d)))
+	}
+	roles := make([]string, 0, len(res.pg.cpu))
+	var pgSum time.Duration
+	for r, d := range res.pg.cpu {
+		roles = append(roles, r)
+		pgSum += d
+	}
+	slices.Sort(roles)
+	for _, r := range roles {
+		parts = append(parts, fmt.Sprintf("pg %s %.0f%%", r, pct(res.pg.cpu[r])))
+	}
+	parts = append(parts, fmt.Sprintf("bench %.0f%%", pct(res.selfCPU)))
+	split := strings.Join(parts, ", ")
+	b.progress("%s, %d turns: CPU in %% of one core: %s", v, turns, split)
+	for i, sh := range res.pg.aas {
+		if i == 10 {
+			break
+		}
+		b.progress("%s, %d turns: PostgreSQL active sessions %.2f: %s", v, turns, sh.aas, sh.key)
+	}
+	var agentik time.Duration
+	for _, d := range res.instCPU {
+		agentik += d
+	}
+	b.add(Row{Scenario: "instances", Metric: fmt.Sprintf("%s, %d turns: CPU of agentik", v, turns), Unit: "% of one core",
+		Agentik: pct(agentik), Bare: 0, Note: fmt.Sprintf("PostgreSQL %.0f%%; %s; %d samples of pg_stat_activity", pct(pgSum), split, res.pg.samples)}, nil)
+}
+
+// instResult is what one step measured: the load's figures, PostgreSQL's
+// side and each instance's CPU.
+type instResult struct {
+	loadResult
+	tokenWall time.Duration // from the first send to the last token read
+	pg        pgFigures
+	instCPU   []time.Duration
+}
+
 // instancesRun starts n instances on a fresh schema and drives turns
 // conversations, each sent through the first instance and watched by one
 // client on each other instance.
-func (b *bench) instancesRun(ctx context.Context, n, turns, ntok int, delay time.Duration) (loadResult, error) {
+func (b *bench) instancesRun(ctx context.Context, v instVariant, turns, ntok int, delay time.Duration) (instResult, error) {
+	n := v.n
 	dsn, drop, err := freshSchema(ctx, b.postgres)
 	if err != nil {
-		return loadResult{}, err
+		return instResult{}, err
 	}
 	defer drop()
-	procs := make([]*proc, n)
+	var env []string
+	if v.relay {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return instResult{}, err
+		}
+		served := make(chan struct{})
+		go func() { defer close(served); _ = store.ServeRelay(ln) }()
+		defer func() { ln.Close(); <-served }() // after the instances close
+		env = append(env, "AGENTIK_EXPERIMENTAL_RELAY="+ln.Addr().String())
+	}
+	procs := make([]target, n)
+	pids := make([]int, n)
 	defer func() {
 		for _, p := range procs {
 			if p != nil {
@@ -83,17 +225,29 @@ func (b *bench) instancesRun(ctx context.Context, n, turns, ntok int, delay time
 		}
 	}()
 	for i := range procs {
-		if procs[i], err = startAgentikDSN(ctx, b.bin, dsn, b.fake.URL); err != nil {
-			return loadResult{}, err
+		if b.inproc && i+1 == b.profInstance {
+			// Profiled: this instance's goroutines carry side=server.
+			procs[i], err = startInProc(ctx, dsn, b.fake.URL, env...)
+			pids[i] = os.Getpid()
+		} else {
+			var p *proc
+			p, err = startAgentikDSN(ctx, b.bin, dsn, b.fake.URL, env...)
+			procs[i] = p
+			if p != nil {
+				pids[i] = p.cmd.Process.Pid
+			}
+		}
+		if err != nil {
+			return instResult{}, err
 		}
 	}
-	b.progress("instances %d: started on one PostgreSQL", n)
-	sd := &side{name: fmt.Sprintf("%d instances", n), t: multiTarget(procs)}
+	b.progress("%s: started on one PostgreSQL", v)
+	sd := &side{name: v.String(), t: multiTarget(procs)}
 	defer sd.close()
 	ids := make([]string, turns)
 	for i := range ids {
 		if ids[i], err = b.createConversation(ctx, procs[0].URL(), fmt.Sprintf("instances %d", i)); err != nil {
-			return loadResult{}, err
+			return instResult{}, err
 		}
 	}
 	// Senders on the first instance, 16 turns each: a connection runs at
@@ -101,15 +255,19 @@ func (b *bench) instancesRun(ctx context.Context, n, turns, ntok int, delay time
 	senders := make([]*wsClient, (turns+15)/16)
 	for i := range senders {
 		if senders[i], err = dialWS(ctx, wsURL(procs[0].URL(), "/agentik/ws"), nil); err != nil {
-			return loadResult{}, err
+			return instResult{}, err
 		}
 		sd.closers = append(sd.closers, senders[i].Close)
 	}
 	var mu sync.Mutex
-	err = parallel(ctx, turns*(n-1), 32, func(ctx context.Context, j int) error {
+	watchers := max(n-1, 1)
+	lastTok := make([]atomic.Int64, turns*watchers) // unix ns of each client's last token
+	err = parallel(ctx, turns*watchers, 32, func(ctx context.Context, j int) error {
 		i := j % turns
 		s := newSink(ids[i], b.fake)
-		ws, err := watchWS(ctx, wsURL(procs[1+j/turns].URL(), "/agentik/ws"), s)
+		s.onTokens = func(int) { lastTok[j].Store(time.Now().UnixNano()) }
+		on := procs[min(1+j/turns, n-1)] // the control watches its own instance
+		ws, err := watchWS(ctx, wsURL(on.URL(), "/agentik/ws"), s)
 		if err != nil {
 			return err
 		}
@@ -121,17 +279,38 @@ func (b *bench) instancesRun(ctx context.Context, n, turns, ntok int, delay time
 		return err
 	})
 	if err != nil {
-		return loadResult{}, err
+		return instResult{}, err
 	}
 	sd.send = func(ctx context.Context, i int) error {
 		_, err := sendTurn(ctx, senders[i/16], ids[i], prompt(ntok, delay, ids[i]))
 		return err
 	}
-	return b.drive(ctx, sd, turns, ntok, delay)
+	pw, err := newPGWatch(ctx, b.postgres, pids)
+	if err != nil {
+		return instResult{}, err
+	}
+	defer pw.close()
+	if err := pw.start(ctx); err != nil {
+		return instResult{}, err
+	}
+	cpu0 := make([]time.Duration, n)
+	for i, p := range procs {
+		cpu0[i] = p.CPU()
+	}
+	t0 := time.Now()
+	lr, err := b.drive(ctx, sd, turns, ntok, delay)
+	res := instResult{loadResult: lr, pg: pw.finish()}
+	for i := range lastTok {
+		res.tokenWall = max(res.tokenWall, time.Duration(lastTok[i].Load()-t0.UnixNano()))
+	}
+	for i, p := range procs {
+		res.instCPU = append(res.instCPU, p.CPU()-cpu0[i])
+	}
+	return res, err
 }
 
 // multiTarget is several processes measured as one: their CPU summed.
-type multiTarget []*proc
+type multiTarget []target
 
 func (m multiTarget) URL() string { return m[0].URL() }
 func (m multiTarget) CPU() time.Duration {

@@ -16,6 +16,7 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -128,7 +129,11 @@ type bench struct {
 	profOut  string
 	traceOut string
 	postgres string // the instances scenario's database
-	memOut   string // heap profile of the profiled scenario
+	// profInstance is the instance (1-based) that runs in this process
+	// when the instances scenario is profiled; the others are binaries.
+	profInstance int
+	withRelay    bool   // the instances scenario also runs the relay sketch
+	memOut       string // heap profile of the profiled scenario
 
 	profiling  bool       // a CPU profile of the current scenario runs
 	phaseFiles []*os.File // phase profiles, closed at the end of the run
@@ -168,7 +173,7 @@ func finiteOr0(f float64) float64 {
 // agentik starts a fresh agentik on db (a file in the run's directory).
 func (b *bench) agentik(ctx context.Context, db string) (target, error) {
 	if b.inproc {
-		return startInProc(ctx, filepath.Join(b.dir, db), b.fake.URL)
+		return startInProc(ctx, "sqlite:"+filepath.Join(b.dir, db), b.fake.URL)
 	}
 	return startAgentik(ctx, b.bin, filepath.Join(b.dir, db), b.fake.URL)
 }
@@ -269,6 +274,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	traceOut := fs.String("trace", "", "write an execution trace of the scenario named by -profile; agentik then runs in this process")
 	profile := fs.String("profile", "relay", "scenario to profile with -cpuprofile or -trace")
 	postgres := fs.String("postgres", defaultPostgres, "PostgreSQL for the instances scenario (each run makes and drops a schema)")
+	instSteps := fs.String("instance-steps", "", "comma-separated loads (turns at once) of the instances scenario, in place of the size's")
+	relay := fs.Bool("relay", true, "the instances scenario also runs each count of instances over the experimental relay (internal/store/relay.go); false for a binary without it")
+	profInstance := fs.Int("profile-instance", 2, "with -profile instances: the instance (1 runs the turns, 2 and up watch them) that runs in this process to be profiled")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -285,7 +293,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if *size != "" {
 		sizeName = *size
 	}
-	b := &bench{out: stderr, start: time.Now(), profile: *profile, profOut: *cpuprofile, traceOut: *traceOut, postgres: *postgres, memOut: *memprofile, inproc: *cpuprofile != "" || *traceOut != "" || *memprofile != ""}
+	b := &bench{out: stderr, start: time.Now(), profile: *profile, profOut: *cpuprofile, traceOut: *traceOut, postgres: *postgres, memOut: *memprofile, profInstance: *profInstance, withRelay: *relay, inproc: *cpuprofile != "" || *traceOut != "" || *memprofile != ""}
 	switch sizeName {
 	case "full":
 		b.sz = fullSizes
@@ -295,6 +303,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		b.sz = tinySizes
 	default:
 		return fmt.Errorf("-size must be full, quick or tiny, got %q", sizeName)
+	}
+	if *instSteps != "" {
+		b.sz.InstanceSteps = nil
+		for _, f := range strings.Split(*instSteps, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return fmt.Errorf("-instance-steps: %q is not a count of turns", f)
+			}
+			b.sz.InstanceSteps = append(b.sz.InstanceSteps, n)
+		}
 	}
 	want := map[string]bool{}
 	for _, s := range strings.Split(*only, ",") {
@@ -318,12 +336,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			f.Close()
 		}
 	}()
-	if !b.inproc {
+	if !b.inproc || want["instances"] {
 		// The load generator's clients share the cores with the server
 		// they measure: collect their garbage a quarter as often (agentik,
 		// a child process, keeps its defaults; in one process, for
 		// profiling, both keep them).
-		debug.SetGCPercent(400)
+		if !b.inproc {
+			debug.SetGCPercent(400)
+		}
 		if *bin != "" {
 			b.bin = *bin
 		} else {

@@ -38,6 +38,9 @@ type Config struct {
 	// metrics' count: cmd/agentik decoded every token for it through
 	// OnCommit, 6 % of its CPU in the mix).
 	Committed func(n int)
+	// Relay is store.Options.Relay: EXPERIMENTAL, the bench's sketch of a
+	// distributed broker (AGENTIK_EXPERIMENTAL_RELAY); "" in production.
+	Relay string
 }
 
 // App is agentik wired: its parts are exported for the callers that need
@@ -60,7 +63,7 @@ type App struct {
 
 // Open opens the database and makes the broker over it.
 func Open(ctx context.Context, cfg Config) (*App, error) {
-	st, err := store.Open(ctx, cfg.DB, store.Options{Logger: cfg.Logger, Now: cfg.Now})
+	st, err := store.Open(ctx, cfg.DB, store.Options{Logger: cfg.Logger, Now: cfg.Now, Relay: cfg.Relay})
 	if err != nil {
 		return nil, err
 	}

@@ -145,7 +145,9 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 		log.Info("tracing_on")
 	}
 	tel := telemetry.New(telemetry.Options{Metrics: metrics, Tracer: tracer, Logger: log})
-	a, err = Open(ctx, Config{DB: cfg.DB, Logger: log, Committed: metrics.Appended})
+	a, err = Open(ctx, Config{DB: cfg.DB, Logger: log, Committed: metrics.Appended,
+		// EXPERIMENTAL: set only by the bench (store/relay.go).
+		Relay: getenv("AGENTIK_EXPERIMENTAL_RELAY")})
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}

@@ -68,6 +68,17 @@ func TestRunServesAndStops(t *testing.T) {
 		t.Fatalf("the send's stream lacks the answer:\n%s", sse)
 	}
 
+	// The metrics count the turn's committed events (Config.Committed).
+	resp, err = http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exposition, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !appendedSome(string(exposition)) {
+		t.Errorf("/metrics (%d) counts no appended event:\n%s", resp.StatusCode, exposition)
+	}
+
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run after cancel: %v\n%s", err, logs.String())
@@ -75,4 +86,14 @@ func TestRunServesAndStops(t *testing.T) {
 	if !strings.Contains(logs.String(), "shutting_down") {
 		t.Errorf("no shutting_down in the log:\n%s", logs.String())
 	}
+}
+
+// appendedSome reports whether an exposition counts appended events.
+func appendedSome(exposition string) bool {
+	for line := range strings.Lines(exposition) {
+		if v, ok := strings.CutPrefix(line, "agentik_events_appended_total "); ok {
+			return strings.TrimSpace(v) != "0"
+		}
+	}
+	return false
 }

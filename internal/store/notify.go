@@ -112,6 +112,14 @@ func (s *Store) RequestInterrupt(ctx context.Context, conversationID string) (bo
 // it is: a later catch-up (the next commit, notification or reconnect)
 // publishes the rest, late but in order and without loss.
 func (s *Store) catchUp(ctx context.Context, upTo int64, own []agent.Encoded) error {
+	err := s.publishUpTo(ctx, upTo, own)
+	s.relaySend(own) // the writer's commit, to the other instances (relay.go)
+	return err
+}
+
+// publishUpTo is catchUp without sending own to the relay: the relay's
+// frames (own of another instance's commit) come here too.
+func (s *Store) publishUpTo(ctx context.Context, upTo int64, own []agent.Encoded) error {
 	// Every commit of this writer, and every notification of another's,
 	// comes here: cached reads are stale from now on (see Version).
 	s.version.Add(1)
@@ -158,6 +166,11 @@ func (s *Store) hand(evs []agent.Encoded) {
 // It returns when ctx ends.
 func (s *Store) listener(ctx context.Context, conn *pgx.Conn) {
 	defer close(s.listenDone)
+	if s.relay != nil { // EXPERIMENTAL (relay.go)
+		done := make(chan struct{})
+		go func() { defer close(done); s.runRelay(ctx) }()
+		defer func() { <-done; s.lateWG.Wait() }()
+	}
 	backoff := listenBackoffMin
 	for {
 		err := s.follow(ctx, conn)
@@ -233,6 +246,10 @@ func (s *Store) follow(ctx context.Context, conn *pgx.Conn) error {
 		if !ok {
 			// Not ours, or a newer format: catching up is always right.
 			seq = math.MaxInt64
+		} else if s.relay != nil {
+			// The relay brings the events; the log only if it is late.
+			s.relayLate(ctx, seq)
+			continue
 		}
 		if err := s.catchUp(ctx, seq, nil); err != nil {
 			return err

@@ -72,6 +72,11 @@ type Options struct {
 	// PostgreSQL, a serialization failure); it doubles on each of the
 	// retryAttempts. Default RetryBackoff.
 	RetryBackoff time.Duration
+	// Relay, EXPERIMENTAL (relay.go): on PostgreSQL, the address of an
+	// event relay (ServeRelay) that carries committed events between the
+	// instances, so they are published without a read of the log. ""
+	// (the default): LISTEN/NOTIFY and a catch-up read, as documented.
+	Relay string
 }
 
 // PageBytes is the default byte bound of a page of Events: a replay of
@@ -115,6 +120,13 @@ type Store struct {
 	listenDone chan struct{}      // closed when the listener has returned
 	listenPID  atomic.Uint32      // backend pid of the listener's connection (tests)
 
+	// EXPERIMENTAL, with Options.Relay (relay.go).
+	relay     *relayClient
+	lateMu    sync.Mutex
+	lateSeq   int64 // the highest notified seq a check waits for
+	lateArmed bool
+	lateWG    sync.WaitGroup // pending checks (the listener waits for them)
+
 	ckpt *checkpointer // SQLite only (checkpoint.go)
 
 	// Owned by the writer goroutine.
@@ -154,6 +166,9 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if opt.Relay != "" {
+		s.relay = &relayClient{addr: opt.Relay, out: make(chan []byte, relayQueue)}
 	}
 	cfg := func() *gorm.Config {
 		return &gorm.Config{

@@ -1,0 +1,118 @@
+package store
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// startRelay serves a relay on loopback for the test's life.
+func startRelay(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = ServeRelay(ln) }()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return ln.Addr().String()
+}
+
+// relayInstances appends from two stores on one schema at once and checks
+// that each published the whole log exactly once, in order.
+func relayInstances(t *testing.T, dsn, relay string) {
+	t.Helper()
+	recs := []*recorder{{}, {}}
+	a := open(t, dsn, Options{Publish: recs[0].publish, Relay: relay})
+	b := open(t, dsn, Options{Publish: recs[1].publish, Relay: relay})
+	mustAppend(t, a, createdRec("c1", ""))
+	const workers, each = 4, 25
+	var wg sync.WaitGroup
+	for w := range 2 * workers {
+		s := []*Store{a, b}[w%2]
+		wg.Go(func() {
+			for i := range each {
+				recs := []*agent.Record{textRec("c1", fmt.Sprint(w, i))}
+				if i%3 == 0 {
+					recs = append(recs, userRec("c1", "m", ""), textRec("c1", "after"))
+				}
+				if err := s.Append(t.Context(), recs...); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	_, head, err := a.Bounds(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := allEvents(t, a)
+	for i, r := range recs {
+		r.waitSeq(t, head)
+		sameLog(t, []string{"a", "b"}[i], r.events(), stored)
+	}
+}
+
+// TestPostgresRelay: with the experimental relay, two instances publish
+// each other's events exactly once and in order, and the relay brought
+// them: the listener's fallback read waits longer than the test does.
+func TestPostgresRelay(t *testing.T) {
+	dsn := postgresOnly(t)
+	old := relayGrace
+	relayGrace = 10 * liveWait // a notice never reads the log in time
+	t.Cleanup(func() { relayGrace = old })
+	relayInstances(t, dsn, startRelay(t))
+}
+
+// TestPostgresRelayDown: a relay that is not there loses nothing: every
+// notified seq is read from the log after relayGrace.
+func TestPostgresRelayDown(t *testing.T) {
+	dsn := postgresOnly(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // connections are refused
+	relayInstances(t, dsn, addr)
+}
+
+// TestRelayFrame: a frame carries the events' seq, id, kind, conversation,
+// owner and bytes, and the type is read back from the bytes.
+func TestRelayFrame(t *testing.T) {
+	var evs []agent.Encoded
+	for i, typ := range []string{agent.EventAppendText, agent.EventEnd} {
+		e, err := agent.Encode(agent.AllEvent{Kind: agent.KindConversation, Seq: int64(7 + i), ID: fmt.Sprint("id", i), ConversationID: "c", Date: time.Unix(1, 0).UTC(), Event: &agent.Event{Type: typ, Text: "x"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Owner = "u"
+		evs = append(evs, e)
+	}
+	got, err := decodeFrame(encodeFrame(evs)[4:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(evs) {
+		t.Fatalf("%d events back, want %d", len(got), len(evs))
+	}
+	for i := range got {
+		g, w := got[i], evs[i]
+		if g.Seq != w.Seq || g.ID != w.ID || g.Kind != w.Kind || g.ConversationID != w.ConversationID || g.Owner != w.Owner || g.Type != w.Type || string(g.JSON) != string(w.JSON) || string(g.Inner()) != string(w.Inner()) {
+			t.Errorf("event %d: got %+v, want %+v", i, g, w)
+		}
+	}
+	if _, err := decodeFrame([]byte{5, 1}); err == nil {
+		t.Error("a truncated frame decodes")
+	}
+}
