@@ -102,12 +102,11 @@ func NewLogger(s Settings, w io.Writer) *slog.Logger {
 }
 
 // Run is the whole server: it listens (a busy port fails at once), wires
-// the models, tools, telemetry, webhooks and the rest, serves until ctx is
-// cancelled, then shuts down within shutdownTimeout. getenv reads the
-// model's and the tracing's variables; logs go to logw. cmd/agentik and
-// the bench's in-process server both run it.
+// the models, tools, telemetry, webhooks and the rest (Wire), serves until
+// ctx is cancelled, then shuts down within shutdownTimeout. getenv reads
+// the model's and the tracing's variables; logs go to logw. cmd/agentik
+// and the bench's in-process server both run it.
 func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.Writer) error {
-	log := NewLogger(cfg, logw)
 	if cfg.EventTTL <= 0 {
 		cfg.EventTTL = DefaultEventTTL
 	}
@@ -122,151 +121,12 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 	}
 	defer ln.Close()
 
-	var a *App
-	metrics := telemetry.NewMetrics(telemetry.Sources{
-		Subscriptions: func() int { return a.Broker.Subscribers() },
-		Drops:         func() map[string]int64 { return a.Broker.Drops() },
-		HumanLoad:     func(ctx context.Context) (int, int, error) { return a.Store.HumanLoad(ctx) },
-	})
-	tracing, err := telemetry.NewTracing(ctx, getenv, "")
+	w, err := Wire(ctx, cfg, getenv, logw, Hooks{})
 	if err != nil {
 		return err
 	}
-	var tracer trace.Tracer
-	if tracing != nil {
-		tracer = tracing.Tracer()
-		defer func() { // after the app closed: the turns' last spans are flushed
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-			defer cancel()
-			if err := tracing.Shutdown(sctx); err != nil {
-				log.Warn("trace_flush_failed", "err", err)
-			}
-		}()
-		log.Info("tracing_on")
-	}
-	tel := telemetry.New(telemetry.Options{Metrics: metrics, Tracer: tracer, Logger: log})
-	a, err = Open(ctx, Config{DB: cfg.DB, Logger: log, Committed: metrics.Appended,
-		// EXPERIMENTAL: set only by the bench (store/relay.go).
-		Relay: getenv("AGENTIK_EXPERIMENTAL_RELAY")})
-	if err != nil {
-		return fmt.Errorf("open database: %w", err)
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-		defer cancel()
-		if e := a.Close(sctx); e != nil {
-			log.Error("shutdown_failed", "err", e)
-		}
-	}()
-	st, b := a.Store, a.Broker
-
-	// The models (llm.Choose), and what the UI's banner says about them.
-	notice := &modelNotice{}
-	copts := llm.ChooseOptions{ProvidersFile: cfg.Providers, ContextWindow: cfg.ContextWindow, Getenv: getenv, Logger: log}
-	if cfg.Demo {
-		demo, err := startDemo(log)
-		if err != nil {
-			return err
-		}
-		defer demo.close()
-		copts.Fixed, copts.FixedName = &demo.config, "demo"
-		notice.set(demoNotice)
-	}
-	choice, err := llm.Choose(ctx, copts)
-	if err != nil {
-		return err
-	}
-	var model agent.Model
-	unavailable := ""
-	if err := choice.Problem; err != nil {
-		// A local model server that is not up yet should not keep agentik
-		// down: start without a model and say why on every send.
-		log.Warn("model_unavailable", "err", err)
-		unavailable = "the model is not available: " + err.Error() + "; fix the model settings and restart agentik"
-		notice.set("Check the model settings: " + err.Error() + ".")
-	}
-	providers := choice.Providers
-	switch {
-	case providers != nil && choice.Endpoint == nil:
-		model = tel.Model(providers, choice.Default)
-		log.Info("providers_configured", "providers", choice.FileProviders, "default", choice.Default)
-	case providers != nil:
-		model = tel.Model(providers, choice.Default)
-		log.Info("model_configured", "base_url", RedactURL(choice.Endpoint.BaseURL), "model", choice.Default)
-		notice.probe(ctx, *choice.Endpoint, log) // in the background: a slow endpoint does not delay the start
-		defer notice.wait()
-	default:
-		log.Warn("no_model_configured", "hint", "set OPENAI_BASE_URL or OPENAI_API_KEY (and OPENAI_MODEL), or run Ollama on 127.0.0.1:11434")
-	}
-	modelName := choice.Default
-
-	var tools *tool.Manager
-	rcfg := agent.Config{Model: model, SystemPrompt: cfg.SystemPrompt, MaxAnswerBytes: cfg.MaxAnswerBytes, Logger: log, Unavailable: unavailable,
-		TurnContext: tel.TurnContext, SummaryModel: cfg.SummaryModel, Titles: cfg.Titles, ApprovalTimeout: cfg.ApprovalTimeout, NoMemory: cfg.NoMemory,
-		Budgets: &agent.Budgets{Default: cfg.DefaultBudget, Log: log.Warn}} // Start gives it the store
-	if providers != nil {
-		rcfg.Catalog = providers
-		rcfg.Windows = providers // the window follows each conversation's model
-		checkCtx, stopCheck := context.WithCancel(ctx)
-		checked := make(chan struct{})
-		go func() { defer close(checked); providers.Run(checkCtx) }()
-		defer func() { stopCheck(); <-checked }()
-	}
-	if rcfg.Titles == "" && model != nil && !cfg.Demo {
-		rcfg.Titles = agent.TitlesModel
-	}
-	var serverNames []string
-	if cfg.MCPConfig != "" {
-		tcfg, err := tool.LoadConfig(cfg.MCPConfig, getenv)
-		if err != nil {
-			return err
-		}
-		for _, s := range tcfg.Servers {
-			serverNames = append(serverNames, s.Name)
-		}
-		onChange := func(s agent.ToolServer) { b.Publish(agent.ToolServerEvent(s, time.Now())) }
-		onResource := func(server, uri string) { b.Publish(agent.ResourceUpdatedEvent(server, uri, time.Now())) }
-		tools, err = tool.Start(ctx, tcfg, tool.Options{Logger: log, OnChange: onChange, OnResourceUpdated: onResource, OAuth: mcpOAuth(cfg, st, log)})
-		if err != nil {
-			return fmt.Errorf("start tools: %w", err)
-		}
-		defer tools.Close()
-		rcfg.Tools, rcfg.Approval = tools, tools.NeedsApproval
-		rcfg.Resources, rcfg.Prompts = tools, tools
-	}
-	if cfg.Demo {
-		rcfg.Tools = &demoTools{inner: tools}
-	}
-	if cfg.Agents != "" {
-		var remotes map[string]a2a.RemoteAgent
-		if rcfg.CodeAgents, remotes, err = loadAgents(cfg.Agents, getenv, serverNames); err != nil {
-			return err
-		}
-		if len(remotes) > 0 {
-			rcfg.Remote = &a2a.Remotes{Agents: remotes, Logger: log}
-		}
-	}
-	scfg := server.Config{
-		ModelName: modelName, Logger: log,
-		AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins, APIKeys: cfg.APIKeys,
-		ModelNotice:    notice.text,
-		TrustedProxies: cfg.TrustedProxies,
-		Metrics:        metrics.Handler(), Observer: metrics,
-		OIDC: cfg.OIDC, TrustedUserHeader: cfg.TrustedUserHeader, TrustedAdmins: cfg.Admins, TrustedInviteOnly: cfg.InviteOnly,
-		MaxImportBytes: cfg.MaxImportBytes,
-	}
-	if tools != nil {
-		scfg.Tools = tools
-	}
-	if dt, ok := rcfg.Tools.(*demoTools); ok {
-		scfg.Tools = dt
-	}
-	if rcfg.Tools != nil { // metrics and spans of tool calls
-		rcfg.Tools = tel.Tools(rcfg.Tools, scfg.Tools.Servers)
-	}
-	if err := a.Start(ctx, rcfg, scfg); err != nil {
-		return err
-	}
+	defer w.Close(ctx)
+	a, log, st, b, metrics := w.App, w.Log, w.Store, w.Broker, w.Metrics
 	runner, srv := a.Runner, a.Server
 	hs := &http.Server{Handler: srv, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	srv.Configure(hs)
@@ -315,6 +175,201 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 		err = nil
 	}
 	return err
+}
+
+// Hooks are what a test rig changes in the server Wire builds; Run sets
+// none, so a rig runs the wiring production runs and a wiring bug fails
+// its tests.
+type Hooks struct {
+	Now      agent.Clock            // the store's clock (Configure sets the runner's)
+	OnCommit func([]agent.AllEvent) // Config.OnCommit
+	// Configure adjusts the runner's and the server's configs, as Wire
+	// made them, before Start.
+	Configure func(*agent.Config, *server.Config)
+}
+
+// Wired is the server Wire built, started but not serving: the App, the
+// logger and the metrics. Close undoes the wiring, once the caller has
+// closed the runner and the server's streams.
+type Wired struct {
+	*App
+	Log     *slog.Logger
+	Metrics *telemetry.Metrics
+	undo    []func(context.Context) // the wiring's cleanups, in order
+}
+
+// Close runs the wiring's cleanups in reverse order: the model probe, the
+// providers' checks, the tools, the demo, the database, the traces.
+func (w *Wired) Close(ctx context.Context) {
+	for i := len(w.undo) - 1; i >= 0; i-- {
+		w.undo[i](ctx)
+	}
+	w.undo = nil
+}
+
+func (w *Wired) defers(f func(context.Context)) { w.undo = append(w.undo, f) }
+
+// Wire builds the server Run serves from the settings: the telemetry, the
+// database, the models (llm.Choose), the tools, the agents, the runner and
+// the server, started. On an error what it built is closed.
+func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io.Writer, h Hooks) (_ *Wired, err error) {
+	log := NewLogger(cfg, logw)
+	w := &Wired{Log: log}
+	defer func() {
+		if err != nil {
+			w.Close(ctx)
+		}
+	}()
+	var a *App
+	metrics := telemetry.NewMetrics(telemetry.Sources{
+		Subscriptions: func() int { return a.Broker.Subscribers() },
+		Drops:         func() map[string]int64 { return a.Broker.Drops() },
+		HumanLoad:     func(ctx context.Context) (int, int, error) { return a.Store.HumanLoad(ctx) },
+	})
+	tracing, err := telemetry.NewTracing(ctx, getenv, "")
+	if err != nil {
+		return nil, err
+	}
+	var tracer trace.Tracer
+	if tracing != nil {
+		tracer = tracing.Tracer()
+		w.defers(func(ctx context.Context) { // after the app closed: the turns' last spans are flushed
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+			defer cancel()
+			if err := tracing.Shutdown(sctx); err != nil {
+				log.Warn("trace_flush_failed", "err", err)
+			}
+		})
+		log.Info("tracing_on")
+	}
+	tel := telemetry.New(telemetry.Options{Metrics: metrics, Tracer: tracer, Logger: log})
+	a, err = Open(ctx, Config{DB: cfg.DB, Logger: log, Committed: metrics.Appended, Now: h.Now, OnCommit: h.OnCommit,
+		// EXPERIMENTAL: set only by the bench (store/relay.go).
+		Relay: getenv("AGENTIK_EXPERIMENTAL_RELAY")})
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	w.defers(func(ctx context.Context) {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+		defer cancel()
+		if e := a.Close(sctx); e != nil {
+			log.Error("shutdown_failed", "err", e)
+		}
+	})
+	st, b := a.Store, a.Broker
+
+	// The models (llm.Choose), and what the UI's banner says about them.
+	notice := &modelNotice{}
+	copts := llm.ChooseOptions{ProvidersFile: cfg.Providers, ContextWindow: cfg.ContextWindow, Getenv: getenv, Logger: log}
+	if cfg.Demo {
+		demo, err := startDemo(log)
+		if err != nil {
+			return nil, err
+		}
+		w.defers(func(context.Context) { demo.close() })
+		copts.Fixed, copts.FixedName = &demo.config, "demo"
+		notice.set(demoNotice)
+	}
+	choice, err := llm.Choose(ctx, copts)
+	if err != nil {
+		return nil, err
+	}
+	var model agent.Model
+	unavailable := ""
+	if err := choice.Problem; err != nil {
+		// A local model server that is not up yet should not keep agentik
+		// down: start without a model and say why on every send.
+		log.Warn("model_unavailable", "err", err)
+		unavailable = "the model is not available: " + err.Error() + "; fix the model settings and restart agentik"
+		notice.set("Check the model settings: " + err.Error() + ".")
+	}
+	providers := choice.Providers
+	switch {
+	case providers != nil && choice.Endpoint == nil:
+		model = tel.Model(providers, choice.Default)
+		log.Info("providers_configured", "providers", choice.FileProviders, "default", choice.Default)
+	case providers != nil:
+		model = tel.Model(providers, choice.Default)
+		log.Info("model_configured", "base_url", RedactURL(choice.Endpoint.BaseURL), "model", choice.Default)
+		notice.probe(ctx, *choice.Endpoint, log) // in the background: a slow endpoint does not delay the start
+		w.defers(func(context.Context) { notice.wait() })
+	default:
+		log.Warn("no_model_configured", "hint", "set OPENAI_BASE_URL or OPENAI_API_KEY (and OPENAI_MODEL), or run Ollama on 127.0.0.1:11434")
+	}
+	modelName := choice.Default
+
+	var tools *tool.Manager
+	rcfg := agent.Config{Model: model, SystemPrompt: cfg.SystemPrompt, MaxAnswerBytes: cfg.MaxAnswerBytes, Logger: log, Unavailable: unavailable,
+		TurnContext: tel.TurnContext, SummaryModel: cfg.SummaryModel, Titles: cfg.Titles, ApprovalTimeout: cfg.ApprovalTimeout, NoMemory: cfg.NoMemory,
+		Budgets: &agent.Budgets{Default: cfg.DefaultBudget, Log: log.Warn}} // Start gives it the store
+	if providers != nil {
+		rcfg.Catalog = providers
+		rcfg.Windows = providers // the window follows each conversation's model
+		checkCtx, stopCheck := context.WithCancel(ctx)
+		checked := make(chan struct{})
+		go func() { defer close(checked); providers.Run(checkCtx) }()
+		w.defers(func(context.Context) { stopCheck(); <-checked })
+	}
+	if rcfg.Titles == "" && model != nil && !cfg.Demo {
+		rcfg.Titles = agent.TitlesModel
+	}
+	var serverNames []string
+	if cfg.MCPConfig != "" {
+		tcfg, err := tool.LoadConfig(cfg.MCPConfig, getenv)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range tcfg.Servers {
+			serverNames = append(serverNames, s.Name)
+		}
+		onChange := func(s agent.ToolServer) { b.Publish(agent.ToolServerEvent(s, time.Now())) }
+		onResource := func(server, uri string) { b.Publish(agent.ResourceUpdatedEvent(server, uri, time.Now())) }
+		tools, err = tool.Start(ctx, tcfg, tool.Options{Logger: log, OnChange: onChange, OnResourceUpdated: onResource, OAuth: mcpOAuth(cfg, st, log)})
+		if err != nil {
+			return nil, fmt.Errorf("start tools: %w", err)
+		}
+		w.defers(func(context.Context) { tools.Close() })
+		rcfg.Tools, rcfg.Approval = tools, tools.NeedsApproval
+		rcfg.Resources, rcfg.Prompts = tools, tools
+	}
+	if cfg.Demo {
+		rcfg.Tools = &demoTools{inner: tools}
+	}
+	if cfg.Agents != "" {
+		var remotes map[string]a2a.RemoteAgent
+		if rcfg.CodeAgents, remotes, err = loadAgents(cfg.Agents, getenv, serverNames); err != nil {
+			return nil, err
+		}
+		if len(remotes) > 0 {
+			rcfg.Remote = &a2a.Remotes{Agents: remotes, Logger: log}
+		}
+	}
+	scfg := server.Config{
+		ModelName: modelName, Logger: log,
+		AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins, APIKeys: cfg.APIKeys,
+		ModelNotice:    notice.text,
+		TrustedProxies: cfg.TrustedProxies,
+		Metrics:        metrics.Handler(), Observer: metrics,
+		OIDC: cfg.OIDC, TrustedUserHeader: cfg.TrustedUserHeader, TrustedAdmins: cfg.Admins, TrustedInviteOnly: cfg.InviteOnly,
+		MaxImportBytes: cfg.MaxImportBytes,
+	}
+	if tools != nil {
+		scfg.Tools = tools
+	}
+	if dt, ok := rcfg.Tools.(*demoTools); ok {
+		scfg.Tools = dt
+	}
+	if rcfg.Tools != nil { // metrics and spans of tool calls
+		rcfg.Tools = tel.Tools(rcfg.Tools, scfg.Tools.Servers)
+	}
+	if h.Configure != nil {
+		h.Configure(&rcfg, &scfg)
+	}
+	if err := a.Start(ctx, rcfg, scfg); err != nil {
+		return nil, err
+	}
+	w.App, w.Metrics = a, metrics
+	return w, nil
 }
 
 // mcpOAuth is how users sign in to remote MCP servers: tokens sealed in

@@ -65,7 +65,7 @@ func TestMetricsBehindKeys(t *testing.T) {
 }
 
 func TestMetricsOffIsNotFound(t *testing.T) {
-	ts := newTestServer(t)
+	ts := newTestServer(t, withoutMetrics())
 	resp := ts.do(t, "GET", "/metrics", "")
 	resp.Body.Close()
 	if resp.StatusCode != 404 {

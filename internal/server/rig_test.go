@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
 	"sync/atomic"
@@ -11,7 +13,6 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/app"
 	"github.com/agentik/agentik/internal/broker"
-	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/server"
 	"github.com/agentik/agentik/internal/store"
@@ -35,31 +36,43 @@ func withoutModel() rigOption {
 	return func(a *agent.Config, _ *server.Config) { a.Model = nil }
 }
 
+// withoutMetrics serves no /metrics (app.Run always serves them).
+func withoutMetrics() rigOption {
+	return func(_ *agent.Config, s *server.Config) { s.Metrics, s.Observer = nil, nil }
+}
+
 // withPageMessages makes a conversation page render the latest n messages.
 func withPageMessages(n int) rigOption {
 	return func(_ *agent.Config, s *server.Config) { s.PageMessages = n }
 }
 
+// newTestServer builds the server through app.Wire, the wiring app.Run
+// (cmd/agentik) serves: the model is the one the environment names (the
+// fake), and the options adjust the configs Wire made, so a wiring bug in
+// Run fails these tests too.
 func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 	t.Helper()
-	fake, url := llmtest.NewHTTPServer(t)
-	m, err := llm.New(llm.Config{BaseURL: url, Model: "fake"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	acfg := agent.Config{Model: m}
-	scfg := server.Config{ModelName: "fake", Heartbeat: time.Second}
-	for _, o := range opts {
-		o(&acfg, &scfg)
-	}
+	fake, url := llmtest.NewHTTPServer(t, llmtest.WithModels("fake"))
 	// The runner's clock (withClock) is the store's too.
-	a, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + filepath.Join(t.TempDir(), "agentik.db"), Now: acfg.Now})
+	var probe agent.Config
+	for _, o := range opts {
+		o(&probe, &server.Config{})
+	}
+	env := map[string]string{"OPENAI_BASE_URL": url, "OPENAI_MODEL": "fake"}
+	settings := app.Settings{Addr: "127.0.0.1:0", DB: "sqlite:" + filepath.Join(t.TempDir(), "agentik.db"), Titles: agent.TitlesFirstLine, LogLevel: slog.LevelWarn}
+	w, err := app.Wire(context.Background(), settings, func(k string) string { return env[k] }, io.Discard, app.Hooks{
+		Now: probe.Now,
+		Configure: func(acfg *agent.Config, scfg *server.Config) {
+			scfg.Heartbeat = time.Second
+			for _, o := range opts {
+				o(acfg, scfg)
+			}
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Start(context.Background(), acfg, scfg); err != nil {
-		t.Fatal(err)
-	}
+	a := w.App
 	hs := httptest.NewServer(a.Server)
 	ts := &testServer{Server: hs, Fake: fake, Store: a.Store, Broker: a.Broker, Runner: a.Runner, App: a.Server}
 	t.Cleanup(func() {
@@ -72,9 +85,7 @@ func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 			t.Error(err)
 		}
 		hs.Close()
-		if err := a.Close(ctx); err != nil {
-			t.Error(err)
-		}
+		w.Close(ctx)
 	})
 	return ts
 }
