@@ -18,7 +18,8 @@ import (
 // connection. Each writes the rows of BenchmarkBareBatchedInsert,
 // benchAppenders rows per transaction, on one connection of a file whose
 // schema Open made (WAL, synchronous NORMAL, every index), in statements
-// of 1, sqliteInsertChunk or benchAppenders rows. ns/op is ns per row.
+// of 1, sqliteInsertChunk or benchAppenders rows. ns/op is ns per row,
+// cpu-ns/row the process CPU time per row.
 
 // prepTimeFormat is how glebarez/go-sqlite writes a time.Time (its
 // parseTimeFormats[0]): the zombiezen rows store the same text.
@@ -84,6 +85,12 @@ func prepCount(b *testing.B, path string, want int) {
 	}
 }
 
+// prepCPU reports the process CPU time since cpu0 per row: the wall time
+// of ns/op waits on the five other agents of a loaded machine.
+func prepCPU(b *testing.B, cpu0 time.Duration) {
+	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/row")
+}
+
 var prepStmtRows = []int{1, sqliteInsertChunk, benchAppenders}
 
 // BenchmarkPrepGlebarez is the writer's path: database/sql over
@@ -99,6 +106,7 @@ func BenchmarkPrepGlebarez(b *testing.B) {
 			}
 			db.SetMaxOpenConns(1)
 			args := make([]any, 0, 7*per)
+			cpu0 := processCPU(b)
 			b.ResetTimer()
 			for done := 0; done < b.N; {
 				rows := prepRows(b, &seq, min(benchAppenders, b.N-done))
@@ -124,6 +132,7 @@ func BenchmarkPrepGlebarez(b *testing.B) {
 				done += len(rows)
 			}
 			b.StopTimer()
+			prepCPU(b, cpu0)
 			if err := db.Close(); err != nil {
 				b.Fatal(err)
 			}
@@ -175,6 +184,7 @@ func benchZombiezen(b *testing.B, cached bool, per int) {
 		}
 	}
 	sqlText := make(map[int]string)
+	cpu0 := processCPU(b)
 	b.ResetTimer()
 	for done := 0; done < b.N; {
 		rows := prepRows(b, &seq, min(benchAppenders, b.N-done))
@@ -219,6 +229,7 @@ func benchZombiezen(b *testing.B, cached bool, per int) {
 		done += len(rows)
 	}
 	b.StopTimer()
+	prepCPU(b, cpu0)
 	if err := conn.Close(); err != nil {
 		b.Fatal(err)
 	}
