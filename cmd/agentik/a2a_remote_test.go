@@ -55,6 +55,7 @@ func remoteA2A(t *testing.T, token string, env ...string) string {
 // whole and once: in the child's answer, the call's result and the
 // parent's reply.
 func TestRemoteA2ADelegate(t *testing.T) {
+	t.Parallel()
 	const token = "remote-secret"
 	remote := remoteA2A(t, token)
 	_, fakeURL := llmtest.NewHTTPServer(t)
@@ -148,6 +149,7 @@ func TestRemoteA2ADelegate(t *testing.T) {
 // turn ends with interrupted_by_restart. The conversation takes the next
 // message.
 func TestRemoteA2ADelegateAcrossKill9(t *testing.T) {
+	t.Parallel()
 	const token = "remote-secret"
 	remote := remoteA2A(t, token, "REMOTE_PAUSE=5")
 	_, fakeURL := llmtest.NewHTTPServer(t)

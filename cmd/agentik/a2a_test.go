@@ -93,6 +93,7 @@ type a2aFollowed struct {
 // = the whole answer, once), cancel, a tool call approved over A2A, and
 // bad input in JSON-RPC's own error shape.
 func TestA2ASDK(t *testing.T) {
+	t.Parallel()
 	env, db := a2aEnv(t)
 	p := start(t, freeAddr(t), db, env...)
 	waitTools(t, p, map[string]string{"Authorization": "Bearer " + a2aKey})
@@ -226,6 +227,7 @@ func TestA2ASDK(t *testing.T) {
 // artifact holds everything the client saw before the kill; the context
 // takes a new message.
 func TestA2AResubscribeAfterKill9(t *testing.T) {
+	t.Parallel()
 	env, db := a2aEnv(t)
 	addr := freeAddr(t)
 	p := start(t, addr, db, env...)
@@ -262,6 +264,7 @@ func TestA2AResubscribeAfterKill9(t *testing.T) {
 // approval, push configs, and bad input as google.rpc.Status bodies with
 // A2A's HTTP statuses; another user's task is not found.
 func TestA2ASDKREST(t *testing.T) {
+	t.Parallel()
 	env, db := a2aEnv(t)
 	p := start(t, freeAddr(t), db, env...)
 	waitTools(t, p, map[string]string{"Authorization": "Bearer " + a2aKey})
@@ -375,6 +378,7 @@ func TestA2ASDKREST(t *testing.T) {
 // card as a 0.3 client does, and sends one raw frame per A2A 1.0 method
 // and per 0.3 shape.
 func TestA2ASDK03(t *testing.T) {
+	t.Parallel()
 	env, db := a2aEnv(t)
 	p := start(t, freeAddr(t), db, env...)
 	waitTools(t, p, map[string]string{"Authorization": "Bearer " + a2aKey})

@@ -127,6 +127,7 @@ func systemOf(r llmtest.Request) string {
 // errors naming the field, with nothing stored; deleting an agent in use
 // marks it deleted and its conversation goes on.
 func TestAgentsDefineAndRun(t *testing.T) {
+	t.Parallel()
 	fake, env := agentEnv(t, nil, `{"agents":[{"slug":"greeter","name":"Greeter","instructions":"${GREETING}","starters":["Say hi"]}]}`)
 	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"), env...)
 
@@ -265,6 +266,7 @@ func TestAgentsDefineAndRun(t *testing.T) {
 // no tool server, and a cycle in AGENTIK_AGENTS each stop the start with an
 // error naming it.
 func TestAgentsFileErrorsStopStart(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ file, want string }{
 		{`{"agents":[{"slug":"a","nme":"x"}]}`, `unknown field "nme"`},
 		{`{"agents":[{"slug":"a","tools":["github__*"]}]}`, `"github__*" names no configured tool server`},
@@ -399,6 +401,7 @@ func defineWriterAndResearcher(t *testing.T, p *proc) {
 // on a WebSocket while the parent's turn runs, and the parent's answer
 // uses the child's; the child opens on its own.
 func TestDelegationEndToEnd(t *testing.T) {
+	t.Parallel()
 	childGo, parentGo := make(chan struct{}), make(chan struct{})
 	_, env := agentEnv(t, delegationScript(childGo, parentGo), "")
 	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"), env...)
@@ -464,6 +467,7 @@ func TestDelegationEndToEnd(t *testing.T) {
 // restart both turns have ended, every stored message is kept, and the
 // link holds.
 func TestDelegationSurvivesKill9(t *testing.T) {
+	t.Parallel()
 	childGo, parentGo := make(chan struct{}), make(chan struct{})
 	defer close(parentGo)
 	fake, env := agentEnv(t, delegationScript(childGo, parentGo), "")

@@ -56,6 +56,7 @@ type agentsSDKSeen struct {
 // member sees their own private agent and not the admin's (404 card, no
 // tool); an edit shows in the card and the tool, a deleted agent goes.
 func TestStoredAgentsOverA2AAndMCP(t *testing.T) {
+	t.Parallel()
 	_, fakeURL := llmtest.NewHTTPServer(t)
 	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"), "OPENAI_BASE_URL="+fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS="+a2aKey)
 	member := memberKey(t, p)

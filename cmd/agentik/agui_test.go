@@ -22,6 +22,7 @@ import (
 // input as RUN_ERROR with nothing stored. A WebSocket subscriber sees the
 // thread's turns live.
 func TestAGUI(t *testing.T) {
+	t.Parallel()
 	const key = "sk-agentik-test"
 	p := frontEnd(t, key)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

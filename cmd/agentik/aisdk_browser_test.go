@@ -95,6 +95,7 @@ func poll(expr string, within time.Duration) chromedp.Action[chromedp.Void] {
 // middle of the answer, and useChat({resume: true}) shows the whole answer
 // after the reload, once.
 func TestUseChatPageResumes(t *testing.T) {
+	t.Parallel()
 	u := newUsePage(t)
 	_, fakeURL := llmtest.NewHTTPServer(t)
 	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"), "OPENAI_BASE_URL="+fakeURL, "OPENAI_MODEL=fake",
@@ -139,6 +140,7 @@ func TestUseChatPageResumes(t *testing.T) {
 // flow (addToolApprovalResponse, sendAutomaticallyWhen) answers it: the
 // tool runs and the answer streams on.
 func TestUseChatPageApproval(t *testing.T) {
+	t.Parallel()
 	const key = "sk-agentik-test"
 	u := newUsePage(t)
 	p := frontEnd(t, key, "AGENTIK_ALLOWED_ORIGINS="+u.origin())

@@ -100,6 +100,7 @@ func watchAll(t *testing.T, ctx context.Context, p *proc, key, id string) <-chan
 // typed JSON errors and nothing stored. A WebSocket subscriber sees the
 // chat's turns live.
 func TestAISDK(t *testing.T) {
+	t.Parallel()
 	const key = "sk-agentik-test"
 	p := frontEnd(t, key)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -299,6 +300,7 @@ func aguiRun(t *testing.T, p *proc, key, body string) (types []string, interrupt
 // resume replays it up to the approval request (the AI SDK's GET, an AG-UI
 // run without input), and answering it runs the tool and streams the rest.
 func TestApprovalsAcrossKill9(t *testing.T) {
+	t.Parallel()
 	const key = "sk-agentik-test"
 	p, restart := frontEndRestartable(t, key)
 	api := p.url("/agentik/ai-sdk/chat")

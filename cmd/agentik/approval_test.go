@@ -20,6 +20,7 @@ import (
 // waits; approve over REST → the tool runs and the answer arrives; a second
 // decision is 409.
 func TestApprovalSurvivesKill9(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	entry := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(entry); err != nil {
@@ -102,6 +103,7 @@ func TestApprovalSurvivesKill9(t *testing.T) {
 // TestChatAsksApproval: agentik chat asks y/n/e for a waiting call; e
 // edits the arguments, and the tool runs with them.
 func TestChatAsksApproval(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	entry := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(entry); err != nil {
@@ -147,6 +149,7 @@ func TestChatAsksApproval(t *testing.T) {
 // waits on the first; the decision reaches the second, which resumes the
 // turn and runs the tool.
 func TestApprovalOnOtherInstance(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	entry := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(entry); err != nil {

@@ -16,6 +16,7 @@ import (
 )
 
 func TestImportSaysWhatItDid(t *testing.T) {
+	t.Parallel()
 	_, fakeURL := llmtest.NewHTTPServer(t)
 	addr := freeAddr(t)
 	start(t, addr, filepath.Join(t.TempDir(), "agentik.db"), "OPENAI_BASE_URL="+fakeURL)
@@ -64,6 +65,7 @@ func TestImportSaysWhatItDid(t *testing.T) {
 // agentik export of the whole database and of one conversation, then
 // agentik import of the backup into another server.
 func TestExportImportCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := start(t, freeAddr(t), filepath.Join(dir, "a.db"))
 	var out, errOut bytes.Buffer
@@ -108,6 +110,7 @@ func TestExportImportCommands(t *testing.T) {
 // conversations, each part within them; a small or unreadable one is sent
 // as it is.
 func TestImportParts(t *testing.T) {
+	t.Parallel()
 	msg := `{"type":"user_message","content":[{"type":"text","body":"hi"}]}`
 	conv := func(id string, n int) string {
 		return `{"conversation":{"id":"` + id + `"},"messages":[` + strings.TrimSuffix(strings.Repeat(msg+",", n), ",") + `]}`
@@ -151,6 +154,7 @@ func TestImportParts(t *testing.T) {
 // make an export above the 16 MiB body limit of other requests (the
 // import route has its own, AGENTIK_MAX_IMPORT_BYTES).
 func TestExportOfOneBigConversationImports(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := start(t, freeAddr(t), filepath.Join(dir, "a.db"))
 	var c agent.Conversation

@@ -54,6 +54,7 @@ func newConv(t *testing.T, tm *team, key string) string {
 // the next send is refused with 429 naming the budget and its reset; usage
 // survives a restart; an admin's higher budget for the user lets them on.
 func TestBudgetCrossedByOneTurn(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "agentik.db")
 	tm := startTeam(t, db, "AGENTIK_DEFAULT_BUDGET=100/day")
 	conv := newConv(t, tm, tm.ann.key)
@@ -110,6 +111,7 @@ func TestBudgetCrossedByOneTurn(t *testing.T) {
 // TestBudgetCrossedByConcurrentTurns: two turns running when the budget
 // is crossed make one model call each past it, never more.
 func TestBudgetCrossedByConcurrentTurns(t *testing.T) {
+	t.Parallel()
 	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"), "AGENTIK_DEFAULT_BUDGET=100/day")
 	convs := []string{newConv(t, tm, tm.ann.key), newConv(t, tm, tm.ann.key)}
 	// Both first calls are held until both have arrived: the two turns
@@ -163,6 +165,7 @@ func TestBudgetCrossedByConcurrentTurns(t *testing.T) {
 // TestBadBudgetFailsStart: a budget that does not parse stops the start,
 // naming the variable.
 func TestBadBudgetFailsStart(t *testing.T) {
+	t.Parallel()
 	var out strings.Builder
 	err := run(t.Context(), []string{"--db", "sqlite:" + filepath.Join(t.TempDir(), "a.db")},
 		func(k string) string {

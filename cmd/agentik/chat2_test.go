@@ -17,6 +17,7 @@ import (
 )
 
 func TestReadMessages(t *testing.T) {
+	t.Parallel()
 	in := "one\n" +
 		"two \\\nlines\\\n\n" + // a trailing backslash goes on, even over an empty line
 		"\"\"\"\nin a block \\\n\n  indented\n\"\"\"\n" +
@@ -51,6 +52,7 @@ func chatEnv(addr string) func(string) string {
 // on; Ctrl-C at the prompt quits. Model text reaches the terminal without
 // control sequences.
 func TestChatCtrlC(t *testing.T) {
+	t.Parallel()
 	_, fakeURL := llmtest.NewHTTPServer(t)
 	addr := freeAddr(t)
 	start(t, addr, filepath.Join(t.TempDir(), "agentik.db"), "OPENAI_BASE_URL="+fakeURL)
@@ -97,6 +99,7 @@ func TestChatCtrlC(t *testing.T) {
 // mid-answer, interrupts the turn; the next, at the prompt, ends the
 // process with status 0.
 func TestChatBinarySignals(t *testing.T) {
+	t.Parallel()
 	_, fakeURL := llmtest.NewHTTPServer(t)
 	addr := freeAddr(t)
 	start(t, addr, filepath.Join(t.TempDir(), "agentik.db"), "OPENAI_BASE_URL="+fakeURL)
@@ -143,6 +146,7 @@ func TestChatBinarySignals(t *testing.T) {
 // TestChatServerDownNotice: when the server goes away the chat says so,
 // and says when it is back.
 func TestChatServerDownNotice(t *testing.T) {
+	t.Parallel()
 	_, fakeURL := llmtest.NewHTTPServer(t)
 	addr := freeAddr(t)
 	db := filepath.Join(t.TempDir(), "agentik.db")
@@ -166,6 +170,7 @@ func TestChatServerDownNotice(t *testing.T) {
 }
 
 func TestClientHelpAndVersion(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"--help"}, {"chat", "--help"}, {"tail", "-h"}} {
 		var out, errs strings.Builder
 		if err := run(context.Background(), args, func(string) string { return "" }, nil, &out, &errs); err != nil {

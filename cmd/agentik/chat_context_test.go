@@ -8,6 +8,7 @@ import (
 )
 
 func TestChatPrintsCompaction(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	p := &turnPrinter{w: &b}
 	p.print(&agent.Event{Type: agent.EventMessage, Message: &agent.Message{Type: agent.MessageUser, Content: []agent.Content{agent.Text("hi")}}})
@@ -20,6 +21,7 @@ func TestChatPrintsCompaction(t *testing.T) {
 
 // The span of a summary is named as the UI's divider names it.
 func TestChatPrintsCompactionSpan(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		m    agent.Message
 		want string

@@ -36,6 +36,7 @@ func waitFor(t *testing.T, out *syncBuffer, want string) {
 }
 
 func TestChatStreamsAndInterrupts(t *testing.T) {
+	t.Parallel()
 	_, fakeURL := llmtest.NewHTTPServer(t)
 	addr := freeAddr(t)
 	start(t, addr, t.TempDir()+"/agentik.db", "OPENAI_BASE_URL="+fakeURL)

@@ -103,6 +103,7 @@ func chatCommand(addr string) string {
 // (bracketed paste) is one message, sent by Enter; the answer starts on a
 // line of its own, not after the prompt.
 func TestChatTerminalPaste(t *testing.T) {
+	t.Parallel()
 	fake, fakeURL := llmtest.NewHTTPServer(t)
 	addr := freeAddr(t)
 	start(t, addr, filepath.Join(t.TempDir(), "agentik.db"), "OPENAI_BASE_URL="+fakeURL)
@@ -138,6 +139,7 @@ func TestChatTerminalPaste(t *testing.T) {
 // TestChatTerminalNeedsKey: against a server that needs a key, a chat
 // without one says which variable to set, not that the server is down.
 func TestChatTerminalNeedsKey(t *testing.T) {
+	t.Parallel()
 	_, fakeURL := llmtest.NewHTTPServer(t)
 	addr := freeAddr(t)
 	start(t, addr, filepath.Join(t.TempDir(), "agentik.db"), "OPENAI_BASE_URL="+fakeURL, "AGENTIK_API_KEYS=k-secret")
@@ -152,6 +154,7 @@ func TestChatTerminalNeedsKey(t *testing.T) {
 }
 
 func TestReadMessagesBracketedPaste(t *testing.T) {
+	t.Parallel()
 	in := "before\n\x1b[200~pasted\n\"\"\"\nends with \\\n  last\x1b[201~ typed after\nafter\n"
 	out := make(chan string)
 	go readMessages(t.Context(), strings.NewReader(in), out, func() {})
@@ -168,6 +171,7 @@ func TestReadMessagesBracketedPaste(t *testing.T) {
 // TestHelpNamesEveryVariable: --help's table is the one list of settings
 // (the README's says so): every AGENTIK_ variable the code reads is in it.
 func TestHelpNamesEveryVariable(t *testing.T) {
+	t.Parallel()
 	re := regexp.MustCompile(`"(AGENTIK_[A-Z0-9_]+)"`)
 	seen := map[string]string{}
 	for _, root := range []string{".", "../../internal"} {
@@ -203,6 +207,7 @@ func TestHelpNamesEveryVariable(t *testing.T) {
 // It builds from a clone of this checkout's commit, as a user's checkout
 // is (go stamps no revision in a git worktree).
 func TestVersionNamesRevision(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src, bin := filepath.Join(dir, "src"), filepath.Join(dir, "agentik")
 	if out, err := exec.Command("git", "clone", "--quiet", "--no-checkout", "../..", src).CombinedOutput(); err != nil {
@@ -215,7 +220,7 @@ func TestVersionNamesRevision(t *testing.T) {
 	if out, err := exec.Command("git", "-C", src, "checkout", "--quiet", strings.TrimSpace(string(head))).CombinedOutput(); err != nil {
 		t.Fatalf("git checkout: %v\n%s", err, out)
 	}
-	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "./cmd/agentik")
+	build := exec.Command("go", "build", "-buildvcs=true", "-trimpath", "-o", bin, "./cmd/agentik") // -trimpath: as TestMain's, so only the link is new
 	build.Dir = src
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build -buildvcs=true: %v\n%s", err, out)

@@ -11,6 +11,7 @@ import (
 // not given, and sends resource-prompt with its resource attached: the
 // fake model reads both.
 func TestChatTerminalPrompt(t *testing.T) {
+	t.Parallel()
 	p, fake := startEverything(t)
 	tm := newTmux(t, chatCommand(p.addr))
 	tm.waitScreen("the prompt", func(s string) bool { return strings.Contains(s, "conversation ") && strings.Contains(s, "> ") })
@@ -56,6 +57,7 @@ func TestChatTerminalPrompt(t *testing.T) {
 }
 
 func TestSplitWords(t *testing.T) {
+	t.Parallel()
 	got, err := splitWords(`args-prompt city="New York"  state=NY`)
 	if err != nil || strings.Join(got, "|") != "args-prompt|city=New York|state=NY" {
 		t.Errorf("splitWords = %q, %v", got, err)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestTrustedProxiesConfig(t *testing.T) {
+	t.Parallel()
 	env := func(v string) func(string) string {
 		return func(k string) string {
 			if k == "AGENTIK_TRUSTED_PROXIES" {
@@ -39,6 +40,7 @@ func TestTrustedProxiesConfig(t *testing.T) {
 }
 
 func TestRedactURL(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"postgres://app:s3cret@db:5432/agentik?sslmode=disable", "postgres://app:xxxxx@db:5432/agentik?sslmode=disable"},
 		{"postgres://db/agentik?password=s3cret&sslmode=require", "postgres://db/agentik?password=xxxxx&sslmode=require"},
@@ -59,6 +61,7 @@ func TestRedactURL(t *testing.T) {
 // TestStartupLogHasNoSecrets starts the binary with secrets in its model
 // and database URLs and reads its log.
 func TestStartupLogHasNoSecrets(t *testing.T) {
+	t.Parallel()
 	_, fakeURL := llmtest.NewHTTPServer(t)
 	u := strings.Replace(fakeURL, "http://", "http://user:s3cret-userinfo@", 1) + "?api-key=s3cret-query"
 	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"), "OPENAI_BASE_URL="+u, "OPENAI_MODEL=fake")

@@ -21,6 +21,7 @@ import (
 // tool, the final answer has a list, a code block and a table, and the
 // page and the log say it is a demo.
 func TestDemoMode(t *testing.T) {
+	t.Parallel()
 	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"), "AGENTIK_DEMO=1")
 	var c agent.Conversation
 	postJSON(t, p.url("/agentik/conversations"), `{}`, &c)
@@ -94,6 +95,7 @@ func TestDemoMode(t *testing.T) {
 // TestModelProbeAtStart: a key the endpoint refuses is logged at start (the
 // key redacted) and shown in the page's banner area.
 func TestModelProbeAtStart(t *testing.T) {
+	t.Parallel()
 	_, fakeURL := llmtest.NewHTTPServer(t, llmtest.WithAPIKey("sk-the-right-key-1234"))
 	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"),
 		"OPENAI_BASE_URL="+fakeURL, "OPENAI_MODEL=fake-model", "OPENAI_API_KEY=sk-a-wrong-key-5678")
@@ -122,6 +124,7 @@ func TestModelProbeAtStart(t *testing.T) {
 }
 
 func TestDemoSetting(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		args []string
 		env  string
@@ -147,6 +150,7 @@ func TestDemoSetting(t *testing.T) {
 // (no OPENAI_MODEL, /models answers 404) starts without a model, and the
 // page says why beside the no-model banner, the password redacted.
 func TestModelDetectFailureShown(t *testing.T) {
+	t.Parallel()
 	ts := httptest.NewServer(http.NotFoundHandler())
 	defer ts.Close()
 	base := strings.Replace(ts.URL, "http://", "http://user:hunter22@", 1) + "/v1"

@@ -92,6 +92,7 @@ func post(t *testing.T, url, body string) (int, string) {
 // reaches the (vision) model as an image part, and the tool that requires
 // tasks is never offered.
 func TestElicitationSurvivesKill9(t *testing.T) {
+	t.Parallel()
 	entry := everythingEntry(t)
 	dir := t.TempDir()
 	mcp := filepath.Join(dir, "mcp.json")
@@ -264,6 +265,7 @@ func TestElicitationSurvivesKill9(t *testing.T) {
 // elicitation form field by field (defaults kept on an empty line); the
 // answer reaches the tool, and its progress and images print too.
 func TestChatAnswersElicitation(t *testing.T) {
+	t.Parallel()
 	entry := everythingEntry(t)
 	dir := t.TempDir()
 	mcp := filepath.Join(dir, "mcp.json")
@@ -321,6 +323,7 @@ func TestChatAnswersElicitation(t *testing.T) {
 // and the answer given through B's REST reaches the tool that waits on A
 // at once (not at the call's hard timeout); A's stream shows the result.
 func TestElicitationAnsweredOnAnotherInstance(t *testing.T) {
+	t.Parallel()
 	dsn := freshSchema(t)
 	entry := everythingEntry(t)
 	mcp := filepath.Join(t.TempDir(), "mcp.json")

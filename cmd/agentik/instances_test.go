@@ -55,6 +55,7 @@ func startDSN(t *testing.T, dsn string, env ...string) *proc {
 // runs on A streams live to B's clients, a send through B is busy while it
 // runs, and an interrupt sent to B stops it on A.
 func TestInstancesShareTurns(t *testing.T) {
+	t.Parallel()
 	dsn := freshSchema(t)
 	fake, fakeURL := llmtest.NewHTTPServer(t)
 	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}
@@ -131,6 +132,7 @@ func tail(s string, n int) string {
 // time exactly one send starts a turn and the other is busy, whichever
 // instance read the conversation as idle first.
 func TestInstancesStartOneTurn(t *testing.T) {
+	t.Parallel()
 	dsn := freshSchema(t)
 	fake, fakeURL := llmtest.NewHTTPServer(t)
 	hold := make(chan struct{})
@@ -184,6 +186,7 @@ func TestInstancesStartOneTurn(t *testing.T) {
 // the model's answer to the real binary on PostgreSQL: nothing is a 500,
 // and every one is kept, as on SQLite.
 func TestNULBytesOnPostgres(t *testing.T) {
+	t.Parallel()
 	dsn := freshSchema(t)
 	fake, fakeURL := llmtest.NewHTTPServer(t)
 	p := startDSN(t, dsn, "OPENAI_BASE_URL="+fakeURL, "OPENAI_MODEL=fake")

@@ -15,6 +15,7 @@ import (
 // SQLite file: the second exits at once, saying the file is in use and by
 // which pid, and the first keeps serving.
 func TestSecondProcessOnSQLiteRefused(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "agentik.db")
 	first := start(t, freeAddr(t), db)
 
@@ -37,6 +38,7 @@ func TestSecondProcessOnSQLiteRefused(t *testing.T) {
 // file, then again through a symlink and a hard link to it: the lock is
 // the file's, not the path's, so both are refused.
 func TestSecondProcessThroughLinkRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "agentik.db")
 	first := start(t, freeAddr(t), db)

@@ -21,7 +21,9 @@ import (
 	"github.com/agentik/agentik/internal/testwait"
 )
 
-// binary is the agentik binary built once for the process tests.
+// binary is the agentik binary built once for the process tests; with
+// -trimpath, so that TestVersionNamesRevision's build of a clone (another
+// directory) finds every package in the build cache and only links.
 var binary string
 
 func TestMain(m *testing.M) {
@@ -30,7 +32,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "agentik")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-trimpath", "-o", binary, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build agentik: %v\n%s", err, out)
 		os.Exit(1)
 	}
@@ -139,6 +141,7 @@ func startLongTurn(t *testing.T) longTurn {
 // interrupted_by_restart error and that every event a client saw before
 // the kill is still in the log.
 func TestKill9MidTurn(t *testing.T) {
+	t.Parallel()
 	lt := startLongTurn(t)
 	p, c, fake := lt.p, lt.conv, lt.fake
 	resp := lt.resp
@@ -227,6 +230,7 @@ func getJSON(t testing.TB, url string, out any) {
 // TestGracefulShutdown sends SIGTERM mid-turn: the turn ends as
 // interrupted and is persisted, and the process exits promptly.
 func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
 	lt := startLongTurn(t)
 	p, c, resp := lt.p, lt.conv, lt.resp
 	sc := bufio.NewScanner(resp.Body)
@@ -254,6 +258,7 @@ func TestGracefulShutdown(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
+	t.Parallel()
 	env := func(kv ...string) func(string) string {
 		m := map[string]string{}
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -312,6 +317,7 @@ func TestConfig(t *testing.T) {
 }
 
 func TestBadOTELEndpointFailsStart(t *testing.T) {
+	t.Parallel()
 	getenv := func(k string) string {
 		switch k {
 		case "OTEL_EXPORTER_OTLP_ENDPOINT":
@@ -328,6 +334,7 @@ func TestBadOTELEndpointFailsStart(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	var out strings.Builder
 	err := run(context.Background(), []string{"--help"}, func(string) string { return "" }, nil, &out, io.Discard)
 	if err != nil {
@@ -341,6 +348,7 @@ func TestHelp(t *testing.T) {
 }
 
 func TestApprovalTimeoutConfig(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		value string
 		want  time.Duration

@@ -189,6 +189,7 @@ func greet(t *testing.T, p *proc, fake *llmtest.Server, who string) agent.Event 
 // the model and the user read. A callback with a bad state is a page that
 // says so, and stores nothing.
 func TestMCPOAuthRemoteServer(t *testing.T) {
+	t.Parallel()
 	remote := startOAuthRemote(t)
 	dir := t.TempDir()
 	mcp := filepath.Join(dir, "mcp.json")

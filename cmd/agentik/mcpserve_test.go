@@ -24,6 +24,7 @@ import (
 // supports elicitation, and decided in the UI for one that does not, and a
 // wrong key refused.
 func TestMCPServerSDK(t *testing.T) {
+	t.Parallel()
 	env, db := a2aEnv(t)
 	p := start(t, freeAddr(t), db, env...)
 	auth := map[string]string{"Authorization": "Bearer " + a2aKey}
@@ -141,6 +142,7 @@ var conformanceScenarios = []string{"server-initialize", "ping", "tools-list", "
 
 // TestMCPConformance runs those scenarios against the real binary.
 func TestMCPConformance(t *testing.T) {
+	t.Parallel()
 	suite := filepath.Join(repoRoot(t), "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
 	if _, err := os.Stat(suite); err != nil {
 		t.Fatalf("%s is missing: run `npm ci`: %v", suite, err)
@@ -166,6 +168,7 @@ func TestMCPConformance(t *testing.T) {
 // the call is denied when the timeout passes and the call ends; a client
 // that declines, or accepts with a denial, denies it at once.
 func TestMCPApprovalTimeout(t *testing.T) {
+	t.Parallel()
 	env, db := a2aEnv(t)
 	p := start(t, freeAddr(t), db, append(env, "AGENTIK_APPROVAL_TIMEOUT=1s")...)
 	waitTools(t, p, map[string]string{"Authorization": "Bearer " + a2aKey})

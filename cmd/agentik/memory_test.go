@@ -66,6 +66,7 @@ func (tm *team) memoryOf(t *testing.T, key string) map[string]agent.MemoryBlock 
 // clearing removes it. A memory_append past the block's limit is an error
 // result the model reads, the block unchanged.
 func TestMemoryCarriesAcrossConversations(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "agentik.db")
@@ -173,6 +174,7 @@ func memoryCarries(t *testing.T, tm *team) {
 // sets nothing. Bob imports ann's export too: it becomes his own, hers is
 // unchanged.
 func TestMemoryExportImport(t *testing.T) {
+	t.Parallel()
 	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"))
 	u := tm.p.url
 	must(t, tm.ann.key, "PUT", u("/agentik/memory/human"), `{"value":"prefers short answers"}`, nil)

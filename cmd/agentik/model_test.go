@@ -18,6 +18,7 @@ import (
 // two fake endpoints lists their models, and `agentik chat --model` runs
 // the conversation on the one it names.
 func TestProvidersFileAndChatModel(t *testing.T) {
+	t.Parallel()
 	fakeA, urlA := llmtest.NewHTTPServer(t, llmtest.WithModels("alpha"))
 	fakeB, urlB := llmtest.NewHTTPServer(t, llmtest.WithModels("beta"))
 	file := filepath.Join(t.TempDir(), "providers.json")
@@ -73,6 +74,7 @@ func TestProvidersFileAndChatModel(t *testing.T) {
 // TestProvidersFileErrorStopsStart: a bad providers file stops the start
 // with an error naming the provider and the field.
 func TestProvidersFileErrorStopsStart(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "providers.json")
 	if err := os.WriteFile(file, []byte(`{"providers":{"cloud":{"base_url":"https://x.example/v1","api_key":"${MISSING_KEY}","models":["m"]}}}`), 0o600); err != nil {
 		t.Fatal(err)

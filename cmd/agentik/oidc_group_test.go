@@ -66,6 +66,7 @@ func oidcSignIn(t *testing.T, o oidcRig, login string) (me struct{ Email, Role s
 // token's groups claim (from the real provider) holds that group signs in
 // as an admin; one without it signs in as a member.
 func TestOIDCAdminGroup(t *testing.T) {
+	t.Parallel()
 	o := startOIDC(t, "AGENTIK_OIDC_ADMIN_GROUP=agentik-admins")
 	if me := oidcSignIn(t, o, "ops-erin"); me.Email != "ops-erin@example.com" || me.Role != "admin" {
 		t.Errorf("ops-erin (in agentik-admins): %+v, want an admin", me)

@@ -75,6 +75,7 @@ func (o oidcRig) users(t *testing.T) map[string]string {
 // message that is answered, keeps the session over a reload, and signing
 // out ends it.
 func TestOIDCSignInThroughTheBrowser(t *testing.T) {
+	t.Parallel()
 	o := startOIDC(t, "AGENTIK_ADMINS=boss@example.com")
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chromium(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
@@ -143,6 +144,7 @@ var formAction = regexp.MustCompile(`<form[^>]*action="([^"]+)"`)
 // HTTP client: a state that is not the one agentik sent is refused, and a
 // code used once is refused the second time; neither creates a user.
 func TestOIDCRefusesTamperedStateAndReplayedCode(t *testing.T) {
+	t.Parallel()
 	o := startOIDC(t, "AGENTIK_ADMINS=dave@example.com")
 	jar, _ := cookiejar.New(nil)
 	agentik := "http://" + o.p.addr
@@ -249,6 +251,7 @@ func TestOIDCRefusesTamperedStateAndReplayedCode(t *testing.T) {
 // the user in AGENTIK_TRUSTED_USER_HEADER; from any other peer the header
 // is ignored; without trusted proxies the start fails.
 func TestTrustedUserHeader(t *testing.T) {
+	t.Parallel()
 	me := func(p *proc, email string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest("GET", p.url("/agentik/me"), nil)

@@ -32,6 +32,7 @@ import (
 // tool message answering no call refused. The fake model is strict about
 // tool pairing, as OpenAI is: agentik never sends it a broken history.
 func TestOpenAISDK(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	entry := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	sdk := filepath.Join(root, "node_modules", "openai", "package.json")
@@ -328,6 +329,7 @@ func requestJSON(t *testing.T, method, url, body string, header map[string]strin
 // with OpenAIChatCompletionsModel reading reasoning (run and streamed)
 // and returning a structured outputType.
 func TestOpenAIHelpers(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	for _, pkg := range []string{"openai", "ai", "@ai-sdk/openai", "@openai/agents", "zod"} {
 		if _, err := os.Stat(filepath.Join(root, "node_modules", pkg, "package.json")); err != nil {

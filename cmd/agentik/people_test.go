@@ -258,6 +258,7 @@ func (w *wsClient) read(ctx context.Context) wsFrame {
 // binary, over REST, SSE, WebSocket, search, export and replay, on SQLite
 // and PostgreSQL.
 func TestMembersSeeOnlyTheirOwn(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "agentik.db")
@@ -410,6 +411,7 @@ func membersSeeOnlyTheirOwn(t *testing.T, tm *team) {
 // each of her events exactly once and none of his, on SQLite and
 // PostgreSQL (where the events reach the broker through LISTEN/NOTIFY).
 func TestAllStreamResumesExactlyOnceWhileAnotherIsBusy(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "agentik.db")
@@ -493,6 +495,7 @@ func allStreamResumesExactlyOnce(t *testing.T, tm *team) {
 // with 1008 and ends their SSE stream within a second; their key then
 // answers 401, and the other member goes on.
 func TestDisabledMemberIsCutOff(t *testing.T) {
+	// Not parallel: it bounds the cut-off at a second.
 	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -550,6 +553,7 @@ func TestDisabledMemberIsCutOff(t *testing.T) {
 // keys: the first key is an admin's (a member's first is refused: it would
 // lock the admin out), then members are added and disabled.
 func TestUserCLI(t *testing.T) {
+	t.Parallel()
 	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"))
 	cli := func(key string, args ...string) (string, error) {
 		t.Helper()
@@ -605,6 +609,7 @@ func TestUserCLI(t *testing.T) {
 // TestPeoplePage: each user sees their own usage on /people; an admin
 // sees every user's.
 func TestPeoplePage(t *testing.T) {
+	t.Parallel()
 	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"), "AGENTIK_DEFAULT_BUDGET=1M/month")
 	tm.fake.Enqueue(llmtest.Reply{Text: "hi", Usage: &agent.Usage{PromptTokens: 1200, CompletionTokens: 34, TotalTokens: 1234}})
 	tm.converse(t, tm.ann.key, "hello")

@@ -15,6 +15,7 @@ import (
 // kill -9 of the real binary: after the restart the dead turn ends with
 // interrupted_by_restart and the queued send runs.
 func TestQueuedSendSurvivesKill9(t *testing.T) {
+	t.Parallel()
 	lt := startLongTurn(t)
 	sc := bufio.NewScanner(lt.resp.Body)
 	for sc.Scan() && !strings.HasPrefix(sc.Text(), "event: append_text") {

@@ -19,6 +19,7 @@ import (
 // is held in its first start: /ready answers 503 naming it, a message sent
 // at once waits for it and still gets its tool, and /ready turns 200.
 func TestReadyAndSlowToolServer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mcpBin := filepath.Join(dir, "mcpserver")
 	if out, err := exec.Command("go", "build", "-o", mcpBin, "../../internal/tool/testdata/mcpserver").CombinedOutput(); err != nil {

@@ -100,6 +100,7 @@ func wsCall(t *testing.T, p *proc, cmd string) protocol.Frame {
 // its text; the stored message keeps only the reference), and checks the
 // bad input: nothing stored.
 func TestEverythingResources(t *testing.T) {
+	t.Parallel()
 	p, fake := startEverything(t)
 
 	var list agent.ResourceList
@@ -219,6 +220,7 @@ func TestEverythingResources(t *testing.T) {
 // TestEverythingPrompts lists and expands server-everything's prompts
 // through the real binary, over REST and the WebSocket.
 func TestEverythingPrompts(t *testing.T) {
+	t.Parallel()
 	p, _ := startEverything(t)
 	var list protocol.PromptsResult
 	getJSON(t, p.url("/agentik/prompts"), &list)

@@ -56,6 +56,7 @@ func contiguous(seqs []int) bool {
 // model. Then a continued response's turn is seen live on a WebSocket, and
 // the bad-input table answers OpenAI-shaped 4xx storing nothing.
 func TestResponsesSDK(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	entry := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	dir := t.TempDir()
@@ -395,6 +396,7 @@ func badInput(t *testing.T, p *proc, auth map[string]string, fake *llmtest.Serve
 // response ends failed with interrupted_by_restart, its text the text seen
 // before the kill and after the resume.
 func TestResponsesResumeAfterKill9(t *testing.T) {
+	t.Parallel()
 	_, fakeURL := llmtest.NewHTTPServer(t)
 	db := filepath.Join(t.TempDir(), "agentik.db")
 	addr := freeAddr(t)
@@ -442,6 +444,7 @@ func TestResponsesResumeAfterKill9(t *testing.T) {
 // function tool (the call comes back, the SDK runs it and sends the whole
 // history again), and @ai-sdk/openai's openai(model) generates and streams.
 func TestResponsesClients(t *testing.T) {
+	t.Parallel()
 	_, fakeURL := llmtest.NewHTTPServer(t)
 	const key = "sk-agentik-test"
 	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"), "OPENAI_BASE_URL="+fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS="+key)
@@ -485,6 +488,7 @@ func TestResponsesClients(t *testing.T) {
 // TestResponsesIsolation: a member's responses and conversations are not
 // found for another member, on every route, exactly like unknown ids.
 func TestResponsesIsolation(t *testing.T) {
+	t.Parallel()
 	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"))
 	u := tm.p.url
 	var r struct {

@@ -24,6 +24,7 @@ import (
 // the owner's budget is used up the next slot is refused with
 // quota_exceeded instead of calling the model.
 func TestScheduledRunWebhookAndBudget(t *testing.T) {
+	t.Parallel()
 	secret, err := webhook.ParseSecret(a2aSecret)
 	if err != nil {
 		t.Fatal(err)

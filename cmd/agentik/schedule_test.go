@@ -72,6 +72,7 @@ func waitRuns(t *testing.T, p *proc, id string, n int) scheduleRuns {
 // exactly three runs, one per slot, each a stored conversation with the
 // answer.
 func TestScheduleKill9(t *testing.T) {
+	t.Parallel()
 	_, fakeURL := llmtest.NewHTTPServer(t)
 	db := filepath.Join(t.TempDir(), "agentik.db")
 	addr := freeAddr(t)
@@ -158,6 +159,7 @@ func TestScheduleKill9(t *testing.T) {
 // TestScheduleTwoInstances runs two binaries on one PostgreSQL database:
 // both tick the same schedule, each slot still runs once.
 func TestScheduleTwoInstances(t *testing.T) {
+	t.Parallel()
 	dsn := freshSchema(t)
 	_, fakeURL := llmtest.NewHTTPServer(t)
 	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}

@@ -17,6 +17,7 @@ import (
 // (its input and answer); and a request over agent.MaxRequestMessages is
 // 413 naming messages, before anything starts.
 func TestStatelessRequestsOnTheAllStream(t *testing.T) {
+	t.Parallel()
 	_, fakeURL := llmtest.NewHTTPServer(t)
 	p := start(t, freeAddr(t), t.TempDir()+"/agentik.db", "OPENAI_BASE_URL="+fakeURL, "OPENAI_MODEL=fake", "AGENTIK_CONTEXT_WINDOW=1000000")
 	body := func(n int) string {

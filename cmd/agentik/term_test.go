@@ -6,6 +6,7 @@ import (
 )
 
 func TestStripControls(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"plain text, ünïcode ✓ and \uFFFD\n\ttabbed", "plain text, ünïcode ✓ and \uFFFD\n\ttabbed"},
 		{"title\x1b]0;pwned\x07 ok", "title ok"},
@@ -25,6 +26,7 @@ func TestStripControls(t *testing.T) {
 }
 
 func TestEscapeControls(t *testing.T) {
+	t.Parallel()
 	line := []byte("{\"text\":\"a\x1b]0;x\x07b\u009bc\"}")
 	got := escapeControls(line)
 	var v struct{ Text string }

@@ -29,6 +29,7 @@ func repoRoot(t *testing.T) string {
 // the fake model calls everything__echo, and the tool's answer reaches both
 // the event stream and the model.
 func TestTurnWithMCPTool(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	entry := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(entry); err != nil {

@@ -24,6 +24,7 @@ import (
 // server reads it now (a blob gets a download link), and its attach button
 // puts it in the composer's tray, so the next message carries it.
 func TestEverythingToolResourcesInBrowser(t *testing.T) {
+	t.Parallel()
 	p, fake := startEverything(t)
 	var c agent.Conversation
 	postJSON(t, p.url("/agentik/conversations"), `{}`, &c)

@@ -40,6 +40,7 @@ func slowTools(t *testing.T) (url string, called chan string) {
 // (is_error, saying why) in history, and the next turn's history is one a
 // strict model (OpenAI's pairing rule) accepts.
 func TestKill9MidToolRound(t *testing.T) {
+	t.Parallel()
 	mcpURL, called := slowTools(t)
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "mcp.json")
