@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/client"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // tailLines runs `agentik tail` as a process and returns its stdout lines.
@@ -154,7 +156,20 @@ func TestTailAcrossServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = p1.cmd.Wait()
-	time.Sleep(300 * time.Millisecond) // tail retries against a closed port
+	// While the server is down, tail retries: the port refuses it, then
+	// answers with a listener that drops the connection; once tail has
+	// tried there, the server comes back on the same port.
+	down, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = down.(*net.TCPListener).SetDeadline(time.Now().Add(testwait.Timeout)) // a bound for a broken tail
+	c, err := down.Accept()
+	if err != nil {
+		t.Fatalf("tail did not retry while the server was down: %v", err)
+	}
+	c.Close()
+	down.Close()
 	start(t, addr, db, env)
 	ids = strings.Fields(sendVia(t, addr, conv, "[[tokens=40]] after the restart"))
 	untilEnd(t, lines, ids[1], &got)

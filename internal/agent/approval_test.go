@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -31,19 +32,7 @@ func approvalRig(t *testing.T) (*rig, *fakeTools) {
 // waitWaiting waits until the conversation waits for n decisions.
 func waitWaiting(t *testing.T, r *agent.Runner, id string, n int) agent.Conversation {
 	t.Helper()
-	for range 1000 {
-		c, err := r.Conversation(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(c.Waiting) == n {
-			return c
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	c, _ := r.Conversation(context.Background(), id)
-	t.Fatalf("conversation %+v, want %d waiting", c, n)
-	return c
+	return await(t, r, id, fmt.Sprintf("%d waiting", n), func(c agent.Conversation) bool { return len(c.Waiting) == n })
 }
 
 func (g *rig) lastToolMessages() []string {
@@ -544,14 +533,7 @@ func TestSendWhileWaiting(t *testing.T) {
 		if err := g.r.Approve(ctx, c.ID, agent.ApprovalInput{CallID: "s1", Decision: "approve"}); err != nil {
 			t.Fatal(err)
 		}
-		waitIdle(t, g.r, c.ID)
-		for range 500 {
-			if cc, _ := g.r.Conversation(ctx, c.ID); cc.Queued == 0 && !cc.Running {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		waitIdle(t, g.r, c.ID)
+		waitDrained(t, g.r, c.ID)
 		hist := g.history(c)
 		if last := hist[len(hist)-1]; last.Type != agent.MessageAssistant || last.Content[0].Body != "and later" {
 			t.Errorf("temp %v: last message %+v, want the queued send's answer", temp, last)

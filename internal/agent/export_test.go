@@ -1,5 +1,7 @@
 package agent
 
+import "context"
+
 // SetRaceHooks makes r call parked when a turn's goroutine has parked its
 // round for approval but not exited yet, and resumeWaits when a resume
 // waits for such a goroutine to exit. Set them before the turn starts.
@@ -14,3 +16,20 @@ func SetSendHook(r *Runner, read func(id string)) { r.hooks.sendRead = read }
 // SetInterruptHook makes r call found when an interrupt has found the
 // running turn it stops. Set it before the interrupt.
 func SetInterruptHook(r *Runner, found func(id string)) { r.hooks.interrupt = found }
+
+// Await waits until cond holds of conversation id, re-reading it each time
+// a turn of r ends or parks (endSignal), or ctx ends.
+func Await(ctx context.Context, r *Runner, id string, cond func(Conversation) bool) (Conversation, error) {
+	for {
+		sig := r.endSignal()
+		c, err := r.Conversation(context.WithoutCancel(ctx), id)
+		if err != nil || cond(c) {
+			return c, err
+		}
+		select {
+		case <-sig:
+		case <-ctx.Done():
+			return c, context.Cause(ctx)
+		}
+	}
+}

@@ -13,24 +13,14 @@ import (
 	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // waitDrained waits until the conversation runs no turn and has nothing
 // queued.
 func waitDrained(t *testing.T, r *agent.Runner, id string) {
 	t.Helper()
-	for range 1000 {
-		c, err := r.Conversation(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !c.Running && c.Queued == 0 {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	c, _ := r.Conversation(context.Background(), id)
-	t.Fatalf("the queue did not drain: %+v", c)
+	await(t, r, id, "the queue to drain", func(c agent.Conversation) bool { return !c.Running && c.Queued == 0 })
 }
 
 // users is the text of the history's user messages, in order.
@@ -203,9 +193,7 @@ func TestQueuedSendSurvivesRestart(t *testing.T) {
 	if _, err := g.r.SendBusy(ctx, c.ID, []agent.Content{agent.Text("later")}, "", agent.OnBusyQueue); err != nil {
 		t.Fatal(err)
 	}
-	for g.fake.Pending() > 0 { // the held reply is being streamed
-		time.Sleep(time.Millisecond)
-	}
+	testwait.For(t, "the held reply taken", func() bool { return g.fake.Pending() == 0 }) // it is being streamed
 	g.close()
 	g.fake.Enqueue(llmtest.Reply{Text: "after the restart"})
 	g.open()

@@ -278,19 +278,23 @@ func TestBusyAndIdempotentSend(t *testing.T) {
 	}
 }
 
+// await waits until cond holds of conversation id: it re-reads it at each
+// turn's end (agent.Await); what names the condition for the failure.
+func await(t *testing.T, r *agent.Runner, id, what string, cond func(agent.Conversation) bool) agent.Conversation {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
+	defer cancel()
+	c, err := agent.Await(ctx, r, id, cond)
+	if err != nil {
+		t.Fatalf("waiting for %s: %v (conversation %+v)", what, err, c)
+	}
+	return c
+}
+
+// waitIdle waits until the conversation runs no turn.
 func waitIdle(t *testing.T, r *agent.Runner, id string) {
 	t.Helper()
-	for range 500 {
-		c, err := r.Conversation(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !c.Running {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("turn did not end")
+	await(t, r, id, "the turn to end", func(c agent.Conversation) bool { return !c.Running })
 }
 
 func TestInterruptKeepsPartialAnswer(t *testing.T) {

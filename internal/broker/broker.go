@@ -267,6 +267,15 @@ func (b *Broker) Subscribers() int {
 // seq > after. A non-empty epoch must match the store's. The returned Sub's
 // Head is the highest seq committed when it started.
 func (b *Broker) Subscribe(ctx context.Context, stream Stream, after int64, epoch string) (*Sub, error) {
+	return b.SubscribeReady(ctx, stream, after, epoch, nil)
+}
+
+// SubscribeReady is Subscribe with the channel Ready returns: when ready
+// is not nil, several subscriptions may share it (one WebSocket
+// connection's, served by one goroutine), and a value on it says one of
+// them may have something. Such a subscription is read with TryNext only
+// (Next would take the others' wakeups). ready must have a buffer of one.
+func (b *Broker) SubscribeReady(ctx context.Context, stream Stream, after int64, epoch string, ready chan struct{}) (*Sub, error) {
 	switch stream.Kind {
 	case StreamAll, StreamAgent:
 	case StreamConversation:
@@ -281,7 +290,10 @@ func (b *Broker) Subscribe(ctx context.Context, stream Stream, after int64, epoc
 		b.dropped(ReasonEpochMismatch)
 		return nil, &ResyncError{Reason: ReasonEpochMismatch, After: after}
 	}
-	s := &Sub{b: b, stream: stream, notify: make(chan struct{}, 1), cursor: after, replaying: after >= 0}
+	if ready == nil {
+		ready = make(chan struct{}, 1)
+	}
+	s := &Sub{b: b, stream: stream, notify: ready, cursor: after, replaying: after >= 0}
 	b.add(s)
 	if b.src != nil {
 		pruned, head, err := b.src.Bounds(ctx)

@@ -65,17 +65,23 @@ func TestResumeSeamIsGapless(t *testing.T) {
 	const total = 3000
 	var wg sync.WaitGroup
 	wg.Add(1)
+	grown := make(chan struct{}) // closed once the log holds some appends
+	grew := sync.OnceFunc(func() { close(grown) })
 	go func() {
+		defer grew()
 		defer wg.Done()
 		for i := range total {
 			if err := st.Append(ctx, text("c", fmt.Sprint(i))); err != nil {
 				t.Error(err)
 				return
 			}
+			if i == 50 {
+				grew()
+			}
 		}
 	}()
 	defer wg.Wait()
-	time.Sleep(5 * time.Millisecond) // let the log grow a little first
+	<-grown // let the log grow a little first
 	for _, stream := range []broker.Stream{{Kind: broker.StreamAll}, {Kind: broker.StreamConversation, ConversationID: "c"}} {
 		sub, err := b.Subscribe(ctx, stream, 0, st.Epoch())
 		if err != nil {

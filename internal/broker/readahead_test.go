@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,7 +25,11 @@ func (s *stallingSource) EncodedEvents(ctx context.Context, q agent.EventQuery) 
 	}
 	close(s.stalled)
 	<-ctx.Done()
-	time.Sleep(20 * time.Millisecond) // a query takes a moment to notice
+	// A query takes a moment to notice: this one yields, giving a Close
+	// that did not wait for it every chance to return first.
+	for range 100 {
+		runtime.Gosched()
+	}
 	s.returned.Store(true)
 	return nil, ctx.Err()
 }

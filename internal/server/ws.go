@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -50,30 +49,31 @@ const (
 
 // Internal sizes of a connection.
 const (
-	// wsOutQueue is how many frames may wait for the connection's writer.
+	// wsOutQueue is how many replies may wait for the connection's writer.
 	// Small on purpose: idle connections must stay cheap, and events wait
 	// in the broker's per-subscription queue (broker.QueueLimit) instead.
 	wsOutQueue = 16
-	// wsStallTimeout is how long a subscription may wait for room in the
-	// outbound queue; then it ends with resync slow_consumer instead of
-	// holding up the connection's other subscriptions and replies.
+	// wsStallTimeout is how long one write to the network may block before
+	// the connection's subscriptions end with resync slow_consumer: their
+	// events stop piling up in the broker, and the client resumes from the
+	// cursor once it reads again.
 	wsStallTimeout = 2 * time.Second
 )
 
-// errStalled ends a subscription whose frames found no room in the
-// outbound queue for wsStallTimeout.
-var errStalled = errors.New("outbound queue full")
-
-// wsConn is one WebSocket connection: the handler's goroutine reads and
-// runs commands in order, one writer goroutine owns every write, and each
-// subscription has a pump goroutine that turns broker items into frames.
+// wsConn is one WebSocket connection: the handler's goroutine reads, a
+// short-lived drain goroutine runs commands in order, and one writer
+// goroutine owns every write. The writer also serves every subscription:
+// it turns their broker items into frames itself, so an idle subscribed
+// connection has two goroutines, and an event reaches the socket without
+// a hop between goroutines.
 type wsConn struct {
 	s      *Server
 	c      *websocket.Conn
 	ctx    context.Context // cancelled when the connection ends
 	cancel context.CancelFunc
-	out    chan []byte   // frames for the writer, which owns each from then on
+	out    chan wsOut    // replies for the writer, which owns each from then on
 	done   chan struct{} // closed when the writer has stopped
+	ready  chan struct{} // every subscription's broker wakeup (broker.SubscribeReady)
 	wg     sync.WaitGroup
 	limit  CommandLimiter
 	batch  *batchConn // the connection, which may hold frames for one write
@@ -96,14 +96,29 @@ type wsConn struct {
 
 	mu   sync.Mutex
 	subs map[string]*wsSub
+
+	// owned by the writer
+	live     []*wsSub // the subscriptions it serves, in the order they began
+	maybe    bool     // a subscription may have items
+	turnNext int      // where the next pass over live starts
+}
+
+// wsOut is what the writer is handed: a frame, and the subscription whose
+// reply it is, which the writer serves from then on (so the reply precedes
+// every frame of it).
+type wsOut struct {
+	b     []byte
+	start *wsSub
 }
 
 // wsSub is one subscription of a connection.
 type wsSub struct {
-	id     string
-	sub    *broker.Sub
-	cancel context.CancelFunc
-	done   chan struct{} // closed when the pump has returned
+	id  string
+	sub *broker.Sub
+	// closed: unsubscribed or the connection ends (no resync follows);
+	// stalled: ended by a stalled write (a resync slow_consumer follows).
+	closed, stalled atomic.Bool
+	last            int64 // owned by the writer: the seq the client has everything through
 }
 
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
@@ -121,10 +136,21 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		}
 		defer s.wsConns.release(client)
 	}
+	if k := s.acceptWS(w, r); k != nil {
+		k.serveConn()
+	}
+}
+
+// acceptWS upgrades the request; nil when it has been answered otherwise.
+// Apart from serveConn, so that the upgrade's locals are off the stack
+// while the connection lives (see readLoop).
+//
+//go:noinline
+func (s *Server) acceptWS(w http.ResponseWriter, r *http.Request) *wsConn {
 	pack, err := packParam(r)
 	if err != nil {
 		s.writeError(w, r, err)
-		return
+		return nil
 	}
 	bw := &batchWriter{ResponseWriter: w}
 	c, err := websocket.Accept(bw, r, &websocket.AcceptOptions{OriginPatterns: s.originPatterns()})
@@ -132,7 +158,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		// Accept has answered (403 for a foreign Origin, 400 for a bad
 		// handshake).
 		s.log.Debug("ws_accept_failed", "err", err)
-		return
+		return nil
 	}
 	c.SetReadLimit(WSReadLimit)
 	// A user disabled (or their key revoked) meanwhile: closed with 1008
@@ -147,65 +173,107 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	}
 	k := &wsConn{
 		s: s, c: c, ctx: ctx, cancel: cancel, batch: bw.conn, pack: pack,
-		out:   make(chan []byte, wsOutQueue),
+		out:   make(chan wsOut, wsOutQueue),
 		done:  make(chan struct{}),
+		ready: make(chan struct{}, 1),
 		limit: s.newLimiter(),
 	}
+	if bw.conn != nil {
+		bw.conn.onStall, bw.conn.stallAfter = k.stalled, wsStallTimeout
+	}
+	return k
+}
+
+// serveConn runs the connection until it ends; the reader is the
+// request's goroutine, and stays in a small frame (see readLoop).
+//
+//go:noinline
+func (k *wsConn) serveConn() {
+	k.startWriter()
+	k.ended(k.readLoop())
+}
+
+//go:noinline
+func (k *wsConn) startWriter() {
 	k.wg.Add(1)
 	go func() {
 		defer k.wg.Done()
 		defer close(k.done)
-		defer cancel()
+		defer k.cancel()
 		k.writeLoop()
 	}()
-	err = k.readLoop()
-	cancel()
+}
+
+// ended cleans up once the reader has stopped with err.
+//
+//go:noinline
+func (k *wsConn) ended(err error) {
+	k.cancel()
+	k.wg.Wait() // the writer, and a command that may add a subscription
 	k.mu.Lock()
 	for _, ws := range k.subs {
-		ws.cancel()
+		ws.closed.Store(true)
 		ws.sub.Close()
 	}
 	k.subs = nil
 	k.mu.Unlock()
-	k.wg.Wait()
-	_ = c.CloseNow()
+	_ = k.c.CloseNow()
 	switch st := websocket.CloseStatus(err); {
 	case st == websocket.StatusNormalClosure || st == websocket.StatusGoingAway || st == websocket.StatusServiceRestart:
-		s.log.Debug("ws_closed", "status", int(st))
+		k.s.log.Debug("ws_closed", "status", int(st))
 	default:
-		s.log.Debug("ws_closed", "err", err)
+		k.s.log.Debug("ws_closed", "err", err)
 	}
 }
 
 // readLoop reads and runs commands until the connection fails or closes.
+//
+// The loop itself keeps a small frame (what each message needs is in
+// received's): an idle connection's reader waits here, deep in net/http's
+// frames, and the less of its stack it uses there, the smaller the stack
+// the garbage collector can shrink it to (the idle memory budget).
+//
+// Its reads take no context: whatever ends the connection closes it, which
+// ends a read (a context would cost an AfterFunc per message, and one
+// held by every idle connection).
 func (k *wsConn) readLoop() error {
 	for {
-		typ, b, err := k.c.Read(k.ctx)
+		typ, b, err := k.c.Read(context.Background())
 		if err != nil {
 			return err
 		}
-		if !k.limit.Allow() {
-			if k.strike() {
-				_ = k.c.Close(websocket.StatusPolicyViolation, "command rate limit exceeded")
-				return errors.New("ws: rate limit strikes")
-			}
-			_, id, _ := protocol.Decode(b)
-			k.reply(id, "", nil, agent.Errorf(agent.CodeRateLimited, "more than %d commands per second; slow down", WSCommandRate))
-			continue
+		if err := k.received(typ, b); err != nil {
+			return err
 		}
-		if typ != websocket.MessageText {
-			k.reply(nil, "", nil, agent.Errorf(agent.CodeBadRequest, "binary frames are not accepted; send commands as JSON text frames"))
-			continue
-		}
-		cmd, id, err := protocol.Decode(b)
-		if err == nil && cmd.Op == protocol.OpPing {
-			// Answered at once, ahead of commands still running: a ping
-			// says the connection is alive, whatever a command waits for.
-			k.reply(id, cmd.Op, protocol.Empty{}, nil)
-			continue
-		}
-		k.push(wsCommand{cmd: cmd, id: id, err: err})
 	}
+}
+
+// received handles one client message; an error ends the connection.
+//
+//go:noinline
+func (k *wsConn) received(typ websocket.MessageType, b []byte) error {
+	if !k.limit.Allow() {
+		if k.strike() {
+			_ = k.c.Close(websocket.StatusPolicyViolation, "command rate limit exceeded")
+			return errors.New("ws: rate limit strikes")
+		}
+		_, id, _ := protocol.Decode(b)
+		k.reply(id, "", nil, agent.Errorf(agent.CodeRateLimited, "more than %d commands per second; slow down", WSCommandRate))
+		return nil
+	}
+	if typ != websocket.MessageText {
+		k.reply(nil, "", nil, agent.Errorf(agent.CodeBadRequest, "binary frames are not accepted; send commands as JSON text frames"))
+		return nil
+	}
+	cmd, id, err := protocol.Decode(b)
+	if err == nil && cmd.Op == protocol.OpPing {
+		// Answered at once, ahead of commands still running: a ping
+		// says the connection is alive, whatever a command waits for.
+		k.reply(id, cmd.Op, protocol.Empty{}, nil)
+		return nil
+	}
+	k.push(wsCommand{cmd: cmd, id: id, err: err})
+	return nil
 }
 
 // wsCommandQueue is how many commands may wait on one connection for the
@@ -329,9 +397,10 @@ func (k *wsConn) run(ctx context.Context, cmd protocol.Command) (any, error) {
 		if ws == nil {
 			return nil, agent.Errorf(agent.CodeNotFound, "no subscription %q on this connection", agent.Shorten(cmd.Sub, 40))
 		}
-		ws.cancel()
+		// The writer serves no frame of it once it has seen this, and it
+		// sees it before the reply: no frame of it follows the reply.
+		ws.closed.Store(true)
 		ws.sub.Close()
-		<-ws.done // no frame of this subscription follows the reply
 		return protocol.Empty{}, nil
 	case protocol.OpPing: // answered by the reader; kept for completeness
 		return protocol.Empty{}, nil
@@ -339,8 +408,8 @@ func (k *wsConn) run(ctx context.Context, cmd protocol.Command) (any, error) {
 	return k.s.tableOp(ctx, cmd)
 }
 
-// subscribe starts a subscription: the reply is queued before the pump
-// starts, so it precedes the subscription's first frame.
+// subscribe starts a subscription: the writer serves it once it has
+// written the reply, so the reply precedes the subscription's first frame.
 func (k *wsConn) subscribe(ctx context.Context, cmd protocol.Command, id *string) {
 	k.mu.Lock()
 	n := len(k.subs)
@@ -362,7 +431,7 @@ func (k *wsConn) subscribe(ctx context.Context, cmd protocol.Command, id *string
 	}
 	k.nextSub++
 	subID := "s" + strconv.Itoa(k.nextSub)
-	sub, err := k.s.broker.Subscribe(ctx, stream, after, cmd.Epoch)
+	sub, err := k.s.broker.SubscribeReady(ctx, stream, after, cmd.Epoch, k.ready)
 	var re *broker.ResyncError
 	if errors.As(err, &re) {
 		// The cursor cannot be resumed: the subscription starts and ends at
@@ -373,64 +442,108 @@ func (k *wsConn) subscribe(ctx context.Context, cmd protocol.Command, id *string
 			return
 		}
 		k.reply(id, cmd.Op, protocol.SubscribeResult{Sub: subID, Epoch: k.s.store.Epoch(), Head: head}, nil)
-		k.enqueue(k.ctx, resyncFrame(subID, re.After, re.Reason, re.Start))
+		k.enqueue(k.ctx, wsOut{b: resyncFrame(subID, re.After, re.Reason, re.Start)})
 		return
 	}
 	if err != nil {
 		k.reply(id, cmd.Op, nil, err)
 		return
 	}
-	pctx, cancel := context.WithCancel(k.ctx)
-	ws := &wsSub{id: subID, sub: sub, cancel: cancel, done: make(chan struct{})}
+	ws := &wsSub{id: subID, sub: sub, last: after}
+	if after < 0 {
+		ws.last = sub.Head
+	}
 	k.mu.Lock()
 	if k.subs == nil {
 		k.subs = map[string]*wsSub{}
 	}
 	k.subs[subID] = ws
 	k.mu.Unlock()
-	k.reply(id, cmd.Op, protocol.SubscribeResult{Sub: subID, Epoch: k.s.store.Epoch(), Head: sub.Head}, nil)
-	last := after
-	if last < 0 {
-		last = sub.Head
-	}
-	k.wg.Add(1)
-	go func() {
-		defer k.wg.Done()
-		defer close(ws.done)
-		defer sub.Close()
-		k.pump(pctx, ws, last)
-	}()
+	k.replyStart(id, cmd.Op, protocol.SubscribeResult{Sub: subID, Epoch: k.s.store.Epoch(), Head: sub.Head}, nil, ws)
 }
 
-// pump turns a subscription's items into frames until it is unsubscribed,
-// the connection ends, or it must resync. last is the seq the client has
-// everything through; a resync carries it.
-func (k *wsConn) pump(ctx context.Context, ws *wsSub, last int64) {
-	for {
-		it, err := ws.sub.Next(ctx)
+// stalled ends every subscription of the connection with resync
+// slow_consumer: a write has been blocked for wsStallTimeout (the
+// batchConn's timer calls it, while the writer waits in that write). The
+// writer sends each resync, with the seq it has written through, once the
+// client reads again.
+func (k *wsConn) stalled() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, ws := range k.subs {
+		if !ws.closed.Load() {
+			ws.stalled.Store(true)
+			ws.sub.Close()
+		}
+	}
+}
+
+// serve gives each live subscription one turn: its ready items, as one
+// packed message or (unpacked) as one message each, up to wsBatchBytes.
+// It reports whether any had items (then another pass may find more) and
+// whether the connection is still good.
+func (k *wsConn) serve() (progressed, ok bool) {
+	n := len(k.live)
+	for i := 0; i < n && len(k.live) > 0; i++ {
+		j := (k.turnNext + i) % len(k.live)
+		ws := k.live[j]
+		sent, ended, ok := k.turn(ws)
+		if !ok {
+			return false, false
+		}
+		if ended {
+			k.live = append(k.live[:j], k.live[j+1:]...)
+			i--
+			n--
+			continue
+		}
+		progressed = progressed || sent
+	}
+	if len(k.live) > 0 {
+		k.turnNext = (k.turnNext + 1) % len(k.live)
+	}
+	return progressed, true
+}
+
+// turn writes what one subscription has ready. ended says it is over (its
+// resync, if any, written).
+func (k *wsConn) turn(ws *wsSub) (sent, ended, ok bool) {
+	if ws.closed.Load() {
+		return false, true, true
+	}
+	size := 0
+	for n := 0; n < wsPackFrames && size < wsBatchBytes; n++ {
+		it, got, err := ws.sub.TryNext(k.ctx)
 		if err != nil {
-			k.pumpFailed(ctx, ws, last, err)
-			return
+			return sent, true, k.subFailed(ws, err)
+		}
+		if !got {
+			return sent, false, true
 		}
 		b := itemFrame(ws.id, it)
 		top := itemSeq(it)
 		if k.pack {
 			// What else is ready goes in the same message: a resume's
 			// replay becomes a few messages instead of one per event.
-			b, top, err = k.packMore(ctx, ws, b, top)
+			b, top, err = k.packMore(k.ctx, ws, b, top)
 		}
-		if err := k.enqueueStall(ctx, b); err != nil {
-			if errors.Is(err, errStalled) {
-				k.resync(ctx, ws, last, broker.ReasonSlowConsumer)
-			}
-			return
+		if !k.write(b) {
+			return sent, true, false
 		}
-		last = max(last, top)
+		if k.pack {
+			putPackBuf(b) // written: coder/websocket has copied it
+		}
+		sent = true
+		size += len(b)
+		ws.last = max(ws.last, top)
 		if err != nil {
-			k.pumpFailed(ctx, ws, last, err)
-			return
+			return sent, true, k.subFailed(ws, err)
+		}
+		if k.pack {
+			return sent, false, true // one message per turn
 		}
 	}
+	return sent, false, true
 }
 
 // wsPackFrames bounds the frames of one packed message.
@@ -505,19 +618,30 @@ func itemSeq(it broker.Item) int64 {
 	return it.Event.Seq
 }
 
-// pumpFailed ends a subscription whose broker side failed.
-func (k *wsConn) pumpFailed(ctx context.Context, ws *wsSub, last int64, err error) {
-	if ctx.Err() != nil {
-		return
+// subFailed ends a subscription whose broker side failed or was closed,
+// writing its resync unless it was unsubscribed; it reports whether the
+// connection is still good.
+func (k *wsConn) subFailed(ws *wsSub, err error) bool {
+	if ws.closed.Load() || k.ctx.Err() != nil {
+		return true
 	}
 	reason := protocol.ResyncReasonError
 	var re *broker.ResyncError
-	if errors.As(err, &re) {
+	switch {
+	case ws.stalled.Load():
+		reason = broker.ReasonSlowConsumer
+	case errors.As(err, &re):
 		reason = re.Reason
-	} else {
+	default:
 		k.s.wireError("ws subscription", err) // logs it
 	}
-	k.resync(ctx, ws, last, reason)
+	ws.sub.Close()
+	k.mu.Lock()
+	if k.subs[ws.id] == ws {
+		delete(k.subs, ws.id)
+	}
+	k.mu.Unlock()
+	return k.write(resyncFrame(ws.id, ws.last, reason, 0))
 }
 
 // packParam reads the upgrade's pack parameter: "1" asks for packed
@@ -533,19 +657,14 @@ func packParam(r *http.Request) (bool, error) {
 	}
 }
 
-// resync ends a subscription from its pump and tells the client.
-func (k *wsConn) resync(ctx context.Context, ws *wsSub, last int64, reason string) {
-	ws.sub.Close()
-	k.mu.Lock()
-	if k.subs[ws.id] == ws {
-		delete(k.subs, ws.id)
-	}
-	k.mu.Unlock()
-	k.enqueue(ctx, resyncFrame(ws.id, last, reason, 0))
-}
-
 // reply queues a reply; err, if any, becomes its Error.
 func (k *wsConn) reply(id *string, op string, result any, err error) {
+	k.replyStart(id, op, result, err, nil)
+}
+
+// replyStart queues a reply, after which the writer serves start (if not
+// nil).
+func (k *wsConn) replyStart(id *string, op string, result any, err error, start *wsSub) {
 	var e *agent.Error
 	if err != nil {
 		e = k.s.wireError("ws "+op, err)
@@ -555,49 +674,27 @@ func (k *wsConn) reply(id *string, op string, result any, err error) {
 	if err != nil {
 		b, _ = replyFrame(id, nil, k.s.wireError("ws "+op, err))
 	}
-	k.enqueue(k.ctx, b)
+	if !k.enqueue(k.ctx, wsOut{b: b, start: start}) && start != nil {
+		start.sub.Close() // the writer has stopped: the connection ends
+	}
 }
 
-// enqueue hands a frame to the writer, waiting as long as it takes.
-func (k *wsConn) enqueue(ctx context.Context, b []byte) {
+// enqueue hands a frame to the writer, waiting as long as it takes; it
+// reports false when the connection ended first.
+func (k *wsConn) enqueue(ctx context.Context, o wsOut) bool {
 	select {
-	case k.out <- b:
+	case k.out <- o:
+		return true
 	case <-ctx.Done():
 	case <-k.done:
 	}
+	return false
 }
 
-// enqueueStall hands a frame to the writer, waiting at most
-// wsStallTimeout.
-func (k *wsConn) enqueueStall(ctx context.Context, b []byte) error {
-	select {
-	case k.out <- b:
-		return nil
-	default:
-	}
-	t := time.NewTimer(wsStallTimeout)
-	defer t.Stop()
-	select {
-	case k.out <- b:
-		return nil
-	case <-t.C:
-		return errStalled
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-k.done:
-		return net.ErrClosed
-	}
-}
-
-// holdNext says whether the next frames may wait to go out together.
-func (k *wsConn) holdNext(hold bool) {
-	if k.batch != nil {
-		k.batch.holdNext(hold)
-	}
-}
-
-// writeLoop owns every write: frames in queue order, each under
-// WSWriteTimeout; pings; the 1012 close on shutdown.
+// writeLoop owns every write: replies in queue order, each subscription's
+// frames (see serve), pings, the 1012 close on shutdown. What it writes
+// while more work is at hand waits in the batchConn, and goes out in one
+// write before the writer waits for more.
 func (k *wsConn) writeLoop() {
 	ping := time.NewTicker(WSPingInterval)
 	defer ping.Stop()
@@ -607,10 +704,31 @@ func (k *wsConn) writeLoop() {
 	}
 	for {
 		select {
+		case o := <-k.out:
+			if !k.writeOut(o) {
+				return
+			}
+			continue
+		default:
+		}
+		if k.maybe {
+			progressed, ok := k.serve()
+			if !ok {
+				return
+			}
+			k.maybe = progressed
+			if progressed {
+				continue
+			}
+		}
+		if !k.flush() {
+			return
+		}
+		select {
 		case <-k.ctx.Done():
+			_ = k.c.CloseNow() // ends the reader too (its reads take no context)
 			return
 		case <-k.s.closing:
-			k.holdNext(false)
 			_ = k.c.Close(websocket.StatusServiceRestart, "server restarting; reconnect and resume")
 			return
 		case <-ping.C:
@@ -627,36 +745,55 @@ func (k *wsConn) writeLoop() {
 					}
 				}()
 			}
-		case b := <-k.out:
-			for b != nil {
-				var rest []byte
-				if k.pack {
-					// Frames queued behind this one join its message;
-					// one that does not fit starts the next.
-					b, rest = k.packQueued(b)
-				}
-				if !k.write(b, len(k.out) > 0 || rest != nil) {
-					return
-				}
-				if k.pack {
-					putPackBuf(b) // written: coder/websocket has copied it
-				}
-				b = rest
+		case o := <-k.out:
+			if !k.writeOut(o) {
+				return
 			}
+		case <-k.ready:
+			k.maybe = true
 		}
 	}
 }
 
-// write sends one message; with more, it may wait to go out in one write
-// with the messages that follow (see batchConn). It reports whether the
-// connection is still good.
-func (k *wsConn) write(b []byte, more bool) bool {
-	k.holdNext(more)
+// writeOut writes a reply (packed with the replies queued behind it) and
+// starts serving the subscription it began.
+func (k *wsConn) writeOut(o wsOut) bool {
+	for {
+		b, rest := o.b, wsOut{}
+		if k.pack && o.start == nil {
+			// Replies queued behind this one join its message; one that
+			// does not fit, or begins a subscription, starts the next.
+			b, rest = k.packQueued(b)
+		}
+		if !k.write(b) {
+			if o.start != nil {
+				o.start.sub.Close()
+			}
+			return false
+		}
+		if k.pack {
+			putPackBuf(b) // written: coder/websocket has copied it
+		}
+		if o.start != nil {
+			k.live = append(k.live, o.start)
+			k.maybe = true
+		}
+		if rest.b == nil {
+			return true
+		}
+		o = rest
+	}
+}
+
+// write sends one message; it may wait in the batchConn until flush. It
+// reports whether the connection is still good.
+func (k *wsConn) write(b []byte) bool {
 	var err error
 	if k.batch != nil {
 		// The batchConn bounds each write to the network by
 		// WSWriteTimeout, and fails it at once when the connection ends
 		// (see writeLoop): no deadline per frame.
+		k.batch.holdNext(true)
 		err = k.c.Write(context.Background(), websocket.MessageText, b)
 	} else {
 		ctx, cancel := context.WithTimeout(k.ctx, WSWriteTimeout)
@@ -670,24 +807,38 @@ func (k *wsConn) write(b []byte, more bool) bool {
 	return true
 }
 
-// packQueued joins to b, one per line, the frames queued behind it while
+// flush sends what the batchConn holds; it reports whether the connection
+// is still good.
+func (k *wsConn) flush() bool {
+	if k.batch == nil {
+		return true
+	}
+	if err := k.batch.flush(); err != nil {
+		_ = k.c.CloseNow()
+		return false
+	}
+	return true
+}
+
+// packQueued joins to b, one per line, the replies queued behind it while
 // the message stays within wsBatchBytes. It returns the message and the
-// frame that did not fit, which starts the next one.
-func (k *wsConn) packQueued(b []byte) ([]byte, []byte) {
+// reply that did not fit or begins a subscription, which starts the next
+// one.
+func (k *wsConn) packQueued(b []byte) ([]byte, wsOut) {
 	for len(b) < wsBatchBytes {
 		select {
-		case f := <-k.out:
-			if len(b)+1+len(f) > wsBatchBytes {
-				return b, f
+		case o := <-k.out:
+			if o.start != nil || len(b)+1+len(o.b) > wsBatchBytes {
+				return b, o
 			}
 			if cap(b) != packBufCap {
 				b = append(getPackBuf(), b...)
 			}
-			b = append(append(b, '\n'), f...)
-			putPackBuf(f)
+			b = append(append(b, '\n'), o.b...)
+			putPackBuf(o.b)
 		default:
-			return b, nil
+			return b, wsOut{}
 		}
 	}
-	return b, nil
+	return b, wsOut{}
 }

@@ -26,6 +26,13 @@ const wsBatchBytes = 64 << 10
 type batchConn struct {
 	net.Conn
 	timeout time.Duration // set before the first write
+	// onStall, when set (before the first write), is called from a timer
+	// when one write to the network has been blocked for stallAfter: the
+	// client reads too slowly, and the connection's writer cannot tell,
+	// being blocked in that write.
+	onStall    func()
+	stallAfter time.Duration
+	stall      *time.Timer // made at the first write; b.mu
 
 	mu   sync.Mutex // held by a write, also while it blocks
 	hold bool
@@ -48,7 +55,39 @@ func (b *batchConn) send(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	return b.Conn.Write(p)
+	if b.onStall == nil {
+		return b.Conn.Write(p)
+	}
+	if b.stall == nil {
+		b.stall = time.AfterFunc(b.stallAfter, b.onStall)
+	} else {
+		b.stall.Reset(b.stallAfter)
+	}
+	n, err := b.Conn.Write(p)
+	b.stall.Stop()
+	return n, err
+}
+
+// flush sends what is held and holds nothing more until holdNext(true).
+func (b *batchConn) flush() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.hold = false
+	if len(b.buf) == 0 {
+		return nil
+	}
+	_, err := b.send(b.buf)
+	b.reset()
+	return err
+}
+
+// reset empties the buffer after a send, letting a grown one go.
+func (b *batchConn) reset() {
+	if cap(b.buf) > wsBatchBytes*2 {
+		b.buf = nil
+	} else {
+		b.buf = b.buf[:0]
+	}
 }
 
 // expire makes a write that is blocked, and every later one, fail now.
@@ -79,11 +118,7 @@ func (b *batchConn) Write(p []byte) (int, error) {
 	}
 	b.buf = append(b.buf, p...)
 	_, err := b.send(b.buf)
-	if cap(b.buf) > wsBatchBytes*2 {
-		b.buf = nil
-	} else {
-		b.buf = b.buf[:0]
-	}
+	b.reset()
 	if err != nil {
 		return 0, err
 	}

@@ -350,6 +350,30 @@ func BenchmarkCommit(b *testing.B) {
 	}
 }
 
+// BenchmarkCommitIndexCost is BenchmarkCommit at the mix's batch sizes
+// with and without idx_event_conversation_seq: what that index costs per
+// token when 100 conversations stream at once, each new row in another of
+// its leaf pages (docs/ARCHITECTURE.md says why it stays).
+func BenchmarkCommitIndexCost(b *testing.B) {
+	for _, size := range []int{8, 64} {
+		for _, drop := range []bool{false, true} {
+			name := fmt.Sprintf("rows=%d/all_indexes", size)
+			if drop {
+				name = fmt.Sprintf("rows=%d/without_conversation_seq", size)
+			}
+			b.Run(name, func(b *testing.B) {
+				s := benchStore(b, Options{Publish: func([]agent.Encoded) {}})
+				if drop {
+					if err := s.w.Exec("DROP INDEX idx_event_conversation_seq").Error; err != nil {
+						b.Fatal(err)
+					}
+				}
+				benchCommit(b, s, size)
+			})
+		}
+	}
+}
+
 // BenchmarkPostgresCommit is BenchmarkCommit on PostgreSQL.
 func BenchmarkPostgresCommit(b *testing.B) {
 	for _, size := range []int{1, 8, 64, 512} {

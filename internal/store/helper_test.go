@@ -76,8 +76,19 @@ func eachBackend(t *testing.T, f func(t *testing.T, dsn string)) {
 
 // recorder collects what the store publishes.
 type recorder struct {
-	mu  sync.Mutex
-	evs []agent.AllEvent
+	mu   sync.Mutex
+	evs  []agent.AllEvent
+	grew chan struct{} // closed (and cleared) by the next publish
+}
+
+// next returns a channel closed by the next publish.
+func (r *recorder) next() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.grew == nil {
+		r.grew = make(chan struct{})
+	}
+	return r.grew
 }
 
 // publish decodes what subscribers would receive: the published bytes.
@@ -90,6 +101,10 @@ func (r *recorder) publish(evs []agent.Encoded) {
 			panic(fmt.Sprintf("published %+v does not match its JSON %s (%v)", e, e.JSON, err))
 		}
 		r.evs = append(r.evs, ev)
+	}
+	if r.grew != nil {
+		close(r.grew)
+		r.grew = nil
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // liveWait bounds how long a test waits for an event to be published by
@@ -33,25 +34,28 @@ func postgresOnly(t *testing.T) string {
 	return postgresSchema(t)
 }
 
-// waitSeq waits until r has recorded seq (or more), at most liveWait.
+// waitSeq waits until r has recorded seq (or more), at most liveWait: it
+// re-reads the record at each publish.
 func (r *recorder) waitSeq(t *testing.T, seq int64) time.Duration {
 	t.Helper()
 	start := time.Now()
+	bound := time.NewTimer(liveWait)
+	defer bound.Stop()
 	for {
-		r.mu.Lock()
-		n := len(r.evs)
+		grew := r.next()
+		evs := r.events()
 		last := int64(0)
-		if n > 0 {
-			last = r.evs[n-1].Seq
+		if len(evs) > 0 {
+			last = evs[len(evs)-1].Seq
 		}
-		r.mu.Unlock()
 		if last >= seq {
 			return time.Since(start)
 		}
-		if time.Since(start) > liveWait {
+		select {
+		case <-grew:
+		case <-bound.C:
 			t.Fatalf("after %v the last published seq is %d, want %d", liveWait, last, seq)
 		}
-		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -180,6 +184,14 @@ func (w *syncBuffer) String() string {
 	return w.b.String()
 }
 
+// logged fails unless logs hold want, and then shows them.
+func logged(logs *syncBuffer, want string) error {
+	if got := logs.String(); !strings.Contains(got, want) {
+		return fmt.Errorf("%s not in the logs:\n%s", want, got)
+	}
+	return nil
+}
+
 // TestPostgresListenerReconnect kills the listener's connection: the
 // instance logs it, reconnects, and publishes what was committed meanwhile
 // and afterwards, each seq once and in order. While its listener is down,
@@ -200,24 +212,14 @@ func TestPostgresListenerReconnect(t *testing.T) {
 		t.Fatalf("pg_terminate_backend(%d) = %v, %v", pid, killed, err)
 	}
 	start := time.Now()
-	for !strings.Contains(logs.String(), "msg=event_listener_lost") {
-		if time.Since(start) > liveWait {
-			t.Fatalf("no lost listener logged after %v:\n%s", liveWait, logs.String())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.ForErr(t, "the lost listener logged", func() error { return logged(&logs, "msg=event_listener_lost") })
 	// The listener now waits listenBackoffMin before reconnecting.
 	mustAppend(t, b, textRec("c1", "b while down"))
 	mustAppend(t, a, textRec("c1", "a while down"))
 	if got := seqs(seen.events()); !slices.Equal(got, []int64{1, 2, 3}) {
 		t.Errorf("published when a's Append returned: seqs %v, want [1 2 3]", got)
 	}
-	for !strings.Contains(logs.String(), "msg=event_listener_reconnected") {
-		if time.Since(start) > liveWait {
-			t.Fatalf("no reconnect logged after %v:\n%s", liveWait, logs.String())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.ForErr(t, "the reconnect logged", func() error { return logged(&logs, "msg=event_listener_reconnected") })
 	t.Logf("listener back after %v", time.Since(start))
 	mustAppend(t, b, textRec("c1", "after"))
 	seen.waitSeq(t, 4)

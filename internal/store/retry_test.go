@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // TestTransient: which database errors the writer retries.
@@ -100,20 +101,21 @@ func TestPostgresAppendSurvivesKilledBackends(t *testing.T) {
 
 // waitingBackend waits until a backend of application app other than
 // those in not waits for an advisory lock, and returns its pid; it fails
-// the test if the Append (done) ends first. No event
-// exists for "a backend waits for a lock": pg_stat_activity is the only
-// witness, so it is polled.
+// the test if the Append (done) ends first. No event exists for "a backend
+// waits for a lock": pg_stat_activity is the only witness, so it is
+// re-read (testwait).
 func waitingBackend(t *testing.T, db *gorm.DB, app string, not []int32, done <-chan error) int32 {
 	t.Helper()
-	start := time.Now()
-	for {
+	var pid int32
+	testwait.For(t, fmt.Sprintf("a backend of %s (but %v) waiting for the seq lock", app, not), func() bool {
 		var pids []int32
 		if err := db.Raw("SELECT pid FROM pg_stat_activity WHERE application_name = ? AND wait_event_type = 'Lock' AND wait_event = 'advisory'", app).Scan(&pids).Error; err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range pids {
 			if !slices.Contains(not, p) {
-				return p
+				pid = p
+				return true
 			}
 		}
 		select {
@@ -121,9 +123,7 @@ func waitingBackend(t *testing.T, db *gorm.DB, app string, not []int32, done <-c
 			t.Fatalf("the Append ended after %d killed attempts (%v) instead of trying again", len(not), err)
 		default:
 		}
-		if time.Since(start) > liveWait {
-			t.Fatalf("no backend of %s (but %v) waited for the seq lock within %v", app, not, liveWait)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return false
+	})
+	return pid
 }

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 func TestMain(m *testing.M) {
@@ -257,9 +258,7 @@ func queueAppends(t *testing.T, s *Store, sets ...[]*agent.Record) []chan error 
 		out[i] = make(chan error, 1)
 		go func() { out[i] <- s.Append(context.WithoutCancel(t.Context()), recs...) }()
 		// Queue them one by one, so the batch keeps this order.
-		for len(s.reqs) < i+1 {
-			time.Sleep(time.Millisecond)
-		}
+		testwait.For(t, fmt.Sprintf("Append %d queued", i+1), func() bool { return len(s.reqs) >= i+1 })
 	}
 	return out
 }

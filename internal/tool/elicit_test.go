@@ -27,7 +27,7 @@ func TestEverythingBeyondTools(t *testing.T) {
 	logged := make(chan string, 16)
 	logger := slog.New(slog.NewTextHandler(logWatch{testWriter{t}, logged}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	m := start(t, cfg, Options{CallTimeout: everythingIdle, Logger: logger})
-	ts := waitState(t, m, "e", agent.ToolServerReady, 60*time.Second)
+	ts := waitState(t, m, "e", agent.ToolServerReady)
 	t.Logf("tools %v", ts.Tools)
 	for _, want := range []string{"e__trigger-elicitation-request", "e__trigger-url-elicitation", "e__get-tiny-image"} {
 		if !slices.Contains(ts.Tools, want) {
@@ -141,7 +141,7 @@ func TestParallelElicitationsStdio(t *testing.T) {
 	_, entry := everything(t)
 	cfg := Config{Servers: []ServerConfig{{Name: "e", Transport: TransportStdio, Command: "node", Args: []string{entry, "stdio"}}}}
 	m := start(t, cfg, Options{CallTimeout: everythingIdle})
-	waitState(t, m, "e", agent.ToolServerReady, 60*time.Second)
+	waitState(t, m, "e", agent.ToolServerReady)
 
 	// Each hook answers once two requests were asked, so that both are
 	// in flight together.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // The tests below run @modelcontextprotocol/server-everything, the MCP
@@ -69,7 +70,7 @@ func TestEverythingStdioNpx(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	ts := waitState(t, m, "everything", agent.ToolServerReady, 60*time.Second)
+	ts := waitState(t, m, "everything", agent.ToolServerReady)
 	if !slices.Contains(ts.Tools, "everything__echo") || !slices.Contains(ts.Tools, "everything__get-env") {
 		t.Fatalf("tools %v lack everything__echo or everything__get-env", ts.Tools)
 	}
@@ -90,8 +91,8 @@ func TestEverythingStdioNpx(t *testing.T) {
 	if err := syscall.Kill(pgid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the old group (npm, sh, node) to die", 5*time.Second, func() bool { return len(groupAlive(t, pgid)) == 0 })
-	waitFor(t, "echo to work again", 60*time.Second, func() bool {
+	testwait.For(t, "the old group (npm, sh, node) to die", func() bool { return len(groupAlive(t, pgid)) == 0 })
+	testwait.For(t, "echo to work again", func() bool {
 		got, err := call(t, m, "everything__echo", `{"message":"again"}`)
 		return err == nil && strings.Contains(got, "again")
 	})
@@ -151,7 +152,7 @@ func startEverythingHTTP(t *testing.T, entry, mode string) string {
 		_ = cmd.Wait()
 	})
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	waitFor(t, "server-everything "+mode+" to listen on "+addr, 30*time.Second, func() bool {
+	testwait.For(t, "server-everything "+mode+" to listen on "+addr, func() bool {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
 			return false
@@ -173,7 +174,7 @@ func TestEverythingHTTP(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			base := startEverythingHTTP(t, entry, tt.mode)
 			m := start(t, remoteConfig(t, tt.typ, base+tt.path, "unused"), Options{CallTimeout: everythingIdle})
-			ts := waitState(t, m, "r", agent.ToolServerReady, 30*time.Second)
+			ts := waitState(t, m, "r", agent.ToolServerReady)
 			if ts.Transport != tt.transport {
 				t.Errorf("transport = %s, want %s", ts.Transport, tt.transport)
 			}

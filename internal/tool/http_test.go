@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/testwait"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -119,7 +120,7 @@ func TestRemoteTransports(t *testing.T) {
 			g := &gate{next: tt.handler(newTestMCP()), token: token}
 			ts := serveMCP(t, g)
 			m := start(t, remoteConfig(t, tt.typ, ts.URL+tt.path, token), Options{})
-			st := waitState(t, m, "r", agent.ToolServerReady, 10*time.Second)
+			st := waitState(t, m, "r", agent.ToolServerReady)
 			if st.Transport != tt.transport {
 				t.Errorf("transport = %s, want %s", st.Transport, tt.transport)
 			}
@@ -144,10 +145,10 @@ func TestRemoteListChanged(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ts := serveMCP(t, tt.handler(newTestMCP()))
 			m := start(t, remoteConfig(t, "", ts.URL+tt.path, "x"), Options{})
-			waitState(t, m, "r", agent.ToolServerReady, 10*time.Second)
+			waitState(t, m, "r", agent.ToolServerReady)
 			t.Logf("protocol %s", protocolOf(m, "r"))
 			mustCall(t, m, "r__add_tool", `{"name":"late"}`)
-			waitFor(t, "r__late in the specs", 5*time.Second, func() bool { return slices.Contains(specNames(m), "r__late") })
+			testwait.For(t, "r__late in the specs", func() bool { return slices.Contains(specNames(m), "r__late") })
 			if got := mustCall(t, m, "r__late", "{}"); got != "I am late" {
 				t.Errorf("late = %q", got)
 			}
@@ -159,7 +160,7 @@ func TestRemoteUnauthorizedHidesToken(t *testing.T) {
 	g := &gate{next: server.NewStreamableHTTPServer(newTestMCP()), token: "the-right-one"}
 	ts := serveMCP(t, g)
 	m := start(t, remoteConfig(t, "http", ts.URL+"/mcp", "wrong-secret-token"), Options{})
-	st := waitState(t, m, "r", agent.ToolServerFailed, 10*time.Second)
+	st := waitState(t, m, "r", agent.ToolServerFailed)
 	if st.Error == "" || strings.Contains(st.Error, "wrong-secret-token") {
 		t.Errorf("error %q: want one, without the token", st.Error)
 	}
@@ -172,17 +173,17 @@ func TestRemoteReconnects(t *testing.T) {
 	g := &gate{next: server.NewStreamableHTTPServer(newTestMCP())}
 	ts := serveMCP(t, g)
 	m := start(t, remoteConfig(t, "http", ts.URL+"/mcp", "x"), Options{OnChange: ev.on, RestartBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
-	waitState(t, m, "r", agent.ToolServerReady, 10*time.Second)
+	waitState(t, m, "r", agent.ToolServerReady)
 
 	g.down.Store(true)
 	_, err := call(t, m, "r__echo", `{"text":"x"}`)
 	toolErr(t, err, "503")
-	waitState(t, m, "r", agent.ToolServerFailed, 5*time.Second)
+	waitState(t, m, "r", agent.ToolServerFailed)
 	_, err = call(t, m, "r__echo", `{"text":"x"}`)
 	toolErr(t, err, `tool server "r" is failed`)
 
 	g.down.Store(false)
-	waitState(t, m, "r", agent.ToolServerReady, 5*time.Second)
+	waitState(t, m, "r", agent.ToolServerReady)
 	if got := mustCall(t, m, "r__echo", `{"text":"back"}`); got != "back" {
 		t.Errorf("echo = %q", got)
 	}

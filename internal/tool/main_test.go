@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/testwait"
 	"go.uber.org/goleak"
 )
 
@@ -65,6 +66,26 @@ func (e *events) states(server string) []string {
 		}
 	}
 	return out
+}
+
+// waitChange waits for an OnChange of server into state.
+func waitChange(t testing.TB, m *Manager, ev *events, server, state string) {
+	t.Helper()
+	waitUntil(t, m, ev, server, "become "+state, func(s string) bool { return s == state })
+}
+
+// waitUntil waits until the state of server meets cond, re-reading it at
+// each OnChange (ev).
+func waitUntil(t testing.TB, m *Manager, ev *events, server, what string, cond func(state string) bool) {
+	t.Helper()
+	deadline := time.After(testwait.Timeout)
+	for !cond(serverState(m, server).State) {
+		select {
+		case <-ev.ch:
+		case <-deadline:
+			t.Fatalf("%s did not %s: %v", server, what, ev.states(server))
+		}
+	}
 }
 
 // stdioConfig is a Config with one stdio server named name running the
@@ -119,24 +140,15 @@ func serverState(m *Manager, name string) agent.ToolServer {
 	return agent.ToolServer{}
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func waitState(t *testing.T, m *Manager, name, state string, d time.Duration) agent.ToolServer {
+// waitState waits until server name is in state.
+func waitState(t testing.TB, m *Manager, name, state string) agent.ToolServer {
 	t.Helper()
 	var ts agent.ToolServer
-	waitFor(t, fmt.Sprintf("server %s %s (now %+v)", name, state, serverState(m, name)), d, func() bool {
-		ts = serverState(m, name)
-		return ts.State == state
+	testwait.ForErr(t, fmt.Sprintf("server %s %s", name, state), func() error {
+		if ts = serverState(m, name); ts.State != state {
+			return fmt.Errorf("now %+v", ts)
+		}
+		return nil
 	})
 	return ts
 }

@@ -142,19 +142,6 @@ func said(t *testing.T, events <-chan string, want string) {
 	}
 }
 
-// waitChange waits for an OnChange of server into state.
-func waitChange(t *testing.T, m *Manager, ev *events, server, state string) {
-	t.Helper()
-	deadline := time.After(30 * time.Second)
-	for serverState(m, server).State != state {
-		select {
-		case <-ev.ch:
-		case <-deadline:
-			t.Fatalf("%s did not become %s: %v", server, state, ev.states(server))
-		}
-	}
-}
-
 // follow opens a sign-in link as a browser would (the demo authorization
 // server consents at once) up to agentik's callback, and returns the
 // callback's state and code.

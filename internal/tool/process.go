@@ -84,6 +84,9 @@ type process struct {
 	exited  chan struct{} // closed once the leader is reaped and its group killed
 	waitErr error         // set before exited closes
 	drained chan struct{} // closed when stderr ends
+	// awaitGroup, when set (tests), is called as exitError starts waiting
+	// for exited.
+	awaitGroup func()
 
 	mu   sync.Mutex
 	tail []byte
@@ -190,6 +193,9 @@ func (p *process) lastLine() string {
 
 // exitError describes how the process ended, with its last stderr line.
 func (p *process) exitError() error {
+	if p.awaitGroup != nil {
+		p.awaitGroup()
+	}
 	<-p.exited
 	// Give the last words on stderr a moment to arrive.
 	select {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // TestEverythingResourcesAndPrompts lists, reads and expands the
@@ -144,7 +145,7 @@ func TestEverythingResourceSubscription(t *testing.T) {
 	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a new process", 30*time.Second, func() bool { p := sessionPID(m, "everything"); return p != 0 && p != pgid })
+	testwait.For(t, "a new process", func() bool { p := sessionPID(m, "everything"); return p != 0 && p != pgid })
 	for len(updates) > 0 {
 		<-updates
 	}

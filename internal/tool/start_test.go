@@ -53,7 +53,7 @@ func TestFailedFirstStartIsRetried(t *testing.T) {
 	cfg := Config{Servers: []ServerConfig{{Name: "flaky", Transport: TransportStdio, Command: "sh", Args: []string{"-c", script, "sh", marker, testServerBin}}}}
 	ev := newEvents()
 	m := start(t, cfg, Options{OnChange: ev.on, RestartBackoff: 10 * time.Millisecond})
-	waitState(t, m, "flaky", agent.ToolServerReady, 20*time.Second)
+	waitState(t, m, "flaky", agent.ToolServerReady)
 	if got := ev.states("flaky"); !slices.Contains(got, agent.ToolServerFailed) {
 		t.Errorf("states %v, want a failure before ready", got)
 	}

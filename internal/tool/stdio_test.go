@@ -20,13 +20,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/testwait"
 	"github.com/mark3labs/mcp-go/client/transport"
 )
 
 func TestStdioEcho(t *testing.T) {
 	ev := newEvents()
 	m := start(t, stdioConfig("go", nil), Options{OnChange: ev.on})
-	ts := waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	ts := waitState(t, m, "go", agent.ToolServerReady)
 	if ts.Transport != TransportStdio || ts.Error != "" {
 		t.Errorf("server = %+v", ts)
 	}
@@ -63,7 +64,7 @@ func TestStdioCleanEnvironment(t *testing.T) {
 	t.Setenv("AGENTIK_API_KEYS", "k1,k2")
 	t.Setenv("LANG", "C.UTF-8")
 	m := start(t, stdioConfig("go", map[string]string{"OWN_TOKEN": "own-value"}), Options{})
-	waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	waitState(t, m, "go", agent.ToolServerReady)
 	out := mustCall(t, m, "go__env", "")
 	env := map[string]string{}
 	for _, kv := range strings.Split(out, "\n") {
@@ -91,7 +92,7 @@ func TestStdioCwd(t *testing.T) {
 	cfg := stdioConfig("go", nil)
 	cfg.Servers[0].Cwd = dir
 	m := start(t, cfg, Options{})
-	waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	waitState(t, m, "go", agent.ToolServerReady)
 	// The kernel knows the cwd of the process.
 	pid, _ := pids(t, m, "go__pid")
 	got, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "cwd"))
@@ -152,7 +153,7 @@ func TestStdioRestartAfterKill(t *testing.T) {
 		// Long enough to observe the server down.
 		RestartBackoff: 1500 * time.Millisecond,
 	})
-	waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	waitState(t, m, "go", agent.ToolServerReady)
 	pid, pgid := pids(t, m, "go__pid")
 	if pid != pgid {
 		t.Fatalf("pid %d, pgid %d: the server does not lead its own process group", pid, pgid)
@@ -163,7 +164,7 @@ func TestStdioRestartAfterKill(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	ts := waitState(t, m, "go", agent.ToolServerRestarting, 5*time.Second)
+	ts := waitState(t, m, "go", agent.ToolServerRestarting)
 	if !strings.Contains(ts.Error, "killed") {
 		t.Errorf("error %q does not say the server was killed", ts.Error)
 	}
@@ -180,9 +181,9 @@ func TestStdioRestartAfterKill(t *testing.T) {
 		t.Errorf("specs lost go__echo while restarting: %v", specNames(m))
 	}
 	// The grandchild died with its leader.
-	waitFor(t, "the old process group to die", 5*time.Second, func() bool { return len(groupAlive(t, pgid)) == 0 })
+	testwait.For(t, "the old process group to die", func() bool { return len(groupAlive(t, pgid)) == 0 })
 
-	waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	waitState(t, m, "go", agent.ToolServerReady)
 	if got := mustCall(t, m, "go__echo", `{"text":"back"}`); got != "back" {
 		t.Errorf("echo after restart = %q", got)
 	}
@@ -197,11 +198,11 @@ func TestStdioRestartAfterKill(t *testing.T) {
 
 func TestStdioCrashMidCall(t *testing.T) {
 	m := start(t, stdioConfig("go", nil), Options{RestartBackoff: 50 * time.Millisecond})
-	waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	waitState(t, m, "go", agent.ToolServerReady)
 	_, err := call(t, m, "go__crash", "{}")
 	toolErr(t, err, "crashing on purpose")
 	toolErr(t, err, "exit status 3")
-	waitFor(t, "echo to work again", 10*time.Second, func() bool {
+	testwait.For(t, "echo to work again", func() bool {
 		out, err := call(t, m, "go__echo", `{"text":"again"}`)
 		return err == nil && out == "again"
 	})
@@ -212,7 +213,7 @@ func TestStdioCloseKillsGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	waitState(t, m, "go", agent.ToolServerReady)
 	_, pgid := pids(t, m, "go__pid")
 	if alive := groupAlive(t, pgid); len(alive) < 2 {
 		t.Fatalf("group %d = %v, want the server and its grandchild", pgid, alive)
@@ -233,7 +234,7 @@ func TestStdioCloseKillsGroup(t *testing.T) {
 
 func TestStdioCallTimeout(t *testing.T) {
 	m := start(t, stdioConfig("go", nil), Options{CallTimeout: 300 * time.Millisecond})
-	waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	waitState(t, m, "go", agent.ToolServerReady)
 	_, err := call(t, m, "go__sleep", `{"ms":0}`)
 	toolErr(t, err, "no answer or progress within 300ms")
 	// The server is still fine.
@@ -247,7 +248,7 @@ func TestStdioCallTimeout(t *testing.T) {
 
 func TestStdioProgressResetsTimeout(t *testing.T) {
 	m := start(t, stdioConfig("go", nil), Options{CallTimeout: 800 * time.Millisecond, MaxCallTimeout: 3 * time.Second})
-	waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	waitState(t, m, "go", agent.ToolServerReady)
 	// Two and a half idle timeouts long, but with progress every 50ms.
 	if got := mustCall(t, m, "go__sleep", `{"ms":2000,"progress_ms":50}`); got != "slept" {
 		t.Errorf("sleep = %q", got)
@@ -259,7 +260,7 @@ func TestStdioProgressResetsTimeout(t *testing.T) {
 
 func TestStdioResultCapped(t *testing.T) {
 	m := start(t, stdioConfig("go", nil), Options{MaxResultBytes: 1000})
-	waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	waitState(t, m, "go", agent.ToolServerReady)
 	out := mustCall(t, m, "go__big", `{"n":5000}`)
 	if len(out) > 1000 || !utf8.ValidString(out) || !strings.Contains(out, "[truncated:") {
 		t.Errorf("result of %d bytes (valid UTF-8: %v) ends %q", len(out), utf8.ValidString(out), out[max(0, len(out)-60):])
@@ -268,7 +269,7 @@ func TestStdioResultCapped(t *testing.T) {
 
 func TestStdioToolErrors(t *testing.T) {
 	m := start(t, stdioConfig("go", nil), Options{})
-	waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	waitState(t, m, "go", agent.ToolServerReady)
 	_, err := call(t, m, "go__fail", "{}")
 	toolErr(t, err, "it went wrong")
 	_, err = call(t, m, "go__nope", "{}")
@@ -281,9 +282,9 @@ func TestStdioToolErrors(t *testing.T) {
 
 func TestStdioListChanged(t *testing.T) {
 	m := start(t, stdioConfig("go", nil), Options{})
-	waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	waitState(t, m, "go", agent.ToolServerReady)
 	mustCall(t, m, "go__add_tool", `{"name":"fresh"}`)
-	waitFor(t, "go__fresh in the specs", 5*time.Second, func() bool { return slices.Contains(specNames(m), "go__fresh") })
+	testwait.For(t, "go__fresh in the specs", func() bool { return slices.Contains(specNames(m), "go__fresh") })
 	if got := mustCall(t, m, "go__fresh", "{}"); got != "I am fresh" {
 		t.Errorf("fresh = %q", got)
 	}
@@ -294,7 +295,7 @@ func TestStdioListChanged(t *testing.T) {
 
 func TestStdioPagination(t *testing.T) {
 	m := start(t, stdioConfig("go", map[string]string{"MCPSERVER_PAGE_SIZE": "3", "MCPSERVER_EXTRA_TOOLS": "10"}), Options{})
-	ts := waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	ts := waitState(t, m, "go", agent.ToolServerReady)
 	if len(ts.Tools) != 19 || !slices.Contains(ts.Tools, "go__extra09") || !slices.Contains(ts.Tools, "go__echo") {
 		t.Errorf("%d tools: %v, want the 9 tools and 10 extras", len(ts.Tools), ts.Tools)
 	}
@@ -306,7 +307,7 @@ func TestStdioFailedToStart(t *testing.T) {
 		{Name: "off", Transport: TransportStdio, Command: testServerBin, Disabled: true},
 	}}
 	m := start(t, cfg, Options{})
-	ts := waitState(t, m, "missing", agent.ToolServerFailed, 5*time.Second)
+	ts := waitState(t, m, "missing", agent.ToolServerFailed)
 	if !strings.Contains(ts.Error, "agentik-no-such-command") {
 		t.Errorf("error %q does not name the command", ts.Error)
 	}
@@ -322,7 +323,7 @@ func TestStdioExitsAtStart(t *testing.T) {
 	// A server that dies before the handshake says why.
 	cfg := Config{Servers: []ServerConfig{{Name: "sh", Transport: TransportStdio, Command: "sh", Args: []string{"-c", "echo boom >&2; exit 7"}}}}
 	m := start(t, cfg, Options{StartTimeout: 5 * time.Second})
-	ts := waitState(t, m, "sh", agent.ToolServerFailed, 10*time.Second)
+	ts := waitState(t, m, "sh", agent.ToolServerFailed)
 	if !strings.Contains(ts.Error, "boom") || !strings.Contains(ts.Error, "exit status 7") {
 		t.Errorf("error %q, want exit status 7 and boom", ts.Error)
 	}
@@ -336,7 +337,7 @@ func TestSecretsRedactedFromErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := start(t, cfg, Options{StartTimeout: 5 * time.Second})
-	ts := waitState(t, m, "leaky", agent.ToolServerFailed, 10*time.Second)
+	ts := waitState(t, m, "leaky", agent.ToolServerFailed)
 	if strings.Contains(ts.Error, "tok-123456") || !strings.Contains(ts.Error, "token is [redacted]") {
 		t.Errorf("error %q, want the token redacted", ts.Error)
 	}
@@ -344,18 +345,13 @@ func TestSecretsRedactedFromErrors(t *testing.T) {
 
 // BenchmarkStdioCall measures one echo round trip to a stdio server.
 func BenchmarkStdioCall(b *testing.B) {
-	m, err := Start(b.Context(), stdioConfig("go", nil), Options{})
+	ev := newEvents()
+	m, err := Start(b.Context(), stdioConfig("go", nil), Options{OnChange: ev.on})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer m.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for serverState(m, "go").State != agent.ToolServerReady {
-		if time.Now().After(deadline) {
-			b.Fatal("server not ready")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitChange(b, m, ev, "go", agent.ToolServerReady)
 	for b.Loop() {
 		if _, err := m.Call(b.Context(), "go__echo", `{"text":"x"}`); err != nil {
 			b.Fatal(err)
@@ -366,21 +362,16 @@ func BenchmarkStdioCall(b *testing.B) {
 // BenchmarkStdioRestart measures kill -9 to tools callable again, with the
 // default first backoff (held there: in a crash loop it would double).
 func BenchmarkStdioRestart(b *testing.B) {
-	m, err := Start(b.Context(), stdioConfig("go", nil), Options{RestartBackoff: DefaultRestartBackoff, MaxBackoff: DefaultRestartBackoff})
+	ev := newEvents()
+	m, err := Start(b.Context(), stdioConfig("go", nil), Options{OnChange: ev.on, RestartBackoff: DefaultRestartBackoff, MaxBackoff: DefaultRestartBackoff})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer m.Close()
 	ready := func() {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			if _, err := m.Call(b.Context(), "go__echo", `{"text":"x"}`); err == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				b.Fatal("server not back")
-			}
-			time.Sleep(time.Millisecond)
+		waitChange(b, m, ev, "go", agent.ToolServerReady)
+		if _, err := m.Call(b.Context(), "go__echo", `{"text":"x"}`); err != nil {
+			b.Fatalf("ready, and echo: %v", err)
 		}
 	}
 	ready()
@@ -393,9 +384,7 @@ func BenchmarkStdioRestart(b *testing.B) {
 		fmt.Sscan(out, &pid)
 		syscall.Kill(pid, syscall.SIGKILL)
 		// Wait until the supervisor has seen it die, then until it is back.
-		for serverState(m, "go").State == agent.ToolServerReady {
-			time.Sleep(time.Millisecond)
-		}
+		waitUntil(b, m, ev, "go", "leave ready", func(s string) bool { return s != agent.ToolServerReady })
 		ready()
 	}
 }
@@ -405,11 +394,11 @@ func BenchmarkStdioRestart(b *testing.B) {
 // slow call on a responsive server (TestStdioCallTimeout) is not.
 func TestStdioHungServerRestarts(t *testing.T) {
 	m := start(t, stdioConfig("go", nil), Options{CallTimeout: 300 * time.Millisecond, ProbeTimeout: 300 * time.Millisecond})
-	waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	waitState(t, m, "go", agent.ToolServerReady)
 	before := mustCall(t, m, "go__pid", `{}`)
 	_, err := call(t, m, "go__freeze", `{}`)
 	toolErr(t, err, "no answer or progress within 300ms")
-	waitFor(t, "the hung server restarted", 10*time.Second, func() bool {
+	testwait.For(t, "the hung server restarted", func() bool {
 		s := serverState(m, "go")
 		return s.State == agent.ToolServerReady && callOK(m, "go__pid") != "" && callOK(m, "go__pid") != before
 	})
@@ -426,7 +415,7 @@ func TestStdioHungDuringToolRefresh(t *testing.T) {
 	mark := filepath.Join(t.TempDir(), "frozen")
 	m := start(t, stdioConfig("go", map[string]string{"MCPSERVER_FROZEN_MARK": mark}),
 		Options{CallTimeout: 300 * time.Millisecond, ProbeTimeout: 300 * time.Millisecond, StartTimeout: time.Minute})
-	waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	waitState(t, m, "go", agent.ToolServerReady)
 	before := mustCall(t, m, "go__pid", `{}`)
 	sup := m.servers[0]
 	sup.mu.Lock()
@@ -438,13 +427,13 @@ func TestStdioHungDuringToolRefresh(t *testing.T) {
 		_, err := m.Call(t.Context(), "go__freeze", `{}`)
 		errc <- err
 	}()
-	waitFor(t, "the server frozen", 10*time.Second, func() bool {
+	testwait.For(t, "the server frozen", func() bool {
 		_, err := os.Stat(mark)
 		return err == nil
 	})
 	sess.refresh <- struct{}{} // its tools/list now gets no answer
 	toolErr(t, <-errc, "no answer or progress within 300ms")
-	waitFor(t, "the hung server restarted", 10*time.Second, func() bool {
+	testwait.For(t, "the hung server restarted", func() bool {
 		s := serverState(m, "go")
 		return s.State == agent.ToolServerReady && callOK(m, "go__pid") != "" && callOK(m, "go__pid") != before
 	})
@@ -470,7 +459,7 @@ func TestStdioToolFilterAndApproval(t *testing.T) {
 	cfg.Servers[0].ExcludedTools = []string{"fail"}
 	cfg.Servers[0].Approval = Approval{Except: []string{"pid"}}
 	m := start(t, cfg, Options{})
-	waitState(t, m, "go", agent.ToolServerReady, 10*time.Second)
+	waitState(t, m, "go", agent.ToolServerReady)
 	var names []string
 	for _, s := range m.Specs(t.Context()) {
 		names = append(names, s.Name)
@@ -490,7 +479,10 @@ func TestStdioToolFilterAndApproval(t *testing.T) {
 // A stdio pipe that broke while the dead server's group was still being
 // killed (an orphan not yet reaped keeps the group alive for up to
 // groupGrace) fails the session with how the process ended, not with the
-// transport's "closed": the leader's reaping is what is waited for.
+// transport's "closed": the leader's reaping is what is waited for. The
+// group is gone only once the session waits for it (awaitGroup), so a
+// session that waited for the group under a bound of its own would end
+// with "closed".
 func TestBrokenPipeWaitsForTheReapedLeader(t *testing.T) {
 	cmd := exec.Command("sh", "-c", "kill -9 $$")
 	_ = cmd.Run()
@@ -498,10 +490,7 @@ func TestBrokenPipeWaitsForTheReapedLeader(t *testing.T) {
 	p.waitErr = errors.New("signal: killed")
 	close(p.reaped)
 	close(p.drained)
-	go func() {
-		time.Sleep(600 * time.Millisecond) // the group outlives the old 200 ms wait
-		close(p.exited)
-	}()
+	p.awaitGroup = func() { close(p.exited) }
 	s := newSession(t.Context())
 	s.proc = p
 	s.failIfBroken(t.Context(), &transport.Error{Err: errors.New("transport closed")})
