@@ -34,6 +34,7 @@ require (
 	google.golang.org/protobuf v1.36.12
 	gorm.io/driver/postgres v1.6.0
 	gorm.io/gorm v1.31.2
+	zombiezen.com/go/sqlite v1.4.2
 )
 
 require (

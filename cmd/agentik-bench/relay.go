@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -106,10 +107,16 @@ func wait(ctx context.Context, ch <-chan struct{}, d time.Duration, what string)
 	}
 }
 
-// selfCPU is this process's CPU time.
+// selfCPU is this process's CPU time, user and system, of every thread
+// it ever had (getrusage counts exited threads, which a sum over
+// /proc/self/task would lose, making a short measure read 0 or less).
 func selfCPU() time.Duration {
-	d, _ := cpuTime(os.Getpid())
-	return d
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		d, _ := cpuTime(os.Getpid())
+		return d
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // relay: one stream at full speed, model → runner → event log → broker →

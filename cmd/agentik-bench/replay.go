@@ -95,7 +95,7 @@ func (b *bench) replay(ctx context.Context) error {
 	defer db.Close()
 	n := b.sz.ReplayEvents
 	var bareRate, rate, bareCPU, serverCPU, clientCPU []float64 // CPU in µs per event
-	perEvent := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(n) }
+	perEvent := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(n) }
 	for round := range b.sz.ReplayRounds {
 		t0, self0 := time.Now(), selfCPU()
 		rows, err := db.QueryContext(ctx, "SELECT payload FROM agent_event WHERE seq > ? AND conversation_id = ? AND type = ? ORDER BY seq", 0, sd.replayID, agent.KindConversation)

@@ -15,6 +15,7 @@ import (
 // TestAfterAcceptsATime: ?after= on /messages and the SSE event routes
 // also takes an RFC 3339 time, meaning the first seq at or after it.
 func TestAfterAcceptsATime(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	w := dialWS(t, ts)
 	defer w.close()

@@ -34,6 +34,7 @@ func waitWaitingREST(t *testing.T, ts *testServer, id string, n int) agent.Conve
 // approval_request; approve over REST runs it with edited arguments; a
 // second decision is 409; bad input is 400 and changes nothing.
 func TestRESTApprove(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withApproval())
 	c := ts.create(t)
 	ts.Fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "w1", Name: "weather__forecast", Arguments: `{"city":"Oslo"}`}}})
@@ -77,6 +78,7 @@ func TestRESTApprove(t *testing.T) {
 
 // TestWSDenyWithReason: a denial over WS reaches the model with its reason.
 func TestWSDenyWithReason(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withApproval())
 	c := ts.create(t)
 	ts.Fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "w2", Name: "weather__forecast", Arguments: `{"city":"Oslo"}`}}})

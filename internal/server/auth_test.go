@@ -9,6 +9,7 @@ import (
 )
 
 func TestAPIKeys(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withKeys("k-one", "k-two"))
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	get := func(path string, hdr ...string) *http.Response {

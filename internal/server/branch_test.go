@@ -32,6 +32,7 @@ func texts(ms []agent.Message) []string {
 }
 
 func TestBranchRESTAndWS(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	c := ts.create(t)
 	ts.Fake.Enqueue(llmtest.Reply{Text: "a1"})

@@ -47,6 +47,7 @@ func withEverything(t *testing.T) rigOption {
 // still waits; the corrected answer reaches the tool, whose result the card
 // shows.
 func TestBrowserElicitationForm(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withEverything(t))
 	br := newBrowser(t, ts)
 	c, err := ts.Runner.CreateConversation(context.Background(), "Elicit", false)

@@ -37,6 +37,7 @@ func waitAfterSubmit(t testing.TB, ctx context.Context, what, expr string) {
 // Referrer-Policy: no-referrer, so Chromium posts the form with Origin: null;
 // the server must tell that same-origin post from a cross-site one.
 func TestBrowserSignIn(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withKeys("k-secret"))
 	tab := newBrowser(t, ts).tab()
 	do(t, tab, chromedp.Navigate(ts.URL+"/"))
@@ -76,6 +77,7 @@ func TestBrowserSignIn(t *testing.T) {
 // TestBrowserCrossSiteSignInRefused posts the sign-in form from another
 // site: the server refuses it with an HTML page and sets no cookie.
 func TestBrowserCrossSiteSignInRefused(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withKeys("k-secret"))
 	// 127.0.0.1 and localhost are different sites to the browser.
 	target := strings.Replace(ts.URL, "127.0.0.1", "localhost", 1)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestCompactRESTAndWS(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	c := ts.create(t)
 	var res agent.CompactResult

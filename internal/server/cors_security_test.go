@@ -11,6 +11,7 @@ import (
 // TestCORS: a front end on an allowed origin gets its preflight answered
 // and may read the API's answers; other origins get neither.
 func TestCORS(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withKeys("k-secret"), func(_ *agent.Config, s *server.Config) {
 		s.AllowedOrigins = []string{"app.example.com"}
 	})

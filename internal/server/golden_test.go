@@ -135,6 +135,7 @@ func rawWS(t *testing.T, c *websocket.Conn, stops ...string) string {
 // live on the WebSocket and each SSE route, and replayed. The event path
 // may change how it makes these bytes, never the bytes.
 func TestGoldenEventBytes(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withTools())
 	c := ts.create(t)
 	cid := c.ID
@@ -218,6 +219,7 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 // TestNormalizeGoldenDropsHeartbeats: a heartbeat frame between two events
 // leaves the golden text as it is without it.
 func TestNormalizeGoldenDropsHeartbeats(t *testing.T) {
+	t.Parallel()
 	with := "event: a\ndata: 1\n\n: heartbeat\n\nevent: b\ndata: 2\n\n"
 	without := "event: a\ndata: 1\n\nevent: b\ndata: 2\n\n"
 	if got, want := normalizeGolden(with), normalizeGolden(without); got != want {

@@ -72,13 +72,16 @@ func historyPage(t *testing.T, ts *testServer, id, query string, bound int) prot
 	return p
 }
 
-// TestHistoryPagesAreBoundedInBytes: 40 messages of 64 KiB under a 300 KiB
+// TestHistoryPagesAreBoundedInBytes: 40 messages of 16 KiB under a 75 KiB
 // bound come in pages of a few, each with the cursor to go on; paging on by
 // offset (forward) or end (back from the end, as the UI does) reads every
 // message exactly once; get_messages over WebSocket pages the same.
 func TestHistoryPagesAreBoundedInBytes(t *testing.T) {
 	leakCheck(t)
-	const n, size, bound = 40, 64 << 10, 300 << 10
+	// The ratios are what the test is about (a page holds 4.7 messages,
+	// the conversation 8.5 pages); 16 KiB messages keep them at a quarter
+	// of the bytes 64 KiB ones cost under -race.
+	const n, size, bound = 40, 16 << 10, 75 << 10
 	ts := newTestServer(t, withHistoryBytes(bound))
 	c := bigConversation(t, ts, n, size)
 
@@ -142,7 +145,7 @@ func TestHistoryPagesAreBoundedInBytes(t *testing.T) {
 		t.Fatalf("last page: %d messages, next_offset %d", len(p.Messages), p.NextOffset)
 	}
 	// A message bigger than the bound still comes, alone.
-	small := newTestServer(t, withHistoryBytes(16<<10))
+	small := newTestServer(t, withHistoryBytes(size/4))
 	c2 := bigConversation(t, small, 3, size)
 	if p := historyPage(t, small, c2.ID, "", 1<<30); len(p.Messages) != 1 || p.NextOffset != 1 {
 		t.Fatalf("over the bound: %d messages, next_offset %d", len(p.Messages), p.NextOffset)
@@ -242,12 +245,15 @@ type gapWriter struct {
 	last   uint64 // TotalAlloc at the last Write (or the start)
 	gap    uint64 // the largest allocation between two writes
 	n      int
+	body   []byte // what was written (kept outside the measured gaps)
 }
 
-func newGapWriter() *gapWriter {
+func newGapWriter(capacity int) *gapWriter {
+	g := &gapWriter{header: http.Header{}, body: make([]byte, 0, capacity)}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return &gapWriter{header: http.Header{}, last: ms.TotalAlloc}
+	g.last = ms.TotalAlloc
+	return g
 }
 
 func (g *gapWriter) Header() http.Header { return g.header }
@@ -257,7 +263,8 @@ func (g *gapWriter) Write(b []byte) (int, error) {
 	runtime.ReadMemStats(&ms)
 	g.gap = max(g.gap, ms.TotalAlloc-g.last)
 	g.n += len(b)
-	runtime.ReadMemStats(&ms) // what ReadMemStats itself allocated is not the handler's
+	g.body = append(g.body, b...)
+	runtime.ReadMemStats(&ms) // what ReadMemStats itself (and the copy) allocated is not the handler's
 	g.last = ms.TotalAlloc
 	return len(b), nil
 }
@@ -272,11 +279,13 @@ func TestExportStreams(t *testing.T) {
 	const n, size = 40, 256 << 10
 	ts := newTestServer(t, withHistoryBytes(256<<10))
 	c := bigConversation(t, ts, n, size)
+	bodies := map[string][]byte{} // the answers, checked below
 	for _, path := range []string{"/agentik/conversations/" + c.ID + "/export", "/agentik/conversations/" + c.ID + "/export?format=markdown", "/agentik/export"} {
 		req := httptest.NewRequestWithContext(t.Context(), "GET", "http://127.0.0.1"+path, nil)
 		req.RemoteAddr = "127.0.0.1:1234"
-		w := newGapWriter()
+		w := newGapWriter(2 * n * size)
 		ts.App.ServeHTTP(w, req)
+		bodies[path] = w.body
 		if w.n < n*size {
 			t.Fatalf("%s: %d bytes written, want over %d", path, w.n, n*size)
 		}
@@ -290,9 +299,7 @@ func TestExportStreams(t *testing.T) {
 		t.Logf("%s: at most %d bytes allocated between two writes of %d", path, w.gap, w.n)
 	}
 
-	resp := ts.do(t, "GET", "/agentik/conversations/"+c.ID+"/export", "")
-	doc, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	doc := bodies["/agentik/conversations/"+c.ID+"/export"]
 	var a agent.Archive
 	if err := json.Unmarshal(doc, &a); err != nil || len(a.Conversations) != 1 || len(a.Conversations[0].Messages) != n {
 		t.Fatalf("export: %v", err)
@@ -302,9 +309,7 @@ func TestExportStreams(t *testing.T) {
 	if !bytes.Equal(doc, want.Bytes()) {
 		t.Fatalf("the streamed export differs from the Archive encoded whole (%d and %d bytes)", len(doc), want.Len())
 	}
-	resp = ts.do(t, "GET", "/agentik/conversations/"+c.ID+"/export?format=markdown", "")
-	md, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	md := bodies["/agentik/conversations/"+c.ID+"/export?format=markdown"]
 	if got, wantMD := string(md), server.Markdown(a.Conversations[0].Conversation, a.Conversations[0].Messages); got != wantMD {
 		t.Fatalf("the streamed Markdown differs from Markdown of the whole (%d and %d bytes)", len(got), len(wantMD))
 	}

@@ -6,6 +6,7 @@ import "testing"
 // version it was read at; a page read at an older version than one seen
 // since is never kept.
 func TestListCacheKeepsPagesOfOneVersion(t *testing.T) {
+	t.Parallel()
 	var c listCache
 	p1, p2 := listKey{0, 100, ""}, listKey{100, 100, ""}
 	if _, ok := c.get(0, p1); ok {

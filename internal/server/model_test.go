@@ -68,6 +68,7 @@ func (ts *testServer) sendOK(t testing.TB, id, text string) string {
 }
 
 func TestModelsList(t *testing.T) {
+	t.Parallel()
 	tp := newTwoProviders(t)
 	ts := newTestServer(t, withProviders(tp, ""))
 	var got protocol.ModelsResult
@@ -106,6 +107,7 @@ func jsonEqual(t testing.TB, a, b any) bool {
 // with its own system prompt and params is switched to b between turns;
 // each fake receives the right model name, system prompt and params.
 func TestConversationSwitchesProvider(t *testing.T) {
+	t.Parallel()
 	tp := newTwoProviders(t)
 	tp.Up.Store(true)
 	tp.P.Check(t.Context())
@@ -176,6 +178,7 @@ func TestConversationSwitchesProvider(t *testing.T) {
 // TestSettingsBadInput: an unknown model, params out of range, image
 // input to a model without vision: bad_request, and nothing changes.
 func TestSettingsBadInput(t *testing.T) {
+	t.Parallel()
 	tp := newTwoProviders(t)
 	ts := newTestServer(t, withProviders(tp, agent.TitlesFirstLine))
 	var c agent.Conversation
@@ -261,6 +264,7 @@ func (l *logWatch) WithGroup(string) slog.Handler      { return l }
 // TestTitleByModel: after the first answer the model names the
 // conversation (≤ 8 words, with a renamed event); a later turn does not.
 func TestTitleByModel(t *testing.T) {
+	t.Parallel()
 	tp := newTwoProviders(t)
 	ts := newTestServer(t, withProviders(tp, agent.TitlesModel))
 	var c agent.Conversation
@@ -299,6 +303,7 @@ func waitTitle(t *testing.T, ts *testServer, id, want string) {
 // TestTitleNeverOverwritesRename: a user's rename while the model writes
 // the title wins, and so does one during the first turn.
 func TestTitleNeverOverwritesRename(t *testing.T) {
+	t.Parallel()
 	tp := newTwoProviders(t)
 	lw := &logWatch{}
 	ts := newTestServer(t, withProviders(tp, agent.TitlesModel), func(a *agent.Config, _ *server.Config) { a.Logger = slog.New(lw) })
@@ -340,6 +345,7 @@ func TestTitleNeverOverwritesRename(t *testing.T) {
 // TestOpenAIFacadeModels: /v1/models lists the providers' model ids, and a
 // /v1 request naming one runs on it.
 func TestOpenAIFacadeModels(t *testing.T) {
+	t.Parallel()
 	tp := newTwoProviders(t)
 	ts := newTestServer(t, withProviders(tp, ""))
 	var list struct {
@@ -367,6 +373,7 @@ func TestOpenAIFacadeModels(t *testing.T) {
 // settings and a user's title like a stored one; the model's title does
 // not overwrite that title.
 func TestTempConversationSettings(t *testing.T) {
+	t.Parallel()
 	tp := newTwoProviders(t)
 	tp.Up.Store(true)
 	tp.P.Check(t.Context())
@@ -395,6 +402,7 @@ func TestTempConversationSettings(t *testing.T) {
 // TestWindowFollowsModel: the context window a conversation reports is
 // its model's, and changes with it.
 func TestWindowFollowsModel(t *testing.T) {
+	t.Parallel()
 	tp := newTwoProviders(t)
 	ts := newTestServer(t, withProviders(tp, agent.TitlesFirstLine))
 	var c agent.Conversation

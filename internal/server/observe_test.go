@@ -32,6 +32,7 @@ func withMetrics(o server.Observer) rigOption {
 // /metrics is behind the API keys, and requests rejected by the guard are
 // still observed under their route pattern.
 func TestMetricsBehindKeys(t *testing.T) {
+	t.Parallel()
 	o := observer{reqs: make(chan recordedRequest, 10)}
 	ts := newTestServer(t, withKeys("k1"), withMetrics(o))
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -65,6 +66,7 @@ func TestMetricsBehindKeys(t *testing.T) {
 }
 
 func TestMetricsOffIsNotFound(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withoutMetrics())
 	resp := ts.do(t, "GET", "/metrics", "")
 	resp.Body.Close()

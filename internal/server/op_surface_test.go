@@ -17,6 +17,7 @@ import (
 // TestOpBothWays: ops that were one surface's only answer on both, the
 // same bytes: list_queue (REST's queue listing) and get_agent.
 func TestOpBothWays(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	c := ts.create(t)
 	hold := make(chan struct{})
@@ -62,6 +63,7 @@ func TestOpBothWays(t *testing.T) {
 // TestOpPathAndBody: a path value the body names too must agree; the
 // body cannot redirect an op to another conversation or agent.
 func TestOpPathAndBody(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	a, b := ts.create(t), ts.create(t)
 	resp := ts.do(t, "POST", "/agentik/conversations/"+a.ID+"/rename", `{"conversation_id":"`+b.ID+`","title":"x"}`)
@@ -83,6 +85,7 @@ func TestOpPathAndBody(t *testing.T) {
 // TestWSMessagesAfterInstant: get_messages' after may be an RFC 3339
 // time on the WebSocket as over REST, and a number may come as text.
 func TestWSMessagesAfterInstant(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	c := ts.create(t)
 	ws := dialWS(t, ts)

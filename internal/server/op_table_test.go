@@ -57,6 +57,7 @@ func protocolOps(t *testing.T) map[string]bool {
 // names: Decode hands every other op to the table, so one missing here
 // would be an op nobody runs.
 func TestOpTable(t *testing.T) {
+	t.Parallel()
 	s := New(Config{})
 	if len(s.ops) == 0 {
 		t.Fatal("no op registered")
@@ -98,6 +99,7 @@ var notOps = map[string]string{
 // table (s.op(…)) but the few of notOps, so a new JSON route cannot
 // bypass the table, and every op of the table has a REST route.
 func TestRoutesAreOps(t *testing.T) {
+	t.Parallel()
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "routes.go", nil, 0)
 	if err != nil {
@@ -152,6 +154,7 @@ func TestRoutesAreOps(t *testing.T) {
 // the table, so a renamed or misspelt op fails here rather than in a
 // browser.
 func TestWebSendsOnlyTableOps(t *testing.T) {
+	t.Parallel()
 	s := New(Config{})
 	files, err := filepath.Glob("../../assets/src/*.js")
 	if err != nil || len(files) == 0 {
@@ -177,6 +180,7 @@ func TestWebSendsOnlyTableOps(t *testing.T) {
 }
 
 func TestWildcards(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		pattern string
 		want    []string

@@ -14,6 +14,7 @@ import (
 // declaration each, op.go): what one makes the other reads, bad input is
 // the same bad_request naming the field.
 func TestWSScheduleOps(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	w := dialWS(t, ts)
 	defer w.close()
@@ -80,6 +81,7 @@ func TestWSScheduleOps(t *testing.T) {
 // their role, makes and revokes a key (shown in that reply only), and
 // deletes them.
 func TestWSUserOps(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	w := dialWS(t, ts)
 	defer w.close()

@@ -77,6 +77,7 @@ func decodeResp(t *testing.T, resp *http.Response, wantStatus int, v any) {
 }
 
 func TestOpenAIAuthAndRoutes(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withKeys("k1"))
 	resp, err := http.Get(ts.URL + "/v1/models")
 	if err != nil {
@@ -117,6 +118,7 @@ func TestOpenAIAuthAndRoutes(t *testing.T) {
 // TestOpenAIShutdownMidAnswer: a request without stream that the server
 // stops following (shutdown) gets a 503 in OpenAI's shape, not an empty 200.
 func TestOpenAIShutdownMidAnswer(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	hold := make(chan struct{})
 	defer close(hold)

@@ -63,6 +63,7 @@ func pageBoot(t testing.TB, doc *goquery.Document) web.Boot {
 var nonceRE = regexp.MustCompile(`script-src 'nonce-([A-Za-z0-9+/=]+)'`)
 
 func TestIndexPage(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ctx := context.Background()
 	if _, err := ts.Runner.CreateConversation(ctx, "Older", false); err != nil {
@@ -122,6 +123,7 @@ func TestIndexPage(t *testing.T) {
 }
 
 func TestChatPageHistory(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ctx := context.Background()
 	c, err := ts.Runner.CreateConversation(ctx, "", false)
@@ -180,6 +182,7 @@ func TestChatPageHistory(t *testing.T) {
 }
 
 func TestChatPageRunning(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ctx := context.Background()
 	c, err := ts.Runner.CreateConversation(ctx, "Long", false)
@@ -208,6 +211,7 @@ func TestChatPageRunning(t *testing.T) {
 }
 
 func TestChatPageNotFound(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	for _, path := range []string{"/c/nope", "/c/%3Cscript%3E"} {
 		res, doc := getPage(t, ts, path)
@@ -225,6 +229,7 @@ func TestChatPageNotFound(t *testing.T) {
 }
 
 func TestPageWithoutModel(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withoutModel())
 	_, doc := getPage(t, ts, "/")
 	if testid(doc, "no-model-banner").Length() != 1 {
@@ -239,6 +244,7 @@ func TestPageWithoutModel(t *testing.T) {
 }
 
 func TestPageAssets(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	_, doc := getPage(t, ts, "/")
 	for _, sel := range []string{`script[src]`, `link[rel="stylesheet"]`, `link[rel="icon"]`} {

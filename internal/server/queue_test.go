@@ -16,6 +16,7 @@ import (
 )
 
 func TestRESTQueuedSend(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	c := ts.create(t)
 	hold := make(chan struct{})
@@ -78,6 +79,7 @@ func TestRESTQueuedSend(t *testing.T) {
 }
 
 func TestWSQueuedSend(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	c := ts.create(t)
 	hold := make(chan struct{})
@@ -107,6 +109,7 @@ func withQueuePageBytes(n int) rigOption {
 // in bytes (without paging parameters too), each with its total and the
 // offset of the next; paging on lists every send once, at its position.
 func TestRESTQueuePages(t *testing.T) {
+	t.Parallel()
 	const n, size, bound = 30, 40 << 10, 100 << 10
 	ts := newTestServer(t, withQueuePageBytes(bound))
 	c := ts.create(t)

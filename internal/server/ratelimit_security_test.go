@@ -25,6 +25,7 @@ func withAuthLimit(clock *fakeClock, burst int, every time.Duration, proxies ...
 }
 
 func TestFailedAuthIsRateLimited(t *testing.T) {
+	t.Parallel()
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	ts := newTestServer(t, withKeys("k-secret"), withAuthLimit(clock, 3, time.Minute, "127.0.0.1/32"))
 	login := func(client, key string) int {
@@ -78,6 +79,7 @@ func TestFailedAuthIsRateLimited(t *testing.T) {
 // keys sent from it (issue 22 item 15: 13 of 15 valid-key requests got a
 // 429 before).
 func TestBadKeysDoNotLockOutGoodKeys(t *testing.T) {
+	t.Parallel()
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	ts := newTestServer(t, withKeys("k-secret"), withAuthLimit(clock, 3, time.Minute))
 	for i := range 15 {
@@ -98,6 +100,7 @@ func TestBadKeysDoNotLockOutGoodKeys(t *testing.T) {
 // TestForwardedForNeedsTrustedProxy: without a trusted proxy, the peer is
 // the client whatever X-Forwarded-For claims.
 func TestForwardedForNeedsTrustedProxy(t *testing.T) {
+	t.Parallel()
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	ts := newTestServer(t, withKeys("k-secret"), withAuthLimit(clock, 2, time.Minute))
 	for i, want := range []int{401, 401, 429} {
@@ -112,6 +115,7 @@ func TestForwardedForNeedsTrustedProxy(t *testing.T) {
 // WebSockets; another address has its own budget, and a closed one frees
 // its place.
 func TestWSConnectionsPerClient(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, func(_ *agent.Config, s *server.Config) {
 		s.WSConnsPerClient = 2
 		s.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}

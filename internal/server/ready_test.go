@@ -29,6 +29,7 @@ func (s *stateTools) set(i int, state string) {
 }
 
 func TestReadyWaitsForToolFirstStart(t *testing.T) {
+	t.Parallel()
 	tools := &stateTools{servers: []agent.ToolServer{
 		{Name: "slow", State: agent.ToolServerStarting},
 		{Name: "off", State: agent.ToolServerDisabled},
@@ -50,6 +51,7 @@ func TestReadyWaitsForToolFirstStart(t *testing.T) {
 }
 
 func TestReadyWithoutDatabase(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	var got protocol.Readiness
 	ts.call(t, "GET", "/ready", "", 200, &got)

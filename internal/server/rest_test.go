@@ -120,6 +120,7 @@ func names(fs []frame) string {
 }
 
 func TestRESTLifecycle(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	c := ts.create(t)
 	if c.ID == "" || c.Title != "test" || c.Temp {
@@ -190,6 +191,7 @@ func TestRESTLifecycle(t *testing.T) {
 }
 
 func TestRESTInterruptWhileStreaming(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	c := ts.create(t)
 	ts.Fake.Enqueue(llmtest.Reply{Text: strings.Repeat("tok ", 500), Delay: 5 * time.Millisecond})
@@ -220,6 +222,7 @@ func TestRESTInterruptWhileStreaming(t *testing.T) {
 }
 
 func TestRESTModelFailureThenRecovery(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	c := ts.create(t)
 	for range 3 {
@@ -236,6 +239,7 @@ func TestRESTModelFailureThenRecovery(t *testing.T) {
 }
 
 func TestRESTTurnSurvivesClientDisconnect(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	c := ts.create(t)
 	ts.Fake.Enqueue(llmtest.Reply{Text: strings.Repeat("w ", 100), Delay: 2 * time.Millisecond})
@@ -253,6 +257,7 @@ func TestRESTTurnSurvivesClientDisconnect(t *testing.T) {
 }
 
 func TestRESTReplayPaging(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	c := ts.create(t)
 	ts.Fake.Enqueue(llmtest.Reply{Text: "a b c d e f"})
@@ -300,6 +305,7 @@ func TestRESTReplayPaging(t *testing.T) {
 }
 
 func TestSSELastEventIDResume(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	c := ts.create(t)
 	ts.Fake.Enqueue(llmtest.Reply{Text: "one two three"})
@@ -341,6 +347,7 @@ func TestSSELastEventIDResume(t *testing.T) {
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 func TestRESTBadInput(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	c := ts.create(t)
 	hold := make(chan struct{})
@@ -425,6 +432,7 @@ func TestRESTBadInput(t *testing.T) {
 }
 
 func TestRESTNoModel(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withoutModel())
 	c := ts.create(t)
 	resp := ts.do(t, "POST", "/agentik/conversations/"+c.ID+"/send", `{"content":[{"type":"text","body":"hi"}]}`)
@@ -437,6 +445,7 @@ func TestRESTNoModel(t *testing.T) {
 }
 
 func TestRESTIdempotentSend(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	c := ts.create(t)
 	ts.Fake.Enqueue(llmtest.Reply{Text: "once"})
@@ -460,6 +469,7 @@ func TestRESTIdempotentSend(t *testing.T) {
 }
 
 func TestSSEAgentEvents(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -481,6 +491,7 @@ func TestSSEAgentEvents(t *testing.T) {
 // (listcache.go), so the very next list after each kind of change must
 // show it, on REST and on the WebSocket.
 func TestRESTListFreshAfterEveryChange(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	type list struct {
 		Conversations []agent.Conversation `json:"conversations"`

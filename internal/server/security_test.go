@@ -37,6 +37,7 @@ func doRequest(t testing.TB, method, url, body string, hdr ...string) (*http.Res
 // TestSignInOrigin: a form post with Origin: null passes only when the
 // browser says it is same-origin; refusals of navigations are HTML pages.
 func TestSignInOrigin(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withKeys("k-secret"))
 	form := url.Values{"key": {"k-secret"}, "next": {"/"}}.Encode()
 	ct := "application/x-www-form-urlencoded"
@@ -82,6 +83,7 @@ func TestSignInOrigin(t *testing.T) {
 // TestLoginRedirectStaysLocal: next= leads only to a clean path on this
 // server; anything a browser could read as another host goes to /.
 func TestLoginRedirectStaysLocal(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t) // no keys: GET /login redirects at once
 	tests := []struct{ next, want string }{
 		{"/c/abc", "/c/abc"},
@@ -108,6 +110,7 @@ func TestLoginRedirectStaysLocal(t *testing.T) {
 // TestWSPrunedResyncSaysWhereTheLogStarts: a pruned resync on the whole
 // log carries start, from which a subscription replays what is kept.
 func TestWSPrunedResyncSaysWhereTheLogStarts(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	w := dialWS(t, ts)
 	defer w.close()

@@ -15,6 +15,7 @@ import (
 // the server (a kept copy of the cookie stops working), and the cookie is
 // Secure behind a trusted TLS proxy only.
 func TestSessionCookie(t *testing.T) {
+	t.Parallel()
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	proxied := func(trusted bool) rigOption {
 		return func(_ *agent.Config, s *server.Config) {
@@ -75,6 +76,7 @@ func TestSessionCookie(t *testing.T) {
 // server that did not see the sign-out (a restarted process, another
 // instance): the revocation is in the database, not only in memory.
 func TestSignOutOutlivesRestart(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t, withKeys("k-secret"))
 	resp, body := doRequest(t, "POST", ts.URL+"/login", "key=k-secret&next=/", "Content-Type", "application/x-www-form-urlencoded")
 	if resp.StatusCode != 303 || len(resp.Cookies()) != 1 {

@@ -647,6 +647,12 @@ func (k *wsConn) subFailed(ws *wsSub, err error) bool {
 // packParam reads the upgrade's pack parameter: "1" asks for packed
 // messages, "0" or none for one frame per message.
 func packParam(r *http.Request) (bool, error) {
+	switch r.URL.RawQuery { // the usual queries, without parsing one into a map
+	case "":
+		return false, nil
+	case "pack=1":
+		return true, nil
+	}
 	switch v := r.URL.Query().Get("pack"); v {
 	case "", "0":
 		return false, nil

@@ -10,6 +10,7 @@ import (
 // Without an injected limiter, a connection gets the documented token
 // bucket; without an injected clock, the strike window runs on time.Now.
 func TestWSDefaultLimiterAndClock(t *testing.T) {
+	t.Parallel()
 	s := New(Config{})
 	l, ok := s.newLimiter().(*rate.Limiter)
 	if !ok {

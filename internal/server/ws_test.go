@@ -1020,6 +1020,7 @@ func TestWSOriginAndHost(t *testing.T) {
 // Shutdown waits for the streams it knows; many dials racing the shutdown
 // leave the race detector quiet.
 func TestStreamsRefusedAfterShutdown(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	var wg sync.WaitGroup
 	for range 8 {

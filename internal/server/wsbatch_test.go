@@ -21,6 +21,7 @@ func (c *countConn) Write(p []byte) (int, error) {
 }
 
 func TestBatchConnHoldsFramesForOneWrite(t *testing.T) {
+	t.Parallel()
 	under := &countConn{}
 	b := &batchConn{Conn: under}
 	b.holdNext(true)
@@ -53,6 +54,7 @@ func TestBatchConnHoldsFramesForOneWrite(t *testing.T) {
 // and every later one, at once (the connection's writer sets no deadline
 // of its own per frame).
 func TestBatchConnBoundsEveryWrite(t *testing.T) {
+	t.Parallel()
 	a, b := net.Pipe() // a write blocks until the other end reads it
 	defer a.Close()
 	defer b.Close()

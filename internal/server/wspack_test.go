@@ -102,6 +102,7 @@ func TestWSPackedLive(t *testing.T) {
 // A pack value other than 1 or 0 is refused before the upgrade, with a
 // code and a message that says what to send.
 func TestWSPackParamRefused(t *testing.T) {
+	t.Parallel()
 	ts := newTestServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"net"
 	"sync"
@@ -114,5 +116,42 @@ func TestRelayFrame(t *testing.T) {
 	}
 	if _, err := decodeFrame([]byte{5, 1}); err == nil {
 		t.Error("a truncated frame decodes")
+	}
+}
+
+// TestRelayBurst: the frames read in at once are published as batches of
+// contiguous seqs, one per run: two commits in a row are one batch, a gap
+// (another instance's commit still on its way) starts the next.
+func TestRelayBurst(t *testing.T) {
+	frame := func(seqs ...int64) []byte {
+		var evs []agent.Encoded
+		for _, seq := range seqs {
+			e, err := agent.Encode(agent.AllEvent{Kind: agent.KindConversation, Seq: seq, ID: fmt.Sprint("e", seq), ConversationID: "c", Event: &agent.Event{Type: agent.EventAppendText, Text: "x"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs = append(evs, e)
+		}
+		return encodeFrame(evs)
+	}
+	var buf bytes.Buffer
+	for _, f := range [][]byte{frame(1, 2), frame(3), frame(5, 6), frame(7)} {
+		buf.Write(f)
+	}
+	r := bufio.NewReaderSize(&buf, relayReadBuffer)
+	batches, err := readBurst(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]int64
+	for _, b := range batches {
+		var seqs []int64
+		for _, e := range b {
+			seqs = append(seqs, e.Seq)
+		}
+		got = append(got, seqs)
+	}
+	if fmt.Sprint(got) != "[[1 2 3] [5 6 7]]" {
+		t.Errorf("batches %v, want [[1 2 3] [5 6 7]]", got)
 	}
 }
