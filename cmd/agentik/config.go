@@ -73,6 +73,8 @@ Settings (environment; a flag overrides its variable):
                                              database (without it they are kept in memory until agentik stops)
                     AGENTIK_MCP_OAUTH_REDIRECT_URL agentik's /agentik/oauth/callback as browsers reach it
                                              (default http://ADDR/agentik/oauth/callback)
+                    AGENTIK_EXPERIMENTAL_RELAY HOST:PORT of an event relay between instances on one PostgreSQL
+                                             (a benchmark's sketch, not for production; default off)
 Clients (agentik chat, tail, export, import):
                     AGENTIK_URL              the server (default http://127.0.0.1:8080)
                     AGENTIK_API_KEY          one of the server's AGENTIK_API_KEYS, when it needs one
