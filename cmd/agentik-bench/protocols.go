@@ -248,7 +248,7 @@ func typedDelta(textType string) deltaFunc {
 func a2aDelta(data []byte) (string, bool, error) { return a2aDeltaID(nil)(data) }
 
 // a2aDeltaID is a2aDelta that keeps the task's id in *id, and reads a
-// task snapshot's artifacts (a resubscription to an ended task).
+// task snapshot's artifacts (the stream's first frame: what the task holds so far).
 func a2aDeltaID(id *string) deltaFunc {
 	return func(data []byte) (string, bool, error) {
 		var e struct {
@@ -287,7 +287,10 @@ func a2aDeltaID(id *string) deltaFunc {
 				*id = r.StatusUpdate.TaskID
 			}
 		}
-		if t := r.Task; t != nil && t.Status.State == "TASK_STATE_COMPLETED" {
+		// The stream opens with the task as it stands: on a loaded machine
+		// its artifact may already hold the first tokens, which the
+		// updates after it append to.
+		if t := r.Task; t != nil {
 			var sb strings.Builder
 			for _, a := range t.Artifacts {
 				for _, p := range a.Parts {
@@ -296,7 +299,7 @@ func a2aDeltaID(id *string) deltaFunc {
 					}
 				}
 			}
-			return sb.String(), true, nil
+			return sb.String(), t.Status.State == "TASK_STATE_COMPLETED", nil
 		}
 		return a2aUpdate(data)
 	}
