@@ -73,7 +73,13 @@ func start(t testing.TB, addr, db string, env ...string) *proc {
 	}
 	p := &proc{cmd: cmd, addr: addr, logs: logs}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	// Healthy, and ours: a port taken by freeAddr may be someone else's
+	// by now (parallel tests), so the process must have logged that it
+	// listens there; one that failed to bind says why in its logs.
 	testwait.ForErr(t, "agentik to become healthy", func() error {
+		if !strings.Contains(logs.String(), "msg=listening addr="+addr+" ") {
+			return fmt.Errorf("agentik has not logged that it listens on %s; logs:\n%s", addr, logs)
+		}
 		resp, err := http.Get("http://" + addr + "/health")
 		if err != nil {
 			return err
