@@ -88,20 +88,11 @@ func sameLog(t *testing.T, name string, got, stored []agent.AllEvent) {
 	}
 }
 
-// TestPostgresInstances appends from two stores on one PostgreSQL schema
-// at once, as two agentik instances would: the seqs stay gapless, and each
-// instance publishes the whole log, its own events and the other's, every
-// seq exactly once and in order, with the stored payloads.
-func TestPostgresInstances(t *testing.T) {
-	dsn := postgresOnly(t)
-	recs := []*recorder{{}, {}}
-	a := open(t, dsn, Options{Publish: recs[0].publish})
-	b := open(t, dsn, Options{Publish: recs[1].publish})
-	if a.Epoch() != b.Epoch() {
-		t.Errorf("epochs differ on one database: %q, %q", a.Epoch(), b.Epoch())
-	}
-	mustAppend(t, a, createdRec("c1", ""))
-	const workers, each = 8, 30 // per store
+// appendFromBoth appends to conversation c1 from workers goroutines on
+// each of a and b at once, each making each appends (every third with a
+// user message and more text).
+func appendFromBoth(t *testing.T, a, b *Store, workers, each int) {
+	t.Helper()
 	var wg sync.WaitGroup
 	for w := range 2 * workers {
 		s := []*Store{a, b}[w%2]
@@ -119,6 +110,23 @@ func TestPostgresInstances(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestPostgresInstances appends from two stores on one PostgreSQL schema
+// at once, as two agentik instances would: the seqs stay gapless, and each
+// instance publishes the whole log, its own events and the other's, every
+// seq exactly once and in order, with the stored payloads.
+func TestPostgresInstances(t *testing.T) {
+	dsn := postgresOnly(t)
+	recs := []*recorder{{}, {}}
+	a := open(t, dsn, Options{Publish: recs[0].publish})
+	b := open(t, dsn, Options{Publish: recs[1].publish})
+	if a.Epoch() != b.Epoch() {
+		t.Errorf("epochs differ on one database: %q, %q", a.Epoch(), b.Epoch())
+	}
+	mustAppend(t, a, createdRec("c1", ""))
+	const workers, each = 8, 30 // per store
+	appendFromBoth(t, a, b, workers, each)
 	if t.Failed() {
 		return
 	}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,23 +33,7 @@ func relayInstances(t *testing.T, dsn, relay string) {
 	b := open(t, dsn, Options{Publish: recs[1].publish, Relay: relay})
 	mustAppend(t, a, createdRec("c1", ""))
 	const workers, each = 4, 25
-	var wg sync.WaitGroup
-	for w := range 2 * workers {
-		s := []*Store{a, b}[w%2]
-		wg.Go(func() {
-			for i := range each {
-				recs := []*agent.Record{textRec("c1", fmt.Sprint(w, i))}
-				if i%3 == 0 {
-					recs = append(recs, userRec("c1", "m", ""), textRec("c1", "after"))
-				}
-				if err := s.Append(t.Context(), recs...); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	appendFromBoth(t, a, b, workers, each)
 	if t.Failed() {
 		return
 	}
