@@ -15,6 +15,7 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/internal/testwait"
 	"github.com/coder/websocket"
 )
 
@@ -194,7 +195,7 @@ func TestEverythingResources(t *testing.T) {
 	// The attached resource is followed: the model turns on
 	// server-everything's simulated updates (one is sent at once), and the
 	// update arrives as a live resource_updated agent event.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout) // the one bound of a wait (internal/testwait); 30 s ran out under parallel load
 	defer cancel()
 	events := sse(t, ctx, "", p.url("/agentik/events"), "")
 	fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "call_t", Name: "everything__toggle-subscriber-updates", Arguments: `{}`}}})
