@@ -110,6 +110,9 @@ func TestWSDenyWithReason(t *testing.T) {
 // clock and timer): then the call is denied as timed out, the model reads
 // that, and the /v1 response completes with its answer.
 func TestStatelessApprovalWaitIsBounded(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	type timer struct {
 		d time.Duration

@@ -45,6 +45,9 @@ func comparable(ms []agent.Message) []agent.Message {
 }
 
 func TestExportImportRoundTrip(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	c := ts.create(t)
@@ -143,6 +146,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 }
 
 func TestImportChatGPT(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	sample, err := os.ReadFile("testdata/chatgpt-conversations.json")
@@ -192,6 +198,9 @@ func TestImportChatGPT(t *testing.T) {
 }
 
 func TestImportHostile(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	// The import's cap is set to every other request's, so "over the body
 	// cap" needs no 64 MiB body.
@@ -285,6 +294,9 @@ func shape(t *testing.T, ms []agent.Message, head string) ([]agent.Message, stri
 // An export carries every branch and the head; importing it gives the
 // same tree, the same active path, and a next turn that sees that path.
 func TestExportImportKeepsBranches(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	c := ts.create(t)
@@ -354,6 +366,9 @@ func TestExportImportKeepsBranches(t *testing.T) {
 // A ChatGPT conversation with a regenerated answer keeps both branches;
 // current_node's is the active one.
 func TestImportChatGPTBranches(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	sample, err := os.ReadFile("testdata/chatgpt-conversations.json")
@@ -414,6 +429,9 @@ func zipOf(t testing.TB, files ...string) []byte {
 // bomb (declared or lying about its size) are refused with a typed error
 // that says what to do, inflating at most the import's cap.
 func TestImportZIP(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	// A cap of 1 MiB: the bombs below inflate past it at a sixteenth of
 	// the bytes (and time, under -race) of the default's.

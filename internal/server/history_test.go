@@ -77,6 +77,9 @@ func historyPage(t *testing.T, ts *testServer, id, query string, bound int) prot
 // offset (forward) or end (back from the end, as the UI does) reads every
 // message exactly once; get_messages over WebSocket pages the same.
 func TestHistoryPagesAreBoundedInBytes(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	// The ratios are what the test is about (a page holds 4.7 messages,
 	// the conversation 8.5 pages); 16 KiB messages keep them at a quarter
@@ -193,6 +196,9 @@ func TestHistoryPagesAreBoundedInBytes(t *testing.T) {
 // TestTempHistoryPagesAreBoundedInBytes: a temp conversation's history
 // (kept in memory, without seqs) pages the same.
 func TestTempHistoryPagesAreBoundedInBytes(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	const sends, size, bound = 6, 48 << 10, 120 << 10
 	ts := newTestServer(t, withHistoryBytes(bound))
@@ -275,6 +281,9 @@ func (g *gapWriter) Write(b []byte) (int, error) {
 // it comes before the first), and the JSON is byte for byte what
 // encoding the whole Archive gives, which import reads back.
 func TestExportStreams(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	const n, size = 40, 256 << 10
 	ts := newTestServer(t, withHistoryBytes(256<<10))

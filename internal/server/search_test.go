@@ -11,6 +11,9 @@ import (
 )
 
 func TestSearchREST(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	c := ts.create(t)
@@ -48,6 +51,9 @@ func TestSearchREST(t *testing.T) {
 }
 
 func TestSearchWS(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	w := dialWS(t, ts)

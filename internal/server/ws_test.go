@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,9 +26,13 @@ import (
 )
 
 // leakCheck verifies, after every other cleanup of the test, that no
-// goroutine started by the test is left.
+// goroutine started by the test is left. goleak sees the whole process:
+// the test runs alone (in a child process, see alone).
 func leakCheck(t *testing.T) {
 	t.Helper()
+	if os.Getenv(aloneEnv) != t.Name() {
+		t.Fatal("leakCheck sees every goroutine of the process: run the test alone (if !alone(t) { return })")
+	}
 	opts := []goleak.Option{
 		goleak.IgnoreCurrent(),
 		// gorm's statement cache starts a janitor it never stops (store).
@@ -322,6 +327,9 @@ func sameEvents(t testing.TB, what string, got, want []json.RawMessage) {
 }
 
 func TestWSCommands(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	w := dialWS(t, ts)
@@ -413,6 +421,9 @@ func TestWSCommands(t *testing.T) {
 }
 
 func TestWSBusyAndInterruptFromAnotherConnection(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	a, b := dialWS(t, ts), dialWS(t, ts)
@@ -447,6 +458,9 @@ func TestWSBusyAndInterruptFromAnotherConnection(t *testing.T) {
 }
 
 func TestWSTurnSurvivesDisconnect(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	a := dialWS(t, ts)
@@ -468,6 +482,9 @@ func TestWSTurnSurvivesDisconnect(t *testing.T) {
 }
 
 func TestWSTwoClientsSeeIdenticalSequences(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	a, b := dialWS(t, ts), dialWS(t, ts)
@@ -484,6 +501,9 @@ func TestWSTwoClientsSeeIdenticalSequences(t *testing.T) {
 }
 
 func TestWSResumeMidTurn(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	a := dialWS(t, ts)
@@ -538,6 +558,9 @@ func TestWSResumeMidTurn(t *testing.T) {
 }
 
 func TestWSSlowConsumerResyncsLosslessly(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	slow := dialSlowWS(t, ts)
@@ -603,6 +626,9 @@ func TestWSSlowConsumerResyncsLosslessly(t *testing.T) {
 }
 
 func TestWSManyClientsManyTurns(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	const clients, turns = 16, 5
 	ts := newTestServer(t)
@@ -671,6 +697,9 @@ func TestWSManyClientsManyTurns(t *testing.T) {
 }
 
 func TestWSTempConversationLiveOnly(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	w := dialWS(t, ts)
@@ -705,6 +734,9 @@ func TestWSTempConversationLiveOnly(t *testing.T) {
 }
 
 func TestWSResyncOnEpochAndPrunedCursor(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	w := dialWS(t, ts)
@@ -743,6 +775,9 @@ func TestWSResyncOnEpochAndPrunedCursor(t *testing.T) {
 }
 
 func TestWSBadFrames(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	w := dialWS(t, ts)
@@ -875,6 +910,9 @@ func (w *wsClient) pings(n int) (limited int) {
 }
 
 func TestWSLimits(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	lim, clock := &tokenLimiter{}, &fakeClock{now: time.Unix(1e9, 0)}
 	lim.n.Store(1 << 40)
@@ -899,6 +937,9 @@ func TestWSLimits(t *testing.T) {
 }
 
 func TestWSRateLimitAbuseCloses1008(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	lim, clock := &tokenLimiter{}, &fakeClock{now: time.Unix(1e9, 0)}
 	ts := newTestServer(t, withLimiter(lim, clock))
@@ -926,6 +967,9 @@ func TestWSRateLimitAbuseCloses1008(t *testing.T) {
 }
 
 func TestWSOversizedFrameCloses1009(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	w := dialWS(t, ts)
@@ -943,6 +987,9 @@ func TestWSOversizedFrameCloses1009(t *testing.T) {
 }
 
 func TestWSShutdownCloses1012(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	w := dialWS(t, ts)
@@ -972,6 +1019,9 @@ func TestWSShutdownCloses1012(t *testing.T) {
 }
 
 func TestWSOriginAndHost(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	allow := func(_ *agent.Config, s *server.Config) { s.AllowedOrigins = []string{"app.example.com"} }
 	ts := newTestServer(t, allow)

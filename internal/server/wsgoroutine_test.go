@@ -13,6 +13,9 @@ import (
 // with one subscription or several (the idle memory budget), and every
 // subscription still gets its frames.
 func TestWSSubscriptionsAddNoGoroutines(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	ts := newTestServer(t)
 	w := dialWS(t, ts)
 	defer w.close()

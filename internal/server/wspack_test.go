@@ -51,6 +51,9 @@ func rawReplay(t *testing.T, url, conv string) (frames [][]byte, msgs int) {
 // several frames, one per line; the lines are, byte for byte, the frames a
 // connection without it receives one per message.
 func TestWSPackedReplay(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	a := dialWS(t, ts)
@@ -88,6 +91,9 @@ func TestWSPackedReplay(t *testing.T) {
 // A live packed connection still gets every event, in order, and its
 // replies: commands and events share the packed messages.
 func TestWSPackedLive(t *testing.T) {
+	if !alone(t) {
+		return
+	}
 	leakCheck(t)
 	ts := newTestServer(t)
 	w := dialWSOpts(t, ts.wsURL()+"?pack=1", nil)
