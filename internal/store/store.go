@@ -77,6 +77,10 @@ type Options struct {
 	// instances, so they are published without a read of the log. ""
 	// (the default): LISTEN/NOTIFY and a catch-up read, as documented.
 	Relay string
+
+	// glebarezWriter puts the SQLite writer on glebarez/go-sqlite, as the
+	// reads are, instead of sqlitedrv: for benchmarks comparing the two.
+	glebarezWriter bool
 }
 
 // PageBytes is the default byte bound of a page of Events: a replay of
@@ -205,7 +209,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		// A file: URI: '%' and '#' in the path must be escaped.
 		base := "file:" + strings.NewReplacer("%", "%25", "#", "%23").Replace(path) + "?" + sqlitePragmas + extra
 		// The writer never checkpoints: the checkpointer does, beside it.
-		if s.w, err = gorm.Open(sqlite.Open(base+"&_pragma=wal_autocheckpoint(0)"), cfg()); err != nil {
+		if s.w, err = openSQLiteWriter(base+"&_pragma=wal_autocheckpoint(0)", cfg(), opt.glebarezWriter); err != nil {
 			_ = s.lock.Close()
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
