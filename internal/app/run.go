@@ -183,6 +183,10 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 type Hooks struct {
 	Now      agent.Clock            // the store's clock (Configure sets the runner's)
 	OnCommit func([]agent.AllEvent) // Config.OnCommit
+	// Tools stand in for the tool servers of an mcp.json: Wire wires them
+	// as it wires tool.Start's (metrics and spans of each call, and the
+	// server's tool list when they implement server.ToolLister).
+	Tools agent.Tools
 	// Configure adjusts the runner's and the server's configs, as Wire
 	// made them, before Start.
 	Configure func(*agent.Config, *server.Config)
@@ -332,6 +336,9 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		rcfg.Tools, rcfg.Approval = tools, tools.NeedsApproval
 		rcfg.Resources, rcfg.Prompts = tools, tools
 	}
+	if h.Tools != nil {
+		rcfg.Tools = h.Tools
+	}
 	if cfg.Demo {
 		rcfg.Tools = &demoTools{inner: tools}
 	}
@@ -356,11 +363,15 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 	if tools != nil {
 		scfg.Tools = tools
 	}
-	if dt, ok := rcfg.Tools.(*demoTools); ok {
-		scfg.Tools = dt
+	if l, ok := rcfg.Tools.(server.ToolLister); ok { // the demo's, or the hooks'
+		scfg.Tools = l
 	}
 	if rcfg.Tools != nil { // metrics and spans of tool calls
-		rcfg.Tools = tel.Tools(rcfg.Tools, scfg.Tools.Servers)
+		var servers func() []agent.ToolServer
+		if scfg.Tools != nil {
+			servers = scfg.Tools.Servers
+		}
+		rcfg.Tools = tel.Tools(rcfg.Tools, servers)
 	}
 	if h.Configure != nil {
 		h.Configure(&rcfg, &scfg)
