@@ -310,6 +310,10 @@ func sqlitePath(dsn string) (path, extra string, err error) {
 	return path, extra, nil
 }
 
+// droppedEventIndex is the index agent_event.created_at had until Prune and
+// CursorAt stopped needing it.
+const droppedEventIndex = "idx_agent_event_created_at"
+
 // init migrates the schema, makes or reads the epoch and loads the seq.
 func (s *Store) init(ctx context.Context) error {
 	db := s.w.WithContext(ctx)
@@ -327,6 +331,11 @@ func (s *Store) init(ctx context.Context) error {
 			return err
 		}
 		if err := tx.AutoMigrate(credentialTables...); err != nil { // credential.go
+			return err
+		}
+		// Databases made before created_at lost its index (Prune) keep it
+		// until here: it cost every token's row a B-tree insert.
+		if err := tx.Exec("DROP INDEX IF EXISTS " + droppedEventIndex).Error; err != nil {
 			return err
 		}
 		if err := initUsers(tx, s.now()); err != nil {
