@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/relay"
 )
 
 // watch follows one task in the log: a conversation subscription from
@@ -63,7 +64,7 @@ func (h *Handler) open(ctx context.Context, id string) (*watch, agent.Conversati
 			}
 			return w, c, nil
 		}
-		ev, err := it.Event.Decode()
+		ev, err := relay.Decode(it.Event)
 		if err != nil {
 			continue
 		}
@@ -104,7 +105,7 @@ func (w *watch) next(ctx context.Context) ([]StreamResponse, error) {
 		if it.CaughtUp {
 			continue
 		}
-		ev, err := it.Event.Decode()
+		ev, err := relay.Decode(it.Event)
 		if err != nil {
 			continue
 		}

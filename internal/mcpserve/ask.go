@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/relay"
 )
 
 // errGone ends a call whose client left or whose server shuts down: the
@@ -155,7 +156,7 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 		if it.CaughtUp {
 			continue
 		}
-		all, err := it.Event.Decode()
+		all, err := relay.Decode(it.Event)
 		if err != nil {
 			continue
 		}
