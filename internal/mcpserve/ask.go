@@ -156,6 +156,14 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 		if it.CaughtUp {
 			continue
 		}
+		// A message event matters for the answer's id only: read by a
+		// scan, since the turn's answer holds its whole text.
+		if typ, id, ok := relay.Message(it.Event); ok {
+			if typ == agent.MessageAssistant {
+				t.answerID = id
+			}
+			continue
+		}
 		all, err := relay.Decode(it.Event)
 		if err != nil {
 			continue

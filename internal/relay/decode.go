@@ -148,3 +148,27 @@ func jsonString(lit []byte) (string, bool) {
 	}
 	return s, true
 }
+
+// messageHead starts the inner event of a message event as the codec
+// writes it: the message's type, then its id.
+const messageHead = `{"type":"message","message":{"type":"`
+
+// Message reads the type and id of a message event's message by a scan of
+// its head, as the codec writes it (type, then id, plain strings), without
+// decoding the rest: a turn's last message holds its whole answer, which a
+// stream that wants only its id need not decode. ok is false for any other
+// event or layout (then decode it).
+func Message(e *agent.Encoded) (typ, id string, ok bool) {
+	if e.Kind != agent.KindConversation || e.Type != agent.EventMessage {
+		return "", "", false
+	}
+	s := &scan{b: e.Inner()}
+	s.lit(messageHead)
+	typ = s.plain()
+	s.lit(`,"id":"`)
+	id = s.plain()
+	if s.bad {
+		return "", "", false
+	}
+	return typ, id, true
+}

@@ -96,6 +96,42 @@ func TestDecodeMatchesCodec(t *testing.T) {
 	same("a message", other, false)
 }
 
+// TestMessage: the scan of a message event's head gives the decoded
+// message's type and id, and declines any other event or layout.
+func TestMessage(t *testing.T) {
+	for _, m := range []agent.Message{
+		{Type: agent.MessageUser, ID: agent.NewID(), Content: []agent.Content{agent.Text("hi")}},
+		{Type: agent.MessageAssistant, ID: agent.NewID(), Content: []agent.Content{agent.Text(tokens(1000))}},
+		{Type: agent.MessageToolCall, ID: "m\"quoted", CallID: "k", Name: "n"},
+	} {
+		e, err := agent.Encode(agent.AllEvent{Kind: agent.KindConversation, Seq: 5, ID: agent.NewID(), ConversationID: "c", Event: &agent.Event{Type: agent.EventMessage, Message: &m}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := e.Decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		typ, id, ok := Message(&e)
+		if scannable := !strings.ContainsAny(m.ID, `"\\`); ok != scannable {
+			t.Errorf("%s %q: read by the scan %v, want %v", m.Type, m.ID, ok, scannable)
+		}
+		if ok && (typ != ev.Event.Message.Type || id != ev.Event.Message.ID) {
+			t.Errorf("scanned %q %q, decoded %q %q", typ, id, ev.Event.Message.Type, ev.Event.Message.ID)
+		}
+	}
+	if _, _, ok := Message(ptr(appendEvent(t, "x"))); ok {
+		t.Error("an append_text event read as a message")
+	}
+	head := `{"type":"conversation","seq":5,"id":"x","date":"2026-12-01T00:00:00Z","conversation_id":"c","event":`
+	e := agent.StoredEvent(5, "x", agent.KindConversation, "c", []byte(head+`{"type":"message","message":{"id":"m","type":"user_message","content":[]}}}`))
+	if _, _, ok := Message(&e); ok {
+		t.Error("a message laid out otherwise (id first) read by the scan")
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
 // BenchmarkDecode: one append_text event of a fast stream (the runner
 // merges a 100,000-token answer into ~150 of them, ~5,000 bytes each).
 func BenchmarkDecode(b *testing.B) {
