@@ -42,6 +42,7 @@ type stampLog struct {
 	mu    sync.Mutex
 	at    []time.Time // at[k-1]: when token tK was written
 	bytes int64       // SSE bytes written
+	calls int         // chat requests tagged with the run's key
 }
 
 func startFake() (*fake, error) {
@@ -90,6 +91,16 @@ func (f *fake) stamp(key string, k int) (time.Time, bool) {
 	return l.at[k-1], true
 }
 
+// calls is how many chat requests the fake got tagged with run key: one
+// per model call of its turn, and one more for a title call (whose prompt
+// quotes the turn's message, tag and directive included).
+func (f *fake) calls(key string) int {
+	l := f.log(key)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.calls
+}
+
 // streamBytes is how many SSE bytes the fake wrote for run key.
 func (f *fake) streamBytes(key string) int64 {
 	l := f.log(key)
@@ -107,7 +118,11 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if key := lastTag(body); key != "" {
-			w = &stampWriter{ResponseWriter: w, log: f.log(key)}
+			l := f.log(key)
+			l.mu.Lock()
+			l.calls++
+			l.mu.Unlock()
+			w = &stampWriter{ResponseWriter: w, log: l}
 		}
 	}
 	f.llm.ServeHTTP(w, r)

@@ -39,7 +39,9 @@ func startInProc(ctx context.Context, db, modelURL string, env ...string) (*inpr
 		k, v, _ := strings.Cut(kv, "=")
 		envm[k] = v
 	}
-	s := app.Settings{Addr: ln.Addr().String(), DB: db, LogLevel: slog.LevelWarn, Listener: ln}
+	// The settings cmd/agentik reads from its environment and the bench
+	// sets: the titles (app.Run leaves them to its caller).
+	s := app.Settings{Addr: ln.Addr().String(), DB: db, LogLevel: slog.LevelWarn, Listener: ln, Titles: envm["AGENTIK_TITLES"]}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p := &inproc{url: "http://" + ln.Addr().String(), cancel: cancel, done: make(chan error, 1)}
 	go pprof.Do(rctx, pprof.Labels("side", "server"), func(ctx context.Context) {

@@ -24,7 +24,14 @@ import (
 func (b *bench) protocols(ctx context.Context) error {
 	n := b.sz.RelayTokens
 	want := llmtest.Tokens(n)
-	t, err := b.agentik(ctx, "protocols.db")
+	// Titles from the first line: the projections make conversations
+	// without a title (the WebSocket's and chat's have one), and a title
+	// by the model is a second model call after the answer, whose prompt
+	// quotes the user's message: the fake answers its [[tokens=N]] again,
+	// a second full-length stream that ran on into the next projection's
+	// turn (a real model answers eight words). Every run below must be
+	// one model call (checked at the end).
+	t, err := b.agentik(ctx, "protocols.db", "AGENTIK_TITLES=first_line")
 	if err != nil {
 		return err
 	}
@@ -82,16 +89,20 @@ func (b *bench) protocols(ctx context.Context) error {
 	wsRate := make([]float64, 0, b.sz.RelayRounds)
 	var wsResume, respResume, a2aResume []float64
 	rates := make([][]float64, len(projections))
+	var keys []string // of every run: each must have made one model call
 	for round := range b.sz.RelayRounds {
 		id, err := b.createConversation(ctx, root, "protocols-ws")
 		if err != nil {
 			return err
 		}
+		keys = append(keys, id)
 		s := newSink(id, nil)
 		rt.set(id, s)
 		if _, err := ws.subscribe(ctx, "conversation", id, -1); err != nil {
 			return err
 		}
+		b.phase(fmt.Sprintf("%d-ws", round+1))
+		c0 := t.CPU()
 		t0 := time.Now()
 		seq, err := sendTurn(ctx, ws, id, prompt(n, 0, id))
 		if err != nil {
@@ -105,9 +116,14 @@ func (b *bench) protocols(ctx context.Context) error {
 		}
 		wsRate = append(wsRate, float64(n)/time.Since(t0).Seconds())
 		line := fmt.Sprintf("protocols round %d: WebSocket %.0f", round+1, wsRate[round])
+		cpuLine := fmt.Sprintf("protocols round %d server CPU: WebSocket %d", round+1, (t.CPU() - c0).Milliseconds())
 		for i, p := range projections {
+			b.phase(fmt.Sprintf("%d-%s", round+1, strings.ToLower(strings.Fields(p.name)[0])))
 			t0 := time.Now()
-			got, err := p.run(ctx, fmt.Sprintf("bench-%d-%d-%d", b.start.UnixNano(), round, i))
+			key := fmt.Sprintf("bench-%d-%d-%d", b.start.UnixNano(), round, i)
+			keys = append(keys, key)
+			c0 := t.CPU()
+			got, err := p.run(ctx, key)
 			if err != nil {
 				return fmt.Errorf("%s: %w", p.name, err)
 			}
@@ -116,10 +132,13 @@ func (b *bench) protocols(ctx context.Context) error {
 				return fmt.Errorf("%s: the streamed text differs from the model's (%d bytes, want %d)", p.name, len(got), len(want))
 			}
 			rates[i] = append(rates[i], rate)
+			cpuLine += fmt.Sprintf(", %s %d", strings.Fields(p.name)[0], (t.CPU() - c0).Milliseconds())
 			line += fmt.Sprintf(", %s %.0f", strings.Fields(p.name)[0], rate)
 		}
 		b.progress("%s tokens/s", line)
+		b.progress("%s ms", cpuLine)
 
+		b.phase(fmt.Sprintf("%d-resumes", round+1))
 		// Resumes of the ended turns, each from its start: the WebSocket
 		// subscription from the turn's first seq, the Responses stream
 		// with starting_after=0, the A2A resubscription to the task.
@@ -141,6 +160,11 @@ func (b *bench) protocols(ctx context.Context) error {
 		}
 		a2aResume = append(a2aResume, float64(n)/time.Since(t0).Seconds())
 		b.progress("protocols round %d resumes: WebSocket %.0f, Responses %.0f, A2A %.0f tokens/s", round+1, wsResume[round], respResume[round], a2aResume[round])
+	}
+	for _, k := range keys {
+		if c := b.fake.calls(k); c != 1 {
+			return fmt.Errorf("run %s made %d model calls, want 1 (a title call by the model?)", k, c)
+		}
 	}
 	note := fmt.Sprintf("%d tokens, median of %d; raw SSE reader, text exact; stored like the WS turn", n, b.sz.RelayRounds)
 	rnote := fmt.Sprintf("%d tokens of an ended turn, from its start, median of %d; text exact", n, b.sz.RelayRounds)

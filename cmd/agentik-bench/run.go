@@ -170,12 +170,13 @@ func finiteOr0(f float64) float64 {
 	return 0
 }
 
-// agentik starts a fresh agentik on db (a file in the run's directory).
-func (b *bench) agentik(ctx context.Context, db string) (target, error) {
+// agentik starts a fresh agentik on db (a file in the run's directory),
+// with env (KEY=value) added to its environment.
+func (b *bench) agentik(ctx context.Context, db string, env ...string) (target, error) {
 	if b.inproc {
-		return startInProc(ctx, "sqlite:"+filepath.Join(b.dir, db), b.fake.URL)
+		return startInProc(ctx, "sqlite:"+filepath.Join(b.dir, db), b.fake.URL, env...)
 	}
-	return startAgentik(ctx, b.bin, filepath.Join(b.dir, db), b.fake.URL)
+	return startAgentik(ctx, b.bin, filepath.Join(b.dir, db), b.fake.URL, env...)
 }
 
 // profiled runs fn under a CPU profile when name is the profiled scenario.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/relay"
 )
 
 // watch follows one task in the log: a conversation subscription from
@@ -63,7 +64,10 @@ func (h *Handler) open(ctx context.Context, id string) (*watch, agent.Conversati
 			}
 			return w, c, nil
 		}
-		ev, err := it.Event.Decode()
+		if !first && ignored(it.Event) {
+			continue
+		}
+		ev, err := relay.Decode(it.Event)
 		if err != nil {
 			continue
 		}
@@ -101,10 +105,10 @@ func (w *watch) next(ctx context.Context) ([]StreamResponse, error) {
 		if err != nil {
 			return nil, err
 		}
-		if it.CaughtUp {
+		if it.CaughtUp || ignored(it.Event) {
 			continue
 		}
-		ev, err := it.Event.Decode()
+		ev, err := relay.Decode(it.Event)
 		if err != nil {
 			continue
 		}
@@ -112,6 +116,14 @@ func (w *watch) next(ctx context.Context) ([]StreamResponse, error) {
 			return ups, nil
 		}
 	}
+}
+
+// ignored reports whether a task's view takes nothing from e: a
+// conversation's message events (the answer is folded from its text
+// events, taskView.on). The turn's last one holds the whole answer, so it
+// is not decoded for nothing.
+func ignored(e *agent.Encoded) bool {
+	return e.Kind == agent.KindConversation && e.Type == agent.EventMessage
 }
 
 // settled reports whether a send's answer is ready: the task ended or

@@ -264,7 +264,7 @@ func (d *PushDeliverer) follow(ctx context.Context) error {
 		e := it.Event
 		switch e.Type {
 		case agent.EventMessage:
-			if ev, err := e.Decode(); err == nil && ev.Event.Message != nil && ev.Event.Message.Type == agent.MessageUser {
+			if startsTurn(e) {
 				turns[e.ConversationID] = e.Seq
 			}
 		case agent.EventEnd, agent.EventApprovalRequest:
@@ -288,6 +288,24 @@ func (d *PushDeliverer) follow(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// messagePrefix starts the inner event of a message event as the codec
+// writes it: the message's type is its first field.
+var messagePrefix = []byte(`{"type":"message","message":{"type":"`)
+
+// startsTurn reports whether e, a message event, holds a user's message
+// (a turn's start). The type is read by a scan, so a turn's answer, a
+// message holding the whole text, is not decoded only to learn it is none;
+// bytes laid out otherwise are decoded.
+func startsTurn(e *agent.Encoded) bool {
+	if rest, ok := bytes.CutPrefix(e.Inner(), messagePrefix); ok {
+		if end := bytes.IndexByte(rest, '"'); end >= 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
+			return string(rest[:end]) == agent.MessageUser
+		}
+	}
+	ev, err := e.Decode()
+	return err == nil && ev.Event != nil && ev.Event.Message != nil && ev.Event.Message.Type == agent.MessageUser
 }
 
 // turnOf finds the seq of the user message that started the turn an event

@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -11,7 +13,6 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/app"
 	"github.com/agentik/agentik/internal/broker"
-	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/server"
 )
@@ -29,27 +30,28 @@ func (s *signalTools) Call(context.Context, string, string) (string, error) {
 }
 
 // hitlBench is a runner over SQLite in a temp dir and the fake model over
-// HTTP, as an idle server runs it, with a stored conversation subscribed.
+// HTTP, as an idle server runs it (built by app.Wire, as app.Run builds
+// it), with a stored conversation subscribed.
 func hitlBench(b *testing.B, tools agent.Tools, approval func(string) bool) (*llmtest.Server, *agent.Runner, agent.Conversation, *broker.Sub) {
 	b.Helper()
 	ctx := context.Background()
-	fake, url := llmtest.NewHTTPServer(b)
-	a, err := app.Open(ctx, app.Config{DB: "sqlite:" + filepath.Join(b.TempDir(), "agentik.db")})
+	fake, url := llmtest.NewHTTPServer(b, llmtest.WithModels("fake"))
+	env := map[string]string{"OPENAI_BASE_URL": url, "OPENAI_MODEL": "fake"}
+	settings := app.Settings{Addr: "127.0.0.1:0", DB: "sqlite:" + filepath.Join(b.TempDir(), "agentik.db"), Titles: agent.TitlesFirstLine, LogLevel: slog.LevelWarn}
+	w, err := app.Wire(ctx, settings, func(k string) string { return env[k] }, io.Discard, app.Hooks{
+		Tools:     tools,
+		Configure: func(acfg *agent.Config, _ *server.Config) { acfg.Approval = approval },
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := llm.New(llm.Config{BaseURL: url, Model: "fake"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := a.Start(ctx, agent.Config{Model: m, Tools: tools, Approval: approval, Titles: agent.TitlesFirstLine}, server.Config{}); err != nil {
-		b.Fatal(err)
-	}
+	a := w.App
 	b.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = a.Runner.Close(ctx)
-		_ = a.Close(ctx)
+		_ = a.Server.Shutdown(ctx)
+		w.Close(ctx)
 	})
 	c, err := a.Runner.CreateConversation(ctx, "bench", false)
 	if err != nil {

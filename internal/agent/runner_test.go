@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,10 +24,14 @@ import (
 )
 
 // rig is a runner over a real SQLite file, a real broker and the fake
-// OpenAI-compatible model over HTTP.
+// OpenAI-compatible model over HTTP, built by app.Wire, the wiring app.Run
+// (cmd/agentik) serves: the model is the one the environment names (the
+// fake) and the tools stand in for an mcp.json's, so a wiring bug in Run
+// fails these tests too.
 type rig struct {
 	t      testing.TB
 	dbPath string
+	w      *app.Wired
 	app    *app.App
 	st     *store.Store
 	b      *broker.Broker
@@ -38,7 +44,8 @@ type rig struct {
 	// onCommit, when set, sees every committed batch on the store's writer
 	// goroutine, before the Append that wrote it returns.
 	onCommit func([]agent.AllEvent)
-	// configure, when set, adjusts the runner's config on every open.
+	// configure, when set, adjusts the runner's config, as Wire made it,
+	// on every open; it is told how the model is reached.
 	configure func(*agent.Config, llm.Config)
 }
 
@@ -51,38 +58,43 @@ func newRig(t testing.TB, tools agent.Tools) *rig {
 // (set before the first open).
 func newRigWith(t testing.TB, tools agent.Tools, configure func(*agent.Config, llm.Config), opts ...llmtest.Option) *rig {
 	t.Helper()
-	fake, url := llmtest.NewHTTPServer(t, opts...)
+	fake, url := llmtest.NewHTTPServer(t, append([]llmtest.Option{llmtest.WithModels("fake")}, opts...)...)
 	g := &rig{t: t, dbPath: filepath.Join(t.TempDir(), "agentik.db"), fake: fake, url: url, tools: tools, configure: configure}
 	g.open()
 	t.Cleanup(g.close)
 	return g
 }
 
+// open starts the server's wiring on the rig's database, as a process
+// start does.
 func (g *rig) open() {
 	g.t.Helper()
-	a, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + g.dbPath, OnCommit: func(evs []agent.AllEvent) {
-		if g.onCommit != nil {
-			g.onCommit(evs)
-		}
-	}})
+	env := map[string]string{"OPENAI_BASE_URL": g.url, "OPENAI_MODEL": "fake"}
+	settings := app.Settings{Addr: "127.0.0.1:0", DB: "sqlite:" + g.dbPath, Titles: agent.TitlesFirstLine, LogLevel: slog.LevelWarn}
+	w, err := app.Wire(context.Background(), settings, func(k string) string { return env[k] }, io.Discard, app.Hooks{
+		OnCommit: func(evs []agent.AllEvent) {
+			if g.onCommit != nil {
+				g.onCommit(evs)
+			}
+		},
+		Tools: g.tools,
+		Configure: func(acfg *agent.Config, _ *server.Config) {
+			if g.approval != nil {
+				acfg.Approval = g.approval
+			}
+			if g.configure != nil {
+				g.configure(acfg, llm.Config{BaseURL: g.url, Model: "fake"})
+			}
+		},
+	})
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	mcfg := llm.Config{BaseURL: g.url, Model: "fake"}
-	m, err := llm.New(mcfg)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	acfg := agent.Config{Model: m, Tools: g.tools, Approval: g.approval}
-	if g.configure != nil {
-		g.configure(&acfg, mcfg)
-	}
-	if err := a.Start(context.Background(), acfg, server.Config{}); err != nil {
-		g.t.Fatal(err)
-	}
-	g.app, g.st, g.b, g.r = a, a.Store, a.Broker, a.Runner
+	g.w, g.app, g.st, g.b, g.r = w, w.App, w.Store, w.Broker, w.Runner
 }
 
+// close stops the wiring as app.Run's shutdown does: the runner, the
+// server's streams, then the rest.
 func (g *rig) close() {
 	if g.st == nil {
 		return
@@ -92,7 +104,11 @@ func (g *rig) close() {
 	if err := g.r.Close(ctx); err != nil {
 		g.t.Error(err)
 	}
-	if err := g.app.Close(ctx); err != nil {
+	if err := g.app.Server.Shutdown(ctx); err != nil {
+		g.t.Error(err)
+	}
+	g.w.Close(ctx)
+	if err := g.app.Close(ctx); err != nil { // what Close met closing the store
 		g.t.Error(err)
 	}
 	g.st = nil

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,46 +16,46 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/agui"
 	"github.com/agentik/agentik/internal/app"
-	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/server"
 )
 
-// rig is the AI SDK handler over a real runner, store and broker, with the
-// caller named by the X-Test-User header (as the server's middleware puts
-// a principal in the context).
-func rig(t *testing.T) (*httptest.Server, *agent.Runner) {
+// rig is agentik's server as app.Wire builds it for app.Run (cmd/agentik)
+// over SQLite and the fake model, with the caller named by the X-Test-User
+// header, as a trusted reverse proxy names them (AGENTIK_TRUSTED_USER_HEADER
+// from loopback): the handler is the one the server mounts, and each
+// name signs in as a member. user is the principal a name signed in as.
+func rig(t *testing.T) (ts *httptest.Server, runner *agent.Runner, user func(name string) agent.Principal) {
 	t.Helper()
-	_, url := llmtest.NewHTTPServer(t)
-	a, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + filepath.Join(t.TempDir(), "agentik.db")})
+	_, url := llmtest.NewHTTPServer(t, llmtest.WithModels("fake"))
+	env := map[string]string{"OPENAI_BASE_URL": url, "OPENAI_MODEL": "fake"}
+	settings := app.Settings{Addr: "127.0.0.1:0", DB: "sqlite:" + filepath.Join(t.TempDir(), "agentik.db"), Titles: agent.TitlesFirstLine, LogLevel: slog.LevelWarn,
+		TrustedUserHeader: "X-Test-User", TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+	w, err := app.Wire(context.Background(), settings, func(k string) string { return env[k] }, io.Discard, app.Hooks{
+		Configure: func(_ *agent.Config, scfg *server.Config) { scfg.Heartbeat = time.Second },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := llm.New(llm.Config{BaseURL: url, Model: "fake"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(context.Background(), agent.Config{Model: m}, server.Config{ModelName: "fake", Heartbeat: time.Second}); err != nil {
-		t.Fatal(err)
-	}
-	h := agui.New(agui.Config{Runner: a.Runner, Broker: a.Broker, Heartbeat: time.Second})
-	mux := http.NewServeMux()
-	for p, hh := range h.Routes() {
-		mux.Handle(p, hh)
-	}
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := agent.Principal{UserID: r.Header.Get("X-Test-User"), Role: agent.RoleMember}
-		mux.ServeHTTP(w, r.WithContext(agent.WithPrincipal(r.Context(), p)))
-	}))
+	a := w.App
+	ts = httptest.NewServer(a.Server)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = a.Runner.Close(ctx)
 		_ = a.Server.Shutdown(ctx)
 		ts.Close()
-		_ = a.Close(ctx)
+		w.Close(ctx)
 	})
-	return ts, a.Runner
+	user = func(name string) agent.Principal {
+		t.Helper()
+		u, err := a.Store.UserBySubject(context.Background(), "header:X-Test-User", name)
+		if err != nil {
+			t.Fatalf("user %s: %v", name, err)
+		}
+		return u.Principal()
+	}
+	return ts, a.Runner, user
 }
 
 func run(t *testing.T, ts *httptest.Server, user, body string) string {
@@ -73,7 +75,7 @@ func run(t *testing.T, ts *httptest.Server, user, body string) string {
 // RUN_ERROR not_found for every kind of run, as an unknown id is, and
 // changes nothing.
 func TestOthersThread(t *testing.T) {
-	ts, runner := rig(t)
+	ts, runner, user := rig(t)
 	if body := run(t, ts, "alice", `{"threadId":"thread-iso","runId":"r1","messages":[{"id":"u1","role":"user","content":"mine"}]}`); !strings.Contains(body, `"type":"RUN_FINISHED"`) {
 		t.Fatalf("alice's run: %s", body)
 	}
@@ -89,7 +91,11 @@ func TestOthersThread(t *testing.T) {
 			t.Errorf("bob's %s run on alice's thread: %s", name, body)
 		}
 	}
-	ctx := agent.WithPrincipal(context.Background(), agent.Principal{UserID: "alice", Role: agent.RoleMember})
+	alice := user("alice")
+	if alice.Role != agent.RoleMember {
+		t.Errorf("alice signed in as %+v, want a member", alice)
+	}
+	ctx := agent.WithPrincipal(context.Background(), alice)
 	ms, err := runner.Messages(ctx, agent.MessageQuery{ConversationID: "thread-iso", Limit: 100})
 	if err != nil {
 		t.Fatal(err)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,51 +16,51 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/aisdk"
 	"github.com/agentik/agentik/internal/app"
-	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/server"
 )
 
-// rig is the AI SDK handler over a real runner, store and broker, with the
-// caller named by the X-Test-User header (as the server's middleware puts
-// a principal in the context).
-func rig(t *testing.T) (*httptest.Server, *agent.Runner) {
+// rig is agentik's server as app.Wire builds it for app.Run (cmd/agentik)
+// over SQLite and the fake model, with the caller named by the X-Test-User
+// header, as a trusted reverse proxy names them (AGENTIK_TRUSTED_USER_HEADER
+// from loopback): the handler is the one the server mounts, and each
+// name signs in as a member. user is the principal a name signed in as.
+func rig(t *testing.T) (ts *httptest.Server, runner *agent.Runner, user func(name string) agent.Principal) {
 	t.Helper()
-	_, url := llmtest.NewHTTPServer(t)
-	a, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + filepath.Join(t.TempDir(), "agentik.db")})
+	_, url := llmtest.NewHTTPServer(t, llmtest.WithModels("fake"))
+	env := map[string]string{"OPENAI_BASE_URL": url, "OPENAI_MODEL": "fake"}
+	settings := app.Settings{Addr: "127.0.0.1:0", DB: "sqlite:" + filepath.Join(t.TempDir(), "agentik.db"), Titles: agent.TitlesFirstLine, LogLevel: slog.LevelWarn,
+		TrustedUserHeader: "X-Test-User", TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+	w, err := app.Wire(context.Background(), settings, func(k string) string { return env[k] }, io.Discard, app.Hooks{
+		Configure: func(_ *agent.Config, scfg *server.Config) { scfg.Heartbeat = time.Second },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := llm.New(llm.Config{BaseURL: url, Model: "fake"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(context.Background(), agent.Config{Model: m}, server.Config{ModelName: "fake", Heartbeat: time.Second}); err != nil {
-		t.Fatal(err)
-	}
-	h := aisdk.New(aisdk.Config{Runner: a.Runner, Broker: a.Broker, Heartbeat: time.Second})
-	mux := http.NewServeMux()
-	for p, hh := range h.Routes() {
-		mux.Handle(p, hh)
-	}
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := agent.Principal{UserID: r.Header.Get("X-Test-User"), Role: agent.RoleMember}
-		mux.ServeHTTP(w, r.WithContext(agent.WithPrincipal(r.Context(), p)))
-	}))
+	a := w.App
+	ts = httptest.NewServer(a.Server)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = a.Runner.Close(ctx)
 		_ = a.Server.Shutdown(ctx)
 		ts.Close()
-		_ = a.Close(ctx)
+		w.Close(ctx)
 	})
-	return ts, a.Runner
+	user = func(name string) agent.Principal {
+		t.Helper()
+		u, err := a.Store.UserBySubject(context.Background(), "header:X-Test-User", name)
+		if err != nil {
+			t.Fatalf("user %s: %v", name, err)
+		}
+		return u.Principal()
+	}
+	return ts, a.Runner, user
 }
 
 func post(t *testing.T, ts *httptest.Server, user, body string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", ts.URL+"/agentik/ai-sdk/chat", strings.NewReader(body))
+	req, _ := http.NewRequest("POST", ts.URL+aisdk.Prefix+"chat", strings.NewReader(body))
 	req.Header.Set("X-Test-User", user)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -72,7 +74,7 @@ func post(t *testing.T, ts *httptest.Server, user, body string) (int, string) {
 // TestOthersChat: a chat id that is another user's conversation answers
 // not_found on every route, as an unknown id does, and changes nothing.
 func TestOthersChat(t *testing.T) {
-	ts, runner := rig(t)
+	ts, runner, user := rig(t)
 	st, body := post(t, ts, "alice", `{"id":"chat-iso","trigger":"submit-message","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"mine"}]}]}`)
 	if st != 200 || !strings.Contains(body, `"type":"finish"`) {
 		t.Fatalf("alice's chat: %d %s", st, body)
@@ -87,7 +89,7 @@ func TestOthersChat(t *testing.T) {
 			t.Errorf("bob's %s on alice's chat: %d %s", name, st, body)
 		}
 	}
-	req, _ := http.NewRequest("GET", ts.URL+"/agentik/ai-sdk/chat/chat-iso/stream", nil)
+	req, _ := http.NewRequest("GET", ts.URL+aisdk.Prefix+"chat/chat-iso/stream", nil)
 	req.Header.Set("X-Test-User", "bob")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -97,7 +99,11 @@ func TestOthersChat(t *testing.T) {
 	if resp.StatusCode != http.StatusNoContent {
 		t.Errorf("bob's resume of alice's chat: %d, want 204 as for a chat of his own where nothing runs", resp.StatusCode)
 	}
-	ctx := agent.WithPrincipal(context.Background(), agent.Principal{UserID: "alice", Role: agent.RoleMember})
+	alice := user("alice")
+	if alice.Role != agent.RoleMember {
+		t.Errorf("alice signed in as %+v, want a member", alice)
+	}
+	ctx := agent.WithPrincipal(context.Background(), alice)
 	ms, err := runner.Messages(ctx, agent.MessageQuery{ConversationID: "chat-iso", Limit: 100})
 	if err != nil {
 		t.Fatal(err)

@@ -4,11 +4,12 @@
 //
 // The store feeds the broker and the runner (committed events, other
 // instances' interrupt requests) while both depend on the store. The cycle
-// is broken by two steps instead of late-bound pointers: Open opens the
-// database and makes the broker over it; Start makes the runner and the
+// is broken by two steps instead of late-bound pointers: open opens the
+// database and makes the broker over it; start makes the runner and the
 // server and only then connects the store to them (store.Store.Start).
 // Until then nothing is published, which loses nothing: nobody can be
-// subscribed yet, and subscribers replay from the log.
+// subscribed yet, and subscribers replay from the log. Wire (run.go)
+// takes both steps, for Run and for every test rig; nothing else does.
 package app
 
 import (
@@ -24,8 +25,8 @@ import (
 	"github.com/agentik/agentik/internal/store"
 )
 
-// Config says what Open opens.
-type Config struct {
+// config says what open opens.
+type config struct {
 	DB     string // the database: a SQLite path or a postgres:// URL
 	Logger *slog.Logger
 	Now    agent.Clock // the store's clock; time.Now when nil
@@ -49,20 +50,20 @@ type Config struct {
 type App struct {
 	Store  *store.Store
 	Broker *broker.Broker
-	Runner *agent.Runner // set by Start
+	Runner *agent.Runner // set by start
 	Server *server.Server
-	// Schedules runs the schedules' slots through the Runner (set by Start).
+	// Schedules runs the schedules' slots through the Runner (set by start).
 	Schedules *agent.Scheduler
 
-	cfg        Config
+	cfg        config
 	stopSweep  context.CancelFunc
 	sweepDone  sync.WaitGroup
 	closeOnce  sync.Once
 	closeError error
 }
 
-// Open opens the database and makes the broker over it.
-func Open(ctx context.Context, cfg Config) (*App, error) {
+// open opens the database and makes the broker over it.
+func open(ctx context.Context, cfg config) (*App, error) {
 	st, err := store.Open(ctx, cfg.DB, store.Options{Logger: cfg.Logger, Now: cfg.Now, Relay: cfg.Relay})
 	if err != nil {
 		return nil, err
@@ -70,11 +71,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	return &App{Store: st, Broker: broker.New(st, cfg.Logger), cfg: cfg}, nil
 }
 
-// Start makes the runner from rc and the server from sc (their store,
+// start makes the runner from rc and the server from sc (their store,
 // cluster, publisher, broker and runner are filled in here), connects the
 // store to them, recovers the turns that died with their process, and
 // starts the sweep of idle temp conversations.
-func (a *App) Start(ctx context.Context, rc agent.Config, sc server.Config) error {
+func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) error {
 	rc.Store, rc.Cluster, rc.Publisher, rc.Agents = a.Store, a.Store, a.Broker, a.Store
 	if rc.Memory == nil {
 		rc.Memory = a.Store // long-term memory (agent/memory.go)

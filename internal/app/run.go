@@ -182,9 +182,13 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 // its tests.
 type Hooks struct {
 	Now      agent.Clock            // the store's clock (Configure sets the runner's)
-	OnCommit func([]agent.AllEvent) // Config.OnCommit
+	OnCommit func([]agent.AllEvent) // config.OnCommit
+	// Tools stand in for the tool servers of an mcp.json: Wire wires them
+	// as it wires tool.Start's (metrics and spans of each call, and the
+	// server's tool list when they implement server.ToolLister).
+	Tools agent.Tools
 	// Configure adjusts the runner's and the server's configs, as Wire
-	// made them, before Start.
+	// made them, before start.
 	Configure func(*agent.Config, *server.Config)
 }
 
@@ -243,7 +247,7 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		log.Info("tracing_on")
 	}
 	tel := telemetry.New(telemetry.Options{Metrics: metrics, Tracer: tracer, Logger: log})
-	a, err = Open(ctx, Config{DB: cfg.DB, Logger: log, Committed: metrics.Appended, Now: h.Now, OnCommit: h.OnCommit,
+	a, err = open(ctx, config{DB: cfg.DB, Logger: log, Committed: metrics.Appended, Now: h.Now, OnCommit: h.OnCommit,
 		// EXPERIMENTAL: set only by the bench (store/relay.go).
 		Relay: getenv("AGENTIK_EXPERIMENTAL_RELAY")})
 	if err != nil {
@@ -301,7 +305,7 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 	var tools *tool.Manager
 	rcfg := agent.Config{Model: model, SystemPrompt: cfg.SystemPrompt, MaxAnswerBytes: cfg.MaxAnswerBytes, Logger: log, Unavailable: unavailable,
 		TurnContext: tel.TurnContext, SummaryModel: cfg.SummaryModel, Titles: cfg.Titles, ApprovalTimeout: cfg.ApprovalTimeout, NoMemory: cfg.NoMemory,
-		Budgets: &agent.Budgets{Default: cfg.DefaultBudget, Log: log.Warn}} // Start gives it the store
+		Budgets: &agent.Budgets{Default: cfg.DefaultBudget, Log: log.Warn}} // start gives it the store
 	if providers != nil {
 		rcfg.Catalog = providers
 		rcfg.Windows = providers // the window follows each conversation's model
@@ -332,6 +336,9 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		rcfg.Tools, rcfg.Approval = tools, tools.NeedsApproval
 		rcfg.Resources, rcfg.Prompts = tools, tools
 	}
+	if h.Tools != nil {
+		rcfg.Tools = h.Tools
+	}
 	if cfg.Demo {
 		rcfg.Tools = &demoTools{inner: tools}
 	}
@@ -356,16 +363,20 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 	if tools != nil {
 		scfg.Tools = tools
 	}
-	if dt, ok := rcfg.Tools.(*demoTools); ok {
-		scfg.Tools = dt
+	if l, ok := rcfg.Tools.(server.ToolLister); ok { // the demo's, or the hooks'
+		scfg.Tools = l
 	}
 	if rcfg.Tools != nil { // metrics and spans of tool calls
-		rcfg.Tools = tel.Tools(rcfg.Tools, scfg.Tools.Servers)
+		var servers func() []agent.ToolServer
+		if scfg.Tools != nil {
+			servers = scfg.Tools.Servers
+		}
+		rcfg.Tools = tel.Tools(rcfg.Tools, servers)
 	}
 	if h.Configure != nil {
 		h.Configure(&rcfg, &scfg)
 	}
-	if err := a.Start(ctx, rcfg, scfg); err != nil {
+	if err := a.start(ctx, rcfg, scfg); err != nil {
 		return nil, err
 	}
 	w.App, w.Metrics = a, metrics

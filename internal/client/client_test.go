@@ -3,8 +3,9 @@ package client_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"net"
-	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,9 +15,7 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/app"
 	"github.com/agentik/agentik/internal/client"
-	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
-	"github.com/agentik/agentik/internal/server"
 	"github.com/agentik/agentik/internal/store"
 	"github.com/agentik/agentik/internal/testwait"
 )
@@ -29,58 +28,52 @@ func leakCheck(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, opts...) })
 }
 
-// instance is one server process's worth of wiring on a database file,
-// listening on addr; stop shuts it down like a process exit.
+// instance is agentik run by app.Run, the program cmd/agentik runs, on a
+// database file and listening on addr; stop stops it as a signal stops
+// the process.
 type instance struct {
-	a      *app.App
-	st     *store.Store
-	runner *agent.Runner
-	app    *server.Server
-	hs     *http.Server
-	done   chan error
+	cancel context.CancelFunc
+	done   chan error // app.Run's result
 }
 
 func start(t *testing.T, dbPath, modelURL, addr string) *instance {
 	t.Helper()
-	a, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + dbPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := llm.New(llm.Config{BaseURL: modelURL, Model: "fake"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(context.Background(), agent.Config{Model: m}, server.Config{}); err != nil {
-		t.Fatal(err)
-	}
-	st, r, app := a.Store, a.Runner, a.Server
 	var ln net.Listener
 	testwait.ForErr(t, "the address to be free again", func() (err error) { // a restart reuses the port
 		ln, err = net.Listen("tcp", addr)
 		return err
 	})
-	in := &instance{a: a, st: st, runner: r, app: app, hs: &http.Server{Handler: app}, done: make(chan error, 1)}
-	go func() { in.done <- in.hs.Serve(ln) }()
+	env := map[string]string{"OPENAI_BASE_URL": modelURL, "OPENAI_MODEL": "fake"}
+	s := app.Settings{Addr: addr, DB: "sqlite:" + dbPath, Titles: agent.TitlesFirstLine, LogLevel: slog.LevelWarn, Listener: ln}
+	ctx, cancel := context.WithCancel(context.Background())
+	in := &instance{cancel: cancel, done: make(chan error, 1)}
+	go func() { in.done <- app.Run(ctx, s, func(k string) string { return env[k] }, io.Discard) }()
 	return in
 }
 
 func (in *instance) stop(t *testing.T) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := in.runner.Close(ctx); err != nil {
+	in.cancel()
+	if err := <-in.done; err != nil {
 		t.Error(err)
 	}
-	if err := in.app.Shutdown(ctx); err != nil {
-		t.Error(err)
+}
+
+// storedEvents is the event log of the database at dbPath, read once no
+// server has it open.
+func storedEvents(t *testing.T, dbPath string) []agent.AllEvent {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, "sqlite:"+dbPath, store.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := in.hs.Shutdown(ctx); err != nil {
-		t.Error(err)
+	defer st.Close()
+	evs, err := st.Events(ctx, agent.EventQuery{After: 0, Limit: 100000})
+	if err != nil {
+		t.Fatal(err)
 	}
-	<-in.done
-	if err := in.a.Close(ctx); err != nil {
-		t.Error(err)
-	}
+	return evs
 }
 
 func freeAddr(t *testing.T) string {
@@ -158,14 +151,29 @@ func TestClientResumesAcrossServerRestart(t *testing.T) {
 	}
 	a.stop(t)
 	b := start(t, db, modelURL, addr)
-	defer b.stop(t)
 	turn(t, c, sub, conv.ID, "[[tokens=50]] after", &got)
-
-	// Exactly the stored log, in order, once.
-	want, err := b.st.Events(ctx, agent.EventQuery{After: 0, Limit: 100000})
-	if err != nil {
+	if err := sub.Close(); err != nil {
 		t.Fatal(err)
 	}
+	b.stop(t)
+
+	// app.Run's shutdown stopped the streaming turn (interrupted), rather
+	// than leaving it to the next start's recovery.
+	interrupted := 0
+	for _, ev := range got {
+		if e := ev.Event; e != nil && e.Type == agent.EventInterrupted {
+			interrupted++
+		}
+		if e := ev.Event; e != nil && e.Type == agent.EventError && e.Code == agent.CodeInterruptedByRestart {
+			t.Errorf("the streaming turn was recovered at the restart, not stopped by the shutdown: %s", ev.JSON)
+		}
+	}
+	if interrupted != 1 {
+		t.Errorf("%d interrupted events, want 1 (the turn streaming at the shutdown)", interrupted)
+	}
+
+	// Exactly the stored log, in order, once.
+	want := storedEvents(t, db)
 	if len(got) != len(want) {
 		t.Fatalf("got %d events, the log has %d", len(got), len(want))
 	}
@@ -173,9 +181,6 @@ func TestClientResumesAcrossServerRestart(t *testing.T) {
 		if got[i].Seq != want[i].Seq || got[i].ID != want[i].ID {
 			t.Fatalf("event %d: got seq %d id %s, want seq %d id %s", i, got[i].Seq, got[i].ID, want[i].Seq, want[i].ID)
 		}
-	}
-	if err := sub.Close(); err != nil {
-		t.Fatal(err)
 	}
 }
 

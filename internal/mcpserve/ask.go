@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/relay"
 )
 
 // errGone ends a call whose client left or whose server shuts down: the
@@ -155,7 +156,15 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 		if it.CaughtUp {
 			continue
 		}
-		all, err := it.Event.Decode()
+		// A message event matters for the answer's id only: read by a
+		// scan, since the turn's answer holds its whole text.
+		if typ, id, ok := relay.Message(it.Event); ok {
+			if typ == agent.MessageAssistant {
+				t.answerID = id
+			}
+			continue
+		}
+		all, err := relay.Decode(it.Event)
 		if err != nil {
 			continue
 		}

@@ -479,7 +479,7 @@ func TestOpenAIStoredConversation(t *testing.T) {
 // TestOpenAIStreamKeepalive: while nothing flows (the model or a tool is
 // slow) a stream gets comment lines, which OpenAI clients skip.
 func TestOpenAIStreamKeepalive(t *testing.T) {
-	ts := newTestServer(t, func(g *rig) { g.handler.Heartbeat = 5 * time.Millisecond })
+	ts := newTestServer(t, func(g *rig) { g.heartbeat = 5 * time.Millisecond })
 	hold := make(chan struct{})
 	ts.Fake.Enqueue(llmtest.Reply{Text: "late", Hold: hold})
 	resp := postV1(t, ts, `{"model":"fake","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
@@ -504,7 +504,7 @@ func TestOpenAIStreamKeepalive(t *testing.T) {
 // server-side tool arrive as one content, the rounds a paragraph apart;
 // the client never sees the server-side call.
 func TestOpenAIServerToolRounds(t *testing.T) {
-	ts := newTestServer(t, func(g *rig) { g.agent.Tools = echoTools{} })
+	ts := newTestServer(t, func(g *rig) { g.tools = echoTools{} })
 	ts.Fake.Enqueue(llmtest.Reply{Text: "Let me look.", ToolCalls: []agent.ToolCall{{ID: "s1", Name: "srv__echo", Arguments: `{}`}}})
 	ts.Fake.Enqueue(llmtest.Reply{Text: "Found it."})
 	var c oaiCompletion

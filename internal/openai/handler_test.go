@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -14,17 +15,16 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/app"
 	"github.com/agentik/agentik/internal/broker"
-	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/openai"
 	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/internal/server"
-	"github.com/agentik/agentik/internal/sse"
 )
 
-// testServer is the openai Handler alone over a real runner and broker
-// on SQLite (no server middleware: internal/server's tests cover the
-// mount), with the fake model over HTTP.
+// testServer is agentik's server as app.Wire builds it for app.Run
+// (cmd/agentik), over SQLite, with the fake model over HTTP as the model
+// the environment names: the /v1 facade is the Handler the server mounts,
+// so a wiring bug in Run fails these tests too.
 type testServer struct {
 	*httptest.Server
 	Fake   *llmtest.Server
@@ -32,11 +32,11 @@ type testServer struct {
 	Broker *broker.Broker
 }
 
-// rig is what a test may set before the runner and the handler start.
+// rig is what a test may set before the server starts.
 type rig struct {
-	agent   agent.Config
-	handler openai.Config
-	fake    []llmtest.Option
+	tools     agent.Tools   // in place of an mcp.json's tools (app.Hooks.Tools)
+	heartbeat time.Duration // the SSE heartbeat; a second unless set
+	fake      []llmtest.Option
 }
 
 type rigOption func(*rig)
@@ -48,35 +48,34 @@ func strict() rigOption {
 
 func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 	t.Helper()
-	g := rig{handler: openai.Config{ModelName: "fake", Heartbeat: time.Second, Streams: sse.NewGroup()}}
+	g := rig{heartbeat: time.Second}
 	for _, o := range opts {
 		o(&g)
 	}
-	fake, url := llmtest.NewHTTPServer(t, g.fake...)
-	a, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + filepath.Join(t.TempDir(), "agentik.db")})
+	fake, url := llmtest.NewHTTPServer(t, append([]llmtest.Option{llmtest.WithModels("fake")}, g.fake...)...)
+	env := map[string]string{"OPENAI_BASE_URL": url, "OPENAI_MODEL": "fake"}
+	settings := app.Settings{Addr: "127.0.0.1:0", DB: "sqlite:" + filepath.Join(t.TempDir(), "agentik.db"), Titles: agent.TitlesFirstLine, LogLevel: slog.LevelWarn}
+	w, err := app.Wire(context.Background(), settings, func(k string) string { return env[k] }, io.Discard, app.Hooks{
+		Tools:     g.tools,
+		Configure: func(_ *agent.Config, scfg *server.Config) { scfg.Heartbeat = g.heartbeat },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.agent.Model, err = llm.New(llm.Config{BaseURL: url, Model: "fake"}); err != nil {
-		t.Fatal(err)
-	}
-	acfg, hcfg := g.agent, g.handler
-	if err := a.Start(context.Background(), acfg, server.Config{ModelName: "fake"}); err != nil {
-		t.Fatal(err)
-	}
-	hcfg.Runner, hcfg.Broker = a.Runner, a.Broker
-	ts := httptest.NewServer(openai.New(hcfg))
+	a := w.App
+	ts := httptest.NewServer(a.Server)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := a.Runner.Close(ctx); err != nil {
 			t.Error(err)
 		}
-		if err := hcfg.Streams.Shutdown(ctx); err != nil {
+		if err := a.Server.Shutdown(ctx); err != nil {
 			t.Error(err)
 		}
 		ts.Close()
-		if err := a.Close(ctx); err != nil {
+		w.Close(ctx)
+		if err := a.Close(ctx); err != nil { // what Close met closing the store
 			t.Error(err)
 		}
 	})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/relay"
 	"github.com/agentik/agentik/internal/sse"
 )
 
@@ -150,7 +151,7 @@ func (h *Handler) followResponse(ctx context.Context, sub **broker.Sub, convID s
 		if e.Kind != agent.KindConversation {
 			continue
 		}
-		all, err := e.Decode() // re-shaped for the Responses API: decoded to decide
+		all, err := relay.Decode(e) // re-shaped for the Responses API: decoded to decide
 		if err != nil || all.Event == nil {
 			continue
 		}

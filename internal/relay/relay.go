@@ -91,7 +91,7 @@ func (s Stream) Run(ctx context.Context, p Projection) {
 			if it.CaughtUp || it.Event.Kind != agent.KindConversation {
 				continue
 			}
-			all, err := it.Event.Decode()
+			all, err := Decode(it.Event)
 			if err != nil || all.Event == nil {
 				continue
 			}

@@ -351,20 +351,28 @@ func BenchmarkCommit(b *testing.B) {
 }
 
 // BenchmarkCommitIndexCost is BenchmarkCommit at the mix's batch sizes
-// with and without idx_event_conversation_seq: what that index costs per
-// token when 100 conversations stream at once, each new row in another of
-// its leaf pages (docs/ARCHITECTURE.md says why it stays).
+// with every index of agent_event, without one of them, and without all:
+// what each costs per token when 100 conversations stream at once
+// (idx_event_conversation_seq puts each new row in another of its leaf
+// pages; docs/ARCHITECTURE.md says why each stays).
 func BenchmarkCommitIndexCost(b *testing.B) {
 	for _, size := range []int{8, 64} {
-		for _, drop := range []bool{false, true} {
+		for _, drop := range []string{"", "idx_event_conversation_seq", "idx_agent_event_id", "idx_event_owner_seq", "all"} {
 			name := fmt.Sprintf("rows=%d/all_indexes", size)
-			if drop {
-				name = fmt.Sprintf("rows=%d/without_conversation_seq", size)
+			if drop != "" {
+				name = fmt.Sprintf("rows=%d/without_%s", size, drop)
 			}
 			b.Run(name, func(b *testing.B) {
 				s := benchStore(b, Options{Publish: func([]agent.Encoded) {}})
-				if drop {
-					if err := s.w.Exec("DROP INDEX idx_event_conversation_seq").Error; err != nil {
+				drops := []string{drop}
+				if drop == "all" {
+					drops = []string{"idx_event_conversation_seq", "idx_agent_event_id", "idx_event_owner_seq"}
+				}
+				for _, d := range drops {
+					if d == "" {
+						continue
+					}
+					if err := s.w.Exec("DROP INDEX " + d).Error; err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -220,8 +220,15 @@ func (s *Store) Bounds(ctx context.Context) (pruned, head int64, err error) {
 	return pruned, head, nil
 }
 
-// Prune deletes the events created before t, records the highest deleted
-// seq as pruned_through, and returns how many it deleted. Messages are kept.
+// Prune deletes the log's oldest events, those before the first one
+// created at or after t, records the highest deleted seq as
+// pruned_through, and returns how many it deleted. Messages are kept.
+//
+// It prunes a prefix of the log, never a hole: an event older than t that
+// follows a newer one (the clock stepped back) waits for the newer one.
+// Finding the prefix reads the rows it deletes, in seq order, and no
+// more, so created_at needs no index (the mix writes one row per token;
+// docs/ARCHITECTURE.md).
 func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 	before = before.UTC()
 	var n int64
@@ -231,29 +238,30 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 				return fmt.Errorf("seq lock: %w", err)
 			}
 		}
-		var top sql.NullInt64
-		if err := tx.Model(&eventRow{}).Where("created_at < ?", before).Select("MAX(seq)").Scan(&top).Error; err != nil {
+		pruned, head, err := bounds(tx)
+		if err != nil {
 			return err
 		}
-		if !top.Valid {
+		top := head // every event is older than t unless one is not
+		var kept []int64
+		if err := tx.Model(&eventRow{}).Where("created_at >= ?", before).Order("seq").Limit(1).Pluck("seq", &kept).Error; err != nil {
+			return err
+		}
+		if len(kept) > 0 {
+			top = kept[0] - 1
+		}
+		if top <= pruned {
 			return nil
 		}
-		res := tx.Where("seq <= ? AND created_at < ?", top.Int64, before).Delete(&eventRow{})
+		res := tx.Where("seq <= ?", top).Delete(&eventRow{})
 		if res.Error != nil {
 			return res.Error
 		}
 		n = res.RowsAffected
-		pruned, _, err := bounds(tx)
-		if err != nil {
-			return err
-		}
-		if top.Int64 <= pruned {
-			return nil
-		}
 		return tx.Clauses(clause.OnConflict{
 			Columns:   []clause.Column{{Name: "key"}},
 			DoUpdates: clause.AssignmentColumns([]string{"value"}),
-		}).Create(&metaRow{Key: metaPrunedThrough, Value: strconv.FormatInt(top.Int64, 10)}).Error
+		}).Create(&metaRow{Key: metaPrunedThrough, Value: strconv.FormatInt(top, 10)}).Error
 	})
 	s.version.Add(1) // pruned_through may have moved (see Bounds)
 	if err != nil {
@@ -300,17 +308,54 @@ func (s *Store) ConversationPruned(ctx context.Context, id string) (int64, error
 // CursorAt turns an instant into an event cursor: the seq just before the
 // first stored event created at or after t (the head when there is none),
 // so that resuming after it starts at t.
+//
+// created_at has no index (see Prune): it takes the log's dates as rising
+// with seq, as the writer stamps them, and bisects the seqs, one primary
+// key lookup per step. Were the clock to step back, the cursor falls on
+// one of the events where the dates cross t.
 func (s *Store) CursorAt(ctx context.Context, t time.Time) (int64, error) {
 	db := s.r.WithContext(ctx)
-	var first sql.NullInt64
-	if err := db.Model(&eventRow{}).Where("created_at >= ?", t.UTC()).Select("MIN(seq)").Scan(&first).Error; err != nil {
-		return 0, fmt.Errorf("store: cursor at %s: %w", t, err)
+	t = t.UTC()
+	pruned, head, err := s.Bounds(ctx)
+	if err != nil {
+		return 0, err
 	}
-	if first.Valid {
-		return first.Int64 - 1, nil
+	// The first stored event at or after seq, its seq and date.
+	at := func(seq int64) (int64, time.Time, bool, error) {
+		var row []eventRow
+		if err := db.Select("seq", "created_at").Where("seq >= ?", seq).Order("seq").Limit(1).Find(&row).Error; err != nil {
+			return 0, time.Time{}, false, fmt.Errorf("store: cursor at %s: %w", t, err)
+		}
+		if len(row) == 0 {
+			return 0, time.Time{}, false, nil
+		}
+		return row[0].Seq, row[0].CreatedAt, true, nil
 	}
-	_, head, err := s.Bounds(ctx)
-	return head, err
+	// Invariant: every stored event below lo is older than t; the first
+	// stored event at or above hi, if any, is not.
+	lo, hi := pruned+1, head+1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		seq, date, ok, err := at(mid)
+		switch {
+		case err != nil:
+			return 0, err
+		case !ok || seq >= hi:
+			hi = mid // nothing stored in [mid, hi)
+		case date.Before(t):
+			lo = seq + 1
+		default:
+			hi = seq
+		}
+	}
+	seq, _, ok, err := at(lo)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return head, nil
+	}
+	return seq - 1, nil
 }
 
 // MessageCursorAt is CursorAt for a conversation's messages: the seq just

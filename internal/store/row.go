@@ -95,7 +95,7 @@ type eventRow struct {
 	Seq            int64     `gorm:"primaryKey;autoIncrement:false;index:idx_event_conversation_seq,priority:2;index:idx_event_owner_seq,priority:2"`
 	ID             string    `gorm:"not null;uniqueIndex"`
 	ConversationID *string   `gorm:"index:idx_event_conversation_seq,priority:1"`
-	CreatedAt      time.Time `gorm:"not null;index"`
+	CreatedAt      time.Time `gorm:"not null"` // no index: see Prune and CursorAt
 	Type           string    `gorm:"not null"`
 	Payload        string    `gorm:"type:text;not null"`
 	// Owner is the owner of its conversation when it was written: a

@@ -77,6 +77,10 @@ type Options struct {
 	// instances, so they are published without a read of the log. ""
 	// (the default): LISTEN/NOTIFY and a catch-up read, as documented.
 	Relay string
+
+	// glebarezWriter puts the SQLite writer on glebarez/go-sqlite, as the
+	// reads are, instead of sqlitedrv: for benchmarks comparing the two.
+	glebarezWriter bool
 }
 
 // PageBytes is the default byte bound of a page of Events: a replay of
@@ -205,7 +209,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		// A file: URI: '%' and '#' in the path must be escaped.
 		base := "file:" + strings.NewReplacer("%", "%25", "#", "%23").Replace(path) + "?" + sqlitePragmas + extra
 		// The writer never checkpoints: the checkpointer does, beside it.
-		if s.w, err = gorm.Open(sqlite.Open(base+"&_pragma=wal_autocheckpoint(0)"), cfg()); err != nil {
+		if s.w, err = openSQLiteWriter(base+"&_pragma=wal_autocheckpoint(0)", cfg(), opt.glebarezWriter); err != nil {
 			_ = s.lock.Close()
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
@@ -310,6 +314,10 @@ func sqlitePath(dsn string) (path, extra string, err error) {
 	return path, extra, nil
 }
 
+// droppedEventIndex is the index agent_event.created_at had until Prune and
+// CursorAt stopped needing it.
+const droppedEventIndex = "idx_agent_event_created_at"
+
 // init migrates the schema, makes or reads the epoch and loads the seq.
 func (s *Store) init(ctx context.Context) error {
 	db := s.w.WithContext(ctx)
@@ -327,6 +335,11 @@ func (s *Store) init(ctx context.Context) error {
 			return err
 		}
 		if err := tx.AutoMigrate(credentialTables...); err != nil { // credential.go
+			return err
+		}
+		// Databases made before created_at lost its index (Prune) keep it
+		// until here: it cost every token's row a B-tree insert.
+		if err := tx.Exec("DROP INDEX IF EXISTS " + droppedEventIndex).Error; err != nil {
 			return err
 		}
 		if err := initUsers(tx, s.now()); err != nil {

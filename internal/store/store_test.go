@@ -944,3 +944,112 @@ func TestEventRowsAsPublished(t *testing.T) {
 		}
 	})
 }
+
+// TestPrunePrefix: Prune deletes a prefix of the log, never a hole. After
+// the clock stepped back, the old event behind a newer one stays until the
+// newer one goes, and pruned_through names the last deleted seq.
+func TestPrunePrefix(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		clk := newClock()
+		s := open(t, dsn, Options{Now: clk.now})
+		ctx := t.Context()
+		t0 := clk.now()
+		mustAppend(t, s, createdRec("c1", "")) // 1 at t0
+		clk.advance(2 * time.Hour)
+		mustAppend(t, s, textRec("c1", "later")) // 2 at t0+2h
+		clk.advance(-2 * time.Hour)
+		mustAppend(t, s, textRec("c1", "stepped back")) // 3 at t0
+
+		n, err := s.Prune(ctx, t0.Add(time.Hour))
+		if err != nil || n != 1 {
+			t.Fatalf("Prune = %d, %v; want 1", n, err)
+		}
+		if got := seqs(allEvents(t, s)); !cmp.Equal(got, []int64{2, 3}) {
+			t.Errorf("events after prune %v, want [2 3]", got)
+		}
+		if pruned, head, err := s.Bounds(ctx); err != nil || pruned != 1 || head != 3 {
+			t.Errorf("Bounds after prune = %d, %d, %v; want 1, 3", pruned, head, err)
+		}
+	})
+}
+
+// TestCursorAt: the cursor before the first event dated at or after t,
+// found by bisecting seqs (created_at has no index), over a pruned prefix
+// and a hole in the seqs, checked against a linear reading of the log.
+func TestCursorAt(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		clk := newClock()
+		s := open(t, dsn, Options{Now: clk.now})
+		ctx := t.Context()
+		t0 := clk.now()
+		mustAppend(t, s, createdRec("c1", ""))
+		for i := range 40 {
+			clk.advance(time.Minute)
+			if i%7 == 3 {
+				continue // two events a minute apart here and there
+			}
+			mustAppend(t, s, textRec("c1", "x"))
+		}
+		if _, err := s.Prune(ctx, t0.Add(5*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.w.Exec("DELETE FROM agent_event WHERE seq IN (20, 21)").Error; err != nil {
+			t.Fatal(err) // a hole: seqs of a rolled-back PostgreSQL append
+		}
+		evs := allEvents(t, s)
+		pruned, head, err := s.Bounds(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m := -1; m <= 42; m++ {
+			at := t0.Add(time.Duration(m)*time.Minute + 30*time.Second)
+			want := head
+			for _, ev := range evs {
+				if !ev.Date.Before(at) {
+					want = ev.Seq - 1
+					break
+				}
+			}
+			got, err := s.CursorAt(ctx, at)
+			if err != nil || got != want {
+				t.Errorf("CursorAt(t0%+dm30s) = %d, %v; want %d (pruned %d, head %d)", m, got, err, want, pruned, head)
+			}
+		}
+	})
+}
+
+// TestCreatedAtIndexDropped: a database made while agent_event.created_at
+// had its index loses it on open (every token's row paid for it).
+func TestCreatedAtIndexDropped(t *testing.T) {
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s, err := Open(t.Context(), dsn, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := func(s *Store) int {
+			t.Helper()
+			q := "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?"
+			if s.postgres {
+				q = "SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ?"
+			}
+			var n int
+			if err := s.r.Raw(q, droppedEventIndex).Scan(&n).Error; err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if err := s.w.Exec("CREATE INDEX " + droppedEventIndex + " ON agent_event (created_at)").Error; err != nil {
+			t.Fatal(err)
+		}
+		if n := count(s); n != 1 {
+			t.Fatalf("%d indexes named %s before reopening, want 1", n, droppedEventIndex)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s = open(t, dsn, Options{})
+		if n := count(s); n != 0 {
+			t.Errorf("%d indexes named %s after reopening, want 0", n, droppedEventIndex)
+		}
+	})
+}

@@ -2,20 +2,18 @@ package telemetry_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/app"
-	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/server"
-	"github.com/agentik/agentik/internal/telemetry"
 )
 
 func cpuTime() time.Duration {
@@ -25,9 +23,11 @@ func cpuTime() time.Duration {
 }
 
 // BenchmarkTurn runs whole turns (a tool call, then a 50-token answer)
-// against the fake model, bare and with metrics, the turn watcher and
-// tracing on (exported over OTLP/HTTP to an in-process receiver), and
-// reports the process CPU per turn: the cost telemetry adds.
+// against the fake model, on the server app.Wire builds for app.Run: bare
+// (the runner's model, tools and turns undecorated) and observed (metrics,
+// the turn watcher and tracing on, exported over OTLP/HTTP to an
+// in-process receiver, as Run runs them), and reports the process CPU per
+// turn: the cost telemetry adds.
 func BenchmarkTurn(b *testing.B) {
 	for _, observed := range []bool{false, true} {
 		name := "bare"
@@ -35,48 +35,42 @@ func BenchmarkTurn(b *testing.B) {
 			name = "observed"
 		}
 		b.Run(name, func(b *testing.B) {
-			fake, url := llmtest.NewHTTPServer(b)
-			var m *telemetry.Metrics
-			a, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + filepath.Join(b.TempDir(), "a.db"),
-				Committed: func(n int) {
-					if m != nil {
-						m.Appended(n)
-					}
-				}})
+			fake, url := llmtest.NewHTTPServer(b, llmtest.WithModels("fake"))
+			env := map[string]string{"OPENAI_BASE_URL": url, "OPENAI_MODEL": "fake"}
+			if observed {
+				col := httptest.NewServer(&otlpReceiver{})
+				defer col.Close()
+				env["OTEL_EXPORTER_OTLP_ENDPOINT"] = col.URL
+			}
+			var tl fakeTools
+			hooks := app.Hooks{Tools: tl}
+			if !observed {
+				hooks.Configure = func(acfg *agent.Config, _ *server.Config) {
+					acfg.Model = acfg.Catalog.(agent.Model) // the model Wire decorates
+					acfg.Tools, acfg.TurnContext = tl, nil
+				}
+			}
+			settings := app.Settings{Addr: "127.0.0.1:0", DB: "sqlite:" + filepath.Join(b.TempDir(), "a.db"), Titles: agent.TitlesFirstLine, LogLevel: slog.LevelWarn}
+			w, err := app.Wire(context.Background(), settings, func(k string) string { return env[k] }, io.Discard, hooks)
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer a.Close(context.Background())
-			model, _ := llm.New(llm.Config{BaseURL: url, Model: "fake"})
-			var tl fakeTools
-			cfg := agent.Config{Model: model, Tools: tl}
+			a := w.App
+			defer func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				_ = a.Runner.Close(ctx)
+				_ = a.Server.Shutdown(ctx)
+				w.Close(ctx) // flushes the traces
+			}()
 			ctx, stop := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			close(done)
 			if observed {
-				col := httptest.NewServer(&otlpReceiver{})
-				defer col.Close()
-				tr, err := telemetry.NewTracing(ctx, func(k string) string {
-					if k == "OTEL_EXPORTER_OTLP_ENDPOINT" {
-						return col.URL
-					}
-					return ""
-				}, "")
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer tr.Shutdown(context.Background())
-				m = telemetry.NewMetrics(telemetry.Sources{Subscriptions: a.Broker.Subscribers, Drops: a.Broker.Drops})
-				var tracer trace.Tracer = tr.Tracer()
-				tel := telemetry.New(telemetry.Options{Metrics: m, Tracer: tracer})
-				cfg.Model, cfg.Tools, cfg.TurnContext = tel.Model(model, "fake"), tel.Tools(tl, tl.Servers), tel.TurnContext
 				done = make(chan struct{})
-				go func() { defer close(done); m.WatchTurns(ctx, a.Broker) }()
+				go func() { defer close(done); w.Metrics.WatchTurns(ctx, a.Broker) }() // as app.Run watches them
 			}
 			defer func() { stop(); <-done }()
-			if err := a.Start(context.Background(), cfg, server.Config{}); err != nil {
-				b.Fatal(err)
-			}
 			r := a.Runner
 			c, err := r.CreateConversation(context.Background(), "b", false)
 			if err != nil {

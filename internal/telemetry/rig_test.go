@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -13,12 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/app"
 	"github.com/agentik/agentik/internal/broker"
-	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/server"
 	"github.com/agentik/agentik/internal/store"
@@ -45,7 +44,10 @@ func (fakeTools) Servers() []agent.ToolServer {
 	return []agent.ToolServer{{Name: "fs", Transport: "stdio", State: agent.ToolServerReady, Tools: []string{"fs__read", "fs__fail"}}}
 }
 
-// rig is the whole server over SQLite and the fake model, observed.
+// rig is the whole server over SQLite and the fake model, observed, as
+// app.Wire builds it for app.Run (cmd/agentik): the metrics, the model's
+// and the tools' decorators and the tracing (from the environment) are
+// Run's, so a wiring bug in Run fails these tests too.
 type rig struct {
 	*httptest.Server
 	fake    *llmtest.Server
@@ -53,55 +55,57 @@ type rig struct {
 	broker  *broker.Broker
 	runner  *agent.Runner
 	metrics *telemetry.Metrics
+	close   func() // stops it all, as Run's shutdown does; the traces are flushed
 }
 
-func newRig(t *testing.T, tracer trace.Tracer, opts ...func(*agent.Config)) *rig {
+// newRig starts the server with the variables of env (OTEL_*: tracing)
+// and fakeTools in place of an mcp.json's tools; opts adjust the runner's
+// config as Wire made it.
+func newRig(t *testing.T, env map[string]string, opts ...func(*agent.Config)) *rig {
 	t.Helper()
-	fake, url := llmtest.NewHTTPServer(t)
-	var m *telemetry.Metrics
-	a, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + filepath.Join(t.TempDir(), "agentik.db"),
-		Committed: func(n int) { m.Appended(n) }})
+	fake, url := llmtest.NewHTTPServer(t, llmtest.WithModels("fake"))
+	vars := map[string]string{"OPENAI_BASE_URL": url, "OPENAI_MODEL": "fake"}
+	maps.Copy(vars, env)
+	settings := app.Settings{Addr: "127.0.0.1:0", DB: "sqlite:" + filepath.Join(t.TempDir(), "agentik.db"), Titles: agent.TitlesFirstLine, LogLevel: slog.LevelWarn}
+	w, err := app.Wire(context.Background(), settings, func(k string) string { return vars[k] }, io.Discard, app.Hooks{
+		Tools: fakeTools{},
+		Configure: func(acfg *agent.Config, _ *server.Config) {
+			for _, o := range opts {
+				o(acfg)
+			}
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m = telemetry.NewMetrics(telemetry.Sources{Subscriptions: a.Broker.Subscribers, Drops: a.Broker.Drops, HumanLoad: a.Store.HumanLoad})
-	tel := telemetry.New(telemetry.Options{Metrics: m, Tracer: tracer})
-	model, err := llm.New(llm.Config{BaseURL: url, Model: "fake"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tl fakeTools
-	cfg := agent.Config{Model: tel.Model(model, "fake"), Tools: tel.Tools(tl, tl.Servers), TurnContext: tel.TurnContext}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	err = a.Start(context.Background(), cfg,
-		server.Config{Tools: tl, ModelName: "fake", Metrics: m.Handler(), Observer: m})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := w.App
 	hs := httptest.NewServer(a.Server)
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); m.WatchTurns(ctx, a.Broker) }()
-	t.Cleanup(func() {
-		stop()
-		wg.Wait()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := a.Runner.Close(ctx); err != nil {
-			t.Error(err)
-		}
-		if err := a.Server.Shutdown(ctx); err != nil {
-			t.Error(err)
-		}
-		hs.Close()
-		if err := a.Close(ctx); err != nil {
-			t.Error(err)
-		}
-	})
-	return &rig{Server: hs, fake: fake, store: a.Store, broker: a.Broker, runner: a.Runner, metrics: m}
+	wg.Go(func() { w.Metrics.WatchTurns(ctx, a.Broker) }) // as app.Run watches them
+	testwait.For(t, "the turn watcher to subscribe", func() bool { return a.Broker.Subscribers() == 1 })
+	var once sync.Once
+	closeAll := func() {
+		once.Do(func() {
+			stop()
+			wg.Wait()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := a.Runner.Close(ctx); err != nil {
+				t.Error(err)
+			}
+			if err := a.Server.Shutdown(ctx); err != nil {
+				t.Error(err)
+			}
+			hs.Close()
+			w.Close(ctx)
+			if err := a.Close(ctx); err != nil { // what Close met closing the store
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(closeAll)
+	return &rig{Server: hs, fake: fake, store: a.Store, broker: a.Broker, runner: a.Runner, metrics: w.Metrics, close: closeAll}
 }
 
 func (rg *rig) do(t *testing.T, method, path, body string) (int, string) {

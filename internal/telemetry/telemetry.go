@@ -194,6 +194,16 @@ type tools struct {
 
 func (tl *tools) Specs(ctx context.Context) []agent.ToolSpec { return tl.next.Specs(ctx) }
 
+// Servers lists the tool servers, as the decorated Tools would: the runner
+// checks an agent's tool patterns against them (a pattern may name a
+// server whose tools are not listed yet).
+func (tl *tools) Servers() []agent.ToolServer {
+	if tl.servers == nil {
+		return nil
+	}
+	return tl.servers()
+}
+
 func (tl *tools) Call(ctx context.Context, name, arguments string) (string, error) {
 	out, err := tl.CallContent(ctx, name, arguments)
 	return out.Text, err

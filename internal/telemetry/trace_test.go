@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
-	"time"
 
 	collector "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -61,16 +60,7 @@ func TestTracesOnePerTurn(t *testing.T) {
 	rcv := &otlpReceiver{}
 	col := httptest.NewServer(rcv)
 	defer col.Close()
-	tr, err := telemetry.NewTracing(context.Background(), func(k string) string {
-		if k == "OTEL_EXPORTER_OTLP_ENDPOINT" {
-			return col.URL
-		}
-		return ""
-	}, "test")
-	if err != nil || tr == nil {
-		t.Fatalf("NewTracing: %v, %v", tr, err)
-	}
-	rg := newRig(t, tr.Tracer())
+	rg := newRig(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": col.URL})
 	id := rg.create(t)
 	rg.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "fs__read", Arguments: "{}"}},
 		Usage: &agent.Usage{PromptTokens: 10, CompletionTokens: 2, TotalTokens: 12}})
@@ -80,14 +70,7 @@ func TestTracesOnePerTurn(t *testing.T) {
 	rg.fake.Enqueue(llmtest.Reply{Text: "two", Usage: &agent.Usage{PromptTokens: 7, CompletionTokens: 1, TotalTokens: 8}})
 	rg.send(t, id, "two")
 	rg.waitIdle(t, id)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := rg.runner.Close(ctx); err != nil { // every turn's span has ended
-		t.Fatal(err)
-	}
-	if err := tr.Shutdown(ctx); err != nil { // flushes them to the receiver
-		t.Fatal(err)
-	}
+	rg.close() // every turn's span has ended, and the shutdown flushed them to the receiver
 
 	rcv.mu.Lock()
 	defer rcv.mu.Unlock()

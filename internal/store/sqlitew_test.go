@@ -1,0 +1,63 @@
+package store
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/agentik/agentik/internal/store/sqlitedrv"
+)
+
+// writerConnStats are the statement counters of the SQLite writer's one
+// connection; the test fails unless it is sqlitedrv's.
+func writerConnStats(t *testing.T, s *Store) sqlitedrv.Stats {
+	t.Helper()
+	wDB, err := s.w.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := wDB.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var st sqlitedrv.Stats
+	if err := conn.Raw(func(dc any) error {
+		c, ok := dc.(*sqlitedrv.Conn)
+		if !ok {
+			t.Fatalf("the writer's connection is a %T, not sqlitedrv's", dc)
+		}
+		st = c.Stats()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// The writer compiles its statements once: once every kind of commit ran,
+// further commits (BEGIN IMMEDIATE, the INSERT, COMMIT, gorm's statements)
+// take them all from its connection's cache.
+func TestWriterKeepsStatements(t *testing.T) {
+	s := open(t, "sqlite:"+filepath.Join(t.TempDir(), "w.db"), Options{})
+	mustAppend(t, s, createdRec("c1", "t"))
+	for range 3 {
+		mustAppend(t, s, textRec("c1", "x"), userRec("c1", "hi", ""))
+	}
+	before := writerConnStats(t, s)
+	const appends = 20
+	for range appends {
+		mustAppend(t, s, textRec("c1", "x"), userRec("c1", "hi", ""))
+	}
+	after := writerConnStats(t, s)
+	// At most one text is new: the PRAGMA of a checkpoint tail
+	// (checkpoint.go), should one have fallen due.
+	if c := after.Compiled - before.Compiled; c > 1 {
+		t.Errorf("%d statements compiled for %d appends, want none", c, appends)
+	}
+	if r := after.Reused - before.Reused; r < 3*appends {
+		t.Errorf("%d cached statements taken for %d appends, want at least %d", r, appends, 3*appends)
+	}
+	if got := len(allEvents(t, s)); got != 1+2*(3+appends) {
+		t.Errorf("%d events stored, want %d", got, 1+2*(3+appends))
+	}
+}
