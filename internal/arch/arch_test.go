@@ -81,7 +81,8 @@ func TestImportRules(t *testing.T) {
 		"internal/llm/llmtest":     centre,
 		"internal/broker":          centre,
 		"internal/protocol":        centre,
-		"internal/store":           centre,
+		"internal/store":           {"internal/agent", "internal/store/sqlitedrv"},
+		"internal/store/sqlitedrv": nil, // the SQLite writer's driver: no module package
 		"web":                      centre,
 		"internal/llm":             {"internal/agent", "internal/envvar"},
 		"internal/tool":            {"internal/agent", "internal/envvar", "internal/secret"},
