@@ -49,9 +49,7 @@ func hitlBench(b *testing.B, tools agent.Tools, approval func(string) bool) (*ll
 	b.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = a.Runner.Close(ctx)
-		_ = a.Server.Shutdown(ctx)
-		w.Close(ctx)
+		_ = w.Shutdown(ctx, func(context.Context) error { return nil })
 	})
 	c, err := a.Runner.CreateConversation(ctx, "bench", false)
 	if err != nil {

@@ -42,10 +42,7 @@ func rig(t *testing.T) (ts *httptest.Server, runner *agent.Runner, user func(nam
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = a.Runner.Close(ctx)
-		_ = a.Server.Shutdown(ctx)
-		ts.Close()
-		w.Close(ctx)
+		_ = w.Shutdown(ctx, func(context.Context) error { ts.Close(); return nil })
 	})
 	user = func(name string) agent.Principal {
 		t.Helper()

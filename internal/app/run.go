@@ -162,15 +162,7 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 	log.Info("shutting_down")
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
-	if e := runner.Close(sctx); e != nil {
-		log.Error("runner_close_failed", "err", e)
-	}
-	if e := a.Server.Shutdown(sctx); e != nil {
-		log.Error("streams_close_failed", "err", e)
-	}
-	if e := hs.Shutdown(sctx); e != nil {
-		log.Error("http_shutdown_failed", "err", e)
-	}
+	_ = w.Shutdown(sctx, hs.Shutdown) // each failure is logged
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
@@ -209,6 +201,26 @@ func (w *Wired) Close(ctx context.Context) {
 		w.undo[i](ctx)
 	}
 	w.undo = nil
+}
+
+// Shutdown is the one order of shutting down what Wire built, Run's and
+// every test rig's: the runner (its turns end as interrupted and are
+// persisted), the server's streams, then the HTTP server by closeHTTP, then
+// the wiring (Close: the database last but the traces). It logs each
+// failure and returns them all, with what closing the database met.
+func (w *Wired) Shutdown(ctx context.Context, closeHTTP func(context.Context) error) error {
+	var errs []error
+	step := func(event string, err error) {
+		if err != nil {
+			w.Log.Error(event, "err", err)
+			errs = append(errs, err)
+		}
+	}
+	step("runner_close_failed", w.Runner.Close(ctx))
+	step("streams_close_failed", w.Server.Shutdown(ctx))
+	step("http_shutdown_failed", closeHTTP(ctx))
+	w.Close(ctx)
+	return errors.Join(append(errs, w.App.Close(ctx))...) // App.Close ran in Close: what it met
 }
 
 func (w *Wired) defers(f func(context.Context)) { w.undo = append(w.undo, f) }

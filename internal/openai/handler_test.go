@@ -67,15 +67,7 @@ func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := a.Runner.Close(ctx); err != nil {
-			t.Error(err)
-		}
-		if err := a.Server.Shutdown(ctx); err != nil {
-			t.Error(err)
-		}
-		ts.Close()
-		w.Close(ctx)
-		if err := a.Close(ctx); err != nil { // what Close met closing the store
+		if err := w.Shutdown(ctx, func(context.Context) error { ts.Close(); return nil }); err != nil {
 			t.Error(err)
 		}
 	})

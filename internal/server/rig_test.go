@@ -78,14 +78,9 @@ func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := a.Runner.Close(ctx); err != nil {
+		if err := w.Shutdown(ctx, func(context.Context) error { hs.Close(); return nil }); err != nil {
 			t.Error(err)
 		}
-		if err := a.Server.Shutdown(ctx); err != nil {
-			t.Error(err)
-		}
-		hs.Close()
-		w.Close(ctx)
 	})
 	return ts
 }

@@ -59,9 +59,7 @@ func BenchmarkTurn(b *testing.B) {
 			defer func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
-				_ = a.Runner.Close(ctx)
-				_ = a.Server.Shutdown(ctx)
-				w.Close(ctx) // flushes the traces
+				_ = w.Shutdown(ctx, func(context.Context) error { return nil }) // flushes the traces
 			}()
 			ctx, stop := context.WithCancel(context.Background())
 			done := make(chan struct{})

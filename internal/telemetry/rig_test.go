@@ -91,15 +91,7 @@ func newRig(t *testing.T, env map[string]string, opts ...func(*agent.Config)) *r
 			wg.Wait()
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if err := a.Runner.Close(ctx); err != nil {
-				t.Error(err)
-			}
-			if err := a.Server.Shutdown(ctx); err != nil {
-				t.Error(err)
-			}
-			hs.Close()
-			w.Close(ctx)
-			if err := a.Close(ctx); err != nil { // what Close met closing the store
+			if err := w.Shutdown(ctx, func(context.Context) error { hs.Close(); return nil }); err != nil {
 				t.Error(err)
 			}
 		})
