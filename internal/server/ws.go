@@ -520,7 +520,7 @@ func (k *wsConn) turn(ws *wsSub) (sent, ended, ok bool) {
 		if !got {
 			return sent, false, true
 		}
-		b := itemFrame(ws.id, it)
+		b := appendItemFrame(getFrameBuf(), ws.id, it)
 		top := itemSeq(it)
 		if k.pack {
 			// What else is ready goes in the same message: a resume's
@@ -530,9 +530,7 @@ func (k *wsConn) turn(ws *wsSub) (sent, ended, ok bool) {
 		if !k.write(b) {
 			return sent, true, false
 		}
-		if k.pack {
-			putPackBuf(b) // written: coder/websocket has copied it
-		}
+		putFrameBuf(b) // written: coder/websocket has copied it
 		sent = true
 		size += len(b)
 		ws.last = max(ws.last, top)
@@ -548,6 +546,30 @@ func (k *wsConn) turn(ws *wsSub) (sent, ended, ok bool) {
 
 // wsPackFrames bounds the frames of one packed message.
 const wsPackFrames = 256
+
+// frameBufs holds the small buffers a subscription's frames are built in
+// (an event's, or the first of a packed message): the writer takes one per
+// frame and returns it once written, instead of allocating each frame (a
+// replay of 100k events was 100k allocations of its size). Connections
+// hold none between writes.
+var frameBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// frameBufMax is the largest frame buffer kept for reuse.
+const frameBufMax = 16 << 10
+
+func getFrameBuf() []byte { return (*frameBufs.Get().(*[]byte))[:0] }
+
+// putFrameBuf takes back a buffer of getFrameBuf or getPackBuf once its
+// message is written.
+func putFrameBuf(b []byte) {
+	switch c := cap(b); {
+	case c == packBufCap:
+		putPackBuf(b)
+	case c > 0 && c <= frameBufMax:
+		b = b[:0]
+		frameBufs.Put(&b)
+	}
+}
 
 // packBufs holds the buffers packed messages of more than one frame are
 // built in, each of packBufCap bytes: a resume's message grew by doubling,
@@ -583,22 +605,16 @@ func (k *wsConn) packMore(ctx context.Context, ws *wsSub, b []byte, top int64) (
 		}
 		if cap(b) != packBufCap {
 			// A second frame: from here on the message is built in a
-			// pooled buffer (a lone live event keeps its own).
-			b = append(getPackBuf(), b...)
+			// buffer of full size (a lone live event stays in its small
+			// one).
+			nb := append(getPackBuf(), b...)
+			putFrameBuf(b)
+			b = nb
 		}
 		b = appendItemFrame(append(b, '\n'), ws.id, it)
 		top = max(top, itemSeq(it))
 	}
 	return b, top, nil
-}
-
-// itemFrame is the frame of a subscription's item, in a buffer of its
-// size.
-func itemFrame(sub string, it broker.Item) []byte {
-	if it.CaughtUp {
-		return caughtUpFrame(sub, it.Seq)
-	}
-	return eventFrame(sub, it.Event.JSON) // the bytes the event was stored as
 }
 
 // appendItemFrame appends the frame of a subscription's item.

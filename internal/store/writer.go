@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -266,6 +266,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 			seq = max(pruned, head)
 		}
 		stored := make(map[string]int64, len(batch))
+		facts := txFacts{} // what this attempt wrote: fresh per transaction
 		if checked {
 			if err := storedIDs(tx, batch, stored); err != nil {
 				return err
@@ -297,7 +298,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 					return err
 				}
 				followed := needsParent(rec)
-				if err := applyRows(tx, rec, now, s.instance); err != nil {
+				if err := applyRows(tx, rec, now, s.instance, facts); err != nil {
 					return err
 				}
 				if followed && rec.Event.Event.Message.ParentID != "" {
@@ -535,8 +536,31 @@ func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time) (eventRow, 
 	return row, enc, nil
 }
 
+// txFacts is what one writer transaction knows of the conversations it
+// wrote: the head a next message follows and working memory's next index,
+// so a run of messages (an import, a seeded history) does not read back
+// what the transaction itself just wrote. A conversation is in it only
+// once the transaction created it or wrote the fact; a rolled-back
+// transaction's facts are dropped with it.
+type txFacts map[string]*convFacts
+
+type convFacts struct {
+	head, next bool // which of the two is known
+	headID     string
+	nextIdx    int
+}
+
+func (f txFacts) of(cid string) *convFacts {
+	c := f[cid]
+	if c == nil {
+		c = &convFacts{}
+		f[cid] = c
+	}
+	return c
+}
+
 // applyRows writes the rows that belong to rec's event (see agent.Record).
-func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) error {
+func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, facts txFacts) error {
 	ev := &rec.Event
 	cid := ev.ConversationID
 	if a := ev.Agent; a != nil {
@@ -579,6 +603,7 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 			if rec.Conversation != nil {
 				*rec.Conversation = row.conversation()
 			}
+			facts[cid] = &convFacts{head: true, next: true} // no message, no memory yet
 		case agent.AgentRenamed:
 			if err := rename(tx, cid, a.Title, rec.AutoTitle, now); err != nil {
 				return fmt.Errorf("rename: %w", err)
@@ -598,15 +623,22 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 			if res.RowsAffected == 0 {
 				return agent.Errorf(agent.CodeNotFound, "conversation %q not found", cid)
 			}
+			delete(facts, cid)
 		}
 	}
 	if rec.Head != nil {
 		if err := moveHead(tx, cid, *rec.Head, rec.Turn == agent.TurnStart); err != nil {
 			return err
 		}
+		f := facts.of(cid)
+		f.head, f.headID = true, *rec.Head
 	}
+	// The conversation's columns this record changes, set by one UPDATE
+	// at the end (the message's head, count and date, the memory's stale
+	// mark, the context size, the turn's start or end).
+	cols := map[string]any{}
 	if e := ev.Event; e != nil && e.Type == agent.EventMessage {
-		if err := insertMessage(tx, e.Message, now); err != nil {
+		if err := insertMessage(tx, e.Message, now, cols, facts.of(e.Message.ConversationID)); err != nil {
 			return err
 		}
 	}
@@ -617,59 +649,53 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 		if err := tx.Where("conversation_id = ?", cid).Delete(&memoryRow{}).Error; err != nil {
 			return fmt.Errorf("replace memory of %s: %w", cid, err)
 		}
+		f := facts.of(cid)
+		f.next, f.nextIdx = true, 0
 	}
 	if len(rec.Memory) > 0 {
-		if err := appendMemory(tx, cid, rec.Memory); err != nil {
+		if err := appendMemory(tx, cid, rec.Memory, facts.of(cid)); err != nil {
 			return err
 		}
 	}
 	if rec.ReplaceMemory || rec.StaleMemory {
-		if err := updateConversation(tx, cid, map[string]any{"memory_stale": rec.StaleMemory}); err != nil {
-			return fmt.Errorf("memory of %s: %w", cid, err)
-		}
+		cols["memory_stale"] = rec.StaleMemory
 	}
-	var size map[string]any
 	if c := rec.Context; c != nil {
-		size = map[string]any{"context_tokens": c.Tokens, "context_window": c.Window, "context_bytes": c.Bytes}
-		if rec.Turn != agent.TurnEnd { // else one update with the turn's end
-			if err := updateConversation(tx, cid, size); err != nil {
-				return fmt.Errorf("context: %w", err)
-			}
-		}
+		cols["context_tokens"], cols["context_window"], cols["context_bytes"] = c.Tokens, c.Window, c.Bytes
 	}
 	switch rec.Turn {
 	case agent.TurnStart:
-		if err := startTurn(tx, cid, ev.Seq, now, owner); err != nil {
-			return err
-		}
+		return startTurn(tx, cid, ev.Seq, now, owner, cols)
 	case agent.TurnEnd:
-		cols := map[string]any{"running": false, "running_since": nil, "turn_seq": 0, "turn_owner": ""}
-		maps.Copy(cols, size)
+		cols["running"], cols["running_since"], cols["turn_seq"], cols["turn_owner"] = false, nil, 0, ""
+	}
+	if len(cols) > 0 {
 		if err := updateConversation(tx, cid, cols); err != nil {
-			return fmt.Errorf("end turn: %w", err)
+			return err
 		}
 	}
 	return nil
 }
 
-// startTurn marks conversation cid running, or fails with busy when a turn
-// runs in it already: on any instance, since every instance's appends are
+// startTurn marks conversation cid running, in one UPDATE with the other
+// columns its record changes (cols), or fails with busy when a turn runs
+// in it already: on any instance, since every instance's appends are
 // serialized (SQLite's one writer, PostgreSQL's seqLockKey), this is where
 // two starts of one conversation meet, and only the first is written.
-func startTurn(tx *gorm.DB, cid string, seq int64, now time.Time, owner string) error {
-	res := tx.Model(&conversationRow{}).Where("id = ? AND running = ?", cid, false).
-		UpdateColumns(map[string]any{"running": true, "running_since": now, "turn_seq": seq, "turn_owner": owner})
-	if res.Error != nil {
-		return fmt.Errorf("start turn in %s: %w", shortID(cid), res.Error)
-	}
-	if res.RowsAffected == 1 {
-		return nil
-	}
-	var n int64
-	if err := tx.Model(&conversationRow{}).Where("id = ?", cid).Count(&n).Error; err != nil {
+func startTurn(tx *gorm.DB, cid string, seq int64, now time.Time, owner string, cols map[string]any) error {
+	cols["running"], cols["running_since"], cols["turn_seq"], cols["turn_owner"] = true, now, seq, owner
+	n, err := updateConversationWhere(tx, cols, "id = ? AND running = ?", cid, false)
+	if err != nil {
 		return fmt.Errorf("start turn in %s: %w", shortID(cid), err)
 	}
-	if n == 0 {
+	if n == 1 {
+		return nil
+	}
+	var found int64
+	if err := tx.Model(&conversationRow{}).Where("id = ?", cid).Count(&found).Error; err != nil {
+		return fmt.Errorf("start turn in %s: %w", shortID(cid), err)
+	}
+	if found == 0 {
 		return agent.Errorf(agent.CodeNotFound, "conversation %q not found", shortID(cid))
 	}
 	return agent.ErrTurnRunning(cid)
@@ -693,21 +719,39 @@ func keepImportedDate(tx *gorm.DB, recs []*agent.Record) error {
 }
 
 func updateConversation(tx *gorm.DB, id string, cols map[string]any) error {
-	res := tx.Model(&conversationRow{}).Where("id = ?", id).UpdateColumns(cols)
-	if res.Error != nil {
-		return fmt.Errorf("update conversation %s: %w", id, res.Error)
+	if len(cols) == 0 {
+		res := tx.Model(&conversationRow{}).Where("id = ?", id).UpdateColumns(cols)
+		if res.Error != nil {
+			return fmt.Errorf("update conversation %s: %w", id, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return agent.Errorf(agent.CodeNotFound, "conversation %q not found", shortID(id))
+		}
+		return nil
 	}
-	if res.RowsAffected == 0 {
+	n, err := updateConversationWhere(tx, cols, "id = ?", id)
+	if err != nil {
+		return fmt.Errorf("update conversation %s: %w", id, err)
+	}
+	if n == 0 {
 		return agent.Errorf(agent.CodeNotFound, "conversation %q not found", shortID(id))
 	}
 	return nil
 }
 
-func insertMessage(tx *gorm.DB, m *agent.Message, now time.Time) error {
+// insertMessageSQL inserts one message row.
+const insertMessageSQL = "INSERT INTO message (id, conversation_id, seq, type, date, client_id, payload, parent_id) VALUES (?,?,?,?,?,?,?,?)"
+
+// insertMessage writes m's row and adds to cols what it changes in its
+// conversation's row (its head, count and date).
+func insertMessage(tx *gorm.DB, m *agent.Message, now time.Time, cols map[string]any, f *convFacts) error {
 	if m.ParentID == "" {
-		p, err := head(tx, m.ConversationID)
-		if err != nil {
-			return err
+		p := f.headID
+		if !f.head {
+			var err error
+			if p, err = head(tx, m.ConversationID); err != nil {
+				return err
+			}
 		}
 		m.ParentID = p
 	}
@@ -715,15 +759,12 @@ func insertMessage(tx *gorm.DB, m *agent.Message, now time.Time) error {
 	if err != nil {
 		return agent.Errorf(agent.CodeBadRequest, "message %s: %v", m.ID, err)
 	}
-	row := messageRow{
-		ID: m.ID, ConversationID: m.ConversationID, Seq: m.Seq, Type: m.Type,
-		Date: m.Date.UTC().Truncate(time.Microsecond), Payload: string(payload), ParentID: &m.ParentID,
-	}
+	var clientID any // NULL
 	if m.ClientID != "" {
-		id := m.ClientID
-		row.ClientID = &id
+		clientID = m.ClientID
 	}
-	if err := tx.Create(&row).Error; err != nil {
+	if _, err := rawExec(tx, insertMessageSQL, m.ID, m.ConversationID, m.Seq, m.Type,
+		m.Date.UTC().Truncate(time.Microsecond), clientID, string(payload), m.ParentID); err != nil {
 		switch {
 		case errors.Is(err, gorm.ErrForeignKeyViolated):
 			return agent.Errorf(agent.CodeNotFound, "conversation %q not found", m.ConversationID)
@@ -734,34 +775,65 @@ func insertMessage(tx *gorm.DB, m *agent.Message, now time.Time) error {
 		}
 		return fmt.Errorf("insert message %s: %w", m.ID, err)
 	}
-	return updateConversation(tx, m.ConversationID, map[string]any{
-		"updated_at":    now,
-		"message_count": gorm.Expr("message_count + 1"),
-		"head":          m.ID,
-	})
+	cols["updated_at"] = now
+	cols["message_count"] = gorm.Expr("message_count + 1")
+	cols["head"] = m.ID
+	f.head, f.headID = true, m.ID
+	return nil
 }
 
-func appendMemory(tx *gorm.DB, cid string, mem []agent.ModelMessage) error {
-	var next int
-	if err := tx.Model(&memoryRow{}).Where("conversation_id = ?", cid).
-		Select("COALESCE(MAX(order_idx) + 1, 0)").Scan(&next).Error; err != nil {
-		return fmt.Errorf("memory of %s: %w", cid, err)
-	}
-	rows := make([]memoryRow, len(mem))
-	for i, m := range mem {
-		b, err := json.Marshal(m)
-		if err != nil {
-			return agent.Errorf(agent.CodeBadRequest, "memory of %s: %v", cid, err)
+// nextMemorySQL reads the next working-memory index of a conversation.
+const nextMemorySQL = "SELECT COALESCE(MAX(order_idx) + 1, 0) FROM working_memory WHERE conversation_id = ?"
+
+func appendMemory(tx *gorm.DB, cid string, mem []agent.ModelMessage, f *convFacts) error {
+	next := f.nextIdx
+	if !f.next {
+		if err := rawRow(tx, nextMemorySQL, cid).Scan(&next); err != nil {
+			return fmt.Errorf("memory of %s: %w", cid, err)
 		}
-		rows[i] = memoryRow{ConversationID: cid, OrderIdx: next + i, Payload: string(b)}
 	}
-	if err := tx.CreateInBatches(rows, insertChunk).Error; err != nil {
-		if errors.Is(err, gorm.ErrForeignKeyViolated) {
-			return agent.Errorf(agent.CodeNotFound, "conversation %q not found", cid)
+	args := make([]any, 0, 3*min(len(mem), insertChunk))
+	for len(mem) > 0 {
+		chunk := mem[:min(insertChunk, len(mem))]
+		mem = mem[len(chunk):]
+		args = args[:0]
+		for _, m := range chunk {
+			b, err := json.Marshal(m)
+			if err != nil {
+				return agent.Errorf(agent.CodeBadRequest, "memory of %s: %v", cid, err)
+			}
+			args = append(args, cid, next, string(b))
+			next++
 		}
-		return fmt.Errorf("append memory of %s: %w", cid, err)
+		if _, err := rawExec(tx, memoryInsertText(len(chunk)), args...); err != nil {
+			if errors.Is(err, gorm.ErrForeignKeyViolated) {
+				return agent.Errorf(agent.CodeNotFound, "conversation %q not found", cid)
+			}
+			return fmt.Errorf("append memory of %s: %w", cid, err)
+		}
 	}
+	f.next, f.nextIdx = true, next
 	return nil
+}
+
+// memoryTexts[n] is the INSERT of n working-memory rows (memoryInsertText).
+var memoryTexts [insertChunk + 1]atomic.Pointer[string]
+
+func memoryInsertText(n int) string {
+	if q := memoryTexts[n].Load(); q != nil {
+		return *q
+	}
+	var q strings.Builder
+	q.WriteString("INSERT INTO working_memory (conversation_id, order_idx, payload) VALUES ")
+	for i := range n {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteString("(?,?,?)")
+	}
+	text := q.String()
+	memoryTexts[n].Store(&text)
+	return text
 }
 
 // bounds reads the pruned-through seq and the highest stored seq.
