@@ -29,22 +29,14 @@ func replyFrame(id *string, result any, e *agent.Error) ([]byte, error) {
 	return b, nil
 }
 
-// eventFrame encodes an event frame around an already encoded AllEvent.
-// Sub ids are made by the server and never need escaping.
-func eventFrame(sub string, ev []byte) []byte {
-	return appendEventFrame(make([]byte, 0, len(ev)+len(sub)+32), sub, ev)
-}
-
+// appendEventFrame appends an event frame around an already encoded
+// AllEvent. Sub ids are made by the server and never need escaping.
 func appendEventFrame(b []byte, sub string, ev []byte) []byte {
 	b = append(b, `{"type":"event","sub":"`...)
 	b = append(b, sub...)
 	b = append(b, `","event":`...)
 	b = append(b, ev...)
 	return append(b, '}')
-}
-
-func caughtUpFrame(sub string, seq int64) []byte {
-	return appendCaughtUpFrame(make([]byte, 0, 64), sub, seq)
 }
 
 func appendCaughtUpFrame(b []byte, sub string, seq int64) []byte {

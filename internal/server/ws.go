@@ -520,7 +520,9 @@ func (k *wsConn) turn(ws *wsSub) (sent, ended, ok bool) {
 		if !got {
 			return sent, false, true
 		}
-		b := itemFrame(ws.id, it)
+		fb := getFrameBuf()
+		b := appendItemFrame(fb.b, ws.id, it)
+		fb.b = b
 		top := itemSeq(it)
 		if k.pack {
 			// What else is ready goes in the same message: a resume's
@@ -530,9 +532,11 @@ func (k *wsConn) turn(ws *wsSub) (sent, ended, ok bool) {
 		if !k.write(b) {
 			return sent, true, false
 		}
+		// Written: coder/websocket has copied it.
 		if k.pack {
-			putPackBuf(b) // written: coder/websocket has copied it
+			putPackBuf(b)
 		}
+		fb.put()
 		sent = true
 		size += len(b)
 		ws.last = max(ws.last, top)
@@ -562,6 +566,32 @@ const packBufCap = wsBatchBytes + 8<<10
 
 func getPackBuf() []byte { return (*packBufs.Get().(*[]byte))[:0] }
 
+// frameBuf is a buffer a subscription's next frame is built in, from
+// frameBufs: a live event's frame is copied by coder/websocket as it is
+// written, so the buffer goes back to the pool then, and a delivery costs
+// no allocation. The pool is shared, not a connection's: an idle
+// connection holds none.
+type frameBuf struct{ b []byte }
+
+var frameBufs = sync.Pool{New: func() any { return &frameBuf{b: make([]byte, 0, 1<<10)} }}
+
+// frameBufMax is the largest buffer frameBufs keeps: a frame that grew
+// one past it (a long message's event) is let go. It is below
+// packBufCap, so a buffer never goes back to both pools.
+const frameBufMax = 4 << 10
+
+func getFrameBuf() *frameBuf {
+	fb := frameBufs.Get().(*frameBuf)
+	fb.b = fb.b[:0]
+	return fb
+}
+
+func (fb *frameBuf) put() {
+	if cap(fb.b) <= frameBufMax {
+		frameBufs.Put(fb)
+	}
+}
+
 // putPackBuf takes back b if it is one of packBufs' (a message that
 // outgrew it was copied elsewhere by append).
 func putPackBuf(b []byte) {
@@ -590,15 +620,6 @@ func (k *wsConn) packMore(ctx context.Context, ws *wsSub, b []byte, top int64) (
 		top = max(top, itemSeq(it))
 	}
 	return b, top, nil
-}
-
-// itemFrame is the frame of a subscription's item, in a buffer of its
-// size.
-func itemFrame(sub string, it broker.Item) []byte {
-	if it.CaughtUp {
-		return caughtUpFrame(sub, it.Seq)
-	}
-	return eventFrame(sub, it.Event.JSON) // the bytes the event was stored as
 }
 
 // appendItemFrame appends the frame of a subscription's item.

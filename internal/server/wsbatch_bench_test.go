@@ -54,3 +54,31 @@ func BenchmarkBatchConnSend(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
+
+// BenchmarkLiveFrame is a live event's frame as a WebSocket subscription's
+// turn builds it, copied as coder/websocket copies it when written:
+// pooled is the frameBufs buffer turn uses, alloc a buffer made per
+// frame (as before frameBufs). Both run in one process, alternated by
+// the benchmark's own order, so the machine's load weighs on both alike.
+func BenchmarkLiveFrame(b *testing.B) {
+	ev := []byte(`{"kind":"conversation","seq":123456,"id":"ev_01JQ7ZP5R5M0Y2T8W4","date":"2026-12-02T06:00:00.123456Z","conversation_id":"c_01JQ7ZP5R5M0Y2T8W4","owner":"local","event":{"type":"append_text","text":" token"}}`)
+	sink := make([]byte, 0, 4<<10)
+	for _, mode := range []string{"pooled", "alloc"} {
+		b.Run(mode, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for range b.N {
+				if mode == "pooled" {
+					fb := getFrameBuf()
+					fb.b = appendEventFrame(fb.b, "s1", ev)
+					sink = append(sink[:0], fb.b...)
+					fb.put()
+				} else {
+					f := appendEventFrame(make([]byte, 0, len(ev)+len("s1")+32), "s1", ev)
+					sink = append(sink[:0], f...)
+				}
+			}
+			b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
