@@ -374,7 +374,12 @@ type Sub struct {
 
 	mu    sync.Mutex
 	queue []*agent.Encoded
-	err   error // set when dropped or closed
+	// inline backs queue while it holds few events: a subscriber that
+	// keeps up (one live event queued at a time) queues without an
+	// allocation per delivery; a longer queue moves to the heap, and is
+	// let go once emptied.
+	inline [4]*agent.Encoded
+	err    error // set when dropped or closed
 	// stopAhead cancels the read-ahead in flight (nil when none is);
 	// aheads counts those reads, which Close waits for: no query of a
 	// closed subscription outlives it (nor, then, the store's Close).
@@ -426,6 +431,9 @@ func (s *Sub) push(e *agent.Encoded) bool {
 		s.mu.Unlock()
 		s.wake()
 		return false
+	}
+	if s.queue == nil {
+		s.queue = s.inline[:0]
 	}
 	s.queue = append(s.queue, e)
 	s.mu.Unlock()
@@ -528,7 +536,7 @@ func (s *Sub) TryNext(ctx context.Context) (it Item, ok bool, err error) {
 		s.queue[0] = nil
 		s.queue = s.queue[1:]
 		if len(s.queue) == 0 {
-			s.queue = nil // let the backing array go
+			s.queue = nil // let a grown backing array go (push starts again on inline)
 		}
 		if e.Seq != 0 && e.Seq <= s.cursor {
 			continue // already replayed
