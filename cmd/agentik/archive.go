@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/archive"
 	"github.com/agentik/agentik/internal/protocol"
 )
 
@@ -107,8 +108,8 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
-	if protocol.IsZIP(data) {
-		if data, err = protocol.UnzipConversations(data, maxUnzipped, ": unzip it yourself and import that file"); err != nil {
+	if archive.IsZIP(data) {
+		if data, err = archive.UnzipConversations(data, maxUnzipped, ": unzip it yourself and import that file"); err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
 	}

@@ -87,6 +87,7 @@ func TestImportRules(t *testing.T) {
 		"internal/llm":             {"internal/agent", "internal/envvar"},
 		"internal/tool":            {"internal/agent", "internal/envvar", "internal/secret"},
 		"internal/client":          {"internal/agent", "internal/protocol"},
+		"internal/archive":         {"internal/agent", "internal/protocol"}, // the import/export formats, no HTTP
 		"internal/telemetry":       {"internal/agent", "internal/broker"},
 		"internal/webhook":         {"internal/agent", "internal/broker"},
 		// The protocols: the centre, the broker and the SSE writer; never

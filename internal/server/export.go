@@ -1,18 +1,13 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"strings"
-	"time"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/internal/archive"
 )
 
 // eachMessage calls f with every message of a conversation in order (of
@@ -43,40 +38,9 @@ func (s *Server) eachMessage(ctx context.Context, id string, all bool, f func(ag
 	}
 }
 
-// writeArchived writes one agent.ArchivedConversation, its messages
-// streamed as they are read: the bytes json.Marshal would give.
-func (s *Server) writeArchived(ctx context.Context, w io.Writer, c agent.Conversation) error {
-	b, err := json.Marshal(c)
-	if err != nil {
-		return err
-	}
-	if _, err := io.WriteString(w, `{"conversation":`); err != nil {
-		return err
-	}
-	if _, err := w.Write(b); err != nil {
-		return err
-	}
-	if _, err := io.WriteString(w, `,"messages":[`); err != nil {
-		return err
-	}
-	n := 0
-	err = s.eachMessage(ctx, c.ID, true, func(m agent.Message) error {
-		b, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			b = append([]byte{','}, b...)
-		}
-		n++
-		_, err = w.Write(b)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	_, err = io.WriteString(w, "]}")
-	return err
+// each is archive.Each over a conversation's messages (eachMessage).
+func (s *Server) each(ctx context.Context, id string, all bool) archive.Each {
+	return func(f func(agent.Message) error) error { return s.eachMessage(ctx, id, all, f) }
 }
 
 // handleExport writes one conversation as agentik JSON (an agent.Archive
@@ -106,9 +70,9 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	if format == "markdown" {
 		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
 		w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.md"`)
-		_, _ = io.WriteString(w, markdownHead(c, n))
+		_, _ = io.WriteString(w, archive.MarkdownHead(c, n))
 		err := s.eachMessage(ctx, c.ID, false, func(m agent.Message) error { // people read the active path
-			_, err := io.WriteString(w, markdownMessage(m))
+			_, err := io.WriteString(w, archive.MarkdownMessage(m))
 			return err
 		})
 		if err != nil {
@@ -119,13 +83,12 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	// Streamed: the bytes of json.NewEncoder(w).Encode(agent.Archive{…}).
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.json"`)
-	at, _ := json.Marshal(time.Now().UTC())
-	_, _ = fmt.Fprintf(w, `{"format":%q,"version":%d,"exported_at":%s,"conversations":[`, agent.ArchiveFormat, agent.ArchiveVersion, at)
-	if err := s.writeArchived(ctx, w, c); err != nil {
+	_ = archive.WriteStart(w, s.cfg.Clock())
+	if err := archive.WriteConversation(w, true, c, s.each(ctx, c.ID, true)); err != nil {
 		s.log.Error("export_failed", "conversation_id", c.ID, "err", err)
 		return
 	}
-	_, _ = io.WriteString(w, "]}\n")
+	_ = archive.WriteEnd(w, nil)
 }
 
 // handleExportAll streams every stored conversation, oldest update last
@@ -137,13 +100,7 @@ func (s *Server) handleExportAll(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Disposition", `attachment; filename="agentik-export.json"`)
-	head, _ := json.Marshal(struct {
-		Format     string `json:"format"`
-		Version    int    `json:"version"`
-		ExportedAt string `json:"exported_at"`
-	}{agent.ArchiveFormat, agent.ArchiveVersion, agent.FormatTime(time.Now())})
-	_, _ = w.Write(head[:len(head)-1])
-	_, _ = io.WriteString(w, `,"conversations":[`)
+	_ = archive.WriteStart(w, s.cfg.Clock())
 	// Pages by offset: a conversation updated meanwhile may move between
 	// pages; a backup is taken of a quiet database.
 	n := 0
@@ -166,111 +123,25 @@ func (s *Server) handleExportAll(w http.ResponseWriter, r *http.Request) {
 				s.log.Error("export_failed", "conversation_id", c.ID, "err", err)
 				return
 			}
-			if n > 0 {
-				_, _ = io.WriteString(w, ",")
-			}
-			n++
 			// Deleted midway, it ends the body early: the backup is
 			// incomplete, and says so by not being valid JSON.
-			if err := s.writeArchived(ctx, w, c); err != nil {
+			if err := archive.WriteConversation(w, n == 0, c, s.each(ctx, c.ID, true)); err != nil {
 				s.log.Error("export_failed", "conversation_id", c.ID, "err", err)
 				return
 			}
+			n++
 		}
 		if len(cs) < agent.MaxPageSize {
 			break
 		}
 	}
-	_, _ = io.WriteString(w, "]")
 	// The exporter's own long-term memory (agent/memory.go).
 	mem, err := s.runner.ExportMemory(ctx)
 	if err != nil {
 		s.log.Error("export_failed", "err", err)
 		return
 	}
-	if len(mem) > 0 {
-		b, err := json.Marshal(mem)
-		if err != nil {
-			s.log.Error("export_failed", "err", err)
-			return
-		}
-		_, _ = io.WriteString(w, `,"memory":`)
-		_, _ = w.Write(b)
-	}
-	_, _ = io.WriteString(w, "}\n")
-}
-
-// markdownHead is the start of a conversation in Markdown (n messages).
-func markdownHead(c agent.Conversation, n int) string {
-	title := c.Title
-	if title == "" {
-		title = "Untitled conversation"
-	}
-	return fmt.Sprintf("# %s\n\n_Created %s · %d messages · exported from agentik_\n", oneLine(title), agent.FormatTime(c.CreatedAt), n)
-}
-
-// markdownMessage renders one message for people, under a heading naming
-// who wrote it and when. Tool calls and results are fenced code blocks;
-// images are noted, not embedded.
-func markdownMessage(m agent.Message) string {
-	var b strings.Builder
-	fence := func(s string) string {
-		f := "```"
-		for strings.Contains(s, f) {
-			f += "`"
-		}
-		return f
-	}
-	when := agent.FormatTime(m.Date)
-	switch m.Type {
-	case agent.MessageUser, agent.MessageAssistant:
-		who := "User"
-		if m.Type == agent.MessageAssistant {
-			who = "Assistant"
-		}
-		fmt.Fprintf(&b, "\n## %s · %s\n\n", who, when)
-		for _, part := range m.Content {
-			switch part.Type {
-			case agent.ContentText:
-				b.WriteString(part.Body)
-				b.WriteString("\n")
-			case agent.ContentImage:
-				fmt.Fprintf(&b, "_[image: %s]_\n", part.Mime)
-			}
-		}
-		if m.Interrupted {
-			b.WriteString("\n_(interrupted)_\n")
-		}
-	case agent.MessageToolCall:
-		f := fence(m.Arguments)
-		fmt.Fprintf(&b, "\n## Tool call · %s · %s\n\n%sjson\n%s\n%s\n", oneLine(m.Name), when, f, m.Arguments, f)
-	case agent.MessageToolResult:
-		f := fence(m.Result)
-		label := "Tool result"
-		if m.IsError {
-			label = "Tool error"
-		}
-		fmt.Fprintf(&b, "\n## %s · %s · %s\n\n%s\n%s\n%s\n", label, oneLine(m.Name), when, f, m.Result, f)
-	case agent.MessageError:
-		fmt.Fprintf(&b, "\n## Error · %s\n\n> %s (%s)\n", when, oneLine(m.Error), m.Code)
-	}
-	return b.String()
-}
-
-// Markdown renders a conversation for people: its title, then each message
-// (markdownMessage). The export route streams the same, page by page.
-func Markdown(c agent.Conversation, ms []agent.Message) string {
-	var b strings.Builder
-	b.WriteString(markdownHead(c, len(ms)))
-	for _, m := range ms {
-		b.WriteString(markdownMessage(m))
-	}
-	return b.String()
-}
-
-// oneLine keeps s on one Markdown line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	_ = archive.WriteEnd(w, mem)
 }
 
 // importPath is the import route (routes.go), whose body has a cap of its own
@@ -290,13 +161,13 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if protocol.IsZIP(body) {
-		if body, err = protocol.UnzipConversations(body, s.cfg.MaxImportBytes, " (AGENTIK_MAX_IMPORT_BYTES): import the ZIP with `agentik import FILE`, which sends it in parts, or raise the cap"); err != nil {
+	if archive.IsZIP(body) {
+		if body, err = archive.UnzipConversations(body, s.cfg.MaxImportBytes, " (AGENTIK_MAX_IMPORT_BYTES): import the ZIP with `agentik import FILE`, which sends it in parts, or raise the cap"); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 	}
-	convs, mem, err := parseImport(body)
+	convs, mem, err := archive.Parse(body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -319,53 +190,4 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusOK
 	}
 	writeJSON(w, status, res)
-}
-
-// parseImport reads an import body: agentik JSON (conversations and
-// memory) or ChatGPT's conversations.json, told apart by the first byte
-// ({ or [).
-func parseImport(body []byte) ([]agent.ImportConversation, []agent.ArchivedMemory, error) {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
-		return nil, nil, agent.Errorf(agent.CodeBadRequest, "the body is empty: send agentik JSON or a ChatGPT conversations.json")
-	}
-	if body[0] == '[' {
-		convs, err := parseChatGPT(body)
-		return convs, nil, err
-	}
-	var a agent.Archive
-	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, nil, agent.Errorf(agent.CodeBadRequest, "the body is neither agentik JSON nor a ChatGPT conversations.json: %s", protocol.JSONProblem(body, err))
-	}
-	if a.Format != agent.ArchiveFormat {
-		return nil, nil, agent.Errorf(agent.CodeBadRequest, "format must be %q (an agentik export), got %q", agent.ArchiveFormat, agent.Shorten(a.Format, 40))
-	}
-	if a.Version < 1 || a.Version > agent.ArchiveVersion {
-		return nil, nil, agent.Errorf(agent.CodeBadRequest, "version %d of the agentik format is not known to this server (it reads 1 to %d)", a.Version, agent.ArchiveVersion)
-	}
-	out := make([]agent.ImportConversation, len(a.Conversations))
-	for i, c := range a.Conversations {
-		if c.Conversation.ID == "" {
-			return nil, nil, agent.Errorf(agent.CodeBadRequest, "conversation %d has no id", i)
-		}
-		out[i] = agent.ImportConversation{
-			Source: "agentik:" + c.Conversation.ID, Title: c.Conversation.Title,
-			CreatedAt: c.Conversation.CreatedAt, UpdatedAt: c.Conversation.UpdatedAt, Messages: c.Messages, Head: c.Conversation.Head,
-			Settings: archivedSettings(c.Conversation),
-		}
-	}
-	return out, a.Memory, nil
-}
-
-// archivedSettings are the settings an exported conversation carries.
-func archivedSettings(c agent.Conversation) agent.Settings {
-	var s agent.Settings
-	if c.Model != "" {
-		s.Model = &c.Model
-	}
-	if c.SystemPrompt != "" {
-		s.SystemPrompt = &c.SystemPrompt
-	}
-	s.Params = c.Params
-	return s
 }

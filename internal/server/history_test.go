@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/archive"
 	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/internal/server"
 )
@@ -319,7 +320,7 @@ func TestExportStreams(t *testing.T) {
 		t.Fatalf("the streamed export differs from the Archive encoded whole (%d and %d bytes)", len(doc), want.Len())
 	}
 	md := bodies["/agentik/conversations/"+c.ID+"/export?format=markdown"]
-	if got, wantMD := string(md), server.Markdown(a.Conversations[0].Conversation, a.Conversations[0].Messages); got != wantMD {
+	if got, wantMD := string(md), archive.Markdown(a.Conversations[0].Conversation, a.Conversations[0].Messages); got != wantMD {
 		t.Fatalf("the streamed Markdown differs from Markdown of the whole (%d and %d bytes)", len(got), len(wantMD))
 	}
 	var res agent.ImportResult

@@ -1,4 +1,4 @@
-package protocol
+package archive
 
 import (
 	"archive/zip"

@@ -1,4 +1,4 @@
-package server
+package archive
 
 import (
 	"encoding/json"
