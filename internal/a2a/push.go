@@ -242,7 +242,7 @@ func (d *PushDeliverer) follow(ctx context.Context) error {
 		after = sub.Head
 		sub.Close()
 	}
-	sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamAll}, after, "")
+	sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamAll, Only: pushed}, after, "")
 	if err != nil {
 		var re *broker.ResyncError
 		if errors.As(err, &re) && re.Reason == broker.ReasonPruned {
@@ -288,6 +288,20 @@ func (d *PushDeliverer) follow(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// pushed is the deliverer's stream filter: the events follow acts on, by
+// kind and type, so the broker does not queue (and wake it for) every
+// streamed token.
+func pushed(e *agent.Encoded) bool {
+	if e.Kind != agent.KindConversation {
+		return false
+	}
+	switch e.Type {
+	case agent.EventMessage, agent.EventEnd, agent.EventApprovalRequest:
+		return true
+	}
+	return false
 }
 
 // messagePrefix starts the inner event of a message event as the codec

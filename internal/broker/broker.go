@@ -69,12 +69,21 @@ type Stream struct {
 	// Owner narrows the stream to that user's conversations ("" all of
 	// them); Subscribe sets it from the caller's principal (agent.Scope).
 	Owner string
+	// Only, when set, narrows the stream to the events it accepts, judged
+	// from the stored bytes' kind and type (never by decoding): a watcher
+	// in the server that acts on a few types (turn metrics, A2A push) is
+	// then not queued, nor woken, for every streamed token. Replays skip
+	// what it rejects too.
+	Only func(*agent.Encoded) bool
 }
 
 // Match reports whether ev belongs to the stream.
 func (s Stream) Match(ev *agent.Encoded) bool {
 	if s.Owner != "" && ev.Owner != s.Owner && (ev.ConversationID != "" || ev.Owner != "") {
 		return false // another user's conversation (an event of none, a tool server's, is everyone's)
+	}
+	if s.Only != nil && !s.Only(ev) {
+		return false
 	}
 	switch s.Kind {
 	case StreamAll:
@@ -492,6 +501,9 @@ func (s *Sub) TryNext(ctx context.Context) (it Item, ok bool, err error) {
 			ev := s.page[0]
 			s.page = s.page[1:]
 			s.cursor = ev.Seq
+			if s.stream.Only != nil && !s.stream.Only(ev) {
+				continue // a stored page is read without the filter
+			}
 			return Item{Event: ev}, true, nil
 		}
 		if err := s.dropped(); err != nil {
