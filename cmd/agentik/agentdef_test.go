@@ -463,6 +463,53 @@ func TestDelegationEndToEnd(t *testing.T) {
 	}
 }
 
+// TestDelegationInterruptReachesTheChild: interrupting the parent while
+// its delegate streams interrupts the child too (docs/ARCHITECTURE.md,
+// "Agents"): both turns end, the child's streamed words kept as an
+// interrupted answer.
+func TestDelegationInterruptReachesTheChild(t *testing.T) {
+	t.Parallel()
+	childGo, parentGo := make(chan struct{}), make(chan struct{})
+	defer close(childGo)
+	defer close(parentGo)
+	script := delegationScript(childGo, parentGo)
+	_, env := agentEnv(t, func(r llmtest.Request) llmtest.Reply {
+		reply := script(r)
+		if strings.HasPrefix(systemOf(r), "You research") {
+			reply.HoldAfter = 1 // mid-answer, its first words streamed
+		}
+		return reply
+	}, "")
+	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"), env...)
+	defineWriterAndResearcher(t, p)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ws := dialAgentWS(t, ctx, p)
+	var conv agent.Conversation
+	postJSON(t, p.url("/agentik/conversations"), `{"agent":"writer"}`, &conv)
+	ws.subscribe(conv.ID)
+	sendAsync(t, p, conv.ID, "write about the answer")
+	d := ws.next(func(e agentWSEvent) bool {
+		return e.conv == conv.ID && e.ev.Event != nil && e.ev.Event.Type == agent.EventDelegation
+	})
+	child := d.ev.Event.ChildID
+	ws.subscribe(child)
+	ws.next(func(e agentWSEvent) bool {
+		return e.conv == child && e.ev.Event != nil && e.ev.Event.Type == agent.EventAppendText
+	})
+
+	var res map[string]bool
+	postJSON(t, p.url("/agentik/conversations/"+conv.ID+"/interrupt"), ``, &res)
+	if !res["interrupted"] {
+		t.Fatalf("interrupt of the parent: %v", res)
+	}
+	if a := lastAnswer(idle(t, p, child)); !a.Interrupted || a.Agent != "researcher" {
+		t.Errorf("the child's last answer %+v, want the researcher's, interrupted", a)
+	}
+	idle(t, p, conv.ID)
+}
+
 // TestDelegationSurvivesKill9: kill -9 while the child streams; after the
 // restart both turns have ended, every stored message is kept, and the
 // link holds.

@@ -1,6 +1,8 @@
 // Package agent is the centre of agentik: what a conversation is and how a
-// turn runs. It imports only the standard library; every adapter (store,
-// model, tools, server, the protocols) points inward to it.
+// turn runs. It imports the standard library and, for schedules, two
+// calendar parsers (robfig/cron, rrule-go), nothing else (internal/arch's
+// TestImportRules); every adapter (store, model, tools, server, the
+// protocols) points inward to it.
 //
 // A newcomer reads it by noun (internal/arch's test holds this map to the
 // package's files):

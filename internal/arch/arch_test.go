@@ -19,9 +19,18 @@ const module = "github.com/agentik/agentik/"
 // imports maps each package of the module (its path without the module
 // prefix) to the module packages its non-test files import.
 func imports(t *testing.T) map[string][]string {
+	mod, _ := walkImports(t)
+	return mod
+}
+
+// walkImports maps each package of the module to the module packages its
+// non-test files import (mod) and to the other packages they import
+// (ext: the standard library's and other modules', full paths).
+func walkImports(t *testing.T) (mod, ext map[string][]string) {
 	t.Helper()
 	root := filepath.Join("..", "..")
 	out := map[string][]string{}
+	ext = map[string][]string{}
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -49,6 +58,8 @@ func imports(t *testing.T) map[string][]string {
 			p, _ := strconv.Unquote(im.Path.Value)
 			if dep, ok := strings.CutPrefix(p, module); ok && !slices.Contains(out[pkg], dep) {
 				out[pkg] = append(out[pkg], dep)
+			} else if !ok && !slices.Contains(ext[pkg], p) {
+				ext[pkg] = append(ext[pkg], p)
 			}
 		}
 		return nil
@@ -57,7 +68,7 @@ func imports(t *testing.T) map[string][]string {
 		t.Fatal(err)
 	}
 	delete(out, "internal/arch")
-	return out
+	return out, ext
 }
 
 // TestImportRules: the arrows point inward. Each rule is a claim of
@@ -70,7 +81,7 @@ func TestImportRules(t *testing.T) {
 	centre := []string{"internal/agent"}
 	stream := []string{"internal/agent", "internal/broker", "internal/sse", "internal/relay", "internal/protocol"}
 	allowed := map[string][]string{
-		"internal/agent":           nil, // the centre: the standard library only
+		"internal/agent":           nil, // the centre: no module package (other modules: below)
 		"internal/sse":             nil, // stdlib only
 		"internal/envvar":          nil,
 		"internal/secret":          nil, // encryption at rest: stdlib only
@@ -117,6 +128,32 @@ func TestImportRules(t *testing.T) {
 			if !slices.Contains(ok, d) {
 				t.Errorf("%s imports %s; it may import only %v", pkg, d, ok)
 			}
+		}
+	}
+	// The centre and the small packages use no other module but these
+	// (the schedules' calendar rules): no database, HTTP framework or
+	// telemetry library reaches the centre.
+	_, ext := walkImports(t)
+	stdlib := map[string][]string{
+		"internal/agent":    {"github.com/robfig/cron/v3", "github.com/teambition/rrule-go"}, // schedule.go
+		"internal/sse":      nil,
+		"internal/envvar":   nil,
+		"internal/secret":   nil,
+		"internal/llm/demo": nil,
+		"internal/testwait": nil,
+	}
+	for pkg, ok := range stdlib {
+		for _, d := range ext[pkg] {
+			if strings.Contains(strings.Split(d, "/")[0], ".") && !slices.Contains(ok, d) {
+				t.Errorf("%s imports %s; beside the standard library it may import only %v", pkg, d, ok)
+			}
+		}
+	}
+	// HTTP is the edges': the centre, the store, the broker, the formats
+	// and the templates know none.
+	for _, pkg := range []string{"internal/agent", "internal/store", "internal/broker", "internal/archive", "web"} {
+		if slices.Contains(ext[pkg], "net/http") {
+			t.Errorf("%s imports net/http", pkg)
 		}
 	}
 	// The test fakes are linked by tests and the bench only, never by the
@@ -193,5 +230,37 @@ func TestCentreMap(t *testing.T) {
 		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`).Match(doc) {
 			t.Errorf("internal/agent/doc.go does not name %s: add it to the map", name)
 		}
+	}
+}
+
+// TestOneSlot: a turn starts in one place, internal/agent/slot.go
+// (docs/ARCHITECTURE.md "One turn at a time"). Only there is a turn
+// registered in the runner (turns[id] = t) and its first record marked
+// TurnStart; every other start calls claim and begin.
+func TestOneSlot(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "agent", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := regexp.MustCompile(`\.turns\[[^\]]+\]\s*=[^=]|\bTurn\s*(?:=|:)\s*TurnStart\b`)
+	found := false
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range starts.FindAll(src, -1) {
+			if filepath.Base(f) != "slot.go" {
+				t.Errorf("%s starts a turn (%q): only slot.go's claim and begin may", filepath.Base(f), m)
+			} else {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Error("slot.go no longer registers a turn or writes TurnStart: fix this test and docs/ARCHITECTURE.md")
 	}
 }

@@ -427,3 +427,62 @@ func benchCommit(b *testing.B, s *Store, size int) {
 	b.ReportMetric(float64(cpu.Microseconds())/float64(n), "cpu-µs/event")
 	b.ReportMetric(float64(elapsed.Nanoseconds())/float64(n), "ns/event")
 }
+
+// BenchmarkCommitTurn is the writer's commit of the records of one turn of
+// a stored conversation, without the queue: the user's message that starts
+// the turn with its working memory, then the assistant's answer with its
+// memory, the context size and the turn's end, two commits as the runner
+// makes them, in turn in 100 conversations. The append_text rows of
+// BenchmarkCommit touch no conversation row; these run the writer's
+// per-message statements (the message and its search document, the head it
+// follows, the memory's next index and rows, the conversation's updates).
+// cpu-µs/turn is the process CPU per turn.
+func BenchmarkCommitTurn(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) {
+		benchCommitTurn(b, benchStore(b, Options{Publish: func([]agent.Encoded) {}}))
+	})
+	b.Run("postgres", func(b *testing.B) {
+		s, _ := benchPostgres(b, Options{Publish: func([]agent.Encoded) {}})
+		benchCommitTurn(b, s)
+	})
+}
+
+func benchCommitTurn(b *testing.B, s *Store) {
+	const convs = 100
+	ids := make([]string, convs)
+	for i := range ids {
+		ids[i] = newID()
+		if err := s.Append(b.Context(), createdRec(ids[i], "turn")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	commit := func(rec *agent.Record) {
+		r := &request{recs: []*agent.Record{rec}, done: make(chan error, 1)}
+		s.commit([]*request{r})
+		if s.ckpt != nil {
+			s.ckpt.committed()
+		}
+		if err := <-r.done; err != nil {
+			b.Fatal(err)
+		}
+	}
+	text := func(s string) []agent.Content { return []agent.Content{agent.Text(s)} }
+	n := 0
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		cid := ids[n%convs]
+		n++
+		user := userRec(cid, "what is the weather like today", "")
+		user.Turn = agent.TurnStart
+		user.Memory = []agent.ModelMessage{{Role: "user", Content: text("what is the weather like today")}}
+		commit(user)
+		answer := convRec(cid, &agent.Event{Type: agent.EventMessage, Message: &agent.Message{
+			Type: agent.MessageAssistant, ID: "msg-" + newID(), ConversationID: cid, Content: text("sunny, 21 degrees"),
+		}})
+		answer.Turn = agent.TurnEnd
+		answer.Memory = []agent.ModelMessage{{Role: "assistant", Content: text("sunny, 21 degrees")}}
+		answer.Context = &agent.ContextSize{Tokens: 120, Window: 8192, Bytes: 480}
+		commit(answer)
+	}
+	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(n), "cpu-µs/turn")
+}

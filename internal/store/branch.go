@@ -46,15 +46,15 @@ func (s *Store) encode(rec *agent.Record, row eventRow) (eventRow, agent.Encoded
 
 // head is conversation cid's head, in tx.
 func head(tx *gorm.DB, cid string) (string, error) {
-	var row conversationRow
-	if err := tx.Select("id", "head").Take(&row, "id = ?", cid).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
+	var h sql.NullString
+	if err := rawRow(tx, "SELECT head FROM conversation WHERE id = ?", cid).Scan(&h); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
 			return "", agent.Errorf(agent.CodeNotFound, "conversation %q not found", cid)
 		}
 		return "", fmt.Errorf("head of %s: %w", cid, err)
 	}
-	if row.Head != nil {
-		return *row.Head, nil
+	if h.Valid {
+		return h.String, nil
 	}
 	var last []string
 	if err := tx.Model(&messageRow{}).Where("conversation_id = ?", cid).Order("seq DESC").Limit(1).Pluck("id", &last).Error; err != nil {

@@ -204,7 +204,7 @@ func indexRecord(tx *gorm.DB, rec *agent.Record) error {
 	}
 	if e := ev.Event; e != nil && e.Type == agent.EventMessage && e.Message != nil {
 		if d, ok := messageDoc(e.Message); ok {
-			if err := tx.Create(&d).Error; err != nil {
+			if _, err := rawExec(tx, "INSERT INTO search_doc (conversation_id, message_id, date, body) VALUES (?,?,?,?)", d.ConversationID, d.MessageID, *d.Date, d.Body); err != nil {
 				return fmt.Errorf("index message %s: %w", e.Message.ID, err)
 			}
 		}

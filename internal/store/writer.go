@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -605,8 +605,12 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 			return err
 		}
 	}
+	// The conversation's columns this record changes, set by one UPDATE
+	// at the end (the message's head, count and date, the memory's stale
+	// mark, the context size, the turn's start or end).
+	cols := map[string]any{}
 	if e := ev.Event; e != nil && e.Type == agent.EventMessage {
-		if err := insertMessage(tx, e.Message, now); err != nil {
+		if err := insertMessage(tx, e.Message, now, cols); err != nil {
 			return err
 		}
 	}
@@ -624,52 +628,44 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 		}
 	}
 	if rec.ReplaceMemory || rec.StaleMemory {
-		if err := updateConversation(tx, cid, map[string]any{"memory_stale": rec.StaleMemory}); err != nil {
-			return fmt.Errorf("memory of %s: %w", cid, err)
-		}
+		cols["memory_stale"] = rec.StaleMemory
 	}
-	var size map[string]any
 	if c := rec.Context; c != nil {
-		size = map[string]any{"context_tokens": c.Tokens, "context_window": c.Window, "context_bytes": c.Bytes}
-		if rec.Turn != agent.TurnEnd { // else one update with the turn's end
-			if err := updateConversation(tx, cid, size); err != nil {
-				return fmt.Errorf("context: %w", err)
-			}
-		}
+		cols["context_tokens"], cols["context_window"], cols["context_bytes"] = c.Tokens, c.Window, c.Bytes
 	}
 	switch rec.Turn {
 	case agent.TurnStart:
-		if err := startTurn(tx, cid, ev.Seq, now, owner); err != nil {
-			return err
-		}
+		return startTurn(tx, cid, ev.Seq, now, owner, cols)
 	case agent.TurnEnd:
-		cols := map[string]any{"running": false, "running_since": nil, "turn_seq": 0, "turn_owner": ""}
-		maps.Copy(cols, size)
+		cols["running"], cols["running_since"], cols["turn_seq"], cols["turn_owner"] = false, nil, 0, ""
+	}
+	if len(cols) > 0 {
 		if err := updateConversation(tx, cid, cols); err != nil {
-			return fmt.Errorf("end turn: %w", err)
+			return err
 		}
 	}
 	return nil
 }
 
-// startTurn marks conversation cid running, or fails with busy when a turn
-// runs in it already: on any instance, since every instance's appends are
+// startTurn marks conversation cid running, in one UPDATE with the other
+// columns its record changes (cols), or fails with busy when a turn runs
+// in it already: on any instance, since every instance's appends are
 // serialized (SQLite's one writer, PostgreSQL's seqLockKey), this is where
 // two starts of one conversation meet, and only the first is written.
-func startTurn(tx *gorm.DB, cid string, seq int64, now time.Time, owner string) error {
-	res := tx.Model(&conversationRow{}).Where("id = ? AND running = ?", cid, false).
-		UpdateColumns(map[string]any{"running": true, "running_since": now, "turn_seq": seq, "turn_owner": owner})
-	if res.Error != nil {
-		return fmt.Errorf("start turn in %s: %w", shortID(cid), res.Error)
-	}
-	if res.RowsAffected == 1 {
-		return nil
-	}
-	var n int64
-	if err := tx.Model(&conversationRow{}).Where("id = ?", cid).Count(&n).Error; err != nil {
+func startTurn(tx *gorm.DB, cid string, seq int64, now time.Time, owner string, cols map[string]any) error {
+	cols["running"], cols["running_since"], cols["turn_seq"], cols["turn_owner"] = true, now, seq, owner
+	n, err := updateConversationWhere(tx, cols, "id = ? AND running = ?", cid, false)
+	if err != nil {
 		return fmt.Errorf("start turn in %s: %w", shortID(cid), err)
 	}
-	if n == 0 {
+	if n == 1 {
+		return nil
+	}
+	var found int64
+	if err := tx.Model(&conversationRow{}).Where("id = ?", cid).Count(&found).Error; err != nil {
+		return fmt.Errorf("start turn in %s: %w", shortID(cid), err)
+	}
+	if found == 0 {
 		return agent.Errorf(agent.CodeNotFound, "conversation %q not found", shortID(cid))
 	}
 	return agent.ErrTurnRunning(cid)
@@ -693,17 +689,32 @@ func keepImportedDate(tx *gorm.DB, recs []*agent.Record) error {
 }
 
 func updateConversation(tx *gorm.DB, id string, cols map[string]any) error {
-	res := tx.Model(&conversationRow{}).Where("id = ?", id).UpdateColumns(cols)
-	if res.Error != nil {
-		return fmt.Errorf("update conversation %s: %w", id, res.Error)
+	if len(cols) == 0 {
+		res := tx.Model(&conversationRow{}).Where("id = ?", id).UpdateColumns(cols)
+		if res.Error != nil {
+			return fmt.Errorf("update conversation %s: %w", id, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return agent.Errorf(agent.CodeNotFound, "conversation %q not found", shortID(id))
+		}
+		return nil
 	}
-	if res.RowsAffected == 0 {
+	n, err := updateConversationWhere(tx, cols, "id = ?", id)
+	if err != nil {
+		return fmt.Errorf("update conversation %s: %w", id, err)
+	}
+	if n == 0 {
 		return agent.Errorf(agent.CodeNotFound, "conversation %q not found", shortID(id))
 	}
 	return nil
 }
 
-func insertMessage(tx *gorm.DB, m *agent.Message, now time.Time) error {
+// insertMessageSQL inserts one message row.
+const insertMessageSQL = "INSERT INTO message (id, conversation_id, seq, type, date, client_id, payload, parent_id) VALUES (?,?,?,?,?,?,?,?)"
+
+// insertMessage writes m's row and adds to cols what it changes in its
+// conversation's row (its head, count and date).
+func insertMessage(tx *gorm.DB, m *agent.Message, now time.Time, cols map[string]any) error {
 	if m.ParentID == "" {
 		p, err := head(tx, m.ConversationID)
 		if err != nil {
@@ -715,15 +726,12 @@ func insertMessage(tx *gorm.DB, m *agent.Message, now time.Time) error {
 	if err != nil {
 		return agent.Errorf(agent.CodeBadRequest, "message %s: %v", m.ID, err)
 	}
-	row := messageRow{
-		ID: m.ID, ConversationID: m.ConversationID, Seq: m.Seq, Type: m.Type,
-		Date: m.Date.UTC().Truncate(time.Microsecond), Payload: string(payload), ParentID: &m.ParentID,
-	}
+	var clientID any // NULL
 	if m.ClientID != "" {
-		id := m.ClientID
-		row.ClientID = &id
+		clientID = m.ClientID
 	}
-	if err := tx.Create(&row).Error; err != nil {
+	if _, err := rawExec(tx, insertMessageSQL, m.ID, m.ConversationID, m.Seq, m.Type,
+		m.Date.UTC().Truncate(time.Microsecond), clientID, string(payload), m.ParentID); err != nil {
 		switch {
 		case errors.Is(err, gorm.ErrForeignKeyViolated):
 			return agent.Errorf(agent.CodeNotFound, "conversation %q not found", m.ConversationID)
@@ -734,34 +742,61 @@ func insertMessage(tx *gorm.DB, m *agent.Message, now time.Time) error {
 		}
 		return fmt.Errorf("insert message %s: %w", m.ID, err)
 	}
-	return updateConversation(tx, m.ConversationID, map[string]any{
-		"updated_at":    now,
-		"message_count": gorm.Expr("message_count + 1"),
-		"head":          m.ID,
-	})
+	cols["updated_at"] = now
+	cols["message_count"] = gorm.Expr("message_count + 1")
+	cols["head"] = m.ID
+	return nil
 }
+
+// nextMemorySQL reads the next working-memory index of a conversation.
+const nextMemorySQL = "SELECT COALESCE(MAX(order_idx) + 1, 0) FROM working_memory WHERE conversation_id = ?"
 
 func appendMemory(tx *gorm.DB, cid string, mem []agent.ModelMessage) error {
 	var next int
-	if err := tx.Model(&memoryRow{}).Where("conversation_id = ?", cid).
-		Select("COALESCE(MAX(order_idx) + 1, 0)").Scan(&next).Error; err != nil {
+	if err := rawRow(tx, nextMemorySQL, cid).Scan(&next); err != nil {
 		return fmt.Errorf("memory of %s: %w", cid, err)
 	}
-	rows := make([]memoryRow, len(mem))
-	for i, m := range mem {
-		b, err := json.Marshal(m)
-		if err != nil {
-			return agent.Errorf(agent.CodeBadRequest, "memory of %s: %v", cid, err)
+	args := make([]any, 0, 3*min(len(mem), insertChunk))
+	for len(mem) > 0 {
+		chunk := mem[:min(insertChunk, len(mem))]
+		mem = mem[len(chunk):]
+		args = args[:0]
+		for _, m := range chunk {
+			b, err := json.Marshal(m)
+			if err != nil {
+				return agent.Errorf(agent.CodeBadRequest, "memory of %s: %v", cid, err)
+			}
+			args = append(args, cid, next, string(b))
+			next++
 		}
-		rows[i] = memoryRow{ConversationID: cid, OrderIdx: next + i, Payload: string(b)}
-	}
-	if err := tx.CreateInBatches(rows, insertChunk).Error; err != nil {
-		if errors.Is(err, gorm.ErrForeignKeyViolated) {
-			return agent.Errorf(agent.CodeNotFound, "conversation %q not found", cid)
+		if _, err := rawExec(tx, memoryInsertText(len(chunk)), args...); err != nil {
+			if errors.Is(err, gorm.ErrForeignKeyViolated) {
+				return agent.Errorf(agent.CodeNotFound, "conversation %q not found", cid)
+			}
+			return fmt.Errorf("append memory of %s: %w", cid, err)
 		}
-		return fmt.Errorf("append memory of %s: %w", cid, err)
 	}
 	return nil
+}
+
+// memoryTexts[n] is the INSERT of n working-memory rows (memoryInsertText).
+var memoryTexts [insertChunk + 1]atomic.Pointer[string]
+
+func memoryInsertText(n int) string {
+	if q := memoryTexts[n].Load(); q != nil {
+		return *q
+	}
+	var q strings.Builder
+	q.WriteString("INSERT INTO working_memory (conversation_id, order_idx, payload) VALUES ")
+	for i := range n {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteString("(?,?,?)")
+	}
+	text := q.String()
+	memoryTexts[n].Store(&text)
+	return text
 }
 
 // bounds reads the pruned-through seq and the highest stored seq.
