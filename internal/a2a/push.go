@@ -304,23 +304,9 @@ func pushed(e *agent.Encoded) bool {
 	return false
 }
 
-// messagePrefix starts the inner event of a message event as the codec
-// writes it: the message's type is its first field.
-var messagePrefix = []byte(`{"type":"message","message":{"type":"`)
-
 // startsTurn reports whether e, a message event, holds a user's message
-// (a turn's start). The type is read by a scan, so a turn's answer, a
-// message holding the whole text, is not decoded only to learn it is none;
-// bytes laid out otherwise are decoded.
-func startsTurn(e *agent.Encoded) bool {
-	if rest, ok := bytes.CutPrefix(e.Inner(), messagePrefix); ok {
-		if end := bytes.IndexByte(rest, '"'); end >= 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
-			return string(rest[:end]) == agent.MessageUser
-		}
-	}
-	ev, err := e.Decode()
-	return err == nil && ev.Event != nil && ev.Event.Message != nil && ev.Event.Message.Type == agent.MessageUser
-}
+// (a turn's start), read without decoding the message (Encoded.MessageType).
+func startsTurn(e *agent.Encoded) bool { return e.MessageType() == agent.MessageUser }
 
 // turnOf finds the seq of the user message that started the turn an event
 // at seq belongs to (a turn that started before the deliverer's cursor).

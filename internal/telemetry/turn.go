@@ -59,7 +59,9 @@ func watched(e agent.Encoded) bool {
 		return e.Type == agent.AgentTurnStarted || e.Type == agent.AgentDeleted
 	case agent.KindConversation:
 		switch e.Type {
-		case agent.EventMessage, agent.EventError, agent.EventInterrupted, agent.EventEnd:
+		case agent.EventMessage: // see counts summaries only: the type is read without decoding the message
+			return e.MessageType() == agent.MessageSummary
+		case agent.EventError, agent.EventInterrupted, agent.EventEnd:
 			return true
 		}
 	}
