@@ -106,24 +106,28 @@ func wsHeader(n int) int64 {
 	return 10
 }
 
+// readBufs are the buffers clients read messages into, one per message
+// while it is decoded: a client's own buffer grew by doubling to hold its
+// first packed message (a resume's replay), which in a reconnect storm was
+// a thousand clients' growing at once, CPU the server shares the cores
+// with.
+var readBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 func (k *wsClient) read() {
 	defer close(k.done)
-	var buf bytes.Buffer // reused: every frame is decoded before the next is read
 	for {
-		buf.Reset()
 		_, r, err := k.c.Reader(context.Background())
-		if err == nil {
-			_, err = buf.ReadFrom(r)
+		if err != nil {
+			k.ended(err)
+			return
 		}
+		buf := readBufs.Get().(*bytes.Buffer)
+		buf.Reset()
+		_, err = buf.ReadFrom(r)
 		at := time.Now()
 		if err != nil {
-			k.err = err
-			k.mu.Lock()
-			for id, ch := range k.pending {
-				close(ch)
-				delete(k.pending, id)
-			}
-			k.mu.Unlock()
+			readBufs.Put(buf)
+			k.ended(err)
 			return
 		}
 		m := buf.Bytes()
@@ -133,10 +137,24 @@ func (k *wsClient) read() {
 		}
 		// A packed message (?pack=1) holds several frames, one per line;
 		// JSON frames hold no raw newline, so any other is one frame.
+		// Every frame is decoded before the buffer goes back.
 		for b := range bytes.SplitSeq(m, []byte{'\n'}) {
 			k.frame(b, at)
 		}
+		readBufs.Put(buf)
 	}
+}
+
+// ended fails the calls waiting for replies once the connection has ended
+// with err.
+func (k *wsClient) ended(err error) {
+	k.err = err
+	k.mu.Lock()
+	for id, ch := range k.pending {
+		close(ch)
+		delete(k.pending, id)
+	}
+	k.mu.Unlock()
 }
 
 // frame handles one frame: a reply goes to its call, the rest to on.

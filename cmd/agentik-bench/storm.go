@@ -224,6 +224,7 @@ func (b *bench) storm(ctx context.Context) error {
 	wg.Wait()
 	close(errs)
 	serverCPU, clientCPU := t.CPU()-c0, selfCPU()-self0
+	b.phase("closing") // the reconnect's profile ends with its CPU figures, before the clients close
 	if err := <-errs; err != nil {
 		return fmt.Errorf("storm: %w", err)
 	}

@@ -68,7 +68,7 @@ func StoredEvent(seq int64, id, kind, conversationID string, b []byte) Encoded {
 	const typeKey = `{"type":"`
 	if rest, ok := bytes.CutPrefix(in, []byte(typeKey)); ok {
 		if end := bytes.IndexByte(rest, '"'); end >= 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
-			e.Type = string(rest[:end])
+			e.Type = eventType(rest[:end])
 			return e
 		}
 	}
@@ -134,4 +134,26 @@ func (e Encoded) Decode() (AllEvent, error) {
 	var ev AllEvent
 	err := json.Unmarshal(e.JSON, &ev)
 	return ev, err
+}
+
+// eventType is b as a string: a constant for the events a replay is made
+// of, so that reading one allocates nothing.
+func eventType(b []byte) string {
+	switch string(b) { // compared without a copy
+	case EventAppendText:
+		return EventAppendText
+	case EventStartResponse:
+		return EventStartResponse
+	case EventStartReasoning:
+		return EventStartReasoning
+	case EventEnd:
+		return EventEnd
+	case EventMessage:
+		return EventMessage
+	case EventToolCall:
+		return EventToolCall
+	case EventToolResult:
+		return EventToolResult
+	}
+	return string(b)
 }

@@ -60,6 +60,18 @@ const MaxRequestID = 128
 // than a ConnectionOp is the server's op table's to read: its Command has
 // Op, ID and Frame, and its fields are not checked here.
 func Decode(b []byte) (cmd Command, id *string, err error) {
+	if c, ok := decodeSubscribe(b); ok {
+		id := c.ID
+		if err := c.Check(); err != nil {
+			return Command{}, &id, err
+		}
+		return c, &id, nil
+	}
+	return decodeGeneral(b)
+}
+
+// decodeGeneral is Decode for every frame decodeSubscribe does not read.
+func decodeGeneral(b []byte) (cmd Command, id *string, err error) {
 	var head struct {
 		ID json.RawMessage `json:"id"`
 		Op json.RawMessage `json:"op"`

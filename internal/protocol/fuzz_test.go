@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/agentik/agentik/internal/agent"
@@ -25,6 +26,12 @@ func FuzzDecodeCommand(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		cmd, id, err := Decode(b)
+		if _, ok := decodeSubscribe(b); ok { // the fast path reads what the general one reads
+			want, wantID, wantErr := decodeGeneral(b)
+			if !reflect.DeepEqual(cmd, want) || *id != *wantID || (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+				t.Fatalf("%q: fast path %+v, %v; general path %+v, %v", b, cmd, err, want, wantErr)
+			}
+		}
 		if err != nil {
 			var e *agent.Error
 			if !errors.As(err, &e) || e.Code != agent.CodeBadRequest || e.Message == "" {

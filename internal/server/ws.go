@@ -520,9 +520,7 @@ func (k *wsConn) turn(ws *wsSub) (sent, ended, ok bool) {
 		if !got {
 			return sent, false, true
 		}
-		fb := getFrameBuf()
-		b := appendItemFrame(fb.b, ws.id, it)
-		fb.b = b
+		b := appendItemFrame(getFrameBuf(), ws.id, it)
 		top := itemSeq(it)
 		if k.pack {
 			// What else is ready goes in the same message: a resume's
@@ -532,11 +530,7 @@ func (k *wsConn) turn(ws *wsSub) (sent, ended, ok bool) {
 		if !k.write(b) {
 			return sent, true, false
 		}
-		// Written: coder/websocket has copied it.
-		if k.pack {
-			putPackBuf(b)
-		}
-		fb.put()
+		putFrameBuf(b) // written: coder/websocket has copied it
 		sent = true
 		size += len(b)
 		ws.last = max(ws.last, top)
@@ -553,6 +547,30 @@ func (k *wsConn) turn(ws *wsSub) (sent, ended, ok bool) {
 // wsPackFrames bounds the frames of one packed message.
 const wsPackFrames = 256
 
+// frameBufs holds the small buffers a subscription's frames are built in
+// (an event's, or the first of a packed message): the writer takes one per
+// frame and returns it once written, instead of allocating each frame (a
+// replay of 100k events was 100k allocations of its size). Connections
+// hold none between writes.
+var frameBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// frameBufMax is the largest frame buffer kept for reuse.
+const frameBufMax = 16 << 10
+
+func getFrameBuf() []byte { return (*frameBufs.Get().(*[]byte))[:0] }
+
+// putFrameBuf takes back a buffer of getFrameBuf or getPackBuf once its
+// message is written.
+func putFrameBuf(b []byte) {
+	switch c := cap(b); {
+	case c == packBufCap:
+		putPackBuf(b)
+	case c > 0 && c <= frameBufMax:
+		b = b[:0]
+		frameBufs.Put(&b)
+	}
+}
+
 // packBufs holds the buffers packed messages of more than one frame are
 // built in, each of packBufCap bytes: a resume's message grew by doubling,
 // which was a third of the server's CPU in a reconnect storm (copies, and
@@ -565,32 +583,6 @@ var packBufs = sync.Pool{New: func() any { b := make([]byte, 0, packBufCap); ret
 const packBufCap = wsBatchBytes + 8<<10
 
 func getPackBuf() []byte { return (*packBufs.Get().(*[]byte))[:0] }
-
-// frameBuf is a buffer a subscription's next frame is built in, from
-// frameBufs: a live event's frame is copied by coder/websocket as it is
-// written, so the buffer goes back to the pool then, and a delivery costs
-// no allocation. The pool is shared, not a connection's: an idle
-// connection holds none.
-type frameBuf struct{ b []byte }
-
-var frameBufs = sync.Pool{New: func() any { return &frameBuf{b: make([]byte, 0, 1<<10)} }}
-
-// frameBufMax is the largest buffer frameBufs keeps: a frame that grew
-// one past it (a long message's event) is let go. It is below
-// packBufCap, so a buffer never goes back to both pools.
-const frameBufMax = 4 << 10
-
-func getFrameBuf() *frameBuf {
-	fb := frameBufs.Get().(*frameBuf)
-	fb.b = fb.b[:0]
-	return fb
-}
-
-func (fb *frameBuf) put() {
-	if cap(fb.b) <= frameBufMax {
-		frameBufs.Put(fb)
-	}
-}
 
 // putPackBuf takes back b if it is one of packBufs' (a message that
 // outgrew it was copied elsewhere by append).
@@ -613,8 +605,11 @@ func (k *wsConn) packMore(ctx context.Context, ws *wsSub, b []byte, top int64) (
 		}
 		if cap(b) != packBufCap {
 			// A second frame: from here on the message is built in a
-			// pooled buffer (a lone live event keeps its own).
-			b = append(getPackBuf(), b...)
+			// buffer of full size (a lone live event stays in its small
+			// one).
+			nb := append(getPackBuf(), b...)
+			putFrameBuf(b)
+			b = nb
 		}
 		b = appendItemFrame(append(b, '\n'), ws.id, it)
 		top = max(top, itemSeq(it))

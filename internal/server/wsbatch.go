@@ -137,13 +137,14 @@ func (b *batchConn) flush() error {
 	return err
 }
 
-// reset empties the buffer after a send, letting a grown one go.
+// reset empties the buffer after a send: it goes back to packBufs (one
+// that outgrew it is let go), so a connection holds no buffer between its
+// writes, and the next hold takes one of full size from the pool instead
+// of growing its own by doubling (in a reconnect storm every connection
+// did, once).
 func (b *batchConn) reset() {
-	if cap(b.buf) > wsBatchBytes*2 {
-		b.buf = nil
-	} else {
-		b.buf = b.buf[:0]
-	}
+	putPackBuf(b.buf)
+	b.buf = nil
 }
 
 // expire makes a write that is blocked, and every later one, fail now.
@@ -166,6 +167,9 @@ func (b *batchConn) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.hold && len(b.buf)+len(p) <= wsBatchBytes {
+		if b.buf == nil {
+			b.buf = getPackBuf()
+		}
 		b.buf = append(b.buf, p...)
 		return len(p), nil
 	}

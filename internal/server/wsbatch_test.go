@@ -180,3 +180,33 @@ func TestBatchConnReportsABlockedWrite(t *testing.T) {
 		t.Fatalf("%d stalls reported for one blocked write", n)
 	}
 }
+
+// TestBatchConnHoldsNoBufferBetweenWrites: what a hold gathers goes into a
+// pooled buffer of full size (no growing by doubling, which every
+// connection of a reconnect storm did), which goes back to the pool once
+// sent: between writes a connection holds none.
+func TestBatchConnHoldsNoBufferBetweenWrites(t *testing.T) {
+	t.Parallel()
+	under := &countConn{}
+	b := &batchConn{Conn: under}
+	b.holdNext(true)
+	b.Write([]byte("reply"))
+	if cap(b.buf) != packBufCap {
+		t.Fatalf("held into a buffer of %d bytes, want a pooled one of %d", cap(b.buf), packBufCap)
+	}
+	for range 100 {
+		b.Write(make([]byte, 200))
+	}
+	if cap(b.buf) != packBufCap {
+		t.Fatalf("the held buffer grew to %d bytes", cap(b.buf))
+	}
+	if err := b.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if b.buf != nil {
+		t.Fatalf("after the send the connection still holds %d bytes of buffer", cap(b.buf))
+	}
+	if len(under.writes) != 1 || len(under.writes[0]) != 5+100*200 {
+		t.Fatalf("%d writes, want one of the held frames", len(under.writes))
+	}
+}

@@ -486,3 +486,51 @@ func benchCommitTurn(b *testing.B, s *Store) {
 	}
 	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(n), "cpu-µs/turn")
 }
+
+// BenchmarkCommitHistory is the writer's commit of a conversation's
+// creation with a history of 20 messages, each with its working memory, in
+// one request (an import's shape, and a stateless request's seeded history
+// were temp conversations stored): each message follows the one before it
+// and its memory comes after the one before. cpu-µs/op is the process CPU
+// per request.
+func BenchmarkCommitHistory(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) {
+		benchCommitHistory(b, benchStore(b, Options{Publish: func([]agent.Encoded) {}}))
+	})
+	b.Run("postgres", func(b *testing.B) {
+		s, _ := benchPostgres(b, Options{Publish: func([]agent.Encoded) {}})
+		benchCommitHistory(b, s)
+	})
+}
+
+func benchCommitHistory(b *testing.B, s *Store) {
+	const history = 20
+	n := 0
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		cid := newID()
+		recs := []*agent.Record{createdRec(cid, "history")}
+		for i := range history {
+			text := fmt.Sprintf("earlier message %d of the history", i)
+			typ, role := agent.MessageUser, "user"
+			if i%2 == 1 {
+				typ, role = agent.MessageAssistant, "assistant"
+			}
+			rec := convRec(cid, &agent.Event{Type: agent.EventMessage, Message: &agent.Message{
+				Type: typ, ID: "msg-" + newID(), ConversationID: cid, Content: []agent.Content{agent.Text(text)},
+			}})
+			rec.Memory = []agent.ModelMessage{{Role: role, Content: []agent.Content{agent.Text(text)}}}
+			recs = append(recs, rec)
+		}
+		r := &request{recs: recs, done: make(chan error, 1)}
+		s.commit([]*request{r})
+		if s.ckpt != nil {
+			s.ckpt.committed()
+		}
+		if err := <-r.done; err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(n), "cpu-µs/op")
+}

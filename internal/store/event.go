@@ -120,6 +120,9 @@ func (s *Store) stored(ctx context.Context, after, before int64, limit int) ([]a
 // size is a capacity hint. With maxBytes > 0 it stops after the row whose
 // payload brings the total to maxBytes.
 func (s *Store) scanEvents(ctx context.Context, known eventKnown, size, maxBytes int, query string, args ...any) ([]agent.Encoded, error) {
+	if known.both && s.ev != nil {
+		return s.scanPayloads(ctx, known, size, maxBytes, query, args...)
+	}
 	rows, err := s.r.WithContext(ctx).Raw(query, args...).Rows()
 	if err != nil {
 		return nil, err
@@ -174,12 +177,13 @@ func (s *Store) scanEvents(ctx context.Context, known eventKnown, size, maxBytes
 // type (a kind, no quote in it), the seq, then the id.
 var idKey = []byte(`,"id":"`)
 
-// payloadID reads the id of a stored event from its JSON.
+// payloadID reads the id of a stored event from its JSON, as a view of
+// b's bytes (which must never change: they are an Encoded's JSON).
 func payloadID(b []byte) (string, error) {
 	if i := bytes.Index(b, idKey); i >= 0 {
 		rest := b[i+len(idKey):]
 		if j := bytes.IndexByte(rest, '"'); j >= 0 && bytes.IndexByte(rest[:j], '\\') < 0 {
-			return string(rest[:j]), nil
+			return viewString(rest[:j]), nil
 		}
 	}
 	var ev struct {

@@ -81,6 +81,9 @@ type Options struct {
 	// glebarezWriter puts the SQLite writer on glebarez/go-sqlite, as the
 	// reads are, instead of sqlitedrv: for benchmarks comparing the two.
 	glebarezWriter bool
+	// gormReplay reads a conversation's events through gorm on the read
+	// pool, as before the event pool (eventscan.go): for benchmarks.
+	gormReplay bool
 }
 
 // PageBytes is the default byte bound of a page of Events: a replay of
@@ -93,6 +96,7 @@ const PageBytes = 4 << 20
 type Store struct {
 	w         *gorm.DB // writer: one connection on SQLite
 	r         *gorm.DB // reads: a pool (the same pool as w on PostgreSQL)
+	ev        *sql.DB  // SQLite only: a conversation's events (eventscan.go)
 	postgres  bool
 	pageB     int           // Options.PageBytes
 	retryWait time.Duration // Options.RetryBackoff
@@ -236,10 +240,21 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		}
 		rDB.SetMaxOpenConns(readPoolSize)
 		rDB.SetMaxIdleConns(readPoolSize)
+		if !opt.gormReplay {
+			if s.ev, err = openEventPool(base + "&_pragma=query_only(1)&_pragma=mmap_size(1073741824)"); err != nil {
+				_ = wDB.Close()
+				_ = rDB.Close()
+				_ = s.lock.Close()
+				return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
+			}
+		}
 		cDB, err := sql.Open("sqlite", base)
 		if err != nil {
 			_ = wDB.Close()
 			_ = rDB.Close()
+			if s.ev != nil {
+				_ = s.ev.Close()
+			}
 			_ = s.lock.Close()
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
@@ -414,6 +429,9 @@ func (s *Store) closeDBs() error {
 	if s.ckpt != nil {
 		s.ckpt.close()
 		errs = append(errs, s.ckpt.db.Close())
+	}
+	if s.ev != nil {
+		errs = append(errs, s.ev.Close())
 	}
 	dbs := []*gorm.DB{s.w}
 	if s.r != s.w {

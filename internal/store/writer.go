@@ -266,6 +266,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 			seq = max(pruned, head)
 		}
 		stored := make(map[string]int64, len(batch))
+		facts := txFacts{} // what this attempt wrote: fresh per transaction
 		if checked {
 			if err := storedIDs(tx, batch, stored); err != nil {
 				return err
@@ -297,7 +298,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 					return err
 				}
 				followed := needsParent(rec)
-				if err := applyRows(tx, rec, now, s.instance); err != nil {
+				if err := applyRows(tx, rec, now, s.instance, facts); err != nil {
 					return err
 				}
 				if followed && rec.Event.Event.Message.ParentID != "" {
@@ -535,8 +536,31 @@ func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time) (eventRow, 
 	return row, enc, nil
 }
 
+// txFacts is what one writer transaction knows of the conversations it
+// wrote: the head a next message follows and working memory's next index,
+// so a run of messages (an import, a seeded history) does not read back
+// what the transaction itself just wrote. A conversation is in it only
+// once the transaction created it or wrote the fact; a rolled-back
+// transaction's facts are dropped with it.
+type txFacts map[string]*convFacts
+
+type convFacts struct {
+	head, next bool // which of the two is known
+	headID     string
+	nextIdx    int
+}
+
+func (f txFacts) of(cid string) *convFacts {
+	c := f[cid]
+	if c == nil {
+		c = &convFacts{}
+		f[cid] = c
+	}
+	return c
+}
+
 // applyRows writes the rows that belong to rec's event (see agent.Record).
-func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) error {
+func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, facts txFacts) error {
 	ev := &rec.Event
 	cid := ev.ConversationID
 	if a := ev.Agent; a != nil {
@@ -579,6 +603,7 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 			if rec.Conversation != nil {
 				*rec.Conversation = row.conversation()
 			}
+			facts[cid] = &convFacts{head: true, next: true} // no message, no memory yet
 		case agent.AgentRenamed:
 			if err := rename(tx, cid, a.Title, rec.AutoTitle, now); err != nil {
 				return fmt.Errorf("rename: %w", err)
@@ -598,19 +623,22 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 			if res.RowsAffected == 0 {
 				return agent.Errorf(agent.CodeNotFound, "conversation %q not found", cid)
 			}
+			delete(facts, cid)
 		}
 	}
 	if rec.Head != nil {
 		if err := moveHead(tx, cid, *rec.Head, rec.Turn == agent.TurnStart); err != nil {
 			return err
 		}
+		f := facts.of(cid)
+		f.head, f.headID = true, *rec.Head
 	}
 	// The conversation's columns this record changes, set by one UPDATE
 	// at the end (the message's head, count and date, the memory's stale
 	// mark, the context size, the turn's start or end).
 	cols := map[string]any{}
 	if e := ev.Event; e != nil && e.Type == agent.EventMessage {
-		if err := insertMessage(tx, e.Message, now, cols); err != nil {
+		if err := insertMessage(tx, e.Message, now, cols, facts.of(e.Message.ConversationID)); err != nil {
 			return err
 		}
 	}
@@ -621,9 +649,11 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string) erro
 		if err := tx.Where("conversation_id = ?", cid).Delete(&memoryRow{}).Error; err != nil {
 			return fmt.Errorf("replace memory of %s: %w", cid, err)
 		}
+		f := facts.of(cid)
+		f.next, f.nextIdx = true, 0
 	}
 	if len(rec.Memory) > 0 {
-		if err := appendMemory(tx, cid, rec.Memory); err != nil {
+		if err := appendMemory(tx, cid, rec.Memory, facts.of(cid)); err != nil {
 			return err
 		}
 	}
@@ -714,11 +744,14 @@ const insertMessageSQL = "INSERT INTO message (id, conversation_id, seq, type, d
 
 // insertMessage writes m's row and adds to cols what it changes in its
 // conversation's row (its head, count and date).
-func insertMessage(tx *gorm.DB, m *agent.Message, now time.Time, cols map[string]any) error {
+func insertMessage(tx *gorm.DB, m *agent.Message, now time.Time, cols map[string]any, f *convFacts) error {
 	if m.ParentID == "" {
-		p, err := head(tx, m.ConversationID)
-		if err != nil {
-			return err
+		p := f.headID
+		if !f.head {
+			var err error
+			if p, err = head(tx, m.ConversationID); err != nil {
+				return err
+			}
 		}
 		m.ParentID = p
 	}
@@ -745,16 +778,19 @@ func insertMessage(tx *gorm.DB, m *agent.Message, now time.Time, cols map[string
 	cols["updated_at"] = now
 	cols["message_count"] = gorm.Expr("message_count + 1")
 	cols["head"] = m.ID
+	f.head, f.headID = true, m.ID
 	return nil
 }
 
 // nextMemorySQL reads the next working-memory index of a conversation.
 const nextMemorySQL = "SELECT COALESCE(MAX(order_idx) + 1, 0) FROM working_memory WHERE conversation_id = ?"
 
-func appendMemory(tx *gorm.DB, cid string, mem []agent.ModelMessage) error {
-	var next int
-	if err := rawRow(tx, nextMemorySQL, cid).Scan(&next); err != nil {
-		return fmt.Errorf("memory of %s: %w", cid, err)
+func appendMemory(tx *gorm.DB, cid string, mem []agent.ModelMessage, f *convFacts) error {
+	next := f.nextIdx
+	if !f.next {
+		if err := rawRow(tx, nextMemorySQL, cid).Scan(&next); err != nil {
+			return fmt.Errorf("memory of %s: %w", cid, err)
+		}
 	}
 	args := make([]any, 0, 3*min(len(mem), insertChunk))
 	for len(mem) > 0 {
@@ -776,6 +812,7 @@ func appendMemory(tx *gorm.DB, cid string, mem []agent.ModelMessage) error {
 			return fmt.Errorf("append memory of %s: %w", cid, err)
 		}
 	}
+	f.next, f.nextIdx = true, next
 	return nil
 }
 
