@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // TestEverythingToolResourcesInBrowser runs the real binary with
@@ -36,24 +37,33 @@ func TestEverythingToolResourcesInBrowser(t *testing.T) {
 	defer cancelAlloc()
 	bctx, cancel := chromedp.NewContext(alloc)
 	defer cancel()
-	bctx, cancelT := context.WithTimeout(bctx, 120*time.Second)
-	defer cancelT()
+	// Each step is bounded by the suite's one bound of a wait
+	// (testwait.Timeout), not the whole test: a private 120 s for every
+	// step together ran out under a loaded CI machine's parallel tests.
+	if err := chromedp.Do(bctx); err != nil { // the browser, for the steps' contexts
+		t.Fatal(err)
+	}
+	step := func() context.Context {
+		ctx, cancel := context.WithTimeout(bctx, testwait.Timeout)
+		t.Cleanup(cancel)
+		return ctx
+	}
 	wait := func(what, expr string) {
 		t.Helper()
-		if err := chromedp.Do(bctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(60*time.Second))); err != nil {
-			body, _ := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("body")))
+		if err := chromedp.Do(step(), chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(testwait.Timeout))); err != nil {
+			body, _ := chromedp.Run(step(), chromedp.Text(chromedp.CSS("body")))
 			t.Fatalf("waiting for %s: %v\npage:\n%s\nlogs:\n%s", what, err, tail(body, 3000), tail(p.logs.String(), 3000))
 		}
 	}
 	run := func(js string) {
 		t.Helper()
-		if err := chromedp.Do(bctx, chromedp.Evaluate[chromedp.Void](js)); err != nil {
+		if err := chromedp.Do(step(), chromedp.Evaluate[chromedp.Void](js)); err != nil {
 			t.Fatalf("%s: %v", js, err)
 		}
 	}
 	shot := func(name string) {
 		t.Helper()
-		png, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
+		png, err := chromedp.Run(step(), chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +75,7 @@ func TestEverythingToolResourcesInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := chromedp.Do(bctx, chromedp.Navigate(p.url("/c/"+c.ID))); err != nil {
+	if err := chromedp.Do(step(), chromedp.Navigate(p.url("/c/"+c.ID))); err != nil {
 		t.Fatal(err)
 	}
 	wait("the page online", `document.getElementById("connection")?.dataset.state === "online"`)
@@ -94,7 +104,7 @@ func TestEverythingToolResourcesInBrowser(t *testing.T) {
 		var got [2]string
 		for i, box := range []string{links, ref} {
 			var err error
-			if got[i], err = chromedp.Run(bctx, chromedp.Evaluate[string](chips(box))); err != nil {
+			if got[i], err = chromedp.Run(step(), chromedp.Evaluate[string](chips(box))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -128,7 +138,7 @@ func TestEverythingToolResourcesInBrowser(t *testing.T) {
 	}
 
 	// A server-rendered page shows the same chips.
-	if err := chromedp.Do(bctx, chromedp.Reload()); err != nil {
+	if err := chromedp.Do(step(), chromedp.Reload()); err != nil {
 		t.Fatal(err)
 	}
 	wait("the page online again", `document.getElementById("connection")?.dataset.state === "online"`)

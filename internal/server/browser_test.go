@@ -25,6 +25,7 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // Browser end-to-end tests: real headless Chromium against the real server
@@ -39,8 +40,12 @@ import (
 // browser tests can run in parallel. A new test calls newBrowser(t, ts)
 // and opens tabs with tab(), or calls browserTab(t, ts) for one tab.
 
-// stepTimeout bounds one browser step; a broken UI fails instead of hanging.
-const stepTimeout = 20 * time.Second
+// stepTimeout bounds one browser step; a broken UI fails instead of
+// hanging. It is the suite's one bound of a wait (testwait.Timeout): a
+// private 20 s ran out under a loaded CI machine's parallel tests (a
+// Chromium tab, server-everything's node and the server under -race
+// share two cores with the other packages).
+const stepTimeout = testwait.Timeout
 
 func TestMain(m *testing.M) {
 	code := m.Run()

@@ -116,7 +116,10 @@ func (w *wsClient) write(raw string) {
 // are read one by one.
 func (w *wsClient) readFrame() (protocol.Frame, error) {
 	if len(w.lines) == 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		// The suite's one bound of a wait: a private 20 s ran out under
+		// load (TestWSManyClientsManyTurns: 16 clients' turns in a child
+		// process beside the package's other tests).
+		ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 		defer cancel()
 		_, m, err := w.c.Read(ctx)
 		if err != nil {
