@@ -242,7 +242,7 @@ func (d *PushDeliverer) follow(ctx context.Context) error {
 		after = sub.Head
 		sub.Close()
 	}
-	sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamAll}, after, "")
+	sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamAll, Only: pushed}, after, "")
 	if err != nil {
 		var re *broker.ResyncError
 		if errors.As(err, &re) && re.Reason == broker.ReasonPruned {
@@ -290,23 +290,23 @@ func (d *PushDeliverer) follow(ctx context.Context) error {
 	}
 }
 
-// messagePrefix starts the inner event of a message event as the codec
-// writes it: the message's type is its first field.
-var messagePrefix = []byte(`{"type":"message","message":{"type":"`)
+// pushed is the deliverer's stream filter: the events follow acts on, by
+// kind and type, so the broker does not queue (and wake it for) every
+// streamed token.
+func pushed(e *agent.Encoded) bool {
+	if e.Kind != agent.KindConversation {
+		return false
+	}
+	switch e.Type {
+	case agent.EventMessage, agent.EventEnd, agent.EventApprovalRequest:
+		return true
+	}
+	return false
+}
 
 // startsTurn reports whether e, a message event, holds a user's message
-// (a turn's start). The type is read by a scan, so a turn's answer, a
-// message holding the whole text, is not decoded only to learn it is none;
-// bytes laid out otherwise are decoded.
-func startsTurn(e *agent.Encoded) bool {
-	if rest, ok := bytes.CutPrefix(e.Inner(), messagePrefix); ok {
-		if end := bytes.IndexByte(rest, '"'); end >= 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
-			return string(rest[:end]) == agent.MessageUser
-		}
-	}
-	ev, err := e.Decode()
-	return err == nil && ev.Event != nil && ev.Event.Message != nil && ev.Event.Message.Type == agent.MessageUser
-}
+// (a turn's start), read without decoding the message (Encoded.MessageType).
+func startsTurn(e *agent.Encoded) bool { return e.MessageType() == agent.MessageUser }
 
 // turnOf finds the seq of the user message that started the turn an event
 // at seq belongs to (a turn that started before the deliverer's cursor).

@@ -7,6 +7,10 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 )
 
+// messagePrefix is what agent.Encoded.MessageType scans for: the codec's
+// layout of a message event.
+var messagePrefix = []byte(`{"type":"message","message":{"type":"`)
+
 // TestStartsTurn: the push deliverer's scan for a turn's start agrees
 // with the decoded message, for the codec's layout (the scan) and any
 // other (decoded).

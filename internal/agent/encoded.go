@@ -103,6 +103,31 @@ func (e Encoded) Inner() []byte {
 // IsEnd reports whether this is a conversation's end event.
 func (e Encoded) IsEnd() bool { return e.Kind == KindConversation && e.Type == EventEnd }
 
+// messagePrefix starts the inner event of a message event as the codec
+// writes it: the message's type is its first field.
+var messagePrefix = []byte(`{"type":"message","message":{"type":"`)
+
+// MessageType is the type of a message event's message (MessageUser,
+// MessageSummary, …), "" for any other event. It is read by a scan of the
+// stored bytes, so a turn's answer (a message holding the whole text) is
+// not decoded only to learn its type; bytes laid out otherwise are
+// decoded.
+func (e Encoded) MessageType() string {
+	if e.Kind != KindConversation || e.Type != EventMessage {
+		return ""
+	}
+	if rest, ok := bytes.CutPrefix(e.Inner(), messagePrefix); ok {
+		if end := bytes.IndexByte(rest, '"'); end >= 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
+			return string(rest[:end])
+		}
+	}
+	ev, err := e.Decode()
+	if err != nil || ev.Event == nil || ev.Event.Message == nil {
+		return ""
+	}
+	return ev.Event.Message.Type
+}
+
 // Decode decodes the event, for a consumer that decides by its content
 // (the hops that only pass it on never call it).
 func (e Encoded) Decode() (AllEvent, error) {

@@ -50,3 +50,34 @@ func TestEncodedSlicesTheOneEncoding(t *testing.T) {
 		t.Errorf("unknown kind: %+v", u)
 	}
 }
+
+// TestEncodedMessageType: the message type read by the scan agrees with
+// the decoded message for every type, in the codec's layout and in bytes
+// laid out otherwise (decoded), and is "" for an event that holds no
+// message.
+func TestEncodedMessageType(t *testing.T) {
+	for _, typ := range []string{agent.MessageUser, agent.MessageAssistant, agent.MessageSummary, agent.MessageToolCall} {
+		m := agent.Message{Type: typ, ID: "m", Content: []agent.Content{agent.Text(`{"type":"user_message"}`)}}
+		e, err := agent.Encode(agent.AllEvent{Kind: agent.KindConversation, Seq: 5, ID: agent.NewID(), ConversationID: "c", Event: &agent.Event{Type: agent.EventMessage, Message: &m}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.MessageType(); got != typ {
+			t.Errorf("encoded %s: MessageType %q", typ, got)
+		}
+	}
+	head := `{"type":"conversation","seq":5,"id":"x","date":"2026-12-01T00:00:00Z","conversation_id":"c","event":`
+	for inner, want := range map[string]string{
+		`{"type":"message","message":{"id":"m","type":"summary_message","content":[]}}`:   agent.MessageSummary,
+		`{"type":"message","message":{"type":"user\u005fmessage","content":[]}}`:          agent.MessageUser,
+		`{"type":"append_text","text":"{\"type\":\"message\",\"message\":{\"type\":\"x"}`: "",
+	} {
+		if got := agent.StoredEvent(5, "x", agent.KindConversation, "c", []byte(head+inner+"}")).MessageType(); got != want {
+			t.Errorf("%s: MessageType %q, want %q", inner, got, want)
+		}
+	}
+	end, _ := agent.Encode(agent.AllEvent{Kind: agent.KindConversation, ID: agent.NewID(), ConversationID: "c", Event: &agent.Event{Type: agent.EventEnd}})
+	if got := end.MessageType(); got != "" {
+		t.Errorf("end event: MessageType %q", got)
+	}
+}

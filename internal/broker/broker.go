@@ -69,12 +69,21 @@ type Stream struct {
 	// Owner narrows the stream to that user's conversations ("" all of
 	// them); Subscribe sets it from the caller's principal (agent.Scope).
 	Owner string
+	// Only, when set, narrows the stream to the events it accepts, judged
+	// from the stored bytes' kind and type (never by decoding): a watcher
+	// in the server that acts on a few types (turn metrics, A2A push) is
+	// then not queued, nor woken, for every streamed token. Replays skip
+	// what it rejects too.
+	Only func(*agent.Encoded) bool
 }
 
 // Match reports whether ev belongs to the stream.
 func (s Stream) Match(ev *agent.Encoded) bool {
 	if s.Owner != "" && ev.Owner != s.Owner && (ev.ConversationID != "" || ev.Owner != "") {
 		return false // another user's conversation (an event of none, a tool server's, is everyone's)
+	}
+	if s.Only != nil && !s.Only(ev) {
+		return false
 	}
 	switch s.Kind {
 	case StreamAll:
@@ -374,7 +383,12 @@ type Sub struct {
 
 	mu    sync.Mutex
 	queue []*agent.Encoded
-	err   error // set when dropped or closed
+	// inline backs queue while it holds few events: a subscriber that
+	// keeps up (one live event queued at a time) queues without an
+	// allocation per delivery; a longer queue moves to the heap, and is
+	// let go once emptied.
+	inline [4]*agent.Encoded
+	err    error // set when dropped or closed
 	// stopAhead cancels the read-ahead in flight (nil when none is);
 	// aheads counts those reads, which Close waits for: no query of a
 	// closed subscription outlives it (nor, then, the store's Close).
@@ -426,6 +440,9 @@ func (s *Sub) push(e *agent.Encoded) bool {
 		s.mu.Unlock()
 		s.wake()
 		return false
+	}
+	if s.queue == nil {
+		s.queue = s.inline[:0]
 	}
 	s.queue = append(s.queue, e)
 	s.mu.Unlock()
@@ -484,6 +501,9 @@ func (s *Sub) TryNext(ctx context.Context) (it Item, ok bool, err error) {
 			ev := s.page[0]
 			s.page = s.page[1:]
 			s.cursor = ev.Seq
+			if s.stream.Only != nil && !s.stream.Only(ev) {
+				continue // a stored page is read without the filter
+			}
 			return Item{Event: ev}, true, nil
 		}
 		if err := s.dropped(); err != nil {
@@ -528,7 +548,7 @@ func (s *Sub) TryNext(ctx context.Context) (it Item, ok bool, err error) {
 		s.queue[0] = nil
 		s.queue = s.queue[1:]
 		if len(s.queue) == 0 {
-			s.queue = nil // let the backing array go
+			s.queue = nil // let a grown backing array go (push starts again on inline)
 		}
 		if e.Seq != 0 && e.Seq <= s.cursor {
 			continue // already replayed

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -213,9 +215,9 @@ func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, on func(agent.D
 func (m *Model) attempt(ctx context.Context, oreq openai.ChatCompletionRequest, acc *accumulator, on func(agent.Delta) error) (*attemptInfo, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	idle := time.AfterFunc(m.idle, func() { cancel(errIdleTimeout) })
-	defer idle.Stop()
-	info := &attemptInfo{touch: func() { idle.Reset(m.idle) }}
+	idle := watchIdle(m.idle, func() { cancel(errIdleTimeout) })
+	defer idle.stop()
+	info := &attemptInfo{touch: idle.touch}
 	ctx = context.WithValue(ctx, attemptKey{}, info)
 
 	// A failure caused by the idle timer reads as such, not as the
@@ -250,6 +252,60 @@ func (m *Model) attempt(ctx context.Context, oreq openai.ChatCompletionRequest, 
 		}
 	}
 }
+
+// idleWatch calls fire once idle has passed without a touch. A touch (a
+// read that got bytes, one or more per streamed token) is an atomic
+// store; the one timer, when it fires, waits out the rest of idle since
+// the last touch instead of being reset by every read (each Reset is a
+// runtime timer's update).
+type idleWatch struct {
+	idle    time.Duration
+	fire    func()
+	last    atomic.Int64 // monoNow of the last touch
+	mu      sync.Mutex
+	timer   *time.Timer // mu
+	stopped bool        // mu
+}
+
+func watchIdle(idle time.Duration, fire func()) *idleWatch {
+	w := &idleWatch{idle: idle, fire: fire}
+	w.touch()
+	w.mu.Lock()
+	w.timer = time.AfterFunc(idle, w.check)
+	w.mu.Unlock()
+	return w
+}
+
+func (w *idleWatch) touch() { w.last.Store(monoNow()) }
+
+func (w *idleWatch) check() {
+	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		return
+	}
+	if wait := w.idle - time.Duration(monoNow()-w.last.Load()); wait > 0 {
+		w.timer.Reset(wait)
+		w.mu.Unlock()
+		return
+	}
+	w.stopped = true
+	w.mu.Unlock()
+	w.fire()
+}
+
+func (w *idleWatch) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.timer.Stop()
+	w.mu.Unlock()
+}
+
+// monoBase anchors monoNow.
+var monoBase = time.Now()
+
+// monoNow is a monotonic instant in nanoseconds.
+func monoNow() int64 { return int64(time.Since(monoBase)) }
 
 // attemptKey keys the *attemptInfo of a request in its context.
 type attemptKey struct{}

@@ -595,6 +595,21 @@ func TestChatTimeouts(t *testing.T) {
 			t.Errorf("%d requests, want 3 (silence before the first delta is retried)", got)
 		}
 	})
+	t.Run("idle, but streaming", func(t *testing.T) {
+		// Every read moves the idle deadline: a stream whose pieces
+		// come well within it runs far longer than it.
+		fake, url := llmtest.NewHTTPServer(t)
+		fake.Enqueue(llmtest.Reply{Text: strings.Repeat("w ", 40), Delay: 60 * time.Millisecond})
+		m := newModel(t, url, func(c *Config) { c.IdleTimeout = time.Second })
+		start := time.Now()
+		resp, err := m.Chat(t.Context(), userText("x"), func(agent.Delta) error { return nil })
+		if err != nil || resp.Text != strings.Repeat("w ", 40) {
+			t.Fatalf("text %q, err %v; want the whole answer", resp.Text, err)
+		}
+		if took := time.Since(start); took < 2*time.Second {
+			t.Fatalf("the answer took %s, not the several idle timeouts the test needs", took)
+		}
+	})
 	t.Run("whole call", func(t *testing.T) {
 		fake, url := llmtest.NewHTTPServer(t)
 		fake.Enqueue(llmtest.Reply{Text: strings.Repeat("w ", 100), Delay: 10 * time.Millisecond})

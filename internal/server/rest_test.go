@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/server"
 )
 
 type frame struct {
@@ -558,4 +559,41 @@ func TestRESTListFreshAfterEveryChange(t *testing.T) {
 	ts.call(t, "POST", "/agentik/conversations", `{"title":"t","temp":true}`, 201, nil)
 	check(all, "2: t/0 a2/0")
 	check(first, "2: t/0")
+}
+
+// TestSSEHeartbeatWhileIdle: an idle SSE stream gets a heartbeat comment
+// each interval it stays idle (the heartbeat's timer is not moved by
+// every write, see serveSSE), before and after an event.
+func TestSSEHeartbeatWhileIdle(t *testing.T) {
+	t.Parallel()
+	const every = 40 * time.Millisecond
+	ts := newTestServer(t, func(_ *agent.Config, s *server.Config) { s.Heartbeat = every })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/agentik/events", nil)
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	lines := bufio.NewScanner(resp.Body)
+	next := func(want string) {
+		t.Helper()
+		for lines.Scan() {
+			if strings.HasPrefix(lines.Text(), want) {
+				return
+			}
+		}
+		t.Fatalf("stream ended before %q: %v", want, lines.Err())
+	}
+	next(": heartbeat")
+	next(": heartbeat")
+	if waited := time.Since(start); waited < 2*every {
+		t.Fatalf("two heartbeats within %s, want one per %s idle", waited, every)
+	}
+	ts.create(t)
+	next("event: created")
+	next(": heartbeat")
+	next(": heartbeat")
 }

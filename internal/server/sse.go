@@ -142,7 +142,10 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 	// (a replay page, a burst) goes out in one write and one flush, and
 	// it waits on the subscription only when nothing is.
 	ctx := r.Context()
-	heartbeat := time.NewTicker(s.cfg.Heartbeat)
+	// The heartbeat's timer is not moved by every write: when it fires
+	// it looks at how long the stream has been idle, and waits the rest
+	// of the interval if it has not been idle that long.
+	heartbeat := time.NewTimer(s.cfg.Heartbeat)
 	defer heartbeat.Stop()
 	// frameOf queues it's frame; it reports whether the stream ends after
 	// it.
@@ -177,11 +180,8 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 			}
 			end = frameOf(it)
 		}
-		if out.Buffered() > 0 {
-			if out.Flush() != nil {
-				return
-			}
-			heartbeat.Reset(s.cfg.Heartbeat)
+		if out.Buffered() > 0 && out.Flush() != nil {
+			return
 		}
 		if end {
 			return
@@ -204,10 +204,15 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 		case <-ctx.Done():
 			return
 		case <-heartbeat.C:
+			if idle := out.Idle(); idle < s.cfg.Heartbeat {
+				heartbeat.Reset(s.cfg.Heartbeat - idle)
+				continue
+			}
 			out.Comment("heartbeat")
 			if out.Flush() != nil {
 				return
 			}
+			heartbeat.Reset(s.cfg.Heartbeat)
 		case <-sub.Ready():
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -32,7 +33,6 @@ type batchConn struct {
 	// being blocked in that write.
 	onStall    func()
 	stallAfter time.Duration
-	stall      *time.Timer // made at the first write; b.mu
 
 	mu   sync.Mutex // held by a write, also while it blocks
 	hold bool
@@ -40,15 +40,45 @@ type batchConn struct {
 
 	deadlineMu sync.Mutex // orders send's deadline and expire's
 	expired    bool
+	deadline   time.Time // the write deadline set last; deadlineMu
+
+	// The stall watch: one timer per connection, armed by a write when it
+	// is not, which on firing looks at the write under way (writing, the
+	// monotonic instant it began, 0 when none is) and either reports the
+	// stall, waits for the rest of stallAfter, or disarms. A write costs
+	// an atomic store instead of a timer's Reset and Stop.
+	writing  atomic.Int64
+	stallMu  sync.Mutex
+	stall    *time.Timer // made at the first write; stallMu
+	stallSet bool        // stall is armed; stallMu
 }
+
+// deadlineSlack is how much later than the timeout a write's deadline may
+// fall: send moves the deadline only once it is nearer than the timeout,
+// to timeout+timeout/deadlineSlack ahead, so a connection streaming a
+// frame every few milliseconds sets it a few times a timeout, not once a
+// frame (each set is a runtime timer's update). Every write still has at
+// least the timeout, and at most an eighth more.
+const deadlineSlack = 8
+
+// monoBase anchors mono's monotonic instants.
+var monoBase = time.Now()
+
+// mono is a monotonic instant in nanoseconds, never 0.
+func mono(t time.Time) int64 { return int64(t.Sub(monoBase)) + 1 }
 
 // send writes p to the network under the timeout; b.mu is held.
 func (b *batchConn) send(p []byte) (int, error) {
+	now := time.Now()
 	if b.timeout > 0 {
 		b.deadlineMu.Lock()
-		err := net.ErrClosed
-		if !b.expired {
-			err = b.Conn.SetWriteDeadline(time.Now().Add(b.timeout))
+		var err error
+		switch {
+		case b.expired:
+			err = net.ErrClosed
+		case b.deadline.Sub(now) < b.timeout:
+			b.deadline = now.Add(b.timeout + b.timeout/deadlineSlack)
+			err = b.Conn.SetWriteDeadline(b.deadline)
 		}
 		b.deadlineMu.Unlock()
 		if err != nil {
@@ -58,14 +88,40 @@ func (b *batchConn) send(p []byte) (int, error) {
 	if b.onStall == nil {
 		return b.Conn.Write(p)
 	}
-	if b.stall == nil {
-		b.stall = time.AfterFunc(b.stallAfter, b.onStall)
-	} else {
-		b.stall.Reset(b.stallAfter)
+	b.writing.Store(mono(now))
+	b.stallMu.Lock()
+	if !b.stallSet {
+		b.stallSet = true
+		if b.stall == nil {
+			b.stall = time.AfterFunc(b.stallAfter, b.checkStall)
+		} else {
+			b.stall.Reset(b.stallAfter)
+		}
 	}
+	b.stallMu.Unlock()
 	n, err := b.Conn.Write(p)
-	b.stall.Stop()
+	b.writing.Store(0)
 	return n, err
+}
+
+// checkStall is the stall timer's: it reports a write blocked for
+// stallAfter, waits for the rest of it when the write under way began
+// later, and disarms when none is under way (the next write arms it).
+func (b *batchConn) checkStall() {
+	b.stallMu.Lock()
+	since := b.writing.Load()
+	if since != 0 {
+		if wait := b.stallAfter - time.Duration(mono(time.Now())-since); wait > 0 {
+			b.stall.Reset(wait)
+			b.stallMu.Unlock()
+			return
+		}
+	}
+	b.stallSet = false
+	b.stallMu.Unlock()
+	if since != 0 {
+		b.onStall()
+	}
 }
 
 // flush sends what is held and holds nothing more until holdNext(true).

@@ -3,10 +3,14 @@ package server
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // countConn records each write to the network.
@@ -75,6 +79,105 @@ func TestBatchConnBoundsEveryWrite(t *testing.T) {
 	}
 	if _, err := bc.Write([]byte("later")); err == nil {
 		t.Fatal("a write after expire succeeded")
+	}
+}
+
+// deadlineConn counts the write deadlines set on it and keeps the last.
+type deadlineConn struct {
+	countConn
+	sets     int
+	deadline time.Time
+}
+
+func (c *deadlineConn) SetWriteDeadline(t time.Time) error {
+	c.sets++
+	c.deadline = t
+	return nil
+}
+
+// TestBatchConnMovesTheDeadlineOncePerSlack: a stream of writes sets the
+// write deadline once, not once a write, and every write still has at
+// least the timeout ahead of it.
+func TestBatchConnMovesTheDeadlineOncePerSlack(t *testing.T) {
+	t.Parallel()
+	under := &deadlineConn{}
+	const timeout = time.Hour
+	b := &batchConn{Conn: under, timeout: timeout}
+	for i := range 100 {
+		if _, err := b.Write([]byte("frame")); err != nil {
+			t.Fatal(err)
+		}
+		// Measured after the write: the deadline was at least this far
+		// ahead when it began.
+		if left := time.Until(under.deadline); left < timeout || left > timeout+timeout/deadlineSlack {
+			t.Fatalf("write %d: deadline %s ahead, want [%s, %s]", i, left, timeout, timeout+timeout/deadlineSlack)
+		}
+	}
+	if under.sets != 1 || len(under.writes) != 100 {
+		t.Fatalf("%d deadlines set for %d writes, want 1", under.sets, len(under.writes))
+	}
+	// Once the deadline is nearer than the timeout, the next write moves it.
+	b.deadline = time.Now().Add(timeout - time.Minute)
+	b.Write([]byte("frame"))
+	if under.sets != 2 || under.deadline.Sub(time.Now()) < timeout {
+		t.Fatalf("%d deadlines set, the last %s ahead", under.sets, time.Until(under.deadline))
+	}
+}
+
+// TestBatchConnReportsABlockedWrite: a write the peer does not read is
+// reported once stallAfter has passed; writes that go through are not,
+// and the watch disarms once no write is under way.
+func TestBatchConnReportsABlockedWrite(t *testing.T) {
+	t.Parallel()
+	a, peer := net.Pipe()
+	defer a.Close()
+	defer peer.Close()
+	var stalls atomic.Int32
+	b := &batchConn{Conn: a, stallAfter: 20 * time.Millisecond, onStall: func() { stalls.Add(1) }}
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		buf := make([]byte, 64)
+		for range 50 {
+			if _, err := io.ReadFull(peer, buf[:5]); err != nil {
+				return
+			}
+		}
+	}()
+	for range 50 {
+		if _, err := b.Write([]byte("frame")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-read
+	testwait.For(t, "the stall watch to disarm", func() bool {
+		b.stallMu.Lock()
+		defer b.stallMu.Unlock()
+		return !b.stallSet
+	})
+	if n := stalls.Load(); n != 0 {
+		t.Fatalf("%d stalls reported for writes that went through", n)
+	}
+	// Nobody reads now: the write blocks and is reported, once.
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Write([]byte("blocked"))
+		done <- err
+	}()
+	testwait.For(t, "the blocked write to be reported", func() bool { return stalls.Load() == 1 })
+	if waited := time.Since(start); waited < b.stallAfter {
+		t.Fatalf("reported after %s, before stallAfter (%s)", waited, b.stallAfter)
+	}
+	a.Close()
+	<-done
+	testwait.For(t, "the stall watch to disarm", func() bool {
+		b.stallMu.Lock()
+		defer b.stallMu.Unlock()
+		return !b.stallSet
+	})
+	if n := stalls.Load(); n != 1 {
+		t.Fatalf("%d stalls reported for one blocked write", n)
 	}
 }
 

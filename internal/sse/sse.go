@@ -43,11 +43,20 @@ type Writer struct {
 	rc      *http.ResponseController
 	timeout time.Duration
 
-	mu   sync.Mutex
-	buf  []byte
-	last time.Time // of the last write
-	err  error     // the first write error
+	mu       sync.Mutex
+	buf      []byte
+	last     time.Time // of the last write
+	deadline time.Time // the write deadline set last
+	err      error     // the first write error
 }
+
+// deadlineSlack is how much later than the timeout a write's deadline may
+// fall: Flush moves the deadline only once it is nearer than the timeout,
+// to timeout+timeout/deadlineSlack ahead, so a stream flushing every few
+// milliseconds sets it a few times a timeout, not once a flush (each set
+// is a runtime timer's update). Every write still has at least the
+// timeout, and at most an eighth more.
+const deadlineSlack = 8
 
 // Start answers 200 with an event stream's headers, flushes them, and
 // returns its Writer. Headers set on w before are kept (Start only adds
@@ -122,8 +131,9 @@ func (w *Writer) Buffered() int {
 	return len(w.buf)
 }
 
-// Flush writes what is queued under the write deadline and flushes it to
-// the client. With nothing queued it does nothing.
+// Flush writes what is queued under the write deadline (at least the
+// timeout ahead, see deadlineSlack) and flushes it to the client. With
+// nothing queued it does nothing.
 func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -133,8 +143,12 @@ func (w *Writer) Flush() error {
 	if len(w.buf) == 0 {
 		return nil
 	}
-	w.last = time.Now()
-	_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	now := time.Now()
+	w.last = now
+	if w.deadline.Sub(now) < w.timeout {
+		w.deadline = now.Add(w.timeout + w.timeout/deadlineSlack)
+		_ = w.rc.SetWriteDeadline(w.deadline)
+	}
 	_, err := w.w.Write(w.buf)
 	w.buf = w.buf[:0]
 	if err == nil {

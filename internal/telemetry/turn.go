@@ -22,7 +22,7 @@ func (m *Metrics) WatchTurns(ctx context.Context, b *broker.Broker) {
 	w := turnWatch{m: m, open: map[string]*openTurn{}}
 	after := int64(-1) // live only: metrics count from start-up
 	for ctx.Err() == nil {
-		sub, err := b.Subscribe(ctx, broker.Stream{Kind: broker.StreamAll}, after, "")
+		sub, err := b.Subscribe(ctx, broker.Stream{Kind: broker.StreamAll, Only: watchedEvent}, after, "")
 		if err != nil {
 			select {
 			case <-ctx.Done():
@@ -59,12 +59,19 @@ func watched(e agent.Encoded) bool {
 		return e.Type == agent.AgentTurnStarted || e.Type == agent.AgentDeleted
 	case agent.KindConversation:
 		switch e.Type {
-		case agent.EventMessage, agent.EventError, agent.EventInterrupted, agent.EventEnd:
+		case agent.EventMessage: // see counts summaries only: the type is read without decoding the message
+			return e.MessageType() == agent.MessageSummary
+		case agent.EventError, agent.EventInterrupted, agent.EventEnd:
 			return true
 		}
 	}
 	return false
 }
+
+// watchedEvent is watched as the stream's filter: the broker then queues
+// (and wakes the watcher for) only the events see acts on, not every
+// token.
+func watchedEvent(e *agent.Encoded) bool { return watched(*e) }
 
 type openTurn struct {
 	start   time.Time
