@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -63,6 +62,7 @@ type request struct {
 type writerStats struct {
 	batches, records int64 // committed
 	split            int64 // batches that failed and were retried request by request
+	gather           int64 // nanoseconds from taking a batch's first request to its commit
 }
 
 // Append commits recs in order, group-committed with concurrent Appends. It
@@ -101,78 +101,6 @@ func (s *Store) Append(ctx context.Context, recs ...*agent.Record) error {
 		return fmt.Errorf("store: append: %w", err)
 	}
 	return nil
-}
-
-// groupWait bounds how long the writer holds a batch open for more
-// requests (see writer).
-const groupWait = 500 * time.Microsecond
-
-// writer is the one goroutine that writes. It takes whatever is queued (up
-// to maxBatch records), commits it in one transaction, publishes, answers,
-// and repeats until Close closes the queue and it is empty.
-//
-// A commit costs about as much as a dozen small events (measured with
-// BenchmarkAppendPaced), so while many appenders are active the writer
-// waits, at most groupWait, until its batch holds as many requests as the
-// previous one did: the appenders it just answered are about to queue
-// their next events. A lone appender (the previous batch held one
-// request) never waits, nor does a batch that is as large already.
-func (s *Store) writer() {
-	defer close(s.done)
-	batch := make([]*request, 0, 64)
-	wait := time.NewTimer(time.Hour)
-	wait.Stop()
-	prev := 0 // requests in the previous batch
-	for r := range s.reqs {
-		batch = append(batch, r)
-		n := len(r.recs)
-		// Let the appenders that were just answered (and are runnable)
-		// queue their next records first: bigger batches, fewer
-		// transactions. With nothing else runnable this returns at once.
-		runtime.Gosched()
-		timing := false
-	drain:
-		for n < maxBatch {
-			select {
-			case r, ok := <-s.reqs:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, r)
-				n += len(r.recs)
-				continue
-			default:
-			}
-			if len(batch) >= prev {
-				break
-			}
-			if !timing {
-				timing = true
-				wait.Reset(groupWait)
-			}
-			select {
-			case r, ok := <-s.reqs:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, r)
-				n += len(r.recs)
-			case <-wait.C:
-				timing = false
-				prev = 0 // drain what is queued, then commit
-			}
-		}
-		if timing {
-			wait.Stop()
-		}
-		prev = len(batch)
-		s.commit(batch)
-		if s.ckpt != nil {
-			s.ckpt.committed()
-		}
-		clear(batch)
-		batch = batch[:0]
-	}
 }
 
 // commit writes batch in one transaction, optimistically: it does not look
