@@ -154,10 +154,21 @@ type keyed interface{ keyFor(i int) string }
 // user of keys[i % len(keys)].
 type peopleTarget struct {
 	target
-	keys []string
+	keys  []string
+	phase *phaseCPU // nil: not measured
 }
 
 func (p peopleTarget) keyFor(i int) string { return p.keys[i%len(p.keys)] }
+
+// watched, when a target has it, sees every client's sink before the
+// client connects.
+type watched interface{ watch(s *sink) }
+
+func (p peopleTarget) watch(s *sink) {
+	if p.phase != nil {
+		p.phase.watch(s)
+	}
+}
 
 func keyOf(t target, i int) string {
 	if k, ok := t.(keyed); ok {
@@ -248,6 +259,9 @@ func (b *bench) agentikMix(ctx context.Context, t target, n, ntok int, delay tim
 	err := parallel(ctx, n*subsPerRun, 32, func(ctx context.Context, j int) error {
 		i := j % n
 		s := newSink(ids[i], b.fake)
+		if w, ok := t.(watched); ok {
+			w.watch(s)
+		}
 		ws, err := watchWSAs(ctx, wsURL(t.URL(), "/agentik/ws"), keyOf(t, i), s)
 		if err != nil {
 			return err

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -50,23 +52,29 @@ func (b *bench) people(ctx context.Context) error {
 		keys[i] = k.Key
 	}
 	b.progress("people: %d users, %d turns × %d tokens, %d subscribers each", users, runs, ntok, subsPer)
-	measure := func(keys []string) (loadResult, error) {
-		pt := peopleTarget{target: t, keys: keys}
+	type arm struct {
+		loadResult
+		steady float64 // server CPU µs per delivered token while every turn streams
+	}
+	measure := func(keys []string) (arm, error) {
+		ph := newPhaseCPU(t, runs*subsPer*ntok)
+		pt := peopleTarget{target: t, keys: keys, phase: ph}
 		sd, err := b.agentikMix(ctx, pt, runs, ntok, delay, false, false, subsPer)
 		if err != nil {
-			return loadResult{}, err
+			return arm{}, err
 		}
 		defer sd.close()
-		return b.drive(ctx, sd, runs, ntok, delay)
+		r, err := b.drive(ctx, sd, runs, ntok, delay)
+		return arm{r, ph.perToken()}, err
 	}
-	perEvent := func(r loadResult) float64 { return float64(r.cpu.Microseconds()) / float64(max(1, r.received)) }
+	perEvent := func(r arm) float64 { return float64(r.cpu.Microseconds()) / float64(max(1, r.received)) }
 	// Five rounds (an odd count: the median is a measured value), the
 	// order flipped every round (one, many; many, one; …) so that a drift
 	// in the machine's load weighs on both alike: two rounds swung the
 	// ratio from 0.97× to 1.30× on a quiet machine.
-	var one, many []float64
+	var one, many, oneSteady, manySteady []float64
 	for round := range peopleRounds {
-		var r1, r100 loadResult
+		var r1, r100 arm
 		var err error
 		for _, first := range []bool{round%2 == 0, round%2 != 0} {
 			if first {
@@ -81,12 +89,25 @@ func (b *bench) people(ctx context.Context) error {
 			return fmt.Errorf("people: lost %d events with one user, %d with %d users", r1.lost, r100.lost, users)
 		}
 		one, many = append(one, perEvent(r1)), append(many, perEvent(r100))
-		b.progress("people round %d: %.1f µs per delivered event with one user, %.1f with %d users", round+1, one[round], many[round], users)
+		oneSteady, manySteady = append(oneSteady, r1.steady), append(manySteady, r100.steady)
+		b.progress("people round %d: %.1f µs per delivered event with one user, %.1f with %d users (while streaming: %.1f, %.1f)",
+			round+1, one[round], many[round], users, oneSteady[round], manySteady[round])
+	}
+	ratios := func(a, m []float64) string {
+		var s []string
+		for i := range a {
+			s = append(s, fmt.Sprintf("%.2f", m[i]/a[i]))
+		}
+		return strings.Join(s, ", ")
 	}
 	b.add(Row{Scenario: "people", Metric: fmt.Sprintf("fan-out CPU per delivered event, %d users (bare: one user)", users), Unit: "µs",
 		Bare: median(one), Agentik: median(many), Target: "≤ 1.05×",
-		Note: fmt.Sprintf("%d turns × %d tokens at %.0f tokens/s, %d subscribers each; the same agentik, loads alternated, median of %d", runs, ntok, float64(time.Second)/float64(delay), subsPer, peopleRounds)},
+		Note: fmt.Sprintf("%d turns × %d tokens at %.0f tokens/s, %d subscribers each; the same agentik, loads alternated, median of %d; the rounds' ratios %s",
+			runs, ntok, float64(time.Second)/float64(delay), subsPer, peopleRounds, ratios(one, many))},
 		func(r Row) bool { return r.Ratio <= 1.05 })
+	b.add(Row{Scenario: "people", Metric: fmt.Sprintf("fan-out CPU per delivered token while every turn streams, %d users (bare: one user)", users), Unit: "µs",
+		Bare: median(oneSteady), Agentik: median(manySteady),
+		Note: fmt.Sprintf("from 10 %% to 90 %% of all deliveries (the turns' starts and ends left out); median of %d; the rounds' ratios %s", peopleRounds, ratios(oneSteady, manySteady))}, nil)
 	return nil
 }
 
@@ -109,4 +130,47 @@ func (b *bench) postAs(ctx context.Context, url, key string, body, out any) erro
 		return fmt.Errorf("post %s: %s: %.300s", url, resp.Status, msg)
 	}
 	return json.Unmarshal(msg, out)
+}
+
+// phaseCPU samples a target's CPU when all clients together have read 10 %
+// and 90 % of the tokens they are to read: the CPU between is the
+// streaming's alone, every turn's start and end outside it (turns start
+// within one token interval of each other).
+type phaseCPU struct {
+	t          target
+	total      int64 // tokens all clients are to read
+	seen       atomic.Int64
+	lo, hi     atomic.Int64 // the CPU at 10 % and 90 %, ns; 0 until then
+	loN, hiN   atomic.Int64 // tokens read when sampled
+	loSet, hiS atomic.Bool
+}
+
+func newPhaseCPU(t target, total int) *phaseCPU { return &phaseCPU{t: t, total: int64(total)} }
+
+// watch makes s count its tokens into p.
+func (p *phaseCPU) watch(s *sink) {
+	last := 0 // s's tokens counted so far; s is fed by one goroutine
+	s.onTokens = func(n int) {
+		seen := p.seen.Add(int64(n - last))
+		last = n
+		if seen*10 >= p.total && p.loSet.CompareAndSwap(false, true) {
+			p.lo.Store(int64(p.t.CPU()))
+			p.loN.Store(seen)
+		}
+		if seen*10 >= 9*p.total && p.hiS.CompareAndSwap(false, true) {
+			p.hi.Store(int64(p.t.CPU()))
+			p.hiN.Store(seen)
+		}
+	}
+}
+
+// perToken is the CPU µs per token read between the two samples (0 if
+// the streams never reached 90 %).
+func (p *phaseCPU) perToken() float64 {
+	lo, hi := p.lo.Load(), p.hi.Load()
+	n := p.hiN.Load() - p.loN.Load()
+	if lo == 0 || hi == 0 || n <= 0 {
+		return 0
+	}
+	return float64(time.Duration(hi-lo).Microseconds()) / float64(n)
 }
