@@ -181,6 +181,14 @@ func (b *bench) storm(ctx context.Context) error {
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
+	lean := make([]*stormConn, n) // the resumed connections (stormws.go), closed after the phase
+	defer func() {
+		for _, sc := range lean {
+			if sc != nil {
+				sc.Close()
+			}
+		}
+	}()
 	for i := range n {
 		wg.Add(1)
 		go func() {
@@ -189,33 +197,18 @@ func (b *bench) storm(ctx context.Context) error {
 			c := newStormClient()
 			clients[i] = c
 			t0 := time.Now()
-			ws, err := dialWSWith(ctx, url+"?pack=1", c.on, true, "") // packed replay; reads seqs and types: what it checks
+			// Packed replay; reads seqs and types: what it checks.
+			sc, err := dialStorm(ctx, url+"?pack=1", t0.Add(60*time.Second))
 			if err != nil {
 				errs <- err
 				return
 			}
-			conns[i] = ws
-			after := cursors[i]
-			for {
-				if _, err := ws.subscribe(ctx, "conversation", convID, after); err != nil {
-					errs <- err
-					return
-				}
-				// A slow consumer's resync is part of the protocol: resume
-				// from its cursor, as a client does, and count it.
-				select {
-				case <-c.caughtUp:
-				case after = <-c.resync:
-					resyncs.Add(1)
-					continue
-				case <-time.After(60 * time.Second):
-					errs <- fmt.Errorf("client %d: no caught_up after 60 s", i)
-					return
-				case <-ctx.Done():
-					errs <- ctx.Err()
-					return
-				}
-				break
+			lean[i] = sc
+			r, err := sc.resume(c, convID, cursors[i])
+			resyncs.Add(int64(r))
+			if err != nil {
+				errs <- fmt.Errorf("client %d: %w", i, err)
+				return
 			}
 			lat[i] = time.Since(t0)
 		}()
