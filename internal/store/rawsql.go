@@ -14,12 +14,15 @@ import (
 	"gorm.io/gorm/clause"
 )
 
-// The writer's per-message statements (a message and its search document,
-// the head it follows, working memory, the conversation's updates) are
-// written here as SQL and run on the transaction's connection, as
-// insertEvents runs the event INSERT: gorm builds each statement by
-// reflection on every call, about as much CPU as SQLite's own work for a
-// one-row statement (BenchmarkCommitTurn). The texts use ? placeholders;
+// The writer's statements of every request (a message and its search
+// document, the head it follows, working memory, the conversation's
+// INSERT, updates and DELETE with its redaction, the owner and waiting
+// look-ups) are written here as SQL and run on the transaction's
+// connection, as insertEvents runs the event INSERT: gorm builds each
+// statement by reflection on every call, about as much CPU as SQLite's own
+// work for a one-row statement (BenchmarkCommitTurn,
+// BenchmarkCommitLifecycle). The reads of every turn (Conversation,
+// Memory) run the same way on the read pool (readRow). The texts use ? placeholders;
 // on PostgreSQL they become $n (pgText). Errors are translated by the
 // dialector, as gorm's TranslateError does, so gorm.ErrDuplicatedKey and
 // gorm.ErrForeignKeyViolated mean what they mean for gorm's statements.
