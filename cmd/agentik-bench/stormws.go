@@ -14,7 +14,9 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -271,4 +273,34 @@ func (c *stormConn) resume(sc *stormClient, convID string, after int64) (resyncs
 		}
 	}
 	return resyncs, nil
+}
+
+// machineCPU reads the whole machine's busy and total CPU time so far, in
+// clock ticks (/proc/stat's first line; ok false elsewhere). Across the
+// storm's phase, the cores' busy share minus the two processes' own CPU
+// says whether the phase's time went to others (a loaded machine) or to
+// waiting (idle cores while clients had not caught up).
+func machineCPU() (busy, total int64, ok bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "cpu" {
+		return 0, 0, false
+	}
+	for i, v := range f[1:] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		if i < 8 { // user … steal; guest is counted in user already
+			total += n
+			if i != 3 && i != 4 { // idle, iowait
+				busy += n
+			}
+		}
+	}
+	return busy, total, true
 }
