@@ -56,6 +56,16 @@ func TestBrowserElicitationForm(t *testing.T) {
 	}
 	ts.Fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "e1", Name: "everything__trigger-elicitation-request", Arguments: `{}`}}})
 	ts.Fake.Enqueue(llmtest.Reply{Text: "Thanks, Ada."})
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		msgs, err := ts.Runner.Messages(context.Background(), agent.MessageQuery{ConversationID: c.ID, Limit: 100})
+		for _, m := range msgs {
+			t.Logf("stored: seq %d %s %+v %s %.200s", m.Seq, m.Type, m.Content, m.Name, m.Result)
+		}
+		t.Logf("stored messages err %v; model requests %d, replies left %d", err, len(ts.Fake.Requests()), ts.Fake.Pending())
+	})
 	a := br.tab()
 	openPage(t, ts, a, "/c/"+c.ID)
 	send(t, a, "ask me something")

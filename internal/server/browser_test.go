@@ -216,7 +216,7 @@ func waitJS(t testing.TB, ctx context.Context, what, expr string) {
 	if err != nil {
 		sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
 		defer scancel()
-		state, _ := chromedp.Run(sctx, chromedp.Evaluate[string](`location.pathname + ' | toasts: ' + (document.getElementById('toasts')?.innerText || '') + ' | ' + document.body.innerText.slice(0, 400)`))
+		state, _ := chromedp.Run(sctx, chromedp.Evaluate[string](`location.pathname + ' | toasts: ' + (document.getElementById('toasts')?.innerText || '') + ' | ' + document.body.innerText.slice(0, 400) + ' | messages: ' + [...document.querySelectorAll('#messages > *')].map(e => (e.dataset.type || e.className) + '=' + JSON.stringify(e.innerText.slice(0, 80))).join(', ')`))
 		t.Fatalf("waiting for %s (%s): %v\npage: %s", what, expr, err, state)
 	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -77,28 +78,28 @@ func encodeWaiting(ids []string) string {
 // transaction; the write lock makes the read-then-write safe.
 func applyApproval(tx *gorm.DB, rec *agent.Record, owner string) error {
 	if a := rec.Event.Agent; a != nil && a.Type == agent.AgentWaiting {
-		var conv conversationRow
-		if err := tx.Select("id", "waiting").Take(&conv, "id = ?", rec.Event.ConversationID).Error; err != nil {
-			if errors.Is(err, gorm.ErrRecordNotFound) {
+		w, err := waitingOf(tx, rec.Event.ConversationID)
+		if err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
 				return agent.Errorf(agent.CodeNotFound, "conversation %q not found", rec.Event.ConversationID)
 			}
 			return fmt.Errorf("waiting calls of %s: %w", rec.Event.ConversationID, err)
 		}
-		a.Waiting = append([]string{}, waitingIDs(conv.Waiting)...)
+		a.Waiting = append([]string{}, waitingIDs(w)...)
 		return nil
 	}
 	if rec.Wait == nil && rec.Decide == nil && rec.Resolve == "" && !rec.EndWait {
 		return nil
 	}
 	cid := rec.Event.ConversationID
-	var conv conversationRow
-	if err := tx.Select("id", "waiting").Take(&conv, "id = ?", cid).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
+	w, err := waitingOf(tx, cid)
+	if err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
 			return agent.Errorf(agent.CodeNotFound, "conversation %q not found", cid)
 		}
 		return fmt.Errorf("approval of %s: %w", cid, err)
 	}
-	waiting := waitingIDs(conv.Waiting)
+	waiting := waitingIDs(w)
 	if rec.EndWait && len(waiting) == 0 {
 		return agent.Errorf(agent.CodeConflict, "the turn of conversation %s no longer waits", cid)
 	}

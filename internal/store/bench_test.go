@@ -534,3 +534,64 @@ func benchCommitHistory(b *testing.B, s *Store) {
 	}
 	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(n), "cpu-µs/op")
 }
+
+// BenchmarkCommitLifecycle is a stateless request's store work on a stored
+// conversation: one commit creating the conversation with the user's
+// message, its memory and the turn's start; the turn's reads (the
+// conversation, its memory); one commit of the answer, its memory, context
+// and the turn's end; the delete (its events redacted). It covers the
+// statements a one-message request runs beside BenchmarkCommitTurn's:
+// the conversation's INSERT and DELETE, the redaction, the reads.
+// cpu-µs/op is the process CPU per request.
+func BenchmarkCommitLifecycle(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) {
+		benchCommitLifecycle(b, benchStore(b, Options{Publish: func([]agent.Encoded) {}}))
+	})
+	b.Run("postgres", func(b *testing.B) {
+		s, _ := benchPostgres(b, Options{Publish: func([]agent.Encoded) {}})
+		benchCommitLifecycle(b, s)
+	})
+}
+
+func benchCommitLifecycle(b *testing.B, s *Store) {
+	commit := func(recs ...*agent.Record) {
+		r := &request{recs: recs, done: make(chan error, 1)}
+		s.commit([]*request{r})
+		if s.ckpt != nil {
+			s.ckpt.committed()
+		}
+		if err := <-r.done; err != nil {
+			b.Fatal(err)
+		}
+	}
+	text := func(s string) []agent.Content { return []agent.Content{agent.Text(s)} }
+	ctx := b.Context()
+	n := 0
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		cid := newID()
+		user := userRec(cid, "hello there", "")
+		user.Turn = agent.TurnStart
+		user.Memory = []agent.ModelMessage{{Role: "user", Content: text("hello there")}}
+		commit(createdRec(cid, "hello there"), user)
+		if _, err := s.Conversation(ctx, cid); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Memory(ctx, cid); err != nil {
+			b.Fatal(err)
+		}
+		answer := convRec(cid, &agent.Event{Type: agent.EventMessage, Message: &agent.Message{
+			Type: agent.MessageAssistant, ID: "msg-" + newID(), ConversationID: cid, Content: text("hi"),
+		}})
+		answer.Turn = agent.TurnEnd
+		answer.Memory = []agent.ModelMessage{{Role: "assistant", Content: text("hi")}}
+		answer.Context = &agent.ContextSize{Tokens: 20, Window: 8192, Bytes: 80}
+		commit(answer)
+		if _, err := s.Conversation(ctx, cid); err != nil {
+			b.Fatal(err)
+		}
+		commit(deletedRec(cid))
+		n++
+	}
+	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(n), "cpu-µs/op")
+}

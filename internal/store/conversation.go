@@ -60,6 +60,9 @@ func conversations(rows []conversationRow) []agent.Conversation {
 const conversationColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, " +
 	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head, owner, agent, parent_id, parent_call, pinned, archived"
 
+// conversationByID reads one conversation's conversationColumns.
+const conversationByID = "SELECT " + conversationColumns + " FROM conversation WHERE id = ?"
+
 // Conversation returns one conversation, or agent.ErrNotFound. It reads
 // straight into the row's fields, without gorm's reflection, and on SQLite
 // keeps the row until the next commit (see readCache): every subscribe to
@@ -72,7 +75,7 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 		return r.conversation(), nil
 	}
 	v := s.Version() // before the read: a commit after it moves it
-	row := s.r.WithContext(ctx).Raw("SELECT "+conversationColumns+" FROM conversation WHERE id = ?", id).Row()
+	row := s.readRow(ctx, conversationByID, id)
 	var r conversationRow
 	if err := row.Scan(&r.ID, &r.Title, &r.CreatedAt, &r.UpdatedAt, &r.MessageCount, &r.Running, &r.TurnSeq,
 		&r.ContextTokens, &r.ContextWindow, &r.ContextBytes, &r.Model, &r.SystemPrompt, &r.Params, &r.UserTitled, &r.Queued, &r.Waiting, &r.Head, &r.Owner, &r.Agent, &r.ParentID, &r.ParentCall, &r.Pinned, &r.Archived); err != nil {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -73,14 +74,14 @@ func applyElicit(tx *gorm.DB, rec *agent.Record) error {
 	if ch == nil {
 		return nil
 	}
-	var conv conversationRow
-	if err := tx.Select("id", "waiting").Take(&conv, "id = ?", cid).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
+	w, err := waitingOf(tx, cid)
+	if err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
 			return agent.Errorf(agent.CodeNotFound, "conversation %q not found", cid)
 		}
 		return fmt.Errorf("elicitation of %s: %w", cid, err)
 	}
-	waiting := waitingIDs(conv.Waiting)
+	waiting := waitingIDs(w)
 	cols := map[string]any{}
 	if e := ch.Ask; e != nil {
 		row := elicitRow{ConversationID: cid, ID: e.ID, CallID: e.CallID, Idx: e.Index, Server: e.Server, Mode: e.Mode,

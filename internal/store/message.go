@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+
+	"gorm.io/gorm"
 
 	"github.com/agentik/agentik/internal/agent"
 )
@@ -65,17 +69,18 @@ func (s *Store) Memory(ctx context.Context, conversationID string) ([]agent.Mode
 	}
 	// The mark, then the rows: whoever reads memory holds the conversation
 	// (a turn, a compaction), and nothing marks it stale while a turn runs.
-	var conv conversationRow
-	if err := s.r.WithContext(ctx).Select("id", "memory_stale").Take(&conv, "id = ?", conversationID).Error; err != nil {
+	var stale bool
+	if err := s.readRow(ctx, "SELECT memory_stale FROM conversation WHERE id = ?", conversationID).Scan(&stale); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			err = gorm.ErrRecordNotFound
+		}
 		return nil, fmt.Errorf("store: memory: %w", notFound(err, "conversation", conversationID))
 	}
-	if conv.MemoryStale {
+	if stale {
 		return nil, fmt.Errorf("store: memory of %s: %w", conversationID, agent.ErrStaleMemory)
 	}
-	var payloads []string
-	if err := s.r.WithContext(ctx).Model(&memoryRow{}).
-		Where("conversation_id = ?", conversationID).Order("order_idx").
-		Pluck("payload", &payloads).Error; err != nil {
+	payloads, err := s.memoryPayloads(ctx, conversationID)
+	if err != nil {
 		return nil, fmt.Errorf("store: memory: %w", err)
 	}
 	out := make([]agent.ModelMessage, len(payloads))
@@ -96,4 +101,22 @@ func (s *Store) mustExist(ctx context.Context, id string) error {
 		return agent.Errorf(agent.CodeNotFound, "conversation %q not found", shortID(id))
 	}
 	return nil
+}
+
+// memoryPayloads reads a conversation's working-memory rows in order.
+func (s *Store) memoryPayloads(ctx context.Context, conversationID string) ([]string, error) {
+	rows, err := s.readRows(ctx, "SELECT payload FROM working_memory WHERE conversation_id = ? ORDER BY order_idx", conversationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
 }

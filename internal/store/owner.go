@@ -47,7 +47,7 @@ func (s *Store) own(tx *gorm.DB, rec *agent.Record, row *eventRow, enc *agent.En
 			break
 		}
 		var o sql.NullString
-		err := tx.Raw("SELECT owner FROM conversation WHERE id = ?", cid).Row().Scan(&o)
+		err := rawRow(tx, "SELECT owner FROM conversation WHERE id = ?", cid).Scan(&o)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			owner = agent.LocalUser // a conversation deleted already: an admin's to see

@@ -8,17 +8,21 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
 
-// The writer's per-message statements (a message and its search document,
-// the head it follows, working memory, the conversation's updates) are
-// written here as SQL and run on the transaction's connection, as
-// insertEvents runs the event INSERT: gorm builds each statement by
-// reflection on every call, about as much CPU as SQLite's own work for a
-// one-row statement (BenchmarkCommitTurn). The texts use ? placeholders;
+// The writer's statements of every request (a message and its search
+// document, the head it follows, working memory, the conversation's
+// INSERT, updates and DELETE with its redaction, the owner and waiting
+// look-ups) are written here as SQL and run on the transaction's
+// connection, as insertEvents runs the event INSERT: gorm builds each
+// statement by reflection on every call, about as much CPU as SQLite's own
+// work for a one-row statement (BenchmarkCommitTurn,
+// BenchmarkCommitLifecycle). The reads of every turn (Conversation,
+// Memory) run the same way on the read pool (readRow). The texts use ? placeholders;
 // on PostgreSQL they become $n (pgText). Errors are translated by the
 // dialector, as gorm's TranslateError does, so gorm.ErrDuplicatedKey and
 // gorm.ErrForeignKeyViolated mean what they mean for gorm's statements.
@@ -114,4 +118,74 @@ func updateConversationWhere(tx *gorm.DB, cols map[string]any, where string, whe
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// rawRows runs the query q in tx's connection.
+func rawRows(tx *gorm.DB, q string, args ...any) (*sql.Rows, error) {
+	rows, err := tx.Statement.ConnPool.QueryContext(rawCtx(tx), rawText(tx, q), args...)
+	if err != nil {
+		return nil, translate(tx, err)
+	}
+	return rows, nil
+}
+
+// readRow runs the query q on the read pool, as rawRow does in the
+// writer's transaction: Conversation and Memory are read on every turn.
+func (s *Store) readRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if s.postgres {
+		q = pgText(q)
+	}
+	return s.rdb.QueryRowContext(ctx, q, args...)
+}
+
+// readRows runs the query q on the read pool.
+func (s *Store) readRows(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if s.postgres {
+		q = pgText(q)
+	}
+	return s.rdb.QueryContext(ctx, q, args...)
+}
+
+// insertConversationSQL inserts one conversation row with every column
+// (gorm's Create of conversationRow wrote the same values).
+const insertConversationSQL = "INSERT INTO conversation (id, title, created_at, updated_at, message_count, running, running_since, turn_seq, turn_owner, source, " +
+	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head, memory_stale, agent, parent_id, parent_call, owner, archived, pinned) " +
+	"VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+
+// insertConversation writes r.
+func insertConversation(tx *gorm.DB, r *conversationRow) error {
+	_, err := rawExec(tx, insertConversationSQL, r.ID, r.Title, r.CreatedAt, r.UpdatedAt, r.MessageCount, r.Running, nullTime(r.RunningSince), r.TurnSeq, r.TurnOwner, nullText(r.Source),
+		r.ContextTokens, r.ContextWindow, r.ContextBytes, r.Model, r.SystemPrompt, r.Params, r.UserTitled, r.Queued, r.Waiting, nullText(r.Head), r.MemoryStale, r.Agent, r.ParentID, r.ParentCall, r.Owner, r.Archived, r.Pinned)
+	return err
+}
+
+// nullText and nullTime bind a nil pointer as NULL (a typed nil would be
+// bound by reflection).
+func nullText(p *string) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func nullTime(p *time.Time) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// waitingOf reads conversation cid's waiting column in tx; sql.ErrNoRows
+// when there is no such conversation.
+func waitingOf(tx *gorm.DB, cid string) (string, error) {
+	var w string
+	err := rawRow(tx, "SELECT waiting FROM conversation WHERE id = ?", cid).Scan(&w)
+	return w, err
+}
+
+// countConversation is 1 when conversation cid exists in tx, else 0.
+func countConversation(tx *gorm.DB, cid string) (int64, error) {
+	var n int64
+	err := rawRow(tx, "SELECT COUNT(*) FROM conversation WHERE id = ?", cid).Scan(&n)
+	return n, err
 }

@@ -25,9 +25,7 @@ const redactBatch = 500
 func redactConversation(tx *gorm.DB, cid string) error {
 	var after int64
 	for {
-		var rows []eventRow
-		err := tx.Select("seq", "payload").Where("conversation_id = ? AND seq > ?", cid, after).
-			Order("seq").Limit(redactBatch).Find(&rows).Error
+		rows, err := redactRows(tx, cid, after)
 		if err != nil {
 			return fmt.Errorf("redact conversation %s: %w", cid, err)
 		}
@@ -39,7 +37,7 @@ func redactConversation(tx *gorm.DB, cid string) error {
 			if p == r.Payload {
 				continue
 			}
-			if err := tx.Model(&eventRow{}).Where("seq = ?", r.Seq).UpdateColumn("payload", p).Error; err != nil {
+			if _, err := rawExec(tx, "UPDATE agent_event SET payload = ? WHERE seq = ?", p, r.Seq); err != nil {
 				return fmt.Errorf("redact event %d: %w", r.Seq, err)
 			}
 		}
@@ -48,6 +46,25 @@ func redactConversation(tx *gorm.DB, cid string) error {
 		}
 		after = rows[len(rows)-1].Seq
 	}
+}
+
+// redactRows reads the next redactBatch events of conversation cid after
+// seq after.
+func redactRows(tx *gorm.DB, cid string, after int64) ([]eventRow, error) {
+	rows, err := rawRows(tx, "SELECT seq, payload FROM agent_event WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?", cid, after, redactBatch)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []eventRow
+	for rows.Next() {
+		var r eventRow
+		if err := rows.Scan(&r.Seq, &r.Payload); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 // redactedPayload is the payload of a stored event with its content gone.

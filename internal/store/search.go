@@ -192,12 +192,11 @@ func indexRecord(tx *gorm.DB, rec *agent.Record) error {
 			if rec.Conversation != nil {
 				title = rec.Conversation.Title
 			}
-			if err := tx.Create(&searchRow{ConversationID: ev.ConversationID, Title: indexText(title)}).Error; err != nil {
+			if _, err := rawExec(tx, "INSERT INTO search_doc (conversation_id, message_id, title, body) VALUES (?,'',?,'')", ev.ConversationID, indexText(title)); err != nil {
 				return fmt.Errorf("index title of %s: %w", ev.ConversationID, err)
 			}
 		case agent.AgentRenamed:
-			if err := tx.Model(&searchRow{}).Where("conversation_id = ? AND message_id = ''", ev.ConversationID).
-				Update("title", indexText(a.Title)).Error; err != nil {
+			if _, err := rawExec(tx, "UPDATE search_doc SET title = ? WHERE conversation_id = ? AND message_id = ''", indexText(a.Title), ev.ConversationID); err != nil {
 				return fmt.Errorf("index title of %s: %w", ev.ConversationID, err)
 			}
 		}

@@ -43,13 +43,13 @@ func rename(tx *gorm.DB, id, title string, auto bool, now time.Time) error {
 		cols["user_titled"] = true
 		return updateConversation(tx, id, cols)
 	}
-	res := tx.Model(&conversationRow{}).Where("id = ? AND user_titled = ?", id, false).UpdateColumns(cols)
-	if res.Error != nil {
-		return res.Error
+	changed, err := updateConversationWhere(tx, cols, "id = ? AND user_titled = ?", id, false)
+	if err != nil {
+		return err
 	}
-	if res.RowsAffected == 0 {
-		var n int64
-		if err := tx.Model(&conversationRow{}).Where("id = ?", id).Count(&n).Error; err != nil {
+	if changed == 0 {
+		n, err := countConversation(tx, id)
+		if err != nil {
 			return err
 		}
 		if n == 0 {

@@ -96,6 +96,7 @@ const PageBytes = 4 << 20
 type Store struct {
 	w         *gorm.DB // writer: one connection on SQLite
 	r         *gorm.DB // reads: a pool (the same pool as w on PostgreSQL)
+	rdb       *sql.DB  // r's pool, for the reads written as SQL (rawsql.go)
 	ev        *sql.DB  // SQLite only: a conversation's events (eventscan.go)
 	postgres  bool
 	pageB     int           // Options.PageBytes
@@ -202,6 +203,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		}
 		sqlDB.SetMaxOpenConns(postgresPoolSize)
 		sqlDB.SetMaxIdleConns(postgresPoolSize)
+		s.rdb = sqlDB
 	default:
 		path, extra, err := sqlitePath(dsn)
 		if err != nil {
@@ -240,6 +242,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		}
 		rDB.SetMaxOpenConns(readPoolSize)
 		rDB.SetMaxIdleConns(readPoolSize)
+		s.rdb = rDB
 		if !opt.gormReplay {
 			if s.ev, err = openEventPool(base + "&_pragma=query_only(1)&_pragma=mmap_size(1073741824)"); err != nil {
 				_ = wDB.Close()

@@ -594,7 +594,7 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, fact
 					row.UpdatedAt = c.UpdatedAt.UTC().Truncate(time.Microsecond)
 				}
 			}
-			if err := tx.Create(&row).Error; err != nil {
+			if err := insertConversation(tx, &row); err != nil {
 				if errors.Is(err, gorm.ErrDuplicatedKey) {
 					return agent.Errorf(agent.CodeBadRequest, "conversation %q already exists, or its source was imported already", cid)
 				}
@@ -616,11 +616,13 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, fact
 			if err := redactConversation(tx, cid); err != nil {
 				return err
 			}
-			res := tx.Where("id = ?", cid).Delete(&conversationRow{})
-			if res.Error != nil {
-				return fmt.Errorf("delete conversation %s: %w", cid, res.Error)
+			res, err := rawExec(tx, "DELETE FROM conversation WHERE id = ?", cid)
+			if err != nil {
+				return fmt.Errorf("delete conversation %s: %w", cid, err)
 			}
-			if res.RowsAffected == 0 {
+			if n, err := res.RowsAffected(); err != nil {
+				return fmt.Errorf("delete conversation %s: %w", cid, err)
+			} else if n == 0 {
 				return agent.Errorf(agent.CodeNotFound, "conversation %q not found", cid)
 			}
 			delete(facts, cid)
@@ -646,7 +648,7 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, fact
 		return err
 	}
 	if rec.ReplaceMemory {
-		if err := tx.Where("conversation_id = ?", cid).Delete(&memoryRow{}).Error; err != nil {
+		if _, err := rawExec(tx, "DELETE FROM working_memory WHERE conversation_id = ?", cid); err != nil {
 			return fmt.Errorf("replace memory of %s: %w", cid, err)
 		}
 		f := facts.of(cid)
@@ -691,8 +693,8 @@ func startTurn(tx *gorm.DB, cid string, seq int64, now time.Time, owner string, 
 	if n == 1 {
 		return nil
 	}
-	var found int64
-	if err := tx.Model(&conversationRow{}).Where("id = ?", cid).Count(&found).Error; err != nil {
+	found, err := countConversation(tx, cid)
+	if err != nil {
 		return fmt.Errorf("start turn in %s: %w", shortID(cid), err)
 	}
 	if found == 0 {
