@@ -245,6 +245,14 @@ func (r *Runner) resumeTurn(ctx context.Context, id string) {
 		case <-ctx.Done():
 			return
 		}
+		// It may not have parked: then it ran the round itself, and what
+		// was read above is stale.
+		if c, err = st.Conversation(ctx, id); err != nil || !c.Running || len(c.Waiting) > 0 {
+			return
+		}
+		if pend, err = st.Pending(ctx, id); err != nil || len(pend) == 0 {
+			return
+		}
 	}
 	t, err := r.claim(ctx, st, c, turnOptions{resume: pend, traced: true}, nil)
 	if err != nil {

@@ -254,15 +254,19 @@ func (r *Runner) Elicit(ctx context.Context, id string, in ElicitInput) error {
 			}
 		}
 	}
+	// The call that waits here is looked up before the answer is stored:
+	// the commit wakes it (Committed), and it may read the stored answer
+	// and end before Append returns; taken for gone, it would be run a
+	// second time.
+	r.mu.Lock()
+	w := r.elicits[e.ID]
+	r.mu.Unlock()
 	ans := &ElicitAnswer{RequestID: e.ID, Action: in.Action, Content: content}
 	ev := Event{Type: EventElicitation, RequestID: e.ID, Action: in.Action}
 	if err := st.Append(ctx, &Record{Event: r.event(id, ev), Elicit: &ElicitChange{Answer: ans}}, r.waitingRecord(id)); err != nil {
 		return fmt.Errorf("elicit: %w", err)
 	}
 	r.log.Info("elicitation_answered", "conversation_id", id, "request_id", e.ID, "action", in.Action)
-	r.mu.Lock()
-	w := r.elicits[e.ID]
-	r.mu.Unlock()
 	if w != nil {
 		w.answer <- ElicitResult{Action: in.Action, Content: content} // the first answer is the only one
 		return nil
