@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 var (
@@ -21,6 +21,7 @@ var (
 // Every use case that names a conversation answers another member's with
 // the not_found an unknown id gets; the owner and admins go on.
 func TestAMemberCannotReachAnothersConversation(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	stored, err := g.r.CreateConversation(ann, "ann's", false)
 	if err != nil {
@@ -94,6 +95,7 @@ func TestAMemberCannotReachAnothersConversation(t *testing.T) {
 
 // Lists, search and imports follow the owner.
 func TestListsAndImportsFollowTheOwner(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	for _, ctx := range []context.Context{ann, ann, bob} {
 		if _, err := g.r.CreateConversation(ctx, "apples", false); err != nil {
@@ -137,8 +139,9 @@ func TestListsAndImportsFollowTheOwner(t *testing.T) {
 // A member's all and agent streams carry only their conversations'
 // events, live and on replay, temp ones included; an admin's carry all.
 func TestAMembersStreamsCarryOnlyTheirs(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	subs := map[string]*broker.Sub{}
 	for name, pctx := range map[string]context.Context{"ann": ann, "bob": bob, "boss": adm} {

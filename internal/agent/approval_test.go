@@ -16,6 +16,7 @@ import (
 	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // approvalRig is a rig whose calc__add waits for approval.
@@ -51,6 +52,7 @@ func (g *rig) lastToolMessages() []string {
 // through a restart; approving it with edited arguments runs the tool with
 // them, and the turn ends with the model's answer.
 func TestApprovalSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	g, tools := approvalRig(t)
 	c := g.create(false)
 	ctx := context.Background()
@@ -108,6 +110,7 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 // TestApprovalDenyAndInterrupt: a denial reaches the model with its
 // reason; interrupt ends a waiting turn.
 func TestApprovalDenyAndInterrupt(t *testing.T) {
+	t.Parallel()
 	for _, temp := range []bool{false, true} {
 		g, tools := approvalRig(t)
 		c := g.create(temp)
@@ -186,10 +189,11 @@ func nextWaiting(t *testing.T, ctx context.Context, sub *broker.Sub, id string) 
 // each decision (the last leaves []), and when an interrupt ends the wait;
 // in stored and temp conversations alike.
 func TestApprovalWaitingAgentEvents(t *testing.T) {
+	t.Parallel()
 	for _, temp := range []bool{false, true} {
 		g, _ := approvalRig(t)
 		c := g.create(temp)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 		defer cancel()
 		sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamAgent}, -1, "")
 		if err != nil {
@@ -277,7 +281,7 @@ func (c *fakeTimers) next(t *testing.T) (at time.Time, fire func()) {
 	t.Helper()
 	select {
 	case <-c.notify:
-	case <-time.After(10 * time.Second):
+	case <-time.After(testwait.Timeout):
 		t.Fatal("no timer was armed")
 	}
 	c.mu.Lock()
@@ -312,6 +316,7 @@ func timeoutRig(t *testing.T, limit time.Duration, clk *fakeTimers) (*rig, *fake
 // reason the model reads; a timer that fires early (the clock says the
 // deadline has not come) arms again for the rest.
 func TestApprovalTimeout(t *testing.T) {
+	t.Parallel()
 	clk := newFakeTimers()
 	g, tools := timeoutRig(t, time.Minute, clk)
 	c := g.create(false)
@@ -366,6 +371,7 @@ func TestApprovalTimeout(t *testing.T) {
 // request time. A restart before it arms the rest of the time; a deadline
 // that passed while the server was down denies at start.
 func TestApprovalTimeoutAcrossRestart(t *testing.T) {
+	t.Parallel()
 	clk := newFakeTimers()
 	g, tools := timeoutRig(t, time.Minute, clk)
 	c := g.create(false)
@@ -409,6 +415,7 @@ func TestApprovalTimeoutAcrossRestart(t *testing.T) {
 // that parked the round has not exited yet waits for it, then resumes the
 // turn: the tool runs exactly once and the decision is not lost.
 func TestApprovalWhileParking(t *testing.T) {
+	t.Parallel()
 	g, tools := approvalRig(t)
 	c := g.create(false)
 	ctx := context.Background()
@@ -454,6 +461,7 @@ func TestApprovalWhileParking(t *testing.T) {
 // is busy saying so; it never starts a second turn beside the waiting one
 // (temp conversations included) nor blames another instance.
 func TestSendRacingThePark(t *testing.T) {
+	t.Parallel()
 	for _, temp := range []bool{false, true} {
 		g, tools := approvalRig(t)
 		c := g.create(temp)
@@ -505,6 +513,7 @@ func TestSendRacingThePark(t *testing.T) {
 // approval is busy, saying so (no second turn starts beside the waiting
 // one, temp conversations included); queued, it runs after the turn.
 func TestSendWhileWaiting(t *testing.T) {
+	t.Parallel()
 	for _, temp := range []bool{false, true} {
 		g, _ := approvalRig(t)
 		c := g.create(temp)

@@ -11,13 +11,14 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // during subscribes to the conversation, runs start and returns the
 // turn's events up to its end.
 func (g *rig) during(c agent.Conversation, start func(ctx context.Context) error) []agent.Event {
 	g.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
 	if err != nil {
@@ -65,6 +66,7 @@ func find(t *testing.T, ms []agent.Message, text string) agent.Message {
 }
 
 func TestBranches(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	ctx := context.Background()
 	c := g.create(false)
@@ -174,6 +176,7 @@ func TestBranches(t *testing.T) {
 
 // An edit of the first message makes a second first message.
 func TestEditFirstMessage(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	g.fake.Enqueue(llmtest.Reply{Text: "a1"})
@@ -192,6 +195,7 @@ func TestEditFirstMessage(t *testing.T) {
 }
 
 func TestBranchBadInput(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	ctx := context.Background()
 	c := g.create(false)
@@ -263,6 +267,7 @@ func echoScript(req llmtest.Request) llmtest.Reply {
 // restart, not after a turn that died before it wrote memory (recovery
 // ends it and the mark holds). The turn that rebuilt it writes it whole.
 func TestBranchMemoryRebuiltByTheNextTurn(t *testing.T) {
+	t.Parallel()
 	g := newRigWith(t, nil, nil, llmtest.WithScript(echoScript))
 	ctx := context.Background()
 	c := g.create(false)

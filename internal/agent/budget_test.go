@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseBudget(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]agent.Budget{
 		"2M/month": {Tokens: 2_000_000, Period: "month"}, "500k/day": {Tokens: 500_000, Period: "day"},
 		"1.5M/week": {Tokens: 1_500_000, Period: "week"}, "100000/Day": {Tokens: 100_000, Period: "day"},

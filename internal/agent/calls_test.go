@@ -6,12 +6,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // resultFailStore fails, once, the Append that writes a tool result, as a
@@ -45,6 +45,7 @@ func answered(hist []agent.Message) map[string]agent.Message {
 // two tool calls run ends the turn with both calls answered (is_error) in
 // history and memory, so the next turn's history passes a strict model.
 func TestFailedWriteMidRoundAnswersCalls(t *testing.T) {
+	t.Parallel()
 	g := newRigWith(t, nil, nil, llmtest.WithStrictToolPairs())
 	m, err := llm.New(llm.Config{BaseURL: g.url, Model: "fake"})
 	if err != nil {
@@ -59,7 +60,7 @@ func TestFailedWriteMidRoundAnswersCalls(t *testing.T) {
 	}
 	turn := func(text string) []agent.Event {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 		defer cancel()
 		sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
 		if err != nil {
@@ -90,6 +91,7 @@ func TestFailedWriteMidRoundAnswersCalls(t *testing.T) {
 // answers (it sends a new message instead, or answers only some calls)
 // gets an is_error result, and the model sees a paired history.
 func TestClientCallNobodyAnswers(t *testing.T) {
+	t.Parallel()
 	g := newRigWith(t, nil, nil, llmtest.WithStrictToolPairs())
 	c := g.create(false)
 	client := []agent.ToolSpec{{Name: "get_time", Parameters: []byte(`{"type":"object"}`)}, {Name: "get_date", Parameters: []byte(`{"type":"object"}`)}}

@@ -15,6 +15,7 @@ var date = time.Date(2026, 11, 30, 10, 0, 0, 123_000_000, time.UTC)
 // TestWireJSON pins the exact JSON of every wire type (DESIGN.md §3) and
 // checks that decoding gives the value back.
 func TestWireJSON(t *testing.T) {
+	t.Parallel()
 	usage := &agent.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7}
 	tests := []struct {
 		name string
@@ -106,6 +107,7 @@ func newOf(v any) any {
 // TestUnknownTypesSurvive checks forward compatibility: a type this
 // version does not know decodes without error and encodes back unchanged.
 func TestUnknownTypesSurvive(t *testing.T) {
+	t.Parallel()
 	docs := []struct {
 		doc string
 		v   any
@@ -143,6 +145,7 @@ func code(err error) string {
 // value back: a field added to a struct without its wire tag, or with a
 // tag naming the wrong types, fails here.
 func TestWireRoundTrip(t *testing.T) {
+	t.Parallel()
 	usage := &agent.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}
 	head := agent.Message{ID: "m", ConversationID: "c", Seq: 3, Date: date}
 	msg := func(m agent.Message) agent.Message {
@@ -197,6 +200,7 @@ func TestWireRoundTrip(t *testing.T) {
 // TestWireRejectsMissingInner checks that an event whose type needs an
 // inner value fails to decode without it instead of leaving a nil.
 func TestWireRejectsMissingInner(t *testing.T) {
+	t.Parallel()
 	for _, doc := range []string{
 		`{"type":"message"}`,
 	} {
@@ -212,6 +216,7 @@ func TestWireRejectsMissingInner(t *testing.T) {
 // TestWireTagsEveryField checks that every field of a wire type says how it
 // crosses the wire, so a new field cannot be silently left out of the JSON.
 func TestWireTagsEveryField(t *testing.T) {
+	t.Parallel()
 	for _, v := range []any{agent.Content{}, agent.Message{}, agent.Event{}, agent.AgentEvent{}, agent.AllEvent{}, agent.Conversation{}} {
 		typ := reflect.TypeOf(v)
 		for i := range typ.NumField() {
@@ -227,6 +232,7 @@ func TestWireTagsEveryField(t *testing.T) {
 // HTML characters, quotes, control bytes, DEL, non-ASCII, U+2028 and
 // invalid UTF-8.
 func TestWireStringsAsEncodingJSON(t *testing.T) {
+	t.Parallel()
 	texts := []string{"", " t17", "plain text, digits 0-9 and ~!@#$%^*()_+{}|:?", "a<b", "x>y", "&amp;", `say "hi"`, `back\slash`,
 		"tab\tnew\nline", "\x00\x1f", "del\x7f", "héllo", "日本語", "\u2028\u2029", "bad \xff utf8", "emoji 😀"}
 	for b := range 256 {
@@ -262,6 +268,7 @@ func BenchmarkEncodeAppendText(b *testing.B) {
 // TestEncodeAsJSONMarshal holds Encode, which skips json.Marshal's pass
 // over the codec's output, to json.Marshal's bytes.
 func TestEncodeAsJSONMarshal(t *testing.T) {
+	t.Parallel()
 	evs := []agent.AllEvent{
 		{Kind: agent.KindConversation, ID: "e<1>", ConversationID: "c&1", Seq: 3, Date: date, Event: &agent.Event{Type: agent.EventAppendText, Text: "a \"<b>\"\n\u2028"}},
 		{Kind: agent.KindConversation, ID: "e2", ConversationID: "c1", Seq: 4, Date: date, Event: &agent.Event{Type: agent.EventMessage, Message: &agent.Message{

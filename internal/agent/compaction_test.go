@@ -118,6 +118,7 @@ func noError(t *testing.T, evs []agent.Event) {
 }
 
 func TestLongConversationStaysInWindow(t *testing.T) {
+	t.Parallel()
 	const window = 1500
 	var w *llm.Windows
 	g := newRigWith(t, &bigTools{size: 1500}, withWindows(&w, 0),
@@ -189,6 +190,7 @@ func TestLongConversationStaysInWindow(t *testing.T) {
 }
 
 func TestContextWindowLearnedFromRefusal(t *testing.T) {
+	t.Parallel()
 	const window = 1200
 	var w *llm.Windows
 	// The endpoint reports no window: the runner assumes 8192 until the
@@ -216,6 +218,7 @@ func TestContextWindowLearnedFromRefusal(t *testing.T) {
 }
 
 func TestHugeToolResultIsCut(t *testing.T) {
+	t.Parallel()
 	const window = 2000
 	var w *llm.Windows
 	g := newRigWith(t, &bigTools{size: 100 << 10}, withWindows(&w, 0),
@@ -245,6 +248,7 @@ func TestHugeToolResultIsCut(t *testing.T) {
 }
 
 func TestWindowTooSmallForMessage(t *testing.T) {
+	t.Parallel()
 	const window = 700
 	var w *llm.Windows
 	g := newRigWith(t, nil, withWindows(&w, 0),
@@ -266,6 +270,7 @@ func TestWindowTooSmallForMessage(t *testing.T) {
 }
 
 func TestManualCompact(t *testing.T) {
+	t.Parallel()
 	g := newRigWith(t, nil, nil, llmtest.WithScript(contextScript))
 	ctx := context.Background()
 	if _, err := g.r.Compact(ctx, "nope"); !errors.Is(err, agent.ErrNotFound) {
@@ -350,6 +355,7 @@ func toolLoopScript(rounds int) func(llmtest.Request) llmtest.Reply {
 }
 
 func TestToolHeavyTurnStaysInWindow(t *testing.T) {
+	t.Parallel()
 	const window = 1500
 	var w *llm.Windows
 	g := newRigWith(t, &bigTools{size: 1500}, withWindows(&w, 0),
@@ -371,6 +377,7 @@ func TestToolHeavyTurnStaysInWindow(t *testing.T) {
 }
 
 func TestRefusedTwiceFailsClearly(t *testing.T) {
+	t.Parallel()
 	g := newRigWith(t, nil, nil, llmtest.WithScript(contextScript))
 	c := g.create(false)
 	noError(t, g.turn(c, "first"))
@@ -395,6 +402,7 @@ func TestRefusedTwiceFailsClearly(t *testing.T) {
 // conversation answers is answered in a long one too, and every request
 // fits the window.
 func TestTinyWindowNeverDeadEnds(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name             string
 		window, overhead int
@@ -440,6 +448,7 @@ func TestTinyWindowNeverDeadEnds(t *testing.T) {
 // A summary call the model refuses for length leaves a note in its place:
 // the compaction still happens and the conversation goes on.
 func TestSummaryRefusedLeavesNote(t *testing.T) {
+	t.Parallel()
 	g := newRigWith(t, nil, nil, llmtest.WithScript(contextScript))
 	ctx := context.Background()
 	c := g.create(false)
@@ -470,6 +479,7 @@ func TestSummaryRefusedLeavesNote(t *testing.T) {
 // and the first and last user messages it summarized, with their opening
 // words.
 func TestCompactionCutsBetweenTurns(t *testing.T) {
+	t.Parallel()
 	const window = 1500
 	var w *llm.Windows
 	g := newRigWith(t, &bigTools{size: 1200}, withWindows(&w, 0),

@@ -5,19 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // completionTurn subscribes to id, starts a completion turn and returns its
 // events up to end.
 func (g *rig) completionTurn(id string, in agent.CompletionInput) []agent.Event {
 	g.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: id}, -1, "")
 	if err != nil {
@@ -34,6 +34,7 @@ func (g *rig) completionTurn(id string, in agent.CompletionInput) []agent.Event 
 // model's context (its system message replacing the default prompt) and
 // the temp conversation's history; nothing reaches the database.
 func TestCompletionSeededHistory(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	ctx := context.Background()
 	c, err := g.r.CreateCompletion(ctx, []agent.ModelMessage{
@@ -78,6 +79,7 @@ func TestCompletionSeededHistory(t *testing.T) {
 // a round that calls it runs the server-side call, then ends the turn with
 // the client's call kept; its result starts the next turn.
 func TestCompletionClientTools(t *testing.T) {
+	t.Parallel()
 	tools := &fakeTools{}
 	g := newRig(t, tools)
 	c := g.create(false)
@@ -116,6 +118,7 @@ func TestCompletionClientTools(t *testing.T) {
 }
 
 func TestCompletionBadInput(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	ctx := context.Background()
 	c := g.create(false)
@@ -147,6 +150,7 @@ func TestCompletionBadInput(t *testing.T) {
 // is auto after the round it forced (no endless tool loop); an unknown
 // named tool is refused before anything is stored.
 func TestCompletionFormatAndChoice(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, &fakeTools{})
 	c := g.create(false)
 	format := &agent.ResponseFormat{Type: agent.FormatJSONSchema, Name: "sum", Schema: []byte(`{"type":"object"}`), Strict: true}
@@ -191,6 +195,7 @@ func TestCompletionFormatAndChoice(t *testing.T) {
 // nothing; so is a stateless history with such a tool message, and an
 // import with one.
 func TestCompletionStrayResults(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	ctx := context.Background()
 	c := g.create(false)
@@ -224,6 +229,7 @@ func TestCompletionStrayResults(t *testing.T) {
 }
 
 func TestToolChoiceAfterRound(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, want *agent.ToolChoice
 	}{
@@ -244,6 +250,7 @@ func TestToolChoiceAfterRound(t *testing.T) {
 // not named by the model: with model titles on, the one request costs one
 // model call, not a second one for a title nobody sees.
 func TestCompletionNoModelTitle(t *testing.T) {
+	t.Parallel()
 	g := newRigWith(t, nil, func(c *agent.Config, _ llm.Config) { c.Titles = agent.TitlesModel })
 	c, err := g.r.CreateCompletion(context.Background(), nil)
 	if err != nil {

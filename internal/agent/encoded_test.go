@@ -12,6 +12,7 @@ import (
 // AllEvent's JSON, equal to encoding the inner event alone, and the
 // stored form finds the same type and slice without decoding.
 func TestEncodedSlicesTheOneEncoding(t *testing.T) {
+	t.Parallel()
 	date := time.Date(2026, 11, 30, 21, 0, 0, 0, time.UTC)
 	evs := []agent.AllEvent{
 		{Kind: agent.KindConversation, Seq: 7, ID: "e7", Date: date, ConversationID: "c1",
@@ -56,6 +57,7 @@ func TestEncodedSlicesTheOneEncoding(t *testing.T) {
 // laid out otherwise (decoded), and is "" for an event that holds no
 // message.
 func TestEncodedMessageType(t *testing.T) {
+	t.Parallel()
 	for _, typ := range []string{agent.MessageUser, agent.MessageAssistant, agent.MessageSummary, agent.MessageToolCall} {
 		m := agent.Message{Type: typ, ID: "m", Content: []agent.Content{agent.Text(`{"type":"user_message"}`)}}
 		e, err := agent.Encode(agent.AllEvent{Kind: agent.KindConversation, Seq: 5, ID: agent.NewID(), ConversationID: "c", Event: &agent.Event{Type: agent.EventMessage, Message: &m}})

@@ -9,6 +9,7 @@ import (
 // the database's indexes over them grow at one end; within a millisecond
 // they are random.
 func TestNewIDSortsByTime(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
 	prev := newIDAt(t0)
 	seen := map[string]bool{prev: true}

@@ -7,6 +7,7 @@ import (
 )
 
 func TestCheckContent(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		content []agent.Content

@@ -6,6 +6,7 @@ import (
 )
 
 func TestPaceLingersOnlyForFastStreams(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 11, 30, 21, 0, 0, 0, time.UTC)
 	const ms = time.Millisecond
 	every := func(gap time.Duration) []time.Duration {

@@ -35,11 +35,12 @@ func users(ms []agent.Message) []string {
 }
 
 func TestQueuedSendsRunInOrder(t *testing.T) {
+	t.Parallel()
 	for _, temp := range []bool{false, true} {
 		t.Run(map[bool]string{false: "stored", true: "temp"}[temp], func(t *testing.T) {
 			g := newRig(t, nil)
 			c := g.create(temp)
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 			defer cancel()
 			hold := make(chan struct{})
 			g.fake.Enqueue(llmtest.Reply{Text: "first answer", Hold: hold})
@@ -135,11 +136,12 @@ func TestQueuedSendsRunInOrder(t *testing.T) {
 }
 
 func TestOnBusyInterruptKeepsPartialAnswer(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	g.fake.Enqueue(llmtest.Reply{Text: strings.Repeat("word ", 400), Delay: 5 * time.Millisecond})
 	g.fake.Enqueue(llmtest.Reply{Text: "fresh"})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
 	if err != nil {
@@ -181,6 +183,7 @@ func TestOnBusyInterruptKeepsPartialAnswer(t *testing.T) {
 // TestQueuedSendSurvivesRestart: a send queued behind a turn that the
 // shutdown interrupts runs once the server is back.
 func TestQueuedSendSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	ctx := context.Background()
@@ -225,6 +228,7 @@ func (s *queueSpy) Queue(ctx context.Context, q agent.QueueQuery) ([]agent.Queue
 // reading the queue's head (one row), and a duplicate client_id is looked
 // up by that id, never by reading the whole queue.
 func TestQueueStartReadsOnlyTheHead(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	m, err := llm.New(llm.Config{BaseURL: g.url, Model: "fake"})
 	if err != nil {
@@ -233,7 +237,7 @@ func TestQueueStartReadsOnlyTheHead(t *testing.T) {
 	st := &queueSpy{Store: g.st}
 	r := agent.NewRunner(agent.Config{Store: st, Cluster: g.st, Publisher: g.b, Model: m})
 	defer r.Close(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	c, err := r.CreateConversation(ctx, "", false)
 	if err != nil {

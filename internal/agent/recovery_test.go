@@ -11,6 +11,7 @@ import (
 )
 
 func TestRecoverInterruptedByRestart(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	// A turn that was running when the process died: its user message
@@ -45,6 +46,7 @@ func TestRecoverInterruptedByRestart(t *testing.T) {
 // ours whose last write failed) is busy; recovery ends it when no live
 // process runs it, and the conversation works again.
 func TestStaleTurnIsBusyUntilRecovered(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	ctx := context.Background()
@@ -67,6 +69,7 @@ func TestStaleTurnIsBusyUntilRecovered(t *testing.T) {
 // TestRecoverLeavesRunningTurnsAlone: periodic recovery does not end a turn
 // this runner is running.
 func TestRecoverLeavesRunningTurnsAlone(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	hold := make(chan struct{})

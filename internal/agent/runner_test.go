@@ -99,7 +99,7 @@ func (g *rig) close() {
 	if g.st == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	if err := g.r.Close(ctx); err != nil {
 		g.t.Error(err)
@@ -127,7 +127,7 @@ func (g *rig) create(temp bool) agent.Conversation {
 // events up to and including end.
 func (g *rig) turn(c agent.Conversation, text string) []agent.Event {
 	g.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
 	if err != nil {
@@ -212,6 +212,7 @@ func (g *rig) history(c agent.Conversation) []agent.Message {
 }
 
 func TestTurnEventOrder(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	g.fake.Enqueue(llmtest.Reply{Reasoning: "let me think", Text: "Hello there friend", Usage: &agent.Usage{PromptTokens: 5, CompletionTokens: 3, TotalTokens: 8}})
@@ -257,6 +258,7 @@ func TestTurnEventOrder(t *testing.T) {
 }
 
 func TestBusyAndIdempotentSend(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	hold := make(chan struct{})
@@ -314,10 +316,11 @@ func waitIdle(t *testing.T, r *agent.Runner, id string) {
 }
 
 func TestInterruptKeepsPartialAnswer(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	g.fake.Enqueue(llmtest.Reply{Text: strings.Repeat("word ", 400), Delay: 5 * time.Millisecond})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
 	if err != nil {
@@ -358,6 +361,7 @@ func TestInterruptKeepsPartialAnswer(t *testing.T) {
 }
 
 func TestModelFailureThenRecovery(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	for range 3 {
@@ -388,6 +392,7 @@ func TestModelFailureThenRecovery(t *testing.T) {
 }
 
 func TestStreamCutFailsTurn(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	g.fake.Enqueue(llmtest.Reply{Text: "one two three four five", CutAfter: 2})
@@ -418,6 +423,7 @@ func (f *fakeTools) Call(ctx context.Context, name, args string) (string, error)
 }
 
 func TestToolLoop(t *testing.T) {
+	t.Parallel()
 	tools := &fakeTools{}
 	g := newRig(t, tools)
 	c := g.create(false)
@@ -462,6 +468,7 @@ func TestToolLoop(t *testing.T) {
 }
 
 func TestMemorySurvivesRestart(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	g.fake.Enqueue(llmtest.Reply{Reasoning: "r1", Text: "first answer"})
@@ -483,6 +490,7 @@ func TestMemorySurvivesRestart(t *testing.T) {
 }
 
 func TestShutdownPersistsRunningTurn(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	hold := make(chan struct{})
@@ -508,6 +516,7 @@ func TestShutdownPersistsRunningTurn(t *testing.T) {
 }
 
 func TestTempConversationNeverStored(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(true)
 	g.fake.Enqueue(llmtest.Reply{Text: "ephemeral"})
@@ -532,6 +541,7 @@ func TestTempConversationNeverStored(t *testing.T) {
 }
 
 func TestBadInputChangesNothing(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	ctx := context.Background()
@@ -568,6 +578,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 }
 
 func TestDeleteInterruptsRunningTurn(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	hold := make(chan struct{})
@@ -587,6 +598,7 @@ func TestDeleteInterruptsRunningTurn(t *testing.T) {
 
 // TestSendRightAfterEnd: a client that saw end may send at once.
 func TestSendRightAfterEnd(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	sub, err := g.b.Subscribe(t.Context(), broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
@@ -615,6 +627,7 @@ func TestSendRightAfterEnd(t *testing.T) {
 // TestFastStreamCoalesces: tokens 1 ms apart are merged into fewer
 // append_text events, with exactly the same text.
 func TestFastStreamCoalesces(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	want := strings.Repeat("tok ", 300)
@@ -638,6 +651,7 @@ func TestFastStreamCoalesces(t *testing.T) {
 // TestListPagesTempThenStored: temp conversations come first, then stored
 // ones most recently updated first; pages and the total span both.
 func TestListPagesTempThenStored(t *testing.T) {
+	t.Parallel()
 	// A clock that moves a millisecond at each reading: every
 	// conversation gets its own updated_at.
 	var tick atomic.Int64
@@ -681,6 +695,7 @@ func TestListPagesTempThenStored(t *testing.T) {
 // interrupt is sent from the commit of the end itself, so the turn cannot
 // have finished yet.
 func TestInterruptRightAfterEnd(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	ctx := context.Background()

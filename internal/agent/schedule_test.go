@@ -55,6 +55,7 @@ func runsOf(t *testing.T, s *agent.Scheduler, id string) []agent.ScheduleRun {
 }
 
 func TestScheduleNextRunAndBadInput(t *testing.T) {
+	t.Parallel()
 	_, clk, s := schedRig(t)
 	ctx := context.Background()
 	now := clk.Now()
@@ -110,6 +111,7 @@ func TestScheduleNextRunAndBadInput(t *testing.T) {
 
 // Missed slots while stopped: skip runs none of them, once runs one.
 func TestScheduleMissedSlots(t *testing.T) {
+	t.Parallel()
 	for _, missed := range []string{agent.MissedSkip, agent.MissedOnce} {
 		t.Run(missed, func(t *testing.T) {
 			g, clk, s := schedRig(t)
@@ -149,6 +151,7 @@ func TestScheduleMissedSlots(t *testing.T) {
 // A claimed slot never runs twice: not on a second tick, not from another
 // scheduler (another instance) whose cursor is behind.
 func TestScheduleSlotClaimedOnce(t *testing.T) {
+	t.Parallel()
 	g, clk, s := schedRig(t)
 	ctx := context.Background()
 	c := g.create(false)
@@ -215,6 +218,7 @@ func TestScheduleSlotClaimedOnce(t *testing.T) {
 // Upcoming lists the next slots in the schedule's time zone, ends with the
 // rule (COUNT), and is empty when disabled.
 func TestScheduleUpcoming(t *testing.T) {
+	t.Parallel()
 	_, clk, s := schedRig(t)
 	ctx := context.Background()
 	sc, err := s.Create(ctx, agent.ScheduleInput{Prompt: ptr("p"), Cron: ptr("0 9 * * *"), Timezone: ptr("Europe/Paris")})

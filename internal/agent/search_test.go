@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseSearch(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		text   string
 		limit  int

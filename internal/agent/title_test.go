@@ -3,6 +3,7 @@ package agent
 import "testing"
 
 func TestCleanModelTitle(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"Paris Trip Planning":                                "Paris Trip Planning",
 		"  \"Quoted Title.\"  \nsecond line":                 "Quoted Title",

@@ -9,12 +9,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // failingStore fails the Append that writes the first streamed text, as a
@@ -55,6 +55,7 @@ func (w *syncBuffer) String() string {
 // the turn with an internal error whose message names no SQL or path (the
 // detail goes to the log), never as an interrupt.
 func TestWriteFailureIsInternalError(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	m, err := llm.New(llm.Config{BaseURL: g.url, Model: "fake"})
 	if err != nil {
@@ -68,7 +69,7 @@ func TestWriteFailureIsInternalError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
 	if err != nil {
@@ -97,6 +98,7 @@ func TestWriteFailureIsInternalError(t *testing.T) {
 // its stream broke is stored, marked interrupted, before the error, so a
 // reload shows it.
 func TestStreamCutKeepsPartialAnswer(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	g.fake.Enqueue(llmtest.Reply{Text: "one two three four five", CutAfter: 2})
@@ -126,13 +128,14 @@ func TestStreamCutKeepsPartialAnswer(t *testing.T) {
 // interrupted and that a send once Close has begun gets unavailable and
 // starts nothing.
 func TestShutdownWithSendInFlight(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	other := g.create(false)
 	hold := make(chan struct{})
 	defer close(hold)
 	g.fake.Enqueue(llmtest.Reply{Text: "never", Hold: hold})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
 	if err != nil {
@@ -168,6 +171,7 @@ func TestShutdownWithSendInFlight(t *testing.T) {
 // TestAnswerCap checks that an answer past the configured cap ends the
 // turn with a clear error, keeping the text that came before it.
 func TestAnswerCap(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	m, err := llm.New(llm.Config{BaseURL: g.url, Model: "fake"})
 	if err != nil {
@@ -175,7 +179,7 @@ func TestAnswerCap(t *testing.T) {
 	}
 	r := agent.NewRunner(agent.Config{Store: g.st, Cluster: g.st, Publisher: g.b, Model: m, MaxAnswerBytes: 12})
 	defer r.Close(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	c, err := r.CreateConversation(ctx, "", false)
 	if err != nil {
@@ -213,6 +217,7 @@ func TestAnswerCap(t *testing.T) {
 // TestConcurrentSendsOneClientID checks that many sends of one message
 // (one client_id) at once start one turn and answer duplicate, never busy.
 func TestConcurrentSendsOneClientID(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	for _, temp := range []bool{false, true} {
 		c := g.create(temp)
@@ -257,6 +262,7 @@ func TestConcurrentSendsOneClientID(t *testing.T) {
 // the answer cap ends the turn with the cap's error; the call is neither
 // stored nor run.
 func TestToolArgumentsCountTowardAnswerCap(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, nil)
 	m, err := llm.New(llm.Config{BaseURL: g.url, Model: "fake"})
 	if err != nil {
@@ -265,7 +271,7 @@ func TestToolArgumentsCountTowardAnswerCap(t *testing.T) {
 	tools := &fakeTools{}
 	r := agent.NewRunner(agent.Config{Store: g.st, Cluster: g.st, Publisher: g.b, Model: m, Tools: tools, MaxAnswerBytes: 1000})
 	defer r.Close(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	c, err := r.CreateConversation(ctx, "", false)
 	if err != nil {

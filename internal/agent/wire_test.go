@@ -26,6 +26,7 @@ func (startingTools) Servers() []agent.ToolServer {
 // wires them for the runner (inside their metrics and spans), which is
 // how cmd/agentik runs them; a server no one configured is refused.
 func TestAgentToolsNameAStartingServer(t *testing.T) {
+	t.Parallel()
 	g := newRig(t, startingTools{})
 	ctx := context.Background()
 	slug, tools := "helper", []string{"slow__*"}

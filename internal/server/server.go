@@ -149,6 +149,11 @@ type Config struct {
 	// WSCommandTimeout bounds the work of one WebSocket command; default
 	// WSCommandTimeout.
 	WSCommandTimeout time.Duration
+	// WSWriteTimeout, WSPongTimeout and WSStallTimeout bound a WebSocket
+	// write, a pong and a write blocked before the connection's
+	// subscriptions end with slow_consumer; default WSWriteTimeout,
+	// WSPongTimeout and 2 s. Test rigs widen them for a loaded machine.
+	WSWriteTimeout, WSPongTimeout, WSStallTimeout time.Duration
 	// PageMessages is how many of the latest messages a conversation page
 	// renders (older ones are counted, and shown on request); default
 	// PageMessages. Tests make it small, so a "long" conversation needs

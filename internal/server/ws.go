@@ -169,7 +169,7 @@ func (s *Server) acceptWS(w http.ResponseWriter, r *http.Request) *wsConn {
 
 	ctx, cancel := context.WithCancel(r.Context())
 	if bw.conn != nil {
-		bw.conn.timeout = WSWriteTimeout
+		bw.conn.timeout = cmp.Or(s.cfg.WSWriteTimeout, WSWriteTimeout)
 	}
 	k := &wsConn{
 		s: s, c: c, ctx: ctx, cancel: cancel, batch: bw.conn, pack: pack,
@@ -179,7 +179,7 @@ func (s *Server) acceptWS(w http.ResponseWriter, r *http.Request) *wsConn {
 		limit: s.newLimiter(),
 	}
 	if bw.conn != nil {
-		bw.conn.onStall, bw.conn.stallAfter = k.stalled, wsStallTimeout
+		bw.conn.onStall, bw.conn.stallAfter = k.stalled, cmp.Or(s.cfg.WSStallTimeout, wsStallTimeout)
 	}
 	return k
 }
@@ -759,7 +759,7 @@ func (k *wsConn) writeLoop() {
 				go func() {
 					defer k.wg.Done()
 					defer k.pinging.Store(false)
-					ctx, cancel := context.WithTimeout(k.ctx, WSPongTimeout)
+					ctx, cancel := context.WithTimeout(k.ctx, cmp.Or(k.s.cfg.WSPongTimeout, WSPongTimeout))
 					defer cancel()
 					if err := k.c.Ping(ctx); err != nil && k.ctx.Err() == nil {
 						k.s.log.Debug("ws_ping_failed", "err", err)
@@ -818,7 +818,7 @@ func (k *wsConn) write(b []byte) bool {
 		k.batch.holdNext(true)
 		err = k.c.Write(context.Background(), websocket.MessageText, b)
 	} else {
-		ctx, cancel := context.WithTimeout(k.ctx, WSWriteTimeout)
+		ctx, cancel := context.WithTimeout(k.ctx, cmp.Or(k.s.cfg.WSWriteTimeout, WSWriteTimeout))
 		err = k.c.Write(ctx, websocket.MessageText, b)
 		cancel()
 	}

@@ -133,7 +133,10 @@ func TestBatchConnReportsABlockedWrite(t *testing.T) {
 	defer a.Close()
 	defer peer.Close()
 	var stalls atomic.Int32
-	b := &batchConn{Conn: a, stallAfter: 20 * time.Millisecond, onStall: func() { stalls.Add(1) }}
+	// While the peer reads, stallAfter is production's: on a loaded
+	// machine a write the reader is merely slow to take may block for
+	// 20 ms, and reporting it would be right.
+	b := &batchConn{Conn: a, stallAfter: wsStallTimeout, onStall: func() { stalls.Add(1) }}
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
@@ -159,6 +162,9 @@ func TestBatchConnReportsABlockedWrite(t *testing.T) {
 		t.Fatalf("%d stalls reported for writes that went through", n)
 	}
 	// Nobody reads now: the write blocks and is reported, once.
+	b.stallMu.Lock()
+	b.stallAfter = 20 * time.Millisecond
+	b.stallMu.Unlock()
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() {

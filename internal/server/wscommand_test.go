@@ -9,11 +9,21 @@ import (
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // withCommandTimeout sets the WebSocket command timeout.
 func withCommandTimeout(d time.Duration) rigOption {
 	return func(_ *agent.Config, s *server.Config) { s.WSCommandTimeout = d }
+}
+
+// withLoadedMachine widens the server's WebSocket write, pong and stall
+// timers (10 s, 15 s, 2 s in production) to testwait.Timeout, for a test
+// whose clients a loaded machine may starve that long.
+func withLoadedMachine() rigOption {
+	return func(_ *agent.Config, s *server.Config) {
+		s.WSWriteTimeout, s.WSPongTimeout, s.WSStallTimeout = testwait.Timeout, testwait.Timeout, testwait.Timeout
+	}
 }
 
 // TestWSSlowCommandNeverStallsTheSocket holds a compact's summary call

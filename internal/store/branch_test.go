@@ -23,6 +23,7 @@ func treeOf(t *testing.T, s *Store, cid string) (map[string]string, string) {
 // head first; rows from before branches (NULL parent, NULL head) follow
 // the previous message.
 func TestTreeAndHead(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn, Options{})
 		r1, r2, r3 := userRec("c1", "one", ""), userRec("c1", "two", ""), userRec("c1", "two again", "")

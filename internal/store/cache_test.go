@@ -17,6 +17,7 @@ import (
 // shows at once. On PostgreSQL, where other instances commit, nothing is
 // kept.
 func TestReadCacheUntilNextCommit(t *testing.T) {
+	t.Parallel()
 	for _, be := range backends(t) {
 		t.Run(be.name, func(t *testing.T) {
 			dsn := be.dsn(t)
@@ -70,6 +71,7 @@ func TestReadCacheUntilNextCommit(t *testing.T) {
 // conversation from the row, gives what the query of all events gives for
 // them.
 func TestEncodedEventsOfAConversation(t *testing.T) {
+	t.Parallel()
 	for _, be := range backends(t) {
 		t.Run(be.name, func(t *testing.T) {
 			s := open(t, be.dsn(t), Options{})
@@ -114,6 +116,7 @@ func TestEncodedEventsOfAConversation(t *testing.T) {
 }
 
 func TestPayloadID(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		`{"type":"conversation","seq":3,"id":"abc","date":"d"}`:          "abc",
 		`{"type":"conversation","seq":3,"id":"a\"b","date":"d"}`:         `a"b`,

@@ -14,6 +14,7 @@ import (
 // commits the WAL still starts over instead of growing for as long as the
 // load lasts.
 func TestCheckpointsOffTheWriterAndTheWALRestarts(t *testing.T) {
+	t.Parallel()
 	s, err := Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "w.db"), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -74,6 +75,7 @@ func TestCheckpointsOffTheWriterAndTheWALRestarts(t *testing.T) {
 // its own: the two would meet, and the tail fail as busy (one checkpoint at
 // a time), so that under load the WAL never started over.
 func TestNoCheckpointWhileTheTailIsDue(t *testing.T) {
+	t.Parallel()
 	s, err := Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "w.db"), Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 // of its server, and gone once deleted; the registration (subject "") is
 // not a user's.
 func TestCredential(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		c := newClock()
 		s := open(t, dsn, Options{Now: c.now})

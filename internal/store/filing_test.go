@@ -36,6 +36,7 @@ func listIDs(t *testing.T, s *Store, owner string) []string {
 // each group newest first; filing a conversation leaves its updated_at;
 // a database from before filing opens with nothing pinned or archived.
 func TestPinAndArchive(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		clk := newClock()
 		s, err := Open(t.Context(), dsn, Options{Now: clk.now})

@@ -12,6 +12,7 @@ import (
 // what a conversation's replay and its oldest event read (without it
 // SQLite reads every event after the cursor, or scans the table).
 func TestEventIndexesServeTheirReads(t *testing.T) {
+	t.Parallel()
 	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{})
 	var names []string
 	if err := s.r.Raw("SELECT name FROM pragma_index_list('agent_event')").Scan(&names).Error; err != nil {

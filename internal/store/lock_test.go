@@ -13,6 +13,7 @@ import (
 // TestSecondOpenRefused: a second Store on the same SQLite file refuses to
 // open, naming the file and the pid that holds it, until the first closes.
 func TestSecondOpenRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "agentik.db")
 	first, err := Open(ctx, "sqlite:"+path, Options{})
@@ -43,6 +44,7 @@ func TestSecondOpenRefused(t *testing.T) {
 // TestOpenMissingDirectory says which directory is missing, not what
 // SQLite says ("out of memory (14)").
 func TestOpenMissingDirectory(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "nope")
 	_, err := Open(context.Background(), "sqlite:"+filepath.Join(dir, "agentik.db"), Options{})
 	if err == nil || !strings.Contains(err.Error(), "directory "+dir+" does not exist") {

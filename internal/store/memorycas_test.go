@@ -14,6 +14,7 @@ import (
 // nothing, so two writers never lose each other's change; a change is
 // reverted once.
 func TestApplyMemoryIsCompareAndSet(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn, Options{})
 		ctx := t.Context()

@@ -9,6 +9,7 @@ import (
 
 // A durable reader's cursor is absent until set, then replaced in place.
 func TestCursor(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn, Options{})
 		ctx := t.Context()

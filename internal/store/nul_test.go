@@ -11,6 +11,7 @@ import (
 // system prompt, a message, a tool result, memory, search): PostgreSQL
 // takes it as SQLite does, and it reads back unchanged.
 func TestNULBytes(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn, Options{})
 		ctx := context.Background()

@@ -41,6 +41,7 @@ func (r *encodedRecorder) owners() map[string][]string {
 // member's reads (replay of every stream, the list, search) hold only
 // their own conversations.
 func TestEventsAndReadsFollowTheOwner(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		rec := &encodedRecorder{}
 		s := open(t, dsn, Options{Publish: rec.publish})
@@ -105,6 +106,7 @@ func TestEventsAndReadsFollowTheOwner(t *testing.T) {
 // A member's replay of the whole log reads their events by the owner
 // index, not every event filtered after the read.
 func TestMemberReplayUsesTheOwnerIndex(t *testing.T) {
+	t.Parallel()
 	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{})
 	for q, args := range map[string][]any{
 		"SELECT seq, id, type, conversation_id, payload FROM agent_event WHERE seq > ? AND owner = ? ORDER BY seq LIMIT ?":        {0, "x", 10},
@@ -133,6 +135,7 @@ func TestMemberReplayUsesTheOwnerIndex(t *testing.T) {
 // A database made before accounts opens with every conversation and
 // event owned by the implicit admin, local.
 func TestOldDatabaseBelongsToLocal(t *testing.T) {
+	t.Parallel()
 	path := "sqlite:" + t.TempDir() + "/a.db"
 	s, err := Open(t.Context(), path, Options{})
 	if err != nil {

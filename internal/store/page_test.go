@@ -10,6 +10,7 @@ import (
 // TestEventPagesAreBoundedByBytes: a page of large events ends once their
 // stored JSON reaches PageBytes; paging on reads every event once.
 func TestEventPagesAreBoundedByBytes(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn, Options{PageBytes: 10 << 10})
 		mustAppend(t, s, createdRec("c", ""))

@@ -10,6 +10,7 @@ import (
 // TestDeleteRedactsEvents: after a delete, nothing the conversation said
 // is readable in the event log, and the seqs stay exactly as they were.
 func TestDeleteRedactsEvents(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn, Options{})
 		mustAppend(t, s, createdRec("c1", "secret-title"))

@@ -37,6 +37,7 @@ func ids(res []agent.SearchResult) []string {
 }
 
 func TestSearchRankingAndSnippets(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		clk := newClock()
 		s := open(t, dsn, Options{Now: clk.now})
@@ -90,6 +91,7 @@ func TestSearchRankingAndSnippets(t *testing.T) {
 }
 
 func TestSearchFollowsRenameAndDelete(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		clk := newClock()
 		s := open(t, dsn, Options{Now: clk.now})
@@ -124,6 +126,7 @@ func TestSearchFollowsRenameAndDelete(t *testing.T) {
 }
 
 func TestSearchHostileQueries(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn, Options{})
 		mustAppend(t, s, createdRec("c1", "quote\" and 'apostrophe' NEAR(x y) title:secret"))
@@ -147,6 +150,7 @@ func TestSearchHostileQueries(t *testing.T) {
 }
 
 func TestSearchIndexesExistingRowsOnOpen(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s, err := Open(t.Context(), dsn, Options{})
 		if err != nil {
@@ -177,6 +181,7 @@ func TestSearchIndexesExistingRowsOnOpen(t *testing.T) {
 }
 
 func TestSnippet(t *testing.T) {
+	t.Parallel()
 	q := agent.SearchQuery{Terms: []string{"fox", "jum"}, Prefix: true}
 	long := "one two three four five six seven eight nine ten the quick brown Fox jumps over the lazy dog and then some more words follow here at the end"
 	for _, c := range []struct{ text, want string }{

@@ -13,6 +13,7 @@ import (
 // stored at create, changed by an updated event (only the fields it
 // carries), and read back.
 func TestSettings(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn, Options{})
 		temp, topP, maxTok := 0.3, 0.9, 64
@@ -54,6 +55,7 @@ func TestSettings(t *testing.T) {
 // nobody named the conversation, and fails with ErrUserTitled, writing
 // nothing, once a user did.
 func TestAutoTitleNeverOverwritesUser(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn, Options{})
 		mustAppend(t, s, createdRec("c1", ""))

@@ -38,6 +38,7 @@ func writerConnStats(t *testing.T, s *Store) sqlitedrv.Stats {
 // further commits (BEGIN IMMEDIATE, the INSERT, COMMIT, gorm's statements)
 // take them all from its connection's cache.
 func TestWriterKeepsStatements(t *testing.T) {
+	t.Parallel()
 	s := open(t, "sqlite:"+filepath.Join(t.TempDir(), "w.db"), Options{})
 	mustAppend(t, s, createdRec("c1", "t"))
 	for range 3 {

@@ -24,6 +24,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestConversationLifecycle(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		clk := newClock()
 		s := open(t, dsn, Options{Now: clk.now})
@@ -108,6 +109,7 @@ func TestConversationLifecycle(t *testing.T) {
 }
 
 func TestMessageEvent(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		clk := newClock()
 		rec := &recorder{}
@@ -161,6 +163,7 @@ func TestMessageEvent(t *testing.T) {
 }
 
 func TestMessagesPaging(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn, Options{})
 		mustAppend(t, s, createdRec("c1", ""), createdRec("c2", ""))
@@ -203,6 +206,7 @@ func TestMessagesPaging(t *testing.T) {
 }
 
 func TestConversationsList(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		clk := newClock()
 		s := open(t, dsn, Options{Now: clk.now})
@@ -264,6 +268,7 @@ func queueAppends(t *testing.T, s *Store, sets ...[]*agent.Record) []chan error 
 }
 
 func TestBadRequestFailsOnlyItself(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		g := newGate()
 		s := open(t, dsn, Options{Publish: g.publish})
@@ -330,6 +335,7 @@ func TestBadRequestFailsOnlyItself(t *testing.T) {
 }
 
 func TestIdempotentEventID(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		rec := &recorder{}
 		s := open(t, dsn, Options{Publish: rec.publish})
@@ -363,6 +369,7 @@ func TestIdempotentEventID(t *testing.T) {
 }
 
 func TestConcurrentAppends(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		rec := &recorder{}
 		s := open(t, dsn, Options{Publish: rec.publish})
@@ -421,6 +428,7 @@ func TestConcurrentAppends(t *testing.T) {
 }
 
 func TestEventsQuery(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn, Options{})
 		mustAppend(t, s, createdRec("a", ""), createdRec("b", "")) // 1, 2
@@ -485,6 +493,7 @@ func TestEventsQuery(t *testing.T) {
 }
 
 func TestPrune(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		clk := newClock()
 		s := open(t, dsn, Options{Now: clk.now})
@@ -535,6 +544,7 @@ func TestPrune(t *testing.T) {
 }
 
 func TestTurnState(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		clk := newClock()
 		s := open(t, dsn, Options{Now: clk.now})
@@ -575,6 +585,7 @@ func TestTurnState(t *testing.T) {
 }
 
 func TestMemoryOrder(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn, Options{})
 		ctx := t.Context()
@@ -608,6 +619,7 @@ func TestMemoryOrder(t *testing.T) {
 }
 
 func TestUnknownTypesDecode(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn, Options{})
 		mustAppend(t, s, createdRec("c1", ""))
@@ -650,6 +662,7 @@ func contains(s, sub string) bool {
 }
 
 func TestAppendAfterCloseAndCancelled(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s, err := Open(t.Context(), dsn, Options{})
 		if err != nil {
@@ -671,6 +684,7 @@ func TestAppendAfterCloseAndCancelled(t *testing.T) {
 }
 
 func TestCloseDrainsQueue(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		g := newGate()
 		s, err := Open(t.Context(), dsn, Options{Publish: g.publish})
@@ -707,6 +721,7 @@ func TestCloseDrainsQueue(t *testing.T) {
 }
 
 func TestReopenSQLite(t *testing.T) {
+	t.Parallel()
 	dsn := backends(t)[0].dsn(t)
 	s, err := Open(t.Context(), dsn, Options{})
 	if err != nil {
@@ -744,6 +759,7 @@ func TestReopenSQLite(t *testing.T) {
 }
 
 func TestSQLiteDSN(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		dsn, path, extra string
 		bad              bool
@@ -779,6 +795,7 @@ func TestSQLiteOddPaths(t *testing.T) {
 }
 
 func TestSQLitePragmas(t *testing.T) {
+	t.Parallel()
 	s := open(t, backends(t)[0].dsn(t), Options{})
 	for _, db := range []struct {
 		name string
@@ -803,6 +820,7 @@ func TestSQLitePragmas(t *testing.T) {
 // TestOrphanedTurns: a turn whose process is gone is claimed once by the
 // next Store; a turn of a live Store is left alone.
 func TestOrphanedTurns(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		ctx := t.Context()
 		quiet := Options{Publish: func([]agent.Encoded) {}}
@@ -879,6 +897,7 @@ func TestOrphanedTurns(t *testing.T) {
 // commit's date and its conversation's owner; one Append of more rows than one SQLite
 // statement carries is several statements of one transaction.
 func TestEventRowsAsPublished(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		var (
 			mu  sync.Mutex
@@ -949,6 +968,7 @@ func TestEventRowsAsPublished(t *testing.T) {
 // the clock stepped back, the old event behind a newer one stays until the
 // newer one goes, and pruned_through names the last deleted seq.
 func TestPrunePrefix(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		clk := newClock()
 		s := open(t, dsn, Options{Now: clk.now})
@@ -977,6 +997,7 @@ func TestPrunePrefix(t *testing.T) {
 // found by bisecting seqs (created_at has no index), over a pruned prefix
 // and a hole in the seqs, checked against a linear reading of the log.
 func TestCursorAt(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		clk := newClock()
 		s := open(t, dsn, Options{Now: clk.now})
@@ -1021,6 +1042,7 @@ func TestCursorAt(t *testing.T) {
 // TestCreatedAtIndexDropped: a database made while agent_event.created_at
 // had its index loses it on open (every token's row paid for it).
 func TestCreatedAtIndexDropped(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s, err := Open(t.Context(), dsn, Options{})
 		if err != nil {

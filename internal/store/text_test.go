@@ -12,6 +12,7 @@ import (
 // client ids and cursors are bad_request (writes) or not_found (reads) on
 // both databases, never an internal error.
 func TestBadTextIsRefusedAlike(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn, Options{})
 		ctx := t.Context()
@@ -58,6 +59,7 @@ func TestBadTextIsRefusedAlike(t *testing.T) {
 // An unknown id is named cut short: a 20 KB id from a request is not
 // echoed whole.
 func TestNotFoundCutsTheID(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn, Options{})
 		id := strings.Repeat("é", 10000)

@@ -157,7 +157,7 @@ if (phase === "main") {
   await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
   const hook = `http://127.0.0.1:${receiver.address().port}/hook`;
   const pt = await client.sendMessage({ message: message([text("hello push")]), configuration: { taskPushNotificationConfig: { url: hook, token: "tok-1" }, returnImmediately: true } });
-  await Promise.race([gotPush, new Promise((r) => setTimeout(r, 30000))]);
+  await Promise.race([gotPush, new Promise((r) => setTimeout(r, 60000))]);
   receiver.close();
   out.push = { task: pt.id, pushes };
   const made = await client.createTaskPushNotificationConfig({ taskId: t1.id, url: hook, token: "tok-2" });
