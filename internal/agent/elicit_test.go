@@ -48,6 +48,7 @@ func (a *askTool) Call(ctx context.Context, _, _ string) (string, error) {
 // result was stored twice and the model answered twice: the load-only
 // failure of TestBrowserElicitationForm).
 func TestElicitAnswerCommittedBeforeItIsHanded(t *testing.T) {
+	t.Parallel()
 	tools := &askTool{answered: make(chan struct{}), release: make(chan struct{})}
 	var release sync.Once
 	free := func(string) { release.Do(func() { close(tools.release) }) }
