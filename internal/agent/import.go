@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -37,6 +38,19 @@ type Archive struct {
 	// that hold something, of every agent. Import makes them the
 	// importer's.
 	Memory []ArchivedMemory `json:"memory,omitempty"`
+}
+
+// MarshalJSON writes exported_at as every wire date is (FormatTime:
+// milliseconds, UTC), as the streamed export (internal/archive) does;
+// time.Time's own form drops trailing zeros (".12Z" for ".120Z").
+func (a Archive) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Format        string                 `json:"format"`
+		Version       int                    `json:"version"`
+		ExportedAt    string                 `json:"exported_at"`
+		Conversations []ArchivedConversation `json:"conversations"`
+		Memory        []ArchivedMemory       `json:"memory,omitempty"`
+	}{a.Format, a.Version, FormatTime(a.ExportedAt), a.Conversations, a.Memory})
 }
 
 // ArchivedConversation is one conversation of an Archive.

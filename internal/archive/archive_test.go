@@ -3,6 +3,7 @@ package archive_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,13 @@ func each(ms []agent.Message) archive.Each {
 // gives the agent.Archive (with the wire's millisecond dates), and Parse
 // reads it back.
 func TestWriteIsMarshal(t *testing.T) {
-	at := time.Date(2026, 12, 2, 6, 0, 0, 123456789, time.UTC)
+	// A millisecond ending in zero too: time.Time's own JSON drops it.
+	for _, ns := range []int{123456789, 120000000} {
+		t.Run(fmt.Sprint(ns), func(t *testing.T) { testWriteIsMarshal(t, time.Date(2026, 12, 2, 6, 0, 0, ns, time.UTC)) })
+	}
+}
+
+func testWriteIsMarshal(t *testing.T, at time.Time) {
 	day := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	model := "m1"
 	a := agent.Archive{Format: agent.ArchiveFormat, Version: agent.ArchiveVersion, ExportedAt: at.Truncate(time.Millisecond)}
@@ -59,7 +66,7 @@ func TestWriteIsMarshal(t *testing.T) {
 	if got := strings.TrimSuffix(b.String(), "\n"); got != string(want) {
 		t.Fatalf("streamed:\n%s\nmarshalled:\n%s", got, want)
 	}
-	if !strings.Contains(b.String(), `"exported_at":"2026-12-02T06:00:00.123Z"`) {
+	if !strings.Contains(b.String(), `"exported_at":"`+at.Format("2006-01-02T15:04:05.000Z")+`"`) {
 		t.Errorf("exported_at is not the wire's date (milliseconds, UTC): %s", b.String()[:120])
 	}
 	convs, mem, err := archive.Parse(b.Bytes())
