@@ -105,20 +105,24 @@ func BenchmarkAppendPacedFanout(b *testing.B) {
 		for i, cid := range ids {
 			apps.Go(func() {
 				c := cs[cid]
-				next := start.Add(every * time.Duration(i) / convs)
+				// The model's pace is the workload: conversation i's first
+				// record goes i/convs of a token interval after the start,
+				// then one token every interval (a timer, then a ticker).
+				first := time.NewTimer(time.Until(start.Add(every * time.Duration(i) / convs)))
+				defer first.Stop()
 				// The turn starts with its user's message and ends with
 				// the answer, as the runner writes them (BenchmarkCommitTurn):
 				// 100 of each within one token interval, as in the mix.
-				time.Sleep(time.Until(next))
+				<-first.C
+				tick := time.NewTicker(every)
+				defer tick.Stop()
 				start, end := turnRecs(cid)
 				if err := s.Append(b.Context(), start); err != nil {
 					b.Error(err)
 					return
 				}
-				next = next.Add(every)
 				for k := range perOp {
-					time.Sleep(time.Until(next))
-					next = next.Add(every)
+					<-tick.C
 					c.early.Store(k < 10 || k >= perOp-10)
 					c.sent.Store(time.Now().UnixNano())
 					if err := s.Append(b.Context(), textRec(cid, " t1")); err != nil {
