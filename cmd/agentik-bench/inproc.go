@@ -40,8 +40,12 @@ func startInProc(ctx context.Context, db, modelURL string, env ...string) (*inpr
 		envm[k] = v
 	}
 	// The settings cmd/agentik reads from its environment and the bench
-	// sets: the titles (app.Run leaves them to its caller).
+	// sets: the titles and the admin's keys (app.Run leaves them to its
+	// caller).
 	s := app.Settings{Addr: ln.Addr().String(), DB: db, LogLevel: slog.LevelWarn, Listener: ln, Titles: envm["AGENTIK_TITLES"]}
+	if k := envm["AGENTIK_API_KEYS"]; k != "" {
+		s.APIKeys = strings.Split(k, ",")
+	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p := &inproc{url: "http://" + ln.Addr().String(), cancel: cancel, done: make(chan error, 1)}
 	go pprof.Do(rctx, pprof.Labels("side", "server"), func(ctx context.Context) {

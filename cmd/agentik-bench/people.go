@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -25,16 +24,13 @@ import (
 const peopleRounds = 5
 
 func (b *bench) people(ctx context.Context) error {
-	if b.inproc {
-		return fmt.Errorf("people runs agentik with accounts: run it without -cpuprofile/-trace")
-	}
 	const subsPer = 10
 	users := 100
 	runs := max(1, b.sz.FanoutSubs/subsPer)
 	users = min(users, runs)
 	ntok, delay := b.sz.FanoutTokens, b.sz.FanoutDelay
 	admin := "bench-admin-" + fmt.Sprint(time.Now().UnixNano())
-	t, err := startAgentik(ctx, b.bin, filepath.Join(b.dir, "people.db"), b.fake.URL, "AGENTIK_API_KEYS="+admin)
+	t, err := b.agentik(ctx, "people.db", "AGENTIK_API_KEYS="+admin)
 	if err != nil {
 		return err
 	}
@@ -56,7 +52,8 @@ func (b *bench) people(ctx context.Context) error {
 		loadResult
 		steady float64 // server CPU µs per delivered token while every turn streams
 	}
-	measure := func(keys []string) (arm, error) {
+	measure := func(name string, keys []string) (arm, error) {
+		b.phase(name + "-setup")
 		ph := newPhaseCPU(t, runs*subsPer*ntok)
 		pt := peopleTarget{target: t, keys: keys, phase: ph}
 		sd, err := b.agentikMix(ctx, pt, runs, ntok, delay, false, false, subsPer)
@@ -64,7 +61,9 @@ func (b *bench) people(ctx context.Context) error {
 			return arm{}, err
 		}
 		defer sd.close()
+		b.phase(name)
 		r, err := b.drive(ctx, sd, runs, ntok, delay)
+		b.phase(name + "-close")
 		return arm{r, ph.perToken()}, err
 	}
 	perEvent := func(r arm) float64 { return float64(r.cpu.Microseconds()) / float64(max(1, r.received)) }
@@ -78,10 +77,10 @@ func (b *bench) people(ctx context.Context) error {
 		var err error
 		for _, first := range []bool{round%2 == 0, round%2 != 0} {
 			if first {
-				if r1, err = measure(keys[:1]); err != nil {
+				if r1, err = measure(fmt.Sprintf("%d-one", round+1), keys[:1]); err != nil {
 					return fmt.Errorf("people, one user: %w", err)
 				}
-			} else if r100, err = measure(keys); err != nil {
+			} else if r100, err = measure(fmt.Sprintf("%d-many", round+1), keys); err != nil {
 				return fmt.Errorf("people, %d users: %w", users, err)
 			}
 		}
