@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	_ "github.com/glebarez/go-sqlite" // the "sqlite" database/sql driver, to change the database behind the server
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
@@ -547,6 +549,67 @@ func TestDisabledMemberIsCutOff(t *testing.T) {
 	if code, b := call(t, tm.admin, "GET", tm.p.url("/agentik/conversations/"+annC), ""); code != 200 {
 		t.Errorf("a deleted user's conversation, for the admin: %d %s", code, b)
 	}
+}
+
+// TestChangeBehindTheServerCutsOff: a change committed by someone else
+// (another instance on a shared database; here written straight into the
+// SQLite file) ends, within the server's recheck of running requests, the
+// sockets it no longer lets in: a revoked key's, a disabled user's, a
+// user's whose role changed. The others go on. The recheck reads every
+// running request's user in one query (agent.UserStore.Standing).
+func TestChangeBehindTheServerCutsOff(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "agentik.db")
+	tm := startTeam(t, db)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var second struct{ ID, Key string }
+	must(t, tm.ann.key, "POST", tm.p.url("/agentik/me/keys"), `{"name":"second"}`, &second)
+	ann, ann2, bob := dialWS(t, ctx, tm.p, tm.ann.key), dialWS(t, ctx, tm.p, second.Key), dialWS(t, ctx, tm.p, tm.bob.key)
+	for _, ws := range []*wsClient{ann, ann2, bob} {
+		if f := ws.do(ctx, `{"op":"subscribe","stream":"all"}`, nil); !f.OK {
+			t.Fatalf("subscribe: %+v", f)
+		}
+	}
+	raw, err := sql.Open("sqlite", "file:"+db+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	behind := func(q string, args ...any) {
+		t.Helper()
+		if _, err := raw.ExecContext(ctx, q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cutOff := func(ws *wsClient, who string) {
+		t.Helper()
+		for {
+			_, _, err := ws.c.Read(ctx)
+			if err == nil {
+				continue // an event of the all stream
+			}
+			if st := websocket.CloseStatus(err); st != websocket.StatusPolicyViolation {
+				t.Errorf("%s ended with %v (%v), want 1008", who, st, err)
+			}
+			return
+		}
+	}
+	stillIn := func(ws *wsClient, who string) {
+		t.Helper()
+		if f := ws.do(ctx, `{"op":"list_conversations"}`, nil); !f.OK {
+			t.Errorf("%s after the change: %+v", who, f)
+		}
+	}
+	behind("DELETE FROM user_key WHERE id = ?", second.ID)
+	cutOff(ann2, "the socket of ann's revoked key")
+	stillIn(ann, "ann's first key's socket")
+	stillIn(bob, "bob's socket")
+	behind("UPDATE users SET disabled = true WHERE id = ?", tm.bob.id)
+	cutOff(bob, "the socket of bob, disabled")
+	stillIn(ann, "ann's socket")
+	behind("UPDATE users SET role = ? WHERE id = ?", agent.RoleAdmin, tm.ann.id)
+	cutOff(ann, "the socket of ann, made an admin")
 }
 
 // TestUserCLI: a team is set up with agentik user on a server that had no

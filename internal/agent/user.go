@@ -69,6 +69,20 @@ type UserStore interface {
 	UserBySubject(ctx context.Context, issuer, subject string) (User, error)
 	// UserByEmail returns the user with that email, or not_found.
 	UserByEmail(ctx context.Context, email string) (User, error)
+	// Standing returns the active (existing, not disabled) users among
+	// ids, each with their role and key ids, in one read however many
+	// they are; the others are absent from the map.
+	Standing(ctx context.Context, ids []string) (map[string]Standing, error)
+}
+
+// Standing is what an active user signs in with: their role and the ids
+// of their keys. The server checks the credentials of its running
+// requests against it every second (a change made by another instance
+// shows by then): one read for all of them, so that the check costs the
+// same for a hundred users as for one.
+type Standing struct {
+	Role string
+	Keys []string // key ids
 }
 
 // Accounts manages users and keys.
@@ -352,6 +366,12 @@ func (a *Accounts) Active(ctx context.Context, id string) (User, error) {
 		return User{}, Errorf(CodeUnauthorized, "this account is disabled or deleted")
 	}
 	return u, err
+}
+
+// Standing returns the standing of the active users among ids (see
+// UserStore.Standing): a user who is deleted or disabled is absent.
+func (a *Accounts) Standing(ctx context.Context, ids []string) (map[string]Standing, error) {
+	return a.st.Standing(ctx, ids)
 }
 
 // SignIn is a person an identity provider (OIDC, a trusted proxy) vouches

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -343,7 +344,10 @@ func (p *people) poll() {
 	}
 }
 
-// revalidate ends the running requests whose credential no longer holds.
+// revalidate ends the running requests whose credential no longer holds:
+// one read of their users' standing (agent.UserStore.Standing), however
+// many users they are, so that a hundred users' thousand sockets cost the
+// check what one user's do.
 func (p *people) revalidate(ctx context.Context) {
 	if p.accounts == nil {
 		return
@@ -354,38 +358,26 @@ func (p *people) revalidate(ctx context.Context) {
 		reqs = append(reqs, lr)
 	}
 	p.liveMu.Unlock()
-	users := map[string]*agent.User{}
-	keys := map[string]map[string]bool{}
+	if len(reqs) == 0 {
+		return
+	}
+	seen := map[string]bool{}
+	var ids []string
+	for _, lr := range reqs {
+		if !seen[lr.cred.user] {
+			seen[lr.cred.user] = true
+			ids = append(ids, lr.cred.user)
+		}
+	}
+	standing, err := p.accounts.Standing(ctx, ids)
+	if err != nil {
+		p.s.log.Error("revalidate_failed", "err", err)
+		return // the database did not answer: judged next time
+	}
 	for _, lr := range reqs {
 		c := lr.cred
-		u, seen := users[c.user]
-		if !seen {
-			if got, err := p.accounts.Active(ctx, c.user); err == nil {
-				u = &got
-			} else if agent.ErrorCode(err) != agent.CodeUnauthorized {
-				p.s.log.Error("revalidate_failed", "err", err)
-				continue // the database did not answer: judged next time
-			}
-			users[c.user] = u
-		}
-		ok := u != nil && u.Role == c.role
-		if ok && c.keyID != "" {
-			ks, seen := keys[c.user]
-			if !seen {
-				list, err := p.accounts.Store().Keys(ctx, c.user)
-				if err != nil {
-					p.s.log.Error("revalidate_failed", "err", err)
-					continue
-				}
-				ks = map[string]bool{}
-				for _, k := range list {
-					ks[k.ID] = true
-				}
-				keys[c.user] = ks
-			}
-			ok = ks[c.keyID]
-		}
-		if !ok {
+		st, ok := standing[c.user]
+		if !ok || st.Role != c.role || c.keyID != "" && !slices.Contains(st.Keys, c.keyID) {
 			lr.fire()
 		}
 	}

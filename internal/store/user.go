@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -238,6 +240,42 @@ func (s *Store) TouchKey(ctx context.Context, keyID string, t time.Time) error {
 		return fmt.Errorf("store: touch key: %w", err)
 	}
 	return nil
+}
+
+// standingChunk is how many user ids one Standing query binds at most
+// (SQLite's and PostgreSQL's limits on parameters are far above it).
+const standingChunk = 500
+
+// Standing implements agent.UserStore: one query per standingChunk
+// users, every active one's role and key ids.
+func (s *Store) Standing(ctx context.Context, ids []string) (map[string]agent.Standing, error) {
+	out := make(map[string]agent.Standing, len(ids))
+	for chunk := range slices.Chunk(ids, standingChunk) {
+		rows, err := s.r.WithContext(ctx).Raw("SELECT u.id, u.role, k.id FROM users u LEFT JOIN user_key k ON k.user_id = u.id WHERE NOT u.disabled AND u.id IN ?", chunk).Rows()
+		if err != nil {
+			return nil, fmt.Errorf("store: standing: %w", err)
+		}
+		for rows.Next() {
+			var id, role string
+			var key sql.NullString
+			if err := rows.Scan(&id, &role, &key); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("store: standing: %w", err)
+			}
+			st := out[id]
+			st.Role = role
+			if key.Valid {
+				st.Keys = append(st.Keys, key.String)
+			}
+			out[id] = st
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("store: standing: %w", err)
+		}
+	}
+	return out, nil
 }
 
 // KeyCount implements agent.UserStore.
