@@ -18,7 +18,8 @@ import (
 type side struct {
 	name    string
 	t       target
-	sinks   []*sink // every client's sink of every run
+	sinks   []*sink     // every client's sink of every run
+	ws      []*wsClient // every WebSocket subscriber of a run (agentikMix)
 	closers []func()
 	send    func(ctx context.Context, i int) error
 	lost    func() int // events the server dropped, when it counts them
@@ -43,6 +44,7 @@ type loadResult struct {
 	lost     int           // tokens or events missing, duplicated or out of order
 	unstamp  int
 	received int // append_text events read by all clients
+	tokens   int // the model's tokens they carried
 }
 
 // drive starts runs staggered evenly over one token interval (users are
@@ -105,6 +107,7 @@ func (b *bench) drive(ctx context.Context, sd *side, runs, ntok int, delay time.
 		res.steady = append(res.steady, s.steady...)
 		res.unstamp += s.unstamp
 		res.received += s.events
+		res.tokens += s.tokens
 		if got := s.text.String(); got != want {
 			res.lost += max(1, abs(len(strings.Fields(want))-len(strings.Fields(got))))
 		}
@@ -269,6 +272,7 @@ func (b *bench) agentikMix(ctx context.Context, t target, n, ntok int, delay tim
 		mu.Lock()
 		sd.closers = append(sd.closers, ws.Close)
 		sd.sinks = append(sd.sinks, s)
+		sd.ws = append(sd.ws, ws)
 		if j < n {
 			senders[i] = ws
 		}

@@ -88,6 +88,32 @@ type proc struct {
 
 func (p *proc) URL() string { return p.url }
 
+// writeCalls is how many write system calls (syscw of /proc/<pid>/io) the
+// server of t has made so far: agentik run in this process counts the
+// load generator's too; 0 for a target of neither kind.
+func writeCalls(t target) int64 {
+	pid := 0
+	switch t := t.(type) {
+	case *proc:
+		pid = t.cmd.Process.Pid
+	case *inproc:
+		pid = os.Getpid()
+	default:
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "syscw:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
 func (p *proc) CPU() time.Duration {
 	d, err := cpuTime(p.cmd.Process.Pid)
 	if err != nil {
