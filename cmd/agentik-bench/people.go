@@ -144,7 +144,7 @@ func (b *bench) people(ctx context.Context) error {
 		Note: fmt.Sprintf("from 10 %% to 90 %% of all deliveries (the turns' starts and ends left out); median of %d; the rounds' ratios %s", peopleRounds, ratios(oneSteady, manySteady))}, nil)
 	b.add(Row{Scenario: "people", Metric: fmt.Sprintf("server write system calls per delivered token, %d users (bare: one user)", users), Unit: "calls",
 		Bare: median(oneWrites), Agentik: median(manyWrites),
-		Note: fmt.Sprintf("the sockets' writes and the WAL's pages (the owner index's leaves: one user's tokens fill one, 100 users' up to one each per commit); median of %d; the rounds' ratios %s", peopleRounds, ratios(oneWrites, manyWrites))}, nil)
+		Note: fmt.Sprintf("the sockets' writes and the WAL's; median of %d; the rounds' ratios %s", peopleRounds, ratios(oneWrites, manyWrites))}, nil)
 	b.add(Row{Scenario: "people", Metric: fmt.Sprintf("server CPU per subscriber connecting and subscribing, %d users (bare: one user)", users), Unit: "µs",
 		Bare: median(oneSetup), Agentik: median(manySetup),
 		Note: fmt.Sprintf("the key's check, the socket, the subscription, a tenth of a conversation's creation; median of %d; the rounds' ratios %s", peopleRounds, ratios(oneSetup, manySetup))}, nil)
