@@ -19,6 +19,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/store/sqlitedrv"
 )
 
 var (
@@ -81,6 +82,10 @@ type Options struct {
 	// glebarezWriter puts the SQLite writer on glebarez/go-sqlite, as the
 	// reads are, instead of sqlitedrv: for benchmarks comparing the two.
 	glebarezWriter bool
+	// plainWAL writes the SQLite writer's WAL with SQLite's own unix VFS,
+	// two pwrites a frame, instead of sqlitedrv.WALBufferVFS's one a
+	// commit: for benchmarks comparing the two.
+	plainWAL bool
 	// gormReplay reads a conversation's events through gorm on the read
 	// pool, as before the event pool (eventscan.go): for benchmarks.
 	gormReplay bool
@@ -124,6 +129,7 @@ type Store struct {
 	// PostgreSQL only, when publish is set: the listener (see notify.go).
 	dsn        string
 	channel    string             // NOTIFY channel, named after the epoch
+	seqLock    int64              // advisory lock of appends (PostgreSQL), named after the epoch
 	instance   string             // random id of this Store in its notices
 	stopListen context.CancelFunc // ends the listener's context
 	listenDone chan struct{}      // closed when the listener has returned
@@ -215,7 +221,13 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		// A file: URI: '%' and '#' in the path must be escaped.
 		base := "file:" + strings.NewReplacer("%", "%25", "#", "%23").Replace(path) + "?" + sqlitePragmas + extra
 		// The writer never checkpoints: the checkpointer does, beside it.
-		if s.w, err = openSQLiteWriter(base+"&_pragma=wal_autocheckpoint(0)", cfg(), opt.glebarezWriter); err != nil {
+		// Its WAL's frames are written one pwrite a commit (sqlitedrv's
+		// WALBufferVFS), unless the DSN names a VFS of its own.
+		wdsn := base + "&_pragma=wal_autocheckpoint(0)"
+		if !opt.glebarezWriter && !opt.plainWAL && !strings.Contains(extra, "vfs=") {
+			wdsn += "&vfs=" + sqlitedrv.WALBufferVFS
+		}
+		if s.w, err = openSQLiteWriter(wdsn, cfg(), opt.glebarezWriter); err != nil {
 			_ = s.lock.Close()
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
@@ -372,7 +384,11 @@ func (s *Store) init(ctx context.Context) error {
 		// transaction-scoped advisory lock.
 		migrate = func(db *gorm.DB) error {
 			return db.Transaction(func(tx *gorm.DB) error {
-				if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", migrateLockKey).Error; err != nil {
+				var schema string
+				if err := tx.Raw("SELECT current_schema()").Scan(&schema).Error; err != nil {
+					return err
+				}
+				if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", migrateLock(schema)).Error; err != nil {
 					return err
 				}
 				return tables(tx)
@@ -394,6 +410,7 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	s.epoch = m.Value
 	s.channel = notifyChannel(s.epoch)
+	s.seqLock = seqLock(s.epoch)
 	_, _ = rand.Read(b[:8])
 	s.instance = hex.EncodeToString(b[:8])
 	seq, err := headSeq(db)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -42,15 +43,26 @@ const sqliteInsertChunk = 32
 // idChunk is how many ids one "id IN (…)" lookup carries.
 const idChunk = 500
 
-// migrateLockKey is the PostgreSQL advisory lock under which an instance
-// creates or updates the schema.
-const migrateLockKey int64 = 0x6167656e74696d67 // "agentimg"
+// lockKey is the one-key PostgreSQL advisory lock of one kind of work in
+// one store: advisory locks are per database, so a key names its schema's
+// store (by the epoch, or the schema's name before the epoch exists), and
+// stores in other schemas of the same database never wait on each other.
+func lockKey(kind, name string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("agentik " + kind + " "))
+	h.Write([]byte(name))
+	return int64(h.Sum64())
+}
 
-// seqLockKey is the PostgreSQL advisory lock every append transaction takes
-// first ("agentik" in ASCII). It serializes the appenders of all instances,
-// so a seq becomes visible only after every lower seq did: a reader that
-// saw seq n never later finds a new event below n.
-const seqLockKey int64 = 0x6167656e74696b
+// migrateLock is the advisory lock under which an instance creates or
+// updates the schema it is in.
+func migrateLock(schema string) int64 { return lockKey("migrate", schema) }
+
+// seqLock is the advisory lock every append transaction of the store with
+// that epoch takes first. It serializes the appenders of all its
+// instances, so a seq becomes visible only after every lower seq did: a
+// reader that saw seq n never later finds a new event below n.
+func seqLock(epoch string) int64 { return lockKey("seq", epoch) }
 
 // request is one Append call waiting for the writer.
 type request struct {
@@ -184,7 +196,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 		evs = evs[:0]
 		seq := s.lastSeq
 		if s.postgres {
-			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", seqLockKey).Error; err != nil {
+			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", s.seqLock).Error; err != nil {
 				return fmt.Errorf("seq lock: %w", err)
 			}
 			pruned, head, err := bounds(tx)
@@ -208,6 +220,11 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 					continue
 				}
 				seq++
+				if !deferrable(rec) {
+					if err := facts.flush(tx); err != nil {
+						return err
+					}
+				}
 				if err := applyQueue(tx, rec); err != nil {
 					return err
 				}
@@ -217,7 +234,10 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 				if err := applyElicit(tx, rec); err != nil { // elicit.go
 					return err
 				}
-				row, enc, err := s.prepare(rec, seq, now)
+				// A message that follows the head is encoded once applyRows
+				// has named its parent.
+				followed := needsParent(rec)
+				row, enc, err := s.prepare(rec, seq, now, followed)
 				if err != nil {
 					return err
 				}
@@ -225,12 +245,10 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 				if err := s.own(tx, rec, &row, &enc); err != nil { // owner.go; before a delete
 					return err
 				}
-				followed := needsParent(rec)
 				if err := applyRows(tx, rec, now, s.instance, facts); err != nil {
 					return err
 				}
-				if followed && rec.Event.Event.Message.ParentID != "" {
-					// The message now names the parent it follows.
+				if followed {
 					if row, enc, err = s.encode(rec, row); err != nil {
 						return err
 					}
@@ -238,6 +256,9 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 				}
 				rows = append(rows, row)
 				evs = append(evs, enc)
+			}
+			if err := facts.flush(tx); err != nil {
+				return err
 			}
 			if err := keepImportedDate(tx, r.recs); err != nil {
 				return err
@@ -404,8 +425,10 @@ func setSeq(rec *agent.Record, seq int64) {
 }
 
 // prepare checks rec, gives its event seq and defaults, and encodes it, once:
-// the row stores those bytes and the writer publishes them.
-func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time) (eventRow, agent.Encoded, error) {
+// the row stores those bytes and the writer publishes them. With later, it
+// is not encoded: a message the writer encodes once it knows the parent it
+// follows.
+func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time, later bool) (eventRow, agent.Encoded, error) {
 	ev := &rec.Event
 	if ev.ID == "" {
 		return eventRow{}, agent.Encoded{}, agent.Errorf(agent.CodeBadRequest, "event without id")
@@ -452,16 +475,15 @@ func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time) (eventRow, 
 		ev.Date = now
 	}
 	setSeq(rec, seq)
-	enc, err := agent.Encode(*ev)
-	if err != nil {
-		return eventRow{}, agent.Encoded{}, agent.Errorf(agent.CodeBadRequest, "event %s: %v", ev.ID, err)
-	}
-	row := eventRow{Seq: seq, ID: ev.ID, CreatedAt: now, Type: ev.Kind, Payload: string(enc.JSON)}
+	row := eventRow{Seq: seq, ID: ev.ID, CreatedAt: now, Type: ev.Kind}
 	if ev.ConversationID != "" {
 		id := ev.ConversationID
 		row.ConversationID = &id
 	}
-	return row, enc, nil
+	if later {
+		return row, agent.Encoded{}, nil
+	}
+	return s.encode(rec, row)
 }
 
 // txFacts is what one writer transaction knows of the conversations it
@@ -476,6 +498,39 @@ type convFacts struct {
 	head, next bool // which of the two is known
 	headID     string
 	nextIdx    int
+	// counted messages were written whose conversation row is not
+	// updated yet (see deferrable): its count grows by counted, its head
+	// is headID and updated_at is at.
+	counted int
+	at      time.Time
+}
+
+// deferrable reports whether rec is a message alone (a seeded history's,
+// an import's): its conversation's row changes only by the message's
+// count, head and date, so a run of them updates it once (flush).
+func deferrable(rec *agent.Record) bool {
+	e := rec.Event.Event
+	return rec.Event.Agent == nil && e != nil && e.Type == agent.EventMessage && e.Message != nil &&
+		rec.Head == nil && rec.Turn == agent.TurnNone && !rec.ReplaceMemory && !rec.StaleMemory && rec.Context == nil &&
+		rec.Enqueue == nil && rec.Dequeue == "" && rec.Wait == nil && rec.Decide == nil && rec.Resolve == "" && !rec.EndWait &&
+		rec.Elicit == nil && rec.Source == "" && !rec.AutoTitle && rec.Conversation == nil
+}
+
+// flush writes the conversation rows' updates that deferred messages
+// left, before any other statement of the transaction reads or writes
+// those rows.
+func (f txFacts) flush(tx *gorm.DB) error {
+	for cid, c := range f {
+		if c.counted == 0 {
+			continue
+		}
+		cols := map[string]any{"updated_at": c.at, "message_count": gorm.Expr("message_count + ?", c.counted), "head": c.headID}
+		c.counted = 0
+		if err := updateConversation(tx, cid, cols); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (f txFacts) of(cid string) *convFacts {
@@ -599,6 +654,12 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, fact
 	case agent.TurnEnd:
 		cols["running"], cols["running_since"], cols["turn_seq"], cols["turn_owner"] = false, nil, 0, ""
 	}
+	if len(cols) > 0 && deferrable(rec) {
+		f := facts.of(cid) // insertMessage set its head
+		f.counted++
+		f.at = now
+		return nil
+	}
 	if len(cols) > 0 {
 		if err := updateConversation(tx, cid, cols); err != nil {
 			return err
@@ -610,7 +671,7 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, fact
 // startTurn marks conversation cid running, in one UPDATE with the other
 // columns its record changes (cols), or fails with busy when a turn runs
 // in it already: on any instance, since every instance's appends are
-// serialized (SQLite's one writer, PostgreSQL's seqLockKey), this is where
+// serialized (SQLite's one writer, PostgreSQL's seqLock), this is where
 // two starts of one conversation meet, and only the first is written.
 func startTurn(tx *gorm.DB, cid string, seq int64, now time.Time, owner string, cols map[string]any) error {
 	cols["running"], cols["running_since"], cols["turn_seq"], cols["turn_owner"] = true, now, seq, owner
