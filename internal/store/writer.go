@@ -81,6 +81,9 @@ func (s *Store) Append(ctx context.Context, recs ...*agent.Record) error {
 			return agent.Errorf(agent.CodeBadRequest, "store: append: record %d is nil", i)
 		}
 	}
+	if s.temp != nil {
+		return s.appendTemp(ctx, recs) // temp.go
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("store: append: %w", err)
 	}
@@ -195,6 +198,9 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 		}
 		stored := make(map[string]int64, len(batch))
 		facts := txFacts{} // what this attempt wrote: fresh per transaction
+		if s.temp != nil {
+			s.temp.seed(facts, batch) // and what earlier ones did (temp.go)
+		}
 		if checked {
 			if err := storedIDs(tx, batch, stored); err != nil {
 				return err
@@ -204,7 +210,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 		for _, r := range batch {
 			for _, rec := range r.recs {
 				if have, ok := stored[rec.Event.ID]; ok && rec.Event.ID != "" {
-					setSeq(rec, have)
+					setSeq(rec, s.eventSeq(have))
 					continue
 				}
 				seq++
@@ -217,7 +223,11 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 				if err := applyElicit(tx, rec); err != nil { // elicit.go
 					return err
 				}
-				row, enc, err := s.prepare(rec, seq, now)
+				quiet := s.temp != nil && rec.Quiet // applied, never published (temp.go)
+				// A message that follows the head is encoded once applyRows
+				// has named its parent.
+				followed := needsParent(rec)
+				row, enc, err := s.prepare(rec, seq, now, quiet || followed)
 				if err != nil {
 					return err
 				}
@@ -225,25 +235,25 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 				if err := s.own(tx, rec, &row, &enc); err != nil { // owner.go; before a delete
 					return err
 				}
-				followed := needsParent(rec)
-				if err := applyRows(tx, rec, now, s.instance, facts); err != nil {
+				if err := s.applyRows(tx, rec, seq, now, facts); err != nil {
 					return err
 				}
-				if followed && rec.Event.Event.Message.ParentID != "" {
-					// The message now names the parent it follows.
+				if followed && !quiet {
 					if row, enc, err = s.encode(rec, row); err != nil {
 						return err
 					}
 					enc.Owner = row.Owner
 				}
 				rows = append(rows, row)
-				evs = append(evs, enc)
+				if !quiet {
+					evs = append(evs, enc)
+				}
 			}
 			if err := keepImportedDate(tx, r.recs); err != nil {
 				return err
 			}
 		}
-		if len(rows) > 0 {
+		if len(rows) > 0 && s.temp == nil { // a temp database logs no event (temp.go)
 			if err := s.insertEvents(tx, rows); err != nil {
 				return fmt.Errorf("insert events: %w", err)
 			}
@@ -255,6 +265,9 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 			}
 		}
 		last = seq
+		if s.temp != nil {
+			s.temp.facts = facts // kept only when this commits
+		}
 		return nil
 	})
 	if err != nil {
@@ -403,9 +416,21 @@ func setSeq(rec *agent.Record, seq int64) {
 	}
 }
 
+// eventSeq is the seq an event committed as the writer's seq-th says it
+// has: seq itself, or 0 in a temp database, whose counter only orders its
+// message rows (temp.go).
+func (s *Store) eventSeq(seq int64) int64 {
+	if s.temp != nil {
+		return 0
+	}
+	return seq
+}
+
 // prepare checks rec, gives its event seq and defaults, and encodes it, once:
-// the row stores those bytes and the writer publishes them.
-func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time) (eventRow, agent.Encoded, error) {
+// the row stores those bytes and the writer publishes them. With later, it
+// is not encoded: a quiet record (a temp database's, never published), or
+// a message the writer encodes once it knows the parent it follows.
+func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time, later bool) (eventRow, agent.Encoded, error) {
 	ev := &rec.Event
 	if ev.ID == "" {
 		return eventRow{}, agent.Encoded{}, agent.Errorf(agent.CodeBadRequest, "event without id")
@@ -451,17 +476,16 @@ func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time) (eventRow, 
 	if ev.Date.IsZero() {
 		ev.Date = now
 	}
-	setSeq(rec, seq)
-	enc, err := agent.Encode(*ev)
-	if err != nil {
-		return eventRow{}, agent.Encoded{}, agent.Errorf(agent.CodeBadRequest, "event %s: %v", ev.ID, err)
-	}
-	row := eventRow{Seq: seq, ID: ev.ID, CreatedAt: now, Type: ev.Kind, Payload: string(enc.JSON)}
+	setSeq(rec, s.eventSeq(seq))
+	row := eventRow{Seq: seq, ID: ev.ID, CreatedAt: now, Type: ev.Kind}
 	if ev.ConversationID != "" {
 		id := ev.ConversationID
 		row.ConversationID = &id
 	}
-	return row, enc, nil
+	if later {
+		return row, agent.Encoded{}, nil
+	}
+	return s.encode(rec, row)
 }
 
 // txFacts is what one writer transaction knows of the conversations it
@@ -487,8 +511,10 @@ func (f txFacts) of(cid string) *convFacts {
 	return c
 }
 
-// applyRows writes the rows that belong to rec's event (see agent.Record).
-func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, facts txFacts) error {
+// applyRows writes the rows that belong to rec's event (see agent.Record),
+// the writer's seq-th: a message row is ordered by seq.
+func (s *Store) applyRows(tx *gorm.DB, rec *agent.Record, seq int64, now time.Time, facts txFacts) error {
+	owner := s.instance
 	ev := &rec.Event
 	cid := ev.ConversationID
 	if a := ev.Agent; a != nil {
@@ -500,7 +526,7 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, fact
 				row.Source = &src
 			}
 			if c := rec.Conversation; c != nil {
-				if c.Temp {
+				if c.Temp && s.temp == nil {
 					return agent.Errorf(agent.CodeBadRequest, "conversation %q is temporary: it is never stored", cid)
 				}
 				if c.ID != "" && c.ID != cid {
@@ -528,8 +554,10 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, fact
 				}
 				return fmt.Errorf("insert conversation %s: %w", cid, err)
 			}
-			if rec.Conversation != nil {
-				*rec.Conversation = row.conversation()
+			if c := rec.Conversation; c != nil {
+				api := c.APIRequest
+				*c = s.conversation(row)
+				c.APIRequest = c.APIRequest || api // not a column: the temp database keeps it (temp.go)
 			}
 			facts[cid] = &convFacts{head: true, next: true} // no message, no memory yet
 		case agent.AgentRenamed:
@@ -541,8 +569,10 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, fact
 				return fmt.Errorf("update conversation: %w", err)
 			}
 		case agent.AgentDeleted:
-			if err := redactConversation(tx, cid); err != nil {
-				return err
+			if s.temp == nil { // a temp database logs no event to redact
+				if err := redactConversation(tx, cid); err != nil {
+					return err
+				}
 			}
 			res, err := rawExec(tx, "DELETE FROM conversation WHERE id = ?", cid)
 			if err != nil {
@@ -568,12 +598,14 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, fact
 	// mark, the context size, the turn's start or end).
 	cols := map[string]any{}
 	if e := ev.Event; e != nil && e.Type == agent.EventMessage {
-		if err := insertMessage(tx, e.Message, now, cols, facts.of(e.Message.ConversationID)); err != nil {
+		if err := insertMessage(tx, e.Message, seq, now, cols, facts.of(e.Message.ConversationID)); err != nil {
 			return err
 		}
 	}
-	if err := indexRecord(tx, rec); err != nil {
-		return err
+	if s.temp == nil { // temp conversations are not searched
+		if err := indexRecord(tx, rec); err != nil {
+			return err
+		}
 	}
 	if rec.ReplaceMemory {
 		if _, err := rawExec(tx, "DELETE FROM working_memory WHERE conversation_id = ?", cid); err != nil {
@@ -672,9 +704,10 @@ func updateConversation(tx *gorm.DB, id string, cols map[string]any) error {
 // insertMessageSQL inserts one message row.
 const insertMessageSQL = "INSERT INTO message (id, conversation_id, seq, type, date, client_id, payload, parent_id) VALUES (?,?,?,?,?,?,?,?)"
 
-// insertMessage writes m's row and adds to cols what it changes in its
+// insertMessage writes m's row, ordered by seq (m.Seq but in a temp
+// database, whose messages say 0), and adds to cols what it changes in its
 // conversation's row (its head, count and date).
-func insertMessage(tx *gorm.DB, m *agent.Message, now time.Time, cols map[string]any, f *convFacts) error {
+func insertMessage(tx *gorm.DB, m *agent.Message, seq int64, now time.Time, cols map[string]any, f *convFacts) error {
 	if m.ParentID == "" {
 		p := f.headID
 		if !f.head {
@@ -693,7 +726,7 @@ func insertMessage(tx *gorm.DB, m *agent.Message, now time.Time, cols map[string
 	if m.ClientID != "" {
 		clientID = m.ClientID
 	}
-	if _, err := rawExec(tx, insertMessageSQL, m.ID, m.ConversationID, m.Seq, m.Type,
+	if _, err := rawExec(tx, insertMessageSQL, m.ID, m.ConversationID, seq, m.Type,
 		m.Date.UTC().Truncate(time.Microsecond), clientID, string(payload), m.ParentID); err != nil {
 		switch {
 		case errors.Is(err, gorm.ErrForeignKeyViolated):
