@@ -113,4 +113,3 @@ func ownSources(ctx context.Context, convs []ImportConversation) []ImportConvers
 	}
 	return out
 }
-

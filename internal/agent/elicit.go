@@ -345,4 +345,3 @@ func (r *Runner) orphaned(ctx context.Context, id string) bool {
 	}
 	return slices.ContainsFunc(convs, func(c Conversation) bool { return c.ID == id })
 }
-

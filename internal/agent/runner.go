@@ -31,8 +31,8 @@ type Config struct {
 	Temps TempStore
 	// Temp bounds the temp conversations; the runner reads ApprovalWait,
 	// Temps' owner the rest.
-	Temp TempConfig
-	Model     Model // nil: no model configured, sends fail with unavailable
+	Temp  TempConfig
+	Model Model // nil: no model configured, sends fail with unavailable
 	// ModelName is the default model's name, recorded on the answers it
 	// writes (Message.Model) as the UI names it; "" when unknown.
 	ModelName string
@@ -109,7 +109,7 @@ type Runner struct {
 	log       *slog.Logger
 	now       Clock
 	afterFunc func(time.Duration, func()) func() bool
-	temps     TempStore // nil: no temp conversations
+	temps     TempStore  // nil: no temp conversations
 	est       *estimator // prompt tokens, calibrated per conversation
 	windows   Windows
 

@@ -214,6 +214,11 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 					continue
 				}
 				seq++
+				if !deferrable(rec) {
+					if err := facts.flush(tx); err != nil {
+						return err
+					}
+				}
 				if err := applyQueue(tx, rec); err != nil {
 					return err
 				}
@@ -248,6 +253,9 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 				if !quiet {
 					evs = append(evs, enc)
 				}
+			}
+			if err := facts.flush(tx); err != nil {
+				return err
 			}
 			if err := keepImportedDate(tx, r.recs); err != nil {
 				return err
@@ -500,6 +508,39 @@ type convFacts struct {
 	head, next bool // which of the two is known
 	headID     string
 	nextIdx    int
+	// counted messages were written whose conversation row is not
+	// updated yet (see deferrable): its count grows by counted, its head
+	// is headID and updated_at is at.
+	counted int
+	at      time.Time
+}
+
+// deferrable reports whether rec is a message alone (a seeded history's,
+// an import's): its conversation's row changes only by the message's
+// count, head and date, so a run of them updates it once (flush).
+func deferrable(rec *agent.Record) bool {
+	e := rec.Event.Event
+	return rec.Event.Agent == nil && e != nil && e.Type == agent.EventMessage && e.Message != nil &&
+		rec.Head == nil && rec.Turn == agent.TurnNone && !rec.ReplaceMemory && !rec.StaleMemory && rec.Context == nil &&
+		rec.Enqueue == nil && rec.Dequeue == "" && rec.Wait == nil && rec.Decide == nil && rec.Resolve == "" && !rec.EndWait &&
+		rec.Elicit == nil && rec.Source == "" && !rec.AutoTitle && rec.Conversation == nil
+}
+
+// flush writes the conversation rows' updates that deferred messages
+// left, before any other statement of the transaction reads or writes
+// those rows.
+func (f txFacts) flush(tx *gorm.DB) error {
+	for cid, c := range f {
+		if c.counted == 0 {
+			continue
+		}
+		cols := map[string]any{"updated_at": c.at, "message_count": gorm.Expr("message_count + ?", c.counted), "head": c.headID}
+		c.counted = 0
+		if err := updateConversation(tx, cid, cols); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (f txFacts) of(cid string) *convFacts {
@@ -630,6 +671,12 @@ func (s *Store) applyRows(tx *gorm.DB, rec *agent.Record, seq int64, now time.Ti
 		return startTurn(tx, cid, ev.Seq, now, owner, cols)
 	case agent.TurnEnd:
 		cols["running"], cols["running_since"], cols["turn_seq"], cols["turn_owner"] = false, nil, 0, ""
+	}
+	if len(cols) > 0 && deferrable(rec) {
+		f := facts.of(cid) // insertMessage set its head
+		f.counted++
+		f.at = now
+		return nil
 	}
 	if len(cols) > 0 {
 		if err := updateConversation(tx, cid, cols); err != nil {
