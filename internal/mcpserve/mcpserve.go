@@ -11,10 +11,13 @@
 package mcpserve
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -149,6 +152,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "agentik's MCP server has no standalone SSE stream: POST requests, each answered on its own stream", http.StatusMethodNotAllowed)
 		return
 	}
+	if r.Method == http.MethodPost && r.Header.Get(server.HeaderKeySessionID) == "" && !sessionless(w, r) {
+		return
+	}
 	if !h.cfg.Streams.Hold() {
 		http.Error(w, "agentik is shutting down", http.StatusServiceUnavailable)
 		return
@@ -160,6 +166,48 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.http.ServeHTTP(flusher{w, http.NewResponseController(w)}, r)
+}
+
+// maxSessionless bounds the body of a POST without a session read here.
+const maxSessionless = 4 << 20
+
+// sessionless checks a POST without an Mcp-Session-Id: only initialize (or
+// a request of a sessionless protocol version, which mcp-go serves on its
+// own) may come without one. Anything else is answered here with 400 and
+// a JSON-RPC error that says what to send, as the transport asks of a
+// server that requires sessions (mcp-go answers 404 "Invalid session ID",
+// which tells a client its session ended when it never had one). It puts
+// back the body it read and reports whether to go on.
+func sessionless(w http.ResponseWriter, r *http.Request) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSessionless))
+	if err != nil {
+		writeRPCError(w, nil, mcp.INVALID_REQUEST, "the request body could not be read: "+err.Error())
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Meta *mcp.Meta `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.Method == "" || m.Method == string(mcp.MethodInitialize) ||
+		mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) || mcp.IsModernProtocol(m.Params.Meta.ProtocolVersion()) {
+		return true // mcp-go answers what it does not parse, and serves these
+	}
+	writeRPCError(w, m.ID, mcp.INVALID_REQUEST, fmt.Sprintf("%s needs a session: send initialize first, then this request with the %s header its answer carries", m.Method, server.HeaderKeySessionID))
+	return false
+}
+
+// writeRPCError answers 400 with a JSON-RPC error.
+func writeRPCError(w http.ResponseWriter, id json.RawMessage, code int, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
 }
 
 // flusher lets mcp-go stream through the server's wrapped ResponseWriter

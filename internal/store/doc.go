@@ -25,7 +25,7 @@
 // statements of sqliteInsertChunk rows (no statement journal: see
 // insertEvents):
 //
-//  1. On PostgreSQL, take the advisory lock seqLockKey and read the highest
+//  1. On PostgreSQL, take the advisory lock seqLock and read the highest
 //     seq inside it, so seqs become visible in order across instances. On
 //     SQLite the writer is the only writer and keeps the last seq in memory.
 //  2. Events repeated within the batch are skipped. Ids stored by earlier

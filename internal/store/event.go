@@ -238,7 +238,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
 	err := s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if s.postgres {
-			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", seqLockKey).Error; err != nil {
+			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", s.seqLock).Error; err != nil {
 				return fmt.Errorf("seq lock: %w", err)
 			}
 		}

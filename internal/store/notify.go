@@ -105,7 +105,7 @@ func (s *Store) RequestInterrupt(ctx context.Context, conversationID string) (bo
 // own from memory. Without own (a notification, a reconnect) it publishes
 // every committed event it can read: a later notification then costs
 // nothing. Reading more than upTo is safe because seqs become visible in
-// order (seqLockKey), so a read sees a prefix of the log, never a gap that
+// order (seqLock), so a read sees a prefix of the log, never a gap that
 // fills later.
 //
 // On a read error it publishes nothing more and leaves s.published where

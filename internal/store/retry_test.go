@@ -67,7 +67,7 @@ func TestPostgresAppendSurvivesKilledBackends(t *testing.T) {
 	// Hold the seq lock, so a's append transaction waits inside it.
 	hold := admin.Begin()
 	t.Cleanup(func() { hold.Rollback() }) // a's Close waits for its writer
-	if err := hold.Exec("SELECT pg_advisory_xact_lock(?)", seqLockKey).Error; err != nil {
+	if err := hold.Exec("SELECT pg_advisory_xact_lock(?)", a.seqLock).Error; err != nil {
 		t.Fatal(err)
 	}
 	rec := textRec("c1", "written through a dead connection")

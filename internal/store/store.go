@@ -124,6 +124,7 @@ type Store struct {
 	// PostgreSQL only, when publish is set: the listener (see notify.go).
 	dsn        string
 	channel    string             // NOTIFY channel, named after the epoch
+	seqLock    int64              // advisory lock of appends (PostgreSQL), named after the epoch
 	instance   string             // random id of this Store in its notices
 	stopListen context.CancelFunc // ends the listener's context
 	listenDone chan struct{}      // closed when the listener has returned
@@ -372,7 +373,11 @@ func (s *Store) init(ctx context.Context) error {
 		// transaction-scoped advisory lock.
 		migrate = func(db *gorm.DB) error {
 			return db.Transaction(func(tx *gorm.DB) error {
-				if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", migrateLockKey).Error; err != nil {
+				var schema string
+				if err := tx.Raw("SELECT current_schema()").Scan(&schema).Error; err != nil {
+					return err
+				}
+				if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", migrateLock(schema)).Error; err != nil {
 					return err
 				}
 				return tables(tx)
@@ -394,6 +399,7 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	s.epoch = m.Value
 	s.channel = notifyChannel(s.epoch)
+	s.seqLock = seqLock(s.epoch)
 	_, _ = rand.Read(b[:8])
 	s.instance = hex.EncodeToString(b[:8])
 	seq, err := headSeq(db)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -42,15 +43,26 @@ const sqliteInsertChunk = 32
 // idChunk is how many ids one "id IN (…)" lookup carries.
 const idChunk = 500
 
-// migrateLockKey is the PostgreSQL advisory lock under which an instance
-// creates or updates the schema.
-const migrateLockKey int64 = 0x6167656e74696d67 // "agentimg"
+// lockKey is the one-key PostgreSQL advisory lock of one kind of work in
+// one store: advisory locks are per database, so a key names its schema's
+// store (by the epoch, or the schema's name before the epoch exists), and
+// stores in other schemas of the same database never wait on each other.
+func lockKey(kind, name string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("agentik " + kind + " "))
+	h.Write([]byte(name))
+	return int64(h.Sum64())
+}
 
-// seqLockKey is the PostgreSQL advisory lock every append transaction takes
-// first ("agentik" in ASCII). It serializes the appenders of all instances,
-// so a seq becomes visible only after every lower seq did: a reader that
-// saw seq n never later finds a new event below n.
-const seqLockKey int64 = 0x6167656e74696b
+// migrateLock is the advisory lock under which an instance creates or
+// updates the schema it is in.
+func migrateLock(schema string) int64 { return lockKey("migrate", schema) }
+
+// seqLock is the advisory lock every append transaction of the store with
+// that epoch takes first. It serializes the appenders of all its
+// instances, so a seq becomes visible only after every lower seq did: a
+// reader that saw seq n never later finds a new event below n.
+func seqLock(epoch string) int64 { return lockKey("seq", epoch) }
 
 // request is one Append call waiting for the writer.
 type request struct {
@@ -184,7 +196,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 		evs = evs[:0]
 		seq := s.lastSeq
 		if s.postgres {
-			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", seqLockKey).Error; err != nil {
+			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", s.seqLock).Error; err != nil {
 				return fmt.Errorf("seq lock: %w", err)
 			}
 			pruned, head, err := bounds(tx)
@@ -610,7 +622,7 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, fact
 // startTurn marks conversation cid running, in one UPDATE with the other
 // columns its record changes (cols), or fails with busy when a turn runs
 // in it already: on any instance, since every instance's appends are
-// serialized (SQLite's one writer, PostgreSQL's seqLockKey), this is where
+// serialized (SQLite's one writer, PostgreSQL's seqLock), this is where
 // two starts of one conversation meet, and only the first is written.
 func startTurn(tx *gorm.DB, cid string, seq int64, now time.Time, owner string, cols map[string]any) error {
 	cols["running"], cols["running_since"], cols["turn_seq"], cols["turn_owner"] = true, now, seq, owner
