@@ -24,7 +24,14 @@ import (
 // event, the rows per commit and the writer's time between taking a
 // request and starting its commit (gather-µs: the group-commit window and
 // what the writer waited behind).
-func BenchmarkAppendPacedFanout(b *testing.B) {
+func BenchmarkAppendPacedFanout(b *testing.B) { benchAppendPacedFanout(b, false) }
+
+// BenchmarkAppendPacedFanoutPlainWAL is BenchmarkAppendPacedFanout with the
+// writer's WAL written by SQLite's own VFS, two pwrites a frame (see
+// sqlitedrv.WALBufferVFS).
+func BenchmarkAppendPacedFanoutPlainWAL(b *testing.B) { benchAppendPacedFanout(b, true) }
+
+func benchAppendPacedFanout(b *testing.B, plainWAL bool) {
 	const convs, perOp, every, pacedSubs = 100, 100, 20 * time.Millisecond, 3
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
@@ -74,7 +81,7 @@ func BenchmarkAppendPacedFanout(b *testing.B) {
 		cs[ids[i]] = c
 	}
 	var ready atomic.Bool // deliveries counted once the conversations exist
-	s := benchStore(b, Options{Publish: func(evs []agent.Encoded) {
+	s := benchStore(b, Options{plainWAL: plainWAL, Publish: func(evs []agent.Encoded) {
 		if !ready.Load() {
 			return
 		}

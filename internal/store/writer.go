@@ -220,6 +220,11 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 					continue
 				}
 				seq++
+				if !deferrable(rec) {
+					if err := facts.flush(tx); err != nil {
+						return err
+					}
+				}
 				if err := applyQueue(tx, rec); err != nil {
 					return err
 				}
@@ -229,7 +234,10 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 				if err := applyElicit(tx, rec); err != nil { // elicit.go
 					return err
 				}
-				row, enc, err := s.prepare(rec, seq, now)
+				// A message that follows the head is encoded once applyRows
+				// has named its parent.
+				followed := needsParent(rec)
+				row, enc, err := s.prepare(rec, seq, now, followed)
 				if err != nil {
 					return err
 				}
@@ -237,12 +245,10 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 				if err := s.own(tx, rec, &row, &enc); err != nil { // owner.go; before a delete
 					return err
 				}
-				followed := needsParent(rec)
 				if err := applyRows(tx, rec, now, s.instance, facts); err != nil {
 					return err
 				}
-				if followed && rec.Event.Event.Message.ParentID != "" {
-					// The message now names the parent it follows.
+				if followed {
 					if row, enc, err = s.encode(rec, row); err != nil {
 						return err
 					}
@@ -250,6 +256,9 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 				}
 				rows = append(rows, row)
 				evs = append(evs, enc)
+			}
+			if err := facts.flush(tx); err != nil {
+				return err
 			}
 			if err := keepImportedDate(tx, r.recs); err != nil {
 				return err
@@ -416,8 +425,10 @@ func setSeq(rec *agent.Record, seq int64) {
 }
 
 // prepare checks rec, gives its event seq and defaults, and encodes it, once:
-// the row stores those bytes and the writer publishes them.
-func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time) (eventRow, agent.Encoded, error) {
+// the row stores those bytes and the writer publishes them. With later, it
+// is not encoded: a message the writer encodes once it knows the parent it
+// follows.
+func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time, later bool) (eventRow, agent.Encoded, error) {
 	ev := &rec.Event
 	if ev.ID == "" {
 		return eventRow{}, agent.Encoded{}, agent.Errorf(agent.CodeBadRequest, "event without id")
@@ -464,16 +475,15 @@ func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time) (eventRow, 
 		ev.Date = now
 	}
 	setSeq(rec, seq)
-	enc, err := agent.Encode(*ev)
-	if err != nil {
-		return eventRow{}, agent.Encoded{}, agent.Errorf(agent.CodeBadRequest, "event %s: %v", ev.ID, err)
-	}
-	row := eventRow{Seq: seq, ID: ev.ID, CreatedAt: now, Type: ev.Kind, Payload: string(enc.JSON)}
+	row := eventRow{Seq: seq, ID: ev.ID, CreatedAt: now, Type: ev.Kind}
 	if ev.ConversationID != "" {
 		id := ev.ConversationID
 		row.ConversationID = &id
 	}
-	return row, enc, nil
+	if later {
+		return row, agent.Encoded{}, nil
+	}
+	return s.encode(rec, row)
 }
 
 // txFacts is what one writer transaction knows of the conversations it
@@ -488,6 +498,39 @@ type convFacts struct {
 	head, next bool // which of the two is known
 	headID     string
 	nextIdx    int
+	// counted messages were written whose conversation row is not
+	// updated yet (see deferrable): its count grows by counted, its head
+	// is headID and updated_at is at.
+	counted int
+	at      time.Time
+}
+
+// deferrable reports whether rec is a message alone (a seeded history's,
+// an import's): its conversation's row changes only by the message's
+// count, head and date, so a run of them updates it once (flush).
+func deferrable(rec *agent.Record) bool {
+	e := rec.Event.Event
+	return rec.Event.Agent == nil && e != nil && e.Type == agent.EventMessage && e.Message != nil &&
+		rec.Head == nil && rec.Turn == agent.TurnNone && !rec.ReplaceMemory && !rec.StaleMemory && rec.Context == nil &&
+		rec.Enqueue == nil && rec.Dequeue == "" && rec.Wait == nil && rec.Decide == nil && rec.Resolve == "" && !rec.EndWait &&
+		rec.Elicit == nil && rec.Source == "" && !rec.AutoTitle && rec.Conversation == nil
+}
+
+// flush writes the conversation rows' updates that deferred messages
+// left, before any other statement of the transaction reads or writes
+// those rows.
+func (f txFacts) flush(tx *gorm.DB) error {
+	for cid, c := range f {
+		if c.counted == 0 {
+			continue
+		}
+		cols := map[string]any{"updated_at": c.at, "message_count": gorm.Expr("message_count + ?", c.counted), "head": c.headID}
+		c.counted = 0
+		if err := updateConversation(tx, cid, cols); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (f txFacts) of(cid string) *convFacts {
@@ -610,6 +653,12 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, fact
 		return startTurn(tx, cid, ev.Seq, now, owner, cols)
 	case agent.TurnEnd:
 		cols["running"], cols["running_since"], cols["turn_seq"], cols["turn_owner"] = false, nil, 0, ""
+	}
+	if len(cols) > 0 && deferrable(rec) {
+		f := facts.of(cid) // insertMessage set its head
+		f.counted++
+		f.at = now
+		return nil
 	}
 	if len(cols) > 0 {
 		if err := updateConversation(tx, cid, cols); err != nil {

@@ -103,6 +103,11 @@ func open(dsn string) (*Conn, error) {
 			return nil, fmt.Errorf("sqlitedrv: dsn: unknown _txlock %q", v)
 		}
 	}
+	if q.Get("vfs") == WALBufferVFS {
+		if err := registerWALBuffer(); err != nil {
+			return nil, err
+		}
+	}
 	c := &Conn{tls: libc.NewTLS(), begin: begin, stmts: make(map[string]*statement)}
 	if err := c.openDB(name, q.Get("vfs")); err != nil {
 		c.tls.Close()
