@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"sort"
 )
 
 // The one rule of who may see what (DESIGN.md §11.1): a conversation
@@ -66,7 +65,8 @@ func (r *Runner) access(ctx context.Context, id string) error {
 }
 
 // OwnerLister is a Store that lists one owner's conversations (the
-// database and MemStore implement it): a member's list reads only theirs.
+// database implements it, for temp conversations too): a member's list
+// reads only theirs.
 type OwnerLister interface {
 	// ConversationsOf is Conversations of the conversations owner owns.
 	ConversationsOf(ctx context.Context, owner string, offset, limit int) ([]Conversation, int, error)
@@ -82,24 +82,6 @@ func conversationsOf(ctx context.Context, st Store, scope string, offset, limit 
 		return nil, 0, fmt.Errorf("the store %T cannot list one owner's conversations", st)
 	}
 	return ol.ConversationsOf(ctx, scope, offset, limit)
-}
-
-// ConversationsOf implements OwnerLister.
-func (s *MemStore) ConversationsOf(_ context.Context, owner string, offset, limit int) ([]Conversation, int, error) {
-	s.mu.Lock()
-	all := make([]Conversation, 0, len(s.convs))
-	for _, c := range s.convs {
-		if OwnerOf(c.conv) == owner {
-			all = append(all, c.conv)
-		}
-	}
-	s.mu.Unlock()
-	sort.Slice(all, func(i, j int) bool { return all[i].UpdatedAt.After(all[j].UpdatedAt) })
-	out := []Conversation{}
-	if offset < len(all) {
-		out = append(out, all[offset:min(len(all), offset+limit)]...)
-	}
-	return out, len(all), nil
 }
 
 // Search runs q on searcher over the conversations ctx's principal sees.
@@ -130,20 +112,4 @@ func ownSources(ctx context.Context, convs []ImportConversation) []ImportConvers
 		out[i] = c
 	}
 	return out
-}
-
-// ownerOf is the owner of rec's conversation, which its published event
-// carries (a member's streams match by it); s.mu is held.
-func (s *MemStore) ownerOf(rec *Record) string {
-	ev := rec.Event
-	if ev.Agent != nil && ev.Agent.Type == AgentCreated && rec.Conversation != nil {
-		return OwnerOf(*rec.Conversation)
-	}
-	if c := s.convs[ev.ConversationID]; c != nil {
-		return OwnerOf(c.conv)
-	}
-	if ev.ConversationID == "" {
-		return ""
-	}
-	return LocalUser
 }

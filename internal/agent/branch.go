@@ -145,17 +145,14 @@ func (t *tree) annotate(ms []Message) {
 	}
 }
 
-// brancher is the store's tree of a stored conversation, or an error for
-// a temp one.
+// brancher is the tree of conversation id's store, temp or stored.
 func (r *Runner) brancher(ctx context.Context, id string) (Brancher, Conversation, error) {
-	if r.temps.Has(id) {
-		return nil, Conversation{}, Errorf(CodeBadRequest, "conversation %s is temporary: temp conversations have no branches", id)
-	}
-	b, ok := r.cfg.Store.(Brancher)
+	st := r.storeOf(id)
+	b, ok := st.(Brancher)
 	if !ok {
 		return nil, Conversation{}, Errorf(CodeUnavailable, "this store keeps no branches")
 	}
-	c, err := r.cfg.Store.Conversation(ctx, id)
+	c, err := st.Conversation(ctx, id)
 	if err != nil {
 		return nil, Conversation{}, err
 	}
@@ -177,7 +174,7 @@ func (r *Runner) idle(ctx context.Context, c Conversation) error {
 			return ctx.Err()
 		}
 		var err error
-		if c, err = r.cfg.Store.Conversation(ctx, c.ID); err != nil {
+		if c, err = r.storeOf(c.ID).Conversation(ctx, c.ID); err != nil {
 			return err
 		}
 		prev = nil
@@ -319,10 +316,11 @@ func (r *Runner) SwitchBranch(ctx context.Context, id, messageID string) (Conver
 	if leaf == t.head {
 		return c, nil
 	}
-	if err := r.cfg.Store.Append(ctx, r.headRecord(id, leaf)); err != nil {
+	st := r.storeOf(id)
+	if err := st.Append(ctx, r.headRecord(id, leaf)); err != nil {
 		return Conversation{}, fmt.Errorf("switch branch: %w", err)
 	}
-	return r.cfg.Store.Conversation(ctx, id)
+	return st.Conversation(ctx, id)
 }
 
 // Regenerate answers again from the user message of answer messageID (""
@@ -407,15 +405,15 @@ func (r *Runner) Edit(ctx context.Context, id, messageID string, content []Conte
 // messages, on the path or not: where a client that shows the path resumes
 // its stream, so messages of other branches are not replayed into it.
 func (r *Runner) PathInfo(ctx context.Context, c Conversation) (n int, lastSeq int64, err error) {
-	b, ok := r.cfg.Store.(Brancher)
-	if !ok || c.Temp || r.temps.Has(c.ID) {
+	b, ok := r.storeOf(c.ID).(Brancher)
+	if !ok {
 		return c.MessageCount, 0, nil
 	}
 	t, err := r.tree(ctx, b, c.ID)
 	if err != nil {
 		return 0, 0, err
 	}
-	if len(t.nodes) > 0 {
+	if len(t.nodes) > 0 && !r.IsTemp(c.ID) { // a temp conversation's events have seq 0
 		lastSeq = t.nodes[len(t.nodes)-1].Seq
 	}
 	if t.linear() {

@@ -326,3 +326,48 @@ func TestBranchMemoryRebuiltByTheNextTurn(t *testing.T) {
 		t.Fatalf("request of the turn after\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestTempBranches: a temp conversation branches, switches back and
+// compacts as a stored one does: its store is the same code over a
+// database of its own (store.OpenTemp), and keeps nothing in the stored
+// database.
+func TestTempBranches(t *testing.T) {
+	t.Parallel()
+	g := newRigWith(t, nil, nil, llmtest.WithScript(contextScript))
+	ctx := context.Background()
+	c := g.create(true)
+	noError(t, g.turn(c, "q1"))
+	noError(t, g.turn(c, "q2"))
+	h := g.history(c)
+	q2, a1 := find(t, h, "q2"), h[1]
+	g.during(c, func(ctx context.Context) error {
+		_, err := g.r.Edit(ctx, c.ID, q2.ID, []agent.Content{agent.Text("q2 edited")})
+		return err
+	})
+	if got := rendered(g.history(c)); !strings.HasPrefix(got, "q1|"+agent.MessageText(a1)+"|q2 edited‹2/2›|") {
+		t.Fatalf("temp path after edit: %s", got)
+	}
+	if _, err := g.r.SwitchBranch(ctx, c.ID, q2.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := rendered(g.history(c)); !strings.Contains(got, "|q2‹1/2›|") {
+		t.Fatalf("temp path after switching back: %s", got)
+	}
+	noError(t, g.turn(c, "q3"))
+	res, err := g.r.Compact(ctx, c.ID)
+	if err != nil || !res.Compacted || res.Message == nil {
+		t.Fatalf("compact a temp conversation: %+v, %v", res, err)
+	}
+	if res.Message.Seq != 0 {
+		t.Errorf("temp summary seq %d, want 0", res.Message.Seq)
+	}
+	if hist := g.history(c); hist[len(hist)-1].Type != agent.MessageSummary {
+		t.Errorf("temp history ends with %s, want the summary", hist[len(hist)-1].Type)
+	}
+	if !g.r.IsTemp(c.ID) {
+		t.Fatal("no longer temp")
+	}
+	if _, err := g.st.Conversation(ctx, c.ID); !errors.Is(err, agent.ErrNotFound) {
+		t.Fatalf("temp conversation in the stored database: %v", err)
+	}
+}

@@ -605,17 +605,15 @@ type CompactResult struct {
 }
 
 // Compact summarizes a conversation's earlier turns now, keeping its last
-// turn verbatim. A temp conversation is bad_request (its memory is small
-// and short-lived), a running one busy; one with nothing before its last
-// turn is a no-op result that says so.
+// turn verbatim, in a temp conversation as in a stored one. A running one
+// is busy; one with nothing before its last turn is a no-op result that
+// says so.
 func (r *Runner) Compact(ctx context.Context, id string) (CompactResult, error) {
 	if err := r.access(ctx, id); err != nil {
 		return CompactResult{}, err
 	}
-	if r.temps.Has(id) {
-		return CompactResult{}, Errorf(CodeBadRequest, "conversation %s is temporary: temporary conversations are not compacted", id)
-	}
-	if _, err := r.cfg.Store.Conversation(ctx, id); err != nil {
+	st := r.storeOf(id)
+	if _, err := st.Conversation(ctx, id); err != nil {
 		return CompactResult{}, err
 	}
 	if r.cfg.Model == nil {
@@ -642,13 +640,13 @@ func (r *Runner) Compact(ctx context.Context, id string) (CompactResult, error) 
 			return CompactResult{}, ctx.Err()
 		}
 	}
-	c, err := r.cfg.Store.Conversation(ctx, id)
+	c, err := st.Conversation(ctx, id)
 	if err != nil {
 		return CompactResult{}, err
 	}
 	// The compaction holds the conversation like a turn: a send meanwhile
 	// is busy, an interrupt cancels the summary call.
-	t, err := r.claim(ctx, r.cfg.Store, c, turnOptions{}, func() error {
+	t, err := r.claim(ctx, st, c, turnOptions{}, func() error {
 		if c.Running {
 			return busy
 		}
@@ -677,7 +675,7 @@ func (r *Runner) Compact(ctx context.Context, id string) (CompactResult, error) 
 		r.release(t)
 	}()
 
-	mem, _, err := r.memory(ctx, r.cfg.Store, id) // its record replaces all of memory
+	mem, _, err := r.memory(ctx, st, id) // its record replaces all of memory
 	if err != nil {
 		return CompactResult{}, fmt.Errorf("compact: %w", err)
 	}

@@ -31,7 +31,7 @@
 //     against; what a tool call returns (text and images);
 //   - settings.go, title.go: a conversation's model and sampling settings;
 //     who names a conversation;
-//   - temp.go: MemStore, the store of temp conversations;
+//   - temp.go: TempStore, the store of temp conversations, and its bounds;
 //   - completion.go, response.go, external.go: what the protocols need of
 //     the centre (whole histories of /v1, stored Responses, conversation
 //     ids chosen by clients);

@@ -30,7 +30,7 @@ func (r *Runner) OpenConversation(ctx context.Context, id string) (c Conversatio
 	if err := CheckExternalID("id", id); err != nil {
 		return Conversation{}, false, err
 	}
-	if r.temps.Has(id) {
+	if r.IsTemp(id) {
 		return Conversation{}, false, Errorf(CodeNotFound, "conversation %s not found", id)
 	}
 	c, err = r.Conversation(ctx, id)

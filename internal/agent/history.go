@@ -41,10 +41,11 @@ func (r *Runner) History(ctx context.Context, q MessageQuery) (HistoryPage, erro
 	}
 	var p HistoryPage
 	var err error
-	if b, ok := r.cfg.Store.(Brancher); ok && !r.temps.Has(q.ConversationID) {
-		p, err = r.branchHistory(ctx, b, q)
+	st := r.storeOf(q.ConversationID)
+	if b, ok := st.(Brancher); ok {
+		p, err = r.branchHistory(ctx, st, b, q)
 	} else {
-		p, err = r.flatHistory(ctx, r.storeOf(q.ConversationID), q)
+		p, err = r.flatHistory(ctx, st, q)
 	}
 	if err != nil {
 		return HistoryPage{}, fmt.Errorf("messages: %w", err)
@@ -87,9 +88,9 @@ func window(n int, size func(i int) int, q MessageQuery) (from, to, nextOffset, 
 	return from, to, nextOffset, 0
 }
 
-// branchHistory is History of a stored conversation, chosen from its tree
+// branchHistory is History of a conversation of st, chosen from its tree
 // (whose nodes carry their sizes), so only the page's messages are read.
-func (r *Runner) branchHistory(ctx context.Context, b Brancher, q MessageQuery) (HistoryPage, error) {
+func (r *Runner) branchHistory(ctx context.Context, st Store, b Brancher, q MessageQuery) (HistoryPage, error) {
 	t, err := r.tree(ctx, b, q.ConversationID)
 	if err != nil {
 		return HistoryPage{}, err
@@ -105,7 +106,7 @@ func (r *Runner) branchHistory(ctx context.Context, b Brancher, q MessageQuery) 
 		from, to, next, end := window(len(cand), func(i int) int { return cand[i].Size }, q)
 		p.NextOffset, p.NextEnd = next, end
 		if from < to {
-			p.Messages, err = r.cfg.Store.Messages(ctx, MessageQuery{ConversationID: q.ConversationID, After: cand[from].Seq - 1, Limit: to - from, All: true})
+			p.Messages, err = st.Messages(ctx, MessageQuery{ConversationID: q.ConversationID, After: cand[from].Seq - 1, Limit: to - from, All: true})
 		}
 	} else {
 		var ids []string
@@ -129,7 +130,7 @@ func (r *Runner) branchHistory(ctx context.Context, b Brancher, q MessageQuery) 
 	return p, nil
 }
 
-// flatHistory is History of a store without a tree (temp conversations):
+// flatHistory is History of a store without a tree (a test's):
 // the messages are in memory already, and their sizes are measured.
 func (r *Runner) flatHistory(ctx context.Context, st Store, q MessageQuery) (HistoryPage, error) {
 	offset, limit := q.Offset, q.Limit+1 // one more: does anything follow?

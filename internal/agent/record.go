@@ -72,7 +72,7 @@ type Record struct {
 	// the record starts one (branch.go). A message without a ParentID
 	// follows the head, and becomes the head.
 	Head *string
-	// Quiet, in a temp conversation (MemStore), applies the record without
+	// Quiet, in a temp conversation (TempStore), applies the record without
 	// publishing its event: the messages a stateless request seeds its
 	// conversation with, which no subscriber of that conversation can
 	// have waited for (it did not exist) and which the all stream does

@@ -118,7 +118,10 @@ func (r *Runner) CreateSeeded(ctx context.Context, history []ModelMessage, temp 
 	recs = append(recs, seeded...)
 	st := r.cfg.Store
 	if temp {
-		st = r.temps
+		var err error
+		if st, err = r.tempStore(); err != nil {
+			return Conversation{}, err
+		}
 		for _, rec := range seeded {
 			rec.Quiet = true // not on the all stream (Record.Quiet)
 		}

@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 	"io"
 	"log/slog"
-	"math"
 	"sync"
 	"time"
 )
@@ -26,9 +25,14 @@ var errClosed = Errorf(CodeUnavailable, "the server is shutting down; send the m
 type Config struct {
 	Store     Store     // the stored conversations
 	Cluster   Cluster   // recovery and remote interrupts; nil: this instance alone, nothing to recover
-	Publisher Publisher // live fan-out of events that are never stored (temp conversations, tool servers)
-	Temp      TempConfig
-	Model     Model // nil: no model configured, sends fail with unavailable
+	Publisher Publisher // live fan-out of events that are never stored (tool servers)
+	// Temps keeps the temp conversations (temp.go); nil: none (creating
+	// one is unavailable).
+	Temps TempStore
+	// Temp bounds the temp conversations; the runner reads ApprovalWait,
+	// Temps' owner the rest.
+	Temp  TempConfig
+	Model Model // nil: no model configured, sends fail with unavailable
 	// ModelName is the default model's name, recorded on the answers it
 	// writes (Message.Model) as the UI names it; "" when unknown.
 	ModelName string
@@ -98,14 +102,14 @@ type Config struct {
 }
 
 // Runner runs conversations: it owns the running turns, keeps temp
-// conversations in a MemStore and the others in the Store, and is the only
+// conversations in Config.Temps and the others in the Store, and is the only
 // place that decides what a turn emits.
 type Runner struct {
 	cfg       Config
 	log       *slog.Logger
 	now       Clock
 	afterFunc func(time.Duration, func()) func() bool
-	temps     *MemStore
+	temps     TempStore  // nil: no temp conversations
 	est       *estimator // prompt tokens, calibrated per conversation
 	windows   Windows
 
@@ -165,7 +169,7 @@ func NewRunner(cfg Config) *Runner {
 	if r.afterFunc == nil {
 		r.afterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
-	r.temps = NewMemStore(cfg.Temp, cfg.Publisher, r.now)
+	r.temps = cfg.Temps
 	return r
 }
 
@@ -207,14 +211,23 @@ func (r *Runner) Close(ctx context.Context) error {
 // storeOf is the store that keeps conversation id: the temp store or the
 // database.
 func (r *Runner) storeOf(id string) Store {
-	if r.temps.Has(id) {
+	if r.IsTemp(id) {
 		return r.temps
 	}
 	return r.cfg.Store
 }
 
-// Temps is the store of temp conversations; its owner runs its sweep.
-func (r *Runner) Temps() *MemStore { return r.temps }
+// Temps is the store of temp conversations (Config.Temps; may be nil).
+func (r *Runner) Temps() TempStore { return r.temps }
+
+// tempStore is where a new temp conversation goes, or unavailable when
+// the runner keeps none.
+func (r *Runner) tempStore() (Store, error) {
+	if r.temps == nil {
+		return nil, Errorf(CodeUnavailable, "this server keeps no temp conversations")
+	}
+	return r.temps, nil
+}
 
 // CreateConversation makes a conversation. A temp one lives only in memory.
 func (r *Runner) CreateConversation(ctx context.Context, title string, temp bool) (Conversation, error) {
@@ -260,7 +273,10 @@ func (r *Runner) newConversation(ctx context.Context, id, title string, temp boo
 	}
 	st := r.cfg.Store
 	if temp {
-		st = r.temps
+		var err error
+		if st, err = r.tempStore(); err != nil {
+			return Conversation{}, err
+		}
 	}
 	if err := st.Append(ctx, rec); err != nil {
 		return Conversation{}, fmt.Errorf("create conversation: %w", err)
@@ -278,7 +294,7 @@ func (r *Runner) Conversation(ctx context.Context, id string) (Conversation, err
 }
 
 // IsTemp reports whether id is a temp conversation; it reads no database.
-func (r *Runner) IsTemp(id string) bool { return r.temps.Has(id) }
+func (r *Runner) IsTemp(id string) bool { return r.temps != nil && r.temps.Has(id) }
 
 // Conversations lists conversations, most recently updated first: temp
 // ones (newest first) before the stored page.
@@ -287,9 +303,12 @@ func (r *Runner) Conversations(ctx context.Context, offset, limit int) ([]Conver
 		return nil, 0, err
 	}
 	scope := Scope(ctx)
-	temps, _, err := conversationsOf(ctx, r.temps, scope, 0, math.MaxInt)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list conversations: %w", err)
+	var temps []Conversation
+	if r.temps != nil {
+		var err error
+		if temps, _, err = conversationsOf(ctx, r.temps, scope, 0, 0); err != nil { // all of them
+			return nil, 0, fmt.Errorf("list conversations: %w", err)
+		}
 	}
 	var out []Conversation
 	if offset < len(temps) {
@@ -319,7 +338,11 @@ func (r *Runner) ListVersion() (v uint64, ok bool) {
 		return 0, false
 	}
 	// The sum of two counters that only grow moves when either does.
-	return st.Version() + r.temps.Version(), true
+	v = st.Version()
+	if r.temps != nil {
+		v += r.temps.Version()
+	}
+	return v, true
 }
 
 // Messages returns a page of a conversation's history (History without
@@ -621,7 +644,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 		// A temp conversation (a stateless /v1 request, a temporary chat)
 		// keeps its first-line title: a model call for a title nobody
 		// keeps is not worth its tokens.
-		t.title = r.cfg.Titles == TitlesModel && !r.temps.Has(id)
+		t.title = r.cfg.Titles == TitlesModel && !r.IsTemp(id)
 		if title := autoTitle(content); title != "" {
 			// A user's rename meanwhile wins: then this one is not written.
 			rec := &Record{Event: r.agentEvent(AgentEvent{Type: AgentRenamed, ConversationID: id, Title: title}), AutoTitle: true}

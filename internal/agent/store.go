@@ -7,8 +7,9 @@ import (
 // Store is what the runner reads and writes: conversations, their messages
 // and working memory. Every write goes through Append, so each write is one
 // entry of the log, applied in order and published once it holds. The
-// database (package store) implements it for stored conversations, MemStore
-// for temp ones; agenttest.StoreContract is what both must do.
+// database (package store) implements it, for stored conversations and,
+// over a database of their own, for temp ones (TempStore);
+// agenttest.StoreContract is what both must do.
 type Store interface {
 	// Append commits records in order (group-committed with concurrent
 	// appends), assigns each event its seq (and a message event's Message its
@@ -45,7 +46,7 @@ type Store interface {
 // Append that wrote it returns; on a database shared by several instances
 // it also moves when this instance learns of another's commit (as its
 // event streams do). Between two equal Versions, a read returns what it
-// returned before. MemStore and the database (package store) implement it.
+// returned before. The database (package store) implements it.
 type Versioned interface {
 	Version() uint64
 }

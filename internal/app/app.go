@@ -48,7 +48,10 @@ type config struct {
 // one of them (the tools publish through the Broker, the maintenance loop
 // prunes the Store).
 type App struct {
-	Store  *store.Store
+	Store *store.Store
+	// Temps keeps the temp conversations: a Store over a private
+	// in-memory database (store.OpenTemp), made by start.
+	Temps  *store.Store
 	Broker *broker.Broker
 	Runner *agent.Runner // set by start
 	Server *server.Server
@@ -99,6 +102,15 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 		}
 		rc.Budgets = &bb
 	}
+	now := rc.Now // the runner's clock: the idle sweep measures what it dates
+	if now == nil {
+		now = a.cfg.Now
+	}
+	temps, err := store.OpenTemp(ctx, store.TempOptions{Config: rc.Temp, Publish: a.Broker.PublishEncoded, Now: now, Logger: a.cfg.Logger})
+	if err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	a.Temps, rc.Temps = temps, temps
 	a.Runner = agent.NewRunner(rc)
 	sc.Runner, sc.Broker, sc.Store = a.Runner, a.Broker, a.Store
 	a.Schedules = &agent.Scheduler{Runner: a.Runner, Store: a.Store, Now: rc.Now, Logger: rc.Logger}
@@ -145,7 +157,7 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopSweep = stop
 	a.sweepDone.Add(1)
-	go func() { defer a.sweepDone.Done(); a.Runner.Temps().SweepEvery(sctx, rc.Temp.SweepEvery) }()
+	go func() { defer a.sweepDone.Done(); a.Temps.SweepEvery(sctx, rc.Temp.SweepEvery) }()
 	a.sweepDone.Add(1)
 	go func() { defer a.sweepDone.Done(); a.Schedules.Run(sctx) }() // schedules' slots (agent/schedule.go)
 	return nil
@@ -167,6 +179,9 @@ func (a *App) Close(ctx context.Context) error {
 			errs = append(errs, a.Server.Shutdown(ctx))
 		}
 		errs = append(errs, a.Store.Close())
+		if a.Temps != nil {
+			errs = append(errs, a.Temps.Close())
+		}
 		a.closeError = errors.Join(errs...)
 	})
 	return a.closeError

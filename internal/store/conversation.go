@@ -41,6 +41,16 @@ func (r conversationRow) conversation() agent.Conversation {
 	}
 }
 
+// conversation is r as agent.Conversation, marked temp (with its
+// APIRequest, which no column keeps) in a temp database (temp.go).
+func (s *Store) conversation(r conversationRow) agent.Conversation {
+	c := r.conversation()
+	if s.temp != nil {
+		c.Temp, c.APIRequest = true, s.temp.apiRequest(c.ID)
+	}
+	return c
+}
+
 func parentOf(id, call string) *agent.Parent {
 	if id == "" {
 		return nil
@@ -72,7 +82,7 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 		return agent.Conversation{}, fmt.Errorf("store: conversation: %w", missing("conversation", id))
 	}
 	if r, ok := s.cache.conversation(s.Version(), id); ok {
-		return r.conversation(), nil
+		return s.conversation(r), nil
 	}
 	v := s.Version() // before the read: a commit after it moves it
 	row := s.readRow(ctx, conversationByID, id)
@@ -85,7 +95,7 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 		return agent.Conversation{}, fmt.Errorf("store: conversation: %w", notFound(err, "conversation", id))
 	}
 	s.cache.putConversation(v, r)
-	return r.conversation(), nil
+	return s.conversation(r), nil
 }
 
 // listColumns are the conversation columns a list returns, in
@@ -149,6 +159,9 @@ func (s *Store) list(ctx context.Context, owner string, offset, limit int) ([]ag
 		c.Waiting = waitingIDs(waiting)                          // lists mark the ones waiting for a person
 		c.Agent, c.Parent = slug, parentOf(parentID, parentCall) // lists filter by agent
 		c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
+		if s.temp != nil {
+			c.Temp, c.APIRequest = true, s.temp.apiRequest(c.ID)
+		}
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {

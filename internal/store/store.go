@@ -144,6 +144,8 @@ type Store struct {
 
 	ckpt *checkpointer // SQLite only (checkpoint.go)
 
+	temp *tempState // a temp database's (OpenTemp); nil: a stored one
+
 	// Owned by the writer goroutine.
 	lastSeq int64  // SQLite only: the highest committed seq
 	owners  owners // conversation owners the writer looked up (owner.go)

@@ -93,6 +93,9 @@ func (s *Store) Append(ctx context.Context, recs ...*agent.Record) error {
 			return agent.Errorf(agent.CodeBadRequest, "store: append: record %d is nil", i)
 		}
 	}
+	if s.temp != nil {
+		return s.appendTemp(ctx, recs) // temp.go
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("store: append: %w", err)
 	}
@@ -207,6 +210,9 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 		}
 		stored := make(map[string]int64, len(batch))
 		facts := txFacts{} // what this attempt wrote: fresh per transaction
+		if s.temp != nil {
+			s.temp.seed(facts, batch) // and what earlier ones did (temp.go)
+		}
 		if checked {
 			if err := storedIDs(tx, batch, stored); err != nil {
 				return err
@@ -216,7 +222,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 		for _, r := range batch {
 			for _, rec := range r.recs {
 				if have, ok := stored[rec.Event.ID]; ok && rec.Event.ID != "" {
-					setSeq(rec, have)
+					setSeq(rec, s.eventSeq(have))
 					continue
 				}
 				seq++
@@ -234,10 +240,11 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 				if err := applyElicit(tx, rec); err != nil { // elicit.go
 					return err
 				}
+				quiet := s.temp != nil && rec.Quiet // applied, never published (temp.go)
 				// A message that follows the head is encoded once applyRows
 				// has named its parent.
 				followed := needsParent(rec)
-				row, enc, err := s.prepare(rec, seq, now, followed)
+				row, enc, err := s.prepare(rec, seq, now, quiet || followed)
 				if err != nil {
 					return err
 				}
@@ -245,17 +252,19 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 				if err := s.own(tx, rec, &row, &enc); err != nil { // owner.go; before a delete
 					return err
 				}
-				if err := applyRows(tx, rec, now, s.instance, facts); err != nil {
+				if err := s.applyRows(tx, rec, seq, now, facts); err != nil {
 					return err
 				}
-				if followed {
+				if followed && !quiet {
 					if row, enc, err = s.encode(rec, row); err != nil {
 						return err
 					}
 					enc.Owner = row.Owner
 				}
 				rows = append(rows, row)
-				evs = append(evs, enc)
+				if !quiet {
+					evs = append(evs, enc)
+				}
 			}
 			if err := facts.flush(tx); err != nil {
 				return err
@@ -264,7 +273,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 				return err
 			}
 		}
-		if len(rows) > 0 {
+		if len(rows) > 0 && s.temp == nil { // a temp database logs no event (temp.go)
 			if err := s.insertEvents(tx, rows); err != nil {
 				return fmt.Errorf("insert events: %w", err)
 			}
@@ -276,6 +285,9 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 			}
 		}
 		last = seq
+		if s.temp != nil {
+			s.temp.facts = facts // kept only when this commits
+		}
 		return nil
 	})
 	if err != nil {
@@ -424,10 +436,20 @@ func setSeq(rec *agent.Record, seq int64) {
 	}
 }
 
+// eventSeq is the seq an event committed as the writer's seq-th says it
+// has: seq itself, or 0 in a temp database, whose counter only orders its
+// message rows (temp.go).
+func (s *Store) eventSeq(seq int64) int64 {
+	if s.temp != nil {
+		return 0
+	}
+	return seq
+}
+
 // prepare checks rec, gives its event seq and defaults, and encodes it, once:
 // the row stores those bytes and the writer publishes them. With later, it
-// is not encoded: a message the writer encodes once it knows the parent it
-// follows.
+// is not encoded: a quiet record (a temp database's, never published), or
+// a message the writer encodes once it knows the parent it follows.
 func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time, later bool) (eventRow, agent.Encoded, error) {
 	ev := &rec.Event
 	if ev.ID == "" {
@@ -474,7 +496,7 @@ func (s *Store) prepare(rec *agent.Record, seq int64, now time.Time, later bool)
 	if ev.Date.IsZero() {
 		ev.Date = now
 	}
-	setSeq(rec, seq)
+	setSeq(rec, s.eventSeq(seq))
 	row := eventRow{Seq: seq, ID: ev.ID, CreatedAt: now, Type: ev.Kind}
 	if ev.ConversationID != "" {
 		id := ev.ConversationID
@@ -542,8 +564,10 @@ func (f txFacts) of(cid string) *convFacts {
 	return c
 }
 
-// applyRows writes the rows that belong to rec's event (see agent.Record).
-func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, facts txFacts) error {
+// applyRows writes the rows that belong to rec's event (see agent.Record),
+// the writer's seq-th: a message row is ordered by seq.
+func (s *Store) applyRows(tx *gorm.DB, rec *agent.Record, seq int64, now time.Time, facts txFacts) error {
+	owner := s.instance
 	ev := &rec.Event
 	cid := ev.ConversationID
 	if a := ev.Agent; a != nil {
@@ -555,7 +579,7 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, fact
 				row.Source = &src
 			}
 			if c := rec.Conversation; c != nil {
-				if c.Temp {
+				if c.Temp && s.temp == nil {
 					return agent.Errorf(agent.CodeBadRequest, "conversation %q is temporary: it is never stored", cid)
 				}
 				if c.ID != "" && c.ID != cid {
@@ -583,8 +607,10 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, fact
 				}
 				return fmt.Errorf("insert conversation %s: %w", cid, err)
 			}
-			if rec.Conversation != nil {
-				*rec.Conversation = row.conversation()
+			if c := rec.Conversation; c != nil {
+				api := c.APIRequest
+				*c = s.conversation(row)
+				c.APIRequest = c.APIRequest || api // not a column: the temp database keeps it (temp.go)
 			}
 			facts[cid] = &convFacts{head: true, next: true} // no message, no memory yet
 		case agent.AgentRenamed:
@@ -596,8 +622,10 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, fact
 				return fmt.Errorf("update conversation: %w", err)
 			}
 		case agent.AgentDeleted:
-			if err := redactConversation(tx, cid); err != nil {
-				return err
+			if s.temp == nil { // a temp database logs no event to redact
+				if err := redactConversation(tx, cid); err != nil {
+					return err
+				}
 			}
 			res, err := rawExec(tx, "DELETE FROM conversation WHERE id = ?", cid)
 			if err != nil {
@@ -623,12 +651,14 @@ func applyRows(tx *gorm.DB, rec *agent.Record, now time.Time, owner string, fact
 	// mark, the context size, the turn's start or end).
 	cols := map[string]any{}
 	if e := ev.Event; e != nil && e.Type == agent.EventMessage {
-		if err := insertMessage(tx, e.Message, now, cols, facts.of(e.Message.ConversationID)); err != nil {
+		if err := insertMessage(tx, e.Message, seq, now, cols, facts.of(e.Message.ConversationID)); err != nil {
 			return err
 		}
 	}
-	if err := indexRecord(tx, rec); err != nil {
-		return err
+	if s.temp == nil { // temp conversations are not searched
+		if err := indexRecord(tx, rec); err != nil {
+			return err
+		}
 	}
 	if rec.ReplaceMemory {
 		if _, err := rawExec(tx, "DELETE FROM working_memory WHERE conversation_id = ?", cid); err != nil {
@@ -733,9 +763,10 @@ func updateConversation(tx *gorm.DB, id string, cols map[string]any) error {
 // insertMessageSQL inserts one message row.
 const insertMessageSQL = "INSERT INTO message (id, conversation_id, seq, type, date, client_id, payload, parent_id) VALUES (?,?,?,?,?,?,?,?)"
 
-// insertMessage writes m's row and adds to cols what it changes in its
+// insertMessage writes m's row, ordered by seq (m.Seq but in a temp
+// database, whose messages say 0), and adds to cols what it changes in its
 // conversation's row (its head, count and date).
-func insertMessage(tx *gorm.DB, m *agent.Message, now time.Time, cols map[string]any, f *convFacts) error {
+func insertMessage(tx *gorm.DB, m *agent.Message, seq int64, now time.Time, cols map[string]any, f *convFacts) error {
 	if m.ParentID == "" {
 		p := f.headID
 		if !f.head {
@@ -754,7 +785,7 @@ func insertMessage(tx *gorm.DB, m *agent.Message, now time.Time, cols map[string
 	if m.ClientID != "" {
 		clientID = m.ClientID
 	}
-	if _, err := rawExec(tx, insertMessageSQL, m.ID, m.ConversationID, m.Seq, m.Type,
+	if _, err := rawExec(tx, insertMessageSQL, m.ID, m.ConversationID, seq, m.Type,
 		m.Date.UTC().Truncate(time.Microsecond), clientID, string(payload), m.ParentID); err != nil {
 		switch {
 		case errors.Is(err, gorm.ErrForeignKeyViolated):

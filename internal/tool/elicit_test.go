@@ -22,6 +22,7 @@ import (
 // reaches them and the answer reaches the tool, and an image comes back
 // as an image.
 func TestEverythingBeyondTools(t *testing.T) {
+	t.Parallel()
 	_, entry := everything(t)
 	cfg := Config{Servers: []ServerConfig{{Name: "e", Transport: TransportStdio, Command: "node", Args: []string{entry, "stdio"}}}}
 	logged := make(chan string, 16)
@@ -138,6 +139,7 @@ func (l logWatch) Write(b []byte) (int, error) {
 // says which call an elicitation belongs to: each call's hooks get one
 // request, and each call's result has its own answer.
 func TestParallelElicitationsStdio(t *testing.T) {
+	t.Parallel()
 	_, entry := everything(t)
 	cfg := Config{Servers: []ServerConfig{{Name: "e", Transport: TransportStdio, Command: "node", Args: []string{entry, "stdio"}}}}
 	m := start(t, cfg, Options{CallTimeout: everythingIdle})

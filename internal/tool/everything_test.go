@@ -164,6 +164,7 @@ func startEverythingHTTP(t *testing.T, entry, mode string) string {
 }
 
 func TestEverythingHTTP(t *testing.T) {
+	t.Parallel()
 	_, entry := everything(t)
 	tests := []struct{ name, mode, path, typ, transport string }{
 		{"streamable http", "streamableHttp", "/mcp", "http", TransportHTTP},
@@ -172,6 +173,7 @@ func TestEverythingHTTP(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			base := startEverythingHTTP(t, entry, tt.mode)
 			m := start(t, remoteConfig(t, tt.typ, base+tt.path, "unused"), Options{CallTimeout: everythingIdle})
 			ts := waitState(t, m, "r", agent.ToolServerReady)

@@ -18,6 +18,13 @@ import (
 	"go.uber.org/goleak"
 )
 
+// Tests that mostly wait on a child process (node starting, a hung server
+// found out and restarted, a group killed) call t.Parallel. Serial stay
+// those that t.Setenv, and those whose bound is a few hundred milliseconds
+// on a responsive server (TestStdioCallTimeout, TestStdioProgressResetsTimeout,
+// TestStdioRestartAfterKill's backoff), which node starts beside them would
+// crowd on a loaded machine.
+
 // testServerBin is the mcpserver test command, built once by TestMain.
 var testServerBin string
 

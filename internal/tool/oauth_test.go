@@ -171,6 +171,7 @@ func follow(t *testing.T, link, redirect string) (state, code string) {
 // of bob's is refused to local), a token refreshed before it expires on
 // the injected clock, and sign-in states that were altered or expired.
 func TestOAuthPreRegisteredPerUserRefresh(t *testing.T) {
+	t.Parallel()
 	mcpURL, authURL, remote, proc := oauthExample(t)
 	const redirect = "http://127.0.0.1:9/agentik/oauth/callback"
 	// Register a client beforehand, as an operator would.

@@ -17,6 +17,7 @@ import (
 // TestEverythingResourcesAndPrompts lists, reads and expands the
 // resources and prompts of server-everything (stdio, node directly).
 func TestEverythingResourcesAndPrompts(t *testing.T) {
+	t.Parallel()
 	_, entry := everything(t)
 	cfg, err := ParseConfig([]byte(`{"mcpServers":{"everything":{"command":"node","args":["`+entry+`","stdio"]}}}`), func(string) string { return "" })
 	if err != nil {
@@ -111,6 +112,7 @@ func TestEverythingResourcesAndPrompts(t *testing.T) {
 // one at once): the update reaches OnResourceUpdated; after a kill -9 the
 // Manager subscribes again by itself.
 func TestEverythingResourceSubscription(t *testing.T) {
+	t.Parallel()
 	_, entry := everything(t)
 	cfg, err := ParseConfig([]byte(`{"mcpServers":{"everything":{"command":"node","args":["`+entry+`","stdio"]}}}`), func(string) string { return "" })
 	if err != nil {

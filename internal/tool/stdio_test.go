@@ -209,6 +209,7 @@ func TestStdioCrashMidCall(t *testing.T) {
 }
 
 func TestStdioCloseKillsGroup(t *testing.T) {
+	t.Parallel()
 	m, err := Start(t.Context(), stdioConfig("go", map[string]string{"MCPSERVER_GRANDCHILD": "1"}), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -393,6 +394,7 @@ func BenchmarkStdioRestart(b *testing.B) {
 // found out by the probe after a timed-out call, killed and restarted; a
 // slow call on a responsive server (TestStdioCallTimeout) is not.
 func TestStdioHungServerRestarts(t *testing.T) {
+	t.Parallel()
 	m := start(t, stdioConfig("go", nil), Options{CallTimeout: 300 * time.Millisecond, ProbeTimeout: 300 * time.Millisecond})
 	waitState(t, m, "go", agent.ToolServerReady)
 	before := mustCall(t, m, "go__pid", `{}`)
@@ -412,6 +414,7 @@ func TestStdioHungServerRestarts(t *testing.T) {
 // the listen stream, which can come late) is restarted as soon as a call
 // finds it hung, not once that listing's own timeout (a minute) has passed.
 func TestStdioHungDuringToolRefresh(t *testing.T) {
+	t.Parallel()
 	mark := filepath.Join(t.TempDir(), "frozen")
 	m := start(t, stdioConfig("go", map[string]string{"MCPSERVER_FROZEN_MARK": mark}),
 		Options{CallTimeout: 300 * time.Millisecond, ProbeTimeout: 300 * time.Millisecond, StartTimeout: time.Minute})
