@@ -178,9 +178,12 @@ func (s *Store) appendTemp(ctx context.Context, recs []*agent.Record) error {
 	if err := t.check(recs); err != nil {
 		return err
 	}
-	api := make(map[string]bool)
+	var api map[string]bool // made only for a batch that creates an API request's conversation
 	for _, rec := range recs {
 		if c := rec.Conversation; c != nil && c.APIRequest {
+			if api == nil {
+				api = map[string]bool{}
+			}
 			api[rec.Event.ConversationID] = true
 		}
 	}

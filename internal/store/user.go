@@ -242,15 +242,11 @@ func (s *Store) TouchKey(ctx context.Context, keyID string, t time.Time) error {
 	return nil
 }
 
-// standingChunk is how many user ids one Standing query binds at most
-// (SQLite's and PostgreSQL's limits on parameters are far above it).
-const standingChunk = 500
-
-// Standing implements agent.UserStore: one query per standingChunk
-// users, every active one's role and key ids.
+// Standing implements agent.UserStore: one query per idChunk users,
+// every active one's role and key ids.
 func (s *Store) Standing(ctx context.Context, ids []string) (map[string]agent.Standing, error) {
 	out := make(map[string]agent.Standing, len(ids))
-	for chunk := range slices.Chunk(ids, standingChunk) {
+	for chunk := range slices.Chunk(ids, idChunk) {
 		rows, err := s.r.WithContext(ctx).Raw("SELECT u.id, u.role, k.id FROM users u LEFT JOIN user_key k ON k.user_id = u.id WHERE NOT u.disabled AND u.id IN ?", chunk).Rows()
 		if err != nil {
 			return nil, fmt.Errorf("store: standing: %w", err)
