@@ -419,6 +419,9 @@ func TestA2ASDK03(t *testing.T) {
 			List                        int
 		}
 		V1 map[string]any
+		// V1StreamFrames is the raw SendStreamingMessage's frames (or its
+		// answer), shown when its last state is not the one wanted.
+		V1StreamFrames json.RawMessage
 	}
 	runA2A(t, p, "v03", &got)
 
@@ -466,6 +469,9 @@ func TestA2ASDK03(t *testing.T) {
 	for m, w := range want {
 		if got.V1[m] != w {
 			t.Errorf("a raw %s frame: got %v, want %v", m, got.V1[m], w)
+			if m == "SendStreamingMessage" {
+				t.Logf("its frames: %.4000s\nagentik logs:\n%s", got.V1StreamFrames, p.logs)
+			}
 		}
 	}
 }

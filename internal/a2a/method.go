@@ -30,6 +30,18 @@ func errNoTask(id string) error {
 // the log's head while it runs). The conversation is checked first with
 // the caller's context: another user's task is not found.
 func (h *Handler) open(ctx context.Context, id string) (*watch, agent.Conversation, error) {
+	return h.openFrom(ctx, id, false)
+}
+
+// openStart is open that stops at the task's first event: the view is the
+// task as it started, and what followed comes from the watch's next, as
+// updates, whether it happened before the call or after (a streaming send
+// shows its answer's progress however fast the turn ran).
+func (h *Handler) openStart(ctx context.Context, id string) (*watch, agent.Conversation, error) {
+	return h.openFrom(ctx, id, true)
+}
+
+func (h *Handler) openFrom(ctx context.Context, id string, startOnly bool) (*watch, agent.Conversation, error) {
 	convID, seq, ok := parseTaskID(id)
 	if !ok {
 		return nil, agent.Conversation{}, errNoTask(id)
@@ -75,6 +87,9 @@ func (h *Handler) open(ctx context.Context, id string) (*watch, agent.Conversati
 			if it.Event.Seq != seq || !w.v.start(ev) {
 				sub.Close()
 				return nil, c, errNoTask(id)
+			}
+			if startOnly {
+				return w, c, nil
 			}
 			first = false
 			continue

@@ -131,7 +131,7 @@ func (h *Handler) sendStreaming(rw http.ResponseWriter, r *http.Request, b bindi
 		h.refuse(rw, b, method, err)
 		return
 	}
-	w, _, err := h.open(r.Context(), id)
+	w, _, err := h.openStart(r.Context(), id)
 	if err != nil {
 		h.refuse(rw, b, method, err)
 		return
