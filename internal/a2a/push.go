@@ -201,6 +201,9 @@ const maxPushTries = 8
 
 // Run delivers until ctx ends; the caller owns the goroutine.
 func (d *PushDeliverer) Run(ctx context.Context) {
+	if d.Handler.cfg.KV == nil { // push notifications are not served
+		return
+	}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -225,22 +228,40 @@ func (d *PushDeliverer) Run(ctx context.Context) {
 	}
 }
 
+// Start places a first run's cursor at the log's head: what is sent from
+// then on is delivered. Call it before the server serves (Run calls it
+// too), so a task sent at once is not before the deliverer's start. It
+// does nothing once the cursor is kept.
+func (d *PushDeliverer) Start(ctx context.Context) error {
+	h := d.Handler
+	if h.cfg.KV == nil { // push notifications are not served
+		return nil
+	}
+	if _, err := h.cfg.KV.Cursor(ctx, pushCursorKey); !errors.Is(err, agent.ErrNotFound) {
+		return err
+	}
+	sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamAll}, -1, "")
+	if err != nil {
+		return err
+	}
+	head := sub.Head
+	sub.Close()
+	return h.cfg.KV.SetCursor(ctx, pushCursorKey, strconv.FormatInt(head, 10))
+}
+
 func (d *PushDeliverer) follow(ctx context.Context) error {
 	h := d.Handler
 	kv := h.cfg.KV
-	after := int64(-1)
-	if v, err := kv.Cursor(ctx, pushCursorKey); err == nil {
-		after, _ = strconv.ParseInt(v, 10, 64)
-	} else if !errors.Is(err, agent.ErrNotFound) {
+	if err := d.Start(ctx); err != nil {
 		return err
 	}
-	if after < 0 { // first start: from now on
-		sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamAll}, -1, "")
-		if err != nil {
-			return err
-		}
-		after = sub.Head
-		sub.Close()
+	v, err := kv.Cursor(ctx, pushCursorKey)
+	if err != nil {
+		return err
+	}
+	after, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return fmt.Errorf("push cursor %q: %w", v, err)
 	}
 	sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamAll, Only: pushed}, after, "")
 	if err != nil {

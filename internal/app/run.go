@@ -131,6 +131,15 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 	hs := &http.Server{Handler: srv, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	srv.Configure(hs)
 
+	// A2A push notifications: one deliverer of the tasks' configs,
+	// following the server's own A2A handler (its sends tell it of a
+	// config stored after the task settled), placed before the server
+	// serves.
+	pusher := &a2a.PushDeliverer{Handler: srv.A2A(), Secret: cfg.WebhookSecret, Logger: log}
+	if err := pusher.Start(ctx); err != nil {
+		return fmt.Errorf("a2a push: %w", err)
+	}
+
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	pruneDone, watchDone := make(chan struct{}), make(chan struct{})
@@ -144,11 +153,7 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 				Head: func(ctx context.Context) (int64, error) { _, h, err := st.Bounds(ctx); return h, err }})
 		})
 	}
-	// A2A push notifications: one deliverer of the tasks' configs.
-	hooks.Go(func() {
-		push := a2a.New(a2a.Config{Runner: runner, Broker: b, KV: st, Logger: log})
-		(&a2a.PushDeliverer{Handler: push, Secret: cfg.WebhookSecret, Logger: log}).Run(pruneCtx)
-	})
+	hooks.Go(func() { pusher.Run(pruneCtx) })
 	log.Info("listening", "addr", ln.Addr().String(), "db", RedactURL(cfg.DB))
 
 	select {

@@ -96,7 +96,7 @@ func (s *Server) routes() http.Handler {
 	// in its own routes.go, behind this server's middleware.
 	mount(mux, s.openai.Routes()) // OpenAI-compatible /v1 (internal/openai)
 
-	mount(mux, s.newA2A().Routes()) // A2A: agent cards, /a2a/{slug} JSON-RPC (internal/a2a)
+	mount(mux, s.a2a.Routes())      // A2A: agent cards, /a2a/{slug} JSON-RPC (internal/a2a)
 	mount(mux, s.newMCP().Routes()) // MCP server /mcp: agents as tools (internal/mcpserve)
 
 	// Front-end streams: the AI SDK's useChat (internal/aisdk) and AG-UI (internal/agui).

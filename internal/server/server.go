@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentik/agentik/internal/a2a"
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/agui"
 	"github.com/agentik/agentik/internal/aisdk"
@@ -195,6 +196,7 @@ type Server struct {
 	lists       listCache // encoded pages of the conversation list
 	openai      *openai.Handler
 	aisdk       *aisdk.Handler
+	a2a         *a2a.Handler // A2A; also the push deliverer's (A2A)
 	agui        *agui.Handler
 	people      *people // accounts: principals, user sessions, live streams (people.go)
 	// ops is the op table (op.go): the ops routes.go registers through
@@ -272,6 +274,7 @@ func New(cfg Config) *Server {
 	s.aisdk = aisdk.New(aisdk.Config{Runner: cfg.Runner, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
 	s.agui = agui.New(agui.Config{Runner: cfg.Runner, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
 	s.people = newPeople(s)
+	s.a2a = s.newA2A()
 	s.handler = s.routes()
 	return s
 }
@@ -284,6 +287,10 @@ func (s *Server) Configure(hs *http.Server) {
 	hs.ReadHeaderTimeout = s.cfg.HeaderTimeout
 	hs.IdleTimeout = s.cfg.IdleTimeout
 }
+
+// A2A is the server's A2A handler: a push deliverer follows its sends
+// (a2a.PushDeliverer), so it is this one, not another.
+func (s *Server) A2A() *a2a.Handler { return s.a2a }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
