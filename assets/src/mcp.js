@@ -208,7 +208,9 @@ export class ResourceView {
     const close = h('button', { type: 'submit', class: 'btn' }, 'Close');
     this.dialog = h('dialog', { class: 'dialog resource-dialog', 'data-testid': 'resource-dialog' },
       h('form', { method: 'dialog' }, this.title, this.note, this.body, this.files, h('div', { class: 'dialog-actions' }, close)));
-    this.dialog.addEventListener('close', () => { this.cur = null; });
+    // The close event comes a task after close(): a chip clicked at once
+    // has opened the dialog again, and what it shows stays current.
+    this.dialog.addEventListener('close', () => { if (!this.dialog.open) this.cur = null; });
     document.body.append(this.dialog);
     document.addEventListener('click', (e) => {
       const chip = e.target.closest('[data-testid="resource-chip"]');
