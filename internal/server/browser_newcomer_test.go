@@ -9,8 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
@@ -29,17 +27,17 @@ func TestBrowserPendingAnswerShowsAtOnce(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	tab := browserTab(t, ts)
-	do(t, tab, markReplies())
+	do(t, tab, trackSockets())
 	openPage(t, ts, tab, "/")
 	// "At once" is an order, not a duration: the pending answer shows
 	// before anything the server sends after Enter (the reply to the
 	// create or the send, the echo of the question) reaches the page, so
 	// a UI that waited for the server would fail however fast it is.
 	eval[bool](t, tab, `(() => {
-		window.__enter = false; window.__busy = false; window.__busyFirst = false;
-		document.addEventListener('keydown', (e) => { if (e.key === 'Enter') window.__enter = true; }, true);
+		window.__atEnter = -1; window.__busy = false; window.__busyFirst = false;
+		document.addEventListener('keydown', (e) => { if (e.key === 'Enter' && window.__atEnter < 0) window.__atEnter = window.__received; }, true);
 		new MutationObserver(() => {
-			if (!window.__busy && `+jsBusy+`) { window.__busy = true; window.__busyFirst = !window.__reply; }
+			if (!window.__busy && `+jsBusy+`) { window.__busy = true; window.__busyFirst = window.__received === window.__atEnter; }
 		}).observe(document.body, { subtree: true, childList: true, attributes: true });
 		return true;
 	})()`)
@@ -477,24 +475,5 @@ func TestBrowserPolish(t *testing.T) {
 			t.Errorf("the picker (%d px) cuts %q short", eval[int](t, tab, sel+`.clientWidth`), "b/beta (unavailable)")
 		}
 		screenshot(t, tab, "model-unavailable.png")
-	})
-}
-
-// markReplies makes every page of the tab set window.__reply when one of
-// its WebSockets receives a message after window.__enter is set; its
-// listener is the socket's first, so it runs before the page's own.
-func markReplies() chromedp.Action[chromedp.Void] {
-	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `
-			(() => {
-				const Native = window.WebSocket;
-				window.WebSocket = class extends Native {
-					constructor(...args) {
-						super(...args);
-						this.addEventListener('message', () => { if (window.__enter) window.__reply = true; });
-					}
-				};
-			})();`})
-		return err
 	})
 }

@@ -786,15 +786,22 @@ func TestBrowserRenameDeleteTemp(t *testing.T) {
 }
 
 // trackSockets makes every page of the tab record its WebSockets in
-// window.__sockets, so a test can cut the connection like a network drop.
+// window.__sockets, so a test can cut the connection like a network drop,
+// and count the messages they received in window.__received (counted by
+// each socket's first listener, before the page's own sees the message).
 func trackSockets() chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `
 			(() => {
 				const Native = window.WebSocket;
 				window.__sockets = [];
+				window.__received = 0;
 				window.WebSocket = class extends Native {
-					constructor(...args) { super(...args); window.__sockets.push(this); }
+					constructor(...args) {
+						super(...args);
+						window.__sockets.push(this);
+						this.addEventListener('message', () => { window.__received++; });
+					}
 				};
 			})();`})
 		return err
