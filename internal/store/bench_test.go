@@ -353,11 +353,11 @@ func BenchmarkCommit(b *testing.B) {
 // BenchmarkCommitIndexCost is BenchmarkCommit at the mix's batch sizes
 // with every index of agent_event, without one of them, and without all:
 // what each costs per token when 100 conversations stream at once
-// (idx_event_conversation_seq puts each new row in another of its leaf
-// pages; docs/ARCHITECTURE.md says why each stays).
+// (docs/ARCHITECTURE.md says why each stays; a conversation's entries are
+// not among them: event_conversation, convindex.go).
 func BenchmarkCommitIndexCost(b *testing.B) {
 	for _, size := range []int{8, 64} {
-		for _, drop := range []string{"", "idx_event_conversation_seq", "idx_agent_event_id", "idx_event_owner_seq", "all"} {
+		for _, drop := range []string{"", "idx_agent_event_id", "idx_event_owner_seq", "all"} {
 			name := fmt.Sprintf("rows=%d/all_indexes", size)
 			if drop != "" {
 				name = fmt.Sprintf("rows=%d/without_%s", size, drop)
@@ -366,7 +366,7 @@ func BenchmarkCommitIndexCost(b *testing.B) {
 				s := benchStore(b, Options{Publish: func([]agent.Encoded) {}})
 				drops := []string{drop}
 				if drop == "all" {
-					drops = []string{"idx_event_conversation_seq", "idx_agent_event_id", "idx_event_owner_seq"}
+					drops = []string{"idx_agent_event_id", "idx_event_owner_seq"}
 				}
 				for _, d := range drops {
 					if d == "" {

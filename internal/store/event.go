@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,13 +58,8 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 	known := eventKnown{owner: q.Owner}
 	switch {
 	case q.ConversationID != "":
-		b.WriteString("SELECT seq, payload FROM agent_event WHERE seq > ? AND conversation_id = ? AND type = ?")
-		args = append(args, q.ConversationID, agent.KindConversation)
-		known = eventKnown{kind: agent.KindConversation, conversationID: q.ConversationID, both: true, owner: q.Owner}
-		if q.AgentOnly { // nothing is both: keep the query's meaning
-			b.WriteString(" AND type = ?")
-			args = append(args, agent.KindAgent)
-		}
+		// By event_conversation, then the pending entries (convindex.go).
+		return s.conversationEvents(ctx, q)
 	case q.AgentOnly:
 		b.WriteString("SELECT seq, id, conversation_id, payload FROM agent_event WHERE seq > ? AND type = ?")
 		args = append(args, agent.KindAgent)
@@ -93,6 +89,82 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 		return nil, fmt.Errorf("store: events after %d: %w", q.After, err)
 	}
 	return out, nil
+}
+
+// conversationEvents is EncodedEvents of one conversation: the seqs that
+// event_conversation holds for it, then those whose entries are pending
+// (convindex.go), and their rows read by seq. The pending seqs are taken
+// before the index is read, so the two make every event of the
+// conversation through some commit after the call began.
+func (s *Store) conversationEvents(ctx context.Context, q agent.EventQuery) ([]agent.Encoded, error) {
+	if q.AgentOnly {
+		return nil, nil // nothing is both a conversation's event and an agent event
+	}
+	pending := s.convIx.pendingAfter(q.ConversationID, q.After)
+	known := eventKnown{kind: agent.KindConversation, conversationID: q.ConversationID, both: true, owner: q.Owner}
+	filter, fargs := " AND type = ?", []any{agent.KindConversation}
+	if q.Owner != "" {
+		filter += " AND owner = ?"
+		fargs = append(fargs, q.Owner)
+	}
+	maxBytes := 0
+	if q.Limit > 0 {
+		maxBytes = s.pageB
+	}
+	var (
+		out   []agent.Encoded
+		total int
+		after = q.After
+	)
+	for {
+		// The index's next rows: a page's worth (each holds at least one
+		// seq), all of them without a limit.
+		seqs, more, err := s.conversationSeqs(ctx, q.ConversationID, after, q.Limit)
+		if err != nil {
+			return nil, fmt.Errorf("store: events of %s after %d: %w", q.ConversationID, q.After, err)
+		}
+		if len(seqs) > 0 {
+			after = seqs[len(seqs)-1]
+		}
+		if !more {
+			// The end of the index: the pending entries are above it, but
+			// one written since they were taken may be in both.
+			seqs = append(seqs, pending...)
+			slices.Sort(seqs)
+			seqs = slices.Compact(seqs)
+		}
+		for len(seqs) > 0 {
+			chunk := seqs[:min(len(seqs), 512)]
+			seqs = seqs[len(chunk):]
+			limit := 0
+			if q.Limit > 0 {
+				limit = q.Limit - len(out)
+			}
+			evs, err := s.scanEvents(ctx, known, len(chunk), maxBytes-total,
+				"SELECT seq, payload FROM agent_event WHERE seq IN ("+seqList(chunk)+")"+filter+" ORDER BY seq"+limitText(limit), fargs...)
+			if err != nil {
+				return nil, fmt.Errorf("store: events of %s after %d: %w", q.ConversationID, q.After, err)
+			}
+			for _, e := range evs {
+				total += len(e.JSON)
+			}
+			out = append(out, evs...)
+			if (q.Limit > 0 && len(out) >= q.Limit) || (maxBytes > 0 && total >= maxBytes) {
+				return out, nil
+			}
+		}
+		if !more {
+			return out, nil
+		}
+	}
+}
+
+// limitText is " LIMIT n", or "" for n ≤ 0.
+func limitText(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return " LIMIT " + strconv.Itoa(n)
 }
 
 // encodedColumns are what scanEvents reads, in its order, when the query
@@ -235,7 +307,7 @@ func (s *Store) Bounds(ctx context.Context) (pruned, head int64, err error) {
 // docs/ARCHITECTURE.md).
 func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 	before = before.UTC()
-	var n int64
+	var n, pruneTop int64
 	err := s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if s.postgres {
 			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", s.seqLock).Error; err != nil {
@@ -257,11 +329,15 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 		if top <= pruned {
 			return nil
 		}
+		// Their conversation index entries first, found by the rows.
+		if err := tx.Exec(convPruneSQL, top).Error; err != nil {
+			return err
+		}
 		res := tx.Where("seq <= ?", top).Delete(&eventRow{})
 		if res.Error != nil {
 			return res.Error
 		}
-		n = res.RowsAffected
+		n, pruneTop = res.RowsAffected, top
 		return tx.Clauses(clause.OnConflict{
 			Columns:   []clause.Column{{Name: "key"}},
 			DoUpdates: clause.AssignmentColumns([]string{"value"}),
@@ -270,6 +346,9 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 	s.version.Add(1) // pruned_through may have moved (see Bounds)
 	if err != nil {
 		return 0, fmt.Errorf("store: prune: %w", err)
+	}
+	if n > 0 {
+		s.convIx.forget(pruneTop) // their rows are gone
 	}
 	return n, nil
 }
@@ -289,9 +368,21 @@ func (s *Store) ConversationPruned(ctx context.Context, id string) (int64, error
 	if pruned == 0 || !textOK(id) {
 		return pruned, nil
 	}
-	var first []eventRow
-	if err := db.Select("seq", "type", "payload").Where("conversation_id = ?", id).Order("seq").Limit(1).Find(&first).Error; err != nil {
+	// Its first row of the index, else its pending entries (convindex.go),
+	// and the oldest of their events that is kept.
+	pending := s.convIx.pendingAfter(id, 0)
+	seqs, _, err := convSeqs(db, id, 0, 1)
+	if err != nil {
 		return 0, fmt.Errorf("store: oldest event of %s: %w", id, err)
+	}
+	if len(seqs) == 0 {
+		seqs = pending
+	}
+	var first []eventRow
+	if len(seqs) > 0 {
+		if err := db.Raw("SELECT seq, type, payload FROM agent_event WHERE seq IN (" + seqList(seqs) + ") ORDER BY seq LIMIT 1").Scan(&first).Error; err != nil {
+			return 0, fmt.Errorf("store: oldest event of %s: %w", id, err)
+		}
 	}
 	if len(first) == 0 {
 		return pruned, nil

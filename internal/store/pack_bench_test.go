@@ -119,7 +119,9 @@ func BenchmarkPackedReplay(b *testing.B) {
 }
 
 // packDB is a store file with every table and index Open makes, plus the
-// sketch's two tables, open on the writer's driver.
+// sketch's two tables and the index agent_event had when the sketch was
+// measured (idx_event_conversation_seq, replaced since by
+// event_conversation: convindex.go), open on the writer's driver.
 func packDB(b *testing.B) (*sql.DB, int64) {
 	b.Helper()
 	path, seq := prepFile(b)
@@ -132,6 +134,7 @@ func packDB(b *testing.B) (*sql.DB, int64) {
 	for _, q := range []string{
 		"CREATE TABLE agent_event_pack (seq_lo INTEGER PRIMARY KEY, seq_hi INTEGER NOT NULL, payload BLOB NOT NULL)",
 		"CREATE TABLE agent_event_conv (conversation_id TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (conversation_id, seq)) WITHOUT ROWID",
+		"CREATE INDEX " + droppedConvIndex + " ON agent_event (conversation_id, seq)",
 	} {
 		if _, err := db.ExecContext(b.Context(), q); err != nil {
 			b.Fatal(err)

@@ -23,9 +23,16 @@ const redactBatch = 500
 // events become "redacted", its created event loses the title, and its
 // other agent events but turn and delete bookkeeping become "redacted".
 func redactConversation(tx *gorm.DB, cid string) error {
-	var after int64
-	for {
-		rows, err := redactRows(tx, cid, after)
+	// Every seq of it in the conversation index: the writer wrote its
+	// pending ones with this delete (convindex.go).
+	seqs, _, err := convSeqs(tx, cid, 0, 0)
+	if err != nil {
+		return fmt.Errorf("redact conversation %s: %w", cid, err)
+	}
+	for len(seqs) > 0 {
+		chunk := seqs[:min(len(seqs), redactBatch)]
+		seqs = seqs[len(chunk):]
+		rows, err := redactRows(tx, chunk)
 		if err != nil {
 			return fmt.Errorf("redact conversation %s: %w", cid, err)
 		}
@@ -41,17 +48,13 @@ func redactConversation(tx *gorm.DB, cid string) error {
 				return fmt.Errorf("redact event %d: %w", r.Seq, err)
 			}
 		}
-		if len(rows) < redactBatch {
-			return nil
-		}
-		after = rows[len(rows)-1].Seq
 	}
+	return nil
 }
 
-// redactRows reads the next redactBatch events of conversation cid after
-// seq after.
-func redactRows(tx *gorm.DB, cid string, after int64) ([]eventRow, error) {
-	rows, err := rawRows(tx, "SELECT seq, payload FROM agent_event WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?", cid, after, redactBatch)
+// redactRows reads the stored events of seqs.
+func redactRows(tx *gorm.DB, seqs []int64) ([]eventRow, error) {
+	rows, err := rawRows(tx, "SELECT seq, payload FROM agent_event WHERE seq IN ("+seqList(seqs)+") ORDER BY seq")
 	if err != nil {
 		return nil, err
 	}

@@ -92,9 +92,9 @@ func (memoryRow) TableName() string { return "working_memory" }
 // events outlive a deleted conversation until they are pruned. Type is the
 // AllEvent's type (agent or conversation).
 type eventRow struct {
-	Seq            int64     `gorm:"primaryKey;autoIncrement:false;index:idx_event_conversation_seq,priority:2;index:idx_event_owner_seq,priority:2"`
+	Seq            int64     `gorm:"primaryKey;autoIncrement:false;index:idx_event_owner_seq,priority:2"`
 	ID             string    `gorm:"not null;uniqueIndex"`
-	ConversationID *string   `gorm:"index:idx_event_conversation_seq,priority:1"`
+	ConversationID *string   // indexed by event_conversation (convindex.go)
 	CreatedAt      time.Time `gorm:"not null"` // no index: see Prune and CursorAt
 	Type           string    `gorm:"not null"`
 	Payload        string    `gorm:"type:text;not null"`

@@ -144,6 +144,8 @@ type Store struct {
 
 	ckpt *checkpointer // SQLite only (checkpoint.go)
 
+	convIx *convIndex // SQLite only: the deferred conversation index entries (convindex.go)
+
 	temp *tempState // a temp database's (OpenTemp); nil: a stored one
 
 	// Owned by the writer goroutine.
@@ -374,6 +376,9 @@ func (s *Store) init(ctx context.Context) error {
 		if err := tx.Exec("DROP INDEX IF EXISTS " + droppedEventIndex).Error; err != nil {
 			return err
 		}
+		if err := migrateConvIndex(tx, s.postgres); err != nil { // convindex.go
+			return err
+		}
 		if err := initUsers(tx, s.now()); err != nil {
 			return err
 		}
@@ -422,6 +427,10 @@ func (s *Store) init(ctx context.Context) error {
 	s.published = seq
 	if !s.postgres {
 		s.lastSeq = seq
+		s.convIx = &convIndex{staleSpan: convStaleSpan, markStep: convMarkStep}
+		if err := s.convIx.load(ctx, db); err != nil {
+			return fmt.Errorf("store: conversation index: %w", err)
+		}
 	}
 	return nil
 }

@@ -194,9 +194,11 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 	var (
 		evs  []agent.Encoded
 		last int64
+		cx   *convTx
 	)
 	err := s.w.WithContext(s.ctx).Transaction(func(tx *gorm.DB) error {
 		evs = evs[:0]
+		cx = &convTx{ix: s.convIx} // convindex.go
 		seq := s.lastSeq
 		if s.postgres {
 			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", s.seqLock).Error; err != nil {
@@ -249,6 +251,11 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 					return err
 				}
 				stored[rec.Event.ID] = seq
+				if row.ConversationID != nil && s.temp == nil { // before a delete's redaction reads the index
+					if err := cx.add(tx, *row.ConversationID, seq, isDelta(rec)); err != nil {
+						return fmt.Errorf("conversation index: %w", err)
+					}
+				}
 				if err := s.own(tx, rec, &row, &enc); err != nil { // owner.go; before a delete
 					return err
 				}
@@ -277,6 +284,9 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 			if err := s.insertEvents(tx, rows); err != nil {
 				return fmt.Errorf("insert events: %w", err)
 			}
+			if err := cx.finish(tx, seq, s.postgres); err != nil {
+				return err
+			}
 			if s.postgres {
 				// Delivered on commit, to every instance's listener.
 				if err := tx.Exec("SELECT pg_notify(?, ?)", s.channel, notice(seq, s.instance)).Error; err != nil {
@@ -293,6 +303,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 	if err != nil {
 		return nil, err
 	}
+	cx.done()
 	s.lastSeq = last
 	return evs, nil
 }

@@ -1,0 +1,519 @@
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"gorm.io/gorm"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// The conversation index: which seqs of the log belong to a conversation.
+//
+// It is a table of its own, event_conversation (conversation_id, seq), not
+// an index of agent_event, so the writer decides when an entry is written.
+// A conversation's entries sit together in its B-tree, so entries written
+// together share a page; an index entry written with each token of 100
+// interleaved streams dirtied a page of its own per token (a 4 KiB WAL
+// frame and its checkpoint, for a ~100-byte token: the largest part of the
+// store's cost per token in the mix; docs/BENCHMARKS.md).
+//
+// On SQLite (one process: its lock) the writer therefore defers the entries
+// of text deltas (append_text): they wait in memory, per conversation, and
+// are written together, in the transaction of the conversation's next other
+// event (a turn's end, a tool call, its delete) or once convPendingMax of
+// them wait. So a conversation's indexed entries are always a prefix of its
+// events, and its pending ones the rest. A read of a conversation (see
+// EncodedEvents) takes the pending seqs first, then the indexed ones from
+// the database, and reads the pending rows by seq: whatever it reads is
+// every event of the conversation through some commit at or after the read
+// began, never one with a hole.
+//
+// What a crash loses is only memory: meta's indexed_through is a seq
+// through which every entry is written (it trails the oldest pending one),
+// and opening the database writes the entries of every event after it
+// (recoverConvIndex). A conversation's entries never wait longer than
+// convStaleSpan seqs, which bounds that scan. On PostgreSQL (several
+// instances, each reading the others' events) every entry is written with
+// its event.
+
+// convPendingMax is how many entries of one conversation may wait: a read
+// of a running turn reads at most this many rows by seq, and a flush writes
+// them in a page or two.
+const convPendingMax = 256
+
+// convStaleSpan is how far (in seqs) below the head a pending entry may
+// fall before the writer writes its conversation's entries anyway: a
+// stalled stream does not hold the watermark, and so the scan at open, back.
+const convStaleSpan = 1 << 16
+
+// convMarkStep is how far the watermark moves before the writer stores it:
+// once per this many seqs, not per commit.
+const convMarkStep = 4096
+
+// metaIndexedThrough is the meta key of the watermark (decimal seq).
+const metaIndexedThrough = "indexed_through"
+
+// convIndex holds the pending entries, under mu: the writer changes them
+// after a commit, Prune drops pruned ones, readers copy what they need.
+// A slice in the map is never written in place but appended to (by the
+// writer) or replaced.
+type convIndex struct {
+	mu      sync.Mutex
+	pending map[string][]int64 // ascending seqs, all above the conversation's indexed ones
+	mark    int64              // writer only: the stored indexed_through
+	check   int64              // writer only: the seq at which finish next looks at the watermark
+	// convStaleSpan and convMarkStep; tests set smaller ones before the
+	// first Append.
+	staleSpan, markStep int64
+}
+
+// pendingAfter returns a copy of conversation cid's pending seqs above
+// after.
+func (ix *convIndex) pendingAfter(cid string, after int64) []int64 {
+	if ix == nil {
+		return nil
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	p := ix.pending[cid]
+	i, _ := slices.BinarySearch(p, after+1)
+	if i == len(p) {
+		return nil
+	}
+	return slices.Clone(p[i:])
+}
+
+// stored returns conversation cid's pending entries (the writer's view:
+// not to be written to).
+func (ix *convIndex) stored(cid string) []int64 {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.pending[cid]
+}
+
+// forget drops the pending entries through seq top (Prune deleted their
+// events).
+func (ix *convIndex) forget(top int64) {
+	if ix == nil {
+		return
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for cid, p := range ix.pending {
+		i, _ := slices.BinarySearch(p, top+1)
+		if i == len(p) {
+			delete(ix.pending, cid)
+		} else if i > 0 {
+			ix.pending[cid] = slices.Clone(p[i:])
+		}
+	}
+}
+
+// The reads of event_conversation, by its key (index_test.go checks their
+// plans): a conversation's rows after a seq; the events of seqs, by seq.
+const (
+	convRunsSQL = "SELECT seq, seqs FROM event_conversation WHERE conversation_id = ? AND seq > ? ORDER BY seq"
+	// Prune: the rows of the events it deletes (a row's key is its
+	// highest seq), found by the events.
+	convPruneSQL = "DELETE FROM event_conversation WHERE (conversation_id, seq) IN (SELECT conversation_id, seq FROM agent_event WHERE seq <= ? AND conversation_id IS NOT NULL)"
+)
+
+// convRun is one row of event_conversation: seqs of one conversation,
+// ascending; the row's key is the last, the others are in its seqs column
+// (encodeRun).
+type convRun struct {
+	cid  string
+	seqs []int64
+}
+
+// convTx is what one writer transaction does to the conversation index;
+// the in-memory state changes only when it commits (done).
+type convTx struct {
+	ix      *convIndex         // nil: every entry is written with its event
+	runs    []convRun          // written at the end of the transaction
+	pend    map[string][]int64 // this transaction's deferred entries
+	flushed map[string]bool    // conversations whose stored pending entries this transaction wrote
+	mark    int64              // > 0: the watermark this transaction stored
+	check   int64              // > 0: the next check (see finish)
+}
+
+// add indexes the event seq of conversation cid, deferring it if it is a
+// text delta and there is room (see convIndex). An entry written now
+// takes the conversation's pending ones with it, in one row; when some of
+// those are from earlier commits the row is written at once, so later
+// statements of the transaction (a delete's redaction) find them.
+func (c *convTx) add(tx *gorm.DB, cid string, seq int64, delta bool) error {
+	if c.ix == nil {
+		c.runs = append(c.runs, convRun{cid, []int64{seq}})
+		return nil
+	}
+	var stored []int64
+	if !c.flushed[cid] {
+		stored = c.ix.stored(cid)
+	}
+	if delta && len(stored)+len(c.pend[cid]) < convPendingMax-1 {
+		if c.pend == nil {
+			c.pend = make(map[string][]int64)
+		}
+		c.pend[cid] = append(c.pend[cid], seq)
+		return nil
+	}
+	run := convRun{cid, make([]int64, 0, len(stored)+len(c.pend[cid])+1)}
+	run.seqs = append(append(append(run.seqs, stored...), c.pend[cid]...), seq)
+	delete(c.pend, cid)
+	if len(stored) == 0 {
+		c.runs = append(c.runs, run)
+		return nil
+	}
+	c.setFlushed(cid)
+	return insertConvRuns(tx, []convRun{run}, false)
+}
+
+func (c *convTx) setFlushed(cid string) {
+	if c.flushed == nil {
+		c.flushed = make(map[string]bool)
+	}
+	c.flushed[cid] = true
+}
+
+// finish runs at the end of the transaction, before it commits: it writes
+// the rows of this transaction, the pending entries that fell
+// convStaleSpan behind last, and the watermark when it moved convMarkStep.
+func (c *convTx) finish(tx *gorm.DB, last int64, postgres bool) error {
+	if err := insertConvRuns(tx, c.runs, postgres); err != nil {
+		return fmt.Errorf("conversation index: %w", err)
+	}
+	if c.ix == nil || last < c.ix.check {
+		return nil
+	}
+	c.check = last + c.ix.markStep/4
+	low := last + 1 // the lowest seq pending once this commits
+	var stale []convRun
+	c.ix.mu.Lock()
+	for cid, p := range c.ix.pending {
+		if c.flushed[cid] || len(p) == 0 {
+			continue
+		}
+		if p[0] < last-c.ix.staleSpan {
+			stale = append(stale, convRun{cid, p})
+			c.setFlushed(cid)
+			continue
+		}
+		low = min(low, p[0])
+	}
+	c.ix.mu.Unlock()
+	if err := insertConvRuns(tx, stale, false); err != nil {
+		return fmt.Errorf("conversation index: %w", err)
+	}
+	for _, p := range c.pend {
+		low = min(low, p[0])
+	}
+	if mark := low - 1; mark-c.ix.mark >= c.ix.markStep {
+		if err := storeMark(tx, mark); err != nil {
+			return fmt.Errorf("conversation index watermark: %w", err)
+		}
+		c.mark = mark
+	}
+	return nil
+}
+
+func storeMark(tx *gorm.DB, mark int64) error {
+	return tx.Exec("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+		metaIndexedThrough, strconv.FormatInt(mark, 10)).Error
+}
+
+// done applies a committed transaction to the pending entries.
+func (c *convTx) done() {
+	if c.ix == nil {
+		return
+	}
+	ix := c.ix
+	if c.check > 0 {
+		ix.check = c.check // writer only, like mark
+	}
+	if len(c.flushed) == 0 && len(c.pend) == 0 && c.mark == 0 {
+		return
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.pending == nil {
+		ix.pending = make(map[string][]int64)
+	}
+	for cid := range c.flushed {
+		delete(ix.pending, cid)
+	}
+	for cid, p := range c.pend {
+		ix.pending[cid] = append(ix.pending[cid], p...)
+	}
+	if c.mark > 0 {
+		ix.mark = c.mark
+	}
+}
+
+// encodeRun is a run's seqs column: nil for a run of one; else, as
+// uvarints, the key minus the first seq, then each next seq minus the one
+// before, up to (not including) the key.
+func encodeRun(seqs []int64) []byte {
+	if len(seqs) < 2 {
+		return nil
+	}
+	key := seqs[len(seqs)-1]
+	b := make([]byte, 0, 2*len(seqs))
+	b = binary.AppendUvarint(b, uint64(key-seqs[0]))
+	for i := 1; i < len(seqs)-1; i++ {
+		b = binary.AppendUvarint(b, uint64(seqs[i]-seqs[i-1]))
+	}
+	return b
+}
+
+// appendRun appends to dst the seqs above after of the run with that key
+// and seqs column.
+func appendRun(dst []int64, key int64, b []byte, after int64) ([]int64, error) {
+	if len(b) > 0 {
+		d, n := binary.Uvarint(b)
+		if n <= 0 || int64(d) >= key {
+			return dst, fmt.Errorf("conversation index: run %d: bad seqs", key)
+		}
+		seq := key - int64(d)
+		for {
+			if seq > after {
+				dst = append(dst, seq)
+			}
+			b = b[n:]
+			if len(b) == 0 {
+				break
+			}
+			if d, n = binary.Uvarint(b); n <= 0 || seq+int64(d) >= key {
+				return dst, fmt.Errorf("conversation index: run %d: bad seqs", key)
+			}
+			seq += int64(d)
+		}
+	}
+	if key > after {
+		dst = append(dst, key)
+	}
+	return dst, nil
+}
+
+// insertConvRuns writes runs: on SQLite in multi-row INSERTs, on
+// PostgreSQL (where every run is of one) in one INSERT of unnest()ed
+// arrays. A stored row is kept.
+func insertConvRuns(tx *gorm.DB, runs []convRun, postgres bool) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	db, ctx := tx.Statement.ConnPool, rawCtx(tx) // the writer's transaction, or the migration's connection
+	if postgres {
+		cids := make([]string, len(runs))
+		seqs := make([]int64, len(runs))
+		for i, r := range runs {
+			if len(r.seqs) != 1 {
+				return fmt.Errorf("a run of %d on PostgreSQL", len(r.seqs))
+			}
+			cids[i], seqs[i] = r.cid, r.seqs[0]
+		}
+		_, err := db.ExecContext(ctx, "INSERT INTO event_conversation (conversation_id, seq) SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT DO NOTHING", cids, seqs)
+		return err
+	}
+	const chunk = 64 // three parameters each (see sqliteInsertChunk)
+	args := make([]any, 0, 3*min(chunk, len(runs)))
+	for len(runs) > 0 {
+		part := runs[:min(chunk, len(runs))]
+		runs = runs[len(part):]
+		var q strings.Builder
+		q.WriteString("INSERT INTO event_conversation (conversation_id, seq, seqs) VALUES ")
+		args = args[:0]
+		for i, r := range part {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteString("(?,?,?)")
+			var enc any // NULL for a run of one
+			if b := encodeRun(r.seqs); b != nil {
+				enc = b
+			}
+			args = append(args, r.cid, r.seqs[len(r.seqs)-1], enc)
+		}
+		q.WriteString(" ON CONFLICT DO NOTHING")
+		if _, err := db.ExecContext(ctx, q.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// convSeqs returns the seqs above after that event_conversation holds for
+// conversation cid, reading at most limit rows (≤ 0: all), and whether
+// rows are left. Each row holds at least one seq.
+func convSeqs(db *gorm.DB, cid string, after int64, limit int) (seqs []int64, more bool, err error) {
+	q, args := convRunsSQL, []any{cid, after}
+	if limit > 0 {
+		q += " LIMIT ?"
+		args = append(args, limit)
+	}
+	rows, err := db.Raw(q, args...).Rows()
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	var (
+		key int64
+		b   []byte
+		n   int
+	)
+	for rows.Next() {
+		if err := rows.Scan(&key, &b); err != nil {
+			return nil, false, err
+		}
+		if seqs, err = appendRun(seqs, key, b, after); err != nil {
+			return nil, false, err
+		}
+		n++
+	}
+	return seqs, limit > 0 && n == limit, rows.Err()
+}
+
+// isDelta tells whether rec's event is a text delta, whose index entry the
+// writer may defer.
+func isDelta(rec *agent.Record) bool {
+	e := rec.Event.Event
+	return rec.Event.Kind == agent.KindConversation && e != nil && e.Type == agent.EventAppendText
+}
+
+// droppedConvIndex is the index of agent_event that event_conversation
+// replaced.
+const droppedConvIndex = "idx_event_conversation_seq"
+
+// migrateConvIndex creates event_conversation; in a database from before
+// it, fills it from agent_event (a row per event) and drops the index it
+// replaces. On SQLite it then writes the entries a crash left pending.
+func migrateConvIndex(tx *gorm.DB, postgres bool) error {
+	ddl := "CREATE TABLE IF NOT EXISTS event_conversation (conversation_id TEXT NOT NULL, seq INTEGER NOT NULL, seqs BLOB, PRIMARY KEY (conversation_id, seq)) WITHOUT ROWID"
+	if postgres {
+		ddl = "CREATE TABLE IF NOT EXISTS event_conversation (conversation_id text NOT NULL, seq bigint NOT NULL, seqs bytea, PRIMARY KEY (conversation_id, seq))"
+	}
+	if err := tx.Exec(ddl).Error; err != nil {
+		return err
+	}
+	if tx.Migrator().HasIndex(&eventRow{}, droppedConvIndex) {
+		if err := tx.Exec("INSERT INTO event_conversation (conversation_id, seq) SELECT conversation_id, seq FROM agent_event WHERE conversation_id IS NOT NULL ON CONFLICT DO NOTHING").Error; err != nil {
+			return fmt.Errorf("fill event_conversation: %w", err)
+		}
+		if err := tx.Exec("DROP INDEX " + droppedConvIndex).Error; err != nil {
+			return err
+		}
+		if !postgres {
+			var head int64
+			if err := tx.Raw("SELECT COALESCE(MAX(seq), 0) FROM agent_event").Scan(&head).Error; err != nil {
+				return err
+			}
+			return storeMark(tx, head) // all written
+		}
+	}
+	if postgres {
+		return nil
+	}
+	return recoverConvIndex(tx)
+}
+
+// recoverConvIndex writes the entries of the events after the watermark
+// that no row holds (those still pending when the last process stopped:
+// for each conversation, its events above its highest row), one row per
+// conversation, and moves the watermark to the head.
+func recoverConvIndex(tx *gorm.DB) error {
+	var mark []string
+	if err := tx.Raw("SELECT value FROM meta WHERE key = ?", metaIndexedThrough).Scan(&mark).Error; err != nil {
+		return err
+	}
+	var from int64
+	if len(mark) > 0 {
+		n, err := strconv.ParseInt(mark[0], 10, 64)
+		if err != nil {
+			return fmt.Errorf("meta %s: %w", metaIndexedThrough, err)
+		}
+		from = n
+	}
+	rows, err := tx.Raw("SELECT seq, conversation_id FROM agent_event WHERE seq > ? AND conversation_id IS NOT NULL ORDER BY seq", from).Rows()
+	if err != nil {
+		return err
+	}
+	var (
+		order []string
+		bySeq = map[string][]int64{}
+		head  = from
+	)
+	for rows.Next() {
+		var (
+			seq int64
+			cid string
+		)
+		if err := rows.Scan(&seq, &cid); err != nil {
+			rows.Close()
+			return err
+		}
+		if bySeq[cid] == nil {
+			order = append(order, cid)
+		}
+		bySeq[cid] = append(bySeq[cid], seq)
+		head = seq
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var runs []convRun
+	for _, cid := range order {
+		var top int64
+		if err := tx.Raw("SELECT COALESCE(MAX(seq), 0) FROM event_conversation WHERE conversation_id = ?", cid).Scan(&top).Error; err != nil {
+			return err
+		}
+		seqs := bySeq[cid]
+		i, _ := slices.BinarySearch(seqs, top+1)
+		if i < len(seqs) {
+			runs = append(runs, convRun{cid, seqs[i:]})
+		}
+	}
+	if err := insertConvRuns(tx, runs, false); err != nil {
+		return fmt.Errorf("recover event_conversation: %w", err)
+	}
+	if head <= from {
+		return nil
+	}
+	return storeMark(tx, head)
+}
+
+// load reads the stored watermark into ix at open.
+func (ix *convIndex) load(ctx context.Context, db *gorm.DB) error {
+	var mark []string
+	if err := db.WithContext(ctx).Raw("SELECT value FROM meta WHERE key = ?", metaIndexedThrough).Scan(&mark).Error; err != nil {
+		return err
+	}
+	if len(mark) > 0 {
+		n, err := strconv.ParseInt(mark[0], 10, 64)
+		if err != nil {
+			return fmt.Errorf("meta %s: %w", metaIndexedThrough, err)
+		}
+		ix.mark = n
+	}
+	return nil
+}
+
+// seqList is seqs as an SQL list of integers ("1,2,3"): they are int64s,
+// so no parameter is needed.
+func seqList(seqs []int64) string {
+	b := make([]byte, 0, 8*len(seqs))
+	for i, s := range seqs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, s, 10)
+	}
+	return string(b)
+}
