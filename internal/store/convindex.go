@@ -120,6 +120,10 @@ func (ix *convIndex) forget(top int64) {
 // plans): a conversation's rows after a seq; the events of seqs, by seq.
 const (
 	convRunsSQL = "SELECT seq, seqs FROM event_conversation WHERE conversation_id = ? AND seq > ? ORDER BY seq"
+	// The events of those seqs: a list of them, or a dense range (its
+	// other conversations' rows read and dropped).
+	convEventsSQL = "SELECT seq, payload FROM agent_event WHERE seq IN "
+	convRangeSQL  = "SELECT seq, payload FROM agent_event WHERE seq >= ? AND seq <= ? AND conversation_id = ?"
 	// Prune: the rows of the events it deletes (a row's key is its
 	// highest seq), found by the events.
 	convPruneSQL = "DELETE FROM event_conversation WHERE (conversation_id, seq) IN (SELECT conversation_id, seq FROM agent_event WHERE seq <= ? AND conversation_id IS NOT NULL)"
@@ -350,15 +354,11 @@ func insertConvRuns(tx *gorm.DB, runs []convRun, postgres bool) error {
 }
 
 // convSeqs returns the seqs above after that event_conversation holds for
-// conversation cid, reading at most limit rows (≤ 0: all), and whether
-// rows are left. Each row holds at least one seq.
-func convSeqs(db *gorm.DB, cid string, after int64, limit int) (seqs []int64, more bool, err error) {
-	q, args := convRunsSQL, []any{cid, after}
-	if limit > 0 {
-		q += " LIMIT ?"
-		args = append(args, limit)
-	}
-	rows, err := db.Raw(q, args...).Rows()
+// conversation cid, the rows read in order until they give want seqs
+// (≤ 0: all), and whether rows are left then. The rows are stepped
+// lazily, so a page reads only the rows it needs.
+func convSeqs(db *gorm.DB, cid string, after int64, want int) (seqs []int64, more bool, err error) {
+	rows, err := db.Raw(convRunsSQL, cid, after).Rows()
 	if err != nil {
 		return nil, false, err
 	}
@@ -366,18 +366,19 @@ func convSeqs(db *gorm.DB, cid string, after int64, limit int) (seqs []int64, mo
 	var (
 		key int64
 		b   []byte
-		n   int
 	)
 	for rows.Next() {
+		if want > 0 && len(seqs) >= want {
+			return seqs, true, nil
+		}
 		if err := rows.Scan(&key, &b); err != nil {
 			return nil, false, err
 		}
 		if seqs, err = appendRun(seqs, key, b, after); err != nil {
 			return nil, false, err
 		}
-		n++
 	}
-	return seqs, limit > 0 && n == limit, rows.Err()
+	return seqs, false, rows.Err()
 }
 
 // isDelta tells whether rec's event is a text delta, whose index entry the

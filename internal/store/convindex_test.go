@@ -347,3 +347,30 @@ func TestConvIndexPruneWhileStreaming(t *testing.T) {
 		t.Errorf("live reads %d events, want %d (200)", len(got), len(want))
 	}
 }
+
+// TestConvIndexSparseAndDense: a conversation that streamed alone is read
+// as a range of the log, one among several by its seqs; both read the
+// same events, whole, in pages or not.
+func TestConvIndexSparseAndDense(t *testing.T) {
+	t.Parallel()
+	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{})
+	mustAppend(t, s, createdRec("alone", "a"), createdRec("c0", "0"), createdRec("c1", "1"), createdRec("c2", "2"))
+	var recs []*agent.Record
+	for range 600 {
+		recs = append(recs, textRec("alone", "x"))
+	}
+	mustAppend(t, s, recs...)
+	recs = nil
+	for range 600 {
+		recs = append(recs, textRec("c0", "x"), textRec("c1", "y"), textRec("c2", "z"))
+	}
+	mustAppend(t, s, recs...)
+	for _, cid := range []string{"alone", "c0", "c2"} {
+		want := wantConvSeqs(t, s, cid)
+		for _, limit := range []int{0, 7, 1000} {
+			if got := readConv(t, s, cid, limit); !slices.Equal(got, want) || len(want) != 600 {
+				t.Errorf("%s in pages of %d: read %d events, want %d (600)", cid, limit, len(got), len(want))
+			}
+		}
+	}
+}

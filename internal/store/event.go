@@ -134,14 +134,20 @@ func (s *Store) conversationEvents(ctx context.Context, q agent.EventQuery) ([]a
 			seqs = slices.Compact(seqs)
 		}
 		for len(seqs) > 0 {
-			chunk := seqs[:min(len(seqs), 512)]
-			seqs = seqs[len(chunk):]
 			limit := 0
 			if q.Limit > 0 {
 				limit = q.Limit - len(out)
 			}
-			evs, err := s.scanEvents(ctx, known, len(chunk), maxBytes-total,
-				"SELECT seq, payload FROM agent_event WHERE seq IN ("+seqList(chunk)+")"+filter+" ORDER BY seq"+limitText(limit), fargs...)
+			// A dense stretch (a conversation that streamed alone) is read
+			// as a range of the table, a sparse one by its seqs.
+			chunk := seqs[:min(len(seqs), 4096)]
+			query, args := convRangeSQL, append([]any{chunk[0], chunk[len(chunk)-1], q.ConversationID}, fargs...)
+			if chunk[len(chunk)-1]-chunk[0] >= 2*int64(len(chunk)) {
+				chunk = chunk[:min(len(chunk), 512)]
+				query, args = convEventsSQL+"("+seqList(chunk)+")", fargs
+			}
+			seqs = seqs[len(chunk):]
+			evs, err := s.scanEvents(ctx, known, len(chunk), maxBytes-total, query+filter+" ORDER BY seq"+limitText(limit), args...)
 			if err != nil {
 				return nil, fmt.Errorf("store: events of %s after %d: %w", q.ConversationID, q.After, err)
 			}

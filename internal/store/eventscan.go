@@ -114,32 +114,29 @@ func viewString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len
 
 // conversationSeqs is convSeqs on the event pool where there is one: a
 // replay's page reads its rows of the index without a copy of each.
-func (s *Store) conversationSeqs(ctx context.Context, cid string, after int64, limit int) (seqs []int64, more bool, err error) {
+func (s *Store) conversationSeqs(ctx context.Context, cid string, after int64, want int) (seqs []int64, more bool, err error) {
 	if s.ev == nil {
-		return convSeqs(s.r.WithContext(ctx), cid, after, limit)
-	}
-	q, args := convRunsSQL, []any{cid, after}
-	if limit > 0 {
-		q += " LIMIT ?"
-		args = append(args, int64(limit))
+		return convSeqs(s.r.WithContext(ctx), cid, after, want)
 	}
 	conn, err := s.ev.Conn(ctx)
 	if err != nil {
 		return nil, false, err
 	}
 	defer conn.Close()
-	n := 0
 	err = conn.Raw(func(dc any) error {
 		c, ok := dc.(*sqlitedrv.Conn)
 		if !ok {
 			return errors.New("event pool: not a sqlitedrv connection")
 		}
-		return c.Each(ctx, q, args, func(r sqlitedrv.Row) error {
+		return c.Each(ctx, convRunsSQL, []any{cid, after}, func(r sqlitedrv.Row) error {
+			if want > 0 && len(seqs) >= want {
+				more = true
+				return sqlitedrv.ErrStop
+			}
 			var err error
 			seqs, err = appendRun(seqs, r.Int64(0), r.Text(1), after)
-			n++
 			return err
 		})
 	})
-	return seqs, limit > 0 && n == limit, err
+	return seqs, more, err
 }

@@ -25,8 +25,9 @@ func TestEventIndexesServeTheirReads(t *testing.T) {
 		t.Errorf("agent_event's indexes are %v, want %v (docs/ARCHITECTURE.md says why each is there)", names, want)
 	}
 	for q, args := range map[string][]any{
-		convRunsSQL + " LIMIT ?": {"c", 0, 10}, // a conversation's rows
-		"SELECT seq, payload FROM agent_event WHERE seq IN (" + seqList([]int64{3, 5, 8}) + ") AND type = ? ORDER BY seq": {"conversation"}, // their events
+		convRunsSQL: {"c", 0}, // a conversation's rows
+		convEventsSQL + "(" + seqList([]int64{3, 5, 8}) + ") AND type = ? ORDER BY seq": {"conversation"}, // their events
+		convRangeSQL + " AND type = ? ORDER BY seq":                                     {1, 9, "c", "conversation"},
 		convPruneSQL: {10},
 	} {
 		var plan []struct {
