@@ -155,8 +155,7 @@ type convTx struct {
 // statements of the transaction (a delete's redaction) find them.
 func (c *convTx) add(tx *gorm.DB, cid string, seq int64, delta bool) error {
 	if c.ix == nil {
-		c.runs = append(c.runs, convRun{cid, []int64{seq}})
-		return nil
+		return nil // PostgreSQL: written with the events (insertPostgresSQL)
 	}
 	var stored []int64
 	if !c.flushed[cid] {
@@ -177,7 +176,7 @@ func (c *convTx) add(tx *gorm.DB, cid string, seq int64, delta bool) error {
 		return nil
 	}
 	c.setFlushed(cid)
-	return insertConvRuns(tx, []convRun{run}, false)
+	return insertConvRuns(tx, []convRun{run})
 }
 
 func (c *convTx) setFlushed(cid string) {
@@ -190,8 +189,8 @@ func (c *convTx) setFlushed(cid string) {
 // finish runs at the end of the transaction, before it commits: it writes
 // the rows of this transaction, the pending entries that fell
 // convStaleSpan behind last, and the watermark when it moved convMarkStep.
-func (c *convTx) finish(tx *gorm.DB, last int64, postgres bool) error {
-	if err := insertConvRuns(tx, c.runs, postgres); err != nil {
+func (c *convTx) finish(tx *gorm.DB, last int64) error {
+	if err := insertConvRuns(tx, c.runs); err != nil {
 		return fmt.Errorf("conversation index: %w", err)
 	}
 	if c.ix == nil || last < c.ix.check {
@@ -213,7 +212,7 @@ func (c *convTx) finish(tx *gorm.DB, last int64, postgres bool) error {
 		low = min(low, p[0])
 	}
 	c.ix.mu.Unlock()
-	if err := insertConvRuns(tx, stale, false); err != nil {
+	if err := insertConvRuns(tx, stale); err != nil {
 		return fmt.Errorf("conversation index: %w", err)
 	}
 	for _, p := range c.pend {
@@ -306,26 +305,13 @@ func appendRun(dst []int64, key int64, b []byte, after int64) ([]int64, error) {
 	return dst, nil
 }
 
-// insertConvRuns writes runs: on SQLite in multi-row INSERTs, on
-// PostgreSQL (where every run is of one) in one INSERT of unnest()ed
-// arrays. A stored row is kept.
-func insertConvRuns(tx *gorm.DB, runs []convRun, postgres bool) error {
+// insertConvRuns writes runs (SQLite) in multi-row INSERTs. A stored row
+// is kept.
+func insertConvRuns(tx *gorm.DB, runs []convRun) error {
 	if len(runs) == 0 {
 		return nil
 	}
 	db, ctx := tx.Statement.ConnPool, rawCtx(tx) // the writer's transaction, or the migration's connection
-	if postgres {
-		cids := make([]string, len(runs))
-		seqs := make([]int64, len(runs))
-		for i, r := range runs {
-			if len(r.seqs) != 1 {
-				return fmt.Errorf("a run of %d on PostgreSQL", len(r.seqs))
-			}
-			cids[i], seqs[i] = r.cid, r.seqs[0]
-		}
-		_, err := db.ExecContext(ctx, "INSERT INTO event_conversation (conversation_id, seq) SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT DO NOTHING", cids, seqs)
-		return err
-	}
 	const chunk = 64 // three parameters each (see sqliteInsertChunk)
 	args := make([]any, 0, 3*min(chunk, len(runs)))
 	for len(runs) > 0 {
@@ -481,7 +467,7 @@ func recoverConvIndex(tx *gorm.DB) error {
 			runs = append(runs, convRun{cid, seqs[i:]})
 		}
 	}
-	if err := insertConvRuns(tx, runs, false); err != nil {
+	if err := insertConvRuns(tx, runs); err != nil {
 		return fmt.Errorf("recover event_conversation: %w", err)
 	}
 	if head <= from {

@@ -284,7 +284,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 			if err := s.insertEvents(tx, rows); err != nil {
 				return fmt.Errorf("insert events: %w", err)
 			}
-			if err := cx.finish(tx, seq, s.postgres); err != nil {
+			if err := cx.finish(tx, seq); err != nil {
 				return err
 			}
 			if s.postgres {
@@ -371,11 +371,13 @@ func (s *Store) insertText(n int) string {
 	return s.insertSQL[n]
 }
 
-// insertPostgresSQL inserts agent_event rows given as one array per column:
-// one statement text for any number of rows, so pgx prepares it once per
-// connection and every commit only binds its seven arrays.
-const insertPostgresSQL = "INSERT INTO agent_event (seq, id, conversation_id, created_at, type, payload, owner) " +
-	"SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[])"
+// insertPostgresSQL inserts agent_event rows given as one array per column,
+// and their conversation index entries (convindex.go): one statement text
+// for any number of rows, so pgx prepares it once per connection and every
+// commit only binds its seven arrays.
+const insertPostgresSQL = "WITH e AS (INSERT INTO agent_event (seq, id, conversation_id, created_at, type, payload, owner) " +
+	"SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[]) RETURNING conversation_id, seq) " +
+	"INSERT INTO event_conversation (conversation_id, seq) SELECT conversation_id, seq FROM e WHERE conversation_id IS NOT NULL ON CONFLICT DO NOTHING"
 
 // postgresInsertBytes bounds the payload bytes of one PostgreSQL INSERT
 // (its message may not pass 1 GiB): a batch of large events takes several.
