@@ -312,7 +312,7 @@ func insertConvRuns(tx *gorm.DB, runs []convRun) error {
 		return nil
 	}
 	db, ctx := tx.Statement.ConnPool, rawCtx(tx) // the writer's transaction, or the migration's connection
-	const chunk = 64 // three parameters each (see sqliteInsertChunk)
+	const chunk = 64                             // three parameters each (see sqliteInsertChunk)
 	args := make([]any, 0, 3*min(chunk, len(runs)))
 	for len(runs) > 0 {
 		part := runs[:min(chunk, len(runs))]
