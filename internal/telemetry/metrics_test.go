@@ -133,8 +133,10 @@ func TestMetricsAfterTurns(t *testing.T) {
 	}
 
 	// Turn metrics come from the event stream: wait until all three are in
-	// and the log is still (a title may be committed after a turn's end):
-	// a scrape between two equal heads saw every commit up to that head.
+	// (their counts and their durations: the watcher records one, then the
+	// other, and a scrape may fall between) and the log is still (a title
+	// may be committed after a turn's end): a scrape between two equal
+	// heads saw every commit up to that head.
 	var fams map[string]*dto.MetricFamily
 	var head int64
 	testwait.For(t, "three turns counted and the log still", func() bool {
@@ -147,7 +149,7 @@ func TestMetricsAfterTurns(t *testing.T) {
 			t.Fatal(err)
 		}
 		still := before == head && value(fams, "agentik_events_appended_total") == float64(head)
-		return value(fams, "agentik_turns_total") >= 3 && still
+		return value(fams, "agentik_turns_total") >= 3 && value(fams, "agentik_turn_duration_seconds") >= 3 && still
 	})
 	for _, c := range []struct {
 		name   string
