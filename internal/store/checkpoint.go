@@ -9,9 +9,10 @@ import (
 // checkpointGap is the least time between two WAL checkpoints: a
 // checkpoint then copies what some hundreds of commits wrote, each page
 // once. A page that many commits touch (an index's right edge, each
-// stream's leaf of idx_event_conversation_seq, each owner's of
-// idx_event_owner_seq) is copied once per gap, so a longer gap copies
-// fewer pages: 250 ms against 50 cut agentik's CPU in the bench's mix by
+// owner's leaf of idx_event_owner_seq; when this was measured also each
+// stream's leaf of the conversation index, which event_conversation has
+// replaced) is copied once per gap, so a longer gap copies fewer pages:
+// 250 ms against 50 cut agentik's CPU in the bench's mix by
 // 6 % (21.1, 22.0, 22.4 against 23.2, 23.7, 23.4 % of 2 cores, alternated,
 // quiet) and the people scenario's 100-user cost from 1.08×, 1.05× to
 // 1.01×, 1.03× (docs/BENCHMARKS.md, session 9).

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -16,17 +15,17 @@ import (
 
 // The conversation index: which seqs of the log belong to a conversation.
 //
-// It is a table of its own, event_conversation (conversation_id, seq), not
-// an index of agent_event, so the writer decides when an entry is written.
-// A conversation's entries sit together in its B-tree, so entries written
-// together share a page; an index entry written with each token of 100
-// interleaved streams dirtied a page of its own per token (a 4 KiB WAL
+// It is a table of its own, event_conversation, not an index of
+// agent_event, so the writer decides when an entry is written: one row per
+// run of a conversation's seqs, keyed (conversation_id, its last seq), the
+// others in the row (encodeRun). An index entry written with each token of
+// 100 interleaved streams dirtied a page of its own per token (a 4 KiB WAL
 // frame and its checkpoint, for a ~100-byte token: the largest part of the
 // store's cost per token in the mix; docs/BENCHMARKS.md).
 //
 // On SQLite (one process: its lock) the writer therefore defers the entries
 // of text deltas (append_text): they wait in memory, per conversation, and
-// are written together, in the transaction of the conversation's next other
+// are written as one row, in the transaction of the conversation's next other
 // event (a turn's end, a tool call, its delete) or once convPendingMax of
 // them wait. So a conversation's indexed entries are always a prefix of its
 // events, and its pending ones the rest. A read of a conversation (see
@@ -41,11 +40,10 @@ import (
 // (recoverConvIndex). A conversation's entries never wait longer than
 // convStaleSpan seqs, which bounds that scan. On PostgreSQL (several
 // instances, each reading the others' events) every entry is written with
-// its event.
+// its event, in the events' INSERT (insertPostgresSQL).
 
 // convPendingMax is how many entries of one conversation may wait: a read
-// of a running turn reads at most this many rows by seq, and a flush writes
-// them in a page or two.
+// of a running turn reads at most this many rows by seq.
 const convPendingMax = 256
 
 // convStaleSpan is how far (in seqs) below the head a pending entry may
@@ -140,7 +138,7 @@ type convRun struct {
 // convTx is what one writer transaction does to the conversation index;
 // the in-memory state changes only when it commits (done).
 type convTx struct {
-	ix      *convIndex         // nil: every entry is written with its event
+	ix      *convIndex         // nil (PostgreSQL): every entry is written by the events' INSERT
 	runs    []convRun          // written at the end of the transaction
 	pend    map[string][]int64 // this transaction's deferred entries
 	flushed map[string]bool    // conversations whose stored pending entries this transaction wrote
@@ -380,32 +378,33 @@ const droppedConvIndex = "idx_event_conversation_seq"
 
 // migrateConvIndex creates event_conversation; in a database from before
 // it, fills it from agent_event (a row per event) and drops the index it
-// replaces. On SQLite it then writes the entries a crash left pending.
-func migrateConvIndex(tx *gorm.DB, postgres bool) error {
+// replaces. On SQLite it then writes the entries a crash left pending, and
+// returns the watermark it leaves (every entry through it is written).
+func migrateConvIndex(tx *gorm.DB, postgres bool) (int64, error) {
 	ddl := "CREATE TABLE IF NOT EXISTS event_conversation (conversation_id TEXT NOT NULL, seq INTEGER NOT NULL, seqs BLOB, PRIMARY KEY (conversation_id, seq)) WITHOUT ROWID"
 	if postgres {
 		ddl = "CREATE TABLE IF NOT EXISTS event_conversation (conversation_id text NOT NULL, seq bigint NOT NULL, seqs bytea, PRIMARY KEY (conversation_id, seq))"
 	}
 	if err := tx.Exec(ddl).Error; err != nil {
-		return err
+		return 0, err
 	}
 	if tx.Migrator().HasIndex(&eventRow{}, droppedConvIndex) {
 		if err := tx.Exec("INSERT INTO event_conversation (conversation_id, seq) SELECT conversation_id, seq FROM agent_event WHERE conversation_id IS NOT NULL ON CONFLICT DO NOTHING").Error; err != nil {
-			return fmt.Errorf("fill event_conversation: %w", err)
+			return 0, fmt.Errorf("fill event_conversation: %w", err)
 		}
 		if err := tx.Exec("DROP INDEX " + droppedConvIndex).Error; err != nil {
-			return err
+			return 0, err
 		}
 		if !postgres {
 			var head int64
 			if err := tx.Raw("SELECT COALESCE(MAX(seq), 0) FROM agent_event").Scan(&head).Error; err != nil {
-				return err
+				return 0, err
 			}
-			return storeMark(tx, head) // all written
+			return head, storeMark(tx, head) // all written
 		}
 	}
 	if postgres {
-		return nil
+		return 0, nil
 	}
 	return recoverConvIndex(tx)
 }
@@ -413,23 +412,15 @@ func migrateConvIndex(tx *gorm.DB, postgres bool) error {
 // recoverConvIndex writes the entries of the events after the watermark
 // that no row holds (those still pending when the last process stopped:
 // for each conversation, its events above its highest row), one row per
-// conversation, and moves the watermark to the head.
-func recoverConvIndex(tx *gorm.DB) error {
-	var mark []string
-	if err := tx.Raw("SELECT value FROM meta WHERE key = ?", metaIndexedThrough).Scan(&mark).Error; err != nil {
-		return err
-	}
-	var from int64
-	if len(mark) > 0 {
-		n, err := strconv.ParseInt(mark[0], 10, 64)
-		if err != nil {
-			return fmt.Errorf("meta %s: %w", metaIndexedThrough, err)
-		}
-		from = n
+// conversation, and moves the watermark to the head, which it returns.
+func recoverConvIndex(tx *gorm.DB) (int64, error) {
+	from, err := readMark(tx)
+	if err != nil {
+		return 0, err
 	}
 	rows, err := tx.Raw("SELECT seq, conversation_id FROM agent_event WHERE seq > ? AND conversation_id IS NOT NULL ORDER BY seq", from).Rows()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var (
 		order []string
@@ -443,7 +434,7 @@ func recoverConvIndex(tx *gorm.DB) error {
 		)
 		if err := rows.Scan(&seq, &cid); err != nil {
 			rows.Close()
-			return err
+			return 0, err
 		}
 		if bySeq[cid] == nil {
 			order = append(order, cid)
@@ -453,13 +444,13 @@ func recoverConvIndex(tx *gorm.DB) error {
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return err
+		return 0, err
 	}
 	var runs []convRun
 	for _, cid := range order {
 		var top int64
 		if err := tx.Raw("SELECT COALESCE(MAX(seq), 0) FROM event_conversation WHERE conversation_id = ?", cid).Scan(&top).Error; err != nil {
-			return err
+			return 0, err
 		}
 		seqs := bySeq[cid]
 		i, _ := slices.BinarySearch(seqs, top+1)
@@ -468,28 +459,28 @@ func recoverConvIndex(tx *gorm.DB) error {
 		}
 	}
 	if err := insertConvRuns(tx, runs); err != nil {
-		return fmt.Errorf("recover event_conversation: %w", err)
+		return 0, fmt.Errorf("recover event_conversation: %w", err)
 	}
 	if head <= from {
-		return nil
+		return from, nil
 	}
-	return storeMark(tx, head)
+	return head, storeMark(tx, head)
 }
 
-// load reads the stored watermark into ix at open.
-func (ix *convIndex) load(ctx context.Context, db *gorm.DB) error {
+// readMark returns the stored watermark (0: none yet).
+func readMark(db *gorm.DB) (int64, error) {
 	var mark []string
-	if err := db.WithContext(ctx).Raw("SELECT value FROM meta WHERE key = ?", metaIndexedThrough).Scan(&mark).Error; err != nil {
-		return err
+	if err := db.Raw("SELECT value FROM meta WHERE key = ?", metaIndexedThrough).Scan(&mark).Error; err != nil {
+		return 0, err
 	}
-	if len(mark) > 0 {
-		n, err := strconv.ParseInt(mark[0], 10, 64)
-		if err != nil {
-			return fmt.Errorf("meta %s: %w", metaIndexedThrough, err)
-		}
-		ix.mark = n
+	if len(mark) == 0 {
+		return 0, nil
 	}
-	return nil
+	n, err := strconv.ParseInt(mark[0], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("meta %s: %w", metaIndexedThrough, err)
+	}
+	return n, nil
 }
 
 // seqList is seqs as an SQL list of integers ("1,2,3"): they are int64s,

@@ -161,11 +161,10 @@ func TestConvIndexWatermark(t *testing.T) {
 		t.Fatalf("stalled has %v pending, want its delta", stalled)
 	}
 	mark := func() int64 {
-		var v []string
-		if err := s.r.Raw("SELECT value FROM meta WHERE key = ?", metaIndexedThrough).Scan(&v).Error; err != nil || len(v) == 0 {
-			return 0
+		n, err := readMark(s.r)
+		if err != nil {
+			t.Fatal(err)
 		}
-		n, _ := strconv.ParseInt(v[0], 10, 64)
 		return n
 	}
 	for range 3 {

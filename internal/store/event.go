@@ -147,7 +147,11 @@ func (s *Store) conversationEvents(ctx context.Context, q agent.EventQuery) ([]a
 				query, args = convEventsSQL+"("+seqList(chunk)+")", fargs
 			}
 			seqs = seqs[len(chunk):]
-			evs, err := s.scanEvents(ctx, known, len(chunk), maxBytes-total, query+filter+" ORDER BY seq"+limitText(limit), args...)
+			budget := 0 // the page's bytes left, if it has a bound
+			if maxBytes > 0 {
+				budget = maxBytes - total
+			}
+			evs, err := s.scanEvents(ctx, known, len(chunk), budget, query+filter+" ORDER BY seq"+limitText(limit), args...)
 			if err != nil {
 				return nil, fmt.Errorf("store: events of %s after %d: %w", q.ConversationID, q.After, err)
 			}

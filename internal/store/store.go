@@ -355,6 +355,7 @@ const droppedEventIndex = "idx_agent_event_created_at"
 // init migrates the schema, makes or reads the epoch and loads the seq.
 func (s *Store) init(ctx context.Context) error {
 	db := s.w.WithContext(ctx)
+	var convMark int64 // the conversation index's watermark, as the migration left it (SQLite)
 	tables := func(tx *gorm.DB) error {
 		if err := tx.AutoMigrate(&conversationRow{}, &messageRow{}, &memoryRow{}, &eventRow{}, &metaRow{}, &searchRow{}, &queueRow{}, &pendingRow{}, &elicitRow{}, &responseRow{}, &agentRow{}, &agentVersionRow{}); err != nil {
 			return err
@@ -376,9 +377,11 @@ func (s *Store) init(ctx context.Context) error {
 		if err := tx.Exec("DROP INDEX IF EXISTS " + droppedEventIndex).Error; err != nil {
 			return err
 		}
-		if err := migrateConvIndex(tx, s.postgres); err != nil { // convindex.go
+		mark, err := migrateConvIndex(tx, s.postgres) // convindex.go
+		if err != nil {
 			return err
 		}
+		convMark = mark
 		if err := initUsers(tx, s.now()); err != nil {
 			return err
 		}
@@ -427,10 +430,7 @@ func (s *Store) init(ctx context.Context) error {
 	s.published = seq
 	if !s.postgres {
 		s.lastSeq = seq
-		s.convIx = &convIndex{staleSpan: convStaleSpan, markStep: convMarkStep}
-		if err := s.convIx.load(ctx, db); err != nil {
-			return fmt.Errorf("store: conversation index: %w", err)
-		}
+		s.convIx = &convIndex{mark: convMark, staleSpan: convStaleSpan, markStep: convMarkStep}
 	}
 	return nil
 }
