@@ -219,6 +219,35 @@ func TestConvIndexDeleteRedactsPending(t *testing.T) {
 	}
 }
 
+// TestConvIndexDeleteRedactsEveryBatch: a delete redacts a conversation
+// whose index holds more seqs than one redaction batch, in many rows and
+// pending, every one of them.
+func TestConvIndexDeleteRedactsEveryBatch(t *testing.T) {
+	t.Parallel()
+	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{})
+	mustAppend(t, s, createdRec("c1", "one"), userRec("c1", "hi", ""))
+	recs := make([]*agent.Record, 3*redactBatch)
+	for i := range recs {
+		recs[i] = textRec("c1", "secret-token")
+	}
+	mustAppend(t, s, recs...)
+	mustAppend(t, s, userRec("c1", "again", ""), textRec("c1", "secret-token"), textRec("c1", "secret-token"))
+	mustAppend(t, s, deletedRec("c1"))
+	n := 0
+	for _, ev := range allEvents(t, s) {
+		b, err := ev.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "secret") {
+			n++
+		}
+	}
+	if n > 0 {
+		t.Errorf("%d events still say secret after the delete", n)
+	}
+}
+
 // TestConvIndexPrune: Prune deletes the entries of the events it deletes,
 // pending ones included.
 func TestConvIndexPrune(t *testing.T) {

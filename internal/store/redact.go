@@ -23,16 +23,22 @@ const redactBatch = 500
 // events become "redacted", its created event loses the title, and its
 // other agent events but turn and delete bookkeeping become "redacted".
 func redactConversation(tx *gorm.DB, cid string) error {
-	// Every seq of it in the conversation index: the writer wrote its
-	// pending ones with this delete (convindex.go).
-	seqs, _, err := convSeqs(tx, cid, 0, 0)
-	if err != nil {
-		return fmt.Errorf("redact conversation %s: %w", cid, err)
-	}
-	for len(seqs) > 0 {
-		chunk := seqs[:min(len(seqs), redactBatch)]
-		seqs = seqs[len(chunk):]
-		rows, err := redactRows(tx, chunk)
+	// Its seqs in the conversation index, a batch at a time: the writer
+	// wrote its pending ones with this delete (convindex.go).
+	for after, more := int64(0), true; more; {
+		var (
+			seqs []int64
+			err  error
+		)
+		seqs, more, err = convSeqs(tx, cid, after, redactBatch)
+		if err != nil {
+			return fmt.Errorf("redact conversation %s: %w", cid, err)
+		}
+		if len(seqs) == 0 {
+			return nil
+		}
+		after = seqs[len(seqs)-1]
+		rows, err := redactRows(tx, seqs)
 		if err != nil {
 			return fmt.Errorf("redact conversation %s: %w", cid, err)
 		}
