@@ -2,18 +2,95 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestWriteLoadsWarnsWhenBusy(t *testing.T) {
 	var quiet, loaded bytes.Buffer
-	writeLoads(&quiet, []Load{{Scenario: "relay", Before: 0.1, After: 0.9}})
-	writeLoads(&loaded, []Load{{Scenario: "relay", Before: 0.1}, {Scenario: "mix", Before: 20, After: 21, Busy: busy(20)}})
-	if !strings.Contains(quiet.String(), "relay 0.10→0.90") || strings.Contains(quiet.String(), "WARNING") {
+	writeLoads(&quiet, []Load{{Scenario: "relay", Before: 1.9, After: 2.1, Others: 0.03}})
+	writeLoads(&loaded, []Load{{Scenario: "relay", Before: 0.1}, {Scenario: "mix", Before: 0.2, After: 21, Others: 1.4, Busy: true}})
+	if !strings.Contains(quiet.String(), "relay 1.90→2.10 (others 0.03 cores)") || strings.Contains(quiet.String(), "WARNING") {
 		t.Errorf("quiet: %q", quiet.String())
 	}
-	if !strings.Contains(loaded.String(), "busy") || !strings.Contains(loaded.String(), "during: mix;") {
+	if !strings.Contains(loaded.String(), "WARNING") || !strings.Contains(loaded.String(), "during: mix (1.40 cores);") {
 		t.Errorf("loaded: %q", loaded.String())
+	}
+}
+
+// The bench's own previous scenario raises the load average; only other
+// processes' CPU makes a scenario busy.
+func TestOthersCores(t *testing.T) {
+	for _, c := range []struct {
+		machine, tree int64
+		wall          time.Duration
+		want          float64
+	}{
+		{machine: 2000, tree: 2000, wall: 10 * time.Second, want: 0},    // both cores busy with the bench
+		{machine: 2000, tree: 1000, wall: 10 * time.Second, want: 1},    // another core's worth
+		{machine: 1000, tree: 1010, wall: 10 * time.Second, want: 0},    // tick rounding
+		{machine: 50, tree: 0, wall: 0, want: 0},                        // no window
+		{machine: 1030, tree: 1000, wall: 10 * time.Second, want: 0.03}, // daemons
+	} {
+		if got := othersCores(c.machine, c.tree, c.wall); fmt.Sprintf("%.3f", got) != fmt.Sprintf("%.3f", c.want) {
+			t.Errorf("othersCores(%d, %d, %s) = %.3f, want %.3f", c.machine, c.tree, c.wall, got, c.want)
+		}
+	}
+	if 0.03 > busyCores || 1 <= busyCores {
+		t.Errorf("busyCores %.2f does not separate daemons (0.03) from a core of other work", busyCores)
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	// A command name with spaces and a ')' of its own.
+	line := "4242 (a b) c) S 17 4242 4242 0 -1 4194560 100 0 0 0 7 3 5 1 20 0 1 0 100 1000 10 18446744073709551615"
+	ppid, ticks, ok := parseStat(line)
+	if !ok || ppid != 17 || ticks != 7+3+5+1 {
+		t.Errorf("parseStat = %d, %d, %v; want 17, 16, true", ppid, ticks, ok)
+	}
+	if _, _, ok := parseStat("4242 (x) S 1"); ok {
+		t.Error("a short line parsed")
+	}
+}
+
+// treeTicks counts a child's CPU while it runs and after it is reaped, so
+// the servers the bench starts are never counted as other processes.
+func TestTreeTicksCountsChildren(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Fatalf("the bench reads /proc: %v", err)
+	}
+	t0, ok := treeTicks()
+	if !ok {
+		t.Fatal("treeTicks: /proc unreadable")
+	}
+	cmd := exec.Command("sh", "-c", "while :; do :; done")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	// Wait until the child has used 20 ticks of its own, polling lightly:
+	// this process's own CPU must not cover the child's.
+	var child int64
+	for child < 20 {
+		time.Sleep(5 * time.Millisecond)
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, child, _ = parseStat(string(b))
+	}
+	t1, _ := treeTicks()
+	if t1-t0 < child {
+		t.Errorf("while the child runs: the tree used %d ticks, the child alone %d", t1-t0, child)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	t2, _ := treeTicks()
+	if t2-t0 < child {
+		t.Errorf("after the child is reaped: the tree used %d ticks, the child alone %d", t2-t0, child)
 	}
 }

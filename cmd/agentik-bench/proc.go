@@ -293,30 +293,12 @@ func startBare(ctx context.Context, modelURL string) (*proc, error) {
 	return startProc(ctx, "bare", cmd, "", true)
 }
 
-// machineTicks reads the first line of /proc/stat: the busy and total
-// jiffies of all CPUs since boot (idle and iowait are not busy).
-func machineTicks() (busy, total int64) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, 0
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	for i, f := range strings.Fields(line)[1:] {
-		n, _ := strconv.ParseInt(f, 10, 64)
-		total += n
-		if i != 3 && i != 4 { // idle, iowait
-			busy += n
-		}
-	}
-	return busy, total
-}
-
 // machineLoad measures how busy the whole machine is between start and
 // the call of the returned function, in percent of all cores.
 func machineLoad() func() float64 {
-	b0, t0 := machineTicks()
+	b0, t0, _ := machineCPU()
 	return func() float64 {
-		b1, t1 := machineTicks()
+		b1, t1, _ := machineCPU()
 		if t1 <= t0 {
 			return 0
 		}

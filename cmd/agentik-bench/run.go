@@ -111,7 +111,7 @@ type Report struct {
 	Size     string        `json:"size"`
 	Duration time.Duration `json:"duration_ns"`
 	Rows     []Row         `json:"rows"`
-	Loads    []Load        `json:"loads"` // the machine's load around each scenario
+	Loads    []Load        `json:"loads"` // how busy the machine was around each scenario
 }
 
 // bench is one run: the shared fake model, the agentik binary, the rows.
@@ -368,12 +368,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if !want[name] {
 			continue
 		}
-		before := loadAvg()
+		before, others := loadAvg(), otherCPU()
 		b.progress("%s: start (load average %.2f)", name, before)
 		if err := b.profiled(name, func() error { return steps[name](ctx) }); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		loads = append(loads, Load{Scenario: name, Before: before, After: loadAvg(), Busy: busy(before)})
+		o := others()
+		loads = append(loads, Load{Scenario: name, Before: before, After: loadAvg(), Others: o, Busy: o > busyCores})
 	}
 
 	rep := Report{Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(), Size: sizeName, Duration: time.Since(b.start), Rows: b.rows, Loads: loads}
