@@ -58,11 +58,34 @@ const convMarkStep = 4096
 // metaIndexedThrough is the meta key of the watermark (decimal seq).
 const metaIndexedThrough = "indexed_through"
 
+// metaOwnerIndexedThrough is the owner index's watermark.
+const metaOwnerIndexedThrough = "owner_indexed_through"
+
+// runIndex is one table of runs of seqs by a column of agent_event: the
+// conversation index (event_conversation, by conversation_id) and the
+// owner index (event_owner, by owner: a member's replay of the whole log,
+// whose entries 100 users' streams scattered over as many leaves of an
+// index of agent_event as they are users; docs/BENCHMARKS.md, session 11).
+// Both are kept as the conversation index is (see above), each with its
+// own pending entries and watermark.
+type runIndex struct {
+	table, column, markKey string
+	indexed                string // the condition on agent_event's rows of its entries
+	runsSQL, pruneSQL      string
+	rangeFrom              string // a dense range of its events, after the columns
+}
+
+var (
+	convRuns  = &runIndex{table: "event_conversation", column: "conversation_id", markKey: metaIndexedThrough, indexed: "conversation_id IS NOT NULL", runsSQL: convRunsSQL, pruneSQL: convPruneSQL, rangeFrom: convRangeFrom}
+	ownerRuns = &runIndex{table: "event_owner", column: "owner", markKey: metaOwnerIndexedThrough, indexed: "owner <> ''", runsSQL: ownerRunsSQL, pruneSQL: ownerPruneSQL, rangeFrom: ownerRangeFrom}
+)
+
 // convIndex holds the pending entries, under mu: the writer changes them
 // after a commit, Prune drops pruned ones, readers copy what they need.
 // A slice in the map is never written in place but appended to (by the
 // writer) or replaced.
 type convIndex struct {
+	key     *runIndex // which table
 	mu      sync.Mutex
 	pending map[string][]int64 // ascending seqs, all above the conversation's indexed ones
 	mark    int64              // writer only: the stored indexed_through
@@ -120,11 +143,18 @@ const (
 	convRunsSQL = "SELECT seq, seqs FROM event_conversation WHERE conversation_id = ? AND seq > ? ORDER BY seq"
 	// The events of those seqs: a list of them, or a dense range (its
 	// other conversations' rows read and dropped).
-	convEventsSQL = "SELECT seq, payload FROM agent_event WHERE seq IN "
-	convRangeSQL  = "SELECT seq, payload FROM agent_event WHERE seq >= ? AND seq <= ? AND conversation_id = ?"
+	convEventsSQL = "SELECT seq, payload" + eventsBySeq
+	convRangeSQL  = "SELECT seq, payload" + convRangeFrom
+	eventsBySeq   = " FROM agent_event WHERE seq IN "
+	convRangeFrom = " FROM agent_event WHERE seq >= ? AND seq <= ? AND conversation_id = ?"
 	// Prune: the rows of the events it deletes (a row's key is its
 	// highest seq), found by the events.
 	convPruneSQL = "DELETE FROM event_conversation WHERE (conversation_id, seq) IN (SELECT conversation_id, seq FROM agent_event WHERE seq <= ? AND conversation_id IS NOT NULL)"
+	// The same of event_owner: an owner's rows after a seq, their events
+	// as a dense range, and Prune's.
+	ownerRunsSQL   = "SELECT seq, seqs FROM event_owner WHERE owner = ? AND seq > ? ORDER BY seq"
+	ownerRangeFrom = " FROM agent_event WHERE seq >= ? AND seq <= ? AND owner = ?"
+	ownerPruneSQL  = "DELETE FROM event_owner WHERE (owner, seq) IN (SELECT owner, seq FROM agent_event WHERE seq <= ? AND owner <> '')"
 )
 
 // convRun is one row of event_conversation: seqs of one conversation,
@@ -174,7 +204,7 @@ func (c *convTx) add(tx *gorm.DB, cid string, seq int64, delta bool) error {
 		return nil
 	}
 	c.setFlushed(cid)
-	return insertConvRuns(tx, []convRun{run})
+	return insertRuns(tx, c.ix.key, []convRun{run})
 }
 
 func (c *convTx) setFlushed(cid string) {
@@ -188,10 +218,13 @@ func (c *convTx) setFlushed(cid string) {
 // the rows of this transaction, the pending entries that fell
 // convStaleSpan behind last, and the watermark when it moved convMarkStep.
 func (c *convTx) finish(tx *gorm.DB, last int64) error {
-	if err := insertConvRuns(tx, c.runs); err != nil {
-		return fmt.Errorf("conversation index: %w", err)
+	if c.ix == nil {
+		return nil
 	}
-	if c.ix == nil || last < c.ix.check {
+	if err := insertRuns(tx, c.ix.key, c.runs); err != nil {
+		return fmt.Errorf("%s: %w", c.ix.key.table, err)
+	}
+	if last < c.ix.check {
 		return nil
 	}
 	c.check = last + c.ix.markStep/4
@@ -210,24 +243,24 @@ func (c *convTx) finish(tx *gorm.DB, last int64) error {
 		low = min(low, p[0])
 	}
 	c.ix.mu.Unlock()
-	if err := insertConvRuns(tx, stale); err != nil {
-		return fmt.Errorf("conversation index: %w", err)
+	if err := insertRuns(tx, c.ix.key, stale); err != nil {
+		return fmt.Errorf("%s: %w", c.ix.key.table, err)
 	}
 	for _, p := range c.pend {
 		low = min(low, p[0])
 	}
 	if mark := low - 1; mark-c.ix.mark >= c.ix.markStep {
-		if err := storeMark(tx, mark); err != nil {
-			return fmt.Errorf("conversation index watermark: %w", err)
+		if err := storeMark(tx, c.ix.key, mark); err != nil {
+			return fmt.Errorf("%s watermark: %w", c.ix.key.table, err)
 		}
 		c.mark = mark
 	}
 	return nil
 }
 
-func storeMark(tx *gorm.DB, mark int64) error {
+func storeMark(tx *gorm.DB, k *runIndex, mark int64) error {
 	return tx.Exec("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-		metaIndexedThrough, strconv.FormatInt(mark, 10)).Error
+		k.markKey, strconv.FormatInt(mark, 10)).Error
 }
 
 // done applies a committed transaction to the pending entries.
@@ -303,9 +336,9 @@ func appendRun(dst []int64, key int64, b []byte, after int64) ([]int64, error) {
 	return dst, nil
 }
 
-// insertConvRuns writes runs (SQLite) in multi-row INSERTs. A stored row
-// is kept.
-func insertConvRuns(tx *gorm.DB, runs []convRun) error {
+// insertRuns writes runs into k's table (SQLite) in multi-row INSERTs. A
+// stored row is kept.
+func insertRuns(tx *gorm.DB, k *runIndex, runs []convRun) error {
 	if len(runs) == 0 {
 		return nil
 	}
@@ -316,7 +349,7 @@ func insertConvRuns(tx *gorm.DB, runs []convRun) error {
 		part := runs[:min(chunk, len(runs))]
 		runs = runs[len(part):]
 		var q strings.Builder
-		q.WriteString("INSERT INTO event_conversation (conversation_id, seq, seqs) VALUES ")
+		q.WriteString("INSERT INTO " + k.table + " (" + k.column + ", seq, seqs) VALUES ")
 		args = args[:0]
 		for i, r := range part {
 			if i > 0 {
@@ -342,7 +375,12 @@ func insertConvRuns(tx *gorm.DB, runs []convRun) error {
 // (≤ 0: all), and whether rows are left then. The rows are stepped
 // lazily, so a page reads only the rows it needs.
 func convSeqs(db *gorm.DB, cid string, after int64, want int) (seqs []int64, more bool, err error) {
-	rows, err := db.Raw(convRunsSQL, cid, after).Rows()
+	return runSeqs(db, convRuns, cid, after, want)
+}
+
+// runSeqs is convSeqs of any runIndex: the seqs k's table holds for id.
+func runSeqs(db *gorm.DB, k *runIndex, id string, after int64, want int) (seqs []int64, more bool, err error) {
+	rows, err := db.Raw(k.runsSQL, id, after).Rows()
 	if err != nil {
 		return nil, false, err
 	}
@@ -400,25 +438,58 @@ func migrateConvIndex(tx *gorm.DB, postgres bool) (int64, error) {
 			if err := tx.Raw("SELECT COALESCE(MAX(seq), 0) FROM agent_event").Scan(&head).Error; err != nil {
 				return 0, err
 			}
-			return head, storeMark(tx, head) // all written
+			return head, storeMark(tx, convRuns, head) // all written
 		}
 	}
 	if postgres {
 		return 0, nil
 	}
-	return recoverConvIndex(tx)
+	return recoverRuns(tx, convRuns)
 }
 
-// recoverConvIndex writes the entries of the events after the watermark
+// droppedOwnerIndex is the index of agent_event that event_owner replaced
+// on SQLite; PostgreSQL, whose writer writes every entry with its event
+// anyway, keeps it and reads by it.
+const droppedOwnerIndex = "idx_event_owner_seq"
+
+// migrateOwnerIndex keeps the owner index. On PostgreSQL that is
+// droppedOwnerIndex. On SQLite it creates event_owner, and where it did not
+// exist yet (a database from before it, or before accounts) fills it from
+// agent_event (a row per event) and drops droppedOwnerIndex; it then writes
+// the entries a crash left pending and returns the watermark it leaves.
+func migrateOwnerIndex(tx *gorm.DB, postgres bool) (int64, error) {
+	if postgres {
+		return 0, tx.Exec("CREATE INDEX IF NOT EXISTS " + droppedOwnerIndex + " ON agent_event (owner, seq)").Error
+	}
+	if !tx.Migrator().HasTable(ownerRuns.table) {
+		if err := tx.Exec("CREATE TABLE event_owner (owner TEXT NOT NULL, seq INTEGER NOT NULL, seqs BLOB, PRIMARY KEY (owner, seq)) WITHOUT ROWID").Error; err != nil {
+			return 0, err
+		}
+		if err := tx.Exec("INSERT INTO event_owner (owner, seq) SELECT owner, seq FROM agent_event WHERE owner <> ''").Error; err != nil {
+			return 0, fmt.Errorf("fill event_owner: %w", err)
+		}
+		if err := tx.Exec("DROP INDEX IF EXISTS " + droppedOwnerIndex).Error; err != nil {
+			return 0, err
+		}
+		var head int64
+		if err := tx.Raw("SELECT COALESCE(MAX(seq), 0) FROM agent_event").Scan(&head).Error; err != nil {
+			return 0, err
+		}
+		return head, storeMark(tx, ownerRuns, head) // all written
+	}
+	return recoverRuns(tx, ownerRuns)
+}
+
+// recoverRuns writes the entries of k's of the events after its watermark
 // that no row holds (those still pending when the last process stopped:
-// for each conversation, its events above its highest row), one row per
-// conversation, and moves the watermark to the head, which it returns.
-func recoverConvIndex(tx *gorm.DB) (int64, error) {
-	from, err := readMark(tx)
+// for each conversation or owner, its events above its highest row), one
+// row each, and moves the watermark to the head, which it returns.
+func recoverRuns(tx *gorm.DB, k *runIndex) (int64, error) {
+	from, err := readMark(tx, k)
 	if err != nil {
 		return 0, err
 	}
-	rows, err := tx.Raw("SELECT seq, conversation_id FROM agent_event WHERE seq > ? AND conversation_id IS NOT NULL ORDER BY seq", from).Rows()
+	rows, err := tx.Raw("SELECT seq, "+k.column+" FROM agent_event WHERE seq > ? AND "+k.indexed+" ORDER BY seq", from).Rows()
 	if err != nil {
 		return 0, err
 	}
@@ -449,7 +520,7 @@ func recoverConvIndex(tx *gorm.DB) (int64, error) {
 	var runs []convRun
 	for _, cid := range order {
 		var top int64
-		if err := tx.Raw("SELECT COALESCE(MAX(seq), 0) FROM event_conversation WHERE conversation_id = ?", cid).Scan(&top).Error; err != nil {
+		if err := tx.Raw("SELECT COALESCE(MAX(seq), 0) FROM "+k.table+" WHERE "+k.column+" = ?", cid).Scan(&top).Error; err != nil {
 			return 0, err
 		}
 		seqs := bySeq[cid]
@@ -458,19 +529,19 @@ func recoverConvIndex(tx *gorm.DB) (int64, error) {
 			runs = append(runs, convRun{cid, seqs[i:]})
 		}
 	}
-	if err := insertConvRuns(tx, runs); err != nil {
-		return 0, fmt.Errorf("recover event_conversation: %w", err)
+	if err := insertRuns(tx, k, runs); err != nil {
+		return 0, fmt.Errorf("recover %s: %w", k.table, err)
 	}
 	if head <= from {
 		return from, nil
 	}
-	return head, storeMark(tx, head)
+	return head, storeMark(tx, k, head)
 }
 
-// readMark returns the stored watermark (0: none yet).
-func readMark(db *gorm.DB) (int64, error) {
+// readMark returns k's stored watermark (0: none yet).
+func readMark(db *gorm.DB, k *runIndex) (int64, error) {
 	var mark []string
-	if err := db.Raw("SELECT value FROM meta WHERE key = ?", metaIndexedThrough).Scan(&mark).Error; err != nil {
+	if err := db.Raw("SELECT value FROM meta WHERE key = ?", k.markKey).Scan(&mark).Error; err != nil {
 		return 0, err
 	}
 	if len(mark) == 0 {
@@ -478,7 +549,7 @@ func readMark(db *gorm.DB) (int64, error) {
 	}
 	n, err := strconv.ParseInt(mark[0], 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("meta %s: %w", metaIndexedThrough, err)
+		return 0, fmt.Errorf("meta %s: %w", k.markKey, err)
 	}
 	return n, nil
 }

@@ -161,7 +161,7 @@ func TestConvIndexWatermark(t *testing.T) {
 		t.Fatalf("stalled has %v pending, want its delta", stalled)
 	}
 	mark := func() int64 {
-		n, err := readMark(s.r)
+		n, err := readMark(s.r, convRuns)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -60,6 +60,9 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 	case q.ConversationID != "":
 		// By event_conversation, then the pending entries (convindex.go).
 		return s.conversationEvents(ctx, q)
+	case q.Owner != "" && s.ownerIx != nil:
+		// A member's replay, on SQLite: by event_owner, the same way.
+		return s.ownerEvents(ctx, q)
 	case q.AgentOnly:
 		b.WriteString("SELECT seq, id, conversation_id, payload FROM agent_event WHERE seq > ? AND type = ?")
 		args = append(args, agent.KindAgent)
@@ -70,8 +73,8 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 		b.WriteString("SELECT " + encodedColumns + " FROM agent_event WHERE seq > ?")
 	}
 	if q.Owner != "" {
-		// A member's replay: their events only, by idx_event_owner_seq
-		// (owner, seq), never read and dropped (owner.go).
+		// A member's replay on PostgreSQL: their events only, by
+		// idx_event_owner_seq (owner, seq), never read and dropped.
 		b.WriteString(" AND owner = ?")
 		args = append(args, q.Owner)
 	}
@@ -93,20 +96,50 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 
 // conversationEvents is EncodedEvents of one conversation: the seqs that
 // event_conversation holds for it, then those whose entries are pending
-// (convindex.go), and their rows read by seq. The pending seqs are taken
-// before the index is read, so the two make every event of the
-// conversation through some commit after the call began.
+// (convindex.go), and their rows read by seq.
 func (s *Store) conversationEvents(ctx context.Context, q agent.EventQuery) ([]agent.Encoded, error) {
 	if q.AgentOnly {
 		return nil, nil // nothing is both a conversation's event and an agent event
 	}
-	pending := s.convIx.pendingAfter(q.ConversationID, q.After)
-	known := eventKnown{kind: agent.KindConversation, conversationID: q.ConversationID, both: true, owner: q.Owner}
-	filter, fargs := " AND type = ?", []any{agent.KindConversation}
+	r := indexedRead{key: convRuns, ix: s.convIx, id: q.ConversationID, cols: "seq, payload",
+		known:  eventKnown{kind: agent.KindConversation, conversationID: q.ConversationID, both: true, owner: q.Owner},
+		filter: " AND type = ?", fargs: []any{agent.KindConversation}}
 	if q.Owner != "" {
-		filter += " AND owner = ?"
-		fargs = append(fargs, q.Owner)
+		r.filter += " AND owner = ?"
+		r.fargs = append(r.fargs, q.Owner)
 	}
+	return s.indexedEvents(ctx, q, r)
+}
+
+// ownerEvents is EncodedEvents of one owner's events (a member's replay of
+// the whole log) on SQLite: by event_owner, as conversationEvents.
+func (s *Store) ownerEvents(ctx context.Context, q agent.EventQuery) ([]agent.Encoded, error) {
+	r := indexedRead{key: ownerRuns, ix: s.ownerIx, id: q.Owner, cols: "seq, id, type, conversation_id, payload", known: eventKnown{owner: q.Owner}}
+	if q.AgentOnly {
+		r.cols, r.known.kind = "seq, id, conversation_id, payload", agent.KindAgent
+		r.filter, r.fargs = " AND type = ?", []any{agent.KindAgent}
+	}
+	return s.indexedEvents(ctx, q, r)
+}
+
+// indexedRead is a read of the events of one key of a runIndex.
+type indexedRead struct {
+	key    *runIndex
+	ix     *convIndex // nil on PostgreSQL: nothing is pending
+	id     string     // the conversation or the owner
+	cols   string     // the columns scanEvents reads, by known
+	known  eventKnown //
+	filter string     // more conditions on the rows, with fargs
+	fargs  []any
+}
+
+// indexedEvents reads r's events after q.After, at most q.Limit (and a
+// page's bytes) of them: the seqs r.ix's table holds for r.id, then those
+// whose entries are pending, and their rows by seq. The pending seqs are
+// taken before the table is read, so the two make every event of r.id
+// through some commit after the call began.
+func (s *Store) indexedEvents(ctx context.Context, q agent.EventQuery, r indexedRead) ([]agent.Encoded, error) {
+	pending := r.ix.pendingAfter(r.id, q.After)
 	maxBytes := 0
 	if q.Limit > 0 {
 		maxBytes = s.pageB
@@ -119,9 +152,9 @@ func (s *Store) conversationEvents(ctx context.Context, q agent.EventQuery) ([]a
 	for {
 		// The index's next rows: a page's worth (each holds at least one
 		// seq), all of them without a limit.
-		seqs, more, err := s.conversationSeqs(ctx, q.ConversationID, after, q.Limit)
+		seqs, more, err := s.indexSeqs(ctx, r.key, r.id, after, q.Limit)
 		if err != nil {
-			return nil, fmt.Errorf("store: events of %s after %d: %w", q.ConversationID, q.After, err)
+			return nil, fmt.Errorf("store: events of %s after %d: %w", r.id, q.After, err)
 		}
 		if len(seqs) > 0 {
 			after = seqs[len(seqs)-1]
@@ -141,19 +174,19 @@ func (s *Store) conversationEvents(ctx context.Context, q agent.EventQuery) ([]a
 			// A dense stretch (a conversation that streamed alone) is read
 			// as a range of the table, a sparse one by its seqs.
 			chunk := seqs[:min(len(seqs), 4096)]
-			query, args := convRangeSQL, append([]any{chunk[0], chunk[len(chunk)-1], q.ConversationID}, fargs...)
+			query, args := "SELECT "+r.cols+r.key.rangeFrom, append([]any{chunk[0], chunk[len(chunk)-1], r.id}, r.fargs...)
 			if chunk[len(chunk)-1]-chunk[0] >= 2*int64(len(chunk)) {
 				chunk = chunk[:min(len(chunk), 512)]
-				query, args = convEventsSQL+"("+seqList(chunk)+")", fargs
+				query, args = "SELECT "+r.cols+eventsBySeq+"("+seqList(chunk)+")", r.fargs
 			}
 			seqs = seqs[len(chunk):]
 			budget := 0 // the page's bytes left, if it has a bound
 			if maxBytes > 0 {
 				budget = maxBytes - total
 			}
-			evs, err := s.scanEvents(ctx, known, len(chunk), budget, query+filter+" ORDER BY seq"+limitText(limit), args...)
+			evs, err := s.scanEvents(ctx, r.known, len(chunk), budget, query+r.filter+" ORDER BY seq"+limitText(limit), args...)
 			if err != nil {
-				return nil, fmt.Errorf("store: events of %s after %d: %w", q.ConversationID, q.After, err)
+				return nil, fmt.Errorf("store: events of %s after %d: %w", r.id, q.After, err)
 			}
 			for _, e := range evs {
 				total += len(e.JSON)
@@ -339,9 +372,15 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 		if top <= pruned {
 			return nil
 		}
-		// Their conversation index entries first, found by the rows.
+		// Their conversation and owner index entries first, found by the
+		// rows (PostgreSQL has no event_owner).
 		if err := tx.Exec(convPruneSQL, top).Error; err != nil {
 			return err
+		}
+		if !s.postgres {
+			if err := tx.Exec(ownerPruneSQL, top).Error; err != nil {
+				return err
+			}
 		}
 		res := tx.Where("seq <= ?", top).Delete(&eventRow{})
 		if res.Error != nil {
@@ -359,6 +398,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 	}
 	if n > 0 {
 		s.convIx.forget(pruneTop) // their rows are gone
+		s.ownerIx.forget(pruneTop)
 	}
 	return n, nil
 }

@@ -112,11 +112,11 @@ func (s *Store) scanPayloads(ctx context.Context, known eventKnown, size, maxByt
 // viewString is b as a string without a copy: b must never change.
 func viewString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// conversationSeqs is convSeqs on the event pool where there is one: a
-// replay's page reads its rows of the index without a copy of each.
-func (s *Store) conversationSeqs(ctx context.Context, cid string, after int64, want int) (seqs []int64, more bool, err error) {
+// indexSeqs is runSeqs on the event pool where there is one: a replay's
+// page reads its rows of the index without a copy of each.
+func (s *Store) indexSeqs(ctx context.Context, k *runIndex, id string, after int64, want int) (seqs []int64, more bool, err error) {
 	if s.ev == nil {
-		return convSeqs(s.r.WithContext(ctx), cid, after, want)
+		return runSeqs(s.r.WithContext(ctx), k, id, after, want)
 	}
 	conn, err := s.ev.Conn(ctx)
 	if err != nil {
@@ -128,7 +128,7 @@ func (s *Store) conversationSeqs(ctx context.Context, cid string, after int64, w
 		if !ok {
 			return errors.New("event pool: not a sqlitedrv connection")
 		}
-		return c.Each(ctx, convRunsSQL, []any{cid, after}, func(r sqlitedrv.Row) error {
+		return c.Each(ctx, k.runsSQL, []any{id, after}, func(r sqlitedrv.Row) error {
 			if want > 0 && len(seqs) >= want {
 				more = true
 				return sqlitedrv.ErrStop

@@ -8,11 +8,11 @@ import (
 
 // TestEventIndexesServeTheirReads holds docs/ARCHITECTURE.md's account of
 // the log's indexes: besides the primary key seq, agent_event has exactly
-// the unique id and (owner, seq), and a conversation's events are found by
-// event_conversation (convindex.go): its replay, its oldest event and its
-// redaction read that table by key and the rows by seq, and Prune deletes
-// its rows by their key (without that, SQLite reads every event after the
-// cursor, or scans a table).
+// the unique id, and a conversation's events are found by
+// event_conversation, an owner's by event_owner (convindex.go): a replay, a
+// conversation's oldest event and its redaction read that table by key and
+// the rows by seq, and Prune deletes its rows by their key (without that,
+// SQLite reads every event after the cursor, or scans a table).
 func TestEventIndexesServeTheirReads(t *testing.T) {
 	t.Parallel()
 	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{})
@@ -21,7 +21,7 @@ func TestEventIndexesServeTheirReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(names)
-	if want := []string{"idx_agent_event_id", "idx_event_owner_seq"}; !slices.Equal(names, want) {
+	if want := []string{"idx_agent_event_id"}; !slices.Equal(names, want) {
 		t.Errorf("agent_event's indexes are %v, want %v (docs/ARCHITECTURE.md says why each is there)", names, want)
 	}
 	for q, args := range map[string][]any{
@@ -29,6 +29,10 @@ func TestEventIndexesServeTheirReads(t *testing.T) {
 		convEventsSQL + "(" + seqList([]int64{3, 5, 8}) + ") AND type = ? ORDER BY seq": {"conversation"}, // their events
 		convRangeSQL + " AND type = ? ORDER BY seq":                                     {1, 9, "c", "conversation"},
 		convPruneSQL: {10},
+		ownerRunsSQL: {"ann", 0}, // a member's rows
+		"SELECT seq, id, type, conversation_id, payload" + eventsBySeq + "(" + seqList([]int64{3, 5, 8}) + ") ORDER BY seq": nil, // their events
+		"SELECT seq, id, conversation_id, payload" + ownerRangeFrom + " AND type = ? ORDER BY seq":                          {1, 9, "ann", "agent"},
+		ownerPruneSQL: {10},
 	} {
 		var plan []struct {
 			ID, Parent, Notused int
@@ -43,8 +47,9 @@ func TestEventIndexesServeTheirReads(t *testing.T) {
 		}
 		p := strings.Join(details, "; ")
 		if strings.Contains(p, "SCAN") || (strings.Contains(q, "event_conversation") && !strings.Contains(p, "PRIMARY KEY (conversation_id=?")) ||
+			(strings.Contains(q, "event_owner") && !strings.Contains(p, "PRIMARY KEY (owner=?")) ||
 			(strings.Contains(q, "agent_event") && !strings.Contains(p, "INTEGER PRIMARY KEY (rowid")) {
-			t.Errorf("%s\nplan: %s (want event_conversation by its key, agent_event by seq, no scan)", q, p)
+			t.Errorf("%s\nplan: %s (want event_conversation and event_owner by their keys, agent_event by seq, no scan)", q, p)
 		}
 	}
 }

@@ -92,15 +92,17 @@ func (memoryRow) TableName() string { return "working_memory" }
 // events outlive a deleted conversation until they are pruned. Type is the
 // AllEvent's type (agent or conversation).
 type eventRow struct {
-	Seq            int64     `gorm:"primaryKey;autoIncrement:false;index:idx_event_owner_seq,priority:2"`
+	Seq            int64     `gorm:"primaryKey;autoIncrement:false"`
 	ID             string    `gorm:"not null;uniqueIndex"`
 	ConversationID *string   // indexed by event_conversation (convindex.go)
 	CreatedAt      time.Time `gorm:"not null"` // no index: see Prune and CursorAt
 	Type           string    `gorm:"not null"`
 	Payload        string    `gorm:"type:text;not null"`
-	// Owner is the owner of its conversation when it was written: a
-	// member's replay reads only theirs, by idx_event_owner_seq.
-	Owner string `gorm:"not null;default:'local';index:idx_event_owner_seq,priority:1"`
+	// Owner is the owner of its conversation when it was written ('' for an
+	// event of no conversation): a member's replay reads only theirs, by
+	// event_owner on SQLite, idx_event_owner_seq on PostgreSQL
+	// (convindex.go).
+	Owner string `gorm:"not null;default:'local'"`
 }
 
 func (eventRow) TableName() string { return "agent_event" }

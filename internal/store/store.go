@@ -144,7 +144,8 @@ type Store struct {
 
 	ckpt *checkpointer // SQLite only (checkpoint.go)
 
-	convIx *convIndex // SQLite only: the deferred conversation index entries (convindex.go)
+	convIx  *convIndex // SQLite only: the deferred conversation index entries (convindex.go)
+	ownerIx *convIndex // SQLite only: the same of the owner index
 
 	temp *tempState // a temp database's (OpenTemp); nil: a stored one
 
@@ -355,7 +356,7 @@ const droppedEventIndex = "idx_agent_event_created_at"
 // init migrates the schema, makes or reads the epoch and loads the seq.
 func (s *Store) init(ctx context.Context) error {
 	db := s.w.WithContext(ctx)
-	var convMark int64 // the conversation index's watermark, as the migration left it (SQLite)
+	var convMark, ownerMark int64 // the conversation and owner indexes' watermarks, as the migration left them (SQLite)
 	tables := func(tx *gorm.DB) error {
 		if err := tx.AutoMigrate(&conversationRow{}, &messageRow{}, &memoryRow{}, &eventRow{}, &metaRow{}, &searchRow{}, &queueRow{}, &pendingRow{}, &elicitRow{}, &responseRow{}, &agentRow{}, &agentVersionRow{}); err != nil {
 			return err
@@ -382,6 +383,9 @@ func (s *Store) init(ctx context.Context) error {
 			return err
 		}
 		convMark = mark
+		if ownerMark, err = migrateOwnerIndex(tx, s.postgres); err != nil { // convindex.go
+			return err
+		}
 		if err := initUsers(tx, s.now()); err != nil {
 			return err
 		}
@@ -430,7 +434,8 @@ func (s *Store) init(ctx context.Context) error {
 	s.published = seq
 	if !s.postgres {
 		s.lastSeq = seq
-		s.convIx = &convIndex{mark: convMark, staleSpan: convStaleSpan, markStep: convMarkStep}
+		s.convIx = &convIndex{key: convRuns, mark: convMark, staleSpan: convStaleSpan, markStep: convMarkStep}
+		s.ownerIx = &convIndex{key: ownerRuns, mark: ownerMark, staleSpan: convStaleSpan, markStep: convMarkStep}
 	}
 	return nil
 }

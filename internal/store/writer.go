@@ -195,10 +195,12 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 		evs  []agent.Encoded
 		last int64
 		cx   *convTx
+		ox   *convTx
 	)
 	err := s.w.WithContext(s.ctx).Transaction(func(tx *gorm.DB) error {
 		evs = evs[:0]
 		cx = &convTx{ix: s.convIx} // convindex.go
+		ox = &convTx{ix: s.ownerIx}
 		seq := s.lastSeq
 		if s.postgres {
 			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", s.seqLock).Error; err != nil {
@@ -259,6 +261,11 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 				if err := s.own(tx, rec, &row, &enc); err != nil { // owner.go; before a delete
 					return err
 				}
+				if row.Owner != "" && s.temp == nil {
+					if err := ox.add(tx, row.Owner, seq, isDelta(rec)); err != nil {
+						return fmt.Errorf("owner index: %w", err)
+					}
+				}
 				if err := s.applyRows(tx, rec, seq, now, facts); err != nil {
 					return err
 				}
@@ -287,6 +294,9 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 			if err := cx.finish(tx, seq); err != nil {
 				return err
 			}
+			if err := ox.finish(tx, seq); err != nil {
+				return err
+			}
 			if s.postgres {
 				// Delivered on commit, to every instance's listener.
 				if err := tx.Exec("SELECT pg_notify(?, ?)", s.channel, notice(seq, s.instance)).Error; err != nil {
@@ -304,6 +314,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 		return nil, err
 	}
 	cx.done()
+	ox.done()
 	s.lastSeq = last
 	return evs, nil
 }
