@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,13 +52,18 @@ const clockTicks = 100
 // treeTicks is the CPU time, in clock ticks, that this process and every
 // process under it have used, running or exited and reaped: each one's
 // utime, stime, cutime and cstime (a reaped child's time is in its parent's
-// cutime and cstime). ok is false where /proc cannot be read.
-func treeTicks() (ticks int64, ok bool) {
+// cutime and cstime); and every process whose command is one of also (the
+// PostgreSQL server a scenario drives is its work, not another's). ok is
+// false where /proc cannot be read.
+func treeTicks(also ...string) (ticks int64, ok bool) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0, false
 	}
-	type stat struct{ ppid, ticks int64 }
+	type stat struct {
+		ppid, ticks int64
+		comm        string
+	}
 	procs := map[int64]stat{}
 	for _, e := range ents {
 		pid, err := strconv.ParseInt(e.Name(), 10, 64)
@@ -70,7 +76,7 @@ func treeTicks() (ticks int64, ok bool) {
 		}
 		ppid, t, ok := parseStat(string(b))
 		if ok {
-			procs[pid] = stat{ppid, t}
+			procs[pid] = stat{ppid, t, commOf(string(b))}
 		}
 	}
 	self := int64(os.Getpid())
@@ -90,11 +96,21 @@ func treeTicks() (ticks int64, ok bool) {
 		return v
 	}
 	for pid, p := range procs {
-		if under(pid, 0) {
+		if under(pid, 0) || slices.Contains(also, p.comm) {
 			ticks += p.ticks
 		}
 	}
 	return ticks, true
+}
+
+// commOf is the command name of a /proc/PID/stat line (field 2, without
+// its parentheses).
+func commOf(line string) string {
+	i, j := strings.IndexByte(line, '('), strings.LastIndexByte(line, ')')
+	if i < 0 || j < i {
+		return ""
+	}
+	return line[i+1 : j]
 }
 
 // parseStat reads the parent pid and utime+stime+cutime+cstime of one
@@ -124,15 +140,15 @@ func parseStat(line string) (ppid, ticks int64, ok bool) {
 }
 
 // otherCPU measures, from its call to the call of the function it returns,
-// the CPU other processes than the bench's tree used, in cores on average
-// (-1 where /proc cannot say).
-func otherCPU() func() float64 {
+// the CPU other processes than the bench's tree (and those named also)
+// used, in cores on average (-1 where /proc cannot say).
+func otherCPU(also ...string) func() float64 {
 	m0, _, mok := machineCPU()
-	t0, tok := treeTicks()
+	t0, tok := treeTicks(also...)
 	w0 := time.Now()
 	return func() float64 {
 		m1, _, mok1 := machineCPU()
-		t1, tok1 := treeTicks()
+		t1, tok1 := treeTicks(also...)
 		if !mok || !tok || !mok1 || !tok1 {
 			return -1
 		}

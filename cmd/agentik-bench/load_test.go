@@ -52,6 +52,9 @@ func TestParseStat(t *testing.T) {
 	if !ok || ppid != 17 || ticks != 7+3+5+1 {
 		t.Errorf("parseStat = %d, %d, %v; want 17, 16, true", ppid, ticks, ok)
 	}
+	if c := commOf(line); c != "a b) c" {
+		t.Errorf("commOf = %q", c)
+	}
 	if _, _, ok := parseStat("4242 (x) S 1"); ok {
 		t.Error("a short line parsed")
 	}
@@ -92,5 +95,39 @@ func TestTreeTicksCountsChildren(t *testing.T) {
 	t2, _ := treeTicks()
 	if t2-t0 < child {
 		t.Errorf("after the child is reaped: the tree used %d ticks, the child alone %d", t2-t0, child)
+	}
+}
+
+// A process outside the tree counts when its command is named: the
+// PostgreSQL server of the instances scenario.
+func TestTreeTicksCountsNamedProcesses(t *testing.T) {
+	// A busy loop that is not this process's child: the outer sh starts it
+	// and exits, so it is reparented.
+	out, err := exec.Command("sh", "-c", "sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := strings.TrimSpace(string(out))
+	t.Cleanup(func() { _ = exec.Command("kill", pid).Run() })
+	var orphan int64
+	for orphan < 20 {
+		time.Sleep(5 * time.Millisecond)
+		b, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ppid int64
+		ppid, orphan, _ = parseStat(string(b))
+		if ppid == int64(os.Getpid()) {
+			t.Fatalf("sh %s is this process's child", pid)
+		}
+	}
+	named, ok1 := treeTicks("sh")
+	tree, ok2 := treeTicks()
+	if !ok1 || !ok2 {
+		t.Fatal("treeTicks: /proc unreadable")
+	}
+	if named-tree < orphan {
+		t.Errorf("with sh named the count grew by %d ticks, the orphan alone used %d", named-tree, orphan)
 	}
 }

@@ -368,7 +368,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if !want[name] {
 			continue
 		}
-		before, others := loadAvg(), otherCPU()
+		var also []string
+		if name == "instances" {
+			also = []string{"postgres"} // its servers' work is the scenario's
+		}
+		before, others := loadAvg(), otherCPU(also...)
 		b.progress("%s: start (load average %.2f)", name, before)
 		if err := b.profiled(name, func() error { return steps[name](ctx) }); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
