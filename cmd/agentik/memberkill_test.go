@@ -2,9 +2,7 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -16,40 +14,6 @@ import (
 	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
-// authJSON sends body (nil: none) as JSON with key as the bearer token and
-// decodes a 2xx answer into out.
-func authJSON(t *testing.T, method, url, key string, body any, out any) {
-	t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = strings.NewReader(string(b))
-	}
-	req, err := http.NewRequest(method, url, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, b)
-	}
-	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // TestKill9MemberReplay kills the real binary while a member's answer
 // streams (on SQLite the owner index's entries of its text deltas wait in
 // memory then, store/convindex.go), restarts it, and checks that the
@@ -58,22 +22,14 @@ func authJSON(t *testing.T, method, url, key string, body any, out any) {
 // them.
 func TestKill9MemberReplay(t *testing.T) {
 	t.Parallel()
-	fake, fakeURL := llmtest.NewHTTPServer(t)
-	fake.Enqueue(llmtest.Reply{Text: strings.Repeat("token ", 2000), Delay: 2 * time.Millisecond})
 	db := filepath.Join(t.TempDir(), "agentik.db")
-	addr := freeAddr(t)
-	const admin = "admin-key-for-the-test"
-	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS=" + admin}
-	p := start(t, addr, db, env...)
-	var user struct{ ID string }
-	authJSON(t, "POST", p.url("/agentik/users"), admin, map[string]any{"name": "ann"}, &user)
-	var key struct{ Key string }
-	authJSON(t, "POST", p.url("/agentik/users/"+user.ID+"/keys"), admin, map[string]any{"name": "laptop"}, &key)
+	tm := startTeam(t, db)
+	tm.fake.Enqueue(llmtest.Reply{Text: strings.Repeat("token ", 2000), Delay: 2 * time.Millisecond})
 	var conv agent.Conversation
-	authJSON(t, "POST", p.url("/agentik/conversations"), key.Key, map[string]any{}, &conv)
+	must(t, tm.ann.key, "POST", tm.p.url("/agentik/conversations"), `{}`, &conv)
 
-	req, _ := http.NewRequest("POST", p.url("/agentik/conversations/"+conv.ID+"/send"), strings.NewReader(`{"content":[{"type":"text","body":"talk"}]}`))
-	req.Header.Set("Authorization", "Bearer "+key.Key)
+	req, _ := http.NewRequest("POST", tm.p.url("/agentik/conversations/"+conv.ID+"/send"), strings.NewReader(`{"content":[{"type":"text","body":"talk"}]}`))
+	req.Header.Set("Authorization", "Bearer "+tm.ann.key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -94,17 +50,17 @@ func TestKill9MemberReplay(t *testing.T) {
 	if deltas < 100 {
 		t.Fatalf("the stream ended after %d deltas: %v", deltas, sc.Err())
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := tm.p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_ = p.cmd.Wait()
+	_ = tm.p.cmd.Wait()
 
-	p = start(t, addr, db, env...)
+	p := start(t, tm.p.addr, db, tm.env...)
 	read := func(key string) []agent.AllEvent { // every page, 100 events each
 		var all []agent.AllEvent
 		for after := ""; ; {
 			var page struct{ Events []agent.AllEvent }
-			authJSON(t, "GET", p.url("/agentik/events/replay?limit=100&after_id="+after), key, nil, &page)
+			must(t, key, "GET", p.url("/agentik/events/replay?limit=100&after_id="+after), "", &page)
 			all = append(all, page.Events...)
 			if len(page.Events) < 100 {
 				return all
@@ -112,16 +68,15 @@ func TestKill9MemberReplay(t *testing.T) {
 			after = page.Events[len(page.Events)-1].ID
 		}
 	}
-	mine := read(key.Key)
 	var want []int64
-	for _, e := range read(admin) {
+	for _, e := range read(tm.admin) {
 		if e.ConversationID == conv.ID {
 			want = append(want, e.Seq)
 		}
 	}
 	var got []int64
 	stored := map[string]bool{}
-	for _, e := range mine {
+	for _, e := range read(tm.ann.key) {
 		if e.ConversationID != conv.ID {
 			t.Errorf("the member's replay holds seq %d of %q", e.Seq, e.ConversationID)
 		}
