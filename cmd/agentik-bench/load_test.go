@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 func TestWriteLoadsWarnsWhenBusy(t *testing.T) {
@@ -75,17 +77,17 @@ func TestTreeTicksCountsChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	// Wait until the child has used 20 ticks of its own, polling lightly:
-	// this process's own CPU must not cover the child's.
+	// Wait until the child has used 20 ticks of its own (testwait's
+	// backoff keeps this process's own CPU far below the child's).
 	var child int64
-	for child < 20 {
-		time.Sleep(5 * time.Millisecond)
+	testwait.For(t, "the child to use 20 ticks", func() bool {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, child, _ = parseStat(string(b))
-	}
+		return child >= 20
+	})
 	t1, _ := treeTicks()
 	if t1-t0 < child {
 		t.Errorf("while the child runs: the tree used %d ticks, the child alone %d", t1-t0, child)
@@ -110,8 +112,7 @@ func TestTreeTicksCountsNamedProcesses(t *testing.T) {
 	pid := strings.TrimSpace(string(out))
 	t.Cleanup(func() { _ = exec.Command("kill", pid).Run() })
 	var orphan int64
-	for orphan < 20 {
-		time.Sleep(5 * time.Millisecond)
+	testwait.For(t, "the orphan to use 20 ticks", func() bool {
 		b, err := os.ReadFile("/proc/" + pid + "/stat")
 		if err != nil {
 			t.Fatal(err)
@@ -121,7 +122,8 @@ func TestTreeTicksCountsNamedProcesses(t *testing.T) {
 		if ppid == int64(os.Getpid()) {
 			t.Fatalf("sh %s is this process's child", pid)
 		}
-	}
+		return orphan >= 20
+	})
 	named, ok1 := treeTicks("sh")
 	tree, ok2 := treeTicks()
 	if !ok1 || !ok2 {

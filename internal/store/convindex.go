@@ -71,13 +71,13 @@ const metaOwnerIndexedThrough = "owner_indexed_through"
 type runIndex struct {
 	table, column, markKey string
 	indexed                string // the condition on agent_event's rows of its entries
-	runsSQL, pruneSQL      string
+	runsSQL                string
 	rangeFrom              string // a dense range of its events, after the columns
 }
 
 var (
-	convRuns  = &runIndex{table: "event_conversation", column: "conversation_id", markKey: metaIndexedThrough, indexed: "conversation_id IS NOT NULL", runsSQL: convRunsSQL, pruneSQL: convPruneSQL, rangeFrom: convRangeFrom}
-	ownerRuns = &runIndex{table: "event_owner", column: "owner", markKey: metaOwnerIndexedThrough, indexed: "owner <> ''", runsSQL: ownerRunsSQL, pruneSQL: ownerPruneSQL, rangeFrom: ownerRangeFrom}
+	convRuns  = &runIndex{table: "event_conversation", column: "conversation_id", markKey: metaIndexedThrough, indexed: "conversation_id IS NOT NULL", runsSQL: convRunsSQL, rangeFrom: convRangeFrom}
+	ownerRuns = &runIndex{table: "event_owner", column: "owner", markKey: metaOwnerIndexedThrough, indexed: "owner <> ''", runsSQL: ownerRunsSQL, rangeFrom: ownerRangeFrom}
 )
 
 // convIndex holds the pending entries, under mu: the writer changes them

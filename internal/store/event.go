@@ -128,8 +128,8 @@ type indexedRead struct {
 	ix     *convIndex // nil on PostgreSQL: nothing is pending
 	id     string     // the conversation or the owner
 	cols   string     // the columns scanEvents reads, by known
-	known  eventKnown //
-	filter string     // more conditions on the rows, with fargs
+	known  eventKnown
+	filter string // more conditions on the rows, with fargs
 	fargs  []any
 }
 

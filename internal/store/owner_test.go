@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"gorm.io/gorm"
+
 	"github.com/agentik/agentik/internal/agent"
 )
 
@@ -114,11 +116,15 @@ func TestMemberReplayUsesTheOwnerIndex(t *testing.T) {
 		"SELECT seq, id, type, conversation_id, payload FROM agent_event WHERE seq > $1 AND owner = $2 ORDER BY seq LIMIT $3":         {0, "x", 10},
 		"SELECT seq, id, conversation_id, payload FROM agent_event WHERE seq > $1 AND type = $2 AND owner = $3 ORDER BY seq LIMIT $4": {0, "agent", "x", 10},
 	} {
-		if err := s.w.Exec("SET enable_seqscan = off").Error; err != nil {
-			t.Fatal(err)
-		}
+		// One connection: the setting and the plan in one transaction
+		// (a near-empty table would be read whole otherwise).
 		var plan []string
-		if err := s.w.Raw("EXPLAIN "+q, args...).Scan(&plan).Error; err != nil {
+		if err := s.w.Transaction(func(tx *gorm.DB) error {
+			if err := tx.Exec("SET LOCAL enable_seqscan = off").Error; err != nil {
+				return err
+			}
+			return tx.Raw("EXPLAIN "+q, args...).Scan(&plan).Error
+		}); err != nil {
 			t.Fatal(err)
 		}
 		if p := strings.Join(plan, "; "); !strings.Contains(p, "idx_event_owner_seq") {
