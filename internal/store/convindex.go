@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -418,7 +419,7 @@ const droppedConvIndex = "idx_event_conversation_seq"
 // it, fills it from agent_event (a row per event) and drops the index it
 // replaces. On SQLite it then writes the entries a crash left pending, and
 // returns the watermark it leaves (every entry through it is written).
-func migrateConvIndex(tx *gorm.DB, postgres bool) (int64, error) {
+func migrateConvIndex(tx *gorm.DB, postgres bool, side *deltaLog) (int64, error) {
 	ddl := "CREATE TABLE IF NOT EXISTS event_conversation (conversation_id TEXT NOT NULL, seq INTEGER NOT NULL, seqs BLOB, PRIMARY KEY (conversation_id, seq)) WITHOUT ROWID"
 	if postgres {
 		ddl = "CREATE TABLE IF NOT EXISTS event_conversation (conversation_id text NOT NULL, seq bigint NOT NULL, seqs bytea, PRIMARY KEY (conversation_id, seq))"
@@ -430,6 +431,9 @@ func migrateConvIndex(tx *gorm.DB, postgres bool) (int64, error) {
 		if err := tx.Exec("INSERT INTO event_conversation (conversation_id, seq) SELECT conversation_id, seq FROM agent_event WHERE conversation_id IS NOT NULL ON CONFLICT DO NOTHING").Error; err != nil {
 			return 0, fmt.Errorf("fill event_conversation: %w", err)
 		}
+		if err := fillFromSide(tx, convRuns, side); err != nil {
+			return 0, err
+		}
 		if err := tx.Exec("DROP INDEX " + droppedConvIndex).Error; err != nil {
 			return 0, err
 		}
@@ -438,13 +442,16 @@ func migrateConvIndex(tx *gorm.DB, postgres bool) (int64, error) {
 			if err := tx.Raw("SELECT COALESCE(MAX(seq), 0) FROM agent_event").Scan(&head).Error; err != nil {
 				return 0, err
 			}
+			if side != nil {
+				head = max(head, side.head())
+			}
 			return head, storeMark(tx, convRuns, head) // all written
 		}
 	}
 	if postgres {
 		return 0, nil
 	}
-	return recoverRuns(tx, convRuns)
+	return recoverRuns(tx, convRuns, side)
 }
 
 // droppedOwnerIndex is the index of agent_event that event_owner replaced
@@ -457,7 +464,7 @@ const droppedOwnerIndex = "idx_event_owner_seq"
 // exist yet (a database from before it, or before accounts) fills it from
 // agent_event (a row per event) and drops droppedOwnerIndex; it then writes
 // the entries a crash left pending and returns the watermark it leaves.
-func migrateOwnerIndex(tx *gorm.DB, postgres bool) (int64, error) {
+func migrateOwnerIndex(tx *gorm.DB, postgres bool, side *deltaLog) (int64, error) {
 	if postgres {
 		return 0, tx.Exec("CREATE INDEX IF NOT EXISTS " + droppedOwnerIndex + " ON agent_event (owner, seq)").Error
 	}
@@ -468,6 +475,9 @@ func migrateOwnerIndex(tx *gorm.DB, postgres bool) (int64, error) {
 		if err := tx.Exec("INSERT INTO event_owner (owner, seq) SELECT owner, seq FROM agent_event WHERE owner <> ''").Error; err != nil {
 			return 0, fmt.Errorf("fill event_owner: %w", err)
 		}
+		if err := fillFromSide(tx, ownerRuns, side); err != nil {
+			return 0, err
+		}
 		if err := tx.Exec("DROP INDEX IF EXISTS " + droppedOwnerIndex).Error; err != nil {
 			return 0, err
 		}
@@ -475,16 +485,46 @@ func migrateOwnerIndex(tx *gorm.DB, postgres bool) (int64, error) {
 		if err := tx.Raw("SELECT COALESCE(MAX(seq), 0) FROM agent_event").Scan(&head).Error; err != nil {
 			return 0, err
 		}
+		if side != nil {
+			head = max(head, side.head())
+		}
 		return head, storeMark(tx, ownerRuns, head) // all written
 	}
-	return recoverRuns(tx, ownerRuns)
+	return recoverRuns(tx, ownerRuns, side)
+}
+
+// fillFromSide writes a row of k's for each event of the delta log (when
+// an index is made anew: older databases have none).
+func fillFromSide(tx *gorm.DB, k *runIndex, side *deltaLog) error {
+	if side == nil {
+		return nil
+	}
+	deltas, err := side.read(0, math.MaxInt64, 0, "")
+	if err != nil {
+		return err
+	}
+	runs := make([]convRun, 0, len(deltas))
+	for _, e := range deltas {
+		key := e.ConversationID
+		if k == ownerRuns {
+			key = e.Owner
+		}
+		if key != "" {
+			runs = append(runs, convRun{key, []int64{e.Seq}})
+		}
+	}
+	if err := insertRuns(tx, k, runs); err != nil {
+		return fmt.Errorf("fill %s: %w", k.table, err)
+	}
+	return nil
 }
 
 // recoverRuns writes the entries of k's of the events after its watermark
 // that no row holds (those still pending when the last process stopped:
 // for each conversation or owner, its events above its highest row), one
-// row each, and moves the watermark to the head, which it returns.
-func recoverRuns(tx *gorm.DB, k *runIndex) (int64, error) {
+// row each, and moves the watermark to the head, which it returns. The
+// events are agent_event's and the delta log's (side, if not nil).
+func recoverRuns(tx *gorm.DB, k *runIndex, side *deltaLog) (int64, error) {
 	from, err := readMark(tx, k)
 	if err != nil {
 		return 0, err
@@ -516,6 +556,31 @@ func recoverRuns(tx *gorm.DB, k *runIndex) (int64, error) {
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return 0, err
+	}
+	if side != nil {
+		deltas, err := side.read(from, math.MaxInt64, 0, "")
+		if err != nil {
+			return 0, err
+		}
+		for _, e := range deltas {
+			key := e.ConversationID
+			if k == ownerRuns {
+				key = e.Owner
+			}
+			if key == "" {
+				continue
+			}
+			if bySeq[key] == nil {
+				order = append(order, key)
+			}
+			bySeq[key] = append(bySeq[key], e.Seq)
+			head = max(head, e.Seq)
+		}
+		if len(deltas) > 0 {
+			for _, seqs := range bySeq {
+				slices.Sort(seqs)
+			}
+		}
 	}
 	var runs []convRun
 	for _, cid := range order {

@@ -46,6 +46,10 @@
 //  5. Publish (catchUp, below) the committed events in seq order, then
 //     answer every waiting Append.
 //
+// On SQLite a commit of text deltas alone runs no transaction: the
+// writer appends them to the delta log beside the database and every read
+// merges the two (deltalog.go).
+//
 // A transaction that fails with a transient error is run again (retry.go).
 // If the batch transaction fails, the writer retries each Append alone, each
 // in its own transaction that first looks up which event ids are stored:

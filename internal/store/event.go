@@ -5,7 +5,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,11 +89,59 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 	if q.Limit > 0 {
 		maxBytes = s.pageB
 	}
+	through := s.durable.Load() // before either read (deltalog.go)
 	out, err := s.scanEvents(ctx, known, max(q.Limit, 0), maxBytes, b.String(), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: events after %d: %w", q.After, err)
 	}
-	return out, nil
+	if s.side == nil || q.AgentOnly {
+		return out, nil
+	}
+	deltas, err := s.side.read(q.After, through, q.Limit, q.Owner)
+	if err != nil {
+		return nil, fmt.Errorf("store: events after %d: %w", q.After, err)
+	}
+	end := min(readEnd(out, q.Limit, maxBytes, through), readEnd(deltas, q.Limit, 0, through))
+	return pageOf(mergeLogs(out, deltas, end), q.Limit, maxBytes), nil
+}
+
+// readEnd is the seq through which a read of at most limit events and
+// maxBytes bytes (each ≤ 0: no bound) is complete, given that it read
+// nothing above through: its last event's seq if it stopped at a bound.
+func readEnd(evs []agent.Encoded, limit, maxBytes int, through int64) int64 {
+	if len(evs) == 0 {
+		return through
+	}
+	if limit > 0 && len(evs) >= limit {
+		return evs[len(evs)-1].Seq
+	}
+	if maxBytes > 0 {
+		total := 0
+		for _, e := range evs {
+			total += len(e.JSON)
+		}
+		if total >= maxBytes {
+			return evs[len(evs)-1].Seq
+		}
+	}
+	return through
+}
+
+// pageOf cuts evs to a page: at most limit events, ending after the one
+// whose JSON brings the total to maxBytes (each ≤ 0: no bound).
+func pageOf(evs []agent.Encoded, limit, maxBytes int) []agent.Encoded {
+	if limit > 0 && len(evs) > limit {
+		evs = evs[:limit]
+	}
+	if maxBytes > 0 {
+		total := 0
+		for i, e := range evs {
+			if total += len(e.JSON); total >= maxBytes {
+				return evs[:i+1]
+			}
+		}
+	}
+	return evs
 }
 
 // conversationEvents is EncodedEvents of one conversation: the seqs that
@@ -188,6 +238,14 @@ func (s *Store) indexedEvents(ctx context.Context, q agent.EventQuery, r indexed
 			if err != nil {
 				return nil, fmt.Errorf("store: events of %s after %d: %w", r.id, q.After, err)
 			}
+			if s.side != nil && r.known.kind != agent.KindAgent {
+				// The delta log's events of the chunk (deltalog.go). The
+				// index's seqs are the authority: a range read's rows of
+				// seqs outside it (committed since) are left for later.
+				if evs, err = s.withDeltas(evs, chunk, limit, budget, q.Owner); err != nil {
+					return nil, fmt.Errorf("store: events of %s after %d: %w", r.id, q.After, err)
+				}
+			}
 			for _, e := range evs {
 				total += len(e.JSON)
 			}
@@ -200,6 +258,31 @@ func (s *Store) indexedEvents(ctx context.Context, q agent.EventQuery, r indexed
 			return out, nil
 		}
 	}
+}
+
+// withDeltas merges into evs, the rows a read of chunk's seqs found in
+// agent_event (at most limit of them and budget bytes), the delta log's
+// events of chunk (of owner, unless ""), and keeps only chunk's seqs.
+func (s *Store) withDeltas(evs []agent.Encoded, chunk []int64, limit, budget int, owner string) ([]agent.Encoded, error) {
+	end := readEnd(evs, limit, budget, math.MaxInt64)
+	if end < math.MaxInt64 {
+		i, _ := slices.BinarySearch(chunk, end+1)
+		chunk = chunk[:i]
+	}
+	kept := evs[:0]
+	for _, e := range evs {
+		if _, ok := slices.BinarySearch(chunk, e.Seq); ok {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) == len(chunk) {
+		return pageOf(kept, limit, budget), nil
+	}
+	deltas, err := s.side.bySeqs(chunk, owner)
+	if err != nil {
+		return nil, err
+	}
+	return pageOf(mergeLogs(kept, deltas, math.MaxInt64), limit, budget), nil
 }
 
 // limitText is " LIMIT n", or "" for n ≤ 0.
@@ -226,7 +309,17 @@ type eventKnown struct {
 // stored returns at most limit stored events with after < seq < before, in
 // seq order.
 func (s *Store) stored(ctx context.Context, after, before int64, limit int) ([]agent.Encoded, error) {
-	return s.scanEvents(ctx, eventKnown{}, limit, 0, "SELECT "+encodedColumns+" FROM agent_event WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?", after, before, limit)
+	through := s.durable.Load()
+	evs, err := s.scanEvents(ctx, eventKnown{}, limit, 0, "SELECT "+encodedColumns+" FROM agent_event WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?", after, before, limit)
+	if err != nil || s.side == nil {
+		return evs, err
+	}
+	deltas, err := s.side.read(after, min(through, before-1), limit, "")
+	if err != nil {
+		return nil, err
+	}
+	end := min(readEnd(evs, limit, 0, through), readEnd(deltas, limit, 0, through))
+	return pageOf(mergeLogs(evs, deltas, end), limit, 0), nil
 }
 
 // scanEvents runs query, which selects seq, the id unless known.both, the
@@ -318,6 +411,11 @@ func (s *Store) EventSeq(ctx context.Context, id string) (int64, error) {
 	}
 	var row eventRow
 	if err := s.r.WithContext(ctx).Select("seq").Take(&row, "id = ?", id).Error; err != nil {
+		if s.side != nil && errors.Is(err, gorm.ErrRecordNotFound) {
+			if seq, ok, err := s.side.seqOf(id); err != nil || ok {
+				return seq, err
+			}
+		}
 		return 0, fmt.Errorf("store: event seq: %w", notFound(err, "event", id))
 	}
 	return row.Seq, nil
@@ -330,7 +428,7 @@ func (s *Store) Bounds(ctx context.Context) (pruned, head int64, err error) {
 		return b[0], b[1], nil
 	}
 	v := s.Version() // before the read: a commit after it moves it
-	pruned, head, err = bounds(s.r.WithContext(ctx))
+	pruned, head, err = s.bounds(s.r.WithContext(ctx))
 	if err != nil {
 		return 0, 0, fmt.Errorf("store: %w", err)
 	}
@@ -357,7 +455,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 				return fmt.Errorf("seq lock: %w", err)
 			}
 		}
-		pruned, head, err := bounds(tx)
+		pruned, head, err := s.bounds(tx)
 		if err != nil {
 			return err
 		}
@@ -369,8 +467,27 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 		if len(kept) > 0 {
 			top = kept[0] - 1
 		}
+		if s.side != nil {
+			seq, ok, err := s.side.firstDated(before)
+			if err != nil {
+				return err
+			}
+			if ok {
+				top = min(top, seq-1)
+			}
+		}
 		if top <= pruned {
 			return nil
+		}
+		if s.side != nil && s.side.holds(top) {
+			// Rows keyed by a delta log's event (convindex.go's stale and
+			// recovered runs) are not found through agent_event: a scan of
+			// the runs, one row per run.
+			for _, k := range []*runIndex{convRuns, ownerRuns} {
+				if err := tx.Exec("DELETE FROM "+k.table+" WHERE seq <= ?", top).Error; err != nil {
+					return err
+				}
+			}
 		}
 		// Their conversation and owner index entries first, found by the
 		// rows (PostgreSQL has no event_owner).
@@ -395,6 +512,13 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 	s.version.Add(1) // pruned_through may have moved (see Bounds)
 	if err != nil {
 		return 0, fmt.Errorf("store: prune: %w", err)
+	}
+	if s.side != nil && pruneTop > 0 {
+		before := s.side.count()
+		if err := s.side.prune(pruneTop); err != nil {
+			s.log.Error("delta_log_prune", "err", err)
+		}
+		n += before - s.side.count()
 	}
 	if n > 0 {
 		s.convIx.forget(pruneTop) // their rows are gone
@@ -434,6 +558,16 @@ func (s *Store) ConversationPruned(ctx context.Context, id string) (int64, error
 			return 0, fmt.Errorf("store: oldest event of %s: %w", id, err)
 		}
 	}
+	if s.side != nil && len(seqs) > 0 {
+		// Or a text delta of the delta log's, older.
+		deltas, err := s.side.bySeqs(seqs, "")
+		if err != nil {
+			return 0, fmt.Errorf("store: oldest event of %s: %w", id, err)
+		}
+		if len(deltas) > 0 && (len(first) == 0 || deltas[0].Seq < first[0].Seq) {
+			return min(pruned, deltas[0].Seq-1), nil
+		}
+	}
 	if len(first) == 0 {
 		return pruned, nil
 	}
@@ -470,6 +604,16 @@ func (s *Store) CursorAt(ctx context.Context, t time.Time) (int64, error) {
 		var row []eventRow
 		if err := db.Select("seq", "created_at").Where("seq >= ?", seq).Order("seq").Limit(1).Find(&row).Error; err != nil {
 			return 0, time.Time{}, false, fmt.Errorf("store: cursor at %s: %w", t, err)
+		}
+		if s.side != nil {
+			// Or a text delta of the delta log's, before it.
+			dseq, date, ok, err := s.side.firstFrom(seq)
+			if err != nil {
+				return 0, time.Time{}, false, fmt.Errorf("store: cursor at %s: %w", t, err)
+			}
+			if ok && (len(row) == 0 || dseq < row[0].Seq) {
+				return dseq, date, true, nil
+			}
 		}
 		if len(row) == 0 {
 			return 0, time.Time{}, false, nil

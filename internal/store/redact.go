@@ -22,7 +22,10 @@ const redactBatch = 500
 // that no content of it stays readable after its delete: its conversation
 // events become "redacted", its created event loses the title, and its
 // other agent events but turn and delete bookkeeping become "redacted".
-func redactConversation(tx *gorm.DB, cid string) error {
+// It returns the seqs of its events that agent_event does not hold: the
+// delta log's, which the writer redacts once tx has committed.
+func redactConversation(tx *gorm.DB, cid string) ([]int64, error) {
+	var side []int64
 	// Its seqs in the conversation index, a batch at a time: the writer
 	// wrote its pending ones with this delete (convindex.go).
 	for after, more := int64(0), true; more; {
@@ -32,30 +35,36 @@ func redactConversation(tx *gorm.DB, cid string) error {
 		)
 		seqs, more, err = convSeqs(tx, cid, after, redactBatch)
 		if err != nil {
-			return fmt.Errorf("redact conversation %s: %w", cid, err)
+			return nil, fmt.Errorf("redact conversation %s: %w", cid, err)
 		}
 		if len(seqs) == 0 {
-			return nil
+			return side, nil
 		}
 		after = seqs[len(seqs)-1]
 		rows, err := redactRows(tx, seqs)
 		if err != nil {
-			return fmt.Errorf("redact conversation %s: %w", cid, err)
+			return nil, fmt.Errorf("redact conversation %s: %w", cid, err)
 		}
+		k := 0 // rows and seqs are both ascending
 		for _, r := range rows {
+			for ; k < len(seqs) && seqs[k] < r.Seq; k++ {
+				side = append(side, seqs[k])
+			}
+			k++
 			p, err := redactedPayload(r.Payload)
 			if err != nil {
-				return fmt.Errorf("redact event %d: %w", r.Seq, err)
+				return nil, fmt.Errorf("redact event %d: %w", r.Seq, err)
 			}
 			if p == r.Payload {
 				continue
 			}
 			if _, err := rawExec(tx, "UPDATE agent_event SET payload = ? WHERE seq = ?", p, r.Seq); err != nil {
-				return fmt.Errorf("redact event %d: %w", r.Seq, err)
+				return nil, fmt.Errorf("redact event %d: %w", r.Seq, err)
 			}
 		}
+		side = append(side, seqs[min(k, len(seqs)):]...)
 	}
-	return nil
+	return side, nil
 }
 
 // redactRows reads the stored events of seqs.

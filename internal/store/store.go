@@ -149,6 +149,12 @@ type Store struct {
 
 	temp *tempState // a temp database's (OpenTemp); nil: a stored one
 
+	// SQLite only: text deltas committed outside SQLite (deltalog.go), and
+	// the highest seq committed to either (the horizon of merged reads).
+	side    *deltaLog
+	path    string // the database file's
+	durable atomic.Int64
+
 	// Owned by the writer goroutine.
 	lastSeq int64  // SQLite only: the highest committed seq
 	owners  owners // conversation owners the writer looked up (owner.go)
@@ -156,6 +162,8 @@ type Store struct {
 	// insertArgs the arguments' slice, reused.
 	insertSQL  []string
 	insertArgs []any
+	sideRecs   []deltaRec
+	sideRedact []int64 // delta log records a delete in the current transaction redacts once it commits
 	stats      writerStats
 }
 
@@ -223,6 +231,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		if s.lock, err = lockDatabase(path); err != nil {
 			return nil, err
 		}
+		s.path = path
 		// A file: URI: '%' and '#' in the path must be escaped.
 		base := "file:" + strings.NewReplacer("%", "%25", "#", "%23").Replace(path) + "?" + sqlitePragmas + extra
 		// The writer never checkpoints: the checkpointer does, beside it.
@@ -357,6 +366,19 @@ const droppedEventIndex = "idx_agent_event_created_at"
 func (s *Store) init(ctx context.Context) error {
 	db := s.w.WithContext(ctx)
 	var convMark, ownerMark int64 // the conversation and owner indexes' watermarks, as the migration left them (SQLite)
+	if !s.postgres {
+		// Before the migration: recovering the indexes reads it.
+		var epoch []string
+		if db.Migrator().HasTable(&metaRow{}) {
+			if err := db.Raw("SELECT value FROM meta WHERE key = ?", metaEpoch).Scan(&epoch).Error; err != nil {
+				return fmt.Errorf("store: epoch: %w", err)
+			}
+		}
+		var err error
+		if s.side, err = openDeltaLog(s.path, strings.Join(epoch, ""), s.log); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+	}
 	tables := func(tx *gorm.DB) error {
 		if err := tx.AutoMigrate(&conversationRow{}, &messageRow{}, &memoryRow{}, &eventRow{}, &metaRow{}, &searchRow{}, &queueRow{}, &pendingRow{}, &elicitRow{}, &responseRow{}, &agentRow{}, &agentVersionRow{}); err != nil {
 			return err
@@ -378,12 +400,12 @@ func (s *Store) init(ctx context.Context) error {
 		if err := tx.Exec("DROP INDEX IF EXISTS " + droppedEventIndex).Error; err != nil {
 			return err
 		}
-		mark, err := migrateConvIndex(tx, s.postgres) // convindex.go
+		mark, err := migrateConvIndex(tx, s.postgres, s.side) // convindex.go
 		if err != nil {
 			return err
 		}
 		convMark = mark
-		if ownerMark, err = migrateOwnerIndex(tx, s.postgres); err != nil { // convindex.go
+		if ownerMark, err = migrateOwnerIndex(tx, s.postgres, s.side); err != nil { // convindex.go
 			return err
 		}
 		if err := initUsers(tx, s.now()); err != nil {
@@ -427,12 +449,34 @@ func (s *Store) init(ctx context.Context) error {
 	s.seqLock = seqLock(s.epoch)
 	_, _ = rand.Read(b[:8])
 	s.instance = hex.EncodeToString(b[:8])
-	seq, err := headSeq(db)
+	seq, err := s.headSeq(db)
 	if err != nil {
 		return fmt.Errorf("store: read seq: %w", err)
 	}
 	s.published = seq
+	s.durable.Store(seq)
 	if !s.postgres {
+		s.side.epoch = s.epoch
+		pruned, _, err := bounds(db)
+		if err != nil {
+			return fmt.Errorf("store: read seq: %w", err)
+		}
+		if err := s.side.prune(pruned); err != nil { // a Prune that stopped between the two
+			s.log.Error("delta_log_prune", "err", err)
+		}
+		if err := s.side.redactOrphans(func(ids []string) (map[string]bool, error) {
+			var have []string
+			if err := db.Raw("SELECT id FROM conversation WHERE id IN ?", ids).Scan(&have).Error; err != nil {
+				return nil, fmt.Errorf("store: delta log: %w", err)
+			}
+			m := make(map[string]bool, len(have))
+			for _, id := range have {
+				m[id] = true
+			}
+			return m, nil
+		}); err != nil {
+			return err
+		}
 		s.lastSeq = seq
 		s.convIx = &convIndex{key: convRuns, mark: convMark, staleSpan: convStaleSpan, markStep: convMarkStep}
 		s.ownerIx = &convIndex{key: ownerRuns, mark: ownerMark, staleSpan: convStaleSpan, markStep: convMarkStep}
@@ -462,6 +506,9 @@ func (s *Store) Close() error {
 
 func (s *Store) closeDBs() error {
 	var errs []error
+	if s.side != nil {
+		errs = append(errs, s.side.close())
+	}
 	if s.ckpt != nil {
 		s.ckpt.close()
 		errs = append(errs, s.ckpt.db.Close())

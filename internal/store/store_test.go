@@ -634,6 +634,7 @@ func TestUnknownTypesDecode(t *testing.T) {
 		if err := s.w.Create(&rows).Error; err != nil {
 			t.Fatal(err)
 		}
+		s.durable.Store(4) // as a commit of the writer's would (deltalog.go)
 		evs := allEvents(t, s)
 		if len(evs) != 4 {
 			t.Fatalf("got %d events, want 4", len(evs))

@@ -126,6 +126,11 @@ func (s *Store) Append(ctx context.Context, recs ...*agent.Record) error {
 // fails with a transient error (see transient) is run again, looking the
 // ids up, so a commit whose answer was lost is not applied twice.
 func (s *Store) commit(batch []*request) {
+	if s.side != nil {
+		if batch = s.commitSide(batch); len(batch) == 0 {
+			return
+		}
+	}
 	evs, err := s.applyRetry(batch, false)
 	if err == nil {
 		s.emit(evs, batch)
@@ -199,6 +204,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 	)
 	err := s.w.WithContext(s.ctx).Transaction(func(tx *gorm.DB) error {
 		evs = evs[:0]
+		s.sideRedact = s.sideRedact[:0]
 		cx = &convTx{ix: s.convIx} // convindex.go
 		ox = &convTx{ix: s.ownerIx}
 		seq := s.lastSeq
@@ -316,6 +322,17 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 	cx.done()
 	ox.done()
 	s.lastSeq = last
+	if s.side != nil {
+		s.durable.Store(last)
+		if len(s.sideRedact) > 0 {
+			// A delete's text deltas in the delta log, now that it is
+			// committed (a crash before this: redactOrphans at open).
+			if err := s.side.redact(s.sideRedact); err != nil {
+				s.log.Error("delta_log_redact", "err", err)
+			}
+			s.sideRedact = s.sideRedact[:0]
+		}
+	}
 	return evs, nil
 }
 
@@ -647,9 +664,11 @@ func (s *Store) applyRows(tx *gorm.DB, rec *agent.Record, seq int64, now time.Ti
 			}
 		case agent.AgentDeleted:
 			if s.temp == nil { // a temp database logs no event to redact
-				if err := redactConversation(tx, cid); err != nil {
+				side, err := redactConversation(tx, cid)
+				if err != nil {
 					return err
 				}
+				s.sideRedact = append(s.sideRedact, side...)
 			}
 			res, err := rawExec(tx, "DELETE FROM conversation WHERE id = ?", cid)
 			if err != nil {
@@ -901,7 +920,16 @@ func bounds(db *gorm.DB) (pruned, head int64, err error) {
 }
 
 // headSeq is the highest seq ever committed, pruned or not.
-func headSeq(db *gorm.DB) (int64, error) {
-	pruned, head, err := bounds(db)
+func (s *Store) headSeq(db *gorm.DB) (int64, error) {
+	pruned, head, err := s.bounds(db)
 	return max(pruned, head), err
+}
+
+// bounds is bounds of the whole log: agent_event's and the delta log's.
+func (s *Store) bounds(db *gorm.DB) (pruned, head int64, err error) {
+	pruned, head, err = bounds(db)
+	if s.side != nil {
+		head = max(head, s.side.head())
+	}
+	return pruned, head, err
 }

@@ -1,0 +1,235 @@
+package store
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// sideFiles lists the delta log's segment files of the store at dir/a.db.
+func sideFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "a.db-deltas", "*.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// eventRows counts agent_event's rows.
+func eventRows(t *testing.T, s *Store) int64 {
+	t.Helper()
+	var n int64
+	if err := s.r.Raw("SELECT COUNT(*) FROM agent_event").Scan(&n).Error; err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestDeltaLogHoldsDeltas: text deltas committed alone go to the delta log,
+// not agent_event, and every read of the log finds them, each once, in seq
+// order, merged with agent_event's events: the whole log in pages of any
+// size or byte bound, a conversation's events, an id's seq, the head.
+func TestDeltaLogHoldsDeltas(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := open(t, "sqlite:"+dir+"/a.db", Options{PageBytes: 700})
+	mustAppend(t, s, createdRec("c1", "one"), createdRec("c2", "two"), userRec("c1", "hi", ""))
+	var last *agent.Record
+	for i := range 30 {
+		last = textRec([]string{"c1", "c2"}[i%2], "tok")
+		mustAppend(t, s, last)
+		if i%7 == 0 {
+			mustAppend(t, s, convRec("c1", &agent.Event{Type: agent.EventToolCall, CallID: "t", Name: "x__y", Arguments: "{}"}))
+		}
+	}
+	if n := eventRows(t, s); n != 3+5 {
+		t.Errorf("agent_event holds %d rows, want the 8 events that are not deltas", n)
+	}
+	if s.side.count() != 30 {
+		t.Errorf("the delta log holds %d records, want 30", s.side.count())
+	}
+	all := seqs(allEvents(t, s))
+	if want := 3 + 5 + 30; len(all) != want || !slices.IsSorted(all) || all[0] != 1 || all[len(all)-1] != int64(want) {
+		t.Fatalf("the whole log reads %v, want 1..%d", all, want)
+	}
+	for _, limit := range []int{1, 2, 5, 7, 100} {
+		var got []int64
+		for after := int64(0); ; {
+			page, err := s.EncodedEvents(t.Context(), agent.EventQuery{After: after, Limit: limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) == 0 {
+				break
+			}
+			for _, e := range page {
+				got = append(got, e.Seq)
+			}
+			after = page[len(page)-1].Seq
+		}
+		if !slices.Equal(got, all) {
+			t.Errorf("in pages of %d (700 bytes at most): %v, want %v", limit, got, all)
+		}
+	}
+	for _, limit := range []int{0, 1, 3, 50} {
+		if got, want := readConv(t, s, "c2", limit), wantConvSeqs(t, s, "c2"); !slices.Equal(got, want) || len(want) != 15 {
+			t.Errorf("c2 in pages of %d: %v, want %v (15)", limit, got, want)
+		}
+	}
+	seq, err := s.EventSeq(t.Context(), last.Event.ID)
+	if err != nil || seq != last.Event.Seq {
+		t.Errorf("EventSeq of the last delta: %d, %v; want %d", seq, err, last.Event.Seq)
+	}
+	if _, head, err := s.Bounds(t.Context()); err != nil || head != int64(len(all)) {
+		t.Errorf("Bounds head %d, %v; want %d", head, err, len(all))
+	}
+	if len(sideFiles(t, dir)) != 1 {
+		t.Errorf("segments %v, want one", sideFiles(t, dir))
+	}
+}
+
+// TestDeltaLogCutsUnfinishedCommit: a commit whose last frame did not reach
+// the file (a crash mid-write) is cut whole at open, and the seqs go on
+// from the last whole commit.
+func TestDeltaLogCutsUnfinishedCommit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dsn := "sqlite:" + dir + "/a.db"
+	s, err := Open(t.Context(), dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, createdRec("c1", "one"))
+	mustAppend(t, s, textRec("c1", "a"))
+	mustAppend(t, s, textRec("c1", "b"), textRec("c1", "c")) // one request: one commit of two frames
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	file := sideFiles(t, dir)[0]
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last frame (the commit's end) torn: the commit's first frame is
+	// whole but must go too.
+	if err := os.WriteFile(file, b[:len(b)-5], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, dsn, Options{})
+	if got := seqs(allEvents(t, s)); !slices.Equal(got, []int64{1, 2}) {
+		t.Errorf("after the torn commit the log reads %v, want [1 2]", got)
+	}
+	mustAppend(t, s, textRec("c1", "d"))
+	if got := seqs(allEvents(t, s)); !slices.Equal(got, []int64{1, 2, 3}) {
+		t.Errorf("after a new delta the log reads %v, want [1 2 3]", got)
+	}
+	if got := readConv(t, s, "c1", 0); !slices.Equal(got, []int64{2, 3}) {
+		t.Errorf("c1 reads %v, want [2 3]", got)
+	}
+}
+
+// TestDeltaLogRedactsAfterCrash: a conversation deleted in SQLite whose
+// deltas were not rewritten yet (a crash between the two) has them
+// redacted at open; a redaction torn mid-write is finished at open.
+func TestDeltaLogRedactsAfterCrash(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dsn := "sqlite:" + dir + "/a.db"
+	s, err := Open(t.Context(), dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, createdRec("gone", "g"), createdRec("kept", "k"))
+	mustAppend(t, s, textRec("gone", "secret-one"))
+	mustAppend(t, s, textRec("kept", "visible"))
+	mustAppend(t, s, textRec("kept", "secret-two"))
+	// The delete's SQLite side alone.
+	if err := s.w.Exec("DELETE FROM conversation WHERE id = ?", "gone").Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A redaction of kept's last delta torn: its payload half rewritten.
+	file := sideFiles(t, dir)[0]
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.LastIndex(string(b), "secret-two")
+	copy(b[i:], "XXXXX")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, dsn, Options{})
+	evs := allEvents(t, s)
+	if len(evs) != 5 {
+		t.Fatalf("the log reads %d events, want 5", len(evs))
+	}
+	for _, ev := range evs {
+		j, err := ev.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(j), "secret") || strings.Contains(string(j), "XXXXX") {
+			t.Errorf("seq %d still says %s", ev.Seq, j)
+		}
+	}
+	if e := evs[3].Event; e == nil || e.Text != "visible" {
+		t.Errorf("kept's first delta reads %+v, want its text", evs[3].Event)
+	}
+	for _, k := range []int{2, 4} {
+		if e := evs[k].Event; e == nil || e.Type != EventRedacted {
+			t.Errorf("seq %d reads %+v, want it redacted", evs[k].Seq, evs[k].Event)
+		}
+	}
+}
+
+// TestDeltaLogPrune: Prune deletes the delta log's old records with
+// agent_event's (whole segments as files), counts them, and a cursor below
+// them is told they are gone.
+func TestDeltaLogPrune(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	clk := newClock()
+	s := open(t, "sqlite:"+dir+"/a.db", Options{Now: clk.now})
+	mustAppend(t, s, createdRec("c1", "one"))
+	// Fill more than one segment with old deltas.
+	big := strings.Repeat("x", 64<<10)
+	for range deltaSegMax/(64<<10) + 2 {
+		mustAppend(t, s, textRec("c1", big))
+	}
+	old := s.side.head()
+	if n := len(sideFiles(t, dir)); n < 2 {
+		t.Fatalf("%d segments, want at least 2", n)
+	}
+	clk.advance(time.Hour)
+	cut := clk.now()
+	mustAppend(t, s, textRec("c1", "new"), textRec("c1", "newer"))
+	n, err := s.Prune(t.Context(), cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != old {
+		t.Errorf("Prune deleted %d events, want %d", n, old)
+	}
+	if got := seqs(allEvents(t, s)); !slices.Equal(got, []int64{old + 1, old + 2}) {
+		t.Errorf("after Prune the log reads %v, want [%d %d]", got, old+1, old+2)
+	}
+	if got := readConv(t, s, "c1", 0); !slices.Equal(got, []int64{old + 1, old + 2}) {
+		t.Errorf("after Prune c1 reads %v", got)
+	}
+	if n := len(sideFiles(t, dir)); n != 1 {
+		t.Errorf("%d segments after Prune, want the last one", n)
+	}
+	pruned, _, err := s.Bounds(t.Context())
+	if err != nil || pruned != old {
+		t.Errorf("pruned through %d, %v; want %d", pruned, err, old)
+	}
+}
