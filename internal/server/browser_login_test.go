@@ -13,10 +13,12 @@ import (
 )
 
 // waitAfterSubmit waits until expr is true on the page a form submission
-// leads to; the page may still be the old one, or between the two, when
-// it starts.
+// leads to, once that page is parsed; the page may still be the old one, or
+// between the two, when it starts, and an element the parser has opened
+// may not hold its text yet.
 func waitAfterSubmit(t testing.TB, ctx context.Context, what, expr string) {
 	t.Helper()
+	expr = "document.readyState !== 'loading' && (" + expr + ")"
 	c, cancel := context.WithTimeout(ctx, stepTimeout)
 	defer cancel()
 	for {

@@ -524,8 +524,8 @@ func (l *deltaLog) seqOf(id string) (int64, bool, error) {
 	return 0, false, nil
 }
 
-// header reads the head of record i of seg. l.mu is held.
-func (l *deltaLog) header(seg *deltaSeg, i int) (frameView, error) {
+// frame reads record i of seg: its frame's bytes and offset. l.mu is held.
+func (l *deltaLog) frame(seg *deltaSeg, i int) ([]byte, int64, error) {
 	from := int64(seg.offs[i])
 	to := seg.end
 	if i+1 < len(seg.offs) {
@@ -533,7 +533,16 @@ func (l *deltaLog) header(seg *deltaSeg, i int) (frameView, error) {
 	}
 	b := make([]byte, to-from)
 	if _, err := seg.f.ReadAt(b, from); err != nil {
-		return frameView{}, fmt.Errorf("delta log: read %s: %w", seg.path, err)
+		return nil, from, fmt.Errorf("delta log: read %s: %w", seg.path, err)
+	}
+	return b, from, nil
+}
+
+// header reads the head of record i of seg. l.mu is held.
+func (l *deltaLog) header(seg *deltaSeg, i int) (frameView, error) {
+	b, from, err := l.frame(seg, i)
+	if err != nil {
+		return frameView{}, err
 	}
 	v, _, ok := parseFrame(b)
 	if !ok {
@@ -642,13 +651,8 @@ func (l *deltaLog) redact(seqs []int64) error {
 			if !ok {
 				continue
 			}
-			from := int64(seg.offs[i])
-			to := seg.end
-			if i+1 < len(seg.offs) {
-				to = int64(seg.offs[i+1])
-			}
-			fr := make([]byte, to-from)
-			if _, err := seg.f.ReadAt(fr, from); err != nil {
+			fr, from, err := l.frame(seg, i)
+			if err != nil {
 				return fmt.Errorf("delta log: redact %d: %w", seq, err)
 			}
 			v, _, ok := parseFrame(fr)

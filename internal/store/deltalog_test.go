@@ -21,6 +21,24 @@ func sideFiles(t *testing.T, dir string) []string {
 	return files
 }
 
+// reopenEdited closes s (at dir/a.db), changes its only segment file with
+// edit, and opens it again.
+func reopenEdited(t *testing.T, s *Store, dir string, edit func([]byte) []byte) *Store {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	file := sideFiles(t, dir)[0]
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, edit(b), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return open(t, "sqlite:"+dir+"/a.db", Options{})
+}
+
 // eventRows counts agent_event's rows.
 func eventRows(t *testing.T, s *Store) int64 {
 	t.Helper()
@@ -108,20 +126,9 @@ func TestDeltaLogCutsUnfinishedCommit(t *testing.T) {
 	mustAppend(t, s, createdRec("c1", "one"))
 	mustAppend(t, s, textRec("c1", "a"))
 	mustAppend(t, s, textRec("c1", "b"), textRec("c1", "c")) // one request: one commit of two frames
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	file := sideFiles(t, dir)[0]
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The last frame (the commit's end) torn: the commit's first frame is
 	// whole but must go too.
-	if err := os.WriteFile(file, b[:len(b)-5], 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s = open(t, dsn, Options{})
+	s = reopenEdited(t, s, dir, func(b []byte) []byte { return b[:len(b)-5] })
 	if got := seqs(allEvents(t, s)); !slices.Equal(got, []int64{1, 2}) {
 		t.Errorf("after the torn commit the log reads %v, want [1 2]", got)
 	}
@@ -153,21 +160,11 @@ func TestDeltaLogRedactsAfterCrash(t *testing.T) {
 	if err := s.w.Exec("DELETE FROM conversation WHERE id = ?", "gone").Error; err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
 	// A redaction of kept's last delta torn: its payload half rewritten.
-	file := sideFiles(t, dir)[0]
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := strings.LastIndex(string(b), "secret-two")
-	copy(b[i:], "XXXXX")
-	if err := os.WriteFile(file, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s = open(t, dsn, Options{})
+	s = reopenEdited(t, s, dir, func(b []byte) []byte {
+		copy(b[strings.LastIndex(string(b), "secret-two"):], "XXXXX")
+		return b
+	})
 	evs := allEvents(t, s)
 	if len(evs) != 5 {
 		t.Fatalf("the log reads %d events, want 5", len(evs))
