@@ -53,21 +53,36 @@ type wireCodec struct {
 	// document in one pass: what the hand-written decoders did.
 	wide    reflect.Type
 	wideTyp int // the "type" key's field in wide, or -1
+	// plans holds, for each type this version knows, the fields its
+	// values carry, in order, so encoding one looks its type up once
+	// instead of once per field; unknown holds those of any other type.
+	plans   map[string][]planField
+	unknown []planField
+}
+
+// planField is a field a type carries, and whether it is omitted when
+// empty.
+type planField struct {
+	f    *wireField
+	omit bool
 }
 
 var (
 	codecMu sync.Mutex
-	codecs  = map[reflect.Type]*wireCodec{}
+	codecs  sync.Map // reflect.Type → *wireCodec; built under codecMu
 )
 
 var timeType = reflect.TypeOf(time.Time{})
 
 // codecOf returns the codec of struct type t, built once from its tags.
 func codecOf(t reflect.Type) *wireCodec {
+	if c, ok := codecs.Load(t); ok {
+		return c.(*wireCodec)
+	}
 	codecMu.Lock()
 	defer codecMu.Unlock()
-	if c := codecs[t]; c != nil {
-		return c
+	if c, ok := codecs.Load(t); ok {
+		return c.(*wireCodec)
 	}
 	c := &wireCodec{typeIdx: -1, rawIdx: -1, known: map[string]bool{}}
 	keys := map[string]int{}
@@ -134,8 +149,41 @@ func codecOf(t reflect.Type) *wireCodec {
 		wide = append(wide, reflect.StructField{Name: fmt.Sprintf("F%d", f.wide), Type: typ, Tag: reflect.StructTag(`json:"` + f.key + `"`)})
 	}
 	c.wide = reflect.StructOf(wide)
-	codecs[t] = c
+	c.plans = map[string][]planField{}
+	for typ := range c.known {
+		c.plans[typ] = c.plan(typ, true)
+	}
+	if c.typeIdx < 0 {
+		c.plans[""] = c.plan("", true)
+	}
+	c.unknown = c.plan("", false)
+	codecs.Store(t, c)
 	return c
+}
+
+// plan lists the fields a value of type typ carries (see carried).
+func (c *wireCodec) plan(typ string, known bool) []planField {
+	var p []planField
+	for i := range c.fields {
+		f := &c.fields[i]
+		if carried, omit := f.carried(typ, known); carried {
+			p = append(p, planField{f, omit})
+		}
+	}
+	return p
+}
+
+// planOf returns the fields v carries, and whether its type is one this
+// version knows.
+func (c *wireCodec) planOf(v reflect.Value) ([]planField, bool) {
+	typ := ""
+	if c.typeIdx >= 0 {
+		typ = v.Field(c.typeIdx).String()
+	}
+	if p, ok := c.plans[typ]; ok {
+		return p, true
+	}
+	return c.unknown, false
 }
 
 // carried reports whether a value of type typ carries f, and whether f is
@@ -169,24 +217,29 @@ func (c *wireCodec) typeOf(v reflect.Value) (string, bool) {
 
 // encodeWire writes v (a wire struct) as JSON.
 func encodeWire(v any) ([]byte, error) {
-	rv := reflect.ValueOf(v)
+	var buf bytes.Buffer
+	buf.Grow(192)
+	if err := appendWire(&buf, reflect.ValueOf(v)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// appendWire writes rv (a wire struct) as JSON to buf; an inner event of
+// a type this version knows is written into the same buffer.
+func appendWire(buf *bytes.Buffer, rv reflect.Value) error {
 	c := codecOf(rv.Type())
-	typ, known := c.typeOf(rv)
+	plan, known := c.planOf(rv)
 	if !known && c.rawIdx >= 0 {
 		if raw := rv.Field(c.rawIdx).Bytes(); len(raw) > 0 {
-			return raw, nil
+			buf.Write(raw)
+			return nil
 		}
 	}
-	var buf bytes.Buffer
-	buf.Grow(128)
 	buf.WriteByte('{')
 	first := true
-	for i := range c.fields {
-		f := &c.fields[i]
-		carried, omit := f.carried(typ, known)
-		if !carried {
-			continue
-		}
+	for _, pf := range plan {
+		f, omit := pf.f, pf.omit
 		fv := rv.Field(f.index)
 		if omit && isEmpty(fv) {
 			continue
@@ -201,7 +254,7 @@ func encodeWire(v any) ([]byte, error) {
 		switch {
 		case f.time:
 			buf.WriteByte('"')
-			buf.WriteString(FormatTime(fv.Interface().(time.Time)))
+			buf.Write(appendTime(buf.AvailableBuffer(), fv.Interface().(time.Time)))
 			buf.WriteByte('"')
 		case f.kind == reflect.Slice && fv.IsNil():
 			buf.WriteString("[]")
@@ -213,11 +266,9 @@ func encodeWire(v any) ([]byte, error) {
 			// The inner event of an AllEvent, of a type this version
 			// knows: its codec's output as json.Marshal would write it
 			// (see Encode), without json.Marshal's pass over it.
-			b, err := encodeWire(fv.Elem().Interface())
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f.key, err)
+			if err := appendWire(buf, fv.Elem()); err != nil {
+				return fmt.Errorf("%s: %w", f.key, err)
 			}
-			buf.Write(b)
 		case f.str && plainString(fv.String()):
 			buf.WriteByte('"')
 			buf.WriteString(fv.String())
@@ -225,13 +276,13 @@ func encodeWire(v any) ([]byte, error) {
 		default:
 			b, err := json.Marshal(fv.Interface())
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f.key, err)
+				return fmt.Errorf("%s: %w", f.key, err)
 			}
 			buf.Write(b)
 		}
 	}
 	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return nil
 }
 
 var (

@@ -786,8 +786,11 @@ func mergeLogs(a, b []agent.Encoded, through int64) []agent.Encoded {
 // and answers them; it returns the others, for a transaction. If the
 // append fails, every request goes to the transaction.
 func (s *Store) commitSide(batch []*request) []*request {
-	var side, rest []*request
-	room := map[string]int{} // this commit's deferred entries, by conversation and by owner ("\x00" + owner)
+	side, rest := s.sideReqs[:0], s.sideRest[:0]
+	defer func() { clear(side); s.sideReqs = side[:0] }()
+	room := &s.sideRoom
+	clear(room.conv)
+	clear(room.owner)
 	for _, r := range batch {
 		if s.sideable(r, room) {
 			side = append(side, r)
@@ -796,31 +799,50 @@ func (s *Store) commitSide(batch []*request) []*request {
 		}
 	}
 	if len(side) == 0 {
+		clear(rest)
+		s.sideRest = rest[:0]
 		return batch
 	}
 	evs, err := s.applySide(side)
 	if err != nil {
 		s.log.Error("delta_log_append", "err", err)
+		clear(rest)
+		s.sideRest = rest[:0]
 		return batch
 	}
 	s.emit(evs, side)
 	for _, r := range side {
 		r.done <- nil
 	}
+	s.sideRest = rest[:0] // its requests stay referenced until the next commit clears it
 	return rest
+}
+
+// sideRoom counts a commit's deferred index entries (see sideable), by
+// conversation and by owner; the writer reuses its maps from commit to
+// commit.
+type sideRoom struct {
+	conv, owner map[string]int
+}
+
+func (r *sideRoom) add(cid, owner string, n int) {
+	if r.conv == nil {
+		r.conv, r.owner = map[string]int{}, map[string]int{}
+	}
+	r.conv[cid] += n
+	if owner != "" {
+		r.owner[owner] += n
+	}
 }
 
 // sideable reports whether every record of r is a text delta alone whose
 // owner the writer knows and whose index entries can wait (convIndex), and
 // counts them in room if so.
-func (s *Store) sideable(r *request, room map[string]int) bool {
+func (s *Store) sideable(r *request, room *sideRoom) bool {
 	if !isLight(r) {
 		return false
 	}
-	var mine map[string]int // r's own, until r is taken
-	if len(r.recs) > 1 {
-		mine = map[string]int{}
-	}
+	var mine sideRoom // r's own, until r is taken; only if r has several records
 	for _, rec := range r.recs {
 		cid := rec.Event.ConversationID
 		if !isDelta(rec) || cid == "" || !textOK(rec.Event.ID) || len(rec.Event.ID) > 0xffff || len(cid) > 0xffff {
@@ -830,24 +852,26 @@ func (s *Store) sideable(r *request, room map[string]int) bool {
 		if !ok {
 			return false
 		}
-		if len(s.convIx.stored(cid))+room[cid]+mine[cid] >= convPendingMax-2 {
+		if len(s.convIx.stored(cid))+room.conv[cid]+mine.conv[cid] >= convPendingMax-2 {
 			return false
 		}
-		if owner != "" && len(s.ownerIx.stored(owner))+room["\x00"+owner]+mine["\x00"+owner] >= convPendingMax-2 {
+		if owner != "" && len(s.ownerIx.stored(owner))+room.owner[owner]+mine.owner[owner] >= convPendingMax-2 {
 			return false
 		}
-		if mine != nil {
-			mine[cid]++
-			if owner != "" {
-				mine["\x00"+owner]++
-			}
+		if len(r.recs) > 1 {
+			mine.add(cid, owner, 1)
 		}
 	}
-	for _, rec := range r.recs {
-		room[rec.Event.ConversationID]++
-		if o := s.owners[rec.Event.ConversationID]; o != "" {
-			room["\x00"+o]++
-		}
+	if len(r.recs) == 1 {
+		cid := r.recs[0].Event.ConversationID
+		room.add(cid, s.owners[cid], 1)
+		return true
+	}
+	for cid, n := range mine.conv {
+		room.add(cid, "", n) // makes room's maps
+	}
+	for owner, n := range mine.owner {
+		room.owner[owner] += n
 	}
 	return true
 }
@@ -862,10 +886,9 @@ func (s *Store) applySide(batch []*request) ([]agent.Encoded, error) {
 	cx, ox := &convTx{ix: s.convIx}, &convTx{ix: s.ownerIx}
 	recs := s.sideRecs[:0]
 	defer func() { clear(recs); s.sideRecs = recs[:0] }() // no payload kept alive
-	var (
-		evs  []agent.Encoded
-		seen map[string]int64
-	)
+	var evs []agent.Encoded
+	seen := s.sideSeen
+	clear(seen)
 	undo := func(err error) ([]agent.Encoded, error) {
 		for _, r := range batch {
 			for _, rec := range r.recs {
@@ -907,7 +930,8 @@ func (s *Store) applySide(batch []*request) ([]agent.Encoded, error) {
 			recs = append(recs, deltaRec{seq: seq, created: now, conv: ev.ConversationID, owner: owner, id: ev.ID, json: enc.JSON})
 			evs = append(evs, enc)
 			if seen == nil {
-				seen = make(map[string]int64, 8)
+				seen = make(map[string]int64, 64)
+				s.sideSeen = seen
 			}
 			seen[ev.ID] = seq
 		}

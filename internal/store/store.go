@@ -163,7 +163,11 @@ type Store struct {
 	insertSQL  []string
 	insertArgs []any
 	sideRecs   []deltaRec
-	sideRedact []int64 // delta log records a delete in the current transaction redacts once it commits
+	sideRoom   sideRoom         // commitSide's, reused
+	sideReqs   []*request       // commitSide's, reused
+	sideRest   []*request       // commitSide's, reused
+	sideSeen   map[string]int64 // applySide's, reused
+	sideRedact []int64          // delta log records a delete in the current transaction redacts once it commits
 	stats      writerStats
 }
 
