@@ -440,6 +440,7 @@ func (b *bench) mix(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	b.heap("mix") // what the process allocated in all, in its alloc_space
 	cores := float64(numCPU())
 	pct := func(r loadResult) float64 { return 100 * r.cpu.Seconds() / (r.wall.Seconds() * cores) }
 	pctSelf := func(r loadResult) float64 { return 100 * r.selfCPU.Seconds() / (r.wall.Seconds() * cores) }

@@ -121,6 +121,7 @@ type longTurn struct {
 	conv    agent.Conversation
 	resp    *http.Response
 	restart func() *proc // the binary again, on the same address and database
+	db      string       // the SQLite database's path
 }
 
 func startLongTurn(t *testing.T) longTurn {
@@ -130,7 +131,7 @@ func startLongTurn(t *testing.T) longTurn {
 	db := filepath.Join(t.TempDir(), "agentik.db")
 	addr := freeAddr(t)
 	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}
-	lt := longTurn{p: start(t, addr, db, env...), fake: fake}
+	lt := longTurn{p: start(t, addr, db, env...), fake: fake, db: db}
 	lt.restart = func() *proc { return start(t, addr, db, env...) }
 	postJSON(t, lt.p.url("/agentik/conversations"), `{}`, &lt.conv)
 	resp, err := http.Post(lt.p.url("/agentik/conversations/"+lt.conv.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"talk"}]}`))
@@ -198,6 +199,18 @@ func TestKill9MidTurn(t *testing.T) {
 		if !stored[seq] {
 			t.Errorf("event %s was delivered before the kill but is not in the log", seq)
 		}
+	}
+	// Once each and in order, though the deltas were in the delta log
+	// beside the database and the rest in it (internal/store/deltalog.go).
+	ids := map[string]bool{}
+	for i, e := range page.Events {
+		if ids[e.ID] || (i > 0 && e.Seq <= page.Events[i-1].Seq) {
+			t.Fatalf("event %d (seq %d, id %s) is repeated or out of order", i, e.Seq, e.ID)
+		}
+		ids[e.ID] = true
+	}
+	if segs, _ := filepath.Glob(lt.db + "-deltas/*.log"); len(segs) == 0 {
+		t.Error("no delta log beside the database: the streamed text did not take the path under test")
 	}
 	n := len(page.Events)
 	if n < 3 || page.Events[n-1].Event.Type != agent.EventEnd || page.Events[n-2].Event.Type != agent.EventError {

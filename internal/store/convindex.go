@@ -100,6 +100,30 @@ type convIndex struct {
 	staleSpan, markStep int64
 }
 
+// deferEntry is one index entry the delta log's commit defers: seq under
+// key (a conversation id, or an owner).
+type deferEntry struct {
+	key string
+	seq int64
+}
+
+// deferAll adds entries, in seq order, to the pending ones, under one lock:
+// the delta log's commit (applySide), whose room sideable checked, so no
+// entry is written now.
+func (ix *convIndex) deferAll(entries []deferEntry) {
+	if ix == nil || len(entries) == 0 {
+		return
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.pending == nil {
+		ix.pending = make(map[string][]int64)
+	}
+	for _, e := range entries {
+		ix.pending[e.key] = append(ix.pending[e.key], e.seq)
+	}
+}
+
 // pendingAfter returns a copy of conversation cid's pending seqs above
 // after.
 func (ix *convIndex) pendingAfter(cid string, after int64) []int64 {

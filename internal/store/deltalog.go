@@ -883,10 +883,18 @@ func (s *Store) sideable(r *request, room *sideRoom) bool {
 func (s *Store) applySide(batch []*request) ([]agent.Encoded, error) {
 	now := s.now()
 	seq := s.lastSeq
-	cx, ox := &convTx{ix: s.convIx}, &convTx{ix: s.ownerIx}
-	recs := s.sideRecs[:0]
-	defer func() { clear(recs); s.sideRecs = recs[:0] }() // no payload kept alive
-	var evs []agent.Encoded
+	recs, byConv, byOwner := s.sideRecs[:0], s.sideConv[:0], s.sideOwner[:0]
+	defer func() { // no payload nor id kept alive
+		clear(recs)
+		clear(byConv)
+		clear(byOwner)
+		s.sideRecs, s.sideConv, s.sideOwner = recs[:0], byConv[:0], byOwner[:0]
+	}()
+	n := 0
+	for _, r := range batch {
+		n += len(r.recs)
+	}
+	evs := make([]agent.Encoded, 0, n)
 	seen := s.sideSeen
 	clear(seen)
 	undo := func(err error) ([]agent.Encoded, error) {
@@ -918,14 +926,10 @@ func (s *Store) applySide(batch []*request) ([]agent.Encoded, error) {
 			}
 			owner := s.owners[ev.ConversationID]
 			ev.Owner, enc.Owner = owner, owner
-			// Deferred (sideable made room): neither touches the database.
-			if err := cx.add(nil, ev.ConversationID, seq, true); err != nil {
-				return undo(err)
-			}
+			// Deferred (sideable made room), once the append succeeds.
+			byConv = append(byConv, deferEntry{ev.ConversationID, seq})
 			if owner != "" {
-				if err := ox.add(nil, owner, seq, true); err != nil {
-					return undo(err)
-				}
+				byOwner = append(byOwner, deferEntry{owner, seq})
 			}
 			recs = append(recs, deltaRec{seq: seq, created: now, conv: ev.ConversationID, owner: owner, id: ev.ID, json: enc.JSON})
 			evs = append(evs, enc)
@@ -939,8 +943,8 @@ func (s *Store) applySide(batch []*request) ([]agent.Encoded, error) {
 	if err := s.side.append(recs); err != nil {
 		return undo(err)
 	}
-	cx.done()
-	ox.done()
+	s.convIx.deferAll(byConv)
+	s.ownerIx.deferAll(byOwner)
 	s.lastSeq = seq
 	s.durable.Store(seq)
 	return evs, nil

@@ -167,6 +167,8 @@ type Store struct {
 	sideReqs   []*request       // commitSide's, reused
 	sideRest   []*request       // commitSide's, reused
 	sideSeen   map[string]int64 // applySide's, reused
+	sideConv   []deferEntry     // applySide's, reused
+	sideOwner  []deferEntry     // applySide's, reused
 	sideRedact []int64          // delta log records a delete in the current transaction redacts once it commits
 	stats      writerStats
 }
