@@ -259,7 +259,7 @@ func BenchmarkEncodeAppendText(b *testing.B) {
 	ev := agent.AllEvent{Kind: agent.KindConversation, ID: agent.NewID(), ConversationID: agent.NewID(), Seq: 123456, Date: date,
 		Event: &agent.Event{Type: agent.EventAppendText, Text: " t17"}}
 	for b.Loop() {
-		if _, err := agent.Encode(ev); err != nil {
+		if _, err := agent.EncodeRef(&ev); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 )
 
 // Encoded is one AllEvent as bytes: its JSON, encoded once where the event
@@ -30,7 +31,11 @@ type Encoded struct {
 var eventKey = []byte(`,"event":`)
 
 // Encode encodes ev once, for every hop after it.
-func Encode(ev AllEvent) (Encoded, error) {
+func Encode(ev AllEvent) (Encoded, error) { return EncodeRef(&ev) }
+
+// EncodeRef is Encode of *ev without a copy of it: the store's writer
+// encodes each streamed token's event in place.
+func EncodeRef(ev *AllEvent) (Encoded, error) {
 	var (
 		b   []byte
 		err error
@@ -39,7 +44,8 @@ func Encode(ev AllEvent) (Encoded, error) {
 		// The codec's output is compact and HTML-escaped already (every
 		// part is a number, a date, a plain string or json.Marshal's
 		// output), so json.Marshal's pass over it would change nothing.
-		b, err = ev.MarshalJSON()
+		// It is what MarshalJSON returns.
+		b, err = encodeValue(reflect.ValueOf(ev).Elem())
 	} else {
 		b, err = json.Marshal(ev) // raw JSON of an unknown kind: compacted
 	}

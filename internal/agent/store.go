@@ -18,6 +18,8 @@ type Store interface {
 	// An event whose ID is already stored is skipped (append is idempotent).
 	// A second user message with a client_id already used in the
 	// conversation fails with bad_request and writes nothing of its batch.
+	// It keeps no reference to the recs slice once it returns (a turn
+	// reuses it), only to the records.
 	Append(ctx context.Context, recs ...*Record) error
 
 	// Conversation returns one conversation, or ErrNotFound.

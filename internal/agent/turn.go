@@ -170,8 +170,11 @@ func (t *turn) emitLoop() {
 	linger := time.NewTimer(textLinger)
 	linger.Stop()
 	var p pace
+	var batch []emitItem // reused: Append is done with recs when it returns
+	var recs []*Record
 	for it := range t.items {
-		batch := []emitItem{it}
+		clear(batch)
+		batch = append(batch[:0], it)
 		var wait <-chan time.Time
 		if isText(it) && p.hold(it.at) {
 			linger.Reset(textLinger)
@@ -215,9 +218,10 @@ func (t *turn) emitLoop() {
 		if wait != nil {
 			linger.Stop()
 		}
-		recs := make([]*Record, len(batch))
-		for i, b := range batch {
-			recs[i] = b.rec
+		clear(recs)
+		recs = recs[:0]
+		for _, b := range batch {
+			recs = append(recs, b.rec)
 		}
 		err := t.st.Append(ctx, recs...)
 		if err != nil && t.emitErr == nil {

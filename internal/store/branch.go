@@ -36,7 +36,7 @@ func needsParent(rec *agent.Record) bool {
 // encode re-encodes rec's event (its message gained its parent): the
 // stored row and the bytes published are the same encoding.
 func (s *Store) encode(rec *agent.Record, row eventRow) (eventRow, agent.Encoded, error) {
-	enc, err := agent.Encode(rec.Event)
+	enc, err := agent.EncodeRef(&rec.Event)
 	if err != nil {
 		return row, agent.Encoded{}, agent.Errorf(agent.CodeBadRequest, "event %s: %v", rec.Event.ID, err)
 	}

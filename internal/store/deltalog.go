@@ -920,7 +920,7 @@ func (s *Store) applySide(batch []*request) ([]agent.Encoded, error) {
 				ev.Date = now
 			}
 			setSeq(rec, seq)
-			enc, err := agent.Encode(*ev)
+			enc, err := agent.EncodeRef(ev)
 			if err != nil {
 				return undo(agent.Errorf(agent.CodeBadRequest, "event %s: %v", ev.ID, err))
 			}
