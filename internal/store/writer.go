@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -99,23 +100,37 @@ func (s *Store) Append(ctx context.Context, recs ...*agent.Record) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("store: append: %w", err)
 	}
-	r := &request{recs: recs, done: make(chan error, 1)}
+	r := requests.Get().(*request)
+	r.recs = recs
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
+		putRequest(r)
 		return agent.Errorf(agent.CodeUnavailable, "store: append: the store is closed")
 	}
 	select {
 	case s.reqs <- r:
 	case <-ctx.Done():
 		s.mu.RUnlock()
+		putRequest(r)
 		return fmt.Errorf("store: append: %w", ctx.Err())
 	}
 	s.mu.RUnlock()
-	if err := <-r.done; err != nil {
+	err := <-r.done
+	putRequest(r) // answered: the writer no longer holds it
+	if err != nil {
 		return fmt.Errorf("store: append: %w", err)
 	}
 	return nil
+}
+
+// requests recycles Append's requests (one per streamed token): once its
+// answer is received, the writer holds no reference to a request.
+var requests = sync.Pool{New: func() any { return &request{done: make(chan error, 1)} }}
+
+func putRequest(r *request) {
+	r.recs = nil
+	requests.Put(r)
 }
 
 // commit writes batch in one transaction, optimistically: it does not look
