@@ -118,11 +118,7 @@ func TestDeltaLogHoldsDeltas(t *testing.T) {
 func TestDeltaLogCutsUnfinishedCommit(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	dsn := "sqlite:" + dir + "/a.db"
-	s, err := Open(t.Context(), dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := open(t, "sqlite:"+dir+"/a.db", Options{})
 	mustAppend(t, s, createdRec("c1", "one"))
 	mustAppend(t, s, textRec("c1", "a"))
 	mustAppend(t, s, textRec("c1", "b"), textRec("c1", "c")) // one request: one commit of two frames
@@ -147,11 +143,7 @@ func TestDeltaLogCutsUnfinishedCommit(t *testing.T) {
 func TestDeltaLogRedactsAfterCrash(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	dsn := "sqlite:" + dir + "/a.db"
-	s, err := Open(t.Context(), dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := open(t, "sqlite:"+dir+"/a.db", Options{})
 	mustAppend(t, s, createdRec("gone", "g"), createdRec("kept", "k"))
 	mustAppend(t, s, textRec("gone", "secret-one"))
 	mustAppend(t, s, textRec("kept", "visible"))
