@@ -786,8 +786,7 @@ func mergeLogs(a, b []agent.Encoded, through int64) []agent.Encoded {
 // and answers them; it returns the others, for a transaction. If the
 // append fails, every request goes to the transaction.
 func (s *Store) commitSide(batch []*request) []*request {
-	side, rest := s.sideReqs[:0], s.sideRest[:0]
-	defer func() { clear(side); s.sideReqs = side[:0] }()
+	var side, rest []*request
 	room := &s.sideRoom
 	clear(room.conv)
 	clear(room.owner)
@@ -799,22 +798,17 @@ func (s *Store) commitSide(batch []*request) []*request {
 		}
 	}
 	if len(side) == 0 {
-		clear(rest)
-		s.sideRest = rest[:0]
 		return batch
 	}
 	evs, err := s.applySide(side)
 	if err != nil {
 		s.log.Error("delta_log_append", "err", err)
-		clear(rest)
-		s.sideRest = rest[:0]
 		return batch
 	}
 	s.emit(evs, side)
 	for _, r := range side {
 		r.done <- nil
 	}
-	s.sideRest = rest[:0] // its requests stay referenced until the next commit clears it
 	return rest
 }
 
@@ -862,16 +856,9 @@ func (s *Store) sideable(r *request, room *sideRoom) bool {
 			mine.add(cid, owner, 1)
 		}
 	}
-	if len(r.recs) == 1 {
-		cid := r.recs[0].Event.ConversationID
+	for _, rec := range r.recs {
+		cid := rec.Event.ConversationID
 		room.add(cid, s.owners[cid], 1)
-		return true
-	}
-	for cid, n := range mine.conv {
-		room.add(cid, "", n) // makes room's maps
-	}
-	for owner, n := range mine.owner {
-		room.owner[owner] += n
 	}
 	return true
 }

@@ -164,8 +164,6 @@ type Store struct {
 	insertArgs []any
 	sideRecs   []deltaRec
 	sideRoom   sideRoom         // commitSide's, reused
-	sideReqs   []*request       // commitSide's, reused
-	sideRest   []*request       // commitSide's, reused
 	sideSeen   map[string]int64 // applySide's, reused
 	sideConv   []deferEntry     // applySide's, reused
 	sideOwner  []deferEntry     // applySide's, reused
