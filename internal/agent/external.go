@@ -33,9 +33,19 @@ func (r *Runner) OpenConversation(ctx context.Context, id string) (c Conversatio
 	if r.IsTemp(id) {
 		return Conversation{}, false, Errorf(CodeNotFound, "conversation %s not found", id)
 	}
-	c, err = r.Conversation(ctx, id)
-	if err == nil || !errors.Is(err, ErrNotFound) {
+	// The permission check comes before any write: an id that is stored
+	// and not the caller's answers not_found here, and nothing is created,
+	// appended or cached for it (a create of someone else's id must not
+	// even be attempted).
+	c, err = r.cfg.Store.Conversation(ctx, id)
+	switch {
+	case err == nil && !Visible(Scope(ctx), c):
+		return Conversation{}, false, errHidden(id)
+	case err == nil:
+		c, err = r.Conversation(ctx, id) // with its live turn state
 		return c, false, err
+	case !errors.Is(err, ErrNotFound):
+		return Conversation{}, false, err
 	}
 	c, err = r.createConversation(ctx, id, "", false, Settings{})
 	if err == nil {

@@ -94,6 +94,9 @@ type deltaLog struct {
 	// At open: the conversations of records not redacted, for
 	// redactOrphans.
 	openConvs map[string][]int64
+	// fix: the owners of records whose frame names a wrong one
+	// (event_owner_fix, owner.go's repairOwners); read under mu.
+	fix map[int64]string
 }
 
 // openDeltaLog opens (or creates) the delta log of the database at path,
@@ -484,11 +487,17 @@ func (l *deltaLog) readSpan(out []agent.Encoded, sp span, owner string, limit in
 			return out, fmt.Errorf("delta log: %s: bad frame at %d", seg.path, to-int64(len(b)))
 		}
 		b = b[n:]
-		if owner != "" && v.owner != owner {
+		o := v.owner
+		if len(l.fix) > 0 {
+			if f, ok := l.fix[v.seq]; ok {
+				o = f
+			}
+		}
+		if owner != "" && o != owner {
 			continue
 		}
 		e := agent.StoredEvent(v.seq, v.id, agent.KindConversation, v.conv, v.payload)
-		e.Owner = v.owner
+		e.Owner = o
 		out = append(out, e)
 		if limit > 0 && len(out) >= limit {
 			break

@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 
 	"gorm.io/gorm"
 
@@ -23,7 +25,10 @@ import (
 const ownersMax = 1 << 16
 
 // owners maps conversation ids to their owners; only the writer goroutine
-// uses it.
+// uses it. It holds only owners of committed rows: what a transaction
+// learns waits in Store.ownersTx until that transaction commits, so a
+// rolled-back create (say, of an id that is someone else's) leaves no
+// trace that later events of the conversation would take their owner from.
 type owners map[string]string
 
 // own sets the owner of rec's event on its row, its encoding and the
@@ -42,6 +47,10 @@ func (s *Store) own(tx *gorm.DB, rec *agent.Record, row *eventRow, enc *agent.En
 		}
 		s.remember(cid, owner)
 	default:
+		if o, ok := s.ownersTx[cid]; ok {
+			owner = o
+			break
+		}
 		if o, ok := s.owners[cid]; ok {
 			owner = o
 			break
@@ -62,9 +71,171 @@ func (s *Store) own(tx *gorm.DB, rec *agent.Record, row *eventRow, enc *agent.En
 	return nil
 }
 
+// remember notes cid's owner for the transaction being applied; keepOwners
+// makes it known to later transactions once that one has committed.
 func (s *Store) remember(cid, owner string) {
-	if s.owners == nil || len(s.owners) >= ownersMax {
-		s.owners = make(owners, 64)
+	if s.ownersTx == nil {
+		s.ownersTx = make(owners, 8)
 	}
-	s.owners[cid] = owner
+	s.ownersTx[cid] = owner
+}
+
+// keepOwners moves what the committed transaction learnt into the writer's
+// map; dropOwners forgets what a failed one learnt.
+func (s *Store) keepOwners() {
+	for cid, owner := range s.ownersTx {
+		if s.owners == nil || len(s.owners) >= ownersMax {
+			s.owners = make(owners, 64)
+		}
+		s.owners[cid] = owner
+	}
+	clear(s.ownersTx)
+}
+
+func (s *Store) dropOwners() { clear(s.ownersTx) }
+
+// metaOwnersRepaired marks a database whose events' owners were checked
+// against their conversations (repairOwners).
+const metaOwnersRepaired = "owners_repaired"
+
+// repairOwners gives every stored event the owner of its conversation,
+// once per database. Before the writer kept owners only after commit, a
+// refused create of another user's conversation id left the caller as the
+// owner of that conversation's later events (their rows, their delta log
+// records and the owner index). Rows are updated; a delta log record,
+// which is never rewritten for this, gets an entry in event_owner_fix that
+// its reads apply; on SQLite the owner index is then written anew. It
+// returns the owner index's new watermark, or mark when nothing changed.
+func repairOwners(tx *gorm.DB, postgres bool, side *deltaLog, mark int64) (int64, error) {
+	if err := tx.Exec("CREATE TABLE IF NOT EXISTS event_owner_fix (seq BIGINT PRIMARY KEY, owner TEXT NOT NULL)").Error; err != nil {
+		return 0, err
+	}
+	if side != nil {
+		if err := side.loadFixes(tx); err != nil {
+			return 0, err
+		}
+	}
+	var done []string
+	if err := tx.Raw("SELECT value FROM meta WHERE key = ?", metaOwnersRepaired).Scan(&done).Error; err != nil {
+		return 0, err
+	}
+	if len(done) > 0 {
+		return mark, nil
+	}
+	res := tx.Exec(`UPDATE agent_event SET owner = (SELECT c.owner FROM conversation c WHERE c.id = agent_event.conversation_id)
+		WHERE conversation_id IS NOT NULL AND EXISTS (SELECT 1 FROM conversation c
+			WHERE c.id = agent_event.conversation_id AND c.owner IS NOT NULL AND c.owner <> '' AND c.owner <> agent_event.owner)`)
+	if res.Error != nil {
+		return 0, fmt.Errorf("repair event owners: %w", res.Error)
+	}
+	changed := res.RowsAffected
+	if side != nil {
+		n, err := side.repairOwners(tx)
+		if err != nil {
+			return 0, fmt.Errorf("repair delta log owners: %w", err)
+		}
+		changed += n
+	}
+	if changed > 0 && !postgres {
+		// The owner index, written anew from the repaired events.
+		if err := tx.Exec("DELETE FROM event_owner").Error; err != nil {
+			return 0, err
+		}
+		if err := tx.Exec("INSERT INTO event_owner (owner, seq) SELECT owner, seq FROM agent_event WHERE owner <> ''").Error; err != nil {
+			return 0, fmt.Errorf("refill event_owner: %w", err)
+		}
+		if err := fillFromSide(tx, ownerRuns, side); err != nil {
+			return 0, err
+		}
+		var head int64
+		if err := tx.Raw("SELECT COALESCE(MAX(seq), 0) FROM agent_event").Scan(&head).Error; err != nil {
+			return 0, err
+		}
+		if side != nil {
+			head = max(head, side.head())
+		}
+		if err := storeMark(tx, ownerRuns, head); err != nil {
+			return 0, err
+		}
+		mark = head
+	}
+	if err := tx.Exec("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+		metaOwnersRepaired, strconv.FormatInt(changed, 10)).Error; err != nil {
+		return 0, err
+	}
+	return mark, nil
+}
+
+// loadFixes reads event_owner_fix: the owners that reads give records in
+// place of the one their frame names (repairOwners).
+func (l *deltaLog) loadFixes(tx *gorm.DB) error {
+	rows, err := tx.Raw("SELECT seq, owner FROM event_owner_fix").Rows()
+	if err != nil {
+		return fmt.Errorf("event_owner_fix: %w", err)
+	}
+	defer rows.Close()
+	fix := map[int64]string{}
+	for rows.Next() {
+		var seq int64
+		var owner string
+		if err := rows.Scan(&seq, &owner); err != nil {
+			return fmt.Errorf("event_owner_fix: %w", err)
+		}
+		fix[seq] = owner
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("event_owner_fix: %w", err)
+	}
+	l.mu.Lock()
+	l.fix = fix
+	l.mu.Unlock()
+	return nil
+}
+
+// repairOwners records in event_owner_fix, and applies to reads, the owner
+// of each record whose frame names another than its conversation's.
+func (l *deltaLog) repairOwners(tx *gorm.DB) (int64, error) {
+	deltas, err := l.read(0, math.MaxInt64, 0, "")
+	if err != nil {
+		return 0, err
+	}
+	byConv := map[string][]int64{} // conversation → indexes into deltas
+	for i, e := range deltas {
+		byConv[e.ConversationID] = append(byConv[e.ConversationID], int64(i))
+	}
+	ids := make([]string, 0, len(byConv))
+	for c := range byConv {
+		ids = append(ids, c)
+	}
+	var n int64
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), idChunk)]
+		ids = ids[len(chunk):]
+		var convs []struct {
+			ID    string
+			Owner string
+		}
+		if err := tx.Raw("SELECT id, owner FROM conversation WHERE id IN ? AND owner IS NOT NULL AND owner <> ''", chunk).Scan(&convs).Error; err != nil {
+			return 0, err
+		}
+		for _, c := range convs {
+			for _, i := range byConv[c.ID] {
+				e := deltas[i]
+				if e.Owner == c.Owner {
+					continue
+				}
+				if err := tx.Exec("INSERT INTO event_owner_fix (seq, owner) VALUES (?, ?) ON CONFLICT (seq) DO UPDATE SET owner = excluded.owner", e.Seq, c.Owner).Error; err != nil {
+					return 0, err
+				}
+				l.mu.Lock()
+				if l.fix == nil {
+					l.fix = map[int64]string{}
+				}
+				l.fix[e.Seq] = c.Owner
+				l.mu.Unlock()
+				n++
+			}
+		}
+	}
+	return n, nil
 }

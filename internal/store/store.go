@@ -158,6 +158,9 @@ type Store struct {
 	// Owned by the writer goroutine.
 	lastSeq int64  // SQLite only: the highest committed seq
 	owners  owners // conversation owners the writer looked up (owner.go)
+	// ownersTx: owners the transaction being applied learnt, kept only
+	// when it commits (owner.go)
+	ownersTx owners
 	// insertSQL[n] is the SQLite INSERT of n event rows (insertText);
 	// insertArgs the arguments' slice, reused.
 	insertSQL  []string
@@ -410,6 +413,9 @@ func (s *Store) init(ctx context.Context) error {
 		}
 		convMark = mark
 		if ownerMark, err = migrateOwnerIndex(tx, s.postgres, s.side); err != nil { // convindex.go
+			return err
+		}
+		if ownerMark, err = repairOwners(tx, s.postgres, s.side, ownerMark); err != nil { // owner.go
 			return err
 		}
 		if err := initUsers(tx, s.now()); err != nil {

@@ -220,6 +220,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 	err := s.w.WithContext(s.ctx).Transaction(func(tx *gorm.DB) error {
 		evs = evs[:0]
 		s.sideRedact = s.sideRedact[:0]
+		s.dropOwners()             // an earlier attempt's (owner.go)
 		cx = &convTx{ix: s.convIx} // convindex.go
 		ox = &convTx{ix: s.ownerIx}
 		seq := s.lastSeq
@@ -332,8 +333,10 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 		return nil
 	})
 	if err != nil {
+		s.dropOwners()
 		return nil, err
 	}
+	s.keepOwners()
 	cx.done()
 	ox.done()
 	s.lastSeq = last
