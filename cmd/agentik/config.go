@@ -57,6 +57,10 @@ Settings (environment; a flag overrides its variable):
                     AGENTIK_ADMINS           emails that sign in as admins (comma-separated)
                     AGENTIK_OIDC_ADMIN_GROUP a groups claim value that makes an admin
                     AGENTIK_TRUSTED_USER_HEADER a header naming the user, believed only from AGENTIK_TRUSTED_PROXIES
+                    AGENTIK_DRAIN_TIMEOUT    on SIGTERM/SIGINT, how long running turns may finish before the rest
+                                             are left to the next start (or another instance) to continue (default 30s)
+                    AGENTIK_TURN_CONTINUATIONS how many times a turn whose process died is continued from its
+                                             last stored step (default 3; 0: it ends interrupted_by_restart)
                     AGENTIK_DEFAULT_BUDGET   every user's token budget, e.g. 2M/month, 500k/day (default: none;
                                              an admin sets a user's own with PATCH /agentik/users/{id})
   --allowed-hosts   AGENTIK_ALLOWED_HOSTS    extra Host names to accept (comma-separated; loopback always)
@@ -89,6 +93,9 @@ Model (any OpenAI-compatible endpoint):
                     AGENTIK_CONTEXT_WINDOW   the model's context window in tokens (default: what the
                                              endpoint reports, else 8192); longer histories get summarized
                     AGENTIK_SUMMARY_MODEL    model that writes those summaries (default: the chat model)
+                    AGENTIK_MODEL_CONTINUE   how a cut-off answer is continued after a restart: instruction (default,
+                                             any endpoint) or prefix (continue_final_message: vLLM, SGLang, llama.cpp);
+                                             a providers file sets it per provider ("continue")
   With none of them set, agentik uses Ollama if it answers on 127.0.0.1:11434;
   otherwise it starts without a model and sends fail with "unavailable".
   --providers       AGENTIK_PROVIDERS        a providers file (JSON): several endpoints and their models,
@@ -111,7 +118,7 @@ func splitList(s string) []string {
 
 // parseConfig reads the environment, then the flags.
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	c := config{Addr: "127.0.0.1:8080", DB: "sqlite:./agentik.db", EventTTL: app.DefaultEventTTL}
+	c := config{Addr: "127.0.0.1:8080", DB: "sqlite:./agentik.db", EventTTL: app.DefaultEventTTL, DrainTimeout: app.DefaultDrainTimeout}
 	if p := getenv("AGENTIK_PORT"); p != "" {
 		c.Addr = "127.0.0.1:" + p
 	}
@@ -168,6 +175,26 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			return c, fmt.Errorf("AGENTIK_APPROVAL_TIMEOUT must be a duration of 1s or more like 10m (or 0 or off for none), got %q", v)
 		}
 		c.ApprovalTimeout = d
+	}
+	if v := strings.TrimSpace(getenv("AGENTIK_DRAIN_TIMEOUT")); v != "" {
+		d, err := time.ParseDuration(v)
+		if v == "0" {
+			d, err = 0, nil
+		}
+		if err != nil || d < 0 {
+			return c, fmt.Errorf("AGENTIK_DRAIN_TIMEOUT must be a duration like 30s (0: running turns are not waited for), got %q", v)
+		}
+		c.DrainTimeout = d
+	}
+	if v := strings.TrimSpace(getenv("AGENTIK_TURN_CONTINUATIONS")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 100 {
+			return c, fmt.Errorf("AGENTIK_TURN_CONTINUATIONS must be a number from 0 to 100 (0: a turn whose process died is not continued), got %q", v)
+		}
+		c.TurnContinuations = n
+		if n == 0 {
+			c.TurnContinuations = -1
+		}
 	}
 	if v := getenv("AGENTIK_DEFAULT_BUDGET"); v != "" {
 		b, err := agent.ParseBudget(v)

@@ -114,25 +114,44 @@ func postJSON(t testing.TB, url, body string, out any) {
 }
 
 // longTurn is the real binary with the fake model, in the middle of a long
-// streamed answer (2000 tokens, 2 ms apart) read by resp.
+// streamed answer read by resp: the model has streamed its first
+// heldAfter words and holds the rest until hold is closed.
 type longTurn struct {
-	p       *proc
-	fake    *llmtest.Server
-	conv    agent.Conversation
-	resp    *http.Response
-	restart func() *proc // the binary again, on the same address and database
-	db      string       // the SQLite database's path
+	p    *proc
+	fake *llmtest.Server
+	conv agent.Conversation
+	resp *http.Response
+	hold chan struct{}
+	// restart is the binary again, on the same address and database,
+	// with env added to the first start's.
+	restart func(env ...string) *proc
+	db      string // the SQLite database's path
 }
 
-func startLongTurn(t *testing.T) longTurn {
+// heldAfter is how many words of its answer a longTurn's model streams
+// before it holds.
+const heldAfter = 50
+
+// heldText is the text a longTurn's model streamed before it held.
+var heldText = "token" + strings.Repeat(" token", heldAfter-1)
+
+func startLongTurn(t *testing.T, env ...string) longTurn {
 	t.Helper()
 	fake, fakeURL := llmtest.NewHTTPServer(t)
-	fake.Enqueue(llmtest.Reply{Text: strings.Repeat("token ", 2000), Delay: 2 * time.Millisecond})
+	hold := make(chan struct{})
+	t.Cleanup(func() {
+		select {
+		case <-hold:
+		default:
+			close(hold)
+		}
+	})
+	fake.Enqueue(llmtest.Reply{Text: strings.Repeat("token ", 2000), HoldAfter: heldAfter, Hold: hold})
 	db := filepath.Join(t.TempDir(), "agentik.db")
 	addr := freeAddr(t)
-	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}
-	lt := longTurn{p: start(t, addr, db, env...), fake: fake, db: db}
-	lt.restart = func() *proc { return start(t, addr, db, env...) }
+	env = append([]string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}, env...)
+	lt := longTurn{p: start(t, addr, db, env...), fake: fake, db: db, hold: hold}
+	lt.restart = func(more ...string) *proc { return start(t, addr, db, append(env, more...)...) }
 	postJSON(t, lt.p.url("/agentik/conversations"), `{}`, &lt.conv)
 	resp, err := http.Post(lt.p.url("/agentik/conversations/"+lt.conv.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"talk"}]}`))
 	if err != nil {
@@ -143,51 +162,86 @@ func startLongTurn(t *testing.T) longTurn {
 	return lt
 }
 
+// sseText reads an agentik SSE stream until its text is want (or until
+// its end event, when want is ""): the ids of the frames read, the text,
+// and the last id.
+func sseText(t *testing.T, sc *bufio.Scanner, want string) (ids []string, text string, last string) {
+	t.Helper()
+	var b strings.Builder
+	for sc.Scan() {
+		line := sc.Text()
+		if id, ok := strings.CutPrefix(line, "id: "); ok {
+			ids, last = append(ids, id), id
+		}
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			var ev agent.Event
+			if json.Unmarshal([]byte(data), &ev) == nil {
+				if ev.Type == agent.EventAppendText {
+					b.WriteString(ev.Text)
+				}
+				if want == "" && ev.Type == agent.EventEnd {
+					return ids, b.String(), last
+				}
+			}
+			if want != "" && b.String() == want {
+				return ids, b.String(), last
+			}
+		}
+	}
+	t.Fatalf("the stream ended (%v) after %q", sc.Err(), b.String())
+	return nil, "", ""
+}
+
 // TestKill9MidTurn kills the real binary in the middle of a streamed
-// answer, restarts it, and checks that the turn became an
-// interrupted_by_restart error and that every event a client saw before
-// the kill is still in the log.
+// answer and restarts it: the turn is continued (the model asked again
+// with the kept answer) and ends completed with the whole answer; an SSE
+// client that resumes from its last event id sees the rest exactly once;
+// every event a client saw before the kill is still in the log.
 func TestKill9MidTurn(t *testing.T) {
 	t.Parallel()
 	lt := startLongTurn(t)
 	p, c, fake := lt.p, lt.conv, lt.fake
-	resp := lt.resp
-	seen := map[string]bool{} // seq of every frame this client received
-	var saw strings.Builder   // the answer text this client received
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() && len(seen) < 50 {
-		if id, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
-			seen[id] = true
-		}
-		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-			var ev agent.Event
-			if json.Unmarshal([]byte(data), &ev) == nil && ev.Type == agent.EventAppendText {
-				saw.WriteString(ev.Text)
-			}
-		}
-	}
+	ids, saw, last := sseText(t, bufio.NewScanner(lt.resp.Body), heldText)
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = p.cmd.Wait()
 
+	fake.Enqueue(llmtest.Reply{Text: " and the rest."})
 	p = lt.restart()
+	req, _ := http.NewRequest("GET", p.url("/agentik/conversations/"+c.ID+"/events"), nil)
+	req.Header.Set("Last-Event-ID", last)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	more, rest, _ := sseText(t, bufio.NewScanner(resp.Body), "")
+	whole := heldText + " and the rest."
+	if saw+rest != whole {
+		t.Fatalf("the client saw %q then, resuming, %q; want %q once", saw, rest, whole)
+	}
+	seen := map[string]bool{}
+	for _, id := range append(ids, more...) {
+		if seen[id] {
+			t.Fatalf("event %s delivered twice", id)
+		}
+		seen[id] = true
+	}
+	reqs := fake.Requests()
+	msgs := reqs[len(reqs)-1].Messages
+	if n := len(msgs); n < 2 || msgs[n-2].Role != "assistant" || msgs[n-2].Content != heldText {
+		t.Fatalf("the continuation request does not carry the kept answer: %+v", msgs)
+	}
 	var hist struct{ Messages []agent.Message }
 	getJSON(t, p.url("/agentik/conversations/"+c.ID+"/messages"), &hist)
-	last := hist.Messages[len(hist.Messages)-1]
-	if last.Type != agent.MessageError || last.Code != agent.CodeInterruptedByRestart {
-		t.Fatalf("after restart the last message is %+v", last)
-	}
-	// The partial answer the client saw is kept, marked interrupted.
-	partial := hist.Messages[len(hist.Messages)-2]
-	if partial.Type != agent.MessageAssistant || !partial.Interrupted || len(partial.Content) == 0 ||
-		!strings.HasPrefix(partial.Content[0].Body, saw.String()) || saw.Len() == 0 {
-		t.Fatalf("after restart the answer the client saw (%d bytes) is not kept: %+v", saw.Len(), partial)
+	if got := hist.Messages[len(hist.Messages)-1]; got.Type != agent.MessageAssistant || got.Interrupted || got.Content[0].Body != whole {
+		t.Fatalf("after the restart the last message is %+v", got)
 	}
 	var conv agent.Conversation
 	getJSON(t, p.url("/agentik/conversations/"+c.ID), &conv)
 	if conv.Running {
-		t.Error("conversation still running after recovery")
+		t.Error("conversation still running after the continued turn ended")
 	}
 	var page struct{ Events []agent.AllEvent }
 	getJSON(t, p.url("/agentik/conversations/"+c.ID+"/events/replay?limit=1000"), &page)
@@ -197,24 +251,20 @@ func TestKill9MidTurn(t *testing.T) {
 	}
 	for seq := range seen {
 		if !stored[seq] {
-			t.Errorf("event %s was delivered before the kill but is not in the log", seq)
+			t.Errorf("event %s was delivered but is not in the log", seq)
 		}
 	}
 	// Once each and in order, though the deltas were in the delta log
 	// beside the database and the rest in it (internal/store/deltalog.go).
-	ids := map[string]bool{}
+	evIDs := map[string]bool{}
 	for i, e := range page.Events {
-		if ids[e.ID] || (i > 0 && e.Seq <= page.Events[i-1].Seq) {
+		if evIDs[e.ID] || (i > 0 && e.Seq <= page.Events[i-1].Seq) {
 			t.Fatalf("event %d (seq %d, id %s) is repeated or out of order", i, e.Seq, e.ID)
 		}
-		ids[e.ID] = true
+		evIDs[e.ID] = true
 	}
 	if segs, _ := filepath.Glob(lt.db + "-deltas/*.log"); len(segs) == 0 {
 		t.Error("no delta log beside the database: the streamed text did not take the path under test")
-	}
-	n := len(page.Events)
-	if n < 3 || page.Events[n-1].Event.Type != agent.EventEnd || page.Events[n-2].Event.Type != agent.EventError {
-		t.Fatalf("the log does not end with error + end: %d events", n)
 	}
 
 	// The conversation works again.
@@ -246,33 +296,70 @@ func getJSON(t testing.TB, url string, out any) {
 	}
 }
 
-// TestGracefulShutdown sends SIGTERM mid-turn: the turn ends as
-// interrupted and is persisted, and the process exits promptly.
+// TestGracefulShutdown sends SIGTERM while a turn streams: new sends get
+// unavailable with a retry hint, the running turn finishes (the drain)
+// and the process exits. Then, with AGENTIK_DRAIN_TIMEOUT=0, SIGTERM stops
+// a turn mid-answer and the next start continues it to its end.
 func TestGracefulShutdown(t *testing.T) {
 	t.Parallel()
 	lt := startLongTurn(t)
-	p, c, resp := lt.p, lt.conv, lt.resp
-	sc := bufio.NewScanner(resp.Body)
-	for n := 0; sc.Scan() && n < 20; n++ {
-	}
-	began := time.Now()
+	p, c := lt.p, lt.conv
+	sc := bufio.NewScanner(lt.resp.Body)
+	sseText(t, sc, heldText)
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
 	go func() { done <- p.cmd.Wait() }()
+	testwait.For(t, "agentik to begin its shutdown", func() bool { return strings.Contains(p.logs.String(), "msg=shutting_down") })
+	var other agent.Conversation
+	postJSON(t, p.url("/agentik/conversations"), `{}`, &other)
+	resp, err := http.Post(p.url("/agentik/conversations/"+other.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"late"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"unavailable"`) || !strings.Contains(string(body), "again in a few seconds") {
+		t.Fatalf("a send while draining: %d %s", resp.StatusCode, body)
+	}
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatalf("exit: %v\n%s", err, p.logs)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("did not exit within 10 s of SIGTERM")
+		t.Fatalf("exited (%v) before its running turn finished", err)
+	default:
 	}
-	t.Logf("exited %v after SIGTERM", time.Since(began))
+	close(lt.hold)
+	_, rest, _ := sseText(t, sc, "")
+	if err := <-done; err != nil {
+		t.Fatalf("exit: %v\n%s", err, p.logs)
+	}
+	whole := strings.Repeat("token ", 2000)
+	if heldText+rest != whole {
+		t.Fatalf("the drained turn streamed %d bytes, want %d", len(heldText+rest), len(whole))
+	}
+
+	// A drain shorter than the turn: it is continued after the start.
+	lt.fake.Enqueue(llmtest.Reply{Text: "again and again", HoldAfter: 2, Hold: make(chan struct{})})
+	p = lt.restart("AGENTIK_DRAIN_TIMEOUT=0")
+	resp, err = http.Post(p.url("/agentik/conversations/"+c.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"more"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sseText(t, bufio.NewScanner(resp.Body), "again and")
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v\n%s", err, p.logs)
+	}
+	lt.fake.Enqueue(llmtest.Reply{Text: " again."})
 	p = lt.restart()
+	testwait.For(t, "the continued turn to end", func() bool {
+		var conv agent.Conversation
+		getJSON(t, p.url("/agentik/conversations/"+c.ID), &conv)
+		return !conv.Running
+	})
 	var hist struct{ Messages []agent.Message }
 	getJSON(t, p.url("/agentik/conversations/"+c.ID+"/messages"), &hist)
-	if last := hist.Messages[len(hist.Messages)-1]; last.Type != agent.MessageAssistant || !last.Interrupted {
-		t.Fatalf("after SIGTERM the last message is %+v", last)
+	if last := hist.Messages[len(hist.Messages)-1]; last.Type != agent.MessageAssistant || last.Interrupted || last.Content[0].Body != "again and again." {
+		t.Fatalf("after the restart the last message is %+v", last)
 	}
 }
 
@@ -310,6 +397,10 @@ func TestConfig(t *testing.T) {
 		{"bad approval timeout", nil, env("AGENTIK_APPROVAL_TIMEOUT", "ten minutes"), "", "", "AGENTIK_APPROVAL_TIMEOUT"},
 		{"negative approval timeout", nil, env("AGENTIK_APPROVAL_TIMEOUT", "-5m"), "", "", "AGENTIK_APPROVAL_TIMEOUT"},
 		{"tiny approval timeout", nil, env("AGENTIK_APPROVAL_TIMEOUT", "10ms"), "", "", "AGENTIK_APPROVAL_TIMEOUT"},
+		{"bad drain timeout", nil, env("AGENTIK_DRAIN_TIMEOUT", "soon"), "", "", "AGENTIK_DRAIN_TIMEOUT"},
+		{"negative drain timeout", nil, env("AGENTIK_DRAIN_TIMEOUT", "-1s"), "", "", "AGENTIK_DRAIN_TIMEOUT"},
+		{"bad continuations", nil, env("AGENTIK_TURN_CONTINUATIONS", "-1"), "", "", "AGENTIK_TURN_CONTINUATIONS"},
+		{"drain and continuations", nil, env("AGENTIK_DRAIN_TIMEOUT", "0", "AGENTIK_TURN_CONTINUATIONS", "5"), "127.0.0.1:8080", "sqlite:./agentik.db", ""},
 		{"negative answer cap", []string{"--max-answer-bytes", "-1"}, env(), "", "", "max-answer-bytes"},
 		{"bad addr", []string{"--addr", "8080"}, env(), "", "", "host:port"},
 		{"bad webhook url", nil, env("AGENTIK_WEBHOOKS", "http://ok.example/x,ftp://nope", "AGENTIK_WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"), "", "", "AGENTIK_WEBHOOKS"},

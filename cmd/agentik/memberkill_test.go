@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // TestKill9MemberReplay kills the real binary while a member's answer
@@ -56,6 +57,11 @@ func TestKill9MemberReplay(t *testing.T) {
 	_ = tm.p.cmd.Wait()
 
 	p := start(t, tm.p.addr, db, tm.env...)
+	testwait.For(t, "the continued turn to end", func() bool {
+		var c agent.Conversation
+		must(t, tm.admin, "GET", p.url("/agentik/conversations/"+conv.ID), "", &c)
+		return !c.Running
+	})
 	read := func(key string) []agent.AllEvent { // every page, 100 events each
 		var all []agent.AllEvent
 		for after := ""; ; {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // slowTools serves an MCP tool "wait" over streamable HTTP that reports
@@ -36,9 +37,10 @@ func slowTools(t *testing.T) (url string, called chan string) {
 }
 
 // TestKill9MidToolRound kills the real binary while the first of two
-// parallel tool calls runs. After the restart both calls are answered
-// (is_error, saying why) in history, and the next turn's history is one a
-// strict model (OpenAI's pairing rule) accepts.
+// parallel tool calls runs. After the restart neither call is run again:
+// both are answered (is_error, "interrupted by a restart") in history, the
+// continued turn's model call reads them, and the histories sent are ones
+// a strict model (OpenAI's pairing rule) accepts.
 func TestKill9MidToolRound(t *testing.T) {
 	t.Parallel()
 	mcpURL, called := slowTools(t)
@@ -73,7 +75,28 @@ func TestKill9MidToolRound(t *testing.T) {
 	}
 	_ = p.cmd.Wait()
 
+	fake.Enqueue(llmtest.Reply{Text: "decided without them"})
 	p = start(t, addr, db, env...)
+	testwait.For(t, "the continued turn to end", func() bool {
+		var conv agent.Conversation
+		getJSON(t, p.url("/agentik/conversations/"+c.ID), &conv)
+		return !conv.Running
+	})
+	select {
+	case got := <-called:
+		t.Fatalf("the tool call %q running at the kill was run again after the restart", got)
+	default:
+	}
+	reqs := fake.Requests()
+	answered := 0
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if m.Role == "tool" && strings.Contains(m.Content, "interrupted by a restart") {
+			answered++
+		}
+	}
+	if answered != 2 {
+		t.Errorf("the continuation told the model of %d interrupted calls, want 2: %+v", answered, reqs[len(reqs)-1].Messages)
+	}
 	var hist struct{ Messages []agent.Message }
 	getJSON(t, p.url("/agentik/conversations/"+c.ID+"/messages"), &hist)
 	results := map[string]agent.Message{}

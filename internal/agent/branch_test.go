@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/llm"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/testwait"
 )
@@ -268,7 +269,7 @@ func echoScript(req llmtest.Request) llmtest.Reply {
 // ends it and the mark holds). The turn that rebuilt it writes it whole.
 func TestBranchMemoryRebuiltByTheNextTurn(t *testing.T) {
 	t.Parallel()
-	g := newRigWith(t, nil, nil, llmtest.WithScript(echoScript))
+	g := newRigWith(t, nil, func(c *agent.Config, _ llm.Config) { c.Continuations = -1 }, llmtest.WithScript(echoScript))
 	ctx := context.Background()
 	c := g.create(false)
 	for _, q := range []string{"q1", "q2", "q3"} {

@@ -16,7 +16,7 @@ package agent
 
 // Why a call was left without its result.
 const (
-	whyRestart = "the server restarted before this tool call finished; it may or may not have run"
+	whyRestart = "interrupted by a restart: the server restarted while this tool call ran, so it may or may not have run; it was not run again"
 	whyFailed  = "the turn stopped before this tool call's result was saved: "
 	whyNoReply = "no result came for this tool call: the client that was to run it sent none, or the turn that made it stopped"
 )

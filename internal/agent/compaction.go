@@ -565,6 +565,13 @@ func (t *turn) request(mem []ModelMessage, specs []ToolSpec) ChatRequest {
 	req.Messages = t.toolImages(req.Messages)
 	req.Messages = withMemory(req.Messages, t.recall) // memory.go
 	req.ResponseFormat, req.ToolChoice = t.format, t.choice
+	if k := t.cont; k != nil && k.text != "" {
+		// The answer a dead turn was streaming, for the model to go on
+		// from (recovery.go); kept reasoning alone is not continued: the
+		// model reasons again.
+		req.Messages = append(req.Messages, ModelMessage{Role: RoleAssistant, Content: []Content{Text(k.text)}, Reasoning: k.reasoning})
+		req.Continue = true
+	}
 	return req
 }
 

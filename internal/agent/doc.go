@@ -19,7 +19,8 @@
 //   - turn.go, linger.go, calls.go: the life of one turn, from the user's
 //     message to its one end event; how streamed text is paced into
 //     events; every tool call answered before the conversation goes on;
-//   - recovery.go: ending turns whose process died;
+//   - recovery.go: continuing the turns whose process died from their last
+//     stored step (or ending them, past the bound);
 //   - context.go, compaction.go: keeping every model call inside the
 //     model's context window (estimates, the Windows seam, stubs,
 //     summaries, manual Compact);

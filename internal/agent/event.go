@@ -32,6 +32,11 @@ const (
 	// EventMemoryUpdated: a memory tool call of the turn changed a memory
 	// block (memory.go); its tool_result follows.
 	EventMemoryUpdated = "memory_updated"
+	// EventContinued: the turn's process died and this one continues the
+	// turn from its last stored step (recovery.go); Attempt counts the
+	// continuations of the turn. The events after it are more of the same
+	// turn: text continues the answer the events before it began.
+	EventContinued = "continued"
 )
 
 // Event is one step of a conversation: a persisted message or live progress
@@ -86,6 +91,8 @@ type Event struct {
 	Schema    json.RawMessage `wire:"schema,elicitation_request?"`
 	URL       string          `wire:"url,elicitation_request?"`
 	Action    string          `wire:"action,elicitation"`
+	// Attempt numbers a continued event (1: the turn's first).
+	Attempt int `wire:"attempt,continued"`
 
 	Raw json.RawMessage `wire:"-raw"` // a type this version does not know
 }

@@ -64,6 +64,12 @@ type ChatRequest struct {
 	// ToolChoice says whether and which tool the model must call (nil:
 	// auto, the model chooses).
 	ToolChoice *ToolChoice
+	// Continue: the last message is the model's own answer, cut off when
+	// its process died (recovery.go); the model goes on from its last
+	// character, without repeating it. The adapter asks for that as its
+	// provider can: an assistant prefix the model continues, else an
+	// instruction to continue.
+	Continue bool
 }
 
 // Response formats.

@@ -181,7 +181,7 @@ func TestOnBusyInterruptKeepsPartialAnswer(t *testing.T) {
 }
 
 // TestQueuedSendSurvivesRestart: a send queued behind a turn that the
-// shutdown interrupts runs once the server is back.
+// shutdown stops runs once the server is back, after the continued turn.
 func TestQueuedSendSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	g := newRig(t, nil)
@@ -198,6 +198,7 @@ func TestQueuedSendSurvivesRestart(t *testing.T) {
 	}
 	testwait.For(t, "the held reply taken", func() bool { return g.fake.Pending() == 0 }) // it is being streamed
 	g.close()
+	g.fake.Enqueue(llmtest.Reply{Text: "the first, continued"})
 	g.fake.Enqueue(llmtest.Reply{Text: "after the restart"})
 	g.open()
 	waitDrained(t, g.r, c.ID)

@@ -2,13 +2,20 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 )
 
-// Recover ends the turns whose process died: each becomes an error message
-// with code interrupted_by_restart, then error and end events. It runs at
-// start and periodically, for instances that die while others run.
+// Recover takes over the turns whose process died. Each is continued
+// from its last stored step (continueTurn): the answer it was streaming is
+// asked again with what was kept, a tool call it was running is answered
+// with an error saying so, and the model decides. A turn continued
+// Config.Continuations times already (a crash loop), or any turn when
+// continuations are off, ends as before: its streamed answer kept, marked
+// interrupted, its open calls answered, then an interrupted_by_restart
+// error and its end. It runs at start and periodically, for instances
+// that die while others run.
 func (r *Runner) Recover(ctx context.Context) error {
 	if r.cfg.Cluster == nil {
 		return nil
@@ -30,19 +37,29 @@ func (r *Runner) Recover(ctx context.Context) error {
 			}
 			continue // waits for decisions, or resumed
 		}
-		const msg = "the turn stopped without finishing: the server restarted, or could not save its end; send the message again"
-		recs := r.failRecords(c.ID, Errorf(CodeInterruptedByRestart, msg), nil)
+		tail, err := r.tail(ctx, c)
+		if err != nil {
+			r.log.Warn("recover_partial_failed", "conversation_id", c.ID, "err", err)
+			tail = &turnTail{dels: map[string]Event{}}
+		} else if ok, err := r.continueTurn(ctx, c, tail); err != nil || ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		msg := "the turn stopped without finishing: the server restarted, or could not save its end; send the message again"
+		if tail.continued > 0 {
+			msg = fmt.Sprintf("the turn stopped without finishing: the server restarted %d times while it ran, more than a turn is continued after; send the message again", tail.continued+1)
+		}
+		recs := r.failRecords(c.ID, Errorf(CodeInterruptedByRestart, "%s", msg), nil)
 		// The answer clients saw stream is kept, marked interrupted, as an
 		// interrupt keeps it; the calls of a round the dead process ran get
 		// their answer.
-		dels := map[string]Event{} // the turn's delegations, by call id
-		if part, err := r.partial(ctx, c, dels); err != nil {
-			r.log.Warn("recover_partial_failed", "conversation_id", c.ID, "err", err)
-		} else if part != nil {
+		if part := r.partialRecord(c, tail); part != nil {
 			recs = append([]*Record{part}, recs...)
 		}
 		if mem, _, err := r.memory(ctx, r.cfg.Store, c.ID); err == nil {
-			recs = append(r.answerRecordsBy(c.ID, mem, restarted(dels)), recs...)
+			recs = append(r.answerRecordsBy(c.ID, mem, restarted(tail.dels)), recs...)
 		} else {
 			r.log.Warn("recover_memory_failed", "conversation_id", c.ID, "err", err)
 		}
@@ -54,35 +71,116 @@ func (r *Runner) Recover(ctx context.Context) error {
 	return r.recoverQueued(ctx)
 }
 
-// restarted answers the calls a dead turn left open. A delegation's
-// child conversation died with it (Recover ends its turn too, keeping the
-// answer it had streamed, marked interrupted): the result links the child
-// and says so. A remote agent's task is not followed again after a
-// restart: its id was never stored, and the text it streamed before is
-// all that was acknowledged (it is kept in the child).
+// DefaultContinuations is how many times a turn is continued after its
+// process died, unless Config.Continuations says otherwise.
+const DefaultContinuations = 3
+
+// continuations is the bound of continuations per turn (0: none).
+func (r *Runner) continuations() int {
+	switch n := r.cfg.Continuations; {
+	case n < 0:
+		return 0
+	case n == 0:
+		return DefaultContinuations
+	default:
+		return n
+	}
+}
+
+// continueTurn continues conversation c's dead turn, whose stored tail is
+// tail, and reports whether it did (false: the bound is reached, or
+// continuations are off; the caller ends it). The calls its last round
+// left open get an error result saying the server restarted (they are not
+// run again: the model decides), a continued event counts the attempt,
+// and a turn starts on this runner from working memory with the kept
+// answer as the prefix of its first model call (turn.go). A turn whose
+// answer was stored and only its end was lost just ends.
+func (r *Runner) continueTurn(ctx context.Context, c Conversation, tail *turnTail) (bool, error) {
+	if bound := r.continuations(); bound == 0 || tail.continued >= bound || c.Temp {
+		return false, nil
+	}
+	mem, _, err := r.memory(ctx, r.cfg.Store, c.ID)
+	if err != nil {
+		r.log.Warn("recover_memory_failed", "conversation_id", c.ID, "err", err)
+		return false, nil
+	}
+	recs := r.answerRecordsBy(c.ID, mem, restarted(tail.dels))
+	if tail.text == "" && tail.reasoning == "" && len(recs) == 0 && answered(mem) {
+		if err := r.cfg.Store.Append(ctx, r.endRecords(c.ID, nil)...); err != nil {
+			return false, fmt.Errorf("recover %s: %w", c.ID, err)
+		}
+		r.log.Info("turn_recovered", "conversation_id", c.ID, "answered", true)
+		return true, nil
+	}
+	// The turn runs as the conversation's owner, as a delegation does.
+	owner := Principal{UserID: OwnerOf(c), Role: RoleMember}
+	if owner.UserID == LocalUser {
+		owner = Local
+	}
+	t, err := r.claim(WithPrincipal(ctx, owner), r.cfg.Store, c, turnOptions{traced: true, cont: tail}, nil)
+	if err != nil {
+		// Closing: the next start continues it. Busy: a turn of this
+		// runner holds it already.
+		return true, nil
+	}
+	recs = append([]*Record{{Event: r.event(c.ID, Event{Type: EventContinued, Attempt: tail.continued + 1})}}, recs...)
+	if err := r.cfg.Store.Append(ctx, recs...); err != nil {
+		r.release(t)
+		if errors.Is(err, ErrNotFound) {
+			return true, nil // deleted meanwhile
+		}
+		return false, fmt.Errorf("recover %s: %w", c.ID, err)
+	}
+	r.log.Info("turn_continued", "conversation_id", c.ID, "attempt", tail.continued+1, "kept_bytes", len(tail.text)+len(tail.reasoning))
+	_ = r.begin(ctx, t, nil, nil) // nothing to write: it cannot fail
+	return true, nil
+}
+
+// answered reports whether mem ends with the model's answer (no tool
+// calls): a turn that stored it has nothing left to ask.
+func answered(mem []ModelMessage) bool {
+	n := len(mem)
+	return n > 0 && mem[n-1].Role == RoleAssistant && len(mem[n-1].ToolCalls) == 0
+}
+
+// restarted answers the calls a dead turn left open: not run again, the
+// model reads why. A delegation's child conversation died with it: Recover
+// continues (or ends) it on its own, but its answer no longer comes back
+// to this call, so the result links the child and says so. A remote
+// agent's task is not followed again after a restart: its id was never
+// stored, and the text it streamed before is all that was acknowledged
+// (it is kept in the child).
 func restarted(dels map[string]Event) func(ToolCall) Message {
 	return func(c ToolCall) Message {
 		d, ok := dels[c.ID]
 		if !ok {
 			return Message{Result: whyRestart}
 		}
-		return Message{ChildID: d.ChildID, Result: fmt.Sprintf("the server restarted while agent %s worked on this, so its answer is unfinished: what it had answered so far is kept in its conversation %s, marked interrupted; call %s again to have the work redone", d.Agent, d.ChildID, c.Name)}
+		return Message{ChildID: d.ChildID, Result: fmt.Sprintf("interrupted by a restart: the server restarted while agent %s worked on this, so its answer does not come back here; what it answered is in its conversation %s; call %s again to have the work redone", d.Agent, d.ChildID, c.Name)}
 	}
 }
 
-// partialPage is how many events partial reads at a time.
+// partialPage is how many events tail reads at a time.
 const partialPage = 1000
 
-// partial is the record that keeps the answer a dead turn of c streamed
-// after its last stored message (its append_text events, as reasoning or
-// text by the start_* before them), marked interrupted; nil when there is
-// none. It adds the turn's delegation events to dels, by call id.
-func (r *Runner) partial(ctx context.Context, c Conversation, dels map[string]Event) (*Record, error) {
+// turnTail is what a dead turn left after its last stored message: the
+// answer it streamed (its append_text events, as reasoning or text by the
+// start_* before them), the phase it was in, its delegations by call id,
+// and how many times it was continued already.
+type turnTail struct {
+	text, reasoning string
+	phase           string // EventStartReasoning, EventStartResponse or ""
+	continued       int
+	dels            map[string]Event
+}
+
+// tail reads the events of c's dead turn.
+func (r *Runner) tail(ctx context.Context, c Conversation) (*turnTail, error) {
+	t := &turnTail{dels: map[string]Event{}}
 	if c.TurnSeq <= 0 {
-		return nil, nil
+		return t, nil
 	}
 	var text, reasoning strings.Builder
-	phase := ""
 	for after := c.TurnSeq - 1; ; {
 		evs, err := r.cfg.Cluster.Events(ctx, EventQuery{After: after, ConversationID: c.ID, Limit: partialPage})
 		if err != nil {
@@ -96,15 +194,17 @@ func (r *Runner) partial(ctx context.Context, c Conversation, dels map[string]Ev
 			}
 			switch e.Type {
 			case EventDelegation:
-				dels[e.CallID] = *e
+				t.dels[e.CallID] = *e
+			case EventContinued:
+				t.continued++
 			case EventMessage:
 				text.Reset() // stored up to here
 				reasoning.Reset()
-				phase = ""
+				t.phase = ""
 			case EventStartReasoning, EventStartResponse:
-				phase = e.Type
+				t.phase = e.Type
 			case EventAppendText:
-				if phase == EventStartReasoning {
+				if t.phase == EventStartReasoning {
 					reasoning.WriteString(e.Text)
 				} else {
 					text.WriteString(e.Text)
@@ -115,14 +215,21 @@ func (r *Runner) partial(ctx context.Context, c Conversation, dels map[string]Ev
 			break
 		}
 	}
-	if text.Len() == 0 && reasoning.Len() == 0 {
-		return nil, nil
+	t.text, t.reasoning = text.String(), reasoning.String()
+	return t, nil
+}
+
+// partialRecord is the record that keeps the answer a dead turn of c
+// streamed, marked interrupted; nil when there is none.
+func (r *Runner) partialRecord(c Conversation, t *turnTail) *Record {
+	if t.text == "" && t.reasoning == "" {
+		return nil
 	}
-	m := Message{Type: MessageAssistant, ConversationID: c.ID, Reasoning: reasoning.String(), Interrupted: true}
+	m := Message{Type: MessageAssistant, ConversationID: c.ID, Reasoning: t.reasoning, Interrupted: true}
 	answer := ModelMessage{Role: RoleAssistant, Reasoning: m.Reasoning}
-	if text.Len() > 0 {
-		m.Content = []Content{Text(text.String())}
+	if t.text != "" {
+		m.Content = []Content{Text(t.text)}
 		answer.Content = m.Content
 	}
-	return r.messageRecord(m, answer), nil
+	return r.messageRecord(m, answer)
 }

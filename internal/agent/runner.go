@@ -19,7 +19,11 @@ var (
 )
 
 // errClosed answers a send once the runner is closing.
-var errClosed = Errorf(CodeUnavailable, "the server is shutting down; send the message again once it is back")
+var errClosed = Errorf(CodeUnavailable, "the server is shutting down; send the message again in a few seconds, once it (or another instance) is back")
+
+// errFrozen answers the writes of a turn that a shutdown left to be
+// continued (turn.frozen); it never leaves the package.
+var errFrozen = errors.New("turn left to be continued after the restart")
 
 // Config holds what a Runner needs.
 type Config struct {
@@ -99,6 +103,15 @@ type Config struct {
 	// Remote answers for the remote agents among them (AgentDef.A2A):
 	// agents of other runtimes; nil: none is reachable.
 	Remote Remote
+	// Continuations bounds how many times Recover continues one turn
+	// whose process died (recovery.go): 0 means DefaultContinuations,
+	// below 0 none (such a turn ends interrupted_by_restart, and Close
+	// interrupts running turns instead of leaving them to be continued).
+	Continuations int
+	// DrainTimeout is how long Close lets running turns finish before it
+	// stops the rest, which the next start (or another instance)
+	// continues; 0: it stops them at once.
+	DrainTimeout time.Duration
 }
 
 // Runner runs conversations: it owns the running turns, keeps temp
@@ -181,18 +194,20 @@ func (r *Runner) ModelConfigured() bool { return r.cfg.Model != nil }
 // instructions and that sets none of its own.
 func (r *Runner) SystemPrompt() string { return r.cfg.SystemPrompt }
 
-// Close refuses new turns from now on (a send gets unavailable), interrupts
-// every running turn (they end as interrupted and are persisted) and waits
-// for them, or for ctx.
+// Close refuses new turns from now on (a send gets unavailable), lets the
+// running turns finish for up to Config.DrainTimeout, then stops the rest
+// and waits for them, or for ctx. A stopped turn of a stored conversation
+// writes nothing more (frozen): it stays running in the store, as if the
+// process had died there, and the next start, or another instance at its
+// next Recover, continues it. Temp conversations, which do not outlive the
+// process, and every turn when continuations are off, end as interrupted
+// instead (their partial answer persisted).
 func (r *Runner) Close(ctx context.Context) error {
 	r.mu.Lock()
 	if !r.closed {
 		close(r.quit)
 	}
 	r.closed = true
-	for _, t := range r.turns {
-		t.cancel(errShutdown)
-	}
 	for id, w := range r.timers {
 		w.stop() // one that fired already sees closed
 		delete(r.timers, id)
@@ -200,6 +215,23 @@ func (r *Runner) Close(ctx context.Context) error {
 	r.mu.Unlock()
 	done := make(chan struct{})
 	go func() { r.wg.Wait(); close(done) }()
+	if d := r.cfg.DrainTimeout; d > 0 {
+		drain, stop := context.WithTimeout(ctx, d)
+		select {
+		case <-done:
+		case <-drain.Done():
+		}
+		stop()
+	}
+	r.mu.Lock()
+	freeze := r.continuations() > 0
+	for _, t := range r.turns {
+		if freeze && !t.conv.Temp {
+			t.frozen.Store(true)
+		}
+		t.cancel(errShutdown)
+	}
+	r.mu.Unlock()
 	select {
 	case <-done:
 		return nil

@@ -489,29 +489,48 @@ func TestMemorySurvivesRestart(t *testing.T) {
 	}
 }
 
-func TestShutdownPersistsRunningTurn(t *testing.T) {
+// TestShutdownLeavesTurnToContinue: Close stops a turn mid-answer without
+// ending it (it stays running in the store, as after a crash), and the
+// next start continues it: the answer is what was streamed before the
+// stop and what the model adds, one answer, with no interrupted event.
+func TestShutdownLeavesTurnToContinue(t *testing.T) {
 	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
 	hold := make(chan struct{})
 	defer close(hold)
-	g.fake.Enqueue(llmtest.Reply{Text: "never", Hold: hold})
-	if _, err := g.r.Send(context.Background(), c.ID, []agent.Content{agent.Text("hi")}, ""); err != nil {
+	g.fake.Enqueue(llmtest.Reply{Text: "one two three four", HoldAfter: 2, Hold: hold})
+	sub, ctx := g.after(c, 0)
+	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("hi")}, ""); err != nil {
 		t.Fatal(err)
 	}
+	var kept strings.Builder
+	for kept.String() != "one two" {
+		it, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it.CaughtUp {
+			continue
+		}
+		if ev, err := it.Event.Decode(); err == nil && ev.Event != nil && ev.Event.Type == agent.EventAppendText {
+			kept.WriteString(ev.Event.Text)
+		}
+	}
 	g.close()
+	g.fake.Enqueue(llmtest.Reply{Text: " three four"})
 	g.open()
-	conv, err := g.r.Conversation(context.Background(), c.ID)
-	if err != nil || conv.Running {
-		t.Fatalf("after shutdown: %+v %v", conv, err)
-	}
-	evs, _ := g.st.Events(context.Background(), agent.EventQuery{ConversationID: c.ID, Limit: 100})
-	var ts []agent.Event
-	for _, e := range evs {
-		ts = append(ts, *e.Event)
-	}
-	if got := types(ts); !strings.HasSuffix(got, "interrupted end") {
+	sub, ctx = g.after(c, 0)
+	evs := untilEnd(t, ctx, sub)
+	if got := types(evs); got != "message:user_message start_response append_text continued append_text message:assistant_message end" {
 		t.Fatalf("events %s", got)
+	}
+	if got := text(evs); got != "one two three four" {
+		t.Fatalf("the streamed text %q", got)
+	}
+	h := g.history(c)
+	if m := h[len(h)-1]; m.Interrupted || m.Content[0].Body != "one two three four" {
+		t.Fatalf("the answer %+v", m)
 	}
 }
 

@@ -34,7 +34,8 @@ type turnOptions struct {
 	format      *ResponseFormat // completion.go
 	choice      *ToolChoice
 	resume      []PendingCall
-	traced      bool // wrap the context with Config.TurnContext
+	cont        *turnTail // a dead turn's stored tail: this turn continues it (recovery.go)
+	traced      bool      // wrap the context with Config.TurnContext
 }
 
 // claim makes conversation c's next turn and registers it, or fails:
@@ -63,7 +64,7 @@ func (r *Runner) claim(ctx context.Context, st Store, c Conversation, o turnOpti
 	}
 	tctx, cancel := context.WithCancelCause(tctx)
 	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}),
-		ended: ended, clientID: o.clientID, prompt: o.prompt, clientTools: o.clientTools, format: o.format, choice: o.choice, resume: o.resume}
+		ended: ended, clientID: o.clientID, prompt: o.prompt, clientTools: o.clientTools, format: o.format, choice: o.choice, resume: o.resume, cont: o.cont}
 	r.turns[c.ID] = t // sends see busy meanwhile; Interrupt cancels it
 	r.wg.Add(1)
 	return t, nil

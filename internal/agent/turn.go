@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -56,6 +57,14 @@ type turn struct {
 	// parked: a shutdown ended a call's wait for the user, which stays
 	// stored; the turn stops without an end and resumes once answered.
 	parked bool
+	// cont is the stored tail of the dead turn this one continues
+	// (recovery.go): its kept answer is the prefix of the first model
+	// call, whose new text joins it; nil once that call returned.
+	cont *turnTail
+	// frozen: a shutdown stopped the turn to have it continued after the
+	// start (Runner.Close): from then on nothing more is written, as if
+	// the process had died there.
+	frozen atomic.Bool
 
 	// mem is the turn's working memory as written so far, once loaded: an
 	// early end answers the tool calls it leaves open (calls.go).
@@ -101,6 +110,9 @@ func (t *turn) run() {
 	}
 	cause := context.Cause(t.ctx)
 	switch {
+	case t.frozen.Load(): // left running in the store: Recover continues it
+		err = nil
+		t.r.log.Info("turn_left_to_continue", "conversation_id", t.conv.ID)
 	case errors.Is(err, errParked): // the turn waits, stored; no end yet
 		err = nil
 		if h := t.r.hooks.parked; h != nil {
@@ -223,7 +235,10 @@ func (t *turn) emitLoop() {
 		for _, b := range batch {
 			recs = append(recs, b.rec)
 		}
-		err := t.st.Append(ctx, recs...)
+		err := errFrozen
+		if !t.frozen.Load() {
+			err = t.st.Append(ctx, recs...)
+		}
 		if err != nil && t.emitErr == nil {
 			t.emitErr = err
 			t.cancel(fmt.Errorf("write: %w", err))
@@ -316,6 +331,14 @@ func (t *turn) loop() error {
 		return err
 	}
 	t.mem = &mem
+	if t.cont != nil && t.agent.A2A != "" && (t.cont.text != "" || t.cont.reasoning != "") {
+		// A remote agent's answer cannot be continued: it would start
+		// again. What it streamed is kept, as before continuations.
+		if err := t.emit(t.r.partialRecord(t.conv, t.cont)); err != nil {
+			return err
+		}
+		return Errorf(CodeInterruptedByRestart, "the turn stopped without finishing: the server restarted while remote agent %s answered; send the message again", t.agent.Slug)
+	}
 	var unreported Usage // of model calls not yet on an answer
 	for round := 0; ; round++ {
 		if round == MaxToolRounds {
@@ -328,6 +351,10 @@ func (t *turn) loop() error {
 		t.recall = t.memoryPrompt() // memory.go: as it is now, changes of the last round included
 		phase := ""
 		size, text := 0, 0 // bytes of this answer so far, and of its text that went out
+		kept := t.cont     // the answer this call continues (recovery.go)
+		if kept != nil {
+			phase, size = kept.phase, len(kept.text)+len(kept.reasoning)
+		}
 		resp, err := t.chat(&mem, specs, func(d Delta) error {
 			n := len(d.Reasoning) + len(d.Text) + d.ToolArguments
 			if d.Image != nil {
@@ -360,6 +387,12 @@ func (t *turn) loop() error {
 			}
 			return t.ctx.Err()
 		})
+		if kept != nil {
+			// The new text goes on where the kept text stopped: one answer.
+			t.cont = nil
+			resp.Text, resp.Reasoning = kept.text+resp.Text, kept.reasoning+resp.Reasoning
+			text += len(kept.text)
+		}
 		t.usage = t.usage.Add(resp.Usage)
 		unreported = unreported.Add(resp.Usage)
 		t.r.cfg.Budgets.Charge(t.ctx, OwnerOf(t.conv), resp.Usage)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
@@ -124,17 +125,16 @@ func TestStreamCutKeepsPartialAnswer(t *testing.T) {
 	}
 }
 
-// TestShutdownWithSendInFlight checks that Close ends a running turn as
-// interrupted and that a send once Close has begun gets unavailable and
-// starts nothing.
+// TestShutdownWithSendInFlight checks that Close drains: a send once
+// Close has begun gets unavailable and starts nothing, and a running turn
+// finishes within Config.DrainTimeout.
 func TestShutdownWithSendInFlight(t *testing.T) {
 	t.Parallel()
-	g := newRig(t, nil)
+	g := newRigWith(t, nil, func(c *agent.Config, _ llm.Config) { c.DrainTimeout = time.Hour })
 	c := g.create(false)
 	other := g.create(false)
 	hold := make(chan struct{})
-	defer close(hold)
-	g.fake.Enqueue(llmtest.Reply{Text: "never", Hold: hold})
+	g.fake.Enqueue(llmtest.Reply{Text: "finished", Hold: hold})
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
@@ -148,22 +148,32 @@ func TestShutdownWithSendInFlight(t *testing.T) {
 	closed := make(chan error, 1)
 	go func() { closed <- g.r.Close(ctx) }()
 	var sendErr error
-	for sendErr == nil || agent.ErrorCode(sendErr) == agent.CodeBusy {
+	for sendErr == nil {
 		// Until Close has begun, a send to another conversation starts a
-		// turn (which Close then interrupts); after, it is refused.
-		g.fake.Enqueue(llmtest.Reply{Text: "x", Hold: hold})
+		// turn (which the drain lets finish); after, it is refused.
+		g.fake.Enqueue(llmtest.Reply{Text: "x"})
 		_, sendErr = g.r.Send(ctx, other.ID, []agent.Content{agent.Text("more")}, "")
+		if agent.ErrorCode(sendErr) == agent.CodeBusy {
+			waitDrained(t, g.r, other.ID)
+			sendErr = nil
+		}
 	}
-	if agent.ErrorCode(sendErr) != agent.CodeUnavailable {
-		t.Fatalf("send during shutdown: %v, want unavailable", sendErr)
+	if agent.ErrorCode(sendErr) != agent.CodeUnavailable || !strings.Contains(sendErr.Error(), "again in a few seconds") {
+		t.Fatalf("send during shutdown: %v, want unavailable with a retry hint", sendErr)
 	}
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while a turn was still running", err)
+	default:
+	}
+	close(hold)
 	if err := <-closed; err != nil {
 		t.Fatal(err)
 	}
-	if got := types(untilEnd(t, ctx, sub)); !strings.HasSuffix(got, "interrupted end") {
+	if got := types(untilEnd(t, ctx, sub)); got != "message:user_message start_response append_text message:assistant_message end" {
 		t.Fatalf("events %s", got)
 	}
-	if conv, _ := g.r.Conversation(ctx, other.ID); conv.Running {
+	if conv, _ := g.st.Conversation(ctx, other.ID); conv.Running {
 		t.Fatal("a turn started during shutdown is still running")
 	}
 }

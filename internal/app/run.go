@@ -75,13 +75,25 @@ type Settings struct {
 	// Listener, when set, is where the server serves instead of listening
 	// on Addr (the bench's in-process server picks a free port first).
 	Listener net.Listener
+	// DrainTimeout (AGENTIK_DRAIN_TIMEOUT) is how long a graceful stop
+	// lets running turns finish; the rest are continued by the next start
+	// or another instance. 0: none is waited for.
+	DrainTimeout time.Duration
+	// TurnContinuations (AGENTIK_TURN_CONTINUATIONS) bounds how many
+	// times a turn whose process died is continued (agent.Config's
+	// Continuations: 0 the default, below 0 none).
+	TurnContinuations int
 }
+
+// DefaultDrainTimeout is AGENTIK_DRAIN_TIMEOUT's default.
+const DefaultDrainTimeout = 30 * time.Second
 
 // DefaultEventTTL is how long events are kept unless told otherwise.
 const DefaultEventTTL = 168 * time.Hour
 
-// shutdownTimeout bounds a graceful stop: running turns end as interrupted
-// and are persisted, streams close, the event writer flushes.
+// shutdownTimeout bounds a graceful stop after the drain
+// (Settings.DrainTimeout): the turns still running are stopped, to be
+// continued after the start, streams close, the event writer flushes.
 const shutdownTimeout = 8 * time.Second
 
 // pruneEvery is how often events older than the TTL are deleted.
@@ -164,8 +176,8 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 	<-pruneDone
 	<-watchDone
 	hooks.Wait()
-	log.Info("shutting_down")
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	log.Info("shutting_down", "drain", cfg.DrainTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.DrainTimeout+shutdownTimeout)
 	defer cancel()
 	_ = w.Shutdown(sctx, hs.Shutdown) // each failure is logged
 	if errors.Is(err, http.ErrServerClosed) {
@@ -209,8 +221,9 @@ func (w *Wired) Close(ctx context.Context) {
 }
 
 // Shutdown is the one order of shutting down what Wire built, Run's and
-// every test rig's: the runner (its turns end as interrupted and are
-// persisted), the server's streams, then the HTTP server by closeHTTP, then
+// every test rig's: the runner (it drains: its turns finish within
+// Settings.DrainTimeout, the rest are left to be continued), the server's
+// streams, then the HTTP server by closeHTTP, then
 // the wiring (Close: the database last but the traces). It logs each
 // failure and returns them all, with what closing the database met.
 func (w *Wired) Shutdown(ctx context.Context, closeHTTP func(context.Context) error) error {
@@ -322,7 +335,8 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 	var tools *tool.Manager
 	rcfg := agent.Config{Model: model, SystemPrompt: cfg.SystemPrompt, MaxAnswerBytes: cfg.MaxAnswerBytes, Logger: log, Unavailable: unavailable,
 		TurnContext: tel.TurnContext, SummaryModel: cfg.SummaryModel, Titles: cfg.Titles, ApprovalTimeout: cfg.ApprovalTimeout, NoMemory: cfg.NoMemory,
-		Budgets: &agent.Budgets{Default: cfg.DefaultBudget, Log: log.Warn}} // start gives it the store
+		Budgets: &agent.Budgets{Default: cfg.DefaultBudget, Log: log.Warn}, // start gives it the store
+		DrainTimeout: cfg.DrainTimeout, Continuations: cfg.TurnContinuations}
 	if providers != nil {
 		rcfg.Catalog = providers
 		rcfg.Windows = providers // the window follows each conversation's model

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 )
 
 // ChooseOptions say where a server's models come from.
@@ -70,6 +71,11 @@ func Choose(ctx context.Context, o ChooseOptions) (Choice, error) {
 		return Choice{}, nil
 	}
 	mcfg.Logger = o.Logger
+	if o.Fixed == nil && o.Getenv != nil {
+		if mcfg.Continue, err = ParseContinue(strings.TrimSpace(o.Getenv("AGENTIK_MODEL_CONTINUE"))); err != nil {
+			return Choice{}, fmt.Errorf("AGENTIK_MODEL_CONTINUE %w (prefix: the server continues a final assistant message, as vLLM does)", err)
+		}
+	}
 	if _, err := New(mcfg); err != nil {
 		return Choice{}, fmt.Errorf("model: %w", err)
 	}

@@ -53,6 +53,34 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives retries and failures; nil discards.
 	Logger *slog.Logger
+	// Continue is how a cut-off answer is continued (agent.ChatRequest's
+	// Continue): ContinueInstruction (""), or ContinuePrefix for servers
+	// that continue a final assistant message (vLLM, SGLang, llama.cpp).
+	Continue string
+}
+
+// Ways to continue a cut-off answer (Config.Continue).
+const (
+	// ContinueInstruction sends the kept answer as an assistant message
+	// followed by a user message asking to go on without repeating: any
+	// chat endpoint understands it (OpenAI's has no prefix continuation).
+	ContinueInstruction = "instruction"
+	// ContinuePrefix sends the kept answer as the final assistant message
+	// with continue_final_message: true and add_generation_prompt: false
+	// (vLLM's and SGLang's request options; llama.cpp's server continues
+	// a final assistant message by itself): the model's next token follows
+	// the kept text's last.
+	ContinuePrefix = "prefix"
+)
+
+// ParseContinue checks a Config.Continue value ("" is
+// ContinueInstruction).
+func ParseContinue(v string) (string, error) {
+	switch v {
+	case "", ContinueInstruction, ContinuePrefix:
+		return v, nil
+	}
+	return "", fmt.Errorf("must be %s or %s, got %q", ContinueInstruction, ContinuePrefix, v)
 }
 
 // LogValue implements slog.LogValuer: the API key is never logged, only
@@ -80,6 +108,7 @@ type Model struct {
 	log     *slog.Logger
 	redact  redactor
 	retry   retryPolicy
+	cont    string // Config.Continue
 }
 
 var _ agent.Model = (*Model)(nil)
@@ -132,6 +161,7 @@ func New(cfg Config) (*Model, error) {
 		log:     logger,
 		redact:  newRedactor(cfg.APIKey),
 		retry:   retryPolicy{attempts: maxAttempts, budget: retryBudget, base: retryBase},
+		cont:    cfg.Continue,
 	}, nil
 }
 
@@ -167,14 +197,14 @@ func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, on func(agent.D
 	if on == nil {
 		on = func(agent.Delta) error { return nil }
 	}
-	oreq := m.request(req)
+	oreq, extra := m.request(req), m.continuation(req)
 	callCtx, cancel := context.WithTimeoutCause(ctx, m.timeout, errCallTimeout)
 	defer cancel()
 	start := time.Now()
 	m.log.Debug("model_call", "model", m.model, "messages", len(oreq.Messages), "tools", len(oreq.Tools))
 	for attempt := 1; ; attempt++ {
 		acc := newAccumulator()
-		info, err := m.attempt(callCtx, oreq, acc, on)
+		info, err := m.attempt(callCtx, oreq, extra, acc, on)
 		resp := acc.response()
 		if err == nil {
 			return resp, nil
@@ -212,12 +242,12 @@ func (m *Model) Chat(ctx context.Context, req agent.ChatRequest, on func(agent.D
 }
 
 // attempt runs one HTTP request and reads its stream into acc.
-func (m *Model) attempt(ctx context.Context, oreq openai.ChatCompletionRequest, acc *accumulator, on func(agent.Delta) error) (*attemptInfo, error) {
+func (m *Model) attempt(ctx context.Context, oreq openai.ChatCompletionRequest, extra map[string]any, acc *accumulator, on func(agent.Delta) error) (*attemptInfo, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	idle := watchIdle(m.idle, func() { cancel(errIdleTimeout) })
 	defer idle.stop()
-	info := &attemptInfo{touch: idle.touch}
+	info := &attemptInfo{touch: idle.touch, extra: extra}
 	ctx = context.WithValue(ctx, attemptKey{}, info)
 
 	// A failure caused by the idle timer reads as such, not as the
@@ -314,6 +344,9 @@ type attemptKey struct{}
 type attemptInfo struct {
 	touch      func() // resets the idle timer
 	retryAfter string // Retry-After of a failed response
+	// extra are top-level fields doer adds to the request's JSON body:
+	// the options go-openai has no field for (continuation.go).
+	extra map[string]any
 }
 
 // doer is go-openai's HTTP client: it records Retry-After and feeds the
@@ -321,8 +354,13 @@ type attemptInfo struct {
 type doer struct{ c *http.Client }
 
 func (d doer) Do(r *http.Request) (*http.Response, error) {
-	resp, err := d.c.Do(r)
 	info, _ := r.Context().Value(attemptKey{}).(*attemptInfo)
+	if info != nil && len(info.extra) > 0 {
+		if err := withFields(r, info.extra); err != nil {
+			return nil, err
+		}
+	}
+	resp, err := d.c.Do(r)
 	if err != nil || info == nil {
 		return resp, err
 	}

@@ -79,7 +79,7 @@ func NewProviders(cfg ProvidersConfig, opts ProvidersOptions) (*Providers, error
 		if len(pc.Models) > 0 {
 			name = pc.Models[0].Name
 		}
-		m, err := New(Config{BaseURL: pc.BaseURL, APIKey: pc.APIKey, Model: name, Timeout: opts.Timeout, IdleTimeout: opts.IdleTimeout, HTTPClient: opts.HTTPClient, Logger: opts.Logger})
+		m, err := New(Config{BaseURL: pc.BaseURL, APIKey: pc.APIKey, Model: name, Timeout: opts.Timeout, IdleTimeout: opts.IdleTimeout, HTTPClient: opts.HTTPClient, Logger: opts.Logger, Continue: pc.Continue})
 		if err != nil {
 			return nil, &ProvidersError{Provider: pc.Name, Field: "base_url", Msg: err.Error()}
 		}
@@ -242,7 +242,7 @@ func SingleProvider(name string, cfg Config) ProvidersConfig {
 		cfg.BaseURL = openAIBaseURL
 	}
 	return ProvidersConfig{
-		Providers: []ProviderConfig{{Name: name, BaseURL: strings.TrimRight(cfg.BaseURL, "/"), APIKey: cfg.APIKey, Models: []ModelConfig{{Name: cfg.Model, Vision: true}}, Vision: true}},
+		Providers: []ProviderConfig{{Name: name, BaseURL: strings.TrimRight(cfg.BaseURL, "/"), APIKey: cfg.APIKey, Models: []ModelConfig{{Name: cfg.Model, Vision: true}}, Vision: true, Continue: cfg.Continue}},
 		Default:   name + "/" + cfg.Model,
 	}
 }

@@ -69,6 +69,7 @@ func TestParseProvidersErrors(t *testing.T) {
 		{"model without name", `{"providers":{"a":{"base_url":"http://a/v1","models":[{"vision":true}]}}}`, []string{`provider "a"`, "models[0]: has no model name"}},
 		{"duplicate model", `{"providers":{"a":{"base_url":"http://a/v1","models":["m","m"]}}}`, []string{`provider "a"`, "models[1]", "twice"}},
 		{"negative window", `{"providers":{"a":{"base_url":"http://a/v1","models":["m"],"context_window":-1}}}`, []string{`provider "a"`, "context_window"}},
+		{"bad continue", `{"providers":{"a":{"base_url":"http://a/v1","models":["m"],"continue":"resume"}}}`, []string{`provider "a"`, "continue: must be instruction or prefix", `"resume"`}},
 		{"bad provider name", `{"providers":{"a/b":{"base_url":"http://a/v1","models":["m"]}}}`, []string{`provider "a/b"`, "without spaces or /"}},
 		{"default names no model", `{"providers":{"a":{"base_url":"http://a/v1","models":["m"]}},"default":"a/n"}`, []string{"default", `"a/n" names no model of provider "a"`, "m"}},
 		{"default names no provider", `{"providers":{"a":{"base_url":"http://a/v1","models":["m"]}},"default":"b/m"}`, []string{"default", `"b/m" names no provider`}},

@@ -25,6 +25,9 @@ type ProviderConfig struct {
 	// ContextWindow and Vision are the defaults of its models.
 	ContextWindow int
 	Vision        bool
+	// Continue is how its models continue a cut-off answer
+	// (Config.Continue).
+	Continue string
 }
 
 // ModelConfig is one model of a provider.
@@ -86,6 +89,7 @@ type providerJSON struct {
 	Models        json.RawMessage `json:"models"`
 	ContextWindow int             `json:"context_window"`
 	Vision        bool            `json:"vision"`
+	Continue      string          `json:"continue"`
 }
 
 type modelJSON struct {
@@ -111,7 +115,7 @@ func strict(raw []byte, v any) string {
 //
 //	{"providers": {"<name>": {"base_url": "…", "api_key"?: "…",
 //	   "models": ["m1", {"name": "m2", "context_window": 32768, "vision": true}] | "auto",
-//	   "context_window"?: N, "vision"?: bool}},
+//	   "context_window"?: N, "vision"?: bool, "continue"?: "instruction"|"prefix"}},
 //	 "default": "<name>/<model>"}
 //
 // base_url and api_key expand ${VAR} and ${VAR:-default} as mcp.json does.
@@ -200,6 +204,9 @@ func parseProvider(name string, raw json.RawMessage, getenv func(string) string)
 	}
 	if p.APIKey, err = x.Expand(pj.APIKey); err != nil {
 		return fail("api_key", "%v", err)
+	}
+	if p.Continue, err = ParseContinue(pj.Continue); err != nil {
+		return fail("continue", "%v (prefix: the server continues a final assistant message, as vLLM does)", err)
 	}
 	if p.ContextWindow < 0 {
 		return fail("context_window", "must be a positive number of tokens, got %d", p.ContextWindow)

@@ -30,6 +30,7 @@ func (m *Model) request(req agent.ChatRequest) openai.ChatCompletionRequest {
 	if req.Model != "" {
 		out.Model = req.Model
 	}
+	m.continued(req, &out)
 	if p := req.Params; p != nil {
 		if p.Temperature != nil {
 			// go-openai omits a zero temperature; the smallest float32

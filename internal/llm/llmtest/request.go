@@ -22,7 +22,11 @@ type Request struct {
 	// Sampling parameters; nil when the request left them out.
 	Temperature *float64
 	TopP        *float64
-	Body        []byte // the raw JSON body
+	// ContinueFinalMessage and AddGenerationPrompt are vLLM's options of
+	// a request that continues its final assistant message (nil: left out).
+	ContinueFinalMessage bool
+	AddGenerationPrompt  *bool
+	Body                 []byte // the raw JSON body
 }
 
 // Message is one message of a Request.
@@ -60,6 +64,8 @@ type wireRequest struct {
 	MaxCompletion int      `json:"max_completion_tokens"`
 	Temperature   *float64 `json:"temperature"`
 	TopP          *float64 `json:"top_p"`
+	Continue      bool     `json:"continue_final_message"`
+	AddGeneration *bool    `json:"add_generation_prompt"`
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
@@ -93,7 +99,7 @@ func decodeRequest(body []byte) (Request, error) {
 	if err := json.Unmarshal(body, &w); err != nil {
 		return Request{}, fmt.Errorf("decode request: %w", err)
 	}
-	req := Request{Model: w.Model, Stream: w.Stream, Body: body, MaxTokens: max(w.MaxTokens, w.MaxCompletion), Temperature: w.Temperature, TopP: w.TopP}
+	req := Request{Model: w.Model, Stream: w.Stream, Body: body, MaxTokens: max(w.MaxTokens, w.MaxCompletion), Temperature: w.Temperature, TopP: w.TopP, ContinueFinalMessage: w.Continue, AddGenerationPrompt: w.AddGeneration}
 	req.IncludeUsage = w.StreamOptions != nil && w.StreamOptions.IncludeUsage
 	for i, m := range w.Messages {
 		msg := Message{Role: m.Role, ReasoningContent: m.ReasoningContent, ToolCallID: m.ToolCallID, Name: m.Name}
