@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,8 +52,22 @@ func TestRefusedClientChosenIDChangesNothing(t *testing.T) {
 		t.Errorf("AG-UI run on ann's thread id: events %v, error %+v; want RUN_ERROR not_found", got.AGUI.Types, got.AGUI.Error)
 	}
 
-	// Ann goes on in her conversation.
-	must(t, tm.ann.key, "POST", tm.p.url("/agentik/conversations/"+victim+"/send"), `{"content":[{"type":"text","body":"second words"}]}`, nil)
+	// Ann goes on in her conversation. (With her events made bob's, this
+	// send never saw its own message come back: bounded here.)
+	req, err := http.NewRequestWithContext(ctx, "POST", tm.p.url("/agentik/conversations/"+victim+"/send"), strings.NewReader(`{"content":[{"type":"text","body":"second words"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+tm.ann.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("ann's second send: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("ann's second send: %d", resp.StatusCode)
+	}
 	ends := 0
 	for ev := range sse(t, ctx, tm.ann.key, tm.p.url("/agentik/conversations/"+victim+"/events"), "0") {
 		if strings.HasPrefix(ev.data, `{"type":"end"`) {
