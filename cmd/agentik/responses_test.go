@@ -470,6 +470,7 @@ func TestResponsesClients(t *testing.T) {
 			OutputTokens int `json:"output_tokens"`
 		}
 		Stream struct{ Text, Finish string }
+		Failed *struct{ Name, Message string }
 	}
 	if err := json.Unmarshal(stdout, &got); err != nil {
 		t.Fatalf("%v: %s", err, stdout)
@@ -482,6 +483,9 @@ func TestResponsesClients(t *testing.T) {
 	}
 	if got.Stream.Text != llmtest.Tokens(12) || got.Stream.Finish != "stop" {
 		t.Errorf("streamText %+v", got.Stream)
+	}
+	if f := got.Failed; f == nil || f.Name != "AI_APICallError" || strings.Contains(f.Message, "Invalid JSON") || !strings.Contains(f.Message, "400") {
+		t.Errorf("generateText of a failed response: %+v, want the model's error as an API call error", f)
 	}
 }
 

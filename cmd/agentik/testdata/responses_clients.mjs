@@ -34,5 +34,13 @@ const s = streamText({ model: openai("fake"), prompt: "[[tokens=12]]" });
 let st = "";
 for await (const t of s.textStream) st += t;
 out.stream = { text: st, finish: await s.finishReason };
+// A failed Response: the SDK validates its error object (OpenAI's type
+// field included) and reports agentik's message.
+try {
+  await generateText({ model: openai("fake"), prompt: "[[error=400]]", maxRetries: 0 });
+  out.failed = null;
+} catch (e) {
+  out.failed = { name: e.name, message: e.message };
+}
 
 console.log(JSON.stringify(out));
