@@ -92,24 +92,32 @@ func watchAll(t *testing.T, ctx context.Context, p *proc, key, id string) <-chan
 }
 
 // TestAISDK runs the AI SDK's own DefaultChatTransport and
-// readUIMessageStream (testdata/aisdk.mjs) against the real binary: a
-// streamed answer with reasoning and a server-side tool, a second message
-// in the same chat, a drop mid-answer then reconnectToStream giving the
-// whole message, 204 when nothing runs, an approval answered as
-// addToolApprovalResponse does, a regenerate, and bad input refused with
-// typed JSON errors and nothing stored. A WebSocket subscriber sees the
-// chat's turns live.
+// readUIMessageStream (testdata/aisdk.mjs) against the real binary, with
+// both major versions apps use (ai 7, and ai 6 under the npm alias ai6,
+// whose stream validation refuses chunk types and finish reasons it does
+// not know): a streamed answer with reasoning and a server-side tool, a
+// second message in the same chat, a drop mid-answer then
+// reconnectToStream giving the whole message, 204 when nothing runs, an
+// approval answered as addToolApprovalResponse does, a regenerate, and bad
+// input refused with typed JSON errors and nothing stored. A WebSocket
+// subscriber sees the chat's turns live.
 func TestAISDK(t *testing.T) {
 	t.Parallel()
 	const key = "sk-agentik-test"
 	p := frontEnd(t, key)
+	for _, pkg := range []string{"ai", "ai6"} {
+		t.Run(pkg, func(t *testing.T) { testAISDK(t, p, key, pkg) })
+	}
+}
+
+func testAISDK(t *testing.T, p *proc, key, pkg string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	const chat = "chat-aisdk-1"
+	chat := "chat-" + pkg + "-1"
 	live := watchAll(t, ctx, p, key, chat)
 
 	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "aisdk.mjs"))
-	cmd.Env = append(os.Environ(), "AGENTIK_URL=http://"+p.addr, "AGENTIK_KEY="+key, "AGENTIK_CHAT="+chat)
+	cmd.Env = append(os.Environ(), "AGENTIK_URL=http://"+p.addr, "AGENTIK_KEY="+key, "AGENTIK_CHAT="+chat, "AI_PACKAGE="+pkg)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
@@ -195,7 +203,7 @@ func TestAISDK(t *testing.T) {
 			t.Errorf("bad input %s: got %+v, want %+v", name, g, want)
 		}
 	}
-	if got.TransportError == nil || got.TransportError.Status != 400 || !strings.Contains(got.TransportError.Body, `"code":"bad_request"`) {
+	if got.TransportError == nil || got.TransportError.Status != 400 && pkg != "ai6" || !strings.Contains(got.TransportError.Body, `"code":"bad_request"`) {
 		t.Errorf("transport error %+v", got.TransportError)
 	}
 
