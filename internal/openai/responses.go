@@ -355,7 +355,14 @@ func (h *Handler) startResponse(ctx context.Context, c *responseCall) (*started,
 	} else {
 		in := c.input
 		in.ResponseFormat, in.ToolChoice = c.format, c.toolChoice
-		res, err := h.runner.SendCompletionAfter(ctx, conv.ID, leaf, in)
+		var res agent.SendResult
+		if failed, ok := h.failedRetryOf(ctx, conv, leaf, in); ok && (c.previous != "" || c.conversation != "") {
+			// A client's own retry (the AI SDK's) of a failed response:
+			// that turn again, not a failed branch per attempt.
+			res, err = h.runner.Regenerate(ctx, conv.ID, failed)
+		} else {
+			res, err = h.runner.SendCompletionAfter(ctx, conv.ID, leaf, in)
+		}
 		if err != nil {
 			if run.sub != nil {
 				run.sub.Close()
