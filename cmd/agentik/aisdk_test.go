@@ -55,7 +55,7 @@ func frontEndFake(t *testing.T, key string, env ...string) (*proc, func() *proc,
 	env = append([]string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp, "AGENTIK_API_KEYS=" + key}, env...)
 	run := func() *proc {
 		p := start(t, addr, db, env...)
-		waitTools(t, p, map[string]string{"Authorization": "Bearer " + key})
+		waitToolStateAs(t, p, key, "everything", agent.ToolServerReady) // its first start, on an event
 		return p
 	}
 	return run(), run, fake
