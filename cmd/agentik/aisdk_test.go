@@ -32,6 +32,13 @@ func frontEnd(t *testing.T, key string, env ...string) *proc {
 // same address and database (after the test killed it).
 func frontEndRestartable(t *testing.T, key string, env ...string) (*proc, func() *proc) {
 	t.Helper()
+	p, restart, _ := frontEndFake(t, key, env...)
+	return p, restart
+}
+
+// frontEndFake is frontEndRestartable with the fake model it answers with.
+func frontEndFake(t *testing.T, key string, env ...string) (*proc, func() *proc, *llmtest.Server) {
+	t.Helper()
 	root := repoRoot(t)
 	entry := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(entry); err != nil {
@@ -43,15 +50,15 @@ func frontEndRestartable(t *testing.T, key string, env ...string) (*proc, func()
 	if err := os.WriteFile(mcp, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, fakeURL := llmtest.NewHTTPServer(t)
+	fake, fakeURL := llmtest.NewHTTPServer(t)
 	addr, db := freeAddr(t), filepath.Join(dir, "agentik.db")
 	env = append([]string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp, "AGENTIK_API_KEYS=" + key}, env...)
 	run := func() *proc {
 		p := start(t, addr, db, env...)
-		waitTools(t, p, map[string]string{"Authorization": "Bearer " + key})
+		waitToolStateAs(t, p, key, "everything", agent.ToolServerReady) // its first start, on an event
 		return p
 	}
-	return run(), run
+	return run(), run, fake
 }
 
 // watchAll subscribes a WebSocket to every event and returns a channel of
@@ -92,24 +99,32 @@ func watchAll(t *testing.T, ctx context.Context, p *proc, key, id string) <-chan
 }
 
 // TestAISDK runs the AI SDK's own DefaultChatTransport and
-// readUIMessageStream (testdata/aisdk.mjs) against the real binary: a
-// streamed answer with reasoning and a server-side tool, a second message
-// in the same chat, a drop mid-answer then reconnectToStream giving the
-// whole message, 204 when nothing runs, an approval answered as
-// addToolApprovalResponse does, a regenerate, and bad input refused with
-// typed JSON errors and nothing stored. A WebSocket subscriber sees the
-// chat's turns live.
+// readUIMessageStream (testdata/aisdk.mjs) against the real binary, with
+// both major versions apps use (ai 7, and ai 6 under the npm alias ai6,
+// whose stream validation refuses chunk types and finish reasons it does
+// not know): a streamed answer with reasoning and a server-side tool, a
+// second message in the same chat, a drop mid-answer then
+// reconnectToStream giving the whole message, 204 when nothing runs, an
+// approval answered as addToolApprovalResponse does, a regenerate, and bad
+// input refused with typed JSON errors and nothing stored. A WebSocket
+// subscriber sees the chat's turns live.
 func TestAISDK(t *testing.T) {
 	t.Parallel()
 	const key = "sk-agentik-test"
 	p := frontEnd(t, key)
+	for _, pkg := range []string{"ai", "ai6"} {
+		t.Run(pkg, func(t *testing.T) { testAISDK(t, p, key, pkg) })
+	}
+}
+
+func testAISDK(t *testing.T, p *proc, key, pkg string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	const chat = "chat-aisdk-1"
+	chat := "chat-" + pkg + "-1"
 	live := watchAll(t, ctx, p, key, chat)
 
 	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "aisdk.mjs"))
-	cmd.Env = append(os.Environ(), "AGENTIK_URL=http://"+p.addr, "AGENTIK_KEY="+key, "AGENTIK_CHAT="+chat)
+	cmd.Env = append(os.Environ(), "AGENTIK_URL=http://"+p.addr, "AGENTIK_KEY="+key, "AGENTIK_CHAT="+chat, "AI_PACKAGE="+pkg)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
@@ -195,7 +210,7 @@ func TestAISDK(t *testing.T) {
 			t.Errorf("bad input %s: got %+v, want %+v", name, g, want)
 		}
 	}
-	if got.TransportError == nil || got.TransportError.Status != 400 || !strings.Contains(got.TransportError.Body, `"code":"bad_request"`) {
+	if got.TransportError == nil || got.TransportError.Status != 400 && pkg != "ai6" || !strings.Contains(got.TransportError.Body, `"code":"bad_request"`) {
 		t.Errorf("transport error %+v", got.TransportError)
 	}
 
@@ -335,5 +350,56 @@ func TestApprovalsAcrossKill9(t *testing.T) {
 	got := strings.Join(rest, " ")
 	if st != 200 || !strings.Contains(got, "tool-output-available") || !strings.Contains(got, "text-delta") || !strings.HasSuffix(got, "finish:stop") {
 		t.Errorf("the approval after the restart: %d %s", st, got)
+	}
+}
+
+// TestFrontEndStop: a front end's Stop stops the turn, as the UI's own
+// Stop does, though all it does is abort its request: useChat's stop()
+// (the AI SDK's DefaultChatTransport), after which the next message is
+// not refused as busy, and AG-UI's HttpAgent.abortRun(), after which the
+// turn stops by itself within the stop grace. The model holds each first
+// answer mid-stream, so only a stop ends it (testdata/stop.mjs).
+func TestFrontEndStop(t *testing.T) {
+	t.Parallel()
+	const key = "sk-agentik-test"
+	p, _, fake := frontEndFake(t, key)
+	for _, client := range []string{"ai-sdk", "ag-ui"} {
+		t.Run(client, func(t *testing.T) {
+			hold := make(chan struct{}) // never released: a stop must end the answer
+			fake.Enqueue(llmtest.Reply{Text: "one two three four", Hold: hold, HoldAfter: 1})
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "stop.mjs"))
+			cmd.Env = append(os.Environ(), "AGENTIK_URL=http://"+p.addr, "AGENTIK_KEY="+key, "AGENTIK_CHAT=stop-"+client, "CLIENT="+client)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			stdout, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("node: %v\n%s\nagentik logs:\n%s", err, stderr.String(), p.logs)
+			}
+			var got struct {
+				Stopped *bool
+				Next    struct {
+					Text  string
+					Error any
+				}
+				Answers []struct {
+					Text        string
+					Interrupted bool
+				}
+			}
+			if err := json.Unmarshal(stdout, &got); err != nil {
+				t.Fatalf("%v: %s", err, stdout)
+			}
+			if got.Stopped != nil && !*got.Stopped {
+				t.Errorf("the aborted run's turn still runs: %s", stdout)
+			}
+			if got.Next.Text != "You said: second" || got.Next.Error != nil {
+				t.Errorf("the message after the stop: %+v, want its answer", got.Next)
+			}
+			if len(got.Answers) != 2 || got.Answers[0].Text != "one" || !got.Answers[0].Interrupted || got.Answers[1].Interrupted {
+				t.Errorf("answers %+v, want the stopped one (interrupted after its first word), then the next", got.Answers)
+			}
+		})
 	}
 }

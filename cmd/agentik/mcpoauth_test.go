@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // oauthRemote is the MCP SDK's OAuth example server
@@ -114,17 +115,33 @@ func (r *oauthRemote) signal(t *testing.T, sig syscall.Signal, want string) {
 	r.next(t, want)
 }
 
+// toolStartBound bounds the wait for a tool server's state: a node MCP
+// server's first start (or its restart after a first start that timed
+// out) takes tens of seconds on two cores under the whole parallel suite,
+// and the wait is on events, so a passing run never waits for the bound.
+const toolStartBound = 3 * testwait.Timeout
+
 // waitToolState waits for the tool server name to be in state (watching
 // the tool_server events of the agent stream) and returns it as
 // GET /agentik/tools shows it.
 func waitToolState(t *testing.T, p *proc, name, state string) agent.ToolServer {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return waitToolStateAs(t, p, "", name, state)
+}
+
+// waitToolStateAs is waitToolState with an API key (none: "").
+func waitToolStateAs(t *testing.T, p *proc, key, name, state string) agent.ToolServer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), toolStartBound)
 	defer cancel()
-	events := sse(t, ctx, "", p.url("/agentik/events"), "")
+	events := sse(t, ctx, key, p.url("/agentik/events"), "")
 	find := func() (agent.ToolServer, bool) {
 		var res struct{ Servers []agent.ToolServer }
-		getJSON(t, p.url("/agentik/tools"), &res)
+		var header map[string]string
+		if key != "" {
+			header = map[string]string{"Authorization": "Bearer " + key}
+		}
+		requestJSON(t, "GET", p.url("/agentik/tools"), "", header, &res)
 		for _, s := range res.Servers {
 			if s.Name == name && s.State == state {
 				return s, true
@@ -146,7 +163,7 @@ func waitToolState(t *testing.T, p *proc, name, state string) agent.ToolServer {
 			}
 		}
 	}
-	t.Fatalf("tool server %q did not become %s; logs:\n%s", name, state, p.logs)
+	t.Fatalf("tool server %q did not become %s within %v; logs:\n%s", name, state, toolStartBound, p.logs)
 	return agent.ToolServer{}
 }
 

@@ -16,7 +16,6 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
-	"github.com/agentik/agentik/internal/testwait"
 )
 
 // TestOpenAISDK runs the official OpenAI Node SDK (npm package openai,
@@ -291,11 +290,13 @@ func checkSDKHelpers(t *testing.T, p *proc, fake *llmtest.Server, auth map[strin
 // waitTools waits until the MCP server is ready.
 func waitTools(t *testing.T, p *proc, header map[string]string) {
 	t.Helper()
-	testwait.For(t, "the tool server to be ready", func() bool {
-		var tools struct{ Servers []agent.ToolServer }
-		requestJSON(t, "GET", p.url("/agentik/tools"), "", header, &tools)
-		return len(tools.Servers) == 1 && tools.Servers[0].State == agent.ToolServerReady
-	})
+	var tools struct{ Servers []agent.ToolServer }
+	requestJSON(t, "GET", p.url("/agentik/tools"), "", header, &tools)
+	if len(tools.Servers) != 1 {
+		t.Fatalf("tool servers %+v, want the one of the test's mcp.json", tools.Servers)
+	}
+	// Its first start, on its tool_server event (mcpoauth_test.go).
+	waitToolStateAs(t, p, strings.TrimPrefix(header["Authorization"], "Bearer "), tools.Servers[0].Name, agent.ToolServerReady)
 }
 
 // requestJSON sends a request with headers and decodes a 2xx JSON answer.

@@ -15,7 +15,6 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/protocol"
-	"github.com/agentik/agentik/internal/testwait"
 	"github.com/coder/websocket"
 )
 
@@ -46,7 +45,12 @@ func startEverything(t *testing.T, env ...string) (*proc, *llmtest.Server) {
 	}
 	fake, fakeURL := llmtest.NewHTTPServer(t)
 	env = append([]string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp}, env...)
-	return start(t, freeAddr(t), filepath.Join(dir, "agentik.db"), env...), fake
+	p := start(t, freeAddr(t), filepath.Join(dir, "agentik.db"), env...)
+	// The server's first start, on its tool_server event: a list or a call
+	// before it waits only the server's own start timeout, and a first
+	// start that failed under load is retried (restarting, then ready).
+	waitToolState(t, p, "everything", agent.ToolServerReady)
+	return p, fake
 }
 
 // errorOf does a request that must fail and returns its status and Error.
@@ -105,7 +109,7 @@ func TestEverythingResources(t *testing.T) {
 	p, fake := startEverything(t)
 
 	var list agent.ResourceList
-	getJSON(t, p.url("/agentik/resources"), &list) // waits for the server's first start
+	getJSON(t, p.url("/agentik/resources"), &list) // the server is ready (startEverything)
 	var doc agent.Resource
 	for _, r := range list.Resources {
 		if strings.HasSuffix(r.URI, "/architecture.md") {
@@ -195,7 +199,7 @@ func TestEverythingResources(t *testing.T) {
 	// The attached resource is followed: the model turns on
 	// server-everything's simulated updates (one is sent at once), and the
 	// update arrives as a live resource_updated agent event.
-	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout) // the one bound of a wait (internal/testwait); 30 s ran out under parallel load
+	ctx, cancel := context.WithTimeout(context.Background(), toolStartBound) // the server sends an update at once and every 5 s; 30 s ran out under parallel load
 	defer cancel()
 	events := sse(t, ctx, "", p.url("/agentik/events"), "")
 	fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "call_t", Name: "everything__toggle-subscriber-updates", Arguments: `{}`}}})

@@ -472,6 +472,8 @@ func TestResponsesClients(t *testing.T) {
 			OutputTokens int `json:"output_tokens"`
 		}
 		Stream struct{ Text, Finish string }
+		Failed  *struct{ Name, Message string }
+		Retried struct{ Attempts, Users int }
 	}
 	if err := json.Unmarshal(stdout, &got); err != nil {
 		t.Fatalf("%v: %s", err, stdout)
@@ -484,6 +486,12 @@ func TestResponsesClients(t *testing.T) {
 	}
 	if got.Stream.Text != llmtest.Tokens(12) || got.Stream.Finish != "stop" {
 		t.Errorf("streamText %+v", got.Stream)
+	}
+	if r := got.Retried; r.Attempts != 2 || r.Users != 1 {
+		t.Errorf("the AI SDK's retry of a failed turn: %+v, want 2 attempts and 1 user message stored", r)
+	}
+	if f := got.Failed; f == nil || f.Name != "AI_APICallError" || strings.Contains(f.Message, "Invalid JSON") || !strings.Contains(f.Message, "400") {
+		t.Errorf("generateText of a failed response: %+v, want the model's error as an API call error", f)
 	}
 }
 

@@ -178,8 +178,13 @@ func delegateSpec(d AgentDef) ToolSpec {
 
 // needsApproval reports whether a call of tool name waits for a person:
 // the agent's approval override, else the tool servers' policy (a
-// delegation waits only when the agent says always).
+// delegation waits only when the agent says always). A call the agent may
+// not use never does: nobody is asked to allow what policy forbids, and
+// callTool refuses it at once as a tool error the model reads.
 func (t *turn) needsApproval(name string) bool {
+	if !t.allows(name) && !t.isClientTool(name) {
+		return false
+	}
 	switch t.agent.Approval {
 	case ApprovalAlways:
 		return true

@@ -549,3 +549,43 @@ func TestSendWhileWaiting(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalNeverForAForbiddenTool: a call of a tool the conversation's
+// agent may not use is not put to a person, even where the tool's server
+// (or the agent itself) wants approval: it is refused at once as a tool
+// error for the model, and the turn goes on without waiting.
+func TestApprovalNeverForAForbiddenTool(t *testing.T) {
+	t.Parallel()
+	g, tools := approvalRig(t)
+	ctx := context.Background()
+	for _, approval := range []string{"", agent.ApprovalAlways} {
+		slug, allowed := "only-fail"+approval, []string{"calc__fail"}
+		change := agent.AgentChange{Slug: &slug, Tools: &allowed}
+		if approval != "" {
+			change.Approval = &approval
+		}
+		if _, err := g.r.CreateAgent(ctx, change); err != nil {
+			t.Fatal(err)
+		}
+		c, err := g.r.CreateConversationWith(ctx, "", false, agent.Settings{Agent: &slug})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "f1", Name: "calc__add", Arguments: `{"a":1}`}}})
+		g.fake.Enqueue(llmtest.Reply{Text: "refused"})
+		if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+			t.Fatal(err)
+		}
+		if w := await(t, g.r, c.ID, "the turn's end or its wait", func(c agent.Conversation) bool { return !c.Running || len(c.Waiting) > 0 }); len(w.Waiting) != 0 {
+			t.Fatalf("agent %s: an approval was asked for a tool it may not use: %+v", slug, w)
+		}
+		if got := strings.Join(g.lastToolMessages(), ";"); !strings.Contains(got, `f1=error: tool "calc__add" is not available to agent `+slug) {
+			t.Errorf("agent %s: the model read %q, want the refusal", slug, got)
+		}
+	}
+	tools.mu.Lock()
+	defer tools.mu.Unlock()
+	if len(tools.calls) != 0 {
+		t.Errorf("the forbidden tool ran: %v", tools.calls)
+	}
+}

@@ -39,11 +39,18 @@ type Config struct {
 	Broker    *broker.Broker
 	Streams   *sse.Group    // ends the streams on shutdown; nil: a group of the handler's own
 	Heartbeat time.Duration // how often an idle stream gets a comment line
+	// StopGrace is how long a turn goes on after its run's client left
+	// (HttpAgent's abortRun aborts the request) before it stops, unless a
+	// run without input reads it again; 0: relay.DefaultStopGrace.
+	StopGrace time.Duration
 	Logger    *slog.Logger
 }
 
 // Handler serves AG-UI runs (Routes).
-type Handler struct{ cfg Config }
+type Handler struct {
+	cfg   Config
+	stops *relay.Stops
+}
 
 // New makes a Handler.
 func New(cfg Config) *Handler {
@@ -56,7 +63,7 @@ func New(cfg Config) *Handler {
 	if cfg.Streams == nil {
 		cfg.Streams = sse.NewGroup()
 	}
-	return &Handler{cfg: cfg}
+	return &Handler{cfg: cfg, stops: relay.NewStops(cfg.StopGrace, cfg.Streams, cfg.Runner)}
 }
 
 // Routes is the URL surface: pattern → handler, for the server's mux
@@ -98,6 +105,12 @@ func (h *Handler) send(w http.ResponseWriter, r *http.Request, rn run) {
 		h.fail(w, r, rn, err)
 		return
 	}
+	if !created {
+		if err := h.stops.Take(ctx, c.ID, rn.userID); err != nil { // a run its client aborted stops first
+			h.fail(w, r, rn, err)
+			return
+		}
+	}
 	res, err := h.cfg.Runner.Send(ctx, c.ID, rn.content, rn.userID)
 	if err != nil {
 		if created { // nothing of a refused first run is kept
@@ -106,13 +119,13 @@ func (h *Handler) send(w http.ResponseWriter, r *http.Request, rn run) {
 		h.fail(w, r, rn, err)
 		return
 	}
-	h.replay(w, r, rn, res.Seq)
+	h.replay(w, r, rn, res.Seq, rn.userID)
 }
 
 // replay streams the turn whose first event has seq from its start, after
 // a snapshot of the thread up to that event (the turn's user message, which
 // the client has already, included: a snapshot is all the thread holds).
-func (h *Handler) replay(w http.ResponseWriter, r *http.Request, rn run, seq int64) {
+func (h *Handler) replay(w http.ResponseWriter, r *http.Request, rn run, seq int64, key string) {
 	ms, err := h.messages(r.Context(), rn.threadID, seq)
 	if err != nil {
 		h.fail(w, r, rn, err)
@@ -124,7 +137,7 @@ func (h *Handler) replay(w http.ResponseWriter, r *http.Request, rn run, seq int
 		return
 	}
 	snap, user, texts := snapshot(ms)
-	h.follow(w, r, sub, snap, newProjection(rn.threadID, rn.runID, user, texts))
+	h.follow(w, r, seq, key, sub, snap, newProjection(rn.threadID, rn.runID, user, texts))
 }
 
 // attach answers a run without new input: the running turn again from its
@@ -136,7 +149,7 @@ func (h *Handler) attach(w http.ResponseWriter, r *http.Request, rn run) {
 		return
 	}
 	if c.Running && c.TurnSeq > 0 {
-		h.replay(w, r, rn, c.TurnSeq)
+		h.replay(w, r, rn, c.TurnSeq, "")
 		return
 	}
 	ms, err := h.messages(r.Context(), c.ID, 0)
@@ -214,7 +227,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, rn run) {
 		}
 	}
 	snap, user, texts := snapshot(ms)
-	h.follow(w, r, sub, snap, newProjection(rn.threadID, rn.runID, user, texts))
+	h.follow(w, r, c.TurnSeq, "", sub, snap, newProjection(rn.threadID, rn.runID, user, texts))
 }
 
 // messages is the active path of conversation id, up to the message whose
@@ -250,18 +263,25 @@ func (h *Handler) write(w http.ResponseWriter, r *http.Request, write func(*sse.
 }
 
 // follow streams sub through p, after RUN_STARTED and the snapshot, until
-// the run finishes, errs or parks, the client leaves, or the server shuts
-// down. A client that leaves stops nothing: the turn goes on.
-func (h *Handler) follow(w http.ResponseWriter, r *http.Request, sub *broker.Sub, snap []message, p *projection) {
+// the run (the turn whose first event has turnSeq, started by the message
+// key) finishes, errs or parks, the client leaves, or the server shuts
+// down. A client that leaves mid-run (abortRun) stops the turn after the
+// stop grace, unless a run without input reads it again by then.
+func (h *Handler) follow(w http.ResponseWriter, r *http.Request, turnSeq int64, key string, sub *broker.Sub, snap []message, p *projection) {
 	defer sub.Close()
 	h.write(w, r, func(sw *sse.Writer) {
 		writeEvents(sw, p.started(), event{Type: messagesSnapshot, Messages: &snap})
 		behind := relay.Frames([]event{{Type: runError, Code: agent.CodeUnavailable, Message: "the stream fell behind the run; run again without new input to replay it"}})
-		relay.Stream{Sub: sub, Writer: sw, Heartbeat: h.cfg.Heartbeat, Closing: h.cfg.Streams.Closing(), Behind: behind[0],
+		reading := h.stops.Reading(p.threadID)
+		left := relay.Stream{Sub: sub, Writer: sw, Heartbeat: h.cfg.Heartbeat, Closing: h.cfg.Streams.Closing(), Behind: behind[0],
 			Waiting: func(ctx context.Context) ([]string, error) {
 				c, err := h.cfg.Runner.Conversation(ctx, p.threadID)
 				return c.Waiting, err
 			}}.Run(r.Context(), frames{p})
+		reading()
+		if left {
+			h.stops.Left(r.Context(), p.threadID, turnSeq, key)
+		}
 	})
 }
 

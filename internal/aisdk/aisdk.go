@@ -47,11 +47,18 @@ type Config struct {
 	Streams *sse.Group
 	// Heartbeat is how often an idle stream gets a comment line.
 	Heartbeat time.Duration
+	// StopGrace is how long a turn goes on after its stream's client left
+	// (useChat's Stop aborts the request; so does a reload) before it
+	// stops, unless the client resumes it; 0: relay.DefaultStopGrace.
+	StopGrace time.Duration
 	Logger    *slog.Logger
 }
 
 // Handler serves the AI SDK routes (Routes).
-type Handler struct{ cfg Config }
+type Handler struct {
+	cfg   Config
+	stops *relay.Stops
+}
 
 // New makes a Handler.
 func New(cfg Config) *Handler {
@@ -64,7 +71,7 @@ func New(cfg Config) *Handler {
 	if cfg.Streams == nil {
 		cfg.Streams = sse.NewGroup()
 	}
-	return &Handler{cfg: cfg}
+	return &Handler{cfg: cfg, stops: relay.NewStops(cfg.StopGrace, cfg.Streams, cfg.Runner)}
 }
 
 // Routes is the URL surface: pattern → handler, for the server's mux
@@ -101,6 +108,10 @@ func (h *Handler) handleChat(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, err)
 			return
 		}
+		if err := h.stops.Take(ctx, req.id, ""); err != nil {
+			h.fail(w, r, err)
+			return
+		}
 		answer, err := h.answerOf(ctx, req.id, req.userID)
 		if err != nil {
 			h.fail(w, r, err)
@@ -111,12 +122,18 @@ func (h *Handler) handleChat(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, err)
 			return
 		}
-		h.replay(w, r, req.id, res.Seq)
+		h.replay(w, r, req.id, res.Seq, "")
 	default:
 		c, created, err := h.cfg.Runner.OpenConversation(ctx, req.id)
 		if err != nil {
 			h.fail(w, r, err)
 			return
+		}
+		if !created {
+			if err := h.stops.Take(ctx, c.ID, req.userID); err != nil {
+				h.fail(w, r, err)
+				return
+			}
 		}
 		res, err := h.cfg.Runner.Send(ctx, c.ID, req.content, req.userID)
 		if err != nil {
@@ -127,18 +144,19 @@ func (h *Handler) handleChat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		// A duplicate (the same message sent again) streams that turn.
-		h.replay(w, r, c.ID, res.Seq)
+		h.replay(w, r, c.ID, res.Seq, req.userID)
 	}
 }
 
-// replay streams the turn whose first event has seq from its start.
-func (h *Handler) replay(w http.ResponseWriter, r *http.Request, id string, seq int64) {
+// replay streams the turn whose first event has seq (started by the
+// message whose client id is key) from its start.
+func (h *Handler) replay(w http.ResponseWriter, r *http.Request, id string, seq int64, key string) {
 	sub, err := h.cfg.Broker.Subscribe(r.Context(), broker.Stream{Kind: broker.StreamConversation, ConversationID: id}, seq-1, "")
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	h.follow(w, r, id, sub, newProjection(messageID(seq)))
+	h.follow(w, r, id, seq, key, sub, newProjection(messageID(seq)))
 }
 
 // answerOf is the assistant message that answered the user message a
@@ -204,7 +222,7 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request, req chatReques
 		h.finished(w, r, p)
 		return
 	}
-	h.follow(w, r, c.ID, sub, p)
+	h.follow(w, r, c.ID, c.TurnSeq, "", sub, p)
 }
 
 func (h *Handler) handleStream(w http.ResponseWriter, r *http.Request) {
@@ -224,7 +242,7 @@ func (h *Handler) handleStream(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	h.replay(w, r, c.ID, c.TurnSeq)
+	h.replay(w, r, c.ID, c.TurnSeq, "")
 }
 
 // finished answers with a message that has nothing more.
@@ -242,10 +260,12 @@ func (h *Handler) finished(w http.ResponseWriter, r *http.Request, p *projection
 	_ = sw.Flush()
 }
 
-// follow streams sub through p until the turn ends or parks, the client
-// leaves, or the server shuts down. A client that leaves stops nothing: the
-// turn goes on, and GET …/stream replays it.
-func (h *Handler) follow(w http.ResponseWriter, r *http.Request, id string, sub *broker.Sub, p *projection) {
+// follow streams sub through p until the turn (whose first event has
+// turnSeq, started by the message key) ends or parks, the client leaves,
+// or the server shuts down. A client that leaves mid-turn stops it after
+// the stop grace (useChat's Stop is the request's abort), unless a
+// stream of it is read again by then (GET …/stream: a reload).
+func (h *Handler) follow(w http.ResponseWriter, r *http.Request, id string, turnSeq int64, key string, sub *broker.Sub, p *projection) {
 	defer sub.Close()
 	if !h.cfg.Streams.Hold() {
 		h.fail(w, r, agent.Errorf(agent.CodeUnavailable, "the server is shutting down; reconnect in a moment"))
@@ -256,11 +276,16 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, id string, sub 
 	sw := sse.Start(w)
 	writeChunks(sw, p.start())
 	behind := relay.Frames([]chunk{{Type: "error", ErrorText: "the stream fell behind the answer; resume it (GET " + Prefix + "chat/" + id + "/stream)"}})
-	relay.Stream{Sub: sub, Writer: sw, Heartbeat: h.cfg.Heartbeat, Closing: h.cfg.Streams.Closing(), Behind: behind[0], Last: []byte("[DONE]"),
+	reading := h.stops.Reading(id) // a reload's resume keeps the turn going
+	left := relay.Stream{Sub: sub, Writer: sw, Heartbeat: h.cfg.Heartbeat, Closing: h.cfg.Streams.Closing(), Behind: behind[0], Last: []byte("[DONE]"),
 		Waiting: func(ctx context.Context) ([]string, error) {
 			c, err := h.cfg.Runner.Conversation(ctx, id)
 			return c.Waiting, err
 		}}.Run(r.Context(), frames{p})
+	reading()
+	if left {
+		h.stops.Left(r.Context(), id, turnSeq, key)
+	}
 }
 
 // frames is the projection as the relay feeds it.

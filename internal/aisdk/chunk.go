@@ -22,8 +22,6 @@ type chunk struct {
 	ProviderExecuted bool            `json:"providerExecuted,omitempty"`
 	Dynamic          bool            `json:"dynamic,omitempty"`
 	ApprovalID       string          `json:"approvalId,omitempty"`
-	Approved         *bool           `json:"approved,omitempty"`
-	Reason           string          `json:"reason,omitempty"`
 	ErrorText        string          `json:"errorText,omitempty"`
 	URL              string          `json:"url,omitempty"`
 	MediaType        string          `json:"mediaType,omitempty"`
@@ -32,9 +30,10 @@ type chunk struct {
 }
 
 // metadata is the message metadata of the finish chunk: the turn's usage,
-// in the AI SDK's names.
+// in the AI SDK's names, and whether the answer was cut short.
 type metadata struct {
-	Usage *usage `json:"usage,omitempty"`
+	Usage       *usage `json:"usage,omitempty"`
+	Interrupted bool   `json:"interrupted,omitempty"`
 }
 
 type usage struct {
@@ -114,10 +113,12 @@ func (p *projection) on(ev *agent.Event) []chunk {
 		p.asked[ev.CallID] = true
 		out = append(out, chunk{Type: "tool-approval-request", ApprovalID: ev.CallID, ToolCallID: ev.CallID})
 	case agent.EventApproval:
+		// No tool-approval-response chunk: ai 6 refuses the type (its
+		// stream fails validation), and neither version needs it — the
+		// client that decided shows its answer already, and the outcome
+		// (tool-output-available or -denied) ends the part on both.
 		delete(p.asked, ev.CallID)
-		ok := ev.Decision == agent.DecisionApprove
-		out = append(out, chunk{Type: "tool-approval-response", ApprovalID: ev.CallID, Approved: &ok, Reason: ev.Reason, ProviderExecuted: true})
-		if !ok {
+		if ev.Decision != agent.DecisionApprove {
 			p.denied[ev.CallID] = true
 			out = append(out, chunk{Type: "tool-output-denied", ToolCallID: ev.CallID})
 		}
@@ -147,7 +148,9 @@ func (p *projection) on(ev *agent.Event) []chunk {
 		case p.failed:
 			reason = "error"
 		case p.interrupted:
-			reason = "interrupted" // the AI SDK's word for an answer cut short
+			// ai 7's "interrupted" fails ai 6's validation: "other",
+			// with interrupted in the message metadata, reads on both.
+			reason = "other"
 		}
 		return p.finish(out, reason, ev.Usage)
 	}
@@ -178,8 +181,11 @@ func (p *projection) finish(out []chunk, reason string, u *agent.Usage) []chunk 
 		p.step = false
 	}
 	f := chunk{Type: "finish", FinishReason: reason}
+	if u != nil || p.interrupted {
+		f.MessageMetadata = &metadata{Interrupted: p.interrupted}
+	}
 	if u != nil {
-		f.MessageMetadata = &metadata{Usage: &usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}}
+		f.MessageMetadata.Usage = &usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 	}
 	p.done = true
 	return append(out, f)

@@ -61,7 +61,7 @@ func TestProjection(t *testing.T) {
 			{Type: agent.EventApproval, CallID: "c1", Decision: agent.DecisionDeny, Reason: "no"},
 			{Type: agent.EventToolResult, CallID: "c1", Result: "the user denied this tool call: no", IsError: true},
 			{Type: agent.EventEnd},
-		}, "start-step tool-input-start:c1 tool-input-available:c1 tool-approval-request:c1 tool-approval-response tool-output-denied:c1 finish-step finish:stop"},
+		}, "start-step tool-input-start:c1 tool-input-available:c1 tool-approval-request:c1 tool-output-denied:c1 finish-step finish:stop"},
 		{"a failed tool, then a failed turn", []agent.Event{
 			{Type: agent.EventToolCall, CallID: "c1", Name: "s__t"},
 			{Type: agent.EventToolResult, CallID: "c1", Result: "boom", IsError: true},
@@ -71,7 +71,7 @@ func TestProjection(t *testing.T) {
 		{"interrupted mid-answer", []agent.Event{
 			{Type: agent.EventStartResponse}, {Type: agent.EventAppendText, Text: "par"},
 			{Type: agent.EventInterrupted}, {Type: agent.EventEnd},
-		}, "start-step text-start:text-1 text-delta:text-1 text-end:text-1 finish-step finish:interrupted"},
+		}, "start-step text-start:text-1 text-delta:text-1 text-end:text-1 finish-step finish:other"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newProjection("turn-1")

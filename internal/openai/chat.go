@@ -475,6 +475,8 @@ func (h *Handler) handleChatCompletions(w http.ResponseWriter, r *http.Request) 
 	var res agent.SendResult
 	if seq, ok := h.retryOf(ctx, r, conv, c.input); ok {
 		res = agent.SendResult{Seq: seq, Duplicate: true} // the first attempt's turn
+	} else if failed, ok := h.failedRetryOf(ctx, conv, "", c.input); ok {
+		res, err = h.runner.Regenerate(ctx, id, failed) // the failed turn again, not a second input
 	} else {
 		res, err = h.runner.SendCompletion(ctx, id, c.input)
 	}
@@ -553,6 +555,46 @@ func (h *Handler) retryOf(ctx context.Context, r *http.Request, conv agent.Conve
 		}
 	}
 	return 0, false
+}
+
+// RetryAfter is how long after a failed turn's user message the same
+// message, sent again without a key, is taken for a retry of it.
+const RetryAfter = 5 * time.Minute
+
+// failedRetryOf finds the failed turn a retry repeats when the client
+// does not say it retries (LangChain retries through its own caller, the
+// AI SDK through its own, neither with a key or a retry count): a user
+// message equal to the latest one of a stored conversation whose turn
+// failed, within RetryAfter of it, answers that message again in place
+// of the failure (Regenerate of the error: one user message, the new
+// answer a sibling of the failed one) instead of storing it twice. It
+// returns the failed turn's error message id.
+//
+// leaf, when set, is the message the input continues (a Responses
+// previous_response_id): the failed turn's user message must follow it.
+func (h *Handler) failedRetryOf(ctx context.Context, conv agent.Conversation, leaf string, in agent.CompletionInput) (string, bool) {
+	if conv.Temp || in.ClientID != "" || len(in.Content) == 0 || len(in.Results) > 0 {
+		return "", false
+	}
+	n, _, err := h.runner.PathInfo(ctx, conv)
+	if err != nil || n == 0 {
+		return "", false
+	}
+	msgs, err := h.runner.Messages(ctx, agent.MessageQuery{ConversationID: conv.ID, Offset: max(0, n-retryWindow), Limit: retryWindow})
+	if err != nil || len(msgs) == 0 || msgs[len(msgs)-1].Type != agent.MessageError {
+		return "", false
+	}
+	failed := msgs[len(msgs)-1].ID
+	for i := len(msgs) - 2; i >= 0; i-- {
+		if m := msgs[i]; m.Type == agent.MessageUser {
+			ok := sameContent(m.Content, in.Content) && h.now().Sub(m.Date) <= RetryAfter
+			if leaf != "" {
+				ok = ok && i > 0 && msgs[i-1].ID == leaf
+			}
+			return failed, ok
+		}
+	}
+	return "", false
 }
 
 // sameContent reports whether two messages' contents are the same.

@@ -57,19 +57,27 @@ func (h *Handler) errorBody(op string, err error) (int, errorBody) {
 			d.Code = pe.code
 		}
 	}
-	switch {
-	case st == http.StatusUnauthorized:
-		d.Type, d.Code = "authentication_error", "invalid_api_key"
-	case st == http.StatusForbidden:
-		d.Type = "permission_error"
-	case st == http.StatusTooManyRequests:
-		d.Type = "rate_limit_error"
-	case st >= 500:
-		d.Type = "server_error"
-	default:
-		d.Type = "invalid_request_error"
+	d.Type = errorType(st)
+	if st == http.StatusUnauthorized {
+		d.Code = "invalid_api_key"
 	}
 	return st, errorBody{d}
+}
+
+// errorType is OpenAI's error type for an HTTP status, for error bodies
+// and for a failed response's error object alike.
+func errorType(st int) string {
+	switch {
+	case st == http.StatusUnauthorized:
+		return "authentication_error"
+	case st == http.StatusForbidden:
+		return "permission_error"
+	case st == http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case st >= 500:
+		return "server_error"
+	}
+	return "invalid_request_error"
 }
 
 // WriteError answers err in OpenAI's shape with its status. The server's

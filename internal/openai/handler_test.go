@@ -197,3 +197,88 @@ func turnEnds(t *testing.T, ts *testServer, id string) (wait func()) {
 		}
 	}
 }
+
+// TestRetryOfAFailedTurnWithoutAKey: a client that retries on its own
+// (LangChain's caller, the AI SDK's), with neither an Idempotency-Key nor
+// a retry count, sends the same user message again after a failed turn:
+// the failed turn is answered again (a regenerate), not a second copy of
+// the message stored. Once a turn succeeded, the same text is a new
+// message.
+func TestRetryOfAFailedTurnWithoutAKey(t *testing.T) {
+	f := newTestServer(t, strict())
+	conv, err := f.Runner.CreateConversation(context.Background(), "stored", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"model":"fake","messages":[{"role":"user","content":"try me"}]}`
+	f.Fake.Enqueue(llmtest.Reply{Status: 400, ErrorMessage: "the model refused"})
+	if resp, b := f.do(t, "POST", "/v1/chat/completions", body, protocol.ConversationHeader, conv.ID); resp.StatusCode < 400 {
+		t.Fatalf("the failed first attempt: %d %s", resp.StatusCode, b)
+	}
+	users := func() int {
+		ms, err := f.Runner.Messages(context.Background(), agent.MessageQuery{ConversationID: conv.ID, Limit: agent.MaxPageSize})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, m := range ms {
+			if m.Type == agent.MessageUser {
+				n++
+			}
+		}
+		return n
+	}
+	for i, want := range []int{1, 2} {
+		resp, b := f.do(t, "POST", "/v1/chat/completions", body, protocol.ConversationHeader, conv.ID)
+		if resp.StatusCode != 200 || !strings.Contains(string(b), "You said: try me") {
+			t.Fatalf("attempt %d: %d %s", i+2, resp.StatusCode, b)
+		}
+		if got := users(); got != want {
+			t.Errorf("after attempt %d the conversation holds %d user messages, want %d", i+2, got, want)
+		}
+	}
+}
+
+// TestRetryOfAFailedResponse: the AI SDK's streamText with
+// previousResponseId retries a failed request as it was: the failed turn
+// is answered again, not a failed branch stored per attempt.
+func TestRetryOfAFailedResponse(t *testing.T) {
+	f := newTestServer(t, strict())
+	var first struct {
+		ID           string
+		Conversation struct{ ID string }
+	}
+	resp, b := f.do(t, "POST", "/v1/responses", `{"model":"fake","input":"first"}`, "Content-Type", "application/json")
+	if err := json.Unmarshal(b, &first); resp.StatusCode != 200 || err != nil {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	body := `{"model":"fake","input":"again","previous_response_id":"` + first.ID + `"}`
+	f.Fake.Enqueue(llmtest.Reply{Status: 400, ErrorMessage: "the model refused"})
+	var got struct {
+		Status     string
+		OutputText string `json:"output_text"`
+	}
+	_, b = f.do(t, "POST", "/v1/responses", body, "Content-Type", "application/json")
+	if err := json.Unmarshal(b, &got); err != nil || got.Status != "failed" {
+		t.Fatalf("the first attempt: %s", b)
+	}
+	_, b = f.do(t, "POST", "/v1/responses", body, "Content-Type", "application/json")
+	if err := json.Unmarshal(b, &got); err != nil || got.Status != "completed" || got.OutputText != "You said: again" {
+		t.Fatalf("the retry: %s", b)
+	}
+	// Every branch's user messages: one "again", the failed answer and
+	// the new one its siblings.
+	ms, err := f.Runner.Messages(context.Background(), agent.MessageQuery{ConversationID: first.Conversation.ID, Limit: agent.MaxPageSize, All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var users []string
+	for _, m := range ms {
+		if m.Type == agent.MessageUser {
+			users = append(users, m.Content[0].Body)
+		}
+	}
+	if strings.Join(users, ",") != "first,again" {
+		t.Errorf("the conversation's user messages (every branch) %q, want first,again", users)
+	}
+}

@@ -355,7 +355,14 @@ func (h *Handler) startResponse(ctx context.Context, c *responseCall) (*started,
 	} else {
 		in := c.input
 		in.ResponseFormat, in.ToolChoice = c.format, c.toolChoice
-		res, err := h.runner.SendCompletionAfter(ctx, conv.ID, leaf, in)
+		var res agent.SendResult
+		if failed, ok := h.failedRetryOf(ctx, conv, leaf, in); ok && (c.previous != "" || c.conversation != "") {
+			// A client's own retry (the AI SDK's) of a failed response:
+			// that turn again, not a failed branch per attempt.
+			res, err = h.runner.Regenerate(ctx, conv.ID, failed)
+		} else {
+			res, err = h.runner.SendCompletionAfter(ctx, conv.ID, leaf, in)
+		}
 		if err != nil {
 			if run.sub != nil {
 				run.sub.Close()
@@ -525,17 +532,39 @@ func (h *Handler) handleGetResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
+	// openai-go's Responses.GetStreaming sends stream in a JSON body of
+	// its GET (the query keeps starting_after): both places are read.
+	var body struct {
+		Stream        *bool `json:"stream"`
+		StartingAfter *int  `json:"starting_after"`
+	}
+	if r.ContentLength != 0 && r.Body != nil {
+		if err := decodeBody(r, &body); err != nil {
+			h.WriteError(w, r, err)
+			return
+		}
+	}
 	stream := false
+	if body.Stream != nil {
+		stream = *body.Stream
+	}
 	if v := q.Get("stream"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			h.WriteError(w, r, badParam("stream", "stream must be true or false, got %q", agent.Shorten(v, 40)))
 			return
 		}
+		if body.Stream != nil && *body.Stream != b {
+			h.WriteError(w, r, badParam("stream", "stream is %v in the query and %v in the body; send one, or the same in both", b, *body.Stream))
+			return
+		}
 		stream = b
 	}
 	after := -1
-	if v := q.Get("starting_after"); v != "" {
+	if v := q.Get("starting_after"); v != "" || body.StartingAfter != nil {
+		if v == "" {
+			v = strconv.Itoa(*body.StartingAfter)
+		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
 			h.WriteError(w, r, badParam("starting_after", "starting_after must be a sequence number (0 or more), got %q", agent.Shorten(v, 40)))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/protocol"
 )
 
 // A response is a segment of its conversation's event log: the events
@@ -355,7 +356,7 @@ func (p *projector) on(all *agent.AllEvent) []StreamEvent {
 		if code == "" {
 			code = agent.CodeModelError
 		}
-		p.failed = &ResponseError{Code: code, Message: ev.Error}
+		p.failed = &ResponseError{Type: errorType(protocol.HTTPStatus(code)), Code: code, Message: ev.Error}
 	case agent.EventInterrupted:
 		p.interrupted = true
 	case agent.EventEnd:

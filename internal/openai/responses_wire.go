@@ -52,8 +52,11 @@ type Response struct {
 	OutputText string `json:"output_text"`
 }
 
-// ResponseError is a failed response's error.
+// ResponseError is a failed response's error, in OpenAI's shape: its type
+// (server_error, invalid_request_error…, as errorType names it) is
+// required by clients that validate the object (@ai-sdk/openai).
 type ResponseError struct {
+	Type    string `json:"type"`
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }

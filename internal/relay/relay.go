@@ -66,8 +66,11 @@ type Stream struct {
 }
 
 // Run relays until the stream is done, the client leaves (ctx), or the
-// server shuts down. It does not close Sub.
-func (s Stream) Run(ctx context.Context, p Projection) {
+// server shuts down, and reports whether the client left before the
+// stream was done. It does not close Sub.
+func (s Stream) Run(ctx context.Context, p Projection) (left bool) {
+	var cut bool // a write failed: the client is gone
+	defer func() { left = !p.Done() && (cut || ctx.Err() != nil) }()
 	beat := time.NewTicker(s.Heartbeat)
 	defer beat.Stop()
 	sw := s.Writer
@@ -107,6 +110,7 @@ func (s Stream) Run(ctx context.Context, p Projection) {
 			}
 		}
 		if sw.Flush() != nil {
+			cut = true
 			return
 		}
 		if ok {

@@ -1,9 +1,10 @@
 // The AI SDK (npm package ai) against agentik's UI message stream: its own
 // DefaultChatTransport and readUIMessageStream, as useChat uses them. Run
-// by aisdk_test.go with AGENTIK_URL, AGENTIK_KEY and AGENTIK_CHAT (the chat
-// id of the main conversation); prints one JSON object of what each step
-// saw, for the Go test to check.
-import { DefaultChatTransport, readUIMessageStream } from "ai";
+// by aisdk_test.go with AGENTIK_URL, AGENTIK_KEY, AGENTIK_CHAT (the chat
+// id of the main conversation) and AI_PACKAGE (the package: "ai" is
+// major 7, "ai6" major 6); prints one JSON object of what each step saw,
+// for the Go test to check.
+const { DefaultChatTransport, readUIMessageStream } = await import(process.env.AI_PACKAGE || "ai");
 
 const base = process.env.AGENTIK_URL;
 const headers = { Authorization: "Bearer " + process.env.AGENTIK_KEY };
@@ -108,7 +109,7 @@ try {
   await transport.sendMessages({ chatId: "bad-transport", messages: [], trigger: "submit-message", abortSignal: undefined });
   out.transport_error = null;
 } catch (e) {
-  out.transport_error = { status: e.statusCode, body: e.responseBody };
+  out.transport_error = { status: e.statusCode ?? 0, body: e.responseBody ?? e.message }; // ai 6 throws the body as the message
 }
 
 console.log(JSON.stringify(out));

@@ -34,5 +34,27 @@ const s = streamText({ model: openai("fake"), prompt: "[[tokens=12]]" });
 let st = "";
 for await (const t of s.textStream) st += t;
 out.stream = { text: st, finish: await s.finishReason };
+// The AI SDK's own retry (it reads no x-should-retry) of a chat
+// completion on a stored conversation whose turn fails: the failed turn is
+// answered again, not the message stored once per attempt.
+const headers = { Authorization: "Bearer " + apiKey, "content-type": "application/json" };
+const conv = await (await fetch(process.env.AGENTIK_URL + "/agentik/conversations", { method: "POST", headers, body: "{}" })).json();
+const chat = createOpenAI({ baseURL, apiKey, headers: { "X-Agentik-Conversation": conv.id } }).chat("fake");
+let attempts = null;
+try {
+  await generateText({ model: chat, prompt: "[[error=500]]", maxRetries: 1 });
+} catch (e) {
+  attempts = e.errors?.length ?? 1; // RetryError lists each attempt's error
+}
+const all = await (await fetch(process.env.AGENTIK_URL + "/agentik/conversations/" + conv.id + "/messages?branch=all", { headers })).json();
+out.retried = { attempts, users: all.messages.filter((m) => m.type === "user_message").length };
+// A failed Response: the SDK validates its error object (OpenAI's type
+// field included) and reports agentik's message.
+try {
+  await generateText({ model: openai("fake"), prompt: "[[error=400]]", maxRetries: 0 });
+  out.failed = null;
+} catch (e) {
+  out.failed = { name: e.name, message: e.message };
+}
 
 console.log(JSON.stringify(out));
