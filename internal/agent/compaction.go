@@ -435,7 +435,12 @@ func (t *turn) summaryCall(old []ModelMessage, b budget, room int) (string, erro
 			{Role: RoleUser, Content: []Content{Text(summaryAsk)}},
 		},
 	}
+	done, err := t.r.admit(t.ctx, OwnerOf(t.conv), t.r.est.tokens(t.conv.ID, len(instruction)+len(transcript)+len(summaryAsk))+maxTokens)
+	if err != nil {
+		return "", err // a summary is a model call made for the owner: their budget holds it too
+	}
 	resp, err := t.r.cfg.Model.Chat(t.ctx, req, func(Delta) error { return t.ctx.Err() })
+	done(resp.Usage)
 	t.summaryUsage = t.summaryUsage.Add(resp.Usage)
 	var ce *ContextExceeded
 	if err != nil && errors.As(err, &ce) && t.ctx.Err() == nil {
@@ -520,20 +525,27 @@ func renderTranscript(old []ModelMessage, limit int) string {
 // the window from the refusal, compacts harder and retries once.
 func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error) (resp ChatResponse, err error) {
 	// A summary call's usage counts with the call it made room for, so a
-	// turn's answers still add up to its end.usage.
+	// turn's answers still add up to its end.usage (each call was charged
+	// to the budget when it ended).
 	defer func() {
 		resp.Usage = resp.Usage.Add(t.summaryUsage)
 		t.summaryUsage = Usage{}
 	}()
 	if t.agent.A2A != "" {
-		return t.remote(*mem, on)
+		done, err := t.r.admit(t.ctx, OwnerOf(t.conv), 0)
+		if err != nil {
+			return ChatResponse{}, err
+		}
+		resp, err := t.remote(*mem, on)
+		done(resp.Usage)
+		return resp, err
 	}
 	t.r.est.seed(t.conv)
 	p, err := t.prepare(mem, specs, false)
 	if err != nil {
 		return ChatResponse{}, err
 	}
-	resp, err = t.r.cfg.Model.Chat(t.ctx, t.request(p.send, specs), on)
+	resp, err = t.call(p, specs, on)
 	var ce *ContextExceeded
 	if err != nil && errors.As(err, &ce) && resp.Text == "" && resp.Reasoning == "" && len(resp.ToolCalls) == 0 {
 		t.learn(ce, p)
@@ -542,7 +554,7 @@ func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error)
 		if err != nil {
 			return ChatResponse{}, err
 		}
-		resp, err = t.r.cfg.Model.Chat(t.ctx, t.request(p.send, specs), on)
+		resp, err = t.call(p, specs, on)
 		if err != nil && errors.As(err, &ce) {
 			t.learn(ce, p)
 			return resp, exceededError(p.budget.window, max(ce.Prompt, p.tokens), ce.Err)
@@ -555,6 +567,19 @@ func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error)
 			t.context.Tokens, t.context.Bytes = p.tokens, 0
 		}
 	}
+	return resp, err
+}
+
+// call makes one model call of the turn on p: admitted first (the owner
+// stands, its estimate reserved in their budget: standing.go), charged
+// when it ends.
+func (t *turn) call(p prepared, specs []ToolSpec, on func(Delta) error) (ChatResponse, error) {
+	done, err := t.r.admit(t.ctx, OwnerOf(t.conv), p.tokens+reserve(p.budget.window))
+	if err != nil {
+		return ChatResponse{}, err
+	}
+	resp, err := t.r.cfg.Model.Chat(t.ctx, t.request(p.send, specs), on)
+	done(resp.Usage)
 	return resp, err
 }
 
