@@ -78,6 +78,10 @@ type prepared struct {
 	bytes  int            // raw size of send and the tools
 	tokens int            // estimated prompt tokens
 	budget budget
+	// noTools: the tools' definitions cannot fit the window with the
+	// system prompt and this turn's message, so the call goes without
+	// them (a tiny window still answers).
+	noTools bool
 }
 
 // prepare returns what to send for one call on mem, compacting mem first
@@ -91,6 +95,7 @@ func (t *turn) prepare(mem *[]ModelMessage, specs []ToolSpec, harder bool) (prep
 	if p.tokens <= b.limit && !harder {
 		return p, nil
 	}
+	noTools := false
 	cur := lastUser(*mem)
 	if cur >= 0 {
 		// Refused here only when it would be in a new conversation too:
@@ -102,8 +107,20 @@ func (t *turn) prepare(mem *[]ModelMessage, specs []ToolSpec, harder bool) (prep
 			sys = t.r.est.least(t.conv.ID, rawBytes((*mem)[0], false))
 		}
 		msg := t.r.est.least(t.conv.ID, rawBytes((*mem)[cur], false))
-		if sys+msg+t.r.est.least(t.conv.ID, sb) > b.limit {
-			return p, tooSmall(b.window, sys, msg, reserve(b.window))
+		recall, tools := t.r.est.least(t.conv.ID, len(t.recall)), t.r.est.least(t.conv.ID, specsBytes(specs))
+		switch {
+		case sys+msg+recall+tools <= b.limit:
+		case sys+msg+recall <= b.limit && len(specs) > 0:
+			// The tools cannot fit with this message: the call goes
+			// without them rather than not at all.
+			noTools, sb = true, len(t.recall)
+			t.r.log.Info("tools_left_out", "conversation_id", t.conv.ID, "window", b.window, "tools", len(specs), "tools_tokens", tools)
+			if p = t.measure(*mem, sb, b); p.tokens <= b.limit && !harder {
+				p.noTools = true
+				return p, nil
+			}
+		default:
+			return p, tooSmall(b.window, contextParts{system: sys, memory: recall, message: msg, tools: tools, toolCount: len(specs), answer: reserve(b.window)})
 		}
 	}
 	before := p.tokens
@@ -111,12 +128,14 @@ func (t *turn) prepare(mem *[]ModelMessage, specs []ToolSpec, harder bool) (prep
 	next := elide(*mem, cur, harder)
 	p = t.measure(next, sb, b)
 	if p.tokens <= b.limit && !harder {
+		p.noTools = noTools
 		return p, nil
 	}
 	// 2: summarize the oldest turns; the kept ones keep their stubs.
 	keep := keepFrom(next, cur, t.r.est, t.conv.ID, b.limit/2, harder)
 	compacted, m, err := t.summarize(*mem, next, keep, cur, b, before, sb)
 	if err != nil {
+		p.noTools = noTools
 		return p, err
 	}
 	if compacted != nil {
@@ -130,6 +149,7 @@ func (t *turn) prepare(mem *[]ModelMessage, specs []ToolSpec, harder bool) (prep
 		// refuse (or, like Ollama, silently drop the start of the prompt).
 		p = t.measure(elide(*mem, lastUser(*mem), true), sb, b)
 	}
+	p.noTools = noTools
 	return p, nil
 }
 
@@ -577,6 +597,9 @@ func (t *turn) call(p prepared, specs []ToolSpec, on func(Delta) error) (ChatRes
 	done, err := t.r.admit(t.ctx, OwnerOf(t.conv), p.tokens+reserve(p.budget.window))
 	if err != nil {
 		return ChatResponse{}, err
+	}
+	if p.noTools {
+		specs = nil
 	}
 	resp, err := t.r.cfg.Model.Chat(t.ctx, t.request(p.send, specs), on)
 	done(resp.Usage)
