@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,6 +64,39 @@ func TestDeleteUserDeletesTheirWork(t *testing.T) {
 		}
 		if _, err := s.Conversation(ctx, convOf["ann"]); err != nil {
 			t.Errorf("ann's conversation: %v, want kept", err)
+		}
+	})
+}
+
+// TestNULInTextColumnsIsBadRequest: U+0000 in a schedule's prompt or a
+// user's name is bad_request naming the field on PostgreSQL and SQLite
+// alike, never PostgreSQL's error, and nothing is written.
+func TestNULInTextColumnsIsBadRequest(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn, Options{})
+		ctx := context.Background()
+		err := s.CreateUser(ctx, agent.User{ID: "ann", Name: "A\x00nn", Role: agent.RoleMember, CreatedAt: time.Now()})
+		if agent.ErrorCode(err) != agent.CodeBadRequest || !strings.Contains(err.Error(), "name") {
+			t.Errorf("a user's name with NUL: %v, want bad_request naming name", err)
+		}
+		if _, err := s.User(ctx, "ann"); !errors.Is(err, agent.ErrNotFound) {
+			t.Errorf("the refused user: %v, want not_found", err)
+		}
+		if err := s.CreateUser(ctx, agent.User{ID: "bob", Name: "Bob", Role: agent.RoleMember, CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		err = s.UpdateUser(ctx, agent.User{ID: "bob", Name: "B\x00b", Role: agent.RoleMember})
+		if agent.ErrorCode(err) != agent.CodeBadRequest || !strings.Contains(err.Error(), "name") {
+			t.Errorf("an update to a name with NUL: %v, want bad_request naming name", err)
+		}
+		sc := agent.Schedule{ID: "sc", Owner: "bob", Prompt: "say\x00hi", Cron: "0 * * * *", Timezone: "UTC", Missed: agent.MissedSkip, Enabled: true, CreatedAt: time.Now()}
+		err = s.PutSchedule(ctx, sc)
+		if agent.ErrorCode(err) != agent.CodeBadRequest || !strings.Contains(err.Error(), "prompt") {
+			t.Errorf("a schedule prompt with NUL: %v, want bad_request naming prompt", err)
+		}
+		if _, err := s.Schedule(ctx, "sc"); !errors.Is(err, agent.ErrNotFound) {
+			t.Errorf("the refused schedule: %v, want not_found", err)
 		}
 	})
 }
