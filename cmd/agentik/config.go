@@ -63,6 +63,7 @@ Settings (environment; a flag overrides its variable):
                                              last stored step (default 3; 0: it ends interrupted_by_restart)
                     AGENTIK_DEFAULT_BUDGET   every user's token budget, e.g. 2M/month, 500k/day (default: none;
                                              an admin sets a user's own with PATCH /agentik/users/{id})
+                    AGENTIK_MAX_SCHEDULES    how many schedules one user may have (default: 100)
   --allowed-hosts   AGENTIK_ALLOWED_HOSTS    extra Host names to accept (comma-separated; loopback always)
   --allowed-origins AGENTIK_ALLOWED_ORIGINS  extra Origin hosts to accept (comma-separated, * wildcards)
                     AGENTIK_TRUSTED_PROXIES  reverse proxies (comma-separated IPs or CIDRs) whose
@@ -202,6 +203,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			return c, fmt.Errorf("AGENTIK_DEFAULT_BUDGET: %w", err)
 		}
 		c.DefaultBudget = b
+	}
+	if v := strings.TrimSpace(getenv("AGENTIK_MAX_SCHEDULES")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("AGENTIK_MAX_SCHEDULES must be how many schedules one user may have (1 or more), like 100, got %q", v)
+		}
+		c.MaxSchedules = n
 	}
 	for _, p := range splitList(getenv("AGENTIK_TRUSTED_PROXIES")) {
 		pfx, err := netip.ParsePrefix(p)

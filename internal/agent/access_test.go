@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
@@ -141,6 +142,7 @@ func TestListsAndImportsFollowTheOwner(t *testing.T) {
 func TestAMembersStreamsCarryOnlyTheirs(t *testing.T) {
 	t.Parallel()
 	g := newRig(t, nil)
+	g.people() // their turns run: they stand (standing.go)
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
 	subs := map[string]*broker.Sub{}
@@ -241,5 +243,17 @@ func TestAMembersStreamsCarryOnlyTheirs(t *testing.T) {
 		}
 		sub.Close()
 		check(name+" replay", got, mine[name][:1])
+	}
+}
+
+// people makes the accounts of ann, bob and boss, whose turns run only
+// while they stand (agent/standing.go).
+func (g *rig) people() {
+	g.t.Helper()
+	for _, ctx := range []context.Context{ann, bob, adm} {
+		p := agent.PrincipalFrom(ctx)
+		if err := g.st.CreateUser(context.Background(), agent.User{ID: p.UserID, Name: p.UserID, Role: p.Role, CreatedAt: time.Now()}); err != nil {
+			g.t.Fatal(err)
+		}
 	}
 }

@@ -304,8 +304,16 @@ func (r *Runner) CreateAgent(ctx context.Context, ch AgentChange) (AgentDef, err
 	if !slugPattern.MatchString(d.Slug) {
 		return AgentDef{}, Errorf(CodeBadRequest, "slug %q is not URL-safe: use 1 to 40 lowercase letters, digits or inner hyphens, e.g. \"researcher\"", Shorten(d.Slug, 60))
 	}
-	if _, err := r.agents().Agent(ctx, d.Slug); err == nil {
-		return AgentDef{}, Errorf(CodeConflict, "slug %q is taken: choose another slug", d.Slug)
+	if o, err := r.agents().Agent(ctx, d.Slug); err == nil {
+		if agentVisible(ctx, o) {
+			return AgentDef{}, Errorf(CodeConflict, "slug %q is taken: choose another slug", d.Slug)
+		}
+		// Another member's private agent: not revealed by a conflict; the
+		// new agent takes the first free suffixed slug, and the answer
+		// says which.
+		if d.Slug, err = r.freeSlug(ctx, d.Slug); err != nil {
+			return AgentDef{}, err
+		}
 	} else if !errors.Is(err, ErrNotFound) {
 		return AgentDef{}, fmt.Errorf("create agent: %w", err)
 	}
@@ -319,6 +327,22 @@ func (r *Runner) CreateAgent(ctx context.Context, ch AgentChange) (AgentDef, err
 		return AgentDef{}, fmt.Errorf("create agent: %w", err)
 	}
 	return d, nil
+}
+
+// freeSlug is the first of slug-2, slug-3… that no agent holds (cut to
+// fit the slug's 40 characters).
+func (r *Runner) freeSlug(ctx context.Context, slug string) (string, error) {
+	for n := 2; n < 1000; n++ {
+		suffix := fmt.Sprintf("-%d", n)
+		base := strings.TrimRight(slug[:min(len(slug), 40-len(suffix))], "-")
+		try := base + suffix
+		if _, err := r.agents().Agent(ctx, try); errors.Is(err, ErrNotFound) {
+			return try, nil
+		} else if err != nil {
+			return "", fmt.Errorf("create agent: %w", err)
+		}
+	}
+	return "", Errorf(CodeConflict, "slug %q is taken: choose another slug", slug)
 }
 
 // UpdateAgent stores an edit of an agent as its next version.

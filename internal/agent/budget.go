@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -113,11 +114,14 @@ type UsageStore interface {
 // DateFormat is how a usage day is written.
 const DateFormat = "2006-01-02"
 
-// Budgets enforces token budgets: the Runner checks one before a turn
-// and before each model call, and charges each call's usage to the
-// conversation's owner. A user over budget gets quota_exceeded; a turn
-// running when the budget is crossed finishes its model call and ends
-// with that error, so each running turn makes at most one call past it.
+// Budgets enforces token budgets: the Runner checks one before a turn,
+// and every model call made for a user (a turn's, a compaction's summary,
+// a title) reserves its estimated cost before it is made and is charged
+// its reported usage after. A call is refused with quota_exceeded when
+// what the user used plus what their calls in flight reserved reaches the
+// budget; so however many turns run at once, the calls in flight when
+// the budget is crossed are the only ones past it, and the admitted
+// calls' estimates keep them to about one call's worth in total.
 // A nil *Budgets enforces nothing and records nothing.
 type Budgets struct {
 	Default Budget     // AGENTIK_DEFAULT_BUDGET; zero: none
@@ -125,6 +129,77 @@ type Budgets struct {
 	Usage   UsageStore // where usage is kept; nil: nothing is kept
 	Now     Clock
 	Log     func(msg string, args ...any) // failures to record usage; may be nil
+
+	mu       sync.Mutex
+	reserved map[string]*reservation // by user: the estimates of their calls in flight
+}
+
+// reservation is one user's calls in flight; mu orders a reserve's read
+// of the usage after the charge of every call released before it.
+type reservation struct {
+	mu     sync.Mutex
+	tokens int64
+}
+
+func (b *Budgets) reservationOf(user string) *reservation {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.reserved == nil {
+		b.reserved = map[string]*reservation{}
+	}
+	r := b.reserved[user]
+	if r == nil {
+		r = &reservation{}
+		b.reserved[user] = r
+	}
+	return r
+}
+
+// Reserve admits a model call for user estimated at tokens: quota_exceeded
+// when their usage and the reservations of their calls in flight reach
+// their budget. done charges the call's usage and releases the
+// reservation; call it once, when the call has ended (failed ones too).
+func (b *Budgets) Reserve(ctx context.Context, user string, tokens int64) (done func(Usage), err error) {
+	if b == nil {
+		return func(Usage) {}, nil
+	}
+	budget, err := b.Of(ctx, user)
+	if err != nil {
+		return nil, err
+	}
+	if budget.IsZero() {
+		return func(u Usage) { b.Charge(ctx, user, u) }, nil
+	}
+	res := b.reservationOf(user)
+	res.mu.Lock()
+	defer res.mu.Unlock()
+	used, resets, err := b.Used(ctx, user, budget)
+	if err != nil {
+		return nil, fmt.Errorf("budget: %w", err)
+	}
+	if used+res.tokens >= budget.Tokens {
+		return nil, overBudget(budget, used, res.tokens, resets)
+	}
+	tokens = max(tokens, 1)
+	res.tokens += tokens
+	var once sync.Once
+	return func(u Usage) {
+		once.Do(func() {
+			b.Charge(ctx, user, u) // before the release: a reserve after it reads this usage
+			res.mu.Lock()
+			res.tokens -= tokens
+			res.mu.Unlock()
+		})
+	}, nil
+}
+
+func overBudget(budget Budget, used, inFlight int64, resets time.Time) error {
+	flight := ""
+	if inFlight > 0 {
+		flight = fmt.Sprintf(", %d more reserved by model calls running now", inFlight)
+	}
+	return Errorf(CodeQuotaExceeded, "the token budget of %s is used up (%d of %d tokens this %s%s); it resets at %s",
+		budget, used, budget.Tokens, budget.Period, flight, resets.UTC().Format(time.RFC3339))
 }
 
 func (b *Budgets) now() time.Time {
@@ -178,9 +253,12 @@ func (b *Budgets) Check(ctx context.Context, user string) error {
 	if err != nil {
 		return fmt.Errorf("budget: %w", err)
 	}
-	if used >= budget.Tokens {
-		return Errorf(CodeQuotaExceeded, "the token budget of %s is used up (%d of %d tokens this %s); it resets at %s",
-			budget, used, budget.Tokens, budget.Period, resets.UTC().Format(time.RFC3339))
+	res := b.reservationOf(user)
+	res.mu.Lock()
+	inFlight := res.tokens
+	res.mu.Unlock()
+	if used+inFlight >= budget.Tokens {
+		return overBudget(budget, used, inFlight, resets)
 	}
 	return nil
 }

@@ -78,6 +78,10 @@ type prepared struct {
 	bytes  int            // raw size of send and the tools
 	tokens int            // estimated prompt tokens
 	budget budget
+	// noTools: the tools' definitions cannot fit the window with the
+	// system prompt and this turn's message, so the call goes without
+	// them (a tiny window still answers).
+	noTools bool
 }
 
 // prepare returns what to send for one call on mem, compacting mem first
@@ -91,6 +95,7 @@ func (t *turn) prepare(mem *[]ModelMessage, specs []ToolSpec, harder bool) (prep
 	if p.tokens <= b.limit && !harder {
 		return p, nil
 	}
+	noTools := false
 	cur := lastUser(*mem)
 	if cur >= 0 {
 		// Refused here only when it would be in a new conversation too:
@@ -102,8 +107,20 @@ func (t *turn) prepare(mem *[]ModelMessage, specs []ToolSpec, harder bool) (prep
 			sys = t.r.est.least(t.conv.ID, rawBytes((*mem)[0], false))
 		}
 		msg := t.r.est.least(t.conv.ID, rawBytes((*mem)[cur], false))
-		if sys+msg+t.r.est.least(t.conv.ID, sb) > b.limit {
-			return p, tooSmall(b.window, sys, msg, reserve(b.window))
+		recall, tools := t.r.est.least(t.conv.ID, len(t.recall)), t.r.est.least(t.conv.ID, specsBytes(specs))
+		switch {
+		case sys+msg+recall+tools <= b.limit:
+		case sys+msg+recall <= b.limit && len(specs) > 0:
+			// The tools cannot fit with this message: the call goes
+			// without them rather than not at all.
+			noTools, sb = true, len(t.recall)
+			t.r.log.Info("tools_left_out", "conversation_id", t.conv.ID, "window", b.window, "tools", len(specs), "tools_tokens", tools)
+			if p = t.measure(*mem, sb, b); p.tokens <= b.limit && !harder {
+				p.noTools = true
+				return p, nil
+			}
+		default:
+			return p, tooSmall(b.window, contextParts{system: sys, memory: recall, message: msg, tools: tools, toolCount: len(specs), answer: reserve(b.window)})
 		}
 	}
 	before := p.tokens
@@ -111,12 +128,14 @@ func (t *turn) prepare(mem *[]ModelMessage, specs []ToolSpec, harder bool) (prep
 	next := elide(*mem, cur, harder)
 	p = t.measure(next, sb, b)
 	if p.tokens <= b.limit && !harder {
+		p.noTools = noTools
 		return p, nil
 	}
 	// 2: summarize the oldest turns; the kept ones keep their stubs.
 	keep := keepFrom(next, cur, t.r.est, t.conv.ID, b.limit/2, harder)
 	compacted, m, err := t.summarize(*mem, next, keep, cur, b, before, sb)
 	if err != nil {
+		p.noTools = noTools
 		return p, err
 	}
 	if compacted != nil {
@@ -130,6 +149,7 @@ func (t *turn) prepare(mem *[]ModelMessage, specs []ToolSpec, harder bool) (prep
 		// refuse (or, like Ollama, silently drop the start of the prompt).
 		p = t.measure(elide(*mem, lastUser(*mem), true), sb, b)
 	}
+	p.noTools = noTools
 	return p, nil
 }
 
@@ -435,7 +455,12 @@ func (t *turn) summaryCall(old []ModelMessage, b budget, room int) (string, erro
 			{Role: RoleUser, Content: []Content{Text(summaryAsk)}},
 		},
 	}
+	done, err := t.r.admit(t.ctx, OwnerOf(t.conv), t.r.est.tokens(t.conv.ID, len(instruction)+len(transcript)+len(summaryAsk))+maxTokens)
+	if err != nil {
+		return "", err // a summary is a model call made for the owner: their budget holds it too
+	}
 	resp, err := t.r.cfg.Model.Chat(t.ctx, req, func(Delta) error { return t.ctx.Err() })
+	done(resp.Usage)
 	t.summaryUsage = t.summaryUsage.Add(resp.Usage)
 	var ce *ContextExceeded
 	if err != nil && errors.As(err, &ce) && t.ctx.Err() == nil {
@@ -520,20 +545,27 @@ func renderTranscript(old []ModelMessage, limit int) string {
 // the window from the refusal, compacts harder and retries once.
 func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error) (resp ChatResponse, err error) {
 	// A summary call's usage counts with the call it made room for, so a
-	// turn's answers still add up to its end.usage.
+	// turn's answers still add up to its end.usage (each call was charged
+	// to the budget when it ended).
 	defer func() {
 		resp.Usage = resp.Usage.Add(t.summaryUsage)
 		t.summaryUsage = Usage{}
 	}()
 	if t.agent.A2A != "" {
-		return t.remote(*mem, on)
+		done, err := t.r.admit(t.ctx, OwnerOf(t.conv), 0)
+		if err != nil {
+			return ChatResponse{}, err
+		}
+		resp, err := t.remote(*mem, on)
+		done(resp.Usage)
+		return resp, err
 	}
 	t.r.est.seed(t.conv)
 	p, err := t.prepare(mem, specs, false)
 	if err != nil {
 		return ChatResponse{}, err
 	}
-	resp, err = t.r.cfg.Model.Chat(t.ctx, t.request(p.send, specs), on)
+	resp, err = t.call(p, specs, on)
 	var ce *ContextExceeded
 	if err != nil && errors.As(err, &ce) && resp.Text == "" && resp.Reasoning == "" && len(resp.ToolCalls) == 0 {
 		t.learn(ce, p)
@@ -542,7 +574,7 @@ func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error)
 		if err != nil {
 			return ChatResponse{}, err
 		}
-		resp, err = t.r.cfg.Model.Chat(t.ctx, t.request(p.send, specs), on)
+		resp, err = t.call(p, specs, on)
 		if err != nil && errors.As(err, &ce) {
 			t.learn(ce, p)
 			return resp, exceededError(p.budget.window, max(ce.Prompt, p.tokens), ce.Err)
@@ -555,6 +587,22 @@ func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error)
 			t.context.Tokens, t.context.Bytes = p.tokens, 0
 		}
 	}
+	return resp, err
+}
+
+// call makes one model call of the turn on p: admitted first (the owner
+// stands, its estimate reserved in their budget: standing.go), charged
+// when it ends.
+func (t *turn) call(p prepared, specs []ToolSpec, on func(Delta) error) (ChatResponse, error) {
+	done, err := t.r.admit(t.ctx, OwnerOf(t.conv), p.tokens+reserve(p.budget.window))
+	if err != nil {
+		return ChatResponse{}, err
+	}
+	if p.noTools {
+		specs = nil
+	}
+	resp, err := t.r.cfg.Model.Chat(t.ctx, t.request(p.send, specs), on)
+	done(resp.Usage)
 	return resp, err
 }
 

@@ -195,10 +195,19 @@ func (r *Runner) window(ctx context.Context, model string) int {
 // between 256 and 4096 tokens.
 func reserve(window int) int { return min(max(window/4, 256), 4096) }
 
-// tooSmall is the error of a window that cannot hold the system prompt and
-// the current message with room for an answer.
-func tooSmall(window, system, current, answer int) *Error {
-	return Errorf(CodeModelError, "the model's context window (%d tokens) is smaller than the system prompt (about %d tokens) plus this message (about %d tokens) plus room for the answer (%d tokens); send a shorter message or use a model with a larger window", window, system, current, answer)
+// contextParts are the estimated tokens of what every call of a turn
+// carries: each is named when they do not fit the window together.
+type contextParts struct {
+	system, memory, message, tools, toolCount, answer int
+}
+
+// tooSmall is the error of a window that cannot hold the system prompt,
+// the memory blocks and the current message (the tools are left out
+// before this is said) with room for an answer: it names every part of
+// the sum.
+func tooSmall(window int, p contextParts) *Error {
+	return Errorf(CodeModelError, "the model's context window (%d tokens) is smaller than the system prompt (about %d tokens) plus the memory blocks (about %d tokens) plus this message (about %d tokens) plus room for the answer (%d tokens), even with the %d tools' definitions (about %d tokens, the memory tools included) left out; send a shorter message or use a model with a larger window",
+		window, p.system, p.memory, p.message, p.answer, p.toolCount, p.tools)
 }
 
 // exceededError is the error of a turn the model still refused after

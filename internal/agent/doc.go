@@ -37,8 +37,10 @@
 //     the centre (whole histories of /v1, stored Responses, conversation
 //     ids chosen by clients);
 //   - import.go, search.go: importing conversations in one Append; search;
-//   - principal.go, access.go, user.go, budget.go: who is calling, the one
-//     rule of who may see what, accounts and keys, token budgets;
+//   - principal.go, access.go, user.go, budget.go, standing.go: who is
+//     calling, the one rule of who may see what, accounts and keys, token
+//     budgets (each model call reserved and charged), and nothing run for
+//     an owner who is disabled or deleted;
 //   - agentdef.go, agentturn.go, delegate.go, remote.go: stored agent
 //     definitions, the agent a turn runs as, delegation to another agent,
 //     remote agents of other runtimes (A2A);

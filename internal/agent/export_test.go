@@ -33,3 +33,11 @@ func Await(ctx context.Context, r *Runner, id string, cond func(Conversation) bo
 		}
 	}
 }
+
+// Walks counts the calendar walks s made for its schedules' next slots
+// (schedule.go's next, on a miss of what it kept).
+func Walks(s *Scheduler) int {
+	s.nextMu.Lock()
+	defer s.nextMu.Unlock()
+	return s.walks
+}

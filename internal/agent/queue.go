@@ -206,6 +206,12 @@ func (r *Runner) tryStartNext(ctx context.Context, id string) (again bool) {
 		return false
 	}
 	next := q[0]
+	if err := r.mayRun(ctx, OwnerOf(c)); err != nil {
+		// The owner is disabled, deleted or over budget: the send stays
+		// queued, and starts with the conversation's next turn or restart.
+		r.log.Info("queue_start_refused", "conversation_id", id, "reason", ErrorCode(err))
+		return false
+	}
 	t, err := r.claim(ctx, st, c, turnOptions{clientID: next.ClientID, prompt: next.Content, traced: true}, func() error {
 		if r.held[id] > 0 {
 			return errAgain

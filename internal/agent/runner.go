@@ -81,6 +81,10 @@ type Config struct {
 	ApprovalTimeout time.Duration
 	// Budgets, when set, enforces the users' token budgets (budget.go).
 	Budgets *Budgets
+	// Users, when set, is asked before every turn and model call whether
+	// the conversation's owner stands: nothing runs for a deleted or
+	// disabled owner (standing.go). nil: every owner stands.
+	Users UserStore
 	// AfterFunc runs f in its own goroutine after d and returns what stops
 	// it (time.AfterFunc's Stop); injected with Now so tests fire timers
 	// themselves. nil: time.AfterFunc.
@@ -572,7 +576,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	if h := r.hooks.sendRead; h != nil {
 		h(id)
 	}
-	if err := r.cfg.Budgets.Check(ctx, OwnerOf(c)); err != nil { // budget.go
+	if err := r.mayRun(ctx, OwnerOf(c)); err != nil { // standing.go
 		return SendResult{}, err
 	}
 	if err := r.checkVision(c, content); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,9 @@ type Schedule struct {
 	Enabled        bool       `json:"enabled"`
 	CreatedAt      time.Time  `json:"created_at"`
 	NextRun        *time.Time `json:"next_run"`
+	// Held says why an enabled schedule does not run (its owner is
+	// disabled); its slots meanwhile are not owed.
+	Held string `json:"held,omitempty"`
 
 	OwnerRole string    `json:"-"` // the creator's role, the runs' principal
 	Cursor    time.Time `json:"-"` // slots at or before it are handled
@@ -107,9 +111,33 @@ type Scheduler struct {
 	MissedGrace time.Duration
 	// Every is the loop's period (default 500ms).
 	Every time.Duration
+	// Users, when set, is asked whether a schedule's owner stands
+	// (exists, not disabled): nothing runs for one who does not. nil:
+	// every owner stands (no accounts).
+	Users UserStore
+	// MaxPerUser caps the schedules of one user (DefaultMaxSchedules
+	// when 0; AGENTIK_MAX_SCHEDULES).
+	MaxPerUser int
 
 	mu sync.Mutex // one Tick at a time in this process
+
+	nextMu sync.Mutex
+	nexts  map[string]nextSlot // by schedule id: its next slot, computed once per cursor
+	walks  int                 // calendar walks made (tests)
 }
+
+// DefaultMaxSchedules is how many schedules one user may have by default.
+const DefaultMaxSchedules = 100
+
+// nextSlot is a schedule's first slot after its cursor, kept with what it
+// was computed from.
+type nextSlot struct {
+	key string
+	at  time.Time // zero: none within SlotHorizon
+}
+
+// heldDisabled is Schedule.Held for an owner who is disabled or deleted.
+const heldDisabled = "its owner is disabled: nothing runs until an admin enables them again"
 
 func (s *Scheduler) now() time.Time {
 	if s.Now != nil {
@@ -127,17 +155,102 @@ func (s *Scheduler) grace() time.Duration {
 
 // recurrence is a parsed RRULE or cron expression.
 type recurrence struct {
-	set  *rrule.Set
-	cron cron.Schedule
-	loc  *time.Location
+	rule            *rrule.RRule // nil: cron
+	rdates, exdates []time.Time
+	// anchored: the rule may start again at any instant without changing
+	// its later slots (INTERVAL 1, no COUNT, no weekly BYSETPOS), so a
+	// search starts where it is asked, not at DTSTART.
+	anchored bool
+	cron     cron.Schedule
+	loc      *time.Location
 }
 
-// after returns the first slot strictly after t (zero when none).
+// SlotHorizon bounds every search for a schedule's next slot: a rule with
+// no slot within it is refused when made, and one that has none left
+// within it has no next run.
+const SlotHorizon = 5 * 365 * 24 * time.Hour
+
+// cycleYears is the Gregorian calendar's period: dates, weekdays and leap
+// days repeat every 400 years.
+const cycleYears = 400
+
+// after returns the first slot strictly after t within SlotHorizon (zero
+// when none). Its cost is bounded whatever the rule: rrule-go walks day by
+// day up to the year 9999 when no day matches (seconds of CPU for a rule
+// that never matches), so the search runs k·400 years later, where the
+// calendar is the same and the year 9999 comes within about 400 years,
+// and the slot found is moved back.
 func (r recurrence) after(t time.Time) time.Time {
-	if r.set != nil {
-		return r.set.After(t, false)
+	if r.rule == nil {
+		n := r.cron.Next(t.In(r.loc)) // robfig/cron gives up after 5 years itself
+		if n.IsZero() || n.Sub(t) > SlotHorizon {
+			return time.Time{}
+		}
+		return n
 	}
-	return r.cron.Next(t.In(r.loc))
+	shift := max((9990-t.In(r.loc).Year())/cycleYears, 0) * cycleYears
+	move := func(x time.Time, years int) time.Time {
+		x = x.In(r.loc)
+		return time.Date(x.Year()+years, x.Month(), x.Day(), x.Hour(), x.Minute(), x.Second(), x.Nanosecond(), r.loc)
+	}
+	o := r.rule.OrigOptions
+	if r.anchored && t.After(o.Dtstart) {
+		o = withDefaults(o)
+		o.Dtstart = t
+	}
+	o.Dtstart = move(o.Dtstart, shift)
+	if !o.Until.IsZero() {
+		o.Until = move(o.Until, shift)
+	}
+	rule, err := rrule.NewRRule(o)
+	if err != nil {
+		return time.Time{}
+	}
+	set := &rrule.Set{}
+	set.RRule(rule)
+	for _, d := range r.rdates {
+		set.RDate(move(d, shift))
+	}
+	for _, d := range r.exdates {
+		set.ExDate(move(d, shift))
+	}
+	st := move(t, shift)
+	n := set.After(st, false)
+	if n.IsZero() || n.Sub(st) > SlotHorizon {
+		return time.Time{}
+	}
+	return move(n, -shift)
+}
+
+// withDefaults writes out what a rule takes from its DTSTART when it does
+// not say (rrule-go's buildRRule, RFC 5545 §3.3.10): the time of day, and
+// the weekday, day or month of its period; so the rule keeps its slots
+// when it starts again at another instant.
+func withDefaults(o rrule.ROption) rrule.ROption {
+	dt := o.Dtstart
+	if len(o.Byweekno) == 0 && len(o.Byyearday) == 0 && len(o.Bymonthday) == 0 && len(o.Byweekday) == 0 && len(o.Byeaster) == 0 {
+		switch o.Freq {
+		case rrule.YEARLY:
+			if len(o.Bymonth) == 0 {
+				o.Bymonth = []int{int(dt.Month())}
+			}
+			o.Bymonthday = []int{dt.Day()}
+		case rrule.MONTHLY:
+			o.Bymonthday = []int{dt.Day()}
+		case rrule.WEEKLY:
+			o.Byweekday = []rrule.Weekday{[]rrule.Weekday{rrule.SU, rrule.MO, rrule.TU, rrule.WE, rrule.TH, rrule.FR, rrule.SA}[dt.Weekday()]}
+		}
+	}
+	if len(o.Byhour) == 0 && o.Freq < rrule.HOURLY {
+		o.Byhour = []int{dt.Hour()}
+	}
+	if len(o.Byminute) == 0 && o.Freq < rrule.MINUTELY {
+		o.Byminute = []int{dt.Minute()}
+	}
+	if len(o.Bysecond) == 0 && o.Freq < rrule.SECONDLY {
+		o.Bysecond = []int{dt.Second()}
+	}
+	return o
 }
 
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
@@ -160,9 +273,15 @@ func parseRecurrence(sc *Schedule, start time.Time) (recurrence, error) {
 	case sc.RRule == "" && sc.Cron == "":
 		return recurrence{}, Errorf(CodeBadRequest, "rrule or cron is required (such as \"FREQ=DAILY;BYHOUR=9;BYMINUTE=0\" or \"0 9 * * 1-5\")")
 	case sc.Cron != "":
+		if len(strings.Fields(sc.Cron)) == 6 {
+			return recurrence{}, Errorf(CodeBadRequest, "cron %q has 6 fields: a field of seconds is not supported, a schedule runs at most once a minute; give 5 fields: minute hour day-of-month month day-of-week", Shorten(sc.Cron, 60))
+		}
 		c, err := cronParser.Parse(sc.Cron)
 		if err != nil {
 			return recurrence{}, Errorf(CodeBadRequest, "cron %q does not parse (%v); give 5 fields: minute hour day-of-month month day-of-week", Shorten(sc.Cron, 60), err)
+		}
+		if d, ok := c.(cron.ConstantDelaySchedule); ok && d.Delay < time.Minute {
+			return recurrence{}, Errorf(CodeBadRequest, "cron %q runs more often than once a minute, the most a schedule may; use @every 1m or longer", Shorten(sc.Cron, 60))
 		}
 		return recurrence{cron: c, loc: loc}, nil
 	}
@@ -192,11 +311,20 @@ func parseRecurrence(sc *Schedule, start time.Time) (recurrence, error) {
 	if err != nil {
 		return recurrence{}, bad(err)
 	}
-	if set.GetRRule() == nil {
+	rule := set.GetRRule()
+	if rule == nil {
 		return recurrence{}, bad(fmt.Errorf("no RRULE line"))
 	}
+	o := rule.OrigOptions
+	switch {
+	case o.Freq == rrule.SECONDLY || len(o.Bysecond) > 1:
+		return recurrence{}, Errorf(CodeBadRequest, "rrule %q runs more often than once a minute, the most a schedule may: use FREQ=MINUTELY or longer, with at most one BYSECOND", Shorten(sc.RRule, 80))
+	case len(o.Bysetpos) > 0 && (o.Freq == rrule.HOURLY || o.Freq == rrule.MINUTELY):
+		return recurrence{}, Errorf(CodeBadRequest, "rrule %q: BYSETPOS needs FREQ=DAILY or longer (an hourly or minutely set has one slot)", Shorten(sc.RRule, 80))
+	}
 	sc.RRule = strings.Join(lines, "\n")
-	return recurrence{set: set, loc: loc}, nil
+	return recurrence{rule: rule, rdates: set.GetRDate(), exdates: set.GetExDate(), loc: loc,
+		anchored: o.Interval <= 1 && o.Count == 0 && !(o.Freq == rrule.WEEKLY && len(o.Bysetpos) > 0)}, nil
 }
 
 func checkMissed(m string) (string, error) {
@@ -209,48 +337,103 @@ func checkMissed(m string) (string, error) {
 	return "", Errorf(CodeBadRequest, "missed must be %q or %q, got %q", MissedSkip, MissedOnce, Shorten(m, 40))
 }
 
+// next is sc's first slot after its cursor (zero: none within
+// SlotHorizon, or a rule that no longer parses), computed once for each
+// cursor and rule, so neither a list nor an idle tick walks a calendar.
+func (s *Scheduler) next(sc Schedule) time.Time {
+	key := sc.RRule + "\x00" + sc.Cron + "\x00" + sc.Timezone + "\x00" + sc.Cursor.Format(time.RFC3339Nano) + "\x00" + sc.CreatedAt.Format(time.RFC3339Nano)
+	s.nextMu.Lock()
+	n, ok := s.nexts[sc.ID]
+	s.nextMu.Unlock()
+	if ok && n.key == key {
+		return n.at
+	}
+	n = nextSlot{key: key}
+	if rec, err := parseRecurrence(&sc, sc.CreatedAt); err == nil {
+		n.at = rec.after(sc.Cursor)
+	}
+	s.nextMu.Lock()
+	if s.nexts == nil {
+		s.nexts = map[string]nextSlot{}
+	}
+	s.nexts[sc.ID] = n
+	s.walks++
+	s.nextMu.Unlock()
+	return n.at
+}
+
+// forget drops what next kept of schedule id.
+func (s *Scheduler) forget(id string) {
+	s.nextMu.Lock()
+	delete(s.nexts, id)
+	s.nextMu.Unlock()
+}
+
 func (s *Scheduler) withNext(sc Schedule) Schedule {
 	sc.NextRun = nil
-	if !sc.Enabled {
+	if !sc.Enabled || sc.Held != "" {
 		return sc
 	}
-	rec, err := parseRecurrence(&sc, sc.CreatedAt)
-	if err != nil {
-		return sc
+	t := s.next(sc)
+	if !t.IsZero() && !t.After(s.now()) {
+		// Due and not yet run (the next tick runs it), or missed while
+		// stopped: what runs next is the first slot from now.
+		if rec, err := parseRecurrence(&sc, sc.CreatedAt); err == nil {
+			t = rec.after(s.now())
+		}
 	}
-	from := sc.Cursor
-	if now := s.now(); now.After(from) {
-		from = now
-	}
-	if t := rec.after(from); !t.IsZero() {
+	if !t.IsZero() {
 		t = t.UTC()
 		sc.NextRun = &t
 	}
 	return sc
 }
 
+// held marks the schedules among scs whose owner does not stand, in one
+// read of the owners.
+func (s *Scheduler) held(ctx context.Context, scs []Schedule) error {
+	if s.Users == nil || len(scs) == 0 {
+		return nil
+	}
+	var ids []string
+	for _, sc := range scs {
+		if sc.Owner != LocalUser && !slices.Contains(ids, sc.Owner) {
+			ids = append(ids, sc.Owner)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	standing, err := s.Users.Standing(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("schedules: owners: %w", err)
+	}
+	for i, sc := range scs {
+		if _, ok := standing[sc.Owner]; !ok && sc.Owner != LocalUser {
+			scs[i].Held = heldDisabled
+		}
+	}
+	return nil
+}
+
 // Upcoming is sc's next n slots from now (fewer when its rule ends; none
-// when it is disabled), for showing what will run when.
+// when it is disabled or held), for showing what will run when.
 func (s *Scheduler) Upcoming(sc Schedule, n int) []time.Time {
-	if !sc.Enabled {
+	sc = s.withNext(sc)
+	if sc.NextRun == nil || n <= 0 {
 		return nil
 	}
 	rec, err := parseRecurrence(&sc, sc.CreatedAt)
 	if err != nil {
 		return nil
 	}
-	from := sc.Cursor
-	if now := s.now(); now.After(from) {
-		from = now
-	}
-	var ts []time.Time
+	ts := []time.Time{*sc.NextRun}
 	for len(ts) < n {
-		t := rec.after(from)
+		t := rec.after(ts[len(ts)-1])
 		if t.IsZero() {
 			break
 		}
 		ts = append(ts, t)
-		from = t
 	}
 	return ts
 }
@@ -262,6 +445,15 @@ func (s *Scheduler) Create(ctx context.Context, in ScheduleInput) (Schedule, err
 	sc := Schedule{ID: NewID(), Owner: p.UserID, OwnerRole: p.Role, Enabled: true, CreatedAt: now, Cursor: now.Add(-time.Second).Truncate(time.Second)}
 	if err := s.apply(ctx, &sc, in, true); err != nil {
 		return Schedule{}, err
+	}
+	most := s.MaxPerUser
+	if most <= 0 {
+		most = DefaultMaxSchedules
+	}
+	if mine, err := s.Store.Schedules(ctx, sc.Owner); err != nil {
+		return Schedule{}, err
+	} else if len(mine) >= most {
+		return Schedule{}, Errorf(CodeBadRequest, "you have %d schedules, the most one user may have (AGENTIK_MAX_SCHEDULES); delete one first", len(mine))
 	}
 	if err := s.Store.PutSchedule(ctx, sc); err != nil {
 		return Schedule{}, err
@@ -304,8 +496,18 @@ func (s *Scheduler) apply(ctx context.Context, sc *Schedule, in ScheduleInput, c
 	if !create {
 		start = sc.CreatedAt
 	}
-	if _, err := parseRecurrence(sc, start); err != nil {
+	rec, err := parseRecurrence(sc, start)
+	if err != nil {
 		return err
+	}
+	if create || in.RRule != nil || in.Cron != nil || in.Timezone != nil {
+		if rec.after(s.now()).IsZero() {
+			what, rule := "rrule", sc.RRule
+			if sc.Cron != "" {
+				what, rule = "cron", sc.Cron
+			}
+			return Errorf(CodeBadRequest, "%s %q has no slot in the next 5 years (its days never match, or it has ended); give a rule that runs at least once in that time", what, Shorten(rule, 80))
+		}
 	}
 	if in.ConversationID != nil && *in.ConversationID != sc.ConversationID {
 		sc.ConversationID = *in.ConversationID
@@ -359,6 +561,9 @@ func (s *Scheduler) List(ctx context.Context) ([]Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.held(ctx, scs); err != nil {
+		return nil, err
+	}
 	for i := range scs {
 		scs[i] = s.withNext(scs[i])
 	}
@@ -371,7 +576,11 @@ func (s *Scheduler) Get(ctx context.Context, id string) (Schedule, error) {
 	if err != nil {
 		return Schedule{}, err
 	}
-	return s.withNext(sc), nil
+	one := []Schedule{sc}
+	if err := s.held(ctx, one); err != nil {
+		return Schedule{}, err
+	}
+	return s.withNext(one[0]), nil
 }
 
 // Update changes a schedule; nothing is stored when in is bad.
@@ -394,6 +603,7 @@ func (s *Scheduler) Delete(ctx context.Context, id string) error {
 	if _, err := s.mine(ctx, id); err != nil {
 		return err
 	}
+	defer s.forget(id)
 	return s.Store.DeleteSchedule(ctx, id)
 }
 
@@ -454,49 +664,65 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Only a schedule whose next slot is due costs more than a map read.
+	due := scs[:0]
 	for _, sc := range scs {
-		if !sc.Enabled {
-			continue
+		if n := s.next(sc); sc.Enabled && !n.IsZero() && !n.After(now) {
+			due = append(due, sc)
 		}
-		rec, err := parseRecurrence(&sc, sc.CreatedAt)
-		if err != nil {
-			continue
-		}
-		var missed, due []time.Time
-		cursor := sc.Cursor
-		for i := 0; i < maxSlotsPerTick; i++ {
-			t := rec.after(cursor)
-			if t.IsZero() || t.After(now) {
-				break
-			}
-			cursor = t
-			if now.Sub(t) > s.grace() {
-				missed = append(missed[:0], t) // only the latest is kept
-			} else {
-				due = append(due, t)
-			}
-		}
-		if cursor.Equal(sc.Cursor) {
-			continue
-		}
-		if len(missed) > 0 && sc.Missed == MissedOnce {
-			due = append(missed, due...)
-		}
-		for _, slot := range due {
-			run := ScheduleRun{ScheduleID: sc.ID, Slot: slot.UTC(), Outcome: RunClaimed, ConversationID: sc.ConversationID, ClaimedAt: now}
-			ok, err := s.Store.ClaimSlot(ctx, run)
-			if err != nil {
-				return err
-			}
-			if ok {
-				s.start(ctx, sc, run)
-			}
-		}
-		if err := s.Store.AdvanceSchedule(ctx, sc.ID, cursor); err != nil {
+	}
+	if err := s.held(ctx, due); err != nil {
+		return err
+	}
+	for _, sc := range due {
+		if err := s.tickOne(ctx, sc, now); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// tickOne claims and runs sc's slots due at now, and moves its cursor
+// past them. A held schedule (its owner disabled) runs none: its slots
+// are not owed, as those of a schedule switched off.
+func (s *Scheduler) tickOne(ctx context.Context, sc Schedule, now time.Time) error {
+	rec, err := parseRecurrence(&sc, sc.CreatedAt)
+	if err != nil {
+		return nil
+	}
+	var missed, due []time.Time
+	cursor := sc.Cursor
+	for i, t := 0, s.next(sc); i < maxSlotsPerTick && !t.IsZero() && !t.After(now); i, t = i+1, rec.after(cursor) {
+		cursor = t
+		if now.Sub(t) > s.grace() {
+			missed = append(missed[:0], t) // only the latest is kept
+		} else {
+			due = append(due, t)
+		}
+	}
+	if cursor.Equal(sc.Cursor) {
+		return nil
+	}
+	if len(missed) > 0 && sc.Missed == MissedOnce {
+		due = append(missed, due...)
+	}
+	if sc.Held != "" {
+		due = nil
+		if s.Logger != nil {
+			s.Logger.Info("schedule_held", "schedule", sc.ID, "owner", sc.Owner, "reason", "owner_disabled")
+		}
+	}
+	for _, slot := range due {
+		run := ScheduleRun{ScheduleID: sc.ID, Slot: slot.UTC(), Outcome: RunClaimed, ConversationID: sc.ConversationID, ClaimedAt: now}
+		ok, err := s.Store.ClaimSlot(ctx, run)
+		if err != nil {
+			return err
+		}
+		if ok {
+			s.start(ctx, sc, run)
+		}
+	}
+	return s.Store.AdvanceSchedule(ctx, sc.ID, cursor)
 }
 
 // start sends sc's prompt for run, as sc's owner, and records the outcome.
@@ -514,6 +740,13 @@ func (s *Scheduler) start(ctx context.Context, sc Schedule, run ScheduleRun) {
 		if uerr := s.Store.UpdateRun(ctx, run); uerr != nil && s.Logger != nil {
 			s.Logger.Warn("schedule run", "schedule", sc.ID, "err", uerr)
 		}
+	}
+	// Refused before anything is made: a run over the budget (or for an
+	// owner disabled since the tick read them) is a failed run, with no
+	// empty conversation.
+	if err := s.Runner.MayRun(ctx, p.UserID); err != nil {
+		fail(err)
+		return
 	}
 	if run.ConversationID == "" {
 		var set Settings

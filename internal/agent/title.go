@@ -23,6 +23,9 @@ const (
 	// titleInputBytes is how much of the first message and answer the
 	// title call shows the model.
 	titleInputBytes = 2000
+	// titleAnswerTokens is what a title call reserves of the owner's
+	// budget for its answer (budget.go).
+	titleAnswerTokens = 64
 )
 
 // titlePrompt asks the model for a title.
@@ -67,7 +70,12 @@ func (r *Runner) writeTitle(ctx context.Context, t *turn) error {
 		{Role: RoleSystem, Content: []Content{Text(titlePrompt)}},
 		{Role: RoleUser, Content: []Content{Text("User: " + clip(text(t.prompt), titleInputBytes) + "\n\nAssistant: " + clip(t.answer, titleInputBytes))}},
 	}}
+	done, err := r.admit(ctx, OwnerOf(t.conv), r.est.tokens(t.conv.ID, len(titlePrompt)+len(text(req.Messages[1].Content)))+titleAnswerTokens)
+	if err != nil {
+		return err // a title is a model call made for the owner: counted in their budget
+	}
 	resp, err := r.cfg.Model.Chat(ctx, req, func(Delta) error { return nil })
+	done(resp.Usage)
 	if err != nil {
 		return err
 	}

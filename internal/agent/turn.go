@@ -344,7 +344,7 @@ func (t *turn) loop() error {
 		if round == MaxToolRounds {
 			return Errorf(CodeModelError, "the model asked for tools %d rounds in a row; stopping the turn", MaxToolRounds)
 		}
-		if err := t.r.cfg.Budgets.Check(t.ctx, OwnerOf(t.conv)); err != nil { // before every model call (budget.go)
+		if err := t.r.mayRun(t.ctx, OwnerOf(t.conv)); err != nil { // before every model call (standing.go)
 			return err
 		}
 		specs := withClientTools(t.toolSpecs(), t.clientTools)
@@ -395,7 +395,6 @@ func (t *turn) loop() error {
 		}
 		t.usage = t.usage.Add(resp.Usage)
 		unreported = unreported.Add(resp.Usage)
-		t.r.cfg.Budgets.Charge(t.ctx, OwnerOf(t.conv), resp.Usage)
 		interrupted := t.ctx.Err() != nil
 		if err != nil && !interrupted {
 			// The model failed mid-answer (or passed the answer cap): keep

@@ -42,6 +42,8 @@ type config struct {
 	// Relay is store.Options.Relay: EXPERIMENTAL, the bench's sketch of a
 	// distributed broker (AGENTIK_EXPERIMENTAL_RELAY); "" in production.
 	Relay string
+	// MaxSchedules caps one user's schedules (agent.Scheduler.MaxPerUser).
+	MaxSchedules int
 }
 
 // App is agentik wired: its parts are exported for the callers that need
@@ -92,15 +94,18 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	if rc.Logger == nil {
 		rc.Logger = a.cfg.Logger
 	}
+	if rc.Users == nil {
+		rc.Users = a.Store // nothing runs for a disabled or deleted owner (agent/standing.go)
+	}
 	if b := rc.Budgets; b != nil {
-		bb := *b // budgets are kept in the store, per user
+		bb := &agent.Budgets{Default: b.Default, Users: b.Users, Usage: b.Usage, Now: b.Now, Log: b.Log} // kept in the store, per user
 		if bb.Users == nil {
 			bb.Users = a.Store
 		}
 		if bb.Usage == nil {
 			bb.Usage = a.Store
 		}
-		rc.Budgets = &bb
+		rc.Budgets = bb
 	}
 	now := rc.Now // the runner's clock: the idle sweep measures what it dates
 	if now == nil {
@@ -113,7 +118,7 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	a.Temps, rc.Temps = temps, temps
 	a.Runner = agent.NewRunner(rc)
 	sc.Runner, sc.Broker, sc.Store = a.Runner, a.Broker, a.Store
-	a.Schedules = &agent.Scheduler{Runner: a.Runner, Store: a.Store, Now: rc.Now, Logger: rc.Logger}
+	a.Schedules = &agent.Scheduler{Runner: a.Runner, Store: a.Store, Now: rc.Now, Logger: rc.Logger, Users: rc.Users, MaxPerUser: a.cfg.MaxSchedules}
 	if sc.Schedules == nil {
 		sc.Schedules = a.Schedules
 	}

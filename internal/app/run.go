@@ -60,6 +60,9 @@ type Settings struct {
 	// DefaultBudget (AGENTIK_DEFAULT_BUDGET) is every user's token budget
 	// unless an admin gives them their own; zero: none.
 	DefaultBudget agent.Budget
+	// MaxSchedules (AGENTIK_MAX_SCHEDULES) caps one user's schedules;
+	// 0: agent.DefaultMaxSchedules.
+	MaxSchedules int
 	// OIDC (AGENTIK_OIDC_*) and the trusted proxy header
 	// (AGENTIK_TRUSTED_USER_HEADER): sign-in by someone else.
 	OIDC              *server.OIDCConfig
@@ -277,7 +280,7 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		log.Info("tracing_on")
 	}
 	tel := telemetry.New(telemetry.Options{Metrics: metrics, Tracer: tracer, Logger: log})
-	a, err = open(ctx, config{DB: cfg.DB, Logger: log, Committed: metrics.Appended, Now: h.Now, OnCommit: h.OnCommit,
+	a, err = open(ctx, config{DB: cfg.DB, Logger: log, Committed: metrics.Appended, Now: h.Now, OnCommit: h.OnCommit, MaxSchedules: cfg.MaxSchedules,
 		// EXPERIMENTAL: set only by the bench (store/relay.go).
 		Relay: getenv("AGENTIK_EXPERIMENTAL_RELAY")})
 	if err != nil {

@@ -298,6 +298,10 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		s.ckpt = newCheckpointer(cDB, wDB)
 	}
 
+	if err := checkTextOnWrite(s.w); err != nil { // text.go
+		_ = s.closeDBs()
+		return nil, fmt.Errorf("store: %w", err)
+	}
 	if err := s.init(ctx); err != nil {
 		_ = s.closeDBs()
 		return nil, err

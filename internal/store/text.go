@@ -2,8 +2,11 @@ package store
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"unicode/utf8"
+
+	"gorm.io/gorm"
 
 	"github.com/agentik/agentik/internal/agent"
 )
@@ -89,4 +92,57 @@ func fromColumn(s string) string {
 		}
 	}
 	return s
+}
+
+// checkTextOnWrite makes every gorm create and update on db check its
+// text columns first (a row's string fields, an update's map): a value
+// that is not textOK fails the write with bad_request naming the column
+// (a schedule's prompt, a user's name, an agent's payload…), on both
+// databases, instead of PostgreSQL's error, which was a 500. The writer's
+// own SQL (messages, events) keeps NUL bytes through columnText.
+func checkTextOnWrite(db *gorm.DB) error {
+	check := func(tx *gorm.DB) {
+		st := tx.Statement
+		if tx.Error != nil {
+			return
+		}
+		if m, ok := st.Dest.(map[string]any); ok {
+			for k, v := range m {
+				if sv, ok := v.(string); ok && !textOK(sv) {
+					_ = tx.AddError(checkText(k, sv))
+					return
+				}
+			}
+			return
+		}
+		if st.Schema == nil || !st.ReflectValue.IsValid() {
+			return
+		}
+		rows := []reflect.Value{st.ReflectValue}
+		if k := st.ReflectValue.Kind(); k == reflect.Slice || k == reflect.Array {
+			rows = rows[:0]
+			for i := range st.ReflectValue.Len() {
+				rows = append(rows, reflect.Indirect(st.ReflectValue.Index(i)))
+			}
+		}
+		for _, row := range rows {
+			if row.Kind() != reflect.Struct {
+				continue
+			}
+			for _, f := range st.Schema.Fields {
+				if f.FieldType.Kind() != reflect.String || f.DBName == "" {
+					continue
+				}
+				v, _ := f.ValueOf(st.Context, row)
+				if sv, ok := v.(string); ok && !textOK(sv) {
+					_ = tx.AddError(checkText(f.DBName, sv))
+					return
+				}
+			}
+		}
+	}
+	if err := db.Callback().Create().Before("gorm:create").Register("agentik:text", check); err != nil {
+		return err
+	}
+	return db.Callback().Update().Before("gorm:update").Register("agentik:text", check)
 }

@@ -175,6 +175,9 @@ func (s *Store) DeleteUser(ctx context.Context, id string) error {
 		if err := deleteMemoryOf(tx, id); err != nil { // memory.go
 			return err
 		}
+		if err := deleteWorkOf(tx, id); err != nil { // nothing runs for a deleted user
+			return err
+		}
 		res := tx.Where("id = ?", id).Delete(&userRow{})
 		if res.Error != nil {
 			return res.Error
@@ -281,4 +284,25 @@ func (s *Store) KeyCount(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("store: count keys: %w", err)
 	}
 	return n, nil
+}
+
+// pushKeyPrefix begins the meta keys of A2A push configs, one per task
+// ("a2a:push:<conversation>-<seq>", a2a/push.go pushKey).
+const pushKeyPrefix = "a2a:push:"
+
+// deleteWorkOf deletes what would run or call out for owner once they are
+// gone: their schedules (and their runs) and the push configs of their
+// conversations' tasks. Their conversations stay, for admins.
+func deleteWorkOf(tx *gorm.DB, owner string) error {
+	mine := tx.Model(&scheduleRow{}).Select("id").Where("owner = ?", owner)
+	if err := tx.Where("schedule_id IN (?)", mine).Delete(&scheduleRunRow{}).Error; err != nil {
+		return err
+	}
+	if err := tx.Where("owner = ?", owner).Delete(&scheduleRow{}).Error; err != nil {
+		return err
+	}
+	// A task's key is the prefix, its conversation's id and "-": compared
+	// as text, so an id holding LIKE's wildcards matches only itself.
+	return tx.Exec(`DELETE FROM meta WHERE key LIKE ? AND EXISTS (SELECT 1 FROM conversation c WHERE c.owner = ? AND substr(meta.key, ?, length(c.id) + 1) = c.id || '-')`,
+		pushKeyPrefix+"%", owner, len(pushKeyPrefix)+1).Error
 }
