@@ -54,6 +54,9 @@ Settings (environment; a flag overrides its variable):
                                              AGENTIK_OIDC_CLIENT_SECRET; AGENTIK_OIDC_REDIRECT_URL, default
                                              http(s)://HOST/auth/oidc/callback; AGENTIK_OIDC_NAME for the button)
                     AGENTIK_OIDC_SIGNUP      open (anyone the provider signs in) or invite (users an admin added)
+                    AGENTIK_SIGNUP           password accounts: closed (an admin's invite link only; the default),
+                                             invite (members invite members too), approval (anyone signs up, an
+                                             admin enables them), open (anyone signs up)
                     AGENTIK_ADMINS           emails that sign in as admins (comma-separated)
                     AGENTIK_OIDC_ADMIN_GROUP a groups claim value that makes an admin
                     AGENTIK_TRUSTED_USER_HEADER a header naming the user, believed only from AGENTIK_TRUSTED_PROXIES
@@ -302,6 +305,12 @@ func signIn(c *config, getenv func(string) string) error {
 		c.InviteOnly = true
 	default:
 		return fmt.Errorf("AGENTIK_OIDC_SIGNUP must be open or invite, got %q", v)
+	}
+	switch v := strings.TrimSpace(getenv("AGENTIK_SIGNUP")); v {
+	case "", agent.SignupClosed, agent.SignupInvite, agent.SignupApproval, agent.SignupOpen:
+		c.Signup = v
+	default:
+		return fmt.Errorf("AGENTIK_SIGNUP must be closed, invite, approval or open, got %q", v)
 	}
 	c.TrustedUserHeader = strings.TrimSpace(getenv("AGENTIK_TRUSTED_USER_HEADER"))
 	if c.TrustedUserHeader != "" && len(c.TrustedProxies) == 0 {

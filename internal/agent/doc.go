@@ -38,6 +38,8 @@
 //   - import.go, search.go: importing conversations in one Append; search;
 //   - principal.go, access.go, user.go, budget.go: who is calling, the one
 //     rule of who may see what, accounts and keys, token budgets;
+//   - password.go: password accounts (sign-up, invites, reset links) and
+//     the seam of their hasher;
 //   - agentdef.go, agentturn.go, delegate.go, remote.go: stored agent
 //     definitions, the agent a turn runs as, delegation to another agent,
 //     remote agents of other runtimes (A2A);

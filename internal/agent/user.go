@@ -34,6 +34,12 @@ type User struct {
 	// Issuer and Subject name the user at an OpenID provider (oidc sign-in).
 	Issuer  string `json:"-"`
 	Subject string `json:"-"`
+	// Pending is a user who signed up and waits for an admin's approval
+	// (AGENTIK_SIGNUP=approval); they are disabled until then.
+	Pending bool `json:"pending,omitempty"`
+	// SessionGen counts the times the user's sessions were all ended
+	// (a password set or reset): a session made before does not hold.
+	SessionGen int `json:"-"`
 }
 
 // Principal is the principal u signs in as.
@@ -63,7 +69,8 @@ type UserStore interface {
 	KeyByHash(ctx context.Context, hash string) (Key, error)
 	// TouchKey sets a key's last use.
 	TouchKey(ctx context.Context, keyID string, t time.Time) error
-	// KeyCount counts the keys of users who are not disabled.
+	// KeyCount counts the credentials of users who are not disabled:
+	// their keys and passwords (with any, authentication is on).
 	KeyCount(ctx context.Context) (int64, error)
 	// UserBySubject returns the user an OpenID provider names, or not_found.
 	UserBySubject(ctx context.Context, issuer, subject string) (User, error)
@@ -83,6 +90,9 @@ type UserStore interface {
 type Standing struct {
 	Role string
 	Keys []string // key ids
+	// SessionGen is the user's User.SessionGen: their sessions of an
+	// older one no longer hold.
+	SessionGen int
 }
 
 // Accounts manages users and keys.
@@ -93,6 +103,7 @@ type Accounts struct {
 	// deleted, role changed, a key revoked): the server closes what no
 	// longer holds.
 	changed func(userID string)
+	pw      *Passwords // password accounts (password.go); nil: off
 }
 
 // NewAccounts makes Accounts over st; changed may be nil.
@@ -247,6 +258,7 @@ func (a *Accounts) UpdateUser(ctx context.Context, id string, in UserInput) (Use
 	}
 	if in.Disabled != nil {
 		u.Disabled = *in.Disabled
+		u.Pending = u.Pending && u.Disabled // enabling a pending user approves them
 	}
 	if in.Budget != nil {
 		u.Budget = strings.TrimSpace(*in.Budget)

@@ -66,6 +66,7 @@ type Settings struct {
 	TrustedUserHeader string
 	Admins            []string // AGENTIK_ADMINS
 	InviteOnly        bool     // AGENTIK_OIDC_SIGNUP=invite
+	Signup            string   // AGENTIK_SIGNUP: password accounts (agent.Signup…)
 	// SecretKey (AGENTIK_SECRET_KEY) seals the OAuth tokens of remote MCP
 	// servers at rest; "": they are kept in memory only.
 	SecretKey string
@@ -376,6 +377,7 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		Metrics:        metrics.Handler(), Observer: metrics,
 		OIDC: cfg.OIDC, TrustedUserHeader: cfg.TrustedUserHeader, TrustedAdmins: cfg.Admins, TrustedInviteOnly: cfg.InviteOnly,
 		MaxImportBytes: cfg.MaxImportBytes,
+		Signup:         cfg.Signup,
 	}
 	if tools != nil {
 		scfg.Tools = tools
