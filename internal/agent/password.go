@@ -189,6 +189,7 @@ func (a *Accounts) Invite(ctx context.Context, in InviteInput) (Invite, error) {
 	if err := pw.Store.CreateToken(ctx, t, hash); err != nil {
 		return Invite{}, err
 	}
+	a.audit.Record(ctx, AuditInvite, t.ID, map[string]string{"email": t.Email, "role": t.Role})
 	return Invite{ID: t.ID, Token: secret, ExpiresAt: t.ExpiresAt}, nil
 }
 
@@ -254,6 +255,7 @@ func (a *Accounts) SignUp(ctx context.Context, in SignUpInput) (User, error) {
 		return User{}, err
 	}
 	a.changed(u.ID)
+	a.audit.RecordAs(ctx, u.ID, AuditSignUp, u.ID, map[string]any{"email": u.Email, "role": u.Role, "invited": tokenHash != "", "pending": u.Pending})
 	return u, nil
 }
 
@@ -342,6 +344,7 @@ func (a *Accounts) ChangePassword(ctx context.Context, in PasswordChange) (User,
 		return User{}, err
 	}
 	a.changed(u.ID)
+	a.audit.Record(ctx, AuditPasswordChange, u.ID, nil)
 	return u, nil
 }
 
@@ -378,6 +381,7 @@ func (a *Accounts) ResetLink(ctx context.Context, id string) (ResetLink, error) 
 	if err := pw.Store.CreateToken(ctx, t, hash); err != nil {
 		return ResetLink{}, err
 	}
+	a.audit.Record(ctx, AuditResetLink, u.ID, nil)
 	return ResetLink{Token: secret, ExpiresAt: t.ExpiresAt}, nil
 }
 
@@ -419,5 +423,6 @@ func (a *Accounts) ResetPassword(ctx context.Context, in ResetInput) (User, erro
 		return User{}, err
 	}
 	a.changed(u.ID)
+	a.audit.RecordAs(ctx, u.ID, AuditPasswordReset, u.ID, nil)
 	return u, nil
 }

@@ -99,7 +99,12 @@ type Config struct {
 	// Remote answers for the remote agents among them (AgentDef.A2A):
 	// agents of other runtimes; nil: none is reachable.
 	Remote Remote
+	// Audit records who changed what (audit.go); nil: nothing is recorded.
+	Audit *Audit
 }
+
+// Audit is the audit log the runner records in; nil when none.
+func (r *Runner) Audit() *Audit { return r.cfg.Audit }
 
 // Runner runs conversations: it owns the running turns, keeps temp
 // conversations in Config.Temps and the others in the Store, and is the only

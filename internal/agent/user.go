@@ -104,6 +104,14 @@ type Accounts struct {
 	// longer holds.
 	changed func(userID string)
 	pw      *Passwords // password accounts (password.go); nil: off
+	audit   *Audit     // the audit log (audit.go); nil: none
+}
+
+// WithAudit returns a copy of a that records its changes in au.
+func (a *Accounts) WithAudit(au *Audit) *Accounts {
+	b := *a
+	b.audit = au
+	return &b
 }
 
 // NewAccounts makes Accounts over st; changed may be nil.
@@ -154,11 +162,11 @@ func (a *Accounts) Me(ctx context.Context) (User, error) {
 // UserInput is what an admin gives to make or change a user; nil fields
 // are left as they are.
 type UserInput struct {
-	Name     *string `json:"name"`
-	Email    *string `json:"email"`
-	Role     *string `json:"role"`
-	Disabled *bool   `json:"disabled"`
-	Budget   *string `json:"budget"`
+	Name     *string `json:"name,omitempty"`
+	Email    *string `json:"email,omitempty"`
+	Role     *string `json:"role,omitempty"`
+	Disabled *bool   `json:"disabled,omitempty"`
+	Budget   *string `json:"budget,omitempty"`
 }
 
 func checkUser(u *User) error {
@@ -191,7 +199,11 @@ func (a *Accounts) AddUser(ctx context.Context, in UserInput) (User, error) {
 	if !PrincipalFrom(ctx).Admin() {
 		return User{}, errAdminOnly()
 	}
-	return a.addUser(ctx, in, "", "")
+	u, err := a.addUser(ctx, in, "", "")
+	if err == nil {
+		a.audit.Record(ctx, AuditUserCreated, u.ID, map[string]any{"role": u.Role, "email": u.Email})
+	}
+	return u, err
 }
 
 // addUser makes a user, named at an OpenID provider when issuer is set.
@@ -273,6 +285,7 @@ func (a *Accounts) UpdateUser(ctx context.Context, id string, in UserInput) (Use
 		return User{}, err
 	}
 	a.changed(id)
+	a.audit.Record(ctx, AuditUserUpdated, id, in)
 	return u, nil
 }
 
@@ -289,6 +302,7 @@ func (a *Accounts) DeleteUser(ctx context.Context, id string) error {
 		return err
 	}
 	a.changed(id)
+	a.audit.Record(ctx, AuditUserDeleted, id, nil)
 	return nil
 }
 
@@ -323,6 +337,7 @@ func (a *Accounts) CreateKey(ctx context.Context, userID, name string) (NewKey, 
 		return NewKey{}, err
 	}
 	a.changed(u.ID)
+	a.audit.Record(ctx, AuditKeyCreated, u.ID, map[string]string{"key_id": k.ID, "name": k.Name})
 	return NewKey{ID: k.ID, Name: k.Name, Key: secret}, nil
 }
 
@@ -346,6 +361,7 @@ func (a *Accounts) RevokeKey(ctx context.Context, userID, keyID string) error {
 		return err
 	}
 	a.changed(userID)
+	a.audit.Record(ctx, AuditKeyRevoked, userID, map[string]string{"key_id": keyID})
 	return nil
 }
 

@@ -21,4 +21,6 @@ const (
 	OpCreateInvite    = "create_invite"
 	OpSetPassword     = "set_password"
 	OpCreateResetLink = "create_reset_link"
+	// The audit log (admin): GET /agentik/audit.
+	OpListAudit = "list_audit"
 )

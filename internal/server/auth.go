@@ -174,9 +174,11 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		}
 		s.failures.fail(client)
 		s.log.Warn("login_failed", "client", client.String())
+		s.audit().RecordAs(r.Context(), "", agent.AuditSignInFailed, "", map[string]string{"method": "key"})
 		s.renderLogin(w, r, http.StatusUnauthorized, next, true)
 		return
 	}
+	s.audit().RecordAs(r.Context(), agent.LocalUser, agent.AuditSignIn, agent.LocalUser, map[string]string{"method": "key"})
 	expires := s.cfg.Clock().Add(s.cfg.SessionTTL)
 	http.SetCookie(w, &http.Cookie{
 		Name: sessionCookie, Value: newSession(key, expires), Path: "/",

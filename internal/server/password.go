@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/agentik/agentik/assets"
@@ -94,6 +95,7 @@ func (s *Server) passwordLogin(w http.ResponseWriter, r *http.Request, email, pw
 		if code == agent.CodeUnauthorized {
 			s.failures.fail(client)
 		}
+		s.audit().RecordAs(r.Context(), "", agent.AuditSignInFailed, agent.Shorten(strings.ToLower(strings.TrimSpace(email)), 320), map[string]string{"method": "password", "reason": code})
 		s.log.Warn("login_failed", "client", client.String(), "method", "password")
 		p := web.LoginPage{StyleURL: assets.URL("app.css"), IconURL: assets.URL("icon.svg"), Next: localPath(next), Provider: s.oidcName(), Email: email, Error: agent.ErrorMessage(err)}
 		s.passwordForm(&p)

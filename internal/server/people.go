@@ -96,6 +96,9 @@ func newPeople(s *Server) *people {
 	}
 	if p.accounts != nil {
 		p.accounts = withPasswords(s.cfg, agent.NewAccounts(p.accounts.Store(), s.cfg.Clock, p.changed)) // password.go
+		if s.cfg.Runner != nil {
+			p.accounts = p.accounts.WithAudit(s.cfg.Runner.Audit()) // audit.go
+		}
 	}
 	return p
 }
@@ -286,6 +289,7 @@ func (s *Server) setUserSession(w http.ResponseWriter, r *http.Request, id strin
 	if u, err := s.people.accounts.Store().User(r.Context(), id); err == nil {
 		gen = u.SessionGen
 	}
+	s.audit().RecordAs(r.Context(), id, agent.AuditSignIn, id, map[string]string{"method": signInMethod(r)}) // audit.go
 	expires := s.cfg.Clock().Add(s.cfg.SessionTTL)
 	http.SetCookie(w, &http.Cookie{
 		Name: sessionCookie, Value: s.people.newSession(id, gen, expires), Path: "/",

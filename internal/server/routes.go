@@ -83,6 +83,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /agentik/users/{user_id}/reset", s.op(opCreateResetLink))
 	mux.HandleFunc("POST /agentik/signup", s.handleAPISignup)
 	mux.HandleFunc("POST /agentik/reset", s.handleAPIReset)
+	// The audit log (audit.go).
+	mux.HandleFunc("GET /agentik/audit", s.op(opListAudit))
+	mux.HandleFunc("GET /agentik/audit/export", s.handleAuditExport)
 	// Schedules (schedule.go).
 	mux.HandleFunc("POST /agentik/schedules", s.op(opCreateSchedule))
 	mux.HandleFunc("GET /agentik/schedules", s.op(opListSchedules))
