@@ -32,6 +32,7 @@ Usage:
   agentik chat [ID]            chat in the terminal (agentik chat --help)
   agentik export [ID]          write a backup, or one conversation (agentik export --help)
   agentik import FILE          import an agentik export or a ChatGPT conversations.json
+  agentik audit verify FILE    check an export of the audit log offline (GET /agentik/audit/export)
 
 Settings (environment; a flag overrides its variable):
   --addr            AGENTIK_ADDR             listen address (default 127.0.0.1:8080;
@@ -54,6 +55,11 @@ Settings (environment; a flag overrides its variable):
                                              AGENTIK_OIDC_CLIENT_SECRET; AGENTIK_OIDC_REDIRECT_URL, default
                                              http(s)://HOST/auth/oidc/callback; AGENTIK_OIDC_NAME for the button)
                     AGENTIK_OIDC_SIGNUP      open (anyone the provider signs in) or invite (users an admin added)
+                    AGENTIK_SIGNUP           password accounts: closed (an admin's invite link only; the default),
+                                             invite (members invite members too), approval (anyone signs up, an
+                                             admin enables them), open (anyone signs up)
+                    AGENTIK_AUDIT_TTL        how long audit log entries are kept, e.g. 8760h (default: forever;
+                                             apart from AGENTIK_EVENT_TTL)
                     AGENTIK_ADMINS           emails that sign in as admins (comma-separated)
                     AGENTIK_OIDC_ADMIN_GROUP a groups claim value that makes an admin
                     AGENTIK_TRUSTED_USER_HEADER a header naming the user, believed only from AGENTIK_TRUSTED_PROXIES
@@ -337,6 +343,19 @@ func signIn(c *config, getenv func(string) string) error {
 		c.InviteOnly = true
 	default:
 		return fmt.Errorf("AGENTIK_OIDC_SIGNUP must be open or invite, got %q", v)
+	}
+	switch v := strings.TrimSpace(getenv("AGENTIK_SIGNUP")); v {
+	case "", agent.SignupClosed, agent.SignupInvite, agent.SignupApproval, agent.SignupOpen:
+		c.Signup = v
+	default:
+		return fmt.Errorf("AGENTIK_SIGNUP must be closed, invite, approval or open, got %q", v)
+	}
+	if v := strings.TrimSpace(getenv("AGENTIK_AUDIT_TTL")); v != "" && v != "forever" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Hour {
+			return fmt.Errorf("AGENTIK_AUDIT_TTL must be a duration of an hour or more (8760h), or forever; got %q", v)
+		}
+		c.AuditTTL = d
 	}
 	c.TrustedUserHeader = strings.TrimSpace(getenv("AGENTIK_TRUSTED_USER_HEADER"))
 	if c.TrustedUserHeader != "" && len(c.TrustedProxies) == 0 {

@@ -326,6 +326,7 @@ func (r *Runner) CreateAgent(ctx context.Context, ch AgentChange) (AgentDef, err
 		}
 		return AgentDef{}, fmt.Errorf("create agent: %w", err)
 	}
+	r.cfg.Audit.Record(ctx, AuditAgentCreated, d.Slug, map[string]any{"version": d.Version})
 	return d, nil
 }
 
@@ -363,6 +364,7 @@ func (r *Runner) UpdateAgent(ctx context.Context, slug string, ch AgentChange) (
 	if err := r.agents().SaveAgent(ctx, d); err != nil {
 		return AgentDef{}, fmt.Errorf("update agent: %w", err)
 	}
+	r.cfg.Audit.Record(ctx, AuditAgentUpdated, d.Slug, map[string]any{"version": d.Version})
 	return d, nil
 }
 
@@ -389,6 +391,7 @@ func (r *Runner) DeleteAgent(ctx context.Context, slug string) error {
 	if err := r.agents().SaveAgent(ctx, d); err != nil {
 		return fmt.Errorf("delete agent: %w", err)
 	}
+	r.cfg.Audit.Record(ctx, AuditAgentDeleted, d.Slug, map[string]any{"version": d.Version})
 	return nil
 }
 

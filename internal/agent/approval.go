@@ -210,6 +210,7 @@ func (r *Runner) Approve(ctx context.Context, id string, in ApprovalInput) error
 	if err := st.Append(ctx, &Record{Event: r.event(id, ev), Decide: dec}, r.waitingRecord(id)); err != nil {
 		return fmt.Errorf("approve: %w", err)
 	}
+	r.cfg.Audit.Record(ctx, AuditApproval, id, map[string]string{"call_id": in.CallID, "decision": in.Decision})
 	if dec.Last {
 		r.resumeTurn(context.WithoutCancel(ctx), id)
 	}

@@ -41,6 +41,10 @@
 //     calling, the one rule of who may see what, accounts and keys, token
 //     budgets (each model call reserved and charged), and nothing run for
 //     an owner who is disabled or deleted;
+//   - password.go: password accounts (sign-up, invites, reset links) and
+//     the seam of their hasher;
+//   - audit.go: the hash-chained audit log (who did what, from where), its
+//     reader and the offline check of an export;
 //   - agentdef.go, agentturn.go, delegate.go, remote.go: stored agent
 //     definitions, the agent a turn runs as, delegation to another agent,
 //     remote agents of other runtimes (A2A);

@@ -116,7 +116,12 @@ type Config struct {
 	// stops the rest, which the next start (or another instance)
 	// continues; 0: it stops them at once.
 	DrainTimeout time.Duration
+	// Audit records who changed what (audit.go); nil: nothing is recorded.
+	Audit *Audit
 }
+
+// Audit is the audit log the runner records in; nil when none.
+func (r *Runner) Audit() *Audit { return r.cfg.Audit }
 
 // Runner runs conversations: it owns the running turns, keeps temp
 // conversations in Config.Temps and the others in the Store, and is the only

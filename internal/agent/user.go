@@ -34,6 +34,12 @@ type User struct {
 	// Issuer and Subject name the user at an OpenID provider (oidc sign-in).
 	Issuer  string `json:"-"`
 	Subject string `json:"-"`
+	// Pending is a user who signed up and waits for an admin's approval
+	// (AGENTIK_SIGNUP=approval); they are disabled until then.
+	Pending bool `json:"pending,omitempty"`
+	// SessionGen counts the times the user's sessions were all ended
+	// (a password set or reset): a session made before does not hold.
+	SessionGen int `json:"-"`
 }
 
 // Principal is the principal u signs in as.
@@ -63,7 +69,8 @@ type UserStore interface {
 	KeyByHash(ctx context.Context, hash string) (Key, error)
 	// TouchKey sets a key's last use.
 	TouchKey(ctx context.Context, keyID string, t time.Time) error
-	// KeyCount counts the keys of users who are not disabled.
+	// KeyCount counts the credentials of users who are not disabled:
+	// their keys and passwords (with any, authentication is on).
 	KeyCount(ctx context.Context) (int64, error)
 	// UserBySubject returns the user an OpenID provider names, or not_found.
 	UserBySubject(ctx context.Context, issuer, subject string) (User, error)
@@ -83,6 +90,9 @@ type UserStore interface {
 type Standing struct {
 	Role string
 	Keys []string // key ids
+	// SessionGen is the user's User.SessionGen: their sessions of an
+	// older one no longer hold.
+	SessionGen int
 }
 
 // Accounts manages users and keys.
@@ -93,6 +103,15 @@ type Accounts struct {
 	// deleted, role changed, a key revoked): the server closes what no
 	// longer holds.
 	changed func(userID string)
+	pw      *Passwords // password accounts (password.go); nil: off
+	audit   *Audit     // the audit log (audit.go); nil: none
+}
+
+// WithAudit returns a copy of a that records its changes in au.
+func (a *Accounts) WithAudit(au *Audit) *Accounts {
+	b := *a
+	b.audit = au
+	return &b
 }
 
 // NewAccounts makes Accounts over st; changed may be nil.
@@ -143,11 +162,11 @@ func (a *Accounts) Me(ctx context.Context) (User, error) {
 // UserInput is what an admin gives to make or change a user; nil fields
 // are left as they are.
 type UserInput struct {
-	Name     *string `json:"name"`
-	Email    *string `json:"email"`
-	Role     *string `json:"role"`
-	Disabled *bool   `json:"disabled"`
-	Budget   *string `json:"budget"`
+	Name     *string `json:"name,omitempty"`
+	Email    *string `json:"email,omitempty"`
+	Role     *string `json:"role,omitempty"`
+	Disabled *bool   `json:"disabled,omitempty"`
+	Budget   *string `json:"budget,omitempty"`
 }
 
 func checkUser(u *User) error {
@@ -180,7 +199,11 @@ func (a *Accounts) AddUser(ctx context.Context, in UserInput) (User, error) {
 	if !PrincipalFrom(ctx).Admin() {
 		return User{}, errAdminOnly()
 	}
-	return a.addUser(ctx, in, "", "")
+	u, err := a.addUser(ctx, in, "", "")
+	if err == nil {
+		a.audit.Record(ctx, AuditUserCreated, u.ID, map[string]any{"role": u.Role, "email": u.Email})
+	}
+	return u, err
 }
 
 // addUser makes a user, named at an OpenID provider when issuer is set.
@@ -247,6 +270,7 @@ func (a *Accounts) UpdateUser(ctx context.Context, id string, in UserInput) (Use
 	}
 	if in.Disabled != nil {
 		u.Disabled = *in.Disabled
+		u.Pending = u.Pending && u.Disabled // enabling a pending user approves them
 	}
 	if in.Budget != nil {
 		u.Budget = strings.TrimSpace(*in.Budget)
@@ -261,6 +285,7 @@ func (a *Accounts) UpdateUser(ctx context.Context, id string, in UserInput) (Use
 		return User{}, err
 	}
 	a.changed(id)
+	a.audit.Record(ctx, AuditUserUpdated, id, in)
 	return u, nil
 }
 
@@ -277,6 +302,7 @@ func (a *Accounts) DeleteUser(ctx context.Context, id string) error {
 		return err
 	}
 	a.changed(id)
+	a.audit.Record(ctx, AuditUserDeleted, id, nil)
 	return nil
 }
 
@@ -311,6 +337,7 @@ func (a *Accounts) CreateKey(ctx context.Context, userID, name string) (NewKey, 
 		return NewKey{}, err
 	}
 	a.changed(u.ID)
+	a.audit.Record(ctx, AuditKeyCreated, u.ID, map[string]string{"key_id": k.ID, "name": k.Name})
 	return NewKey{ID: k.ID, Name: k.Name, Key: secret}, nil
 }
 
@@ -334,6 +361,7 @@ func (a *Accounts) RevokeKey(ctx context.Context, userID, keyID string) error {
 		return err
 	}
 	a.changed(userID)
+	a.audit.Record(ctx, AuditKeyRevoked, userID, map[string]string{"key_id": keyID})
 	return nil
 }
 

@@ -67,8 +67,10 @@ type Settings struct {
 	// (AGENTIK_TRUSTED_USER_HEADER): sign-in by someone else.
 	OIDC              *server.OIDCConfig
 	TrustedUserHeader string
-	Admins            []string // AGENTIK_ADMINS
-	InviteOnly        bool     // AGENTIK_OIDC_SIGNUP=invite
+	Admins            []string      // AGENTIK_ADMINS
+	InviteOnly        bool          // AGENTIK_OIDC_SIGNUP=invite
+	Signup            string        // AGENTIK_SIGNUP: password accounts (agent.Signup…)
+	AuditTTL          time.Duration // AGENTIK_AUDIT_TTL; 0 keeps the audit log forever
 	// SecretKey (AGENTIK_SECRET_KEY) seals the OAuth tokens of remote MCP
 	// servers at rest; "": they are kept in memory only.
 	SecretKey string
@@ -159,7 +161,7 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 	go func() { errc <- hs.Serve(ln) }()
 	pruneDone, watchDone := make(chan struct{}), make(chan struct{})
 	pruneCtx, stopPrune := context.WithCancel(ctx)
-	go func() { defer close(pruneDone); maintain(pruneCtx, st, runner, cfg.EventTTL, log) }()
+	go func() { defer close(pruneDone); maintain(pruneCtx, st, runner, cfg.EventTTL, cfg.AuditTTL, log) }()
 	go func() { defer close(watchDone); metrics.WatchTurns(pruneCtx, b) }()
 	var hooks sync.WaitGroup
 	for _, u := range cfg.Webhooks {
@@ -393,6 +395,7 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		Metrics:        metrics.Handler(), Observer: metrics,
 		OIDC: cfg.OIDC, TrustedUserHeader: cfg.TrustedUserHeader, TrustedAdmins: cfg.Admins, TrustedInviteOnly: cfg.InviteOnly,
 		MaxImportBytes: cfg.MaxImportBytes,
+		Signup:         cfg.Signup,
 	}
 	if tools != nil {
 		scfg.Tools = tools
@@ -437,13 +440,19 @@ func mcpOAuth(cfg Settings, st *store.Store, log *slog.Logger) *tool.OAuthOption
 
 // maintain prunes old events now and every pruneEvery, and recovers the
 // turns of instances that died (PostgreSQL) every recoverEvery.
-func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl time.Duration, log *slog.Logger) {
+func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl, auditTTL time.Duration, log *slog.Logger) {
 	prune := func() {
 		n, err := st.Prune(ctx, time.Now().Add(-ttl))
 		if err != nil && ctx.Err() == nil {
 			log.Error("prune_failed", "err", err)
 		} else if n > 0 {
 			log.Info("events_pruned", "count", n)
+		}
+		n, err = runner.Audit().Prune(ctx, auditTTL) // the audit log's own TTL (agent/audit.go)
+		if err != nil && ctx.Err() == nil {
+			log.Error("audit_prune_failed", "err", err)
+		} else if n > 0 {
+			log.Info("audit_pruned", "count", n)
 		}
 	}
 	pruneT, recoverT := time.NewTicker(pruneEvery), time.NewTicker(recoverEvery)

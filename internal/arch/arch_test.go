@@ -85,6 +85,7 @@ func TestImportRules(t *testing.T) {
 		"internal/sse":             nil, // stdlib only
 		"internal/envvar":          nil,
 		"internal/secret":          nil, // encryption at rest: stdlib only
+		"internal/password":        nil, // argon2id hashes of passwords: golang.org/x/crypto only
 		"internal/llm/demo":        nil, // the --demo model: stdlib only
 		"internal/testwait":        nil, // the tests' one wait for a condition: stdlib only
 		"assets":                   nil,

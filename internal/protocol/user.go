@@ -15,4 +15,12 @@ const (
 	OpListKeys   = "list_keys"  // without user_id: the caller's
 	OpCreateKey  = "create_key" // the key is in this reply only
 	OpRevokeKey  = "revoke_key"
+	// Password accounts: an invite link (POST /agentik/invites), the
+	// caller's password (PUT /agentik/me/password), an admin's reset link
+	// of a user (POST /agentik/users/{user_id}/reset).
+	OpCreateInvite    = "create_invite"
+	OpSetPassword     = "set_password"
+	OpCreateResetLink = "create_reset_link"
+	// The audit log (admin): GET /agentik/audit.
+	OpListAudit = "list_audit"
 )

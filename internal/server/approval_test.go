@@ -74,6 +74,12 @@ func TestRESTApprove(t *testing.T) {
 	if got, want := strings.Join(seq, " "), `tool_call approval_request approval:approve:{"city":"Bergen"} tool_result:true end`; got != want {
 		t.Errorf("events\n got %s\nwant %s", got, want)
 	}
+	// The one decision that held is in the audit log (refusals are not).
+	var audit struct{ Entries []agent.AuditEntry }
+	ts.call(t, "GET", "/agentik/audit?action=approval_decided", "", 200, &audit)
+	if len(audit.Entries) != 1 || audit.Entries[0].Target != c.ID || string(audit.Entries[0].Details) != `{"call_id":"w1","decision":"approve"}` || audit.Entries[0].From.Protocol != "rest" {
+		t.Errorf("audit of the decision: %+v", audit.Entries)
+	}
 }
 
 // TestWSDenyWithReason: a denial over WS reaches the model with its reason.

@@ -28,7 +28,7 @@ func (s *Server) keyValid(k string) bool {
 // credential: with AGENTIK_API_KEYS, or once a user has a key of their
 // own (people.go).
 func (s *Server) authOn() bool {
-	return len(s.cfg.APIKeys) > 0 || s.cfg.OIDC != nil || s.cfg.TrustedUserHeader != "" || s.people.keyCount() > 0
+	return len(s.cfg.APIKeys) > 0 || s.cfg.OIDC != nil || s.cfg.TrustedUserHeader != "" || s.selfSignup() || s.people.keyCount() > 0
 }
 
 // principal resolves who r is (DESIGN.md §11.1) from what it carries: an
@@ -66,7 +66,7 @@ func (s *Server) principal(r *http.Request) (agent.Principal, cred, bool) {
 // sign-in page and the bundle.
 func public(r *http.Request) bool {
 	p := r.URL.Path
-	return p == "/health" || p == "/ready" || p == "/login" || p == "/auth/oidc/login" || p == "/auth/oidc/callback" || p == oauthCallbackPath || strings.HasPrefix(p, assets.Prefix)
+	return p == "/health" || p == "/ready" || p == "/login" || passwordPath(p) || p == "/auth/oidc/login" || p == "/auth/oidc/callback" || p == oauthCallbackPath || strings.HasPrefix(p, assets.Prefix)
 }
 
 // requireAuth resolves r's principal into its context (the Runner decides
@@ -129,9 +129,14 @@ func localPath(next string) string {
 }
 
 func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, code int, next string, failed bool) {
+	p := web.LoginPage{StyleURL: assets.URL("app.css"), IconURL: assets.URL("icon.svg"), Next: localPath(next), Failed: failed, Provider: s.oidcName()}
+	s.passwordForm(&p) // password.go
+	s.renderLoginPage(w, r, code, p)
+}
+
+func (s *Server) renderLoginPage(w http.ResponseWriter, r *http.Request, code int, p web.LoginPage) {
 	pageHeaders(w.Header())
 	w.WriteHeader(code)
-	p := web.LoginPage{StyleURL: assets.URL("app.css"), IconURL: assets.URL("icon.svg"), Next: localPath(next), Failed: failed, Provider: s.oidcName()}
 	if err := web.Login(p).Render(r.Context(), w); err != nil {
 		s.log.Debug("page_render", "path", r.URL.Path, "err", err)
 	}
@@ -152,6 +157,10 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	key, next := r.PostForm.Get("key"), r.PostForm.Get("next")
 	client := s.clientAddr(r)
+	if email, pw := r.PostForm.Get("email"), r.PostForm.Get("password"); email != "" || pw != "" {
+		s.passwordLogin(w, r, email, pw, next) // password.go
+		return
+	}
 	if u, _, err := s.people.login(r, key); err == nil {
 		s.setUserSession(w, r, u.ID)
 		http.Redirect(w, r, localPath(next), http.StatusSeeOther)
@@ -165,9 +174,11 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		}
 		s.failures.fail(client)
 		s.log.Warn("login_failed", "client", client.String())
+		s.audit().RecordAs(r.Context(), "", agent.AuditSignInFailed, "", map[string]string{"method": "key"})
 		s.renderLogin(w, r, http.StatusUnauthorized, next, true)
 		return
 	}
+	s.audit().RecordAs(r.Context(), agent.LocalUser, agent.AuditSignIn, agent.LocalUser, map[string]string{"method": "key"})
 	expires := s.cfg.Clock().Add(s.cfg.SessionTTL)
 	http.SetCookie(w, &http.Cookie{
 		Name: sessionCookie, Value: newSession(key, expires), Path: "/",
@@ -183,7 +194,7 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	id, expires, ok := s.session(r)
 	if !ok {
 		if c, err := r.Cookie(sessionCookie); err == nil {
-			_, id, expires, ok = s.people.parseSession(c.Value)
+			_, id, expires, ok = s.people.parseSession(r.Context(), c.Value)
 		}
 	}
 	if ok {

@@ -16,14 +16,24 @@ import (
 // returns the status.
 func bearerGet(t testing.TB, key, url string, out any) int {
 	t.Helper()
-	req, _ := http.NewRequest("GET", url, nil)
+	return bearerDo(t, "GET", key, url, "", out)
+}
+
+// bearerDo sends a request with key (and a JSON body when body is set)
+// and decodes a 2xx answer into out; it returns the status.
+func bearerDo(t testing.TB, method, key, url, body string, out any) int {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode == 200 && out != nil {
+	if resp.StatusCode/100 == 2 && out != nil {
 		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 			t.Fatal(err)
 		}

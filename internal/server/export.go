@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -66,6 +67,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	s.audit().Record(ctx, agent.AuditExport, c.ID, map[string]string{"format": cmp.Or(format, "json")}) // audit.go
 	name := "agentik-" + c.ID
 	if format == "markdown" {
 		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
@@ -98,6 +100,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 // (the document is then not valid JSON, and the log says why).
 func (s *Server) handleExportAll(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	s.audit().Record(ctx, agent.AuditExport, "all", nil) // audit.go
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Disposition", `attachment; filename="agentik-export.json"`)
 	_ = archive.WriteStart(w, s.cfg.Clock())

@@ -51,6 +51,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			}
 			defer release()
 		}
+		r = s.withBase(r)   // password.go
+		r = s.withOrigin(r) // audit.go
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = s.deadlineBody(w, http.MaxBytesReader(w, r.Body, s.bodyLimit(r)))
 		}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,6 +49,10 @@ type cred struct {
 	user  string // "" for the implicit admin (no accounts, AGENTIK_API_KEYS)
 	role  string
 	keyID string // a per-user key's id; "" for a session
+	// session: a user's session cookie, of the user's SessionGen gen
+	// (a reset ends it).
+	session bool
+	gen     int
 }
 
 // people is the server's state of accounts.
@@ -90,7 +95,10 @@ func newPeople(s *Server) *people {
 		}
 	}
 	if p.accounts != nil {
-		p.accounts = agent.NewAccounts(p.accounts.Store(), s.cfg.Clock, p.changed)
+		p.accounts = withPasswords(s.cfg, agent.NewAccounts(p.accounts.Store(), s.cfg.Clock, p.changed)) // password.go
+		if s.cfg.Runner != nil {
+			p.accounts = p.accounts.WithAudit(s.cfg.Runner.Audit()) // audit.go
+		}
 	}
 	return p
 }
@@ -202,44 +210,64 @@ func (p *people) sessionSecret() []byte {
 	return p.secret
 }
 
-func (p *people) sessionMAC(body string) []byte {
+func (p *people) sessionMAC(body string) []byte { return p.userSessionMAC(body, 0) }
+
+// userSessionMAC is the MAC of a user session's body for a user whose
+// agent.User.SessionGen is gen.
+func (p *people) userSessionMAC(body string, gen int) []byte {
 	m := hmac.New(sha256.New, p.sessionSecret())
 	m.Write([]byte("agentik-user-session-v1\x00"))
 	m.Write([]byte(body))
+	if gen > 0 { // the user's sessions were ended gen times: older cookies fail
+		m.Write([]byte("\x00" + strconv.Itoa(gen)))
+	}
 	return m.Sum(nil)
 }
 
-// newSession makes the cookie value of a new session of user id.
-func (p *people) newSession(id string, expires time.Time) string {
+// newSession makes the cookie value of a new session of user id, whose
+// agent.User.SessionGen is gen.
+func (p *people) newSession(id string, gen int, expires time.Time) string {
 	var sid [16]byte
 	_, _ = rand.Read(sid[:])
 	var exp [8]byte
 	binary.BigEndian.PutUint64(exp[:], uint64(expires.Unix()))
 	enc := base64.RawURLEncoding
 	body := userSessionPrefix + enc.EncodeToString([]byte(id)) + "." + enc.EncodeToString(sid[:]) + "." + enc.EncodeToString(exp[:])
-	return body + "." + enc.EncodeToString(p.sessionMAC(body))
+	return body + "." + enc.EncodeToString(p.userSessionMAC(body, gen))
 }
 
-// parseSession reads a user session cookie: its user, session id and
-// expiry; ok false for anything else.
-func (p *people) parseSession(value string) (user, id string, expires time.Time, ok bool) {
+// parseSession reads a user session cookie: its user as the store has
+// them now, the session id and expiry; ok false for anything else,
+// including the session of a deleted user and one made before the user's
+// sessions were ended (agent.User.SessionGen).
+func (p *people) parseSession(ctx context.Context, value string) (u agent.User, id string, expires time.Time, ok bool) {
 	if p.accounts == nil || !strings.HasPrefix(value, userSessionPrefix) {
-		return "", "", time.Time{}, false
+		return agent.User{}, "", time.Time{}, false
 	}
 	i := strings.LastIndexByte(value, '.')
 	body, macText := value[:i], value[i+1:]
 	parts := strings.Split(strings.TrimPrefix(body, userSessionPrefix), ".")
 	enc := base64.RawURLEncoding
 	mac, err := enc.DecodeString(macText)
-	if err != nil || len(parts) != 3 || !hmac.Equal(mac, p.sessionMAC(body)) {
-		return "", "", time.Time{}, false
+	if err != nil || len(parts) != 3 || len(mac) != sha256.Size {
+		return agent.User{}, "", time.Time{}, false
 	}
-	u, err1 := enc.DecodeString(parts[0])
+	user, err1 := enc.DecodeString(parts[0])
 	exp, err2 := enc.DecodeString(parts[2])
 	if err1 != nil || err2 != nil || len(exp) != 8 {
-		return "", "", time.Time{}, false
+		return agent.User{}, "", time.Time{}, false
 	}
-	return string(u), parts[1], time.Unix(int64(binary.BigEndian.Uint64(exp)), 0), true
+	u, err = p.accounts.Store().User(ctx, string(user))
+	if err != nil {
+		if agent.ErrorCode(err) != agent.CodeNotFound {
+			p.s.log.Error("session_check_failed", "err", err)
+		}
+		return agent.User{}, "", time.Time{}, false
+	}
+	if !hmac.Equal(mac, p.userSessionMAC(body, u.SessionGen)) {
+		return agent.User{}, "", time.Time{}, false
+	}
+	return u, parts[1], time.Unix(int64(binary.BigEndian.Uint64(exp)), 0), true
 }
 
 // session resolves a user's session cookie.
@@ -248,25 +276,23 @@ func (p *people) session(r *http.Request) (agent.Principal, cred, bool) {
 	if err != nil {
 		return agent.Principal{}, cred{}, false
 	}
-	user, id, expires, ok := p.parseSession(c.Value)
-	if !ok || !expires.After(p.s.cfg.Clock()) || p.s.isRevoked(r.Context(), id, expires) {
+	u, id, expires, ok := p.parseSession(r.Context(), c.Value)
+	if !ok || u.Disabled || !expires.After(p.s.cfg.Clock()) || p.s.isRevoked(r.Context(), id, expires) {
 		return agent.Principal{}, cred{}, false
 	}
-	u, err := p.accounts.Active(r.Context(), user)
-	if err != nil {
-		if agent.ErrorCode(err) != agent.CodeUnauthorized {
-			p.s.log.Error("session_check_failed", "err", err)
-		}
-		return agent.Principal{}, cred{}, false
-	}
-	return u.Principal(), cred{user: u.ID, role: u.Role}, true
+	return u.Principal(), cred{user: u.ID, role: u.Role, session: true, gen: u.SessionGen}, true
 }
 
-// setSession signs r's client in as user id.
+// setUserSession signs r's client in as user id.
 func (s *Server) setUserSession(w http.ResponseWriter, r *http.Request, id string) {
+	gen := 0
+	if u, err := s.people.accounts.Store().User(r.Context(), id); err == nil {
+		gen = u.SessionGen
+	}
+	s.audit().RecordAs(r.Context(), id, agent.AuditSignIn, id, map[string]string{"method": signInMethod(r)}) // audit.go
 	expires := s.cfg.Clock().Add(s.cfg.SessionTTL)
 	http.SetCookie(w, &http.Cookie{
-		Name: sessionCookie, Value: s.people.newSession(id, expires), Path: "/",
+		Name: sessionCookie, Value: s.people.newSession(id, gen, expires), Path: "/",
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(r),
 		Expires: expires, MaxAge: int(s.cfg.SessionTTL / time.Second),
 	})
@@ -377,7 +403,7 @@ func (p *people) revalidate(ctx context.Context) {
 	for _, lr := range reqs {
 		c := lr.cred
 		st, ok := standing[c.user]
-		if !ok || st.Role != c.role || c.keyID != "" && !slices.Contains(st.Keys, c.keyID) {
+		if !ok || st.Role != c.role || c.keyID != "" && !slices.Contains(st.Keys, c.keyID) || c.session && st.SessionGen != c.gen {
 			lr.fire()
 		}
 	}

@@ -27,6 +27,7 @@ type testServer struct {
 	Broker *broker.Broker
 	Runner *agent.Runner
 	App    *server.Server
+	DB     string // the SQLite file
 }
 
 type rigOption func(*agent.Config, *server.Config)
@@ -59,7 +60,8 @@ func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 		o(&probe, &server.Config{})
 	}
 	env := map[string]string{"OPENAI_BASE_URL": url, "OPENAI_MODEL": "fake"}
-	settings := app.Settings{Addr: "127.0.0.1:0", DB: "sqlite:" + filepath.Join(t.TempDir(), "agentik.db"), Titles: agent.TitlesFirstLine, LogLevel: slog.LevelWarn}
+	db := filepath.Join(t.TempDir(), "agentik.db")
+	settings := app.Settings{Addr: "127.0.0.1:0", DB: "sqlite:" + db, Titles: agent.TitlesFirstLine, LogLevel: slog.LevelWarn}
 	w, err := app.Wire(context.Background(), settings, func(k string) string { return env[k] }, io.Discard, app.Hooks{
 		Now: probe.Now,
 		Configure: func(acfg *agent.Config, scfg *server.Config) {
@@ -74,7 +76,7 @@ func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 	}
 	a := w.App
 	hs := httptest.NewServer(a.Server)
-	ts := &testServer{Server: hs, Fake: fake, Store: a.Store, Broker: a.Broker, Runner: a.Runner, App: a.Server}
+	ts := &testServer{Server: hs, Fake: fake, Store: a.Store, Broker: a.Broker, Runner: a.Runner, App: a.Server, DB: db}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

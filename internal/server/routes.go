@@ -77,6 +77,15 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /agentik/users/{user_id}/keys", s.op(opListKeys))
 	mux.HandleFunc("POST /agentik/users/{user_id}/keys", s.op(opCreateKey))
 	mux.HandleFunc("DELETE /agentik/users/{user_id}/keys/{key_id}", s.op(opRevokeKey))
+	// Password accounts (password.go); sign-up and reset are public.
+	mux.HandleFunc("POST /agentik/invites", s.op(opCreateInvite))
+	mux.HandleFunc("PUT /agentik/me/password", s.op(opSetPassword))
+	mux.HandleFunc("POST /agentik/users/{user_id}/reset", s.op(opCreateResetLink))
+	mux.HandleFunc("POST /agentik/signup", s.handleAPISignup)
+	mux.HandleFunc("POST /agentik/reset", s.handleAPIReset)
+	// The audit log (audit.go).
+	mux.HandleFunc("GET /agentik/audit", s.op(opListAudit))
+	mux.HandleFunc("GET /agentik/audit/export", s.handleAuditExport)
 	// Schedules (schedule.go).
 	mux.HandleFunc("POST /agentik/schedules", s.op(opCreateSchedule))
 	mux.HandleFunc("GET /agentik/schedules", s.op(opListSchedules))
@@ -111,6 +120,10 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /login", s.handleLoginPage)
 	mux.HandleFunc("POST /login", s.handleLogin)
 	mux.HandleFunc("POST /logout", s.handleLogout)
+	mux.HandleFunc("GET /signup", s.handleSignupPage)
+	mux.HandleFunc("POST /signup", s.handleSignup)
+	mux.HandleFunc("GET /reset", s.handleResetPage)
+	mux.HandleFunc("POST /reset", s.handleReset)
 	mux.HandleFunc("GET /people", s.handlePeople)
 	mux.HandleFunc("GET /schedules", s.handleSchedulesPage)
 	mux.HandleFunc("GET /memory", s.handleMemoryPage) // memory.go

@@ -147,6 +147,11 @@ type Config struct {
 	// Accounts manages users and their keys; nil: over the Store, when it
 	// implements agent.UserStore (then per-user keys sign in).
 	Accounts *agent.Accounts
+	// Signup is AGENTIK_SIGNUP (agent.SignupClosed when ""): who may make
+	// a password account (password.go). Passwords hashes passwords; nil:
+	// argon2id at package password's default costs.
+	Signup    string
+	Passwords agent.PasswordHasher
 	// WSCommandTimeout bounds the work of one WebSocket command; default
 	// WSCommandTimeout.
 	WSCommandTimeout time.Duration

@@ -403,6 +403,9 @@ func (s *Store) init(ctx context.Context) error {
 		if err := tx.AutoMigrate(memoryTables...); err != nil { // memory.go
 			return err
 		}
+		if err := tx.AutoMigrate(auditTables...); err != nil { // audit.go
+			return err
+		}
 		if err := tx.AutoMigrate(credentialTables...); err != nil { // credential.go
 			return err
 		}

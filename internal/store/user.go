@@ -29,6 +29,11 @@ type userRow struct {
 	// Issuer and Subject: the user at an OpenID provider; NULL for none.
 	Issuer  *string `gorm:"uniqueIndex:idx_user_subject,priority:1"`
 	Subject *string `gorm:"uniqueIndex:idx_user_subject,priority:2"`
+	// PasswordHash is the argon2id PHC string of the user's password
+	// (password.go); "" for none.
+	PasswordHash string `gorm:"not null;default:''"`
+	Pending      bool   `gorm:"not null;default:false"`
+	SessionGen   int    `gorm:"not null;default:0"`
 }
 
 func (userRow) TableName() string { return "users" }
@@ -47,7 +52,7 @@ type keyRow struct {
 func (keyRow) TableName() string { return "user_key" }
 
 // userTables are the tables of accounts, for init's migration.
-var userTables = []any{&userRow{}, &keyRow{}, &usageRow{}}
+var userTables = []any{&userRow{}, &keyRow{}, &usageRow{}, &tokenRow{}}
 
 // initUsers makes the implicit admin local (who owns what a database made
 // before accounts holds), once.
@@ -65,12 +70,14 @@ func nullable(s string) *string {
 
 func (r userRow) user() agent.User {
 	return agent.User{ID: r.ID, Name: r.Name, Email: deref(r.Email), Role: r.Role, Disabled: r.Disabled,
-		CreatedAt: r.CreatedAt.UTC(), Budget: r.Budget, Issuer: deref(r.Issuer), Subject: deref(r.Subject)}
+		CreatedAt: r.CreatedAt.UTC(), Budget: r.Budget, Issuer: deref(r.Issuer), Subject: deref(r.Subject),
+		Pending: r.Pending, SessionGen: r.SessionGen}
 }
 
 func userRowOf(u agent.User) userRow {
 	return userRow{ID: u.ID, Name: u.Name, Email: nullable(u.Email), Role: u.Role, Disabled: u.Disabled,
-		CreatedAt: u.CreatedAt.UTC().Truncate(time.Microsecond), Budget: u.Budget, Issuer: nullable(u.Issuer), Subject: nullable(u.Subject)}
+		CreatedAt: u.CreatedAt.UTC().Truncate(time.Microsecond), Budget: u.Budget, Issuer: nullable(u.Issuer), Subject: nullable(u.Subject),
+		Pending: u.Pending}
 }
 
 func (r keyRow) key() agent.Key {
@@ -152,7 +159,7 @@ func (s *Store) UpdateUser(ctx context.Context, u agent.User) error {
 	row := userRowOf(u)
 	res := s.w.WithContext(ctx).Model(&userRow{}).Where("id = ?", u.ID).Updates(map[string]any{
 		"name": row.Name, "email": row.Email, "role": row.Role, "disabled": row.Disabled, "budget": row.Budget,
-		"issuer": row.Issuer, "subject": row.Subject,
+		"issuer": row.Issuer, "subject": row.Subject, "pending": row.Pending,
 	})
 	if res.Error != nil {
 		return fmt.Errorf("store: update user: %w", taken(res.Error, "a user with this email (or sign-in) exists already"))
@@ -170,6 +177,9 @@ func (s *Store) DeleteUser(ctx context.Context, id string) error {
 	}
 	err := s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("user_id = ?", id).Delete(&keyRow{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Where("user_id = ?", id).Delete(&tokenRow{}).Error; err != nil { // password.go
 			return err
 		}
 		if err := deleteMemoryOf(tx, id); err != nil { // memory.go
@@ -250,19 +260,20 @@ func (s *Store) TouchKey(ctx context.Context, keyID string, t time.Time) error {
 func (s *Store) Standing(ctx context.Context, ids []string) (map[string]agent.Standing, error) {
 	out := make(map[string]agent.Standing, len(ids))
 	for chunk := range slices.Chunk(ids, idChunk) {
-		rows, err := s.r.WithContext(ctx).Raw("SELECT u.id, u.role, k.id FROM users u LEFT JOIN user_key k ON k.user_id = u.id WHERE NOT u.disabled AND u.id IN ?", chunk).Rows()
+		rows, err := s.r.WithContext(ctx).Raw("SELECT u.id, u.role, u.session_gen, k.id FROM users u LEFT JOIN user_key k ON k.user_id = u.id WHERE NOT u.disabled AND u.id IN ?", chunk).Rows()
 		if err != nil {
 			return nil, fmt.Errorf("store: standing: %w", err)
 		}
 		for rows.Next() {
 			var id, role string
+			var gen int
 			var key sql.NullString
-			if err := rows.Scan(&id, &role, &key); err != nil {
+			if err := rows.Scan(&id, &role, &gen, &key); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("store: standing: %w", err)
 			}
 			st := out[id]
-			st.Role = role
+			st.Role, st.SessionGen = role, gen
 			if key.Valid {
 				st.Keys = append(st.Keys, key.String)
 			}
@@ -280,7 +291,7 @@ func (s *Store) Standing(ctx context.Context, ids []string) (map[string]agent.St
 // KeyCount implements agent.UserStore.
 func (s *Store) KeyCount(ctx context.Context) (int64, error) {
 	var n int64
-	if err := s.r.WithContext(ctx).Raw("SELECT COUNT(*) FROM user_key k JOIN users u ON u.id = k.user_id WHERE NOT u.disabled").Row().Scan(&n); err != nil {
+	if err := s.r.WithContext(ctx).Raw("SELECT (SELECT COUNT(*) FROM user_key k JOIN users u ON u.id = k.user_id WHERE NOT u.disabled) + (SELECT COUNT(*) FROM users WHERE NOT disabled AND password_hash <> '')").Row().Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: count keys: %w", err)
 	}
 	return n, nil
