@@ -382,24 +382,6 @@ func BenchmarkCommitIndexCost(b *testing.B) {
 	}
 }
 
-// BenchmarkCommitWAL is BenchmarkCommit at the mix's batch sizes with the
-// writer's WAL written by SQLite's own unix VFS (plain: a pwrite for each
-// frame's header and one for its page) and by sqlitedrv.WALBufferVFS (one
-// pwrite a commit), the store's default.
-func BenchmarkCommitWAL(b *testing.B) {
-	for _, size := range []int{8, 64} {
-		for _, plain := range []bool{true, false} {
-			name := fmt.Sprintf("rows=%d/buffered", size)
-			if plain {
-				name = fmt.Sprintf("rows=%d/plain", size)
-			}
-			b.Run(name, func(b *testing.B) {
-				benchCommit(b, benchStore(b, Options{Publish: func([]agent.Encoded) {}, plainWAL: plain}), size)
-			})
-		}
-	}
-}
-
 // BenchmarkPostgresCommit is BenchmarkCommit on PostgreSQL.
 func BenchmarkPostgresCommit(b *testing.B) {
 	for _, size := range []int{1, 8, 64, 512} {

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -362,7 +361,7 @@ func (s *Store) scanEvents(ctx context.Context, known eventKnown, size, maxBytes
 		// The driver made a fresh string of the payload for this row; its
 		// bytes are the event's JSON, which nothing writes to (Encoded's
 		// JSON is read-only): no second copy.
-		raw := unsafe.Slice(unsafe.StringData(payload), len(payload))
+		raw := viewBytes(payload)
 		if known.both {
 			if id, err = payloadID(raw); err != nil {
 				return nil, fmt.Errorf("seq %d: %w", seq, err)

@@ -24,14 +24,9 @@ import (
 // event, the rows per commit and the writer's time between taking a
 // request and starting its commit (gather-µs: the group-commit window and
 // what the writer waited behind).
-func BenchmarkAppendPacedFanout(b *testing.B) { benchAppendPacedFanout(b, false) }
+func BenchmarkAppendPacedFanout(b *testing.B) { benchAppendPacedFanout(b, Options{}) }
 
-// BenchmarkAppendPacedFanoutPlainWAL is BenchmarkAppendPacedFanout with the
-// writer's WAL written by SQLite's own VFS, two pwrites a frame (see
-// sqlitedrv.WALBufferVFS).
-func BenchmarkAppendPacedFanoutPlainWAL(b *testing.B) { benchAppendPacedFanout(b, true) }
-
-func benchAppendPacedFanout(b *testing.B, plainWAL bool) {
+func benchAppendPacedFanout(b *testing.B, opt Options) {
 	const convs, perOp, every, pacedSubs = 100, 100, 20 * time.Millisecond, 3
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
@@ -81,7 +76,7 @@ func benchAppendPacedFanout(b *testing.B, plainWAL bool) {
 		cs[ids[i]] = c
 	}
 	var ready atomic.Bool // deliveries counted once the conversations exist
-	s := benchStore(b, Options{plainWAL: plainWAL, Publish: func(evs []agent.Encoded) {
+	opt.Publish = func(evs []agent.Encoded) {
 		if !ready.Load() {
 			return
 		}
@@ -95,7 +90,8 @@ func benchAppendPacedFanout(b *testing.B, plainWAL bool) {
 				}
 			}
 		}
-	}})
+	}
+	s := benchStore(b, opt)
 	for _, cid := range ids {
 		if err := s.Append(b.Context(), createdRec(cid, "paced")); err != nil {
 			b.Fatal(err)

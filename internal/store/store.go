@@ -19,7 +19,6 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/store/sqlitedrv"
 )
 
 var (
@@ -82,10 +81,6 @@ type Options struct {
 	// glebarezWriter puts the SQLite writer on glebarez/go-sqlite, as the
 	// reads are, instead of sqlitedrv: for benchmarks comparing the two.
 	glebarezWriter bool
-	// plainWAL writes the SQLite writer's WAL with SQLite's own unix VFS,
-	// two pwrites a frame, instead of sqlitedrv.WALBufferVFS's one a
-	// commit: for benchmarks comparing the two.
-	plainWAL bool
 	// gormReplay reads a conversation's events through gorm on the read
 	// pool, as before the event pool (eventscan.go): for benchmarks.
 	gormReplay bool
@@ -239,12 +234,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		// A file: URI: '%' and '#' in the path must be escaped.
 		base := "file:" + strings.NewReplacer("%", "%25", "#", "%23").Replace(path) + "?" + sqlitePragmas + extra
 		// The writer never checkpoints: the checkpointer does, beside it.
-		// Its WAL's frames are written one pwrite a commit (sqlitedrv's
-		// WALBufferVFS), unless the DSN names a VFS of its own.
 		wdsn := base + "&_pragma=wal_autocheckpoint(0)"
-		if !opt.glebarezWriter && !opt.plainWAL && !strings.Contains(extra, "vfs=") {
-			wdsn += "&vfs=" + sqlitedrv.WALBufferVFS
-		}
 		if s.w, err = openSQLiteWriter(wdsn, cfg(), opt.glebarezWriter); err != nil {
 			_ = s.lock.Close()
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)

@@ -1,0 +1,15 @@
+package store
+
+import "unsafe"
+
+// The store's two conversions without a copy, of an event's JSON between
+// the string a driver made of a row and the bytes of agent.Encoded, whose
+// JSON nothing writes to. They and the driver's calls into SQLite
+// (sqlitedrv/statement.go) are the only uses of unsafe under internal/store
+// (internal/arch's TestUnsafeOnlyInTheDriver; docs/store.md).
+
+// viewString is b as a string without a copy: b must never change.
+func viewString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// viewBytes is s as bytes without a copy: they must never be written.
+func viewBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
