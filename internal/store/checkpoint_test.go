@@ -15,7 +15,7 @@ import (
 // load lasts.
 func TestCheckpointsOffTheWriterAndTheWALRestarts(t *testing.T) {
 	t.Parallel()
-	s, err := Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "w.db"), Options{})
+	s, err := Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "w.db"), Options{Mode: ModeFast})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestCheckpointsOffTheWriterAndTheWALRestarts(t *testing.T) {
 // a time), so that under load the WAL never started over.
 func TestNoCheckpointWhileTheTailIsDue(t *testing.T) {
 	t.Parallel()
-	s, err := Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "w.db"), Options{})
+	s, err := Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "w.db"), Options{Mode: ModeFast})
 	if err != nil {
 		t.Fatal(err)
 	}

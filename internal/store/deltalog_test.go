@@ -36,7 +36,7 @@ func reopenEdited(t *testing.T, s *Store, dir string, edit func([]byte) []byte) 
 	if err := os.WriteFile(file, edit(b), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return open(t, "sqlite:"+dir+"/a.db", Options{})
+	return open(t, "sqlite:"+dir+"/a.db", Options{Mode: ModeFast})
 }
 
 // eventRows counts agent_event's rows.
@@ -56,7 +56,7 @@ func eventRows(t *testing.T, s *Store) int64 {
 func TestDeltaLogHoldsDeltas(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := open(t, "sqlite:"+dir+"/a.db", Options{PageBytes: 700})
+	s := open(t, "sqlite:"+dir+"/a.db", Options{Mode: ModeFast, PageBytes: 700})
 	mustAppend(t, s, createdRec("c1", "one"), createdRec("c2", "two"), userRec("c1", "hi", ""))
 	var last *agent.Record
 	for i := range 30 {
@@ -118,7 +118,7 @@ func TestDeltaLogHoldsDeltas(t *testing.T) {
 func TestDeltaLogCutsUnfinishedCommit(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := open(t, "sqlite:"+dir+"/a.db", Options{})
+	s := open(t, "sqlite:"+dir+"/a.db", Options{Mode: ModeFast})
 	mustAppend(t, s, createdRec("c1", "one"))
 	mustAppend(t, s, textRec("c1", "a"))
 	mustAppend(t, s, textRec("c1", "b"), textRec("c1", "c")) // one request: one commit of two frames
@@ -143,7 +143,7 @@ func TestDeltaLogCutsUnfinishedCommit(t *testing.T) {
 func TestDeltaLogRedactsAfterCrash(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := open(t, "sqlite:"+dir+"/a.db", Options{})
+	s := open(t, "sqlite:"+dir+"/a.db", Options{Mode: ModeFast})
 	mustAppend(t, s, createdRec("gone", "g"), createdRec("kept", "k"))
 	mustAppend(t, s, textRec("gone", "secret-one"))
 	mustAppend(t, s, textRec("kept", "visible"))
@@ -187,7 +187,7 @@ func TestDeltaLogPrune(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	clk := newClock()
-	s := open(t, "sqlite:"+dir+"/a.db", Options{Now: clk.now})
+	s := open(t, "sqlite:"+dir+"/a.db", Options{Mode: ModeFast, Now: clk.now})
 	mustAppend(t, s, createdRec("c1", "one"))
 	// Fill more than one segment with old deltas.
 	big := strings.Repeat("x", 64<<10)

@@ -58,6 +58,8 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 	args := []any{q.After}
 	known := eventKnown{owner: q.Owner}
 	switch {
+	case q.ConversationID != "" && s.plain:
+		return s.plainConversationEvents(ctx, q) // mode.go
 	case q.ConversationID != "":
 		// By event_conversation, then the pending entries (convindex.go).
 		return s.conversationEvents(ctx, q)
@@ -74,8 +76,8 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 		b.WriteString("SELECT " + encodedColumns + " FROM agent_event WHERE seq > ?")
 	}
 	if q.Owner != "" {
-		// A member's replay on PostgreSQL: their events only, by
-		// idx_event_owner_seq (owner, seq), never read and dropped.
+		// A member's replay on PostgreSQL and in plain mode: their events
+		// only, by idx_event_owner_seq (owner, seq), never read and dropped.
 		b.WriteString(" AND owner = ?")
 		args = append(args, q.Owner)
 	}
@@ -544,7 +546,7 @@ func (s *Store) ConversationPruned(ctx context.Context, id string) (int64, error
 	// Its first row of the index, else its pending entries (convindex.go),
 	// and the oldest of their events that is kept.
 	pending := s.convIx.pendingAfter(id, 0)
-	seqs, _, err := convSeqs(db, id, 0, 1)
+	seqs, _, err := conversationSeqs(db, s.plain, id, 0, 1)
 	if err != nil {
 		return 0, fmt.Errorf("store: oldest event of %s: %w", id, err)
 	}

@@ -24,7 +24,13 @@ import (
 // event, the rows per commit and the writer's time between taking a
 // request and starting its commit (gather-µs: the group-commit window and
 // what the writer waited behind).
-func BenchmarkAppendPacedFanout(b *testing.B) { benchAppendPacedFanout(b, Options{}) }
+func BenchmarkAppendPacedFanout(b *testing.B) { benchAppendPacedFanout(b, Options{Mode: ModeFast}) }
+
+// BenchmarkAppendPacedFanoutPlain is BenchmarkAppendPacedFanout in plain
+// mode (mode.go): what the speed layer buys the writer.
+func BenchmarkAppendPacedFanoutPlain(b *testing.B) {
+	benchAppendPacedFanout(b, Options{Mode: ModePlain})
+}
 
 func benchAppendPacedFanout(b *testing.B, opt Options) {
 	const convs, perOp, every, pacedSubs = 100, 100, 20 * time.Millisecond, 3

@@ -78,6 +78,11 @@ type Options struct {
 	// (the default): LISTEN/NOTIFY and a catch-up read, as documented.
 	Relay string
 
+	// Mode is how the engine keeps the log on SQLite (mode.go): ModeFast
+	// (the speed layer) or ModePlain. "" takes AGENTIK_STORE_MODE from the
+	// environment, else ModeFast. PostgreSQL has one path for both.
+	Mode Mode
+
 	// glebarezWriter puts the SQLite writer on glebarez/go-sqlite, as the
 	// reads are, instead of sqlitedrv: for benchmarks comparing the two.
 	glebarezWriter bool
@@ -99,6 +104,7 @@ type Store struct {
 	rdb       *sql.DB  // r's pool, for the reads written as SQL (rawsql.go)
 	ev        *sql.DB  // SQLite only: a conversation's events (eventscan.go)
 	postgres  bool
+	plain     bool          // SQLite in ModePlain: none of the speed layer (mode.go)
 	pageB     int           // Options.PageBytes
 	retryWait time.Duration // Options.RetryBackoff
 	lock      *fileLock     // SQLite only: the locks held while open (lock.go)
@@ -206,7 +212,10 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		}
 	}
 
-	var err error
+	mode, err := modeOf(opt.Mode)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		s.postgres = true
@@ -231,11 +240,17 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 			return nil, err
 		}
 		s.path = path
+		s.plain = mode == ModePlain
 		// A file: URI: '%' and '#' in the path must be escaped.
 		base := "file:" + strings.NewReplacer("%", "%25", "#", "%23").Replace(path) + "?" + sqlitePragmas + extra
 		// The writer never checkpoints: the checkpointer does, beside it.
+		// In plain mode SQLite checkpoints in the commits, as by default.
 		wdsn := base + "&_pragma=wal_autocheckpoint(0)"
-		if s.w, err = openSQLiteWriter(wdsn, cfg(), opt.glebarezWriter); err != nil {
+		if s.plain {
+			wdsn = base
+			s.cache.off = true
+		}
+		if s.w, err = openSQLiteWriter(wdsn, cfg(), opt.glebarezWriter || s.plain); err != nil {
 			_ = s.lock.Close()
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
@@ -263,13 +278,16 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		rDB.SetMaxOpenConns(readPoolSize)
 		rDB.SetMaxIdleConns(readPoolSize)
 		s.rdb = rDB
-		if !opt.gormReplay {
+		if !opt.gormReplay && !s.plain {
 			if s.ev, err = openEventPool(base + "&_pragma=query_only(1)&_pragma=mmap_size(1073741824)"); err != nil {
 				_ = wDB.Close()
 				_ = rDB.Close()
 				_ = s.lock.Close()
 				return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 			}
+		}
+		if s.plain {
+			break
 		}
 		cDB, err := sql.Open("sqlite", base)
 		if err != nil {
@@ -360,6 +378,7 @@ const droppedEventIndex = "idx_agent_event_created_at"
 func (s *Store) init(ctx context.Context) error {
 	db := s.w.WithContext(ctx)
 	var convMark, ownerMark int64 // the conversation and owner indexes' watermarks, as the migration left them (SQLite)
+	var fold *deltaLog            // plain mode: a delta log the fast mode left, folded in below (mode.go)
 	if !s.postgres {
 		// Before the migration: recovering the indexes reads it.
 		var epoch []string
@@ -369,7 +388,12 @@ func (s *Store) init(ctx context.Context) error {
 			}
 		}
 		var err error
-		if s.side, err = openDeltaLog(s.path, strings.Join(epoch, ""), s.log); err != nil {
+		if s.plain {
+			fold, err = leftDeltaLog(s.path, strings.Join(epoch, ""), s.log)
+		} else {
+			s.side, err = openDeltaLog(s.path, strings.Join(epoch, ""), s.log)
+		}
+		if err != nil {
 			return fmt.Errorf("store: %w", err)
 		}
 	}
@@ -394,13 +418,24 @@ func (s *Store) init(ctx context.Context) error {
 		if err := tx.Exec("DROP INDEX IF EXISTS " + droppedEventIndex).Error; err != nil {
 			return err
 		}
-		mark, err := migrateConvIndex(tx, s.postgres, s.side) // convindex.go
-		if err != nil {
-			return err
-		}
-		convMark = mark
-		if ownerMark, err = migrateOwnerIndex(tx, s.postgres, s.side); err != nil { // convindex.go
-			return err
+		if s.plain {
+			if err := migratePlain(tx); err != nil { // mode.go
+				return err
+			}
+		} else {
+			mark, err := migrateConvIndex(tx, s.postgres, s.side) // convindex.go
+			if err != nil {
+				return err
+			}
+			convMark = mark
+			if ownerMark, err = migrateOwnerIndex(tx, s.postgres, s.side); err != nil { // convindex.go
+				return err
+			}
+			if !s.postgres {
+				if err := dropPlainIndexes(tx); err != nil { // mode.go: the run indexes hold every event now
+					return err
+				}
+			}
 		}
 		if err := initUsers(tx, s.now()); err != nil {
 			return err
@@ -426,7 +461,15 @@ func (s *Store) init(ctx context.Context) error {
 		}
 	}
 	if err := migrate(db); err != nil {
+		if fold != nil {
+			_ = fold.close()
+		}
 		return fmt.Errorf("store: migrate: %w", err)
+	}
+	if fold != nil {
+		if err := foldDeltaLog(db, fold); err != nil { // mode.go
+			return fmt.Errorf("store: %w", err)
+		}
 	}
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -449,7 +492,8 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	s.published = seq
 	s.durable.Store(seq)
-	if !s.postgres {
+	s.lastSeq = seq // SQLite's writer (PostgreSQL reads it in each transaction)
+	if !s.postgres && !s.plain {
 		s.side.epoch = s.epoch
 		pruned, _, err := bounds(db)
 		if err != nil {
@@ -458,20 +502,9 @@ func (s *Store) init(ctx context.Context) error {
 		if err := s.side.prune(pruned); err != nil { // a Prune that stopped between the two
 			s.log.Error("delta_log_prune", "err", err)
 		}
-		if err := s.side.redactOrphans(func(ids []string) (map[string]bool, error) {
-			var have []string
-			if err := db.Raw("SELECT id FROM conversation WHERE id IN ?", ids).Scan(&have).Error; err != nil {
-				return nil, fmt.Errorf("store: delta log: %w", err)
-			}
-			m := make(map[string]bool, len(have))
-			for _, id := range have {
-				m[id] = true
-			}
-			return m, nil
-		}); err != nil {
+		if err := s.side.redactOrphans(storedConversations(db)); err != nil {
 			return err
 		}
-		s.lastSeq = seq
 		s.convIx = &convIndex{key: convRuns, mark: convMark, staleSpan: convStaleSpan, markStep: convMarkStep}
 		s.ownerIx = &convIndex{key: ownerRuns, mark: ownerMark, staleSpan: convStaleSpan, markStep: convMarkStep}
 	}

@@ -679,7 +679,7 @@ func (s *Store) applyRows(tx *gorm.DB, rec *agent.Record, seq int64, now time.Ti
 			}
 		case agent.AgentDeleted:
 			if s.temp == nil { // a temp database logs no event to redact
-				side, err := redactConversation(tx, cid)
+				side, err := redactConversation(tx, s.plain, cid)
 				if err != nil {
 					return err
 				}
