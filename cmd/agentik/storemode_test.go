@@ -55,7 +55,7 @@ func TestStoreModeSetting(t *testing.T) {
 // (in plain mode the fast mode's delta log is folded into the database and
 // removed; in fast mode the run indexes find what plain mode wrote), and a
 // next turn runs.
-func TestKill9ThenTheOtherStoreMode(t *testing.T) {
+func TestKilledThenTheOtherStoreMode(t *testing.T) {
 	t.Parallel()
 	for _, way := range [][2]string{{"fast", "plain"}, {"plain", "fast"}} {
 		t.Run(way[0]+"-then-"+way[1], func(t *testing.T) {
