@@ -20,8 +20,9 @@ import (
 // Each of the driver's leans on modernc internals is pinned by
 // sqlitedrv's TestModerncPinned.
 var unsafeAllowed = map[string][]string{
-	"internal/store/sqlitedrv/statement.go": {"cFunc", "cPtr", "cMem", "bindText"},
-	"internal/store/view.go":                {"viewString", "viewBytes"},
+	"internal/eventlog/sqlitedrv/statement.go": {"cFunc", "cPtr", "cMem", "bindText"},
+	"internal/store/view.go":                   {"viewString", "viewBytes"},
+	"internal/eventlog/view.go":                {"viewString"},
 }
 
 var linkname = regexp.MustCompile(`(?m)^\s*//go:linkname`)

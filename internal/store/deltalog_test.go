@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // sideFiles lists the delta log's segment files of the store at dir/a.db.
@@ -69,8 +70,8 @@ func TestDeltaLogHoldsDeltas(t *testing.T) {
 	if n := eventRows(t, s); n != 3+5 {
 		t.Errorf("agent_event holds %d rows, want the 8 events that are not deltas", n)
 	}
-	if s.side.count() != 30 {
-		t.Errorf("the delta log holds %d records, want 30", s.side.count())
+	if s.side.Count() != 30 {
+		t.Errorf("the delta log holds %d records, want 30", s.side.Count())
 	}
 	all := seqs(allEvents(t, s))
 	if want := 3 + 5 + 30; len(all) != want || !slices.IsSorted(all) || all[0] != 1 || all[len(all)-1] != int64(want) {
@@ -191,10 +192,10 @@ func TestDeltaLogPrune(t *testing.T) {
 	mustAppend(t, s, createdRec("c1", "one"))
 	// Fill more than one segment with old deltas.
 	big := strings.Repeat("x", 64<<10)
-	for range deltaSegMax/(64<<10) + 2 {
+	for range eventlog.SegmentMax/(64<<10) + 2 {
 		mustAppend(t, s, textRec("c1", big))
 	}
-	old := s.side.head()
+	old := s.side.Head()
 	if n := len(sideFiles(t, dir)); n < 2 {
 		t.Fatalf("%d segments, want at least 2", n)
 	}

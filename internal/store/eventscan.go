@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/store/sqlitedrv"
+	"github.com/agentik/agentik/internal/eventlog/sqlitedrv"
 )
 
 // The replay of one conversation (seq, payload of each row) is the hottest

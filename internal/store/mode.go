@@ -8,11 +8,11 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // Mode is how the engine keeps the log on SQLite (docs/store.md). Both
@@ -108,14 +108,14 @@ func dropPlainIndexes(tx *gorm.DB) error {
 
 // leftDeltaLog opens the delta log the fast mode left beside the database
 // at path, or returns nil when there is none.
-func leftDeltaLog(path, epoch string, log *slog.Logger) (*deltaLog, error) {
+func leftDeltaLog(path, epoch string, log *slog.Logger) (*eventlog.DeltaLog, error) {
 	if epoch == "" {
 		return nil, nil // a new database
 	}
 	if _, err := os.Stat(path + "-deltas"); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	return openDeltaLog(path, epoch, log)
+	return eventlog.OpenDeltaLog(path, epoch, log, redactedPayload)
 }
 
 // foldDeltaLog writes the records of the delta log l into agent_event, in
@@ -123,16 +123,16 @@ func leftDeltaLog(path, epoch string, log *slog.Logger) (*deltaLog, error) {
 // alone. The records are first cut as fast mode cuts them at open (below
 // pruned_through, and those of a deleted conversation redacted). A crash
 // before the files are gone folds them again (a stored seq is kept).
-func foldDeltaLog(db *gorm.DB, l *deltaLog) error {
-	defer l.close()
+func foldDeltaLog(db *gorm.DB, l *eventlog.DeltaLog) error {
+	defer l.Close()
 	pruned, _, err := bounds(db)
 	if err != nil {
 		return fmt.Errorf("fold delta log: %w", err)
 	}
-	if err := l.prune(pruned); err != nil {
+	if err := l.Prune(pruned); err != nil {
 		return fmt.Errorf("fold delta log: %w", err)
 	}
-	if err := l.redactOrphans(storedConversations(db)); err != nil {
+	if err := l.RedactOrphans(storedConversations(db)); err != nil {
 		return fmt.Errorf("fold delta log: %w", err)
 	}
 	err = db.Transaction(func(tx *gorm.DB) error {
@@ -147,22 +147,24 @@ func foldDeltaLog(db *gorm.DB, l *deltaLog) error {
 			args = args[:0]
 			return err
 		}
-		return l.each(func(v frameView) error {
-			args = append(args, v.seq, strings.Clone(v.id), strings.Clone(v.conv), time.UnixMicro(v.created).UTC(),
-				agent.KindConversation, string(v.payload), strings.Clone(v.owner))
+		if err := l.Each(func(d eventlog.Delta) error {
+			args = append(args, d.Seq, d.ID, d.Conv, d.Created, agent.KindConversation, string(d.JSON), d.Owner)
 			if len(args) >= 7*sqliteInsertChunk {
 				return flush()
 			}
 			return nil
-		}, flush)
+		}); err != nil {
+			return err
+		}
+		return flush()
 	})
 	if err != nil {
 		return fmt.Errorf("fold delta log: %w", err)
 	}
-	if err := l.close(); err != nil {
+	if err := l.Close(); err != nil {
 		return fmt.Errorf("fold delta log: %w", err)
 	}
-	if err := os.RemoveAll(l.dir); err != nil {
+	if err := os.RemoveAll(l.Dir()); err != nil {
 		return fmt.Errorf("fold delta log: %w", err)
 	}
 	return nil
@@ -236,34 +238,4 @@ func (s *Store) plainConversationEvents(ctx context.Context, q agent.EventQuery)
 		return nil, fmt.Errorf("store: events of %s after %d: %w", q.ConversationID, q.After, err)
 	}
 	return out, nil
-}
-
-// each calls fn with every record above the floor, in seq order, then
-// end. l.mu is taken for reading.
-func (l *deltaLog) each(fn func(frameView) error, end func() error) error {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	for _, seg := range l.segs {
-		if len(seg.seqs) == 0 {
-			continue
-		}
-		b := make([]byte, seg.end)
-		if _, err := seg.f.ReadAt(b, 0); err != nil {
-			return fmt.Errorf("delta log: read %s: %w", seg.path, err)
-		}
-		for len(b) > 0 {
-			v, n, ok := parseFrame(b)
-			if !ok {
-				return fmt.Errorf("delta log: %s: bad frame at %d", seg.path, seg.end-int64(len(b)))
-			}
-			b = b[n:]
-			if v.seq <= l.floor {
-				continue
-			}
-			if err := fn(v); err != nil {
-				return err
-			}
-		}
-	}
-	return end()
 }

@@ -47,7 +47,7 @@ func TestModesOpenEachOther(t *testing.T) {
 			if _, err := a.Prune(t.Context(), clk.now().Add(-30*time.Minute)); err != nil {
 				t.Fatal(err)
 			}
-			if way[0] == ModeFast && a.side.count() == 0 {
+			if way[0] == ModeFast && a.side.Count() == 0 {
 				t.Fatal("fast mode wrote no text delta to the delta log: the test does not cover folding it")
 			}
 			want := readModeAll(t, a)

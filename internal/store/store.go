@@ -19,6 +19,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 var (
@@ -152,7 +153,7 @@ type Store struct {
 
 	// SQLite only: text deltas committed outside SQLite (deltalog.go), and
 	// the highest seq committed to either (the horizon of merged reads).
-	side    *deltaLog
+	side    *eventlog.DeltaLog
 	path    string // the database file's
 	durable atomic.Int64
 
@@ -163,7 +164,7 @@ type Store struct {
 	// insertArgs the arguments' slice, reused.
 	insertSQL  []string
 	insertArgs []any
-	sideRecs   []deltaRec
+	sideRecs   []eventlog.Delta
 	sideRoom   sideRoom         // commitSide's, reused
 	sideSeen   map[string]int64 // applySide's, reused
 	sideConv   []deferEntry     // applySide's, reused
@@ -378,7 +379,7 @@ const droppedEventIndex = "idx_agent_event_created_at"
 func (s *Store) init(ctx context.Context) error {
 	db := s.w.WithContext(ctx)
 	var convMark, ownerMark int64 // the conversation and owner indexes' watermarks, as the migration left them (SQLite)
-	var fold *deltaLog            // plain mode: a delta log the fast mode left, folded in below (mode.go)
+	var fold *eventlog.DeltaLog   // plain mode: a delta log the fast mode left, folded in below (mode.go)
 	if !s.postgres {
 		// Before the migration: recovering the indexes reads it.
 		var epoch []string
@@ -391,7 +392,7 @@ func (s *Store) init(ctx context.Context) error {
 		if s.plain {
 			fold, err = leftDeltaLog(s.path, strings.Join(epoch, ""), s.log)
 		} else {
-			s.side, err = openDeltaLog(s.path, strings.Join(epoch, ""), s.log)
+			s.side, err = eventlog.OpenDeltaLog(s.path, strings.Join(epoch, ""), s.log, redactedPayload)
 		}
 		if err != nil {
 			return fmt.Errorf("store: %w", err)
@@ -462,7 +463,7 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	if err := migrate(db); err != nil {
 		if fold != nil {
-			_ = fold.close()
+			_ = fold.Close()
 		}
 		return fmt.Errorf("store: migrate: %w", err)
 	}
@@ -494,15 +495,15 @@ func (s *Store) init(ctx context.Context) error {
 	s.durable.Store(seq)
 	s.lastSeq = seq // SQLite's writer (PostgreSQL reads it in each transaction)
 	if !s.postgres && !s.plain {
-		s.side.epoch = s.epoch
+		s.side.SetEpoch(s.epoch)
 		pruned, _, err := bounds(db)
 		if err != nil {
 			return fmt.Errorf("store: read seq: %w", err)
 		}
-		if err := s.side.prune(pruned); err != nil { // a Prune that stopped between the two
+		if err := s.side.Prune(pruned); err != nil { // a Prune that stopped between the two
 			s.log.Error("delta_log_prune", "err", err)
 		}
-		if err := s.side.redactOrphans(storedConversations(db)); err != nil {
+		if err := s.side.RedactOrphans(storedConversations(db)); err != nil {
 			return err
 		}
 		s.convIx = &convIndex{key: convRuns, mark: convMark, staleSpan: convStaleSpan, markStep: convMarkStep}
@@ -534,7 +535,7 @@ func (s *Store) Close() error {
 func (s *Store) closeDBs() error {
 	var errs []error
 	if s.side != nil {
-		errs = append(errs, s.side.close())
+		errs = append(errs, s.side.Close())
 	}
 	if s.ckpt != nil {
 		s.ckpt.close()
