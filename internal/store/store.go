@@ -144,7 +144,7 @@ type Store struct {
 	lateArmed bool
 	lateWG    sync.WaitGroup // pending checks (the listener waits for them)
 
-	ckpt *checkpointer // SQLite only (checkpoint.go)
+	ckpt *eventlog.Checkpointer // SQLite, fast mode only (eventlog/checkpoint.go)
 
 	convIx  *convIndex // SQLite only: the deferred conversation index entries (convindex.go)
 	ownerIx *convIndex // SQLite only: the same of the owner index
@@ -301,7 +301,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
 		cDB.SetMaxOpenConns(1)
-		s.ckpt = newCheckpointer(cDB, wDB)
+		s.ckpt = eventlog.NewCheckpointer(cDB, wDB)
 	}
 
 	if err := s.init(ctx); err != nil {
@@ -538,8 +538,7 @@ func (s *Store) closeDBs() error {
 		errs = append(errs, s.side.Close())
 	}
 	if s.ckpt != nil {
-		s.ckpt.close()
-		errs = append(errs, s.ckpt.db.Close())
+		errs = append(errs, s.ckpt.Close())
 	}
 	if s.ev != nil {
 		errs = append(errs, s.ev.Close())
