@@ -275,6 +275,9 @@ func startAgentikOn(ctx context.Context, bin, dsn, home, modelURL string, env ..
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home,
 		"OPENAI_BASE_URL=" + modelURL, "OPENAI_MODEL=fake-model",
 	}
+	if m := os.Getenv("AGENTIK_STORE_MODE"); m != "" {
+		cmd.Env = append(cmd.Env, "AGENTIK_STORE_MODE="+m) // the store's mode under measure (docs/store.md)
+	}
 	cmd.Env = append(cmd.Env, env...)
 	return startProc(ctx, "agentik", cmd, "http://"+addr, false)
 }

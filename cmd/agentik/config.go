@@ -17,6 +17,7 @@ import (
 	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/internal/secret"
 	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/store"
 	"github.com/agentik/agentik/internal/webhook"
 )
 
@@ -39,6 +40,8 @@ Settings (environment; a flag overrides its variable):
                                              alias AGENTIK_PORT=N means 127.0.0.1:N)
   --db              AGENTIK_DB               sqlite:PATH or postgres://URL
                                              (default sqlite:./agentik.db; alias AGENTIK_DB_PATH=PATH)
+  --store-mode      AGENTIK_STORE_MODE       fast (default: the store's speed layer on SQLite) or plain (one SQL
+                                             transaction per commit, no side log nor own driver; docs/store.md)
   --system-prompt   AGENTIK_SYSTEM_PROMPT    system prompt of new conversations
   --mcp-config      AGENTIK_MCP_CONFIG       path to an mcp.json (Claude Desktop format)
                     AGENTIK_AGENTS           path to a JSON file of agents defined as code ({"agents":[…]})
@@ -138,6 +141,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if v := getenv("AGENTIK_DB"); v != "" {
 		c.DB = v
 	}
+	storeMode := getenv("AGENTIK_STORE_MODE")
 	c.SystemPrompt = getenv("AGENTIK_SYSTEM_PROMPT")
 	c.MCPConfig = getenv("AGENTIK_MCP_CONFIG")
 	c.Agents = getenv("AGENTIK_AGENTS")
@@ -272,6 +276,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.Usage = func() { fmt.Fprint(stderr, usageText) }
 	fs.StringVar(&c.Addr, "addr", c.Addr, "")
 	fs.StringVar(&c.DB, "db", c.DB, "")
+	fs.StringVar(&storeMode, "store-mode", storeMode, "")
 	fs.StringVar(&c.SystemPrompt, "system-prompt", c.SystemPrompt, "")
 	fs.StringVar(&c.MCPConfig, "mcp-config", c.MCPConfig, "")
 	fs.DurationVar(&c.EventTTL, "event-ttl", c.EventTTL, "")
@@ -295,6 +300,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	default:
 		return c, fmt.Errorf("AGENTIK_TITLES must be model or first_line, got %q", c.Titles)
 	}
+	mode, err := store.ParseMode(storeMode)
+	if err != nil {
+		return c, fmt.Errorf("AGENTIK_STORE_MODE (--store-mode) must be fast or plain, got %q", storeMode)
+	}
+	c.StoreMode = mode
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q; see agentik --help", fs.Arg(0))
 	}

@@ -27,7 +27,8 @@ import (
 
 // config says what open opens.
 type config struct {
-	DB     string // the database: a SQLite path or a postgres:// URL
+	DB     string     // the database: a SQLite path or a postgres:// URL
+	Mode   store.Mode // store.Options.Mode: the engine's mode (AGENTIK_STORE_MODE)
 	Logger *slog.Logger
 	Now    agent.Clock // the store's clock; time.Now when nil
 	// OnCommit, when set, sees every committed batch after the broker,
@@ -69,7 +70,7 @@ type App struct {
 
 // open opens the database and makes the broker over it.
 func open(ctx context.Context, cfg config) (*App, error) {
-	st, err := store.Open(ctx, cfg.DB, store.Options{Logger: cfg.Logger, Now: cfg.Now, Relay: cfg.Relay})
+	st, err := store.Open(ctx, cfg.DB, store.Options{Mode: cfg.Mode, Logger: cfg.Logger, Now: cfg.Now, Relay: cfg.Relay})
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +112,7 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	if now == nil {
 		now = a.cfg.Now
 	}
-	temps, err := store.OpenTemp(ctx, store.TempOptions{Config: rc.Temp, Publish: a.Broker.PublishEncoded, Now: now, Logger: a.cfg.Logger})
+	temps, err := store.OpenTemp(ctx, store.TempOptions{Config: rc.Temp, Publish: a.Broker.PublishEncoded, Now: now, Logger: a.cfg.Logger, Mode: a.cfg.Mode})
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}

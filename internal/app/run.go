@@ -33,6 +33,7 @@ import (
 type Settings struct {
 	Addr           string
 	DB             string
+	StoreMode      store.Mode // AGENTIK_STORE_MODE: fast (the speed layer) or plain (docs/store.md)
 	SystemPrompt   string
 	MCPConfig      string
 	Agents         string // AGENTIK_AGENTS: a JSON file of agents defined as code
@@ -282,7 +283,7 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		log.Info("tracing_on")
 	}
 	tel := telemetry.New(telemetry.Options{Metrics: metrics, Tracer: tracer, Logger: log})
-	a, err = open(ctx, config{DB: cfg.DB, Logger: log, Committed: metrics.Appended, Now: h.Now, OnCommit: h.OnCommit, MaxSchedules: cfg.MaxSchedules,
+	a, err = open(ctx, config{DB: cfg.DB, Mode: cfg.StoreMode, Logger: log, Committed: metrics.Appended, Now: h.Now, OnCommit: h.OnCommit, MaxSchedules: cfg.MaxSchedules,
 		// EXPERIMENTAL: set only by the bench (store/relay.go).
 		Relay: getenv("AGENTIK_EXPERIMENTAL_RELAY")})
 	if err != nil {

@@ -81,27 +81,28 @@ func TestImportRules(t *testing.T) {
 	centre := []string{"internal/agent"}
 	stream := []string{"internal/agent", "internal/broker", "internal/sse", "internal/relay", "internal/protocol"}
 	allowed := map[string][]string{
-		"internal/agent":           nil, // the centre: no module package (other modules: below)
-		"internal/sse":             nil, // stdlib only
-		"internal/envvar":          nil,
-		"internal/secret":          nil, // encryption at rest: stdlib only
-		"internal/password":        nil, // argon2id hashes of passwords: golang.org/x/crypto only
-		"internal/llm/demo":        nil, // the --demo model: stdlib only
-		"internal/testwait":        nil, // the tests' one wait for a condition: stdlib only
-		"assets":                   nil,
-		"internal/agent/agenttest": centre,
-		"internal/llm/llmtest":     centre,
-		"internal/broker":          centre,
-		"internal/protocol":        centre,
-		"internal/store":           {"internal/agent", "internal/store/sqlitedrv"},
-		"internal/store/sqlitedrv": nil, // the SQLite writer's driver: no module package
-		"web":                      centre,
-		"internal/llm":             {"internal/agent", "internal/envvar"},
-		"internal/tool":            {"internal/agent", "internal/envvar", "internal/secret"},
-		"internal/client":          {"internal/agent", "internal/protocol"},
-		"internal/archive":         {"internal/agent", "internal/protocol"}, // the import/export formats, no HTTP
-		"internal/telemetry":       {"internal/agent", "internal/broker"},
-		"internal/webhook":         {"internal/agent", "internal/broker"},
+		"internal/agent":              nil, // the centre: no module package (other modules: below)
+		"internal/sse":                nil, // stdlib only
+		"internal/envvar":             nil,
+		"internal/secret":             nil, // encryption at rest: stdlib only
+		"internal/password":           nil, // argon2id hashes of passwords: golang.org/x/crypto only
+		"internal/llm/demo":           nil, // the --demo model: stdlib only
+		"internal/testwait":           nil, // the tests' one wait for a condition: stdlib only
+		"assets":                      nil,
+		"internal/agent/agenttest":    centre,
+		"internal/llm/llmtest":        centre,
+		"internal/broker":             centre,
+		"internal/protocol":           centre,
+		"internal/store":              {"internal/agent", "internal/eventlog", "internal/eventlog/sqlitedrv"},
+		"internal/eventlog":           centre, // the store's engine: no meaning of records (TestEngineBehindTheStore)
+		"internal/eventlog/sqlitedrv": nil,    // the SQLite writer's driver: no module package
+		"web":                         centre,
+		"internal/llm":                {"internal/agent", "internal/envvar"},
+		"internal/tool":               {"internal/agent", "internal/envvar", "internal/secret"},
+		"internal/client":             {"internal/agent", "internal/protocol"},
+		"internal/archive":            {"internal/agent", "internal/protocol"}, // the import/export formats, no HTTP
+		"internal/telemetry":          {"internal/agent", "internal/broker"},
+		"internal/webhook":            {"internal/agent", "internal/broker"},
 		// The protocols: the centre, the broker and the SSE writer; never
 		// the server, the store or another adapter.
 		"internal/relay":    stream,
@@ -263,5 +264,21 @@ func TestOneSlot(t *testing.T) {
 	}
 	if !found {
 		t.Error("slot.go no longer registers a turn or writes TurnStart: fix this test and docs/ARCHITECTURE.md")
+	}
+}
+
+// TestEngineBehindTheStore: the store's engine (internal/eventlog and its
+// driver) is imported by internal/store alone (DESIGN §12.0: no other
+// package knows the speed layer exists; docs/store.md).
+func TestEngineBehindTheStore(t *testing.T) {
+	for pkg, ds := range imports(t) {
+		if pkg == "internal/store" || pkg == "internal/eventlog" || strings.HasPrefix(pkg, "internal/eventlog/") {
+			continue
+		}
+		for _, d := range ds {
+			if d == "internal/eventlog" || strings.HasPrefix(d, "internal/eventlog/") {
+				t.Errorf("%s imports %s: only internal/store may use the engine's mechanics", pkg, d)
+			}
+		}
 	}
 }

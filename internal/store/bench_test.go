@@ -279,7 +279,7 @@ func BenchmarkAppendPaced(b *testing.B) {
 		}
 	}
 	batches0, records0 := s.stats.batches, s.stats.records
-	tails0, stall0 := s.ckpt.tails.Load(), s.ckpt.stall.Load()
+	st0 := s.ckpt.Stats()
 	var (
 		mu  sync.Mutex
 		lat []time.Duration
@@ -322,8 +322,9 @@ func BenchmarkAppendPaced(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 	// The writer's WAL tails (checkpoint.go): each stalls every Append.
-	b.ReportMetric(float64(s.ckpt.tails.Load()-tails0)/float64(b.N), "tails/op")
-	b.ReportMetric(float64(time.Duration(s.ckpt.stall.Load()-stall0).Milliseconds())/float64(b.N), "tail-ms/op")
+	st := s.ckpt.Stats()
+	b.ReportMetric(float64(st.Tails-st0.Tails)/float64(b.N), "tails/op")
+	b.ReportMetric(float64((st.Stall-st0.Stall).Milliseconds())/float64(b.N), "tail-ms/op")
 }
 
 // processCPU is the CPU time this process has used (user and system).
@@ -382,24 +383,6 @@ func BenchmarkCommitIndexCost(b *testing.B) {
 	}
 }
 
-// BenchmarkCommitWAL is BenchmarkCommit at the mix's batch sizes with the
-// writer's WAL written by SQLite's own unix VFS (plain: a pwrite for each
-// frame's header and one for its page) and by sqlitedrv.WALBufferVFS (one
-// pwrite a commit), the store's default.
-func BenchmarkCommitWAL(b *testing.B) {
-	for _, size := range []int{8, 64} {
-		for _, plain := range []bool{true, false} {
-			name := fmt.Sprintf("rows=%d/buffered", size)
-			if plain {
-				name = fmt.Sprintf("rows=%d/plain", size)
-			}
-			b.Run(name, func(b *testing.B) {
-				benchCommit(b, benchStore(b, Options{Publish: func([]agent.Encoded) {}, plainWAL: plain}), size)
-			})
-		}
-	}
-}
-
 // BenchmarkPostgresCommit is BenchmarkCommit on PostgreSQL.
 func BenchmarkPostgresCommit(b *testing.B) {
 	for _, size := range []int{1, 8, 64, 512} {
@@ -432,7 +415,7 @@ func benchCommit(b *testing.B, s *Store, size int) {
 		}
 		s.commit(batch)
 		if s.ckpt != nil {
-			s.ckpt.committed()
+			s.ckpt.Committed()
 		}
 		for _, r := range batch {
 			if err := <-r.done; err != nil {
@@ -478,7 +461,7 @@ func benchCommitTurn(b *testing.B, s *Store) {
 		r := &request{recs: []*agent.Record{rec}, done: make(chan error, 1)}
 		s.commit([]*request{r})
 		if s.ckpt != nil {
-			s.ckpt.committed()
+			s.ckpt.Committed()
 		}
 		if err := <-r.done; err != nil {
 			b.Fatal(err)
@@ -543,7 +526,7 @@ func benchCommitHistory(b *testing.B, s *Store) {
 		r := &request{recs: recs, done: make(chan error, 1)}
 		s.commit([]*request{r})
 		if s.ckpt != nil {
-			s.ckpt.committed()
+			s.ckpt.Committed()
 		}
 		if err := <-r.done; err != nil {
 			b.Fatal(err)
@@ -576,7 +559,7 @@ func benchCommitLifecycle(b *testing.B, s *Store) {
 		r := &request{recs: recs, done: make(chan error, 1)}
 		s.commit([]*request{r})
 		if s.ckpt != nil {
-			s.ckpt.committed()
+			s.ckpt.Committed()
 		}
 		if err := <-r.done; err != nil {
 			b.Fatal(err)

@@ -21,7 +21,7 @@ func TestReadCacheUntilNextCommit(t *testing.T) {
 	for _, be := range backends(t) {
 		t.Run(be.name, func(t *testing.T) {
 			dsn := be.dsn(t)
-			s := open(t, dsn, Options{})
+			s := open(t, dsn, Options{Mode: ModeFast})
 			ctx := t.Context()
 			mustAppend(t, s, createdRec("c1", "a"))
 			if c, err := s.Conversation(ctx, "c1"); err != nil || c.Title != "a" {

@@ -1,9 +1,9 @@
 package store
 
 import (
+	"database/sql"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/agentik/agentik/internal/testwait"
@@ -15,13 +15,19 @@ import (
 // load lasts.
 func TestCheckpointsOffTheWriterAndTheWALRestarts(t *testing.T) {
 	t.Parallel()
-	s, err := Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "w.db"), Options{})
+	path := filepath.Join(t.TempDir(), "w.db")
+	s, err := Open(t.Context(), "sqlite:"+path, Options{Mode: ModeFast})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	probe, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
 	var auto int
-	if err := s.ckpt.w.QueryRow("PRAGMA wal_autocheckpoint").Scan(&auto); err != nil {
+	if err := s.w.Raw("PRAGMA wal_autocheckpoint").Scan(&auto).Error; err != nil {
 		t.Fatal(err)
 	}
 	if auto != 0 {
@@ -38,8 +44,7 @@ func TestCheckpointsOffTheWriterAndTheWALRestarts(t *testing.T) {
 	// One commit per Append, back to back, with the checkpointer running
 	// as often as it can: commits land while every concurrent checkpoint
 	// runs, so only the writer's tails let the WAL start over.
-	s.ckpt.gap.Store(0)
-	s.ckpt.limit.Store(100)
+	s.ckpt.SetPace(0, 100)
 	// Each commit writes at least one frame: without a restart the WAL
 	// holds more frames than there were commits; a restarted one holds
 	// about its limit (100 here) and what came during a checkpoint. A
@@ -62,42 +67,12 @@ func TestCheckpointsOffTheWriterAndTheWALRestarts(t *testing.T) {
 		// again.
 		var busy, copied int
 		for frames = -1; frames < 0; {
-			if err := s.ckpt.db.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
+			if err := probe.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
 				t.Fatal(err)
 			}
 		}
-		t.Logf("%d commits: %d checkpoints, %d tails by the writer, %d frames in the WAL", commits, s.ckpt.runs.Load(), s.ckpt.tails.Load(), frames)
-		return s.ckpt.tails.Load() > 0 && frames < burst
+		st := s.ckpt.Stats()
+		t.Logf("%d commits: %d checkpoints, %d tails by the writer, %d frames in the WAL", commits, st.Runs, st.Tails, frames)
+		return st.Tails > 0 && frames < burst
 	})
-}
-
-// While the writer's tail checkpoint is due, the checkpointer runs none of
-// its own: the two would meet, and the tail fail as busy (one checkpoint at
-// a time), so that under load the WAL never started over.
-func TestNoCheckpointWhileTheTailIsDue(t *testing.T) {
-	t.Parallel()
-	s, err := Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "w.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c := s.ckpt
-	c.gap.Store(0)
-	c.tailDue.Store(true)
-	before := c.runs.Load()
-	// Two kicks, each taken: the checkpointer has handled the first once
-	// it takes the second.
-	for range 2 {
-		c.kick <- struct{}{}
-		for len(c.kick) > 0 {
-			runtime.Gosched()
-		}
-	}
-	if n := c.runs.Load() - before; n != 0 {
-		t.Fatalf("the checkpointer ran %d checkpoint(s) while the tail was due", n)
-	}
-	c.committed() // the writer's tail, after its next commit
-	if c.tailDue.Load() || c.tails.Load() != 1 {
-		t.Fatalf("after the writer's turn: tail due %v, %d tails", c.tailDue.Load(), c.tails.Load())
-	}
 }

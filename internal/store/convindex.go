@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // The conversation index: which seqs of the log belong to a conversation.
@@ -447,7 +448,7 @@ const droppedConvIndex = "idx_event_conversation_seq"
 // it, fills it from agent_event (a row per event) and drops the index it
 // replaces. On SQLite it then writes the entries a crash left pending, and
 // returns the watermark it leaves (every entry through it is written).
-func migrateConvIndex(tx *gorm.DB, postgres bool, side *deltaLog) (int64, error) {
+func migrateConvIndex(tx *gorm.DB, postgres bool, side *eventlog.DeltaLog) (int64, error) {
 	ddl := "CREATE TABLE IF NOT EXISTS event_conversation (conversation_id TEXT NOT NULL, seq INTEGER NOT NULL, seqs BLOB, PRIMARY KEY (conversation_id, seq)) WITHOUT ROWID"
 	if postgres {
 		ddl = "CREATE TABLE IF NOT EXISTS event_conversation (conversation_id text NOT NULL, seq bigint NOT NULL, seqs bytea, PRIMARY KEY (conversation_id, seq))"
@@ -471,7 +472,7 @@ func migrateConvIndex(tx *gorm.DB, postgres bool, side *deltaLog) (int64, error)
 				return 0, err
 			}
 			if side != nil {
-				head = max(head, side.head())
+				head = max(head, side.Head())
 			}
 			return head, storeMark(tx, convRuns, head) // all written
 		}
@@ -492,7 +493,7 @@ const droppedOwnerIndex = "idx_event_owner_seq"
 // exist yet (a database from before it, or before accounts) fills it from
 // agent_event (a row per event) and drops droppedOwnerIndex; it then writes
 // the entries a crash left pending and returns the watermark it leaves.
-func migrateOwnerIndex(tx *gorm.DB, postgres bool, side *deltaLog) (int64, error) {
+func migrateOwnerIndex(tx *gorm.DB, postgres bool, side *eventlog.DeltaLog) (int64, error) {
 	if postgres {
 		return 0, tx.Exec("CREATE INDEX IF NOT EXISTS " + droppedOwnerIndex + " ON agent_event (owner, seq)").Error
 	}
@@ -514,7 +515,7 @@ func migrateOwnerIndex(tx *gorm.DB, postgres bool, side *deltaLog) (int64, error
 			return 0, err
 		}
 		if side != nil {
-			head = max(head, side.head())
+			head = max(head, side.Head())
 		}
 		return head, storeMark(tx, ownerRuns, head) // all written
 	}
@@ -523,11 +524,11 @@ func migrateOwnerIndex(tx *gorm.DB, postgres bool, side *deltaLog) (int64, error
 
 // fillFromSide writes a row of k's for each event of the delta log (when
 // an index is made anew: older databases have none).
-func fillFromSide(tx *gorm.DB, k *runIndex, side *deltaLog) error {
+func fillFromSide(tx *gorm.DB, k *runIndex, side *eventlog.DeltaLog) error {
 	if side == nil {
 		return nil
 	}
-	deltas, err := side.read(0, math.MaxInt64, 0, "")
+	deltas, err := side.Read(0, math.MaxInt64, 0, "")
 	if err != nil {
 		return err
 	}
@@ -552,7 +553,7 @@ func fillFromSide(tx *gorm.DB, k *runIndex, side *deltaLog) error {
 // for each conversation or owner, its events above its highest row), one
 // row each, and moves the watermark to the head, which it returns. The
 // events are agent_event's and the delta log's (side, if not nil).
-func recoverRuns(tx *gorm.DB, k *runIndex, side *deltaLog) (int64, error) {
+func recoverRuns(tx *gorm.DB, k *runIndex, side *eventlog.DeltaLog) (int64, error) {
 	from, err := readMark(tx, k)
 	if err != nil {
 		return 0, err
@@ -586,7 +587,7 @@ func recoverRuns(tx *gorm.DB, k *runIndex, side *deltaLog) (int64, error) {
 		return 0, err
 	}
 	if side != nil {
-		deltas, err := side.read(from, math.MaxInt64, 0, "")
+		deltas, err := side.Read(from, math.MaxInt64, 0, "")
 		if err != nil {
 			return 0, err
 		}

@@ -61,7 +61,7 @@ func wantConvSeqs(t *testing.T, s *Store, cid string) []int64 {
 // one read or in pages that cut across the pending ones.
 func TestConvIndexDefersDeltas(t *testing.T) {
 	t.Parallel()
-	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{})
+	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{Mode: ModeFast})
 	mustAppend(t, s, createdRec("c1", "one"), createdRec("c2", "two"))
 	mustAppend(t, s, userRec("c1", "hi", ""), userRec("c2", "hi", ""))
 	for i := range 20 {
@@ -100,7 +100,7 @@ func TestConvIndexDefersDeltas(t *testing.T) {
 // conversation wait; the next delta writes them all.
 func TestConvIndexCapsPending(t *testing.T) {
 	t.Parallel()
-	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{})
+	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{Mode: ModeFast})
 	mustAppend(t, s, createdRec("c1", "one"))
 	recs := make([]*agent.Record, convPendingMax+10)
 	for i := range recs {
@@ -122,7 +122,7 @@ func TestConvIndexCapsPending(t *testing.T) {
 func TestConvIndexRecoversPending(t *testing.T) {
 	t.Parallel()
 	dsn := "sqlite:" + t.TempDir() + "/a.db"
-	s, err := Open(t.Context(), dsn, Options{})
+	s, err := Open(t.Context(), dsn, Options{Mode: ModeFast})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestConvIndexRecoversPending(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = open(t, dsn, Options{})
+	s = open(t, dsn, Options{Mode: ModeFast})
 	want := wantConvSeqs(t, s, "c1")
 	if got := entries(t, s, "c1"); len(got) != 7 {
 		t.Errorf("after reopening, c1's index holds %v, want all 7 events", got)
@@ -152,7 +152,7 @@ func TestConvIndexRecoversPending(t *testing.T) {
 // short.
 func TestConvIndexWatermark(t *testing.T) {
 	t.Parallel()
-	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{})
+	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{Mode: ModeFast})
 	s.convIx.staleSpan, s.convIx.markStep = 200, 40
 	mustAppend(t, s, createdRec("stalled", "s"), createdRec("busy", "b"))
 	mustAppend(t, s, textRec("stalled", "waits"))
@@ -203,7 +203,7 @@ func TestConvIndexWatermark(t *testing.T) {
 // deltas wait has them redacted too.
 func TestConvIndexDeleteRedactsPending(t *testing.T) {
 	t.Parallel()
-	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{})
+	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{Mode: ModeFast})
 	mustAppend(t, s, createdRec("c1", "one"), userRec("c1", "hi", ""))
 	mustAppend(t, s, textRec("c1", "secret-token"))
 	mustAppend(t, s, textRec("c1", "secret-token"))
@@ -224,7 +224,7 @@ func TestConvIndexDeleteRedactsPending(t *testing.T) {
 // pending, every one of them.
 func TestConvIndexDeleteRedactsEveryBatch(t *testing.T) {
 	t.Parallel()
-	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{})
+	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{Mode: ModeFast})
 	mustAppend(t, s, createdRec("c1", "one"), userRec("c1", "hi", ""))
 	recs := make([]*agent.Record, 3*redactBatch)
 	for i := range recs {
@@ -254,7 +254,7 @@ func TestConvIndexPrune(t *testing.T) {
 	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		clk := newClock()
-		s := open(t, dsn, Options{Now: clk.now})
+		s := open(t, dsn, Options{Mode: ModeFast, Now: clk.now})
 		mustAppend(t, s, createdRec("c1", "one"), userRec("c1", "old", ""), textRec("c1", "old"))
 		clk.advance(48 * 3600e9)
 		mustAppend(t, s, createdRec("c2", "two"), userRec("c2", "new", ""))
@@ -282,7 +282,7 @@ func TestConvIndexPrune(t *testing.T) {
 func TestConvIndexMigrates(t *testing.T) {
 	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
-		s, err := Open(t.Context(), dsn, Options{})
+		s, err := Open(t.Context(), dsn, Options{Mode: ModeFast})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +299,7 @@ func TestConvIndexMigrates(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		s = open(t, dsn, Options{})
+		s = open(t, dsn, Options{Mode: ModeFast})
 		if s.w.Migrator().HasIndex(&eventRow{}, droppedConvIndex) {
 			t.Errorf("%s is still there", droppedConvIndex)
 		}
@@ -348,7 +348,7 @@ func TestConvRunRoundTrip(t *testing.T) {
 func TestConvIndexPruneWhileStreaming(t *testing.T) {
 	t.Parallel()
 	clk := newClock()
-	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{Now: clk.now})
+	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{Mode: ModeFast, Now: clk.now})
 	mustAppend(t, s, createdRec("old", "o"), textRec("old", "x"), textRec("old", "y"))
 	clk.advance(48 * 3600e9)
 	mustAppend(t, s, createdRec("live", "l"))
@@ -381,7 +381,7 @@ func TestConvIndexPruneWhileStreaming(t *testing.T) {
 // same events, whole, in pages or not.
 func TestConvIndexSparseAndDense(t *testing.T) {
 	t.Parallel()
-	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{})
+	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{Mode: ModeFast})
 	mustAppend(t, s, createdRec("alone", "a"), createdRec("c0", "0"), createdRec("c1", "1"), createdRec("c2", "2"))
 	var recs []*agent.Record
 	for range 600 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // sideFiles lists the delta log's segment files of the store at dir/a.db.
@@ -36,7 +37,7 @@ func reopenEdited(t *testing.T, s *Store, dir string, edit func([]byte) []byte) 
 	if err := os.WriteFile(file, edit(b), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return open(t, "sqlite:"+dir+"/a.db", Options{})
+	return open(t, "sqlite:"+dir+"/a.db", Options{Mode: ModeFast})
 }
 
 // eventRows counts agent_event's rows.
@@ -56,7 +57,7 @@ func eventRows(t *testing.T, s *Store) int64 {
 func TestDeltaLogHoldsDeltas(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := open(t, "sqlite:"+dir+"/a.db", Options{PageBytes: 700})
+	s := open(t, "sqlite:"+dir+"/a.db", Options{Mode: ModeFast, PageBytes: 700})
 	mustAppend(t, s, createdRec("c1", "one"), createdRec("c2", "two"), userRec("c1", "hi", ""))
 	var last *agent.Record
 	for i := range 30 {
@@ -69,8 +70,8 @@ func TestDeltaLogHoldsDeltas(t *testing.T) {
 	if n := eventRows(t, s); n != 3+5 {
 		t.Errorf("agent_event holds %d rows, want the 8 events that are not deltas", n)
 	}
-	if s.side.count() != 30 {
-		t.Errorf("the delta log holds %d records, want 30", s.side.count())
+	if s.side.Count() != 30 {
+		t.Errorf("the delta log holds %d records, want 30", s.side.Count())
 	}
 	all := seqs(allEvents(t, s))
 	if want := 3 + 5 + 30; len(all) != want || !slices.IsSorted(all) || all[0] != 1 || all[len(all)-1] != int64(want) {
@@ -118,7 +119,7 @@ func TestDeltaLogHoldsDeltas(t *testing.T) {
 func TestDeltaLogCutsUnfinishedCommit(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := open(t, "sqlite:"+dir+"/a.db", Options{})
+	s := open(t, "sqlite:"+dir+"/a.db", Options{Mode: ModeFast})
 	mustAppend(t, s, createdRec("c1", "one"))
 	mustAppend(t, s, textRec("c1", "a"))
 	mustAppend(t, s, textRec("c1", "b"), textRec("c1", "c")) // one request: one commit of two frames
@@ -143,7 +144,7 @@ func TestDeltaLogCutsUnfinishedCommit(t *testing.T) {
 func TestDeltaLogRedactsAfterCrash(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := open(t, "sqlite:"+dir+"/a.db", Options{})
+	s := open(t, "sqlite:"+dir+"/a.db", Options{Mode: ModeFast})
 	mustAppend(t, s, createdRec("gone", "g"), createdRec("kept", "k"))
 	mustAppend(t, s, textRec("gone", "secret-one"))
 	mustAppend(t, s, textRec("kept", "visible"))
@@ -187,14 +188,14 @@ func TestDeltaLogPrune(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	clk := newClock()
-	s := open(t, "sqlite:"+dir+"/a.db", Options{Now: clk.now})
+	s := open(t, "sqlite:"+dir+"/a.db", Options{Mode: ModeFast, Now: clk.now})
 	mustAppend(t, s, createdRec("c1", "one"))
 	// Fill more than one segment with old deltas.
 	big := strings.Repeat("x", 64<<10)
-	for range deltaSegMax/(64<<10) + 2 {
+	for range eventlog.SegmentMax/(64<<10) + 2 {
 		mustAppend(t, s, textRec("c1", big))
 	}
-	old := s.side.head()
+	old := s.side.Head()
 	if n := len(sideFiles(t, dir)); n < 2 {
 		t.Fatalf("%d segments, want at least 2", n)
 	}

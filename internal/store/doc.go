@@ -62,6 +62,15 @@
 // Close stops new Appends, lets the writer commit what is queued, waits for
 // it and closes the databases.
 //
+// # Modes
+//
+// On SQLite the speed layer below (the delta log, the run indexes, the
+// own driver, the checkpointer, the read cache) is ModeFast, the default;
+// ModePlain (AGENTIK_STORE_MODE=plain) runs none of it: one transaction
+// per group commit through gorm on glebarez/go-sqlite, reads by ordinary
+// indexes of agent_event. Either opens what the other wrote (mode.go,
+// docs/store.md).
+//
 // # Several instances (PostgreSQL)
 //
 // Every instance on one database publishes every event, its own and the

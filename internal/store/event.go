@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -59,6 +58,8 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 	args := []any{q.After}
 	known := eventKnown{owner: q.Owner}
 	switch {
+	case q.ConversationID != "" && s.plain:
+		return s.plainConversationEvents(ctx, q) // mode.go
 	case q.ConversationID != "":
 		// By event_conversation, then the pending entries (convindex.go).
 		return s.conversationEvents(ctx, q)
@@ -75,8 +76,8 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 		b.WriteString("SELECT " + encodedColumns + " FROM agent_event WHERE seq > ?")
 	}
 	if q.Owner != "" {
-		// A member's replay on PostgreSQL: their events only, by
-		// idx_event_owner_seq (owner, seq), never read and dropped.
+		// A member's replay on PostgreSQL and in plain mode: their events
+		// only, by idx_event_owner_seq (owner, seq), never read and dropped.
 		b.WriteString(" AND owner = ?")
 		args = append(args, q.Owner)
 	}
@@ -97,7 +98,7 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 	if s.side == nil || q.AgentOnly {
 		return out, nil
 	}
-	deltas, err := s.side.read(q.After, through, q.Limit, q.Owner)
+	deltas, err := s.side.Read(q.After, through, q.Limit, q.Owner)
 	if err != nil {
 		return nil, fmt.Errorf("store: events after %d: %w", q.After, err)
 	}
@@ -278,7 +279,7 @@ func (s *Store) withDeltas(evs []agent.Encoded, chunk []int64, limit, budget int
 	if len(kept) == len(chunk) {
 		return pageOf(kept, limit, budget), nil
 	}
-	deltas, err := s.side.bySeqs(chunk, owner)
+	deltas, err := s.side.BySeqs(chunk, owner)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +315,7 @@ func (s *Store) stored(ctx context.Context, after, before int64, limit int) ([]a
 	if err != nil || s.side == nil {
 		return evs, err
 	}
-	deltas, err := s.side.read(after, min(through, before-1), limit, "")
+	deltas, err := s.side.Read(after, min(through, before-1), limit, "")
 	if err != nil {
 		return nil, err
 	}
@@ -362,7 +363,7 @@ func (s *Store) scanEvents(ctx context.Context, known eventKnown, size, maxBytes
 		// The driver made a fresh string of the payload for this row; its
 		// bytes are the event's JSON, which nothing writes to (Encoded's
 		// JSON is read-only): no second copy.
-		raw := unsafe.Slice(unsafe.StringData(payload), len(payload))
+		raw := viewBytes(payload)
 		if known.both {
 			if id, err = payloadID(raw); err != nil {
 				return nil, fmt.Errorf("seq %d: %w", seq, err)
@@ -412,7 +413,7 @@ func (s *Store) EventSeq(ctx context.Context, id string) (int64, error) {
 	var row eventRow
 	if err := s.r.WithContext(ctx).Select("seq").Take(&row, "id = ?", id).Error; err != nil {
 		if s.side != nil && errors.Is(err, gorm.ErrRecordNotFound) {
-			if seq, ok, err := s.side.seqOf(id); err != nil || ok {
+			if seq, ok, err := s.side.SeqOf(id); err != nil || ok {
 				return seq, err
 			}
 		}
@@ -468,7 +469,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 			top = kept[0] - 1
 		}
 		if s.side != nil {
-			seq, ok, err := s.side.firstDated(before)
+			seq, ok, err := s.side.FirstDated(before)
 			if err != nil {
 				return err
 			}
@@ -479,7 +480,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 		if top <= pruned {
 			return nil
 		}
-		if s.side != nil && s.side.holds(top) {
+		if s.side != nil && s.side.Holds(top) {
 			// Rows keyed by a delta log's event (convindex.go's stale and
 			// recovered runs) are not found through agent_event: a scan of
 			// the runs, one row per run.
@@ -514,11 +515,11 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 		return 0, fmt.Errorf("store: prune: %w", err)
 	}
 	if s.side != nil && pruneTop > 0 {
-		before := s.side.count()
-		if err := s.side.prune(pruneTop); err != nil {
+		before := s.side.Count()
+		if err := s.side.Prune(pruneTop); err != nil {
 			s.log.Error("delta_log_prune", "err", err)
 		}
-		n += before - s.side.count()
+		n += before - s.side.Count()
 	}
 	if n > 0 {
 		s.convIx.forget(pruneTop) // their rows are gone
@@ -545,7 +546,7 @@ func (s *Store) ConversationPruned(ctx context.Context, id string) (int64, error
 	// Its first row of the index, else its pending entries (convindex.go),
 	// and the oldest of their events that is kept.
 	pending := s.convIx.pendingAfter(id, 0)
-	seqs, _, err := convSeqs(db, id, 0, 1)
+	seqs, _, err := conversationSeqs(db, s.plain, id, 0, 1)
 	if err != nil {
 		return 0, fmt.Errorf("store: oldest event of %s: %w", id, err)
 	}
@@ -560,7 +561,7 @@ func (s *Store) ConversationPruned(ctx context.Context, id string) (int64, error
 	}
 	if s.side != nil && len(seqs) > 0 {
 		// Or a text delta of the delta log's, older.
-		deltas, err := s.side.bySeqs(seqs, "")
+		deltas, err := s.side.BySeqs(seqs, "")
 		if err != nil {
 			return 0, fmt.Errorf("store: oldest event of %s: %w", id, err)
 		}
@@ -607,7 +608,7 @@ func (s *Store) CursorAt(ctx context.Context, t time.Time) (int64, error) {
 		}
 		if s.side != nil {
 			// Or a text delta of the delta log's, before it.
-			dseq, date, ok, err := s.side.firstFrom(seq)
+			dseq, date, ok, err := s.side.FirstFrom(seq)
 			if err != nil {
 				return 0, time.Time{}, false, fmt.Errorf("store: cursor at %s: %w", t, err)
 			}

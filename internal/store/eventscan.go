@@ -5,10 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"unsafe"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/store/sqlitedrv"
+	"github.com/agentik/agentik/internal/eventlog/sqlitedrv"
 )
 
 // The replay of one conversation (seq, payload of each row) is the hottest
@@ -108,9 +107,6 @@ func (s *Store) scanPayloads(ctx context.Context, known eventKnown, size, maxByt
 	}
 	return out, nil
 }
-
-// viewString is b as a string without a copy: b must never change.
-func viewString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // indexSeqs is runSeqs on the event pool where there is one: a replay's
 // page reads its rows of the index without a copy of each.

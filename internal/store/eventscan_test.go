@@ -13,7 +13,7 @@ import (
 // than a chunk too), and a page of text events costs a few allocations,
 // not several per event.
 func TestConversationReplayOnTheEventPool(t *testing.T) {
-	s := open(t, "sqlite:"+t.TempDir()+"/ev.db", Options{PageBytes: 8 << 10})
+	s := open(t, "sqlite:"+t.TempDir()+"/ev.db", Options{Mode: ModeFast, PageBytes: 8 << 10})
 	if s.ev == nil {
 		t.Fatal("no event pool on SQLite")
 	}

@@ -125,7 +125,7 @@ func (s *Store) writer() {
 func (s *Store) commitOne(batch []*request) {
 	s.commit(batch)
 	if s.ckpt != nil {
-		s.ckpt.committed()
+		s.ckpt.Committed()
 	}
 }
 

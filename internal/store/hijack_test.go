@@ -1,12 +1,13 @@
 package store
 
 import (
+	"log/slog"
 	"os"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // A create that is refused (the id is another user's conversation) changes
@@ -50,15 +51,15 @@ func TestOpenRepairsEventOwners(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	dsn := "sqlite:" + dir + "/a.db"
-	s := open(t, dsn, Options{})
+	s := open(t, dsn, Options{Mode: ModeFast}) // a delta log to repair
 	mustAppend(t, s, ownedRec("vic-1", "the victim's", "vic"), ownedRec("mal-1", "mallory's", "mal"))
 	mustAppend(t, s, userRec("vic-1", "secret plans", ""))
 	for range 4 {
 		mustAppend(t, s, textRec("vic-1", "tok"))
 	}
 	mustAppend(t, s, assistantRec("vic-1", "more secret plans"), userRec("mal-1", "hello", ""))
-	if s.side.count() != 4 {
-		t.Fatalf("the delta log holds %d records, want 4", s.side.count())
+	if s.side.Count() != 4 {
+		t.Fatalf("the delta log holds %d records, want 4", s.side.Count())
 	}
 	// What the defect left: the victim's events after the refused create
 	// owned by mal, in agent_event, in the delta log and in the index, on
@@ -76,21 +77,28 @@ func TestOpenRepairsEventOwners(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	file := sideFiles(t, dir)[0]
-	b, err := os.ReadFile(file)
+	// The delta log's records, written again as the defect wrote them.
+	side, err := eventlog.OpenDeltaLog(dir+"/a.db", s.epoch, slog.New(slog.DiscardHandler), redactedPayload)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []byte
-	for len(b) > 0 {
-		v, n, ok := parseFrame(b)
-		if !ok {
-			t.Fatal("bad frame")
-		}
-		b = b[n:]
-		out = appendFrame(out, &deltaRec{seq: v.seq, created: time.UnixMicro(v.created), conv: v.conv, owner: "mal", id: v.id, json: v.payload, flags: v.flags})
+	var deltas []eventlog.Delta
+	if err := side.Each(func(d eventlog.Delta) error { d.Owner = "mal"; deltas = append(deltas, d); return nil }); err != nil {
+		t.Fatal(err)
 	}
-	if err := os.WriteFile(file, out, 0o600); err != nil {
+	if err := side.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(side.Dir()); err != nil {
+		t.Fatal(err)
+	}
+	if side, err = eventlog.OpenDeltaLog(dir+"/a.db", s.epoch, slog.New(slog.DiscardHandler), redactedPayload); err != nil {
+		t.Fatal(err)
+	}
+	if err := side.Append(deltas); err != nil {
+		t.Fatal(err)
+	}
+	if err := side.Close(); err != nil {
 		t.Fatal(err)
 	}
 	// Seen by one who opens it without the repair: mal reads vic's events.

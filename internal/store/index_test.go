@@ -15,7 +15,7 @@ import (
 // SQLite reads every event after the cursor, or scans a table).
 func TestEventIndexesServeTheirReads(t *testing.T) {
 	t.Parallel()
-	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{})
+	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{Mode: ModeFast})
 	var names []string
 	if err := s.r.Raw("SELECT name FROM pragma_index_list('agent_event')").Scan(&names).Error; err != nil {
 		t.Fatal(err)

@@ -4,12 +4,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 
 	"gorm.io/gorm"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // Every stored event carries the owner of its conversation (agent_event.
@@ -104,14 +104,15 @@ const metaOwnersRepaired = "owners_repaired"
 // owner of that conversation's later events (their rows, their delta log
 // records and the owner index). Rows are updated; a delta log record,
 // which is never rewritten for this, gets an entry in event_owner_fix that
-// its reads apply; on SQLite the owner index is then written anew. It
+// its reads apply (plain mode's fold included: side is then the log it
+// folds); in fast mode on SQLite the owner index is then written anew. It
 // returns the owner index's new watermark, or mark when nothing changed.
-func repairOwners(tx *gorm.DB, postgres bool, side *deltaLog, mark int64) (int64, error) {
+func repairOwners(tx *gorm.DB, postgres, plain bool, side *eventlog.DeltaLog, mark int64) (int64, error) {
 	if err := tx.Exec("CREATE TABLE IF NOT EXISTS event_owner_fix (seq BIGINT PRIMARY KEY, owner TEXT NOT NULL)").Error; err != nil {
 		return 0, err
 	}
 	if side != nil {
-		if err := side.loadFixes(tx); err != nil {
+		if err := loadOwnerFixes(tx, side); err != nil {
 			return 0, err
 		}
 	}
@@ -130,13 +131,13 @@ func repairOwners(tx *gorm.DB, postgres bool, side *deltaLog, mark int64) (int64
 	}
 	changed := res.RowsAffected
 	if side != nil {
-		n, err := side.repairOwners(tx)
+		n, err := repairSideOwners(tx, side)
 		if err != nil {
 			return 0, fmt.Errorf("repair delta log owners: %w", err)
 		}
 		changed += n
 	}
-	if changed > 0 && !postgres {
+	if changed > 0 && !postgres && !plain {
 		// The owner index, written anew from the repaired events.
 		if err := tx.Exec("DELETE FROM event_owner").Error; err != nil {
 			return 0, err
@@ -152,7 +153,7 @@ func repairOwners(tx *gorm.DB, postgres bool, side *deltaLog, mark int64) (int64
 			return 0, err
 		}
 		if side != nil {
-			head = max(head, side.head())
+			head = max(head, side.Head())
 		}
 		if err := storeMark(tx, ownerRuns, head); err != nil {
 			return 0, err
@@ -166,42 +167,35 @@ func repairOwners(tx *gorm.DB, postgres bool, side *deltaLog, mark int64) (int64
 	return mark, nil
 }
 
-// loadFixes reads event_owner_fix: the owners that reads give records in
-// place of the one their frame names (repairOwners).
-func (l *deltaLog) loadFixes(tx *gorm.DB) error {
-	rows, err := tx.Raw("SELECT seq, owner FROM event_owner_fix").Rows()
-	if err != nil {
+// loadOwnerFixes gives side the owners of event_owner_fix: those its
+// reads give records in place of the one their frame names (repairOwners).
+func loadOwnerFixes(tx *gorm.DB, side *eventlog.DeltaLog) error {
+	var fixes []struct {
+		Seq   int64
+		Owner string
+	}
+	if err := tx.Raw("SELECT seq, owner FROM event_owner_fix").Scan(&fixes).Error; err != nil {
 		return fmt.Errorf("event_owner_fix: %w", err)
 	}
-	defer rows.Close()
-	fix := map[int64]string{}
-	for rows.Next() {
-		var seq int64
-		var owner string
-		if err := rows.Scan(&seq, &owner); err != nil {
-			return fmt.Errorf("event_owner_fix: %w", err)
-		}
-		fix[seq] = owner
+	for _, f := range fixes {
+		side.FixOwner(f.Seq, f.Owner)
 	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("event_owner_fix: %w", err)
-	}
-	l.mu.Lock()
-	l.fix = fix
-	l.mu.Unlock()
 	return nil
 }
 
-// repairOwners records in event_owner_fix, and applies to reads, the owner
+// repairSideOwners records in event_owner_fix, and gives side, the owner
 // of each record whose frame names another than its conversation's.
-func (l *deltaLog) repairOwners(tx *gorm.DB) (int64, error) {
-	deltas, err := l.read(0, math.MaxInt64, 0, "")
-	if err != nil {
-		return 0, err
+func repairSideOwners(tx *gorm.DB, side *eventlog.DeltaLog) (int64, error) {
+	type rec struct {
+		seq   int64
+		owner string
 	}
-	byConv := map[string][]int64{} // conversation → indexes into deltas
-	for i, e := range deltas {
-		byConv[e.ConversationID] = append(byConv[e.ConversationID], int64(i))
+	byConv := map[string][]rec{}
+	if err := side.Each(func(d eventlog.Delta) error {
+		byConv[d.Conv] = append(byConv[d.Conv], rec{d.Seq, d.Owner})
+		return nil
+	}); err != nil {
+		return 0, err
 	}
 	ids := make([]string, 0, len(byConv))
 	for c := range byConv {
@@ -219,20 +213,14 @@ func (l *deltaLog) repairOwners(tx *gorm.DB) (int64, error) {
 			return 0, err
 		}
 		for _, c := range convs {
-			for _, i := range byConv[c.ID] {
-				e := deltas[i]
-				if e.Owner == c.Owner {
+			for _, r := range byConv[c.ID] {
+				if r.owner == c.Owner {
 					continue
 				}
-				if err := tx.Exec("INSERT INTO event_owner_fix (seq, owner) VALUES (?, ?) ON CONFLICT (seq) DO UPDATE SET owner = excluded.owner", e.Seq, c.Owner).Error; err != nil {
+				if err := tx.Exec("INSERT INTO event_owner_fix (seq, owner) VALUES (?, ?) ON CONFLICT (seq) DO UPDATE SET owner = excluded.owner", r.seq, c.Owner).Error; err != nil {
 					return 0, err
 				}
-				l.mu.Lock()
-				if l.fix == nil {
-					l.fix = map[int64]string{}
-				}
-				l.fix[e.Seq] = c.Owner
-				l.mu.Unlock()
+				side.FixOwner(r.seq, c.Owner)
 				n++
 			}
 		}

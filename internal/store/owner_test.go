@@ -144,7 +144,7 @@ func TestOldDatabaseBelongsToLocal(t *testing.T) {
 	}
 	mustAppend(t, s, createdRec("c1", "one"), textRec("c1", "x"))
 	for _, q := range []string{
-		"DROP TABLE event_owner", "DELETE FROM meta WHERE key = '" + metaOwnerIndexedThrough + "'",
+		"DROP TABLE event_owner", "DROP INDEX IF EXISTS " + droppedOwnerIndex, "DELETE FROM meta WHERE key = '" + metaOwnerIndexedThrough + "'",
 		"DROP INDEX idx_conversation_owner_recent", "DROP INDEX idx_conversation_owner_list",
 		"ALTER TABLE agent_event DROP COLUMN owner", "ALTER TABLE conversation DROP COLUMN owner",
 	} {

@@ -69,7 +69,7 @@ func ownerEntries(t *testing.T, s *Store, owner string) []int64 {
 func TestOwnerIndexDefersDeltas(t *testing.T) {
 	t.Parallel()
 	dsn := "sqlite:" + t.TempDir() + "/a.db"
-	s, err := Open(t.Context(), dsn, Options{})
+	s, err := Open(t.Context(), dsn, Options{Mode: ModeFast})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestOwnerIndexDefersDeltas(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = open(t, dsn, Options{})
+	s = open(t, dsn, Options{Mode: ModeFast})
 	if got := ownerEntries(t, s, "ann"); len(got) != 64 {
 		t.Errorf("after reopening, ann's index holds %d entries, want all 64", len(got))
 	}
@@ -124,7 +124,7 @@ func TestOwnerIndexDefersDeltas(t *testing.T) {
 func TestOwnerIndexMigrates(t *testing.T) {
 	t.Parallel()
 	dsn := "sqlite:" + t.TempDir() + "/a.db"
-	s, err := Open(t.Context(), dsn, Options{})
+	s, err := Open(t.Context(), dsn, Options{Mode: ModeFast})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestOwnerIndexMigrates(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = open(t, dsn, Options{})
+	s = open(t, dsn, Options{Mode: ModeFast})
 	if s.w.Migrator().HasIndex(&eventRow{}, droppedOwnerIndex) {
 		t.Errorf("%s is still there", droppedOwnerIndex)
 	}
@@ -164,7 +164,7 @@ func TestOwnerIndexMigrates(t *testing.T) {
 func TestOwnerIndexPrune(t *testing.T) {
 	t.Parallel()
 	clk := newClock()
-	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{Now: clk.now})
+	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{Mode: ModeFast, Now: clk.now})
 	mustAppend(t, s, ownedRec("a1", "ann's", "ann"), userRec("a1", "old", ""))
 	for range 5 {
 		mustAppend(t, s, textRec("a1", "old"))

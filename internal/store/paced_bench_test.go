@@ -24,14 +24,15 @@ import (
 // event, the rows per commit and the writer's time between taking a
 // request and starting its commit (gather-µs: the group-commit window and
 // what the writer waited behind).
-func BenchmarkAppendPacedFanout(b *testing.B) { benchAppendPacedFanout(b, false) }
+func BenchmarkAppendPacedFanout(b *testing.B) { benchAppendPacedFanout(b, Options{Mode: ModeFast}) }
 
-// BenchmarkAppendPacedFanoutPlainWAL is BenchmarkAppendPacedFanout with the
-// writer's WAL written by SQLite's own VFS, two pwrites a frame (see
-// sqlitedrv.WALBufferVFS).
-func BenchmarkAppendPacedFanoutPlainWAL(b *testing.B) { benchAppendPacedFanout(b, true) }
+// BenchmarkAppendPacedFanoutPlain is BenchmarkAppendPacedFanout in plain
+// mode (mode.go): what the speed layer buys the writer.
+func BenchmarkAppendPacedFanoutPlain(b *testing.B) {
+	benchAppendPacedFanout(b, Options{Mode: ModePlain})
+}
 
-func benchAppendPacedFanout(b *testing.B, plainWAL bool) {
+func benchAppendPacedFanout(b *testing.B, opt Options) {
 	const convs, perOp, every, pacedSubs = 100, 100, 20 * time.Millisecond, 3
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
@@ -81,7 +82,7 @@ func benchAppendPacedFanout(b *testing.B, plainWAL bool) {
 		cs[ids[i]] = c
 	}
 	var ready atomic.Bool // deliveries counted once the conversations exist
-	s := benchStore(b, Options{plainWAL: plainWAL, Publish: func(evs []agent.Encoded) {
+	opt.Publish = func(evs []agent.Encoded) {
 		if !ready.Load() {
 			return
 		}
@@ -95,7 +96,8 @@ func benchAppendPacedFanout(b *testing.B, plainWAL bool) {
 				}
 			}
 		}
-	}})
+	}
+	s := benchStore(b, opt)
 	for _, cid := range ids {
 		if err := s.Append(b.Context(), createdRec(cid, "paced")); err != nil {
 			b.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/store/sqlitedrv"
+	"github.com/agentik/agentik/internal/eventlog/sqlitedrv"
 )
 
 // BenchmarkPackedLog is a measured sketch, not the store (issue 32 item 1:

@@ -12,7 +12,7 @@ import (
 	zs "zombiezen.com/go/sqlite"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/store/sqlitedrv"
+	"github.com/agentik/agentik/internal/eventlog/sqlitedrv"
 )
 
 // The Prep benchmarks measure what SQL parsing costs per agent_event row:

@@ -24,7 +24,7 @@ const redactBatch = 500
 // other agent events but turn and delete bookkeeping become "redacted".
 // It returns the seqs of its events that agent_event does not hold: the
 // delta log's, which the writer redacts once tx has committed.
-func redactConversation(tx *gorm.DB, cid string) ([]int64, error) {
+func redactConversation(tx *gorm.DB, plain bool, cid string) ([]int64, error) {
 	var side []int64
 	// Its seqs in the conversation index, a batch at a time: the writer
 	// wrote its pending ones with this delete (convindex.go).
@@ -33,7 +33,7 @@ func redactConversation(tx *gorm.DB, cid string) ([]int64, error) {
 			seqs []int64
 			err  error
 		)
-		seqs, more, err = convSeqs(tx, cid, after, redactBatch)
+		seqs, more, err = conversationSeqs(tx, plain, cid, after, redactBatch)
 		if err != nil {
 			return nil, fmt.Errorf("redact conversation %s: %w", cid, err)
 		}

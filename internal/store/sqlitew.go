@@ -5,7 +5,7 @@ import (
 	"gorm.io/gorm"
 	lib "modernc.org/sqlite/lib"
 
-	"github.com/agentik/agentik/internal/store/sqlitedrv"
+	"github.com/agentik/agentik/internal/eventlog/sqlitedrv"
 )
 
 // openSQLiteWriter opens the SQLite writer's gorm handle on dsn over

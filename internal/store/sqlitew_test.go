@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentik/agentik/internal/store/sqlitedrv"
+	"github.com/agentik/agentik/internal/eventlog/sqlitedrv"
 )
 
 // writerConnStats are the statement counters of the SQLite writer's one
@@ -39,7 +39,7 @@ func writerConnStats(t *testing.T, s *Store) sqlitedrv.Stats {
 // take them all from its connection's cache.
 func TestWriterKeepsStatements(t *testing.T) {
 	t.Parallel()
-	s := open(t, "sqlite:"+filepath.Join(t.TempDir(), "w.db"), Options{})
+	s := open(t, "sqlite:"+filepath.Join(t.TempDir(), "w.db"), Options{Mode: ModeFast})
 	mustAppend(t, s, createdRec("c1", "t"))
 	for range 3 {
 		mustAppend(t, s, textRec("c1", "x"), userRec("c1", "hi", ""))

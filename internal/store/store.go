@@ -19,7 +19,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/store/sqlitedrv"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 var (
@@ -79,13 +79,14 @@ type Options struct {
 	// (the default): LISTEN/NOTIFY and a catch-up read, as documented.
 	Relay string
 
+	// Mode is how the engine keeps the log on SQLite (mode.go): ModeFast
+	// (the speed layer) or ModePlain. "" takes AGENTIK_STORE_MODE from the
+	// environment, else ModeFast. PostgreSQL has one path for both.
+	Mode Mode
+
 	// glebarezWriter puts the SQLite writer on glebarez/go-sqlite, as the
 	// reads are, instead of sqlitedrv: for benchmarks comparing the two.
 	glebarezWriter bool
-	// plainWAL writes the SQLite writer's WAL with SQLite's own unix VFS,
-	// two pwrites a frame, instead of sqlitedrv.WALBufferVFS's one a
-	// commit: for benchmarks comparing the two.
-	plainWAL bool
 	// gormReplay reads a conversation's events through gorm on the read
 	// pool, as before the event pool (eventscan.go): for benchmarks.
 	gormReplay bool
@@ -104,6 +105,7 @@ type Store struct {
 	rdb       *sql.DB  // r's pool, for the reads written as SQL (rawsql.go)
 	ev        *sql.DB  // SQLite only: a conversation's events (eventscan.go)
 	postgres  bool
+	plain     bool          // SQLite in ModePlain: none of the speed layer (mode.go)
 	pageB     int           // Options.PageBytes
 	retryWait time.Duration // Options.RetryBackoff
 	lock      *fileLock     // SQLite only: the locks held while open (lock.go)
@@ -142,7 +144,7 @@ type Store struct {
 	lateArmed bool
 	lateWG    sync.WaitGroup // pending checks (the listener waits for them)
 
-	ckpt *checkpointer // SQLite only (checkpoint.go)
+	ckpt *eventlog.Checkpointer // SQLite, fast mode only (eventlog/checkpoint.go)
 
 	convIx  *convIndex // SQLite only: the deferred conversation index entries (convindex.go)
 	ownerIx *convIndex // SQLite only: the same of the owner index
@@ -151,7 +153,7 @@ type Store struct {
 
 	// SQLite only: text deltas committed outside SQLite (deltalog.go), and
 	// the highest seq committed to either (the horizon of merged reads).
-	side    *deltaLog
+	side    *eventlog.DeltaLog
 	path    string // the database file's
 	durable atomic.Int64
 
@@ -165,7 +167,7 @@ type Store struct {
 	// insertArgs the arguments' slice, reused.
 	insertSQL  []string
 	insertArgs []any
-	sideRecs   []deltaRec
+	sideRecs   []eventlog.Delta
 	sideRoom   sideRoom         // commitSide's, reused
 	sideSeen   map[string]int64 // applySide's, reused
 	sideConv   []deferEntry     // applySide's, reused
@@ -214,7 +216,10 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		}
 	}
 
-	var err error
+	mode, err := modeOf(opt.Mode)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		s.postgres = true
@@ -239,16 +244,17 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 			return nil, err
 		}
 		s.path = path
+		s.plain = mode == ModePlain
 		// A file: URI: '%' and '#' in the path must be escaped.
 		base := "file:" + strings.NewReplacer("%", "%25", "#", "%23").Replace(path) + "?" + sqlitePragmas + extra
 		// The writer never checkpoints: the checkpointer does, beside it.
-		// Its WAL's frames are written one pwrite a commit (sqlitedrv's
-		// WALBufferVFS), unless the DSN names a VFS of its own.
+		// In plain mode SQLite checkpoints in the commits, as by default.
 		wdsn := base + "&_pragma=wal_autocheckpoint(0)"
-		if !opt.glebarezWriter && !opt.plainWAL && !strings.Contains(extra, "vfs=") {
-			wdsn += "&vfs=" + sqlitedrv.WALBufferVFS
+		if s.plain {
+			wdsn = base
+			s.cache.off = true
 		}
-		if s.w, err = openSQLiteWriter(wdsn, cfg(), opt.glebarezWriter); err != nil {
+		if s.w, err = openSQLiteWriter(wdsn, cfg(), opt.glebarezWriter || s.plain); err != nil {
 			_ = s.lock.Close()
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
@@ -276,13 +282,16 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		rDB.SetMaxOpenConns(readPoolSize)
 		rDB.SetMaxIdleConns(readPoolSize)
 		s.rdb = rDB
-		if !opt.gormReplay {
+		if !opt.gormReplay && !s.plain {
 			if s.ev, err = openEventPool(base + "&_pragma=query_only(1)&_pragma=mmap_size(1073741824)"); err != nil {
 				_ = wDB.Close()
 				_ = rDB.Close()
 				_ = s.lock.Close()
 				return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 			}
+		}
+		if s.plain {
+			break
 		}
 		cDB, err := sql.Open("sqlite", base)
 		if err != nil {
@@ -295,7 +304,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
 		cDB.SetMaxOpenConns(1)
-		s.ckpt = newCheckpointer(cDB, wDB)
+		s.ckpt = eventlog.NewCheckpointer(cDB, wDB)
 	}
 
 	if err := checkTextOnWrite(s.w); err != nil { // text.go
@@ -377,6 +386,7 @@ const droppedEventIndex = "idx_agent_event_created_at"
 func (s *Store) init(ctx context.Context) error {
 	db := s.w.WithContext(ctx)
 	var convMark, ownerMark int64 // the conversation and owner indexes' watermarks, as the migration left them (SQLite)
+	var fold *eventlog.DeltaLog   // plain mode: a delta log the fast mode left, folded in below (mode.go)
 	if !s.postgres {
 		// Before the migration: recovering the indexes reads it.
 		var epoch []string
@@ -386,7 +396,12 @@ func (s *Store) init(ctx context.Context) error {
 			}
 		}
 		var err error
-		if s.side, err = openDeltaLog(s.path, strings.Join(epoch, ""), s.log); err != nil {
+		if s.plain {
+			fold, err = leftDeltaLog(s.path, strings.Join(epoch, ""), s.log)
+		} else {
+			s.side, err = eventlog.OpenDeltaLog(s.path, strings.Join(epoch, ""), s.log, redactedPayload)
+		}
+		if err != nil {
 			return fmt.Errorf("store: %w", err)
 		}
 	}
@@ -414,15 +429,31 @@ func (s *Store) init(ctx context.Context) error {
 		if err := tx.Exec("DROP INDEX IF EXISTS " + droppedEventIndex).Error; err != nil {
 			return err
 		}
-		mark, err := migrateConvIndex(tx, s.postgres, s.side) // convindex.go
-		if err != nil {
-			return err
+		if s.plain {
+			if err := migratePlain(tx); err != nil { // mode.go
+				return err
+			}
+		} else {
+			mark, err := migrateConvIndex(tx, s.postgres, s.side) // convindex.go
+			if err != nil {
+				return err
+			}
+			convMark = mark
+			if ownerMark, err = migrateOwnerIndex(tx, s.postgres, s.side); err != nil { // convindex.go
+				return err
+			}
+			if !s.postgres {
+				if err := dropPlainIndexes(tx); err != nil { // mode.go: the run indexes hold every event now
+					return err
+				}
+			}
 		}
-		convMark = mark
-		if ownerMark, err = migrateOwnerIndex(tx, s.postgres, s.side); err != nil { // convindex.go
-			return err
+		side := s.side
+		if s.plain {
+			side = fold // the owners it folds in are repaired too
 		}
-		if ownerMark, err = repairOwners(tx, s.postgres, s.side, ownerMark); err != nil { // owner.go
+		var err error
+		if ownerMark, err = repairOwners(tx, s.postgres, s.plain, side, ownerMark); err != nil { // owner.go
 			return err
 		}
 		if err := initUsers(tx, s.now()); err != nil {
@@ -449,7 +480,15 @@ func (s *Store) init(ctx context.Context) error {
 		}
 	}
 	if err := migrate(db); err != nil {
+		if fold != nil {
+			_ = fold.Close()
+		}
 		return fmt.Errorf("store: migrate: %w", err)
+	}
+	if fold != nil {
+		if err := foldDeltaLog(db, fold); err != nil { // mode.go
+			return fmt.Errorf("store: %w", err)
+		}
 	}
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -472,29 +511,19 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	s.published = seq
 	s.durable.Store(seq)
-	if !s.postgres {
-		s.side.epoch = s.epoch
+	s.lastSeq = seq // SQLite's writer (PostgreSQL reads it in each transaction)
+	if !s.postgres && !s.plain {
+		s.side.SetEpoch(s.epoch)
 		pruned, _, err := bounds(db)
 		if err != nil {
 			return fmt.Errorf("store: read seq: %w", err)
 		}
-		if err := s.side.prune(pruned); err != nil { // a Prune that stopped between the two
+		if err := s.side.Prune(pruned); err != nil { // a Prune that stopped between the two
 			s.log.Error("delta_log_prune", "err", err)
 		}
-		if err := s.side.redactOrphans(func(ids []string) (map[string]bool, error) {
-			var have []string
-			if err := db.Raw("SELECT id FROM conversation WHERE id IN ?", ids).Scan(&have).Error; err != nil {
-				return nil, fmt.Errorf("store: delta log: %w", err)
-			}
-			m := make(map[string]bool, len(have))
-			for _, id := range have {
-				m[id] = true
-			}
-			return m, nil
-		}); err != nil {
+		if err := s.side.RedactOrphans(storedConversations(db)); err != nil {
 			return err
 		}
-		s.lastSeq = seq
 		s.convIx = &convIndex{key: convRuns, mark: convMark, staleSpan: convStaleSpan, markStep: convMarkStep}
 		s.ownerIx = &convIndex{key: ownerRuns, mark: ownerMark, staleSpan: convStaleSpan, markStep: convMarkStep}
 	}
@@ -524,11 +553,10 @@ func (s *Store) Close() error {
 func (s *Store) closeDBs() error {
 	var errs []error
 	if s.side != nil {
-		errs = append(errs, s.side.close())
+		errs = append(errs, s.side.Close())
 	}
 	if s.ckpt != nil {
-		s.ckpt.close()
-		errs = append(errs, s.ckpt.db.Close())
+		errs = append(errs, s.ckpt.Close())
 	}
 	if s.ev != nil {
 		errs = append(errs, s.ev.Close())

@@ -48,6 +48,9 @@ type TempOptions struct {
 	Now agent.Clock
 	// Logger receives gorm's error logs; discarded when nil.
 	Logger *slog.Logger
+	// Mode is Options.Mode: in ModePlain the database runs on
+	// glebarez/go-sqlite instead of sqlitedrv.
+	Mode Mode
 }
 
 // tempState is what a temp database's Store keeps beside its rows.
@@ -77,7 +80,8 @@ type tempConv struct {
 
 // OpenTemp opens the store of temp conversations: an empty private
 // in-memory SQLite database with the tables the rules write, on one
-// sqlitedrv connection that the writer and the reads share. ctx bounds
+// sqlitedrv connection (glebarez's in plain mode) that the writer and the
+// reads share. ctx bounds
 // the migration.
 func OpenTemp(ctx context.Context, opt TempOptions) (*Store, error) {
 	cfg := opt.Config
@@ -108,8 +112,12 @@ func OpenTemp(ctx context.Context, opt TempOptions) (*Store, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	mode, err := modeOf(opt.Mode)
+	if err != nil {
+		return nil, err
+	}
 	gcfg := &gorm.Config{TranslateError: true, SkipDefaultTransaction: true, NowFunc: s.now, Logger: gormLog{s.log}}
-	w, err := openSQLiteWriter("file:temp-"+agent.NewID()+"?mode=memory&_pragma=page_size(1024)&_pragma=foreign_keys(1)&_txlock=immediate", gcfg, false)
+	w, err := openSQLiteWriter("file:temp-"+agent.NewID()+"?mode=memory&_pragma=page_size(1024)&_pragma=foreign_keys(1)&_txlock=immediate", gcfg, mode == ModePlain)
 	if err != nil {
 		return nil, fmt.Errorf("store: open temp database: %w", err)
 	}

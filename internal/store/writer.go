@@ -345,7 +345,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 		if len(s.sideRedact) > 0 {
 			// A delete's text deltas in the delta log, now that it is
 			// committed (a crash before this: redactOrphans at open).
-			if err := s.side.redact(s.sideRedact); err != nil {
+			if err := s.side.Redact(s.sideRedact); err != nil {
 				s.log.Error("delta_log_redact", "err", err)
 			}
 			s.sideRedact = s.sideRedact[:0]
@@ -682,7 +682,7 @@ func (s *Store) applyRows(tx *gorm.DB, rec *agent.Record, seq int64, now time.Ti
 			}
 		case agent.AgentDeleted:
 			if s.temp == nil { // a temp database logs no event to redact
-				side, err := redactConversation(tx, cid)
+				side, err := redactConversation(tx, s.plain, cid)
 				if err != nil {
 					return err
 				}
@@ -947,7 +947,7 @@ func (s *Store) headSeq(db *gorm.DB) (int64, error) {
 func (s *Store) bounds(db *gorm.DB) (pruned, head int64, err error) {
 	pruned, head, err = bounds(db)
 	if s.side != nil {
-		head = max(head, s.side.head())
+		head = max(head, s.side.Head())
 	}
 	return pruned, head, err
 }

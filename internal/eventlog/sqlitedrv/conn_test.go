@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	lib "modernc.org/sqlite/lib"
 
-	"github.com/agentik/agentik/internal/store/sqlitedrv"
+	"github.com/agentik/agentik/internal/eventlog/sqlitedrv"
 )
 
 // The store's pragmas, as in store.sqlitePragmas.

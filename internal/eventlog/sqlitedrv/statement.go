@@ -265,12 +265,15 @@ func (st *statement) copyC(b []byte) (uintptr, error) {
 	return m, nil
 }
 
-// freeC is libc's free as an SQLite destructor (a C function pointer in
-// modernc's calling convention: the address of the Go func value).
-var freeC = func() uintptr {
-	f := libc.Xfree
-	return *(*uintptr)(unsafe.Pointer(&f))
-}()
+// freeC is libc's free as an SQLite destructor.
+var freeC = cFunc(libc.Xfree)
+
+// cFunc is Go function f as a C function pointer in modernc's calling
+// convention: the first word of the Go func value, which the transpiled C
+// turns back into a func value to call it (modernc.org/sqlite's own
+// cFuncPointer does the same). It is one of the modernc internals the
+// driver leans on; pin_test.go holds them.
+func cFunc[F any](f F) uintptr { return *(*uintptr)(unsafe.Pointer(&f)) }
 
 // emptyC is a C "" for empty text, never freed.
 var emptyC = func() uintptr {

@@ -1,4 +1,4 @@
-package store
+package eventlog
 
 import (
 	"database/sql"
@@ -31,7 +31,7 @@ const checkpointGap = 250 * time.Millisecond
 // slow them.
 const walRestartFrames = 8192
 
-// checkpointer moves most of SQLite's WAL checkpointing off the writer. By
+// Checkpointer moves most of SQLite's WAL checkpointing off the writer. By
 // default SQLite checkpoints inside the commit that grows the WAL past 1000
 // pages, so that one Append waits for a few thousand page copies (the
 // writer's p99) and everything queued behind it waits too. The writer's
@@ -44,7 +44,7 @@ const walRestartFrames = 8192
 // while this one runs: the WAL would grow without end. So once it is
 // longer than walRestartFrames, the writer checkpoints the few frames
 // committed since, between two of its transactions (tailDue).
-type checkpointer struct {
+type Checkpointer struct {
 	db    *sql.DB       // its own connection
 	w     *sql.DB       // the writer's, for the tail
 	gap   atomic.Int64  // nanoseconds; checkpointGap, which tests shorten
@@ -59,15 +59,18 @@ type checkpointer struct {
 	tailDue atomic.Bool // the writer should checkpoint the WAL's tail
 }
 
-func newCheckpointer(db, writer *sql.DB) *checkpointer {
-	c := &checkpointer{db: db, w: writer, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+// NewCheckpointer starts the checkpointer of the SQLite database that
+// writer (the writer's one connection, with wal_autocheckpoint off) writes,
+// on db, a connection of its own that Close closes.
+func NewCheckpointer(db, writer *sql.DB) *Checkpointer {
+	c := &Checkpointer{db: db, w: writer, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	c.gap.Store(int64(checkpointGap))
 	c.limit.Store(walRestartFrames)
 	go c.run()
 	return c
 }
 
-// committed is called by the writer after each commit, between two of
+// Committed is called by the writer after each commit, between two of
 // its transactions: it tells the checkpointer that the WAL grew, without
 // blocking, and, when a checkpoint is due (tailDue), copies what the
 // checkpointer left (the commits made while it ran) on the writer's own
@@ -77,7 +80,7 @@ func newCheckpointer(db, writer *sql.DB) *checkpointer {
 // tailDue is cleared only once the tail is done: until then the
 // checkpointer runs no checkpoint of its own, which would make the tail's
 // fail as busy (one checkpoint at a time) and the WAL grow on.
-func (c *checkpointer) committed() {
+func (c *Checkpointer) Committed() {
 	if c.tailDue.Load() {
 		start := time.Now()
 		_, _ = c.w.Exec("PRAGMA wal_checkpoint(PASSIVE)")
@@ -91,7 +94,7 @@ func (c *checkpointer) committed() {
 	}
 }
 
-func (c *checkpointer) run() {
+func (c *Checkpointer) run() {
 	defer close(c.done)
 	gap := time.NewTimer(time.Hour)
 	gap.Stop()
@@ -102,7 +105,7 @@ func (c *checkpointer) run() {
 		case <-c.kick:
 		}
 		if c.tailDue.Load() {
-			continue // the writer's tail is next (see committed)
+			continue // the writer's tail is next (see Committed)
 		}
 		// A failed checkpoint (a reader holds the whole WAL, the disk is
 		// full) is retried at the next commit; the WAL only grows meanwhile,
@@ -123,9 +126,30 @@ func (c *checkpointer) run() {
 	}
 }
 
-// close stops the checkpointer; the last connection to close checkpoints
-// what is left.
-func (c *checkpointer) close() {
+// Close stops the checkpointer and closes its connection; the last
+// connection to close checkpoints what is left.
+func (c *Checkpointer) Close() error {
 	close(c.stop)
 	<-c.done
+	return c.db.Close()
+}
+
+// SetPace sets the least time between two checkpoints and the WAL length,
+// in frames, past which the writer checkpoints the tail (tests; the
+// defaults are checkpointGap and walRestartFrames).
+func (c *Checkpointer) SetPace(gap time.Duration, restartFrames int64) {
+	c.gap.Store(int64(gap))
+	c.limit.Store(restartFrames)
+}
+
+// CheckpointStats counts what a Checkpointer did.
+type CheckpointStats struct {
+	Runs  int64         // its own checkpoints
+	Tails int64         // the writer's tail checkpoints
+	Stall time.Duration // the writer's time in them
+}
+
+// Stats reports the counters.
+func (c *Checkpointer) Stats() CheckpointStats {
+	return CheckpointStats{Runs: c.runs.Load(), Tails: c.tails.Load(), Stall: time.Duration(c.stall.Load())}
 }

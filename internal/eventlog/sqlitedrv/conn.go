@@ -28,7 +28,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"modernc.org/libc"
 	lib "modernc.org/sqlite/lib"
@@ -101,11 +100,6 @@ func open(dsn string) (*Conn, error) {
 			begin += " " + mode
 		default:
 			return nil, fmt.Errorf("sqlitedrv: dsn: unknown _txlock %q", v)
-		}
-	}
-	if q.Get("vfs") == WALBufferVFS {
-		if err := registerWALBuffer(); err != nil {
-			return nil, err
 		}
 	}
 	c := &Conn{tls: libc.NewTLS(), begin: begin, stmts: make(map[string]*statement)}
@@ -217,10 +211,7 @@ func progress(_ *libc.TLS, db uintptr) int32 {
 	}
 }
 
-var progressC = func() uintptr {
-	f := progress
-	return *(*uintptr)(unsafe.Pointer(&f))
-}()
+var progressC = cFunc(progress)
 
 // Ping reports whether the connection is open.
 func (c *Conn) Ping(context.Context) error {

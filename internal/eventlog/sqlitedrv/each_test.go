@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/agentik/agentik/internal/store/sqlitedrv"
+	"github.com/agentik/agentik/internal/eventlog/sqlitedrv"
 )
 
 // each runs Each on db's one connection and collects seq and text of every
