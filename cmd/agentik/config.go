@@ -56,6 +56,7 @@ Settings (environment; a flag overrides its variable):
                     AGENTIK_OIDC_SIGNUP      open (anyone the provider signs in) or invite (users an admin added)
                     AGENTIK_ADMINS           emails that sign in as admins (comma-separated)
                     AGENTIK_OIDC_ADMIN_GROUP a groups claim value that makes an admin
+                    AGENTIK_OIDC_TRUST_UNVERIFIED_EMAIL on: trust an email without an email_verified claim
                     AGENTIK_TRUSTED_USER_HEADER a header naming the user, believed only from AGENTIK_TRUSTED_PROXIES
                     AGENTIK_DEFAULT_BUDGET   every user's token budget, e.g. 2M/month, 500k/day (default: none;
                                              an admin sets a user's own with PATCH /agentik/users/{id})
@@ -323,6 +324,13 @@ func signIn(c *config, getenv func(string) string) error {
 		Signup: "open", Admins: c.Admins, AdminGroup: strings.TrimSpace(getenv("AGENTIK_OIDC_ADMIN_GROUP"))}
 	if c.InviteOnly {
 		c.OIDC.Signup = "invite"
+	}
+	switch v := strings.TrimSpace(getenv("AGENTIK_OIDC_TRUST_UNVERIFIED_EMAIL")); v {
+	case "", "off":
+	case "on":
+		c.OIDC.TrustUnverifiedEmail = true
+	default:
+		return fmt.Errorf("AGENTIK_OIDC_TRUST_UNVERIFIED_EMAIL must be on or off, got %q", v)
 	}
 	return nil
 }
