@@ -103,6 +103,7 @@ func TestA2ASDK(t *testing.T) {
 			Skills, Schemes            []string
 			Streaming                  bool
 			SlugName                   string `json:"slug_name"`
+			BearerV03                  string `json:"bearer_v03"`
 		}
 		Send struct {
 			State, Text, ContextID, ID string
@@ -166,7 +167,7 @@ func TestA2ASDK(t *testing.T) {
 	runA2A(t, p, "main", &got, "AGENTIK_MEMBER_KEY="+memberKey(t, p), "AGENTIK_WEBHOOK_SECRET="+a2aSecret)
 
 	c := got.Card
-	if c.Name != "agentik" || len(c.Skills) != 1 || c.Skills[0] != "agentik" || !c.Streaming || c.Bearer != "Bearer" || c.URL != p.url("/a2a/agentik") || c.Binding != "JSONRPC" || c.SlugName != "agentik" {
+	if c.Name != "agentik" || len(c.Skills) != 1 || c.Skills[0] != "agentik" || !c.Streaming || c.Bearer != "Bearer" || c.URL != p.url("/a2a/agentik") || c.Binding != "JSONRPC" || c.SlugName != "agentik" || c.BearerV03 != "http bearer" {
 		t.Errorf("card %+v", c)
 	}
 	if got.Send.State != "COMPLETED" || got.Send.Text != "You said: hello a2a" || got.Send.ContextID == "" || got.Send.History != 1 {

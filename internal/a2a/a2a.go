@@ -156,10 +156,12 @@ func (h *Handler) card(r *http.Request, a Agent) Card {
 	}
 	if h.cfg.Auth {
 		const keyHelp = "an agentik API key (AGENTIK_API_KEYS, or a user's key) as Authorization: Bearer <key>"
-		// The scheme in 1.0's shape only: 0.3's {"type": "http", …} beside
-		// it makes @a2a-js/sdk 1.x read the card as 0.3's JSON Schema shape
-		// and lose the scheme.
-		c.SecuritySchemes = map[string]SecurityScheme{"bearer": {HTTPAuth: &HTTPAuthScheme{Scheme: "Bearer", Description: keyHelp}}}
+		// The scheme in 1.0's shape and 0.3's (SecurityScheme): with the
+		// 0.3 type beside it, @a2a-js/sdk 1.x keeps the card as served
+		// instead of parsing it as protobuf JSON, which its client reads
+		// the same.
+		c.SecuritySchemes = map[string]SecurityScheme{"bearer": {HTTPAuth: &HTTPAuthScheme{Scheme: "Bearer", Description: keyHelp},
+			V03Type: "http", V03Scheme: "bearer", V03Description: keyHelp}}
 		c.SecurityRequirements = []SecurityRequirement{{Schemes: map[string]StringList{"bearer": {List: []string{}}}}}
 		c.V03Security = []map[string][]string{{"bearer": {}}}
 	}

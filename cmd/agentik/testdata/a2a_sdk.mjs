@@ -78,7 +78,7 @@ if (phase === "main") {
   const card = client.agentCard;
   out.card = {
     name: card.name, skills: card.skills.map((s) => s.id), streaming: card.capabilities?.streaming,
-    schemes: Object.keys(card.securitySchemes ?? {}), bearer: card.securitySchemes?.bearer?.scheme?.value?.scheme,
+    schemes: Object.keys(card.securitySchemes ?? {}), bearer: card.securitySchemes?.bearer?.httpAuthSecurityScheme?.scheme, bearer_v03: card.securitySchemes?.bearer?.type + " " + card.securitySchemes?.bearer?.scheme,
     url: card.supportedInterfaces[0]?.url, binding: card.supportedInterfaces[0]?.protocolBinding,
   };
   const slugClient = await factoryFor(key).createFromUrl(base + "/a2a/agentik/");
