@@ -162,11 +162,13 @@ func (p *people) touch(keyID string) {
 	}
 }
 
-// A user's session cookie is "u1.<user>.<id>.<expiry>.<mac>": the user's
-// id, a random id, the Unix second it expires (each base64url), and an
-// HMAC of them keyed by a random secret kept in the database (the same on
-// every instance, across restarts). It holds while its user is active:
-// disabling or deleting the user ends every session at once.
+// A user's session cookie is "u1.<user>.<id>.<expiry>[.<key>].<mac>": the
+// user's id, a random id, the Unix second it expires, for a session made
+// by typing a key into the sign-in form the key's id (each base64url), and
+// an HMAC of them keyed by a random secret kept in the database (the same
+// on every instance, across restarts). It holds while its user is active
+// and, made from a key, while that key is not revoked: disabling or
+// deleting the user, or revoking the key, ends it at once.
 const userSessionPrefix = "u1."
 
 // sessionSecret is the MAC key of user sessions: made once, kept in the
@@ -209,37 +211,47 @@ func (p *people) sessionMAC(body string) []byte {
 	return m.Sum(nil)
 }
 
-// newSession makes the cookie value of a new session of user id.
-func (p *people) newSession(id string, expires time.Time) string {
+// newSession makes the cookie value of a new session of user id, made
+// from the key keyID ("": from a provider's sign-in).
+func (p *people) newSession(id, keyID string, expires time.Time) string {
 	var sid [16]byte
 	_, _ = rand.Read(sid[:])
 	var exp [8]byte
 	binary.BigEndian.PutUint64(exp[:], uint64(expires.Unix()))
 	enc := base64.RawURLEncoding
 	body := userSessionPrefix + enc.EncodeToString([]byte(id)) + "." + enc.EncodeToString(sid[:]) + "." + enc.EncodeToString(exp[:])
+	if keyID != "" {
+		body += "." + enc.EncodeToString([]byte(keyID))
+	}
 	return body + "." + enc.EncodeToString(p.sessionMAC(body))
 }
 
-// parseSession reads a user session cookie: its user, session id and
-// expiry; ok false for anything else.
-func (p *people) parseSession(value string) (user, id string, expires time.Time, ok bool) {
+// parseSession reads a user session cookie: its user, session id, the
+// key it was made from ("" for none) and expiry; ok false for anything
+// else.
+func (p *people) parseSession(value string) (user, id, keyID string, expires time.Time, ok bool) {
 	if p.accounts == nil || !strings.HasPrefix(value, userSessionPrefix) {
-		return "", "", time.Time{}, false
+		return "", "", "", time.Time{}, false
 	}
 	i := strings.LastIndexByte(value, '.')
 	body, macText := value[:i], value[i+1:]
 	parts := strings.Split(strings.TrimPrefix(body, userSessionPrefix), ".")
 	enc := base64.RawURLEncoding
 	mac, err := enc.DecodeString(macText)
-	if err != nil || len(parts) != 3 || !hmac.Equal(mac, p.sessionMAC(body)) {
-		return "", "", time.Time{}, false
+	if err != nil || len(parts) != 3 && len(parts) != 4 || !hmac.Equal(mac, p.sessionMAC(body)) {
+		return "", "", "", time.Time{}, false
 	}
 	u, err1 := enc.DecodeString(parts[0])
 	exp, err2 := enc.DecodeString(parts[2])
-	if err1 != nil || err2 != nil || len(exp) != 8 {
-		return "", "", time.Time{}, false
+	var key []byte
+	var err3 error
+	if len(parts) == 4 {
+		key, err3 = enc.DecodeString(parts[3])
 	}
-	return string(u), parts[1], time.Unix(int64(binary.BigEndian.Uint64(exp)), 0), true
+	if err1 != nil || err2 != nil || err3 != nil || len(exp) != 8 || len(parts) == 4 && len(key) == 0 {
+		return "", "", "", time.Time{}, false
+	}
+	return string(u), parts[1], string(key), time.Unix(int64(binary.BigEndian.Uint64(exp)), 0), true
 }
 
 // session resolves a user's session cookie.
@@ -248,9 +260,21 @@ func (p *people) session(r *http.Request) (agent.Principal, cred, bool) {
 	if err != nil {
 		return agent.Principal{}, cred{}, false
 	}
-	user, id, expires, ok := p.parseSession(c.Value)
+	user, id, keyID, expires, ok := p.parseSession(c.Value)
 	if !ok || !expires.After(p.s.cfg.Clock()) || p.s.isRevoked(r.Context(), id, expires) {
 		return agent.Principal{}, cred{}, false
+	}
+	if keyID != "" { // made from a key: while the key holds
+		st, err := p.accounts.Store().Standing(r.Context(), []string{user})
+		if err != nil {
+			p.s.log.Error("session_check_failed", "err", err)
+			return agent.Principal{}, cred{}, false
+		}
+		u, ok := st[user]
+		if !ok || !slices.Contains(u.Keys, keyID) {
+			return agent.Principal{}, cred{}, false
+		}
+		return agent.Principal{UserID: user, Role: u.Role}, cred{user: user, role: u.Role, keyID: keyID}, true
 	}
 	u, err := p.accounts.Active(r.Context(), user)
 	if err != nil {
@@ -262,11 +286,12 @@ func (p *people) session(r *http.Request) (agent.Principal, cred, bool) {
 	return u.Principal(), cred{user: u.ID, role: u.Role}, true
 }
 
-// setSession signs r's client in as user id.
-func (s *Server) setUserSession(w http.ResponseWriter, r *http.Request, id string) {
+// setUserSession signs r's client in as user id, with the key keyID
+// ("": a provider's sign-in): the session ends with the key.
+func (s *Server) setUserSession(w http.ResponseWriter, r *http.Request, id, keyID string) {
 	expires := s.cfg.Clock().Add(s.cfg.SessionTTL)
 	http.SetCookie(w, &http.Cookie{
-		Name: sessionCookie, Value: s.people.newSession(id, expires), Path: "/",
+		Name: sessionCookie, Value: s.people.newSession(id, keyID, expires), Path: "/",
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(r),
 		Expires: expires, MaxAge: int(s.cfg.SessionTTL / time.Second),
 	})
