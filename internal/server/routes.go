@@ -98,6 +98,8 @@ func (s *Server) routes() http.Handler {
 
 	mount(mux, s.a2a.Routes())      // A2A: agent cards, /a2a/{slug} JSON-RPC (internal/a2a)
 	mount(mux, s.newMCP().Routes()) // MCP server /mcp: agents as tools (internal/mcpserve)
+	mux.HandleFunc("GET "+resourceMetadataRoot, s.handleResourceMetadata) // RFC 9728 for /mcp (resource.go)
+	mux.HandleFunc("GET "+resourceMetadataPath, s.handleResourceMetadata)
 
 	// Front-end streams: the AI SDK's useChat (internal/aisdk) and AG-UI (internal/agui).
 	mount(mux, s.aisdk.Routes())
