@@ -97,7 +97,7 @@ func (s *Server) requireAuth(w http.ResponseWriter, r *http.Request) (*http.Requ
 		http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 		return nil, nil, false
 	}
-	w.Header().Set("WWW-Authenticate", s.resourceChallenge(r)) // resource.go
+	w.Header().Set("WWW-Authenticate", s.resourceChallenge(r)) // protected.go
 	s.writeError(w, r, agent.Errorf(agent.CodeUnauthorized, "an API key is required: send Authorization: Bearer <key> (yours, or one of AGENTIK_API_KEYS)"))
 	return nil, nil, false
 }
