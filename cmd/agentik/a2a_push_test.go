@@ -144,7 +144,7 @@ func TestA2APushDeadReceiversStallNobody(t *testing.T) {
 	defer liveRecv.Close()
 	_, fakeURL := llmtest.NewHTTPServer(t)
 	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"), "OPENAI_BASE_URL="+fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS="+a2aKey,
-		"AGENTIK_PUSH_ALLOW=127.0.0.0/8", "AGENTIK_PUSH_TIMEOUT=5s")
+		"AGENTIK_PUSH_ALLOW=127.0.0.0/8", "AGENTIK_PUSH_TIMEOUT=6s")
 	ann := memberKey(t, p)
 	var u struct{ ID string }
 	must(t, a2aKey, "POST", p.url("/agentik/users"), `{"name":"bob","email":"bob@example.com"}`, &u)
@@ -168,6 +168,11 @@ func TestA2APushDeadReceiversStallNobody(t *testing.T) {
 		if id != bobTask {
 			t.Errorf("the live receiver got task %s, want bob's %s", id, bobTask)
 		}
+		mu.Lock()
+		if hanging == 0 {
+			t.Errorf("bob's push arrived only once none of ann's deliveries hung any more (after their cap): it waited for them")
+		}
+		mu.Unlock()
 		t.Logf("bob's push arrived %v after his send, while ann's receivers hang", time.Since(sent))
 	case <-time.After(30 * time.Second):
 		t.Fatalf("bob's push did not arrive while ann's receivers hang\n%s", p.logs)
