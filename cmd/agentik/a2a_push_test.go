@@ -187,3 +187,55 @@ func TestA2APushDeadReceiversStallNobody(t *testing.T) {
 		t.Errorf("ann's deliveries: %d reached the dead receivers, at most %d at once; want her share, 4", reached, most)
 	}
 }
+
+// TestA2APushPendingAcrossRestart: a task whose receiver hangs is pending
+// (its own cursor) while the log's cursor moves on; after a kill -9 and a
+// restart it is delivered again, once the receiver answers, and a task
+// sent after the restart is delivered too.
+func TestA2APushPendingAcrossRestart(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	answering := false
+	tasks := map[string]int{}
+	stop := make(chan struct{})
+	defer close(stop)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Task struct{ ID string } }
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		tasks[body.Task.ID]++
+		ok := answering
+		mu.Unlock()
+		if !ok {
+			select { // hang, as a dead receiver does
+			case <-r.Context().Done():
+			case <-stop:
+			}
+		}
+	}))
+	defer recv.Close()
+	_, fakeURL := llmtest.NewHTTPServer(t)
+	db := filepath.Join(t.TempDir(), "agentik.db")
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS=" + a2aKey, "AGENTIK_PUSH_ALLOW=127.0.0.1"}
+	p := start(t, freeAddr(t), db, env...)
+	first, e := a2aSend(t, p, a2aKey, "before the kill", recv.URL+"/first")
+	if e != nil {
+		t.Fatalf("send: %+v", e)
+	}
+	testwait.For(t, "the first push to hang at the receiver", func() bool { mu.Lock(); defer mu.Unlock(); return tasks[first] > 0 })
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
+	mu.Lock()
+	answering = true
+	mu.Unlock()
+	p = start(t, p.addr, db, env...)
+	second, e := a2aSend(t, p, a2aKey, "after the restart", recv.URL+"/second")
+	if e != nil {
+		t.Fatalf("send after the restart: %+v", e)
+	}
+	testwait.For(t, "both tasks delivered after the restart", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return tasks[first] >= 2 && tasks[second] >= 1
+	})
+}
