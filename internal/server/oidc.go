@@ -116,11 +116,7 @@ func (s *Server) oidcRedirect(r *http.Request) string {
 	if s.cfg.OIDC.RedirectURL != "" {
 		return s.cfg.OIDC.RedirectURL
 	}
-	scheme := "http"
-	if s.secure(r) {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + "/auth/oidc/callback"
+	return s.origin(r) + "/auth/oidc/callback" // protected.go
 }
 
 func (s *Server) oauth(p *oidc.Provider, redirect string) *oauth2.Config {
