@@ -467,16 +467,17 @@ func (d *PushDeliverer) pending(ctx context.Context) (map[string]string, error) 
 	return m, nil
 }
 
-// setPending adds (eventID != "") or removes task id of the pending ones.
-func (d *PushDeliverer) setPending(ctx context.Context, id, eventID string) error {
+// setPending records task id as pending with the settling event eventID,
+// or (done) removes it, unless it settled again since (another event).
+func (d *PushDeliverer) setPending(ctx context.Context, id, eventID string, done bool) error {
 	d.lanes.pendMu.Lock()
 	defer d.lanes.pendMu.Unlock()
 	m, err := d.pending(ctx)
 	if err != nil {
 		return err
 	}
-	if eventID == "" {
-		if _, ok := m[id]; !ok {
+	if done {
+		if m[id] != eventID {
 			return nil
 		}
 		delete(m, id)
@@ -499,7 +500,7 @@ func (d *PushDeliverer) setPending(ctx context.Context, id, eventID string) erro
 
 // enqueue records task id as pending, then queues its deliveries.
 func (d *PushDeliverer) enqueue(ctx context.Context, id, eventID string) error {
-	if err := d.setPending(ctx, id, eventID); err != nil {
+	if err := d.setPending(ctx, id, eventID, false); err != nil {
 		return err
 	}
 	d.schedule(ctx, id, eventID)
@@ -510,7 +511,7 @@ func (d *PushDeliverer) enqueue(ctx context.Context, id, eventID string) error {
 // done (delivered, refused, given up) the task is no longer pending.
 func (d *PushDeliverer) schedule(ctx context.Context, id, eventID string) {
 	done := func() {
-		if err := d.setPending(context.WithoutCancel(d.ctx), id, ""); err != nil {
+		if err := d.setPending(context.WithoutCancel(d.ctx), id, eventID, true); err != nil {
 			d.Logger.Warn("a2a_push_pending_failed", "task_id", id, "err", err)
 		}
 	}
