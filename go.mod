@@ -7,6 +7,7 @@ ignore ./node_modules
 require (
 	github.com/PuerkitoBio/goquery v1.13.0
 	github.com/a-h/templ v0.3.1100
+	github.com/a2aproject/a2a-go v0.3.15
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/coder/websocket v1.8.15

@@ -33,12 +33,14 @@ func a2aEnv(t *testing.T) (env []string, db string) {
 		t.Fatal(err)
 	}
 	_, fakeURL := llmtest.NewHTTPServer(t)
-	return []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp, "AGENTIK_API_KEYS=" + a2aKey, "AGENTIK_WEBHOOK_SECRET=" + a2aSecret}, filepath.Join(dir, "agentik.db")
+	return []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp, "AGENTIK_API_KEYS=" + a2aKey, "AGENTIK_WEBHOOK_SECRET=" + a2aSecret,
+		"AGENTIK_PUSH_ALLOW=127.0.0.1"}, filepath.Join(dir, "agentik.db") // the tests' push receivers are on loopback
 }
 
 const a2aKey = "sk-agentik-a2a"
 
-// a2aSecret signs the push notifications (Standard Webhooks).
+// a2aSecret signs the turn.ended webhooks (Standard Webhooks); push
+// notifications must not be signed with it.
 const a2aSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 // memberKey adds a member user (as the admin key a2aKey) and returns a
@@ -103,6 +105,7 @@ func TestA2ASDK(t *testing.T) {
 			Skills, Schemes            []string
 			Streaming                  bool
 			SlugName                   string `json:"slug_name"`
+			BearerV03                  string `json:"bearer_v03"`
 		}
 		Send struct {
 			State, Text, ContextID, ID string
@@ -151,6 +154,7 @@ func TestA2ASDK(t *testing.T) {
 			Pushes []struct {
 				Token, State, Text, ID string
 				Signed                 bool
+				WebhookSecret          bool `json:"webhook_secret"`
 			}
 			Configs struct {
 				Made, Got     bool
@@ -166,7 +170,7 @@ func TestA2ASDK(t *testing.T) {
 	runA2A(t, p, "main", &got, "AGENTIK_MEMBER_KEY="+memberKey(t, p), "AGENTIK_WEBHOOK_SECRET="+a2aSecret)
 
 	c := got.Card
-	if c.Name != "agentik" || len(c.Skills) != 1 || c.Skills[0] != "agentik" || !c.Streaming || c.Bearer != "Bearer" || c.URL != p.url("/a2a/agentik") || c.Binding != "JSONRPC" || c.SlugName != "agentik" {
+	if c.Name != "agentik" || len(c.Skills) != 1 || c.Skills[0] != "agentik" || !c.Streaming || c.Bearer != "Bearer" || c.URL != p.url("/a2a/agentik") || c.Binding != "JSONRPC" || c.SlugName != "agentik" || c.BearerV03 != "http bearer" {
 		t.Errorf("card %+v", c)
 	}
 	if got.Send.State != "COMPLETED" || got.Send.Text != "You said: hello a2a" || got.Send.ContextID == "" || got.Send.History != 1 {
@@ -205,7 +209,7 @@ func TestA2ASDK(t *testing.T) {
 		t.Errorf("errors: unknown task %q, unknown method %d, malformed %d, no message %d", got.UnknownTask, got.UnknownMethod, got.Malformed, got.NoMessage)
 	}
 	pu := got.Push
-	if n := len(pu.Pushes); n == 0 || pu.Pushes[n-1].State != "TASK_STATE_COMPLETED" || pu.Pushes[n-1].Text != "You said: hello push" || pu.Pushes[n-1].ID != pu.Task || pu.Pushes[n-1].Token != "tok-1" || !pu.Pushes[n-1].Signed {
+	if n := len(pu.Pushes); n == 0 || pu.Pushes[n-1].State != "TASK_STATE_COMPLETED" || pu.Pushes[n-1].Text != "You said: hello push" || pu.Pushes[n-1].ID != pu.Task || pu.Pushes[n-1].Token != "tok-1" || !pu.Pushes[n-1].Signed || pu.Pushes[n-1].WebhookSecret {
 		t.Errorf("push notifications %+v", pu.Pushes)
 	}
 	if !pu.Configs.Made || pu.Configs.Listed != 1 || !pu.Configs.Got || pu.Configs.After != 0 || pu.BadURL == "" {

@@ -72,6 +72,16 @@ func TestBudgetCrossedByOneTurn(t *testing.T) {
 	if status != 429 || !strings.Contains(body, "quota_exceeded") || !strings.Contains(body, "100/day") || !strings.Contains(body, "resets at") {
 		t.Errorf("a send past the budget: %d %s, want 429 quota_exceeded naming 100/day and its reset", status, body)
 	}
+	// A2A says so in its own shapes: a client's condition, with the reason.
+	a2aMsg := `{"message":{"messageId":"` + agent.NewID() + `","role":"ROLE_USER","parts":[{"text":"over"}]}}`
+	if _, b := call(t, tm.ann.key, "POST", tm.p.url("/a2a/agentik"), `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":`+a2aMsg+`}`); !strings.Contains(string(b), `"code":-31429`) ||
+		!strings.Contains(string(b), "100/day") || !strings.Contains(string(b), `"code":"quota_exceeded"`) {
+		t.Errorf("an A2A JSON-RPC send past the budget: %s, want error -31429 naming 100/day, data.code quota_exceeded", b)
+	}
+	if status, b := call(t, tm.ann.key, "POST", tm.p.url("/a2a/agentik/message:send"), a2aMsg); status != 429 || !strings.Contains(string(b), "RESOURCE_EXHAUSTED") ||
+		!strings.Contains(string(b), "QUOTA_EXCEEDED") || !strings.Contains(string(b), "100/day") {
+		t.Errorf("an A2A REST send past the budget: %d %s, want 429 RESOURCE_EXHAUSTED, reason QUOTA_EXCEEDED, naming 100/day", status, b)
+	}
 	// bob has a budget of his own.
 	bobConv := newConv(t, tm, tm.bob.key)
 	if code, status, body := sendEnd(t, tm, tm.bob.key, bobConv, "hi"); status != 200 || code != "" {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentik/agentik/internal/a2a"
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/app"
 	"github.com/agentik/agentik/internal/protocol"
@@ -65,6 +66,7 @@ Settings (environment; a flag overrides its variable):
                                              apart from AGENTIK_EVENT_TTL)
                     AGENTIK_ADMINS           emails that sign in as admins (comma-separated)
                     AGENTIK_OIDC_ADMIN_GROUP a groups claim value that makes an admin
+                    AGENTIK_OIDC_TRUST_UNVERIFIED_EMAIL on: trust an email without an email_verified claim
                     AGENTIK_TRUSTED_USER_HEADER a header naming the user, believed only from AGENTIK_TRUSTED_PROXIES
                     AGENTIK_DRAIN_TIMEOUT    on SIGTERM/SIGINT, how long running turns may finish before the rest
                                              are left to the next start (or another instance) to continue (default 30s)
@@ -83,6 +85,9 @@ Settings (environment; a flag overrides its variable):
   --demo            AGENTIK_DEMO=1           a built-in scripted demo model and tool instead of a real model
                     AGENTIK_WEBHOOKS         comma-separated URLs that receive each ended turn (turn.ended)
                     AGENTIK_WEBHOOK_SECRET   whsec_<base64> signing secret (Standard Webhooks); required with webhooks
+                    AGENTIK_PUSH_ALLOW       hosts, IPs and CIDRs that A2A push notifications may reach although
+                                             internal (loopback, private, link-local… are refused otherwise)
+                    AGENTIK_PUSH_TIMEOUT     how long one task's push deliveries may take, retries included (default 5m)
                     AGENTIK_SECRET_KEY       at least 16 characters: seals remote MCP servers' OAuth tokens in the
                                              database (without it they are kept in memory until agentik stops)
                     AGENTIK_MCP_OAUTH_REDIRECT_URL agentik's /agentik/oauth/callback as browsers reach it
@@ -251,6 +256,18 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		}
 		c.WebhookSecret = key
 	}
+	allow, err := a2a.ParsePushAllow(getenv("AGENTIK_PUSH_ALLOW"))
+	if err != nil {
+		return c, fmt.Errorf("AGENTIK_PUSH_ALLOW: %w", err)
+	}
+	c.PushAllow = allow
+	if v := strings.TrimSpace(getenv("AGENTIK_PUSH_TIMEOUT")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 100*time.Millisecond {
+			return c, fmt.Errorf("AGENTIK_PUSH_TIMEOUT must be a duration like 5m, got %q", v)
+		}
+		c.PushTimeout = d
+	}
 	hosts, origins := getenv("AGENTIK_ALLOWED_HOSTS"), getenv("AGENTIK_ALLOWED_ORIGINS")
 	level := getenv("AGENTIK_LOG_LEVEL")
 	c.LogJSON = strings.EqualFold(getenv("AGENTIK_LOG_FORMAT"), "json")
@@ -387,6 +404,13 @@ func signIn(c *config, getenv func(string) string) error {
 		Signup: "open", Admins: c.Admins, AdminGroup: strings.TrimSpace(getenv("AGENTIK_OIDC_ADMIN_GROUP"))}
 	if c.InviteOnly {
 		c.OIDC.Signup = "invite"
+	}
+	switch v := strings.TrimSpace(getenv("AGENTIK_OIDC_TRUST_UNVERIFIED_EMAIL")); v {
+	case "", "off":
+	case "on":
+		c.OIDC.TrustUnverifiedEmail = true
+	default:
+		return fmt.Errorf("AGENTIK_OIDC_TRUST_UNVERIFIED_EMAIL must be on or off, got %q", v)
 	}
 	return nil
 }

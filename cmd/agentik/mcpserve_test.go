@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +86,17 @@ func TestMCPServerSDK(t *testing.T) {
 			Decided bool
 		} `json:"ui_approved"`
 		WrongKey string `json:"wrong_key"`
+		PRM      struct {
+			Status int
+			URL    string
+			Doc    struct {
+				Resource      string
+				BearerMethods []string `json:"bearer_methods_supported"`
+				AuthServers   []string `json:"authorization_servers"`
+				ResourceName  string   `json:"resource_name"`
+			}
+			Fallback struct{ Resource string }
+		}
 	}
 	if err := json.Unmarshal(stdout, &got); err != nil {
 		t.Fatalf("%v: %s", err, stdout)
@@ -130,6 +142,11 @@ func TestMCPServerSDK(t *testing.T) {
 	}
 	if !strings.Contains(got.WrongKey, "unauthorized") {
 		t.Errorf("wrong key: %s", got.WrongKey)
+	}
+	// RFC 9728: the 401 names the metadata, which says to send a key.
+	if pr := got.PRM; pr.Status != 401 || pr.URL != p.url("/.well-known/oauth-protected-resource/mcp") || pr.Doc.Resource != p.url("/mcp") ||
+		!slices.Equal(pr.Doc.BearerMethods, []string{"header"}) || len(pr.Doc.AuthServers) != 0 || !strings.Contains(pr.Doc.ResourceName, "API key") || pr.Fallback.Resource != p.url("/mcp") {
+		t.Errorf("protected-resource metadata: %+v", pr)
 	}
 }
 

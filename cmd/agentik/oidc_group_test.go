@@ -10,11 +10,25 @@ import (
 	"testing"
 )
 
+// oidcMe is an account as /agentik/me shows it.
+type oidcMe struct{ ID, Name, Email, Role string }
+
 // oidcSignIn signs login in at o's provider with an HTTP client (agentik's
 // login, the provider's login and consent forms, agentik's callback) and
 // returns the account agentik made, as /agentik/me shows it with the
 // session.
-func oidcSignIn(t *testing.T, o oidcRig, login string) (me struct{ Email, Role string }) {
+func oidcSignIn(t *testing.T, o oidcRig, login string) oidcMe {
+	t.Helper()
+	me, status, body := oidcTry(t, o, login)
+	if status != http.StatusSeeOther {
+		t.Fatalf("the callback for %s: %d %s", login, status, body)
+	}
+	return me
+}
+
+// oidcTry is oidcSignIn that returns the callback's status and page when
+// agentik refuses the sign-in.
+func oidcTry(t *testing.T, o oidcRig, login string) (me oidcMe, status int, page string) {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	agentik := "http://" + o.p.addr
@@ -53,13 +67,13 @@ func oidcSignIn(t *testing.T, o oidcRig, login string) (me struct{ Email, Role s
 		t.Fatalf("after consent: %d at %s: %s", resp.StatusCode, resp.Request.URL, page)
 	}
 	if resp, body := do(client.Get(callback)); resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("the callback %q: %d %s", callback, resp.StatusCode, body)
+		return me, resp.StatusCode, body
 	}
 	resp, body := do(client.Get(agentik + "/agentik/me"))
 	if resp.StatusCode != 200 || json.Unmarshal([]byte(body), &me) != nil {
 		t.Fatalf("/agentik/me with %s's session: %d %s", login, resp.StatusCode, body)
 	}
-	return me
+	return me, http.StatusSeeOther, ""
 }
 
 // TestOIDCAdminGroup: with AGENTIK_OIDC_ADMIN_GROUP, a person whose ID

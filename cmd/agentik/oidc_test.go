@@ -8,9 +8,11 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,15 +28,28 @@ type oidcRig struct {
 	p      *proc
 	issuer string
 	fake   *llmtest.Server
+	env    []string // agentik's
+	db     string
 }
 
+// startOIDC starts the provider and agentik with env; the entries of env
+// that start with OIDC_ are the provider's (testdata/oidc_provider.mjs).
 func startOIDC(t *testing.T, env ...string) oidcRig {
 	t.Helper()
+	var provEnv []string
+	env = slices.DeleteFunc(slices.Clone(env), func(e string) bool {
+		if strings.HasPrefix(e, "OIDC_") {
+			provEnv = append(provEnv, e)
+			return true
+		}
+		return false
+	})
 	addr := freeAddr(t)
 	provAddr := freeAddr(t)
 	_, port, _ := strings.Cut(provAddr, ":")
 	cmd := exec.Command("node", filepath.Join("testdata", "oidc_provider.mjs"), port, "http://"+addr+"/auth/oidc/callback")
 	cmd.Dir = "."
+	cmd.Env = append(os.Environ(), provEnv...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +69,8 @@ func startOIDC(t *testing.T, env ...string) oidcRig {
 	env = append([]string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS=" + adminKey,
 		"AGENTIK_OIDC_ISSUER=" + ready.Issuer, "AGENTIK_OIDC_CLIENT_ID=agentik", "AGENTIK_OIDC_CLIENT_SECRET=agentik-secret",
 		"AGENTIK_OIDC_NAME=TestID"}, env...)
-	return oidcRig{p: start(t, addr, filepath.Join(t.TempDir(), "agentik.db"), env...), issuer: ready.Issuer, fake: fake}
+	db := filepath.Join(t.TempDir(), "agentik.db")
+	return oidcRig{p: start(t, addr, db, env...), issuer: ready.Issuer, fake: fake, env: env, db: db}
 }
 
 func (o oidcRig) users(t *testing.T) map[string]string {

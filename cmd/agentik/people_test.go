@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -532,15 +533,27 @@ func TestDisabledMemberIsCutOff(t *testing.T) {
 		t.Fatal("ann's stream stopped")
 	}
 
-	// A revoked key stops at once; deleting a user ends their key too.
+	// A revoked key stops at once, and so do the browser sessions signed
+	// in with it (not those of her other key); deleting a user ends their
+	// key too.
 	var k struct{ ID, Key string }
 	must(t, tm.ann.key, "POST", tm.p.url("/agentik/me/keys"), `{"name":"second"}`, &k)
 	if code, _ := call(t, k.Key, "GET", tm.p.url("/agentik/me"), ""); code != 200 {
 		t.Fatalf("ann's second key: %d", code)
 	}
+	session, other := keySession(t, tm.p, k.Key), keySession(t, tm.p, tm.ann.key)
+	if code, b := cookieCall(t, session, tm.p.url("/agentik/me")); code != 200 || !strings.Contains(string(b), tm.ann.id) {
+		t.Fatalf("ann's session of her second key: %d %s", code, b)
+	}
 	must(t, tm.ann.key, "DELETE", tm.p.url("/agentik/me/keys/"+k.ID), "", nil)
 	if code, _ := call(t, k.Key, "GET", tm.p.url("/agentik/me"), ""); code != 401 {
 		t.Errorf("ann's revoked key: %d, want 401", code)
+	}
+	if code, b := cookieCall(t, session, tm.p.url("/agentik/me")); code != 401 {
+		t.Errorf("the session signed in with ann's revoked key: %d %s, want 401", code, b)
+	}
+	if code, b := cookieCall(t, other, tm.p.url("/agentik/me")); code != 200 {
+		t.Errorf("the session of ann's other key: %d %s, want 200", code, b)
 	}
 	must(t, tm.admin, "DELETE", tm.p.url("/agentik/users/"+tm.ann.id), "", nil)
 	if code, _ := call(t, tm.ann.key, "GET", tm.p.url("/agentik/me"), ""); code != 401 {
@@ -549,6 +562,36 @@ func TestDisabledMemberIsCutOff(t *testing.T) {
 	if code, b := call(t, tm.admin, "GET", tm.p.url("/agentik/conversations/"+annC), ""); code != 200 {
 		t.Errorf("a deleted user's conversation, for the admin: %d %s", code, b)
 	}
+}
+
+// keySession signs in at the sign-in form with key and returns the
+// session cookie.
+func keySession(t *testing.T, p *proc, key string) *http.Cookie {
+	t.Helper()
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.PostForm(p.url("/login"), url.Values{"key": {key}, "next": {"/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
+		t.Fatalf("sign in with a key: %d %v", resp.StatusCode, resp.Cookies())
+	}
+	return resp.Cookies()[0]
+}
+
+// cookieCall GETs u with the session cookie c.
+func cookieCall(t *testing.T, c *http.Cookie, u string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", u, nil)
+	req.AddCookie(c)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
 }
 
 // TestChangeBehindTheServerCutsOff: a change committed by someone else

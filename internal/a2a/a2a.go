@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -65,6 +66,12 @@ type Config struct {
 	// KV keeps push notification configs (the database); nil: push
 	// notifications are not served.
 	KV KV
+	// PushAllow opens internal addresses to pushes (AGENTIK_PUSH_ALLOW,
+	// pushnet.go).
+	PushAllow PushAllow
+	// SecretKey (AGENTIK_SECRET_KEY) derives the push signing key; "": one
+	// made once and kept in KV (pushkey.go).
+	SecretKey string
 	// Auth says that requests need a key: the cards name the bearer scheme.
 	Auth      bool
 	Heartbeat time.Duration // DefaultHeartbeat when 0
@@ -84,6 +91,9 @@ type Handler struct {
 	// late, set by a running PushDeliverer, is told of a push config
 	// stored with its send: the task may have settled before it was.
 	late atomic.Pointer[func(taskID string)]
+
+	keyMu sync.Mutex
+	key   *pushSigner // pushkey.go
 }
 
 // New makes a Handler.
@@ -109,6 +119,7 @@ func (h *Handler) Routes() map[string]http.Handler {
 		"GET " + CardPath:                     http.HandlerFunc(h.handleDefaultCard),
 		"GET " + Prefix + "{slug}" + CardPath: http.HandlerFunc(h.handleCard),
 		"POST " + Prefix + "{slug}":           http.HandlerFunc(h.handleRPC),
+		"GET " + PushKeysPath:                 http.HandlerFunc(h.handlePushKeys),
 		Prefix:                                http.HandlerFunc(h.handleNoRoute),
 	}
 	for p, r := range h.restRoutes() {
@@ -156,10 +167,12 @@ func (h *Handler) card(r *http.Request, a Agent) Card {
 	}
 	if h.cfg.Auth {
 		const keyHelp = "an agentik API key (AGENTIK_API_KEYS, or a user's key) as Authorization: Bearer <key>"
-		// The scheme in 1.0's shape only: 0.3's {"type": "http", …} beside
-		// it makes @a2a-js/sdk 1.x read the card as 0.3's JSON Schema shape
-		// and lose the scheme.
-		c.SecuritySchemes = map[string]SecurityScheme{"bearer": {HTTPAuth: &HTTPAuthScheme{Scheme: "Bearer", Description: keyHelp}}}
+		// The scheme in 1.0's shape and 0.3's (SecurityScheme): with the
+		// 0.3 type beside it, @a2a-js/sdk 1.x keeps the card as served
+		// instead of parsing it as protobuf JSON, which its client reads
+		// the same.
+		c.SecuritySchemes = map[string]SecurityScheme{"bearer": {HTTPAuth: &HTTPAuthScheme{Scheme: "Bearer", Description: keyHelp},
+			V03Type: "http", V03Scheme: "bearer", V03Description: keyHelp}}
 		c.SecurityRequirements = []SecurityRequirement{{Schemes: map[string]StringList{"bearer": {List: []string{}}}}}
 		c.V03Security = []map[string][]string{{"bearer": {}}}
 	}

@@ -221,6 +221,9 @@ func (h *Handler) startPushed(ctx context.Context, a Agent, p sendParams) (strin
 		if h.cfg.KV == nil {
 			return "", rpcErr(codePushUnsupported, "push notifications are not served by this agentik")
 		}
+		if err := h.cfg.PushAllow.checkURL(ctx, pc.URL); err != nil { // before the turn starts
+			return "", err
+		}
 	}
 	id, err := h.start(ctx, a, p)
 	if err != nil || pc == nil {

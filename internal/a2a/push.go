@@ -10,20 +10,24 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
-	"github.com/agentik/agentik/internal/webhook"
 )
 
 // Push notifications: a task's configs are kept in the database's
-// key-value table (KV) under pushKey(task); one deliverer (RunPush)
+// key-value table (KV) under pushKey(task); one deliverer (PushDeliverer)
 // follows the whole event log from a cursor kept there too, and when a
-// task settles (it completes, fails, is canceled, or needs input) POSTs
-// the task as it stands to each of its configs' URLs, signed as Standard
-// Webhooks when a secret is set.
+// task settles (it completes, fails, is canceled, or needs input) records
+// the task as pending (a cursor per task, so the log's cursor moves on)
+// and POSTs the task as it stands to each of its configs' URLs from a
+// bounded pool of workers: per receiving host and per owner at most a
+// few at once, each task's deliveries within a time cap, so that one
+// member's dead receivers hold up nobody else's. Pushes are signed with
+// agentik's push key (pushkey.go), Standard Webhooks' asymmetric v1a.
 
 // KV is the database's key-value table (store.Store's Cursor/SetCursor).
 type KV interface {
@@ -86,9 +90,8 @@ func (h *Handler) addConfig(ctx context.Context, c PushConfig) (PushConfig, erro
 	if h.cfg.KV == nil {
 		return c, rpcErr(codePushUnsupported, "push notifications are not served by this agentik")
 	}
-	u, err := url.Parse(c.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return c, rpcErr(codeInvalidParams, "url must be an http(s) URL, got %q", agent.Shorten(c.URL, 100))
+	if err := h.cfg.PushAllow.checkURL(ctx, c.URL); err != nil { // pushnet.go
+		return c, err
 	}
 	w, _, err := h.open(ctx, c.TaskID)
 	if err != nil {
@@ -174,16 +177,26 @@ func (h *Handler) push(ctx context.Context, method string, p pushParams) (any, e
 	return nil, rpcErr(codeTaskNotFound, "task %s has no push config %q", p.TaskID, agent.Shorten(p.ID, 60))
 }
 
-// PushConfig of the deliverer.
+// PushDeliverer delivers the tasks' push notifications.
 type PushDeliverer struct {
 	Handler *Handler
-	Secret  []byte       // Standard Webhooks secret; nil: unsigned
-	Client  *http.Client // nil: one that follows no redirects, 10 s a try
-	Logger  *slog.Logger
+	// Client sends the pushes; nil: one that reaches only the addresses
+	// AGENTIK_PUSH_ALLOW lets it (pushnet.go), TryTimeout a try.
+	Client *http.Client
+	Logger *slog.Logger
 	// Backoff is the wait before retry n (1, 2, …); nil doubles from 1 s
-	// to 1 min. After maxPushTries a delivery is given up (logged), so one
-	// dead receiver never holds back the others.
+	// to 1 min. After maxPushTries a delivery is given up (logged).
 	Backoff func(n int) time.Duration
+	// Workers bounds the deliveries in flight (default 16); PerHost
+	// those of one user's tasks to one receiving host (host:port), and
+	// PerOwner all those of one user's tasks (default 2 and 4), so that
+	// one user's dead receivers hold a few workers, never all of them.
+	Workers, PerHost, PerOwner int
+	// TaskTimeout caps the time a task's deliveries may take, retries
+	// and waiting for a worker included (AGENTIK_PUSH_TIMEOUT, default
+	// 5 min); what is undelivered then is given up (logged).
+	TaskTimeout time.Duration
+	TryTimeout  time.Duration // one POST's (default 10 s)
 
 	// A task that settles before the config its send carries is stored
 	// finds no config here; it is kept in bare (bounded) so that the
@@ -191,6 +204,8 @@ type PushDeliverer struct {
 	mu   sync.Mutex
 	bare map[string]string // task id → the settling event's id
 	ctx  context.Context
+
+	lanes pushLanes
 }
 
 // maxBare bounds the tasks remembered as settled without a config.
@@ -199,7 +214,18 @@ const maxBare = 1024
 // maxPushTries bounds the attempts of one delivery.
 const maxPushTries = 8
 
-// Run delivers until ctx ends; the caller owns the goroutine.
+// maxPending bounds the tasks waiting for delivery; past it the oldest
+// is given up (logged).
+const maxPending = 1000
+
+// pushPendingKey keeps the tasks whose deliveries are not done yet
+// (task id → the settling event's id): each task's own cursor, so that
+// after a restart they are delivered again while the log's cursor has
+// moved past them.
+const pushPendingKey = "a2a:push-pending"
+
+// Run delivers until ctx ends; the caller owns the goroutine, and Run
+// waits for the deliveries it started.
 func (d *PushDeliverer) Run(ctx context.Context) {
 	if d.Handler.cfg.KV == nil { // push notifications are not served
 		return
@@ -207,17 +233,38 @@ func (d *PushDeliverer) Run(ctx context.Context) {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
+	if d.TryTimeout <= 0 {
+		d.TryTimeout = 10 * time.Second
+	}
 	if d.Client == nil {
-		d.Client = &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		d.Client = d.Handler.cfg.PushAllow.client(d.TryTimeout)
 	}
 	if d.Backoff == nil {
 		d.Backoff = func(n int) time.Duration { return min(time.Second<<(n-1), time.Minute) }
 	}
+	if d.Workers <= 0 {
+		d.Workers = 16
+	}
+	if d.PerHost <= 0 {
+		d.PerHost = 2
+	}
+	if d.PerOwner <= 0 {
+		d.PerOwner = 4
+	}
+	if d.TaskTimeout <= 0 {
+		d.TaskTimeout = 5 * time.Minute
+	}
 	d.ctx = ctx
+	d.lanes.init()
+	defer d.lanes.wg.Wait()
 	late := d.lateConfig
 	d.Handler.late.Store(&late)
 	defer d.Handler.late.Store(nil)
+	resumed := false
 	for ctx.Err() == nil {
+		if !resumed {
+			resumed = d.resume(ctx) == nil
+		}
 		if err := d.follow(ctx); err != nil && ctx.Err() == nil {
 			d.Logger.Error("a2a_push_follow_failed", "err", err)
 			select {
@@ -226,6 +273,19 @@ func (d *PushDeliverer) Run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// resume queues again the tasks a previous run left pending.
+func (d *PushDeliverer) resume(ctx context.Context) error {
+	pending, err := d.pending(ctx)
+	if err != nil {
+		d.Logger.Error("a2a_push_resume_failed", "err", err)
+		return err
+	}
+	for id, eventID := range pending {
+		d.schedule(ctx, id, eventID)
+	}
+	return nil
 }
 
 // Start places a first run's cursor at the log's head: what is sent from
@@ -356,7 +416,8 @@ func (d *PushDeliverer) turnOf(ctx context.Context, convID string, seq int64) (i
 	return last, nil
 }
 
-// settled delivers the task to its configs, if it has any.
+// settled records the task as pending and queues its deliveries, if it
+// has configs.
 func (d *PushDeliverer) settled(ctx context.Context, id, eventID string) error {
 	d.mu.Lock()
 	cs, err := loadConfigs(ctx, d.Handler.cfg.KV, id)
@@ -370,7 +431,7 @@ func (d *PushDeliverer) settled(ctx context.Context, id, eventID string) error {
 	if err != nil || len(cs) == 0 {
 		return err
 	}
-	return d.push(ctx, id, eventID, cs)
+	return d.enqueue(ctx, id, eventID)
 }
 
 // lateConfig is told that a send stored the push config of task id after
@@ -385,36 +446,217 @@ func (d *PushDeliverer) lateConfig(id string) {
 	if !ok {
 		return
 	}
-	go func() {
-		cs, err := loadConfigs(d.ctx, d.Handler.cfg.KV, id)
-		if err == nil && len(cs) > 0 {
-			err = d.push(d.ctx, id, eventID, cs)
-		}
-		if err != nil && d.ctx.Err() == nil {
-			d.Logger.Warn("a2a_push_late_failed", "task_id", id, "err", err)
-		}
-	}()
+	if err := d.enqueue(d.ctx, id, eventID); err != nil && d.ctx.Err() == nil {
+		d.Logger.Warn("a2a_push_late_failed", "task_id", id, "err", err)
+	}
 }
 
-// push delivers task id, as it stands, to cs.
-func (d *PushDeliverer) push(ctx context.Context, id, eventID string, cs []PushConfig) error {
-	w, _, err := d.Handler.open(ctx, id)
-	if err != nil {
-		return nil // deleted meanwhile
+// pending reads the tasks whose deliveries are not done.
+func (d *PushDeliverer) pending(ctx context.Context) (map[string]string, error) {
+	v, err := d.Handler.cfg.KV.Cursor(ctx, pushPendingKey)
+	if errors.Is(err, agent.ErrNotFound) {
+		return map[string]string{}, nil
 	}
-	t := w.v.task(1)
-	w.close()
-	body, err := json.Marshal(StreamResponse{Task: &t})
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	if err := json.Unmarshal([]byte(v), &m); err != nil {
+		return nil, fmt.Errorf("pending pushes: %w", err)
+	}
+	return m, nil
+}
+
+// setPending records task id as pending with the settling event eventID,
+// or (done) removes it, unless it settled again since (another event).
+func (d *PushDeliverer) setPending(ctx context.Context, id, eventID string, done bool) error {
+	d.lanes.pendMu.Lock()
+	defer d.lanes.pendMu.Unlock()
+	m, err := d.pending(ctx)
 	if err != nil {
 		return err
 	}
-	for _, c := range cs {
-		d.deliver(ctx, c, eventID+"-"+c.ID, body)
+	if done {
+		if m[id] != eventID {
+			return nil
+		}
+		delete(m, id)
+	} else {
+		for len(m) >= maxPending {
+			for k := range m {
+				d.Logger.Warn("a2a_push_given_up", "task_id", k, "reason", "too many tasks pending")
+				delete(m, k)
+				break
+			}
+		}
+		m[id] = eventID
 	}
-	return ctx.Err()
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return d.Handler.cfg.KV.SetCursor(ctx, pushPendingKey, string(b))
 }
 
-// deliver POSTs body to one receiver, retrying a few times.
+// enqueue records task id as pending, then queues its deliveries.
+func (d *PushDeliverer) enqueue(ctx context.Context, id, eventID string) error {
+	if err := d.setPending(ctx, id, eventID, false); err != nil {
+		return err
+	}
+	d.schedule(ctx, id, eventID)
+	return nil
+}
+
+// schedule queues one delivery per config of task id; when the last is
+// done (delivered, refused, given up) the task is no longer pending.
+func (d *PushDeliverer) schedule(ctx context.Context, id, eventID string) {
+	done := func() {
+		if err := d.setPending(context.WithoutCancel(d.ctx), id, eventID, true); err != nil {
+			d.Logger.Warn("a2a_push_pending_failed", "task_id", id, "err", err)
+		}
+	}
+	cs, err := loadConfigs(ctx, d.Handler.cfg.KV, id)
+	convID, _, ok := parseTaskID(id)
+	var c agent.Conversation
+	if err == nil && ok {
+		c, err = d.Handler.cfg.Runner.Conversation(ctx, convID)
+	}
+	if err != nil || !ok || len(cs) == 0 {
+		done() // deleted meanwhile, or no configs left
+		return
+	}
+	t := &pushTask{id: id, eventID: eventID, left: len(cs), deadline: time.Now().Add(d.TaskTimeout), done: done}
+	for _, pc := range cs {
+		host := pc.URL
+		if u, err := url.Parse(pc.URL); err == nil {
+			host = strings.ToLower(u.Host)
+		}
+		// The host's lane is the owner's: another member's dead URLs on a
+		// host they share (a webhook relay) hold up nobody else's.
+		d.lanes.add(d, &pushJob{task: t, c: pc, host: c.Owner + " " + host, owner: c.Owner})
+	}
+}
+
+// pushTask is one task's deliveries under way.
+type pushTask struct {
+	id, eventID string
+	deadline    time.Time
+	mu          sync.Mutex
+	left        int
+	done        func()
+}
+
+// pushJob is one delivery: a task to one config.
+type pushJob struct {
+	task        *pushTask
+	c           PushConfig
+	host, owner string
+}
+
+// pushLanes is the queue of deliveries and the workers in flight, by
+// host and by owner.
+type pushLanes struct {
+	mu              sync.Mutex
+	queue           []*pushJob
+	busy            int
+	byHost, byOwner map[string]int
+	wg              sync.WaitGroup
+	pendMu          sync.Mutex // the pending tasks' record
+}
+
+func (l *pushLanes) init() {
+	l.byHost, l.byOwner = map[string]int{}, map[string]int{}
+}
+
+// add queues j and starts what may start.
+func (l *pushLanes) add(d *PushDeliverer, j *pushJob) {
+	l.mu.Lock()
+	l.queue = append(l.queue, j)
+	l.dispatch(d)
+	l.mu.Unlock()
+}
+
+// dispatch starts, in queue order, every job whose host and owner have a
+// worker free, while the pool has one; l.mu is held.
+func (l *pushLanes) dispatch(d *PushDeliverer) {
+	if d.ctx.Err() != nil {
+		return // stopping: what is queued stays pending for the next run
+	}
+	kept := l.queue[:0]
+	for _, j := range l.queue {
+		if l.busy >= d.Workers || l.byHost[j.host] >= d.PerHost || l.byOwner[j.owner] >= d.PerOwner {
+			kept = append(kept, j)
+			continue
+		}
+		l.busy++
+		l.byHost[j.host]++
+		l.byOwner[j.owner]++
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			d.run(j)
+			l.mu.Lock()
+			l.busy--
+			if l.byHost[j.host]--; l.byHost[j.host] == 0 {
+				delete(l.byHost, j.host)
+			}
+			if l.byOwner[j.owner]--; l.byOwner[j.owner] == 0 {
+				delete(l.byOwner, j.owner)
+			}
+			l.dispatch(d)
+			l.mu.Unlock()
+		}()
+	}
+	clear(l.queue[len(kept):])
+	l.queue = kept
+}
+
+// run delivers one job within its task's time cap, then counts it done.
+func (d *PushDeliverer) run(j *pushJob) {
+	t := j.task
+	defer func() {
+		if d.ctx.Err() != nil {
+			return // stopped, not done: the task stays pending for the next run
+		}
+		t.mu.Lock()
+		t.left--
+		last := t.left == 0
+		t.mu.Unlock()
+		if last {
+			t.done()
+		}
+	}()
+	ctx, cancel := context.WithDeadline(d.ctx, t.deadline)
+	defer cancel()
+	if ctx.Err() != nil {
+		if d.ctx.Err() == nil {
+			d.Logger.Warn("a2a_push_given_up", "task_id", t.id, "tries", 0, "reason", "the task's deliveries waited for a worker longer than their cap (AGENTIK_PUSH_TIMEOUT)")
+		}
+		return
+	}
+	body, err := d.body(ctx, t.id)
+	if err != nil {
+		if ctx.Err() == nil && d.ctx.Err() == nil {
+			d.Logger.Warn("a2a_push_task_unreadable", "task_id", t.id, "err", err)
+		}
+		return
+	}
+	d.deliver(ctx, j.c, t.eventID+"-"+j.c.ID, body)
+}
+
+// body is the push of task id: the task as it stands.
+func (d *PushDeliverer) body(ctx context.Context, id string) ([]byte, error) {
+	w, _, err := d.Handler.open(ctx, id)
+	if err != nil {
+		return nil, err // deleted meanwhile
+	}
+	t := w.v.task(1)
+	w.close()
+	return json.Marshal(StreamResponse{Task: &t})
+}
+
+// deliver POSTs body to one receiver, retrying a few times, until ctx's
+// deadline (the task's cap).
 func (d *PushDeliverer) deliver(ctx context.Context, c PushConfig, id string, body []byte) {
 	for n := 1; n <= maxPushTries; n++ {
 		status, err := d.attempt(ctx, c, id, body)
@@ -425,8 +667,15 @@ func (d *PushDeliverer) deliver(ctx context.Context, c PushConfig, id string, bo
 			d.Logger.Warn("a2a_push_refused", "task_id", c.TaskID, "status", status)
 			return
 		}
+		if errors.Is(err, errPushAddr) {
+			d.Logger.Warn("a2a_push_refused", "task_id", c.TaskID, "err", err)
+			return
+		}
 		select {
 		case <-ctx.Done():
+			if d.ctx.Err() == nil {
+				d.Logger.Warn("a2a_push_given_up", "task_id", c.TaskID, "tries", n, "reason", "the task's deliveries took longer than their cap (AGENTIK_PUSH_TIMEOUT)")
+			}
 			return
 		case <-time.After(d.Backoff(n)):
 		}
@@ -443,9 +692,11 @@ func (d *PushDeliverer) attempt(ctx context.Context, c PushConfig, id string, bo
 	ts := time.Now().Unix()
 	req.Header.Set("webhook-id", id)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
-	if d.Secret != nil {
-		req.Header.Set("webhook-signature", webhook.Sign(d.Secret, id, ts, body))
+	key, err := d.Handler.pushKey(ctx) // pushkey.go
+	if err != nil {
+		return 0, err
 	}
+	req.Header.Set("webhook-signature", key.sign(id, ts, body))
 	if c.Token != "" {
 		req.Header.Set("X-A2A-Notification-Token", c.Token)
 	}

@@ -226,6 +226,7 @@ var restStatuses = map[int]restStatus{
 	codeUnsupported:     {http.StatusBadRequest, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION"},
 	codeContentType:     {http.StatusBadRequest, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED"},
 	codeNoExtendedCard:  {http.StatusBadRequest, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED"},
+	codeLimited:         {http.StatusTooManyRequests, "RESOURCE_EXHAUSTED", "RESOURCE_EXHAUSTED"},
 }
 
 // agentStatuses are agentik's errors that JSON-RPC can only call
@@ -234,8 +235,8 @@ var agentStatuses = map[string]restStatus{
 	agent.CodeNotFound:      {http.StatusNotFound, "NOT_FOUND", "INVALID_REQUEST"}, // an agent of the path
 	agent.CodeUnauthorized:  {http.StatusUnauthorized, "UNAUTHENTICATED", "UNAUTHENTICATED"},
 	agent.CodeForbidden:     {http.StatusForbidden, "PERMISSION_DENIED", "UNAUTHORIZED"},
-	agent.CodeRateLimited:   {http.StatusTooManyRequests, "RESOURCE_EXHAUSTED", "INTERNAL_ERROR"},
-	agent.CodeQuotaExceeded: {http.StatusTooManyRequests, "RESOURCE_EXHAUSTED", "INTERNAL_ERROR"},
+	agent.CodeRateLimited:   {http.StatusTooManyRequests, "RESOURCE_EXHAUSTED", "RATE_LIMITED"},
+	agent.CodeQuotaExceeded: {http.StatusTooManyRequests, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED"},
 	agent.CodeUnavailable:   {http.StatusServiceUnavailable, "UNAVAILABLE", "INTERNAL_ERROR"},
 }
 
@@ -249,7 +250,7 @@ func restBody(e *rpcError) (int, map[string]any) {
 	meta := map[string]string{}
 	if code, ok := e.Data["code"].(string); ok {
 		meta["code"] = code
-		if s, ok := agentStatuses[code]; ok && (e.Code == codeInternal || e.Code == codeInvalidRequest) {
+		if s, ok := agentStatuses[code]; ok && (e.Code == codeInternal || e.Code == codeInvalidRequest || e.Code == codeLimited) {
 			st = s
 		}
 	}

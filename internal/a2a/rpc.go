@@ -24,6 +24,13 @@ const (
 	codeUnsupported     = -32004
 	codeContentType     = -32005
 	codeNoExtendedCard  = -32007
+	// codeLimited is agentik's own (an application-defined code, outside
+	// JSON-RPC's reserved range, as A2A has none for it): the caller's
+	// budget or rate limit refuses the request, a client's condition
+	// (HTTP 429), not the server's failure; data.code says which
+	// (quota_exceeded, rate_limited) and the message names the budget
+	// and when it resets.
+	codeLimited = -31429
 )
 
 // rpcError is a JSON-RPC error object; Data carries agentik's code.
@@ -62,6 +69,8 @@ func (h *Handler) toRPC(method string, err error) *rpcError {
 		code = codeTaskNotFound
 	case agent.CodeBusy, agent.CodeConflict:
 		code = codeUnsupported
+	case agent.CodeQuotaExceeded, agent.CodeRateLimited:
+		code = codeLimited
 	}
 	return &rpcError{Code: code, Message: e.Message, Data: map[string]any{"code": e.Code}}
 }

@@ -187,9 +187,17 @@ type (
 		PushNotifications bool `json:"pushNotifications"`
 		ExtendedAgentCard bool `json:"extendedAgentCard"`
 	}
-	// SecurityScheme is one way to authenticate.
+	// SecurityScheme is one way to authenticate, in both shapes at once:
+	// A2A 1.0's (the oneof field httpAuthSecurityScheme, which 1.0
+	// clients and a2a-go 1.x read) and 0.3's JSON Schema shape (type,
+	// scheme, which a2a-go 0.3 requires of every scheme: it refuses a
+	// card with a scheme without type). Each reader ignores the other's
+	// fields.
 	SecurityScheme struct {
-		HTTPAuth *HTTPAuthScheme `json:"httpAuthSecurityScheme,omitempty"`
+		HTTPAuth       *HTTPAuthScheme `json:"httpAuthSecurityScheme,omitempty"`
+		V03Type        string          `json:"type,omitempty"`
+		V03Scheme      string          `json:"scheme,omitempty"`
+		V03Description string          `json:"description,omitempty"`
 	}
 	// HTTPAuthScheme is HTTP authentication, e.g. Bearer.
 	HTTPAuthScheme struct {

@@ -179,7 +179,7 @@ func checkUser(u *User) error {
 		if a, err := mail.ParseAddress(u.Email); err != nil || a.Address != u.Email || len(u.Email) > 320 {
 			return Errorf(CodeBadRequest, "email %q is not an address (name@example.com)", Shorten(u.Email, 80))
 		}
-		u.Email = strings.ToLower(u.Email)
+		u.Email = NormalEmail(u.Email)
 	}
 	switch u.Role {
 	case RoleAdmin, RoleMember:
@@ -402,6 +402,36 @@ func (a *Accounts) Standing(ctx context.Context, ids []string) (map[string]Stand
 	return a.st.Standing(ctx, ids)
 }
 
+// NormalEmail is the form in which emails are stored and compared: trimmed
+// and ASCII-lowercased only. Unicode case folding would make distinct
+// addresses one (U+212A KELVIN SIGN folds to "k": "\u212Aate@…" would sign
+// in as kate@…), and mail systems do not fold them either.
+func NormalEmail(s string) string {
+	s = strings.TrimSpace(s)
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// EmailIn reports whether email is one of list (AGENTIK_ADMINS), both
+// compared as NormalEmail.
+func EmailIn(list []string, email string) bool {
+	email = NormalEmail(email)
+	if email == "" {
+		return false
+	}
+	for _, e := range list {
+		if NormalEmail(e) == email {
+			return true
+		}
+	}
+	return false
+}
+
 // SignIn is a person an identity provider (OIDC, a trusted proxy) vouches
 // for.
 type SignIn struct {
@@ -418,6 +448,7 @@ type SignIn struct {
 // disabled user is unauthorized; an uninvited one forbidden. Nothing is
 // created when it fails.
 func (a *Accounts) SignIn(ctx context.Context, in SignIn) (User, error) {
+	in.Email = NormalEmail(in.Email)
 	u, err := a.st.UserBySubject(ctx, in.Issuer, in.Subject)
 	switch {
 	case err == nil:

@@ -73,8 +73,14 @@ type Settings struct {
 	Signup            string        // AGENTIK_SIGNUP: password accounts (agent.Signup…)
 	AuditTTL          time.Duration // AGENTIK_AUDIT_TTL; 0 keeps the audit log forever
 	// SecretKey (AGENTIK_SECRET_KEY) seals the OAuth tokens of remote MCP
-	// servers at rest; "": they are kept in memory only.
+	// servers at rest ("": they are kept in memory only) and derives the
+	// A2A push signing key.
 	SecretKey string
+	// PushAllow (AGENTIK_PUSH_ALLOW) opens internal addresses to A2A
+	// pushes; PushTimeout (AGENTIK_PUSH_TIMEOUT) caps one task's push
+	// deliveries (0: a2a's default).
+	PushAllow   a2a.PushAllow
+	PushTimeout time.Duration
 	// OAuthRedirect (AGENTIK_MCP_OAUTH_REDIRECT_URL) is agentik's
 	// /agentik/oauth/callback as browsers reach it; "": on the listen address.
 	OAuthRedirect string
@@ -153,7 +159,7 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 	// following the server's own A2A handler (its sends tell it of a
 	// config stored after the task settled), placed before the server
 	// serves.
-	pusher := &a2a.PushDeliverer{Handler: srv.A2A(), Secret: cfg.WebhookSecret, Logger: log}
+	pusher := &a2a.PushDeliverer{Handler: srv.A2A(), Logger: log, TaskTimeout: cfg.PushTimeout}
 	if err := pusher.Start(ctx); err != nil {
 		return fmt.Errorf("a2a push: %w", err)
 	}
@@ -397,6 +403,7 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		OIDC: cfg.OIDC, TrustedUserHeader: cfg.TrustedUserHeader, TrustedAdmins: cfg.Admins, TrustedInviteOnly: cfg.InviteOnly,
 		MaxImportBytes: cfg.MaxImportBytes,
 		Signup:         cfg.Signup,
+		PushAllow:      cfg.PushAllow, SecretKey: cfg.SecretKey,
 	}
 	if tools != nil {
 		scfg.Tools = tools

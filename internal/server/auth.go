@@ -66,7 +66,7 @@ func (s *Server) principal(r *http.Request) (agent.Principal, cred, bool) {
 // sign-in page and the bundle.
 func public(r *http.Request) bool {
 	p := r.URL.Path
-	return p == "/health" || p == "/ready" || p == "/login" || passwordPath(p) || p == "/auth/oidc/login" || p == "/auth/oidc/callback" || p == oauthCallbackPath || strings.HasPrefix(p, assets.Prefix)
+	return p == "/health" || p == "/ready" || p == "/login" || passwordPath(p) || p == resourceMetadataRoot || p == resourceMetadataPath || p == "/auth/oidc/login" || p == "/auth/oidc/callback" || p == oauthCallbackPath || strings.HasPrefix(p, assets.Prefix)
 }
 
 // requireAuth resolves r's principal into its context (the Runner decides
@@ -97,7 +97,7 @@ func (s *Server) requireAuth(w http.ResponseWriter, r *http.Request) (*http.Requ
 		http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 		return nil, nil, false
 	}
-	w.Header().Set("WWW-Authenticate", `Bearer realm="agentik"`)
+	w.Header().Set("WWW-Authenticate", s.resourceChallenge(r)) // protected.go
 	s.writeError(w, r, agent.Errorf(agent.CodeUnauthorized, "an API key is required: send Authorization: Bearer <key> (yours, or one of AGENTIK_API_KEYS)"))
 	return nil, nil, false
 }
@@ -161,8 +161,8 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.passwordLogin(w, r, email, pw, next) // password.go
 		return
 	}
-	if u, _, err := s.people.login(r, key); err == nil {
-		s.setUserSession(w, r, u.ID)
+	if u, k, err := s.people.login(r, key); err == nil {
+		s.setUserSession(w, r, u.ID, k.ID)
 		http.Redirect(w, r, localPath(next), http.StatusSeeOther)
 		return
 	}
@@ -194,7 +194,7 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	id, expires, ok := s.session(r)
 	if !ok {
 		if c, err := r.Cookie(sessionCookie); err == nil {
-			_, id, expires, ok = s.people.parseSession(r.Context(), c.Value)
+			_, id, _, expires, ok = s.people.parseSession(r.Context(), c.Value)
 		}
 	}
 	if ok {

@@ -47,6 +47,10 @@ type OIDCConfig struct {
 	Signup     string
 	Admins     []string // emails that are admins (AGENTIK_ADMINS)
 	AdminGroup string   // a groups claim value that makes an admin (AGENTIK_OIDC_ADMIN_GROUP)
+	// TrustUnverifiedEmail trusts an email whose email_verified claim is
+	// absent (AGENTIK_OIDC_TRUST_UNVERIFIED_EMAIL=on), for a provider that
+	// verifies every address and never says so; false is never trusted.
+	TrustUnverifiedEmail bool
 }
 
 // oidcFlowTTL bounds a sign-in at the provider.
@@ -112,11 +116,7 @@ func (s *Server) oidcRedirect(r *http.Request) string {
 	if s.cfg.OIDC.RedirectURL != "" {
 		return s.cfg.OIDC.RedirectURL
 	}
-	scheme := "http"
-	if s.secure(r) {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + "/auth/oidc/callback"
+	return s.origin(r) + "/auth/oidc/callback" // protected.go
 }
 
 func (s *Server) oauth(p *oidc.Provider, redirect string) *oauth2.Config {
@@ -176,13 +176,59 @@ func (s *Server) flow(r *http.Request) (oidcFlow, error) {
 	return f, nil
 }
 
-// oidcClaims are the ID token's claims agentik reads.
+// oidcClaims are the claims agentik reads, from the ID token and, for
+// those it lacks, from the UserInfo endpoint (OIDC Core §5.4: a
+// conformant provider may answer the email and profile scopes there only).
 type oidcClaims struct {
 	Email         string   `json:"email"`
 	EmailVerified *bool    `json:"email_verified"`
 	Name          string   `json:"name"`
 	PreferredName string   `json:"preferred_username"`
 	Groups        []string `json:"groups"`
+}
+
+// lacks reports whether claims agentik uses are missing from cl.
+func (cl oidcClaims) lacks(o *OIDCConfig) bool {
+	return cl.Email == "" || cl.Name == "" && cl.PreferredName == "" || o.AdminGroup != "" && cl.Groups == nil
+}
+
+// fill takes from ui the claims cl lacks; an email comes with its own
+// email_verified, never with the other source's.
+func (cl *oidcClaims) fill(ui oidcClaims) {
+	if cl.Email == "" && ui.Email != "" {
+		cl.Email, cl.EmailVerified = ui.Email, ui.EmailVerified
+	}
+	if cl.Name == "" {
+		cl.Name = ui.Name
+	}
+	if cl.PreferredName == "" {
+		cl.PreferredName = ui.PreferredName
+	}
+	if cl.Groups == nil {
+		cl.Groups = ui.Groups
+	}
+}
+
+// userInfo reads the claims the ID token lacks from the provider's
+// UserInfo endpoint with the access token; its sub must be the ID
+// token's (OIDC Core §5.3.2), else the answer is about someone else.
+func (s *Server) userInfo(ctx context.Context, p *oidc.Provider, tok *oauth2.Token, subject string, cl *oidcClaims) error {
+	if p.UserInfoEndpoint() == "" || tok.AccessToken == "" {
+		return nil
+	}
+	ui, err := p.UserInfo(ctx, oauth2.StaticTokenSource(tok))
+	if err != nil {
+		return fmt.Errorf("the provider's UserInfo endpoint did not answer: %w", err)
+	}
+	if ui.Subject != subject {
+		return fmt.Errorf("the provider's UserInfo names another subject (%q) than the ID token (%q)", agent.Shorten(ui.Subject, 60), agent.Shorten(subject, 60))
+	}
+	var more oidcClaims
+	if err := ui.Claims(&more); err != nil {
+		return fmt.Errorf("the provider's UserInfo claims are unreadable: %w", err)
+	}
+	cl.fill(more)
+	return nil
 }
 
 func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request) {
@@ -234,33 +280,41 @@ func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request) {
 		s.oidcFail(w, r, http.StatusBadGateway, "the ID token's claims are unreadable: %v", err)
 		return
 	}
+	if cl.lacks(o) {
+		if err := s.userInfo(r.Context(), p, tok, idt.Subject, &cl); err != nil {
+			s.oidcFail(w, r, http.StatusBadGateway, "%v", err)
+			return
+		}
+	}
 	u, err := s.oidcUser(r.Context(), idt.Issuer, idt.Subject, cl)
 	if err != nil {
 		s.oidcFail(w, r, http.StatusForbidden, "%s", agent.ErrorMessage(err))
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: "", Path: "/auth/oidc/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(r)})
-	s.setUserSession(w, r, u.ID)
+	s.setUserSession(w, r, u.ID, "")
 	s.log.Info("oidc_signed_in", "user_id", u.ID)
 	http.Redirect(w, r, localPath(f.Next), http.StatusSeeOther)
 }
 
 // oidcUser is the account of the person the provider signed in: by
 // issuer + sub; else, invited, the user an admin made with their
-// (verified) email, now linked; else, with open signup, a new member.
-// AGENTIK_ADMINS and the admin group make an admin.
+// verified email, now linked; else, with open signup, a new member.
+// AGENTIK_ADMINS and the admin group make an admin. An email counts only
+// with email_verified true (an absent claim only when the operator
+// trusts it: AGENTIK_OIDC_TRUST_UNVERIFIED_EMAIL); else it names nobody
+// here and is not kept.
 func (s *Server) oidcUser(ctx context.Context, issuer, subject string, cl oidcClaims) (agent.User, error) {
 	a := s.people.accounts
 	if a == nil {
 		return agent.User{}, agent.Errorf(agent.CodeUnavailable, "this server's store keeps no accounts")
 	}
 	o := s.cfg.OIDC
-	email := strings.ToLower(strings.TrimSpace(cl.Email))
-	if cl.EmailVerified != nil && !*cl.EmailVerified {
+	email := agent.NormalEmail(cl.Email)
+	if verified := cl.EmailVerified != nil && *cl.EmailVerified || cl.EmailVerified == nil && o.TrustUnverifiedEmail; !verified {
 		email = "" // an address the provider did not verify names nobody here
 	}
-	admin := email != "" && slices.ContainsFunc(o.Admins, func(e string) bool { return strings.EqualFold(e, email) }) ||
-		o.AdminGroup != "" && slices.Contains(cl.Groups, o.AdminGroup)
+	admin := agent.EmailIn(o.Admins, email) || o.AdminGroup != "" && slices.Contains(cl.Groups, o.AdminGroup)
 	return a.SignIn(ctx, agent.SignIn{Issuer: issuer, Subject: subject, Email: email, Name: firstOf(cl.Name, cl.PreferredName, email, subject),
 		Open: o.Signup != "invite", Admin: admin})
 }
@@ -287,9 +341,9 @@ func (s *Server) trustedHeader(r *http.Request) (agent.Principal, cred, bool) {
 	}
 	email := ""
 	if strings.Contains(v, "@") {
-		email = strings.ToLower(v)
+		email = agent.NormalEmail(v)
 	}
-	admin := email != "" && slices.ContainsFunc(s.cfg.TrustedAdmins, func(e string) bool { return strings.EqualFold(e, email) })
+	admin := agent.EmailIn(s.cfg.TrustedAdmins, email)
 	u, err := s.people.accounts.SignIn(r.Context(), agent.SignIn{Issuer: "header:" + h, Subject: v, Email: email, Name: v, Open: !s.cfg.TrustedInviteOnly, Admin: admin})
 	if err != nil {
 		if c := agent.ErrorCode(err); c != agent.CodeUnauthorized && c != agent.CodeForbidden {

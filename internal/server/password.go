@@ -102,7 +102,7 @@ func (s *Server) passwordLogin(w http.ResponseWriter, r *http.Request, email, pw
 		s.renderLoginPage(w, r, status(code), p)
 		return
 	}
-	s.setUserSession(w, r, u.ID)
+	s.setUserSession(w, r, u.ID, "")
 	http.Redirect(w, r, localPath(next), http.StatusSeeOther)
 }
 
@@ -205,7 +205,7 @@ func (s *Server) handleAPISignup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !u.Pending {
-		s.setUserSession(w, r, u.ID)
+		s.setUserSession(w, r, u.ID, "")
 	}
 	writeJSON(w, http.StatusCreated, u)
 }
@@ -227,7 +227,7 @@ func (s *Server) handleAPIReset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !u.Disabled {
-		s.setUserSession(w, r, u.ID)
+		s.setUserSession(w, r, u.ID, "")
 	}
 	writeJSON(w, http.StatusOK, u)
 }
@@ -279,7 +279,7 @@ func (s *Server) handleSignup(w http.ResponseWriter, r *http.Request) {
 		p.Pending = true
 		s.renderComponent(w, r, http.StatusCreated, web.Signup(p))
 	default:
-		s.setUserSession(w, r, u.ID)
+		s.setUserSession(w, r, u.ID, "")
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 	}
 }
@@ -320,6 +320,6 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
 		return
 	}
-	s.setUserSession(w, r, u.ID)
+	s.setUserSession(w, r, u.ID, "")
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }

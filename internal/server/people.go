@@ -170,11 +170,13 @@ func (p *people) touch(keyID string) {
 	}
 }
 
-// A user's session cookie is "u1.<user>.<id>.<expiry>.<mac>": the user's
-// id, a random id, the Unix second it expires (each base64url), and an
-// HMAC of them keyed by a random secret kept in the database (the same on
-// every instance, across restarts). It holds while its user is active:
-// disabling or deleting the user ends every session at once.
+// A user's session cookie is "u1.<user>.<id>.<expiry>[.<key>].<mac>": the
+// user's id, a random id, the Unix second it expires, for a session made
+// by typing a key into the sign-in form the key's id (each base64url), and
+// an HMAC of them keyed by a random secret kept in the database (the same
+// on every instance, across restarts). It holds while its user is active
+// and, made from a key, while that key is not revoked: disabling or
+// deleting the user, or revoking the key, ends it at once.
 const userSessionPrefix = "u1."
 
 // sessionSecret is the MAC key of user sessions: made once, kept in the
@@ -225,49 +227,59 @@ func (p *people) userSessionMAC(body string, gen int) []byte {
 }
 
 // newSession makes the cookie value of a new session of user id, whose
-// agent.User.SessionGen is gen.
-func (p *people) newSession(id string, gen int, expires time.Time) string {
+// agent.User.SessionGen is gen, made from the key keyID ("": from a
+// password or a provider's sign-in).
+func (p *people) newSession(id string, gen int, keyID string, expires time.Time) string {
 	var sid [16]byte
 	_, _ = rand.Read(sid[:])
 	var exp [8]byte
 	binary.BigEndian.PutUint64(exp[:], uint64(expires.Unix()))
 	enc := base64.RawURLEncoding
 	body := userSessionPrefix + enc.EncodeToString([]byte(id)) + "." + enc.EncodeToString(sid[:]) + "." + enc.EncodeToString(exp[:])
+	if keyID != "" {
+		body += "." + enc.EncodeToString([]byte(keyID))
+	}
 	return body + "." + enc.EncodeToString(p.userSessionMAC(body, gen))
 }
 
 // parseSession reads a user session cookie: its user as the store has
-// them now, the session id and expiry; ok false for anything else,
-// including the session of a deleted user and one made before the user's
-// sessions were ended (agent.User.SessionGen).
-func (p *people) parseSession(ctx context.Context, value string) (u agent.User, id string, expires time.Time, ok bool) {
+// them now, the session id, the key it was made from ("" for none) and
+// its expiry; ok false for anything else, including the session of a
+// deleted user and one made before the user's sessions were ended
+// (agent.User.SessionGen).
+func (p *people) parseSession(ctx context.Context, value string) (u agent.User, id, keyID string, expires time.Time, ok bool) {
 	if p.accounts == nil || !strings.HasPrefix(value, userSessionPrefix) {
-		return agent.User{}, "", time.Time{}, false
+		return agent.User{}, "", "", time.Time{}, false
 	}
 	i := strings.LastIndexByte(value, '.')
 	body, macText := value[:i], value[i+1:]
 	parts := strings.Split(strings.TrimPrefix(body, userSessionPrefix), ".")
 	enc := base64.RawURLEncoding
 	mac, err := enc.DecodeString(macText)
-	if err != nil || len(parts) != 3 || len(mac) != sha256.Size {
-		return agent.User{}, "", time.Time{}, false
+	if err != nil || len(parts) != 3 && len(parts) != 4 || len(mac) != sha256.Size {
+		return agent.User{}, "", "", time.Time{}, false
 	}
 	user, err1 := enc.DecodeString(parts[0])
 	exp, err2 := enc.DecodeString(parts[2])
-	if err1 != nil || err2 != nil || len(exp) != 8 {
-		return agent.User{}, "", time.Time{}, false
+	var key []byte
+	var err3 error
+	if len(parts) == 4 {
+		key, err3 = enc.DecodeString(parts[3])
+	}
+	if err1 != nil || err2 != nil || err3 != nil || len(exp) != 8 || len(parts) == 4 && len(key) == 0 {
+		return agent.User{}, "", "", time.Time{}, false
 	}
 	u, err = p.accounts.Store().User(ctx, string(user))
 	if err != nil {
 		if agent.ErrorCode(err) != agent.CodeNotFound {
 			p.s.log.Error("session_check_failed", "err", err)
 		}
-		return agent.User{}, "", time.Time{}, false
+		return agent.User{}, "", "", time.Time{}, false
 	}
 	if !hmac.Equal(mac, p.userSessionMAC(body, u.SessionGen)) {
-		return agent.User{}, "", time.Time{}, false
+		return agent.User{}, "", "", time.Time{}, false
 	}
-	return u, parts[1], time.Unix(int64(binary.BigEndian.Uint64(exp)), 0), true
+	return u, parts[1], string(key), time.Unix(int64(binary.BigEndian.Uint64(exp)), 0), true
 }
 
 // session resolves a user's session cookie.
@@ -276,15 +288,27 @@ func (p *people) session(r *http.Request) (agent.Principal, cred, bool) {
 	if err != nil {
 		return agent.Principal{}, cred{}, false
 	}
-	u, id, expires, ok := p.parseSession(r.Context(), c.Value)
+	u, id, keyID, expires, ok := p.parseSession(r.Context(), c.Value)
 	if !ok || u.Disabled || !expires.After(p.s.cfg.Clock()) || p.s.isRevoked(r.Context(), id, expires) {
 		return agent.Principal{}, cred{}, false
 	}
-	return u.Principal(), cred{user: u.ID, role: u.Role, session: true, gen: u.SessionGen}, true
+	if keyID != "" { // made from a key: while the key holds
+		st, err := p.accounts.Store().Standing(r.Context(), []string{u.ID})
+		if err != nil {
+			p.s.log.Error("session_check_failed", "err", err)
+			return agent.Principal{}, cred{}, false
+		}
+		if su, ok := st[u.ID]; !ok || !slices.Contains(su.Keys, keyID) {
+			return agent.Principal{}, cred{}, false
+		}
+	}
+	return u.Principal(), cred{user: u.ID, role: u.Role, session: true, gen: u.SessionGen, keyID: keyID}, true
 }
 
-// setUserSession signs r's client in as user id.
-func (s *Server) setUserSession(w http.ResponseWriter, r *http.Request, id string) {
+// setUserSession signs r's client in as user id, with the key keyID
+// ("": a password's or a provider's sign-in): such a session ends with
+// the key.
+func (s *Server) setUserSession(w http.ResponseWriter, r *http.Request, id, keyID string) {
 	gen := 0
 	if u, err := s.people.accounts.Store().User(r.Context(), id); err == nil {
 		gen = u.SessionGen
@@ -292,7 +316,7 @@ func (s *Server) setUserSession(w http.ResponseWriter, r *http.Request, id strin
 	s.audit().RecordAs(r.Context(), id, agent.AuditSignIn, id, map[string]string{"method": signInMethod(r)}) // audit.go
 	expires := s.cfg.Clock().Add(s.cfg.SessionTTL)
 	http.SetCookie(w, &http.Cookie{
-		Name: sessionCookie, Value: s.people.newSession(id, gen, expires), Path: "/",
+		Name: sessionCookie, Value: s.people.newSession(id, gen, keyID, expires), Path: "/",
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(r),
 		Expires: expires, MaxAge: int(s.cfg.SessionTTL / time.Second),
 	})

@@ -54,7 +54,7 @@ func (s *Server) newConversation(ctx context.Context, slug string) (agent.Conver
 // newA2A is the A2A handler (internal/a2a).
 func (s *Server) newA2A() *a2a.Handler {
 	kv, _ := s.store.(a2a.KV)
-	return a2a.New(a2a.Config{KV: kv,
+	return a2a.New(a2a.Config{KV: kv, PushAllow: s.cfg.PushAllow, SecretKey: s.cfg.SecretKey,
 		Runner: s.runner, Broker: s.broker, Agents: s.agents, Default: s.defaultAgent, NewConversation: s.newConversation,
 		Auth: s.authOn(), Heartbeat: s.cfg.Heartbeat, Streams: s.streams, Logger: s.log,
 	})
@@ -77,7 +77,8 @@ func (s *Server) newMCP() *mcpserve.Handler {
 }
 
 // openCard reports whether r asks for the default agent's A2A card,
-// which A2A clients fetch before they know they need a key.
+// which A2A clients fetch before they know they need a key, or the A2A
+// push key that receivers verify pushes with.
 func openCard(r *http.Request) bool {
-	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path == a2a.CardPath
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && (r.URL.Path == a2a.CardPath || r.URL.Path == a2a.PushKeysPath)
 }

@@ -108,6 +108,10 @@ func (s *Server) routes() http.Handler {
 	mount(mux, s.a2a.Routes())      // A2A: agent cards, /a2a/{slug} JSON-RPC (internal/a2a)
 	mount(mux, s.newMCP().Routes()) // MCP server /mcp: agents as tools (internal/mcpserve)
 
+	// RFC 9728 metadata of /mcp, for OAuth-first MCP clients (protected.go).
+	mux.HandleFunc("GET "+resourceMetadataRoot, s.handleResourceMetadata)
+	mux.HandleFunc("GET "+resourceMetadataPath, s.handleResourceMetadata)
+
 	// Front-end streams: the AI SDK's useChat (internal/aisdk) and AG-UI (internal/agui).
 	mount(mux, s.aisdk.Routes())
 	mount(mux, s.agui.Routes())

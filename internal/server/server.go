@@ -144,6 +144,10 @@ type Config struct {
 	TrustedUserHeader string
 	TrustedAdmins     []string
 	TrustedInviteOnly bool
+	// PushAllow opens internal addresses to A2A pushes (AGENTIK_PUSH_ALLOW);
+	// SecretKey (AGENTIK_SECRET_KEY) derives their signing key.
+	PushAllow a2a.PushAllow
+	SecretKey string
 	// Accounts manages users and their keys; nil: over the Store, when it
 	// implements agent.UserStore (then per-user keys sign in).
 	Accounts *agent.Accounts

@@ -78,7 +78,7 @@ if (phase === "main") {
   const card = client.agentCard;
   out.card = {
     name: card.name, skills: card.skills.map((s) => s.id), streaming: card.capabilities?.streaming,
-    schemes: Object.keys(card.securitySchemes ?? {}), bearer: card.securitySchemes?.bearer?.scheme?.value?.scheme,
+    schemes: Object.keys(card.securitySchemes ?? {}), bearer: card.securitySchemes?.bearer?.httpAuthSecurityScheme?.scheme, bearer_v03: card.securitySchemes?.bearer?.type + " " + card.securitySchemes?.bearer?.scheme,
     url: card.supportedInterfaces[0]?.url, binding: card.supportedInterfaces[0]?.protocolBinding,
   };
   const slugClient = await factoryFor(key).createFromUrl(base + "/a2a/agentik/");
@@ -138,7 +138,11 @@ if (phase === "main") {
     out.approval.again = e.constructor.name;
   }
 
-  // Push notifications: a receiver gets the settled task, signed.
+  // Push notifications: a receiver gets the settled task, signed with
+  // agentik's push key (Standard Webhooks v1a, Ed25519, its public half
+  // published as a JWKS), not with the turn.ended webhooks' secret.
+  const jwks = await (await fetch(base + "/a2a/push-keys")).json();
+  const pushKey = crypto.createPublicKey({ key: jwks.keys[0], format: "jwk" });
   const pushes = [];
   let pushed;
   const gotPush = new Promise((r) => (pushed = r));
@@ -146,10 +150,13 @@ if (phase === "main") {
     let body = "";
     req.on("data", (c) => (body += c));
     req.on("end", () => {
+      const signedText = `${req.headers["webhook-id"]}.${req.headers["webhook-timestamp"]}.${body}`;
       const secret = Buffer.from(process.env.AGENTIK_WEBHOOK_SECRET.slice(6), "base64");
-      const want = "v1," + crypto.createHmac("sha256", secret).update(`${req.headers["webhook-id"]}.${req.headers["webhook-timestamp"]}.${body}`).digest("base64");
+      const hmac = "v1," + crypto.createHmac("sha256", secret).update(signedText).digest("base64");
+      const sig = req.headers["webhook-signature"] ?? "";
+      const signed = sig.startsWith("v1a,") && crypto.verify(null, Buffer.from(signedText), pushKey, Buffer.from(sig.slice(4), "base64"));
       const task = JSON.parse(body).task;
-      pushes.push({ token: req.headers["x-a2a-notification-token"], signed: req.headers["webhook-signature"] === want, state: task?.status?.state, text: task?.artifacts?.[0]?.parts?.[0]?.text, id: task?.id });
+      pushes.push({ token: req.headers["x-a2a-notification-token"], signed, webhook_secret: sig.includes(hmac), state: task?.status?.state, text: task?.artifacts?.[0]?.parts?.[0]?.text, id: task?.id });
       res.writeHead(200).end();
       if (task?.status?.state === "TASK_STATE_COMPLETED") pushed();
     });

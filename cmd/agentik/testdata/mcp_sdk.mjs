@@ -4,6 +4,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { discoverOAuthProtectedResourceMetadata, extractResourceMetadataUrl } from "@modelcontextprotocol/sdk/client/auth.js";
 
 const base = process.env.AGENTIK_URL;
 const key = process.env.AGENTIK_KEY;
@@ -115,6 +116,14 @@ try {
 } catch (e) {
   out.wrong_key = String(e.message ?? e);
 }
+// An OAuth-first client's discovery (RFC 9728): the 401's
+// resource_metadata, then the document it names, and the well-known
+// fallback the SDK tries without it.
+const unauth = await fetch(base + "/mcp", { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }) });
+const prmURL = extractResourceMetadataUrl(unauth);
+out.prm = { status: unauth.status, url: prmURL?.href };
+out.prm.doc = await discoverOAuthProtectedResourceMetadata(new URL(base + "/mcp"), { resourceMetadataUrl: prmURL });
+out.prm.fallback = await discoverOAuthProtectedResourceMetadata(new URL(base + "/mcp"));
 await client.close();
 await eclient.close();
 console.log(JSON.stringify(out));

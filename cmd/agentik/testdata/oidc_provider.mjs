@@ -1,13 +1,19 @@
 // A real OpenID provider for the tests: node-oidc-provider (a certified
-// implementation) with one confidential client that must use PKCE, and
-// its development login (any login, any password). A login starting
-// with "ops-" is in the groups claim's "agentik-admins" (with the profile
-// scope), every login in "staff". Usage:
+// implementation) in its default, conformant configuration (the ID token
+// of the code flow carries sub only; email, name and groups come from
+// the UserInfo endpoint, OIDC Core §5.4) with one confidential client that
+// must use PKCE, and its development login (any login, any password).
+// A login's email is the login if it has an "@", else LOGIN@example.com,
+// verified (with OIDC_NO_EMAIL_VERIFIED=1 the provider knows no
+// email_verified claim at all). A login starting with "ops-" is in the
+// groups claim's "agentik-admins" (with the profile scope), every login
+// in "staff". Usage:
 //   node oidc_provider.mjs PORT REDIRECT_URI
 // It prints {"issuer": …} on stdout once it listens.
 import Provider from 'oidc-provider';
 
 const [port, redirect] = process.argv.slice(2);
+const noVerified = process.env.OIDC_NO_EMAIL_VERIFIED === '1';
 const issuer = `http://127.0.0.1:${port}`;
 const provider = new Provider(issuer, {
   clients: [{
@@ -20,15 +26,15 @@ const provider = new Provider(issuer, {
   }],
   pkce: { required: () => true },
   features: { devInteractions: { enabled: true } },
-  conformIdTokenClaims: false, // email and name in the ID token itself
-  claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'groups'] },
+  claims: { openid: ['sub'], email: noVerified ? ['email'] : ['email', 'email_verified'], profile: ['name', 'groups'] },
   cookies: { keys: ['test-cookie-key'] },
   async findAccount(ctx, sub) {
     return {
       accountId: sub,
       async claims() {
         const groups = sub.startsWith('ops-') ? ['staff', 'agentik-admins'] : ['staff'];
-        return { sub, email: `${sub}@example.com`, email_verified: true, name: sub, groups };
+        const email = sub.includes('@') ? sub : `${sub}@example.com`;
+        return noVerified ? { sub, email, name: sub, groups } : { sub, email, email_verified: true, name: sub, groups };
       },
     };
   },
