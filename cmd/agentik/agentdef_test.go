@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -567,5 +568,76 @@ func TestDelegationSurvivesKill9(t *testing.T) {
 	getJSON(t, p.url("/agentik/conversations/"+child.ID), &cc)
 	if cc.Parent == nil || cc.Parent.ConversationID != conv.ID {
 		t.Errorf("child after the restart %+v", cc)
+	}
+}
+
+// TestCodeAgentTakesAMembersSlug: ann's private agent writer (a
+// conversation, a schedule and her editor's delegation name it) does not
+// stop the server from starting once AGENTIK_AGENTS defines writer: the
+// operator's writer is the one everyone resolves, ann's moved to
+// writer-2 with its versions, what named it follows, its new version
+// says renamed_from, and the log says agent_renamed.
+func TestCodeAgentTakesAMembersSlug(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "agentik.db")
+	tm := startTeam(t, db)
+	ann := tm.ann.key
+	must(t, ann, "POST", tm.p.url("/agentik/agents"), `{"slug":"writer","name":"Ann's writer","instructions":"ann's own writer"}`, nil)
+	must(t, ann, "PATCH", tm.p.url("/agentik/agents/writer"), `{"description":"second version"}`, nil)
+	must(t, ann, "POST", tm.p.url("/agentik/agents"), `{"slug":"editor","tools":["agent__writer"]}`, nil)
+	var conv agent.Conversation
+	must(t, ann, "POST", tm.p.url("/agentik/conversations"), `{"agent":"writer"}`, &conv)
+	must(t, ann, "POST", tm.p.url("/agentik/conversations/"+conv.ID+"/send"), `{"content":[{"type":"text","body":"draft"}]}`, nil)
+	var sc agent.Schedule
+	must(t, ann, "POST", tm.p.url("/agentik/schedules"), `{"agent":"writer","prompt":"write daily","rrule":"FREQ=DAILY"}`, &sc)
+	if err := tm.p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	_ = tm.p.cmd.Wait()
+
+	file := filepath.Join(t.TempDir(), "agents.json")
+	if err := os.WriteFile(file, []byte(`{"agents":[{"slug":"writer","name":"The operator's writer","instructions":"the operator's writer"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, freeAddr(t), db, append(slices.Clone(tm.env), "AGENTIK_AGENTS="+file)...)
+
+	for who, key := range map[string]string{"ann": ann, "bob": tm.bob.key} {
+		var w agent.AgentDef
+		must(t, key, "GET", p.url("/agentik/agents/writer"), "", &w)
+		if !w.ReadOnly || w.Instructions != "the operator's writer" || w.Version != 1 {
+			t.Errorf("writer for %s is not the operator's: %+v", who, w)
+		}
+	}
+	var moved agent.AgentDef
+	must(t, ann, "GET", p.url("/agentik/agents/writer-2"), "", &moved)
+	if moved.Owner != tm.ann.id || moved.RenamedFrom != "writer" || moved.Version != 3 || moved.Instructions != "ann's own writer" || moved.Description != "second version" || moved.ReadOnly {
+		t.Errorf("ann's writer after the restart: %+v", moved)
+	}
+	if code, b := call(t, tm.bob.key, "GET", p.url("/agentik/agents/writer-2"), ""); code != 404 {
+		t.Errorf("bob reads ann's private writer-2: %d %s", code, b)
+	}
+	var ed agent.AgentDef
+	must(t, ann, "GET", p.url("/agentik/agents/editor"), "", &ed)
+	if !slices.Equal(ed.Tools, []string{"agent__writer-2"}) || ed.Version != 2 {
+		t.Errorf("ann's editor still delegates to %v (version %d), want agent__writer-2", ed.Tools, ed.Version)
+	}
+	var c agent.Conversation
+	must(t, ann, "GET", p.url("/agentik/conversations/"+conv.ID), "", &c)
+	if c.Agent != "writer-2" {
+		t.Errorf("ann's conversation names agent %q, want writer-2", c.Agent)
+	}
+	var scs struct{ Schedules []agent.Schedule }
+	must(t, ann, "GET", p.url("/agentik/schedules"), "", &scs)
+	if len(scs.Schedules) != 1 || scs.Schedules[0].Agent != "writer-2" {
+		t.Errorf("ann's schedules after the restart: %+v", scs.Schedules)
+	}
+	// Her conversation runs on her agent, not on the operator's.
+	must(t, ann, "POST", p.url("/agentik/conversations/"+conv.ID+"/send"), `{"content":[{"type":"text","body":"again"}]}`, nil)
+	reqs := tm.fake.Requests()
+	if got := systemOf(reqs[len(reqs)-1]); !strings.Contains(got, "ann's own writer") {
+		t.Errorf("ann's conversation ran with system prompt %q, want her writer's", got)
+	}
+	if !strings.Contains(p.logs.String(), "msg=agent_renamed from=writer to=writer-2 owner="+tm.ann.id) {
+		t.Errorf("no agent_renamed log line; logs:\n%s", p.logs)
 	}
 }

@@ -75,10 +75,14 @@ type AgentDef struct {
 	Version int    `json:"version"`
 	// ReadOnly marks an agent defined as code (AGENTIK_AGENTS, or the
 	// default): the API and the UI do not change it.
-	ReadOnly  bool      `json:"read_only"`
-	Deleted   bool      `json:"deleted,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ReadOnly bool `json:"read_only"`
+	// RenamedFrom is the slug an agent made in the UI or the API had
+	// before an agent defined as code took it (DefineAgents): its owner
+	// reads here why the agent moved.
+	RenamedFrom string    `json:"renamed_from,omitempty"`
+	Deleted     bool      `json:"deleted,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // AgentChange is a create or an edit of an agent: nil fields stay as they
@@ -112,6 +116,12 @@ type AgentStore interface {
 	// any other must follow the latest stored version (conflict when an
 	// edit came first). Deleted marks the agent deleted.
 	SaveAgent(ctx context.Context, def AgentDef) error
+	// RenameAgent moves agent from, with every version, to def.Slug and
+	// stores def as its next version; whatever names from then names
+	// def.Slug: conversations, schedules, memory, and the delegations of
+	// agents not defined as code (each as its next version). One
+	// transaction: all of it or nothing.
+	RenameAgent(ctx context.Context, from string, def AgentDef) error
 }
 
 // Parent links a delegated child conversation to the tool call of its
@@ -154,6 +164,17 @@ func (r *Runner) DefineAgents(ctx context.Context) error {
 	if !slices.ContainsFunc(defs, func(d AgentDef) bool { return d.Slug == DefaultAgent }) {
 		defs = append([]AgentDef{r.defaultAgent()}, defs...)
 	}
+	// Code-defined slugs win: an agent made in the UI or the API that holds
+	// one moves to a free slug first.
+	for _, d := range defs {
+		old, err := r.agents().Agent(ctx, d.Slug)
+		if err == nil && !old.ReadOnly {
+			err = r.yieldSlug(ctx, old, defs)
+		}
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("define agent %s: %w", d.Slug, err)
+		}
+	}
 	for _, d := range defs {
 		d.ReadOnly = true
 		if d.Visibility == "" {
@@ -172,8 +193,6 @@ func (r *Runner) DefineAgents(ctx context.Context) error {
 			d.Version = 1
 		case err != nil:
 			return fmt.Errorf("define agent %s: %w", d.Slug, err)
-		case !old.ReadOnly:
-			return fmt.Errorf("define agent %s: the slug is taken by an agent made in the UI or the API; rename one of them", d.Slug)
 		case sameDefinition(old, d):
 			continue
 		default:
@@ -203,6 +222,28 @@ func (r *Runner) DefineAgents(ctx context.Context) error {
 			}
 		}
 	}
+	return nil
+}
+
+// yieldSlug moves old, an agent made in the UI or the API, off the slug an
+// agent of defs takes, to the first free slug-2, slug-3… (none of defs'
+// either), with its versions and whatever names it (AgentStore.RenameAgent).
+// Its new version says renamed_from; the log says agent_renamed.
+func (r *Runner) yieldSlug(ctx context.Context, old AgentDef, defs []AgentDef) error {
+	reserved := make([]string, 0, len(defs))
+	for _, d := range defs {
+		reserved = append(reserved, d.Slug)
+	}
+	to, err := r.freeSlug(ctx, old.Slug, reserved...)
+	if err != nil {
+		return err
+	}
+	d := old
+	d.Slug, d.RenamedFrom, d.Version, d.UpdatedAt = to, old.Slug, old.Version+1, r.now()
+	if err := r.agents().RenameAgent(ctx, old.Slug, d); err != nil {
+		return fmt.Errorf("rename agent %s to %s: %w", old.Slug, to, err)
+	}
+	r.log.Warn("agent_renamed", "from", old.Slug, "to", to, "owner", old.Owner, "reason", "AGENTIK_AGENTS defines the slug")
 	return nil
 }
 
@@ -330,13 +371,16 @@ func (r *Runner) CreateAgent(ctx context.Context, ch AgentChange) (AgentDef, err
 	return d, nil
 }
 
-// freeSlug is the first of slug-2, slug-3… that no agent holds (cut to
-// fit the slug's 40 characters).
-func (r *Runner) freeSlug(ctx context.Context, slug string) (string, error) {
+// freeSlug is the first of slug-2, slug-3… that no agent holds and that is
+// not reserved (cut to fit the slug's 40 characters).
+func (r *Runner) freeSlug(ctx context.Context, slug string, reserved ...string) (string, error) {
 	for n := 2; n < 1000; n++ {
 		suffix := fmt.Sprintf("-%d", n)
 		base := strings.TrimRight(slug[:min(len(slug), 40-len(suffix))], "-")
 		try := base + suffix
+		if slices.Contains(reserved, try) {
+			continue
+		}
 		if _, err := r.agents().Agent(ctx, try); errors.Is(err, ErrNotFound) {
 			return try, nil
 		} else if err != nil {
@@ -712,6 +756,46 @@ func (m *memAgentStore) AgentVersion(_ context.Context, slug string, version int
 		return AgentDef{}, Errorf(CodeNotFound, "agent %q has no version %d", Shorten(slug, 60), version)
 	}
 	return vs[version-1], nil
+}
+
+func (m *memAgentStore) RenameAgent(_ context.Context, from string, d AgentDef) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	vs := m.defs[from]
+	if d.Version != len(vs)+1 || len(m.defs[d.Slug]) > 0 {
+		return Errorf(CodeConflict, "agent %q changed meanwhile, or %q is taken", from, d.Slug)
+	}
+	moved := make([]AgentDef, 0, len(vs)+1)
+	for _, v := range vs {
+		v.Slug = d.Slug
+		moved = append(moved, v)
+	}
+	delete(m.defs, from)
+	m.defs[d.Slug] = append(moved, d)
+	for slug, vs := range m.defs {
+		if o, ok := RenameDelegate(vs[len(vs)-1], from, d.Slug, d.UpdatedAt); ok {
+			m.defs[slug] = append(vs, o)
+		}
+	}
+	return nil
+}
+
+// RenameDelegate is the next version of o delegating to to where it
+// delegated to from, if o is not defined as code and did (for an
+// AgentStore's RenameAgent).
+func RenameDelegate(o AgentDef, from, to string, now time.Time) (AgentDef, bool) {
+	if o.ReadOnly || !slices.Contains(o.Tools, DelegatePrefix+from) {
+		return AgentDef{}, false
+	}
+	o.Tools = slices.Clone(o.Tools)
+	for i, p := range o.Tools {
+		if p == DelegatePrefix+from {
+			o.Tools[i] = DelegatePrefix + to
+		}
+	}
+	o.Version++
+	o.UpdatedAt = now
+	return o, true
 }
 
 func (m *memAgentStore) SaveAgent(_ context.Context, d AgentDef) error {

@@ -120,3 +120,95 @@ func (s *Store) SaveAgent(ctx context.Context, d agent.AgentDef) error {
 	}
 	return nil
 }
+
+// RenameAgent implements agent.AgentStore: the agent's rows, its new
+// version, and every column that names it (conversation, schedule,
+// memory_block, memory_change, other agents' delegations) in one
+// transaction on the writer's pool.
+func (s *Store) RenameAgent(ctx context.Context, from string, d agent.AgentDef) error {
+	now := s.now()
+	err := s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var versions []agentVersionRow
+		if err := tx.Where("slug = ?", from).Order("version").Find(&versions).Error; err != nil {
+			return err
+		}
+		for _, v := range versions {
+			def, err := decodeAgent(v.Payload)
+			if err != nil {
+				return err
+			}
+			def.Slug = d.Slug
+			b, err := json.Marshal(def)
+			if err != nil {
+				return err
+			}
+			if err := tx.Exec("UPDATE agent_version SET slug = ?, payload = ? WHERE slug = ? AND version = ?", d.Slug, string(b), from, v.Version).Error; err != nil {
+				return err
+			}
+		}
+		b, err := json.Marshal(d)
+		if err != nil {
+			return err
+		}
+		res := tx.Exec("UPDATE agent_def SET slug = ?, version = ?, deleted = ?, owner = ?, payload = ?, updated_at = ? WHERE slug = ? AND version = ?",
+			d.Slug, d.Version, d.Deleted, d.Owner, string(b), now, from, d.Version-1)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return agent.Errorf(agent.CodeConflict, "agent %q changed meanwhile: read it again and repeat the rename", from)
+		}
+		if err := tx.Create(&agentVersionRow{Slug: d.Slug, Version: d.Version, Payload: string(b), CreatedAt: now}).Error; err != nil {
+			return err
+		}
+		for _, table := range []string{"conversation", "schedule", "memory_block", "memory_change"} {
+			if err := tx.Exec("UPDATE "+table+" SET agent = ? WHERE agent = ?", d.Slug, from).Error; err != nil {
+				return fmt.Errorf("%s: %w", table, err)
+			}
+		}
+		// Delegations: a LIKE finds the candidates ('_' matches any
+		// character: a superset), RenameDelegate decides.
+		var rows []agentRow
+		if err := tx.Where("payload LIKE ?", "%\""+agent.DelegatePrefix+from+"\"%").Find(&rows).Error; err != nil {
+			return err
+		}
+		for _, r := range rows {
+			o, err := decodeAgent(r.Payload)
+			if err != nil {
+				return err
+			}
+			o, ok := agent.RenameDelegate(o, from, d.Slug, d.UpdatedAt)
+			if !ok {
+				continue
+			}
+			ob, err := json.Marshal(o)
+			if err != nil {
+				return err
+			}
+			res := tx.Model(&agentRow{}).Where("slug = ? AND version = ?", o.Slug, o.Version-1).
+				Updates(map[string]any{"version": o.Version, "payload": string(ob), "updated_at": now})
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected == 0 {
+				return agent.Errorf(agent.CodeConflict, "agent %q changed meanwhile", o.Slug)
+			}
+			if err := tx.Create(&agentVersionRow{Slug: o.Slug, Version: o.Version, Payload: string(ob), CreatedAt: now}).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return agent.Errorf(agent.CodeConflict, "slug %q is taken: choose another slug", d.Slug)
+	}
+	if err != nil {
+		var ae *agent.Error
+		if errors.As(err, &ae) {
+			return err
+		}
+		return fmt.Errorf("store: rename agent: %w", err)
+	}
+	s.version.Add(1) // conversation rows changed beside the writer (see readCache)
+	return nil
+}
