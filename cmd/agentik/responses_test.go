@@ -471,7 +471,7 @@ func TestResponsesClients(t *testing.T) {
 			Text, Finish string
 			OutputTokens int `json:"output_tokens"`
 		}
-		Stream struct{ Text, Finish string }
+		Stream  struct{ Text, Finish string }
 		Failed  *struct{ Name, Message string }
 		Retried struct{ Attempts, Users int }
 	}

@@ -347,7 +347,7 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 	var tools *tool.Manager
 	rcfg := agent.Config{Model: model, SystemPrompt: cfg.SystemPrompt, MaxAnswerBytes: cfg.MaxAnswerBytes, Logger: log, Unavailable: unavailable,
 		TurnContext: tel.TurnContext, SummaryModel: cfg.SummaryModel, Titles: cfg.Titles, ApprovalTimeout: cfg.ApprovalTimeout, NoMemory: cfg.NoMemory,
-		Budgets: &agent.Budgets{Default: cfg.DefaultBudget, Log: log.Warn}, // start gives it the store
+		Budgets:      &agent.Budgets{Default: cfg.DefaultBudget, Log: log.Warn}, // start gives it the store
 		DrainTimeout: cfg.DrainTimeout, Continuations: cfg.TurnContinuations}
 	if providers != nil {
 		rcfg.Catalog = providers
