@@ -75,6 +75,8 @@ Settings (environment; a flag overrides its variable):
                     AGENTIK_DEFAULT_BUDGET   every user's token budget, e.g. 2M/month, 500k/day (default: none;
                                              an admin sets a user's own with PATCH /agentik/users/{id})
                     AGENTIK_MAX_SCHEDULES    how many schedules one user may have (default: 100)
+                    AGENTIK_SCHEDULE_MIN_INTERVAL the shortest time a schedule's rule may leave between
+                                             two runs, ≥ 1s (default 1m)
   --allowed-hosts   AGENTIK_ALLOWED_HOSTS    extra Host names to accept (comma-separated; loopback always)
   --allowed-origins AGENTIK_ALLOWED_ORIGINS  extra Origin hosts to accept (comma-separated, * wildcards)
                     AGENTIK_TRUSTED_PROXIES  reverse proxies (comma-separated IPs or CIDRs) whose
@@ -225,6 +227,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			return c, fmt.Errorf("AGENTIK_MAX_SCHEDULES must be how many schedules one user may have (1 or more), like 100, got %q", v)
 		}
 		c.MaxSchedules = n
+	}
+	if v := strings.TrimSpace(getenv("AGENTIK_SCHEDULE_MIN_INTERVAL")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			return c, fmt.Errorf("AGENTIK_SCHEDULE_MIN_INTERVAL must be a duration of 1s or more, like 1m, got %q", v)
+		}
+		c.ScheduleMinInterval = d
 	}
 	for _, p := range splitList(getenv("AGENTIK_TRUSTED_PROXIES")) {
 		pfx, err := netip.ParsePrefix(p)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 	"github.com/agentik/agentik/internal/webhook"
 )
 
@@ -46,14 +48,13 @@ func TestScheduledRunWebhookAndBudget(t *testing.T) {
 	}))
 	defer recv.Close()
 	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"),
-		"AGENTIK_TITLES=first_line", "AGENTIK_DEFAULT_BUDGET=100/day", "AGENTIK_WEBHOOKS="+recv.URL, "AGENTIK_WEBHOOK_SECRET="+a2aSecret)
+		"AGENTIK_TITLES=first_line", "AGENTIK_SCHEDULE_MIN_INTERVAL=1s", "AGENTIK_DEFAULT_BUDGET=100/day", "AGENTIK_WEBHOOKS="+recv.URL, "AGENTIK_WEBHOOK_SECRET="+a2aSecret)
 	tm.fake.Enqueue(llmtest.Reply{Text: "first summary", Usage: &agent.Usage{PromptTokens: 70, CompletionTokens: 10, TotalTokens: 80}})
 	tm.fake.Enqueue(llmtest.Reply{Text: "second summary", Usage: &agent.Usage{PromptTokens: 30, CompletionTokens: 10, TotalTokens: 40}})
 	tm.fake.Enqueue(llmtest.Reply{Text: "a third call: past the budget"})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	created := sse(t, ctx, tm.ann.key, tm.p.url("/agentik/events"), "")
 	// (Titles from the first line: every model call is a run's.)
 	// Four slots two seconds apart, the first now (DTSTART is the
 	// creation time).
@@ -95,31 +96,31 @@ func TestScheduledRunWebhookAndBudget(t *testing.T) {
 		t.Errorf("bob's usage: %+v, want none", rep)
 	}
 
-	// The third slot: ann is past her budget. Its conversation is made,
-	// then the send is refused and the run marked so, all in one tick of
-	// the scheduler; the fourth slot's conversation (the fourth created
-	// event of her stream) comes in a later tick, after that.
-	n := 0
-	for ev := range created {
-		var e struct{ Type string }
-		if json.Unmarshal([]byte(ev.data), &e) == nil && e.Type == "created" {
-			if n++; n == 4 {
-				break
-			}
-		}
-	}
-	if n < 4 {
-		t.Fatalf("%d runs made a conversation within 30 s, want 4; logs:\n%s", n, tm.p.logs)
-	}
+	// The third and fourth slots: ann is past her budget. Each run is
+	// recorded as failed, naming the budget, before any conversation is
+	// made (issue 46, item 13: a refused run left an empty one).
 	var runs struct {
 		Runs []agent.ScheduleRun `json:"runs"`
 	}
-	must(t, tm.ann.key, "GET", tm.p.url("/agentik/schedules/"+sc.ID+"/runs"), "", &runs)
-	if len(runs.Runs) < 3 {
-		t.Fatalf("runs %+v", runs.Runs)
+	testwait.ForErr(t, "the schedule's four runs", func() error {
+		runs.Runs = nil
+		must(t, tm.ann.key, "GET", tm.p.url("/agentik/schedules/"+sc.ID+"/runs"), "", &runs)
+		if len(runs.Runs) < 4 {
+			return fmt.Errorf("%d runs: %+v", len(runs.Runs), runs.Runs)
+		}
+		return nil
+	})
+	for _, r := range runs.Runs[2:4] {
+		if r.Outcome != agent.RunFailed || !strings.Contains(r.Error, "100/day") || r.ConversationID != "" {
+			t.Errorf("a run past the budget: %+v, want failed naming the budget, with no conversation", r)
+		}
 	}
-	if r := runs.Runs[2]; r.Outcome != agent.RunFailed || !strings.Contains(r.Error, "100/day") {
-		t.Errorf("the third run %+v, want failed with quota_exceeded naming the budget", r)
+	var list struct {
+		Conversations []agent.Conversation `json:"conversations"`
+	}
+	must(t, tm.ann.key, "GET", tm.p.url("/agentik/conversations"), "", &list)
+	if len(list.Conversations) != 2 {
+		t.Errorf("ann has %d conversations, want the two runs' (a refused run makes none)", len(list.Conversations))
 	}
 	if got := len(tm.fake.Requests()); got != 2 || tm.fake.Pending() != 1 {
 		t.Errorf("%d model calls (%d replies left), want 2: the refused run calls none", got, tm.fake.Pending())

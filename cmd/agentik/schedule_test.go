@@ -76,7 +76,7 @@ func TestScheduleKill9(t *testing.T) {
 	_, fakeURL := llmtest.NewHTTPServer(t)
 	db := filepath.Join(t.TempDir(), "agentik.db")
 	addr := freeAddr(t)
-	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_SCHEDULE_MIN_INTERVAL=1s"}
 	p := start(t, addr, db, env...)
 
 	// Bad input: bad_request naming the field, nothing stored.
@@ -162,7 +162,7 @@ func TestScheduleTwoInstances(t *testing.T) {
 	t.Parallel()
 	dsn := freshSchema(t)
 	_, fakeURL := llmtest.NewHTTPServer(t)
-	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_SCHEDULE_MIN_INTERVAL=1s"}
 	a := startDSN(t, dsn, env...)
 	b := startDSN(t, dsn, env...)
 	var sc agent.Schedule

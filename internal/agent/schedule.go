@@ -118,6 +118,10 @@ type Scheduler struct {
 	// MaxPerUser caps the schedules of one user (DefaultMaxSchedules
 	// when 0; AGENTIK_MAX_SCHEDULES).
 	MaxPerUser int
+	// MinInterval is the shortest time a rule may leave between two runs
+	// (DefaultMinInterval when 0; AGENTIK_SCHEDULE_MIN_INTERVAL): a rule
+	// that runs more often is refused.
+	MinInterval time.Duration
 
 	mu sync.Mutex // one Tick at a time in this process
 
@@ -128,6 +132,25 @@ type Scheduler struct {
 
 // DefaultMaxSchedules is how many schedules one user may have by default.
 const DefaultMaxSchedules = 100
+
+// DefaultMinInterval is the shortest time between two runs of a schedule
+// by default: once a minute.
+const DefaultMinInterval = time.Minute
+
+// onceEvery says how often a schedule may run at most, in words.
+func onceEvery(d time.Duration) string {
+	if d == time.Minute {
+		return "once a minute"
+	}
+	return "once every " + d.String()
+}
+
+func (s *Scheduler) minInterval() time.Duration {
+	if s.MinInterval > 0 {
+		return s.MinInterval
+	}
+	return DefaultMinInterval
+}
 
 // nextSlot is a schedule's first slot after its cursor, kept with what it
 // was computed from.
@@ -257,7 +280,7 @@ var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month 
 
 // parseRecurrence checks and normalizes sc's RRULE or cron in its time
 // zone; an RRULE without DTSTART starts at start.
-func parseRecurrence(sc *Schedule, start time.Time) (recurrence, error) {
+func parseRecurrence(sc *Schedule, start time.Time, least time.Duration) (recurrence, error) {
 	tz := sc.Timezone
 	if tz == "" {
 		tz = "UTC"
@@ -273,15 +296,15 @@ func parseRecurrence(sc *Schedule, start time.Time) (recurrence, error) {
 	case sc.RRule == "" && sc.Cron == "":
 		return recurrence{}, Errorf(CodeBadRequest, "rrule or cron is required (such as \"FREQ=DAILY;BYHOUR=9;BYMINUTE=0\" or \"0 9 * * 1-5\")")
 	case sc.Cron != "":
-		if len(strings.Fields(sc.Cron)) == 6 {
+		if len(strings.Fields(sc.Cron)) == 6 { // the parser takes 5 fields
 			return recurrence{}, Errorf(CodeBadRequest, "cron %q has 6 fields: a field of seconds is not supported, a schedule runs at most once a minute; give 5 fields: minute hour day-of-month month day-of-week", Shorten(sc.Cron, 60))
 		}
 		c, err := cronParser.Parse(sc.Cron)
 		if err != nil {
 			return recurrence{}, Errorf(CodeBadRequest, "cron %q does not parse (%v); give 5 fields: minute hour day-of-month month day-of-week", Shorten(sc.Cron, 60), err)
 		}
-		if d, ok := c.(cron.ConstantDelaySchedule); ok && d.Delay < time.Minute {
-			return recurrence{}, Errorf(CodeBadRequest, "cron %q runs more often than once a minute, the most a schedule may; use @every 1m or longer", Shorten(sc.Cron, 60))
+		if d, ok := c.(cron.ConstantDelaySchedule); ok && d.Delay < least {
+			return recurrence{}, Errorf(CodeBadRequest, "cron %q runs more often than %s, the most a schedule may; use @every %s or longer", Shorten(sc.Cron, 60), onceEvery(least), least)
 		}
 		return recurrence{cron: c, loc: loc}, nil
 	}
@@ -317,8 +340,9 @@ func parseRecurrence(sc *Schedule, start time.Time) (recurrence, error) {
 	}
 	o := rule.OrigOptions
 	switch {
-	case o.Freq == rrule.SECONDLY || len(o.Bysecond) > 1:
-		return recurrence{}, Errorf(CodeBadRequest, "rrule %q runs more often than once a minute, the most a schedule may: use FREQ=MINUTELY or longer, with at most one BYSECOND", Shorten(sc.RRule, 80))
+	case least >= time.Minute && (o.Freq == rrule.SECONDLY || len(o.Bysecond) > 1),
+		o.Freq == rrule.SECONDLY && time.Duration(max(o.Interval, 1))*time.Second < least:
+		return recurrence{}, Errorf(CodeBadRequest, "rrule %q runs more often than %s, the most a schedule may: use FREQ=MINUTELY or longer, with at most one BYSECOND", Shorten(sc.RRule, 80), onceEvery(least))
 	case len(o.Bysetpos) > 0 && (o.Freq == rrule.HOURLY || o.Freq == rrule.MINUTELY):
 		return recurrence{}, Errorf(CodeBadRequest, "rrule %q: BYSETPOS needs FREQ=DAILY or longer (an hourly or minutely set has one slot)", Shorten(sc.RRule, 80))
 	}
@@ -349,7 +373,7 @@ func (s *Scheduler) next(sc Schedule) time.Time {
 		return n.at
 	}
 	n = nextSlot{key: key}
-	if rec, err := parseRecurrence(&sc, sc.CreatedAt); err == nil {
+	if rec, err := parseRecurrence(&sc, sc.CreatedAt, s.minInterval()); err == nil {
 		n.at = rec.after(sc.Cursor)
 	}
 	s.nextMu.Lock()
@@ -378,7 +402,7 @@ func (s *Scheduler) withNext(sc Schedule) Schedule {
 	if !t.IsZero() && !t.After(s.now()) {
 		// Due and not yet run (the next tick runs it), or missed while
 		// stopped: what runs next is the first slot from now.
-		if rec, err := parseRecurrence(&sc, sc.CreatedAt); err == nil {
+		if rec, err := parseRecurrence(&sc, sc.CreatedAt, s.minInterval()); err == nil {
 			t = rec.after(s.now())
 		}
 	}
@@ -423,7 +447,7 @@ func (s *Scheduler) Upcoming(sc Schedule, n int) []time.Time {
 	if sc.NextRun == nil || n <= 0 {
 		return nil
 	}
-	rec, err := parseRecurrence(&sc, sc.CreatedAt)
+	rec, err := parseRecurrence(&sc, sc.CreatedAt, s.minInterval())
 	if err != nil {
 		return nil
 	}
@@ -496,7 +520,7 @@ func (s *Scheduler) apply(ctx context.Context, sc *Schedule, in ScheduleInput, c
 	if !create {
 		start = sc.CreatedAt
 	}
-	rec, err := parseRecurrence(sc, start)
+	rec, err := parseRecurrence(sc, start, s.minInterval())
 	if err != nil {
 		return err
 	}
@@ -686,7 +710,7 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 // past them. A held schedule (its owner disabled) runs none: its slots
 // are not owed, as those of a schedule switched off.
 func (s *Scheduler) tickOne(ctx context.Context, sc Schedule, now time.Time) error {
-	rec, err := parseRecurrence(&sc, sc.CreatedAt)
+	rec, err := parseRecurrence(&sc, sc.CreatedAt, s.minInterval())
 	if err != nil {
 		return nil
 	}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
@@ -45,6 +46,8 @@ type config struct {
 	Relay string
 	// MaxSchedules caps one user's schedules (agent.Scheduler.MaxPerUser).
 	MaxSchedules int
+	// ScheduleMinInterval is agent.Scheduler.MinInterval.
+	ScheduleMinInterval time.Duration
 }
 
 // App is agentik wired: its parts are exported for the callers that need
@@ -122,7 +125,7 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	}
 	a.Runner = agent.NewRunner(rc)
 	sc.Runner, sc.Broker, sc.Store = a.Runner, a.Broker, a.Store
-	a.Schedules = &agent.Scheduler{Runner: a.Runner, Store: a.Store, Now: rc.Now, Logger: rc.Logger, Users: rc.Users, MaxPerUser: a.cfg.MaxSchedules}
+	a.Schedules = &agent.Scheduler{Runner: a.Runner, Store: a.Store, Now: rc.Now, Logger: rc.Logger, Users: rc.Users, MaxPerUser: a.cfg.MaxSchedules, MinInterval: a.cfg.ScheduleMinInterval}
 	if sc.Schedules == nil {
 		sc.Schedules = a.Schedules
 	}

@@ -64,6 +64,10 @@ type Settings struct {
 	// MaxSchedules (AGENTIK_MAX_SCHEDULES) caps one user's schedules;
 	// 0: agent.DefaultMaxSchedules.
 	MaxSchedules int
+	// ScheduleMinInterval (AGENTIK_SCHEDULE_MIN_INTERVAL) is the shortest
+	// time a schedule's rule may leave between runs; 0:
+	// agent.DefaultMinInterval.
+	ScheduleMinInterval time.Duration
 	// OIDC (AGENTIK_OIDC_*) and the trusted proxy header
 	// (AGENTIK_TRUSTED_USER_HEADER): sign-in by someone else.
 	OIDC              *server.OIDCConfig
@@ -289,7 +293,7 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		log.Info("tracing_on")
 	}
 	tel := telemetry.New(telemetry.Options{Metrics: metrics, Tracer: tracer, Logger: log})
-	a, err = open(ctx, config{DB: cfg.DB, Mode: cfg.StoreMode, Logger: log, Committed: metrics.Appended, Now: h.Now, OnCommit: h.OnCommit, MaxSchedules: cfg.MaxSchedules,
+	a, err = open(ctx, config{DB: cfg.DB, Mode: cfg.StoreMode, Logger: log, Committed: metrics.Appended, Now: h.Now, OnCommit: h.OnCommit, MaxSchedules: cfg.MaxSchedules, ScheduleMinInterval: cfg.ScheduleMinInterval,
 		// EXPERIMENTAL: set only by the bench (store/relay.go).
 		Relay: getenv("AGENTIK_EXPERIMENTAL_RELAY")})
 	if err != nil {

@@ -44,7 +44,9 @@ func start(t *testing.T, dbPath, modelURL, addr string) *instance {
 		return err
 	})
 	env := map[string]string{"OPENAI_BASE_URL": modelURL, "OPENAI_MODEL": "fake"}
-	s := app.Settings{Addr: addr, DB: "sqlite:" + dbPath, Titles: agent.TitlesFirstLine, LogLevel: slog.LevelWarn, Listener: ln}
+	// No continuations: a stop interrupts a running turn, which these
+	// tests of the client's resume read (durable turns: cmd/agentik).
+	s := app.Settings{Addr: addr, DB: "sqlite:" + dbPath, Titles: agent.TitlesFirstLine, LogLevel: slog.LevelWarn, Listener: ln, TurnContinuations: -1}
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &instance{cancel: cancel, done: make(chan error, 1)}
 	go func() { in.done <- app.Run(ctx, s, func(k string) string { return env[k] }, io.Discard) }()
