@@ -99,6 +99,9 @@ type Config struct {
 	// Remote answers for the remote agents among them (AgentDef.A2A):
 	// agents of other runtimes; nil: none is reachable.
 	Remote Remote
+	// Files searches knowledge for the file_search tool (knowledge.go);
+	// nil: no knowledge.
+	Files *Files
 }
 
 // Runner runs conversations: it owns the running turns, keeps temp
@@ -563,7 +566,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	for t == nil {
 		var prev *turn
 		reread := false
-		t, err = r.claim(ctx, st, c, turnOptions{clientID: clientID, prompt: content, clientTools: in.clientTools, format: in.format, choice: in.choice, traced: true}, func() error {
+		t, err = r.claim(ctx, st, c, turnOptions{clientID: clientID, prompt: content, clientTools: in.clientTools, knowledge: in.knowledge, format: in.format, choice: in.choice, traced: true}, func() error {
 			switch {
 			case r.ends[endStripe(id)] != ends:
 				// A turn of this runner ended or parked its round since the

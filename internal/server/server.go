@@ -77,6 +77,9 @@ type Config struct {
 	Store  EventLog
 	// Schedules answers /agentik/schedules; nil: 503 unavailable.
 	Schedules *agent.Scheduler
+	// Files answers /agentik/files and /agentik/knowledge; nil: 503
+	// unavailable.
+	Files *agent.Files
 	// Search answers search; nil: the Store, when it implements
 	// agent.Searcher.
 	Search    agent.Searcher

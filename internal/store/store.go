@@ -399,6 +399,9 @@ func (s *Store) init(ctx context.Context) error {
 		if err := tx.AutoMigrate(credentialTables...); err != nil { // credential.go
 			return err
 		}
+		if err := migrateFiles(tx, s.postgres); err != nil { // file.go
+			return err
+		}
 		// Databases made before created_at lost its index (Prune) keep it
 		// until here: it cost every token's row a B-tree insert.
 		if err := tx.Exec("DROP INDEX IF EXISTS " + droppedEventIndex).Error; err != nil {
