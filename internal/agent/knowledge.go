@@ -555,3 +555,12 @@ func (fs *Files) readableOf(ctx context.Context, ids []string) []string {
 	}
 	return out
 }
+
+// KnowledgeFile is file id of base k (which the caller read with
+// Knowledge): not_found unless the base holds it.
+func (fs *Files) KnowledgeFile(ctx context.Context, k Knowledge, id string) (File, error) {
+	if !slices.Contains(k.FileIDs, id) {
+		return File{}, Errorf(CodeNotFound, "file %q is not in knowledge base %s", Shorten(id, 80), k.ID)
+	}
+	return fs.cfg.Store.File(ctx, "", id)
+}
