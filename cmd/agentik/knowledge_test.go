@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -9,10 +11,14 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/knowledge"
 	"github.com/agentik/agentik/internal/knowledge/knowledgetest"
+	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/testwait"
 )
 
@@ -252,4 +258,132 @@ func givenPassage(tm *team, text string) bool {
 		}
 	}
 	return false
+}
+
+// TestKill9MidIngest kills the real binary while it ingests a 200-page
+// PDF (its embeddings held), then restarts it: the file, left
+// processing with no chunk stored, is ingested again and ends processed
+// with every chunk once.
+func TestKill9MidIngest(t *testing.T) {
+	t.Parallel()
+	fake, fakeURL := llmtest.NewHTTPServer(t)
+	db := filepath.Join(t.TempDir(), "agentik.db")
+	addr := freeAddr(t)
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_EMBEDDING_MODEL=fake-embed"}
+	p := start(t, addr, db, env...)
+	held, release := fake.HoldEmbeddings()
+	defer release()
+	pages := make([]string, 200)
+	for i := range pages {
+		pages[i] = fmt.Sprintf("Chapter %d\nPage %d of the handbook says rule %d applies to everyone.", i+1, i+1, i*7)
+	}
+	pdf := knowledgetest.PDF(pages...)
+	code, f := upload(t, p.url("/agentik/files"), "", "big.pdf", "application/pdf", pdf, true)
+	if code != 201 {
+		t.Fatalf("upload: %d %v", code, f)
+	}
+	id := f["id"].(string)
+	<-held // extracted, embedding: mid-ingest
+	count := func() (rows, distinct int) {
+		conn, err := sql.Open("sqlite", db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if err := conn.QueryRow("SELECT COUNT(*), COUNT(DISTINCT ord) FROM file_chunk WHERE file_id = ?", id).Scan(&rows, &distinct); err != nil {
+			t.Fatal(err)
+		}
+		return rows, distinct
+	}
+	if rows, _ := count(); rows != 0 {
+		t.Fatalf("%d chunks stored before the file's ingestion ended", rows)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait()
+	release()
+
+	p = start(t, addr, db, env...)
+	var got agent.File
+	testwait.For(t, "the file to be ingested after the restart", func() bool {
+		getJSON(t, p.url("/agentik/files/"+id), &got)
+		return got.Status != agent.FileProcessing
+	})
+	want, err := knowledge.Extractor{}.Extract(context.Background(), "big.pdf", knowledge.TypePDF, pdf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, distinct := count()
+	if got.Status != agent.FileProcessed || got.Chunks != len(want) || rows != len(want) || distinct != rows {
+		t.Fatalf("after the restart: %+v, %d rows (%d distinct), want %d chunks", got, rows, distinct, len(want))
+	}
+}
+
+// TestFileStatusAndRetry: a file's progress reaches its owner's stream
+// (file_status events) and no one else's; an embedding endpoint that
+// fails leaves the file failed with "embeddings: …", and a retry once it
+// works ingests it; a user's files together are capped.
+func TestFileStatusAndRetry(t *testing.T) {
+	t.Parallel()
+	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"), "AGENTIK_EMBEDDING_MODEL=fake-embed", "AGENTIK_MAX_USER_FILE_BYTES=3000")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	annEvents := sse(t, ctx, tm.ann.key, tm.p.url("/agentik/events"), "")
+	bobEvents := sse(t, ctx, tm.bob.key, tm.p.url("/agentik/events"), "")
+	// status reads a stream until file id's status is want.
+	status := func(ch <-chan sseEvent, id, want string) []string {
+		t.Helper()
+		var seen []string
+		for ev := range ch {
+			var a struct {
+				Type string
+				File *agent.File
+			}
+			if json.Unmarshal([]byte(ev.data), &a) != nil || a.Type != agent.AgentFileStatus || a.File == nil {
+				continue
+			}
+			seen = append(seen, a.File.ID+" "+a.File.Status)
+			if a.File.ID == id && a.File.Status == want {
+				return seen
+			}
+		}
+		t.Fatalf("the stream ended before file %s was %s (saw %v)", id, want, seen)
+		return nil
+	}
+
+	tm.fake.FailEmbeddings(true)
+	code, f := upload(t, tm.p.url("/agentik/files"), tm.ann.key, "notes.md", "", []byte("# Notes\n\nThe office plant needs water on Mondays."), false)
+	if code != 201 {
+		t.Fatalf("upload: %d %v", code, f)
+	}
+	id := f["id"].(string)
+	if seen := status(annEvents, id, agent.FileFailed); !strings.Contains(strings.Join(seen, ","), id+" "+agent.FileProcessing) {
+		t.Errorf("ann's stream: %v, want processing then failed", seen)
+	}
+	if got := waitFile(t, tm.p, tm.ann.key, id); !strings.HasPrefix(got.Error, "embeddings: ") {
+		t.Fatalf("failed file: %+v", got)
+	}
+	tm.fake.FailEmbeddings(false)
+	must(t, tm.ann.key, "POST", tm.p.url("/agentik/files/"+id+"/retry"), "", nil)
+	status(annEvents, id, agent.FileProcessed)
+	if code, b := call(t, tm.ann.key, "POST", tm.p.url("/agentik/files/"+id+"/retry"), ""); code != 409 {
+		t.Errorf("retry of a processed file: %d %s", code, b)
+	}
+
+	// Bob's stream carries his own file, and none of ann's.
+	code, bf := upload(t, tm.p.url("/agentik/files"), tm.bob.key, "bob.txt", "", []byte("bob's own words"), false)
+	if code != 201 {
+		t.Fatalf("bob's upload: %d %v", code, bf)
+	}
+	for _, s := range status(bobEvents, bf["id"].(string), agent.FileProcessed) {
+		if strings.HasPrefix(s, id) {
+			t.Errorf("bob's stream carried ann's file: %s", s)
+		}
+	}
+
+	// The per-user cap: ann's files take ~50 bytes of 3000.
+	if code, b := upload(t, tm.p.url("/agentik/files"), tm.ann.key, "big.txt", "", bytes.Repeat([]byte("b "), 1500), false); code != 413 || !strings.Contains(fmt.Sprint(b), "AGENTIK_MAX_USER_FILE_BYTES") {
+		t.Errorf("past the user's cap: %d %v", code, b)
+	}
 }

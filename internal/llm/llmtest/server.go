@@ -42,6 +42,28 @@ type Server struct {
 	// counts the embedding requests answered.
 	embedFail bool
 	embeds    int
+	// embedHold, while set, holds every /v1/embeddings request until it
+	// is closed; embedHeld is told (without blocking) of each one held.
+	embedHold chan struct{}
+	embedHeld chan struct{}
+}
+
+// HoldEmbeddings holds every /v1/embeddings request until release is
+// called; held receives once a request is being held.
+func (s *Server) HoldEmbeddings() (held <-chan struct{}, release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hold, h := make(chan struct{}), make(chan struct{}, 1)
+	s.embedHold, s.embedHeld = hold, h
+	var once sync.Once
+	return h, func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.embedHold = nil
+			s.mu.Unlock()
+			close(hold)
+		})
+	}
 }
 
 // FailEmbeddings makes /v1/embeddings answer 500 (on) or embeddings
@@ -59,8 +81,23 @@ func (s *Server) Embeddings() int {
 	return s.embeds
 }
 
-// embeddingsOK answers 500 when FailEmbeddings is on, and counts.
-func (s *Server) embeddingsOK(w http.ResponseWriter) bool {
+// embeddingsOK answers 500 when FailEmbeddings is on, waits while
+// HoldEmbeddings holds, and counts.
+func (s *Server) embeddingsOK(w http.ResponseWriter, r *http.Request) bool {
+	s.mu.Lock()
+	hold, held := s.embedHold, s.embedHeld
+	s.mu.Unlock()
+	if hold != nil {
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+			return false
+		}
+	}
 	s.mu.Lock()
 	fail := s.embedFail
 	if !fail {
@@ -144,7 +181,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.listModels(w)
 		}
 	case path == "/embeddings" && r.Method == http.MethodPost:
-		if s.authorized(w, r) && s.embeddingsOK(w) {
+		if s.authorized(w, r) && s.embeddingsOK(w, r) {
 			demo.ServeEmbeddings(w, r) // deterministic: texts that share words are near
 		}
 	case r.URL.Path == "/api/tags" && r.Method == http.MethodGet:
