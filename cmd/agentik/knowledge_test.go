@@ -237,6 +237,32 @@ func knowledgeTwoMembers(t *testing.T, tm *team) {
 		t.Fatal("no embedding was asked for")
 	}
 
+	// A conversation with the base attached (no agent): the same.
+	var kc agent.Conversation
+	must(t, ann, "POST", u("/agentik/conversations"), `{"knowledge":["`+kb.ID+`"]}`, &kc)
+	if fmt.Sprint(kc.Knowledge) != "["+kb.ID+"]" {
+		t.Fatalf("conversation knowledge: %+v", kc)
+	}
+	must(t, ann, "POST", u("/agentik/conversations/"+kc.ID+"/send"), `{"content":[{"type":"text","body":"[[tool=file_search args={\"query\":\"receipts\"}]]"}]}`, nil)
+	waitEnd(t, ann, u("/agentik/conversations/"+kc.ID+"/events"))
+	must(t, ann, "GET", u("/agentik/conversations/"+kc.ID+"/messages"), "", &msgs)
+	if last := msgs.Messages[len(msgs.Messages)-1]; len(last.Citations) == 0 || last.Citations[0].FileID != docID || last.Citations[0].Heading != "Expenses" {
+		t.Fatalf("answer of the conversation with knowledge: %+v", last)
+	}
+	var bc agent.Conversation
+	must(t, bob, "POST", u("/agentik/conversations"), `{}`, &bc)
+	if code, b := call(t, bob, "PATCH", u("/agentik/conversations/"+bc.ID), `{"knowledge":["`+kb.ID+`"]}`); code != 404 {
+		t.Errorf("bob attaches ann's base: %d %s", code, b)
+	}
+	if code, b := call(t, bob, "POST", u("/agentik/conversations"), `{"knowledge":["`+kb.ID+`"]}`); code != 404 {
+		t.Errorf("bob creates a conversation on ann's base: %d %s", code, b)
+	}
+	must(t, ann, "PATCH", u("/agentik/conversations/"+kc.ID), `{"knowledge":[]}`, &kc)
+	must(t, ann, "GET", u("/agentik/conversations/"+kc.ID), "", &kc)
+	if len(kc.Knowledge) != 0 {
+		t.Fatalf("knowledge after it was taken off: %v", kc.Knowledge)
+	}
+
 	// Deleting the file takes it out of the base and its passages out of search.
 	must(t, ann, "DELETE", u("/agentik/files/"+pdfID), "", nil)
 	must(t, ann, "POST", u("/agentik/knowledge/"+kb.ID+"/search"), `{"query":"leave trains handbook"}`, &res)

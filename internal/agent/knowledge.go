@@ -113,6 +113,10 @@ type KnowledgeStore interface {
 	// KeywordChunks ranks the processed chunks of files by full-text
 	// match of query, best first, at most limit.
 	KeywordChunks(ctx context.Context, files []string, query string, limit int) ([]Passage, error)
+	// ConversationKnowledge returns the bases attached to a conversation.
+	ConversationKnowledge(ctx context.Context, conversationID string) ([]string, error)
+	// SetConversationKnowledge attaches exactly ids to a conversation.
+	SetConversationKnowledge(ctx context.Context, conversationID string, ids []string) error
 	// VectorChunks ranks the processed chunks of files by cosine
 	// similarity to vec (unit length), best first, at most limit.
 	VectorChunks(ctx context.Context, files []string, vec []float32, limit int) ([]Passage, error)
@@ -426,15 +430,84 @@ func normalize(v []float32) []float32 {
 var fileSearchParams = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"What to look for in the attached documents: a question or key words"}},"required":["query"]}`)
 
 // knowledgeIDs are the bases the turn searches: the request's (a
-// Responses file_search tool's vector_store_ids) and its agent's.
+// Responses file_search tool's vector_store_ids), the conversation's and
+// its agent's.
 func (t *turn) knowledgeIDs() []string {
+	if t.r.cfg.Files == nil {
+		return nil
+	}
+	if t.convKnowledge == nil {
+		t.convKnowledge = []string{}
+		attached, err := t.r.cfg.Files.cfg.Store.ConversationKnowledge(context.WithoutCancel(t.ctx), t.conv.ID)
+		if err != nil {
+			t.r.log.Warn("conversation_knowledge_unreadable", "conversation_id", t.conv.ID, "err", err)
+		}
+		t.convKnowledge = append(t.convKnowledge, attached...)
+	}
 	ids := slices.Clone(t.knowledge)
-	for _, id := range t.agent.Knowledge {
+	for _, id := range slices.Concat(t.convKnowledge, t.agent.Knowledge) {
 		if !slices.Contains(ids, id) {
 			ids = append(ids, id)
 		}
 	}
 	return ids
+}
+
+// maxConversationKnowledge caps the bases attached to a conversation.
+const maxConversationKnowledge = 32
+
+// ConversationKnowledge returns the bases attached to conversation id.
+func (r *Runner) ConversationKnowledge(ctx context.Context, id string) ([]string, error) {
+	if err := r.access(ctx, id); err != nil {
+		return nil, err
+	}
+	if r.cfg.Files == nil {
+		return []string{}, nil
+	}
+	ids, err := r.cfg.Files.cfg.Store.ConversationKnowledge(ctx, id)
+	if ids == nil {
+		ids = []string{}
+	}
+	return ids, err
+}
+
+// SetConversationKnowledge attaches exactly ids to conversation id (its
+// turns offer file_search over them); each one the caller may read.
+func (r *Runner) SetConversationKnowledge(ctx context.Context, id string, ids []string) error {
+	if err := r.access(ctx, id); err != nil {
+		return err
+	}
+	if err := r.CheckConversationKnowledge(ctx, ids); err != nil {
+		return err
+	}
+	return r.cfg.Files.cfg.Store.SetConversationKnowledge(ctx, id, slices.Compact(slices.Clone(ids)))
+}
+
+// CheckConversationKnowledge checks bases to attach to a conversation
+// before anything is written.
+func (r *Runner) CheckConversationKnowledge(ctx context.Context, ids []string) error {
+	if len(ids) > maxConversationKnowledge {
+		return Errorf(CodeBadRequest, "knowledge has %d entries; at most %d are allowed", len(ids), maxConversationKnowledge)
+	}
+	if len(ids) > 0 && r.cfg.Files == nil {
+		return Errorf(CodeBadRequest, "knowledge: this server keeps no knowledge bases")
+	}
+	for i, kid := range ids {
+		if _, err := r.cfg.Files.Knowledge(ctx, kid); err != nil {
+			return Errorf(ErrorCode(err), "knowledge[%d]: %s", i, errMessage(err))
+		}
+	}
+	return nil
+}
+
+// forgetKnowledge drops a deleted conversation's attachments.
+func (r *Runner) forgetKnowledge(ctx context.Context, id string) {
+	if r.cfg.Files == nil {
+		return
+	}
+	if err := r.cfg.Files.cfg.Store.SetConversationKnowledge(context.WithoutCancel(ctx), id, nil); err != nil {
+		r.log.Warn("conversation_knowledge_forget", "conversation_id", id, "err", err)
+	}
 }
 
 // fileSearchSpec is file_search when the turn has knowledge and its agent

@@ -394,6 +394,7 @@ func (r *Runner) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("delete: %w", err)
 	}
 	r.est.forget(id)
+	r.forgetKnowledge(ctx, id) // knowledge.go
 	return nil
 }
 

@@ -43,8 +43,9 @@ type turn struct {
 	clientTools []ToolSpec
 	// knowledge are the bases the request attached (knowledge.go);
 	// citations the passages file_search gave the turn so far.
-	knowledge []string
-	citations []Citation
+	knowledge     []string
+	convKnowledge []string // the conversation's, read once (nil: not yet)
+	citations     []Citation
 	// format and choice shape its model calls: format each, choice the
 	// next (ToolChoice.AfterRound after each round of tools).
 	format *ResponseFormat

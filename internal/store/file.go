@@ -86,8 +86,48 @@ type knowledgeFileRow struct {
 
 func (knowledgeFileRow) TableName() string { return "knowledge_file" }
 
+// conversationKnowledgeRow attaches a base to a conversation.
+type conversationKnowledgeRow struct {
+	ConversationID string `gorm:"primaryKey"`
+	KnowledgeID    string `gorm:"primaryKey"`
+	Position       int    `gorm:"not null"`
+}
+
+func (conversationKnowledgeRow) TableName() string { return "conversation_knowledge" }
+
 // fileTables are init's migration of files and knowledge.
-var fileTables = []any{&fileRow{}, &fileBlobRow{}, &chunkRow{}, &knowledgeRow{}, &knowledgeFileRow{}}
+var fileTables = []any{&fileRow{}, &fileBlobRow{}, &chunkRow{}, &knowledgeRow{}, &knowledgeFileRow{}, &conversationKnowledgeRow{}}
+
+// ConversationKnowledge implements agent.KnowledgeStore.
+func (s *Store) ConversationKnowledge(ctx context.Context, conversationID string) ([]string, error) {
+	var ids []string
+	if err := s.r.WithContext(ctx).Model(&conversationKnowledgeRow{}).Where("conversation_id = ?", conversationID).
+		Order("position").Pluck("knowledge_id", &ids).Error; err != nil {
+		return nil, fmt.Errorf("store: conversation knowledge: %w", err)
+	}
+	return ids, nil
+}
+
+// SetConversationKnowledge implements agent.KnowledgeStore.
+func (s *Store) SetConversationKnowledge(ctx context.Context, conversationID string, ids []string) error {
+	err := s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("conversation_id = ?", conversationID).Delete(&conversationKnowledgeRow{}).Error; err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		rows := make([]conversationKnowledgeRow, len(ids))
+		for i, id := range ids {
+			rows[i] = conversationKnowledgeRow{ConversationID: conversationID, KnowledgeID: id, Position: i}
+		}
+		return tx.Create(&rows).Error
+	})
+	if err != nil {
+		return fmt.Errorf("store: set conversation knowledge: %w", err)
+	}
+	return nil
+}
 
 // sqliteChunkDDL: an FTS5 index over file_chunk (external content),
 // kept in step by triggers.
