@@ -237,6 +237,26 @@ func knowledgeTwoMembers(t *testing.T, tm *team) {
 		t.Fatal("no embedding was asked for")
 	}
 
+	// "-file_search" in an agent's tools takes the tool away.
+	offers := func(slug string) bool {
+		t.Helper()
+		var c agent.Conversation
+		must(t, ann, "POST", u("/agentik/conversations"), `{"agent":"`+slug+`"}`, &c)
+		must(t, ann, "POST", u("/agentik/conversations/"+c.ID+"/send"), `{"content":[{"type":"text","body":"which tools, `+slug+`?"}]}`, nil)
+		waitEnd(t, ann, u("/agentik/conversations/"+c.ID+"/events"))
+		for _, r := range tm.fake.Requests() {
+			if strings.Contains(string(r.Body), "which tools, "+slug+"?") {
+				return strings.Contains(string(r.Body), `"name":"file_search"`)
+			}
+		}
+		t.Fatal("no request of the turn")
+		return false
+	}
+	must(t, ann, "POST", u("/agentik/agents"), `{"slug":"no-search","name":"No search","tools":["*","-file_search"],"knowledge":["`+kb.ID+`"]}`, nil)
+	if offers("no-search") || !offers(d.Slug) {
+		t.Error("file_search is offered to an agent with -file_search, or not to one without")
+	}
+
 	// A conversation with the base attached (no agent): the same.
 	var kc agent.Conversation
 	must(t, ann, "POST", u("/agentik/conversations"), `{"knowledge":["`+kb.ID+`"]}`, &kc)

@@ -524,7 +524,7 @@ func (r *Runner) checkAgent(ctx context.Context, d AgentDef) error {
 		if err := checkPattern(p); err != nil {
 			return Errorf(CodeBadRequest, "tools[%d]: %s", i, err.Error())
 		}
-		if !patternMatches(p, append(slices.Clone(names), memoryTools...), servers) {
+		if !patternMatches(p, slices.Concat(names, memoryTools, []string{ToolFileSearch}), servers) {
 			return Errorf(CodeBadRequest, "tools[%d] %q matches no tool (GET /agentik/tools lists them)", i, Shorten(p, 60))
 		}
 	}

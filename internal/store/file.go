@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -270,6 +271,7 @@ func (s *Store) Files(ctx context.Context, owner string) ([]agent.File, error) {
 
 // DeleteFile implements agent.FileStore.
 func (s *Store) DeleteFile(ctx context.Context, owner, id string) error {
+	defer s.vectors.drop(id)
 	err := s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		q := tx.Where("id = ?", id)
 		if owner != "" {
@@ -313,6 +315,7 @@ const chunkBatch = 200
 
 // FinishFile implements agent.FileStore.
 func (s *Store) FinishFile(ctx context.Context, id string, chunks []agent.Chunk, status, reason string) error {
+	defer s.vectors.drop(id)
 	rows := make([]chunkRow, len(chunks))
 	for i, c := range chunks {
 		rows[i] = chunkRow{FileID: id, Ord: i, Page: c.Page, Heading: clean(c.Heading), Text: clean(c.Text), Vector: encodeVector(c.Vector)}
@@ -374,19 +377,6 @@ func encodeVector(v []float32) []byte {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 	}
 	return b
-}
-
-// dot is the dot product of q and the vector encoded in b (0 when their
-// lengths differ: an embedding of another model).
-func dot(q []float32, b []byte) float32 {
-	if len(b) != 4*len(q) {
-		return float32(math.Inf(-1))
-	}
-	var s float32
-	for i, x := range q {
-		s += x * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return s
 }
 
 // PutKnowledge implements agent.KnowledgeStore.
@@ -584,35 +574,34 @@ func (h *topK) Pop() any {
 }
 
 // VectorChunks implements agent.KnowledgeStore: exact cosine (vectors are
-// unit length) over every chunk of files that has a vector.
+// unit length) over every chunk of files that has a vector, read from
+// the vector cache (vecCache).
 func (s *Store) VectorChunks(ctx context.Context, files []string, vec []float32, limit int) ([]agent.Passage, error) {
 	if len(files) == 0 || len(vec) == 0 {
 		return nil, nil
 	}
-	rows, err := s.r.WithContext(ctx).Model(&chunkRow{}).Select("id, vector").Where("file_id IN ? AND vector IS NOT NULL", files).Rows()
-	if err != nil {
-		return nil, fmt.Errorf("store: vector chunks: %w", err)
-	}
-	defer rows.Close()
 	h := make(topK, 0, limit+1)
-	var (
-		id int64
-		b  []byte
-	)
-	for rows.Next() {
-		if err := rows.Scan(&id, &b); err != nil {
+	for _, f := range files {
+		fv, err := s.vectors.get(ctx, s, f)
+		if err != nil {
 			return nil, fmt.Errorf("store: vector chunks: %w", err)
 		}
-		sc := dot(vec, b)
-		if len(h) < limit {
-			heap.Push(&h, scored{id, sc})
-		} else if sc > h[0].score {
-			h[0] = scored{id, sc}
-			heap.Fix(&h, 0)
+		if fv == nil || fv.dims != len(vec) {
+			continue // no vectors, or another model's
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: vector chunks: %w", err)
+		for i, id := range fv.ids {
+			v := fv.flat[i*fv.dims : (i+1)*fv.dims]
+			var sc float32
+			for j, x := range vec {
+				sc += x * v[j]
+			}
+			if len(h) < limit {
+				heap.Push(&h, scored{id, sc})
+			} else if sc > h[0].score {
+				h[0] = scored{id, sc}
+				heap.Fix(&h, 0)
+			}
+		}
 	}
 	best := make([]scored, len(h))
 	for i := len(h) - 1; i >= 0; i-- {
@@ -641,4 +630,89 @@ func (s *Store) VectorChunks(ctx context.Context, files []string, vec []float32,
 		}
 	}
 	return out, nil
+}
+
+// vecCacheMax bounds the floats the vector cache holds (1 GiB of them): past it,
+// it is emptied and fills again with what searches read.
+const vecCacheMax = 256 << 20
+
+// fileVectors are one file's chunk vectors, decoded: ids[i]'s vector is
+// flat[i*dims:(i+1)*dims].
+type fileVectors struct {
+	ids  []int64
+	flat []float32
+	dims int
+}
+
+// vecCache keeps processed files' vectors decoded in memory (the speed
+// layer of VectorChunks, BenchmarkKnowledgeSearch: reading and decoding
+// the blobs was 45× the cosine loop). A processed file's chunks never
+// change (FinishFile writes them once, as the file leaves processing), so
+// an entry stays true until the file is deleted (dropped here, and a
+// deleted file's chunks are not found when the passages are read); a
+// file without vectors is not kept, so one ingested later on another
+// instance is read then.
+type vecCache struct {
+	mu     sync.Mutex
+	files  map[string]*fileVectors
+	floats int
+}
+
+func (c *vecCache) get(ctx context.Context, s *Store, file string) (*fileVectors, error) {
+	c.mu.Lock()
+	fv, ok := c.files[file]
+	c.mu.Unlock()
+	if ok {
+		return fv, nil
+	}
+	rows, err := s.r.WithContext(ctx).Model(&chunkRow{}).Select("id, vector").Where("file_id = ? AND vector IS NOT NULL", file).Order("id").Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	fv = &fileVectors{}
+	var (
+		id int64
+		b  []byte
+	)
+	for rows.Next() {
+		if err := rows.Scan(&id, &b); err != nil {
+			return nil, err
+		}
+		d := len(b) / 4
+		if fv.dims == 0 {
+			fv.dims = d
+		}
+		if d != fv.dims {
+			continue
+		}
+		fv.ids = append(fv.ids, id)
+		for i := range d {
+			fv.flat = append(fv.flat, math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(fv.ids) == 0 {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.files == nil || c.floats+len(fv.flat) > vecCacheMax {
+		c.files, c.floats = map[string]*fileVectors{}, 0
+	}
+	c.files[file] = fv
+	c.floats += len(fv.flat)
+	return fv, nil
+}
+
+// drop forgets a file's vectors (deleted, or ingested again).
+func (c *vecCache) drop(file string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if fv, ok := c.files[file]; ok {
+		c.floats -= len(fv.flat)
+		delete(c.files, file)
+	}
 }

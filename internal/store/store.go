@@ -149,6 +149,8 @@ type Store struct {
 
 	temp *tempState // a temp database's (OpenTemp); nil: a stored one
 
+	vectors vecCache // knowledge's chunk vectors, decoded (file.go)
+
 	// SQLite only: text deltas committed outside SQLite (deltalog.go), and
 	// the highest seq committed to either (the horizon of merged reads).
 	side    *deltaLog
