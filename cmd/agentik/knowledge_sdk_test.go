@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -128,6 +129,31 @@ func TestKnowledgeOpenAISDK(t *testing.T) {
 	if len(got.Refused) != 5 {
 		t.Errorf("refused: %v", got.Refused)
 	}
+	// The base as an MCP resource, for ann only.
+	mcpCmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "knowledge_mcp.mjs"), got.Store.ID)
+	mcpCmd.Env = cmd.Env
+	mcpCmd.Stderr = &stderr
+	mcpOut, err := mcpCmd.Output()
+	if err != nil {
+		t.Fatalf("node (mcp): %v\n%s", err, stderr.String())
+	}
+	var res struct {
+		AnnList []string `json:"ann_list"`
+		AnnRead string   `json:"ann_read"`
+		BobList []string `json:"bob_list"`
+		BobRead any      `json:"bob_read"`
+	}
+	if err := json.Unmarshal(mcpOut, &res); err != nil {
+		t.Fatalf("%v: %s", err, mcpOut)
+	}
+	uri := "agentik://knowledge/" + got.Store.ID
+	if !slices.Contains(res.AnnList, uri) || !strings.Contains(res.AnnRead, "handbook.pdf (application/pdf, processed") {
+		t.Errorf("ann's MCP resources: %+v", res)
+	}
+	if slices.Contains(res.BobList, uri) || res.BobRead == "read" {
+		t.Errorf("bob's MCP resources: %+v", res)
+	}
+
 	if got.Bad == nil || got.Bad.Status != 400 || got.Bad.Type != "invalid_request_error" || !strings.Contains(got.Bad.Message, "not one") {
 		t.Errorf("a lying type: %+v", got.Bad)
 	}
