@@ -290,13 +290,12 @@ func extractPDF(ctx context.Context, data []byte) (chunks []agent.Chunk, err err
 		return nil, fmt.Errorf("not a readable PDF: %v", err)
 	}
 	var blocks []block
-	for i := 1; i <= r.NumPage(); i++ {
+	var pages []pdf.Page
+	pageTree(r.Trailer().Key("Root").Key("Pages"), &pages, 0)
+	for n, p := range pages {
+		i := n + 1
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
-		}
-		p := r.Page(i)
-		if p.V.IsNull() {
-			continue
 		}
 		for _, b := range paragraphs(pageText(p.Content().Text), "") {
 			b.page = i
@@ -307,6 +306,26 @@ func extractPDF(ctx context.Context, data []byte) (chunks []agent.Chunk, err err
 		return nil, errors.New("no text layer")
 	}
 	return chunkBlocks(blocks), nil
+}
+
+// maxPageDepth bounds the page tree's depth (a cycle ends there).
+const maxPageDepth = 32
+
+// pageTree appends the leaves of a PDF's page tree to out, in order, in
+// one walk (the library's Reader.Page walks it from the root for every
+// page: quadratic in the pages).
+func pageTree(v pdf.Value, out *[]pdf.Page, depth int) {
+	if v.IsNull() || depth > maxPageDepth {
+		return
+	}
+	kids := v.Key("Kids")
+	if v.Key("Type").Name() == "Page" || kids.IsNull() {
+		*out = append(*out, pdf.Page{V: v})
+		return
+	}
+	for i := range kids.Len() {
+		pageTree(kids.Index(i), out, depth+1)
+	}
 }
 
 // pageText joins a page's glyphs into lines (a new line where the

@@ -716,3 +716,33 @@ func (c *vecCache) drop(file string) {
 		delete(c.files, file)
 	}
 }
+
+// reset forgets every file's vectors.
+func (c *vecCache) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.files, c.floats = nil, 0
+}
+
+// deleteFilesOf removes a user's files, their chunks and bytes, and their
+// knowledge bases (DeleteUser): a deleted user's shared base is no one's.
+func deleteFilesOf(tx *gorm.DB, owner string) error {
+	files := tx.Model(&fileRow{}).Select("id").Where("owner = ?", owner)
+	bases := tx.Model(&knowledgeRow{}).Select("id").Where("owner = ?", owner)
+	for _, q := range []struct {
+		m    any
+		cond string
+		sub  *gorm.DB
+	}{
+		{&chunkRow{}, "file_id IN (?)", files}, {&fileBlobRow{}, "file_id IN (?)", files}, {&knowledgeFileRow{}, "file_id IN (?)", files},
+		{&knowledgeFileRow{}, "knowledge_id IN (?)", bases}, {&conversationKnowledgeRow{}, "knowledge_id IN (?)", bases},
+	} {
+		if err := tx.Where(q.cond, q.sub).Delete(q.m).Error; err != nil {
+			return err
+		}
+	}
+	if err := tx.Where("owner = ?", owner).Delete(&knowledgeRow{}).Error; err != nil {
+		return err
+	}
+	return tx.Where("owner = ?", owner).Delete(&fileRow{}).Error
+}
