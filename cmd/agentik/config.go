@@ -50,6 +50,10 @@ Settings (environment; a flag overrides its variable):
   --max-answer-bytes AGENTIK_MAX_ANSWER_BYTES cap on one model answer (default 1048576); past it the turn ends with an error
                     AGENTIK_MAX_IMPORT_BYTES cap on one import request (default 67108864); agentik import
                                              sends a file in parts, one conversation at least per part
+                    AGENTIK_MAX_FILE_BYTES   cap on one uploaded file (default 33554432)
+                    AGENTIK_MAX_USER_FILE_BYTES cap on one user's files together (default 1073741824)
+                    AGENTIK_EMBEDDING_MODEL  embedding model of knowledge search, <provider>/<model> or a model
+                                             of the default endpoint (default: none, keyword search only)
                     AGENTIK_API_KEYS         comma-separated API keys; when set, every route needs one
                     AGENTIK_TOOL_APPROVAL    always or never (default): whether tool calls of MCP servers
                                              without requireApproval wait for a person's decision
@@ -179,6 +183,19 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		}
 		c.MaxImportBytes = n
 	}
+	for _, b := range []struct {
+		name string
+		into *int64
+	}{{"AGENTIK_MAX_FILE_BYTES", &c.MaxFileBytes}, {"AGENTIK_MAX_USER_FILE_BYTES", &c.MaxUserFileBytes}} {
+		if v := getenv(b.name); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n <= 0 {
+				return c, fmt.Errorf("%s must be a positive number of bytes like 33554432, got %q", b.name, v)
+			}
+			*b.into = n
+		}
+	}
+	c.EmbeddingModel = getenv("AGENTIK_EMBEDDING_MODEL")
 	if v := getenv("AGENTIK_CONTEXT_WINDOW"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 512 {

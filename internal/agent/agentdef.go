@@ -68,6 +68,8 @@ type AgentDef struct {
 	Visibility   string   `json:"visibility"`
 	Owner        string   `json:"owner"` // a user id
 	Starters     []string `json:"starters"`
+	// Knowledge are the knowledge bases its turns search (file_search).
+	Knowledge []string `json:"knowledge,omitempty"`
 	// A2A is the URL of a remote agent's A2A card (remote.go): another
 	// runtime answers this agent's turns. Only agents defined as code have
 	// one (their credentials stay in the configuration).
@@ -98,6 +100,7 @@ type AgentChange struct {
 	Approval     *string   `json:"approval,omitempty"`
 	Visibility   *string   `json:"visibility,omitempty"`
 	Starters     *[]string `json:"starters,omitempty"`
+	Knowledge    *[]string `json:"knowledge,omitempty"`
 }
 
 // AgentStore keeps agent definitions and every version of them. The
@@ -483,6 +486,9 @@ func (ch AgentChange) apply(d *AgentDef) {
 	if ch.Starters != nil {
 		d.Starters = slices.Clone(*ch.Starters)
 	}
+	if ch.Knowledge != nil {
+		d.Knowledge = slices.Clone(*ch.Knowledge)
+	}
 	d.Tools, d.Starters = nonNil(d.Tools), nonNil(d.Starters)
 }
 
@@ -556,6 +562,9 @@ func (r *Runner) checkAgent(ctx context.Context, d AgentDef) error {
 	if err := checkAgentFields(d); err != nil {
 		return err
 	}
+	if err := r.checkAgentKnowledge(ctx, d); err != nil { // knowledge.go
+		return err
+	}
 	if err := r.checkModel(d.Model); err != nil {
 		return err
 	}
@@ -586,7 +595,7 @@ func (r *Runner) checkAgent(ctx context.Context, d AgentDef) error {
 		if err := checkPattern(p); err != nil {
 			return Errorf(CodeBadRequest, "tools[%d]: %s", i, err.Error())
 		}
-		if !patternMatches(p, append(slices.Clone(names), memoryTools...), servers) {
+		if !patternMatches(p, slices.Concat(names, memoryTools, []string{ToolFileSearch}), servers) {
 			return Errorf(CodeBadRequest, "tools[%d] %q matches no tool (GET /agentik/tools lists them)", i, Shorten(p, 60))
 		}
 	}

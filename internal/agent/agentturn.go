@@ -120,7 +120,7 @@ func (t *turn) allows(name string) bool {
 			}
 		}
 	}
-	if IsMemoryTool(name) {
+	if IsMemoryTool(name) || name == ToolFileSearch {
 		return true
 	}
 	if strings.HasPrefix(name, DelegatePrefix) {
@@ -144,12 +144,13 @@ func (t *turn) toolSpecs() []ToolSpec {
 	var specs []ToolSpec
 	if t.r.cfg.Tools != nil {
 		for _, s := range t.r.cfg.Tools.Specs(t.ctx) {
-			if t.allows(s.Name) && !IsMemoryTool(s.Name) {
+			if t.allows(s.Name) && !IsMemoryTool(s.Name) && s.Name != ToolFileSearch {
 				specs = append(specs, s)
 			}
 		}
 	}
-	specs = append(specs, t.memorySpecs()...) // memory.go
+	specs = append(specs, t.memorySpecs()...)    // memory.go
+	specs = append(specs, t.fileSearchSpec()...) // knowledge.go
 	if t.depth >= MaxDelegationDepth {
 		return specs
 	}
@@ -191,7 +192,7 @@ func (t *turn) needsApproval(name string) bool {
 	case ApprovalNever:
 		return false
 	}
-	if strings.HasPrefix(name, DelegatePrefix) || IsMemoryTool(name) {
+	if strings.HasPrefix(name, DelegatePrefix) || IsMemoryTool(name) || name == ToolFileSearch {
 		return false
 	}
 	return t.r.needsApproval(name)
@@ -202,6 +203,9 @@ func (t *turn) needsApproval(name string) bool {
 func (t *turn) answerOf(m Message) Message {
 	m.Agent, m.AgentVersion = t.agent.Slug, t.agent.Version
 	m.Model = cmp.Or(t.conv.Model, t.r.cfg.ModelName)
+	if m.Type == MessageAssistant && len(t.citations) > 0 {
+		m.Citations = slices.Clone(t.citations)
+	}
 	return m
 }
 

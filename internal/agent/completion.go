@@ -28,6 +28,7 @@ type turnInput struct {
 	clientID    string
 	results     []ToolResult
 	clientTools []ToolSpec
+	knowledge   []string // bases the request attaches (knowledge.go)
 	// format and choice shape the turn's model calls (completion.go).
 	format *ResponseFormat
 	choice *ToolChoice
@@ -59,6 +60,9 @@ type CompletionInput struct {
 	// to one ends the turn after its round: its tool_call message is kept
 	// and the client runs it, sending the result with its next request.
 	ClientTools []ToolSpec
+	// Knowledge are knowledge bases the turn searches with file_search
+	// besides its agent's (knowledge.go); each one the caller may read.
+	Knowledge []string
 	// ResponseFormat constrains the answers' text on every model call of
 	// the turn; nil: free text.
 	ResponseFormat *ResponseFormat
@@ -81,6 +85,9 @@ func (r *Runner) SendCompletion(ctx context.Context, id string, in CompletionInp
 		return SendResult{}, err
 	}
 	if err := r.checkChoice(ctx, in.ToolChoice, in.ClientTools); err != nil {
+		return SendResult{}, err
+	}
+	if err := r.CheckKnowledge(ctx, in.Knowledge); err != nil {
 		return SendResult{}, err
 	}
 	if len(in.Content) == 0 {
@@ -107,12 +114,12 @@ func (r *Runner) SendCompletion(ctx context.Context, id string, in CompletionInp
 		if err := answersCalls(mem, in.Results); err != nil {
 			return SendResult{}, err
 		}
-		return r.send(ctx, id, turnInput{results: in.Results, clientTools: in.ClientTools, format: in.ResponseFormat, choice: in.ToolChoice, clientID: in.ClientID})
+		return r.send(ctx, id, turnInput{results: in.Results, clientTools: in.ClientTools, knowledge: in.Knowledge, format: in.ResponseFormat, choice: in.ToolChoice, clientID: in.ClientID})
 	}
 	if err := CheckContent(in.Content); err != nil {
 		return SendResult{}, err
 	}
-	return r.send(ctx, id, turnInput{content: in.Content, clientTools: in.ClientTools, format: in.ResponseFormat, choice: in.ToolChoice, clientID: in.ClientID})
+	return r.send(ctx, id, turnInput{content: in.Content, clientTools: in.ClientTools, knowledge: in.Knowledge, format: in.ResponseFormat, choice: in.ToolChoice, clientID: in.ClientID})
 }
 
 // checkChoice checks that the tools a choice names exist: the request's

@@ -40,6 +40,9 @@ type Conversation struct {
 	// each group most recently updated first. Neither moves UpdatedAt.
 	Pinned   bool `wire:"pinned,*?"`
 	Archived bool `wire:"archived,*?"`
+	// Knowledge are the knowledge bases attached to it (knowledge.go),
+	// filled by the reads that show one conversation; not kept in its row.
+	Knowledge []string `wire:"knowledge,*?"`
 	// Owner is the user the conversation belongs to (access.go); "" in a
 	// store that keeps none: LocalUser. Not on the wire.
 	Owner string `wire:"-"`

@@ -51,6 +51,10 @@
 //   - schedule.go: prompts sent as turns on a schedule;
 //   - memory.go: long-term memory, blocks per user and agent in every
 //     prompt, the built-in tools that change them, revertible changes;
+//   - file.go, knowledge.go: uploaded files, ingested in the background
+//     into chunks (durable: all of a file's chunks at once), knowledge
+//     bases of them, hybrid search fused by rank, the file_search tool
+//     and the citations an answer keeps;
 //   - resource.go: the tool servers' resources (attached to a message,
 //     read into working memory) and prompts, and their seams;
 //   - store.go, model.go: the seams the runner calls (its store, the

@@ -128,6 +128,9 @@ const (
 	// none waits. The store fills Waiting as of the record's place in its
 	// batch.
 	AgentWaiting = "waiting"
+	// AgentFileStatus carries a file's status as its ingestion goes
+	// (file.go), on its owner's streams; live only, never stored.
+	AgentFileStatus = "file_status"
 )
 
 // AgentEvent is a change to the set of conversations.
@@ -146,7 +149,8 @@ type AgentEvent struct {
 	Server         *ToolServer     `wire:"server,tool_server?"`
 	Resource       *ResourceRef    `wire:"resource,resource_updated"`
 	Waiting        []string        `wire:"waiting,waiting"` // call ids; [] when none waits
-	Raw            json.RawMessage `wire:"-raw"`            // a type this version does not know
+	File           *File           `wire:"file,file_status"`
+	Raw            json.RawMessage `wire:"-raw"` // a type this version does not know
 }
 
 // MarshalJSON implements json.Marshaler.

@@ -44,6 +44,9 @@ type Message struct {
 	// id, or the default model's name (Config.ModelName); "" when unknown
 	// (answers written before it was recorded, imported ones).
 	Model string `wire:"model,assistant_message?"`
+	// Citations are the passages of knowledge (file_search) the answer
+	// was given (knowledge.go).
+	Citations []Citation `wire:"citations,assistant_message?"`
 
 	CallID    string `wire:"call_id,tool_call,tool_result"`
 	Name      string `wire:"name,tool_call,tool_result"`

@@ -40,6 +40,9 @@ func (r *Runner) SendCompletionAfter(ctx context.Context, id, leaf string, in Co
 	if err := r.checkChoice(ctx, in.ToolChoice, in.ClientTools); err != nil {
 		return SendResult{}, err
 	}
+	if err := r.CheckKnowledge(ctx, in.Knowledge); err != nil {
+		return SendResult{}, err
+	}
 	var recs []*Record
 	switch {
 	case len(in.Content) > 0:
@@ -66,7 +69,7 @@ func (r *Runner) SendCompletionAfter(ctx context.Context, id, leaf string, in Co
 	recs[0].Head, recs[0].StaleMemory = &leaf, true
 	newHead := recs[len(recs)-1].Event.Event.Message.ID
 	recs = append(recs, &Record{Event: r.agentEvent(AgentEvent{Type: AgentUpdated, ConversationID: id, Head: newHead})})
-	return r.send(ctx, id, turnInput{start: recs, content: in.Content, clientTools: in.ClientTools, format: in.ResponseFormat, choice: in.ToolChoice})
+	return r.send(ctx, id, turnInput{start: recs, content: in.Content, clientTools: in.ClientTools, knowledge: in.Knowledge, format: in.ResponseFormat, choice: in.ToolChoice})
 }
 
 // CreateSeeded makes a conversation (temp, or stored) with settings s

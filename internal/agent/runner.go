@@ -118,6 +118,9 @@ type Config struct {
 	DrainTimeout time.Duration
 	// Audit records who changed what (audit.go); nil: nothing is recorded.
 	Audit *Audit
+	// Files searches knowledge for the file_search tool (knowledge.go);
+	// nil: no knowledge.
+	Files *Files
 }
 
 // Audit is the audit log the runner records in; nil when none.
@@ -432,6 +435,7 @@ func (r *Runner) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("delete: %w", err)
 	}
 	r.est.forget(id)
+	r.forgetKnowledge(ctx, id) // knowledge.go
 	return nil
 }
 
@@ -604,7 +608,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	for t == nil {
 		var prev *turn
 		reread := false
-		t, err = r.claim(ctx, st, c, turnOptions{clientID: clientID, prompt: content, clientTools: in.clientTools, format: in.format, choice: in.choice, traced: true}, func() error {
+		t, err = r.claim(ctx, st, c, turnOptions{clientID: clientID, prompt: content, clientTools: in.clientTools, knowledge: in.knowledge, format: in.format, choice: in.choice, traced: true}, func() error {
 			switch {
 			case r.ends[endStripe(id)] != ends:
 				// A turn of this runner ended or parked its round since the

@@ -31,6 +31,7 @@ type turnOptions struct {
 	clientID    string
 	prompt      []Content
 	clientTools []ToolSpec
+	knowledge   []string        // knowledge.go
 	format      *ResponseFormat // completion.go
 	choice      *ToolChoice
 	resume      []PendingCall
@@ -64,7 +65,7 @@ func (r *Runner) claim(ctx context.Context, st Store, c Conversation, o turnOpti
 	}
 	tctx, cancel := context.WithCancelCause(tctx)
 	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}),
-		ended: ended, clientID: o.clientID, prompt: o.prompt, clientTools: o.clientTools, format: o.format, choice: o.choice, resume: o.resume, cont: o.cont}
+		ended: ended, clientID: o.clientID, prompt: o.prompt, clientTools: o.clientTools, knowledge: o.knowledge, format: o.format, choice: o.choice, resume: o.resume, cont: o.cont}
 	r.turns[c.ID] = t // sends see busy meanwhile; Interrupt cancels it
 	r.wg.Add(1)
 	return t, nil

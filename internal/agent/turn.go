@@ -42,6 +42,11 @@ type turn struct {
 	// clientTools are offered to the model besides the server's tools; a
 	// call to one ends the turn for the client to run it (completion.go).
 	clientTools []ToolSpec
+	// knowledge are the bases the request attached (knowledge.go);
+	// citations the passages file_search gave the turn so far.
+	knowledge     []string
+	convKnowledge []string // the conversation's, read once (nil: not yet)
+	citations     []Citation
 	// format and choice shape its model calls: format each, choice the
 	// next (ToolChoice.AfterRound after each round of tools).
 	format *ResponseFormat
@@ -529,6 +534,9 @@ func (t *turn) callTool(c ToolCall, rest []ToolCall) Message {
 	}
 	if IsMemoryTool(c.Name) && !t.isClientTool(c.Name) && t.allows(c.Name) {
 		return t.callMemory(c) // memory.go
+	}
+	if c.Name == ToolFileSearch && !t.isClientTool(c.Name) && len(t.fileSearchSpec()) > 0 {
+		return t.callFileSearch(c) // knowledge.go
 	}
 	m := Message{Type: MessageToolResult, ConversationID: t.conv.ID, CallID: c.ID, Name: c.Name}
 	switch {

@@ -25,6 +25,7 @@ type codeAgent struct {
 	Approval     string        `json:"approval"`
 	Visibility   string        `json:"visibility"`
 	Starters     []string      `json:"starters"`
+	Knowledge    []string      `json:"knowledge"` // knowledge bases (vs_…) its turns search
 	// A2A makes it a remote agent: another runtime's, reached over A2A.
 	A2A *struct {
 		URL   string `json:"url"`   // its card's base URL (or the card's URL)
@@ -78,7 +79,7 @@ func loadAgents(path string, getenv func(string) string, servers []string) (defs
 			a.Visibility = agent.VisibilityShared
 		}
 		d := agent.AgentDef{Slug: a.Slug, Name: a.Name, Description: a.Description, Instructions: a.Instructions,
-			Model: a.Model, Params: a.Params, Tools: a.Tools, Approval: a.Approval, Visibility: a.Visibility, Starters: a.Starters}
+			Model: a.Model, Params: a.Params, Tools: a.Tools, Approval: a.Approval, Visibility: a.Visibility, Starters: a.Starters, Knowledge: a.Knowledge}
 		if a.A2A != nil {
 			for _, s := range []*string{&a.A2A.URL, &a.A2A.Token} {
 				if *s, err = x.Expand(*s); err != nil {

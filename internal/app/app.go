@@ -172,6 +172,10 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	go func() { defer a.sweepDone.Done(); a.Temps.SweepEvery(sctx, rc.Temp.SweepEvery) }()
 	a.sweepDone.Add(1)
 	go func() { defer a.sweepDone.Done(); a.Schedules.Run(sctx) }() // schedules' slots (agent/schedule.go)
+	if rc.Files != nil {
+		a.sweepDone.Add(1)
+		go func() { defer a.sweepDone.Done(); rc.Files.Run(sctx) }() // ingestion of files (agent/file.go)
+	}
 	return nil
 }
 

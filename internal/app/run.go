@@ -40,21 +40,28 @@ type Settings struct {
 	APIKeys        []string
 	EventTTL       time.Duration // DefaultEventTTL when 0
 	MaxAnswerBytes int
-	MaxImportBytes int64  // AGENTIK_MAX_IMPORT_BYTES; 0 = server.MaxImportBytes
-	ContextWindow  int    // AGENTIK_CONTEXT_WINDOW: tokens; 0 = discovered, else 8192
-	SummaryModel   string // AGENTIK_SUMMARY_MODEL: makes compaction summaries; "" = the model
-	AllowedHosts   []string
-	AllowedOrigins []string
-	TrustedProxies []netip.Prefix
-	Insecure       bool
-	LogLevel       slog.Level
-	LogJSON        bool
-	Demo           bool     // the built-in scripted model and tool (demo.go)
-	Webhooks       []string // receivers of turn.ended
-	WebhookSecret  []byte   // decoded whsec_ secret
-	Providers      string   // path of the providers file (AGENTIK_PROVIDERS)
-	Titles         string   // model, first_line, or "" (model when a model is configured)
-	NoMemory       bool     // AGENTIK_MEMORY=off: no long-term memory (agent/memory.go)
+	MaxImportBytes int64 // AGENTIK_MAX_IMPORT_BYTES; 0 = server.MaxImportBytes
+	// MaxFileBytes and MaxUserFileBytes cap uploaded files
+	// (AGENTIK_MAX_FILE_BYTES, AGENTIK_MAX_USER_FILE_BYTES; 0: agent's
+	// defaults); EmbeddingModel makes knowledge's embeddings
+	// (AGENTIK_EMBEDDING_MODEL; "": keyword search only).
+	MaxFileBytes     int64
+	MaxUserFileBytes int64
+	EmbeddingModel   string
+	ContextWindow    int    // AGENTIK_CONTEXT_WINDOW: tokens; 0 = discovered, else 8192
+	SummaryModel     string // AGENTIK_SUMMARY_MODEL: makes compaction summaries; "" = the model
+	AllowedHosts     []string
+	AllowedOrigins   []string
+	TrustedProxies   []netip.Prefix
+	Insecure         bool
+	LogLevel         slog.Level
+	LogJSON          bool
+	Demo             bool     // the built-in scripted model and tool (demo.go)
+	Webhooks         []string // receivers of turn.ended
+	WebhookSecret    []byte   // decoded whsec_ secret
+	Providers        string   // path of the providers file (AGENTIK_PROVIDERS)
+	Titles           string   // model, first_line, or "" (model when a model is configured)
+	NoMemory         bool     // AGENTIK_MEMORY=off: no long-term memory (agent/memory.go)
 	// ApprovalTimeout (AGENTIK_APPROVAL_TIMEOUT) denies a tool call that
 	// waited longer for a person's decision; 0: it waits until decided.
 	ApprovalTimeout time.Duration
@@ -422,6 +429,10 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		}
 		rcfg.Tools = tel.Tools(rcfg.Tools, servers)
 	}
+	if rcfg.Files, err = newFiles(cfg, a, providers, log); err != nil { // files.go
+		return nil, err
+	}
+	scfg.Files = rcfg.Files
 	if h.Configure != nil {
 		h.Configure(&rcfg, &scfg)
 	}

@@ -81,28 +81,30 @@ func TestImportRules(t *testing.T) {
 	centre := []string{"internal/agent"}
 	stream := []string{"internal/agent", "internal/broker", "internal/sse", "internal/relay", "internal/protocol"}
 	allowed := map[string][]string{
-		"internal/agent":              nil, // the centre: no module package (other modules: below)
-		"internal/sse":                nil, // stdlib only
-		"internal/envvar":             nil,
-		"internal/secret":             nil, // encryption at rest: stdlib only
-		"internal/password":           nil, // argon2id hashes of passwords: golang.org/x/crypto only
-		"internal/llm/demo":           nil, // the --demo model: stdlib only
-		"internal/testwait":           nil, // the tests' one wait for a condition: stdlib only
-		"assets":                      nil,
-		"internal/agent/agenttest":    centre,
-		"internal/llm/llmtest":        centre,
-		"internal/broker":             centre,
-		"internal/protocol":           centre,
-		"internal/store":              {"internal/agent", "internal/eventlog", "internal/eventlog/sqlitedrv"},
-		"internal/eventlog":           centre, // the store's engine: no meaning of records (TestEngineBehindTheStore)
-		"internal/eventlog/sqlitedrv": nil,    // the SQLite writer's driver: no module package
-		"web":                         centre,
-		"internal/llm":                {"internal/agent", "internal/envvar"},
-		"internal/tool":               {"internal/agent", "internal/envvar", "internal/secret"},
-		"internal/client":             {"internal/agent", "internal/protocol"},
-		"internal/archive":            {"internal/agent", "internal/protocol"}, // the import/export formats, no HTTP
-		"internal/telemetry":          {"internal/agent", "internal/broker"},
-		"internal/webhook":            {"internal/agent", "internal/broker"},
+		"internal/agent":                   nil, // the centre: no module package (other modules: below)
+		"internal/sse":                     nil, // stdlib only
+		"internal/envvar":                  nil,
+		"internal/secret":                  nil, // encryption at rest: stdlib only
+		"internal/password":                nil, // argon2id hashes of passwords: golang.org/x/crypto only
+		"internal/llm/demo":                nil, // the --demo model: stdlib only
+		"internal/testwait":                nil, // the tests' one wait for a condition: stdlib only
+		"assets":                           nil,
+		"internal/agent/agenttest":         centre,
+		"internal/llm/llmtest":             {"internal/agent", "internal/llm/demo"}, // demo's deterministic embeddings
+		"internal/knowledge":               centre,                                  // extraction and chunking
+		"internal/knowledge/knowledgetest": nil,                                     // test documents: stdlib only
+		"internal/broker":                  centre,
+		"internal/protocol":                centre,
+		"internal/store":                   {"internal/agent", "internal/eventlog", "internal/eventlog/sqlitedrv"},
+		"internal/eventlog":                centre, // the store's engine: no meaning of records (TestEngineBehindTheStore)
+		"internal/eventlog/sqlitedrv":      nil,    // the SQLite writer's driver: no module package
+		"web":                              centre,
+		"internal/llm":                     {"internal/agent", "internal/envvar"},
+		"internal/tool":                    {"internal/agent", "internal/envvar", "internal/secret"},
+		"internal/client":                  {"internal/agent", "internal/protocol"},
+		"internal/archive":                 {"internal/agent", "internal/protocol"}, // the import/export formats, no HTTP
+		"internal/telemetry":               {"internal/agent", "internal/broker"},
+		"internal/webhook":                 {"internal/agent", "internal/broker"},
 		// The protocols: the centre, the broker and the SSE writer; never
 		// the server, the store or another adapter.
 		"internal/relay":    stream,
@@ -137,12 +139,13 @@ func TestImportRules(t *testing.T) {
 	// telemetry library reaches the centre.
 	_, ext := walkImports(t)
 	stdlib := map[string][]string{
-		"internal/agent":    {"github.com/robfig/cron/v3", "github.com/teambition/rrule-go"}, // schedule.go
-		"internal/sse":      nil,
-		"internal/envvar":   nil,
-		"internal/secret":   nil,
-		"internal/llm/demo": nil,
-		"internal/testwait": nil,
+		"internal/agent":                   {"github.com/robfig/cron/v3", "github.com/teambition/rrule-go"}, // schedule.go
+		"internal/sse":                     nil,
+		"internal/envvar":                  nil,
+		"internal/secret":                  nil,
+		"internal/llm/demo":                nil,
+		"internal/testwait":                nil,
+		"internal/knowledge/knowledgetest": nil,
 	}
 	for pkg, ok := range stdlib {
 		for _, d := range ext[pkg] {
@@ -161,7 +164,7 @@ func TestImportRules(t *testing.T) {
 	// The test fakes are linked by tests and the bench only, never by the
 	// product (the --demo model is internal/llm/demo, not llmtest).
 	for pkg, ds := range deps {
-		for _, fake := range []string{"internal/llm/llmtest", "internal/agent/agenttest"} {
+		for _, fake := range []string{"internal/llm/llmtest", "internal/agent/agenttest", "internal/knowledge/knowledgetest"} {
 			if slices.Contains(ds, fake) && pkg != "cmd/agentik-bench" {
 				t.Errorf("%s imports the test fake %s", pkg, fake)
 			}

@@ -42,6 +42,9 @@ const toolPrefix = "ask_"
 // resourcePrefix is the URI of a conversation's transcript, before its id.
 const resourcePrefix = "agentik://conversations/"
 
+// knowledgePrefix starts a knowledge base's resource URI (knowledge.go).
+const knowledgePrefix = "agentik://knowledge/"
+
 // maxResources caps the conversations one resources/list page shows.
 const maxResources = 100
 
@@ -72,6 +75,9 @@ type Config struct {
 	Streams *sse.Group
 	Logger  *slog.Logger
 	Version string
+	// Files lists the knowledge bases the caller may read, as resources
+	// (knowledge.go); nil: none.
+	Files *agent.Files
 }
 
 // Handler is the MCP server. It is an http.Handler for Path.
@@ -119,6 +125,10 @@ func New(cfg Config) *Handler {
 		mcp.NewResourceTemplate(resourcePrefix+"{id}", "conversation",
 			mcp.WithTemplateDescription("an agentik conversation's transcript"), mcp.WithTemplateMIMEType("text/markdown")),
 		h.readResource)
+	h.mcp.AddResourceTemplate(
+		mcp.NewResourceTemplate(knowledgePrefix+"{id}", "knowledge base",
+			mcp.WithTemplateDescription("an agentik knowledge base: its files and their state"), mcp.WithTemplateMIMEType("text/markdown")),
+		h.readKnowledge)
 	h.http = server.NewStreamableHTTPServer(h.mcp,
 		server.WithEndpointPath(Path),
 		server.WithHeartbeatInterval(cfg.Heartbeat),
@@ -318,6 +328,9 @@ func (h *Handler) listResources(ctx context.Context, _ any, req *mcp.ListResourc
 			mcp.WithResourceDescription(fmt.Sprintf("agentik conversation, %d messages, updated %s", c.MessageCount, c.UpdatedAt.UTC().Format(time.RFC3339))),
 			mcp.WithMIMEType("text/markdown"))
 		res.Resources = append(res.Resources, r)
+	}
+	if offset == 0 {
+		res.Resources = append(res.Resources, h.knowledgeResources(ctx)...) // knowledge.go
 	}
 	if next := offset + len(convs); next < total && len(convs) > 0 {
 		res.NextCursor = mcp.Cursor(base64.StdEncoding.EncodeToString([]byte("offset:" + strconv.Itoa(next))))

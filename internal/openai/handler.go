@@ -54,6 +54,9 @@ type Config struct {
 	// Responses keeps the ids of stored responses (the database); nil:
 	// only store: false responses are served.
 	Responses ResponseStore
+	// Files serves /v1/files and /v1/vector_stores and Responses'
+	// file_search (files.go); nil: unavailable.
+	Files *agent.Files
 }
 
 // Handler serves the facade. It is an http.Handler.

@@ -49,12 +49,13 @@ type Echo struct {
 
 // Prefixes of the ids agentik derives from stored ids.
 const (
-	prefixResponse  = "resp_"
-	prefixMessage   = "msg_"
-	prefixReasoning = "rs_"
-	prefixFunction  = "fc_"
-	prefixMCPCall   = "mcp_"
-	prefixApproval  = "mcpr_"
+	prefixResponse   = "resp_"
+	prefixMessage    = "msg_"
+	prefixReasoning  = "rs_"
+	prefixFunction   = "fc_"
+	prefixMCPCall    = "mcp_"
+	prefixFileSearch = "fs_"
+	prefixApproval   = "mcpr_"
 	// Of input items.
 	prefixFunctionOutput   = "fco_"
 	prefixApprovalResponse = "mcpa_"
@@ -322,6 +323,10 @@ func (p *projector) on(all *agent.AllEvent) []StreamEvent {
 		if p.client[ev.Name] {
 			break
 		}
+		if ev.Name == agent.ToolFileSearch {
+			p.fileSearchCall(all.ID, ev)
+			break
+		}
 		p.mcpCall(all.ID, ev)
 	case agent.EventApprovalRequest:
 		p.closeOpen(statusCompleted)
@@ -338,8 +343,11 @@ func (p *projector) on(all *agent.AllEvent) []StreamEvent {
 		}
 		p.lastMessage = m.ID
 		switch {
-		case m.Type == agent.MessageAssistant && m.Usage != nil:
-			p.answerUsage = p.answerUsage.Add(*m.Usage)
+		case m.Type == agent.MessageAssistant && (m.Usage != nil || len(m.Citations) > 0):
+			if m.Usage != nil {
+				p.answerUsage = p.answerUsage.Add(*m.Usage)
+			}
+			p.annotate(m.Citations)
 		case m.Type == agent.MessageUser && !p.started:
 			it := &Item{ID: prefixMessage + m.ID, Type: itemMessage, Role: "user", Status: statusCompleted, Content: []Part{}}
 			for _, c := range m.Content {
@@ -388,6 +396,50 @@ func (p *projector) mcpCall(eventID string, ev *agent.Event) {
 		p.emit(StreamEvent{Type: evMCPCompleted, ItemID: it.ID, OutputIndex: ptr(i)})
 	}
 	p.emit(StreamEvent{Type: evItemDone, OutputIndex: ptr(i), Item: it.clone()})
+}
+
+// fileSearchCall writes the file_search_call item of a file_search call
+// once its result is in: its query, searched and completed.
+func (p *projector) fileSearchCall(eventID string, ev *agent.Event) {
+	call := p.calls[ev.CallID]
+	var args struct {
+		Query string `json:"query"`
+	}
+	_ = json.Unmarshal([]byte(call.Arguments), &args)
+	it := &Item{ID: prefixFileSearch + eventID, Type: itemFileSearch, Status: statusInProgress, Queries: []string{args.Query}}
+	i := p.add(it)
+	p.emit(StreamEvent{Type: evFSInProgress, ItemID: it.ID, OutputIndex: ptr(i)})
+	p.emit(StreamEvent{Type: evFSSearching, ItemID: it.ID, OutputIndex: ptr(i)})
+	it.Status = statusCompleted
+	if ev.IsError {
+		it.Status = statusFailed
+	}
+	p.emit(StreamEvent{Type: evFSCompleted, ItemID: it.ID, OutputIndex: ptr(i)})
+	p.emit(StreamEvent{Type: evItemDone, OutputIndex: ptr(i), Item: it.clone()})
+}
+
+// annotate gives the assistant message being written a file_citation
+// per citation of its answer, at the end of its text.
+func (p *projector) annotate(cs []agent.Citation) {
+	if len(cs) == 0 {
+		return
+	}
+	for i := len(p.resp.Output) - 1; i >= 0; i-- {
+		it := p.resp.Output[i]
+		if it.Type != itemMessage || it.Role != "assistant" || len(it.Content) == 0 {
+			continue
+		}
+		end := len([]rune(p.text.String()))
+		if p.open != i {
+			end = len([]rune(it.Content[0].Text))
+		}
+		anns := make([]Annotation, len(cs))
+		for j, c := range cs {
+			anns[j] = Annotation{Type: "file_citation", FileID: c.FileID, Filename: c.FileName, Index: end}
+		}
+		it.Content[0].Annotations = anns
+		return
+	}
 }
 
 // finish ends the response at its turn's end.

@@ -315,8 +315,19 @@ func (c *responseCall) parseTools(tools []json.RawMessage) error {
 		if err := json.Unmarshal(raw, &t); err != nil {
 			return badParam(fmt.Sprintf("tools[%d]", i), "tools[%d] must be an object", i)
 		}
+		if t.Type == "file_search" { // agentik's knowledge bases (files.go)
+			var fsTool struct {
+				VectorStoreIDs []string `json:"vector_store_ids"`
+			}
+			if err := json.Unmarshal(raw, &fsTool); err != nil || len(fsTool.VectorStoreIDs) == 0 {
+				return badParam(fmt.Sprintf("tools[%d].vector_store_ids", i), "tools[%d] (file_search) needs vector_store_ids: the vector stores (vs_…) to search", i)
+			}
+			c.input.Knowledge = append(c.input.Knowledge, fsTool.VectorStoreIDs...)
+			c.echo.Tools = append(c.echo.Tools, raw)
+			continue
+		}
 		if t.Type != "function" {
-			return badParam(fmt.Sprintf("tools[%d].type", i), "tools[%d].type must be \"function\", got %q: agentik runs its own MCP servers (mcp.json) itself and offers their tools to every response", i, agent.Shorten(t.Type, 40))
+			return badParam(fmt.Sprintf("tools[%d].type", i), "tools[%d].type must be \"function\" or \"file_search\", got %q: agentik runs its own MCP servers (mcp.json) itself and offers their tools to every response", i, agent.Shorten(t.Type, 40))
 		}
 		params := t.Parameters
 		if string(params) == "null" {

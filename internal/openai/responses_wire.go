@@ -100,6 +100,7 @@ const (
 	itemReasoning       = "reasoning"
 	itemFunctionCall    = "function_call"
 	itemMCPCall         = "mcp_call"
+	itemFileSearch      = "file_search_call"
 	itemMCPApprovalReq  = "mcp_approval_request"
 	itemFunctionOutput  = "function_call_output"
 	itemMCPApprovalResp = "mcp_approval_response"
@@ -125,14 +126,26 @@ type Item struct {
 	// ApprovalRequestID is the mcp_approval_request an mcp_call (or an
 	// mcp_approval_response) answers.
 	ApprovalRequestID *string
-	Approve           bool   // mcp_approval_response
-	Reason            string // mcp_approval_response
+	Approve           bool     // mcp_approval_response
+	Reason            string   // mcp_approval_response
+	Queries           []string // file_search_call
 }
 
 // Part is one content part.
 type Part struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
+	// Annotations of an assistant's output_text: file_citation for each
+	// passage the answer was given (file_search).
+	Annotations []Annotation `json:"-"`
+}
+
+// Annotation is a file_citation of an output_text.
+type Annotation struct {
+	Type     string `json:"type"`
+	FileID   string `json:"file_id"`
+	Filename string `json:"filename"`
+	Index    int    `json:"index"`
 }
 
 // MarshalJSON writes the fields of the item's type.
@@ -142,7 +155,11 @@ func (it *Item) MarshalJSON() ([]byte, error) {
 		out := make([]any, 0, len(ps))
 		for _, p := range ps {
 			if annotate {
-				out = append(out, map[string]any{"type": p.Type, "text": p.Text, "annotations": []any{}, "logprobs": []any{}})
+				ann := []Annotation{}
+				if p.Annotations != nil {
+					ann = p.Annotations
+				}
+				out = append(out, map[string]any{"type": p.Type, "text": p.Text, "annotations": ann, "logprobs": []any{}})
 			} else {
 				out = append(out, p)
 			}
@@ -168,6 +185,8 @@ func (it *Item) MarshalJSON() ([]byte, error) {
 	case itemMCPCall:
 		m["server_label"], m["name"], m["arguments"], m["status"] = it.ServerLabel, it.Name, it.Arguments, it.Status
 		m["output"], m["error"], m["approval_request_id"] = it.Output, it.Error, it.ApprovalRequestID
+	case itemFileSearch:
+		m["status"], m["queries"], m["results"] = it.Status, it.Queries, nil
 	case itemMCPApprovalReq:
 		m["server_label"], m["name"], m["arguments"] = it.ServerLabel, it.Name, it.Arguments
 	case itemMCPApprovalResp:
@@ -234,6 +253,9 @@ const (
 	evMCPInProgress    = "response.mcp_call.in_progress"
 	evMCPCompleted     = "response.mcp_call.completed"
 	evMCPFailed        = "response.mcp_call.failed"
+	evFSInProgress     = "response.file_search_call.in_progress"
+	evFSSearching      = "response.file_search_call.searching"
+	evFSCompleted      = "response.file_search_call.completed"
 )
 
 // terminal reports whether an event of type t ends a response's stream.

@@ -24,6 +24,7 @@ type AgentFields struct {
 	Approval     *string   `json:"approval,omitempty"`
 	Visibility   *string   `json:"visibility,omitempty"`
 	Starters     *[]string `json:"starters,omitempty"`
+	Knowledge    *[]string `json:"knowledge,omitempty"` // knowledge bases (vs_…) its turns search
 }
 
 // AgentRequest is the body of POST /agentik/agents and PATCH
@@ -37,7 +38,7 @@ type AgentRequest struct {
 // Change is the create or edit the fields ask for.
 func (f AgentFields) Change(model *string, params *agent.Params) agent.AgentChange {
 	ch := agent.AgentChange{Name: f.Name, Description: f.Description, Instructions: f.Instructions, Model: model, Params: params,
-		Tools: f.Tools, Approval: f.Approval, Visibility: f.Visibility, Starters: f.Starters}
+		Tools: f.Tools, Approval: f.Approval, Visibility: f.Visibility, Starters: f.Starters, Knowledge: f.Knowledge}
 	if f.Slug != "" {
 		ch.Slug = &f.Slug
 	}

@@ -30,6 +30,8 @@ type CreateRequest struct {
 	Title string `json:"title"`
 	Temp  bool   `json:"temp"`
 	SettingsFields
+	// Knowledge attaches these knowledge bases (vs_…).
+	Knowledge *[]string `json:"knowledge,omitempty"`
 }
 
 // UpdateRequest is the body of PATCH /agentik/conversations/{id} and the
@@ -37,6 +39,8 @@ type CreateRequest struct {
 type UpdateRequest struct {
 	Title *string `json:"title,omitempty"`
 	SettingsFields
+	// Knowledge attaches exactly these knowledge bases; nil leaves them.
+	Knowledge *[]string `json:"knowledge,omitempty"`
 }
 
 // RenameRequest is the body of rename.

@@ -154,7 +154,16 @@ func (in *messageRef) check() error {
 
 var (
 	opCreateConversation = declare(protocol.OpCreateConversation, http.StatusCreated, func(ctx context.Context, s *Server, in protocol.CreateRequest) (any, error) {
-		return s.runner.CreateConversationWith(ctx, in.Title, in.Temp, in.Settings())
+		if in.Knowledge != nil { // checked before anything is written
+			if err := s.runner.CheckConversationKnowledge(ctx, *in.Knowledge); err != nil {
+				return nil, err
+			}
+		}
+		c, err := s.runner.CreateConversationWith(ctx, in.Title, in.Temp, in.Settings())
+		if err != nil || in.Knowledge == nil {
+			return c, err
+		}
+		return s.withKnowledge(ctx, c, *in.Knowledge)
 	})
 	opListConversations = declare(protocol.OpListConversations, 0, func(ctx context.Context, s *Server, in pageQuery) (any, error) {
 		offset, limit := in.page()
@@ -165,7 +174,12 @@ var (
 		return json.RawMessage(b), nil
 	})
 	opGetConversation = declare(protocol.OpGetConversation, 0, func(ctx context.Context, s *Server, in conversationRef) (any, error) {
-		return s.runner.Conversation(ctx, in.ConversationID)
+		c, err := s.runner.Conversation(ctx, in.ConversationID)
+		if err != nil {
+			return nil, err
+		}
+		c.Knowledge, err = s.runner.ConversationKnowledge(ctx, c.ID)
+		return c, err
 	})
 	opGetMessages = declare(protocol.OpGetMessages, 0, func(ctx context.Context, s *Server, in messagesQuery) (any, error) {
 		offset, limit := in.page()
@@ -193,7 +207,23 @@ var (
 	opUpdateConversation = declare(protocol.OpUpdateConversation, 0, func(ctx context.Context, s *Server, in updateInput) (any, error) {
 		st := in.Settings()
 		st.Title = in.Title
-		return s.runner.UpdateConversation(ctx, in.ConversationID, st)
+		if in.Knowledge != nil {
+			if err := s.runner.CheckConversationKnowledge(ctx, *in.Knowledge); err != nil {
+				return nil, err
+			}
+			if st == (agent.Settings{}) { // knowledge alone
+				c, err := s.runner.Conversation(ctx, in.ConversationID)
+				if err != nil {
+					return nil, err
+				}
+				return s.withKnowledge(ctx, c, *in.Knowledge)
+			}
+		}
+		c, err := s.runner.UpdateConversation(ctx, in.ConversationID, st)
+		if err != nil || in.Knowledge == nil {
+			return c, err
+		}
+		return s.withKnowledge(ctx, c, *in.Knowledge)
 	})
 	opDelete = declare(protocol.OpDelete, http.StatusNoContent, func(ctx context.Context, s *Server, in conversationRef) (any, error) {
 		return protocol.Empty{}, s.runner.Delete(ctx, in.ConversationID)
@@ -209,6 +239,16 @@ var (
 		return sendResult(res), err
 	}), streamTurn)
 )
+
+// withKnowledge attaches ids to c and answers it with them.
+func (s *Server) withKnowledge(ctx context.Context, c agent.Conversation, ids []string) (agent.Conversation, error) {
+	if err := s.runner.SetConversationKnowledge(ctx, c.ID, ids); err != nil {
+		return agent.Conversation{}, err
+	}
+	var err error
+	c.Knowledge, err = s.runner.ConversationKnowledge(ctx, c.ID)
+	return c, err
+}
 
 // streamTurn answers a REST send, regenerate or edit: the turn's SSE
 // stream from its first event; a queued send 202 with its result, a

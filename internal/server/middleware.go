@@ -67,6 +67,9 @@ func (s *Server) bodyLimit(r *http.Request) int64 {
 	if r.Method == http.MethodPost && r.URL.Path == importPath {
 		return s.cfg.MaxImportBytes
 	}
+	if r.Method == http.MethodPost && (r.URL.Path == filesPath || r.URL.Path == openaiFilesPath) {
+		return s.uploadLimit() // file.go
+	}
 	return protocol.MaxBodyBytes
 }
 

@@ -92,6 +92,7 @@ var notOps = map[string]string{
 	"GET /agentik/conversations/{conversation_id}/export": "a file",
 	"GET /agentik/export":                                 "a file",
 	"POST /agentik/import":                                "a file, read in parts",
+	"GET /agentik/files/{file_id}/content":                "a file",
 	"/agentik/":                                           "the 404 of every other path",
 }
 

@@ -64,7 +64,7 @@ func (s *Server) newA2A() *a2a.Handler {
 func (s *Server) newMCP() *mcpserve.Handler {
 	return mcpserve.New(mcpserve.Config{
 		Runner: s.runner, Broker: s.broker, Heartbeat: s.cfg.Heartbeat, Streams: s.streams, Logger: s.log,
-		NewConversation: s.newConversation,
+		NewConversation: s.newConversation, Files: s.cfg.Files,
 		Agents: func(ctx context.Context) ([]mcpserve.Agent, error) {
 			as, err := s.agents(ctx)
 			out := make([]mcpserve.Agent, 0, len(as))

@@ -99,6 +99,21 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /agentik/memory/changes/{change_id}/revert", s.op(opRevertMemory))
 	mux.HandleFunc("PUT /agentik/memory/{label}", s.op(opPutMemory))
 	mux.HandleFunc("DELETE /agentik/memory/{label}", s.op(opClearMemory))
+	// Files and knowledge (file.go).
+	mux.HandleFunc("POST /agentik/files", s.op(opUploadFile)) // filesPath: multipart or JSON
+	mux.HandleFunc("GET /agentik/files", s.op(opListFiles))
+	mux.HandleFunc("GET /agentik/files/{file_id}", s.op(opGetFile))
+	mux.HandleFunc("GET /agentik/files/{file_id}/content", s.handleFileContent)
+	mux.HandleFunc("DELETE /agentik/files/{file_id}", s.op(opDeleteFile))
+	mux.HandleFunc("POST /agentik/files/{file_id}/retry", s.op(opRetryFile))
+	mux.HandleFunc("POST /agentik/knowledge", s.op(opCreateKnowledge))
+	mux.HandleFunc("GET /agentik/knowledge", s.op(opListKnowledge))
+	mux.HandleFunc("GET /agentik/knowledge/{knowledge_id}", s.op(opGetKnowledge))
+	mux.HandleFunc("PATCH /agentik/knowledge/{knowledge_id}", s.op(opUpdateKnowledge))
+	mux.HandleFunc("DELETE /agentik/knowledge/{knowledge_id}", s.op(opDeleteKnowledge))
+	mux.HandleFunc("POST /agentik/knowledge/{knowledge_id}/files", s.op(opAddKnowledgeFile))
+	mux.HandleFunc("DELETE /agentik/knowledge/{knowledge_id}/files/{file_id}", s.op(opRemoveKnowledgeFile))
+	mux.HandleFunc("POST /agentik/knowledge/{knowledge_id}/search", s.op(opSearchKnowledge))
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
 	// Protocol packages: each its own handler over the centre, its routes

@@ -77,6 +77,9 @@ type Config struct {
 	Store  EventLog
 	// Schedules answers /agentik/schedules; nil: 503 unavailable.
 	Schedules *agent.Scheduler
+	// Files answers /agentik/files and /agentik/knowledge; nil: 503
+	// unavailable.
+	Files *agent.Files
 	// Search answers search; nil: the Store, when it implements
 	// agent.Searcher.
 	Search    agent.Searcher
@@ -279,7 +282,7 @@ func New(cfg Config) *Server {
 	}
 	responses, _ := cfg.Store.(openai.ResponseStore)
 	s.openai = openai.New(openai.Config{Runner: cfg.Runner, Broker: cfg.Broker, ModelName: cfg.ModelName,
-		Streams: s.streams, Heartbeat: cfg.Heartbeat, Clock: cfg.Clock, Logger: cfg.Logger, Responses: responses})
+		Streams: s.streams, Heartbeat: cfg.Heartbeat, Clock: cfg.Clock, Logger: cfg.Logger, Responses: responses, Files: cfg.Files})
 	s.aisdk = aisdk.New(aisdk.Config{Runner: cfg.Runner, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
 	s.agui = agui.New(agui.Config{Runner: cfg.Runner, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
 	s.people = newPeople(s)

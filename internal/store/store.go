@@ -151,6 +151,8 @@ type Store struct {
 
 	temp *tempState // a temp database's (OpenTemp); nil: a stored one
 
+	vectors vecCache // knowledge's chunk vectors, decoded (file.go)
+
 	// SQLite only: text deltas committed outside SQLite (deltalog.go), and
 	// the highest seq committed to either (the horizon of merged reads).
 	side    *eventlog.DeltaLog
@@ -422,6 +424,9 @@ func (s *Store) init(ctx context.Context) error {
 			return err
 		}
 		if err := tx.AutoMigrate(credentialTables...); err != nil { // credential.go
+			return err
+		}
+		if err := migrateFiles(tx, s.postgres); err != nil { // file.go
 			return err
 		}
 		// Databases made before created_at lost its index (Prune) keep it

@@ -188,6 +188,9 @@ func (s *Store) DeleteUser(ctx context.Context, id string) error {
 		if err := deleteWorkOf(tx, id); err != nil { // nothing runs for a deleted user
 			return err
 		}
+		if err := deleteFilesOf(tx, id); err != nil { // file.go
+			return err
+		}
 		res := tx.Where("id = ?", id).Delete(&userRow{})
 		if res.Error != nil {
 			return res.Error
@@ -200,6 +203,7 @@ func (s *Store) DeleteUser(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("store: delete user: %w", err)
 	}
+	s.vectors.reset() // the user's files are gone (file.go)
 	return nil
 }
 

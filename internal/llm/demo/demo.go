@@ -48,6 +48,8 @@ func (handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}})
 	case path == "/chat/completions" && r.Method == http.MethodPost:
 		chat(w, r)
+	case path == "/embeddings" && r.Method == http.MethodPost:
+		ServeEmbeddings(w, r) // embed.go
 	default:
 		writeError(w, http.StatusNotFound, "the demo model serves GET /v1/models and POST /v1/chat/completions, not "+r.Method+" "+r.URL.Path)
 	}

@@ -1,6 +1,8 @@
 package llmtest
 
 import (
+	"github.com/agentik/agentik/internal/llm/demo"
+
 	"encoding/json"
 	"io"
 	"net/http"
@@ -36,6 +38,77 @@ type Server struct {
 	queue []Reply
 	reqs  []Request
 	ids   int // tool call ids handed out
+	// embedFail answers /v1/embeddings with a 500 while set; embeds
+	// counts the embedding requests answered.
+	embedFail bool
+	embeds    int
+	// embedHold, while set, holds every /v1/embeddings request until it
+	// is closed; embedHeld is told (without blocking) of each one held.
+	embedHold chan struct{}
+	embedHeld chan struct{}
+}
+
+// HoldEmbeddings holds every /v1/embeddings request until release is
+// called; held receives once a request is being held.
+func (s *Server) HoldEmbeddings() (held <-chan struct{}, release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hold, h := make(chan struct{}), make(chan struct{}, 1)
+	s.embedHold, s.embedHeld = hold, h
+	var once sync.Once
+	return h, func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.embedHold = nil
+			s.mu.Unlock()
+			close(hold)
+		})
+	}
+}
+
+// FailEmbeddings makes /v1/embeddings answer 500 (on) or embeddings
+// again (off): an embedding endpoint that fails.
+func (s *Server) FailEmbeddings(on bool) {
+	s.mu.Lock()
+	s.embedFail = on
+	s.mu.Unlock()
+}
+
+// Embeddings is how many /v1/embeddings requests were answered.
+func (s *Server) Embeddings() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.embeds
+}
+
+// embeddingsOK answers 500 when FailEmbeddings is on, waits while
+// HoldEmbeddings holds, and counts.
+func (s *Server) embeddingsOK(w http.ResponseWriter, r *http.Request) bool {
+	s.mu.Lock()
+	hold, held := s.embedHold, s.embedHeld
+	s.mu.Unlock()
+	if hold != nil {
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+			return false
+		}
+	}
+	s.mu.Lock()
+	fail := s.embedFail
+	if !fail {
+		s.embeds++
+	}
+	s.mu.Unlock()
+	if fail {
+		writeError(w, http.StatusInternalServerError, "llmtest: embeddings fail as asked", 0)
+		return false
+	}
+	return true
 }
 
 // Option configures a Server.
@@ -106,6 +179,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/models" && r.Method == http.MethodGet:
 		if s.authorized(w, r) {
 			s.listModels(w)
+		}
+	case path == "/embeddings" && r.Method == http.MethodPost:
+		if s.authorized(w, r) && s.embeddingsOK(w, r) {
+			demo.ServeEmbeddings(w, r) // deterministic: texts that share words are near
 		}
 	case r.URL.Path == "/api/tags" && r.Method == http.MethodGet:
 		s.tags(w)

@@ -1,0 +1,422 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Files (DESIGN.md §12.1): a user's uploaded documents, kept in the
+// database with their bytes, deduplicated by sha256 per owner, and
+// ingested in the background into chunks (text with the page and heading
+// they came from, and an embedding when a model makes them) that
+// knowledge bases (knowledge.go) search. Ingestion is durable: a file is
+// processing until one transaction stores all its chunks with its new
+// status, so a kill -9 mid-ingest leaves it processing with no chunk, and
+// the next start ingests it again (Files.Run).
+
+// File statuses.
+const (
+	FileProcessing = "processing"
+	FileProcessed  = "processed"
+	FileFailed     = "failed"
+)
+
+// Default caps of files.
+const (
+	// DefaultMaxFileBytes caps one file (AGENTIK_MAX_FILE_BYTES).
+	DefaultMaxFileBytes = 32 << 20
+	// DefaultMaxUserFileBytes caps the files of one user together
+	// (AGENTIK_MAX_USER_FILE_BYTES).
+	DefaultMaxUserFileBytes = 1 << 30
+	// maxFileName caps a file's name, in bytes.
+	maxFileName = 255
+	// embedBatch is how many chunks one embeddings request carries.
+	embedBatch = 64
+)
+
+// File is an uploaded document.
+type File struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	MediaType string    `json:"media_type"`
+	Bytes     int64     `json:"bytes"`
+	SHA256    string    `json:"sha256"`
+	Status    string    `json:"status"`
+	Error     string    `json:"error,omitempty"` // why it failed
+	Chunks    int       `json:"chunks"`          // how many passages it was cut into
+	CreatedAt time.Time `json:"created_at"`
+	Owner     string    `json:"-"`
+}
+
+// Chunk is one passage of a file: its text and where it came from.
+type Chunk struct {
+	Page    int    // 1-based page of a PDF; 0 when the format has none
+	Heading string // the heading it is under; "" when none
+	Text    string
+	Vector  []float32 // its embedding; nil without an embedding model
+}
+
+// Extracted is a file's text as an Extractor cut it.
+type Extracted struct {
+	Chunks []Chunk
+}
+
+// Extractor turns a file's bytes into chunks (package knowledge). An
+// error is the reason the file failed ("no text layer", "encrypted PDF").
+type Extractor interface {
+	// Detect names the media type of a file from its name, the type its
+	// uploader declared and its bytes; bad_request when the type is
+	// unknown or the bytes are not what the name or type says.
+	Detect(name, declared string, data []byte) (string, error)
+	// Extract cuts data, of media type mediaType, into chunks.
+	Extract(ctx context.Context, name, mediaType string, data []byte) ([]Chunk, error)
+}
+
+// Embedder makes embeddings of texts (the provider's /v1/embeddings).
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// FileStore keeps files, their chunks and knowledge bases (the database).
+// An owner argument of "" means any owner (an admin's read).
+type FileStore interface {
+	// PutFile stores f with its bytes, unless owner already has a file of
+	// the same sha256, which it returns instead (dup true). It refuses
+	// with too_large a file that would take the owner's files past
+	// maxTotal bytes.
+	PutFile(ctx context.Context, f File, data []byte, maxTotal int64) (stored File, dup bool, err error)
+	// File returns one file, or not_found.
+	File(ctx context.Context, owner, id string) (File, error)
+	// FileContent returns a file's bytes, or not_found.
+	FileContent(ctx context.Context, owner, id string) ([]byte, error)
+	// Files lists owner's files, newest first.
+	Files(ctx context.Context, owner string) ([]File, error)
+	// DeleteFile deletes a file, its chunks and its place in knowledge bases.
+	DeleteFile(ctx context.Context, owner, id string) error
+	// PendingFiles lists the files still processing (ingestion resumes them).
+	PendingFiles(ctx context.Context) ([]File, error)
+	// FinishFile stores a file's chunks and its status in one
+	// transaction, replacing any chunks it had; not_found when the file
+	// was deleted meanwhile.
+	FinishFile(ctx context.Context, id string, chunks []Chunk, status, reason string) error
+	// RetryFile sets a failed file back to processing; conflict unless it failed.
+	RetryFile(ctx context.Context, owner, id string) (File, error)
+	KnowledgeStore
+}
+
+// fileOwner is whose files ctx's principal reads: "" for an admin
+// (everyone's), else their own; unauthorized without a user.
+func fileOwner(ctx context.Context) (string, error) {
+	p := PrincipalFrom(ctx)
+	if p.UserID == "" {
+		return "", Errorf(CodeUnauthorized, "sign in to use files")
+	}
+	return Scope(ctx), nil
+}
+
+// FilesConfig holds what the files service needs.
+type FilesConfig struct {
+	Store     FileStore
+	Extractor Extractor
+	// Embedder makes embeddings; nil: retrieval is keyword-only.
+	Embedder Embedder
+	// Publisher carries file_status events to the owner's streams; nil: none.
+	Publisher Publisher
+	// MaxFileBytes caps a file (DefaultMaxFileBytes when 0);
+	// MaxUserBytes caps a user's files together (DefaultMaxUserFileBytes).
+	MaxFileBytes int64
+	MaxUserBytes int64
+	Logger       *slog.Logger
+	Now          Clock
+}
+
+// Files is the service of files and knowledge bases.
+type Files struct {
+	cfg  FilesConfig
+	log  *slog.Logger
+	now  Clock
+	work chan string // ids of files to ingest
+
+	mu      sync.Mutex
+	queued  map[string]bool
+	running bool
+}
+
+// NewFiles makes the files service; it fails without a store or an
+// extractor.
+func NewFiles(cfg FilesConfig) (*Files, error) {
+	if cfg.Store == nil || cfg.Extractor == nil {
+		return nil, errors.New("files: a FileStore and an Extractor are required")
+	}
+	if cfg.MaxFileBytes <= 0 {
+		cfg.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if cfg.MaxUserBytes <= 0 {
+		cfg.MaxUserBytes = DefaultMaxUserFileBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Files{cfg: cfg, log: cfg.Logger, now: cfg.Now, work: make(chan string, 1024), queued: map[string]bool{}}, nil
+}
+
+// MaxFileBytes is the cap of one file.
+func (fs *Files) MaxFileBytes() int64 { return fs.cfg.MaxFileBytes }
+
+// KeywordOnly reports that retrieval has no embedding model.
+func (fs *Files) KeywordOnly() bool { return fs.cfg.Embedder == nil }
+
+// FileInput is an upload.
+type FileInput struct {
+	Name      string
+	MediaType string // as declared; "" to detect
+	Data      []byte
+}
+
+// cleanName is a file's name as stored: its base name, trimmed.
+func cleanName(name string) (string, error) {
+	name = strings.TrimSpace(path.Base(strings.ReplaceAll(name, "\\", "/")))
+	if name == "" || name == "." || name == "/" {
+		return "", Errorf(CodeBadRequest, "the file needs a name, e.g. \"handbook.pdf\"")
+	}
+	if !utf8.ValidString(name) || strings.ContainsAny(name, "\x00\r\n") {
+		return "", Errorf(CodeBadRequest, "the file's name must be valid UTF-8 on one line")
+	}
+	if len(name) > maxFileName {
+		return "", Errorf(CodeBadRequest, "the file's name is %d bytes long; at most %d", len(name), maxFileName)
+	}
+	return name, nil
+}
+
+// Upload stores a file of the caller's and queues its ingestion. The same
+// bytes uploaded again by the same user answer the stored file.
+func (fs *Files) Upload(ctx context.Context, in FileInput) (File, error) {
+	p := PrincipalFrom(ctx)
+	if p.UserID == "" {
+		return File{}, Errorf(CodeUnauthorized, "sign in to upload files")
+	}
+	name, err := cleanName(in.Name)
+	if err != nil {
+		return File{}, err
+	}
+	if len(in.Data) == 0 {
+		return File{}, Errorf(CodeBadRequest, "the file %q is empty", name)
+	}
+	if int64(len(in.Data)) > fs.cfg.MaxFileBytes {
+		return File{}, Errorf(CodeTooLarge, "the file is %d bytes; AGENTIK_MAX_FILE_BYTES allows at most %d", len(in.Data), fs.cfg.MaxFileBytes)
+	}
+	mt, err := fs.cfg.Extractor.Detect(name, in.MediaType, in.Data)
+	if err != nil {
+		return File{}, err
+	}
+	sum := sha256.Sum256(in.Data)
+	f := File{ID: "file-" + NewID(), Name: name, MediaType: mt, Bytes: int64(len(in.Data)), SHA256: hex.EncodeToString(sum[:]),
+		Status: FileProcessing, CreatedAt: fs.now().UTC(), Owner: p.UserID}
+	stored, dup, err := fs.cfg.Store.PutFile(ctx, f, in.Data, fs.cfg.MaxUserBytes)
+	if err != nil {
+		return File{}, err
+	}
+	if !dup {
+		fs.status(stored)
+		fs.enqueue(stored.ID)
+	}
+	return stored, nil
+}
+
+// File returns one of the caller's files (an admin's: anyone's).
+func (fs *Files) File(ctx context.Context, id string) (File, error) {
+	owner, err := fileOwner(ctx)
+	if err != nil {
+		return File{}, err
+	}
+	return fs.cfg.Store.File(ctx, owner, id)
+}
+
+// Content returns a file with its bytes.
+func (fs *Files) Content(ctx context.Context, id string) (File, []byte, error) {
+	f, err := fs.File(ctx, id)
+	if err != nil {
+		return File{}, nil, err
+	}
+	data, err := fs.cfg.Store.FileContent(ctx, f.Owner, id)
+	return f, data, err
+}
+
+// List lists the caller's files, newest first (an admin's: their own).
+func (fs *Files) List(ctx context.Context) ([]File, error) {
+	p := PrincipalFrom(ctx)
+	if p.UserID == "" {
+		return nil, Errorf(CodeUnauthorized, "sign in to use files")
+	}
+	out, err := fs.cfg.Store.Files(ctx, p.UserID)
+	if out == nil {
+		out = []File{}
+	}
+	return out, err
+}
+
+// Delete deletes one of the caller's files with its chunks.
+func (fs *Files) Delete(ctx context.Context, id string) error {
+	f, err := fs.File(ctx, id)
+	if err != nil {
+		return err
+	}
+	return fs.cfg.Store.DeleteFile(ctx, f.Owner, id)
+}
+
+// Retry ingests a failed file again.
+func (fs *Files) Retry(ctx context.Context, id string) (File, error) {
+	f, err := fs.File(ctx, id)
+	if err != nil {
+		return File{}, err
+	}
+	f, err = fs.cfg.Store.RetryFile(ctx, f.Owner, id)
+	if err != nil {
+		return File{}, err
+	}
+	fs.status(f)
+	fs.enqueue(f.ID)
+	return f, nil
+}
+
+// enqueue queues a file's ingestion (once while queued).
+func (fs *Files) enqueue(id string) {
+	fs.mu.Lock()
+	if fs.queued[id] {
+		fs.mu.Unlock()
+		return
+	}
+	fs.queued[id] = true
+	fs.mu.Unlock()
+	select {
+	case fs.work <- id:
+	default: // full: Run's next sweep of pending files finds it
+		fs.mu.Lock()
+		delete(fs.queued, id)
+		fs.mu.Unlock()
+	}
+}
+
+// status publishes a file's status to its owner's streams.
+func (fs *Files) status(f File) {
+	if fs.cfg.Publisher == nil {
+		return
+	}
+	fc := f
+	fs.cfg.Publisher.Publish(AllEvent{Kind: KindAgent, ID: NewID(), Date: fs.now(), Owner: f.Owner,
+		Agent: &AgentEvent{Type: AgentFileStatus, File: &fc}})
+}
+
+// pendingSweep is how often Run looks for files left processing (by a
+// full queue, or another instance that died).
+const pendingSweep = time.Minute
+
+// Run ingests queued files one at a time until ctx ends; it first resumes
+// the files a previous process left processing.
+func (fs *Files) Run(ctx context.Context) {
+	sweep := func() {
+		pending, err := fs.cfg.Store.PendingFiles(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				fs.log.Error("files_pending", "err", err)
+			}
+			return
+		}
+		for _, f := range pending {
+			fs.enqueue(f.ID)
+		}
+	}
+	sweep()
+	tick := time.NewTicker(pendingSweep)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			sweep()
+		case id := <-fs.work:
+			fs.mu.Lock()
+			delete(fs.queued, id)
+			fs.mu.Unlock()
+			fs.ingest(ctx, id)
+		}
+	}
+}
+
+// ingest extracts, embeds and stores one file's chunks.
+func (fs *Files) ingest(ctx context.Context, id string) {
+	f, err := fs.cfg.Store.File(ctx, "", id)
+	if err != nil || f.Status != FileProcessing {
+		return
+	}
+	data, err := fs.cfg.Store.FileContent(ctx, "", id)
+	if err != nil {
+		return
+	}
+	chunks, err := fs.cfg.Extractor.Extract(ctx, f.Name, f.MediaType, data)
+	if err == nil && len(chunks) == 0 {
+		err = errors.New("no text found")
+	}
+	if err == nil && fs.cfg.Embedder != nil {
+		err = fs.embed(ctx, chunks)
+	}
+	if ctx.Err() != nil {
+		return // shutting down: left processing, resumed at the next start
+	}
+	status, reason := FileProcessed, ""
+	if err != nil {
+		status, reason, chunks = FileFailed, err.Error(), nil
+	}
+	if err := fs.cfg.Store.FinishFile(ctx, id, chunks, status, reason); err != nil {
+		if ctx.Err() == nil && !errors.Is(err, ErrNotFound) {
+			fs.log.Error("file_ingest_store", "file_id", id, "err", err)
+		}
+		return
+	}
+	f.Status, f.Error, f.Chunks = status, reason, len(chunks)
+	fs.log.Info("file_ingested", "file_id", id, "status", status, "chunks", len(chunks))
+	fs.status(f)
+}
+
+// embed gives every chunk its embedding, in batches.
+func (fs *Files) embed(ctx context.Context, chunks []Chunk) error {
+	for i := 0; i < len(chunks); i += embedBatch {
+		end := min(i+embedBatch, len(chunks))
+		texts := make([]string, end-i)
+		for j := range texts {
+			texts[j] = embedText(chunks[i+j])
+		}
+		vecs, err := fs.cfg.Embedder.Embed(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("embeddings: %w", err)
+		}
+		if len(vecs) != len(texts) {
+			return fmt.Errorf("embeddings: %d vectors for %d texts", len(vecs), len(texts))
+		}
+		for j, v := range vecs {
+			chunks[i+j].Vector = normalize(v)
+		}
+	}
+	return nil
+}
+
+// embedText is what a chunk's embedding is made of: its heading and text.
+func embedText(c Chunk) string {
+	if c.Heading != "" {
+		return c.Heading + "\n" + c.Text
+	}
+	return c.Text
+}

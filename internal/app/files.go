@@ -1,0 +1,32 @@
+package app
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/knowledge"
+	"github.com/agentik/agentik/internal/llm"
+	"github.com/agentik/agentik/internal/llm/demo"
+)
+
+// newFiles makes the files service over the database: extraction by
+// package knowledge, embeddings by the configured model's provider.
+func newFiles(cfg Settings, a *App, providers *llm.Providers, log *slog.Logger) (*agent.Files, error) {
+	fc := agent.FilesConfig{Store: a.Store, Extractor: knowledge.Extractor{}, Publisher: a.Broker,
+		MaxFileBytes: cfg.MaxFileBytes, MaxUserBytes: cfg.MaxUserFileBytes, Logger: log}
+	if cfg.Demo && cfg.EmbeddingModel == "" {
+		cfg.EmbeddingModel = demo.EmbeddingModel // the demo endpoint's deterministic embeddings
+	}
+	if cfg.EmbeddingModel != "" {
+		if providers == nil {
+			return nil, fmt.Errorf("AGENTIK_EMBEDDING_MODEL %q: no model endpoint is configured", cfg.EmbeddingModel)
+		}
+		emb, err := providers.Embedder(cfg.EmbeddingModel)
+		if err != nil {
+			return nil, fmt.Errorf("AGENTIK_EMBEDDING_MODEL: %w", err)
+		}
+		fc.Embedder = emb
+	}
+	return agent.NewFiles(fc)
+}

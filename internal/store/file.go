@@ -1,0 +1,748 @@
+package store
+
+import (
+	"container/heap"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// Files and knowledge bases (agent/file.go, agent/knowledge.go): ordinary
+// side tables, each change in a transaction of its own (outside the event
+// log's writer mechanics). A file's bytes are a row of file_blob (the
+// backup is still the database); its chunks, file_chunk, are written all
+// at once with the file's new status (FinishFile), so a search never sees
+// half a file. The full-text index over chunks is an FTS5 table on
+// SQLite, a generated tsvector with a GIN index on PostgreSQL; vectors
+// are little-endian float32 bytes, compared by exact cosine in Go.
+
+var _ agent.FileStore = (*Store)(nil)
+
+// fileRow is a file without its bytes.
+type fileRow struct {
+	ID        string `gorm:"primaryKey"`
+	Owner     string `gorm:"not null;uniqueIndex:idx_stored_file_sha,priority:1"`
+	SHA256    string `gorm:"column:sha256;not null;uniqueIndex:idx_stored_file_sha,priority:2"`
+	Name      string `gorm:"not null"`
+	MediaType string `gorm:"not null"`
+	Bytes     int64  `gorm:"not null"`
+	Status    string `gorm:"not null;index"`
+	Error     string `gorm:"not null;default:''"`
+	Chunks    int    `gorm:"not null;default:0"`
+	CreatedAt int64  `gorm:"not null;autoCreateTime:false"` // unix nanoseconds
+}
+
+func (fileRow) TableName() string { return "stored_file" }
+
+// fileBlobRow is a file's bytes.
+type fileBlobRow struct {
+	FileID string `gorm:"primaryKey"`
+	Data   []byte `gorm:"not null"`
+}
+
+func (fileBlobRow) TableName() string { return "file_blob" }
+
+// chunkRow is one passage of a processed file.
+type chunkRow struct {
+	ID      int64  `gorm:"primaryKey"`
+	FileID  string `gorm:"not null;index"`
+	Ord     int    `gorm:"not null"`
+	Page    int    `gorm:"not null;default:0"`
+	Heading string `gorm:"type:text;not null;default:''"`
+	Text    string `gorm:"type:text;not null"`
+	Vector  []byte // little-endian float32s; NULL without embeddings
+}
+
+func (chunkRow) TableName() string { return "file_chunk" }
+
+// knowledgeRow is a knowledge base.
+type knowledgeRow struct {
+	ID          string `gorm:"primaryKey"`
+	Owner       string `gorm:"not null;index"`
+	Name        string `gorm:"not null"`
+	Description string `gorm:"not null;default:''"`
+	Visibility  string `gorm:"not null"`
+	CreatedAt   int64  `gorm:"not null;autoCreateTime:false"`
+}
+
+func (knowledgeRow) TableName() string { return "knowledge_base" }
+
+// knowledgeFileRow puts a file in a base.
+type knowledgeFileRow struct {
+	KnowledgeID string `gorm:"primaryKey"`
+	FileID      string `gorm:"primaryKey;index"`
+	Position    int    `gorm:"not null"`
+}
+
+func (knowledgeFileRow) TableName() string { return "knowledge_file" }
+
+// conversationKnowledgeRow attaches a base to a conversation.
+type conversationKnowledgeRow struct {
+	ConversationID string `gorm:"primaryKey"`
+	KnowledgeID    string `gorm:"primaryKey"`
+	Position       int    `gorm:"not null"`
+}
+
+func (conversationKnowledgeRow) TableName() string { return "conversation_knowledge" }
+
+// fileTables are init's migration of files and knowledge.
+var fileTables = []any{&fileRow{}, &fileBlobRow{}, &chunkRow{}, &knowledgeRow{}, &knowledgeFileRow{}, &conversationKnowledgeRow{}}
+
+// ConversationKnowledge implements agent.KnowledgeStore.
+func (s *Store) ConversationKnowledge(ctx context.Context, conversationID string) ([]string, error) {
+	var ids []string
+	if err := s.r.WithContext(ctx).Model(&conversationKnowledgeRow{}).Where("conversation_id = ?", conversationID).
+		Order("position").Pluck("knowledge_id", &ids).Error; err != nil {
+		return nil, fmt.Errorf("store: conversation knowledge: %w", err)
+	}
+	return ids, nil
+}
+
+// SetConversationKnowledge implements agent.KnowledgeStore.
+func (s *Store) SetConversationKnowledge(ctx context.Context, conversationID string, ids []string) error {
+	err := s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("conversation_id = ?", conversationID).Delete(&conversationKnowledgeRow{}).Error; err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		rows := make([]conversationKnowledgeRow, len(ids))
+		for i, id := range ids {
+			rows[i] = conversationKnowledgeRow{ConversationID: conversationID, KnowledgeID: id, Position: i}
+		}
+		return tx.Create(&rows).Error
+	})
+	if err != nil {
+		return fmt.Errorf("store: set conversation knowledge: %w", err)
+	}
+	return nil
+}
+
+// sqliteChunkDDL: an FTS5 index over file_chunk (external content),
+// kept in step by triggers.
+var sqliteChunkDDL = []string{
+	`CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(heading, text, content='file_chunk', content_rowid='id', tokenize='unicode61 remove_diacritics 2')`,
+	`CREATE TRIGGER IF NOT EXISTS file_chunk_ai AFTER INSERT ON file_chunk BEGIN
+		INSERT INTO chunk_fts(rowid, heading, text) VALUES (new.id, new.heading, new.text); END`,
+	`CREATE TRIGGER IF NOT EXISTS file_chunk_ad AFTER DELETE ON file_chunk BEGIN
+		INSERT INTO chunk_fts(chunk_fts, rowid, heading, text) VALUES ('delete', old.id, old.heading, old.text); END`,
+}
+
+// postgresChunkDDL: a tsvector of heading and text, and its GIN index.
+var postgresChunkDDL = []string{
+	`ALTER TABLE file_chunk ADD COLUMN IF NOT EXISTS tsv tsvector GENERATED ALWAYS AS
+		(setweight(to_tsvector('simple', heading), 'A') || setweight(to_tsvector('simple', text), 'B')) STORED`,
+	`CREATE INDEX IF NOT EXISTS idx_file_chunk_tsv ON file_chunk USING GIN (tsv)`,
+}
+
+// migrateFiles makes the tables of files and the chunks' full-text index.
+func migrateFiles(tx *gorm.DB, postgres bool) error {
+	if err := tx.AutoMigrate(fileTables...); err != nil {
+		return err
+	}
+	ddl := sqliteChunkDDL
+	if postgres {
+		ddl = postgresChunkDDL
+	}
+	for _, q := range ddl {
+		if err := tx.Exec(q).Error; err != nil {
+			return fmt.Errorf("chunk index: %w", err)
+		}
+	}
+	return nil
+}
+
+func (r fileRow) file() agent.File {
+	return agent.File{ID: r.ID, Name: r.Name, MediaType: r.MediaType, Bytes: r.Bytes, SHA256: r.SHA256, Status: r.Status, Error: r.Error,
+		Chunks: r.Chunks, CreatedAt: time.Unix(0, r.CreatedAt).UTC(), Owner: r.Owner}
+}
+
+// fileNotFound is the not_found of a file id.
+func fileNotFound(id string) error {
+	return agent.Errorf(agent.CodeNotFound, "file %q not found", agent.Shorten(id, 80))
+}
+
+// PutFile implements agent.FileStore.
+func (s *Store) PutFile(ctx context.Context, f agent.File, data []byte, maxTotal int64) (agent.File, bool, error) {
+	if err := checkText("name", f.Name); err != nil {
+		return agent.File{}, false, err
+	}
+	var (
+		out agent.File
+		dup bool
+	)
+	err := s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var old fileRow
+		err := tx.Where("owner = ? AND sha256 = ?", f.Owner, f.SHA256).Take(&old).Error
+		if err == nil {
+			out, dup = old.file(), true
+			return nil
+		}
+		if !errors.Is(err, gorm.ErrRecordNotFound) {
+			return err
+		}
+		var total int64
+		if err := tx.Model(&fileRow{}).Where("owner = ?", f.Owner).Select("COALESCE(SUM(bytes), 0)").Scan(&total).Error; err != nil {
+			return err
+		}
+		if total+f.Bytes > maxTotal {
+			return agent.Errorf(agent.CodeTooLarge, "your files take %d bytes and this one %d; AGENTIK_MAX_USER_FILE_BYTES allows %d in all: delete some first", total, f.Bytes, maxTotal)
+		}
+		row := fileRow{ID: f.ID, Owner: f.Owner, SHA256: f.SHA256, Name: f.Name, MediaType: f.MediaType, Bytes: f.Bytes, Status: f.Status, CreatedAt: f.CreatedAt.UnixNano()}
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		out = row.file()
+		return tx.Create(&fileBlobRow{FileID: f.ID, Data: data}).Error
+	})
+	if err != nil {
+		if agent.ErrorCode(err) != "" && agent.ErrorCode(err) != agent.CodeInternal {
+			return agent.File{}, false, err
+		}
+		return agent.File{}, false, fmt.Errorf("store: put file: %w", err)
+	}
+	return out, dup, nil
+}
+
+// fileQuery is a lookup of file id of owner ("" any).
+func (s *Store) fileQuery(ctx context.Context, owner, id string) *gorm.DB {
+	q := s.r.WithContext(ctx).Where("id = ?", id)
+	if owner != "" {
+		q = q.Where("owner = ?", owner)
+	}
+	return q
+}
+
+// File implements agent.FileStore.
+func (s *Store) File(ctx context.Context, owner, id string) (agent.File, error) {
+	if !textOK(id) {
+		return agent.File{}, fileNotFound(id)
+	}
+	var row fileRow
+	err := s.fileQuery(ctx, owner, id).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return agent.File{}, fileNotFound(id)
+	}
+	if err != nil {
+		return agent.File{}, fmt.Errorf("store: file: %w", err)
+	}
+	return row.file(), nil
+}
+
+// FileContent implements agent.FileStore.
+func (s *Store) FileContent(ctx context.Context, owner, id string) ([]byte, error) {
+	if _, err := s.File(ctx, owner, id); err != nil {
+		return nil, err
+	}
+	var row fileBlobRow
+	if err := s.r.WithContext(ctx).Where("file_id = ?", id).Take(&row).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, fileNotFound(id)
+		}
+		return nil, fmt.Errorf("store: file content: %w", err)
+	}
+	return row.Data, nil
+}
+
+// Files implements agent.FileStore.
+func (s *Store) Files(ctx context.Context, owner string) ([]agent.File, error) {
+	var rows []fileRow
+	if err := s.r.WithContext(ctx).Where("owner = ?", owner).Order("created_at DESC, id DESC").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: files: %w", err)
+	}
+	out := make([]agent.File, len(rows))
+	for i, r := range rows {
+		out[i] = r.file()
+	}
+	return out, nil
+}
+
+// DeleteFile implements agent.FileStore.
+func (s *Store) DeleteFile(ctx context.Context, owner, id string) error {
+	defer s.vectors.drop(id)
+	err := s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		q := tx.Where("id = ?", id)
+		if owner != "" {
+			q = q.Where("owner = ?", owner)
+		}
+		res := q.Delete(&fileRow{})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return fileNotFound(id)
+		}
+		for _, m := range []any{&chunkRow{}, &fileBlobRow{}, &knowledgeFileRow{}} {
+			if err := tx.Where("file_id = ?", id).Delete(m).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil && agent.ErrorCode(err) != agent.CodeNotFound {
+		return fmt.Errorf("store: delete file: %w", err)
+	}
+	return err
+}
+
+// PendingFiles implements agent.FileStore.
+func (s *Store) PendingFiles(ctx context.Context) ([]agent.File, error) {
+	var rows []fileRow
+	if err := s.r.WithContext(ctx).Where("status = ?", agent.FileProcessing).Order("created_at").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: pending files: %w", err)
+	}
+	out := make([]agent.File, len(rows))
+	for i, r := range rows {
+		out[i] = r.file()
+	}
+	return out, nil
+}
+
+// chunkBatch is how many chunk rows one INSERT carries.
+const chunkBatch = 200
+
+// FinishFile implements agent.FileStore.
+func (s *Store) FinishFile(ctx context.Context, id string, chunks []agent.Chunk, status, reason string) error {
+	defer s.vectors.drop(id)
+	rows := make([]chunkRow, len(chunks))
+	for i, c := range chunks {
+		rows[i] = chunkRow{FileID: id, Ord: i, Page: c.Page, Heading: clean(c.Heading), Text: clean(c.Text), Vector: encodeVector(c.Vector)}
+	}
+	err := s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&fileRow{}).Where("id = ?", id).Updates(map[string]any{"status": status, "error": clean(reason), "chunks": len(chunks)})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return fileNotFound(id)
+		}
+		if err := tx.Where("file_id = ?", id).Delete(&chunkRow{}).Error; err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		return tx.CreateInBatches(rows, chunkBatch).Error
+	})
+	if err != nil && agent.ErrorCode(err) != agent.CodeNotFound {
+		return fmt.Errorf("store: finish file: %w", err)
+	}
+	return err
+}
+
+// RetryFile implements agent.FileStore.
+func (s *Store) RetryFile(ctx context.Context, owner, id string) (agent.File, error) {
+	q := s.w.WithContext(ctx).Model(&fileRow{}).Where("id = ? AND status = ?", id, agent.FileFailed)
+	if owner != "" {
+		q = q.Where("owner = ?", owner)
+	}
+	res := q.Updates(map[string]any{"status": agent.FileProcessing, "error": ""})
+	if res.Error != nil {
+		return agent.File{}, fmt.Errorf("store: retry file: %w", res.Error)
+	}
+	f, err := s.File(ctx, owner, id)
+	if err != nil {
+		return agent.File{}, err
+	}
+	if res.RowsAffected == 0 {
+		return agent.File{}, agent.Errorf(agent.CodeConflict, "file %s is %s; only a failed file is retried", id, f.Status)
+	}
+	return f, nil
+}
+
+// clean makes extracted text storable: valid UTF-8 without NUL bytes.
+func clean(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
+}
+
+// encodeVector is v as little-endian float32 bytes; nil for none.
+func encodeVector(v []float32) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// PutKnowledge implements agent.KnowledgeStore.
+func (s *Store) PutKnowledge(ctx context.Context, k agent.Knowledge) error {
+	for _, f := range [][2]string{{"name", k.Name}, {"description", k.Description}} {
+		if err := checkText(f[0], f[1]); err != nil {
+			return err
+		}
+	}
+	err := s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		row := knowledgeRow{ID: k.ID, Owner: k.Owner, Name: k.Name, Description: k.Description, Visibility: k.Visibility, CreatedAt: k.CreatedAt.UnixNano()}
+		if err := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "id"}}, DoUpdates: clause.AssignmentColumns([]string{"name", "description", "visibility"})}).Create(&row).Error; err != nil {
+			return err
+		}
+		if err := tx.Where("knowledge_id = ?", k.ID).Delete(&knowledgeFileRow{}).Error; err != nil {
+			return err
+		}
+		if len(k.FileIDs) == 0 {
+			return nil
+		}
+		links := make([]knowledgeFileRow, len(k.FileIDs))
+		for i, f := range k.FileIDs {
+			links[i] = knowledgeFileRow{KnowledgeID: k.ID, FileID: f, Position: i}
+		}
+		return tx.CreateInBatches(links, 500).Error
+	})
+	if err != nil {
+		return fmt.Errorf("store: put knowledge: %w", err)
+	}
+	return nil
+}
+
+// Knowledge implements agent.KnowledgeStore.
+func (s *Store) Knowledge(ctx context.Context, id string) (agent.Knowledge, error) {
+	if !textOK(id) {
+		return agent.Knowledge{}, agent.Errorf(agent.CodeNotFound, "knowledge base %q not found", agent.Shorten(id, 80))
+	}
+	var row knowledgeRow
+	err := s.r.WithContext(ctx).Where("id = ?", id).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return agent.Knowledge{}, agent.Errorf(agent.CodeNotFound, "knowledge base %q not found", agent.Shorten(id, 80))
+	}
+	if err != nil {
+		return agent.Knowledge{}, fmt.Errorf("store: knowledge: %w", err)
+	}
+	ks, err := s.withFiles(ctx, []knowledgeRow{row})
+	if err != nil {
+		return agent.Knowledge{}, err
+	}
+	return ks[0], nil
+}
+
+// Knowledges implements agent.KnowledgeStore.
+func (s *Store) Knowledges(ctx context.Context, owner string) ([]agent.Knowledge, error) {
+	q := s.r.WithContext(ctx).Order("created_at DESC, id DESC")
+	if owner != "" {
+		q = q.Where("owner = ? OR visibility = ?", owner, agent.VisibilityShared)
+	}
+	var rows []knowledgeRow
+	if err := q.Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: knowledge bases: %w", err)
+	}
+	return s.withFiles(ctx, rows)
+}
+
+// withFiles makes the bases of rows with their file ids and counts.
+func (s *Store) withFiles(ctx context.Context, rows []knowledgeRow) ([]agent.Knowledge, error) {
+	out := make([]agent.Knowledge, len(rows))
+	idx := map[string]int{}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = agent.Knowledge{ID: r.ID, Name: r.Name, Description: r.Description, Visibility: r.Visibility, FileIDs: []string{},
+			Status: agent.KnowledgeReady, CreatedAt: time.Unix(0, r.CreatedAt).UTC(), Owner: r.Owner}
+		idx[r.ID], ids[i] = i, r.ID
+	}
+	if len(rows) == 0 {
+		return out, nil
+	}
+	var links []struct {
+		KnowledgeID string
+		FileID      string
+		Status      string
+	}
+	err := s.r.WithContext(ctx).Table("knowledge_file AS k").Select("k.knowledge_id, k.file_id, f.status").
+		Joins("JOIN stored_file f ON f.id = k.file_id").Where("k.knowledge_id IN ?", ids).Order("k.knowledge_id, k.position").Scan(&links).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: knowledge files: %w", err)
+	}
+	for _, l := range links {
+		k := &out[idx[l.KnowledgeID]]
+		k.FileIDs = append(k.FileIDs, l.FileID)
+		k.Counts.Total++
+		switch l.Status {
+		case agent.FileProcessing:
+			k.Counts.Processing++
+			k.Status = agent.KnowledgeProcessing
+		case agent.FileProcessed:
+			k.Counts.Processed++
+		case agent.FileFailed:
+			k.Counts.Failed++
+		}
+	}
+	return out, nil
+}
+
+// DeleteKnowledge implements agent.KnowledgeStore.
+func (s *Store) DeleteKnowledge(ctx context.Context, id string) error {
+	err := s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("knowledge_id = ?", id).Delete(&knowledgeFileRow{}).Error; err != nil {
+			return err
+		}
+		return tx.Where("id = ?", id).Delete(&knowledgeRow{}).Error
+	})
+	if err != nil {
+		return fmt.Errorf("store: delete knowledge: %w", err)
+	}
+	return nil
+}
+
+// queryTerms are a query's words (letters and digits), at most 32.
+func queryTerms(q string) []string {
+	words := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+	if len(words) > 32 {
+		words = words[:32]
+	}
+	return words
+}
+
+// passageRow is a chunk read for a result.
+type passageRow struct {
+	ID       int64
+	FileID   string
+	FileName string
+	Page     int
+	Heading  string
+	Text     string
+}
+
+func (r passageRow) passage() agent.Passage {
+	return agent.Passage{ChunkID: r.ID, FileID: r.FileID, FileName: r.FileName, Page: r.Page, Heading: r.Heading, Text: r.Text}
+}
+
+// KeywordChunks implements agent.KnowledgeStore: any of the query's words,
+// ranked by BM25 (SQLite) or ts_rank (PostgreSQL), among files only.
+func (s *Store) KeywordChunks(ctx context.Context, files []string, query string, limit int) ([]agent.Passage, error) {
+	terms := queryTerms(query)
+	if len(terms) == 0 || len(files) == 0 {
+		return nil, nil
+	}
+	var rows []passageRow
+	var err error
+	if s.postgres {
+		tsq := strings.Join(terms, " | ")
+		err = s.r.WithContext(ctx).Raw(`SELECT c.id, c.file_id, f.name AS file_name, c.page, c.heading, c.text
+			FROM file_chunk c JOIN stored_file f ON f.id = c.file_id
+			WHERE c.file_id IN ? AND c.tsv @@ to_tsquery('simple', ?)
+			ORDER BY ts_rank(c.tsv, to_tsquery('simple', ?)) DESC, c.id LIMIT ?`, files, tsq, tsq, limit).Scan(&rows).Error
+	} else {
+		quoted := make([]string, len(terms))
+		for i, t := range terms {
+			quoted[i] = `"` + t + `"`
+		}
+		err = s.r.WithContext(ctx).Raw(`SELECT c.id, c.file_id, f.name AS file_name, c.page, c.heading, c.text
+			FROM chunk_fts JOIN file_chunk c ON c.id = chunk_fts.rowid JOIN stored_file f ON f.id = c.file_id
+			WHERE chunk_fts MATCH ? AND c.file_id IN ?
+			ORDER BY bm25(chunk_fts), c.id LIMIT ?`, strings.Join(quoted, " OR "), files, limit).Scan(&rows).Error
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: keyword chunks: %w", err)
+	}
+	out := make([]agent.Passage, len(rows))
+	for i, r := range rows {
+		out[i] = r.passage()
+	}
+	return out, nil
+}
+
+// scored is a chunk id with its similarity, in a min-heap of the best.
+type scored struct {
+	id    int64
+	score float32
+}
+
+type topK []scored
+
+func (h topK) Len() int           { return len(h) }
+func (h topK) Less(i, j int) bool { return h[i].score < h[j].score }
+func (h topK) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *topK) Push(x any)        { *h = append(*h, x.(scored)) }
+func (h *topK) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// VectorChunks implements agent.KnowledgeStore: exact cosine (vectors are
+// unit length) over every chunk of files that has a vector, read from
+// the vector cache (vecCache).
+func (s *Store) VectorChunks(ctx context.Context, files []string, vec []float32, limit int) ([]agent.Passage, error) {
+	if len(files) == 0 || len(vec) == 0 {
+		return nil, nil
+	}
+	h := make(topK, 0, limit+1)
+	for _, f := range files {
+		fv, err := s.vectors.get(ctx, s, f)
+		if err != nil {
+			return nil, fmt.Errorf("store: vector chunks: %w", err)
+		}
+		if fv == nil || fv.dims != len(vec) {
+			continue // no vectors, or another model's
+		}
+		for i, id := range fv.ids {
+			v := fv.flat[i*fv.dims : (i+1)*fv.dims]
+			var sc float32
+			for j, x := range vec {
+				sc += x * v[j]
+			}
+			if len(h) < limit {
+				heap.Push(&h, scored{id, sc})
+			} else if sc > h[0].score {
+				h[0] = scored{id, sc}
+				heap.Fix(&h, 0)
+			}
+		}
+	}
+	best := make([]scored, len(h))
+	for i := len(h) - 1; i >= 0; i-- {
+		best[i] = heap.Pop(&h).(scored)
+	}
+	ids := make([]int64, len(best))
+	for i, b := range best {
+		ids[i] = b.id
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var prs []passageRow
+	if err := s.r.WithContext(ctx).Raw(`SELECT c.id, c.file_id, f.name AS file_name, c.page, c.heading, c.text
+		FROM file_chunk c JOIN stored_file f ON f.id = c.file_id WHERE c.id IN ?`, ids).Scan(&prs).Error; err != nil {
+		return nil, fmt.Errorf("store: vector chunks: %w", err)
+	}
+	byID := map[int64]passageRow{}
+	for _, r := range prs {
+		byID[r.ID] = r
+	}
+	out := make([]agent.Passage, 0, len(ids))
+	for _, id := range ids {
+		if r, ok := byID[id]; ok {
+			out = append(out, r.passage())
+		}
+	}
+	return out, nil
+}
+
+// vecCacheMax bounds the floats the vector cache holds (1 GiB of them): past it,
+// it is emptied and fills again with what searches read.
+const vecCacheMax = 256 << 20
+
+// fileVectors are one file's chunk vectors, decoded: ids[i]'s vector is
+// flat[i*dims:(i+1)*dims].
+type fileVectors struct {
+	ids  []int64
+	flat []float32
+	dims int
+}
+
+// vecCache keeps processed files' vectors decoded in memory (the speed
+// layer of VectorChunks, BenchmarkKnowledgeSearch: reading and decoding
+// the blobs was 45× the cosine loop). A processed file's chunks never
+// change (FinishFile writes them once, as the file leaves processing), so
+// an entry stays true until the file is deleted (dropped here, and a
+// deleted file's chunks are not found when the passages are read); a
+// file without vectors is not kept, so one ingested later on another
+// instance is read then.
+type vecCache struct {
+	mu     sync.Mutex
+	files  map[string]*fileVectors
+	floats int
+}
+
+func (c *vecCache) get(ctx context.Context, s *Store, file string) (*fileVectors, error) {
+	c.mu.Lock()
+	fv, ok := c.files[file]
+	c.mu.Unlock()
+	if ok {
+		return fv, nil
+	}
+	rows, err := s.r.WithContext(ctx).Model(&chunkRow{}).Select("id, vector").Where("file_id = ? AND vector IS NOT NULL", file).Order("id").Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	fv = &fileVectors{}
+	var (
+		id int64
+		b  []byte
+	)
+	for rows.Next() {
+		if err := rows.Scan(&id, &b); err != nil {
+			return nil, err
+		}
+		d := len(b) / 4
+		if fv.dims == 0 {
+			fv.dims = d
+		}
+		if d != fv.dims {
+			continue
+		}
+		fv.ids = append(fv.ids, id)
+		for i := range d {
+			fv.flat = append(fv.flat, math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(fv.ids) == 0 {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.files == nil || c.floats+len(fv.flat) > vecCacheMax {
+		c.files, c.floats = map[string]*fileVectors{}, 0
+	}
+	c.files[file] = fv
+	c.floats += len(fv.flat)
+	return fv, nil
+}
+
+// drop forgets a file's vectors (deleted, or ingested again).
+func (c *vecCache) drop(file string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if fv, ok := c.files[file]; ok {
+		c.floats -= len(fv.flat)
+		delete(c.files, file)
+	}
+}
+
+// reset forgets every file's vectors.
+func (c *vecCache) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.files, c.floats = nil, 0
+}
+
+// deleteFilesOf removes a user's files, their chunks and bytes, and their
+// knowledge bases (DeleteUser): a deleted user's shared base is no one's.
+func deleteFilesOf(tx *gorm.DB, owner string) error {
+	files := tx.Model(&fileRow{}).Select("id").Where("owner = ?", owner)
+	bases := tx.Model(&knowledgeRow{}).Select("id").Where("owner = ?", owner)
+	for _, q := range []struct {
+		m    any
+		cond string
+		sub  *gorm.DB
+	}{
+		{&chunkRow{}, "file_id IN (?)", files}, {&fileBlobRow{}, "file_id IN (?)", files}, {&knowledgeFileRow{}, "file_id IN (?)", files},
+		{&knowledgeFileRow{}, "knowledge_id IN (?)", bases}, {&conversationKnowledgeRow{}, "knowledge_id IN (?)", bases},
+	} {
+		if err := tx.Where(q.cond, q.sub).Delete(q.m).Error; err != nil {
+			return err
+		}
+	}
+	if err := tx.Where("owner = ?", owner).Delete(&knowledgeRow{}).Error; err != nil {
+		return err
+	}
+	return tx.Where("owner = ?", owner).Delete(&fileRow{}).Error
+}

@@ -1,0 +1,153 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+)
+
+// BenchmarkKnowledgeSearch measures the two rankings of knowledge search
+// (store/file.go) over N chunks of 768-dimensional vectors
+// (AGENTIK_KNOWLEDGE_BENCH_CHUNKS, default 10000) on SQLite, or on
+// PostgreSQL with AGENTIK_KNOWLEDGE_BENCH_PG=1, beside their bare
+// baselines: an exact cosine loop over the same float32 data in memory
+// (vector) and the same FTS query without the file filter, joins or
+// ranking by file (keyword). Each reports its p50 and p99 latency.
+// docs/BENCHMARKS.md records the figures.
+func BenchmarkKnowledgeSearch(b *testing.B) {
+	const dims, perFile = 768, 1000
+	n := 10000
+	if v, err := strconv.Atoi(os.Getenv("AGENTIK_KNOWLEDGE_BENCH_CHUNKS")); err == nil && v > 0 {
+		n = v
+	}
+	dsn := "sqlite:" + filepath.Join(b.TempDir(), "knowledge.db")
+	if os.Getenv("AGENTIK_KNOWLEDGE_BENCH_PG") == "1" {
+		dsn = postgresSchema(b)
+	}
+	ctx := context.Background()
+	s, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := make([]string, 5000)
+	for i := range words {
+		words[i] = fmt.Sprintf("w%d", i)
+	}
+	var all [][]float32
+	var files []string
+	for f := 0; f*perFile < n; f++ {
+		id := fmt.Sprintf("file-%04d", f)
+		files = append(files, id)
+		if _, _, err := s.PutFile(ctx, agent.File{ID: id, Owner: "u", SHA256: id, Name: id + ".pdf", MediaType: "application/pdf", Bytes: 1, Status: agent.FileProcessing, CreatedAt: time.Now()}, []byte{1}, 1<<40); err != nil {
+			b.Fatal(err)
+		}
+		chunks := make([]agent.Chunk, min(perFile, n-f*perFile))
+		for i := range chunks {
+			ws := make([]string, 150)
+			for j := range ws {
+				ws[j] = words[rng.IntN(len(words))]
+			}
+			v := make([]float32, dims)
+			for j := range v {
+				v[j] = float32(rng.NormFloat64())
+			}
+			v = unit(v)
+			all = append(all, v)
+			chunks[i] = agent.Chunk{Page: i + 1, Text: strings.Join(ws, " "), Vector: v}
+		}
+		if err := s.FinishFile(ctx, id, chunks, agent.FileProcessed, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	q := all[rng.IntN(len(all))]
+	query := words[10] + " " + words[200] + " " + words[3000]
+	run := func(b *testing.B, f func()) {
+		f() // warm: the vector cache's first read of each file is measured apart (cold)
+		lat := make([]time.Duration, 0, b.N)
+		for b.Loop() {
+			t0 := time.Now()
+			f()
+			lat = append(lat, time.Since(t0))
+		}
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	}
+	b.Run("vector-cold", func(b *testing.B) {
+		for b.Loop() {
+			t0 := time.Now()
+			s.vectors.drop(files[0])
+			for _, f := range files[1:] {
+				s.vectors.drop(f)
+			}
+			if _, err := s.VectorChunks(ctx, files, q, 50); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(time.Since(t0).Microseconds())/1000, "ms")
+		}
+	})
+	b.Run("vector", func(b *testing.B) {
+		run(b, func() {
+			if _, err := s.VectorChunks(ctx, files, q, 50); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run("bare-cosine", func(b *testing.B) {
+		run(b, func() {
+			best := float32(math.Inf(-1))
+			for _, v := range all {
+				var d float32
+				for i, x := range q {
+					d += x * v[i]
+				}
+				best = max(best, d)
+			}
+			_ = best
+		})
+	})
+	b.Run("keyword", func(b *testing.B) {
+		run(b, func() {
+			if _, err := s.KeywordChunks(ctx, files, query, 50); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run("bare-fts", func(b *testing.B) {
+		sql := `SELECT rowid FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY bm25(chunk_fts) LIMIT 50`
+		arg := `"w10" OR "w200" OR "w3000"`
+		if s.postgres {
+			sql, arg = `SELECT id FROM file_chunk WHERE tsv @@ to_tsquery('simple', ?) ORDER BY ts_rank(tsv, to_tsquery('simple', 'w10 | w200 | w3000')) DESC LIMIT 50`, "w10 | w200 | w3000"
+		}
+		run(b, func() {
+			var ids []int64
+			if err := s.r.Raw(sql, arg).Scan(&ids).Error; err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}
+
+func unit(v []float32) []float32 {
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	inv := float32(1 / math.Sqrt(n))
+	for i := range v {
+		v[i] *= inv
+	}
+	return v
+}
