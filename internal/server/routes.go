@@ -90,6 +90,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /agentik/memory/changes/{change_id}/revert", s.op(opRevertMemory))
 	mux.HandleFunc("PUT /agentik/memory/{label}", s.op(opPutMemory))
 	mux.HandleFunc("DELETE /agentik/memory/{label}", s.op(opClearMemory))
+	// Inbox (inbox.go).
+	mux.HandleFunc("GET /agentik/inbox", s.op(opListInbox))
+	mux.HandleFunc("POST /agentik/inbox/{item_id}", s.op(opAnswerInbox))
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
 	// Protocol packages: each its own handler over the centre, its routes

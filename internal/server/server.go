@@ -77,6 +77,8 @@ type Config struct {
 	Store  EventLog
 	// Schedules answers /agentik/schedules; nil: 503 unavailable.
 	Schedules *agent.Scheduler
+	// Inbox answers /agentik/inbox; nil: 503 unavailable.
+	Inbox *agent.Inbox
 	// Search answers search; nil: the Store, when it implements
 	// agent.Searcher.
 	Search    agent.Searcher
