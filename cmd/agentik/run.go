@@ -33,6 +33,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return runSchedule(ctx, args[1:], getenv, stdout, stderr)
 		case "audit":
 			return runAudit(ctx, args[1:], stdout, stderr)
+		case "inbox":
+			return runInbox(ctx, args[1:], getenv, stdout, stderr)
 		case "version", "--version", "-version":
 			fmt.Fprintln(stdout, version())
 			return nil

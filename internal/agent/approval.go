@@ -43,7 +43,8 @@ type Decision struct {
 	Approve   bool
 	Arguments string // edited arguments (a JSON object), "" for none
 	Reason    string
-	Last      bool // set by the store: no call of the round waits any more
+	By        string // who decided: a user id, or ByTimeout
+	Last      bool   // set by the store: no call of the round waits any more
 }
 
 // ApprovalInput is what a client decides.
@@ -177,6 +178,11 @@ func (t *turn) runPending(mem []ModelMessage) ([]ModelMessage, error) {
 // is not_found. The decision of the round's last waiting call resumes the
 // turn here, whichever instance started it.
 func (r *Runner) Approve(ctx context.Context, id string, in ApprovalInput) error {
+	return r.approve(ctx, id, in, PrincipalFrom(ctx).UserID)
+}
+
+// approve is Approve of a decision by (who the inbox names).
+func (r *Runner) approve(ctx context.Context, id string, in ApprovalInput, by string) error {
 	if err := r.access(ctx, id); err != nil {
 		return err
 	}
@@ -205,7 +211,7 @@ func (r *Runner) Approve(ctx context.Context, id string, in ApprovalInput) error
 	if _, err := st.Conversation(ctx, id); err != nil {
 		return err
 	}
-	dec := &Decision{CallID: in.CallID, Approve: in.Decision == DecisionApprove, Arguments: edited, Reason: in.Reason}
+	dec := &Decision{CallID: in.CallID, Approve: in.Decision == DecisionApprove, Arguments: edited, Reason: in.Reason, By: by}
 	ev := Event{Type: EventApproval, CallID: in.CallID, Decision: in.Decision, Reason: in.Reason, Arguments: edited}
 	if err := st.Append(ctx, &Record{Event: r.event(id, ev), Decide: dec}, r.waitingRecord(id)); err != nil {
 		return fmt.Errorf("approve: %w", err)
@@ -381,7 +387,7 @@ func (r *Runner) expireWait(ctx context.Context, id string, deadline time.Time, 
 			return
 		}
 		in := ApprovalInput{CallID: p.CallID, Decision: DecisionDeny, Reason: fmt.Sprintf("approval timed out after %s", limit)}
-		err := r.Approve(ctx, id, in)
+		err := r.approve(ctx, id, in, ByTimeout)
 		switch {
 		case err == nil:
 			r.log.Info("approval_timed_out", "conversation_id", id, "call_id", p.CallID)

@@ -30,6 +30,8 @@
 //   - elicit.go, elicitschema.go, toolcall.go: a tool asking the user for
 //     input (durable like an approval) and the schema its answer is checked
 //     against; what a tool call returns (text and images);
+//   - inbox.go: Inbox, one user's waiting approvals and elicitations across
+//     their conversations, answered through Approve and Elicit;
 //   - settings.go, title.go: a conversation's model and sampling settings;
 //     who names a conversation;
 //   - temp.go: TempStore, the store of temp conversations, and its bounds;

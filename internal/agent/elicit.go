@@ -78,6 +78,10 @@ type Elicitation struct {
 	Answered  bool
 	Action    string
 	Content   json.RawMessage
+	// AnsweredBy and AnsweredAt say who answered and when (the inbox
+	// shows them; a late answer's conflict names them).
+	AnsweredBy string
+	AnsweredAt time.Time
 }
 
 // ElicitAnswer is an answer to store (Record.Elicit). The store refuses it
@@ -88,6 +92,7 @@ type ElicitAnswer struct {
 	RequestID string
 	Action    string
 	Content   json.RawMessage
+	By        string // who answered: a user id ("" when the call's end cancelled it)
 	Last      bool
 }
 
@@ -240,8 +245,11 @@ func (r *Runner) Elicit(ctx context.Context, id string, in ElicitInput) error {
 		return Errorf(CodeNotFound, "no elicitation %s waits in conversation %s", in.RequestID, id)
 	}
 	e := all[i]
-	if e.Answered || !slices.Contains(c.Waiting, e.ID) {
-		return Errorf(CodeConflict, "elicitation %s is already answered (or no longer waits)", e.ID)
+	if e.Answered {
+		return Errorf(CodeConflict, "elicitation %s was already answered (%s)%s; nothing changed", e.ID, e.Action, AnsweredBy(e.AnsweredBy, e.AnsweredAt))
+	}
+	if !slices.Contains(c.Waiting, e.ID) {
+		return Errorf(CodeConflict, "elicitation %s no longer waits; nothing changed", e.ID)
 	}
 	var content json.RawMessage
 	if in.Action == ElicitAccept {
@@ -261,7 +269,7 @@ func (r *Runner) Elicit(ctx context.Context, id string, in ElicitInput) error {
 	r.mu.Lock()
 	w := r.elicits[e.ID]
 	r.mu.Unlock()
-	ans := &ElicitAnswer{RequestID: e.ID, Action: in.Action, Content: content}
+	ans := &ElicitAnswer{RequestID: e.ID, Action: in.Action, Content: content, By: PrincipalFrom(ctx).UserID}
 	ev := Event{Type: EventElicitation, RequestID: e.ID, Action: in.Action}
 	if err := st.Append(ctx, &Record{Event: r.event(id, ev), Elicit: &ElicitChange{Answer: ans}}, r.waitingRecord(id)); err != nil {
 		return fmt.Errorf("elicit: %w", err)

@@ -63,6 +63,8 @@ type App struct {
 	Server *server.Server
 	// Schedules runs the schedules' slots through the Runner (set by start).
 	Schedules *agent.Scheduler
+	// Inbox lists what waits for each user and answers it (set by start).
+	Inbox *agent.Inbox
 
 	cfg        config
 	stopSweep  context.CancelFunc
@@ -128,6 +130,10 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	a.Schedules = &agent.Scheduler{Runner: a.Runner, Store: a.Store, Now: rc.Now, Logger: rc.Logger, Users: rc.Users, MaxPerUser: a.cfg.MaxSchedules, MinInterval: a.cfg.ScheduleMinInterval}
 	if sc.Schedules == nil {
 		sc.Schedules = a.Schedules
+	}
+	a.Inbox = &agent.Inbox{Runner: a.Runner, Store: a.Store}
+	if sc.Inbox == nil {
+		sc.Inbox = a.Inbox
 	}
 	if sc.Logger == nil {
 		sc.Logger = a.cfg.Logger

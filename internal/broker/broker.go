@@ -60,6 +60,11 @@ const (
 	StreamAll          = "all"
 	StreamAgent        = "agent"
 	StreamConversation = "conversation"
+	// StreamInbox is a user's inbox (agent/inbox.go): the approval and
+	// elicitation events of their own conversations (requests create
+	// items, answers resolve them) and the waiting agent events (the
+	// calls and requests that still wait, however the others ended).
+	StreamInbox = "inbox"
 )
 
 // Stream selects the events of a subscription.
@@ -93,6 +98,20 @@ func (s Stream) Match(ev *agent.Encoded) bool {
 	case StreamConversation:
 		return ev.Kind == agent.KindConversation && ev.ConversationID == s.ConversationID ||
 			ev.Kind == agent.KindAgent && ev.ConversationID == s.ConversationID && ev.Type == agent.AgentDeleted
+	case StreamInbox:
+		return true // narrowed by Only (SubscribeReady)
+	}
+	return false
+}
+
+// inboxEvent reports whether ev belongs to an inbox stream.
+func inboxEvent(ev *agent.Encoded) bool {
+	if ev.Kind == agent.KindAgent {
+		return ev.Type == agent.AgentWaiting
+	}
+	switch ev.Type {
+	case agent.EventApprovalRequest, agent.EventApproval, agent.EventElicitationRequest, agent.EventElicitation:
+		return ev.Kind == agent.KindConversation
 	}
 	return false
 }
@@ -286,15 +305,19 @@ func (b *Broker) Subscribe(ctx context.Context, stream Stream, after int64, epoc
 // (Next would take the others' wakeups). ready must have a buffer of one.
 func (b *Broker) SubscribeReady(ctx context.Context, stream Stream, after int64, epoch string, ready chan struct{}) (*Sub, error) {
 	switch stream.Kind {
-	case StreamAll, StreamAgent:
+	case StreamAll, StreamAgent, StreamInbox:
 	case StreamConversation:
 		if stream.ConversationID == "" {
 			return nil, agent.Errorf(agent.CodeBadRequest, "conversation_id is required for stream \"conversation\"")
 		}
 	default:
-		return nil, agent.Errorf(agent.CodeBadRequest, "stream must be \"all\", \"agent\" or \"conversation\", got %q", stream.Kind)
+		return nil, agent.Errorf(agent.CodeBadRequest, "stream must be \"all\", \"agent\", \"conversation\" or \"inbox\", got %q", stream.Kind)
 	}
 	stream.Owner = agent.Scope(ctx) // what the caller may see: the one rule (agent/access.go)
+	if stream.Kind == StreamInbox {
+		stream.Owner = agent.InboxOwner(ctx) // an admin's inbox is their own (agent/inbox.go)
+		stream.Only = inboxEvent             // live and replayed alike
+	}
 	if epoch != "" && b.src != nil && epoch != b.src.Epoch() {
 		b.dropped(ReasonEpochMismatch)
 		return nil, &ResyncError{Reason: ReasonEpochMismatch, After: after}

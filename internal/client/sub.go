@@ -17,11 +17,12 @@ const (
 	StreamAll          = "all"
 	StreamAgent        = "agent"
 	StreamConversation = "conversation"
+	StreamInbox        = "inbox" // the caller's inbox: approval and elicitation events, and waiting
 )
 
 // Stream selects what a subscription receives.
 type Stream struct {
-	Kind           string // StreamAll, StreamAgent or StreamConversation
+	Kind           string // StreamAll, StreamAgent, StreamConversation or StreamInbox
 	ConversationID string // StreamConversation
 }
 

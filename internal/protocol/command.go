@@ -116,14 +116,14 @@ func (c *Command) Check() error {
 	case OpSubscribe:
 		switch c.Stream {
 		case "":
-			return agent.Errorf(agent.CodeBadRequest, "subscribe needs stream: \"all\", \"agent\" or \"conversation\"")
-		case "all", "agent":
+			return agent.Errorf(agent.CodeBadRequest, "subscribe needs stream: \"all\", \"agent\", \"conversation\" or \"inbox\"")
+		case "all", "agent", StreamInbox:
 		case "conversation":
 			if err := need("conversation_id", c.ConversationID); err != nil {
 				return err
 			}
 		default:
-			return agent.Errorf(agent.CodeBadRequest, "stream must be \"all\", \"agent\" or \"conversation\", got %q", agent.Shorten(c.Stream, 40))
+			return agent.Errorf(agent.CodeBadRequest, "stream must be \"all\", \"agent\", \"conversation\" or \"inbox\", got %q", agent.Shorten(c.Stream, 40))
 		}
 		if c.After != nil && *c.After < 0 {
 			return agent.Errorf(agent.CodeBadRequest, "after must be 0 or more, got %d", *c.After)

@@ -114,6 +114,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /agentik/knowledge/{knowledge_id}/files", s.op(opAddKnowledgeFile))
 	mux.HandleFunc("DELETE /agentik/knowledge/{knowledge_id}/files/{file_id}", s.op(opRemoveKnowledgeFile))
 	mux.HandleFunc("POST /agentik/knowledge/{knowledge_id}/search", s.op(opSearchKnowledge))
+	// Inbox (inbox.go).
+	mux.HandleFunc("GET /agentik/inbox", s.op(opListInbox))
+	mux.HandleFunc("POST /agentik/inbox/{item_id}", s.op(opAnswerInbox))
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
 	// Protocol packages: each its own handler over the centre, its routes

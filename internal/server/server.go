@@ -80,6 +80,8 @@ type Config struct {
 	// Files answers /agentik/files and /agentik/knowledge; nil: 503
 	// unavailable.
 	Files *agent.Files
+	// Inbox answers /agentik/inbox; nil: 503 unavailable.
+	Inbox *agent.Inbox
 	// Search answers search; nil: the Store, when it implements
 	// agent.Searcher.
 	Search    agent.Searcher

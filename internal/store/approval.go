@@ -35,6 +35,11 @@ type pendingRow struct {
 	// RequestedAt is when the round was parked (the approval timeout
 	// counts from it); null in rows stored before it was kept.
 	RequestedAt *time.Time
+	// DecidedBy and DecidedAt say who decided the call and when (the
+	// inbox shows them; a late decision's conflict names them); DecidedAt
+	// is also set when the call is resolved undecided (interrupted).
+	DecidedBy string `gorm:"not null;default:''"`
+	DecidedAt *time.Time
 }
 
 func (pendingRow) TableName() string { return "pending_call" }
@@ -131,11 +136,17 @@ func applyApproval(tx *gorm.DB, rec *agent.Record, owner string) error {
 			}
 			return fmt.Errorf("decide %s: %w", d.CallID, err)
 		}
-		if !p.Needs || p.Decided || p.Resolved {
-			return agent.Errorf(agent.CodeConflict, "tool call %s is already decided (or needs no decision)", d.CallID)
+		switch {
+		case !p.Needs:
+			return agent.Errorf(agent.CodeConflict, "tool call %s needs no decision", d.CallID)
+		case p.Decided:
+			return agent.Errorf(agent.CodeConflict, "tool call %s was already decided (%s)%s; nothing changed", d.CallID, decisionOf(p.Approved), agent.AnsweredBy(p.DecidedBy, timeOf(p.DecidedAt)))
+		case p.Resolved:
+			return agent.Errorf(agent.CodeConflict, "tool call %s no longer waits (its turn ended)%s; nothing changed", d.CallID, agent.AnsweredBy("", timeOf(p.DecidedAt)))
 		}
+		at := rec.Event.Date.UTC()
 		if err := tx.Model(&pendingRow{}).Where("conversation_id = ? AND call_id = ?", cid, d.CallID).
-			UpdateColumns(map[string]any{"decided": true, "approved": d.Approve, "edited": d.Arguments, "reason": d.Reason}).Error; err != nil {
+			UpdateColumns(map[string]any{"decided": true, "approved": d.Approve, "edited": d.Arguments, "reason": d.Reason, "decided_by": d.By, "decided_at": at}).Error; err != nil {
 			return fmt.Errorf("decide %s: %w", d.CallID, err)
 		}
 		waiting = slices.DeleteFunc(waiting, func(id string) bool { return id == d.CallID })
@@ -154,8 +165,29 @@ func applyApproval(tx *gorm.DB, rec *agent.Record, owner string) error {
 		if err := tx.Model(&pendingRow{}).Where("conversation_id = ? AND call_id = ?", cid, id).UpdateColumn("resolved", true).Error; err != nil {
 			return fmt.Errorf("resolve %s: %w", id, err)
 		}
+		// An undecided call resolved (interrupted) is dated for the inbox.
+		if err := tx.Model(&pendingRow{}).Where("conversation_id = ? AND call_id = ? AND decided_at IS NULL", cid, id).
+			UpdateColumn("decided_at", rec.Event.Date.UTC()).Error; err != nil {
+			return fmt.Errorf("resolve %s: %w", id, err)
+		}
 	}
 	return updateConversation(tx, cid, map[string]any{"waiting": encodeWaiting(waiting)})
+}
+
+// decisionOf names a decision.
+func decisionOf(approved bool) string {
+	if approved {
+		return agent.DecisionApprove
+	}
+	return agent.DecisionDeny
+}
+
+// timeOf is *t, or the zero time.
+func timeOf(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.UTC()
 }
 
 // HumanLoad counts what waits for people, for the metrics: tool calls

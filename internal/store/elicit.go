@@ -33,6 +33,9 @@ type elicitRow struct {
 	Answered       bool             `gorm:"not null;default:false"`
 	Action         string           `gorm:"not null;default:''"`
 	Content        string           `gorm:"type:text;not null;default:''"`
+	// AnsweredBy and AnsweredAt: who answered and when (agent.Elicitation).
+	AnsweredBy string `gorm:"not null;default:''"`
+	AnsweredAt *time.Time
 }
 
 func (elicitRow) TableName() string { return "elicitation" }
@@ -49,7 +52,7 @@ func (s *Store) Elicitations(ctx context.Context, conversationID string) ([]agen
 	for i, r := range rows {
 		out[i] = agent.Elicitation{ID: r.ID, ConversationID: r.ConversationID, CallID: r.CallID, Index: r.Idx,
 			ElicitRequest: agent.ElicitRequest{Server: r.Server, Mode: r.Mode, Message: r.Message, URL: r.URL, ElicitationID: r.ElicitationID},
-			Requested:     r.RequestedAt.UTC(), Answered: r.Answered, Action: r.Action}
+			Requested:     r.RequestedAt.UTC(), Answered: r.Answered, Action: r.Action, AnsweredBy: r.AnsweredBy, AnsweredAt: timeOf(r.AnsweredAt)}
 		if r.Schema != "" {
 			out[i].Schema = []byte(r.Schema)
 		}
@@ -99,11 +102,14 @@ func applyElicit(tx *gorm.DB, rec *agent.Record) error {
 			}
 			return fmt.Errorf("answer %s: %w", a.RequestID, err)
 		}
-		if row.Answered || !slices.Contains(waiting, a.RequestID) {
-			return agent.Errorf(agent.CodeConflict, "elicitation %s is already answered (or no longer waits)", a.RequestID)
+		if row.Answered {
+			return agent.Errorf(agent.CodeConflict, "elicitation %s was already answered (%s)%s; nothing changed", a.RequestID, row.Action, agent.AnsweredBy(row.AnsweredBy, timeOf(row.AnsweredAt)))
+		}
+		if !slices.Contains(waiting, a.RequestID) {
+			return agent.Errorf(agent.CodeConflict, "elicitation %s no longer waits; nothing changed", a.RequestID)
 		}
 		if err := tx.Model(&elicitRow{}).Where("conversation_id = ? AND id = ?", cid, a.RequestID).
-			UpdateColumns(map[string]any{"answered": true, "action": a.Action, "content": string(a.Content)}).Error; err != nil {
+			UpdateColumns(map[string]any{"answered": true, "action": a.Action, "content": string(a.Content), "answered_by": a.By, "answered_at": rec.Event.Date.UTC()}).Error; err != nil {
 			return fmt.Errorf("answer %s: %w", a.RequestID, err)
 		}
 		waiting = slices.DeleteFunc(waiting, func(id string) bool { return id == a.RequestID })
