@@ -108,6 +108,11 @@ func TestScheduledRunWebhookAndBudget(t *testing.T) {
 		if len(runs.Runs) < 4 {
 			return fmt.Errorf("%d runs: %+v", len(runs.Runs), runs.Runs)
 		}
+		for _, r := range runs.Runs[2:4] {
+			if r.Outcome == agent.RunClaimed {
+				return fmt.Errorf("run of %s still running: %+v", r.Slot, r)
+			}
+		}
 		return nil
 	})
 	for _, r := range runs.Runs[2:4] {

@@ -70,7 +70,9 @@ func TestKilledThenTheOtherStoreMode(t *testing.T) {
 			fake.Enqueue(llmtest.Reply{Text: strings.Join(words, ""), ChunkSize: 4, Hold: hold, HoldAfter: 40})
 			db := filepath.Join(t.TempDir(), "agentik.db")
 			addr := freeAddr(t)
-			env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}
+			// No continuation: the turn the kill cut ends interrupted, and
+			// the answer the client saw is what the other mode must read.
+			env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_TURN_CONTINUATIONS=0"}
 			p := start(t, addr, db, append(env, "AGENTIK_STORE_MODE="+way[0])...)
 			var c agent.Conversation
 			postJSON(t, p.url("/agentik/conversations"), `{}`, &c)
