@@ -93,6 +93,9 @@ var notOps = map[string]string{
 	"GET /agentik/export":                                 "a file",
 	"POST /agentik/import":                                "a file, read in parts",
 	"GET /agentik/files/{file_id}/content":                "a file",
+	"GET /agentik/audit/export":                           "a file (JSON Lines)",
+	"POST /agentik/signup":                                "public: no principal yet; it sets a session cookie",
+	"POST /agentik/reset":                                 "public: a reset token, not a principal; it ends sessions",
 	"/agentik/":                                           "the 404 of every other path",
 }
 
