@@ -3,7 +3,8 @@
 // DefaultChatTransport) talks to agentik with no server code of its own:
 //
 //	POST /agentik/ai-sdk/chat              useChat's request → the answer as a UI message stream
-//	GET  /agentik/ai-sdk/chat/{id}/stream  the running answer again from its start (204 when none)
+//	GET  /agentik/ai-sdk/chat/{id}/stream  the running answer again from its start, or the last one when it
+//	                                       failed or was interrupted (204 when none)
 //
 // The chat's id is the conversation's id: the first request with a new id
 // creates the conversation, and the same id reaches it from every other
@@ -220,11 +221,24 @@ func (h *Handler) handleStream(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if !c.Running || c.TurnSeq == 0 {
+	if c.Running && c.TurnSeq > 0 {
+		h.replay(w, r, c.ID, c.TurnSeq)
+		return
+	}
+	// Nothing runs. A last turn that failed or was interrupted (its
+	// process died and it was not continued, say) is streamed again to
+	// its end, with its error: a client that lost the stream learns how
+	// the turn ended. One that ended well has nothing to resume.
+	lt, err := h.cfg.Runner.LastTurn(r.Context(), c.ID)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if !lt.Failed() || lt.Seq == 0 {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	h.replay(w, r, c.ID, c.TurnSeq)
+	h.replay(w, r, c.ID, lt.Seq)
 }
 
 // finished answers with a message that has nothing more.
