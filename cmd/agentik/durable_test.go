@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,5 +128,104 @@ func TestProjectionsAcrossKill9NotContinued(t *testing.T) {
 	}
 	if a := got.AGUI; a.Error == nil || a.Error.Code != agent.CodeInterruptedByRestart || a.Outcome != nil {
 		t.Errorf("the AG-UI run on the thread: %+v; want RUN_ERROR %s", a, agent.CodeInterruptedByRestart)
+	}
+}
+
+// TestRollingRestartHandsOver is a rolling restart of two binaries on one
+// PostgreSQL: while several turns stream on A, A gets SIGTERM with a
+// drain shorter than the turns. A hands them over and B continues them at
+// once (not at its 30 s recovery tick, which this test does not live to
+// see): every turn completes with its whole answer, a client that
+// followed each turn on B saw it once, and each client of A, whose
+// stream ended with A, resumes on B from its Last-Event-ID and sees the
+// rest once.
+func TestRollingRestartHandsOver(t *testing.T) {
+	t.Parallel()
+	const turns = 5
+	dsn := freshSchema(t)
+	fake, fakeURL := llmtest.NewHTTPServer(t)
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_TITLES=first_line"}
+	a := startDSN(t, dsn, append(env, "AGENTIK_DRAIN_TIMEOUT=0")...)
+	b := startDSN(t, dsn, env...)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+
+	type client struct {
+		conv       agent.Conversation
+		onA, onB   *bufio.Scanner
+		ids        []string
+		sawA, sawB string
+		last       string
+	}
+	cs := make([]*client, turns)
+	for i := range cs {
+		c := &client{}
+		cs[i] = c
+		fake.Enqueue(llmtest.Reply{Text: strings.Repeat("token ", 2000), HoldAfter: heldAfter, Hold: hold})
+		postJSON(t, a.url("/agentik/conversations"), `{}`, &c.conv)
+		req, _ := http.NewRequestWithContext(ctx, "GET", b.url("/agentik/conversations/"+c.conv.ID+"/events"), nil)
+		watch, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { watch.Body.Close() })
+		c.onB = bufio.NewScanner(watch.Body)
+		req, _ = http.NewRequestWithContext(ctx, "POST", a.url("/agentik/conversations/"+c.conv.ID+"/send"), strings.NewReader(`{"content":[{"type":"text","body":"talk"}]}`))
+		req.Header.Set("Content-Type", "application/json")
+		send, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { send.Body.Close() })
+		c.onA = bufio.NewScanner(send.Body)
+	}
+	for _, c := range cs {
+		c.ids, c.sawA, c.last = sseText(t, c.onA, heldText)
+		_, c.sawB, _ = sseText(t, c.onB, heldText)
+	}
+	for range turns {
+		fake.Enqueue(llmtest.Reply{Text: " and the rest."})
+	}
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.cmd.Wait(); err != nil {
+		t.Fatalf("A's exit: %v\n%s", err, a.logs)
+	}
+	whole := heldText + " and the rest."
+	for _, c := range cs {
+		// B's client: the same stream goes on to the end.
+		if _, rest, _ := sseText(t, c.onB, ""); c.sawB+rest != whole {
+			t.Errorf("B's client of %s saw %q", c.conv.ID, tail(c.sawB+rest, 80))
+		}
+		// A's client resumes on B.
+		req, _ := http.NewRequestWithContext(ctx, "GET", b.url("/agentik/conversations/"+c.conv.ID+"/events"), nil)
+		req.Header.Set("Last-Event-ID", c.last)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		more, rest, _ := sseText(t, bufio.NewScanner(resp.Body), "")
+		resp.Body.Close()
+		if c.sawA+rest != whole {
+			t.Errorf("A's client of %s saw %q then, resuming on B, %q", c.conv.ID, tail(c.sawA, 40), rest)
+		}
+		seen := map[string]bool{}
+		for _, id := range append(c.ids, more...) {
+			if seen[id] {
+				t.Errorf("event %s reached A's client of %s twice", id, c.conv.ID)
+			}
+			seen[id] = true
+		}
+		var hist struct{ Messages []agent.Message }
+		getJSON(t, b.url("/agentik/conversations/"+c.conv.ID+"/messages"), &hist)
+		if last := hist.Messages[len(hist.Messages)-1]; last.Type != agent.MessageAssistant || last.Interrupted || last.Content[0].Body != whole {
+			t.Errorf("%s's last message: %+v", c.conv.ID, last)
+		}
+	}
+	if !strings.Contains(b.logs.String(), "msg=turn_continued") {
+		t.Errorf("B logged no continued turn:\n%s", tail(b.logs.String(), 2000))
 	}
 }

@@ -156,7 +156,14 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 	go func() { errc <- hs.Serve(ln) }()
 	pruneDone, watchDone := make(chan struct{}), make(chan struct{})
 	pruneCtx, stopPrune := context.WithCancel(ctx)
-	go func() { defer close(pruneDone); maintain(pruneCtx, st, runner, cfg.EventTTL, log) }()
+	recoverNow := make(chan struct{}, 1)
+	st.OnHandover(func() { // another instance stopped: its turns are free
+		select {
+		case recoverNow <- struct{}{}:
+		default:
+		}
+	})
+	go func() { defer close(pruneDone); maintain(pruneCtx, st, runner, cfg.EventTTL, recoverNow, log) }()
 	go func() { defer close(watchDone); metrics.WatchTurns(pruneCtx, b) }()
 	var hooks sync.WaitGroup
 	for _, u := range cfg.Webhooks {
@@ -235,6 +242,9 @@ func (w *Wired) Shutdown(ctx context.Context, closeHTTP func(context.Context) er
 		}
 	}
 	step("runner_close_failed", w.Runner.Close(ctx))
+	// The turns the drain left: on PostgreSQL another instance continues
+	// them now.
+	step("handover_failed", w.Store.Handover(ctx))
 	step("streams_close_failed", w.Server.Shutdown(ctx))
 	step("http_shutdown_failed", closeHTTP(ctx))
 	w.Close(ctx)
@@ -335,7 +345,7 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 	var tools *tool.Manager
 	rcfg := agent.Config{Model: model, SystemPrompt: cfg.SystemPrompt, MaxAnswerBytes: cfg.MaxAnswerBytes, Logger: log, Unavailable: unavailable,
 		TurnContext: tel.TurnContext, SummaryModel: cfg.SummaryModel, Titles: cfg.Titles, ApprovalTimeout: cfg.ApprovalTimeout, NoMemory: cfg.NoMemory,
-		Budgets: &agent.Budgets{Default: cfg.DefaultBudget, Log: log.Warn}, // start gives it the store
+		Budgets:      &agent.Budgets{Default: cfg.DefaultBudget, Log: log.Warn}, // start gives it the store
 		DrainTimeout: cfg.DrainTimeout, Continuations: cfg.TurnContinuations}
 	if providers != nil {
 		rcfg.Catalog = providers
@@ -433,8 +443,9 @@ func mcpOAuth(cfg Settings, st *store.Store, log *slog.Logger) *tool.OAuthOption
 }
 
 // maintain prunes old events now and every pruneEvery, and recovers the
-// turns of instances that died (PostgreSQL) every recoverEvery.
-func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl time.Duration, log *slog.Logger) {
+// turns of instances that died (PostgreSQL) every recoverEvery, and at
+// once when another instance handed its turns over (recoverNow).
+func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl time.Duration, recoverNow <-chan struct{}, log *slog.Logger) {
 	prune := func() {
 		n, err := st.Prune(ctx, time.Now().Add(-ttl))
 		if err != nil && ctx.Err() == nil {
@@ -454,6 +465,10 @@ func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl ti
 		case <-pruneT.C:
 			prune()
 		case <-recoverT.C:
+			if err := runner.Recover(ctx); err != nil && ctx.Err() == nil {
+				log.Error("recover_failed", "err", err)
+			}
+		case <-recoverNow:
 			if err := runner.Recover(ctx); err != nil && ctx.Err() == nil {
 				log.Error("recover_failed", "err", err)
 			}
