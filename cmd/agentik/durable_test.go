@@ -40,10 +40,11 @@ type durableRun struct {
 	}
 }
 
-// killMidAnswer runs testdata/durable.mjs in phase against the real
-// binary: once its clients saw the held answer, the binary is killed
-// (SIGKILL) and started again with env, and the script reports.
-func killMidAnswer(t *testing.T, phase string, turns int, after []llmtest.Reply, env ...string) (durableRun, *llmtest.Server, *proc) {
+// stopMidAnswer runs testdata/durable.mjs in phase against the real
+// binary (started with first): once its clients saw the held answer, the
+// binary gets sig (and exits), the model gets the replies after, the
+// binary starts again with env, and the script reports.
+func stopMidAnswer(t *testing.T, phase string, turns int, sig syscall.Signal, first []string, after []llmtest.Reply, env ...string) (durableRun, *llmtest.Server, *proc) {
 	t.Helper()
 	const key = "sk-durable"
 	fake, fakeURL := llmtest.NewHTTPServer(t)
@@ -54,7 +55,7 @@ func killMidAnswer(t *testing.T, phase string, turns int, after []llmtest.Reply,
 	}
 	addr, db := freeAddr(t), filepath.Join(t.TempDir(), "agentik.db")
 	base := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS=" + key, "AGENTIK_TITLES=first_line"}
-	p := start(t, addr, db, base...)
+	p := start(t, addr, db, append(base, first...)...)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -72,7 +73,7 @@ func killMidAnswer(t *testing.T, phase string, turns int, after []llmtest.Reply,
 	if !lines.Scan() || !strings.Contains(lines.Text(), `"streaming":true`) {
 		t.Fatalf("node: %q %v\n%s\nagentik logs:\n%s", lines.Text(), lines.Err(), stderr.String(), p.logs)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := p.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	_ = p.cmd.Wait()
@@ -92,16 +93,19 @@ func killMidAnswer(t *testing.T, phase string, turns int, after []llmtest.Reply,
 	return got, fake, p
 }
 
-// TestMCPCallAcrossKill9 kills the real binary while an ask_agentik call
-// of the MCP SDK's client streams its answer: the client reconnects with
-// its Last-Event-ID, the restart continues the turn, and the call
-// returns the whole answer, its progress having carried each piece once.
-func TestMCPCallAcrossKill9(t *testing.T) {
+// TestMCPCallAcrossRestart stops the real binary (SIGTERM, a drain
+// shorter than the turn) while an ask_agentik call of the MCP SDK's
+// client streams its answer: the call's stream ends without a result, the
+// client reconnects with its Last-Event-ID, the restart continues the
+// turn, and the call returns the whole answer, its progress having
+// carried each piece once. (After a kill -9 the client reconnects the
+// same way: TestProjectionsAcrossKill9NotContinued.)
+func TestMCPCallAcrossRestart(t *testing.T) {
 	t.Parallel()
-	got, _, _ := killMidAnswer(t, "continued", 1, []llmtest.Reply{{Text: " and the rest."}})
+	got, _, _ := stopMidAnswer(t, "continued", 1, syscall.SIGTERM, []string{"AGENTIK_DRAIN_TIMEOUT=0"}, []llmtest.Reply{{Text: " and the rest."}})
 	whole := heldText + " and the rest."
 	if m := got.MCP; m.IsError || m.Thrown != "" || m.Text != whole || m.Progress != whole {
-		t.Fatalf("the call across the kill: %+v; want %q, once in its progress", m, whole)
+		t.Fatalf("the call across the restart: %+v; want %q, once in its progress", m, whole)
 	}
 }
 
@@ -115,7 +119,7 @@ func TestMCPCallAcrossKill9(t *testing.T) {
 // RUN_FINISHED).
 func TestProjectionsAcrossKill9NotContinued(t *testing.T) {
 	t.Parallel()
-	got, _, _ := killMidAnswer(t, "failed", 2, nil, "AGENTIK_TURN_CONTINUATIONS=0")
+	got, _, _ := stopMidAnswer(t, "failed", 2, syscall.SIGKILL, nil, nil, "AGENTIK_TURN_CONTINUATIONS=0")
 	m := got.MCP
 	if !m.IsError || !strings.Contains(m.Text, agent.CodeInterruptedByRestart) || !strings.HasPrefix(m.Text, heldText) || m.Progress != heldText {
 		t.Errorf("the MCP call: %+v; want its kept text, then the error", m)

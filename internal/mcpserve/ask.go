@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -121,6 +122,8 @@ type turnCall struct {
 	// out writes a progress notification's params on a resumed call's
 	// stream; nil: the session's (mcp-go).
 	out func(params map[string]any)
+	// primed: a progress notification, and so a resume token, went out.
+	primed atomic.Bool
 
 	text        strings.Builder
 	reasoning   bool
@@ -152,6 +155,12 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 			}
 			cancel()
 		case <-t.h.cfg.Streams.Closing():
+			// A client that holds a resume token reconnects and the call
+			// goes on where the turn does (resume.go): its stream ends
+			// without a result.
+			if abort, ok := t.ctx.Value(abortKey{}).(context.CancelFunc); ok && t.primed.Load() {
+				abort()
+			}
 			cancel()
 		case <-stop:
 		}
@@ -247,6 +256,9 @@ func (t *turnCall) notify(piece string) {
 		return
 	}
 	err := t.h.mcp.SendNotificationToClient(t.ctx, string(mcp.MethodNotificationProgress), params)
+	if err == nil {
+		t.primed.Store(true)
+	}
 	if err != nil {
 		t.h.log.Debug("mcp_progress_dropped", "err", err)
 	}

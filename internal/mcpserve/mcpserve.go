@@ -90,6 +90,11 @@ type Handler struct {
 // from a client that left (both end).
 type requestKey struct{}
 
+// abortKey carries the cancel of the request's context: a call that
+// stops at shutdown ends its stream with it, so that mcp-go writes no
+// result and the client resumes the call elsewhere (resume.go).
+type abortKey struct{}
+
 // New makes a Handler.
 func New(cfg Config) *Handler {
 	if cfg.Heartbeat <= 0 {
@@ -170,6 +175,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "agentik could not list its agents", http.StatusInternalServerError)
 		return
 	}
+	ctx, abort := context.WithCancel(r.Context())
+	defer abort()
+	r = r.WithContext(context.WithValue(ctx, abortKey{}, abort))
 	h.http.ServeHTTP(flusher{w, http.NewResponseController(w)}, r)
 }
 
