@@ -202,7 +202,7 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request, req chatReques
 	if c, err = h.cfg.Runner.Conversation(ctx, c.ID); err == nil && !c.Running {
 		// Nothing runs any more (it ended before the decisions arrived).
 		sub.Close()
-		h.finished(w, r, p)
+		h.finished(w, r, p, p.finish(nil, "stop", nil)...)
 		return
 	}
 	h.follow(w, r, c.ID, sub, p)
@@ -238,11 +238,27 @@ func (h *Handler) handleStream(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	h.replay(w, r, c.ID, lt.Seq)
+	sub, err := h.cfg.Broker.Subscribe(r.Context(), broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, lt.Seq-1, "")
+	var re *broker.ResyncError
+	if errors.As(err, &re) {
+		// Its events are pruned (AGENTIK_EVENT_TTL): its end alone.
+		p := newProjection(messageID(lt.Seq))
+		reason, end := "interrupted", []chunk(nil)
+		if lt.Error != nil {
+			reason, end = "error", []chunk{{Type: "error", ErrorText: lt.Error.Message}}
+		}
+		h.finished(w, r, p, append(end, p.finish(nil, reason, nil)...)...)
+		return
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.follow(w, r, c.ID, sub, newProjection(messageID(lt.Seq)))
 }
 
-// finished answers with a message that has nothing more.
-func (h *Handler) finished(w http.ResponseWriter, r *http.Request, p *projection) {
+// finished answers with a message that has nothing more than end.
+func (h *Handler) finished(w http.ResponseWriter, r *http.Request, p *projection, end ...chunk) {
 	if !h.cfg.Streams.Hold() {
 		h.fail(w, r, agent.Errorf(agent.CodeUnavailable, "the server is shutting down; reconnect in a moment"))
 		return
@@ -251,7 +267,7 @@ func (h *Handler) finished(w http.ResponseWriter, r *http.Request, p *projection
 	w.Header().Set(StreamHeader, "v1")
 	sw := sse.Start(w)
 	writeChunks(sw, p.start())
-	writeChunks(sw, p.finish(nil, "stop", nil)...)
+	writeChunks(sw, end...)
 	sw.Data([]byte("[DONE]"))
 	_ = sw.Flush()
 }
