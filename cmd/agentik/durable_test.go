@@ -145,7 +145,7 @@ func TestProjectionsAcrossKill9NotContinued(t *testing.T) {
 // rest once.
 func TestRollingRestartHandsOver(t *testing.T) {
 	t.Parallel()
-	const turns = 5
+	const turns = 10
 	dsn := freshSchema(t)
 	fake, fakeURL := llmtest.NewHTTPServer(t)
 	hold := make(chan struct{})
