@@ -256,11 +256,10 @@ func (t *turnCall) notify(piece string) {
 		return
 	}
 	err := t.h.mcp.SendNotificationToClient(t.ctx, string(mcp.MethodNotificationProgress), params)
-	if err == nil {
-		t.primed.Store(true)
-	}
 	if err != nil {
 		t.h.log.Debug("mcp_progress_dropped", "err", err)
+	} else {
+		t.primed.Store(true)
 	}
 }
 
