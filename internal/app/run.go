@@ -241,10 +241,14 @@ func (w *Wired) Shutdown(ctx context.Context, closeHTTP func(context.Context) er
 			errs = append(errs, err)
 		}
 	}
-	step("runner_close_failed", w.Runner.Close(ctx))
-	// The turns the drain left: on PostgreSQL another instance continues
-	// them now.
-	step("handover_failed", w.Store.Handover(ctx))
+	closeErr := w.Runner.Close(ctx)
+	step("runner_close_failed", closeErr)
+	if closeErr == nil {
+		// The turns the drain left, stopped: on PostgreSQL another
+		// instance continues them now (one still ending here is not
+		// handed over; the recovery tick takes it once this one is gone).
+		step("handover_failed", w.Store.Handover(ctx))
+	}
 	step("streams_close_failed", w.Server.Shutdown(ctx))
 	step("http_shutdown_failed", closeHTTP(ctx))
 	w.Close(ctx)
