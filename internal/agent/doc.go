@@ -20,7 +20,8 @@
 //     message to its one end event; how streamed text is paced into
 //     events; every tool call answered before the conversation goes on;
 //   - recovery.go: continuing the turns whose process died from their last
-//     stored step (or ending them, past the bound);
+//     stored step (or ending them, past the bound); lastturn.go: how a
+//     conversation's last turn ended, for the projections' resumes;
 //   - context.go, compaction.go: keeping every model call inside the
 //     model's context window (estimates, the Windows seam, stubs,
 //     summaries, manual Compact);

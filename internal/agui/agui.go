@@ -157,11 +157,25 @@ func (h *Handler) attach(w http.ResponseWriter, r *http.Request, rn run) {
 		h.fail(w, r, rn, err)
 		return
 	}
+	// The run ends as the thread's last turn did: one that failed (its
+	// process died and it was not continued, say) is a RUN_ERROR again,
+	// one that was interrupted is cancelled.
+	lt, err := h.cfg.Runner.LastTurn(r.Context(), c.ID)
+	if err != nil {
+		h.fail(w, r, rn, err)
+		return
+	}
+	end := event{Type: runFinished, ThreadID: rn.threadID, RunID: rn.runID, Outcome: &outcome{Type: "success"}}
+	switch {
+	case lt.Error != nil:
+		end = event{Type: runError, Message: lt.Error.Message, Code: lt.Error.Code}
+	case lt.Interrupted:
+		end.Outcome.Type = "cancelled"
+	}
 	snap, _, _ := snapshot(ms)
 	p := newProjection(rn.threadID, rn.runID, "", 0)
 	h.write(w, r, func(sw *sse.Writer) {
-		writeEvents(sw, p.started(), event{Type: messagesSnapshot, Messages: &snap},
-			event{Type: runFinished, ThreadID: rn.threadID, RunID: rn.runID, Outcome: &outcome{Type: "success"}})
+		writeEvents(sw, p.started(), event{Type: messagesSnapshot, Messages: &snap}, end)
 	})
 }
 

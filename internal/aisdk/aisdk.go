@@ -3,7 +3,8 @@
 // DefaultChatTransport) talks to agentik with no server code of its own:
 //
 //	POST /agentik/ai-sdk/chat              useChat's request → the answer as a UI message stream
-//	GET  /agentik/ai-sdk/chat/{id}/stream  the running answer again from its start (204 when none)
+//	GET  /agentik/ai-sdk/chat/{id}/stream  the running answer again from its start, or the last one when it
+//	                                       failed or was interrupted (204 when none)
 //
 // The chat's id is the conversation's id: the first request with a new id
 // creates the conversation, and the same id reaches it from every other
@@ -219,7 +220,7 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request, req chatReques
 	if c, err = h.cfg.Runner.Conversation(ctx, c.ID); err == nil && !c.Running {
 		// Nothing runs any more (it ended before the decisions arrived).
 		sub.Close()
-		h.finished(w, r, p)
+		h.finished(w, r, p, p.finish(nil, "stop", nil)...)
 		return
 	}
 	h.follow(w, r, c.ID, c.TurnSeq, "", sub, p)
@@ -238,15 +239,44 @@ func (h *Handler) handleStream(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if !c.Running || c.TurnSeq == 0 {
+	if c.Running && c.TurnSeq > 0 {
+		h.replay(w, r, c.ID, c.TurnSeq, "")
+		return
+	}
+	// Nothing runs. A last turn that failed or was interrupted (its
+	// process died and it was not continued, say) is streamed again to
+	// its end, with its error: a client that lost the stream learns how
+	// the turn ended. One that ended well has nothing to resume.
+	lt, err := h.cfg.Runner.LastTurn(r.Context(), c.ID)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if !lt.Failed() || lt.Seq == 0 {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	h.replay(w, r, c.ID, c.TurnSeq, "")
+	sub, err := h.cfg.Broker.Subscribe(r.Context(), broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, lt.Seq-1, "")
+	var re *broker.ResyncError
+	if errors.As(err, &re) {
+		// Its events are pruned (AGENTIK_EVENT_TTL): its end alone.
+		p := newProjection(messageID(lt.Seq))
+		reason, end := "interrupted", []chunk(nil)
+		if lt.Error != nil {
+			reason, end = "error", []chunk{{Type: "error", ErrorText: lt.Error.Message}}
+		}
+		h.finished(w, r, p, append(end, p.finish(nil, reason, nil)...)...)
+		return
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.follow(w, r, c.ID, lt.Seq, "", sub, newProjection(messageID(lt.Seq)))
 }
 
-// finished answers with a message that has nothing more.
-func (h *Handler) finished(w http.ResponseWriter, r *http.Request, p *projection) {
+// finished answers with a message that has nothing more than end.
+func (h *Handler) finished(w http.ResponseWriter, r *http.Request, p *projection, end ...chunk) {
 	if !h.cfg.Streams.Hold() {
 		h.fail(w, r, agent.Errorf(agent.CodeUnavailable, "the server is shutting down; reconnect in a moment"))
 		return
@@ -255,7 +285,7 @@ func (h *Handler) finished(w http.ResponseWriter, r *http.Request, p *projection
 	w.Header().Set(StreamHeader, "v1")
 	sw := sse.Start(w)
 	writeChunks(sw, p.start())
-	writeChunks(sw, p.finish(nil, "stop", nil)...)
+	writeChunks(sw, end...)
 	sw.Data([]byte("[DONE]"))
 	_ = sw.Flush()
 }

@@ -25,7 +25,7 @@ import (
 // header, as a trusted reverse proxy names them (AGENTIK_TRUSTED_USER_HEADER
 // from loopback): the handler is the one the server mounts, and each
 // name signs in as a member. user is the principal a name signed in as.
-func rig(t *testing.T) (ts *httptest.Server, runner *agent.Runner, user func(name string) agent.Principal) {
+func rig(t *testing.T) (ts *httptest.Server, w *app.Wired, user func(name string) agent.Principal) {
 	t.Helper()
 	_, url := llmtest.NewHTTPServer(t, llmtest.WithModels("fake"))
 	env := map[string]string{"OPENAI_BASE_URL": url, "OPENAI_MODEL": "fake"}
@@ -52,7 +52,7 @@ func rig(t *testing.T) (ts *httptest.Server, runner *agent.Runner, user func(nam
 		}
 		return u.Principal()
 	}
-	return ts, a.Runner, user
+	return ts, w, user
 }
 
 func post(t *testing.T, ts *httptest.Server, user, body string) (int, string) {
@@ -71,7 +71,8 @@ func post(t *testing.T, ts *httptest.Server, user, body string) (int, string) {
 // TestOthersChat: a chat id that is another user's conversation answers
 // not_found on every route, as an unknown id does, and changes nothing.
 func TestOthersChat(t *testing.T) {
-	ts, runner, user := rig(t)
+	ts, w, user := rig(t)
+	runner := w.Runner
 	st, body := post(t, ts, "alice", `{"id":"chat-iso","trigger":"submit-message","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"mine"}]}]}`)
 	if st != 200 || !strings.Contains(body, `"type":"finish"`) {
 		t.Fatalf("alice's chat: %d %s", st, body)
@@ -107,5 +108,49 @@ func TestOthersChat(t *testing.T) {
 	}
 	if len(ms) != 2 {
 		t.Errorf("alice's chat holds %d messages after bob's tries, want her 2", len(ms))
+	}
+}
+
+// TestResumeFailedTurn: GET …/stream of a chat whose last turn failed
+// streams that turn again to its error chunk; once its events are
+// pruned, its end alone (the error, the finish), never a silent 204 nor
+// an error of the request.
+func TestResumeFailedTurn(t *testing.T) {
+	ts, w, _ := rig(t)
+	st, body := post(t, ts, "alice", `{"id":"chat-failed","trigger":"submit-message","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"[[error=400]]"}]}]}`)
+	if st != 200 || !strings.Contains(body, `"type":"error"`) {
+		t.Fatalf("the failing chat: %d %s", st, body)
+	}
+	resume := func() (int, string) {
+		req, _ := http.NewRequest("GET", ts.URL+aisdk.Prefix+"chat/chat-failed/stream", nil)
+		req.Header.Set("X-Test-User", "alice")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	types := func(body string) string {
+		var out []string
+		for _, line := range strings.Split(body, "\n") {
+			var c struct{ Type string }
+			if d, ok := strings.CutPrefix(line, "data: "); ok && json.Unmarshal([]byte(d), &c) == nil {
+				out = append(out, c.Type)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	st, body = resume()
+	if got := types(body); st != 200 || got != "start error finish" || !strings.Contains(body, "400") {
+		t.Errorf("resume of the failed turn: %d %s\n%s", st, got, body)
+	}
+	if _, err := w.Store.Prune(context.Background(), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	st, body2 := resume()
+	if got := types(body2); st != 200 || got != "start error finish" || body2 != body {
+		t.Errorf("resume once its events are pruned: %d %s\n%s\nwant as before:\n%s", st, got, body2, body)
 	}
 }

@@ -179,7 +179,14 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 	go func() { errc <- hs.Serve(ln) }()
 	pruneDone, watchDone := make(chan struct{}), make(chan struct{})
 	pruneCtx, stopPrune := context.WithCancel(ctx)
-	go func() { defer close(pruneDone); maintain(pruneCtx, st, runner, cfg.EventTTL, cfg.AuditTTL, log) }()
+	recoverNow := make(chan struct{}, 1)
+	st.OnHandover(func() { // another instance stopped: its turns are free
+		select {
+		case recoverNow <- struct{}{}:
+		default:
+		}
+	})
+	go func() { defer close(pruneDone); maintain(pruneCtx, st, runner, cfg.EventTTL, cfg.AuditTTL, recoverNow, log) }()
 	go func() { defer close(watchDone); metrics.WatchTurns(pruneCtx, b) }()
 	var hooks sync.WaitGroup
 	for _, u := range cfg.Webhooks {
@@ -257,7 +264,14 @@ func (w *Wired) Shutdown(ctx context.Context, closeHTTP func(context.Context) er
 			errs = append(errs, err)
 		}
 	}
-	step("runner_close_failed", w.Runner.Close(ctx))
+	closeErr := w.Runner.Close(ctx)
+	step("runner_close_failed", closeErr)
+	if closeErr == nil {
+		// The turns the drain left, stopped: on PostgreSQL another
+		// instance continues them now (one still ending here is not
+		// handed over; the recovery tick takes it once this one is gone).
+		step("handover_failed", w.Store.Handover(ctx))
+	}
 	step("streams_close_failed", w.Server.Shutdown(ctx))
 	step("http_shutdown_failed", closeHTTP(ctx))
 	w.Close(ctx)
@@ -462,8 +476,9 @@ func mcpOAuth(cfg Settings, st *store.Store, log *slog.Logger) *tool.OAuthOption
 }
 
 // maintain prunes old events now and every pruneEvery, and recovers the
-// turns of instances that died (PostgreSQL) every recoverEvery.
-func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl, auditTTL time.Duration, log *slog.Logger) {
+// turns of instances that died (PostgreSQL) every recoverEvery, and at
+// once when another instance handed its turns over (recoverNow).
+func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl, auditTTL time.Duration, recoverNow <-chan struct{}, log *slog.Logger) {
 	prune := func() {
 		n, err := st.Prune(ctx, time.Now().Add(-ttl))
 		if err != nil && ctx.Err() == nil {
@@ -489,6 +504,10 @@ func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl, a
 		case <-pruneT.C:
 			prune()
 		case <-recoverT.C:
+			if err := runner.Recover(ctx); err != nil && ctx.Err() == nil {
+				log.Error("recover_failed", "err", err)
+			}
+		case <-recoverNow:
 			if err := runner.Recover(ctx); err != nil && ctx.Err() == nil {
 				log.Error("recover_failed", "err", err)
 			}

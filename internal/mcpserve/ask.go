@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -78,7 +79,10 @@ func (h *Handler) ask(slug string) server.ToolHandlerFunc {
 			return nil, err
 		}
 		defer sub.Close()
-		t := &turnCall{h: h, ctx: ctx, req: req, convID: convID, answerID: res.MessageID}
+		t := &turnCall{h: h, ctx: ctx, convID: convID, answerID: res.MessageID, turnSeq: res.Seq, rpcID: json.RawMessage(req.Header.Get(rpcIDHeader))}
+		if req.Params.Meta != nil {
+			t.token = req.Params.Meta.ProgressToken
+		}
 		if err := t.follow(sub); err != nil {
 			return nil, err
 		}
@@ -102,13 +106,24 @@ func (h *Handler) newConversation(ctx context.Context, slug string) (agent.Conve
 	return h.cfg.Runner.CreateConversation(ctx, "", false)
 }
 
-// turnCall follows one turn for one tool call.
+// turnCall follows one turn for one tool call: the call as it came, or
+// a reconnect that resumes it (resume.go).
 type turnCall struct {
 	h        *Handler
 	ctx      context.Context
-	req      mcp.CallToolRequest
 	convID   string
 	answerID string
+	turnSeq  int64           // the turn's first event, where a resume replays from
+	rpcID    json.RawMessage // the call's JSON-RPC id ("" unknown)
+	token    mcp.ProgressToken
+	// seq is the event being read; a resumed call sent the progress of
+	// the events up to sent already.
+	seq, sent int64
+	// out writes a progress notification's params on a resumed call's
+	// stream; nil: the session's (mcp-go).
+	out func(params map[string]any)
+	// primed: a progress notification, and so a resume token, went out.
+	primed atomic.Bool
 
 	text        strings.Builder
 	reasoning   bool
@@ -140,6 +155,12 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 			}
 			cancel()
 		case <-t.h.cfg.Streams.Closing():
+			// A client that holds a resume token reconnects and the call
+			// goes on where the turn does (resume.go): its stream ends
+			// without a result.
+			if abort, ok := t.ctx.Value(abortKey{}).(context.CancelFunc); ok && t.primed.Load() {
+				abort()
+			}
 			cancel()
 		case <-stop:
 		}
@@ -156,6 +177,7 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 		if it.CaughtUp {
 			continue
 		}
+		t.seq = it.Event.Seq
 		// A message event matters for the answer's id only: read by a
 		// scan, since the turn's answer holds its whole text.
 		if typ, id, ok := relay.Message(it.Event); ok {
@@ -213,19 +235,31 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 }
 
 // notify sends a progress notification carrying a piece of the answer,
-// when the client asked for progress.
+// when the client asked for progress. Its resume field is the event id
+// it goes out with (idOnly), where a reconnect resumes the call.
 func (t *turnCall) notify(piece string) {
-	if t.req.Params.Meta == nil || t.req.Params.Meta.ProgressToken == nil {
+	if t.token == nil {
 		return
 	}
 	t.progress += float64(len(piece))
-	err := t.h.mcp.SendNotificationToClient(t.ctx, string(mcp.MethodNotificationProgress), map[string]any{
-		"progressToken": t.req.Params.Meta.ProgressToken,
+	if t.seq <= t.sent {
+		return // a resumed call's client has it
+	}
+	params := map[string]any{
+		"progressToken": t.token,
 		"progress":      t.progress,
 		"message":       piece,
-	})
+		resumeField:     resumeToken{Conv: t.convID, Turn: t.turnSeq, Seq: t.seq, Token: t.token, ID: t.rpcID}.String(),
+	}
+	if t.out != nil {
+		t.out(params)
+		return
+	}
+	err := t.h.mcp.SendNotificationToClient(t.ctx, string(mcp.MethodNotificationProgress), params)
 	if err != nil {
 		t.h.log.Debug("mcp_progress_dropped", "err", err)
+	} else {
+		t.primed.Store(true)
 	}
 }
 

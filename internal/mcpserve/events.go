@@ -7,20 +7,32 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// idOnly is an mcp-go event store that keeps nothing and only numbers the
+// idOnly is an mcp-go event store that keeps nothing and only names the
 // events. Configuring a store switches mcp-go to its ordered delivery,
 // which writes every notification of a call on the call's stream before
 // its result (without one, a progress notification sent just before the
-// result can be dropped); keeping nothing bounds memory. A client that
-// reconnects with Last-Event-ID gets 405 (no standalone stream, see
-// ServeHTTP); it continues the conversation by its id instead, and the
-// turn itself went on.
+// result can be dropped); keeping nothing bounds memory. A call's
+// progress notification is named by its resume token (resume.go), which
+// holds all a reconnect needs, on this process or another; other events
+// are numbered, and a reconnect with such an id gets 405 (no standalone
+// stream, see ServeHTTP).
 type idOnly struct{ seq atomic.Int64 }
 
-func (s *idOnly) StoreEvent(context.Context, string, string, json.RawMessage) (string, error) {
+func (s *idOnly) StoreEvent(_ context.Context, _, _ string, message json.RawMessage) (string, error) {
+	var m struct {
+		Method string                     `json:"method"`
+		Params map[string]json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(message, &m) == nil && m.Method == string(mcp.MethodNotificationProgress) {
+		var tok string
+		if json.Unmarshal(m.Params[resumeField], &tok) == nil && tok != "" {
+			return tok, nil
+		}
+	}
 	return strconv.FormatInt(s.seq.Add(1), 10), nil
 }
 

@@ -96,6 +96,11 @@ type Handler struct {
 // from a client that left (both end).
 type requestKey struct{}
 
+// abortKey carries the cancel of the request's context: a call that
+// stops at shutdown ends its stream with it, so that mcp-go writes no
+// result and the client resumes the call elsewhere (resume.go).
+type abortKey struct{}
+
 // New makes a Handler.
 func New(cfg Config) *Handler {
 	if cfg.Heartbeat <= 0 {
@@ -113,6 +118,7 @@ func New(cfg Config) *Handler {
 	h := &Handler{cfg: cfg, log: cfg.Logger, tools: map[string]Agent{}}
 	hooks := &server.Hooks{}
 	hooks.AddAfterListResources(h.listResources)
+	hooks.AddBeforeCallTool(keepRPCID)
 	h.mcp = server.NewMCPServer("agentik", cfg.Version,
 		server.WithInstructions("agentik's agents: call ask_<agent> with a message; pass the conversation_id a call returned to continue that conversation. Each conversation is a resource with its transcript."),
 		server.WithToolCapabilities(true),
@@ -151,13 +157,17 @@ func (h *Handler) Routes() map[string]http.Handler {
 // ServeHTTP implements http.Handler: the caller's agents get their tools
 // registered first (mcp-go looks a called tool up among registered ones;
 // the filter shows each caller only its own). There is no standalone SSE
-// stream (GET answers 405, as the transport allows): mcp-go feeds a
+// stream (GET answers 405, as the transport allows, but for a reconnect
+// that resumes a call, resume.go): mcp-go feeds a
 // session's notifications to whichever of its streams reads first, so
 // with one open the progress of a call would reach the client split over
 // two connections, out of order; without it, everything of a call
 // (progress, elicitation) goes on that call's own stream, in order.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet {
+		if h.resumeGet(w, r) {
+			return
+		}
 		w.Header().Set("Allow", "POST, DELETE")
 		http.Error(w, "agentik's MCP server has no standalone SSE stream: POST requests, each answered on its own stream", http.StatusMethodNotAllowed)
 		return
@@ -175,6 +185,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "agentik could not list its agents", http.StatusInternalServerError)
 		return
 	}
+	ctx, abort := context.WithCancel(r.Context())
+	defer abort()
+	r = r.WithContext(context.WithValue(ctx, abortKey{}, abort))
 	h.http.ServeHTTP(flusher{w, http.NewResponseController(w)}, r)
 }
 

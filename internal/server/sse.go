@@ -160,18 +160,11 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 		out.Seq(it.Event.Seq, it.Event.Type, b)
 		return untilEnd && it.Event.IsEnd()
 	}
-	for {
-		select {
-		case <-s.closing:
-			return
-		default:
-		}
-		end, more := false, false
-		var err error
+	// pump writes what is ready, up to a batch (more: there is more).
+	pump := func() (end, more bool, err error) {
 		for !end {
 			if out.Buffered() >= sseBatchBytes {
-				more = true
-				break
+				return end, true, nil
 			}
 			var it broker.Item
 			var ok bool
@@ -180,6 +173,26 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 			}
 			end = frameOf(it)
 		}
+		return end, false, err
+	}
+	// last writes, at shutdown, what was committed before it: the end of
+	// a turn the drain let finish may be ready at this moment.
+	last := func() {
+		for more := true; more; {
+			_, more, _ = pump()
+			if out.Buffered() > 0 && out.Flush() != nil {
+				return
+			}
+		}
+	}
+	for {
+		select {
+		case <-s.closing:
+			last()
+			return
+		default:
+		}
+		end, more, err := pump()
 		if out.Buffered() > 0 && out.Flush() != nil {
 			return
 		}
@@ -200,6 +213,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Su
 		}
 		select {
 		case <-s.closing:
+			last()
 			return
 		case <-ctx.Done():
 			return

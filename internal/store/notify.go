@@ -71,6 +71,41 @@ func parseInterrupt(payload string) (owner, conversationID string, ok bool) {
 	return strings.Cut(rest, " ")
 }
 
+// handoverPrefix starts the payload of a handover: "handover <instance>",
+// sent by an instance that stops and released its turns (Handover).
+const handoverPrefix = "handover "
+
+// Handover releases the running turns this Store owns, on PostgreSQL,
+// and tells the other instances, so that one of them continues them at
+// once (its Recover claims a turn with no owner) instead of after its
+// recovery tick notices this instance is gone. The caller calls it after
+// it stopped its turns (agent.Runner.Close: a graceful stop's drain ran
+// out), before it closes the Store. On SQLite it does nothing: the next
+// start takes every turn.
+func (s *Store) Handover(ctx context.Context) error {
+	if !s.postgres {
+		return nil
+	}
+	res := s.w.WithContext(ctx).Model(&conversationRow{}).
+		Where("running = ? AND turn_owner = ?", true, s.instance).
+		UpdateColumn("turn_owner", "") // not a change users see: updated_at stays
+	if res.Error != nil {
+		return fmt.Errorf("store: hand over turns: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return nil
+	}
+	if err := s.w.WithContext(ctx).Exec("SELECT pg_notify(?, ?)", s.channel, handoverPrefix+s.instance).Error; err != nil {
+		return fmt.Errorf("store: hand over turns: %w", err)
+	}
+	return nil
+}
+
+// OnHandover sets what the listener calls (from its goroutine: it must
+// not block) when another instance handed its turns over; PostgreSQL
+// only.
+func (s *Store) OnHandover(f func()) { s.onHand.Store(&f) }
+
 // RequestInterrupt asks the instance running the conversation's turn to
 // interrupt it, and reports whether a turn runs there. On SQLite one
 // process runs every turn, so there is no other instance to ask.
@@ -230,6 +265,12 @@ func (s *Store) follow(ctx context.Context, conn *pgx.Conn) error {
 			continue
 		case err != nil:
 			return fmt.Errorf("wait for notification: %w", err)
+		}
+		if from, ok := strings.CutPrefix(n.Payload, handoverPrefix); ok {
+			if f := s.onHand.Load(); f != nil && from != s.instance {
+				(*f)()
+			}
+			continue
 		}
 		if owner, conv, ok := parseInterrupt(n.Payload); ok {
 			if owner == s.instance && s.onIntr != nil {

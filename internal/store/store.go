@@ -113,6 +113,7 @@ type Store struct {
 	now       func() time.Time
 	publish   func([]agent.Encoded)
 	onIntr    func(conversationID string)
+	onHand    atomic.Pointer[func()] // see OnHandover
 	log       *slog.Logger
 
 	ctx  context.Context // writer's context: Open's values, never cancelled
