@@ -186,7 +186,10 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 		default:
 		}
 	})
-	go func() { defer close(pruneDone); maintain(pruneCtx, st, runner, cfg.EventTTL, cfg.AuditTTL, recoverNow, log) }()
+	go func() {
+		defer close(pruneDone)
+		maintain(pruneCtx, st, runner, cfg.EventTTL, cfg.AuditTTL, recoverNow, log)
+	}()
 	go func() { defer close(watchDone); metrics.WatchTurns(pruneCtx, b) }()
 	var hooks sync.WaitGroup
 	for _, u := range cfg.Webhooks {
