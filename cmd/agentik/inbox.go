@@ -34,20 +34,12 @@ func runInbox(ctx context.Context, args []string, getenv func(string) string, st
   deny ID           deny a waiting tool call`)
 		fs.PrintDefaults()
 	}
-	var pos []string
-	rest := args
-	for {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil
-			}
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		rest = fs.Args()[1:]
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
 	}
 	if len(pos) == 0 {
 		pos = []string{"list"}

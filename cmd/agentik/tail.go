@@ -88,3 +88,21 @@ func runTail(ctx context.Context, args []string, getenv func(string) string, std
 		}
 	}
 }
+
+// parseInterleaved parses fs's flags wherever they stand among args and
+// returns the other arguments in order (a subcommand and its operands):
+// `agentik schedule --server URL list` and `agentik schedule list --server
+// URL` alike. flag.ErrHelp when help was asked for.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}

@@ -36,20 +36,12 @@ Runs against a running server as AGENTIK_API_KEY (an admin's key; none on loopba
 		fs.PrintDefaults()
 	}
 	// Flags may follow the command and its argument.
-	var pos []string
-	rest := args
-	for {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil
-			}
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		rest = fs.Args()[1:]
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
 	}
 	if len(pos) == 0 {
 		fs.Usage()
