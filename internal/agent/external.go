@@ -42,8 +42,7 @@ func (r *Runner) OpenConversation(ctx context.Context, id string) (c Conversatio
 	case err == nil && !Visible(Scope(ctx), c):
 		return Conversation{}, false, errHidden(id)
 	case err == nil:
-		c, err = r.Conversation(ctx, id) // with its live turn state
-		return c, false, err
+		return c, false, nil
 	case !errors.Is(err, ErrNotFound):
 		return Conversation{}, false, err
 	}
