@@ -49,10 +49,17 @@ func TestCompactionAndTitlesCountInTheBudget(t *testing.T) {
 	}, llmtest.WithScript(costScript))
 	ctx := context.Background()
 	c := g.create(false)
-	for _, text := range []string{"first", "second", "third"} {
+	// The title is written in the background after the first answer; a
+	// call in flight reserves its estimate, so a turn overlapping it could
+	// be refused (or refuse it): the test waits for it before going on.
+	noError(t, g.turn(c, "first"))
+	testwait.For(t, "the first turn and the title", func() bool { return usedToday(t, g) == 17 })
+	for _, text := range []string{"second", "third"} {
 		noError(t, g.turn(c, text))
 	}
-	testwait.For(t, "three turns and the title", func() bool { return usedToday(t, g) == 37 })
+	if n := usedToday(t, g); n != 37 {
+		t.Fatalf("%d tokens used after three turns and a title, want 37", n)
+	}
 	res, err := g.r.Compact(ctx, c.ID)
 	if err != nil || !res.Compacted {
 		t.Fatalf("compact: %+v %v", res, err)
