@@ -237,3 +237,22 @@ func TestVersionNamesRevision(t *testing.T) {
 		t.Errorf("--version = %q, want it to name the commit %s", out, want)
 	}
 }
+
+// TestHelpListsEverySubcommand: every client mode run dispatches on is
+// named in agentik --help, so a newcomer finds `agentik user` there.
+func TestHelpListsEverySubcommand(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("run.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := regexp.MustCompile(`(?m)^\t\tcase "([a-z]+)"`).FindAllStringSubmatch(string(b), -1)
+	if len(cases) < 5 {
+		t.Fatalf("found %d subcommands in run.go, want the switch's cases", len(cases))
+	}
+	for _, m := range cases {
+		if !regexp.MustCompile(`(?m)^  agentik ` + m[1] + `\b`).MatchString(usageText) {
+			t.Errorf("agentik %s is missing from agentik --help (usageText in config.go)", m[1])
+		}
+	}
+}

@@ -34,7 +34,11 @@ Usage:
   agentik chat [ID]            chat in the terminal (agentik chat --help)
   agentik export [ID]          write a backup, or one conversation (agentik export --help)
   agentik import FILE          import an agentik export or a ChatGPT conversations.json
+  agentik user COMMAND         people and their keys: add, list, key, disable… (agentik user --help)
+  agentik schedule COMMAND     prompts run on a schedule: add, list, runs, delete (agentik schedule --help)
+  agentik inbox [COMMAND]      what waits for you: list, approve, deny (agentik inbox --help)
   agentik audit verify FILE    check an export of the audit log offline (GET /agentik/audit/export)
+  agentik version              the build: module version, commit, Go version
 
 Settings (environment; a flag overrides its variable):
   --addr            AGENTIK_ADDR             listen address (default 127.0.0.1:8080;
