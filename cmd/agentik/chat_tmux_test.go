@@ -256,3 +256,21 @@ func TestHelpListsEverySubcommand(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMEListsEverySetting: every AGENTIK_ variable of agentik --help
+// is in the README, where a person setting agentik up reads.
+func TestREADMEListsEverySetting(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range regexp.MustCompile(`AGENTIK_[A-Z_]+`).FindAllString(usageText, -1) {
+		if v == "AGENTIK_EXPERIMENTAL_RELAY" { // a benchmark's sketch, kept out of the README on purpose
+			continue
+		}
+		if !regexp.MustCompile(`\b` + v + `\b`).Match(b) {
+			t.Errorf("%s (in agentik --help) is missing from README.md", v)
+		}
+	}
+}
