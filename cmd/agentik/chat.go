@@ -200,9 +200,9 @@ func dialError(cmd, server string, haveKey bool, err error) error {
 	var de *client.DialError
 	if errors.As(err, &de) && de.Status == http.StatusUnauthorized {
 		if haveKey {
-			return fmt.Errorf("%s: the agentik server at %s refused the key in AGENTIK_API_KEY (401): set AGENTIK_API_KEY to one of its AGENTIK_API_KEYS", cmd, server)
+			return fmt.Errorf("%s: the agentik server at %s refused the key in AGENTIK_API_KEY (401): it is unknown, revoked, or its user is disabled; set AGENTIK_API_KEY to a key of yours (an admin makes one with `agentik user key ID`)", cmd, server)
 		}
-		return fmt.Errorf("%s: the agentik server at %s needs an API key (401): set AGENTIK_API_KEY to one of its AGENTIK_API_KEYS", cmd, server)
+		return fmt.Errorf("%s: the agentik server at %s needs an API key (401): set AGENTIK_API_KEY to a key of yours (an admin makes one with `agentik user key ID`, or one of the server's AGENTIK_API_KEYS)", cmd, server)
 	}
 	return fmt.Errorf("%s: cannot reach the agentik server at %s (start it with `agentik`, or pass --server): %w", cmd, server, err)
 }
