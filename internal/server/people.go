@@ -438,5 +438,9 @@ func (p *people) login(r *http.Request, key string) (agent.User, agent.Key, erro
 	if p.accounts == nil {
 		return agent.User{}, agent.Key{}, agent.Errorf(agent.CodeUnauthorized, "no accounts")
 	}
-	return p.accounts.Authenticate(r.Context(), strings.TrimSpace(key))
+	u, k, err := p.accounts.Authenticate(r.Context(), strings.TrimSpace(key))
+	if err == nil {
+		p.touch(k.ID) // a key typed into the sign-in form is used, as one sent by a program
+	}
+	return u, k, err
 }
