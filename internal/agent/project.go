@@ -128,7 +128,7 @@ func rank(role string) int {
 type ProjectIndex struct {
 	mu       sync.RWMutex
 	projects map[string]Project
-	convs    map[string]string  // conversation → project
+	convs    map[string]string // conversation → project
 }
 
 // NewProjectIndex makes an empty index.

@@ -460,7 +460,7 @@ func (r *Runner) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("delete: %w", err)
 	}
 	r.est.forget(id)
-	r.forgetKnowledge(ctx, id)              // knowledge.go
+	r.forgetKnowledge(ctx, id)             // knowledge.go
 	r.cfg.Projects.setConversation(id, "") // project.go
 	return nil
 }

@@ -93,7 +93,7 @@ type turn struct {
 	// (project.go): its instructions follow the agent's in the system
 	// prompt, its knowledge is searched.
 	project Project
-	depth  int      // delegations that led to this conversation
+	depth   int // delegations that led to this conversation
 }
 
 type emitItem struct {
