@@ -5,14 +5,19 @@ import (
 	"fmt"
 )
 
-// The one rule of who may see what (DESIGN.md §11.1): a conversation
-// belongs to the user who made it (or imported it); an admin sees and acts
-// on every conversation, a member on their own only. Every use case of the
-// Runner that names a conversation checks it here (access), and every
-// reader of many (the list, search, the event log's replay and live
-// streams in package broker) narrows itself by Scope. Another user's
-// conversation answers not_found, with the very error an unknown id gets,
-// so that a member cannot tell that it exists.
+// The one rule of who may see what (DESIGN.md §11.1, §12.2): a
+// conversation belongs to the user who made it (or imported it); an admin
+// sees and acts on every conversation, a member on their own, and on the
+// conversations of the projects they are in (the project rule): a
+// project's viewer reads them, its editor (and its owner) also sends in
+// them; only a conversation's owner deletes it or moves it between
+// projects. Every use case of the Runner that names a conversation checks
+// it here (access, readAccess, ownAccess), and every reader of many (the
+// list, search, the event log's replay and live streams in package broker)
+// narrows itself by Scope and Reach. Another user's conversation answers
+// not_found, with the very error an unknown id gets, so that a member
+// cannot tell that it exists; a project member who may read but not act
+// gets forbidden naming their role.
 
 // Scope is the owner whose things ctx's principal may see: "" for an
 // admin (everyone's), else the member's own user id.
@@ -36,10 +41,78 @@ func OwnerOf(c Conversation) string {
 	return c.Owner
 }
 
-// Visible reports whether a principal whose Scope is scope may see c.
+// Visible reports whether a principal whose Scope is scope may see c by
+// the owner rule alone (the project rule is the Runner's: Reach).
 func Visible(scope string, c Conversation) bool {
 	return scope == "" || OwnerOf(c) == scope
 }
+
+// Access levels of a use case on a conversation.
+const (
+	levelRead = iota // its history, its streams
+	levelEdit        // send, interrupt, decide, branch, compact, settings
+	levelOwn         // delete it, move it between projects
+)
+
+// roleOf is the role scope has on c: ProjectOwner for the conversation's
+// owner (or an admin: scope ""), else its role in c's project, "" for none.
+func (r *Runner) roleOf(scope string, c Conversation) string {
+	if Visible(scope, c) {
+		return ProjectOwner
+	}
+	if c.Project == "" {
+		return ""
+	}
+	p, ok := r.cfg.Projects.project(c.Project)
+	if !ok {
+		return ""
+	}
+	return RoleIn(p, scope)
+}
+
+// allowed checks that scope may act on c at level: nil, not_found when
+// scope does not see c, forbidden naming the role when it sees c but
+// may not do this.
+func (r *Runner) allowed(scope string, c Conversation, level int) error {
+	role := r.roleOf(scope, c)
+	switch {
+	case role == "":
+		return errHidden(c.ID)
+	case role == ProjectOwner && OwnerOf(c) == scope || scope == "":
+		return nil
+	case level == levelOwn:
+		return Errorf(CodeForbidden, "you are %s of this conversation's project: only the conversation's owner deletes it or moves it", article(role))
+	case level == levelEdit && rank(role) < rank(ProjectEditor):
+		return Errorf(CodeForbidden, "you are a viewer of this conversation's project: a viewer reads its chats; only its editors and owner send in them")
+	}
+	return nil
+}
+
+// article is role with its article ("a viewer", "an editor", "the owner").
+func article(role string) string {
+	switch role {
+	case ProjectEditor:
+		return "an editor"
+	case ProjectOwner:
+		return "the owner"
+	}
+	return "a " + role
+}
+
+// Reach is what a member's readers of many narrow themselves by besides
+// their own conversations: the projects whose conversations they see
+// (nil for an admin, who sees everything, or a user in none).
+func (r *Runner) Reach(ctx context.Context) []string {
+	scope := Scope(ctx)
+	if scope == "" {
+		return nil
+	}
+	return r.cfg.Projects.Reached(scope)
+}
+
+// ProjectIndex is the index the project rule reads (package broker asks
+// it about live events).
+func (r *Runner) ProjectIndex() *ProjectIndex { return r.cfg.Projects }
 
 // errHidden is the error of a conversation the caller may not see: the
 // store's own not_found for an unknown id.
@@ -47,9 +120,26 @@ func errHidden(id string) error {
 	return Errorf(CodeNotFound, "conversation %q not found", id)
 }
 
-// access checks that ctx's principal may act on conversation id: nil, or
-// not_found (also for an unknown id). An admin reads nothing here.
+// access checks that ctx's principal may act on conversation id (send in
+// it, decide its calls, change its settings): nil, not_found (also for an
+// unknown id), or forbidden for a project's viewer. An admin reads
+// nothing here.
 func (r *Runner) access(ctx context.Context, id string) error {
+	return r.accessAt(ctx, id, levelEdit)
+}
+
+// readAccess checks that ctx's principal may read conversation id.
+func (r *Runner) readAccess(ctx context.Context, id string) error {
+	return r.accessAt(ctx, id, levelRead)
+}
+
+// ownAccess checks that ctx's principal may delete conversation id or
+// move it between projects.
+func (r *Runner) ownAccess(ctx context.Context, id string) error {
+	return r.accessAt(ctx, id, levelOwn)
+}
+
+func (r *Runner) accessAt(ctx context.Context, id string, level int) error {
 	scope := Scope(ctx)
 	if scope == "" {
 		return nil
@@ -58,22 +148,21 @@ func (r *Runner) access(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if !Visible(scope, c) {
-		return errHidden(id)
-	}
-	return nil
+	return r.allowed(scope, c, level)
 }
 
 // OwnerLister is a Store that lists one owner's conversations (the
 // database implements it, for temp conversations too): a member's list
-// reads only theirs.
+// reads only theirs and those of the projects they reach.
 type OwnerLister interface {
-	// ConversationsOf is Conversations of the conversations owner owns.
-	ConversationsOf(ctx context.Context, owner string, offset, limit int) ([]Conversation, int, error)
+	// ConversationsOf is Conversations of the conversations owner owns
+	// or that are in one of projects.
+	ConversationsOf(ctx context.Context, owner string, projects []string, offset, limit int) ([]Conversation, int, error)
 }
 
-// conversationsOf lists st's conversations that scope sees.
-func conversationsOf(ctx context.Context, st Store, scope string, offset, limit int) ([]Conversation, int, error) {
+// conversationsOf lists st's conversations that scope sees, with reach
+// the projects it sees the conversations of.
+func conversationsOf(ctx context.Context, st Store, scope string, reach []string, offset, limit int) ([]Conversation, int, error) {
 	if scope == "" {
 		return st.Conversations(ctx, offset, limit)
 	}
@@ -81,19 +170,20 @@ func conversationsOf(ctx context.Context, st Store, scope string, offset, limit 
 	if !ok {
 		return nil, 0, fmt.Errorf("the store %T cannot list one owner's conversations", st)
 	}
-	return ol.ConversationsOf(ctx, scope, offset, limit)
+	return ol.ConversationsOf(ctx, scope, reach, offset, limit)
 }
 
 // Search runs q on searcher over the conversations ctx's principal sees.
 func (r *Runner) Search(ctx context.Context, searcher Searcher, q SearchQuery) ([]SearchResult, error) {
-	q.Owner = Scope(ctx)
+	q.Owner, q.Projects = Scope(ctx), r.Reach(ctx)
 	return searcher.Search(ctx, q)
 }
 
 // ScopeEvents narrows an event query to what ctx's principal sees: a
-// member reads their own conversations' events only.
-func ScopeEvents(ctx context.Context, q EventQuery) EventQuery {
-	q.Owner = Scope(ctx)
+// member reads their own conversations' events and those of the projects
+// they reach only.
+func (r *Runner) ScopeEvents(ctx context.Context, q EventQuery) EventQuery {
+	q.Owner, q.Projects = Scope(ctx), r.Reach(ctx)
 	return q
 }
 

@@ -90,6 +90,7 @@ func (t *turn) useAgent() error {
 		return fmt.Errorf("agent of conversation %s: %w", t.conv.ID, err)
 	}
 	t.agent = d
+	t.project, _ = t.r.projectOf(t.conv)
 	t.depth = t.r.depthOf(ctx, t.conv)
 	// The default agent's instructions are the prompt working memory
 	// starts with; a conversation of a /v1 client keeps its own.

@@ -611,7 +611,8 @@ func (t *turn) call(p prepared, specs []ToolSpec, on func(Delta) error) (ChatRes
 func (t *turn) request(mem []ModelMessage, specs []ToolSpec) ChatRequest {
 	req := chatRequest(t.conv, mem, specs)
 	req.Messages = t.toolImages(req.Messages)
-	req.Messages = withMemory(req.Messages, t.recall) // memory.go
+	req.Messages = withMemory(req.Messages, t.project.Instructions) // after the agent's (project.go)
+	req.Messages = withMemory(req.Messages, t.recall)               // memory.go
 	req.ResponseFormat, req.ToolChoice = t.format, t.choice
 	if k := t.cont; k != nil && k.text != "" {
 		// The answer a dead turn was streaming, for the model to go on

@@ -40,6 +40,9 @@ type Conversation struct {
 	// each group most recently updated first. Neither moves UpdatedAt.
 	Pinned   bool `wire:"pinned,*?"`
 	Archived bool `wire:"archived,*?"`
+	// Project is the project the conversation is in (project.go); "" for
+	// none. Its members see it (access.go); its owner moves it.
+	Project string `wire:"project,*?"`
 	// Knowledge are the knowledge bases attached to it (knowledge.go),
 	// filled by the reads that show one conversation; not kept in its row.
 	Knowledge []string `wire:"knowledge,*?"`

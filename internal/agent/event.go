@@ -146,6 +146,7 @@ type AgentEvent struct {
 	Head           string          `wire:"head,updated?"` // branch.go
 	Pinned         *bool           `wire:"pinned,updated?"`
 	Archived       *bool           `wire:"archived,updated?"`
+	Project        *string         `wire:"project,created?,updated?"` // the conversation's project (project.go); "" moved out
 	Server         *ToolServer     `wire:"server,tool_server?"`
 	Resource       *ResourceRef    `wire:"resource,resource_updated"`
 	Waiting        []string        `wire:"waiting,waiting"` // call ids; [] when none waits

@@ -39,8 +39,8 @@ func (r *Runner) OpenConversation(ctx context.Context, id string) (c Conversatio
 	// even be attempted).
 	c, err = r.cfg.Store.Conversation(ctx, id)
 	switch {
-	case err == nil && !Visible(Scope(ctx), c):
-		return Conversation{}, false, errHidden(id)
+	case err == nil && Scope(ctx) != "" && r.allowed(Scope(ctx), c, levelRead) != nil:
+		return Conversation{}, false, r.allowed(Scope(ctx), c, levelRead)
 	case err == nil:
 		return c, false, nil
 	case !errors.Is(err, ErrNotFound):

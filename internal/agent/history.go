@@ -36,7 +36,7 @@ func (r *Runner) History(ctx context.Context, q MessageQuery) (HistoryPage, erro
 	if q.End > 0 && q.Offset > 0 {
 		return HistoryPage{}, Errorf(CodeBadRequest, "end pages back from a position; it is not used with offset")
 	}
-	if err := r.access(ctx, q.ConversationID); err != nil {
+	if err := r.readAccess(ctx, q.ConversationID); err != nil {
 		return HistoryPage{}, err
 	}
 	var p HistoryPage

@@ -445,7 +445,7 @@ func (t *turn) knowledgeIDs() []string {
 		t.convKnowledge = append(t.convKnowledge, attached...)
 	}
 	ids := slices.Clone(t.knowledge)
-	for _, id := range slices.Concat(t.convKnowledge, t.agent.Knowledge) {
+	for _, id := range slices.Concat(t.convKnowledge, t.agent.Knowledge, t.project.Knowledge) {
 		if !slices.Contains(ids, id) {
 			ids = append(ids, id)
 		}
@@ -458,7 +458,7 @@ const maxConversationKnowledge = 32
 
 // ConversationKnowledge returns the bases attached to conversation id.
 func (r *Runner) ConversationKnowledge(ctx context.Context, id string) ([]string, error) {
-	if err := r.access(ctx, id); err != nil {
+	if err := r.readAccess(ctx, id); err != nil {
 		return nil, err
 	}
 	if r.cfg.Files == nil {

@@ -277,7 +277,7 @@ func (r *Runner) recoverQueued(ctx context.Context) error {
 // first: q.Offset skipped, at most q.Limit, bounded by q.Bytes (see
 // QueueQuery; q.ConversationID is id, q.ClientID unused).
 func (r *Runner) Queue(ctx context.Context, id string, q QueueQuery) (QueuePage, error) {
-	if err := r.access(ctx, id); err != nil {
+	if err := r.readAccess(ctx, id); err != nil {
 		return QueuePage{}, err
 	}
 	if err := checkPage(q.Offset, q.Limit); err != nil {

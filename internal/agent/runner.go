@@ -121,6 +121,10 @@ type Config struct {
 	// Files searches knowledge for the file_search tool (knowledge.go);
 	// nil: no knowledge.
 	Files *Files
+	// Projects is the index of projects the project rule reads
+	// (access.go, project.go); nil: an empty one (no project exists until
+	// the projects service is made over it).
+	Projects *ProjectIndex
 }
 
 // Audit is the audit log the runner records in; nil when none.
@@ -174,6 +178,9 @@ func NewRunner(cfg Config) *Runner {
 	}
 	if cfg.Agents == nil {
 		cfg.Agents = &memAgentStore{}
+	}
+	if cfg.Projects == nil {
+		cfg.Projects = NewProjectIndex()
 	}
 	if cfg.NoMemory {
 		cfg.Memory = nil
@@ -298,6 +305,18 @@ func (r *Runner) newConversation(ctx context.Context, id, title string, temp boo
 		return Conversation{}, err
 	}
 	s.Title = nil
+	if s.Project != nil && *s.Project != "" {
+		if temp {
+			return Conversation{}, Errorf(CodeBadRequest, "a temporary conversation cannot be in a project")
+		}
+		p, err := r.checkProject(ctx, *s.Project)
+		if err != nil {
+			return Conversation{}, err
+		}
+		if s.Agent == nil && p.Agent != "" {
+			s.Agent = &p.Agent // the project's default agent
+		}
+	}
 	if s.Agent == nil {
 		s.Agent = new(string)
 	}
@@ -311,7 +330,7 @@ func (r *Runner) newConversation(ctx context.Context, id, title string, temp boo
 	c := Conversation{ID: id, Title: title, Temp: temp, CreatedAt: now, UpdatedAt: now, UserTitled: title != "", Owner: PrincipalFrom(ctx).UserID, Parent: parent}
 	s.apply(&c)
 	rec := &Record{
-		Event:        r.agentEvent(AgentEvent{Type: AgentCreated, ConversationID: c.ID, Title: title, Agent: c.Agent, Parent: parent}),
+		Event:        r.agentEvent(AgentEvent{Type: AgentCreated, ConversationID: c.ID, Title: title, Agent: c.Agent, Parent: parent, Project: s.Project}),
 		Conversation: &c,
 		Memory:       []ModelMessage{{Role: RoleSystem, Content: []Content{Text(r.systemPromptOf(ctx, c.Agent))}}},
 	}
@@ -325,16 +344,22 @@ func (r *Runner) newConversation(ctx context.Context, id, title string, temp boo
 	if err := st.Append(ctx, rec); err != nil {
 		return Conversation{}, fmt.Errorf("create conversation: %w", err)
 	}
+	r.cfg.Projects.setConversation(c.ID, c.Project)
 	return c, nil
 }
 
 // Conversation returns one conversation, with its live turn state.
 func (r *Runner) Conversation(ctx context.Context, id string) (Conversation, error) {
 	c, err := r.storeOf(id).Conversation(ctx, id)
-	if err == nil && !Visible(Scope(ctx), c) {
-		return Conversation{}, errHidden(id)
+	if err == nil {
+		if scope := Scope(ctx); scope != "" {
+			err = r.allowed(scope, c, levelRead)
+		}
 	}
-	return c, err
+	if err != nil {
+		return Conversation{}, err
+	}
+	return c, nil
 }
 
 // IsTemp reports whether id is a temp conversation; it reads no database.
@@ -346,11 +371,11 @@ func (r *Runner) Conversations(ctx context.Context, offset, limit int) ([]Conver
 	if err := checkPage(offset, limit); err != nil {
 		return nil, 0, err
 	}
-	scope := Scope(ctx)
+	scope, reach := Scope(ctx), r.Reach(ctx)
 	var temps []Conversation
 	if r.temps != nil {
 		var err error
-		if temps, _, err = conversationsOf(ctx, r.temps, scope, 0, 0); err != nil { // all of them
+		if temps, _, err = conversationsOf(ctx, r.temps, scope, nil, 0, 0); err != nil { // all of them
 			return nil, 0, fmt.Errorf("list conversations: %w", err)
 		}
 	}
@@ -360,7 +385,7 @@ func (r *Runner) Conversations(ctx context.Context, offset, limit int) ([]Conver
 	}
 	rest := limit - len(out)
 	// With the page full of temp conversations, one row is read for the total.
-	stored, total, err := conversationsOf(ctx, r.cfg.Store, scope, max(0, offset-len(temps)), max(rest, 1))
+	stored, total, err := conversationsOf(ctx, r.cfg.Store, scope, reach, max(0, offset-len(temps)), max(rest, 1))
 	if err != nil {
 		return nil, 0, fmt.Errorf("list conversations: %w", err)
 	}
@@ -419,7 +444,7 @@ func (r *Runner) Rename(ctx context.Context, id, title string) (Conversation, er
 // Delete deletes a conversation with its history, interrupting its turn
 // first.
 func (r *Runner) Delete(ctx context.Context, id string) error {
-	if err := r.access(ctx, id); err != nil {
+	if err := r.ownAccess(ctx, id); err != nil {
 		return err
 	}
 	st := r.storeOf(id)
@@ -435,7 +460,8 @@ func (r *Runner) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("delete: %w", err)
 	}
 	r.est.forget(id)
-	r.forgetKnowledge(ctx, id) // knowledge.go
+	r.forgetKnowledge(ctx, id)             // knowledge.go
+	r.cfg.Projects.setConversation(id, "") // project.go
 	return nil
 }
 

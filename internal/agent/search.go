@@ -41,6 +41,9 @@ type SearchQuery struct {
 	// Owner: only that user's conversations ("" everyone's); set by
 	// Runner.Search from the principal (access.go).
 	Owner string
+	// Projects: also the conversations of these projects (the member's
+	// reach, access.go); only with Owner.
+	Projects []string
 }
 
 // SearchResult is one conversation that matches a search, with its best

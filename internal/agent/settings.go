@@ -90,11 +90,14 @@ type Settings struct {
 	// them leaves its UpdatedAt (and so its place by date) as it was.
 	Pinned   *bool
 	Archived *bool
+	// Project moves the conversation into a project ("" out of it); only
+	// its owner does (project.go). Like filing, it leaves UpdatedAt.
+	Project *string
 }
 
 // Filing reports whether s pins or archives and changes nothing else.
 func (s Settings) Filing() bool {
-	return (s.Pinned != nil || s.Archived != nil) && s.Title == nil && s.Model == nil && s.SystemPrompt == nil && s.Params == nil && s.Agent == nil
+	return (s.Pinned != nil || s.Archived != nil || s.Project != nil) && s.Title == nil && s.Model == nil && s.SystemPrompt == nil && s.Params == nil && s.Agent == nil
 }
 
 // ErrUserTitled fails the append of a title the model wrote when a user
@@ -201,6 +204,9 @@ func (s Settings) apply(c *Conversation) {
 	if s.Archived != nil {
 		c.Archived = *s.Archived
 	}
+	if s.Project != nil {
+		c.Project = *s.Project
+	}
 }
 
 // UpdateConversation changes a conversation's title, model, system prompt
@@ -210,6 +216,19 @@ func (s Settings) apply(c *Conversation) {
 func (r *Runner) UpdateConversation(ctx context.Context, id string, s Settings) (Conversation, error) {
 	if err := r.access(ctx, id); err != nil {
 		return Conversation{}, err
+	}
+	if s.Project != nil {
+		if err := r.ownAccess(ctx, id); err != nil {
+			return Conversation{}, err
+		}
+		if *s.Project != "" {
+			if r.IsTemp(id) {
+				return Conversation{}, Errorf(CodeBadRequest, "conversation %q is temporary: it cannot be in a project", Shorten(id, 40))
+			}
+			if _, err := r.checkProject(ctx, *s.Project); err != nil {
+				return Conversation{}, err
+			}
+		}
 	}
 	if err := r.checkAgentSetting(ctx, &s); err != nil {
 		return Conversation{}, err
@@ -222,13 +241,13 @@ func (r *Runner) UpdateConversation(ctx context.Context, id string, s Settings) 
 	if err != nil {
 		return Conversation{}, err
 	}
-	if s.Title == nil && s.Model == nil && s.SystemPrompt == nil && s.Params == nil && s.Agent == nil && s.Pinned == nil && s.Archived == nil {
+	if s.Title == nil && s.Model == nil && s.SystemPrompt == nil && s.Params == nil && s.Agent == nil && s.Pinned == nil && s.Archived == nil && s.Project == nil {
 		return c, nil
 	}
 	if c.Temp && (s.Pinned != nil || s.Archived != nil) {
 		return Conversation{}, Errorf(CodeBadRequest, "conversation %q is temporary: it cannot be pinned or archived; it is gone when the server restarts", Shorten(id, 40))
 	}
-	ev := AgentEvent{Type: AgentUpdated, ConversationID: id, Model: s.Model, SystemPrompt: s.SystemPrompt, Params: s.Params, Pinned: s.Pinned, Archived: s.Archived}
+	ev := AgentEvent{Type: AgentUpdated, ConversationID: id, Model: s.Model, SystemPrompt: s.SystemPrompt, Params: s.Params, Pinned: s.Pinned, Archived: s.Archived, Project: s.Project}
 	if s.Agent != nil {
 		ev.Agent = *s.Agent
 	}
@@ -244,12 +263,15 @@ func (r *Runner) UpdateConversation(ctx context.Context, id string, s Settings) 
 	if err := st.Append(ctx, recs...); err != nil {
 		return Conversation{}, fmt.Errorf("update conversation: %w", err)
 	}
+	if s.Project != nil {
+		r.cfg.Projects.setConversation(id, *s.Project)
+	}
 	return st.Conversation(ctx, id)
 }
 
 // settings is the change an updated event carries.
 func (a *AgentEvent) settings() Settings {
-	s := Settings{Model: a.Model, SystemPrompt: a.SystemPrompt, Params: a.Params, Pinned: a.Pinned, Archived: a.Archived}
+	s := Settings{Model: a.Model, SystemPrompt: a.SystemPrompt, Params: a.Params, Pinned: a.Pinned, Archived: a.Archived, Project: a.Project}
 	if a.Agent != "" {
 		s.Agent = &a.Agent
 	}

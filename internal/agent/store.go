@@ -115,6 +115,9 @@ type EventQuery struct {
 	// Owner: only events of that user's conversations ("" everyone's);
 	// set by ScopeEvents (access.go), never by hand.
 	Owner string
+	// Projects: with Owner, also the events of the conversations that
+	// are in these projects now (the member's reach, access.go).
+	Projects []string
 }
 
 // Publisher fans events out to live subscribers. Publish never blocks on a

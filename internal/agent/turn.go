@@ -89,7 +89,11 @@ type turn struct {
 
 	agent  AgentDef // the conversation's agent, resolved as the turn starts (agentturn.go)
 	recall string   // the memory section of the system prompt for the next model call (memory.go)
-	depth  int      // delegations that led to this conversation
+	// project is the conversation's project as the turn starts
+	// (project.go): its instructions follow the agent's in the system
+	// prompt, its knowledge is searched.
+	project Project
+	depth   int // delegations that led to this conversation
 }
 
 type emitItem struct {

@@ -65,6 +65,8 @@ type App struct {
 	Schedules *agent.Scheduler
 	// Inbox lists what waits for each user and answers it (set by start).
 	Inbox *agent.Inbox
+	// Projects is the projects service (set by start).
+	Projects *agent.Projects
 
 	cfg        config
 	stopSweep  context.CancelFunc
@@ -125,8 +127,18 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	if rc.Audit == nil {
 		rc.Audit = agent.NewAudit(a.Store, now, rc.Logger) // the audit log (agent/audit.go)
 	}
+	if rc.Projects == nil {
+		rc.Projects = agent.NewProjectIndex() // the project rule's facts (agent/project.go)
+	}
+	a.Broker.UseReach(rc.Projects)
 	a.Runner = agent.NewRunner(rc)
 	sc.Runner, sc.Broker, sc.Store = a.Runner, a.Broker, a.Store
+	if a.Projects, err = agent.NewProjects(ctx, agent.ProjectsConfig{Store: a.Store, Runner: a.Runner, Index: rc.Projects, Now: now}); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	if sc.Projects == nil {
+		sc.Projects = a.Projects
+	}
 	a.Schedules = &agent.Scheduler{Runner: a.Runner, Store: a.Store, Now: rc.Now, Logger: rc.Logger, Users: rc.Users, MaxPerUser: a.cfg.MaxSchedules, MinInterval: a.cfg.ScheduleMinInterval}
 	if sc.Schedules == nil {
 		sc.Schedules = a.Schedules

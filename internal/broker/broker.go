@@ -74,6 +74,12 @@ type Stream struct {
 	// Owner narrows the stream to that user's conversations ("" all of
 	// them); Subscribe sets it from the caller's principal (agent.Scope).
 	Owner string
+	// Projects are the projects whose conversations Owner also sees (the
+	// project rule, agent/access.go) as the subscription starts: its
+	// replay reads their events too. Live, each event is judged by reach
+	// as it comes (a chat moved out, a member removed: no more events).
+	Projects []string
+	reach    Reach
 	// Only, when set, narrows the stream to the events it accepts, judged
 	// from the stored bytes' kind and type (never by decoding): a watcher
 	// in the server that acts on a few types (turn metrics, A2A push) is
@@ -84,8 +90,9 @@ type Stream struct {
 
 // Match reports whether ev belongs to the stream.
 func (s Stream) Match(ev *agent.Encoded) bool {
-	if s.Owner != "" && ev.Owner != s.Owner && (ev.ConversationID != "" || ev.Owner != "") {
-		return false // another user's conversation (an event of none, a tool server's, is everyone's)
+	if s.Owner != "" && ev.Owner != s.Owner && (ev.ConversationID != "" || ev.Owner != "") &&
+		(s.reach == nil || !s.reach.Sees(s.Owner, ev.ConversationID)) {
+		return false // another user's conversation, in no project of Owner's (an event of none, a tool server's, is everyone's)
 	}
 	if s.Only != nil && !s.Only(ev) {
 		return false
@@ -117,7 +124,7 @@ func inboxEvent(ev *agent.Encoded) bool {
 }
 
 func (s Stream) query(after int64) agent.EventQuery {
-	q := agent.EventQuery{After: after, Limit: replayPage, Owner: s.Owner}
+	q := agent.EventQuery{After: after, Limit: replayPage, Owner: s.Owner, Projects: s.Projects}
 	switch s.Kind {
 	case StreamAgent:
 		q.AgentOnly = true
@@ -138,10 +145,24 @@ type Source interface {
 	Epoch() string
 }
 
+// Reach is the project rule (agent/access.go) as the broker asks it of
+// every live event of a conversation in a project, from memory;
+// agent.ProjectIndex implements it.
+type Reach interface {
+	// Sees reports whether user sees conversation id through a project.
+	Sees(user, conversationID string) bool
+	// Members lists the users who see conversation id through its
+	// project; nil when it is in none.
+	Members(conversationID string) []string
+	// Reached lists the projects whose conversations user sees.
+	Reached(user string) []string
+}
+
 // Broker fans events out to subscribers. It implements agent.Publisher.
 type Broker struct {
-	src Source
-	log *slog.Logger
+	src   Source
+	log   *slog.Logger
+	reach Reach // nil: no projects
 
 	mu sync.RWMutex
 	// all holds the StreamAll and StreamAgent subscriptions by their
@@ -166,6 +187,10 @@ func New(src Source, log *slog.Logger) *Broker {
 }
 
 var _ agent.Publisher = (*Broker)(nil)
+
+// UseReach makes members of projects see their conversations' events (the
+// project rule); called once, before the first subscription.
+func (b *Broker) UseReach(r Reach) { b.reach = r }
 
 // Publish encodes evs, events that are never stored (temp conversations,
 // tool servers), and queues them as PublishEncoded does.
@@ -213,6 +238,16 @@ func (b *Broker) PublishEncoded(evs []agent.Encoded) {
 			if e.Owner != "" {
 				for s := range b.all[e.Owner] {
 					deliver(s)
+				}
+			}
+			if b.reach != nil {
+				// The members of the conversation's project (the project rule).
+				for _, m := range b.reach.Members(e.ConversationID) {
+					if m != e.Owner && m != "" {
+						for s := range b.all[m] {
+							deliver(s)
+						}
+					}
 				}
 			}
 		}
@@ -314,6 +349,10 @@ func (b *Broker) SubscribeReady(ctx context.Context, stream Stream, after int64,
 		return nil, agent.Errorf(agent.CodeBadRequest, "stream must be \"all\", \"agent\", \"conversation\" or \"inbox\", got %q", stream.Kind)
 	}
 	stream.Owner = agent.Scope(ctx) // what the caller may see: the one rule (agent/access.go)
+	stream.Projects, stream.reach = nil, nil
+	if stream.Owner != "" && b.reach != nil && stream.Kind != StreamInbox {
+		stream.Projects, stream.reach = b.reach.Reached(stream.Owner), b.reach
+	}
 	if stream.Kind == StreamInbox {
 		stream.Owner = agent.InboxOwner(ctx) // an admin's inbox is their own (agent/inbox.go)
 		stream.Only = inboxEvent             // live and replayed alike

@@ -18,11 +18,14 @@ type SettingsFields struct {
 	Agent        *string       `json:"agent,omitempty"` // the conversation's agent, a slug
 	Pinned       *bool         `json:"pinned,omitempty"`
 	Archived     *bool         `json:"archived,omitempty"`
+	// Project puts the conversation in a project ("" takes it out); only
+	// the conversation's owner moves it.
+	Project *string `json:"project,omitempty"`
 }
 
 // Settings is the change the fields ask for.
 func (f SettingsFields) Settings() agent.Settings {
-	return agent.Settings{Model: f.Model, SystemPrompt: f.SystemPrompt, Params: f.Params, Agent: f.Agent, Pinned: f.Pinned, Archived: f.Archived}
+	return agent.Settings{Model: f.Model, SystemPrompt: f.SystemPrompt, Params: f.Params, Agent: f.Agent, Pinned: f.Pinned, Archived: f.Archived, Project: f.Project}
 }
 
 // CreateRequest is the body of create_conversation.

@@ -29,7 +29,7 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, convID string) {
 			return
 		}
 	}
-	evs, err := s.store.EncodedEvents(r.Context(), agent.ScopeEvents(r.Context(), agent.EventQuery{After: after, ConversationID: convID, Limit: int(limit)}))
+	evs, err := s.store.EncodedEvents(r.Context(), s.runner.ScopeEvents(r.Context(), agent.EventQuery{After: after, ConversationID: convID, Limit: int(limit)}))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/agentik/agentik/internal/agent"
@@ -64,7 +65,9 @@ func (c *listCache) put(v uint64, k listKey, b []byte) {
 // protocol.ListResult), from the cache when the data did not change since
 // it was read. Read it, never change it: it is shared.
 func (s *Server) listPage(ctx context.Context, offset, limit int) ([]byte, error) {
-	k := listKey{offset, limit, agent.Scope(ctx)}
+	// The projects a member reaches are part of the key: a membership
+	// changes no conversation (nor the version), but what the list holds.
+	k := listKey{offset, limit, agent.Scope(ctx) + "\x00" + strings.Join(s.runner.Reach(ctx), "\x00")}
 	// The version is read before the data: a commit in between moves it,
 	// and the page is then kept under a version that is already old.
 	v, cacheable := s.runner.ListVersion()

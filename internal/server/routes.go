@@ -114,6 +114,12 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /agentik/knowledge/{knowledge_id}/files", s.op(opAddKnowledgeFile))
 	mux.HandleFunc("DELETE /agentik/knowledge/{knowledge_id}/files/{file_id}", s.op(opRemoveKnowledgeFile))
 	mux.HandleFunc("POST /agentik/knowledge/{knowledge_id}/search", s.op(opSearchKnowledge))
+	// Projects (project.go).
+	mux.HandleFunc("POST /agentik/projects", s.op(opCreateProject))
+	mux.HandleFunc("GET /agentik/projects", s.op(opListProjects))
+	mux.HandleFunc("GET /agentik/projects/{project_id}", s.op(opGetProject))
+	mux.HandleFunc("PATCH /agentik/projects/{project_id}", s.op(opUpdateProject))
+	mux.HandleFunc("DELETE /agentik/projects/{project_id}", s.op(opDeleteProject))
 	// Inbox (inbox.go).
 	mux.HandleFunc("GET /agentik/inbox", s.op(opListInbox))
 	mux.HandleFunc("POST /agentik/inbox/{item_id}", s.op(opAnswerInbox))

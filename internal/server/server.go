@@ -77,6 +77,8 @@ type Config struct {
 	Store  EventLog
 	// Schedules answers /agentik/schedules; nil: 503 unavailable.
 	Schedules *agent.Scheduler
+	// Projects answers /agentik/projects; nil: 503.
+	Projects *agent.Projects
 	// Files answers /agentik/files and /agentik/knowledge; nil: 503
 	// unavailable.
 	Files *agent.Files

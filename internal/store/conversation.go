@@ -38,6 +38,7 @@ func (r conversationRow) conversation() agent.Conversation {
 		Owner:        r.Owner,
 		Pinned:       r.Pinned,
 		Archived:     r.Archived,
+		Project:      r.Project,
 	}
 }
 
@@ -68,7 +69,7 @@ func conversations(rows []conversationRow) []agent.Conversation {
 
 // conversationColumns are what Conversation reads, in its Scan's order.
 const conversationColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, " +
-	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head, owner, agent, parent_id, parent_call, pinned, archived"
+	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head, owner, agent, parent_id, parent_call, pinned, archived, project"
 
 // conversationByID reads one conversation's conversationColumns.
 const conversationByID = "SELECT " + conversationColumns + " FROM conversation WHERE id = ?"
@@ -88,7 +89,7 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 	row := s.readRow(ctx, conversationByID, id)
 	var r conversationRow
 	if err := row.Scan(&r.ID, &r.Title, &r.CreatedAt, &r.UpdatedAt, &r.MessageCount, &r.Running, &r.TurnSeq,
-		&r.ContextTokens, &r.ContextWindow, &r.ContextBytes, &r.Model, &r.SystemPrompt, &r.Params, &r.UserTitled, &r.Queued, &r.Waiting, &r.Head, &r.Owner, &r.Agent, &r.ParentID, &r.ParentCall, &r.Pinned, &r.Archived); err != nil {
+		&r.ContextTokens, &r.ContextWindow, &r.ContextBytes, &r.Model, &r.SystemPrompt, &r.Params, &r.UserTitled, &r.Queued, &r.Waiting, &r.Head, &r.Owner, &r.Agent, &r.ParentID, &r.ParentCall, &r.Pinned, &r.Archived, &r.Project); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			err = gorm.ErrRecordNotFound
 		}
@@ -100,7 +101,7 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 
 // listColumns are the conversation columns a list returns, in
 // scanConversation's order.
-const listColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, queued, waiting, owner, agent, parent_id, parent_call, pinned, archived"
+const listColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, queued, waiting, owner, agent, parent_id, parent_call, pinned, archived, project"
 
 // Conversations returns a page, the archived last and the pinned first,
 // each group most recently updated first (ties by id, descending), and the
@@ -109,25 +110,28 @@ const listColumns = "id, title, created_at, updated_at, message_count, running, 
 // far more often than it changes, and gorm's reflection cost more than the
 // query.
 func (s *Store) Conversations(ctx context.Context, offset, limit int) ([]agent.Conversation, int, error) {
-	return s.list(ctx, "", offset, limit)
+	return s.list(ctx, "", nil, offset, limit)
 }
 
 // ConversationsOf implements agent.OwnerLister: Conversations of one
-// owner's conversations, read by idx_conversation_owner_list.
-func (s *Store) ConversationsOf(ctx context.Context, owner string, offset, limit int) ([]agent.Conversation, int, error) {
+// owner's conversations and those of projects, read by
+// idx_conversation_owner_list (and idx_conversation_project).
+func (s *Store) ConversationsOf(ctx context.Context, owner string, projects []string, offset, limit int) ([]agent.Conversation, int, error) {
 	if !textOK(owner) {
 		return []agent.Conversation{}, 0, nil
 	}
-	return s.list(ctx, owner, offset, limit)
+	return s.list(ctx, owner, projects, offset, limit)
 }
 
-// list is Conversations, of owner's only when owner is not "".
-func (s *Store) list(ctx context.Context, owner string, offset, limit int) ([]agent.Conversation, int, error) {
+// list is Conversations, of owner's (and projects') only when owner is
+// not "".
+func (s *Store) list(ctx context.Context, owner string, projects []string, offset, limit int) ([]agent.Conversation, int, error) {
 	db := s.r.WithContext(ctx)
 	var total int64
 	where, args := "", []any{}
 	if owner != "" {
-		where, args = " WHERE owner = ?", append(args, owner)
+		w, wargs := reachWhere("", owner, projects)
+		where, args = " WHERE "+w, wargs
 	}
 	if err := db.Raw("SELECT COUNT(*) FROM conversation"+where, args...).Row().Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: conversations: %w", err)
@@ -153,7 +157,7 @@ func (s *Store) list(ctx context.Context, owner string, offset, limit int) ([]ag
 	for rows.Next() {
 		var c agent.Conversation
 		var waiting, slug, parentID, parentCall string
-		if err := rows.Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.Running, &c.TurnSeq, &c.Queued, &waiting, &c.Owner, &slug, &parentID, &parentCall, &c.Pinned, &c.Archived); err != nil {
+		if err := rows.Scan(&c.ID, &c.Title, &c.CreatedAt, &c.UpdatedAt, &c.MessageCount, &c.Running, &c.TurnSeq, &c.Queued, &waiting, &c.Owner, &slug, &parentID, &parentCall, &c.Pinned, &c.Archived, &c.Project); err != nil {
 			return nil, 0, fmt.Errorf("store: conversations: %w", err)
 		}
 		c.Waiting = waitingIDs(waiting)                          // lists mark the ones waiting for a person

@@ -54,6 +54,17 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 	if !textOK(q.Owner) {
 		return nil, nil // no user has that id
 	}
+	if q.Owner == "" || !slices.ContainsFunc(q.Projects, textOK) {
+		q.Projects = nil
+	}
+	if len(q.Projects) > 0 && q.ConversationID != "" {
+		// One conversation: all of its events when it is in a project the
+		// member reaches (the project rule), else the owner rule's.
+		if c, err := s.Conversation(ctx, q.ConversationID); err == nil && c.Project != "" && slices.Contains(q.Projects, c.Project) {
+			q.Owner = ""
+		}
+		q.Projects = nil
+	}
 	var b strings.Builder
 	args := []any{q.After}
 	known := eventKnown{owner: q.Owner}
@@ -63,19 +74,46 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 	case q.ConversationID != "":
 		// By event_conversation, then the pending entries (convindex.go).
 		return s.conversationEvents(ctx, q)
-	case q.Owner != "" && s.ownerIx != nil:
+	case q.Owner != "" && s.ownerIx != nil && len(q.Projects) == 0:
 		// A member's replay, on SQLite: by event_owner, the same way.
 		return s.ownerEvents(ctx, q)
 	case q.AgentOnly:
 		b.WriteString("SELECT seq, id, conversation_id, payload FROM agent_event WHERE seq > ? AND type = ?")
 		args = append(args, agent.KindAgent)
 		known = eventKnown{kind: agent.KindAgent, owner: q.Owner}
-	case q.Owner != "":
+	case q.Owner != "" && len(q.Projects) == 0:
 		b.WriteString("SELECT seq, id, type, conversation_id, payload FROM agent_event WHERE seq > ?")
+	case len(q.Projects) > 0:
+		// A member of projects: each event's owner is read (not theirs all).
+		b.WriteString("SELECT " + encodedColumns + " FROM agent_event WHERE seq > ?")
+		known = eventKnown{}
 	default:
 		b.WriteString("SELECT " + encodedColumns + " FROM agent_event WHERE seq > ?")
 	}
-	if q.Owner != "" {
+	var reached map[string]bool // the conversations of q.Projects
+	switch {
+	case len(q.Projects) > 0:
+		// The owner rule or the project rule (agent/access.go): their
+		// events, and those of the conversations in their projects now.
+		in := strings.TrimSuffix(strings.Repeat("?, ", len(q.Projects)), ", ")
+		b.WriteString(" AND (owner = ? OR conversation_id IN (SELECT id FROM conversation WHERE project IN (" + in + ")))")
+		args = append(args, q.Owner)
+		pargs := make([]any, len(q.Projects))
+		for i, p := range q.Projects {
+			pargs[i] = p
+		}
+		args = append(args, pargs...)
+		if s.side != nil && !q.AgentOnly {
+			var ids []string
+			if err := s.r.WithContext(ctx).Raw("SELECT id FROM conversation WHERE project IN ("+in+")", pargs...).Scan(&ids).Error; err != nil {
+				return nil, fmt.Errorf("store: events after %d: %w", q.After, err)
+			}
+			reached = make(map[string]bool, len(ids))
+			for _, id := range ids {
+				reached[id] = true
+			}
+		}
+	case q.Owner != "":
 		// A member's replay on PostgreSQL and in plain mode: their events
 		// only, by idx_event_owner_seq (owner, seq), never read and dropped.
 		b.WriteString(" AND owner = ?")
@@ -97,6 +135,22 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 	}
 	if s.side == nil || q.AgentOnly {
 		return out, nil
+	}
+	if reached != nil {
+		// The delta log is read whole and kept by the same rule; where
+		// the read ended is of what it read, before that.
+		deltas, err := s.side.Read(q.After, through, q.Limit, "")
+		if err != nil {
+			return nil, fmt.Errorf("store: events after %d: %w", q.After, err)
+		}
+		end := min(readEnd(out, q.Limit, maxBytes, through), readEnd(deltas, q.Limit, 0, through))
+		kept := deltas[:0]
+		for _, d := range deltas {
+			if d.Owner == q.Owner || reached[d.ConversationID] {
+				kept = append(kept, d)
+			}
+		}
+		return pageOf(mergeLogs(out, kept, end), q.Limit, maxBytes), nil
 	}
 	deltas, err := s.side.Read(q.After, through, q.Limit, q.Owner)
 	if err != nil {

@@ -20,7 +20,7 @@ func listIDs(t *testing.T, s *Store, owner string) []string {
 	if owner == "" {
 		cs, _, err = s.Conversations(t.Context(), 0, 0)
 	} else {
-		cs, _, err = s.ConversationsOf(t.Context(), owner, 0, 0)
+		cs, _, err = s.ConversationsOf(t.Context(), owner, nil, 0, 0)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -174,7 +174,7 @@ func readModeAll(t *testing.T, s *Store) modeReads {
 		if r.Owners[o], err = s.Events(ctx, agent.EventQuery{Owner: o}); err != nil {
 			t.Fatal(err)
 		}
-		if r.ListOf[o], _, err = s.ConversationsOf(ctx, o, 0, 100); err != nil {
+		if r.ListOf[o], _, err = s.ConversationsOf(ctx, o, nil, 0, 100); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -85,7 +85,7 @@ func TestEventsAndReadsFollowTheOwner(t *testing.T) {
 			t.Errorf("an admin's replay: %d events, owners %q %q", len(all), all[0].Owner, all[2].Owner)
 		}
 
-		cs, total, err := s.ConversationsOf(t.Context(), "ann", 0, 10)
+		cs, total, err := s.ConversationsOf(t.Context(), "ann", nil, 0, 10)
 		if err != nil || total != 1 || len(cs) != 1 || cs[0].ID != "ann-1" || cs[0].Owner != "ann" {
 			t.Errorf("ConversationsOf(ann) = %+v, %d, %v", cs, total, err)
 		}

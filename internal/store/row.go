@@ -57,6 +57,9 @@ type conversationRow struct {
 	// order: archived last, pinned first, by idx_conversation_list.
 	Archived bool `gorm:"not null;default:false;index:idx_conversation_list,priority:1;index:idx_conversation_owner_list,priority:2"`
 	Pinned   bool `gorm:"not null;default:false;index:idx_conversation_list,priority:2,sort:desc;index:idx_conversation_owner_list,priority:3,sort:desc"`
+	// Project is the project the conversation is in (agent/project.go);
+	// '' for none, and in a database from before projects.
+	Project string `gorm:"not null;default:'';index"`
 }
 
 func (conversationRow) TableName() string { return "conversation" }

@@ -292,7 +292,7 @@ func (s *Store) searchSQLite(ctx context.Context, q agent.SearchQuery, limit int
 	db := s.r.WithContext(ctx)
 	// Titles: one row per conversation, so all their matches are ranked.
 	var titles []searchHit
-	own, ownArgs := ownerClause(q.Owner) // a member's search: their own conversations only
+	own, ownArgs := ownerClause(q.Owner, q.Projects) // a member's search: their own conversations (and their projects') only
 	if err := db.Raw(`SELECT f.rowid AS id, d.conversation_id, d.message_id, d.date, c.title AS conv_title, c.updated_at,
 			snippet(search_title, 0, ?, ?, '…', ?) AS snippet
 		FROM search_title f JOIN search_doc d ON d.id = f.rowid JOIN conversation c ON c.id = d.conversation_id
@@ -326,7 +326,7 @@ func (s *Store) searchSQLite(ctx context.Context, q agent.SearchQuery, limit int
 		// could be everyone else's).
 		window = db.Raw(`SELECT f.rowid AS id, bm25(search_body) AS r FROM search_body f
 			JOIN search_doc d ON d.id = f.rowid JOIN conversation c ON c.id = d.conversation_id
-			WHERE search_body MATCH ? AND c.owner = ? ORDER BY f.rowid DESC LIMIT ?`, match, q.Owner, searchWindow)
+			WHERE search_body MATCH ?`+own+` ORDER BY f.rowid DESC LIMIT ?`, append(append([]any{match}, ownArgs...), searchWindow)...)
 	}
 	if err := window.Scan(&ranked).Error; err != nil {
 		return nil, err
@@ -404,8 +404,9 @@ func (s *Store) searchPostgres(ctx context.Context, q agent.SearchQuery, limit i
 	ownDoc, args := "", []any{tq, searchWindow, limit, opts}
 	if q.Owner != "" {
 		// A member's search: their own conversations only.
-		ownDoc = " AND d.conversation_id IN (SELECT id FROM conversation WHERE owner = ?)"
-		args = []any{tq, q.Owner, q.Owner, searchWindow, limit, opts}
+		w, wargs := reachWhere("", q.Owner, q.Projects)
+		ownDoc = " AND d.conversation_id IN (SELECT id FROM conversation WHERE " + w + ")"
+		args = append(append(append(append([]any{tq}, wargs...), wargs...), searchWindow), limit, opts)
 	}
 	// Titles first, then each other conversation's best message among the
 	// newest searchWindow message matches; headlines for the rows shown.
@@ -520,10 +521,27 @@ func snippet(text string, q agent.SearchQuery, n int) string {
 }
 
 // ownerClause narrows a query joined with conversation c to owner's
-// conversations ("" for everyone's).
-func ownerClause(owner string) (string, []any) {
+// conversations and those of projects ("" for everyone's): the member's
+// reach (agent/access.go).
+func ownerClause(owner string, projects []string) (string, []any) {
 	if owner == "" {
 		return "", nil
 	}
-	return " AND c.owner = ?", []any{owner}
+	w, args := reachWhere("c.", owner, projects)
+	return " AND " + w, args
+}
+
+// reachWhere is the condition on a conversation row (its columns named
+// with prefix) that it is owner's or in one of projects: the SQL of the
+// owner and project rules (agent/access.go), for every reader of many.
+func reachWhere(prefix, owner string, projects []string) (string, []any) {
+	if len(projects) == 0 {
+		return prefix + "owner = ?", []any{owner}
+	}
+	args := make([]any, 0, len(projects)+1)
+	args = append(args, owner)
+	for _, p := range projects {
+		args = append(args, p)
+	}
+	return "(" + prefix + "owner = ? OR " + prefix + "project IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(projects)), ", ") + "))", args
 }

@@ -72,6 +72,9 @@ func updateSettings(tx *gorm.DB, id string, s agent.Settings, now time.Time) err
 	if s.Archived != nil {
 		cols["archived"] = *s.Archived
 	}
+	if s.Project != nil {
+		cols["project"] = *s.Project
+	}
 	if s.Title != nil {
 		cols["title"], cols["user_titled"] = *s.Title, true
 	}
