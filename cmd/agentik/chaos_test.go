@@ -352,8 +352,20 @@ func runChaos(t *testing.T, fake *llmtest.Server, pieces []string, env chaosEnv)
 				if n == len(targets)-1 {
 					return done
 				}
-				return text == targets[n]
+				// Not a prefix: a piece came twice or went missing.
+				return done || !strings.HasPrefix(targets[n], text) || text == targets[n]
 			})
+			if text, done := s.snapshot(); n < len(targets)-1 && text != targets[n] {
+				t.Fatalf("at kill %d the %s client (ended %v) saw %q; want %q", n+1, name, done, tail(text, 200), tail(targets[n], 200))
+			}
+		}
+		var saw struct{ Texts map[string]int }
+		if err := json.Unmarshal(lines.Bytes(), &saw); err == nil && n < len(targets)-1 {
+			for name, l := range saw.Texts {
+				if l != len(targets[n]) {
+					t.Fatalf("at kill %d node's %s client saw %d bytes; want %d\n%s", n+1, name, l, len(targets[n]), logs())
+				}
+			}
 		}
 	}
 

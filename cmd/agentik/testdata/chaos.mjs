@@ -218,9 +218,12 @@ const lines = readline.createInterface({ input: process.stdin });
 for await (const line of lines) {
   const n = Number(line.replace("want ", ""));
   const last = n === targets.length - 1;
-  for (;;) {
+  for (const deadline = Date.now() + 45000; Date.now() < deadline; ) {
     const all = Object.values(clients);
-    if (last ? all.every((s) => s.done) : all.every((s) => s.text === targets[n])) break;
+    // A client whose turn ended early, or whose text is no longer a
+    // prefix of the answer (a piece twice, or one missing), will not see
+    // it: answer at once, the test reports what it saw.
+    if (last ? all.every((s) => s.done) : all.every((s) => s.text === targets[n]) || all.some((s) => s.done || !targets[n].startsWith(s.text))) break;
     await sleep(20);
   }
   console.log(JSON.stringify({ saw: n, texts: last ? undefined : Object.fromEntries(Object.entries(clients).map(([k, s]) => [k, s.text.length])) }));
