@@ -80,6 +80,8 @@ Settings (environment; a flag overrides its variable):
                                              are left to the next start (or another instance) to continue (default 30s)
                     AGENTIK_TURN_CONTINUATIONS how many times a turn whose process died is continued from its
                                              last stored step (default 3; 0: it ends interrupted_by_restart)
+                    AGENTIK_RECOVER_INTERVAL how often an instance on PostgreSQL continues the turns of an
+                                             instance that died (kill -9, a crash), ≥ 100ms (default 30s)
                     AGENTIK_DEFAULT_BUDGET   every user's token budget, e.g. 2M/month, 500k/day (default: none;
                                              an admin sets a user's own with PATCH /agentik/users/{id})
                     AGENTIK_MAX_SCHEDULES    how many schedules one user may have (default: 100)
@@ -234,6 +236,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		if n == 0 {
 			c.TurnContinuations = -1
 		}
+	}
+	if v := strings.TrimSpace(getenv("AGENTIK_RECOVER_INTERVAL")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 100*time.Millisecond {
+			return c, fmt.Errorf("AGENTIK_RECOVER_INTERVAL must be a duration of 100ms or more like 30s, got %q", v)
+		}
+		c.RecoverInterval = d
 	}
 	if v := getenv("AGENTIK_DEFAULT_BUDGET"); v != "" {
 		b, err := agent.ParseBudget(v)
