@@ -125,6 +125,9 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	if rc.Audit == nil {
 		rc.Audit = agent.NewAudit(a.Store, now, rc.Logger) // the audit log (agent/audit.go)
 	}
+	if rc.Groups == nil {
+		rc.Groups = a.Store // what is shared with groups (agent/group.go, access.go)
+	}
 	a.Runner = agent.NewRunner(rc)
 	sc.Runner, sc.Broker, sc.Store = a.Runner, a.Broker, a.Store
 	a.Schedules = &agent.Scheduler{Runner: a.Runner, Store: a.Store, Now: rc.Now, Logger: rc.Logger, Users: rc.Users, MaxPerUser: a.cfg.MaxSchedules, MinInterval: a.cfg.ScheduleMinInterval}

@@ -83,6 +83,14 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /agentik/users/{user_id}/reset", s.op(opCreateResetLink))
 	mux.HandleFunc("POST /agentik/signup", s.handleAPISignup)
 	mux.HandleFunc("POST /agentik/reset", s.handleAPIReset)
+	// Groups (group.go): an admin's; a member lists their own.
+	mux.HandleFunc("GET /agentik/groups", s.op(opListGroups))
+	mux.HandleFunc("POST /agentik/groups", s.op(opCreateGroup))
+	mux.HandleFunc("GET /agentik/groups/{group_id}", s.op(opGetGroup))
+	mux.HandleFunc("PATCH /agentik/groups/{group_id}", s.op(opUpdateGroup))
+	mux.HandleFunc("DELETE /agentik/groups/{group_id}", s.op(opDeleteGroup))
+	mux.HandleFunc("PUT /agentik/groups/{group_id}/members/{user_id}", s.op(opAddGroupMember))
+	mux.HandleFunc("DELETE /agentik/groups/{group_id}/members/{user_id}", s.op(opRemoveGroupMember))
 	// The audit log (audit.go).
 	mux.HandleFunc("GET /agentik/audit", s.op(opListAudit))
 	mux.HandleFunc("GET /agentik/audit/export", s.handleAuditExport)
