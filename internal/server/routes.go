@@ -131,8 +131,9 @@ func (s *Server) routes() http.Handler {
 	// in its own routes.go, behind this server's middleware.
 	mount(mux, s.openai.Routes()) // OpenAI-compatible /v1 (internal/openai)
 
-	mount(mux, s.a2a.Routes())      // A2A: agent cards, /a2a/{slug} JSON-RPC (internal/a2a)
-	mount(mux, s.newMCP().Routes()) // MCP server /mcp: agents as tools (internal/mcpserve)
+	mount(mux, s.a2a.Routes())       // A2A: agent cards, /a2a/{slug} JSON-RPC (internal/a2a)
+	mount(mux, s.newMCP().Routes())  // MCP server /mcp: agents as tools (internal/mcpserve)
+	mount(mux, s.newSCIM().Routes()) // SCIM 2.0 /scim/v2: an identity provider's users and groups (internal/scim)
 
 	// RFC 9728 metadata of /mcp, for OAuth-first MCP clients (protected.go).
 	mux.HandleFunc("GET "+resourceMetadataRoot, s.handleResourceMetadata)
