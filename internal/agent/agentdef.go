@@ -326,6 +326,9 @@ func (r *Runner) Agent(ctx context.Context, slug string) (AgentDef, error) {
 	if errors.Is(err, ErrNotFound) && slug == DefaultAgent {
 		return r.defaultAgent(), nil // DefineAgents not called (tests)
 	}
+	if errors.Is(err, ErrNotFound) {
+		return AgentDef{}, agentNotFound(slug) // as a hidden one answers
+	}
 	if err != nil {
 		return AgentDef{}, err
 	}
