@@ -183,7 +183,9 @@ func TestOIDCGroupsClaim(t *testing.T) {
 	if rest, models := seen(doraC); rest || models {
 		t.Errorf("dora, out of eng, sees the agent: REST %v, /v1 %v", rest, models)
 	}
-	var audit struct{ Entries []struct{ Actor, Target string } }
+	var audit struct {
+		Entries []struct{ Actor, Target string }
+	}
 	must(t, adminKey, "GET", o.p.url("/agentik/audit?action=group_memberships_synced"), "", &audit)
 	if len(audit.Entries) != 4 {
 		t.Errorf("the syncs in the audit log: %+v, want 4 (two sign-ins each that changed memberships)", audit.Entries)
