@@ -35,6 +35,7 @@ Usage:
   agentik export [ID]          write a backup, or one conversation (agentik export --help)
   agentik import FILE          import an agentik export or a ChatGPT conversations.json
   agentik audit verify FILE    check an export of the audit log offline (GET /agentik/audit/export)
+  agentik user|group COMMAND   manage users and groups on a running server (agentik group --help)
 
 Settings (environment; a flag overrides its variable):
   --addr            AGENTIK_ADDR             listen address (default 127.0.0.1:8080;

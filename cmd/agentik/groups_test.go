@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -163,5 +165,46 @@ func agentSharedWithAGroup(t *testing.T, tm *team) {
 	must(t, tm.admin, "GET", u("/agentik/audit?action=group_members_changed"), "", &audit)
 	if len(audit.Entries) != 2 {
 		t.Errorf("the audit log's membership changes: %+v, want 2", audit.Entries)
+	}
+}
+
+// TestGroupCLI: agentik group makes, lists, renames, fills and deletes
+// groups on the running server, as the admin; a member's key is refused.
+func TestGroupCLI(t *testing.T) {
+	t.Parallel()
+	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"))
+	cli := func(key string, args ...string) (string, error) {
+		t.Helper()
+		cmd := exec.Command(binary, append([]string{"group", "--server", tm.p.url("")}, args...)...)
+		cmd.Env = []string{"AGENTIK_API_KEY=" + key}
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		if err != nil {
+			err = fmt.Errorf("%v: %s", err, errb.String())
+		}
+		return strings.TrimSpace(out.String()), err
+	}
+	id, err := cli(tm.admin, "add", "eng", tm.ann.id)
+	if err != nil || !strings.HasPrefix(id, "grp_") {
+		t.Fatalf("add: %q %v", id, err)
+	}
+	for _, args := range [][]string{{"rename", id, "engineering"}, {"member", "add", id, tm.bob.id}, {"member", "remove", id, tm.ann.id}} {
+		if _, err := cli(tm.admin, args...); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	list, err := cli(tm.admin, "list")
+	if err != nil || !strings.Contains(list, "engineering") || !strings.Contains(list, tm.bob.id) || strings.Contains(list, tm.ann.id) || !strings.Contains(list, "admin") {
+		t.Errorf("list: %q %v", list, err)
+	}
+	if _, err := cli(tm.ann.key, "add", "mine"); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Errorf("a member's add: %v, want 403", err)
+	}
+	if _, err := cli(tm.admin, "delete", id); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := cli(tm.admin, "list"); strings.Contains(list, id) {
+		t.Errorf("list after delete: %q", list)
 	}
 }
