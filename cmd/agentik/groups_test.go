@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -173,18 +171,7 @@ func agentSharedWithAGroup(t *testing.T, tm *team) {
 func TestGroupCLI(t *testing.T) {
 	t.Parallel()
 	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"))
-	cli := func(key string, args ...string) (string, error) {
-		t.Helper()
-		cmd := exec.Command(binary, append([]string{"group", "--server", tm.p.url("")}, args...)...)
-		cmd.Env = []string{"AGENTIK_API_KEY=" + key}
-		var out, errb strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		if err != nil {
-			err = fmt.Errorf("%v: %s", err, errb.String())
-		}
-		return strings.TrimSpace(out.String()), err
-	}
+	cli := subcommand(t, tm.p, "group")
 	id, err := cli(tm.admin, "add", "eng", tm.ann.id)
 	if err != nil || !strings.HasPrefix(id, "grp_") {
 		t.Fatalf("add: %q %v", id, err)
