@@ -37,6 +37,7 @@ Usage:
   agentik user COMMAND         people and their keys: add, list, key, disable… (agentik user --help)
   agentik schedule COMMAND     prompts run on a schedule: add, list, runs, delete (agentik schedule --help)
   agentik inbox [COMMAND]      what waits for you: list, approve, deny (agentik inbox --help)
+  agentik group COMMAND        groups and their members: list, add, rename, delete, member (agentik group --help)
   agentik audit verify FILE    check an export of the audit log offline (GET /agentik/audit/export)
   agentik version              the build: module version, commit, Go version
 
@@ -70,6 +71,8 @@ Settings (environment; a flag overrides its variable):
                     AGENTIK_SIGNUP           password accounts: closed (an admin's invite link only; the default),
                                              invite (members invite members too), approval (anyone signs up, an
                                              admin enables them), open (anyone signs up)
+                    AGENTIK_SCIM_TOKEN       the bearer token of SCIM 2.0 provisioning at /scim/v2 (Okta, Entra ID);
+                                             at least 32 characters (default: none, SCIM off)
                     AGENTIK_AUDIT_TTL        how long audit log entries are kept, e.g. 8760h (default: forever;
                                              apart from AGENTIK_EVENT_TTL)
                     AGENTIK_ADMINS           emails that sign in as admins (comma-separated)
@@ -400,7 +403,11 @@ func isLoopback(host string) bool {
 // redactURL hides the secrets of a URL or DSN for logs (app.RedactURL).
 func redactURL(raw string) string { return app.RedactURL(raw) }
 
-// signIn reads the OIDC and trusted-header settings.
+// minSCIMToken is the shortest AGENTIK_SCIM_TOKEN: a bearer token an
+// identity provider holds, long enough not to be guessed.
+const minSCIMToken = 32
+
+// signIn reads the OIDC, SCIM and trusted-header settings.
 func signIn(c *config, getenv func(string) string) error {
 	c.Admins = splitList(getenv("AGENTIK_ADMINS"))
 	switch v := strings.TrimSpace(getenv("AGENTIK_OIDC_SIGNUP")); v {
@@ -415,6 +422,10 @@ func signIn(c *config, getenv func(string) string) error {
 		c.Signup = v
 	default:
 		return fmt.Errorf("AGENTIK_SIGNUP must be closed, invite, approval or open, got %q", v)
+	}
+	c.SCIMToken = strings.TrimSpace(getenv("AGENTIK_SCIM_TOKEN"))
+	if c.SCIMToken != "" && len(c.SCIMToken) < minSCIMToken {
+		return fmt.Errorf("AGENTIK_SCIM_TOKEN must be at least %d characters (got %d); make one with: openssl rand -base64 32", minSCIMToken, len(c.SCIMToken))
 	}
 	if v := strings.TrimSpace(getenv("AGENTIK_AUDIT_TTL")); v != "" && v != "forever" {
 		d, err := time.ParseDuration(v)

@@ -39,6 +39,11 @@ const (
 	AuditAgentUpdated   = "agent_updated"
 	AuditAgentDeleted   = "agent_deleted"
 	AuditExport         = "export"
+	AuditGroupCreated   = "group_created"
+	AuditGroupRenamed   = "group_renamed"
+	AuditGroupDeleted   = "group_deleted"
+	AuditGroupMembers   = "group_members_changed"
+	AuditGroupSynced    = "group_memberships_synced" // a sign-in's groups claim
 )
 
 // Origin is where a request came from: the client's address and the

@@ -84,6 +84,7 @@ type Settings struct {
 	InviteOnly        bool          // AGENTIK_OIDC_SIGNUP=invite
 	Signup            string        // AGENTIK_SIGNUP: password accounts (agent.Signup…)
 	AuditTTL          time.Duration // AGENTIK_AUDIT_TTL; 0 keeps the audit log forever
+	SCIMToken         string        // AGENTIK_SCIM_TOKEN: SCIM 2.0 at /scim/v2; "": off
 	// SecretKey (AGENTIK_SECRET_KEY) seals the OAuth tokens of remote MCP
 	// servers at rest ("": they are kept in memory only) and derives the
 	// A2A push signing key.
@@ -437,6 +438,7 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		OIDC: cfg.OIDC, TrustedUserHeader: cfg.TrustedUserHeader, TrustedAdmins: cfg.Admins, TrustedInviteOnly: cfg.InviteOnly,
 		MaxImportBytes: cfg.MaxImportBytes,
 		Signup:         cfg.Signup,
+		SCIMToken:      cfg.SCIMToken,
 		PushAllow:      cfg.PushAllow, SecretKey: cfg.SecretKey,
 	}
 	if tools != nil {

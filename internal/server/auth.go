@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentik/agentik/assets"
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/scim"
 	"github.com/agentik/agentik/web"
 )
 
@@ -63,10 +64,10 @@ func (s *Server) principal(r *http.Request) (agent.Principal, cred, bool) {
 }
 
 // public paths need no key: the probes (load balancers send none), the
-// sign-in page and the bundle.
+// sign-in page and the bundle; SCIM checks its own token (internal/scim).
 func public(r *http.Request) bool {
 	p := r.URL.Path
-	return p == "/health" || p == "/ready" || p == "/login" || passwordPath(p) || p == resourceMetadataRoot || p == resourceMetadataPath || p == "/auth/oidc/login" || p == "/auth/oidc/callback" || p == oauthCallbackPath || strings.HasPrefix(p, assets.Prefix)
+	return scim.Owns(p) || p == "/health" || p == "/ready" || p == "/login" || passwordPath(p) || p == resourceMetadataRoot || p == resourceMetadataPath || p == "/auth/oidc/login" || p == "/auth/oidc/callback" || p == oauthCallbackPath || strings.HasPrefix(p, assets.Prefix)
 }
 
 // requireAuth resolves r's principal into its context (the Runner decides

@@ -59,6 +59,7 @@ type cred struct {
 type people struct {
 	s        *Server
 	accounts *agent.Accounts // nil: no accounts (a store without users)
+	groups   *agent.Groups   // nil: no groups (a store without them; group.go)
 
 	keys     atomic.Int64 // keys of active users: with any, authentication is on
 	keysSet  atomic.Bool  // keys was read once
@@ -99,6 +100,13 @@ func newPeople(s *Server) *people {
 		if s.cfg.Runner != nil {
 			p.accounts = p.accounts.WithAudit(s.cfg.Runner.Audit()) // audit.go
 		}
+	}
+	if gs, ok := s.cfg.Store.(agent.GroupStore); ok {
+		var au *agent.Audit
+		if s.cfg.Runner != nil {
+			au = s.cfg.Runner.Audit()
+		}
+		p.groups = agent.NewGroups(gs, s.cfg.Clock, au) // group.go
 	}
 	return p
 }
