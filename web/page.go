@@ -55,8 +55,13 @@ type Page struct {
 	Chat    *ChatView // nil on the new-chat page
 	// Memory is the memory page's view (memory.templ); nil on the chat
 	// pages.
-	Memory   *MemoryView
-	NotFound bool // the conversation in the URL does not exist
+	Memory *MemoryView
+	// Inbox is the inbox page's view (inbox.templ); nil elsewhere.
+	Inbox *InboxView
+	// InboxCount is how many items wait in the signed-in user's inbox:
+	// the navigation's badge (assets/src/inbox.js keeps it live).
+	InboxCount int
+	NotFound   bool // the conversation in the URL does not exist
 }
 
 // ConversationItem is one row of the sidebar.

@@ -15,6 +15,7 @@ import { Agents } from './agents.js';
 import { setAgentNames } from './message.js';
 import { ResourceView } from './mcp.js';
 import { Memory } from './memory.js';
+import { Inbox } from './inbox.js';
 
 const STATUS_LABEL = { connecting: 'Connecting…', online: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' };
 
@@ -64,6 +65,7 @@ class App {
     this.agents = new Agents({ conn: this.conn, sidebarEl: this.sidebarEl, toast: (m, k) => this.toast(m, k), onFilter: (slug) => this.sidebar.setFilter(slug) });
     setAgentNames((slug) => this.agents.name(slug));
     this.memory = new Memory({ conn: this.conn, toast: (m, k) => this.toast(m, k), reload: (href) => this.navigate(href || location.pathname + location.search, !!href) });
+    this.inbox = new Inbox({ conn: this.conn, sidebarEl: this.sidebarEl, toast: (m, k) => this.toast(m, k) });
     this.importer = new Importer(document.getElementById('import-dialog'), { toast: (m, k) => this.toast(m, k) });
     this.resourceView = new ResourceView(this.conn);
     this.mount(document.getElementById('main'), this.boot);
@@ -74,6 +76,7 @@ class App {
   onOpen() {
     this.sidebar.subscribe();
     this.sidebar.refresh();
+    this.inbox.subscribe();
     this.agents.load();
     if (this.chat) this.chat.subscribe();
   }
@@ -117,6 +120,7 @@ class App {
     });
     this.agents?.mount(main, !!conv);
     this.memory?.mount(main);
+    this.inbox?.mount(main);
     this.agents?.labels(main);
     this.setStatus(this.status);
     // The message box has focus on load where there is a keyboard; on a
@@ -381,6 +385,7 @@ class App {
         else if (a === 'import') { this.closeSidebar(); this.importer.open(); }
         else if (a === 'revert-memory') this.memory.revert(action);
         else if (a === 'memory-save' || a === 'memory-clear') this.memory.act(a, action);
+        else if (a === 'inbox-approve' || a === 'inbox-deny') this.inbox.decide(action, a === 'inbox-approve' ? 'approve' : 'deny');
         else if (a === 'open-sidebar') this.openSidebar();
         else if (a === 'close-sidebar') this.closeSidebar();
         else if (a === 'prompt') {

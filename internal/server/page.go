@@ -112,6 +112,9 @@ func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
 	if s.cfg.ModelNotice != nil {
 		p.ModelNotice = s.cfg.ModelNotice()
 	}
+	if p.InboxCount, err = s.inboxCount(ctx); err != nil {
+		return web.Page{}, err
+	}
 	if p.ModelConfigured {
 		p.ModelName = s.modelName
 	}
