@@ -2,12 +2,16 @@ package server_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/agentik/agentik/internal/agent"
 )
 
 // handbook writes a text file for an upload and returns its path.
@@ -99,5 +103,55 @@ func TestBrowserComposerAttachesDocument(t *testing.T) {
 	citationChecks(t, tab, "live")
 	if got := eval[string](t, tab, `document.querySelector('#messages').innerText`); strings.Contains(got, "no passage") {
 		t.Errorf("file_search found nothing: %s", got)
+	}
+}
+
+// TestKnowledgePageIsolation: a member's knowledge page and new-chat
+// page (/?knowledge=) show their own bases and never another member's.
+func TestKnowledgePageIsolation(t *testing.T) {
+	t.Parallel()
+	const admin = "k-admin"
+	ts := newTestServer(t, withKeys(admin))
+	key := func(name string) string {
+		var u agent.User
+		if code := bearerDo(t, "POST", admin, ts.URL+"/agentik/users", `{"name":"`+name+`","email":"`+name+`@example.com"}`, &u); code != 201 {
+			t.Fatalf("create user: %d", code)
+		}
+		var k agent.NewKey
+		if code := bearerDo(t, "POST", admin, ts.URL+"/agentik/users/"+u.ID+"/keys", `{"name":"k"}`, &k); code != 201 {
+			t.Fatalf("create key: %d", code)
+		}
+		return k.Key
+	}
+	ann, bob := key("ann"), key("bob")
+	var kb agent.Knowledge
+	if code := bearerDo(t, "POST", ann, ts.URL+"/agentik/knowledge", `{"name":"Secret plans"}`, &kb); code != 201 {
+		t.Fatalf("create base: %d", code)
+	}
+	page := func(key, path string) string {
+		t.Helper()
+		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %s", path, res.StatusCode, b)
+		}
+		return string(b)
+	}
+	for _, tc := range []struct {
+		who, key string
+		sees     bool
+	}{{"ann", ann, true}, {"bob", bob, false}} {
+		if got := strings.Contains(page(tc.key, "/knowledge"), "Secret plans"); got != tc.sees {
+			t.Errorf("%s's knowledge page shows ann's base: %v", tc.who, got)
+		}
+		if got := strings.Contains(page(tc.key, "/?knowledge="+kb.ID), `data-knowledge-id="`+kb.ID+`"`); got != tc.sees {
+			t.Errorf("%s's new chat with ann's base: %v", tc.who, got)
+		}
 	}
 }
