@@ -6,6 +6,7 @@
 // as a "file-status" DOM event), and the page is rendered again by the
 // server after each change (one renderer: templ).
 import { clone } from './message.js';
+import { citationPlace } from './rules.js';
 
 // uploadFile stores a file (POST /agentik/files, multipart) and resolves
 // with the File; a refusal rejects with the server's message.
@@ -43,6 +44,12 @@ export class Knowledge {
       e.preventDefault();
       this.create(e.target);
     });
+    for (const form of main.querySelectorAll('[data-testid="knowledge-search-form"]')) {
+      form.addEventListener('submit', (e) => {
+        e.preventDefault();
+        this.search(form.closest('[data-testid="knowledge-base"]'), form.elements.query.value.trim());
+      });
+    }
     for (const input of main.querySelectorAll('[data-action="knowledge-upload"]')) {
       input.addEventListener('change', () => {
         const files = [...input.files];
@@ -65,6 +72,27 @@ export class Knowledge {
     try {
       await this.conn.request('create_knowledge', { name }, { retry: false });
       this.reload();
+    } catch (err) {
+      this.error(err);
+    }
+  }
+
+  // search lists the passages of a base that match query.
+  async search(base, query) {
+    const list = base?.querySelector('[data-testid="knowledge-results"]');
+    if (!list || !query) return;
+    try {
+      const { results } = await this.conn.request('search_knowledge', { knowledge_id: base.dataset.id, query }, { retry: false });
+      list.replaceChildren(...(results || []).map((p) => {
+        const li = clone('tpl-knowledge-result');
+        li.querySelector('.cite-file').textContent = p.file_name || '';
+        li.querySelector('.cite-place').textContent = citationPlace(p);
+        li.querySelector('.kb-score').textContent = `score ${Number(p.score || 0).toFixed(4)}`;
+        li.querySelector('.cite-text').textContent = p.text || '';
+        return li;
+      }));
+      if (!results?.length) list.replaceChildren(Object.assign(document.createElement('li'), { className: 'kb-none', textContent: 'No passage matches.' }));
+      this.error(null);
     } catch (err) {
       this.error(err);
     }

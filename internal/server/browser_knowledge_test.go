@@ -60,6 +60,11 @@ func TestBrowserKnowledgeCites(t *testing.T) {
 	row := base + `?.querySelector('[data-testid="knowledge-file"]')`
 	waitJS(t, tab, "the file's row", row+`?.querySelector('[data-testid="knowledge-file-name"]').textContent === 'handbook.txt'`)
 	waitJS(t, tab, "the file processed", row+`?.dataset.status === 'processed' && `+row+`.innerText.includes('ready') && `+base+`.querySelector('[data-testid="knowledge-counts"]').textContent.startsWith('1 file')`)
+	do(t, tab,
+		chromedp.SetValue(chromedp.CSS(`[data-testid="knowledge-base"][data-name="Handbook"] [data-testid="knowledge-query"]`), "paid leave"),
+		chromedp.Click(chromedp.CSS(`[data-testid="knowledge-base"][data-name="Handbook"] [data-testid="knowledge-search-form"] button`)),
+	)
+	waitJS(t, tab, "the search's passage", base+`.querySelector('[data-testid="knowledge-result"]')?.innerText.includes('30 days of paid leave') && `+base+`.querySelector('[data-testid="knowledge-result"]').innerText.includes('handbook.txt')`)
 	screenshot(t, tab, "knowledge.png")
 
 	do(t, tab, chromedp.Evaluate[chromedp.Void](base+`.querySelector('[data-testid="knowledge-ask"]').click()`))
