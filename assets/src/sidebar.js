@@ -244,6 +244,9 @@ export class Sidebar {
         case 'tool_server':
           if (ev.server) this.setToolServer(ev.server);
           break;
+        case 'file_status': // a file's ingestion (knowledge.js, composer.js)
+          document.dispatchEvent(new CustomEvent('file-status', { detail: ev.file }));
+          break;
         case 'resource_updated': // a resource a message attached changed (mcp.js)
           document.dispatchEvent(new CustomEvent('resource-updated', { detail: ev.resource }));
           break;

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -95,7 +97,11 @@ func (s *Server) requireAuth(w http.ResponseWriter, r *http.Request) (*http.Requ
 		s.log.Warn("api_key_rejected", "client", client.String())
 	}
 	if r.Method == http.MethodGet && isPage(r.URL.Path) {
-		http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+		to := "/login?next=" + url.QueryEscape(r.URL.RequestURI())
+		if why := s.signedOut(r); why != "" {
+			to += "&reason=" + why
+		}
+		http.Redirect(w, r, to, http.StatusSeeOther)
 		return nil, nil, false
 	}
 	w.Header().Set("WWW-Authenticate", s.resourceChallenge(r)) // protected.go
@@ -107,7 +113,52 @@ func (s *Server) requireAuth(w http.ResponseWriter, r *http.Request) (*http.Requ
 // key leads to the sign-in page; every other route (the API, /metrics)
 // answers 401 for its client to read.
 func isPage(path string) bool {
-	return path == "/" || strings.HasPrefix(path, "/c/") || path == "/people"
+	switch path {
+	case "/", "/people", "/schedules", "/memory", "/inbox", "/knowledge":
+		return true
+	}
+	return strings.HasPrefix(path, "/c/")
+}
+
+// Why a browser's access ended (docs/PROTOCOL.md, "Access ends"): the
+// reason of a WebSocket's 1008 close ("<reason>: <words>") and of the
+// sign-in page's ?reason=, which says it in words (web.SignedOut).
+const (
+	reasonDisabled    = "account_disabled" // disabled, or deleted
+	reasonKeyRevoked  = "key_revoked"      // the key the session (or request) came with
+	reasonEnded       = "session_ended"    // signed out, or all sessions ended (a password reset)
+	reasonExpired     = "session_expired"
+	reasonRoleChanged = "role_changed" // not an end: the next connection has the new role
+)
+
+// signedOut says why r's session cookie no longer lets it in; "" when r
+// carries none (a first visit). It reads what the cookie names as the
+// store has it now, so the sign-in page can say it however the browser
+// got there.
+func (s *Server) signedOut(r *http.Request) string {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || c.Value == "" {
+		return ""
+	}
+	now := s.cfg.Clock()
+	if u, _, keyID, expires, ok := s.people.parseSession(r.Context(), c.Value); ok {
+		switch {
+		case u.Disabled:
+			return reasonDisabled
+		case !expires.After(now):
+			return reasonExpired
+		case keyID != "":
+			st, err := s.people.accounts.Store().Standing(r.Context(), []string{u.ID})
+			if su, ok := st[u.ID]; err == nil && ok && !slices.Contains(su.Keys, keyID) {
+				return reasonKeyRevoked
+			}
+		}
+		return reasonEnded
+	}
+	if _, expires, ok := parseSession(c.Value, s.cfg.APIKeys); ok && !expires.After(now) {
+		return reasonExpired
+	}
+	return reasonEnded
 }
 
 // localPath keeps a post-sign-in redirect on this server: a clean absolute
@@ -131,6 +182,11 @@ func localPath(next string) string {
 
 func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, code int, next string, failed bool) {
 	p := web.LoginPage{StyleURL: assets.URL("app.css"), IconURL: assets.URL("icon.svg"), Next: localPath(next), Failed: failed, Provider: s.oidcName()}
+	if !failed {
+		// Why the last access ended: what the cookie it came with says,
+		// else what the page that sent it here was told (a 1008's reason).
+		p.SignedOut = web.SignedOut(cmp.Or(s.signedOut(r), r.URL.Query().Get("reason")))
+	}
 	s.passwordForm(&p) // password.go
 	s.renderLoginPage(w, r, code, p)
 }

@@ -163,7 +163,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /reset", s.handleReset)
 	mux.HandleFunc("GET /people", s.handlePeople)
 	mux.HandleFunc("GET /schedules", s.handleSchedulesPage)
-	mux.HandleFunc("GET /memory", s.handleMemoryPage) // memory.go
+	mux.HandleFunc("GET /memory", s.handleMemoryPage)       // memory.go
+	mux.HandleFunc("GET /inbox", s.handleInboxPage)         // inbox.go
+	mux.HandleFunc("GET /knowledge", s.handleKnowledgePage) // file.go
 	mux.HandleFunc("GET /auth/oidc/login", s.handleOIDCLogin)
 	mux.HandleFunc("GET /auth/oidc/callback", s.handleOIDCCallback)
 
