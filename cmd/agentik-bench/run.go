@@ -28,13 +28,17 @@ type sizes struct {
 
 	MixTurns, MixTokens int
 	MixDelay            time.Duration // between tokens: 20 ms is 50 tokens/s
-	// TelemetryRounds is how many pairs of mix runs (tracing off, on)
-	// the telemetry scenario measures.
-	TelemetryRounds int
+	// TelemetryRounds is how many ABBA rounds (tracing off, on, on, off)
+	// of a mix of MixTurns × TelemetryTokens the telemetry scenario runs.
+	TelemetryRounds, TelemetryTokens int
 
 	FanoutSubs, FanoutTokens int
 	FanoutDelay              time.Duration
-	IdleConns                int
+	// PeopleRounds is how many times each of the people scenario's two
+	// loads runs (an odd count: the median is a measured value).
+	PeopleRounds int
+	IdleConns    int
+	IdleWindow   time.Duration // how long the idle connections are measured
 
 	ReplayEvents, ReplayRounds int
 
@@ -48,45 +52,65 @@ type sizes struct {
 	// StormMissed tokens, and reconnect at once.
 	StormClients, StormMissed int
 	// InstanceSteps are the loads (turns at once) of the instances
-	// scenario, in order, until delivery falls behind.
-	InstanceSteps []int
+	// scenario, in order, until delivery falls behind; each turn is
+	// InstanceTokens tokens at FanoutDelay.
+	InstanceSteps  []int
+	InstanceTokens int
 }
 
+// The full run fits in five minutes on a 2-core machine (issue 54): the
+// scenarios whose figure is a ratio of CPU or a median run the fewest
+// rounds and the shortest phases that kept it steady in earlier runs
+// (docs/BENCHMARKS.md).
 var (
 	fullSizes = sizes{
 		RelayTokens: 100_000, RelayRounds: 3,
-		MixTurns: 100, MixTokens: 500, MixDelay: 20 * time.Millisecond, TelemetryRounds: 2,
-		FanoutSubs: 1000, FanoutTokens: 200, FanoutDelay: 20 * time.Millisecond, IdleConns: 5000,
+		MixTurns: 100, MixTokens: 500, MixDelay: 20 * time.Millisecond, TelemetryRounds: 1, TelemetryTokens: 250,
+		FanoutSubs: 1000, FanoutTokens: 200, FanoutDelay: 20 * time.Millisecond, PeopleRounds: 3, IdleConns: 5000, IdleWindow: 2 * time.Second,
 		ReplayEvents: 100_000, ReplayRounds: 3,
 		WireLong: 10_000, WireShort: 1000, WireDelay: time.Millisecond,
-		RestConvs: 1000, RestDuration: 5 * time.Second, RestWorkers: 4,
+		RestConvs: 1000, RestDuration: 2 * time.Second, RestWorkers: 4,
 		StormClients: 1000, StormMissed: 100,
-		InstanceSteps: []int{50, 100, 200, 400},
+		InstanceSteps: []int{50, 100, 200}, InstanceTokens: 100,
 	}
 	quickSizes = sizes{
 		RelayTokens: 20_000, RelayRounds: 1,
-		MixTurns: 100, MixTokens: 100, MixDelay: 20 * time.Millisecond, TelemetryRounds: 1,
-		FanoutSubs: 200, FanoutTokens: 100, FanoutDelay: 20 * time.Millisecond, IdleConns: 1000,
+		MixTurns: 50, MixTokens: 100, MixDelay: 20 * time.Millisecond, TelemetryRounds: 1, TelemetryTokens: 50,
+		FanoutSubs: 200, FanoutTokens: 100, FanoutDelay: 20 * time.Millisecond, PeopleRounds: 1, IdleConns: 1000, IdleWindow: time.Second,
 		ReplayEvents: 20_000, ReplayRounds: 1,
 		WireLong: 2000, WireShort: 200, WireDelay: time.Millisecond,
-		RestConvs: 1000, RestDuration: time.Second, RestWorkers: 4,
-		StormClients: 1000, StormMissed: 100,
-		InstanceSteps: []int{20, 50},
+		RestConvs: 1000, RestDuration: 500 * time.Millisecond, RestWorkers: 4,
+		StormClients: 500, StormMissed: 100,
+		InstanceSteps: []int{20}, InstanceTokens: 50,
 	}
 	tinySizes = sizes{
 		RelayTokens: 300, RelayRounds: 1,
-		MixTurns: 4, MixTokens: 20, MixDelay: 5 * time.Millisecond, TelemetryRounds: 1,
-		FanoutSubs: 5, FanoutTokens: 20, FanoutDelay: 5 * time.Millisecond, IdleConns: 10,
+		MixTurns: 4, MixTokens: 20, MixDelay: 5 * time.Millisecond, TelemetryRounds: 1, TelemetryTokens: 20,
+		FanoutSubs: 5, FanoutTokens: 20, FanoutDelay: 5 * time.Millisecond, PeopleRounds: 1, IdleConns: 10, IdleWindow: 200 * time.Millisecond,
 		ReplayEvents: 300, ReplayRounds: 1,
 		WireLong: 200, WireShort: 20, WireDelay: time.Millisecond,
 		RestConvs: 20, RestDuration: 200 * time.Millisecond, RestWorkers: 2,
 		StormClients: 5, StormMissed: 10,
-		InstanceSteps: []int{2},
+		InstanceSteps: []int{2}, InstanceTokens: 20,
 	}
 )
 
 // scenarios in the order they run.
 var scenarios = []string{"relay", "facade", "protocols", "mix", "telemetry", "fanout", "people", "idle", "replay", "member", "wire", "rest", "storm", "instances"}
+
+// notByDefault are the scenarios a run leaves out unless -run names them.
+var notByDefault = []string{}
+
+// defaultRun is the -run of a run that names none.
+func defaultRun() string {
+	var names []string
+	for _, s := range scenarios {
+		if !slices.Contains(notByDefault, s) {
+			names = append(names, s)
+		}
+	}
+	return strings.Join(names, ",")
+}
 
 // Row is one line of the result: a figure of agentik beside its bare
 // baseline.
@@ -102,6 +126,12 @@ type Row struct {
 	// Pass is whether the target is met; nil without a target.
 	Pass *bool  `json:"pass,omitempty"`
 	Note string `json:"note,omitempty"`
+	// Busy is whether other processes than the bench's used more than
+	// busyCores during the row's scenario (its Load): a busy row's
+	// absolute figures are not comparable with a quiet run's.
+	Busy bool `json:"busy"`
+	// Others is that CPU, in cores on average (-1: /proc could not say).
+	Others float64 `json:"others_cores"`
 }
 
 // Report is what -json writes.
@@ -137,6 +167,12 @@ type bench struct {
 
 	profiling  bool       // a CPU profile of the current scenario runs
 	phaseFiles []*os.File // phase profiles, closed at the end of the run
+
+	seeds map[string]seeded // the seeded databases of this run, by file
+	// mixRuns are the mix scenario's measured runs, by side ("bare" or
+	// the store's mode of its agentik): the modes scenario, next in a
+	// default run, measures only the mode the mix did not.
+	mixRuns map[string]loadResult
 }
 
 func (b *bench) progress(format string, args ...any) {
@@ -268,7 +304,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	quick := fs.Bool("quick", false, "short run (under a minute) with smaller loads")
 	size := fs.String("size", "", "full, quick or tiny (tiny is what the tests run)")
 	jsonOut := fs.String("json", "", "also write the results as JSON to this file (- for stdout, instead of the table)")
-	only := fs.String("run", strings.Join(scenarios, ","), "comma-separated scenarios to run")
+	only := fs.String("run", defaultRun(), "comma-separated scenarios to run (all: every one, "+strings.Join(notByDefault, ", ")+" too)")
 	bin := fs.String("agentik", "", "agentik binary to run (default: go build ./cmd/agentik into a temp dir)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the scenario named by -profile; agentik then runs in this process")
 	memprofile := fs.String("memprofile", "", "write a heap profile at the measured moment of the scenario named by -profile (idle: while every connection is open); agentik then runs in this process")
@@ -276,7 +312,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	profile := fs.String("profile", "relay", "scenario to profile with -cpuprofile or -trace")
 	postgres := fs.String("postgres", defaultPostgres, "PostgreSQL for the instances scenario (each run makes and drops a schema)")
 	instSteps := fs.String("instance-steps", "", "comma-separated loads (turns at once) of the instances scenario, in place of the size's")
-	relay := fs.Bool("relay", true, "the instances scenario also runs each count of instances over the experimental relay (internal/store/relay.go); false for a binary without it")
+	relay := fs.Bool("relay", false, "the instances scenario also runs each count of instances over the experimental relay (internal/store/relay.go)")
 	profInstance := fs.Int("profile-instance", 2, "with -profile instances: the instance (1 runs the turns, 2 and up watch them) that runs in this process to be profiled")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -316,6 +352,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	want := map[string]bool{}
+	if *only == "all" {
+		*only = strings.Join(scenarios, ",")
+	}
 	for _, s := range strings.Split(*only, ",") {
 		s = strings.TrimSpace(s)
 		if !slices.Contains(scenarios, s) {
@@ -372,13 +411,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if name == "instances" {
 			also = []string{"postgres"} // its servers' work is the scenario's
 		}
-		before, others := loadAvg(), otherCPU(also...)
+		before, others, t0, first := loadAvg(), otherCPU(also...), time.Now(), len(b.rows)
 		b.progress("%s: start (load average %.2f)", name, before)
 		if err := b.profiled(name, func() error { return steps[name](ctx) }); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		o := others()
-		loads = append(loads, Load{Scenario: name, Before: before, After: loadAvg(), Others: o, Busy: o > busyCores})
+		l := Load{Scenario: name, Before: before, After: loadAvg(), Others: o, Busy: o > busyCores, Seconds: time.Since(t0).Seconds()}
+		loads = append(loads, l)
+		for i := first; i < len(b.rows); i++ {
+			b.rows[i].Busy, b.rows[i].Others = l.Busy, l.Others
+		}
+		b.progress("%s: took %.1f s; others used %.2f cores%s", name, l.Seconds, o, map[bool]string{true: " (busy)"}[l.Busy])
 	}
 
 	rep := Report{Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(), Size: sizeName, Duration: time.Since(b.start), Rows: b.rows, Loads: loads}
@@ -420,8 +464,8 @@ func machine() string {
 func writeTable(w io.Writer, rep Report) {
 	fmt.Fprintf(w, "agentik-bench (%s) on %s, %s, took %s\n\n", rep.Size, rep.Machine, rep.Date, rep.Duration.Round(time.Second))
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
-	fmt.Fprintln(tw, "| scenario\t| metric\t| unit\t| bare\t| agentik\t| ratio\t| target\t| ok\t| note\t|")
-	fmt.Fprintln(tw, "|---\t|---\t|---\t|---:\t|---:\t|---:\t|---\t|---\t|---\t|")
+	fmt.Fprintln(tw, "| scenario\t| metric\t| unit\t| bare\t| agentik\t| ratio\t| target\t| ok\t| busy\t| note\t|")
+	fmt.Fprintln(tw, "|---\t|---\t|---\t|---:\t|---:\t|---:\t|---\t|---\t|---\t|---\t|")
 	for _, r := range rep.Rows {
 		ok := ""
 		if r.Pass != nil {
@@ -434,9 +478,21 @@ func writeTable(w io.Writer, rep Report) {
 		if r.Bare != 0 {
 			bare, ratio = num(r.Bare), fmt.Sprintf("%.2f×", r.Ratio)
 		}
-		fmt.Fprintf(tw, "| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t|\n", r.Scenario, r.Metric, r.Unit, bare, num(r.Agentik), ratio, r.Target, ok, r.Note)
+		fmt.Fprintf(tw, "| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t|\n", r.Scenario, r.Metric, r.Unit, bare, num(r.Agentik), ratio, r.Target, ok, busyCell(r), r.Note)
 	}
 	tw.Flush()
+}
+
+// busyCell says whether a row's scenario ran on a busy machine, with the
+// cores others used.
+func busyCell(r Row) string {
+	switch {
+	case r.Others < 0:
+		return "?"
+	case r.Busy:
+		return fmt.Sprintf("**yes** (%.2f)", r.Others)
+	}
+	return fmt.Sprintf("no (%.2f)", r.Others)
 }
 
 // num prints a figure with about three significant digits.
