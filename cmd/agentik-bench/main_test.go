@@ -88,7 +88,7 @@ func TestTinyRun(t *testing.T) {
 			t.Errorf("no row for scenario %s", s)
 		}
 	}
-	for _, want := range []string{"relay: start", "mix agentik:", "done in"} {
+	for _, want := range []string{"relay: start", "mix agentik (", "done in"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("progress lacks %q:\n%s", want, stderr.String())
 		}

@@ -96,7 +96,7 @@ var (
 )
 
 // scenarios in the order they run.
-var scenarios = []string{"relay", "facade", "protocols", "mix", "telemetry", "fanout", "people", "idle", "replay", "member", "wire", "rest", "storm", "instances"}
+var scenarios = []string{"relay", "facade", "protocols", "mix", "modes", "telemetry", "fanout", "people", "idle", "replay", "member", "wire", "rest", "storm", "instances"}
 
 // notByDefault are the scenarios a run leaves out unless -run names them.
 var notByDefault = []string{}
@@ -399,7 +399,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer b.fake.Close()
 
 	steps := map[string]func(context.Context) error{
-		"relay": b.relay, "facade": b.facade, "protocols": b.protocols, "mix": b.mix, "telemetry": b.telemetry, "fanout": b.fanout, "people": b.people, "idle": b.idle,
+		"relay": b.relay, "facade": b.facade, "protocols": b.protocols, "mix": b.mix, "modes": b.modes, "telemetry": b.telemetry, "fanout": b.fanout, "people": b.people, "idle": b.idle,
 		"replay": b.replay, "member": b.member, "wire": b.wire, "rest": b.rest, "storm": b.storm, "instances": b.instances,
 	}
 	var loads []Load
