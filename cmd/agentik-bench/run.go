@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 )
@@ -31,6 +32,12 @@ type sizes struct {
 	// TelemetryRounds is how many ABBA rounds (tracing off, on, on, off)
 	// of a mix of MixTurns × TelemetryTokens the telemetry scenario runs.
 	TelemetryRounds, TelemetryTokens int
+
+	// WallAnswers are the counts of answers at once the walltime scenario
+	// measures, each answer WallTokens tokens WallDelay apart.
+	WallAnswers []int
+	WallTokens  int
+	WallDelay   time.Duration
 
 	FanoutSubs, FanoutTokens int
 	FanoutDelay              time.Duration
@@ -66,6 +73,7 @@ var (
 	fullSizes = sizes{
 		RelayTokens: 100_000, RelayRounds: 3,
 		MixTurns: 100, MixTokens: 500, MixDelay: 20 * time.Millisecond, TelemetryRounds: 1, TelemetryTokens: 250,
+		WallAnswers: []int{1, 100}, WallTokens: 500, WallDelay: 20 * time.Millisecond,
 		FanoutSubs: 1000, FanoutTokens: 200, FanoutDelay: 20 * time.Millisecond, PeopleRounds: 3, IdleConns: 5000, IdleWindow: 2 * time.Second,
 		ReplayEvents: 100_000, ReplayRounds: 3,
 		WireLong: 10_000, WireShort: 1000, WireDelay: time.Millisecond,
@@ -76,6 +84,7 @@ var (
 	quickSizes = sizes{
 		RelayTokens: 20_000, RelayRounds: 1,
 		MixTurns: 50, MixTokens: 100, MixDelay: 20 * time.Millisecond, TelemetryRounds: 1, TelemetryTokens: 50,
+		WallAnswers: []int{1, 50}, WallTokens: 100, WallDelay: 20 * time.Millisecond,
 		FanoutSubs: 200, FanoutTokens: 100, FanoutDelay: 20 * time.Millisecond, PeopleRounds: 1, IdleConns: 1000, IdleWindow: time.Second,
 		ReplayEvents: 20_000, ReplayRounds: 1,
 		WireLong: 2000, WireShort: 200, WireDelay: time.Millisecond,
@@ -86,6 +95,7 @@ var (
 	tinySizes = sizes{
 		RelayTokens: 300, RelayRounds: 1,
 		MixTurns: 4, MixTokens: 20, MixDelay: 5 * time.Millisecond, TelemetryRounds: 1, TelemetryTokens: 20,
+		WallAnswers: []int{1, 4}, WallTokens: 20, WallDelay: 5 * time.Millisecond,
 		FanoutSubs: 5, FanoutTokens: 20, FanoutDelay: 5 * time.Millisecond, PeopleRounds: 1, IdleConns: 10, IdleWindow: 200 * time.Millisecond,
 		ReplayEvents: 300, ReplayRounds: 1,
 		WireLong: 200, WireShort: 20, WireDelay: time.Millisecond,
@@ -96,7 +106,7 @@ var (
 )
 
 // scenarios in the order they run.
-var scenarios = []string{"relay", "facade", "protocols", "mix", "modes", "telemetry", "fanout", "people", "idle", "replay", "member", "wire", "rest", "storm", "instances"}
+var scenarios = []string{"relay", "facade", "protocols", "mix", "modes", "walltime", "telemetry", "fanout", "people", "idle", "replay", "member", "wire", "rest", "storm", "instances"}
 
 // notByDefault are the scenarios a run leaves out unless -run names them.
 var notByDefault = []string{}
@@ -152,6 +162,7 @@ type bench struct {
 	fake     *fake
 	hc       *http.Client
 	out      io.Writer // progress
+	outMu    sync.Mutex
 	start    time.Time
 	rows     []Row
 	inproc   bool   // run agentik in this process (profiling)
@@ -176,6 +187,8 @@ type bench struct {
 }
 
 func (b *bench) progress(format string, args ...any) {
+	b.outMu.Lock() // two sides of a scenario may run at once (walltime)
+	defer b.outMu.Unlock()
 	fmt.Fprintf(b.out, "[%6.1fs] %s\n", time.Since(b.start).Seconds(), fmt.Sprintf(format, args...))
 }
 
@@ -399,7 +412,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer b.fake.Close()
 
 	steps := map[string]func(context.Context) error{
-		"relay": b.relay, "facade": b.facade, "protocols": b.protocols, "mix": b.mix, "modes": b.modes, "telemetry": b.telemetry, "fanout": b.fanout, "people": b.people, "idle": b.idle,
+		"relay": b.relay, "facade": b.facade, "protocols": b.protocols, "mix": b.mix, "modes": b.modes, "walltime": b.walltime, "telemetry": b.telemetry, "fanout": b.fanout, "people": b.people, "idle": b.idle,
 		"replay": b.replay, "member": b.member, "wire": b.wire, "rest": b.rest, "storm": b.storm, "instances": b.instances,
 	}
 	var loads []Load
