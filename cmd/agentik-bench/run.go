@@ -63,6 +63,9 @@ type sizes struct {
 	// InstanceTokens tokens at FanoutDelay.
 	InstanceSteps  []int
 	InstanceTokens int
+	// ColdStartEvents is the size of the coldstart scenario's filled
+	// database (-coldstart-events sets it).
+	ColdStartEvents int
 }
 
 // The full run fits in five minutes on a 2-core machine (issue 54): the
@@ -79,7 +82,7 @@ var (
 		WireLong: 10_000, WireShort: 1000, WireDelay: time.Millisecond,
 		RestConvs: 1000, RestDuration: 2 * time.Second, RestWorkers: 4,
 		StormClients: 1000, StormMissed: 100,
-		InstanceSteps: []int{50, 100, 200}, InstanceTokens: 100,
+		InstanceSteps: []int{50, 100, 200}, InstanceTokens: 100, ColdStartEvents: 200_000,
 	}
 	quickSizes = sizes{
 		RelayTokens: 20_000, RelayRounds: 1,
@@ -90,7 +93,7 @@ var (
 		WireLong: 2000, WireShort: 200, WireDelay: time.Millisecond,
 		RestConvs: 1000, RestDuration: 500 * time.Millisecond, RestWorkers: 4,
 		StormClients: 500, StormMissed: 100,
-		InstanceSteps: []int{20}, InstanceTokens: 50,
+		InstanceSteps: []int{20}, InstanceTokens: 50, ColdStartEvents: 20_000,
 	}
 	tinySizes = sizes{
 		RelayTokens: 300, RelayRounds: 1,
@@ -101,12 +104,12 @@ var (
 		WireLong: 200, WireShort: 20, WireDelay: time.Millisecond,
 		RestConvs: 20, RestDuration: 200 * time.Millisecond, RestWorkers: 2,
 		StormClients: 5, StormMissed: 10,
-		InstanceSteps: []int{2}, InstanceTokens: 20,
+		InstanceSteps: []int{2}, InstanceTokens: 20, ColdStartEvents: 500,
 	}
 )
 
 // scenarios in the order they run.
-var scenarios = []string{"relay", "facade", "protocols", "mix", "modes", "walltime", "telemetry", "fanout", "people", "idle", "replay", "member", "wire", "rest", "storm", "instances"}
+var scenarios = []string{"relay", "facade", "protocols", "mix", "modes", "walltime", "telemetry", "fanout", "people", "idle", "replay", "member", "wire", "rest", "storm", "coldstart", "instances"}
 
 // notByDefault are the scenarios a run leaves out unless -run names them.
 var notByDefault = []string{}
@@ -174,6 +177,7 @@ type bench struct {
 	// when the instances scenario is profiled; the others are binaries.
 	profInstance int
 	withRelay    bool   // the instances scenario also runs the relay sketch
+	coldEvents   int    // the coldstart scenario's filled database
 	memOut       string // heap profile of the profiled scenario
 
 	profiling  bool       // a CPU profile of the current scenario runs
@@ -326,6 +330,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	postgres := fs.String("postgres", defaultPostgres, "PostgreSQL for the instances scenario (each run makes and drops a schema)")
 	instSteps := fs.String("instance-steps", "", "comma-separated loads (turns at once) of the instances scenario, in place of the size's")
 	relay := fs.Bool("relay", false, "the instances scenario also runs each count of instances over the experimental relay (internal/store/relay.go)")
+	coldEvents := fs.Int("coldstart-events", 0, "events in the coldstart scenario's filled database, in place of the size's (issue 54 names 1,000,000)")
 	profInstance := fs.Int("profile-instance", 2, "with -profile instances: the instance (1 runs the turns, 2 and up watch them) that runs in this process to be profiled")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -364,6 +369,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			b.sz.InstanceSteps = append(b.sz.InstanceSteps, n)
 		}
 	}
+	b.coldEvents = b.sz.ColdStartEvents
+	if *coldEvents > 0 {
+		b.coldEvents = *coldEvents
+	}
 	want := map[string]bool{}
 	if *only == "all" {
 		*only = strings.Join(scenarios, ",")
@@ -389,7 +398,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			f.Close()
 		}
 	}()
-	if !b.inproc || want["instances"] {
+	if !b.inproc || want["instances"] || want["coldstart"] {
 		// The load generator's clients share the cores with the server
 		// they measure: collect their garbage a quarter as often (agentik,
 		// a child process, keeps its defaults; in one process, for
@@ -413,7 +422,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	steps := map[string]func(context.Context) error{
 		"relay": b.relay, "facade": b.facade, "protocols": b.protocols, "mix": b.mix, "modes": b.modes, "walltime": b.walltime, "telemetry": b.telemetry, "fanout": b.fanout, "people": b.people, "idle": b.idle,
-		"replay": b.replay, "member": b.member, "wire": b.wire, "rest": b.rest, "storm": b.storm, "instances": b.instances,
+		"replay": b.replay, "member": b.member, "wire": b.wire, "rest": b.rest, "storm": b.storm, "coldstart": b.coldstart, "instances": b.instances,
 	}
 	var loads []Load
 	for _, name := range scenarios {
