@@ -66,6 +66,11 @@ type sizes struct {
 	// ColdStartEvents is the size of the coldstart scenario's filled
 	// database (-coldstart-events sets it).
 	ColdStartEvents int
+	// The saturation scenario: SatTurns turns at once, each step about
+	// SatSeconds long at the next pace of SatRates (tokens/s a turn).
+	SatTurns   int
+	SatRates   []int
+	SatSeconds time.Duration
 }
 
 // The full run fits in five minutes on a 2-core machine (issue 54): the
@@ -83,6 +88,7 @@ var (
 		RestConvs: 1000, RestDuration: 2 * time.Second, RestWorkers: 4,
 		StormClients: 1000, StormMissed: 100,
 		InstanceSteps: []int{50, 100, 200}, InstanceTokens: 100, ColdStartEvents: 200_000,
+		SatTurns: 100, SatRates: []int{50, 100, 200, 350, 500, 750, 1000, 1500, 2000, 3000}, SatSeconds: 2 * time.Second,
 	}
 	quickSizes = sizes{
 		RelayTokens: 20_000, RelayRounds: 1,
@@ -94,6 +100,7 @@ var (
 		RestConvs: 1000, RestDuration: 500 * time.Millisecond, RestWorkers: 4,
 		StormClients: 500, StormMissed: 100,
 		InstanceSteps: []int{20}, InstanceTokens: 50, ColdStartEvents: 20_000,
+		SatTurns: 50, SatRates: []int{50, 200, 800, 2000}, SatSeconds: time.Second,
 	}
 	tinySizes = sizes{
 		RelayTokens: 300, RelayRounds: 1,
@@ -105,14 +112,15 @@ var (
 		RestConvs: 20, RestDuration: 200 * time.Millisecond, RestWorkers: 2,
 		StormClients: 5, StormMissed: 10,
 		InstanceSteps: []int{2}, InstanceTokens: 20, ColdStartEvents: 500,
+		SatTurns: 2, SatRates: []int{100, 400}, SatSeconds: 100 * time.Millisecond,
 	}
 )
 
 // scenarios in the order they run.
-var scenarios = []string{"relay", "facade", "protocols", "mix", "modes", "walltime", "telemetry", "fanout", "people", "idle", "replay", "member", "wire", "rest", "storm", "coldstart", "instances"}
+var scenarios = []string{"relay", "facade", "protocols", "mix", "modes", "walltime", "telemetry", "fanout", "people", "idle", "replay", "member", "wire", "rest", "storm", "coldstart", "instances", "saturation"}
 
 // notByDefault are the scenarios a run leaves out unless -run names them.
-var notByDefault = []string{}
+var notByDefault = []string{"saturation"}
 
 // defaultRun is the -run of a run that names none.
 func defaultRun() string {
@@ -422,7 +430,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	steps := map[string]func(context.Context) error{
 		"relay": b.relay, "facade": b.facade, "protocols": b.protocols, "mix": b.mix, "modes": b.modes, "walltime": b.walltime, "telemetry": b.telemetry, "fanout": b.fanout, "people": b.people, "idle": b.idle,
-		"replay": b.replay, "member": b.member, "wire": b.wire, "rest": b.rest, "storm": b.storm, "coldstart": b.coldstart, "instances": b.instances,
+		"replay": b.replay, "member": b.member, "wire": b.wire, "rest": b.rest, "storm": b.storm, "coldstart": b.coldstart, "instances": b.instances, "saturation": b.saturation,
 	}
 	var loads []Load
 	for _, name := range scenarios {
