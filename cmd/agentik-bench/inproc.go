@@ -91,6 +91,7 @@ func (p *inproc) RSS() int64 {
 
 // Close stops the server as a signal stops the binary and waits for it.
 func (p *inproc) Close() error {
+	closeClientIdle()
 	p.cancel()
 	return <-p.done
 }

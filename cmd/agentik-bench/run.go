@@ -91,12 +91,12 @@ var (
 		SatTurns: 100, SatRates: []int{50, 100, 200, 350, 500, 750, 1000, 1500, 2000, 3000}, SatSeconds: 2 * time.Second,
 	}
 	quickSizes = sizes{
-		RelayTokens: 20_000, RelayRounds: 1,
-		MixTurns: 50, MixTokens: 100, MixDelay: 20 * time.Millisecond, TelemetryRounds: 1, TelemetryTokens: 50,
-		WallAnswers: []int{1, 50}, WallTokens: 100, WallDelay: 20 * time.Millisecond,
-		FanoutSubs: 200, FanoutTokens: 100, FanoutDelay: 20 * time.Millisecond, PeopleRounds: 1, IdleConns: 1000, IdleWindow: time.Second,
+		RelayTokens: 10_000, RelayRounds: 1,
+		MixTurns: 30, MixTokens: 100, MixDelay: 20 * time.Millisecond, TelemetryRounds: 1, TelemetryTokens: 50,
+		WallAnswers: []int{1, 20}, WallTokens: 50, WallDelay: 20 * time.Millisecond,
+		FanoutSubs: 200, FanoutTokens: 50, FanoutDelay: 20 * time.Millisecond, PeopleRounds: 1, IdleConns: 500, IdleWindow: 500 * time.Millisecond,
 		ReplayEvents: 20_000, ReplayRounds: 1,
-		WireLong: 2000, WireShort: 200, WireDelay: time.Millisecond,
+		WireLong: 1000, WireShort: 100, WireDelay: time.Millisecond,
 		RestConvs: 1000, RestDuration: 500 * time.Millisecond, RestWorkers: 4,
 		StormClients: 500, StormMissed: 100,
 		InstanceSteps: []int{20}, InstanceTokens: 50, ColdStartEvents: 20_000,
@@ -401,6 +401,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	b.dir = dir
 	b.hc = newHTTPClient()
 	defer b.hc.CloseIdleConnections()
+	closeClientIdle = b.hc.CloseIdleConnections
+	defer func() { closeClientIdle = func() {} }()
 	defer func() {
 		for _, f := range b.phaseFiles {
 			f.Close()
