@@ -372,9 +372,15 @@ func (t *turnCall) elicit(ev *agent.Event) {
 	if !ok || ci.GetClientCapabilities().Elicitation == nil {
 		return
 	}
+	params := approvalParams(ev)
+	// Its event id is the call's resume token (idOnly): a stream that
+	// breaks after it is resumed like one after a progress notification.
+	params.Meta = &mcp.Meta{AdditionalFields: map[string]any{
+		resumeField: resumeToken{Conv: t.convID, Turn: t.turnSeq, Seq: t.seq, Token: t.token, ID: t.rpcID}.String()}}
+	t.primed.Store(true)
 	res, err := t.h.mcp.RequestElicitation(t.ctx, mcp.ElicitationRequest{
 		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
-		Params:  approvalParams(ev),
+		Params:  params,
 	})
 	if err != nil {
 		t.h.log.Info("mcp_elicitation_failed", "conversation_id", t.convID, "err", err)
