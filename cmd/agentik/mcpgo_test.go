@@ -56,7 +56,9 @@ func goText(r *mcp.CallToolResult) string {
 // progress; a call whose tool call needs approval gets an input_required
 // result, the SDK asks its elicitation handler and retries with the
 // answer, and the call returns the tool's result (the decision went
-// through the inbox); a cancelled call (the SDK closes the call's stream,
+// through the inbox); when the same item is answered first from the
+// inbox, that answer stands and the client's retry changes nothing; a
+// cancelled call (the SDK closes the call's stream,
 // then sends notifications/cancelled on its own POST, without _meta)
 // interrupts the turn, and the session goes on working.
 func TestMCPGoSDK(t *testing.T) {
@@ -71,11 +73,18 @@ func TestMCPGoSDK(t *testing.T) {
 	var mu sync.Mutex
 	var asked []string
 	var progress []string
+	inboxFirst := false // the elicitation handler answers the item from the inbox before it answers
 	cs := goSDK(t, ctx, p, a2aKey, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			mu.Lock()
 			asked = append(asked, req.Params.Message)
+			first := inboxFirst
 			mu.Unlock()
+			if first {
+				for _, it := range inboxItems(t, p, a2aKey, "pending") {
+					must(t, a2aKey, "POST", p.url("/agentik/inbox/"+it.ID), `{"decision":"deny","reason":"answered from the inbox"}`, nil)
+				}
+			}
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "approve"}}, nil
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -122,6 +131,22 @@ func TestMCPGoSDK(t *testing.T) {
 	}
 	if strings.Contains(p.logs.String(), "mcp_elicitation_failed") || !strings.Contains(p.logs.String(), "mcp_input_answered") {
 		t.Errorf("the approval was not answered through input_required:\n%s", p.logs)
+	}
+
+	// The same item answered first elsewhere (the inbox): the client's
+	// answer on retry is a conflict that changes nothing, the first stands.
+	mu.Lock()
+	inboxFirst = true
+	mu.Unlock()
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask_agentik", Arguments: map[string]any{"message": `[[tool=everything__echo args={"message":"ping twice"}]]`}})
+	if err != nil {
+		t.Fatalf("call answered from the inbox first: %v\n%s", err, p.logs)
+	}
+	if txt := goText(res); !strings.Contains(txt, "answered from the inbox") || strings.Contains(txt, "Echo: ping twice") {
+		t.Errorf("the inbox's denial did not stand: %q", txt)
+	}
+	if !strings.Contains(p.logs.String(), "mcp_input_already_answered") {
+		t.Errorf("the client's later answer was not refused as already answered:\n%s", p.logs)
 	}
 
 	// A cancel interrupts the turn: the SDK cancels once text streams.
