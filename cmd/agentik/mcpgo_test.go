@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	mcpgoclient "github.com/mark3labs/mcp-go/client"
+	mcpgotransport "github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentik/agentik/internal/agent"
@@ -188,4 +192,98 @@ func TestMCPGoSDK(t *testing.T) {
 	if err != nil || goText(res) != "You said: after" {
 		t.Errorf("a call after the cancel: %v, %+v", err, res)
 	}
+}
+
+// TestMCPGoCancels: a cancel stops the turn from each Go client whichever
+// way it cancels: the official SDK on a 2025-11-25 session (it closes the
+// call's stream, then sends notifications/cancelled on a POST of its own
+// with the session id), and mcp-go's client on 2026-07-28 (it only closes
+// the call's stream, which on that revision is the cancellation).
+func TestMCPGoCancels(t *testing.T) {
+	t.Parallel()
+	_, fakeURL := llmtest.NewHTTPServer(t)
+	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"), "OPENAI_BASE_URL="+fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS="+a2aKey)
+	auth := map[string]string{"Authorization": "Bearer " + a2aKey}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	// cancelled starts a long call in a new conversation through call,
+	// cancels it once progress comes and checks the turn stopped.
+	cancelled := func(name string, call func(ctx context.Context, conv string) error, progressed func() bool) {
+		t.Helper()
+		var c struct{ ID string }
+		must(t, a2aKey, "POST", p.url("/agentik/conversations"), `{}`, &c)
+		cctx, ccancel := context.WithCancel(ctx)
+		defer ccancel()
+		errc := make(chan error, 1)
+		go func() { errc <- call(cctx, c.ID) }()
+		testwait.For(t, name+": the long call's progress", progressed)
+		ccancel()
+		if err := <-errc; err == nil {
+			t.Errorf("%s: the cancelled call returned no error", name)
+		}
+		testwait.For(t, name+": the cancelled turn's answer, interrupted", func() bool {
+			var conv struct{ Running bool }
+			requestJSON(t, "GET", p.url("/agentik/conversations/"+c.ID), "", auth, &conv)
+			var hist struct{ Messages []agent.Message }
+			requestJSON(t, "GET", p.url("/agentik/conversations/"+c.ID+"/messages"), "", auth, &hist)
+			last := hist.Messages[len(hist.Messages)-1]
+			return !conv.Running && last.Type == agent.MessageAssistant && last.Interrupted
+		})
+	}
+
+	// The official SDK on a 2025-11-25 session.
+	var mu sync.Mutex
+	n := 0
+	c := mcp.NewClient(&mcp.Implementation{Name: "agentik-go-test", Version: "1.0.0"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { mu.Lock(); n++; mu.Unlock() },
+	})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: p.url("/mcp"), HTTPClient: &http.Client{Transport: bearer(a2aKey)}, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" || cs.ID() == "" {
+		t.Fatalf("the Go SDK pinned to 2025-11-25 got %q, session %q", v, cs.ID())
+	}
+	cancelled("go-sdk 2025-11-25", func(ctx context.Context, conv string) error {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask_agentik", Arguments: map[string]any{"message": "[[tokens=3000 delay=3ms]]", "conversation_id": conv},
+			Meta: mcp.Meta{"progressToken": "long"}})
+		return err
+	}, func() bool { mu.Lock(); defer mu.Unlock(); return n >= 3 })
+	if !strings.Contains(p.logs.String(), "mcp_call_cancelled") {
+		t.Errorf("the 2025-11-25 cancel was not matched to its call:\n%s", p.logs)
+	}
+
+	// mcp-go's client on 2026-07-28.
+	mc, err := mcpgoclient.NewStreamableHttpClient(p.url("/mcp"), mcpgotransport.WithHTTPHeaders(auth))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mc.Close()
+	var m int
+	mc.OnNotification(func(n mcpgo.JSONRPCNotification) {
+		if n.Method == string(mcpgo.MethodNotificationProgress) {
+			mu.Lock()
+			m++
+			mu.Unlock()
+		}
+	})
+	if err := mc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcpgo.InitializeRequest{}
+	init.Params.ClientInfo = mcpgo.Implementation{Name: "agentik-mcp-go-test", Version: "1"}
+	if res, err := mc.Initialize(ctx, init); err != nil || res.ProtocolVersion != "2026-07-28" {
+		t.Fatalf("mcp-go's client: %v, %+v", err, res)
+	}
+	cancelled("mcp-go 2026-07-28", func(ctx context.Context, conv string) error {
+		req := mcpgo.CallToolRequest{}
+		req.Params.Name = "ask_agentik"
+		req.Params.Arguments = map[string]any{"message": "[[tokens=3000 delay=3ms]]", "conversation_id": conv}
+		req.Params.Meta = &mcpgo.Meta{ProgressToken: "long"}
+		_, err := mc.CallTool(ctx, req)
+		return err
+	}, func() bool { mu.Lock(); defer mu.Unlock(); return m >= 3 })
 }

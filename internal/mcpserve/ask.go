@@ -184,7 +184,8 @@ type turnCall struct {
 
 // follow reads the turn's events until its end. A cancellation (the call's
 // context ends while its HTTP request's does not) interrupts the turn and
-// follows it to its end; a client that left ends the call, not the turn.
+// follows it to its end; a client that left ends the call, not the turn
+// (on 2026-07-28, where nothing resumes, it is a cancellation too).
 func (t *turnCall) follow(sub *broker.Sub) error {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.ctx))
 	defer cancel()
@@ -201,6 +202,15 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 					t.h.log.Warn("mcp_interrupt_failed", "conversation_id", t.convID, "err", err)
 				}
 				return
+			}
+			if t.modern && !closing(t.h.cfg.Streams.Closing()) {
+				// 2026-07-28 resumes nothing: a client ends the call by
+				// ending its stream (mcp-go's client sends nothing else),
+				// so that is a cancellation too.
+				t.h.log.Info("mcp_call_cancelled", "conversation_id", t.convID, "by", "stream_closed")
+				if _, err := t.h.cfg.Runner.Interrupt(context.WithoutCancel(t.ctx), t.convID); err != nil {
+					t.h.log.Warn("mcp_interrupt_failed", "conversation_id", t.convID, "err", err)
+				}
 			}
 			cancel()
 		case <-t.h.cfg.Streams.Closing():
@@ -315,6 +325,16 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 		case agent.EventEnd:
 			return nil
 		}
+	}
+}
+
+// closing reports whether ch (a shutdown's) is closed.
+func closing(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
