@@ -117,6 +117,7 @@ func appendFromBoth(t *testing.T, a, b *Store, workers, each int) {
 // instance publishes the whole log, its own events and the other's, every
 // seq exactly once and in order, with the stored payloads.
 func TestPostgresInstances(t *testing.T) {
+	t.Parallel()
 	dsn := postgresOnly(t)
 	recs := []*recorder{{}, {}}
 	a := open(t, dsn, Options{Publish: recs[0].publish})
@@ -240,6 +241,7 @@ func TestPostgresListenerReconnect(t *testing.T) {
 // TestPostgresConcurrentOpen starts several instances on a fresh schema at
 // once: the migration must not race.
 func TestPostgresConcurrentOpen(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("AGENTIK_TEST_NO_POSTGRES") != "" {
 		t.Skip("AGENTIK_TEST_NO_POSTGRES is set")
 	}
