@@ -35,6 +35,9 @@ type sizes struct {
 	FanoutSubs, FanoutTokens int
 	FanoutDelay              time.Duration
 	IdleConns                int
+	// IdleSettle is how long the idle connections settle before their
+	// server's CPU is measured over IdleWindow.
+	IdleSettle, IdleWindow time.Duration
 
 	ReplayEvents, ReplayRounds int
 
@@ -56,7 +59,7 @@ var (
 	fullSizes = sizes{
 		RelayTokens: 100_000, RelayRounds: 3,
 		MixTurns: 100, MixTokens: 500, MixDelay: 20 * time.Millisecond, TelemetryRounds: 2,
-		FanoutSubs: 1000, FanoutTokens: 200, FanoutDelay: 20 * time.Millisecond, IdleConns: 5000,
+		FanoutSubs: 1000, FanoutTokens: 200, FanoutDelay: 20 * time.Millisecond, IdleConns: 5000, IdleSettle: time.Second, IdleWindow: 3 * time.Second,
 		ReplayEvents: 100_000, ReplayRounds: 3,
 		WireLong: 10_000, WireShort: 1000, WireDelay: time.Millisecond,
 		RestConvs: 1000, RestDuration: 5 * time.Second, RestWorkers: 4,
@@ -66,7 +69,7 @@ var (
 	quickSizes = sizes{
 		RelayTokens: 20_000, RelayRounds: 1,
 		MixTurns: 100, MixTokens: 100, MixDelay: 20 * time.Millisecond, TelemetryRounds: 1,
-		FanoutSubs: 200, FanoutTokens: 100, FanoutDelay: 20 * time.Millisecond, IdleConns: 1000,
+		FanoutSubs: 200, FanoutTokens: 100, FanoutDelay: 20 * time.Millisecond, IdleConns: 1000, IdleSettle: time.Second, IdleWindow: 3 * time.Second,
 		ReplayEvents: 20_000, ReplayRounds: 1,
 		WireLong: 2000, WireShort: 200, WireDelay: time.Millisecond,
 		RestConvs: 1000, RestDuration: time.Second, RestWorkers: 4,
@@ -76,7 +79,7 @@ var (
 	tinySizes = sizes{
 		RelayTokens: 300, RelayRounds: 1,
 		MixTurns: 4, MixTokens: 20, MixDelay: 5 * time.Millisecond, TelemetryRounds: 1,
-		FanoutSubs: 5, FanoutTokens: 20, FanoutDelay: 5 * time.Millisecond, IdleConns: 10,
+		FanoutSubs: 5, FanoutTokens: 20, FanoutDelay: 5 * time.Millisecond, IdleConns: 10, IdleSettle: 100 * time.Millisecond, IdleWindow: 500 * time.Millisecond,
 		ReplayEvents: 300, ReplayRounds: 1,
 		WireLong: 200, WireShort: 20, WireDelay: time.Millisecond,
 		RestConvs: 20, RestDuration: 200 * time.Millisecond, RestWorkers: 2,
