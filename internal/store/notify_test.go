@@ -117,7 +117,6 @@ func appendFromBoth(t *testing.T, a, b *Store, workers, each int) {
 // instance publishes the whole log, its own events and the other's, every
 // seq exactly once and in order, with the stored payloads.
 func TestPostgresInstances(t *testing.T) {
-	t.Parallel()
 	dsn := postgresOnly(t)
 	recs := []*recorder{{}, {}}
 	a := open(t, dsn, Options{Publish: recs[0].publish})

@@ -10,7 +10,6 @@ import (
 // returns (with or without a publisher), not with reads; on PostgreSQL it
 // also moves when another instance commits.
 func TestVersionMovesWithEveryCommit(t *testing.T) {
-	t.Parallel()
 	for _, be := range backends(t) {
 		t.Run(be.name, func(t *testing.T) {
 			dsn := be.dsn(t)
