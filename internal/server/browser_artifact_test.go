@@ -87,3 +87,53 @@ fetch('` + listener.URL + `/fetch').then((r) => say('fetch: ALLOWED ' + r.status
 		t.Errorf("the test's listener got %d requests from the artifact", n)
 	}
 }
+
+// chartAnswer is an answer with version v of the HTML artifact "Chart":
+// its frame reports "chart vN".
+func chartAnswer(v int) string {
+	return fmt.Sprintf("Version %d:\n\n```html title=\"Chart\"\n<p>chart v%d</p>%s\n```\n", v, v, reportScript)
+}
+
+// TestBrowserArtifactVersions: two answers with an HTML artifact of the
+// same title are two versions of one artifact; the panel shows the latest
+// as 2 of 2, switches to 1, and re-opens as it was after a reload.
+func TestBrowserArtifactVersions(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	ts.Fake.Enqueue(llmtest.Reply{Text: chartAnswer(1)})
+	send(t, tab, "draw a chart")
+	waitJS(t, tab, "first answer", jsAnswers+`.length === 1 && !document.querySelector('#live').children.length`)
+	ts.Fake.Enqueue(llmtest.Reply{Text: chartAnswer(2)})
+	send(t, tab, "make it better")
+	waitJS(t, tab, "second answer's Open", jsAnswers+`.length === 2 && `+jsAnswers+`[1].querySelector('[data-testid="artifact-open"]')`)
+
+	do(t, tab, chromedp.Evaluate[chromedp.Void](jsListen))
+	do(t, tab, chromedp.Click(chromedp.CSS(`#messages [data-type="assistant_message"]:last-of-type [data-testid="artifact-open"]`)))
+	waitJS(t, tab, "version 2 of 2", jsPanel+`?.dataset.version === '2/2' && !`+jsPanel+`.hidden`)
+	waitJS(t, tab, "version 2 in the frame", jsReport+` === 'chart v2'`)
+	if got := eval[string](t, tab, jsPanel+`.querySelector('[data-testid="artifact-version"] option:checked').textContent`); got != "Version 2 of 2" {
+		t.Errorf("picker shows %q", got)
+	}
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { const s = `+jsPanel+`.querySelector('[data-testid="artifact-version"]'); s.value = '0'; s.dispatchEvent(new Event('change')); })()`))
+	waitJS(t, tab, "version 1 of 2", jsPanel+`.dataset.version === '1/2'`)
+	waitJS(t, tab, "version 1 in the frame", jsReport+` === 'chart v1'`)
+
+	// After a reload the panel is open again, on version 1.
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](jsListen))
+	waitJS(t, tab, "the panel re-opened on version 1 of 2", jsPanel+`?.dataset.version === '1/2' && !`+jsPanel+`.hidden`)
+	if got := eval[string](t, tab, jsPanel+`.querySelector('[data-testid="artifact-title"]').textContent`); got != "Chart" {
+		t.Errorf("title after reload = %q, want Chart", got)
+	}
+	// Closed, it stays closed.
+	do(t, tab, chromedp.Click(chromedp.CSS(`[data-testid="artifact-close"]`)))
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	waitJS(t, tab, "rendered history", `document.querySelector('#main').dataset.rendered === 'true'`)
+	if eval[bool](t, tab, jsPanel+` !== null && !`+jsPanel+`.hidden`) {
+		t.Error("a closed panel re-opened after a reload")
+	}
+}
