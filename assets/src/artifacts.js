@@ -101,9 +101,10 @@ function openButton(kind, label = 'Open') {
     icon('file'), h('span', null, label));
 }
 
-// all lists the page's artifacts in conversation order.
+// all lists the page's artifacts in conversation order (the chat's
+// #messages, or any page that renders answers with setMarkdown).
 function all() {
-  return [...document.querySelectorAll('#messages [data-artifact-kind]')].filter((el) => source.has(el));
+  return [...document.querySelectorAll('[data-artifact-kind]')].filter((el) => source.has(el));
 }
 
 function keyOf(el) {
