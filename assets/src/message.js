@@ -6,6 +6,7 @@
 // edit, in templ.
 import { prettyJSON } from './dom.js';
 import { renderInto } from './markdown.js';
+import { markArtifacts } from './artifacts.js';
 import { citationPlace, errorDetail, errorText, formatUsage, isImageType } from './rules.js';
 
 // Raw markdown of rendered bodies, for copy buttons.
@@ -15,6 +16,7 @@ export const rawText = new WeakMap();
 export function setMarkdown(el, text) {
   rawText.set(el, text);
   renderInto(el, text);
+  markArtifacts(el, text); // an HTML, SVG, Mermaid or Markdown document opens beside the chat
   el.classList.remove('md-raw');
 }
 

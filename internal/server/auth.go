@@ -66,10 +66,10 @@ func (s *Server) principal(r *http.Request) (agent.Principal, cred, bool) {
 }
 
 // public paths need no key: the probes (load balancers send none), the
-// sign-in page and the bundle; SCIM checks its own token (internal/scim).
+// sign-in page, the bundle and the artifact frame (static, no data); SCIM checks its own token (internal/scim).
 func public(r *http.Request) bool {
 	p := r.URL.Path
-	return scim.Owns(p) || p == "/health" || p == "/ready" || p == "/login" || passwordPath(p) || p == resourceMetadataRoot || p == resourceMetadataPath || p == "/auth/oidc/login" || p == "/auth/oidc/callback" || p == oauthCallbackPath || strings.HasPrefix(p, assets.Prefix)
+	return scim.Owns(p) || p == "/health" || p == "/ready" || p == "/login" || passwordPath(p) || p == resourceMetadataRoot || p == resourceMetadataPath || p == "/auth/oidc/login" || p == "/auth/oidc/callback" || p == oauthCallbackPath || p == artifactPath || strings.HasPrefix(p, assets.Prefix)
 }
 
 // requireAuth resolves r's principal into its context (the Runner decides

@@ -153,6 +153,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /{$}", s.handleIndex)
 	mux.HandleFunc("GET /c/{id}", s.handleChat)
 	mux.Handle("GET /assets/", assets.Handler())
+	mux.HandleFunc("GET "+artifactPath, s.handleArtifactFrame) // artifact.go: the sandboxed frame of an artifact
 	// pages: the browser UI (end)
 	mux.HandleFunc("GET /login", s.handleLoginPage)
 	mux.HandleFunc("POST /login", s.handleLogin)
