@@ -46,6 +46,16 @@ func OwnerOf(c Conversation) string {
 	return c.Owner
 }
 
+// CredentialOwner is whose tool credentials ctx's principal sets, lists
+// and deletes: their own only, an admin's too (a credential acts as its
+// owner, so no one else may read or plant it). No user: forbidden.
+func CredentialOwner(ctx context.Context) (string, error) {
+	if id := PrincipalFrom(ctx).UserID; id != "" {
+		return id, nil
+	}
+	return "", Errorf(CodeForbidden, "tool credentials belong to a user: sign in")
+}
+
 // Visible reports whether a principal whose Scope is scope may see c by
 // the owner rule alone (the project rule is the Runner's: Reach).
 func Visible(scope string, c Conversation) bool {

@@ -131,6 +131,9 @@ func (s *Server) routes() http.Handler {
 	// Inbox (inbox.go).
 	mux.HandleFunc("GET /agentik/inbox", s.op(opListInbox))
 	mux.HandleFunc("POST /agentik/inbox/{item_id}", s.op(opAnswerInbox))
+	mux.HandleFunc("GET /agentik/credentials", s.op(opListCredentials))
+	mux.HandleFunc("PUT /agentik/credentials/{server}", s.op(opSetCredential))
+	mux.HandleFunc("DELETE /agentik/credentials/{server}", s.op(opDeleteCredential))
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
 	// Protocol packages: each its own handler over the centre, its routes

@@ -333,7 +333,7 @@ func (d *deliverer) see(ctx context.Context, ev agent.AllEvent, owner string) er
 		it := InboxItem{Kind: agent.InboxApproval, ConversationID: ev.ConversationID, Owner: owner, CallID: e.CallID, Name: e.Name, Seq: ev.Seq}
 		key := e.CallID
 		if e.Type == agent.EventElicitationRequest {
-			it.Kind, it.RequestID, it.Server, it.Message, it.Name, key = agent.InboxElicitation, e.RequestID, e.Server, e.Ask, "", e.RequestID
+			it.Kind, it.RequestID, it.Server, it.Message, it.Name, key = agent.ElicitKind(e.Mode), e.RequestID, e.Server, e.Ask, "", e.RequestID
 		}
 		it.ItemID = agent.InboxID(it.Kind, ev.ConversationID, key)
 		if t.items == nil {
@@ -347,6 +347,10 @@ func (d *deliverer) see(ctx context.Context, ev agent.AllEvent, owner string) er
 			id = agent.InboxID(agent.InboxElicitation, ev.ConversationID, e.RequestID)
 		}
 		it, ok := t.items[id]
+		if !ok && e.Type == agent.EventElicitation {
+			id = agent.InboxID(agent.InboxCredential, ev.ConversationID, e.RequestID)
+			it, ok = t.items[id]
+		}
 		if !ok {
 			return nil // created before this receiver's first cursor
 		}
