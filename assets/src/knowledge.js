@@ -8,15 +8,29 @@
 import { clone } from './message.js';
 import { citationPlace } from './rules.js';
 
+// seen keeps the latest file_status of each file the stream told of: a
+// small file's ingestion may end before its upload's answer is read, and
+// its events, which name an id the uploader does not know yet, would be
+// lost to it.
+const seen = new Map();
+document.addEventListener('file-status', (e) => {
+  if (!e.detail?.id) return;
+  if (seen.size > 1000) seen.clear();
+  seen.set(e.detail.id, e.detail);
+});
+
 // uploadFile stores a file (POST /agentik/files, multipart) and resolves
-// with the File; a refusal rejects with the server's message.
+// with the File, its status the latest the stream told; a refusal rejects
+// with the server's message.
 export async function uploadFile(f) {
   const body = new FormData();
   body.append('file', f, f.name || 'file');
   const res = await fetch('/agentik/files', { method: 'POST', body, credentials: 'same-origin' });
   const j = await res.json().catch(() => ({}));
   if (!res.ok) throw Object.assign(new Error(j.message || `upload failed (${res.status})`), { code: j.code });
-  return j;
+  const later = seen.get(j.id); // events come after the row the answer read
+  seen.delete(j.id);
+  return later ? { ...j, status: later.status, error: later.error, chunks: later.chunks } : j;
 }
 
 // statusText is what a file's row or chip says of its ingestion.
