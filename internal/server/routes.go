@@ -35,6 +35,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /agentik/conversations/{conversation_id}/queue", s.op(opListQueue))
 	mux.HandleFunc("DELETE /agentik/conversations/{conversation_id}/queue/{message_id}", s.op(opCancelQueued))
 	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/approve", s.op(opApprove))
+	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/app-calls", s.op(opAppCall))
 	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/elicit", s.op(opElicit))
 	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/regenerate", s.op(opRegenerate)) // SSE, as send
 	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/edit", s.op(opEdit))             // SSE, as send
