@@ -3,10 +3,11 @@
 // A tool whose definition names an app (_meta.ui.resourceUri, listed by
 // list_tools as its server's `apps`), or whose result links a ui://
 // resource, shows that app in its card once the card has its result: the
-// resource's HTML, read through read_resource, in an iframe sandboxed to
-// scripts only (an opaque origin: no cookies, no storage, no access to
-// this page), with a Content-Security-Policy built from the resource's
-// _meta.ui.csp (no network by default). The page and the app talk JSON-RPC
+// resource's HTML, served by GET /agentik/apps/view (which reads it through
+// the permission check and sets the Content-Security-Policy its
+// _meta.ui.csp declares, no network by default: a srcdoc frame would be
+// bound by this page's own CSP), in an iframe sandboxed to scripts only
+// (an opaque origin: no cookies, no storage, no access to this page). The page and the app talk JSON-RPC
 // over postMessage as the MCP Apps specification says: the app's
 // ui/initialize is answered, then it gets the tool's input and result;
 // its tools/call of a tool of the same server goes through app_call (a
@@ -19,47 +20,11 @@
 // Cards are found by watching the message list, so message.js and chat.js
 // know nothing of apps.
 
-const APP_MIME = 'text/html;profile=mcp-app';
 const PROTOCOL = '2026-01-26';
 const MAX_MESSAGE = 1 << 20; // bytes of one bridge message
 const BURST = 40; // messages an app may post at once…
 const PER_SECOND = 20; // …and then per second
 const MAX_HEIGHT = 1200;
-
-// cspOf is the policy of an app: the spec's restrictive default, widened
-// only by the origins _meta.ui.csp declares (each checked to be an origin,
-// so a value cannot add directives).
-export function cspOf(csp) {
-  const origins = (list) => (Array.isArray(list) ? list : [])
-    .filter((o) => typeof o === 'string' && /^(https?|wss?):\/\/[A-Za-z0-9*.-]+(:\d+)?$/.test(o));
-  const c = csp && typeof csp === 'object' ? csp : {};
-  const connect = origins(c.connectDomains);
-  const res = origins(c.resourceDomains);
-  const frame = origins(c.frameDomains);
-  const base = origins(c.baseUriDomains);
-  const src = (extra) => ["'self'", "'unsafe-inline'", ...extra].join(' ');
-  return [
-    "default-src 'none'",
-    `script-src ${src(res)}`,
-    `style-src ${src(res)}`,
-    `img-src 'self' data: ${res.join(' ')}`.trim(),
-    `font-src 'self' data: ${res.join(' ')}`.trim(),
-    `media-src 'self' data: ${res.join(' ')}`.trim(),
-    `connect-src ${connect.length ? connect.join(' ') : "'none'"}`,
-    `frame-src ${frame.length ? frame.join(' ') : "'none'"}`,
-    `base-uri ${base.length ? base.join(' ') : "'self'"}`,
-    "object-src 'none'",
-    "form-action 'none'",
-  ].join('; ');
-}
-
-// withCSP puts the policy first in the document's head.
-function withCSP(html, policy) {
-  const meta = `<meta http-equiv="Content-Security-Policy" content="${policy.replace(/"/g, '&quot;')}">`;
-  if (/<head[^>]*>/i.test(html)) return html.replace(/<head[^>]*>/i, (m) => m + meta);
-  if (/<html[^>]*>/i.test(html)) return html.replace(/<html[^>]*>/i, (m) => `${m}<head>${meta}</head>`);
-  return `<!DOCTYPE html><html><head>${meta}</head><body>${html}</body></html>`;
-}
 
 export class McpApps {
   constructor({ conn, conversation, root = document.body }) {
@@ -114,10 +79,6 @@ export class McpApps {
       }
     }
     if (!uri) { card.dataset.app = 'none'; return; }
-    const read = await this.conn.request('read_resource', { server: server.name, uri });
-    const c = (read.contents || []).find((x) => (x.mime_type || '').replace(/\s/g, '').toLowerCase() === APP_MIME);
-    if (!c) throw new Error(`${uri} is not an MCP App (${APP_MIME})`);
-    const html = c.text || (c.blob ? new TextDecoder().decode(Uint8Array.from(atob(c.blob), (ch) => ch.charCodeAt(0))) : '');
     const iframe = document.createElement('iframe');
     iframe.className = 'mcp-app';
     iframe.dataset.testid = 'mcp-app';
@@ -125,8 +86,7 @@ export class McpApps {
     iframe.setAttribute('title', `App of ${name}`);
     iframe.setAttribute('referrerpolicy', 'no-referrer');
     iframe.style.height = '160px';
-    if (c.ui?.prefersBorder === false) iframe.classList.add('mcp-app-borderless');
-    iframe.srcdoc = withCSP(html, cspOf(c.ui?.csp));
+    iframe.src = `/agentik/apps/view?${new URLSearchParams({ server: server.name, uri })}`;
     const box = document.createElement('div');
     box.className = 'mcp-app-box';
     box.append(iframe);

@@ -72,12 +72,7 @@ func (r *Runner) AppCall(ctx context.Context, id string, in AppCallInput) (AppCa
 // appRound runs the app's call of an app turn: it waits for approval as
 // a model's call would, or runs at once; the turn then ends.
 func (t *turn) appRound(mem []ModelMessage) error {
-	t.mem = &mem
-	for _, c := range t.app {
-		if err := t.live(Event{Type: EventToolCall, CallID: c.ID, Name: c.Name, Arguments: c.Arguments}); err != nil {
-			return err
-		}
-	}
+	t.mem = &mem // its tool_call message started the turn: no live tool_call besides
 	if t.mustWait(t.app) {
 		return t.park(t.app)
 	}

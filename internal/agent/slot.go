@@ -36,8 +36,8 @@ type turnOptions struct {
 	choice      *ToolChoice
 	resume      []PendingCall
 	app         []ToolCall // an MCP App's call (appcall.go)
-	cont        *turnTail // a dead turn's stored tail: this turn continues it (recovery.go)
-	traced      bool      // wrap the context with Config.TurnContext
+	cont        *turnTail  // a dead turn's stored tail: this turn continues it (recovery.go)
+	traced      bool       // wrap the context with Config.TurnContext
 }
 
 // claim makes conversation c's next turn and registers it, or fails:

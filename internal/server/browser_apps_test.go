@@ -3,9 +3,11 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,16 +48,50 @@ func withCounterApp(t *testing.T) rigOption {
 	}
 }
 
-// appText is the text of element id in the app of the card of call id.
-func appText(t *testing.T, tab context.Context, callID, id string) string {
+// appTargets are the contexts attached to app iframes, by target id.
+var appTargets sync.Map
+
+// inApp runs a on the app of the tab (a sandboxed iframe, which Chrome
+// runs as a target of its own): "" and the error when it cannot.
+func inApp[T any](t *testing.T, tab context.Context, a chromedp.Action[T]) (T, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(tab, 2*time.Second)
-	defer cancel()
-	nodes, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS(`.tool-card[data-call-id="`+callID+`"] iframe.mcp-app`)))
-	if err != nil || len(nodes) == 0 {
-		return fmt.Sprintf("(no app: %v)", err)
+	var zero T
+	infos, err := chromedp.Targets(tab)
+	if err != nil {
+		return zero, err
 	}
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#"+id), chromedp.FromNode(nodes[0])))
+	err = fmt.Errorf("no app target")
+	for _, info := range infos {
+		if info.Type != "iframe" || !strings.Contains(info.URL, "/agentik/apps/view") {
+			continue
+		}
+		fctx, ok := appTargets.Load(info.TargetID)
+		if !ok {
+			// Never cancelled: that would close the target (the tab's
+			// end closes it).
+			fctx, _ = chromedp.NewContext(tab, chromedp.WithTargetID(info.TargetID)) //nolint:govet
+			// The first run attaches for the context's life: not under a
+			// timeout, whose end would detach it.
+			if _, err := chromedp.Run(fctx.(context.Context), chromedp.Evaluate[bool]("true")); err != nil {
+				return zero, err
+			}
+			appTargets.Store(info.TargetID, fctx)
+		}
+		ctx, cancel := context.WithTimeout(fctx.(context.Context), 2*time.Second)
+		var v T
+		v, err = chromedp.Run(ctx, a)
+		cancel()
+		if err == nil {
+			return v, nil
+		}
+	}
+	return zero, err
+}
+
+// appText is the text of element id in the app.
+func appText(t *testing.T, tab context.Context, _, id string) string {
+	t.Helper()
+	s, err := inApp(t, tab, chromedp.Evaluate[string](`document.getElementById('`+id+`')?.textContent ?? ''`))
 	if err != nil {
 		return "(" + err.Error() + ")"
 	}
@@ -73,15 +109,11 @@ func waitApp(t *testing.T, tab context.Context, callID, id, want string) {
 	waitFor(t, "app #"+id+" says "+want, func() bool { last = appText(t, tab, callID, id); return strings.Contains(last, want) })
 }
 
-func clickApp(t *testing.T, tab context.Context, callID, id string) {
+func clickApp(t *testing.T, tab context.Context, _, id string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(tab, stepTimeout)
-	defer cancel()
-	nodes, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS(`.tool-card[data-call-id="`+callID+`"] iframe.mcp-app`)))
-	if err != nil || len(nodes) == 0 {
-		t.Fatalf("no app in card %s: %v", callID, err)
+	if _, err := inApp(t, tab, chromedp.Evaluate[string](`setTimeout(() => document.getElementById('`+id+`').click(), 0), 'ok'`)); err != nil {
+		t.Fatalf("click #%s in the app: %v", id, err)
 	}
-	do(t, tab, chromedp.Click(chromedp.CSS("#"+id), chromedp.FromNode(nodes[0])))
 }
 
 // TestBrowserMCPApp: a tool that names an MCP App shows it in its card,
@@ -107,14 +139,21 @@ func TestBrowserMCPApp(t *testing.T) {
 	if got := eval[string](t, tab, frame+`.getAttribute('sandbox')`); got != "allow-scripts" {
 		t.Errorf("sandbox = %q", got)
 	}
-	if got := eval[string](t, tab, frame+`.srcdoc.slice(0, 400)`); !strings.Contains(got, "connect-src 'none'") {
-		t.Errorf("no default CSP in the app: %q", got)
+	resp := ts.do(t, "GET", "/agentik/apps/view?server=counter&uri="+url.QueryEscape("ui://counter/app.html"), "")
+	resp.Body.Close()
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "sandbox allow-scripts;") || !strings.Contains(csp, "connect-src 'none'") {
+		t.Errorf("the app's CSP = %q", csp)
 	}
 	waitApp(t, tab, "s1", "status", "connected")
 	waitApp(t, tab, "s1", "input", `"label":"mine"`)
 	waitApp(t, tab, "s1", "result", "count is 0")
 
 	clickApp(t, tab, "s1", "add")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("cards: %s", eval[string](t, tab, `JSON.stringify([...document.querySelectorAll('.tool-card')].map((c) => [c.dataset.callId, c.dataset.state, !!c.querySelector('[data-testid="approve"]'), c.className]))`))
+		}
+	})
 	const appCard = `[...document.querySelectorAll('.tool-card')].find((c) => c.dataset.callId?.startsWith('app_'))`
 	waitJS(t, tab, "the app's call waiting for approval in the conversation", appCard+`?.querySelector('[data-testid="approve"]') != null`)
 	if got := appText(t, tab, "s1", "called"); got != "calling" {

@@ -113,6 +113,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /agentik/files", s.op(opListFiles))
 	mux.HandleFunc("GET /agentik/files/{file_id}", s.op(opGetFile))
 	mux.HandleFunc("GET /agentik/files/{file_id}/content", s.handleFileContent)
+	mux.HandleFunc("GET /agentik/apps/view", s.handleAppView)
 	mux.HandleFunc("DELETE /agentik/files/{file_id}", s.op(opDeleteFile))
 	mux.HandleFunc("POST /agentik/files/{file_id}/retry", s.op(opRetryFile))
 	mux.HandleFunc("POST /agentik/knowledge", s.op(opCreateKnowledge))

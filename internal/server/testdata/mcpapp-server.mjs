@@ -49,6 +49,10 @@ const html = `<!DOCTYPE html><html><head><title>Counter</title></head><body>
 <button id="add">Add 2</button> <p id="called"></p>
 <button id="other">Other</button> <p id="other-out"></p>
 <button id="junk">Junk</button> <p id="junk-out"></p>
+<script>
+addEventListener('error', (e) => { document.getElementById('status').textContent = 'error: ' + e.message; });
+addEventListener('unhandledrejection', (e) => { document.getElementById('status').textContent = 'rejected: ' + (e.reason?.message || e.reason); });
+</script>
 <script type="module">${lib}\n${appCode}</script>
 </body></html>`;
 
