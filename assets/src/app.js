@@ -14,6 +14,7 @@ import { Importer } from './import.js';
 import { Agents } from './agents.js';
 import { setAgentNames } from './message.js';
 import { ResourceView } from './mcp.js';
+import { McpApps } from './mcpapps.js';
 import { Memory } from './memory.js';
 import { Inbox } from './inbox.js';
 import { Knowledge } from './knowledge.js';
@@ -70,6 +71,7 @@ class App {
     this.knowledge = new Knowledge({ conn: this.conn, toast: (m, k) => this.toast(m, k), reload: () => this.navigate(location.pathname + location.search, false) });
     this.importer = new Importer(document.getElementById('import-dialog'), { toast: (m, k) => this.toast(m, k) });
     this.resourceView = new ResourceView(this.conn);
+    this.apps = new McpApps({ conn: this.conn, conversation: () => this.main?.dataset.conversationId });
     this.mount(document.getElementById('main'), this.boot);
     this.bind();
     this.conn.connect();

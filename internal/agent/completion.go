@@ -40,6 +40,9 @@ type turnInput struct {
 	// memory is content as the model reads it, when it differs (attached
 	// resources read, resource.go).
 	memory []Content
+	// app is the tool call of an MCP App that starts the turn instead of
+	// a model round (appcall.go).
+	app []ToolCall
 }
 
 // ToolResult is the result of a tool call the client ran.

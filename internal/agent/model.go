@@ -175,6 +175,9 @@ type ToolServer struct {
 	State     string   `json:"state"`
 	Error     string   `json:"error,omitempty"` // the last error, secrets removed
 	Tools     []string `json:"tools"`           // names as the model sees them
+	// Apps are the tools that name an MCP App (their _meta.ui.resourceUri,
+	// a ui:// resource of this server), by name as the model sees them.
+	Apps map[string]string `json:"apps,omitempty"`
 	// SignInURL is, in state auth_required, the consent link of the
 	// server's authorization server for the user who asked.
 	SignInURL string `json:"sign_in_url,omitempty"`

@@ -60,6 +60,9 @@ type ResourceContents struct {
 	MimeType string `json:"mime_type,omitempty"`
 	Text     string `json:"text,omitempty"`
 	Blob     string `json:"blob,omitempty"`
+	// UI is an MCP App's _meta.ui (its csp, permissions, prefersBorder),
+	// for a resource of MIME text/html;profile=mcp-app.
+	UI map[string]any `json:"ui,omitempty"`
 }
 
 // ResourceRead is what reading a resource returned.

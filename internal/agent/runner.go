@@ -637,7 +637,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	for t == nil {
 		var prev *turn
 		reread := false
-		t, err = r.claim(ctx, st, c, turnOptions{clientID: clientID, prompt: content, clientTools: in.clientTools, knowledge: in.knowledge, format: in.format, choice: in.choice, traced: true}, func() error {
+		t, err = r.claim(ctx, st, c, turnOptions{clientID: clientID, prompt: content, clientTools: in.clientTools, knowledge: in.knowledge, format: in.format, choice: in.choice, app: in.app, traced: true}, func() error {
 			switch {
 			case r.ends[endStripe(id)] != ends:
 				// A turn of this runner ended or parked its round since the

@@ -56,6 +56,7 @@ type turn struct {
 	prompt []Content     // the user's message
 	answer string        // the model's last answer text
 	resume []PendingCall // a resumed turn's decided round, run first (see approval.go)
+	app    []ToolCall    // an MCP App's call: the turn runs it and ends (appcall.go)
 	// roundStored: the running round of tool calls is stored, as a call
 	// of it waited for the user (elicit.go); each result resolves its call.
 	roundStored bool
@@ -332,9 +333,16 @@ func (t *turn) loop() error {
 	if err := t.useAgent(); err != nil {
 		return err
 	}
+	if len(t.app) > 0 {
+		return t.appRound(mem)
+	}
 	if len(t.resume) > 0 {
+		app := appRoundOf(t.resume)
 		if mem, err = t.runPending(mem); err != nil {
 			return err
+		}
+		if app {
+			return nil // an app's call resumed: no model round (appcall.go)
 		}
 	} else if mem, err = t.openCallsAnswered(mem); err != nil {
 		return err

@@ -26,6 +26,7 @@ const (
 	OpEdit               = "edit"          // send an edited copy of a user message
 	OpSwitchBranch       = "switch_branch" // move a conversation's head
 	OpListQueue          = "list_queue"    // a conversation's queued sends (GET …/queue)
+	OpAppCall            = "app_call"      // an MCP App's tool call (POST …/app-calls)
 )
 
 // Frame types the server sends.

@@ -66,6 +66,14 @@ type ApproveRequest struct {
 	Reason    string          `json:"reason,omitempty"`
 }
 
+// AppCallRequest is the body of POST …/app-calls: the tool whose card
+// shows the app (App), and the tool it calls with its arguments.
+type AppCallRequest struct {
+	App       string          `json:"app"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
 // BranchRequest is the body of regenerate, edit and switch_branch.
 type BranchRequest struct {
 	MessageID string          `json:"message_id"`

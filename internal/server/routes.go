@@ -35,6 +35,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /agentik/conversations/{conversation_id}/queue", s.op(opListQueue))
 	mux.HandleFunc("DELETE /agentik/conversations/{conversation_id}/queue/{message_id}", s.op(opCancelQueued))
 	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/approve", s.op(opApprove))
+	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/app-calls", s.op(opAppCall))
 	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/elicit", s.op(opElicit))
 	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/regenerate", s.op(opRegenerate)) // SSE, as send
 	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/edit", s.op(opEdit))             // SSE, as send
@@ -112,6 +113,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /agentik/files", s.op(opListFiles))
 	mux.HandleFunc("GET /agentik/files/{file_id}", s.op(opGetFile))
 	mux.HandleFunc("GET /agentik/files/{file_id}/content", s.handleFileContent)
+	mux.HandleFunc("GET /agentik/apps/view", s.handleAppView)
 	mux.HandleFunc("DELETE /agentik/files/{file_id}", s.op(opDeleteFile))
 	mux.HandleFunc("POST /agentik/files/{file_id}/retry", s.op(opRetryFile))
 	mux.HandleFunc("POST /agentik/knowledge", s.op(opCreateKnowledge))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"strings"
@@ -302,6 +303,7 @@ func (m *Manager) rebuild() {
 	for _, s := range m.servers {
 		s.mu.Lock()
 		exposed := make([]string, 0, len(s.tools))
+		apps := map[string]string{}
 		for _, t := range s.tools {
 			if !s.cfg.offers(t.Name) || !callable(t) {
 				continue // allowedTools / excludedTools, or a tool agentik cannot call
@@ -310,9 +312,12 @@ func (m *Manager) rebuild() {
 			taken[name] = true
 			names[name] = toolRef{s, t.Name}
 			exposed = append(exposed, name)
+			if uri := appURI(t); uri != "" {
+				apps[name] = uri
+			}
 			specs = append(specs, agent.ToolSpec{Name: name, Description: t.Description, Parameters: schema(t)})
 		}
-		s.exposed = exposed
+		s.exposed, s.apps = exposed, apps
 		s.mu.Unlock()
 	}
 	m.names, m.specs = names, specs
@@ -364,9 +369,10 @@ type supervisor struct {
 	state     string
 	lastErr   string
 	transport string
-	sess      *session   // set while ready
-	tools     []mcp.Tool // the last listing
-	exposed   []string   // names of tools as the model sees them
+	sess      *session          // set while ready
+	tools     []mcp.Tool        // the last listing
+	exposed   []string          // names of tools as the model sees them
+	apps      map[string]string // exposed name → its MCP App's ui:// resource (apps.go)
 }
 
 func (s *supervisor) snapshot() agent.ToolServer {
@@ -374,7 +380,7 @@ func (s *supervisor) snapshot() agent.ToolServer {
 	defer s.mu.Unlock()
 	return agent.ToolServer{
 		Name: s.cfg.Name, Transport: s.transport, State: s.state, Error: s.lastErr,
-		Tools: append([]string{}, s.exposed...),
+		Tools: append([]string{}, s.exposed...), Apps: maps.Clone(s.apps),
 	}
 }
 

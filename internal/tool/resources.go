@@ -99,9 +99,20 @@ func (m *Manager) ReadResource(ctx context.Context, server, uri string) (agent.R
 	for _, c := range res.Contents {
 		switch v := c.(type) {
 		case mcp.TextResourceContents:
+			if isAppMIME(v.MIMEType) { // an MCP App's HTML (apps.go): whole, or refused
+				if len(v.Text) > maxAppBytes {
+					return agent.ResourceRead{}, agent.Errorf(agent.CodeBadRequest, "app %q of tool server %q is %d bytes long; at most %d are shown", uri, server, len(v.Text), maxAppBytes)
+				}
+				out.Contents = append(out.Contents, agent.ResourceContents{URI: v.URI, MimeType: v.MIMEType, Text: v.Text, UI: appMeta(v.Meta)})
+				continue
+			}
 			out.Contents = append(out.Contents, agent.ResourceContents{URI: v.URI, MimeType: v.MIMEType, Text: capText(v.Text, m.opt.MaxResultBytes)})
 		case mcp.BlobResourceContents:
 			blob := v.Blob
+			if isAppMIME(v.MIMEType) && len(blob) <= maxAppBytes*4/3+4 {
+				out.Contents = append(out.Contents, agent.ResourceContents{URI: v.URI, MimeType: v.MIMEType, Blob: blob, UI: appMeta(v.Meta)})
+				continue
+			}
 			if len(blob) > m.opt.MaxResultBytes*4 { // base64 of an image the model may see; more is dropped
 				out.Contents = append(out.Contents, agent.ResourceContents{URI: v.URI, MimeType: v.MIMEType,
 					Text: fmt.Sprintf("[binary %s, %d bytes of base64: too large to attach]", v.MIMEType, len(blob))})

@@ -1,0 +1,183 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/tool"
+)
+
+// withCounterApp gives the server testdata/mcpapp-server.mjs, an MCP server
+// built with the MCP Apps SDK, over stdio; its add tool needs approval.
+func withCounterApp(t *testing.T) rigOption {
+	t.Helper()
+	entry, err := filepath.Abs("testdata/mcpapp-server.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("../../node_modules/@modelcontextprotocol/ext-apps/package.json"); err != nil {
+		if os.Getenv("AGENTIK_TEST_NO_NODE") != "" {
+			t.Skip("AGENTIK_TEST_NO_NODE is set")
+		}
+		t.Fatalf("@modelcontextprotocol/ext-apps is missing: run `npm ci`: %v", err)
+	}
+	cfg := tool.Config{Servers: []tool.ServerConfig{{Name: "counter", Transport: tool.TransportStdio, Command: "node", Args: []string{entry},
+		Approval: tool.Approval{Default: false, Except: []string{"add"}}}}}
+	m, err := tool.Start(context.Background(), cfg, tool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	m.WaitStarted(t.Context())
+	return func(a *agent.Config, s *server.Config) {
+		a.Tools, s.Tools = m, m
+		a.Resources = m
+		a.Approval = m.NeedsApproval
+	}
+}
+
+// appTargets are the contexts attached to app iframes, by target id.
+var appTargets sync.Map
+
+// inApp runs a on the app of the tab (a sandboxed iframe, which Chrome
+// runs as a target of its own): "" and the error when it cannot.
+func inApp[T any](t *testing.T, tab context.Context, a chromedp.Action[T]) (T, error) {
+	t.Helper()
+	var zero T
+	infos, err := chromedp.Targets(tab)
+	if err != nil {
+		return zero, err
+	}
+	err = fmt.Errorf("no app target")
+	for _, info := range infos {
+		if info.Type != "iframe" || !strings.Contains(info.URL, "/agentik/apps/view") {
+			continue
+		}
+		fctx, ok := appTargets.Load(info.TargetID)
+		if !ok {
+			// Never cancelled: that would close the target (the tab's
+			// end closes it).
+			fctx, _ = chromedp.NewContext(tab, chromedp.WithTargetID(info.TargetID)) //nolint:govet
+			// The first run attaches for the context's life: not under a
+			// timeout, whose end would detach it.
+			if _, err := chromedp.Run(fctx.(context.Context), chromedp.Evaluate[bool]("true")); err != nil {
+				return zero, err
+			}
+			appTargets.Store(info.TargetID, fctx)
+		}
+		ctx, cancel := context.WithTimeout(fctx.(context.Context), 2*time.Second)
+		var v T
+		v, err = chromedp.Run(ctx, a)
+		cancel()
+		if err == nil {
+			return v, nil
+		}
+	}
+	return zero, err
+}
+
+// appText is the text of element id in the app.
+func appText(t *testing.T, tab context.Context, _, id string) string {
+	t.Helper()
+	s, err := inApp(t, tab, chromedp.Evaluate[string](`document.getElementById('`+id+`')?.textContent ?? ''`))
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	return s
+}
+
+func waitApp(t *testing.T, tab context.Context, callID, id, want string) {
+	t.Helper()
+	last := ""
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("app #%s last said %q", id, last)
+		}
+	})
+	waitFor(t, "app #"+id+" says "+want, func() bool { last = appText(t, tab, callID, id); return strings.Contains(last, want) })
+}
+
+func clickApp(t *testing.T, tab context.Context, _, id string) {
+	t.Helper()
+	if _, err := inApp(t, tab, chromedp.Evaluate[string](`setTimeout(() => document.getElementById('`+id+`').click(), 0), 'ok'`)); err != nil {
+		t.Fatalf("click #%s in the app: %v", id, err)
+	}
+}
+
+// TestBrowserMCPApp: a tool that names an MCP App shows it in its card,
+// sandboxed; the app gets the call's input and result over the bridge; its
+// button calls a tool of its server through agentik, which waits for
+// approval like a model's call and shows in the conversation, and the app
+// gets the result; a tool of no server of its own, junk and a flood are
+// refused in the bridge; after a reload the app renders again.
+func TestBrowserMCPApp(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, withCounterApp(t))
+	c, err := ts.Runner.CreateConversation(context.Background(), "Apps", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "s1", Name: "counter__show_counter", Arguments: `{"label":"mine"}`}}})
+	ts.Fake.Enqueue(llmtest.Reply{Text: "Here is the counter."})
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/c/"+c.ID)
+	send(t, tab, "show me the counter")
+	const frame = `document.querySelector('.tool-card[data-call-id="s1"] iframe.mcp-app')`
+	waitJS(t, tab, "the app in the tool card", frame+` !== null`)
+	if got := eval[string](t, tab, frame+`.getAttribute('sandbox')`); got != "allow-scripts" {
+		t.Errorf("sandbox = %q", got)
+	}
+	resp := ts.do(t, "GET", "/agentik/apps/view?server=counter&uri="+url.QueryEscape("ui://counter/app.html"), "")
+	resp.Body.Close()
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "sandbox allow-scripts;") || !strings.Contains(csp, "connect-src 'none'") {
+		t.Errorf("the app's CSP = %q", csp)
+	}
+	waitApp(t, tab, "s1", "status", "connected")
+	waitApp(t, tab, "s1", "input", `"label":"mine"`)
+	waitApp(t, tab, "s1", "result", "count is 0")
+
+	clickApp(t, tab, "s1", "add")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("cards: %s", eval[string](t, tab, `JSON.stringify([...document.querySelectorAll('.tool-card')].map((c) => [c.dataset.callId, c.dataset.state, !!c.querySelector('[data-testid="approve"]'), c.className]))`))
+		}
+	})
+	const appCard = `[...document.querySelectorAll('.tool-card')].find((c) => c.dataset.callId?.startsWith('app_'))`
+	waitJS(t, tab, "the app's call waiting for approval in the conversation", appCard+`?.querySelector('[data-testid="approve"]') != null`)
+	if got := appText(t, tab, "s1", "called"); got != "calling" {
+		t.Errorf("before the approval the app has %q", got)
+	}
+	do(t, tab, chromedp.Evaluate[chromedp.Void](appCard+`.querySelector('[data-testid="approve"]').click()`))
+	waitApp(t, tab, "s1", "called", "called: count is 2")
+	waitJS(t, tab, "the app's call done in the conversation", appCard+`?.dataset.state === 'done'`)
+	if n := len(ts.Fake.Requests()); n != 2 {
+		t.Errorf("the app's call asked the model: %d requests", n)
+	}
+
+	clickApp(t, tab, "s1", "other")
+	waitApp(t, tab, "s1", "other-out", "other: refused")
+	clickApp(t, tab, "s1", "junk")
+	waitApp(t, tab, "s1", "junk-out", "junk sent")
+	waitJS(t, tab, "junk refused", `document.querySelector('.tool-card[data-call-id="s1"]').dataset.appRefused !== undefined`)
+	// The server refuses it too.
+	var e struct{ Error agent.Error }
+	ts.call(t, "POST", "/agentik/conversations/"+c.ID+"/app-calls", `{"app":"counter__show_counter","name":"weather__forecast"}`, 403, &e)
+	ts.call(t, "POST", "/agentik/conversations/"+c.ID+"/app-calls", `{"app":"counter__add","name":"counter__add"}`, 404, &e)
+
+	openPage(t, ts, tab, "/c/"+c.ID)
+	waitJS(t, tab, "the app after a reload", frame+` !== null`)
+	waitApp(t, tab, "s1", "result", "count is 0")
+	waitJS(t, tab, "the app's own call as a plain card", appCard+`?.querySelector('iframe') === null`)
+}

@@ -1,0 +1,50 @@
+package tool
+
+import (
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// MCP Apps (the io.modelcontextprotocol/ui extension): a tool names the
+// interactive view of its results, a ui:// resource of its server whose
+// MIME type is AppMIME, in _meta.ui.resourceUri (or the deprecated flat
+// _meta["ui/resourceUri"]). The Manager lists these per server
+// (agent.ToolServer.Apps); the bundled UI reads the resource through
+// ReadResource and renders it in the tool card (docs/ARCHITECTURE.md).
+
+// AppMIME is the MIME type of an MCP App's HTML.
+const AppMIME = "text/html;profile=mcp-app"
+
+// maxAppBytes caps the HTML of an MCP App read through ReadResource (a
+// bundled single-file app is larger than a tool result the model reads).
+const maxAppBytes = 4 << 20
+
+// appURI is the ui:// resource t names as its app, or "".
+func appURI(t mcp.Tool) string {
+	if t.Meta == nil {
+		return ""
+	}
+	uri := ""
+	if ui, ok := t.Meta.AdditionalFields["ui"].(map[string]any); ok {
+		uri, _ = ui["resourceUri"].(string)
+	}
+	if uri == "" {
+		uri, _ = t.Meta.AdditionalFields["ui/resourceUri"].(string)
+	}
+	if !strings.HasPrefix(uri, "ui://") || len(uri) > 2048 {
+		return ""
+	}
+	return uri
+}
+
+// isAppMIME reports whether a resource's MIME type is an MCP App's.
+func isAppMIME(m string) bool {
+	return strings.EqualFold(strings.ReplaceAll(m, " ", ""), AppMIME)
+}
+
+// appMeta is the _meta.ui of an app's resource contents, or nil.
+func appMeta(meta map[string]any) map[string]any {
+	ui, _ := meta["ui"].(map[string]any)
+	return ui
+}
