@@ -92,6 +92,9 @@ type ChatView struct {
 	Omitted    int   // earlier messages not on the page
 	Messages   []MessageView
 	Context    *agent.ContextSize // how full the model's context is; nil before the first call
+	// Schedule is the schedule whose run sent a message on the page
+	// (agent.ScheduleOf): the header marks a scheduled run's chat.
+	Schedule string
 }
 
 // Message view kinds.
@@ -204,6 +207,9 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 		switch m.Type {
 		case agent.MessageUser:
 			endTurn()
+			if id := agent.ScheduleOf(m.ClientID); id != "" && v.Schedule == "" {
+				v.Schedule = id
+			}
 			text, imgs := splitContent(m.Content)
 			v.Messages = append(v.Messages, MessageView{Kind: KindUser, Type: m.Type, ID: m.ID, Seq: m.Seq, ClientID: m.ClientID, Text: text, Images: imgs, Resources: resourcesOf(m.Content), Siblings: m.Siblings})
 		case agent.MessageAssistant:
