@@ -126,6 +126,9 @@ type MessageView struct {
 	// (agentik); the UI shows it, by the agent's name once it knows it.
 	Agent string
 	Model string // the model that wrote the answer; "" when unknown
+	// Rating is the reader's 👍/👎 of an answer ("up", "down", "" for
+	// none; agent.Feedback).
+	Rating string
 
 	CallID    string
 	Name      string
@@ -250,6 +253,15 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 	v.Messages = dividersBetweenTurns(v.Messages)
 	v.Context = contextAfter(c.Context, msgs)
 	return v
+}
+
+// SetRatings marks the answers the reader rated: ratings by message id.
+func (v *ChatView) SetRatings(ratings map[string]string) {
+	for i := range v.Messages {
+		if m := &v.Messages[i]; m.Kind == KindAssistant {
+			m.Rating = ratings[m.ID]
+		}
+	}
 }
 
 // dividersBetweenTurns moves each summary divider before the message its

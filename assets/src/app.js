@@ -15,6 +15,7 @@ import { Agents } from './agents.js';
 import { setAgentNames } from './message.js';
 import { ResourceView } from './mcp.js';
 import { Memory } from './memory.js';
+import { rate } from './feedback.js';
 
 const STATUS_LABEL = { connecting: 'Connecting…', online: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' };
 
@@ -366,6 +367,9 @@ class App {
           this.copy(action, (md && (rawText.get(md) ?? md.textContent)) || msg.querySelector('.msg-body')?.textContent || '');
         } else if (a === 'temp-chat') { e.preventDefault(); this.startTemp(); }
         else if (a === 'rename') this.rename();
+        else if (a === 'rate') {
+          rate(this.conn, action, this.chat?.id).catch((err) => this.toast(`Could not rate the answer: ${err.message}`, 'error'));
+        }
         else if (a === 'attach-resource') { // a resource a tool returned (its card), to the next message
           const { server, resource: uri, name } = action.dataset;
           if (this.composer) { this.composer.attachResource({ server, uri, name: name || uri }); this.composer.focus(); }

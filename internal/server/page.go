@@ -81,6 +81,14 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Chat = web.NewChatView(c, msgs, offset)
+	if s.cfg.Feedback != nil && !c.Temp {
+		ratings, err := s.ratings(ctx, c.ID)
+		if err != nil {
+			s.pageError(w, r, err)
+			return
+		}
+		p.Chat.SetRatings(ratings)
+	}
 	if c.Model != "" && p.ModelConfigured {
 		p.ModelName = c.Model // the footer names the model this chat uses
 	}
