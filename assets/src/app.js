@@ -392,6 +392,7 @@ class App {
           p.value = action.dataset.prompt || action.textContent;
           p.dispatchEvent(new Event('input'));
           p.focus();
+          if (action.dataset.send) p.form?.requestSubmit(); // an agent's starter sends itself
         }
         if (a !== 'new-chat') return;
       }
