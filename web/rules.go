@@ -16,6 +16,9 @@ type Rules struct {
 	ErrorTexts  map[string]string `json:"error_texts"`  // error code → what to show; "" is the fallback
 	UsageFormat string            `json:"usage_format"` // token usage, {total}, {prompt} and {completion} comma-grouped
 	Untitled    string            `json:"untitled"`     // what a conversation without a title is called
+	// NoRetry are the error codes whose message offers no Retry: trying
+	// again cannot help before something changes (a used-up budget).
+	NoRetry []string `json:"no_retry"`
 }
 
 // usageFormat is how token usage reads (FormatUsage; the JS fills the
@@ -24,8 +27,13 @@ const usageFormat = "{total} tokens · {prompt} in · {completion} out"
 
 // UIRules returns the display rules.
 func UIRules() Rules {
-	return Rules{ImageTypes: ImageTypes(), ErrorTexts: errorTexts(), UsageFormat: usageFormat, Untitled: Untitled}
+	return Rules{ImageTypes: ImageTypes(), ErrorTexts: errorTexts(), UsageFormat: usageFormat, Untitled: Untitled, NoRetry: noRetry}
 }
+
+var noRetry = []string{agent.CodeQuotaExceeded}
+
+// retries reports whether an error message of code offers Retry.
+func retries(code string) bool { return !slices.Contains(noRetry, code) }
 
 // ImageTypes are the image types the UI shows inline as data: URLs and
 // offers to attach: raster formats only (an SVG could carry script).

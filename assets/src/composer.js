@@ -3,7 +3,7 @@
 // the tool servers' prompts and the attach button their resources (mcp.js).
 import { h, icon } from './dom.js';
 import { McpMenu } from './mcp.js';
-import { imageTypeNames, isImageType } from './rules.js';
+import { imageTypeNames, isImageType, localInstants } from './rules.js';
 
 const MAX_IMAGE_BYTES = 8 << 20; // the client-side cap; the server has its own
 
@@ -133,7 +133,7 @@ export class Composer {
       this.resources = saved.resources;
       this.renderTray();
       this.autosize();
-      this.toast(err.message || 'Could not send the message.', 'error');
+      this.toast(localInstants(err.message || '') || 'Could not send the message.', 'error');
     } finally {
       this.busy = false;
     }

@@ -6,7 +6,7 @@
 // edit, in templ.
 import { prettyJSON } from './dom.js';
 import { renderInto } from './markdown.js';
-import { errorDetail, errorText, formatUsage, isImageType } from './rules.js';
+import { errorDetail, errorText, formatUsage, isImageType, retries } from './rules.js';
 
 // Raw markdown of rendered bodies, for copy buttons.
 export const rawText = new WeakMap();
@@ -201,6 +201,7 @@ export function errorMessage(m) {
   fill(el, '.err-detail', errorDetail(m.message));
   fill(el, '.err-code', m.code);
   if (!el.querySelector('.err-detail, .err-code')) el.querySelector('.err-details')?.remove();
+  if (!retries(m.code)) el.querySelector('.err-actions')?.remove();
   return el;
 }
 
