@@ -57,6 +57,9 @@ type Page struct {
 	// pages.
 	Memory   *MemoryView
 	NotFound bool // the conversation in the URL does not exist
+	// Budget is the reader's token budget (the line near the composer when
+	// little is left); nil without one.
+	Budget *BudgetNote
 }
 
 // ConversationItem is one row of the sidebar.
@@ -393,6 +396,9 @@ type Boot struct {
 	// has no instructions gets when it sets none.
 	SystemPrompt string `json:"system_prompt"`
 	Rules        Rules  `json:"rules"`
+	// Budget is the reader's token budget, which the composer's line
+	// follows after each turn; absent without one.
+	Budget *BudgetNote `json:"budget,omitempty"`
 }
 
 // BootConversation is the resume state of the open conversation.
@@ -410,7 +416,7 @@ type BootConversation struct {
 
 // Boot returns the page's initial state for the JS layer.
 func (p Page) Boot() Boot {
-	b := Boot{ModelConfigured: p.ModelConfigured, ModelName: p.ModelName, SystemPrompt: p.SystemPrompt, Rules: UIRules()}
+	b := Boot{ModelConfigured: p.ModelConfigured, ModelName: p.ModelName, SystemPrompt: p.SystemPrompt, Rules: UIRules(), Budget: p.Budget}
 	if c := p.Chat; c != nil {
 		b.Conversation = &BootConversation{ID: c.ID, Title: c.Title, Temp: c.Temp, APIRequest: c.APIRequest, Agent: c.Agent, Running: c.Running, TurnSeq: c.TurnSeq, LastSeq: c.LastSeq}
 	}

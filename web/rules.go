@@ -19,6 +19,9 @@ type Rules struct {
 	// NoRetry are the error codes whose message offers no Retry: trying
 	// again cannot help before something changes (a used-up budget).
 	NoRetry []string `json:"no_retry"`
+	// BudgetLowPercent: below this share left, the composer shows the
+	// budget (BudgetNote.Low).
+	BudgetLowPercent int `json:"budget_low_percent"`
 }
 
 // usageFormat is how token usage reads (FormatUsage; the JS fills the
@@ -27,7 +30,7 @@ const usageFormat = "{total} tokens · {prompt} in · {completion} out"
 
 // UIRules returns the display rules.
 func UIRules() Rules {
-	return Rules{ImageTypes: ImageTypes(), ErrorTexts: errorTexts(), UsageFormat: usageFormat, Untitled: Untitled, NoRetry: noRetry}
+	return Rules{ImageTypes: ImageTypes(), ErrorTexts: errorTexts(), UsageFormat: usageFormat, Untitled: Untitled, NoRetry: noRetry, BudgetLowPercent: BudgetLowPercent}
 }
 
 var noRetry = []string{agent.CodeQuotaExceeded}

@@ -16,6 +16,7 @@ import { setAgentNames } from './message.js';
 import { ResourceView } from './mcp.js';
 import { Memory } from './memory.js';
 import { rate } from './feedback.js';
+import { refreshBudget, showBudget } from './budget.js';
 
 const STATUS_LABEL = { connecting: 'Connecting…', online: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' };
 
@@ -94,6 +95,7 @@ class App {
     this.main = main;
     this.boot = boot;
     this.temp = false;
+    showBudget(main, boot.budget);
     const conv = boot.conversation;
     this.chat = conv ? this.newChat(conv) : null;
     this.sidebar.setCurrent(conv ? conv.id : null);
@@ -142,6 +144,7 @@ class App {
         this.sidebar.setRunning(id, r);
         if (this.chat && this.chat.id === id) this.composer?.setRunning(r);
         if (!r) this.branches.turnEnded(id, this.chat?.id === id && this.chat.branchTurn);
+        if (!r) refreshBudget(this.conn, this.main, this.boot).catch(() => {});
       },
       onToast: (m, k) => this.toast(m, k),
     });

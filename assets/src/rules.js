@@ -45,6 +45,12 @@ export function errorText(code, message) {
   return localInstants(String(message || '').split('\n')[0]) || errorTexts[''] || 'Something went wrong.';
 }
 
+// budgetLowPercent is the share of a budget under which the composer
+// shows what is left (web.BudgetLowPercent).
+export function budgetLowPercent() {
+  return Number(rules.budget_low_percent || 0);
+}
+
 // retries reports whether an error of code offers Retry (web.Rules
 // NoRetry: a used-up budget does not).
 export function retries(code) {

@@ -66,3 +66,38 @@ func TestBrowserBudgetEdit(t *testing.T) {
 		t.Errorf("%d Retry buttons after a budget refusal", n)
 	}
 }
+
+// TestBrowserBudgetNote: with a budget of 22 tokens a day the composer
+// says nothing before the first send; that send uses 19 (the fake
+// model's usage), and once its turn ends the line above the composer says
+// 3 tokens are left, live, with the reset in the reader's time zone; a
+// reload shows it too.
+func TestBrowserBudgetNote(t *testing.T) {
+	t.Parallel()
+	requireChromium(t)
+	ts := newTestServer(t)
+	admin := ts.adminKey(t)
+	annID, ann := ts.member(t, admin, "ann")
+	ts.as(t, admin, "PATCH", "/agentik/users/"+annID, `{"budget":"22/day"}`, 200)
+	tab := newBrowser(t, ts).tab()
+	do(t, tab, timezone("America/New_York"), chromedp.Navigate(ts.URL+"/"))
+	waitJS(t, tab, "sign-in page", `location.pathname === '/login'`)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { document.querySelector('[data-testid="login-key"]').value = %q; document.querySelector('.login button[type="submit"]').click(); })()`, ann)))
+	waitAfterSubmit(t, tab, "signed in", `location.pathname === '/'`)
+	waitConnected(t, tab)
+	const note = `document.querySelector('[data-testid="budget-note"]')`
+	if !eval[bool](t, tab, note+`.hidden`) {
+		t.Fatal("the budget line shows with all of the budget left")
+	}
+	send(t, tab, "hello there")
+	waitJS(t, tab, "the line after the turn", jsAnswers+`.length === 1 && !`+note+`.hidden`)
+	got := eval[string](t, tab, note+`.textContent`)
+	ny, _ := time.LoadLocation("America/New_York")
+	reset := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour).In(ny).Format("15:04 MST")
+	if !strings.Contains(got, "3 tokens left of your 22/day budget") || !strings.Contains(got, reset) {
+		t.Errorf("the budget line reads %q, want 3 tokens left and the reset at %s", got, reset)
+	}
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	waitJS(t, tab, "the line after a reload", `!`+note+`.hidden && `+note+`.textContent.includes('3 tokens left') && `+note+`.textContent.includes('`+reset+`')`)
+}

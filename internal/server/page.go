@@ -117,6 +117,13 @@ func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
 		ToolServers:       s.toolServers(ctx).Servers,
 		SignOut:           s.authOn(),
 	}
+	if me := agent.PrincipalFrom(ctx).UserID; me != "" {
+		rep, err := s.runner.Usage(ctx, me, "", "")
+		if err != nil {
+			return web.Page{}, err
+		}
+		p.Budget = web.NewBudgetNote(me, rep.Budget)
+	}
 	if s.cfg.ModelNotice != nil {
 		p.ModelNotice = s.cfg.ModelNotice()
 	}
