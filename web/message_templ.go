@@ -1264,7 +1264,8 @@ func resources(rs []Resource) templ.Component {
 }
 
 // feedbackButtons rate an answer 👍 or 👎 (assets/src/feedback.js); the
-// pressed one is the reader's rating, a second click takes it back.
+// pressed one is the reader's rating, a second click takes it back; after
+// a click, a comment may follow.
 func feedbackButtons(rating string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -1289,7 +1290,7 @@ func feedbackButtons(rating string) templ.Component {
 		var templ_7745c5c3_Var65 string
 		templ_7745c5c3_Var65, templ_7745c5c3_Err = templruntime.NewAttributeExpression(rating).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/message.templ`, Line: 196, Col: 67}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/message.templ`, Line: 197, Col: 67}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var65)
 		if templ_7745c5c3_Err != nil {
@@ -1302,7 +1303,7 @@ func feedbackButtons(rating string) templ.Component {
 		var templ_7745c5c3_Var66 string
 		templ_7745c5c3_Var66, templ_7745c5c3_Err = templruntime.NewAttributeExpression(boolAttr(rating == "up")).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/message.templ`, Line: 197, Col: 145}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/message.templ`, Line: 198, Col: 145}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var66)
 		if templ_7745c5c3_Err != nil {
@@ -1315,13 +1316,13 @@ func feedbackButtons(rating string) templ.Component {
 		var templ_7745c5c3_Var67 string
 		templ_7745c5c3_Var67, templ_7745c5c3_Err = templruntime.NewAttributeExpression(boolAttr(rating == "down")).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/message.templ`, Line: 198, Col: 151}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/message.templ`, Line: 199, Col: 151}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var67)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 120, "\" aria-label=\"Bad answer\" title=\"Bad answer\">👎</button></span>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 120, "\" aria-label=\"Bad answer\" title=\"Bad answer\">👎</button><form class=\"fb-comment\" data-testid=\"feedback-comment\" hidden><input name=\"comment\" maxlength=\"2000\" placeholder=\"What made it so? (optional)\" aria-label=\"A comment on your rating (optional)\" data-testid=\"feedback-comment-input\"> <button type=\"submit\" class=\"btn btn-sm\" data-testid=\"feedback-comment-save\">Send</button></form></span>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

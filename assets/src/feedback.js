@@ -1,5 +1,6 @@
 // Feedback on answers (web/message.templ feedbackButtons): 👍 or 👎
-// through rate_message; clicking the pressed one takes the rating back.
+// through rate_message; clicking the pressed one takes the rating back;
+// after a rating, an optional comment goes with it.
 
 // rate rates the answer of button's message in conversation id.
 export async function rate(conn, button, conversationId) {
@@ -9,6 +10,16 @@ export async function rate(conn, button, conversationId) {
   const rating = box.dataset.rating === button.dataset.rating ? '' : button.dataset.rating;
   const res = await conn.request('rate_message', { conversation_id: conversationId, message_id: msg.dataset.id, rating }, { retry: false });
   show(box, res.rating || '');
+  const form = box.querySelector('.fb-comment');
+  if (!form) return;
+  form.hidden = !res.rating;
+  form.onsubmit = (e) => {
+    e.preventDefault();
+    const comment = form.comment.value.trim();
+    conn.request('rate_message', { conversation_id: conversationId, message_id: msg.dataset.id, rating: box.dataset.rating, comment }, { retry: false })
+      .then(() => { form.hidden = true; form.comment.value = ''; box.dataset.commented = 'true'; }, (err) => { form.comment.setCustomValidity(err.message); form.reportValidity(); });
+  };
+  if (!form.hidden) form.comment.focus();
 }
 
 // show marks box's buttons with rating ("up", "down" or "").

@@ -13,7 +13,8 @@ import (
 
 // TestBrowserFeedback: a member signed in to Chromium rates an answer 👍,
 // changes it to 👎 and finds it after a reload; the admin's report counts
-// it under the answer's model and agent and lists it; the member's export
+// it under the answer's model and agent and lists it, and the admin's
+// people page in Chromium shows the count; the member's export
 // carries it. Another member can neither rate that answer, nor read its
 // ratings, nor the report; a bad rating is bad_request.
 func TestBrowserFeedback(t *testing.T) {
@@ -41,6 +42,8 @@ func TestBrowserFeedback(t *testing.T) {
 	waitJS(t, tab, "👍 pressed", pressed("up"))
 	do(t, tab, chromedp.Evaluate[chromedp.Void](jsAnswers+`[0].querySelector('[data-testid="rate-down"]').click()`))
 	waitJS(t, tab, "👎 pressed instead", pressed("down")+` && !`+pressed("up"))
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { const f = `+jsAnswers+`[0].querySelector('[data-testid="feedback-comment"]'); f.comment.value = 'too long'; f.querySelector('[data-testid="feedback-comment-save"]').click(); })()`))
+	waitJS(t, tab, "the comment sent", jsAnswers+`[0].querySelector('.feedback').dataset.commented === 'true'`)
 	do(t, tab, chromedp.Reload())
 	waitConnected(t, tab)
 	waitJS(t, tab, "👎 pressed after a reload", jsAnswers+`.length === 1 && `+pressed("down"))
@@ -52,9 +55,18 @@ func TestBrowserFeedback(t *testing.T) {
 	if len(report.Counts) != 1 || report.Counts[0].Up != 0 || report.Counts[0].Down != 1 || report.Counts[0].Agent != agent.DefaultAgent || report.Counts[0].Model == "" {
 		t.Fatalf("counts %+v, want one 👎 of the default agent's model", report.Counts)
 	}
-	if len(report.Feedback) != 1 || report.Feedback[0].UserID != annID || report.Feedback[0].MessageID != msg || report.Feedback[0].Rating != agent.RatingDown || report.Feedback[0].Model != report.Counts[0].Model {
+	if len(report.Feedback) != 1 || report.Feedback[0].UserID != annID || report.Feedback[0].MessageID != msg || report.Feedback[0].Rating != agent.RatingDown || report.Feedback[0].Comment != "too long" || report.Feedback[0].Model != report.Counts[0].Model {
 		t.Fatalf("list %+v", report.Feedback)
 	}
+
+	// The admin's people page counts it under the model and the agent.
+	people := newBrowser(t, ts).tab()
+	do(t, people, chromedp.Navigate(ts.URL+"/people"))
+	waitJS(t, people, "sign-in page", `location.pathname === '/login'`)
+	do(t, people, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { document.querySelector('[data-testid="login-key"]').value = %q; document.querySelector('.login button[type="submit"]').click(); })()`, admin)))
+	waitAfterSubmit(t, people, "the people page", `location.pathname === '/people'`)
+	row := `document.querySelector('[data-testid="feedback-count"][data-agent="agentik"][data-model="` + report.Counts[0].Model + `"]')`
+	waitJS(t, people, "the counts", row+` && `+row+`.querySelector('[data-testid="down"]').textContent === '1' && `+row+`.querySelector('[data-testid="up"]').textContent === '0'`)
 
 	var export agent.Archive
 	if err := json.Unmarshal([]byte(ts.as(t, ann, "GET", "/agentik/conversations/"+id+"/export", "", 200)), &export); err != nil {

@@ -187,6 +187,14 @@ func (s *Server) handlePeople(w http.ResponseWriter, r *http.Request) {
 		for _, u := range us {
 			p.Users = append(p.Users, s.personRow(r, a, u))
 		}
+		if s.cfg.Feedback != nil {
+			rep, err := s.cfg.Feedback.Report(r.Context(), 0)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			p.Feedback = rep.Counts
+		}
 	}
 	p.PageAssets = pageAssets(pageHeaders(w.Header()))
 	w.WriteHeader(http.StatusOK)
