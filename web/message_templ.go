@@ -1265,7 +1265,7 @@ func resources(rs []Resource) templ.Component {
 
 // feedbackButtons rate an answer 👍 or 👎 (assets/src/feedback.js); the
 // pressed one is the reader's rating, a second click takes it back; after
-// a click, a comment may follow.
+// a click, a comment may follow (no <form>: the thread holds none).
 func feedbackButtons(rating string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -1322,7 +1322,7 @@ func feedbackButtons(rating string) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 120, "\" aria-label=\"Bad answer\" title=\"Bad answer\">👎</button><form class=\"fb-comment\" data-testid=\"feedback-comment\" hidden><input name=\"comment\" maxlength=\"2000\" placeholder=\"What made it so? (optional)\" aria-label=\"A comment on your rating (optional)\" data-testid=\"feedback-comment-input\"> <button type=\"submit\" class=\"btn btn-sm\" data-testid=\"feedback-comment-save\">Send</button></form></span>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 120, "\" aria-label=\"Bad answer\" title=\"Bad answer\">👎</button> <span class=\"fb-comment\" data-testid=\"feedback-comment\" hidden><input name=\"comment\" maxlength=\"2000\" placeholder=\"What made it so? (optional)\" aria-label=\"A comment on your rating (optional)\" data-testid=\"feedback-comment-input\"> <button type=\"button\" class=\"btn btn-sm\" data-testid=\"feedback-comment-save\">Send</button></span></span>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -13,13 +13,14 @@ export async function rate(conn, button, conversationId) {
   const form = box.querySelector('.fb-comment');
   if (!form) return;
   form.hidden = !res.rating;
-  form.onsubmit = (e) => {
-    e.preventDefault();
-    const comment = form.comment.value.trim();
-    conn.request('rate_message', { conversation_id: conversationId, message_id: msg.dataset.id, rating: box.dataset.rating, comment }, { retry: false })
-      .then(() => { form.hidden = true; form.comment.value = ''; box.dataset.commented = 'true'; }, (err) => { form.comment.setCustomValidity(err.message); form.reportValidity(); });
+  const input = form.querySelector('input');
+  const send = () => {
+    conn.request('rate_message', { conversation_id: conversationId, message_id: msg.dataset.id, rating: box.dataset.rating, comment: input.value.trim() }, { retry: false })
+      .then(() => { form.hidden = true; input.value = ''; box.dataset.commented = 'true'; }, (err) => { input.setCustomValidity(err.message); input.reportValidity(); });
   };
-  if (!form.hidden) form.comment.focus();
+  form.querySelector('button').onclick = send;
+  input.onkeydown = (e) => { if (e.key === 'Enter') { e.preventDefault(); send(); } };
+  if (!form.hidden) input.focus();
 }
 
 // show marks box's buttons with rating ("up", "down" or "").

@@ -42,7 +42,7 @@ func TestBrowserFeedback(t *testing.T) {
 	waitJS(t, tab, "👍 pressed", pressed("up"))
 	do(t, tab, chromedp.Evaluate[chromedp.Void](jsAnswers+`[0].querySelector('[data-testid="rate-down"]').click()`))
 	waitJS(t, tab, "👎 pressed instead", pressed("down")+` && !`+pressed("up"))
-	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { const f = `+jsAnswers+`[0].querySelector('[data-testid="feedback-comment"]'); f.comment.value = 'too long'; f.querySelector('[data-testid="feedback-comment-save"]').click(); })()`))
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { const f = `+jsAnswers+`[0].querySelector('[data-testid="feedback-comment"]'); f.querySelector('input').value = 'too long'; f.querySelector('[data-testid="feedback-comment-save"]').click(); })()`))
 	waitJS(t, tab, "the comment sent", jsAnswers+`[0].querySelector('.feedback').dataset.commented === 'true'`)
 	do(t, tab, chromedp.Reload())
 	waitConnected(t, tab)
