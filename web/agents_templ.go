@@ -107,13 +107,31 @@ func AgentEditor() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<dialog class=\"dialog agent-editor\" data-testid=\"agent-editor\"><form method=\"dialog\" class=\"settings-form\"><h2 class=\"dialog-title\">New agent</h2><label class=\"settings-field\"><span>Slug</span><input name=\"slug\" data-testid=\"agent-slug\" placeholder=\"researcher\" maxlength=\"40\" pattern=\"[a-z0-9-]+\" required></label> <label class=\"settings-field\"><span>Name</span><input name=\"name\" data-testid=\"agent-name\" placeholder=\"Researcher\" maxlength=\"200\"></label> <label class=\"settings-field\"><span>Description</span><input name=\"description\" data-testid=\"agent-description\" placeholder=\"What it is good at\"></label> <label class=\"settings-field\"><span>Instructions</span><textarea name=\"instructions\" rows=\"5\" data-testid=\"agent-instructions\" placeholder=\"You are a careful researcher…\"></textarea></label> <label class=\"settings-field\"><span>Model</span> <select name=\"model\" data-testid=\"agent-model\"><option value=\"\">Default model</option></select></label><fieldset class=\"agent-tools\" data-testid=\"agent-tools\"><legend>Tools</legend> <label class=\"agent-tool\"><input type=\"checkbox\" data-testid=\"agent-tool\"><span>-</span></label><p class=\"hint\">No tools are configured (AGENTIK_MCP_CONFIG) and no other agent exists yet.</p></fieldset><label class=\"settings-field\"><span>Starters</span><textarea name=\"starters\" rows=\"3\" data-testid=\"agent-starters\" placeholder=\"One suggested first prompt per line\"></textarea></label> <label class=\"settings-field\"><span>Visibility</span> <select name=\"visibility\" data-testid=\"agent-visibility\"><option value=\"private\">Private: only me</option> <option value=\"shared\">Shared with everyone</option></select></label><p class=\"agent-error\" data-testid=\"agent-error\" role=\"alert\" hidden></p><div class=\"dialog-actions\"><button type=\"button\" class=\"btn\" value=\"cancel\">Cancel</button> <button type=\"submit\" class=\"btn btn-primary\" data-testid=\"agent-save\">Create</button></div></form></dialog>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<dialog class=\"dialog agent-editor\" data-testid=\"agent-editor\"><form method=\"dialog\" class=\"settings-form\"><h2 class=\"dialog-title\">New agent</h2><label class=\"settings-field\"><span>Name</span><input name=\"name\" data-testid=\"agent-name\" placeholder=\"Travel Planner\" maxlength=\"200\" required></label> <label class=\"settings-field\"><span>Slug</span> <input name=\"slug\" data-testid=\"agent-slug\" placeholder=\"travel-planner\" maxlength=\"40\" pattern=\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var5 string
+		templ_7745c5c3_Var5, templ_7745c5c3_Err = templruntime.NewAttributeExpression(SlugPattern).Resolve(ctx)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/agents.templ`, Line: 45, Col: 113}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var5)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\" autocomplete=\"off\" spellcheck=\"false\"> <small class=\"hint\">Its address and its delegation tool (agent__slug): made from the name, yours to change</small></label> <label class=\"settings-field\"><span>Description</span><input name=\"description\" data-testid=\"agent-description\" placeholder=\"What it is good at\"></label> <label class=\"settings-field\"><span>Instructions</span><textarea name=\"instructions\" rows=\"5\" data-testid=\"agent-instructions\" placeholder=\"You are a careful researcher…\"></textarea></label> <label class=\"settings-field\"><span>Model</span> <select name=\"model\" data-testid=\"agent-model\"><option value=\"\">Default model</option></select></label><fieldset class=\"agent-tools\" data-testid=\"agent-tools\"><legend>Tools</legend> <label class=\"agent-tool\"><input type=\"checkbox\" data-testid=\"agent-tool\"><span>-</span></label><p class=\"hint\">No tools are configured (AGENTIK_MCP_CONFIG) and no other agent exists yet.</p></fieldset><label class=\"settings-field\"><span>Starters</span><textarea name=\"starters\" rows=\"3\" data-testid=\"agent-starters\" placeholder=\"One suggested first prompt per line\"></textarea></label> <label class=\"settings-field\"><span>Visibility</span> <select name=\"visibility\" data-testid=\"agent-visibility\"><option value=\"private\">Private: only me</option> <option value=\"shared\">Shared with everyone</option></select></label><p class=\"agent-error\" data-testid=\"agent-error\" role=\"alert\" hidden></p><div class=\"dialog-actions\"><button type=\"button\" class=\"btn btn-danger agent-delete\" data-testid=\"agent-delete\" hidden>Delete</button> <button type=\"button\" class=\"btn\" value=\"cancel\">Cancel</button> <button type=\"submit\" class=\"btn btn-primary\" data-testid=\"agent-save\">Create</button></div></form></dialog>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		return nil
 	})
 }
+
+// SlugPattern is the slug input's pattern: the server's rule
+// (agent.slugPattern) in a form Chromium's v-mode regular expressions
+// take (a hyphen in a class escaped).
+const SlugPattern = `[a-z0-9](?:[a-z0-9\-]{0,38}[a-z0-9])?`
 
 // delegateSlug is the agent a delegation's tool (agent__<slug>) asks.
 func delegateSlug(tool string) string { return strings.TrimPrefix(tool, agent.DelegatePrefix) }
@@ -137,46 +155,46 @@ func DelegateLink(childID, slug string) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<a class=\"delegate-link\" data-testid=\"delegate-link\" href=\"")
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		var templ_7745c5c3_Var6 string
-		templ_7745c5c3_Var6, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/c/" + pathEscape(childID))).ResolveURL(ctx)
-		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/agents.templ`, Line: 78, Col: 103}
-		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var6)
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "\">Open <span class=\"delegate-agent\" data-agent=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<a class=\"delegate-link\" data-testid=\"delegate-link\" href=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var7 string
-		templ_7745c5c3_Var7, templ_7745c5c3_Err = templruntime.NewAttributeExpression(slug).Resolve(ctx)
+		templ_7745c5c3_Var7, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/c/" + pathEscape(childID))).ResolveURL(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/agents.templ`, Line: 78, Col: 157}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/agents.templ`, Line: 88, Col: 103}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var7)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "\">Open <span class=\"delegate-agent\" data-agent=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var8 string
-		templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(slug)
+		templ_7745c5c3_Var8, templ_7745c5c3_Err = templruntime.NewAttributeExpression(slug).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/agents.templ`, Line: 78, Col: 166}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/agents.templ`, Line: 88, Col: 157}
 		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var8)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "</span>'s conversation</a>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "\">")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var9 string
+		templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(slug)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/agents.templ`, Line: 88, Col: 166}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "</span>'s conversation</a>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -204,7 +222,7 @@ func Delegation() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<div class=\"delegate\" data-testid=\"delegate\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<div class=\"delegate\" data-testid=\"delegate\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -212,7 +230,7 @@ func Delegation() templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<div class=\"delegate-text\" data-testid=\"delegate-text\"></div><div class=\"delegate-approvals\"><div class=\"delegate-approval\"><span>-</span> <button type=\"button\" class=\"btn btn-primary\" data-testid=\"delegate-approve\">Approve</button> <button type=\"button\" class=\"btn\" data-testid=\"delegate-deny\">Deny</button></div></div></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<div class=\"delegate-text\" data-testid=\"delegate-text\"></div><div class=\"delegate-approvals\"><div class=\"delegate-approval\"><span>-</span> <button type=\"button\" class=\"btn btn-primary\" data-testid=\"delegate-approve\">Approve</button> <button type=\"button\" class=\"btn\" data-testid=\"delegate-deny\">Deny</button></div></div></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -67,6 +67,9 @@ type Page struct {
 	// the navigation's badge (assets/src/inbox.js keeps it live).
 	InboxCount int
 	NotFound   bool // the conversation in the URL does not exist
+	// Budget is the reader's token budget (the line near the composer when
+	// little is left); nil without one.
+	Budget *BudgetNote
 }
 
 // ConversationItem is one row of the sidebar.
@@ -102,6 +105,9 @@ type ChatView struct {
 	Omitted    int   // earlier messages not on the page
 	Messages   []MessageView
 	Context    *agent.ContextSize // how full the model's context is; nil before the first call
+	// Schedule is the schedule whose run sent a message on the page
+	// (agent.ScheduleOf): the header marks a scheduled run's chat.
+	Schedule string
 }
 
 // Message view kinds.
@@ -136,6 +142,9 @@ type MessageView struct {
 	// Citations are the passages of knowledge the answer used
 	// (file_search), shown as numbered chips that open the passage.
 	Citations []agent.Citation
+	// Rating is the reader's 👍/👎 of an answer ("up", "down", "" for
+	// none; agent.Feedback).
+	Rating string
 
 	CallID    string
 	Name      string
@@ -217,6 +226,9 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 		switch m.Type {
 		case agent.MessageUser:
 			endTurn()
+			if id := agent.ScheduleOf(m.ClientID); id != "" && v.Schedule == "" {
+				v.Schedule = id
+			}
 			text, imgs := splitContent(m.Content)
 			v.Messages = append(v.Messages, MessageView{Kind: KindUser, Type: m.Type, ID: m.ID, Seq: m.Seq, ClientID: m.ClientID, Text: text, Images: imgs, Resources: resourcesOf(m.Content), Siblings: m.Siblings})
 		case agent.MessageAssistant:
@@ -257,6 +269,15 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 	v.Messages = dividersBetweenTurns(v.Messages)
 	v.Context = contextAfter(c.Context, msgs)
 	return v
+}
+
+// SetRatings marks the answers the reader rated: ratings by message id.
+func (v *ChatView) SetRatings(ratings map[string]string) {
+	for i := range v.Messages {
+		if m := &v.Messages[i]; m.Kind == KindAssistant {
+			m.Rating = ratings[m.ID]
+		}
+	}
 }
 
 // dividersBetweenTurns moves each summary divider before the message its
@@ -388,6 +409,9 @@ type Boot struct {
 	// has no instructions gets when it sets none.
 	SystemPrompt string `json:"system_prompt"`
 	Rules        Rules  `json:"rules"`
+	// Budget is the reader's token budget, which the composer's line
+	// follows after each turn; absent without one.
+	Budget *BudgetNote `json:"budget,omitempty"`
 }
 
 // BootConversation is the resume state of the open conversation.
@@ -405,7 +429,7 @@ type BootConversation struct {
 
 // Boot returns the page's initial state for the JS layer.
 func (p Page) Boot() Boot {
-	b := Boot{ModelConfigured: p.ModelConfigured, ModelName: p.ModelName, SystemPrompt: p.SystemPrompt, Rules: UIRules()}
+	b := Boot{ModelConfigured: p.ModelConfigured, ModelName: p.ModelName, SystemPrompt: p.SystemPrompt, Rules: UIRules(), Budget: p.Budget}
 	if c := p.Chat; c != nil {
 		b.Conversation = &BootConversation{ID: c.ID, Title: c.Title, Temp: c.Temp, APIRequest: c.APIRequest, Agent: c.Agent, Running: c.Running, TurnSeq: c.TurnSeq, LastSeq: c.LastSeq}
 	}

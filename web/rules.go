@@ -19,6 +19,12 @@ type Rules struct {
 	UsageFormat string            `json:"usage_format"` // token usage, {total}, {prompt} and {completion} comma-grouped
 	Untitled    string            `json:"untitled"`     // what a conversation without a title is called
 	PageFormat  string            `json:"page_format"`  // a citation's page, {page} (CitationPlace)
+	// NoRetry are the error codes whose message offers no Retry: trying
+	// again cannot help before something changes (a used-up budget).
+	NoRetry []string `json:"no_retry"`
+	// BudgetLowPercent: below this share left, the composer shows the
+	// budget (BudgetNote.Low).
+	BudgetLowPercent int `json:"budget_low_percent"`
 }
 
 // usageFormat is how token usage reads (FormatUsage; the JS fills the
@@ -27,8 +33,13 @@ const usageFormat = "{total} tokens · {prompt} in · {completion} out"
 
 // UIRules returns the display rules.
 func UIRules() Rules {
-	return Rules{ImageTypes: ImageTypes(), ErrorTexts: errorTexts(), UsageFormat: usageFormat, Untitled: Untitled, PageFormat: pageFormat}
+	return Rules{ImageTypes: ImageTypes(), ErrorTexts: errorTexts(), UsageFormat: usageFormat, Untitled: Untitled, PageFormat: pageFormat, NoRetry: noRetry, BudgetLowPercent: BudgetLowPercent}
 }
+
+var noRetry = []string{agent.CodeQuotaExceeded}
+
+// retries reports whether an error message of code offers Retry.
+func retries(code string) bool { return !slices.Contains(noRetry, code) }
 
 // ImageTypes are the image types the UI shows inline as data: URLs and
 // offers to attach: raster formats only (an SVG could carry script).

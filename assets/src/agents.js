@@ -12,6 +12,14 @@ import { clone, nameOfAgent } from './message.js';
 
 export const DEFAULT_AGENT = 'agentik';
 
+// slugOf is the slug a name makes, as the server makes it when none is
+// given (agent.SlugOf): ASCII letters and digits lowercased, every other
+// run one hyphen, at most 40.
+export function slugOf(name) {
+  const parts = String(name).toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+  return parts.join('-').slice(0, 40).replace(/-+$/, '');
+}
+
 export class Agents {
   constructor({ conn, sidebarEl, onFilter, toast }) {
     this.conn = conn;
@@ -116,7 +124,8 @@ export class Agents {
       if (this.defaultSuggestions) sugg.replaceChildren(...this.defaultSuggestions.map((c) => c.cloneNode(true)));
       return;
     }
-    sugg.replaceChildren(...starters.map((s) => h('button', { type: 'button', class: 'suggestion', 'data-action': 'prompt', 'data-prompt': s, 'data-testid': 'starter' },
+    // A starter sends itself (app.js: data-send).
+    sugg.replaceChildren(...starters.map((s) => h('button', { type: 'button', class: 'suggestion', 'data-action': 'prompt', 'data-send': 'true', 'data-prompt': s, 'data-testid': 'starter' },
       h('strong', null, cur.name), s)));
   }
 
@@ -140,6 +149,10 @@ export class Agents {
       dlg.querySelector('.dialog-title').textContent = `Edit ${d.name}`;
       dlg.querySelector('[data-testid="agent-save"]').textContent = 'Save';
       slug.disabled = true;
+    } else {
+      // The slug follows the name until the person types one.
+      name.addEventListener('input', () => { if (!slug.dataset.edited) slug.value = slugOf(name.value); });
+      slug.addEventListener('input', () => { if (slug.value) slug.dataset.edited = 'true'; else delete slug.dataset.edited; });
     }
     slug.value = d.slug;
     name.value = d.name;
@@ -164,17 +177,38 @@ export class Agents {
     dlg.querySelector('.agent-tools .hint').hidden = checks.length > 0;
     const errEl = dlg.querySelector('[data-testid="agent-error"]');
     const cancel = dlg.querySelector('button[value="cancel"]');
+    const del = dlg.querySelector('[data-testid="agent-delete"]');
+    del.hidden = !def || def.read_only || def.slug === DEFAULT_AGENT;
+    // Delete asks once more on the button itself, then deletes.
+    del.addEventListener('click', async () => {
+      if (!del.dataset.confirm) {
+        del.dataset.confirm = 'true';
+        del.textContent = `Delete ${d.name}? Click again`;
+        return;
+      }
+      try {
+        await this.conn.request('delete_agent', { slug: d.slug }, { retry: false });
+        dlg.close();
+        this.selected = DEFAULT_AGENT;
+        await this.load();
+        this.toast(`Deleted ${d.name}.`);
+      } catch (err) {
+        errEl.textContent = err.message;
+        errEl.hidden = false;
+      }
+    });
     document.body.append(dlg);
     cancel.addEventListener('click', () => dlg.close());
     dlg.addEventListener('close', () => dlg.remove());
     form.addEventListener('submit', async (e) => {
       e.preventDefault();
       const body = {
-        slug: slug.value.trim(), name: name.value.trim() || slug.value.trim(), description: desc.value.trim(),
+        name: name.value.trim() || slug.value.trim(), description: desc.value.trim(),
         instructions: instr.value, model: model.value, visibility: vis.value,
         tools: checks.map((l) => l.querySelector('input')).filter((cb) => cb.checked).map((cb) => cb.value),
         starters: starters.value.split('\n').map((s) => s.trim()).filter(Boolean),
       };
+      if (slug.value.trim()) body.slug = slug.value.trim(); // else the server makes it from the name
       try {
         const saved = await this.conn.request(def ? 'update_agent' : 'create_agent', body, { retry: false });
         dlg.close();
@@ -187,7 +221,7 @@ export class Agents {
       }
     });
     dlg.showModal();
-    (def ? name : slug).focus();
+    name.focus();
   }
 }
 

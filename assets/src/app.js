@@ -18,6 +18,8 @@ import { McpApps } from './mcpapps.js';
 import { Memory } from './memory.js';
 import { Inbox } from './inbox.js';
 import { Knowledge } from './knowledge.js';
+import { rate } from './feedback.js';
+import { refreshBudget, showBudget } from './budget.js';
 
 const STATUS_LABEL = { connecting: 'Connecting…', online: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' };
 
@@ -100,6 +102,7 @@ class App {
     this.main = main;
     this.boot = boot;
     this.temp = false;
+    showBudget(main, boot.budget);
     const conv = boot.conversation;
     this.chat = conv ? this.newChat(conv) : null;
     this.sidebar.setCurrent(conv ? conv.id : null);
@@ -150,6 +153,7 @@ class App {
         this.sidebar.setRunning(id, r);
         if (this.chat && this.chat.id === id) this.composer?.setRunning(r);
         if (!r) this.branches.turnEnded(id, this.chat?.id === id && this.chat.branchTurn);
+        if (!r) refreshBudget(this.conn, this.main, this.boot).catch(() => {});
       },
       onToast: (m, k) => this.toast(m, k),
     });
@@ -396,6 +400,9 @@ class App {
           this.copy(action, (md && (rawText.get(md) ?? md.textContent)) || msg.querySelector('.msg-body')?.textContent || '');
         } else if (a === 'temp-chat') { e.preventDefault(); this.startTemp(); }
         else if (a === 'rename') this.rename();
+        else if (a === 'rate') {
+          rate(this.conn, action, this.chat?.id).catch((err) => this.toast(`Could not rate the answer: ${err.message}`, 'error'));
+        }
         else if (a === 'attach-resource') { // a resource a tool returned (its card), to the next message
           const { server, resource: uri, name } = action.dataset;
           if (this.composer) { this.composer.attachResource({ server, uri, name: name || uri }); this.composer.focus(); }
@@ -420,6 +427,7 @@ class App {
           p.value = action.dataset.prompt || action.textContent;
           p.dispatchEvent(new Event('input'));
           p.focus();
+          if (action.dataset.send) p.form?.requestSubmit(); // an agent's starter sends itself
         }
         if (a !== 'new-chat') return;
       }

@@ -9,7 +9,7 @@ import { h, icon } from './dom.js';
 import { McpMenu } from './mcp.js';
 import { clone } from './message.js';
 import { statusText, uploadFile } from './knowledge.js';
-import { isImageType } from './rules.js';
+import { imageTypeNames, isImageType, localInstants } from './rules.js';
 
 const MAX_IMAGE_BYTES = 8 << 20; // the client-side cap; the server has its own
 
@@ -195,7 +195,7 @@ export class Composer {
       this.docs = saved.docs;
       this.renderTray();
       this.autosize();
-      this.toast(err.message || 'Could not send the message.', 'error');
+      this.toast(localInstants(err.message || '') || 'Could not send the message.', 'error');
     } finally {
       this.busy = false;
     }

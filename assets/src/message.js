@@ -7,7 +7,7 @@
 import { prettyJSON } from './dom.js';
 import { renderInto } from './markdown.js';
 import { markArtifacts } from './artifacts.js';
-import { citationPlace, errorDetail, errorText, formatUsage, isImageType } from './rules.js';
+import { citationPlace, errorDetail, errorText, formatUsage, isImageType, retries } from './rules.js';
 
 // Raw markdown of rendered bodies, for copy buttons.
 export const rawText = new WeakMap();
@@ -224,6 +224,7 @@ export function errorMessage(m) {
   fill(el, '.err-detail', errorDetail(m.message));
   fill(el, '.err-code', m.code);
   if (!el.querySelector('.err-detail, .err-code')) el.querySelector('.err-details')?.remove();
+  if (!retries(m.code)) el.querySelector('.err-actions')?.remove();
   return el;
 }
 

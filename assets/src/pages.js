@@ -8,10 +8,12 @@ import { People } from './people.js';
 
 const page = document.body.dataset.page;
 const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+let view = null;
 const conn = new Conn(`${proto}//${location.host}/agentik/ws`, {
   onStatus: (s) => { document.body.dataset.conn = s; },
+  onOpen: () => view?.onOpen?.(),
 });
-if (page === 'schedules') new Schedules(document, conn);
-if (page === 'people') new People(document, conn);
+if (page === 'schedules') view = new Schedules(document, conn);
+if (page === 'people') view = new People(document, conn);
 conn.connect();
 document.body.dataset.ready = 'true';

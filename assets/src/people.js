@@ -1,6 +1,7 @@
 // The people page (web/people.templ): an admin adds users, changes their
 // role, disables, enables and deletes them; anyone makes and revokes
-// keys (their own; an admin's for anyone), a new key shown this once.
+// keys (their own; an admin's for anyone), a new key shown this once;
+// an admin sets each user's token budget.
 // Every action is an account op (create_user, update_user, delete_user,
 // create_key, revoke_key); the list is then rendered again by the server.
 import { refresh, showError } from './manage.js';
@@ -41,6 +42,9 @@ export class People {
       const fields = { name: form.name.value, role: form.role.value };
       if (form.email.value.trim()) fields.email = form.email.value.trim();
       await this.run(form.querySelector('[type="submit"]'), 'create_user', fields);
+    } else if (form.dataset.action === 'set-budget') {
+      e.preventDefault();
+      await this.run(form.querySelector('[type="submit"]'), 'update_user', { user_id: userOf(form), budget: form.budget.value.trim() });
     } else if (form.dataset.action === 'create-key') {
       e.preventDefault();
       const keys = form.closest('[data-keys]');

@@ -32,10 +32,33 @@ export function formatUsage(u) {
 
 // errorText is what an error message with this code and message shows:
 // the text of its code, or the first line of its message, which says
-// what went wrong in words (docs/PROTOCOL.md "Error messages").
+// what went wrong in words (docs/PROTOCOL.md "Error messages"), its
+// instants in the reader's time.
 export function errorText(code, message) {
   if (code && errorTexts[code] !== undefined) return errorTexts[code];
-  return String(message || '').split('\n')[0] || errorTexts[''] || 'Something went wrong.';
+  return localInstants(String(message || '').split('\n')[0]) || errorTexts[''] || 'Something went wrong.';
+}
+
+// budgetLowPercent is the share of a budget under which the composer
+// shows what is left (web.BudgetLowPercent).
+export function budgetLowPercent() {
+  return Number(rules.budget_low_percent || 0);
+}
+
+// retries reports whether an error of code offers Retry (web.Rules
+// NoRetry: a used-up budget does not).
+export function retries(code) {
+  return !(rules.no_retry || []).includes(code);
+}
+
+// localInstants writes the UTC instants of a server's message (RFC 3339,
+// "2026-12-07T00:00:00Z") in the reader's time zone and words.
+export function localInstants(text) {
+  const fmt = new Intl.DateTimeFormat(undefined, { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' });
+  return String(text).replace(/\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z\b/g, (iso) => {
+    const d = new Date(iso);
+    return Number.isNaN(d.getTime()) ? iso : fmt.format(d);
+  });
 }
 
 // errorDetail is the rest of the message: the detail behind "Details".

@@ -344,8 +344,13 @@ func agentNotFound(slug string) error {
 
 // CreateAgent stores a new agent owned by the caller, as version 1.
 func (r *Runner) CreateAgent(ctx context.Context, ch AgentChange) (AgentDef, error) {
-	if ch.Slug == nil || *ch.Slug == "" {
-		return AgentDef{}, Errorf(CodeBadRequest, "slug is required: 1 to 40 lowercase letters, digits or inner hyphens, e.g. \"researcher\"")
+	derived := ch.Slug == nil || *ch.Slug == ""
+	if derived {
+		if ch.Name == nil || SlugOf(*ch.Name) == "" {
+			return AgentDef{}, Errorf(CodeBadRequest, "slug or name is required: a slug is 1 to 40 lowercase letters, digits or inner hyphens, e.g. \"researcher\", and one is made from a name with letters or digits (\"Travel Planner\" makes \"travel-planner\")")
+		}
+		slug := SlugOf(*ch.Name)
+		ch.Slug = &slug
 	}
 	if ch.Name == nil {
 		ch.Name = ch.Slug
@@ -357,7 +362,7 @@ func (r *Runner) CreateAgent(ctx context.Context, ch AgentChange) (AgentDef, err
 		return AgentDef{}, Errorf(CodeBadRequest, "slug %q is not URL-safe: use 1 to 40 lowercase letters, digits or inner hyphens, e.g. \"researcher\"", Shorten(d.Slug, 60))
 	}
 	if o, err := r.agents().Agent(ctx, d.Slug); err == nil {
-		if r.agentVisible(ctx, o) {
+		if r.agentVisible(ctx, o) && !derived {
 			return AgentDef{}, Errorf(CodeConflict, "slug %q is taken: choose another slug", d.Slug)
 		}
 		// Another member's private agent: not revealed by a conflict; the
@@ -380,6 +385,28 @@ func (r *Runner) CreateAgent(ctx context.Context, ch AgentChange) (AgentDef, err
 	}
 	r.cfg.Audit.Record(ctx, AuditAgentCreated, d.Slug, map[string]any{"version": d.Version})
 	return d, nil
+}
+
+// SlugOf is the slug made from an agent's name when none is given: its
+// ASCII letters and digits, lowercased, each other run of characters one
+// hyphen, cut to 40 ("Travel Planner" → "travel-planner"); "" when the
+// name has no letter or digit. assets/src/agents.js slugOf writes the
+// same as a name is typed.
+func SlugOf(name string) string {
+	var b strings.Builder
+	hyphen := false
+	for _, c := range strings.ToLower(name) {
+		if 'a' <= c && c <= 'z' || '0' <= c && c <= '9' {
+			if hyphen && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			hyphen = false
+			b.WriteRune(c)
+			continue
+		}
+		hyphen = true
+	}
+	return strings.TrimRight(b.String()[:min(b.Len(), 40)], "-")
 }
 
 // freeSlug is the first of slug-2, slug-3… that no agent holds and that is

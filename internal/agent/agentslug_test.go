@@ -27,3 +27,27 @@ func TestAnothersPrivateSlugNotRevealed(t *testing.T) {
 		t.Errorf("ann's researcher: %+v %v", got, err)
 	}
 }
+
+// TestAgentSlugFromName: an agent made with a name and no slug gets the
+// slug of its name, with a suffix when that slug is taken (here by the
+// caller's own agent: no conflict, as the person gave no slug); a name
+// without a letter or digit and no slug is bad_request.
+func TestAgentSlugFromName(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]string{"Travel Planner": "travel-planner", "  Été -- 2026!": "t-2026", "ABC": "abc", "!!!": ""} {
+		if got := agent.SlugOf(name); got != want {
+			t.Errorf("SlugOf(%q) = %q, want %q", name, got, want)
+		}
+	}
+	g := newRig(t, nil)
+	d, err := g.r.CreateAgent(ann, agent.AgentChange{Name: ptr("Travel Planner")})
+	if err != nil || d.Slug != "travel-planner" || d.Name != "Travel Planner" {
+		t.Fatalf("first: %+v %v", d, err)
+	}
+	if d, err = g.r.CreateAgent(ann, agent.AgentChange{Name: ptr("Travel planner")}); err != nil || d.Slug != "travel-planner-2" {
+		t.Fatalf("second: %+v %v, want travel-planner-2", d, err)
+	}
+	if _, err := g.r.CreateAgent(ann, agent.AgentChange{Name: ptr("!!!")}); agent.ErrorCode(err) != agent.CodeBadRequest {
+		t.Errorf("a name without letters: %v, want bad_request", err)
+	}
+}

@@ -346,3 +346,12 @@ func (r *Runner) Usage(ctx context.Context, user, from, to string) (UsageReport,
 	}
 	return rep, nil
 }
+
+// DefaultBudget is the server's budget of a user without one of their
+// own (AGENTIK_DEFAULT_BUDGET); zero: none.
+func (r *Runner) DefaultBudget() Budget {
+	if r.cfg.Budgets == nil {
+		return Budget{}
+	}
+	return r.cfg.Budgets.Default
+}

@@ -57,6 +57,9 @@ func (a Archive) MarshalJSON() ([]byte, error) {
 type ArchivedConversation struct {
 	Conversation Conversation `json:"conversation"`
 	Messages     []Message    `json:"messages"`
+	// Feedback are the ratings of its answers the exporter may read
+	// (feedback.go): their own, an admin's everyone's. Import skips them.
+	Feedback []Feedback `json:"feedback,omitempty"`
 }
 
 // ImportConversation is a conversation to import: Source names it in the

@@ -639,6 +639,30 @@ func (s *Scheduler) Runs(ctx context.Context, id string) ([]ScheduleRun, error) 
 	return s.Store.ScheduleRuns(ctx, id)
 }
 
+// scheduleClientPrefix starts the client_id of a schedule run's message.
+const scheduleClientPrefix = "schedule:"
+
+// ScheduleClientID is the client_id of the message a schedule's run at
+// slot sends: a retried send of the same slot is a duplicate, and the UI
+// knows the message (and its conversation) for a scheduled run's.
+func ScheduleClientID(scheduleID string, slot time.Time) string {
+	return fmt.Sprintf("%s%s:%d", scheduleClientPrefix, scheduleID, slot.Unix())
+}
+
+// ScheduleOf is the schedule whose run sent the message of clientID; ""
+// for a message a person (or another client) sent.
+func ScheduleOf(clientID string) string {
+	rest, ok := strings.CutPrefix(clientID, scheduleClientPrefix)
+	if !ok {
+		return ""
+	}
+	id, _, ok := strings.Cut(rest, ":")
+	if !ok {
+		return ""
+	}
+	return id
+}
+
 // Run ticks until ctx ends.
 func (s *Scheduler) Run(ctx context.Context) {
 	every := s.Every
@@ -788,7 +812,7 @@ func (s *Scheduler) start(ctx context.Context, sc Schedule, run ScheduleRun) {
 			return
 		}
 	}
-	clientID := fmt.Sprintf("schedule:%s:%d", sc.ID, run.Slot.Unix())
+	clientID := ScheduleClientID(sc.ID, run.Slot)
 	res, err := s.Runner.SendBusy(ctx, run.ConversationID, []Content{Text(sc.Prompt)}, clientID, OnBusyQueue)
 	if err != nil {
 		fail(err)

@@ -146,6 +146,9 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	if sc.Schedules == nil {
 		sc.Schedules = a.Schedules
 	}
+	if sc.Feedback == nil {
+		sc.Feedback = agent.NewFeedbacks(a.Runner, a.Store, now) // ratings of answers (agent/feedback.go)
+	}
 	a.Inbox = &agent.Inbox{Runner: a.Runner, Store: a.Store}
 	if sc.Inbox == nil {
 		sc.Inbox = a.Inbox

@@ -27,9 +27,9 @@ func WriteStart(w io.Writer, exportedAt time.Time) error {
 }
 
 // WriteConversation writes one agent.ArchivedConversation, its messages
-// streamed as each yields them; first is false for every conversation of
-// a document but its first.
-func WriteConversation(w io.Writer, first bool, c agent.Conversation, each Each) error {
+// streamed as each yields them, then its feedback (none: no field);
+// first is false for every conversation of a document but its first.
+func WriteConversation(w io.Writer, first bool, c agent.Conversation, each Each, feedback []agent.Feedback) error {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return err
@@ -63,7 +63,22 @@ func WriteConversation(w io.Writer, first bool, c agent.Conversation, each Each)
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(w, "]}")
+	if _, err := io.WriteString(w, "]"); err != nil {
+		return err
+	}
+	if len(feedback) > 0 {
+		b, err := json.Marshal(feedback)
+		if err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, `,"feedback":`); err != nil {
+			return err
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	_, err = io.WriteString(w, "}")
 	return err
 }
 

@@ -56,7 +56,7 @@ func testWriteIsMarshal(t *testing.T, at time.Time) {
 		t.Fatal(err)
 	}
 	for i, c := range a.Conversations {
-		if err := archive.WriteConversation(&b, i == 0, c.Conversation, each(c.Messages)); err != nil {
+		if err := archive.WriteConversation(&b, i == 0, c.Conversation, each(c.Messages), c.Feedback); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -47,6 +47,14 @@ func (in *agentInput) decode(b []byte) error {
 
 func (in agentInput) change() agent.AgentChange { return in.Change(in.Model, in.Params) }
 
+// agentCreate is a create_agent: without a slug, one is made from the
+// name (agent.SlugOf).
+type agentCreate struct {
+	agentInput
+}
+
+func (in *agentCreate) check() error { return nil }
+
 var (
 	opListAgents = declare(protocol.OpListAgents, 0, func(ctx context.Context, s *Server, _ struct{}) (any, error) {
 		ds, err := s.runner.Agents(ctx)
@@ -58,7 +66,7 @@ var (
 	opGetAgent = declare(protocol.OpGetAgent, 0, func(ctx context.Context, s *Server, in agentRef) (any, error) {
 		return s.runner.Agent(ctx, in.Slug)
 	})
-	opCreateAgent = declare(protocol.OpCreateAgent, http.StatusCreated, func(ctx context.Context, s *Server, in agentInput) (any, error) {
+	opCreateAgent = declare(protocol.OpCreateAgent, http.StatusCreated, func(ctx context.Context, s *Server, in agentCreate) (any, error) {
 		return s.runner.CreateAgent(ctx, in.change())
 	})
 	opUpdateAgent = declare(protocol.OpUpdateAgent, 0, func(ctx context.Context, s *Server, in agentInput) (any, error) {

@@ -52,9 +52,7 @@ func TestBrowserAgentPickerAndEditor(t *testing.T) {
 		t.Fatalf("stored agent %+v, %v", d, err)
 	}
 
-	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="starter"]').click()`))
-	waitJS(t, tab, "starter in the prompt", `document.querySelector('#prompt').value === 'Find the weather in Paris'`)
-	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="send"]').click()`))
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="starter"]').click()`)) // a starter sends itself
 	waitJS(t, tab, "answer with the agent's name", jsAnswers+`.length === 1 && `+jsAnswers+`[0].querySelector('[data-testid="msg-agent"]')?.textContent === 'Researcher'`)
 	reqs := ts.Fake.Requests()
 	if len(reqs) == 0 || reqs[0].Messages[0].Content != "You research." || len(reqs[0].Tools) != 4 || reqs[0].Tools[0].Name != "weather__forecast" || reqs[0].Tools[1].Name != agent.ToolMemoryAppend {
@@ -120,4 +118,57 @@ func TestBrowserDelegationView(t *testing.T) {
 	openPage(t, ts, tab, "/c/"+conv.ID)
 	waitConnected(t, tab)
 	waitJS(t, tab, "the link after a reload", link+`?.textContent === "Open Researcher's conversation" && `+link+`.getAttribute('href') === '`+href+`'`)
+}
+
+// TestBrowserAgentFromName: the agent editor makes "Travel Planner" from
+// its name alone (the slug follows the name as it is typed); the slug's
+// pattern compiles as Chromium's v-mode regular expression and refuses a
+// bad slug; the agent's starter sends when clicked, on that agent; Delete
+// asks once more, then deletes it.
+func TestBrowserAgentFromName(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	const chips = `[...document.querySelectorAll('[data-testid="agent-option"]')]`
+	waitJS(t, tab, "picker", chips+`.length === 1`)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="new-agent"]').click()`))
+	const q = `document.querySelector('[data-testid="agent-editor"]').querySelector`
+	waitJS(t, tab, "editor", `document.querySelector('[data-testid="agent-editor"]')?.open`)
+	if ok := eval[bool](t, tab, `(() => { try { new RegExp('^(?:' + `+q+`('[data-testid="agent-slug"]').pattern + ')$', 'v'); return true; } catch { return false; } })()`); !ok {
+		t.Fatal("the slug's pattern does not compile as a v-mode regular expression")
+	}
+	do(t, tab, chromedp.SendKeys(`[data-testid="agent-name"]`, "Travel Planner"))
+	waitJS(t, tab, "the slug from the name", q+`('[data-testid="agent-slug"]').value === 'travel-planner'`)
+	if bad := eval[bool](t, tab, `(() => { const s = `+q+`('[data-testid="agent-slug"]'); const v = s.value; s.value = 'Not Safe'; const bad = s.validity.patternMismatch; s.value = v; return bad && s.validity.valid; })()`); !bad {
+		t.Error("the slug input takes \"Not Safe\" (or refuses travel-planner)")
+	}
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { `+q+`('[data-testid="agent-starters"]').value = 'Plan a weekend in Lyon'; `+q+`('[data-testid="agent-save"]').click(); })()`))
+	waitJS(t, tab, "Travel Planner selected", `!document.querySelector('[data-testid="agent-editor"]') && `+chips+`.find((b) => b.dataset.slug === 'travel-planner')?.getAttribute('aria-pressed') === 'true'`)
+	d, err := ts.Runner.Agent(t.Context(), "travel-planner")
+	if err != nil || d.Name != "Travel Planner" || strings.Join(d.Starters, "|") != "Plan a weekend in Lyon" {
+		t.Fatalf("stored agent %+v, %v", d, err)
+	}
+
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="starter"]').click()`))
+	waitJS(t, tab, "the starter's answer", jsAnswers+`.length === 1 && `+jsAnswers+`[0].querySelector('[data-testid="msg-agent"]')?.textContent === 'Travel Planner'`)
+	if got := answerText(t, tab, 0); got != "You said: Plan a weekend in Lyon" {
+		t.Fatalf("the starter's answer %q", got)
+	}
+
+	openPage(t, ts, tab, "/")
+	waitJS(t, tab, "picker again", chips+`.length === 2`)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](chips+`.find((b) => b.dataset.slug === 'travel-planner').click()`))
+	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="edit-agent"]').click()`))
+	waitJS(t, tab, "the editor with Delete", `document.querySelector('[data-testid="agent-editor"]')?.open && !`+q+`('[data-testid="agent-delete"]').hidden`)
+	do(t, tab, chromedp.Evaluate[chromedp.Void](q+`('[data-testid="agent-delete"]').click()`))
+	waitJS(t, tab, "Delete asks again", q+`('[data-testid="agent-delete"]').textContent === 'Delete Travel Planner? Click again'`)
+	if _, err := ts.Runner.Agent(t.Context(), "travel-planner"); err != nil {
+		t.Fatalf("deleted at the first click: %v", err)
+	}
+	do(t, tab, chromedp.Evaluate[chromedp.Void](q+`('[data-testid="agent-delete"]').click()`))
+	waitJS(t, tab, "deleted", `!document.querySelector('[data-testid="agent-editor"]') && `+chips+`.length === 1`)
+	if d, err := ts.Runner.Agent(t.Context(), "travel-planner"); err == nil && !d.Deleted {
+		t.Fatalf("after Delete: %+v", d)
+	}
 }

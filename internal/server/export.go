@@ -86,7 +86,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.json"`)
 	_ = archive.WriteStart(w, s.cfg.Clock())
-	if err := archive.WriteConversation(w, true, c, s.each(ctx, c.ID, true)); err != nil {
+	if err := archive.WriteConversation(w, true, c, s.each(ctx, c.ID, true), s.feedbackOf(ctx, c)); err != nil {
 		s.log.Error("export_failed", "conversation_id", c.ID, "err", err)
 		return
 	}
@@ -128,7 +128,7 @@ func (s *Server) handleExportAll(w http.ResponseWriter, r *http.Request) {
 			}
 			// Deleted midway, it ends the body early: the backup is
 			// incomplete, and says so by not being valid JSON.
-			if err := archive.WriteConversation(w, n == 0, c, s.each(ctx, c.ID, true)); err != nil {
+			if err := archive.WriteConversation(w, n == 0, c, s.each(ctx, c.ID, true), s.feedbackOf(ctx, c)); err != nil {
 				s.log.Error("export_failed", "conversation_id", c.ID, "err", err)
 				return
 			}

@@ -179,13 +179,9 @@ var (
 		return fs.RemoveKnowledgeFile(ctx, in.ID, in.FileID)
 	})
 	opSearchKnowledge = fileOp(protocol.OpSearchKnowledge, 0, func(ctx context.Context, fs *agent.Files, in knowledgeSearch) (any, error) {
-		limit := 0
-		if in.Limit != "" {
-			n, err := in.Limit.Int64()
-			if err != nil {
-				return nil, agent.Errorf(agent.CodeBadRequest, "limit must be an integer, got %q", agent.Shorten(string(in.Limit), 20))
-			}
-			limit = int(n)
+		limit, err := limitOf(in.Limit)
+		if err != nil {
+			return nil, err
 		}
 		ps, err := fs.Search(ctx, []string{in.ID}, agent.SearchInput{Query: in.Query, Limit: limit})
 		if err != nil {

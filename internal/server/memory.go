@@ -63,13 +63,9 @@ var (
 		return written(s.runner.RevertMemory(ctx, in.ID))
 	})
 	opListMemoryChanges = declare(protocol.OpListMemoryChanges, 0, func(ctx context.Context, s *Server, in memoryChangesQuery) (any, error) {
-		limit := 0
-		if in.Limit != "" {
-			n, err := in.Limit.Int64()
-			if err != nil {
-				return nil, agent.Errorf(agent.CodeBadRequest, "limit must be an integer, got %q", agent.Shorten(string(in.Limit), 20))
-			}
-			limit = int(n)
+		limit, err := limitOf(in.Limit)
+		if err != nil {
+			return nil, err
 		}
 		cs, err := s.runner.MemoryChanges(ctx, in.Agent, limit)
 		if err != nil {

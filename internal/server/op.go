@@ -98,6 +98,19 @@ func need(field, v string) error {
 	return nil
 }
 
+// limitOf reads a limit field given as a number or a string (a query
+// parameter); 0 when absent.
+func limitOf(v json.Number) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := v.Int64()
+	if err != nil {
+		return 0, agent.Errorf(agent.CodeBadRequest, "limit must be an integer, got %q", agent.Shorten(string(v), 20))
+	}
+	return int(n), nil
+}
+
 // op returns the REST handler of o and makes o a WebSocket op of s: the
 // table the WebSocket dispatches through is exactly what routes.go
 // registers this way.

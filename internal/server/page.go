@@ -88,6 +88,14 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Chat = web.NewChatView(c, msgs, offset)
+	if s.cfg.Feedback != nil && !c.Temp {
+		ratings, err := s.ratings(ctx, c.ID)
+		if err != nil {
+			s.pageError(w, r, err)
+			return
+		}
+		p.Chat.SetRatings(ratings)
+	}
 	if c.Model != "" && p.ModelConfigured {
 		p.ModelName = c.Model // the footer names the model this chat uses
 	}
@@ -115,6 +123,13 @@ func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
 		ConversationTotal: total,
 		ToolServers:       s.toolServers(ctx).Servers,
 		SignOut:           s.authOn(),
+	}
+	if me := agent.PrincipalFrom(ctx).UserID; me != "" {
+		rep, err := s.runner.Usage(ctx, me, "", "")
+		if err != nil {
+			return web.Page{}, err
+		}
+		p.Budget = web.NewBudgetNote(me, rep.Budget)
 	}
 	if s.cfg.ModelNotice != nil {
 		p.ModelNotice = s.cfg.ModelNotice()

@@ -130,6 +130,10 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /agentik/projects/{project_id}", s.op(opGetProject))
 	mux.HandleFunc("PATCH /agentik/projects/{project_id}", s.op(opUpdateProject))
 	mux.HandleFunc("DELETE /agentik/projects/{project_id}", s.op(opDeleteProject))
+	// Feedback (feedback.go).
+	mux.HandleFunc("PUT /agentik/conversations/{conversation_id}/messages/{message_id}/feedback", s.op(opRateMessage))
+	mux.HandleFunc("GET /agentik/conversations/{conversation_id}/feedback", s.op(opListFeedback))
+	mux.HandleFunc("GET /agentik/feedback", s.op(opFeedbackReport))
 	// Inbox (inbox.go).
 	mux.HandleFunc("GET /agentik/inbox", s.op(opListInbox))
 	mux.HandleFunc("POST /agentik/inbox/{item_id}", s.op(opAnswerInbox))

@@ -103,12 +103,28 @@ func pageAssets(nonce string) web.PageAssets {
 	return web.PageAssets{StyleURL: assets.URL("app.css"), IconURL: assets.URL("icon.svg"), ScriptURL: assets.URL("pages.js"), Nonce: nonce}
 }
 
-// slotTime writes a slot in the schedule's time zone.
-func slotTime(t time.Time, tz string) string {
+// slotTime is a slot as the page shows it: in the schedule's time zone,
+// and the instant for the script, which writes it in the reader's.
+func slotTime(t time.Time, tz string) web.Slot {
+	s := web.Slot{At: t.UTC().Format(time.RFC3339)}
 	if loc, err := time.LoadLocation(tz); err == nil {
 		t = t.In(loc)
 	}
-	return t.Format("Mon 2 Jan 2006 15:04 MST")
+	s.Text = t.Format("Mon 2 Jan 2006 15:04 MST")
+	return s
+}
+
+// pickerMinutes are the "every N minutes" the picker offers under the
+// shortest interval a schedule may have, and whether it offers "every
+// hour".
+func pickerMinutes(least time.Duration) (ns []int, hourly bool) {
+	least = cmp.Or(least, agent.DefaultMinInterval)
+	for _, n := range web.PickerMinutes {
+		if time.Duration(n)*time.Minute >= least {
+			ns = append(ns, n)
+		}
+	}
+	return ns, time.Hour >= least
 }
 
 // scheduleRow is sc as the schedules page shows it.
@@ -125,6 +141,7 @@ func (s *Server) scheduleRow(ctx context.Context, sch *agent.Scheduler, sc agent
 				row.Rule = r
 			}
 		}
+		row.Words = web.RuleWords(row.Rule)
 	}
 	for _, t := range sch.Upcoming(sc, 3) {
 		row.Next = append(row.Next, slotTime(t, sc.Timezone))
@@ -136,6 +153,13 @@ func (s *Server) scheduleRow(ctx context.Context, sch *agent.Scheduler, sc agent
 	for i := len(runs) - 1; i >= 0 && len(row.Runs) < web.ScheduleRuns; i-- {
 		r := runs[i]
 		row.Runs = append(row.Runs, web.RunRow{Slot: slotTime(r.Slot, sc.Timezone), Outcome: r.Outcome, Error: r.Error, ConversationID: r.ConversationID})
+	}
+	// Whether the latest run's turn still runs (one read a schedule: an
+	// earlier run's has ended but for a queue, rare).
+	if len(row.Runs) > 0 && row.Runs[0].ConversationID != "" && row.Runs[0].Outcome != agent.RunFailed {
+		if c, err := s.runner.Conversation(ctx, row.Runs[0].ConversationID); err == nil {
+			row.Runs[0].Running = c.Running
+		}
 	}
 	row.MoreRuns = len(runs) - len(row.Runs)
 	return row, nil
@@ -161,6 +185,7 @@ func (s *Server) handleSchedulesPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := web.SchedulesPage{Admin: agent.PrincipalFrom(ctx).Admin()}
+	p.EveryMinutes, p.Hourly = pickerMinutes(sch.MinInterval)
 	names := map[string]string{}
 	for _, d := range defs {
 		names[d.Slug] = d.Name

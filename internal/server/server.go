@@ -84,6 +84,8 @@ type Config struct {
 	Files *agent.Files
 	// Inbox answers /agentik/inbox; nil: 503 unavailable.
 	Inbox *agent.Inbox
+	// Feedback answers the feedback routes (feedback.go); nil: 503.
+	Feedback *agent.Feedbacks
 	// Search answers search; nil: the Store, when it implements
 	// agent.Searcher.
 	Search    agent.Searcher

@@ -135,7 +135,8 @@ var (
 // personRow is u with their usage now and their keys, for the people
 // page.
 func (s *Server) personRow(r *http.Request, a *agent.Accounts, u agent.User) web.PersonRow {
-	row := web.PersonRow{ID: u.ID, Name: u.Name, Email: u.Email, Role: u.Role, Disabled: u.Disabled, Budget: "none", Local: u.ID == agent.LocalUser}
+	row := web.PersonRow{ID: u.ID, Name: u.Name, Email: u.Email, Role: u.Role, Disabled: u.Disabled, Budget: "none", Local: u.ID == agent.LocalUser,
+		OwnBudget: u.Budget, DefaultBudget: s.runner.DefaultBudget().String()}
 	const stamp = "2006-01-02 15:04 UTC"
 	if ks, err := a.Keys(r.Context(), u.ID); err != nil {
 		s.log.Warn("keys_failed", "user_id", u.ID, "err", err)
@@ -185,6 +186,14 @@ func (s *Server) handlePeople(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, u := range us {
 			p.Users = append(p.Users, s.personRow(r, a, u))
+		}
+		if s.cfg.Feedback != nil {
+			rep, err := s.cfg.Feedback.Report(r.Context(), 0)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			p.Feedback = rep.Counts
 		}
 	}
 	p.PageAssets = pageAssets(pageHeaders(w.Header()))
