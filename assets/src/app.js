@@ -15,6 +15,7 @@ import { Agents } from './agents.js';
 import { setAgentNames } from './message.js';
 import { ResourceView } from './mcp.js';
 import { Memory } from './memory.js';
+import { ShareDialog } from './sharelink.js';
 
 const STATUS_LABEL = { connecting: 'Connecting…', online: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' };
 
@@ -66,6 +67,7 @@ class App {
     this.memory = new Memory({ conn: this.conn, toast: (m, k) => this.toast(m, k), reload: (href) => this.navigate(href || location.pathname + location.search, !!href) });
     this.importer = new Importer(document.getElementById('import-dialog'), { toast: (m, k) => this.toast(m, k) });
     this.resourceView = new ResourceView(this.conn);
+    this.shareDialog = new ShareDialog({ conn: this.conn, toast: (m, k) => this.toast(m, k) });
     this.mount(document.getElementById('main'), this.boot);
     this.bind();
     this.conn.connect();

@@ -70,6 +70,8 @@ Settings (environment; a flag overrides its variable):
                     AGENTIK_SIGNUP           password accounts: closed (an admin's invite link only; the default),
                                              invite (members invite members too), approval (anyone signs up, an
                                              admin enables them), open (anyone signs up)
+                    AGENTIK_PUBLIC_SHARES    on: a conversation's share link (/s/…) opens for anyone holding it, signed
+                                             in or not (default off: sign-in required)
                     AGENTIK_AUDIT_TTL        how long audit log entries are kept, e.g. 8760h (default: forever;
                                              apart from AGENTIK_EVENT_TTL)
                     AGENTIK_ADMINS           emails that sign in as admins (comma-separated)
@@ -406,6 +408,13 @@ func signIn(c *config, getenv func(string) string) error {
 		c.Signup = v
 	default:
 		return fmt.Errorf("AGENTIK_SIGNUP must be closed, invite, approval or open, got %q", v)
+	}
+	switch v := strings.TrimSpace(getenv("AGENTIK_PUBLIC_SHARES")); v {
+	case "", "off":
+	case "on":
+		c.PublicShares = true
+	default:
+		return fmt.Errorf("AGENTIK_PUBLIC_SHARES must be on or off, got %q", v)
 	}
 	if v := strings.TrimSpace(getenv("AGENTIK_AUDIT_TTL")); v != "" && v != "forever" {
 		d, err := time.ParseDuration(v)

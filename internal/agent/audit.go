@@ -39,6 +39,8 @@ const (
 	AuditAgentUpdated   = "agent_updated"
 	AuditAgentDeleted   = "agent_deleted"
 	AuditExport         = "export"
+	AuditShareCreated   = "share_created"
+	AuditShareRevoked   = "share_revoked"
 )
 
 // Origin is where a request came from: the client's address and the

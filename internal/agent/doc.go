@@ -52,6 +52,11 @@
 //     definitions, the agent a turn runs as, delegation to another agent,
 //     remote agents of other runtimes (A2A);
 //   - schedule.go: prompts sent as turns on a schedule;
+//   - project.go: projects (instructions, default agent, knowledge,
+//     members as viewer or editor) and the ProjectIndex the project rule
+//     of access.go reads;
+//   - share.go: read-only share links to a conversation as it was, opened
+//     by their token, continued as the reader's own copy;
 //   - memory.go: long-term memory, blocks per user and agent in every
 //     prompt, the built-in tools that change them, revertible changes;
 //   - file.go, knowledge.go: uploaded files, ingested in the background

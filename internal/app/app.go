@@ -67,6 +67,8 @@ type App struct {
 	Inbox *agent.Inbox
 	// Projects is the projects service (set by start).
 	Projects *agent.Projects
+	// Shares is the share links service (set by start).
+	Shares *agent.Shares
 
 	cfg        config
 	stopSweep  context.CancelFunc
@@ -138,6 +140,12 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	}
 	if sc.Projects == nil {
 		sc.Projects = a.Projects
+	}
+	if a.Shares, err = agent.NewShares(agent.SharesConfig{Store: a.Store, Runner: a.Runner, Now: now}); err != nil { // share links (agent/share.go)
+		return fmt.Errorf("start: %w", err)
+	}
+	if sc.Shares == nil {
+		sc.Shares = a.Shares
 	}
 	a.Schedules = &agent.Scheduler{Runner: a.Runner, Store: a.Store, Now: rc.Now, Logger: rc.Logger, Users: rc.Users, MaxPerUser: a.cfg.MaxSchedules, MinInterval: a.cfg.ScheduleMinInterval}
 	if sc.Schedules == nil {

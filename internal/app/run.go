@@ -82,6 +82,7 @@ type Settings struct {
 	Admins            []string      // AGENTIK_ADMINS
 	InviteOnly        bool          // AGENTIK_OIDC_SIGNUP=invite
 	Signup            string        // AGENTIK_SIGNUP: password accounts (agent.Signup…)
+	PublicShares      bool          // AGENTIK_PUBLIC_SHARES=on: share links open without signing in
 	AuditTTL          time.Duration // AGENTIK_AUDIT_TTL; 0 keeps the audit log forever
 	// SecretKey (AGENTIK_SECRET_KEY) seals the OAuth tokens of remote MCP
 	// servers at rest ("": they are kept in memory only) and derives the
@@ -431,6 +432,7 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		OIDC: cfg.OIDC, TrustedUserHeader: cfg.TrustedUserHeader, TrustedAdmins: cfg.Admins, TrustedInviteOnly: cfg.InviteOnly,
 		MaxImportBytes: cfg.MaxImportBytes,
 		Signup:         cfg.Signup,
+		PublicShares:   cfg.PublicShares,
 		PushAllow:      cfg.PushAllow, SecretKey: cfg.SecretKey,
 	}
 	if tools != nil {

@@ -83,6 +83,11 @@ func (s *Server) requireAuth(w http.ResponseWriter, r *http.Request) (*http.Requ
 		r, release := s.people.hold(r.WithContext(agent.WithPrincipal(r.Context(), p)), c)
 		return r, release, true
 	}
+	if s.cfg.PublicShares && isSharePage(r) {
+		// share.go: anyone holding the link reads it, as nobody (no
+		// principal would be the local admin).
+		return r.WithContext(agent.WithPrincipal(r.Context(), agent.Principal{})), func() {}, true
+	}
 	_, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if bearer {
 		client := s.clientAddr(r)
@@ -106,7 +111,7 @@ func (s *Server) requireAuth(w http.ResponseWriter, r *http.Request) (*http.Requ
 // key leads to the sign-in page; every other route (the API, /metrics)
 // answers 401 for its client to read.
 func isPage(path string) bool {
-	return path == "/" || strings.HasPrefix(path, "/c/") || path == "/people"
+	return path == "/" || strings.HasPrefix(path, "/c/") || path == "/people" || strings.HasPrefix(path, agent.SharePrefix)
 }
 
 // localPath keeps a post-sign-in redirect on this server: a clean absolute

@@ -120,6 +120,10 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /agentik/projects/{project_id}", s.op(opGetProject))
 	mux.HandleFunc("PATCH /agentik/projects/{project_id}", s.op(opUpdateProject))
 	mux.HandleFunc("DELETE /agentik/projects/{project_id}", s.op(opDeleteProject))
+	// Share links (share.go); their pages are below.
+	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/shares", s.op(opCreateShare))
+	mux.HandleFunc("GET /agentik/shares", s.op(opListShares))
+	mux.HandleFunc("DELETE /agentik/shares/{share_id}", s.op(opRevokeShare))
 	// Inbox (inbox.go).
 	mux.HandleFunc("GET /agentik/inbox", s.op(opListInbox))
 	mux.HandleFunc("POST /agentik/inbox/{item_id}", s.op(opAnswerInbox))
@@ -155,6 +159,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /people", s.handlePeople)
 	mux.HandleFunc("GET /schedules", s.handleSchedulesPage)
 	mux.HandleFunc("GET /memory", s.handleMemoryPage) // memory.go
+	mux.HandleFunc("GET /s/{token}", s.handleSharePage)       // share.go: a share link
+	mux.HandleFunc("POST /s/{token}/copy", s.handleShareCopy) // share.go: continue it as one's copy
 	mux.HandleFunc("GET /auth/oidc/login", s.handleOIDCLogin)
 	mux.HandleFunc("GET /auth/oidc/callback", s.handleOIDCCallback)
 

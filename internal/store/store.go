@@ -430,6 +430,9 @@ func (s *Store) init(ctx context.Context) error {
 		if err := tx.AutoMigrate(projectTables...); err != nil { // project.go
 			return err
 		}
+		if err := tx.AutoMigrate(shareTables...); err != nil { // share.go
+			return err
+		}
 		if err := migrateFiles(tx, s.postgres); err != nil { // file.go
 			return err
 		}
