@@ -16,6 +16,7 @@ import { setAgentNames } from './message.js';
 import { ResourceView } from './mcp.js';
 import { Memory } from './memory.js';
 import { ShareDialog } from './sharelink.js';
+import { ProjectsNav } from './projects.js';
 
 const STATUS_LABEL = { connecting: 'Connecting…', online: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' };
 
@@ -68,6 +69,7 @@ class App {
     this.importer = new Importer(document.getElementById('import-dialog'), { toast: (m, k) => this.toast(m, k) });
     this.resourceView = new ResourceView(this.conn);
     this.shareDialog = new ShareDialog({ conn: this.conn, toast: (m, k) => this.toast(m, k) });
+    this.projects = new ProjectsNav({ conn: this.conn, sidebarEl: this.sidebarEl, navigate: (href) => this.navigate(href), toast: (m, k) => this.toast(m, k) });
     this.mount(document.getElementById('main'), this.boot);
     this.bind();
     this.conn.connect();
@@ -76,6 +78,7 @@ class App {
   onOpen() {
     this.sidebar.subscribe();
     this.sidebar.refresh();
+    this.projects.load();
     this.agents.load();
     if (this.chat) this.chat.subscribe();
   }

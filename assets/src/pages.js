@@ -5,6 +5,7 @@
 import { Conn } from './conn.js';
 import { Schedules } from './schedules.js';
 import { People } from './people.js';
+import { ProjectsPage } from './projects.js';
 
 const page = document.body.dataset.page;
 const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
@@ -13,5 +14,6 @@ const conn = new Conn(`${proto}//${location.host}/agentik/ws`, {
 });
 if (page === 'schedules') new Schedules(document, conn);
 if (page === 'people') new People(document, conn);
+if (page === 'projects') new ProjectsPage(document, conn);
 conn.connect();
 document.body.dataset.ready = 'true';

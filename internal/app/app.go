@@ -160,7 +160,9 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	}
 	a.Server = server.New(sc)
 	count := a.cfg.Committed
+	projects := rc.Projects
 	publish := func(encs []agent.Encoded) {
+		projects.Committed(encs) // before the fan-out: members get the event that moves a chat to them (agent/project.go)
 		a.Broker.PublishEncoded(encs)
 		a.Runner.Committed(encs) // answers given on other instances (agent/elicit.go)
 		if count != nil {
@@ -169,6 +171,7 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	}
 	if on := a.cfg.OnCommit; on != nil {
 		publish = func(encs []agent.Encoded) {
+			projects.Committed(encs)
 			a.Broker.PublishEncoded(encs)
 			a.Runner.Committed(encs)
 			if count != nil {

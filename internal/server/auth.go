@@ -111,7 +111,7 @@ func (s *Server) requireAuth(w http.ResponseWriter, r *http.Request) (*http.Requ
 // key leads to the sign-in page; every other route (the API, /metrics)
 // answers 401 for its client to read.
 func isPage(path string) bool {
-	return path == "/" || strings.HasPrefix(path, "/c/") || path == "/people" || strings.HasPrefix(path, agent.SharePrefix)
+	return path == "/" || strings.HasPrefix(path, "/c/") || path == "/people" || path == "/projects" || strings.HasPrefix(path, "/projects/") || strings.HasPrefix(path, agent.SharePrefix)
 }
 
 // localPath keeps a post-sign-in redirect on this server: a clean absolute

@@ -81,6 +81,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Chat = web.NewChatView(c, msgs, offset)
+	p.Chat.Viewer = s.viewerOf(ctx, c) // project.go
 	if c.Model != "" && p.ModelConfigured {
 		p.ModelName = c.Model // the footer names the model this chat uses
 	}
