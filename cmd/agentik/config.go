@@ -36,6 +36,7 @@ Usage:
   agentik import FILE          import an agentik export or a ChatGPT conversations.json
   agentik user COMMAND         people and their keys: add, list, key, disable… (agentik user --help)
   agentik schedule COMMAND     prompts run on a schedule: add, list, runs, delete (agentik schedule --help)
+  agentik project COMMAND      projects and their members: list, add, show, member add… (agentik project --help)
   agentik inbox [COMMAND]      what waits for you: list, approve, deny (agentik inbox --help)
   agentik audit verify FILE    check an export of the audit log offline (GET /agentik/audit/export)
   agentik version              the build: module version, commit, Go version
