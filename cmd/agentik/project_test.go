@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // TestProjectCLI: a project is set up with agentik project: made with
@@ -66,4 +71,57 @@ func TestProjectCLI(t *testing.T) {
 	if _, err := cli(ann, "frobnicate"); err == nil {
 		t.Fatal("an unknown command was accepted")
 	}
+}
+
+// TestProjectTwoInstances: two binaries on one PostgreSQL. A membership
+// changed through A reaches B at once (a project's rows are not events:
+// a notification makes B reload it): Bob, added on A, reads the chat on
+// B, and his stream on B, open since before, carries its next turn live;
+// a chat moved out on A is out of Bob's sight on B (its event tells B);
+// Bob removed on A no longer lists the project on B.
+func TestProjectTwoInstances(t *testing.T) {
+	t.Parallel()
+	dsn := freshSchema(t)
+	tm := startTeam(t, dsn)
+	a := tm.p
+	b := start(t, freeAddr(t), dsn, tm.env...)
+	ann, bob := tm.ann.key, tm.bob.key
+
+	var p agent.Project
+	must(t, ann, "POST", a.url("/agentik/projects"), `{"name":"Launch"}`, &p)
+	var c agent.Conversation
+	must(t, ann, "POST", a.url("/agentik/conversations"), `{"title":"plan","project":"`+p.ID+`"}`, &c)
+	must(t, ann, "POST", a.url("/agentik/conversations/"+c.ID+"/send"), `{"content":[{"type":"text","body":"first"}]}`, nil)
+	if code, _ := call(t, bob, "GET", b.url("/agentik/conversations/"+c.ID), ""); code != 404 {
+		t.Fatalf("bob, not a member yet, reads the chat on B: %d", code)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	events := sse(t, ctx, bob, b.url("/agentik/events/all"), "")
+
+	must(t, ann, "PATCH", a.url("/agentik/projects/"+p.ID), `{"members":[{"user_id":"`+tm.bob.id+`","role":"viewer"}]}`, nil)
+	testwait.For(t, "bob reads the chat on B", func() bool {
+		code, _ := call(t, bob, "GET", b.url("/agentik/conversations/"+c.ID), "")
+		return code == 200
+	})
+	must(t, ann, "POST", a.url("/agentik/conversations/"+c.ID+"/send"), `{"content":[{"type":"text","body":"second"}]}`, nil)
+	for ev := range events {
+		if strings.Contains(ev.data, c.ID) && strings.Contains(ev.data, `"turn_ended"`) {
+			break
+		}
+	}
+	if ctx.Err() != nil {
+		t.Fatal("bob's stream on B did not carry the turn")
+	}
+
+	must(t, ann, "PATCH", a.url("/agentik/conversations/"+c.ID), `{"project":""}`, nil)
+	testwait.For(t, "the chat moved out, out of bob's sight on B", func() bool {
+		code, _ := call(t, bob, "GET", b.url("/agentik/conversations/"+c.ID), "")
+		return code == 404
+	})
+	must(t, ann, "PATCH", a.url("/agentik/projects/"+p.ID), `{"members":[]}`, nil)
+	testwait.For(t, "the project gone from bob's list on B", func() bool {
+		_, body := call(t, bob, "GET", b.url("/agentik/projects"), "")
+		return !strings.Contains(string(body), p.ID)
+	})
 }

@@ -307,6 +307,47 @@ func NewProjects(ctx context.Context, cfg ProjectsConfig) (*Projects, error) {
 	return ps, nil
 }
 
+// Reload reads project id again into the index (its members, or its
+// deletion), or every project when id is "": another instance changed it
+// (on PostgreSQL the store tells, store.OnProject). The conversations'
+// projects come with their events (ProjectIndex.Committed).
+func (ps *Projects) Reload(ctx context.Context, id string) error {
+	x := ps.cfg.Index
+	if id != "" {
+		p, err := ps.cfg.Store.Project(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			x.deleteProject(id)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("projects: reload %s: %w", id, err)
+		}
+		x.putProject(p)
+		return nil
+	}
+	list, err := ps.cfg.Store.Projects(ctx)
+	if err != nil {
+		return fmt.Errorf("projects: reload: %w", err)
+	}
+	keep := map[string]bool{}
+	for _, p := range list {
+		keep[p.ID] = true
+		x.putProject(p)
+	}
+	x.mu.RLock()
+	var gone []string
+	for pid := range x.projects {
+		if !keep[pid] {
+			gone = append(gone, pid)
+		}
+	}
+	x.mu.RUnlock()
+	for _, pid := range gone {
+		x.deleteProject(pid)
+	}
+	return nil
+}
+
 // errNoProject is a project the caller may not see: as an unknown id.
 func errNoProject(id string) error {
 	return Errorf(CodeNotFound, "project %q not found", Shorten(id, 80))

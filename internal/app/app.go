@@ -77,6 +77,10 @@ type App struct {
 	closeError error
 }
 
+// projectReloadTimeout bounds the reload of a project another instance
+// changed (it runs on the store's listener goroutine).
+const projectReloadTimeout = 10 * time.Second
+
 // open opens the database and makes the broker over it.
 func open(ctx context.Context, cfg config) (*App, error) {
 	st, err := store.Open(ctx, cfg.DB, store.Options{Mode: cfg.Mode, Logger: cfg.Logger, Now: cfg.Now, Relay: cfg.Relay})
@@ -141,6 +145,16 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	if sc.Projects == nil {
 		sc.Projects = a.Projects
 	}
+	reloadCtx := context.WithoutCancel(ctx)
+	a.Store.OnProject(func(id string) { // another instance changed a project (PostgreSQL)
+		rctx, cancel := context.WithTimeout(reloadCtx, projectReloadTimeout)
+		defer cancel()
+		if err := a.Projects.Reload(rctx, id); err != nil {
+			if a.cfg.Logger != nil {
+				a.cfg.Logger.Error("project_reload_failed", "project_id", id, "err", err)
+			}
+		}
+	})
 	if a.Shares, err = agent.NewShares(agent.SharesConfig{Store: a.Store, Runner: a.Runner, Now: now}); err != nil { // share links (agent/share.go)
 		return fmt.Errorf("start: %w", err)
 	}

@@ -113,7 +113,8 @@ type Store struct {
 	now       func() time.Time
 	publish   func([]agent.Encoded)
 	onIntr    func(conversationID string)
-	onHand    atomic.Pointer[func()] // see OnHandover
+	onHand    atomic.Pointer[func()]       // see OnHandover
+	onProject atomic.Pointer[func(string)] // see OnProject (project.go)
 	log       *slog.Logger
 
 	ctx  context.Context // writer's context: Open's values, never cancelled
