@@ -51,7 +51,7 @@ export class ProjectsNav {
       const add = h('button', { type: 'button', class: 'icon-btn', 'data-action': 'project-new-chat', 'data-project-id': p.id, 'aria-label': `New chat in ${p.name}`, title: 'New chat in this project', hidden: p.role === 'viewer' }, '+');
       return h('section', { class: 'project-section', 'data-testid': 'project-section', 'data-project-id': p.id, 'data-role': p.role || '' },
         h('div', { class: 'project-head' }, h('a', { class: 'project-name', href: `/projects/${encodeURIComponent(p.id)}` }, p.name), add),
-        h('ul', { class: 'project-chats conv-list' }));
+        h('ul', { class: 'project-chats' }));
     }));
     this.mirror();
   }

@@ -74,8 +74,12 @@ func TestBrowserProjects(t *testing.T) {
 	if note := eval[string](t, bob, `document.querySelector('[data-testid="viewer-note"]').textContent`); !strings.Contains(note, "viewer") || !strings.Contains(note, "Launch") {
 		t.Errorf("viewer note %q", note)
 	}
+	screenshot(t, bob, "project-viewer.png")
 	if n := eval[int](t, bob, `document.querySelectorAll('#composer, #prompt').length`); n != 0 {
 		t.Errorf("bob has a composer in a project where he is a viewer")
+	}
+	if n := eval[int](t, bob, `[...document.querySelectorAll('#chat-actions [data-action="rename"], #chat-actions [data-action="share"], #chat-actions [data-action="delete"], #messages .branch-btn')].filter((b) => b.checkVisibility()).length`); n != 0 {
+		t.Errorf("bob, a viewer, is offered %d controls that change the chat", n)
 	}
 	if got := ts.as(t, bobKey, "POST", "/agentik/conversations/"+id+"/send", sendBody("hi"), 403); !strings.Contains(got, "viewer") {
 		t.Errorf("bob's send: %s", got)

@@ -62,6 +62,7 @@ func TestBrowserShareLink(t *testing.T) {
 	waitJS(t, ann, "the share dialog", `document.querySelector('[data-testid="share-dialog"]').open`)
 	click(t, ann, "Create link")
 	waitJS(t, ann, "the link", `document.querySelector('[data-testid="share-url"]').value.includes('/s/') && document.querySelectorAll('[data-testid="share-link"]').length === 1`)
+	screenshot(t, ann, "share-dialog.png")
 	link := eval[string](t, ann, `document.querySelector('[data-testid="share-url"]').value`)
 	if !strings.HasPrefix(link, ts.URL+"/s/") {
 		t.Fatalf("link %q", link)
@@ -100,6 +101,7 @@ func TestBrowserShareLink(t *testing.T) {
 		}
 	}
 	check("opened")
+	screenshot(t, bobTab, "share-page.png")
 	do(t, bobTab, chromedp.Reload())
 	waitJS(t, bobTab, "the share page again", `document.body.dataset.ready === 'true'`)
 	check("reloaded")
