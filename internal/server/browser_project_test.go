@@ -85,6 +85,20 @@ func TestBrowserProjects(t *testing.T) {
 		t.Errorf("bob's send: %s", got)
 	}
 
+	// Ann makes Bob an editor on the project page: he sends in the chat;
+	// then she removes him: the chat is gone from his sight.
+	do(t, ann, chromedp.Navigate(ts.URL+"/projects/"+eval[string](t, bob, `document.querySelector('[data-testid="project-section"]').dataset.projectId`)))
+	waitJS(t, ann, "the project's page", `document.body.dataset.conn === 'online' && document.querySelector('[data-testid="project-member"]') !== null`)
+	do(t, ann, setValue(`[data-testid="project-member"] [data-action="member-role"]`, "editor"))
+	waitJS(t, ann, "bob an editor", `document.querySelector('[data-testid="project-member"]')?.dataset.role === 'editor'`)
+	do(t, bob, chromedp.Reload())
+	waitConnected(t, bob)
+	send(t, bob, "an editor now")
+	waitJS(t, bob, "bob's answer", jsAnswers+`.length === 2`)
+	click(t, ann, "Remove bob")
+	waitJS(t, ann, "bob removed", `document.querySelector('[data-testid="project-member"]') === null`)
+	ts.as(t, bobKey, "GET", "/agentik/conversations/"+id, "", 404)
+
 	// Ann moves another chat of hers into the project from its menu.
 	openPage(t, ts, ann, "/")
 	send(t, ann, "a loose chat")
