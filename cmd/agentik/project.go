@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -63,20 +61,7 @@ Runs against a running server as AGENTIK_API_KEY.`)
 		return fmt.Errorf("project %s: takes %d argument(s), got %d", cmd, want, len(pos)-1)
 	}
 	do := func(method, path string, in, out any) error {
-		var body io.Reader
-		if in != nil {
-			b, _ := json.Marshal(in)
-			body = bytes.NewReader(b)
-		}
-		resp, err := archiveRequest(ctx, cf, getenv, method, path, body)
-		if err != nil {
-			return fmt.Errorf("project %s: %w", cmd, err)
-		}
-		defer resp.Body.Close()
-		if out == nil {
-			return nil
-		}
-		return json.NewDecoder(resp.Body).Decode(out)
+		return apiCall(ctx, cf, getenv, "project "+cmd, method, path, in, out)
 	}
 	path := func(id string) string { return "/agentik/projects/" + url.PathEscape(id) }
 	switch cmd {

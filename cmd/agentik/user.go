@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -54,20 +52,7 @@ Runs against a running server as AGENTIK_API_KEY (an admin's key; none on loopba
 		return nil
 	}
 	do := func(method, path string, in, out any) error {
-		var body io.Reader
-		if in != nil {
-			b, _ := json.Marshal(in)
-			body = bytes.NewReader(b)
-		}
-		resp, err := archiveRequest(ctx, cf, getenv, method, path, body)
-		if err != nil {
-			return fmt.Errorf("user %s: %w", pos[0], err)
-		}
-		defer resp.Body.Close()
-		if out == nil {
-			return nil
-		}
-		return json.NewDecoder(resp.Body).Decode(out)
+		return apiCall(ctx, cf, getenv, "user "+pos[0], method, path, in, out)
 	}
 	switch pos[0] {
 	case "add":
