@@ -125,7 +125,9 @@ func rank(role string) int {
 
 // ProjectIndex is what the centre knows of projects in memory: each
 // project's owner and members, and the project of every conversation in
-// one. The rule of access.go reads it for every live event a member's
+// one. The conversations' projects come from the committed events that
+// set them (Committed), in commit order, so a change is never undone by
+// a stale one; the projects from the projects service. The rule of access.go reads it for every live event a member's
 // stream is offered (package broker asks it, never the database), and the
 // lists, search and replays take from it the projects a user reaches. The
 // projects service keeps it (loaded at start, changed with every change
@@ -610,11 +612,7 @@ func (r *Runner) checkProject(ctx context.Context, id string) (Project, error) {
 func (r *Runner) moveConversation(ctx context.Context, id, project string) error {
 	st := r.storeOf(id)
 	rec := &Record{Event: r.agentEvent(AgentEvent{Type: AgentUpdated, ConversationID: id, Project: &project})}
-	if err := st.Append(ctx, rec); err != nil {
-		return err
-	}
-	r.cfg.Projects.setConversation(id, project)
-	return nil
+	return st.Append(ctx, rec) // the index learns the move from its event (ProjectIndex.Committed)
 }
 
 // projectOf is the project of conversation c as the index has it.
