@@ -55,8 +55,18 @@ type Page struct {
 	Chat    *ChatView // nil on the new-chat page
 	// Memory is the memory page's view (memory.templ); nil on the chat
 	// pages.
-	Memory   *MemoryView
-	NotFound bool // the conversation in the URL does not exist
+	Memory *MemoryView
+	// Inbox is the inbox page's view (inbox.templ); nil elsewhere.
+	Inbox *InboxView
+	// Knowledge is the knowledge page's view (knowledge.templ); nil elsewhere.
+	Knowledge *KnowledgeView
+	// Attach is the knowledge base a new chat starts with (/?knowledge=),
+	// shown in the composer; nil for none.
+	Attach *agent.Knowledge
+	// InboxCount is how many items wait in the signed-in user's inbox:
+	// the navigation's badge (assets/src/inbox.js keeps it live).
+	InboxCount int
+	NotFound   bool // the conversation in the URL does not exist
 }
 
 // ConversationItem is one row of the sidebar.
@@ -127,6 +137,9 @@ type MessageView struct {
 	// (agentik); the UI shows it, by the agent's name once it knows it.
 	Agent string
 	Model string // the model that wrote the answer; "" when unknown
+	// Citations are the passages of knowledge the answer used
+	// (file_search), shown as numbered chips that open the passage.
+	Citations []agent.Citation
 
 	CallID    string
 	Name      string
@@ -215,7 +228,7 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 			v.Messages = append(v.Messages, MessageView{
 				Kind: KindAssistant, Type: m.Type, ID: m.ID, Seq: m.Seq, Text: text, Images: imgs,
 				Reasoning: m.Reasoning, Interrupted: m.Interrupted, Usage: FormatUsage(m.Usage), Siblings: m.Siblings,
-				Agent: answerAgent(m.Agent), Model: m.Model,
+				Agent: answerAgent(m.Agent), Model: m.Model, Citations: m.Citations,
 			})
 			turn = append(turn, len(v.Messages)-1)
 			if m.Usage != nil {

@@ -2,6 +2,8 @@ package web
 
 import (
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/agentik/agentik/internal/agent"
 )
@@ -16,6 +18,7 @@ type Rules struct {
 	ErrorTexts  map[string]string `json:"error_texts"`  // error code → what to show; "" is the fallback
 	UsageFormat string            `json:"usage_format"` // token usage, {total}, {prompt} and {completion} comma-grouped
 	Untitled    string            `json:"untitled"`     // what a conversation without a title is called
+	PageFormat  string            `json:"page_format"`  // a citation's page, {page} (CitationPlace)
 }
 
 // usageFormat is how token usage reads (FormatUsage; the JS fills the
@@ -24,7 +27,7 @@ const usageFormat = "{total} tokens · {prompt} in · {completion} out"
 
 // UIRules returns the display rules.
 func UIRules() Rules {
-	return Rules{ImageTypes: ImageTypes(), ErrorTexts: errorTexts(), UsageFormat: usageFormat, Untitled: Untitled}
+	return Rules{ImageTypes: ImageTypes(), ErrorTexts: errorTexts(), UsageFormat: usageFormat, Untitled: Untitled, PageFormat: pageFormat}
 }
 
 // ImageTypes are the image types the UI shows inline as data: URLs and
@@ -65,3 +68,19 @@ func errorDetail(m MessageView) string {
 	_, detail := agent.ErrorSummary(m.Error)
 	return detail
 }
+
+// CitationPlace is where in its file a cited passage is, as its chip
+// says it after the file's name: " · p. 3", " · Heading", or "". The JS
+// layer gets the words from Rules (page_format) for live answers.
+func CitationPlace(c agent.Citation) string {
+	switch {
+	case c.Page > 0:
+		return " · " + strings.ReplaceAll(pageFormat, "{page}", strconv.Itoa(c.Page))
+	case c.Heading != "":
+		return " · " + c.Heading
+	}
+	return ""
+}
+
+// pageFormat is how a citation names its page.
+const pageFormat = "p. {page}"

@@ -388,11 +388,15 @@ func TestRulesOneOwner(t *testing.T) {
 		t.Errorf("FormatUsage = %q, the format the JS reads gives %q", got, want)
 	}
 	var buf strings.Builder
-	if err := Composer(false).Render(context.Background(), &buf); err != nil {
+	if err := Composer(false, nil).Render(context.Background(), &buf); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), `accept="`+strings.Join(ImageTypes(), ",")+`"`) {
+	if !strings.Contains(buf.String(), `accept="`+strings.Join(ImageTypes(), ",")+`,`) {
 		t.Errorf("the file input does not accept the image types: %s", buf.String())
+	}
+	c := agent.Citation{FileName: "a.pdf", Page: 3}
+	if got, want := CitationPlace(c), " · "+strings.ReplaceAll(b.Rules.PageFormat, "{page}", "3"); got != want {
+		t.Errorf("CitationPlace = %q, the format the JS reads gives %q", got, want)
 	}
 }
 

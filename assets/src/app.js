@@ -17,6 +17,8 @@ import { ResourceView } from './mcp.js';
 import { Memory } from './memory.js';
 import { ShareDialog } from './sharelink.js';
 import { ProjectsNav } from './projects.js';
+import { Inbox } from './inbox.js';
+import { Knowledge } from './knowledge.js';
 
 const STATUS_LABEL = { connecting: 'Connecting…', online: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' };
 
@@ -66,6 +68,8 @@ class App {
     this.agents = new Agents({ conn: this.conn, sidebarEl: this.sidebarEl, toast: (m, k) => this.toast(m, k), onFilter: (slug) => this.sidebar.setFilter(slug) });
     setAgentNames((slug) => this.agents.name(slug));
     this.memory = new Memory({ conn: this.conn, toast: (m, k) => this.toast(m, k), reload: (href) => this.navigate(href || location.pathname + location.search, !!href) });
+    this.inbox = new Inbox({ conn: this.conn, sidebarEl: this.sidebarEl, toast: (m, k) => this.toast(m, k) });
+    this.knowledge = new Knowledge({ conn: this.conn, toast: (m, k) => this.toast(m, k), reload: () => this.navigate(location.pathname + location.search, false) });
     this.importer = new Importer(document.getElementById('import-dialog'), { toast: (m, k) => this.toast(m, k) });
     this.resourceView = new ResourceView(this.conn);
     this.shareDialog = new ShareDialog({ conn: this.conn, toast: (m, k) => this.toast(m, k) });
@@ -79,6 +83,7 @@ class App {
     this.sidebar.subscribe();
     this.sidebar.refresh();
     this.projects.load();
+    this.inbox.subscribe();
     this.agents.load();
     if (this.chat) this.chat.subscribe();
   }
@@ -105,7 +110,7 @@ class App {
     const form = main.querySelector('#composer');
     this.composer = form && new Composer(form, {
       conn: this.conn,
-      onSend: (content) => this.send(content),
+      onSend: (content, knowledge) => this.send(content, knowledge),
       onStop: () => this.stop(),
       onToast: (m, k) => this.toast(m, k),
     });
@@ -122,6 +127,8 @@ class App {
     });
     this.agents?.mount(main, !!conv);
     this.memory?.mount(main);
+    this.inbox?.mount(main);
+    this.knowledge?.mount(main);
     this.agents?.labels(main);
     this.setStatus(this.status);
     // The message box has focus on load where there is a keyboard; on a
@@ -155,8 +162,10 @@ class App {
   // If that first send is refused (no model, content too large…), the
   // conversation it would have started is deleted again: a failed send
   // leaves no empty chat behind.
-  async send(content) {
+  async send(content, knowledge) {
     let created = null;
+    const kb = await this.knowledgeIds(knowledge);
+    if (this.chat && kb.length) await this.attachKnowledge(this.chat.id, kb);
     if (!this.chat) {
       // The question and its pending answer show at once, while the
       // conversation is created; the Chat's own replace them.
@@ -165,7 +174,7 @@ class App {
       this.main.querySelector('#live').append(early[1]);
       const empty = this.main.querySelector('#empty-state');
       if (empty) empty.hidden = true;
-      const fields = { ...this.settings.createFields(), ...this.agents.createFields(), ...(this.temp ? { temp: true } : {}) };
+      const fields = { ...this.settings.createFields(), ...this.agents.createFields(), ...(this.temp ? { temp: true } : {}), ...(kb.length ? { knowledge: kb } : {}) };
       let conv;
       try {
         conv = await this.conn.request('create_conversation', fields, { retry: false });
@@ -194,6 +203,25 @@ class App {
       if (created && this.chat?.id === created) this.discard(created);
       throw err;
     }
+  }
+
+  // knowledgeIds are the knowledge bases a message's composer attached:
+  // its bases, and one made of its documents.
+  async knowledgeIds({ bases = [], files = [] } = {}) {
+    const ids = [...bases];
+    if (files.length) {
+      const name = `Files: ${files.map((f) => f.name).join(', ')}`.slice(0, 200);
+      const k = await this.conn.request('create_knowledge', { name, file_ids: files.map((f) => f.id) }, { retry: false });
+      ids.push(k.id);
+    }
+    return ids;
+  }
+
+  // attachKnowledge adds bases to a conversation's.
+  async attachKnowledge(id, ids) {
+    const c = await this.conn.request('get_conversation', { conversation_id: id });
+    const knowledge = [...new Set([...(c.knowledge || []), ...ids])];
+    await this.conn.request('update_conversation', { conversation_id: id, knowledge }, { retry: false });
   }
 
   // discard undoes the creation of a conversation whose first send failed.
@@ -386,6 +414,8 @@ class App {
         else if (a === 'import') { this.closeSidebar(); this.importer.open(); }
         else if (a === 'revert-memory') this.memory.revert(action);
         else if (a === 'memory-save' || a === 'memory-clear') this.memory.act(a, action);
+        else if (a === 'knowledge-delete' || a === 'knowledge-remove-file') this.knowledge.act(a, action);
+        else if (a === 'inbox-approve' || a === 'inbox-deny') this.inbox.decide(action, a === 'inbox-approve' ? 'approve' : 'deny');
         else if (a === 'open-sidebar') this.openSidebar();
         else if (a === 'close-sidebar') this.closeSidebar();
         else if (a === 'prompt') {
@@ -401,7 +431,7 @@ class App {
       const url = new URL(link.href, location.href);
       if (url.origin !== location.origin || !(url.pathname === '/' || url.pathname.startsWith('/c/'))) return;
       e.preventDefault();
-      this.navigate(url.pathname + url.hash);
+      this.navigate(url.pathname + url.search + url.hash);
     });
     document.addEventListener('keydown', (e) => {
       if (e.key === 'Escape' && !e.defaultPrevented) {
@@ -412,15 +442,18 @@ class App {
     });
     document.getElementById('scrim')?.addEventListener('click', () => this.closeSidebar());
     window.addEventListener('popstate', () => this.navigate(location.pathname, false));
-    // Drop an image anywhere on the chat to attach it.
     document.addEventListener('dragover', (e) => {
       if ([...(e.dataTransfer?.types || [])].includes('Files')) e.preventDefault();
     });
+    // Drop an image or a document anywhere on the chat to attach it.
+    // On the knowledge page, onto a base: into that base.
     document.addEventListener('drop', (e) => {
-      const files = [...(e.dataTransfer?.files || [])].filter((f) => f.type.startsWith('image/'));
+      const files = [...(e.dataTransfer?.files || [])];
       if (!files.length) return;
       e.preventDefault();
-      files.forEach((f) => this.composer?.addFile(f));
+      const base = e.target.closest?.('[data-testid="knowledge-base"]');
+      if (base) this.knowledge.upload(base, files);
+      else files.forEach((f) => this.composer?.addFile(f));
     });
   }
 }

@@ -2,6 +2,9 @@
 // subscriptions by server sub id, heartbeat, and reconnect with exponential
 // backoff and full jitter. It knows nothing about conversations: on every
 // (re)connect it calls onOpen, where the app resubscribes from its cursors.
+// When access ends (a close 1008, or a connection refused with 401) it
+// reconnects no more: the tab goes to the sign-in page, which says why
+// (signedOut).
 
 const PING_EVERY = 20000; // ms between heartbeats on an idle connection
 const PING_TIMEOUT = 8000; // ms a heartbeat may take before we reconnect
@@ -64,8 +67,44 @@ export class Conn {
     ws.onmessage = (e) => {
       for (const line of String(e.data).split('\n')) this.receive(line);
     };
-    ws.onclose = () => this.dropped(ws);
+    let opened = false;
+    ws.addEventListener('open', () => { opened = true; });
+    ws.onclose = (e) => {
+      if (this.ws !== ws) return;
+      // 1008: the server ended this credential's access ("<reason>: <words>").
+      if (e.code === 1008) { this.signedOut(e.reason.split(':')[0]); return; }
+      this.dropped(ws);
+      // A handshake refused looks like a network failure (1006): ask.
+      if (!opened) this.checkAccess();
+    };
     ws.onerror = () => {};
+  }
+
+  // checkAccess asks whether this page's credential still holds; a 401
+  // ends access as a 1008 does.
+  async checkAccess() {
+    try {
+      const res = await fetch('/agentik/me', { credentials: 'same-origin', headers: { Accept: 'application/json' } });
+      if (res.status === 401) this.signedOut('');
+    } catch { /* the network: keep reconnecting */ }
+  }
+
+  // signedOut stops reconnecting and goes to the sign-in page, back here
+  // after signing in. The server says why from what the session cookie
+  // names (else from reason); still signed in (a role changed, a rate
+  // limit), it sends the tab straight back.
+  signedOut(reason) {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.timer);
+    clearTimeout(this.pingTimer);
+    const ws = this.ws;
+    this.ws = null;
+    try { ws?.close(); } catch { /* closed */ }
+    this.setStatus('offline');
+    const q = new URLSearchParams({ next: location.pathname + location.search + location.hash });
+    if (reason) q.set('reason', reason);
+    location.assign(`/login?${q}`);
   }
 
   reconnectNow() {

@@ -6,7 +6,8 @@
 // edit, in templ.
 import { prettyJSON } from './dom.js';
 import { renderInto } from './markdown.js';
-import { errorDetail, errorText, formatUsage, isImageType } from './rules.js';
+import { markArtifacts } from './artifacts.js';
+import { citationPlace, errorDetail, errorText, formatUsage, isImageType } from './rules.js';
 
 // Raw markdown of rendered bodies, for copy buttons.
 export const rawText = new WeakMap();
@@ -15,6 +16,7 @@ export const rawText = new WeakMap();
 export function setMarkdown(el, text) {
   rawText.set(el, text);
   renderInto(el, text);
+  markArtifacts(el, text); // an HTML, SVG, Mermaid or Markdown document opens beside the chat
   el.classList.remove('md-raw');
 }
 
@@ -131,6 +133,26 @@ export function usageEl(u) {
   return el;
 }
 
+// fillCitations makes the answer's source chips (web/message.templ
+// citations) from its citations, or removes their row.
+function fillCitations(el, cs) {
+  const box = el.querySelector('.citations');
+  if (!box) return;
+  const tpl = box.querySelector('.citation');
+  if (!cs || !cs.length || !tpl) { box.remove(); return; }
+  box.replaceChildren(...cs.map((c, i) => {
+    const d = tpl.cloneNode(true);
+    d.dataset.fileId = c.file_id || '';
+    const place = citationPlace(c);
+    d.querySelector('.cite-chip').title = `Source ${i + 1}: ${c.file_name || ''}${place}`;
+    d.querySelector('.cite-n').textContent = String(i + 1);
+    d.querySelector('.cite-file').textContent = c.file_name || '';
+    d.querySelector('.cite-place').textContent = place;
+    d.querySelector('.cite-text').textContent = c.text || '';
+    return d;
+  }));
+}
+
 // assistantMessage renders a persisted assistant_message.
 export function assistantMessage(m) {
   const el = head(clone('tpl-assistant'), m);
@@ -141,6 +163,7 @@ export function assistantMessage(m) {
   if (!m.interrupted) el.querySelector('[data-testid="interrupted"]')?.remove();
   fill(el, '.usage', formatUsage(m.usage));
   fill(el, '.msg-model', m.model);
+  fillCitations(el, m.citations);
   const who = el.querySelector('.msg-agent');
   if (who) {
     if (m.agent && m.agent !== 'agentik') { who.dataset.agent = m.agent; who.textContent = agentName(m.agent); } else who.remove();
@@ -160,7 +183,7 @@ export function streamingAnswer() {
   const el = clone('tpl-assistant');
   setAttrs(el, { 'data-type': null, 'data-id': null, 'data-seq': null, 'data-testid': 'streaming', 'aria-busy': 'true' });
   el.classList.add('streaming');
-  for (const x of el.querySelectorAll('.reasoning, .msg-images, .msg-meta')) x.remove();
+  for (const x of el.querySelectorAll('.reasoning, .msg-images, .msg-meta, .citations')) x.remove();
   el.querySelector('.md').replaceChildren();
   el.querySelector('.md').classList.remove('md-raw');
   return el;

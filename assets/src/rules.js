@@ -21,12 +21,6 @@ export function isImageType(mime) {
   return imageTypes.has(String(mime || '').toLowerCase());
 }
 
-// imageTypeNames lists the image types for messages ("PNG, JPEG, GIF or WebP").
-export function imageTypeNames() {
-  const names = [...imageTypes].map((t) => ({ 'image/webp': 'WebP' })[t] || t.slice('image/'.length).toUpperCase());
-  return names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}` : names.join('');
-}
-
 // formatUsage renders token usage in the server's words, numbers grouped
 // by thousands ("1,234 tokens · 1,000 in · 234 out").
 export function formatUsage(u) {
@@ -49,4 +43,12 @@ export function errorDetail(message) {
   const m = String(message || '');
   const i = m.indexOf('\n');
   return i < 0 ? '' : m.slice(i + 1).trim();
+}
+
+// citationPlace is where in its file a cited passage is, after the file's
+// name (web.CitationPlace): " · p. 3", " · Heading", or "".
+export function citationPlace(c) {
+  if (c.page > 0) return ` · ${String(rules.page_format || '{page}').replace('{page}', String(c.page))}`;
+  if (c.heading) return ` · ${c.heading}`;
+  return '';
 }

@@ -41,6 +41,11 @@ export class Sidebar {
     this.onRenamed = onRenamed || (() => {});
     this.onUpdated = onUpdated || (() => {});
     this.current = null;
+    // fetching holds the conversations whose row is being read after their
+    // created event: an event of theirs that comes meanwhile (a first-line
+    // title, waiting) finds no row, so the row is read again once the
+    // first read is in ('dirty'), or not placed at all ('deleted').
+    this.fetching = new Map();
     // The list shows the most recent conversations; the rest are paged in
     // when the "Show more" button at its end scrolls into view.
     this.moreBtn = root.querySelector('[data-testid="more-conversations"]');
@@ -219,14 +224,30 @@ export class Sidebar {
     }).catch(() => {});
   }
 
+  // fetchRow reads a created conversation and places its row, again when
+  // one of its events came while it was read (see fetching).
+  fetchRow(id, title) {
+    this.fetching.set(id, 'clean');
+    this.conn.request('get_conversation', { conversation_id: id })
+      .then((c) => this.fetching.get(id) !== 'deleted' && this.upsert(c),
+        () => this.fetching.get(id) !== 'deleted' && this.upsert({ id, title }))
+      .finally(() => {
+        const state = this.fetching.get(id);
+        this.fetching.delete(id);
+        if (state === 'dirty') this.fetchRow(id, title);
+      });
+  }
+
   onEvent(ae) {
     if (!ae) return;
     if (ae.type === 'agent') {
       const ev = ae.event || {};
+      if (ev.type !== 'created' && this.fetching.has(ev.conversation_id) && this.fetching.get(ev.conversation_id) !== 'deleted') {
+        this.fetching.set(ev.conversation_id, ev.type === 'deleted' ? 'deleted' : 'dirty');
+      }
       switch (ev.type) {
         case 'created':
-          this.conn.request('get_conversation', { conversation_id: ev.conversation_id })
-            .then((c) => this.upsert(c), () => this.upsert({ id: ev.conversation_id, title: ev.title }));
+          this.fetchRow(ev.conversation_id, ev.title);
           break;
         case 'renamed': {
           const li = this.item(ev.conversation_id);
@@ -246,6 +267,9 @@ export class Sidebar {
           break;
         case 'tool_server':
           if (ev.server) this.setToolServer(ev.server);
+          break;
+        case 'file_status': // a file's ingestion (knowledge.js, composer.js)
+          document.dispatchEvent(new CustomEvent('file-status', { detail: ev.file }));
           break;
         case 'resource_updated': // a resource a message attached changed (mcp.js)
           document.dispatchEvent(new CustomEvent('resource-updated', { detail: ev.resource }));

@@ -41,6 +41,7 @@ type fake struct {
 type stampLog struct {
 	mu    sync.Mutex
 	at    []time.Time // at[k-1]: when token tK was written
+	first time.Time   // when the stream's first byte was written
 	bytes int64       // SSE bytes written
 	calls int         // chat requests tagged with the run's key
 }
@@ -101,6 +102,15 @@ func (f *fake) calls(key string) int {
 	return l.calls
 }
 
+// firstByte is when the fake wrote the first byte of run key's stream;
+// ok=false before it did.
+func (f *fake) firstByte(key string) (time.Time, bool) {
+	l := f.log(key)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.first, !l.first.IsZero()
+}
+
 // streamBytes is how many SSE bytes the fake wrote for run key.
 func (f *fake) streamBytes(key string) int64 {
 	l := f.log(key)
@@ -158,6 +168,9 @@ var contentKey = []byte(`"content":"`)
 func (s *stampWriter) Write(b []byte) (int, error) {
 	now := time.Now()
 	s.log.mu.Lock()
+	if s.log.first.IsZero() {
+		s.log.first = now
+	}
 	s.log.bytes += int64(len(b))
 	if i := bytes.Index(b, contentKey); i >= 0 {
 		rest := b[i+len(contentKey):]

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/app"
+	"github.com/agentik/agentik/internal/store"
 )
 
 // inproc is agentik run in this process by app.Run, the program
@@ -40,9 +41,9 @@ func startInProc(ctx context.Context, db, modelURL string, env ...string) (*inpr
 		envm[k] = v
 	}
 	// The settings cmd/agentik reads from its environment and the bench
-	// sets: the titles and the admin's keys (app.Run leaves them to its
+	// sets: the titles, the store's mode and the admin's keys (app.Run leaves them to its
 	// caller).
-	s := app.Settings{Addr: ln.Addr().String(), DB: db, LogLevel: slog.LevelWarn, Listener: ln, Titles: envm["AGENTIK_TITLES"]}
+	s := app.Settings{Addr: ln.Addr().String(), DB: db, LogLevel: slog.LevelWarn, Listener: ln, Titles: envm["AGENTIK_TITLES"], StoreMode: store.Mode(envm[store.ModeEnv])}
 	if k := envm["AGENTIK_API_KEYS"]; k != "" {
 		s.APIKeys = strings.Split(k, ",")
 	}
@@ -90,6 +91,7 @@ func (p *inproc) RSS() int64 {
 
 // Close stops the server as a signal stops the binary and waits for it.
 func (p *inproc) Close() error {
+	closeClientIdle()
 	p.cancel()
 	return <-p.done
 }

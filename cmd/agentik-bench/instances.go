@@ -27,19 +27,20 @@ const defaultPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 // on the first instance; every conversation is watched by WebSocket
 // clients of the other instances, so each token measured crossed the
 // database (commit, NOTIFY, the other instance's catch-up read, its
-// broker). With two instances the load steps up until delivery falls
-// behind: the rate at which LISTEN/NOTIFY and the catch-up reads saturate
-// on this machine.
+// broker). Each step (a load of turns at once) runs the control, two and
+// four instances; the steps go up until two instances fall behind: the
+// rate at which LISTEN/NOTIFY and the catch-up reads saturate on this
+// machine.
 func (b *bench) instances(ctx context.Context) error {
-	ntok, delay := b.sz.FanoutTokens, b.sz.FanoutDelay
+	ntok, delay := b.sz.InstanceTokens, b.sz.FanoutDelay
 	// Each step runs its variants back to back, so a busy machine weighs
 	// on all of them alike: the control (one instance, its own clients
-	// watching: the same load without crossing instances), then two
-	// instances.
+	// watching: the same load without crossing instances), then two and
+	// four instances.
 	var first float64
 	for _, turns := range b.sz.InstanceSteps {
 		behind := false
-		for _, v := range b.instVariants(1, 2) {
+		for _, v := range b.instVariants(1, 2, 4) {
 			res, err := b.instancesStep(ctx, v, turns, ntok, delay)
 			if err != nil {
 				return err
@@ -61,16 +62,6 @@ func (b *bench) instances(ctx context.Context) error {
 			break
 		}
 	}
-	return b.instancesFour(ctx, ntok, delay)
-}
-
-// instancesFour runs the first step on four instances.
-func (b *bench) instancesFour(ctx context.Context, ntok int, delay time.Duration) error {
-	for _, v := range b.instVariants(4) {
-		if _, err := b.instancesStep(ctx, v, b.sz.InstanceSteps[0], ntok, delay); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
@@ -85,7 +76,7 @@ type instVariant struct {
 }
 
 // instVariants are the variants of each count of instances: each above
-// one also over the relay, unless -relay=false (a binary without it).
+// one also over the relay with -relay.
 func (b *bench) instVariants(counts ...int) []instVariant {
 	var vs []instVariant
 	for _, n := range counts {
@@ -219,29 +210,35 @@ func (b *bench) instancesRun(ctx context.Context, v instVariant, turns, ntok int
 	}
 	procs := make([]target, n)
 	pids := make([]int, n)
-	defer func() {
+	defer func() { // at once: each drains for a moment
+		var wg sync.WaitGroup
 		for _, p := range procs {
 			if p != nil {
-				p.Close()
+				wg.Go(func() { p.Close() })
 			}
 		}
+		wg.Wait()
 	}()
-	for i := range procs {
+	start := func(i int) (err error) {
 		if b.inproc && i+1 == b.profInstance {
 			// Profiled: this instance's goroutines carry side=server.
 			procs[i], err = startInProc(ctx, dsn, b.fake.URL, env...)
 			pids[i] = os.Getpid()
-		} else {
-			var p *proc
-			p, err = startAgentikDSN(ctx, b.bin, dsn, b.fake.URL, env...)
-			procs[i] = p
-			if p != nil {
-				pids[i] = p.cmd.Process.Pid
-			}
+			return err
 		}
-		if err != nil {
-			return instResult{}, err
+		p, err := startAgentikDSN(ctx, b.bin, dsn, b.fake.URL, env...)
+		if p != nil {
+			procs[i], pids[i] = p, p.cmd.Process.Pid
 		}
+		return err
+	}
+	// The first instance migrates the fresh schema; the others then start
+	// at once.
+	if err := start(0); err != nil {
+		return instResult{}, err
+	}
+	if err := parallel(ctx, n-1, n, func(_ context.Context, i int) error { return start(i + 1) }); err != nil {
+		return instResult{}, err
 	}
 	b.progress("%s: started on one PostgreSQL", v)
 	sd := &side{name: v.String(), t: multiTarget(procs)}

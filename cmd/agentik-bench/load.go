@@ -25,6 +25,8 @@ type Load struct {
 	Others float64 `json:"others_cores"`
 	// Busy is set when Others was above busyCores: something else ran.
 	Busy bool `json:"busy"`
+	// Seconds is how long the scenario took, setup included.
+	Seconds float64 `json:"seconds"`
 }
 
 // busyCores is the average CPU of other processes above which a scenario
@@ -173,7 +175,7 @@ func writeLoads(w io.Writer, loads []Load) {
 	}
 	var parts, busyOnes []string
 	for _, l := range loads {
-		part := fmt.Sprintf("%s %.2f→%.2f", l.Scenario, l.Before, l.After)
+		part := fmt.Sprintf("%s %.0f s, %.2f→%.2f", l.Scenario, l.Seconds, l.Before, l.After)
 		if l.Others >= 0 {
 			part += fmt.Sprintf(" (others %.2f cores)", l.Others)
 		}
@@ -182,7 +184,7 @@ func writeLoads(w io.Writer, loads []Load) {
 			busyOnes = append(busyOnes, fmt.Sprintf("%s (%.2f cores)", l.Scenario, l.Others))
 		}
 	}
-	fmt.Fprintf(w, "\nload average (1 min) before→after, and the CPU of processes outside the bench: %s\n", strings.Join(parts, ", "))
+	fmt.Fprintf(w, "\neach scenario's seconds, load average (1 min) before→after, and the CPU of processes outside the bench: %s\n", strings.Join(parts, ", "))
 	if len(busyOnes) > 0 {
 		fmt.Fprintf(w, "WARNING: the machine was busy (other processes used more than %.2f of its %d cores) during: %s; absolute figures are not comparable, ratios less so\n",
 			busyCores, runtime.NumCPU(), strings.Join(busyOnes, ", "))

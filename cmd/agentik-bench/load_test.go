@@ -14,13 +14,35 @@ import (
 
 func TestWriteLoadsWarnsWhenBusy(t *testing.T) {
 	var quiet, loaded bytes.Buffer
-	writeLoads(&quiet, []Load{{Scenario: "relay", Before: 1.9, After: 2.1, Others: 0.03}})
+	writeLoads(&quiet, []Load{{Scenario: "relay", Before: 1.9, After: 2.1, Others: 0.03, Seconds: 12.4}})
 	writeLoads(&loaded, []Load{{Scenario: "relay", Before: 0.1}, {Scenario: "mix", Before: 0.2, After: 21, Others: 1.4, Busy: true}})
-	if !strings.Contains(quiet.String(), "relay 1.90→2.10 (others 0.03 cores)") || strings.Contains(quiet.String(), "WARNING") {
+	if !strings.Contains(quiet.String(), "relay 12 s, 1.90→2.10 (others 0.03 cores)") || strings.Contains(quiet.String(), "WARNING") {
 		t.Errorf("quiet: %q", quiet.String())
 	}
 	if !strings.Contains(loaded.String(), "WARNING") || !strings.Contains(loaded.String(), "during: mix (1.40 cores);") {
 		t.Errorf("loaded: %q", loaded.String())
+	}
+}
+
+// Every row of the table says whether its scenario ran on a busy machine.
+func TestTableSaysBusy(t *testing.T) {
+	var out bytes.Buffer
+	writeTable(&out, Report{Rows: []Row{
+		{Scenario: "mix", Metric: "quiet one", Others: 0.04},
+		{Scenario: "fanout", Metric: "loaded one", Others: 1.3, Busy: true},
+	}})
+	lines := strings.Split(out.String(), "\n")
+	var quiet, loaded string
+	for _, l := range lines {
+		if strings.Contains(l, "quiet one") {
+			quiet = l
+		}
+		if strings.Contains(l, "loaded one") {
+			loaded = l
+		}
+	}
+	if !strings.Contains(out.String(), "| busy ") || !strings.Contains(quiet, "| no (0.04)") || !strings.Contains(loaded, "| **yes** (1.30)") {
+		t.Errorf("table:\n%s", out.String())
 	}
 }
 

@@ -6,7 +6,7 @@
 // figure beside a bare baseline measured in the same run. Machines are
 // shared and noisy: the ratios are the result.
 //
-//	go run ./cmd/agentik-bench            full run (about 4 minutes)
+//	go run ./cmd/agentik-bench            default run (under five minutes; -run all adds saturation)
 //	go run ./cmd/agentik-bench -quick     short run (under a minute)
 //	go run ./cmd/agentik-bench -json out.json -run relay,mix
 //

@@ -42,7 +42,7 @@ func TestTinyRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	if err := run(ctx, []string{"-size", "tiny", "-json", "-"}, os.Getenv, &stdout, &stderr); err != nil {
+	if err := run(ctx, []string{"-size", "tiny", "-run", "all", "-json", "-"}, os.Getenv, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\nprogress:\n%s", err, stderr.String())
 	}
 	var rep Report
@@ -50,8 +50,15 @@ func TestTinyRun(t *testing.T) {
 		t.Fatalf("decode report: %v\n%s", err, stdout.String())
 	}
 	got := map[string]int{}
+	loads := map[string]Load{}
+	for _, l := range rep.Loads {
+		loads[l.Scenario] = l
+	}
 	for _, r := range rep.Rows {
 		got[r.Scenario]++
+		if l := loads[r.Scenario]; r.Busy != l.Busy || r.Others != l.Others || l.Seconds <= 0 {
+			t.Errorf("%s %q: busy %v (others %v cores); its scenario's load: busy %v (others %v cores), %v s", r.Scenario, r.Metric, r.Busy, r.Others, l.Busy, l.Others, l.Seconds)
+		}
 		if r.Metric == "events lost, duplicated or out of order" && r.Agentik != 0 {
 			t.Errorf("mix lost %v events", r.Agentik)
 		}
@@ -81,7 +88,7 @@ func TestTinyRun(t *testing.T) {
 			t.Errorf("no row for scenario %s", s)
 		}
 	}
-	for _, want := range []string{"relay: start", "mix agentik:", "done in"} {
+	for _, want := range []string{"relay: start", "mix agentik (", "done in"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("progress lacks %q:\n%s", want, stderr.String())
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/internal/store"
 )
 
 // side is one target of the mix (or fan-out) load with its clients: a
@@ -418,35 +420,20 @@ feed:
 // and an SSE client, plus one client of all events.
 func (b *bench) mix(ctx context.Context) error {
 	n, ntok, delay := b.sz.MixTurns, b.sz.MixTokens, b.sz.MixDelay
-	measure := func(mk func() (target, error), setup func(context.Context, target, int, int, time.Duration, bool, bool, int) (*side, error)) (loadResult, error) {
-		t, err := mk()
-		if err != nil {
-			return loadResult{}, err
-		}
-		defer t.Close()
-		sd, err := setup(ctx, t, n, ntok, delay, true, true, 1)
-		if err != nil {
-			return loadResult{}, err
-		}
-		defer sd.close()
-		b.progress("mix %s: %d turns × %d tokens at %.0f tokens/s, %d clients", sd.name, n, ntok, float64(time.Second)/float64(delay), 2*n+1)
-		return b.drive(ctx, sd, n, ntok, delay)
-	}
-	bare, err := measure(func() (target, error) { return startBare(ctx, b.fake.URL) }, b.bareMix)
+	bare, err := b.mixOn(ctx, "bare")
 	if err != nil {
 		return err
 	}
-	ag, err := measure(func() (target, error) { return b.agentik(ctx, "mix.db") }, b.agentikMix)
+	ag, err := b.mixOn(ctx, string(envMode()))
 	if err != nil {
 		return err
 	}
 	b.heap("mix") // what the process allocated in all, in its alloc_space
 	cores := float64(numCPU())
-	pct := func(r loadResult) float64 { return 100 * r.cpu.Seconds() / (r.wall.Seconds() * cores) }
 	pctSelf := func(r loadResult) float64 { return 100 * r.selfCPU.Seconds() / (r.wall.Seconds() * cores) }
 	note := fmt.Sprintf("%d turns × %d tokens at %.0f tokens/s, %d WS + %d SSE + 1 all-events client; over %.1f s; the load generator used %.0f%% (bare run) and %.0f%% (agentik run)",
 		n, ntok, float64(time.Second)/float64(delay), n, n, ag.wall.Seconds(), pctSelf(bare), pctSelf(ag))
-	b.add(Row{Scenario: "mix", Metric: fmt.Sprintf("server CPU, %% of %d cores", int(cores)), Unit: "%", Bare: pct(bare), Agentik: pct(ag), Target: "≤ 50%", Note: note},
+	b.add(Row{Scenario: "mix", Metric: fmt.Sprintf("server CPU, %% of %d cores", int(cores)), Unit: "%", Bare: serverPct(bare), Agentik: serverPct(ag), Target: "≤ 50%", Note: note},
 		func(r Row) bool { return r.Agentik <= 50 })
 	b.add(Row{Scenario: "mix", Metric: "token delivery p99, model write → client read", Unit: "ms", Bare: quantileMS(bare.lat, 0.99), Agentik: quantileMS(ag.lat, 0.99), Target: "≤ 50 ms",
 		Note: fmt.Sprintf("%d samples; max %.1f ms", len(ag.lat), quantileMS(ag.lat, 1))}, func(r Row) bool { return r.Agentik <= 50 })
@@ -457,4 +444,54 @@ func (b *bench) mix(ctx context.Context) error {
 		Note: fmt.Sprintf("every client's text compared with the model's; the all-events stream's seqs gapless; %d tokens unstamped", ag.unstamp+bare.unstamp)},
 		func(r Row) bool { return r.Agentik == 0 })
 	return nil
+}
+
+// serverPct is a load's server CPU in % of all cores over its wall time.
+func serverPct(r loadResult) float64 {
+	return 100 * r.cpu.Seconds() / (r.wall.Seconds() * float64(numCPU()))
+}
+
+// mixOn measures the mix on one side: "bare", or agentik in that store
+// mode ("fast" or "plain"), and keeps the result in b.mixRuns.
+func (b *bench) mixOn(ctx context.Context, side string) (loadResult, error) {
+	n, ntok, delay := b.sz.MixTurns, b.sz.MixTokens, b.sz.MixDelay
+	var (
+		t     target
+		err   error
+		setup = b.agentikMix
+	)
+	if side == "bare" {
+		t, err = startBare(ctx, b.fake.URL)
+		setup = b.bareMix
+	} else {
+		t, err = b.agentik(ctx, "mix-"+side+".db", modeEnv(side))
+	}
+	if err != nil {
+		return loadResult{}, err
+	}
+	defer t.Close()
+	sd, err := setup(ctx, t, n, ntok, delay, true, true, 1)
+	if err != nil {
+		return loadResult{}, err
+	}
+	defer sd.close()
+	name := sd.name
+	if side != "bare" {
+		name += " (" + side + ")"
+	}
+	b.progress("mix %s: %d turns × %d tokens at %.0f tokens/s, %d clients", name, n, ntok, float64(time.Second)/float64(delay), 2*n+1)
+	res, err := b.drive(ctx, sd, n, ntok, delay)
+	if err != nil {
+		return res, err
+	}
+	if side != "bare" {
+		if err := checkMode(filepath.Join(b.dir, "mix-"+side+".db"), store.Mode(side)); err != nil {
+			return res, err
+		}
+	}
+	if b.mixRuns == nil {
+		b.mixRuns = map[string]loadResult{}
+	}
+	b.mixRuns[side] = res
+	return res, nil
 }

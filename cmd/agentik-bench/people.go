@@ -19,9 +19,7 @@ import (
 // authenticated as its conversation's owner). Every event reaches the
 // same number of subscribers both times; what differs is the broker's
 // owner check and the principal on every connection. The two loads
-// alternate (peopleRounds times each) and the medians are compared.
-// peopleRounds is how many times each of the two loads runs.
-const peopleRounds = 5
+// alternate (PeopleRounds times each) and the medians are compared.
 
 func (b *bench) people(ctx context.Context) error {
 	const subsPer = 10
@@ -87,12 +85,12 @@ func (b *bench) people(ctx context.Context) error {
 	// cost compared is per token; per event is reported beside it.
 	perToken := func(r arm) float64 { return float64(r.cpu.Microseconds()) / float64(max(1, r.tokens)) }
 	perEvent := func(r arm) float64 { return float64(r.cpu.Microseconds()) / float64(max(1, r.received)) }
-	// Five rounds (an odd count: the median is a measured value), the
+	// An odd count of rounds (the median is a measured value), the
 	// order flipped every round (one, many; many, one; …) so that a drift
 	// in the machine's load weighs on both alike: two rounds swung the
 	// ratio from 0.97× to 1.30× on a quiet machine.
 	var one, many, oneEv, manyEv, oneSteady, manySteady, oneWrites, manyWrites, oneSetup, manySetup []float64
-	for round := range peopleRounds {
+	for round := range b.sz.PeopleRounds {
 		var r1, r100 arm
 		var err error
 		for _, first := range []bool{round%2 == 0, round%2 != 0} {
@@ -134,20 +132,20 @@ func (b *bench) people(ctx context.Context) error {
 	b.add(Row{Scenario: "people", Metric: fmt.Sprintf("fan-out CPU per delivered token, %d users (bare: one user)", users), Unit: "µs",
 		Bare: median(one), Agentik: median(many), Target: "≤ 1.05×",
 		Note: fmt.Sprintf("%d turns × %d tokens at %.0f tokens/s, %d subscribers each; the same agentik, loads alternated, median of %d; the rounds' ratios %s",
-			runs, ntok, float64(time.Second)/float64(delay), subsPer, peopleRounds, ratios(one, many))},
+			runs, ntok, float64(time.Second)/float64(delay), subsPer, b.sz.PeopleRounds, ratios(one, many))},
 		func(r Row) bool { return r.Ratio <= 1.05 })
 	b.add(Row{Scenario: "people", Metric: fmt.Sprintf("fan-out CPU per delivered event, %d users (bare: one user)", users), Unit: "µs",
 		Bare: median(oneEv), Agentik: median(manyEv),
-		Note: fmt.Sprintf("the events carry the same tokens in counts that differ (merged text); median of %d; the rounds' ratios %s", peopleRounds, ratios(oneEv, manyEv))}, nil)
+		Note: fmt.Sprintf("the events carry the same tokens in counts that differ (merged text); median of %d; the rounds' ratios %s", b.sz.PeopleRounds, ratios(oneEv, manyEv))}, nil)
 	b.add(Row{Scenario: "people", Metric: fmt.Sprintf("fan-out CPU per delivered token while every turn streams, %d users (bare: one user)", users), Unit: "µs",
 		Bare: median(oneSteady), Agentik: median(manySteady),
-		Note: fmt.Sprintf("from 10 %% to 90 %% of all deliveries (the turns' starts and ends left out); median of %d; the rounds' ratios %s", peopleRounds, ratios(oneSteady, manySteady))}, nil)
+		Note: fmt.Sprintf("from 10 %% to 90 %% of all deliveries (the turns' starts and ends left out); median of %d; the rounds' ratios %s", b.sz.PeopleRounds, ratios(oneSteady, manySteady))}, nil)
 	b.add(Row{Scenario: "people", Metric: fmt.Sprintf("server write system calls per delivered token, %d users (bare: one user)", users), Unit: "calls",
 		Bare: median(oneWrites), Agentik: median(manyWrites),
-		Note: fmt.Sprintf("the sockets' writes and the WAL's; median of %d; the rounds' ratios %s", peopleRounds, ratios(oneWrites, manyWrites))}, nil)
+		Note: fmt.Sprintf("the sockets' writes and the WAL's; median of %d; the rounds' ratios %s", b.sz.PeopleRounds, ratios(oneWrites, manyWrites))}, nil)
 	b.add(Row{Scenario: "people", Metric: fmt.Sprintf("server CPU per subscriber connecting and subscribing, %d users (bare: one user)", users), Unit: "µs",
 		Bare: median(oneSetup), Agentik: median(manySetup),
-		Note: fmt.Sprintf("the key's check, the socket, the subscription, a tenth of a conversation's creation; median of %d; the rounds' ratios %s", peopleRounds, ratios(oneSetup, manySetup))}, nil)
+		Note: fmt.Sprintf("the key's check, the socket, the subscription, a tenth of a conversation's creation; median of %d; the rounds' ratios %s", b.sz.PeopleRounds, ratios(oneSetup, manySetup))}, nil)
 	return nil
 }
 

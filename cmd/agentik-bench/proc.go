@@ -130,8 +130,17 @@ func (p *proc) RSS() int64 {
 	return n
 }
 
+// closeClientIdle closes the load generator's idle client connections
+// (run sets it to its client's CloseIdleConnections). A server's graceful
+// shutdown waits for a connection that never carried a request until
+// net/http deems it idle, 5 s after it was made, and the client's
+// transport keeps such spare connections when a dial loses the race to a
+// connection freed meanwhile: closing them first spares each close 5 s.
+var closeClientIdle = func() {}
+
 // Close sends SIGTERM and waits (then SIGKILL after 10 s).
 func (p *proc) Close() error {
+	closeClientIdle()
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
@@ -270,7 +279,13 @@ func startAgentikOn(ctx context.Context, bin, dsn, home, modelURL string, env ..
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--addr", addr, "--db", dsn, "--log-level", "warn")
+	return startProc(ctx, "agentik", agentikCmd(bin, addr, dsn, home, modelURL, "warn", env...), "http://"+addr, false)
+}
+
+// agentikCmd is the command that runs the agentik binary on addr and
+// dsn, logging at level, with env added to its environment.
+func agentikCmd(bin, addr, dsn, home, modelURL, level string, env ...string) *exec.Cmd {
+	cmd := exec.Command(bin, "--addr", addr, "--db", dsn, "--log-level", level)
 	cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home,
 		"OPENAI_BASE_URL=" + modelURL, "OPENAI_MODEL=fake-model",
@@ -279,7 +294,7 @@ func startAgentikOn(ctx context.Context, bin, dsn, home, modelURL string, env ..
 		cmd.Env = append(cmd.Env, "AGENTIK_STORE_MODE="+m) // the store's mode under measure (docs/store.md)
 	}
 	cmd.Env = append(cmd.Env, env...)
-	return startProc(ctx, "agentik", cmd, "http://"+addr, false)
+	return cmd
 }
 
 // roleEnv selects the bare baseline server when this program runs itself.

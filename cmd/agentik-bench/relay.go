@@ -123,18 +123,11 @@ func selfCPU() time.Duration {
 // one WebSocket client, against go-openai reading the fake directly.
 func (b *bench) relay(ctx context.Context) error {
 	n := b.sz.RelayTokens
-	want := llmtest.Tokens(n)
-	t, err := b.agentik(ctx, "relay.db")
+	rl, err := b.startRelay(ctx, "relay.db")
 	if err != nil {
 		return err
 	}
-	defer t.Close()
-	rt := newRouter()
-	ws, err := dialWS(ctx, wsURL(t.URL(), "/agentik/ws"), rt.on)
-	if err != nil {
-		return err
-	}
-	defer ws.Close()
+	defer rl.close()
 
 	var bareRate, bareCPU, rate, cpu, srvCPU, events, lateEarly []float64
 	for round := range b.sz.RelayRounds {
@@ -144,48 +137,13 @@ func (b *bench) relay(ctx context.Context) error {
 			return err
 		}
 		bareRate, bareCPU = append(bareRate, r), append(bareCPU, c)
-
-		// agentik.
-		id, err := b.createConversation(ctx, t.URL(), "relay")
+		res, err := b.relayOnce(ctx, rl, n)
 		if err != nil {
 			return err
 		}
-		s := newSink(id, nil)
-		cm := newCPUMarks(t, n)
-		s.onTokens = cm.see
-		rt.set(id, s)
-		if _, err := ws.subscribe(ctx, "conversation", id, -1); err != nil {
-			return err
-		}
-		c0, s0, t0 := selfCPU(), t.CPU(), time.Now()
-		seq, err := sendTurn(ctx, ws, id, prompt(n, 0, id))
-		if err != nil {
-			return err
-		}
-		if err := wait(ctx, s.done, 2*time.Minute, "relay end"); err != nil {
-			return err
-		}
-		el := time.Since(t0)
-		dSrv, dSelf := t.CPU()-s0, selfCPU()-c0
-		if b.inproc {
-			dSelf = 0 // the server's CPU is this process's
-		}
-		if got := s.text.String(); got != want {
-			return fmt.Errorf("relay: the streamed text differs from the model's (%d bytes, want %d)", len(got), len(want))
-		}
-		if s.msgText != want {
-			return fmt.Errorf("relay: the persisted assistant message differs from the model's text (%d bytes, want %d)", len(s.msgText), len(want))
-		}
-		if err := b.checkResume(ctx, t.URL(), id, seq-1, want); err != nil {
-			return err
-		}
-		rate = append(rate, float64(n)/el.Seconds())
-		cpu = append(cpu, float64((dSrv+dSelf).Microseconds())/float64(n))
-		srvCPU = append(srvCPU, float64(dSrv.Microseconds())/float64(n))
-		events = append(events, float64(s.events))
-		early, late := cm.perToken()
-		lateEarly = append(lateEarly, late/early)
-		b.progress("relay round %d: bare %.0f tokens/s, agentik %.0f tokens/s in %.0f events (text and resume exact)", round+1, r, float64(n)/el.Seconds(), float64(s.events))
+		rate, cpu, srvCPU = append(rate, res.rate), append(cpu, res.cpu), append(srvCPU, res.srvCPU)
+		events, lateEarly = append(events, res.events), append(lateEarly, res.lateEarly)
+		b.progress("relay round %d: bare %.0f tokens/s, agentik %.0f tokens/s in %.0f events (text and resume exact)", round+1, r, res.rate, res.events)
 	}
 	note := fmt.Sprintf("%d tokens, median of %d; %.0f append_text events (coalesced by the runner), text, persisted message and resume exact", n, b.sz.RelayRounds, median(events))
 	b.add(Row{Scenario: "relay", Metric: "throughput, 1 stream → 1 WS client", Unit: "tokens/s", Bare: median(bareRate), Agentik: median(rate), Target: "≥ 0.25× bare", Note: note},
@@ -195,6 +153,91 @@ func (b *bench) relay(ctx context.Context) error {
 	b.add(Row{Scenario: "relay", Metric: fmt.Sprintf("server CPU per token, late (70–90 %%) ÷ early (10–30 %%), %d-token answer at full speed", n), Unit: "×", Agentik: median(lateEarly),
 		Target: "≤ 1.2×", Note: "1.00 is flat"}, func(r Row) bool { return r.Agentik <= 1.2 })
 	return nil
+}
+
+// relayTarget is an agentik the relay's rounds run on, with the one
+// WebSocket client that sends and watches.
+type relayTarget struct {
+	t  target
+	ws *wsClient
+	rt *router
+}
+
+func (r *relayTarget) close() {
+	r.ws.Close()
+	r.t.Close()
+}
+
+// startRelay starts agentik on db (env added to its environment) and
+// connects the relay's client.
+func (b *bench) startRelay(ctx context.Context, db string, env ...string) (*relayTarget, error) {
+	t, err := b.agentik(ctx, db, env...)
+	if err != nil {
+		return nil, err
+	}
+	rt := newRouter()
+	ws, err := dialWS(ctx, wsURL(t.URL(), "/agentik/ws"), rt.on)
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	return &relayTarget{t: t, ws: ws, rt: rt}, nil
+}
+
+// relayRun is one relay round's figures.
+type relayRun struct {
+	rate      float64 // tokens/s
+	cpu       float64 // µs per token, the server's and this process's
+	srvCPU    float64 // µs per token, the server's
+	events    float64 // append_text events
+	lateEarly float64 // the server's CPU per token late ÷ early
+}
+
+// relayOnce streams one n-token answer at full speed through a new
+// conversation of rl and checks the text, the persisted message and a
+// resume.
+func (b *bench) relayOnce(ctx context.Context, rl *relayTarget, n int) (relayRun, error) {
+	var res relayRun
+	want := llmtest.Tokens(n)
+	t := rl.t
+	id, err := b.createConversation(ctx, t.URL(), "relay")
+	if err != nil {
+		return res, err
+	}
+	s := newSink(id, nil)
+	cm := newCPUMarks(t, n)
+	s.onTokens = cm.see
+	rl.rt.set(id, s)
+	if _, err := rl.ws.subscribe(ctx, "conversation", id, -1); err != nil {
+		return res, err
+	}
+	c0, s0, t0 := selfCPU(), t.CPU(), time.Now()
+	seq, err := sendTurn(ctx, rl.ws, id, prompt(n, 0, id))
+	if err != nil {
+		return res, err
+	}
+	if err := wait(ctx, s.done, 2*time.Minute, "relay end"); err != nil {
+		return res, err
+	}
+	el := time.Since(t0)
+	dSrv, dSelf := t.CPU()-s0, selfCPU()-c0
+	if b.inproc {
+		dSelf = 0 // the server's CPU is this process's
+	}
+	if got := s.text.String(); got != want {
+		return res, fmt.Errorf("relay: the streamed text differs from the model's (%d bytes, want %d)", len(got), len(want))
+	}
+	if s.msgText != want {
+		return res, fmt.Errorf("relay: the persisted assistant message differs from the model's text (%d bytes, want %d)", len(s.msgText), len(want))
+	}
+	if err := b.checkResume(ctx, t.URL(), id, seq-1, want); err != nil {
+		return res, err
+	}
+	early, late := cm.perToken()
+	return relayRun{
+		rate: float64(n) / el.Seconds(), cpu: float64((dSrv + dSelf).Microseconds()) / float64(n), srvCPU: float64(dSrv.Microseconds()) / float64(n),
+		events: float64(s.events), lateEarly: late / early,
+	}, nil
 }
 
 // direct reads an n-token answer from the fake with go-openai and returns

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	_ "github.com/glebarez/go-sqlite" // the "sqlite" database/sql driver
@@ -23,13 +24,18 @@ type seeded struct {
 }
 
 func (b *bench) seed(ctx context.Context) (seeded, error) {
-	sd := seeded{path: b.dir + "/seeded.db", replayID: agent.NewID()}
-	if _, err := fileSize(sd.path); err == nil {
-		sd.want = llmtest.Tokens(b.sz.ReplayEvents)
+	return b.seedIn(ctx, "seeded.db", "")
+}
+
+// seedIn writes the seeded database into file db of the run's directory,
+// in the store's mode (""; AGENTIK_STORE_MODE's), once per run.
+func (b *bench) seedIn(ctx context.Context, db string, mode store.Mode) (seeded, error) {
+	if sd, ok := b.seeds[db]; ok {
 		return sd, nil
 	}
-	b.progress("seeding %d events and %d conversations", b.sz.ReplayEvents, b.sz.RestConvs)
-	st, err := store.Open(ctx, "sqlite:"+sd.path, store.Options{})
+	sd := seeded{path: filepath.Join(b.dir, db), replayID: agent.NewID()}
+	b.progress("seeding %d events and %d conversations into %s", b.sz.ReplayEvents, b.sz.RestConvs, db)
+	st, err := store.Open(ctx, "sqlite:"+sd.path, store.Options{Mode: mode})
 	if err != nil {
 		return sd, err
 	}
@@ -76,6 +82,10 @@ func (b *bench) seed(ctx context.Context) (seeded, error) {
 		}
 	}
 	sd.want = llmtest.Tokens(n)
+	if b.seeds == nil {
+		b.seeds = map[string]seeded{}
+	}
+	b.seeds[db] = sd
 	return sd, nil
 }
 
@@ -129,69 +139,90 @@ func (b *bench) replay(ctx context.Context) error {
 		return err
 	}
 	defer t.Close()
+	res, err := b.replayRounds(ctx, sd, t, "")
+	if err != nil {
+		return err
+	}
+	n := b.sz.ReplayEvents
+	b.add(Row{Scenario: "replay", Metric: fmt.Sprintf("%d stored events → 1 WS client, to caught_up", n), Unit: "events/s", Bare: median(res.bareRate), Agentik: median(res.rate),
+		Note: fmt.Sprintf("bare: SELECT of the same events as rows of a copy table (the text deltas are in agentik's delta log), via database/sql, same file; median of %d; agentik: %.2f s", b.sz.ReplayRounds, float64(n)/median(res.rate))}, nil)
+	b.add(Row{Scenario: "replay", Metric: "CPU per replayed event (bare: the SELECT)", Unit: "µs", Bare: median(res.bareCPU), Agentik: median(res.serverCPU), Note: res.cpuNote(b)}, nil)
+	return nil
+}
+
+// replayResult is what the replay's rounds measured, one value a round;
+// CPU in µs per event.
+type replayResult struct {
+	bareRate, rate, bareCPU, serverCPU, clientCPU []float64
+}
+
+// cpuNote says how the CPU per event was measured.
+func (r replayResult) cpuNote(b *bench) string {
+	if b.inproc {
+		return fmt.Sprintf("median of %d; in one process (profiling): agentik's figure includes the client", b.sz.ReplayRounds)
+	}
+	// CPU, unlike time, does not depend on what else the machine runs.
+	return fmt.Sprintf("median of %d; the bench's client used %.2f µs per event", b.sz.ReplayRounds, median(r.clientCPU))
+}
+
+// replayRounds runs ReplayRounds rounds of the bare SELECT and agentik's
+// replay of sd on t; what names t in the progress lines.
+func (b *bench) replayRounds(ctx context.Context, sd seeded, t target, what string) (replayResult, error) {
+	var res replayResult
 	db, err := sql.Open("sqlite", "file:"+sd.path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
 	if err != nil {
-		return fmt.Errorf("bare select: %w", err)
+		return res, fmt.Errorf("bare select: %w", err)
 	}
 	defer db.Close()
 	n := b.sz.ReplayEvents
-	var bareRate, rate, bareCPU, serverCPU, clientCPU []float64 // CPU in µs per event
 	perEvent := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(n) }
 	for round := range b.sz.ReplayRounds {
 		t0, self0 := time.Now(), selfCPU()
 		rows, err := db.QueryContext(ctx, "SELECT payload FROM "+bareEventTable+" WHERE seq > ? AND conversation_id = ? AND type = ? ORDER BY seq", 0, sd.replayID, agent.KindConversation)
 		if err != nil {
-			return fmt.Errorf("bare select: %w", err)
+			return res, fmt.Errorf("bare select: %w", err)
 		}
 		got := 0
 		var payload sql.RawBytes
 		for rows.Next() {
 			if err := rows.Scan(&payload); err != nil {
 				rows.Close()
-				return fmt.Errorf("bare select: %w", err)
+				return res, fmt.Errorf("bare select: %w", err)
 			}
 			got++
 		}
 		err = rows.Err()
 		rows.Close()
 		if err != nil || got != n {
-			return fmt.Errorf("bare select: %d rows, want %d: %v", got, n, err)
+			return res, fmt.Errorf("bare select: %d rows, want %d: %v", got, n, err)
 		}
-		bareRate = append(bareRate, float64(n)/time.Since(t0).Seconds())
-		bareCPU = append(bareCPU, perEvent(selfCPU()-self0))
+		res.bareRate = append(res.bareRate, float64(n)/time.Since(t0).Seconds())
+		res.bareCPU = append(res.bareCPU, perEvent(selfCPU()-self0))
 
 		s := newSink(sd.replayID, nil)
 		t0, self0 = time.Now(), selfCPU()
 		c0 := t.CPU()
 		ws, err := watchWS(ctx, wsURL(t.URL(), "/agentik/ws"), s)
 		if err != nil {
-			return err
+			return res, err
 		}
 		if _, err := ws.subscribe(ctx, "conversation", sd.replayID, 0); err != nil {
 			ws.Close()
-			return err
+			return res, err
 		}
 		err = wait(ctx, s.caught, 5*time.Minute, "replay caught_up")
 		el := time.Since(t0)
-		serverCPU = append(serverCPU, perEvent(t.CPU()-c0))
-		clientCPU = append(clientCPU, perEvent(selfCPU()-self0))
+		res.serverCPU = append(res.serverCPU, perEvent(t.CPU()-c0))
+		res.clientCPU = append(res.clientCPU, perEvent(selfCPU()-self0))
 		ws.Close()
 		if err != nil {
-			return err
+			return res, err
 		}
 		if s.events != n || s.text.String() != sd.want || s.disorder > 0 {
-			return fmt.Errorf("replay: %d events, %d out of order, text exact %v; want %d events", s.events, s.disorder, s.text.String() == sd.want, n)
+			return res, fmt.Errorf("replay: %d events, %d out of order, text exact %v; want %d events", s.events, s.disorder, s.text.String() == sd.want, n)
 		}
-		rate = append(rate, float64(n)/el.Seconds())
-		b.progress("replay round %d: bare SELECT %.0f rows/s, agentik %.0f events/s to caught_up (%.2f s)", round+1, bareRate[round], rate[round], el.Seconds())
+		res.rate = append(res.rate, float64(n)/el.Seconds())
+		b.progress("replay%s round %d: bare SELECT %.0f rows/s, agentik %.0f events/s to caught_up (%.2f s)", what, round+1, res.bareRate[round], res.rate[round], el.Seconds())
 	}
-	b.add(Row{Scenario: "replay", Metric: fmt.Sprintf("%d stored events → 1 WS client, to caught_up", n), Unit: "events/s", Bare: median(bareRate), Agentik: median(rate),
-		Note: fmt.Sprintf("bare: SELECT of the same events as rows of a copy table (the text deltas are in agentik's delta log), via database/sql, same file; median of %d; agentik: %.2f s", b.sz.ReplayRounds, float64(n)/median(rate))}, nil)
-	// CPU, unlike time, does not depend on what else the machine runs.
-	note := fmt.Sprintf("median of %d; the bench's client used %.2f µs per event", b.sz.ReplayRounds, median(clientCPU))
-	if b.inproc {
-		note = fmt.Sprintf("median of %d; in one process (profiling): agentik's figure includes the client", b.sz.ReplayRounds)
-	}
-	b.add(Row{Scenario: "replay", Metric: "CPU per replayed event (bare: the SELECT)", Unit: "µs", Bare: median(bareCPU), Agentik: median(serverCPU), Note: note}, nil)
-	return nil
+	return res, nil
 }

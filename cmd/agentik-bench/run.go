@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 )
@@ -28,13 +29,23 @@ type sizes struct {
 
 	MixTurns, MixTokens int
 	MixDelay            time.Duration // between tokens: 20 ms is 50 tokens/s
-	// TelemetryRounds is how many pairs of mix runs (tracing off, on)
-	// the telemetry scenario measures.
-	TelemetryRounds int
+	// TelemetryRounds is how many ABBA rounds (tracing off, on, on, off)
+	// of a mix of MixTurns × TelemetryTokens the telemetry scenario runs.
+	TelemetryRounds, TelemetryTokens int
+
+	// WallAnswers are the counts of answers at once the walltime scenario
+	// measures, each answer WallTokens tokens WallDelay apart.
+	WallAnswers []int
+	WallTokens  int
+	WallDelay   time.Duration
 
 	FanoutSubs, FanoutTokens int
 	FanoutDelay              time.Duration
-	IdleConns                int
+	// PeopleRounds is how many times each of the people scenario's two
+	// loads runs (an odd count: the median is a measured value).
+	PeopleRounds int
+	IdleConns    int
+	IdleWindow   time.Duration // how long the idle connections are measured
 
 	ReplayEvents, ReplayRounds int
 
@@ -48,45 +59,79 @@ type sizes struct {
 	// StormMissed tokens, and reconnect at once.
 	StormClients, StormMissed int
 	// InstanceSteps are the loads (turns at once) of the instances
-	// scenario, in order, until delivery falls behind.
-	InstanceSteps []int
+	// scenario, in order, until delivery falls behind; each turn is
+	// InstanceTokens tokens at FanoutDelay.
+	InstanceSteps  []int
+	InstanceTokens int
+	// ColdStartEvents is the size of the coldstart scenario's filled
+	// database (-coldstart-events sets it).
+	ColdStartEvents int
+	// The saturation scenario: SatTurns turns at once, each step about
+	// SatSeconds long at the next pace of SatRates (tokens/s a turn).
+	SatTurns   int
+	SatRates   []int
+	SatSeconds time.Duration
 }
 
+// The full run fits in five minutes on a 2-core machine (issue 54): the
+// scenarios whose figure is a ratio of CPU or a median run the fewest
+// rounds and the shortest phases that kept it steady in earlier runs
+// (docs/BENCHMARKS.md).
 var (
 	fullSizes = sizes{
 		RelayTokens: 100_000, RelayRounds: 3,
-		MixTurns: 100, MixTokens: 500, MixDelay: 20 * time.Millisecond, TelemetryRounds: 2,
-		FanoutSubs: 1000, FanoutTokens: 200, FanoutDelay: 20 * time.Millisecond, IdleConns: 5000,
+		MixTurns: 100, MixTokens: 500, MixDelay: 20 * time.Millisecond, TelemetryRounds: 1, TelemetryTokens: 250,
+		WallAnswers: []int{1, 100}, WallTokens: 500, WallDelay: 20 * time.Millisecond,
+		FanoutSubs: 1000, FanoutTokens: 200, FanoutDelay: 20 * time.Millisecond, PeopleRounds: 3, IdleConns: 5000, IdleWindow: 2 * time.Second,
 		ReplayEvents: 100_000, ReplayRounds: 3,
 		WireLong: 10_000, WireShort: 1000, WireDelay: time.Millisecond,
-		RestConvs: 1000, RestDuration: 5 * time.Second, RestWorkers: 4,
+		RestConvs: 1000, RestDuration: 2 * time.Second, RestWorkers: 4,
 		StormClients: 1000, StormMissed: 100,
-		InstanceSteps: []int{50, 100, 200, 400},
+		InstanceSteps: []int{50, 100, 200}, InstanceTokens: 100, ColdStartEvents: 200_000,
+		SatTurns: 100, SatRates: []int{50, 100, 200, 350, 500, 750, 1000, 1500, 2000, 3000}, SatSeconds: 2 * time.Second,
 	}
 	quickSizes = sizes{
-		RelayTokens: 20_000, RelayRounds: 1,
-		MixTurns: 100, MixTokens: 100, MixDelay: 20 * time.Millisecond, TelemetryRounds: 1,
-		FanoutSubs: 200, FanoutTokens: 100, FanoutDelay: 20 * time.Millisecond, IdleConns: 1000,
+		RelayTokens: 10_000, RelayRounds: 1,
+		MixTurns: 30, MixTokens: 100, MixDelay: 20 * time.Millisecond, TelemetryRounds: 1, TelemetryTokens: 50,
+		WallAnswers: []int{1, 20}, WallTokens: 50, WallDelay: 20 * time.Millisecond,
+		FanoutSubs: 200, FanoutTokens: 50, FanoutDelay: 20 * time.Millisecond, PeopleRounds: 1, IdleConns: 500, IdleWindow: 500 * time.Millisecond,
 		ReplayEvents: 20_000, ReplayRounds: 1,
-		WireLong: 2000, WireShort: 200, WireDelay: time.Millisecond,
-		RestConvs: 1000, RestDuration: time.Second, RestWorkers: 4,
-		StormClients: 1000, StormMissed: 100,
-		InstanceSteps: []int{20, 50},
+		WireLong: 1000, WireShort: 100, WireDelay: time.Millisecond,
+		RestConvs: 1000, RestDuration: 500 * time.Millisecond, RestWorkers: 4,
+		StormClients: 500, StormMissed: 100,
+		InstanceSteps: []int{20}, InstanceTokens: 50, ColdStartEvents: 20_000,
+		SatTurns: 50, SatRates: []int{50, 200, 800, 2000}, SatSeconds: time.Second,
 	}
 	tinySizes = sizes{
 		RelayTokens: 300, RelayRounds: 1,
-		MixTurns: 4, MixTokens: 20, MixDelay: 5 * time.Millisecond, TelemetryRounds: 1,
-		FanoutSubs: 5, FanoutTokens: 20, FanoutDelay: 5 * time.Millisecond, IdleConns: 10,
+		MixTurns: 4, MixTokens: 20, MixDelay: 5 * time.Millisecond, TelemetryRounds: 1, TelemetryTokens: 20,
+		WallAnswers: []int{1, 4}, WallTokens: 20, WallDelay: 5 * time.Millisecond,
+		FanoutSubs: 5, FanoutTokens: 20, FanoutDelay: 5 * time.Millisecond, PeopleRounds: 1, IdleConns: 10, IdleWindow: 200 * time.Millisecond,
 		ReplayEvents: 300, ReplayRounds: 1,
 		WireLong: 200, WireShort: 20, WireDelay: time.Millisecond,
 		RestConvs: 20, RestDuration: 200 * time.Millisecond, RestWorkers: 2,
 		StormClients: 5, StormMissed: 10,
-		InstanceSteps: []int{2},
+		InstanceSteps: []int{2}, InstanceTokens: 20, ColdStartEvents: 500,
+		SatTurns: 2, SatRates: []int{100, 400}, SatSeconds: 100 * time.Millisecond,
 	}
 )
 
 // scenarios in the order they run.
-var scenarios = []string{"relay", "facade", "protocols", "mix", "telemetry", "fanout", "people", "idle", "replay", "member", "wire", "rest", "storm", "instances"}
+var scenarios = []string{"relay", "facade", "protocols", "mix", "modes", "walltime", "telemetry", "fanout", "people", "idle", "replay", "member", "wire", "rest", "storm", "coldstart", "instances", "saturation"}
+
+// notByDefault are the scenarios a run leaves out unless -run names them.
+var notByDefault = []string{"saturation"}
+
+// defaultRun is the -run of a run that names none.
+func defaultRun() string {
+	var names []string
+	for _, s := range scenarios {
+		if !slices.Contains(notByDefault, s) {
+			names = append(names, s)
+		}
+	}
+	return strings.Join(names, ",")
+}
 
 // Row is one line of the result: a figure of agentik beside its bare
 // baseline.
@@ -102,6 +147,12 @@ type Row struct {
 	// Pass is whether the target is met; nil without a target.
 	Pass *bool  `json:"pass,omitempty"`
 	Note string `json:"note,omitempty"`
+	// Busy is whether other processes than the bench's used more than
+	// busyCores during the row's scenario (its Load): a busy row's
+	// absolute figures are not comparable with a quiet run's.
+	Busy bool `json:"busy"`
+	// Others is that CPU, in cores on average (-1: /proc could not say).
+	Others float64 `json:"others_cores"`
 }
 
 // Report is what -json writes.
@@ -122,6 +173,7 @@ type bench struct {
 	fake     *fake
 	hc       *http.Client
 	out      io.Writer // progress
+	outMu    sync.Mutex
 	start    time.Time
 	rows     []Row
 	inproc   bool   // run agentik in this process (profiling)
@@ -133,13 +185,22 @@ type bench struct {
 	// when the instances scenario is profiled; the others are binaries.
 	profInstance int
 	withRelay    bool   // the instances scenario also runs the relay sketch
+	coldEvents   int    // the coldstart scenario's filled database
 	memOut       string // heap profile of the profiled scenario
 
 	profiling  bool       // a CPU profile of the current scenario runs
 	phaseFiles []*os.File // phase profiles, closed at the end of the run
+
+	seeds map[string]seeded // the seeded databases of this run, by file
+	// mixRuns are the mix scenario's measured runs, by side ("bare" or
+	// the store's mode of its agentik): the modes scenario, next in a
+	// default run, measures only the mode the mix did not.
+	mixRuns map[string]loadResult
 }
 
 func (b *bench) progress(format string, args ...any) {
+	b.outMu.Lock() // two sides of a scenario may run at once (walltime)
+	defer b.outMu.Unlock()
 	fmt.Fprintf(b.out, "[%6.1fs] %s\n", time.Since(b.start).Seconds(), fmt.Sprintf(format, args...))
 }
 
@@ -268,7 +329,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	quick := fs.Bool("quick", false, "short run (under a minute) with smaller loads")
 	size := fs.String("size", "", "full, quick or tiny (tiny is what the tests run)")
 	jsonOut := fs.String("json", "", "also write the results as JSON to this file (- for stdout, instead of the table)")
-	only := fs.String("run", strings.Join(scenarios, ","), "comma-separated scenarios to run")
+	only := fs.String("run", defaultRun(), "comma-separated scenarios to run (all: every one, "+strings.Join(notByDefault, ", ")+" too)")
 	bin := fs.String("agentik", "", "agentik binary to run (default: go build ./cmd/agentik into a temp dir)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the scenario named by -profile; agentik then runs in this process")
 	memprofile := fs.String("memprofile", "", "write a heap profile at the measured moment of the scenario named by -profile (idle: while every connection is open); agentik then runs in this process")
@@ -276,7 +337,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	profile := fs.String("profile", "relay", "scenario to profile with -cpuprofile or -trace")
 	postgres := fs.String("postgres", defaultPostgres, "PostgreSQL for the instances scenario (each run makes and drops a schema)")
 	instSteps := fs.String("instance-steps", "", "comma-separated loads (turns at once) of the instances scenario, in place of the size's")
-	relay := fs.Bool("relay", true, "the instances scenario also runs each count of instances over the experimental relay (internal/store/relay.go); false for a binary without it")
+	relay := fs.Bool("relay", false, "the instances scenario also runs each count of instances over the experimental relay (internal/store/relay.go)")
+	coldEvents := fs.Int("coldstart-events", 0, "events in the coldstart scenario's filled database, in place of the size's (issue 54 names 1,000,000)")
 	profInstance := fs.Int("profile-instance", 2, "with -profile instances: the instance (1 runs the turns, 2 and up watch them) that runs in this process to be profiled")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -315,7 +377,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			b.sz.InstanceSteps = append(b.sz.InstanceSteps, n)
 		}
 	}
+	b.coldEvents = b.sz.ColdStartEvents
+	if *coldEvents > 0 {
+		b.coldEvents = *coldEvents
+	}
 	want := map[string]bool{}
+	if *only == "all" {
+		*only = strings.Join(scenarios, ",")
+	}
 	for _, s := range strings.Split(*only, ",") {
 		s = strings.TrimSpace(s)
 		if !slices.Contains(scenarios, s) {
@@ -332,12 +401,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	b.dir = dir
 	b.hc = newHTTPClient()
 	defer b.hc.CloseIdleConnections()
+	closeClientIdle = b.hc.CloseIdleConnections
+	defer func() { closeClientIdle = func() {} }()
 	defer func() {
 		for _, f := range b.phaseFiles {
 			f.Close()
 		}
 	}()
-	if !b.inproc || want["instances"] {
+	if !b.inproc || want["instances"] || want["coldstart"] {
 		// The load generator's clients share the cores with the server
 		// they measure: collect their garbage a quarter as often (agentik,
 		// a child process, keeps its defaults; in one process, for
@@ -360,8 +431,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer b.fake.Close()
 
 	steps := map[string]func(context.Context) error{
-		"relay": b.relay, "facade": b.facade, "protocols": b.protocols, "mix": b.mix, "telemetry": b.telemetry, "fanout": b.fanout, "people": b.people, "idle": b.idle,
-		"replay": b.replay, "member": b.member, "wire": b.wire, "rest": b.rest, "storm": b.storm, "instances": b.instances,
+		"relay": b.relay, "facade": b.facade, "protocols": b.protocols, "mix": b.mix, "modes": b.modes, "walltime": b.walltime, "telemetry": b.telemetry, "fanout": b.fanout, "people": b.people, "idle": b.idle,
+		"replay": b.replay, "member": b.member, "wire": b.wire, "rest": b.rest, "storm": b.storm, "coldstart": b.coldstart, "instances": b.instances, "saturation": b.saturation,
 	}
 	var loads []Load
 	for _, name := range scenarios {
@@ -372,13 +443,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if name == "instances" {
 			also = []string{"postgres"} // its servers' work is the scenario's
 		}
-		before, others := loadAvg(), otherCPU(also...)
+		before, others, t0, first := loadAvg(), otherCPU(also...), time.Now(), len(b.rows)
 		b.progress("%s: start (load average %.2f)", name, before)
 		if err := b.profiled(name, func() error { return steps[name](ctx) }); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		o := others()
-		loads = append(loads, Load{Scenario: name, Before: before, After: loadAvg(), Others: o, Busy: o > busyCores})
+		l := Load{Scenario: name, Before: before, After: loadAvg(), Others: o, Busy: o > busyCores, Seconds: time.Since(t0).Seconds()}
+		loads = append(loads, l)
+		for i := first; i < len(b.rows); i++ {
+			b.rows[i].Busy, b.rows[i].Others = l.Busy, l.Others
+		}
+		b.progress("%s: took %.1f s; others used %.2f cores%s", name, l.Seconds, o, map[bool]string{true: " (busy)"}[l.Busy])
 	}
 
 	rep := Report{Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(), Size: sizeName, Duration: time.Since(b.start), Rows: b.rows, Loads: loads}
@@ -420,8 +496,8 @@ func machine() string {
 func writeTable(w io.Writer, rep Report) {
 	fmt.Fprintf(w, "agentik-bench (%s) on %s, %s, took %s\n\n", rep.Size, rep.Machine, rep.Date, rep.Duration.Round(time.Second))
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
-	fmt.Fprintln(tw, "| scenario\t| metric\t| unit\t| bare\t| agentik\t| ratio\t| target\t| ok\t| note\t|")
-	fmt.Fprintln(tw, "|---\t|---\t|---\t|---:\t|---:\t|---:\t|---\t|---\t|---\t|")
+	fmt.Fprintln(tw, "| scenario\t| metric\t| unit\t| bare\t| agentik\t| ratio\t| target\t| ok\t| busy\t| note\t|")
+	fmt.Fprintln(tw, "|---\t|---\t|---\t|---:\t|---:\t|---:\t|---\t|---\t|---\t|---\t|")
 	for _, r := range rep.Rows {
 		ok := ""
 		if r.Pass != nil {
@@ -434,9 +510,21 @@ func writeTable(w io.Writer, rep Report) {
 		if r.Bare != 0 {
 			bare, ratio = num(r.Bare), fmt.Sprintf("%.2f×", r.Ratio)
 		}
-		fmt.Fprintf(tw, "| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t|\n", r.Scenario, r.Metric, r.Unit, bare, num(r.Agentik), ratio, r.Target, ok, r.Note)
+		fmt.Fprintf(tw, "| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t|\n", r.Scenario, r.Metric, r.Unit, bare, num(r.Agentik), ratio, r.Target, ok, busyCell(r), r.Note)
 	}
 	tw.Flush()
+}
+
+// busyCell says whether a row's scenario ran on a busy machine, with the
+// cores others used.
+func busyCell(r Row) string {
+	switch {
+	case r.Others < 0:
+		return "?"
+	case r.Busy:
+		return fmt.Sprintf("**yes** (%.2f)", r.Others)
+	}
+	return fmt.Sprintf("no (%.2f)", r.Others)
 }
 
 // num prints a figure with about three significant digits.

@@ -24,8 +24,9 @@ type sink struct {
 	lastSeq  int64           // highest seq seen
 	disorder int             // events whose seq was not above the previous one
 	msgText  string
-	caughtAt int64 // caught_up seq
-	tokens   int   // tokens read so far
+	caughtAt int64     // caught_up seq
+	tokens   int       // tokens read so far
+	lastAt   time.Time // when the last append_text event was read
 	// onTokens, if set, is called after each append_text event with the
 	// number of tokens read so far.
 	onTokens func(n int)
@@ -56,6 +57,7 @@ func (s *sink) add(ev *wireInner, seq int64, at time.Time) {
 	switch ev.Type {
 	case agent.EventAppendText:
 		s.events++
+		s.lastAt = at
 		s.text.WriteString(ev.Text)
 		toks := strings.Fields(ev.Text)
 		s.tokens += len(toks)

@@ -76,7 +76,7 @@ func (b *bench) telemetry(ctx context.Context) error {
 		return err
 	}
 	defer sink.Close()
-	n, ntok, delay := b.sz.MixTurns, b.sz.MixTokens, b.sz.MixDelay
+	n, ntok, delay := b.sz.MixTurns, b.sz.TelemetryTokens, b.sz.MixDelay
 	runs := 0
 	once := func(tracing bool) (time.Duration, loadResult, error) {
 		runs++

@@ -3,19 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/agentik/agentik/internal/llm/llmtest"
 )
-
-func fileSize(path string) (int64, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0, err
-	}
-	return fi.Size(), nil
-}
 
 // wireRun is one answer's cost on the WebSocket.
 type wireRun struct {

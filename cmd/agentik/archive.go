@@ -235,26 +235,6 @@ func importParts(data []byte) ([][]byte, error) {
 	return parts, nil
 }
 
-// apiCall is a client command's JSON call (agentik user, schedule,
-// project, inbox): in (when not nil) as the body, the answer decoded into
-// out (when not nil); a failure says which command (what) it was.
-func apiCall(ctx context.Context, cf clientFlags, getenv func(string) string, what, method, path string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, _ := json.Marshal(in)
-		body = bytes.NewReader(b)
-	}
-	resp, err := archiveRequest(ctx, cf, getenv, method, path, body)
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	defer resp.Body.Close()
-	if out == nil {
-		return nil
-	}
-	return json.NewDecoder(resp.Body).Decode(out)
-}
-
 // archiveRequest does one request to the server with the API key, and
 // turns an error status into an error carrying the server's message.
 func archiveRequest(ctx context.Context, cf clientFlags, getenv func(string) string, method, path string, body io.Reader) (*http.Response, error) {

@@ -38,6 +38,7 @@ Usage:
   agentik schedule COMMAND     prompts run on a schedule: add, list, runs, delete (agentik schedule --help)
   agentik project COMMAND      projects and their members: list, add, show, member add… (agentik project --help)
   agentik inbox [COMMAND]      what waits for you: list, approve, deny (agentik inbox --help)
+  agentik group COMMAND        groups and their members: list, add, rename, delete, member (agentik group --help)
   agentik audit verify FILE    check an export of the audit log offline (GET /agentik/audit/export)
   agentik version              the build: module version, commit, Go version
 
@@ -73,6 +74,8 @@ Settings (environment; a flag overrides its variable):
                                              admin enables them), open (anyone signs up)
                     AGENTIK_PUBLIC_SHARES    on: a conversation's share link (/s/…) opens for anyone holding it, signed
                                              in or not (default off: sign-in required)
+                    AGENTIK_SCIM_TOKEN       the bearer token of SCIM 2.0 provisioning at /scim/v2 (Okta, Entra ID);
+                                             at least 32 characters (default: none, SCIM off)
                     AGENTIK_AUDIT_TTL        how long audit log entries are kept, e.g. 8760h (default: forever;
                                              apart from AGENTIK_EVENT_TTL)
                     AGENTIK_ADMINS           emails that sign in as admins (comma-separated)
@@ -83,6 +86,8 @@ Settings (environment; a flag overrides its variable):
                                              are left to the next start (or another instance) to continue (default 30s)
                     AGENTIK_TURN_CONTINUATIONS how many times a turn whose process died is continued from its
                                              last stored step (default 3; 0: it ends interrupted_by_restart)
+                    AGENTIK_RECOVER_INTERVAL how often an instance on PostgreSQL continues the turns of an
+                                             instance that died (kill -9, a crash), ≥ 100ms (default 30s)
                     AGENTIK_DEFAULT_BUDGET   every user's token budget, e.g. 2M/month, 500k/day (default: none;
                                              an admin sets a user's own with PATCH /agentik/users/{id})
                     AGENTIK_MAX_SCHEDULES    how many schedules one user may have (default: 100)
@@ -237,6 +242,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		if n == 0 {
 			c.TurnContinuations = -1
 		}
+	}
+	if v := strings.TrimSpace(getenv("AGENTIK_RECOVER_INTERVAL")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 100*time.Millisecond {
+			return c, fmt.Errorf("AGENTIK_RECOVER_INTERVAL must be a duration of 100ms or more like 30s, got %q", v)
+		}
+		c.RecoverInterval = d
 	}
 	if v := getenv("AGENTIK_DEFAULT_BUDGET"); v != "" {
 		b, err := agent.ParseBudget(v)
@@ -394,7 +406,11 @@ func isLoopback(host string) bool {
 // redactURL hides the secrets of a URL or DSN for logs (app.RedactURL).
 func redactURL(raw string) string { return app.RedactURL(raw) }
 
-// signIn reads the OIDC and trusted-header settings.
+// minSCIMToken is the shortest AGENTIK_SCIM_TOKEN: a bearer token an
+// identity provider holds, long enough not to be guessed.
+const minSCIMToken = 32
+
+// signIn reads the OIDC, SCIM and trusted-header settings.
 func signIn(c *config, getenv func(string) string) error {
 	c.Admins = splitList(getenv("AGENTIK_ADMINS"))
 	switch v := strings.TrimSpace(getenv("AGENTIK_OIDC_SIGNUP")); v {
@@ -416,6 +432,10 @@ func signIn(c *config, getenv func(string) string) error {
 		c.PublicShares = true
 	default:
 		return fmt.Errorf("AGENTIK_PUBLIC_SHARES must be on or off, got %q", v)
+	}
+	c.SCIMToken = strings.TrimSpace(getenv("AGENTIK_SCIM_TOKEN"))
+	if c.SCIMToken != "" && len(c.SCIMToken) < minSCIMToken {
+		return fmt.Errorf("AGENTIK_SCIM_TOKEN must be at least %d characters (got %d); make one with: openssl rand -base64 32", minSCIMToken, len(c.SCIMToken))
 	}
 	if v := strings.TrimSpace(getenv("AGENTIK_AUDIT_TTL")); v != "" && v != "forever" {
 		d, err := time.ParseDuration(v)

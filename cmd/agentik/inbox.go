@@ -50,7 +50,10 @@ func runInbox(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("inbox %s: takes %d argument(s), got %d", pos[0], want, len(pos)-1)
 	}
 	do := func(method, path string, in, out any) error {
-		return apiCall(ctx, cf, getenv, "inbox "+pos[0], method, path, in, out)
+		if err := restCall(ctx, cf, getenv, method, path, in, out); err != nil {
+			return fmt.Errorf("inbox %s: %w", pos[0], err)
+		}
+		return nil
 	}
 	switch pos[0] {
 	case "list", "resolved":

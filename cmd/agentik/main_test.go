@@ -411,6 +411,7 @@ func TestConfig(t *testing.T) {
 		{"bad drain timeout", nil, env("AGENTIK_DRAIN_TIMEOUT", "soon"), "", "", "AGENTIK_DRAIN_TIMEOUT"},
 		{"negative drain timeout", nil, env("AGENTIK_DRAIN_TIMEOUT", "-1s"), "", "", "AGENTIK_DRAIN_TIMEOUT"},
 		{"bad continuations", nil, env("AGENTIK_TURN_CONTINUATIONS", "-1"), "", "", "AGENTIK_TURN_CONTINUATIONS"},
+		{"bad recover interval", nil, env("AGENTIK_RECOVER_INTERVAL", "10ms"), "", "", "AGENTIK_RECOVER_INTERVAL"},
 		{"drain and continuations", nil, env("AGENTIK_DRAIN_TIMEOUT", "0", "AGENTIK_TURN_CONTINUATIONS", "5"), "127.0.0.1:8080", "sqlite:./agentik.db", ""},
 		{"negative answer cap", []string{"--max-answer-bytes", "-1"}, env(), "", "", "max-answer-bytes"},
 		{"bad addr", []string{"--addr", "8080"}, env(), "", "", "host:port"},

@@ -661,18 +661,7 @@ func TestChangeBehindTheServerCutsOff(t *testing.T) {
 func TestUserCLI(t *testing.T) {
 	t.Parallel()
 	p := start(t, freeAddr(t), filepath.Join(t.TempDir(), "agentik.db"))
-	cli := func(key string, args ...string) (string, error) {
-		t.Helper()
-		cmd := exec.Command(binary, append([]string{"user", "--server", p.url("")}, args...)...)
-		cmd.Env = []string{"AGENTIK_API_KEY=" + key}
-		var out, errb strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		if err != nil {
-			err = fmt.Errorf("%v: %s", err, errb.String())
-		}
-		return strings.TrimSpace(out.String()), err
-	}
+	cli := subcommand(t, p, "user")
 	ann, err := cli("", "add", "ann", "--email", "ann@example.com")
 	if err != nil {
 		t.Fatal(err)
@@ -709,6 +698,23 @@ func TestUserCLI(t *testing.T) {
 	}
 	if _, err := cli(admin, "disable", "local"); err == nil {
 		t.Error("disabling local was allowed")
+	}
+}
+
+// subcommand runs `agentik NAME --server p ARGS` as key (AGENTIK_API_KEY)
+// and returns its output, or an error with its stderr.
+func subcommand(t *testing.T, p *proc, name string) func(key string, args ...string) (string, error) {
+	return func(key string, args ...string) (string, error) {
+		t.Helper()
+		cmd := exec.Command(binary, append([]string{name, "--server", p.url("")}, args...)...)
+		cmd.Env = []string{"AGENTIK_API_KEY=" + key}
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		if err != nil {
+			err = fmt.Errorf("%v: %s", err, errb.String())
+		}
+		return strings.TrimSpace(out.String()), err
 	}
 }
 

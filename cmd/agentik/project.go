@@ -61,7 +61,10 @@ Runs against a running server as AGENTIK_API_KEY.`)
 		return fmt.Errorf("project %s: takes %d argument(s), got %d", cmd, want, len(pos)-1)
 	}
 	do := func(method, path string, in, out any) error {
-		return apiCall(ctx, cf, getenv, "project "+cmd, method, path, in, out)
+		if err := restCall(ctx, cf, getenv, method, path, in, out); err != nil {
+			return fmt.Errorf("project %s: %w", cmd, err)
+		}
+		return nil
 	}
 	path := func(id string) string { return "/agentik/projects/" + url.PathEscape(id) }
 	switch cmd {

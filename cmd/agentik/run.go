@@ -29,6 +29,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return runImport(ctx, args[1:], getenv, stdout, stderr)
 		case "user":
 			return runUser(ctx, args[1:], getenv, stdout, stderr)
+		case "group":
+			return runGroup(ctx, args[1:], getenv, stdout, stderr)
 		case "schedule":
 			return runSchedule(ctx, args[1:], getenv, stdout, stderr)
 		case "project":

@@ -52,7 +52,10 @@ Runs against a running server as AGENTIK_API_KEY (an admin's key; none on loopba
 		return nil
 	}
 	do := func(method, path string, in, out any) error {
-		return apiCall(ctx, cf, getenv, "user "+pos[0], method, path, in, out)
+		if err := restCall(ctx, cf, getenv, method, path, in, out); err != nil {
+			return fmt.Errorf("user %s: %w", pos[0], err)
+		}
+		return nil
 	}
 	switch pos[0] {
 	case "add":

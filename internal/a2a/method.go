@@ -143,7 +143,9 @@ func ignored(e *agent.Encoded) bool {
 
 // settled reports whether a send's answer is ready: the task ended or
 // waits for someone.
-func settled(state string) bool { return terminal(state) || state == StateInputRequired }
+func settled(state string) bool {
+	return terminal(state) || state == StateInputRequired || state == StateAuthRequired
+}
 
 func historyOf(n *int) int {
 	if n == nil {

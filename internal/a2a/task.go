@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,12 @@ type waitingCall struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
+// credentialWait is a credential item the task waits on.
+type credentialWait struct {
+	Server string `json:"server"`
+	URL    string `json:"url"`
+}
+
 // taskView folds a turn's events, in log order, into the task: its state,
 // its answer so far, and the updates a stream sends for each event.
 type taskView struct {
@@ -53,6 +60,7 @@ type taskView struct {
 	toolsRan      bool // since the last answer text: the next starts a paragraph
 	chunks        int  // artifact updates sent
 	waiting       []waitingCall
+	credential    *credentialWait // a per-user tool server waits for the caller's credential
 	errMsg        string
 	interrupted   bool
 }
@@ -106,6 +114,19 @@ func (v *taskView) on(all agent.AllEvent) []StreamResponse {
 		}
 		v.waiting = append(v.waiting, waitingCall{CallID: ev.CallID, Name: ev.Name, Arguments: args})
 		return v.status(StateInputRequired, all.Date)
+	case agent.EventElicitationRequest:
+		if ev.Mode == agent.ElicitCredential {
+			v.credential = &credentialWait{Server: ev.Server, URL: ev.URL}
+			return v.status(StateAuthRequired, all.Date)
+		}
+	case agent.EventElicitation:
+		if v.credential != nil {
+			v.credential = nil
+			if len(v.waiting) > 0 {
+				return v.status(StateInputRequired, all.Date)
+			}
+			return v.status(StateWorking, all.Date)
+		}
 	case agent.EventApproval:
 		for i, w := range v.waiting {
 			if w.CallID == ev.CallID {
@@ -168,6 +189,12 @@ func (v *taskView) taskStatus() TaskStatus {
 		st.Message = msg(
 			textPart(`approve or deny the tool call(s): reply on this task with a data part {"decision":"approve"|"deny","reason"?,"call_id"?} (without call_id it decides every waiting call)`),
 			Part{Data: data, MediaType: "application/json"})
+	case StateAuthRequired:
+		if c := v.credential; c != nil {
+			data, _ := json.Marshal(c)
+			st.Message = msg(textPart(fmt.Sprintf(`tool server %q runs as you and has no credential of yours it accepts: give it at %s (PUT {"secret": "…"}), and the task goes on`, c.Server, c.URL)),
+				Part{Data: data, MediaType: "application/json"})
+		}
 	case StateFailed:
 		st.Message = msg(textPart(v.errMsg))
 	}

@@ -14,6 +14,9 @@ const (
 	StateFailed        = "TASK_STATE_FAILED"
 	StateCanceled      = "TASK_STATE_CANCELED"
 	StateInputRequired = "TASK_STATE_INPUT_REQUIRED"
+	// StateAuthRequired: a per-user tool server waits for the caller's
+	// own credential (a credential inbox item; tool/peruser.go).
+	StateAuthRequired = "TASK_STATE_AUTH_REQUIRED"
 
 	RoleUser  = "ROLE_USER"
 	RoleAgent = "ROLE_AGENT"

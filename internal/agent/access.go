@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // The one rule of who may see what (DESIGN.md §11.1, §12.2): a
@@ -18,6 +19,10 @@ import (
 // not_found, with the very error an unknown id gets, so that a member
 // cannot tell that it exists; a project member who may read but not act
 // gets forbidden naming their role.
+//
+// Things a member shares (agents) follow one rule too (viewer): seen by
+// their owner, by everyone when shared, by the members of its groups when
+// shared with groups, and by admins.
 
 // Scope is the owner whose things ctx's principal may see: "" for an
 // admin (everyone's), else the member's own user id.
@@ -39,6 +44,16 @@ func OwnerOf(c Conversation) string {
 		return LocalUser
 	}
 	return c.Owner
+}
+
+// CredentialOwner is whose tool credentials ctx's principal sets, lists
+// and deletes: their own only, an admin's too (a credential acts as its
+// owner, so no one else may read or plant it). No user: forbidden.
+func CredentialOwner(ctx context.Context) (string, error) {
+	if id := PrincipalFrom(ctx).UserID; id != "" {
+		return id, nil
+	}
+	return "", Errorf(CodeForbidden, "tool credentials belong to a user: sign in")
 }
 
 // Visible reports whether a principal whose Scope is scope may see c by
@@ -113,6 +128,58 @@ func (r *Runner) Reach(ctx context.Context) []string {
 // ProjectIndex is the index the project rule reads (package broker asks
 // it about live events).
 func (r *Runner) ProjectIndex() *ProjectIndex { return r.cfg.Projects }
+
+// viewer decides what ctx's principal sees of shared things: the one rule
+// of agents' visibility (and of anything shared with a group). It reads
+// the principal's groups once, when a thing shared with groups first asks,
+// fresh at each use case (a membership ended is ended at the next read).
+type viewer struct {
+	ctx    context.Context
+	scope  string
+	groups GroupMembership // nil: nobody is in a group
+	ids    []string        // the principal's groups, once read
+	read   bool
+}
+
+// viewer is ctx's principal's viewer.
+func (r *Runner) viewer(ctx context.Context) *viewer {
+	return &viewer{ctx: ctx, scope: Scope(ctx), groups: r.cfg.Groups}
+}
+
+// sees reports whether the principal may see a thing of owner with
+// visibility, shared with groups when visibility is VisibilityGroup.
+func (v *viewer) sees(visibility, owner string, groups []string) bool {
+	if v.scope == "" || owner == v.scope || visibility == VisibilityShared {
+		return true
+	}
+	if visibility != VisibilityGroup {
+		return false
+	}
+	mine := v.mine()
+	return slices.ContainsFunc(groups, func(g string) bool { return slices.Contains(mine, g) })
+}
+
+// mine are the principal's groups, read at the first call.
+func (v *viewer) mine() []string {
+	if !v.read && v.groups != nil {
+		v.read = true
+		ids, err := v.groups.GroupsOf(v.ctx, v.scope)
+		if err == nil { // unread memberships show nothing
+			v.ids = ids
+		}
+	}
+	return v.ids
+}
+
+// inGroups reports whether the principal is in every group of ids (an
+// admin counts as in all): a member shares only with their own groups.
+func (v *viewer) inGroups(ids []string) bool {
+	if v.scope == "" {
+		return true
+	}
+	mine := v.mine()
+	return !slices.ContainsFunc(ids, func(id string) bool { return !slices.Contains(mine, id) })
+}
 
 // errHidden is the error of a conversation the caller may not see: the
 // store's own not_found for an unknown id.

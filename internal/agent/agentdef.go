@@ -24,6 +24,7 @@ const DefaultAgent = "agentik"
 const (
 	VisibilityPrivate = "private" // its owner only (and admins)
 	VisibilityShared  = "shared"  // everyone may use it; only its owner edits it
+	VisibilityGroup   = "group"   // the members of its groups may use it; only its owner edits it
 )
 
 // Approval overrides of an agent: "" keeps the tool servers' policy.
@@ -66,8 +67,10 @@ type AgentDef struct {
 	Tools        []string `json:"tools"` // patterns of tool names (github__*, *), agent__<slug> delegates, and -<pattern> exclusions (-memory_* turns memory off)
 	Approval     string   `json:"approval"`
 	Visibility   string   `json:"visibility"`
-	Owner        string   `json:"owner"` // a user id
-	Starters     []string `json:"starters"`
+	// Groups are the groups an agent of visibility "group" is shared with.
+	Groups   []string `json:"groups,omitempty"`
+	Owner    string   `json:"owner"` // a user id
+	Starters []string `json:"starters"`
 	// Knowledge are the knowledge bases its turns search (file_search).
 	Knowledge []string `json:"knowledge,omitempty"`
 	// A2A is the URL of a remote agent's A2A card (remote.go): another
@@ -99,6 +102,7 @@ type AgentChange struct {
 	Tools        *[]string `json:"tools,omitempty"`
 	Approval     *string   `json:"approval,omitempty"`
 	Visibility   *string   `json:"visibility,omitempty"`
+	Groups       *[]string `json:"groups,omitempty"`
 	Starters     *[]string `json:"starters,omitempty"`
 	Knowledge    *[]string `json:"knowledge,omitempty"`
 }
@@ -135,11 +139,11 @@ type Parent struct {
 }
 
 // agentVisible reports whether ctx's principal may see and use agent d:
-// the one rule of agents' visibility, on the rule of access.go (a shared
-// agent is everyone's, a private one its owner's; admins see all).
-func agentVisible(ctx context.Context, d AgentDef) bool {
-	scope := Scope(ctx)
-	return d.Visibility == VisibilityShared || scope == "" || d.Owner == scope
+// the rule of access.go (viewer): a shared agent is everyone's, a private
+// one its owner's, one shared with groups their members' too; admins see
+// all.
+func (r *Runner) agentVisible(ctx context.Context, d AgentDef) bool {
+	return r.viewer(ctx).sees(d.Visibility, d.Owner, d.Groups)
 }
 
 // agentEditable reports whether ctx's principal may change agent d.
@@ -306,8 +310,9 @@ func (r *Runner) Agents(ctx context.Context) ([]AgentDef, error) {
 		return nil, fmt.Errorf("agents: %w", err)
 	}
 	out := []AgentDef{}
+	v := r.viewer(ctx) // the caller's groups are read once
 	for _, d := range all {
-		if !d.Deleted && agentVisible(ctx, d) {
+		if !d.Deleted && v.sees(d.Visibility, d.Owner, d.Groups) {
 			out = append(out, d)
 		}
 	}
@@ -321,10 +326,13 @@ func (r *Runner) Agent(ctx context.Context, slug string) (AgentDef, error) {
 	if errors.Is(err, ErrNotFound) && slug == DefaultAgent {
 		return r.defaultAgent(), nil // DefineAgents not called (tests)
 	}
+	if errors.Is(err, ErrNotFound) {
+		return AgentDef{}, agentNotFound(slug) // as a hidden one answers
+	}
 	if err != nil {
 		return AgentDef{}, err
 	}
-	if !agentVisible(ctx, d) {
+	if !r.agentVisible(ctx, d) {
 		return AgentDef{}, agentNotFound(slug)
 	}
 	return d, nil
@@ -349,7 +357,7 @@ func (r *Runner) CreateAgent(ctx context.Context, ch AgentChange) (AgentDef, err
 		return AgentDef{}, Errorf(CodeBadRequest, "slug %q is not URL-safe: use 1 to 40 lowercase letters, digits or inner hyphens, e.g. \"researcher\"", Shorten(d.Slug, 60))
 	}
 	if o, err := r.agents().Agent(ctx, d.Slug); err == nil {
-		if agentVisible(ctx, o) {
+		if r.agentVisible(ctx, o) {
 			return AgentDef{}, Errorf(CodeConflict, "slug %q is taken: choose another slug", d.Slug)
 		}
 		// Another member's private agent: not revealed by a conflict; the
@@ -489,6 +497,12 @@ func (ch AgentChange) apply(d *AgentDef) {
 	if ch.Knowledge != nil {
 		d.Knowledge = slices.Clone(*ch.Knowledge)
 	}
+	if ch.Groups != nil {
+		d.Groups = sortedIDs(*ch.Groups)
+	}
+	if d.Visibility != VisibilityGroup {
+		d.Groups = nil // shared with groups only while its visibility says so
+	}
 	d.Tools, d.Starters = nonNil(d.Tools), nonNil(d.Starters)
 }
 
@@ -527,8 +541,12 @@ func checkAgentFields(d AgentDef) error {
 	}
 	switch d.Visibility {
 	case VisibilityPrivate, VisibilityShared:
+	case VisibilityGroup:
+		if len(d.Groups) == 0 {
+			return Errorf(CodeBadRequest, "visibility \"group\" needs groups: the ids of the groups to share it with (GET /agentik/groups)")
+		}
 	default:
-		return Errorf(CodeBadRequest, "visibility must be \"private\" or \"shared\", got %q", Shorten(d.Visibility, 40))
+		return Errorf(CodeBadRequest, "visibility must be \"private\", \"shared\" or \"group\", got %q", Shorten(d.Visibility, 40))
 	}
 	if len(d.Tools) > MaxAgentTools {
 		return Errorf(CodeBadRequest, "tools has %d entries; at most %d are allowed", len(d.Tools), MaxAgentTools)
@@ -563,6 +581,9 @@ func (r *Runner) checkAgent(ctx context.Context, d AgentDef) error {
 		return err
 	}
 	if err := r.checkAgentKnowledge(ctx, d); err != nil { // knowledge.go
+		return err
+	}
+	if err := r.checkAgentGroups(ctx, d); err != nil {
 		return err
 	}
 	if err := r.checkModel(d.Model); err != nil {
@@ -601,6 +622,31 @@ func (r *Runner) checkAgent(ctx context.Context, d AgentDef) error {
 	}
 	if err := checkGraph(d, known); err != nil {
 		return Errorf(CodeBadRequest, "tools: %s", err.Error())
+	}
+	return nil
+}
+
+// checkAgentGroups checks the groups an agent is shared with: each exists,
+// and a member shares only with groups they are in (an admin with any).
+func (r *Runner) checkAgentGroups(ctx context.Context, d AgentDef) error {
+	if len(d.Groups) == 0 {
+		return nil
+	}
+	v := r.viewer(ctx)
+	for i, id := range d.Groups {
+		if r.cfg.Groups == nil {
+			return Errorf(CodeBadRequest, "groups[%d]: this server keeps no groups", i)
+		}
+		_, err := r.cfg.Groups.Group(ctx, id)
+		if err == nil && !v.inGroups([]string{id}) {
+			err = Errorf(CodeNotFound, "no such group")
+		}
+		if ErrorCode(err) == CodeNotFound {
+			return Errorf(CodeBadRequest, "groups[%d] %q names no group of yours (GET /agentik/groups lists them)", i, Shorten(id, 60))
+		}
+		if err != nil {
+			return fmt.Errorf("check agent: %w", err)
+		}
 	}
 	return nil
 }
@@ -709,7 +755,7 @@ func checkGraph(d AgentDef, known map[string]AgentDef) error {
 func sameDefinition(a, b AgentDef) bool {
 	pa, pb := encodeParamsKey(a.Params), encodeParamsKey(b.Params)
 	return a.Name == b.Name && a.Description == b.Description && a.Instructions == b.Instructions && a.Model == b.Model &&
-		pa == pb && slices.Equal(a.Tools, b.Tools) && a.Approval == b.Approval && a.Visibility == b.Visibility &&
+		pa == pb && slices.Equal(a.Tools, b.Tools) && a.Approval == b.Approval && a.Visibility == b.Visibility && slices.Equal(a.Groups, b.Groups) &&
 		a.Owner == b.Owner && slices.Equal(a.Starters, b.Starters) && a.ReadOnly == b.ReadOnly && a.A2A == b.A2A && !a.Deleted
 }
 

@@ -41,6 +41,11 @@ const (
 	AuditExport         = "export"
 	AuditShareCreated   = "share_created"
 	AuditShareRevoked   = "share_revoked"
+	AuditGroupCreated   = "group_created"
+	AuditGroupRenamed   = "group_renamed"
+	AuditGroupDeleted   = "group_deleted"
+	AuditGroupMembers   = "group_members_changed"
+	AuditGroupSynced    = "group_memberships_synced" // a sign-in's groups claim
 )
 
 // Origin is where a request came from: the client's address and the

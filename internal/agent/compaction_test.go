@@ -415,6 +415,7 @@ func TestTinyWindowNeverDeadEnds(t *testing.T) {
 		{"plain tiny window", 330, 0, 10, true}, // uncalibrated, no room for the summary call
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case has its own rig
 			var w *llm.Windows
 			g := newRigWith(t, nil, withWindows(&w, 0), llmtest.WithWindow(tc.window), llmtest.WithListedWindow(tc.window),
 				llmtest.WithPromptOverhead(tc.overhead), llmtest.WithScript(contextScript))

@@ -46,6 +46,11 @@
 //     an owner who is disabled or deleted;
 //   - password.go: password accounts (sign-up, invites, reset links) and
 //     the seam of their hasher;
+//   - project.go: projects (instructions, a default agent, knowledge,
+//     members as viewer or editor) and the index the project rule of
+//     access.go and package broker read;
+//   - group.go: groups of users (an admin's, the OIDC claim's, SCIM's),
+//     which agents are shared with (access.go's viewer decides);
 //   - audit.go: the hash-chained audit log (who did what, from where), its
 //     reader and the offline check of an export;
 //   - agentdef.go, agentturn.go, delegate.go, remote.go: stored agent

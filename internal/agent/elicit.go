@@ -33,6 +33,11 @@ import (
 const (
 	ElicitForm = "form" // a JSON-schema form
 	ElicitURL  = "url"  // a link the user opens; the answer says they are done
+	// ElicitCredential: a per-user tool server needs the user's own
+	// credential (tool/peruser.go); URL is where to give it, and storing
+	// it accepts the request (Inbox.ResolveCredential). A "credential"
+	// inbox item.
+	ElicitCredential = "credential"
 )
 
 // Elicitation actions.
@@ -256,7 +261,7 @@ func (r *Runner) Elicit(ctx context.Context, id string, in ElicitInput) error {
 		if len(in.Content) > maxElicitContent {
 			return Errorf(CodeBadRequest, "content is %d bytes long; at most %d are allowed", len(in.Content), maxElicitContent)
 		}
-		if e.Mode != ElicitURL {
+		if e.Mode != ElicitURL && e.Mode != ElicitCredential {
 			if content, err = checkElicitContent(e.Schema, in.Content); err != nil {
 				return err
 			}

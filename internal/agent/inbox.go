@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 )
@@ -21,7 +22,19 @@ import (
 const (
 	InboxApproval    = "approval"
 	InboxElicitation = "elicitation"
+	// InboxCredential is an elicitation of mode ElicitCredential: a
+	// per-user tool server waits for the user's own credential. Storing
+	// it resolves the item (ResolveCredential); so does an answer.
+	InboxCredential = "credential"
 )
+
+// ElicitKind is the inbox kind of an elicitation of mode.
+func ElicitKind(mode string) string {
+	if mode == ElicitCredential {
+		return InboxCredential
+	}
+	return InboxElicitation
+}
 
 // Inbox item states.
 const (
@@ -73,7 +86,7 @@ func InboxID(kind, convID, key string) string { return kind + "." + convID + "."
 func parseInboxID(id string) (kind, convID, key string, ok bool) {
 	kind, rest, _ := strings.Cut(id, ".")
 	convID, key, _ = strings.Cut(rest, ".")
-	if (kind != InboxApproval && kind != InboxElicitation) || convID == "" || key == "" {
+	if (kind != InboxApproval && kind != InboxElicitation && kind != InboxCredential) || convID == "" || key == "" {
 		return "", "", "", false
 	}
 	return kind, convID, key, true
@@ -141,7 +154,7 @@ func (in *Inbox) Answer(ctx context.Context, id string, a InboxAnswer) error {
 		return in.Runner.Approve(ctx, convID, ApprovalInput{CallID: key, Decision: a.Decision, Arguments: a.Arguments, Reason: a.Reason})
 	default:
 		if a.Decision != "" || a.Reason != "" || len(a.Arguments) > 0 {
-			return Errorf(CodeBadRequest, "inbox item %s is an elicitation: answer it with {\"action\": \"accept\"|\"decline\"|\"cancel\", \"content\"?}", Shorten(id, 80))
+			return Errorf(CodeBadRequest, "inbox item %s is an elicitation or credential: answer it with {\"action\": \"accept\"|\"decline\"|\"cancel\", \"content\"?}", Shorten(id, 80))
 		}
 		return in.Runner.Elicit(ctx, convID, ElicitInput{RequestID: key, Action: a.Action, Content: a.Content})
 	}
@@ -158,4 +171,28 @@ func AnsweredBy(by string, at time.Time) string {
 		s += " at " + at.UTC().Format(time.RFC3339)
 	}
 	return s
+}
+
+// ResolveCredential accepts owner's pending credential items of server:
+// they stored their credential (or signed in), so the calls that wait go
+// on with it. An item answered meanwhile is left as it is.
+func (in *Inbox) ResolveCredential(ctx context.Context, owner, server string) error {
+	if owner == "" {
+		return nil
+	}
+	ctx = WithPrincipal(ctx, Principal{UserID: owner, Role: RoleMember})
+	items, err := in.Store.InboxItems(ctx, owner, true)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		if it.Kind != InboxCredential || it.Detail.Server != server {
+			continue
+		}
+		err := in.Runner.Elicit(ctx, it.ConversationID, ElicitInput{RequestID: it.Detail.RequestID, Action: ElicitAccept})
+		if err != nil && !errors.Is(err, ErrConflict) && ErrorCode(err) != CodeConflict {
+			return err
+		}
+	}
+	return nil
 }

@@ -118,6 +118,9 @@ type Config struct {
 	DrainTimeout time.Duration
 	// Audit records who changed what (audit.go); nil: nothing is recorded.
 	Audit *Audit
+	// Groups keeps the groups things are shared with (group.go); nil:
+	// nobody is in a group, and nothing is shared with one.
+	Groups GroupStore
 	// Files searches knowledge for the file_search tool (knowledge.go);
 	// nil: no knowledge.
 	Files *Files

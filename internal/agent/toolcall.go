@@ -46,6 +46,9 @@ type ToolHooks struct {
 	// Elicit asks the user and waits for the answer (see elicit.go); it
 	// returns early with an error when the call's context ends.
 	Elicit func(ctx context.Context, req ElicitRequest) (ElicitResult, error)
+	// Owner is the conversation's owner: whose own credentials a
+	// per-user tool server uses, whoever started the turn.
+	Owner string
 }
 
 type toolHooksKey struct{}
@@ -82,7 +85,7 @@ type callScope struct {
 
 // hooks are the ToolHooks of the scope.
 func (s *callScope) hooks() *ToolHooks {
-	return &ToolHooks{Progress: s.progress, Elicit: s.elicit}
+	return &ToolHooks{Progress: s.progress, Elicit: s.elicit, Owner: OwnerOf(s.t.conv)}
 }
 
 // enter reports whether a hook may run, and counts it until leave.

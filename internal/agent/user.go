@@ -22,9 +22,12 @@ import (
 
 // User is one account.
 type User struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	Email     string    `json:"email,omitempty"`
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Email string `json:"email,omitempty"`
+	// UserName is the name an identity provider provisions the user by
+	// (SCIM's userName; unique); "" for none.
+	UserName  string    `json:"user_name,omitempty"`
 	Role      string    `json:"role"`
 	Disabled  bool      `json:"disabled"`
 	CreatedAt time.Time `json:"created_at"`
@@ -76,6 +79,8 @@ type UserStore interface {
 	UserBySubject(ctx context.Context, issuer, subject string) (User, error)
 	// UserByEmail returns the user with that email, or not_found.
 	UserByEmail(ctx context.Context, email string) (User, error)
+	// UserByUserName returns the user of that SCIM userName, or not_found.
+	UserByUserName(ctx context.Context, userName string) (User, error)
 	// Standing returns the active (existing, not disabled) users among
 	// ids, each with their role and key ids, in one read however many
 	// they are; the others are absent from the map.
@@ -167,6 +172,7 @@ type UserInput struct {
 	Role     *string `json:"role,omitempty"`
 	Disabled *bool   `json:"disabled,omitempty"`
 	Budget   *string `json:"budget,omitempty"`
+	UserName *string `json:"user_name,omitempty"`
 }
 
 func checkUser(u *User) error {
@@ -180,6 +186,10 @@ func checkUser(u *User) error {
 			return Errorf(CodeBadRequest, "email %q is not an address (name@example.com)", Shorten(u.Email, 80))
 		}
 		u.Email = NormalEmail(u.Email)
+	}
+	u.UserName = strings.TrimSpace(u.UserName)
+	if len(u.UserName) > 320 || !utf8.ValidString(u.UserName) || strings.ContainsFunc(u.UserName, func(r rune) bool { return r < ' ' }) {
+		return Errorf(CodeBadRequest, "user_name must be text of at most 320 bytes")
 	}
 	switch u.Role {
 	case RoleAdmin, RoleMember:
@@ -223,6 +233,9 @@ func (a *Accounts) addUser(ctx context.Context, in UserInput, issuer, subject st
 	}
 	if in.Disabled != nil {
 		u.Disabled = *in.Disabled
+	}
+	if in.UserName != nil {
+		u.UserName = *in.UserName
 	}
 	if err := checkUser(&u); err != nil {
 		return User{}, err
@@ -274,6 +287,9 @@ func (a *Accounts) UpdateUser(ctx context.Context, id string, in UserInput) (Use
 	}
 	if in.Budget != nil {
 		u.Budget = strings.TrimSpace(*in.Budget)
+	}
+	if in.UserName != nil {
+		u.UserName = *in.UserName
 	}
 	if id == LocalUser && (u.Role != RoleAdmin || u.Disabled) {
 		return User{}, Errorf(CodeBadRequest, "the user local is the server's own admin (AGENTIK_API_KEYS sign in as it): it stays an admin and cannot be disabled; revoke its keys instead")

@@ -292,10 +292,10 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, turnSeq int64, 
 				c, err := h.cfg.Runner.Conversation(ctx, p.threadID)
 				return c.Waiting, err
 			}}.Run(r.Context(), frames{p})
-		reading()
-		if left {
+		if left { // before reading ends: a Take waiting for the stream's end finds the leave
 			h.stops.Left(r.Context(), p.threadID, turnSeq, key)
 		}
+		reading()
 	})
 }
 

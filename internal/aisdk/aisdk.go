@@ -312,10 +312,10 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, id string, turn
 			c, err := h.cfg.Runner.Conversation(ctx, id)
 			return c.Waiting, err
 		}}.Run(r.Context(), frames{p})
-	reading()
-	if left {
+	if left { // before reading ends: a Take waiting for the stream's end finds the leave
 		h.stops.Left(r.Context(), id, turnSeq, key)
 	}
+	reading()
 }
 
 // frames is the projection as the relay feeds it.

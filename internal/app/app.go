@@ -137,6 +137,9 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 		rc.Projects = agent.NewProjectIndex() // the project rule's facts (agent/project.go)
 	}
 	a.Broker.UseReach(rc.Projects)
+	if rc.Groups == nil {
+		rc.Groups = a.Store // what is shared with groups (agent/group.go, access.go)
+	}
 	a.Runner = agent.NewRunner(rc)
 	sc.Runner, sc.Broker, sc.Store = a.Runner, a.Broker, a.Store
 	if a.Projects, err = agent.NewProjects(ctx, agent.ProjectsConfig{Store: a.Store, Runner: a.Runner, Index: rc.Projects, Now: now}); err != nil {

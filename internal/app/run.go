@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -84,6 +85,7 @@ type Settings struct {
 	Signup            string        // AGENTIK_SIGNUP: password accounts (agent.Signup…)
 	PublicShares      bool          // AGENTIK_PUBLIC_SHARES=on: share links open without signing in
 	AuditTTL          time.Duration // AGENTIK_AUDIT_TTL; 0 keeps the audit log forever
+	SCIMToken         string        // AGENTIK_SCIM_TOKEN: SCIM 2.0 at /scim/v2; "": off
 	// SecretKey (AGENTIK_SECRET_KEY) seals the OAuth tokens of remote MCP
 	// servers at rest ("": they are kept in memory only) and derives the
 	// A2A push signing key.
@@ -107,6 +109,10 @@ type Settings struct {
 	// times a turn whose process died is continued (agent.Config's
 	// Continuations: 0 the default, below 0 none).
 	TurnContinuations int
+	// RecoverInterval (AGENTIK_RECOVER_INTERVAL) is how often an instance
+	// looks for turns whose instance died (PostgreSQL) and continues them;
+	// 0: DefaultRecoverInterval.
+	RecoverInterval time.Duration
 }
 
 // DefaultDrainTimeout is AGENTIK_DRAIN_TIMEOUT's default.
@@ -123,9 +129,10 @@ const shutdownTimeout = 8 * time.Second
 // pruneEvery is how often events older than the TTL are deleted.
 const pruneEvery = time.Hour
 
-// recoverEvery is how often turns orphaned by a dead instance are ended
-// (with several instances on PostgreSQL; a single one recovers at start).
-const recoverEvery = 30 * time.Second
+// DefaultRecoverInterval is how often turns orphaned by a dead instance
+// are continued (with several instances on PostgreSQL; a single one
+// recovers at start), unless Settings.RecoverInterval says otherwise.
+const DefaultRecoverInterval = 30 * time.Second
 
 // NewLogger is the server's logger: text or JSON on w at the settings'
 // level, each record carrying its trace.
@@ -189,7 +196,7 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 	})
 	go func() {
 		defer close(pruneDone)
-		maintain(pruneCtx, st, runner, cfg.EventTTL, cfg.AuditTTL, recoverNow, log)
+		maintain(pruneCtx, st, runner, cfg.EventTTL, cfg.AuditTTL, cmp.Or(cfg.RecoverInterval, DefaultRecoverInterval), recoverNow, log)
 	}()
 	go func() { defer close(watchDone); metrics.WatchTurns(pruneCtx, b) }()
 	var hooks sync.WaitGroup
@@ -433,6 +440,7 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		MaxImportBytes: cfg.MaxImportBytes,
 		Signup:         cfg.Signup,
 		PublicShares:   cfg.PublicShares,
+		SCIMToken:      cfg.SCIMToken,
 		PushAllow:      cfg.PushAllow, SecretKey: cfg.SecretKey,
 	}
 	if tools != nil {
@@ -483,7 +491,7 @@ func mcpOAuth(cfg Settings, st *store.Store, log *slog.Logger) *tool.OAuthOption
 // maintain prunes old events now and every pruneEvery, and recovers the
 // turns of instances that died (PostgreSQL) every recoverEvery, and at
 // once when another instance handed its turns over (recoverNow).
-func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl, auditTTL time.Duration, recoverNow <-chan struct{}, log *slog.Logger) {
+func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl, auditTTL, recoverEvery time.Duration, recoverNow <-chan struct{}, log *slog.Logger) {
 	prune := func() {
 		n, err := st.Prune(ctx, time.Now().Add(-ttl))
 		if err != nil && ctx.Err() == nil {

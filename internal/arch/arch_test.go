@@ -112,6 +112,7 @@ func TestImportRules(t *testing.T) {
 		"internal/aisdk":    stream,
 		"internal/agui":     stream,
 		"internal/mcpserve": stream,
+		"internal/scim":     centre,                                           // SCIM 2.0: accounts and groups, no stream
 		"internal/a2a":      append(slices.Clone(stream), "internal/webhook"), // push notifications are signed like webhooks
 		// server mounts the protocols; app wires; the commands see all.
 		"internal/server":   {"*"},

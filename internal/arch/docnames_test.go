@@ -203,11 +203,14 @@ func TestDocNames(t *testing.T) {
 // external are the names of other projects' protocols and libraries the
 // doc uses.
 var external = map[string]bool{
-	"useChat":          true, // the AI SDK's React hook
-	"requestedSchema":  true, // MCP elicitation
-	"elicitationId":    true,
-	"relatedRequestId": true, // the MCP SDKs'
-	"TokenStore":       true, // mcp-go's
+	"useChat":           true, // the AI SDK's React hook
+	"requestedSchema":   true, // MCP elicitation
+	"elicitationId":     true,
+	"relatedRequestId":  true, // the MCP SDKs'
+	"TokenStore":        true, // mcp-go's
+	"resubscribeTask":   true, // @a2a-js/sdk's client
+	"reconnectToStream": true, // the AI SDK's chat transport
+	"HttpAgent":         true, // @ag-ui/client's
 }
 
 func jsSources(t *testing.T, dir string) string {

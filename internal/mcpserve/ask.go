@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -30,6 +31,9 @@ func (h *Handler) ask(slug string) server.ToolHandlerFunc {
 		}
 		if !ok {
 			return mcp.NewToolResultErrorf("no agent %q here", slug), nil
+		}
+		if req.Params.RequestState != "" {
+			return h.retry(ctx, slug, req) // input.go
 		}
 		args := req.GetArguments()
 		msg, _ := args["message"].(string)
@@ -74,20 +78,56 @@ func (h *Handler) ask(slug string) server.ToolHandlerFunc {
 			}
 			return nil, err
 		}
-		sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: convID}, res.Seq-1, "")
-		if err != nil {
-			return nil, err
-		}
-		defer sub.Close()
-		t := &turnCall{h: h, ctx: ctx, convID: convID, answerID: res.MessageID, turnSeq: res.Seq, rpcID: json.RawMessage(req.Header.Get(rpcIDHeader))}
-		if req.Params.Meta != nil {
-			t.token = req.Params.Meta.ProgressToken
-		}
-		if err := t.follow(sub); err != nil {
-			return nil, err
-		}
-		return t.result(), nil
+		return h.call(ctx, h.newCall(ctx, req, convID, res.Seq), res.MessageID)
 	}
+}
+
+// newCall is the turnCall of req following the turn of conversation
+// convID that starts at turnSeq.
+func (h *Handler) newCall(ctx context.Context, req mcp.CallToolRequest, convID string, turnSeq int64) *turnCall {
+	t := &turnCall{h: h, ctx: ctx, convID: convID, turnSeq: turnSeq, rpcID: json.RawMessage(req.Header.Get(rpcIDHeader))}
+	if req.Params.Meta != nil {
+		t.token = req.Params.Meta.ProgressToken
+	}
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		// 2026-07-28: no server-initiated requests; what waits for a
+		// person is an input_required result (input.go), when the client
+		// can elicit.
+		t.modern = true
+		t.mrtr = info.ClientCapabilities != nil && info.ClientCapabilities.Elicitation != nil
+	}
+	return t
+}
+
+// call follows t's turn from its first event and returns the call's
+// result: the answer, or input_required when the turn waits for what the
+// client can give. While it runs, a notifications/cancelled naming the
+// call interrupts the turn (cancel.go).
+func (h *Handler) call(ctx context.Context, t *turnCall, answerID string) (*mcp.CallToolResult, error) {
+	t.answerID = answerID
+	sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: t.convID}, t.turnSeq-1, "")
+	var re *broker.ResyncError
+	if errors.As(err, &re) {
+		return mcp.NewToolResultErrorf("the turn's events are no longer retained (%s); read the conversation %s", re.Reason, t.convID), nil
+	} else if err != nil {
+		return nil, err
+	}
+	defer sub.Close()
+	session := ""
+	if s := server.ClientSessionFromContext(ctx); s != nil {
+		session = s.SessionID()
+	}
+	end := h.calls.add(callKeys(ctx, session, t.rpcID), t.convID)
+	err = t.follow(sub)
+	end(errors.Is(err, errGone))
+	if err != nil {
+		return nil, err
+	}
+	t.flushed()
+	if t.inputNeeded {
+		return t.inputRequired(), nil
+	}
+	return t.result(), nil
 }
 
 // agentOf is the slug of c's agent (a conversation made before agents is
@@ -124,6 +164,14 @@ type turnCall struct {
 	out func(params map[string]any)
 	// primed: a progress notification, and so a resume token, went out.
 	primed atomic.Bool
+	// modern: a 2026-07-28 request (no server-initiated requests); mrtr:
+	// its client elicits, so what the turn waits for is asked of it as an
+	// input_required result (input.go).
+	modern, mrtr bool
+	live         bool                 // the replay is over: events are live
+	waits        map[string]inputWait // what waits for a person, by inbox item id
+	skip         map[string]bool      // items the client cancelled: left to other surfaces
+	inputNeeded  bool                 // follow returned to ask for input
 
 	text        strings.Builder
 	reasoning   bool
@@ -131,11 +179,13 @@ type turnCall struct {
 	errMsg      string
 	interrupted bool
 	progress    float64
+	pushed      int // progress notifications handed to mcp-go
 }
 
 // follow reads the turn's events until its end. A cancellation (the call's
 // context ends while its HTTP request's does not) interrupts the turn and
-// follows it to its end; a client that left ends the call, not the turn.
+// follows it to its end; a client that left ends the call, not the turn
+// (on 2026-07-28, where nothing resumes, it is a cancellation too).
 func (t *turnCall) follow(sub *broker.Sub) error {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.ctx))
 	defer cancel()
@@ -153,6 +203,15 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 				}
 				return
 			}
+			if t.modern && !closing(t.h.cfg.Streams.Closing()) {
+				// 2026-07-28 resumes nothing: a client ends the call by
+				// ending its stream (mcp-go's client sends nothing else),
+				// so that is a cancellation too.
+				t.h.log.Info("mcp_call_cancelled", "conversation_id", t.convID, "by", "stream_closed")
+				if _, err := t.h.cfg.Runner.Interrupt(context.WithoutCancel(t.ctx), t.convID); err != nil {
+					t.h.log.Warn("mcp_interrupt_failed", "conversation_id", t.convID, "err", err)
+				}
+			}
 			cancel()
 		case <-t.h.cfg.Streams.Closing():
 			// A client that holds a resume token reconnects and the call
@@ -166,8 +225,26 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 		}
 	}()
 	defer func() { close(stop); <-watched }()
+	// draining: a request for input came live; the events already there
+	// (the other requests of its round) are read, then the call returns
+	// input_required.
+	draining := false
 	for {
-		it, err := sub.Next(ctx)
+		var it broker.Item
+		var err error
+		if draining {
+			var ok bool
+			if it, ok, err = sub.TryNext(ctx); err == nil && !ok {
+				if t.askable() {
+					t.inputNeeded = true
+					return nil
+				}
+				draining = false
+				continue
+			}
+		} else {
+			it, err = sub.Next(ctx)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return errGone
@@ -175,6 +252,8 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 			return err
 		}
 		if it.CaughtUp {
+			t.live = true
+			draining = t.askable()
 			continue
 		}
 		t.seq = it.Event.Seq
@@ -220,7 +299,22 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 				t.answerID = ev.Message.ID
 			}
 		case agent.EventApprovalRequest:
-			t.elicit(ev)
+			switch {
+			case t.mrtr:
+				t.want(agent.InboxID(agent.InboxApproval, t.convID, ev.CallID), approvalParams(ev))
+				draining = draining || t.live
+			case !t.modern:
+				t.elicit(ev)
+			}
+		case agent.EventApproval:
+			delete(t.waits, agent.InboxID(agent.InboxApproval, t.convID, ev.CallID))
+		case agent.EventElicitationRequest:
+			if t.mrtr {
+				t.want(agent.InboxID(agent.InboxElicitation, t.convID, ev.RequestID), elicitParams(ev))
+				draining = draining || t.live
+			}
+		case agent.EventElicitation:
+			delete(t.waits, agent.InboxID(agent.InboxElicitation, t.convID, ev.RequestID))
 		case agent.EventError:
 			t.errMsg = ev.Error
 			if ev.Code != "" {
@@ -231,6 +325,16 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 		case agent.EventEnd:
 			return nil
 		}
+	}
+}
+
+// closing reports whether ch (a shutdown's) is closed.
+func closing(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -260,6 +364,22 @@ func (t *turnCall) notify(piece string) {
 		t.h.log.Debug("mcp_progress_dropped", "err", err)
 	} else {
 		t.primed.Store(true)
+		t.pushed++
+	}
+}
+
+// flushWait bounds how long a call's result waits for its progress
+// notifications to reach the stream.
+const flushWait = 5 * time.Second
+
+// flushed waits until the progress notifications sent are written to the
+// call's stream (see written), so that none is lost behind the result: on
+// 2026-07-28 only, where each request has its session, and so its
+// notifications, to itself (a 2025-11-25 session's go in order, on
+// whichever of its streams reads first).
+func (t *turnCall) flushed() {
+	if wc, ok := t.ctx.Value(writtenKey{}).(*written); ok && t.modern && t.pushed > 0 && !wc.wait(t.ctx, t.pushed, flushWait) && t.ctx.Err() == nil {
+		t.h.log.Warn("mcp_progress_unflushed", "conversation_id", t.convID, "sent", t.pushed)
 	}
 }
 
@@ -272,42 +392,61 @@ func (t *turnCall) elicit(ev *agent.Event) {
 	if !ok || ci.GetClientCapabilities().Elicitation == nil {
 		return
 	}
+	params := approvalParams(ev)
+	// Its event id is the call's resume token (idOnly): a stream that
+	// breaks after it is resumed like one after a progress notification.
+	params.Meta = &mcp.Meta{AdditionalFields: map[string]any{
+		resumeField: resumeToken{Conv: t.convID, Turn: t.turnSeq, Seq: t.seq, Token: t.token, ID: t.rpcID}.String()}}
+	t.primed.Store(true)
 	res, err := t.h.mcp.RequestElicitation(t.ctx, mcp.ElicitationRequest{
 		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
-		Params: mcp.ElicitationParams{
-			Message: fmt.Sprintf("agentik's agent wants to call the tool %s with %s. Approve it?", ev.Name, agent.Shorten(ev.Arguments, 2000)),
-			RequestedSchema: map[string]any{
-				"type": "object",
-				"properties": map[string]any{
-					"decision": map[string]any{"type": "string", "enum": []string{agent.DecisionApprove, agent.DecisionDeny}, "description": "run the tool call, or refuse it"},
-					"reason":   map[string]any{"type": "string", "description": "why (the model reads it when you deny)"},
-				},
-				"required": []string{"decision"},
-			},
-		},
+		Params:  params,
 	})
 	if err != nil {
 		t.h.log.Info("mcp_elicitation_failed", "conversation_id", t.convID, "err", err)
 		return
 	}
-	in := agent.ApprovalInput{CallID: ev.CallID}
+	a, ok := approvalAnswer(res.ElicitationResponse)
+	if !ok { // cancel: left to the UI
+		return
+	}
+	in := agent.ApprovalInput{CallID: ev.CallID, Decision: a.Decision, Reason: a.Reason}
+	if err := t.h.cfg.Runner.Approve(context.WithoutCancel(t.ctx), t.convID, in); err != nil && agent.ErrorCode(err) != agent.CodeConflict {
+		t.h.log.Warn("mcp_approve_failed", "conversation_id", t.convID, "err", err)
+	}
+}
+
+// approvalParams is the elicitation that asks to approve ev's tool call.
+func approvalParams(ev *agent.Event) mcp.ElicitationParams {
+	return mcp.ElicitationParams{
+		Message: fmt.Sprintf("agentik's agent wants to call the tool %s with %s. Approve it?", ev.Name, agent.Shorten(ev.Arguments, 2000)),
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"decision": map[string]any{"type": "string", "enum": []string{agent.DecisionApprove, agent.DecisionDeny}, "description": "run the tool call, or refuse it"},
+				"reason":   map[string]any{"type": "string", "description": "why (the model reads it when you deny)"},
+			},
+			"required": []string{"decision"},
+		},
+	}
+}
+
+// approvalAnswer is the decision an elicitation's answer makes; ok is
+// false for a cancel (nothing decided).
+func approvalAnswer(res mcp.ElicitationResponse) (agent.InboxAnswer, bool) {
 	switch res.Action {
 	case mcp.ElicitationResponseActionAccept:
 		var c struct{ Decision, Reason string }
 		b, _ := json.Marshal(res.Content)
 		_ = json.Unmarshal(b, &c)
-		in.Decision, in.Reason = c.Decision, c.Reason
-		if in.Decision == "" {
-			in.Decision = agent.DecisionApprove
+		if c.Decision == "" {
+			c.Decision = agent.DecisionApprove
 		}
+		return agent.InboxAnswer{Decision: c.Decision, Reason: c.Reason}, true
 	case mcp.ElicitationResponseActionDecline:
-		in.Decision, in.Reason = agent.DecisionDeny, "declined by the MCP client's user"
-	default: // cancel: left to the UI
-		return
+		return agent.InboxAnswer{Decision: agent.DecisionDeny, Reason: "declined by the MCP client's user"}, true
 	}
-	if err := t.h.cfg.Runner.Approve(context.WithoutCancel(t.ctx), t.convID, in); err != nil && agent.ErrorCode(err) != agent.CodeConflict {
-		t.h.log.Warn("mcp_approve_failed", "conversation_id", t.convID, "err", err)
-	}
+	return agent.InboxAnswer{}, false
 }
 
 // result is the call's result: the answer's text, and where it is.

@@ -18,8 +18,9 @@ import (
 // result can be dropped); keeping nothing bounds memory. A call's
 // progress notification is named by its resume token (resume.go), which
 // holds all a reconnect needs, on this process or another; other events
-// are numbered, and a reconnect with such an id gets 405 (no standalone
-// stream, see ServeHTTP).
+// are numbered (an approval asked of the client carries its call's token
+// in its _meta), and a reconnect with such an id gets a stream that ends
+// at once (resumeGet).
 type idOnly struct{ seq atomic.Int64 }
 
 func (s *idOnly) StoreEvent(_ context.Context, _, _ string, message json.RawMessage) (string, error) {
@@ -27,9 +28,15 @@ func (s *idOnly) StoreEvent(_ context.Context, _, _ string, message json.RawMess
 		Method string                     `json:"method"`
 		Params map[string]json.RawMessage `json:"params"`
 	}
-	if json.Unmarshal(message, &m) == nil && m.Method == string(mcp.MethodNotificationProgress) {
+	if json.Unmarshal(message, &m) == nil {
+		field := m.Params[resumeField] // a progress notification's
+		if m.Method == string(mcp.MethodElicitationCreate) {
+			var meta map[string]json.RawMessage // an approval asked of the client (turnCall.elicit)
+			_ = json.Unmarshal(m.Params["_meta"], &meta)
+			field = meta[resumeField]
+		}
 		var tok string
-		if json.Unmarshal(m.Params[resumeField], &tok) == nil && tok != "" {
+		if json.Unmarshal(field, &tok) == nil && tok != "" {
 			return tok, nil
 		}
 	}

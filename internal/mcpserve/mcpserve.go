@@ -89,6 +89,8 @@ type Handler struct {
 
 	mu    sync.Mutex
 	tools map[string]Agent // the agents whose tool is registered, by slug, as registered
+
+	calls calls // the calls followed, for a cancellation (cancel.go)
 }
 
 // requestKey carries the HTTP request's own context into the handlers, so a
@@ -172,8 +174,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "agentik's MCP server has no standalone SSE stream: POST requests, each answered on its own stream", http.StatusMethodNotAllowed)
 		return
 	}
-	if r.Method == http.MethodPost && r.Header.Get(server.HeaderKeySessionID) == "" && !sessionless(w, r) {
-		return
+	if r.Method == http.MethodPost {
+		m, ok := readMessage(w, r)
+		if !ok {
+			return
+		}
+		if id, ok := cancelNotification(m); ok {
+			h.cancelled(r, id) // cancel.go
+			if r.Header.Get(server.HeaderKeySessionID) == "" || mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+				w.WriteHeader(http.StatusAccepted) // a notification; mcp-go would refuse one without _meta
+				return
+			}
+		} else if r.Header.Get(server.HeaderKeySessionID) == "" && !sessionless(w, r, m) {
+			return
+		}
 	}
 	if !h.cfg.Streams.Hold() {
 		http.Error(w, "agentik is shutting down", http.StatusServiceUnavailable)
@@ -187,36 +201,50 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, abort := context.WithCancel(r.Context())
 	defer abort()
-	r = r.WithContext(context.WithValue(ctx, abortKey{}, abort))
-	h.http.ServeHTTP(flusher{w, http.NewResponseController(w)}, r)
+	wc := &written{more: make(chan struct{})}
+	r = r.WithContext(context.WithValue(context.WithValue(ctx, abortKey{}, abort), writtenKey{}, wc))
+	h.http.ServeHTTP(flusher{w, http.NewResponseController(w), wc}, r)
 }
 
-// maxSessionless bounds the body of a POST without a session read here.
-const maxSessionless = 4 << 20
+// maxBody bounds the body of a POST, read here before mcp-go reads it.
+const maxBody = 4 << 20
+
+// rpcMessage is what ServeHTTP reads of a POST's JSON-RPC message.
+type rpcMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// readMessage reads a POST's body, puts it back for mcp-go and returns the
+// message as far as it parses (mcp-go answers what does not). ok is false
+// when the body could not be read (answered here).
+func readMessage(w http.ResponseWriter, r *http.Request) (rpcMessage, bool) {
+	var m rpcMessage
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		writeRPCError(w, nil, mcp.INVALID_REQUEST, "the request body could not be read: "+err.Error())
+		return m, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	_ = json.Unmarshal(body, &m)
+	return m, true
+}
 
 // sessionless checks a POST without an Mcp-Session-Id: only initialize (or
 // a request of a sessionless protocol version, which mcp-go serves on its
 // own) may come without one. Anything else is answered here with 400 and
 // a JSON-RPC error that says what to send, as the transport asks of a
 // server that requires sessions (mcp-go answers 404 "Invalid session ID",
-// which tells a client its session ended when it never had one). It puts
-// back the body it read and reports whether to go on.
-func sessionless(w http.ResponseWriter, r *http.Request) bool {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSessionless))
-	if err != nil {
-		writeRPCError(w, nil, mcp.INVALID_REQUEST, "the request body could not be read: "+err.Error())
-		return false
+// which tells a client its session ended when it never had one). It
+// reports whether to go on.
+func sessionless(w http.ResponseWriter, r *http.Request, m rpcMessage) bool {
+	var p struct {
+		Meta *mcp.Meta `json:"_meta"`
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Meta *mcp.Meta `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &m) != nil || m.Method == "" || m.Method == string(mcp.MethodInitialize) ||
-		mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) || mcp.IsModernProtocol(m.Params.Meta.ProtocolVersion()) {
+	_ = json.Unmarshal(m.Params, &p)
+	if m.Method == "" || m.Method == string(mcp.MethodInitialize) ||
+		mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) || mcp.IsModernProtocol(p.Meta.ProtocolVersion()) {
 		return true // mcp-go answers what it does not parse, and serves these
 	}
 	writeRPCError(w, m.ID, mcp.INVALID_REQUEST, fmt.Sprintf("%s needs a session: send initialize first, then this request with the %s header its answer carries", m.Method, server.HeaderKeySessionID))
@@ -234,14 +262,71 @@ func writeRPCError(w http.ResponseWriter, id json.RawMessage, code int, msg stri
 }
 
 // flusher lets mcp-go stream through the server's wrapped ResponseWriter
-// (it streams only to a writer that is an http.Flusher itself).
+// (it streams only to a writer that is an http.Flusher itself), and
+// counts the progress notifications written.
 type flusher struct {
 	http.ResponseWriter
 	rc *http.ResponseController
+	wc *written
 }
 
 func (f flusher) Flush()                      { _ = f.rc.Flush() }
 func (f flusher) Unwrap() http.ResponseWriter { return f.ResponseWriter }
+
+func (f flusher) Write(p []byte) (int, error) {
+	n, err := f.ResponseWriter.Write(p)
+	if c := bytes.Count(p, progressMethod); c > 0 {
+		f.wc.add(c)
+	}
+	return n, err
+}
+
+// progressMethod is in each progress notification mcp-go writes (one
+// event a Write).
+var progressMethod = []byte(`"method":"` + string(mcp.MethodNotificationProgress) + `"`)
+
+// written counts the progress notifications of a request written to its
+// stream. mcp-go hands a 2026-07-28 request's notifications to a writer
+// goroutine that drops the last one when the result wins the race to the
+// stream; a call waits for its notifications to be written before it
+// returns (turnCall.flushed).
+type written struct {
+	mu   sync.Mutex
+	n    int
+	more chan struct{} // closed and replaced at each write
+}
+
+type writtenKey struct{}
+
+func (w *written) add(n int) {
+	w.mu.Lock()
+	w.n += n
+	close(w.more)
+	w.more = make(chan struct{})
+	w.mu.Unlock()
+}
+
+// wait waits until n notifications were written, or ctx ends, or limit
+// passes; it reports whether they were.
+func (w *written) wait(ctx context.Context, n int, limit time.Duration) bool {
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	for {
+		w.mu.Lock()
+		got, more := w.n, w.more
+		w.mu.Unlock()
+		if got >= n {
+			return true
+		}
+		select {
+		case <-more:
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+			return false
+		}
+	}
+}
 
 func toolName(slug string) string { return toolPrefix + strings.ReplaceAll(slug, "-", "_") }
 

@@ -61,7 +61,7 @@ func parseResume(s string) (t resumeToken, ok bool) {
 		return t, false
 	}
 	b, err := base64.RawURLEncoding.DecodeString(rest)
-	if err != nil || json.Unmarshal(b, &t) != nil || t.Conv == "" || t.Turn <= 0 || t.Token == nil {
+	if err != nil || json.Unmarshal(b, &t) != nil || t.Conv == "" || t.Turn <= 0 {
 		return resumeToken{}, false
 	}
 	if len(t.ID) > 0 && !json.Valid(t.ID) {
@@ -148,11 +148,21 @@ func (h *Handler) resumed(ctx context.Context, t *turnCall) (*mcp.CallToolResult
 }
 
 // resumeGet answers a GET that resumes a call, and reports whether it was
-// one.
+// one. A Last-Event-ID that is no resume token (an event of a call that
+// named no progress token and asked nothing yet, or of another server) is
+// a stream that ends at once with nothing: the client knows then that the
+// call cannot be resumed, and fails it (the Go SDK at once) instead of
+// retrying to its timeout; a 405 or a 404 would end its whole session.
 func (h *Handler) resumeGet(w http.ResponseWriter, r *http.Request) bool {
-	rt, ok := parseResume(r.Header.Get("Last-Event-ID"))
-	if !ok {
+	id := r.Header.Get("Last-Event-ID")
+	if id == "" {
 		return false
+	}
+	rt, ok := parseResume(id)
+	if !ok {
+		h.log.Info("mcp_resume_unknown", "last_event_id", agent.Shorten(id, 80))
+		sse.Start(w)
+		return true
 	}
 	h.resume(w, r, rt)
 	return true

@@ -25,7 +25,8 @@ import (
 // agentik's server as app.Wire builds it: the conversation's owner gets
 // the call's result (the turn's whole answer, from any process, with no
 // session), another user the "no conversation" result of an unknown one;
-// an id that is not a resume token is still 405.
+// an id that is not a resume token is a stream that ends at once, empty
+// (the client fails the call instead of waiting).
 func TestResumeIsOwnersOnly(t *testing.T) {
 	_, url := llmtest.NewHTTPServer(t, llmtest.WithModels("fake"))
 	env := map[string]string{"OPENAI_BASE_URL": url, "OPENAI_MODEL": "fake"}
@@ -80,7 +81,7 @@ func TestResumeIsOwnersOnly(t *testing.T) {
 	if st != http.StatusOK || !strings.Contains(body, `"isError":true`) || !strings.Contains(body, `no conversation \"`+c.ID) || strings.Contains(body, "You said") {
 		t.Errorf("bob's resume of alice's call: %d %s", st, body)
 	}
-	if st, body := get("alice", "42"); st != http.StatusMethodNotAllowed {
-		t.Errorf("a GET with an id that is no resume token: %d %s, want 405", st, body)
+	if st, body := get("alice", "42"); st != http.StatusOK || body != "" {
+		t.Errorf("a GET with an id that is no resume token: %d %q, want a stream that ends at once, empty", st, body)
 	}
 }

@@ -23,6 +23,7 @@ type AgentFields struct {
 	Tools        *[]string `json:"tools,omitempty"`
 	Approval     *string   `json:"approval,omitempty"`
 	Visibility   *string   `json:"visibility,omitempty"`
+	Groups       *[]string `json:"groups,omitempty"` // with visibility "group": the groups it is shared with
 	Starters     *[]string `json:"starters,omitempty"`
 	Knowledge    *[]string `json:"knowledge,omitempty"` // knowledge bases (vs_…) its turns search
 }
@@ -38,7 +39,7 @@ type AgentRequest struct {
 // Change is the create or edit the fields ask for.
 func (f AgentFields) Change(model *string, params *agent.Params) agent.AgentChange {
 	ch := agent.AgentChange{Name: f.Name, Description: f.Description, Instructions: f.Instructions, Model: model, Params: params,
-		Tools: f.Tools, Approval: f.Approval, Visibility: f.Visibility, Starters: f.Starters, Knowledge: f.Knowledge}
+		Tools: f.Tools, Approval: f.Approval, Visibility: f.Visibility, Groups: f.Groups, Starters: f.Starters, Knowledge: f.Knowledge}
 	if f.Slug != "" {
 		ch.Slug = &f.Slug
 	}

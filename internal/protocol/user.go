@@ -24,3 +24,15 @@ const (
 	// The audit log (admin): GET /agentik/audit.
 	OpListAudit = "list_audit"
 )
+
+// WebSocket ops of groups (docs/PROTOCOL.md, Groups), each mirroring its
+// route under /agentik/groups: {group_id} and {user_id} are fields.
+const (
+	OpListGroups        = "list_groups"
+	OpCreateGroup       = "create_group"
+	OpGetGroup          = "get_group"
+	OpUpdateGroup       = "update_group" // rename
+	OpDeleteGroup       = "delete_group"
+	OpAddGroupMember    = "add_group_member"
+	OpRemoveGroupMember = "remove_group_member"
+)

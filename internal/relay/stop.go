@@ -29,7 +29,8 @@ type Stops struct {
 
 	mu      sync.Mutex
 	pending map[string]*left
-	readers map[string]int // streams being read, by conversation id
+	readers map[string]int           // streams being read, by conversation id
+	idle    map[string]chan struct{} // closed when id's last stream ends
 }
 
 type left struct {
@@ -44,7 +45,7 @@ func NewStops(grace time.Duration, streams *sse.Group, runner *agent.Runner) *St
 	if grace <= 0 {
 		grace = DefaultStopGrace
 	}
-	return &Stops{grace: grace, streams: streams, runner: runner, pending: map[string]*left{}, readers: map[string]int{}}
+	return &Stops{grace: grace, streams: streams, runner: runner, pending: map[string]*left{}, readers: map[string]int{}, idle: map[string]chan struct{}{}}
 }
 
 // Left records that the client of conversation id's turn (whose first
@@ -84,13 +85,17 @@ func (s *Stops) Left(ctx context.Context, id string, turnSeq int64, key string) 
 // perhaps before the server saw the first stream go), nobody left.
 func (s *Stops) Reading(id string) (done func()) {
 	s.mu.Lock()
-	s.readers[id]++
+	if s.readers[id]++; s.readers[id] == 1 {
+		s.idle[id] = make(chan struct{})
+	}
 	s.mu.Unlock()
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.readers[id]--; s.readers[id] == 0 {
 			delete(s.readers, id)
+			close(s.idle[id])
+			delete(s.idle, id)
 		}
 	}
 }
@@ -99,9 +104,24 @@ func (s *Stops) Reading(id string) (done func()) {
 // with the message whose client id is key: a turn whose client left stops
 // now (and Take waits for its end), so the new one is not refused as
 // busy. The same message again (a retry) is the client coming back.
+// A client that aborts and sends at once may be faster than the server's
+// noticing that the first request went: while a stream of id is still
+// read, Take waits for it to end (up to the grace) before it looks.
 func (s *Stops) Take(ctx context.Context, id, key string) error {
 	s.mu.Lock()
 	l := s.pending[id]
+	if idle := s.idle[id]; l == nil && idle != nil {
+		s.mu.Unlock()
+		t := time.NewTimer(s.grace)
+		select {
+		case <-idle:
+		case <-t.C: // still read (another tab's resume): the send may be busy
+		case <-ctx.Done():
+		}
+		t.Stop()
+		s.mu.Lock()
+		l = s.pending[id]
+	}
 	if l != nil {
 		close(l.cancel)
 		delete(s.pending, id)

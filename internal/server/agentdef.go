@@ -39,7 +39,7 @@ func (in *agentInput) decode(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
-		return agent.Errorf(agent.CodeBadRequest, "an agent is an object of slug, name, description, instructions, model, params, tools, approval, visibility, starters and knowledge: %s", protocol.JSONProblem(b, err))
+		return agent.Errorf(agent.CodeBadRequest, "an agent is an object of slug, name, description, instructions, model, params, tools, approval, visibility, groups, starters and knowledge: %s", protocol.JSONProblem(b, err))
 	}
 	in.AgentRequest = v.AgentRequest
 	return nil

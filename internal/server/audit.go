@@ -50,6 +50,8 @@ func surface(p string) string {
 		return "mcp"
 	case strings.HasPrefix(p, "/auth/oidc/"):
 		return "oidc"
+	case strings.HasPrefix(p, "/scim/"):
+		return "scim"
 	}
 	return "web"
 }
@@ -63,6 +65,8 @@ func signInMethod(r *http.Request) string {
 		return "key"
 	case strings.HasPrefix(p, "/auth/oidc/"):
 		return "oidc"
+	case strings.HasPrefix(p, "/scim/"):
+		return "scim"
 	case strings.HasSuffix(p, "/signup"):
 		return "sign_up"
 	case strings.HasSuffix(p, "/reset"):

@@ -1,15 +1,18 @@
 package server
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentik/agentik/assets"
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/scim"
 	"github.com/agentik/agentik/web"
 )
 
@@ -63,10 +66,10 @@ func (s *Server) principal(r *http.Request) (agent.Principal, cred, bool) {
 }
 
 // public paths need no key: the probes (load balancers send none), the
-// sign-in page and the bundle.
+// sign-in page, the bundle and the artifact frame (static, no data); SCIM checks its own token (internal/scim).
 func public(r *http.Request) bool {
 	p := r.URL.Path
-	return p == "/health" || p == "/ready" || p == "/login" || passwordPath(p) || p == resourceMetadataRoot || p == resourceMetadataPath || p == "/auth/oidc/login" || p == "/auth/oidc/callback" || p == oauthCallbackPath || strings.HasPrefix(p, assets.Prefix)
+	return scim.Owns(p) || p == "/health" || p == "/ready" || p == "/login" || passwordPath(p) || p == resourceMetadataRoot || p == resourceMetadataPath || p == "/auth/oidc/login" || p == "/auth/oidc/callback" || p == oauthCallbackPath || p == artifactPath || strings.HasPrefix(p, assets.Prefix)
 }
 
 // requireAuth resolves r's principal into its context (the Runner decides
@@ -99,7 +102,11 @@ func (s *Server) requireAuth(w http.ResponseWriter, r *http.Request) (*http.Requ
 		s.log.Warn("api_key_rejected", "client", client.String())
 	}
 	if r.Method == http.MethodGet && isPage(r.URL.Path) {
-		http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+		to := "/login?next=" + url.QueryEscape(r.URL.RequestURI())
+		if why := s.signedOut(r); why != "" {
+			to += "&reason=" + why
+		}
+		http.Redirect(w, r, to, http.StatusSeeOther)
 		return nil, nil, false
 	}
 	w.Header().Set("WWW-Authenticate", s.resourceChallenge(r)) // protected.go
@@ -111,7 +118,52 @@ func (s *Server) requireAuth(w http.ResponseWriter, r *http.Request) (*http.Requ
 // key leads to the sign-in page; every other route (the API, /metrics)
 // answers 401 for its client to read.
 func isPage(path string) bool {
-	return path == "/" || strings.HasPrefix(path, "/c/") || path == "/people" || path == "/projects" || strings.HasPrefix(path, "/projects/") || strings.HasPrefix(path, agent.SharePrefix)
+	switch path {
+	case "/", "/people", "/schedules", "/memory", "/inbox", "/knowledge", "/projects":
+		return true
+	}
+	return strings.HasPrefix(path, "/c/") || strings.HasPrefix(path, "/projects/") || strings.HasPrefix(path, agent.SharePrefix)
+}
+
+// Why a browser's access ended (docs/PROTOCOL.md, "Access ends"): the
+// reason of a WebSocket's 1008 close ("<reason>: <words>") and of the
+// sign-in page's ?reason=, which says it in words (web.SignedOut).
+const (
+	reasonDisabled    = "account_disabled" // disabled, or deleted
+	reasonKeyRevoked  = "key_revoked"      // the key the session (or request) came with
+	reasonEnded       = "session_ended"    // signed out, or all sessions ended (a password reset)
+	reasonExpired     = "session_expired"
+	reasonRoleChanged = "role_changed" // not an end: the next connection has the new role
+)
+
+// signedOut says why r's session cookie no longer lets it in; "" when r
+// carries none (a first visit). It reads what the cookie names as the
+// store has it now, so the sign-in page can say it however the browser
+// got there.
+func (s *Server) signedOut(r *http.Request) string {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || c.Value == "" {
+		return ""
+	}
+	now := s.cfg.Clock()
+	if u, _, keyID, expires, ok := s.people.parseSession(r.Context(), c.Value); ok {
+		switch {
+		case u.Disabled:
+			return reasonDisabled
+		case !expires.After(now):
+			return reasonExpired
+		case keyID != "":
+			st, err := s.people.accounts.Store().Standing(r.Context(), []string{u.ID})
+			if su, ok := st[u.ID]; err == nil && ok && !slices.Contains(su.Keys, keyID) {
+				return reasonKeyRevoked
+			}
+		}
+		return reasonEnded
+	}
+	if _, expires, ok := parseSession(c.Value, s.cfg.APIKeys); ok && !expires.After(now) {
+		return reasonExpired
+	}
+	return reasonEnded
 }
 
 // localPath keeps a post-sign-in redirect on this server: a clean absolute
@@ -135,6 +187,11 @@ func localPath(next string) string {
 
 func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, code int, next string, failed bool) {
 	p := web.LoginPage{StyleURL: assets.URL("app.css"), IconURL: assets.URL("icon.svg"), Next: localPath(next), Failed: failed, Provider: s.oidcName()}
+	if !failed {
+		// Why the last access ended: what the cookie it came with says,
+		// else what the page that sent it here was told (a 1008's reason).
+		p.SignedOut = web.SignedOut(cmp.Or(s.signedOut(r), r.URL.Query().Get("reason")))
+	}
 	s.passwordForm(&p) // password.go
 	s.renderLoginPage(w, r, code, p)
 }

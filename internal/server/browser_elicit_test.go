@@ -101,3 +101,38 @@ func TestBrowserElicitationForm(t *testing.T) {
 	waitJS(t, a, "the model's answer", jsAnswers+`.length === 1`)
 	screenshot(t, a, "elicitation-answered.png")
 }
+
+// TestBrowserInboxElicitation: a tool's request for input shows on the
+// Inbox page of another tab as the same form (built from its schema);
+// answered there, it leaves the inbox, and the tool gets the answer.
+func TestBrowserInboxElicitation(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, withEverything(t))
+	br := newBrowser(t, ts)
+	c, err := ts.Runner.CreateConversation(context.Background(), "Elicit", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "e1", Name: "everything__trigger-elicitation-request", Arguments: `{}`}}})
+	ts.Fake.Enqueue(llmtest.Reply{Text: "Thanks, Ada."})
+	inbox, chat := br.tab(), br.tab()
+	openPage(t, ts, inbox, "/inbox")
+	openPage(t, ts, chat, "/c/"+c.ID)
+	send(t, chat, "ask me something")
+
+	const item = `document.querySelector('[data-testid="inbox-item"][data-kind="elicitation"]')`
+	form := item + `?.querySelector('[data-testid="elicitation"]')`
+	waitJS(t, inbox, "the request's form in the inbox", form+`?.querySelector('[data-field="email"]') != null && `+item+`.innerText.includes('Elicit')`)
+	waitJS(t, inbox, "the count", `document.querySelector('[data-testid="inbox-count"]').textContent === '1'`)
+	do(t, inbox, chromedp.Evaluate[chromedp.Void](`(() => {
+		const f = `+form+`;
+		const set = (n, v) => { const e = f.querySelector('[data-field="'+n+'"]'); e.value = v; e.dispatchEvent(new Event('input')); };
+		set('name', 'Ada Lovelace');
+		set('email', 'ada@example.com');
+		set('birthdate', '1815-12-10');
+		f.querySelector('[data-field="check"]').checked = true;
+		f.querySelector('[data-testid="elicit-accept"]').click();
+	})()`))
+	waitJS(t, inbox, "the item gone", item+` === null && document.querySelector('[data-testid="inbox-count"]').hidden`)
+	waitJS(t, chat, "the tool's result with the answer", `document.querySelector('.tool-card[data-call-id="e1"] [data-testid="tool-result"]')?.textContent.includes('Email: ada@example.com')`)
+}

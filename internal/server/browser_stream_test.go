@@ -130,13 +130,13 @@ func TestBrowserShowEarlierMessages(t *testing.T) {
 	}
 }
 
-// TestBrowserLongChatOfBigMessages: a conversation of 30 messages of 64
+// TestBrowserLongChatOfBigMessages: a conversation of 16 messages of 64
 // KiB under a 200 KiB history bound renders only its latest few (the page
 // stays small), and "Show earlier messages" pages back, a few at a time,
 // until every message is shown once, in order.
 func TestBrowserLongChatOfBigMessages(t *testing.T) {
 	t.Parallel()
-	const n, size, bound = 30, 64 << 10, 200 << 10
+	const n, size, bound = 16, 64 << 10, 200 << 10
 	ts := newTestServer(t, withHistoryBytes(bound))
 	c := bigConversation(t, ts, n, size)
 	resp := ts.do(t, "GET", "/c/"+c.ID, "")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/web"
 )
 
 // The ops of files and knowledge bases (docs/PROTOCOL.md, Files and
@@ -236,3 +237,43 @@ const (
 	filesPath       = "/agentik/files"
 	openaiFilesPath = "/v1/files"
 )
+
+// handleKnowledgePage is the knowledge page: the bases the principal may
+// read, each with its files.
+func (s *Server) handleKnowledgePage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	p, err := s.page(ctx, "")
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	p.Title = "Knowledge · agentik"
+	v := &web.KnowledgeView{Off: s.cfg.Files == nil}
+	if !v.Off {
+		fs := s.cfg.Files
+		v.KeywordOnly = fs.KeywordOnly()
+		ks, err := fs.Knowledges(ctx)
+		if err != nil {
+			s.pageError(w, r, err)
+			return
+		}
+		scope := agent.Scope(ctx)
+		for _, k := range ks {
+			b := web.KnowledgeBase{Knowledge: k, Mine: scope == "" || scope == k.Owner}
+			for _, id := range k.FileIDs {
+				f, err := fs.KnowledgeFile(ctx, k, id)
+				if agent.ErrorCode(err) == agent.CodeNotFound {
+					continue // deleted meanwhile
+				}
+				if err != nil {
+					s.pageError(w, r, err)
+					return
+				}
+				b.Files = append(b.Files, f)
+			}
+			v.Bases = append(v.Bases, b)
+		}
+	}
+	p.Knowledge = v
+	s.renderPage(w, r, http.StatusOK, p)
+}

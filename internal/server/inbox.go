@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/web"
 )
 
 // The inbox ops (DESIGN.md §12.4), each the REST route under
@@ -62,3 +64,33 @@ var (
 		return protocol.Empty{}, ib.Answer(ctx, in.ItemID, agent.InboxAnswer{Decision: in.Decision, Arguments: in.Arguments, Reason: in.Reason, Action: in.Action, Content: in.Content})
 	})
 )
+
+// handleInboxPage is the inbox page: the principal's pending items.
+func (s *Server) handleInboxPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	p, err := s.page(ctx, "")
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	p.Title = "Inbox · agentik"
+	v := &web.InboxView{Off: s.cfg.Inbox == nil}
+	if !v.Off {
+		if v.Items, err = s.cfg.Inbox.List(ctx, agent.InboxPending); err != nil {
+			s.pageError(w, r, err)
+			return
+		}
+	}
+	p.Inbox = v
+	s.renderPage(w, r, http.StatusOK, p)
+}
+
+// inboxCount is how many items wait in the principal's inbox (the
+// navigation's badge on first paint); 0 without an inbox.
+func (s *Server) inboxCount(ctx context.Context) (int, error) {
+	if s.cfg.Inbox == nil {
+		return 0, nil
+	}
+	items, err := s.cfg.Inbox.List(ctx, agent.InboxPending)
+	return len(items), err
+}

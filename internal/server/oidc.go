@@ -187,9 +187,10 @@ type oidcClaims struct {
 	Groups        []string `json:"groups"`
 }
 
-// lacks reports whether claims agentik uses are missing from cl.
-func (cl oidcClaims) lacks(o *OIDCConfig) bool {
-	return cl.Email == "" || cl.Name == "" && cl.PreferredName == "" || o.AdminGroup != "" && cl.Groups == nil
+// lacks reports whether claims agentik uses are missing from cl (groups
+// always: their memberships are synced at each sign-in).
+func (cl oidcClaims) lacks(*OIDCConfig) bool {
+	return cl.Email == "" || cl.Name == "" && cl.PreferredName == "" || cl.Groups == nil
 }
 
 // fill takes from ui the claims cl lacks; an email comes with its own
@@ -290,6 +291,15 @@ func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.oidcFail(w, r, http.StatusForbidden, "%s", agent.ErrorMessage(err))
 		return
+	}
+	// The claim's groups are the user's oidc memberships from now on (a
+	// provider that sends no groups claim changes none).
+	if g := s.people.groups; g != nil && cl.Groups != nil {
+		if err := g.SyncClaim(r.Context(), u.ID, cl.Groups); err != nil {
+			s.log.Error("oidc_groups_failed", "user_id", u.ID, "err", err)
+			s.oidcFail(w, r, http.StatusInternalServerError, "your groups could not be synced; try again")
+			return
+		}
 	}
 	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: "", Path: "/auth/oidc/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(r)})
 	s.setUserSession(w, r, u.ID, "")

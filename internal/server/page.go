@@ -33,6 +33,13 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
+	// ?knowledge=vs_…: the new chat searches that base (one the caller
+	// may read; another's is left out as an unknown one is).
+	if id := r.URL.Query().Get("knowledge"); id != "" && s.cfg.Files != nil {
+		if k, err := s.cfg.Files.Knowledge(r.Context(), id); err == nil {
+			p.Attach = &k
+		}
+	}
 	s.renderPage(w, r, http.StatusOK, p)
 }
 
@@ -112,6 +119,9 @@ func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
 	}
 	if s.cfg.ModelNotice != nil {
 		p.ModelNotice = s.cfg.ModelNotice()
+	}
+	if p.InboxCount, err = s.inboxCount(ctx); err != nil {
+		return web.Page{}, err
 	}
 	if p.ModelConfigured {
 		p.ModelName = s.modelName

@@ -59,6 +59,7 @@ type cred struct {
 type people struct {
 	s        *Server
 	accounts *agent.Accounts // nil: no accounts (a store without users)
+	groups   *agent.Groups   // nil: no groups (a store without them; group.go)
 
 	keys     atomic.Int64 // keys of active users: with any, authentication is on
 	keysSet  atomic.Bool  // keys was read once
@@ -81,7 +82,7 @@ type people struct {
 type liveReq struct {
 	cred   cred
 	mu     sync.Mutex
-	revoke func() // ends it; set by the guard, replaced by a WebSocket
+	revoke func(why string) // ends it, saying why (a signedOut reason); set by the guard, replaced by a WebSocket
 	fired  bool
 }
 
@@ -99,6 +100,13 @@ func newPeople(s *Server) *people {
 		if s.cfg.Runner != nil {
 			p.accounts = p.accounts.WithAudit(s.cfg.Runner.Audit()) // audit.go
 		}
+	}
+	if gs, ok := s.cfg.Store.(agent.GroupStore); ok {
+		var au *agent.Audit
+		if s.cfg.Runner != nil {
+			au = s.cfg.Runner.Audit()
+		}
+		p.groups = agent.NewGroups(gs, s.cfg.Clock, au) // group.go
 	}
 	return p
 }
@@ -330,7 +338,7 @@ func (p *people) hold(r *http.Request, c cred) (*http.Request, func()) {
 		return r, func() {}
 	}
 	ctx, cancel := context.WithCancelCause(r.Context())
-	lr := &liveReq{cred: c, revoke: func() { cancel(errRevoked) }}
+	lr := &liveReq{cred: c, revoke: func(string) { cancel(errRevoked) }}
 	ctx = context.WithValue(ctx, liveKey{}, lr)
 	p.liveMu.Lock()
 	p.live[lr] = struct{}{}
@@ -348,8 +356,9 @@ func (p *people) hold(r *http.Request, c cred) (*http.Request, func()) {
 }
 
 // onRevoke replaces how the request of ctx is ended when its credential
-// stops holding (a WebSocket closes with 1008 instead of being cut).
-func onRevoke(ctx context.Context, f func()) {
+// stops holding (a WebSocket closes with 1008 instead of being cut); f is
+// told why (a signedOut reason).
+func onRevoke(ctx context.Context, f func(why string)) {
 	if lr, ok := ctx.Value(liveKey{}).(*liveReq); ok {
 		lr.mu.Lock()
 		lr.revoke = f
@@ -357,7 +366,7 @@ func onRevoke(ctx context.Context, f func()) {
 	}
 }
 
-func (lr *liveReq) fire() {
+func (lr *liveReq) fire(why string) {
 	lr.mu.Lock()
 	if lr.fired {
 		lr.mu.Unlock()
@@ -366,7 +375,7 @@ func (lr *liveReq) fire() {
 	lr.fired = true
 	f := lr.revoke
 	lr.mu.Unlock()
-	go f()
+	go f(why)
 }
 
 // poll revalidates the running requests every revalidateEvery while any runs.
@@ -427,8 +436,15 @@ func (p *people) revalidate(ctx context.Context) {
 	for _, lr := range reqs {
 		c := lr.cred
 		st, ok := standing[c.user]
-		if !ok || st.Role != c.role || c.keyID != "" && !slices.Contains(st.Keys, c.keyID) || c.session && st.SessionGen != c.gen {
-			lr.fire()
+		switch {
+		case !ok:
+			lr.fire(reasonDisabled)
+		case c.keyID != "" && !slices.Contains(st.Keys, c.keyID):
+			lr.fire(reasonKeyRevoked)
+		case c.session && st.SessionGen != c.gen:
+			lr.fire(reasonEnded)
+		case st.Role != c.role:
+			lr.fire(reasonRoleChanged)
 		}
 	}
 }

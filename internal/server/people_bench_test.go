@@ -46,7 +46,7 @@ func BenchmarkRevalidate(b *testing.B) {
 			}
 			fired := 0
 			for i := range 1000 {
-				p.live[&liveReq{cred: creds[i%users], revoke: func() { fired++ }}] = struct{}{}
+				p.live[&liveReq{cred: creds[i%users], revoke: func(string) { fired++ }}] = struct{}{}
 			}
 			b.ReportAllocs()
 			cpu0 := processCPU()

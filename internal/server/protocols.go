@@ -7,6 +7,7 @@ import (
 	"github.com/agentik/agentik/internal/a2a"
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/mcpserve"
+	"github.com/agentik/agentik/internal/scim"
 )
 
 // The protocol packages mounted in routes.go, built over the same runner
@@ -74,6 +75,13 @@ func (s *Server) newMCP() *mcpserve.Handler {
 			return out, err
 		},
 	})
+}
+
+// newSCIM is the SCIM 2.0 service provider (internal/scim): its own
+// bearer token, its changes made through the accounts and groups the REST
+// routes use (the same audit log, the same disable path).
+func (s *Server) newSCIM() *scim.Handler {
+	return scim.New(scim.Config{Token: s.cfg.SCIMToken, Accounts: s.people.accounts, Groups: s.people.groups, Base: s.baseURL, Logger: s.log})
 }
 
 // openCard reports whether r asks for the default agent's A2A card,

@@ -14,6 +14,7 @@ import (
 	"github.com/agentik/agentik/internal/app"
 	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/password"
 	"github.com/agentik/agentik/internal/server"
 	"github.com/agentik/agentik/internal/store"
 )
@@ -29,6 +30,12 @@ type testServer struct {
 	App    *server.Server
 	DB     string // the SQLite file
 }
+
+// testPasswordCosts are the rig's password hasher's: argon2id as in production,
+// with costs a test can afford (the default's 19 MiB and two passes take
+// most of a second a hash under -race on a loaded machine, and a sign-up,
+// sign-in and reset each hash). internal/password tests the defaults.
+var testPasswordCosts = password.Costs{Memory: 256, Time: 1}
 
 type rigOption func(*agent.Config, *server.Config)
 
@@ -66,6 +73,7 @@ func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 		Now: probe.Now,
 		Configure: func(acfg *agent.Config, scfg *server.Config) {
 			scfg.Heartbeat = time.Second
+			scfg.Passwords = password.New(testPasswordCosts)
 			for _, o := range opts {
 				o(acfg, scfg)
 			}

@@ -83,6 +83,14 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /agentik/users/{user_id}/reset", s.op(opCreateResetLink))
 	mux.HandleFunc("POST /agentik/signup", s.handleAPISignup)
 	mux.HandleFunc("POST /agentik/reset", s.handleAPIReset)
+	// Groups (group.go): an admin's; a member lists their own.
+	mux.HandleFunc("GET /agentik/groups", s.op(opListGroups))
+	mux.HandleFunc("POST /agentik/groups", s.op(opCreateGroup))
+	mux.HandleFunc("GET /agentik/groups/{group_id}", s.op(opGetGroup))
+	mux.HandleFunc("PATCH /agentik/groups/{group_id}", s.op(opUpdateGroup))
+	mux.HandleFunc("DELETE /agentik/groups/{group_id}", s.op(opDeleteGroup))
+	mux.HandleFunc("PUT /agentik/groups/{group_id}/members/{user_id}", s.op(opAddGroupMember))
+	mux.HandleFunc("DELETE /agentik/groups/{group_id}/members/{user_id}", s.op(opRemoveGroupMember))
 	// The audit log (audit.go).
 	mux.HandleFunc("GET /agentik/audit", s.op(opListAudit))
 	mux.HandleFunc("GET /agentik/audit/export", s.handleAuditExport)
@@ -127,14 +135,18 @@ func (s *Server) routes() http.Handler {
 	// Inbox (inbox.go).
 	mux.HandleFunc("GET /agentik/inbox", s.op(opListInbox))
 	mux.HandleFunc("POST /agentik/inbox/{item_id}", s.op(opAnswerInbox))
+	mux.HandleFunc("GET /agentik/credentials", s.op(opListCredentials))
+	mux.HandleFunc("PUT /agentik/credentials/{server}", s.op(opSetCredential))
+	mux.HandleFunc("DELETE /agentik/credentials/{server}", s.op(opDeleteCredential))
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
 	// Protocol packages: each its own handler over the centre, its routes
 	// in its own routes.go, behind this server's middleware.
 	mount(mux, s.openai.Routes()) // OpenAI-compatible /v1 (internal/openai)
 
-	mount(mux, s.a2a.Routes())      // A2A: agent cards, /a2a/{slug} JSON-RPC (internal/a2a)
-	mount(mux, s.newMCP().Routes()) // MCP server /mcp: agents as tools (internal/mcpserve)
+	mount(mux, s.a2a.Routes())       // A2A: agent cards, /a2a/{slug} JSON-RPC (internal/a2a)
+	mount(mux, s.newMCP().Routes())  // MCP server /mcp: agents as tools (internal/mcpserve)
+	mount(mux, s.newSCIM().Routes()) // SCIM 2.0 /scim/v2: an identity provider's users and groups (internal/scim)
 
 	// RFC 9728 metadata of /mcp, for OAuth-first MCP clients (protected.go).
 	mux.HandleFunc("GET "+resourceMetadataRoot, s.handleResourceMetadata)
@@ -148,6 +160,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /{$}", s.handleIndex)
 	mux.HandleFunc("GET /c/{id}", s.handleChat)
 	mux.Handle("GET /assets/", assets.Handler())
+	mux.HandleFunc("GET "+artifactPath, s.handleArtifactFrame) // artifact.go: the sandboxed frame of an artifact
 	// pages: the browser UI (end)
 	mux.HandleFunc("GET /login", s.handleLoginPage)
 	mux.HandleFunc("POST /login", s.handleLogin)
@@ -159,6 +172,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /people", s.handlePeople)
 	mux.HandleFunc("GET /schedules", s.handleSchedulesPage)
 	mux.HandleFunc("GET /memory", s.handleMemoryPage)          // memory.go
+	mux.HandleFunc("GET /inbox", s.handleInboxPage)            // inbox.go
+	mux.HandleFunc("GET /knowledge", s.handleKnowledgePage)    // file.go
 	mux.HandleFunc("GET /projects", s.handleProjectsPage)      // project.go
 	mux.HandleFunc("GET /projects/{id}", s.handleProjectsPage) // project.go
 	mux.HandleFunc("GET /s/{token}", s.handleSharePage)        // share.go: a share link

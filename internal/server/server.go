@@ -168,6 +168,9 @@ type Config struct {
 	// argon2id at package password's default costs.
 	Signup    string
 	Passwords agent.PasswordHasher
+	// SCIMToken is AGENTIK_SCIM_TOKEN: the bearer token of SCIM 2.0 at
+	// /scim/v2 (internal/scim); "": SCIM is off (404).
+	SCIMToken string
 	// WSCommandTimeout bounds the work of one WebSocket command; default
 	// WSCommandTimeout.
 	WSCommandTimeout time.Duration

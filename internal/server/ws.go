@@ -16,6 +16,7 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/web"
 )
 
 // Limits of a WebSocket connection; docs/PROTOCOL.md lists them for
@@ -162,9 +163,10 @@ func (s *Server) acceptWS(w http.ResponseWriter, r *http.Request) *wsConn {
 	}
 	c.SetReadLimit(WSReadLimit)
 	// A user disabled (or their key revoked) meanwhile: closed with 1008
-	// (people.go), not cut.
-	onRevoke(r.Context(), func() {
-		_ = c.Close(websocket.StatusPolicyViolation, "signed out: the account was disabled, or its key revoked")
+	// (people.go), not cut, the reason saying why ("<reason>: <words>",
+	// auth.go signedOut), which the UI's sign-in page says again.
+	onRevoke(r.Context(), func(why string) {
+		_ = c.Close(websocket.StatusPolicyViolation, why+": "+web.SignedOut(why))
 	})
 
 	ctx, cancel := context.WithCancel(r.Context())

@@ -13,6 +13,7 @@ import (
 // latest row, the conversations and the delegations that name the agent,
 // in one transaction; a stale version changes nothing.
 func TestRenameAgent(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn, Options{})
 		ctx := t.Context()

@@ -10,6 +10,7 @@ import (
 // TestDeleteUserDeletesFiles: a deleted user's files, chunks and
 // knowledge bases (a shared one too) go with them; another user's stay.
 func TestDeleteUserDeletesFiles(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		s := open(t, dsn, Options{})
 		ctx := t.Context()

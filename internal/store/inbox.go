@@ -71,7 +71,8 @@ func (s *Store) InboxItems(ctx context.Context, owner string, pending bool) ([]a
 		if pending && !slices.Contains(waiting[e.ConversationID], e.ID) {
 			continue // no longer waited for (its call ended at a shutdown)
 		}
-		it := agent.InboxItem{ID: agent.InboxID(agent.InboxElicitation, e.ConversationID, e.ID), Kind: agent.InboxElicitation,
+		kind := agent.ElicitKind(e.Mode)
+		it := agent.InboxItem{ID: agent.InboxID(kind, e.ConversationID, e.ID), Kind: kind,
 			ConversationID: e.ConversationID, CallID: e.CallID, Title: e.Message, CreatedAt: e.RequestedAt.UTC(), State: agent.InboxPending,
 			Detail: agent.InboxInfo{Conversation: title[e.ConversationID], RequestID: e.ID, Server: e.Server, Mode: e.Mode, Message: e.Message, URL: e.URL}}
 		if e.Schema != "" {

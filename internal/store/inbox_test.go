@@ -11,6 +11,7 @@ import (
 // TestInboxItems: on both databases, an owner's waiting call is theirs
 // alone, pending until decided, then resolved by its decider.
 func TestInboxItems(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			s := open(t, b.dsn(t), Options{})

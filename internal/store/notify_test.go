@@ -240,6 +240,7 @@ func TestPostgresListenerReconnect(t *testing.T) {
 // TestPostgresConcurrentOpen starts several instances on a fresh schema at
 // once: the migration must not race.
 func TestPostgresConcurrentOpen(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("AGENTIK_TEST_NO_POSTGRES") != "" {
 		t.Skip("AGENTIK_TEST_NO_POSTGRES is set")
 	}

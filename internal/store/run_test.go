@@ -13,6 +13,7 @@ import (
 // date; a record after the run (a turn's start) sees it, and each message
 // follows the one before.
 func TestMessageRunUpdatesOnce(t *testing.T) {
+	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		st := open(t, dsn, Options{})

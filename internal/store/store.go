@@ -434,6 +434,9 @@ func (s *Store) init(ctx context.Context) error {
 		if err := tx.AutoMigrate(shareTables...); err != nil { // share.go
 			return err
 		}
+		if err := tx.AutoMigrate(groupTables...); err != nil { // usergroup.go
+			return err
+		}
 		if err := migrateFiles(tx, s.postgres); err != nil { // file.go
 			return err
 		}

@@ -139,7 +139,7 @@ func OpenTemp(ctx context.Context, opt TempOptions) (*Store, error) {
 	// conversations; a temp database's few are read whole, and every
 	// message would rewrite their entries. A message's seq is the temp
 	// writer's own counter: unique without an index.
-	for _, idx := range []string{"idx_conversation_recent", "idx_conversation_list", "idx_conversation_owner_recent", "idx_conversation_owner_list", "idx_conversation_running", "idx_message_seq"} {
+	for _, idx := range []string{"idx_conversation_recent", "idx_conversation_list", "idx_conversation_owner_recent", "idx_conversation_owner_list", "idx_conversation_running", "idx_conversation_project", "idx_message_seq"} {
 		if err := w.WithContext(ctx).Exec("DROP INDEX IF EXISTS " + idx).Error; err != nil {
 			_ = db.Close()
 			return nil, fmt.Errorf("store: migrate temp database: %w", err)

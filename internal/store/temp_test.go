@@ -27,6 +27,7 @@ func openTemp(t *testing.T, opt TempOptions) *Store {
 // TestTempStoreContract runs on a temp database the contract every
 // agent.Store keeps, and the queue's and approvals'.
 func TestTempStoreContract(t *testing.T) {
+	t.Parallel()
 	t.Run("store", func(t *testing.T) {
 		rec := &recorder{}
 		agenttest.StoreContract(t, openTemp(t, TempOptions{Publish: rec.publish}), rec.events)
@@ -50,6 +51,7 @@ func createTemp(t *testing.T, st *Store, date time.Time, text string) (string, e
 // its messages say seq 0, a Quiet record is applied and not published, and
 // what it reads back is temp (with its APIRequest).
 func TestTempEvents(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rec := &recorder{}
 	var owners []string
@@ -109,6 +111,7 @@ func TestTempEvents(t *testing.T) {
 // TestTempBounds checks the count and byte caps of temp conversations:
 // past either, a write is refused with unavailable and changes nothing.
 func TestTempBounds(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	now := time.Now()
 	st := openTemp(t, TempOptions{Config: agent.TempConfig{MaxCount: 2, MaxBytes: 100}})
@@ -201,6 +204,7 @@ func TestTempSweepsOnTimer(t *testing.T) {
 // TestTempVersion: Version moves with every applied Append (a sweep's
 // deletes included), not with a refused one or a read.
 func TestTempVersion(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	st := openTemp(t, TempOptions{Config: agent.TempConfig{MaxCount: 1, Idle: time.Minute}, Now: func() time.Time { return now }})
 	v := st.Version()

@@ -19,9 +19,11 @@ var _ agent.UserStore = (*Store)(nil)
 // userRow is one account (agent.User). The table is "users": "user" is a
 // reserved word in PostgreSQL.
 type userRow struct {
-	ID        string    `gorm:"primaryKey"`
-	Name      string    `gorm:"not null"`
-	Email     *string   `gorm:"uniqueIndex"` // NULL: none
+	ID    string  `gorm:"primaryKey"`
+	Name  string  `gorm:"not null"`
+	Email *string `gorm:"uniqueIndex"` // NULL: none
+	// UserName is SCIM's userName (agent.User.UserName); NULL: none.
+	UserName  *string   `gorm:"uniqueIndex"`
 	Role      string    `gorm:"not null"`
 	Disabled  bool      `gorm:"not null;default:false"`
 	CreatedAt time.Time `gorm:"not null"`
@@ -69,13 +71,13 @@ func nullable(s string) *string {
 }
 
 func (r userRow) user() agent.User {
-	return agent.User{ID: r.ID, Name: r.Name, Email: deref(r.Email), Role: r.Role, Disabled: r.Disabled,
+	return agent.User{ID: r.ID, Name: r.Name, Email: deref(r.Email), UserName: deref(r.UserName), Role: r.Role, Disabled: r.Disabled,
 		CreatedAt: r.CreatedAt.UTC(), Budget: r.Budget, Issuer: deref(r.Issuer), Subject: deref(r.Subject),
 		Pending: r.Pending, SessionGen: r.SessionGen}
 }
 
 func userRowOf(u agent.User) userRow {
-	return userRow{ID: u.ID, Name: u.Name, Email: nullable(u.Email), Role: u.Role, Disabled: u.Disabled,
+	return userRow{ID: u.ID, Name: u.Name, Email: nullable(u.Email), UserName: nullable(u.UserName), Role: u.Role, Disabled: u.Disabled,
 		CreatedAt: u.CreatedAt.UTC().Truncate(time.Microsecond), Budget: u.Budget, Issuer: nullable(u.Issuer), Subject: nullable(u.Subject),
 		Pending: u.Pending}
 }
@@ -141,6 +143,14 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (agent.User, erro
 	return s.userWhere(ctx, email, "email = ?", email)
 }
 
+// UserByUserName implements agent.UserStore.
+func (s *Store) UserByUserName(ctx context.Context, userName string) (agent.User, error) {
+	if !textOK(userName) || userName == "" {
+		return agent.User{}, missing("user", userName)
+	}
+	return s.userWhere(ctx, userName, "user_name = ?", userName)
+}
+
 // Users implements agent.UserStore: every user, oldest first.
 func (s *Store) Users(ctx context.Context) ([]agent.User, error) {
 	var rows []userRow
@@ -158,7 +168,7 @@ func (s *Store) Users(ctx context.Context) ([]agent.User, error) {
 func (s *Store) UpdateUser(ctx context.Context, u agent.User) error {
 	row := userRowOf(u)
 	res := s.w.WithContext(ctx).Model(&userRow{}).Where("id = ?", u.ID).Updates(map[string]any{
-		"name": row.Name, "email": row.Email, "role": row.Role, "disabled": row.Disabled, "budget": row.Budget,
+		"name": row.Name, "email": row.Email, "user_name": row.UserName, "role": row.Role, "disabled": row.Disabled, "budget": row.Budget,
 		"issuer": row.Issuer, "subject": row.Subject, "pending": row.Pending,
 	})
 	if res.Error != nil {
@@ -180,6 +190,9 @@ func (s *Store) DeleteUser(ctx context.Context, id string) error {
 			return err
 		}
 		if err := tx.Where("user_id = ?", id).Delete(&tokenRow{}).Error; err != nil { // password.go
+			return err
+		}
+		if err := tx.Where("user_id = ?", id).Delete(&groupMemberRow{}).Error; err != nil { // usergroup.go
 			return err
 		}
 		if err := deleteMemoryOf(tx, id); err != nil { // memory.go

@@ -56,6 +56,12 @@ type ServerConfig struct {
 	AllowedTools, ExcludedTools []string
 	// OAuth is the entry's "oauth" object (oauth.go); nil: none.
 	OAuth *OAuthConfig
+	// PerUser is "auth": "per_user" (peruser.go): every call runs with
+	// its caller's own credential. With UserSecret, a header holds
+	// ${user.secret} (each user's secret, given through
+	// PUT /agentik/credentials/{server}); without, each user signs in
+	// with OAuth.
+	PerUser, UserSecret bool
 
 	// secrets are the values that must never be logged or shown: env and
 	// header values, and whatever a ${VAR} expanded to.
@@ -242,6 +248,7 @@ type entryJSON struct {
 	AllowedTools    json.RawMessage `json:"allowedTools"`
 	ExcludedTools   json.RawMessage `json:"excludedTools"`
 	OAuth           json.RawMessage `json:"oauth"`
+	Auth            json.RawMessage `json:"auth"`
 }
 
 func parseServer(name string, raw json.RawMessage, getenv func(string) string, def Approval) (ServerConfig, error) {
@@ -284,6 +291,17 @@ func parseServer(name string, raw json.RawMessage, getenv func(string) string, d
 	if err := parsePolicy(&sc, e, def); err != nil {
 		return ServerConfig{}, err
 	}
+	var auth string
+	if err := decodeOpt(e.Auth, &auth); err != nil {
+		return fail("auth", "must be a string")
+	}
+	switch auth {
+	case "", AuthShared:
+	case AuthPerUser:
+		sc.PerUser = true
+	default:
+		return fail("auth", "unknown value %q: use %q or %q", auth, AuthShared, AuthPerUser)
+	}
 
 	switch strings.ToLower(typ) {
 	case "":
@@ -305,6 +323,9 @@ func parseServer(name string, raw json.RawMessage, getenv func(string) string, d
 		sc.Transport = TransportSSE
 	default:
 		return fail("type", "unknown transport %q: use stdio, http or sse", typ)
+	}
+	if sc.PerUser && sc.Transport == TransportStdio {
+		return fail("auth", "%q needs a remote server (url): a stdio server runs once for everyone", AuthPerUser)
 	}
 	if sc.Transport == TransportStdio {
 		if sc.Command == "" {
@@ -354,9 +375,17 @@ func parseServer(name string, raw json.RawMessage, getenv func(string) string, d
 		return fail("url", "%v", err)
 	}
 	for _, k := range sortedKeys(sc.Headers) {
-		v, err := x.expand(sc.Headers[k])
+		v, err := x.expandHeader(sc.Headers[k])
 		if err != nil {
 			return fail("headers."+k, "%v", err)
+		}
+		if strings.Contains(v, userSecretMark) {
+			if !sc.PerUser {
+				return fail("headers."+k, "%s is each user's own secret: it needs \"auth\": %q", userSecretVar, AuthPerUser)
+			}
+			sc.UserSecret = true
+			sc.Headers[k] = v
+			continue // the shape, not a secret; each user's is redacted on their session
 		}
 		sc.Headers[k] = v
 		x.secret(v)
@@ -429,4 +458,18 @@ func (x *expander) secret(v string) {
 
 func (x *expander) expand(s string) (string, error) {
 	return envvar.Expander{Getenv: x.getenv, Seen: x.secret}.Expand(s)
+}
+
+// expandHeader expands a header's value, keeping each ${user.secret} as
+// userSecretMark for the session of each user to fill in (peruser.go).
+func (x *expander) expandHeader(s string) (string, error) {
+	parts := strings.Split(s, userSecretVar)
+	for i, p := range parts {
+		v, err := x.expand(p)
+		if err != nil {
+			return "", err
+		}
+		parts[i] = v
+	}
+	return strings.Join(parts, userSecretMark), nil
 }

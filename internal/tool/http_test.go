@@ -2,6 +2,8 @@ package tool
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -189,5 +191,55 @@ func TestRemoteReconnects(t *testing.T) {
 	}
 	if got := strings.Join(ev.states("r"), ","); !strings.Contains(got, "ready,restarting,failed") || !strings.HasSuffix(got, "ready") {
 		t.Errorf("state events %s", got)
+	}
+}
+
+// TestRemoteInputRequired: a server on 2026-07-28 (stateless; agentik's
+// client found it by server/discover) whose tool answers input_required
+// (SEP-2322) instead of sending elicitation/create: the request reaches
+// the call's hooks as an elicitation (in a turn: the conversation's and
+// the inbox's item), and the answer goes back on the retry, which the
+// tool reads with its requestState.
+func TestRemoteInputRequired(t *testing.T) {
+	s := server.NewMCPServer("mrtr", "1", server.WithToolCapabilities(true))
+	var retried atomic.Int32
+	s.AddTool(mcp.NewTool("deploy", mcp.WithString("target", mcp.Required())),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if ans := server.ElicitationResponse(req.Params.InputResponses, "confirm"); ans != nil {
+				retried.Add(1)
+				if req.Params.RequestState != "asked:"+req.GetString("target", "") {
+					return mcp.NewToolResultError("requestState lost: " + req.Params.RequestState), nil
+				}
+				if ans.Action != mcp.ElicitationResponseActionAccept {
+					return mcp.NewToolResultText("not deployed: " + string(ans.Action)), nil
+				}
+				c, _ := ans.Content.(map[string]any)
+				return mcp.NewToolResultText(fmt.Sprintf("deployed to %s by %v", req.GetString("target", ""), c["who"])), nil
+			}
+			return server.NewInputRequestBuilder("asked:"+req.GetString("target", "")).Elicit("confirm", mcp.ElicitationParams{
+				Mode: mcp.ElicitationModeForm, Message: "Deploy to " + req.GetString("target", "") + "?",
+				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"who": map[string]any{"type": "string"}}},
+			}).ToolResult(), nil
+		})
+	ts := serveMCP(t, server.NewStreamableHTTPServer(s))
+	m := start(t, remoteConfig(t, "http", ts.URL+"/mcp", "unused"), Options{})
+	waitState(t, m, "r", agent.ToolServerReady)
+	if v := protocolOf(m, "r"); !mcp.IsModernProtocol(v) {
+		t.Fatalf("agentik's client speaks %q to a 2026-07-28 server", v)
+	}
+	var asked []agent.ElicitRequest
+	ctx := agent.WithToolHooks(t.Context(), &agent.ToolHooks{Elicit: func(ctx context.Context, req agent.ElicitRequest) (agent.ElicitResult, error) {
+		asked = append(asked, req)
+		return agent.ElicitResult{Action: agent.ElicitAccept, Content: json.RawMessage(`{"who":"ada"}`)}, nil
+	}})
+	out, err := m.Call(ctx, "r__deploy", `{"target":"prod"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 1 || asked[0].Server != "r" || asked[0].Message != "Deploy to prod?" || !strings.Contains(string(asked[0].Schema), `"who"`) {
+		t.Errorf("asked %+v", asked)
+	}
+	if out != "deployed to prod by ada" || retried.Load() != 1 {
+		t.Errorf("result %q after %d retries", out, retried.Load())
 	}
 }

@@ -58,6 +58,9 @@ type Options struct {
 	// OAuth signs users in to remote servers that ask for it (oauth.go);
 	// nil: a server's 401 is an error like any other.
 	OAuth *OAuthOptions
+	// PerUserIdle closes a user's session of a per-user server unused that
+	// long (peruser.go).
+	PerUserIdle time.Duration
 }
 
 func (o *Options) defaults() {
@@ -90,6 +93,9 @@ func (o *Options) defaults() {
 	}
 	if o.OAuth != nil {
 		o.OAuth.defaults()
+	}
+	if o.PerUserIdle <= 0 {
+		o.PerUserIdle = DefaultPerUserIdle
 	}
 }
 
@@ -138,6 +144,14 @@ func Start(ctx context.Context, cfg Config, opt Options) (*Manager, error) {
 			return nil, &ConfigError{Server: sc.Name, Msg: "defined twice"}
 		}
 		seen[sc.Name] = true
+		if sc.PerUser && !sc.Disabled {
+			if opt.OAuth == nil || opt.OAuth.Credentials == nil {
+				return nil, &ConfigError{Server: sc.Name, Field: "auth", Msg: errSecretKeyNeeded.Error()}
+			}
+			if !sc.UserSecret && !canOAuth(sc) {
+				return nil, &ConfigError{Server: sc.Name, Field: "auth", Msg: fmt.Sprintf("%q without %s in a header signs each user in with OAuth, which needs no Authorization header of the entry's own", AuthPerUser, userSecretVar)}
+			}
+		}
 	}
 	ht := http.DefaultTransport.(*http.Transport).Clone()
 	m := &Manager{
@@ -149,8 +163,12 @@ func Start(ctx context.Context, cfg Config, opt Options) (*Manager, error) {
 	m.ctx = ctx
 	for _, sc := range cfg.Servers {
 		s := &supervisor{m: m, cfg: sc, log: opt.Logger.With("mcp_server", sc.Name), state: agent.ToolServerStarting, started: make(chan struct{}), wake: make(chan struct{}, 1)}
-		if opt.OAuth != nil && canOAuth(sc) {
+		switch {
+		case sc.UserSecret:
+			s.perUser = newPerUser(s) // peruser.go
+		case opt.OAuth != nil && canOAuth(sc):
 			s.oauth = newOAuthServer(s, opt.OAuth)
+			s.oauth.on = s.oauth.on || sc.PerUser
 		}
 		if sc.Disabled {
 			s.state = agent.ToolServerDisabled
@@ -339,6 +357,7 @@ type supervisor struct {
 	// once for a disabled server).
 	started chan struct{}
 	oauth   *oauthServer  // a remote server that may ask for a sign-in; else nil
+	perUser *perUser      // a per-user server with each user's secret; else nil
 	wake    chan struct{} // a sign-in ended the wait of an auth_required server
 
 	mu        sync.Mutex
@@ -413,6 +432,9 @@ func (s *supervisor) run(ctx context.Context) {
 		if s.oauth != nil {
 			s.oauth.closeSessions()
 		}
+		if s.perUser != nil {
+			s.perUser.closeAll()
+		}
 	}()
 	backoff := s.m.opt.RestartBackoff
 	hint := ""
@@ -423,7 +445,11 @@ func (s *supervisor) run(ctx context.Context) {
 		var sess *session
 		var tools []mcp.Tool
 		if err == nil {
-			sess, tools, err = connect(ctx, s.cfg, d, hint)
+			cfg := s.cfg
+			if s.perUser != nil {
+				cfg = s.perUser.listConfig(ctx)
+			}
+			sess, tools, err = connect(ctx, cfg, d, hint)
 		}
 		if ctx.Err() != nil {
 			if sess != nil {
@@ -525,6 +551,12 @@ func (s *supervisor) call(ctx context.Context, tool string, args json.RawMessage
 	s.mu.Lock()
 	sess, state, lastErr := s.sess, s.state, s.lastErr
 	s.mu.Unlock()
+	if s.perUser != nil {
+		return s.perUser.call(ctx, tool, args)
+	}
+	if s.oauth != nil && s.cfg.PerUser {
+		return s.oauthPerUser(ctx, tool, args, sess, state) // peruser.go
+	}
 	if s.oauth != nil {
 		if out, err, done := s.oauth.call(ctx, tool, args, sess, state); done {
 			return out, err

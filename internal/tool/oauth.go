@@ -541,8 +541,17 @@ func (o *oauthServer) needSignIn(ctx context.Context, user string) error {
 	if err != nil {
 		return agent.Errorf(agent.CodeToolError, "tool server %q needs a sign-in, and no sign-in link could be made: %s", o.name(), o.s.cfg.redact(err.Error()))
 	}
-	return agent.Errorf(agent.CodeToolError, "tool server %q needs you to sign in (authorization required): open %s to sign in, then try again", o.name(), link)
+	return &signInNeeded{error: agent.Errorf(agent.CodeToolError, "tool server %q needs you to sign in (authorization required): open %s to sign in, then try again", o.name(), link), link: link}
 }
+
+// signInNeeded is needSignIn's error: a per-user server asks for the
+// sign-in at link and waits (oauthPerUser).
+type signInNeeded struct {
+	error
+	link string
+}
+
+func (e *signInNeeded) Unwrap() error { return e.error }
 
 // userSession is the session of a user other than the supervisor's.
 func (o *oauthServer) userSession(ctx context.Context, user string) (*session, error) {
@@ -777,7 +786,7 @@ func (o *oauthServer) call(ctx context.Context, tool string, args json.RawMessag
 	if !o.enabled() {
 		return agent.ToolOutput{}, nil, false
 	}
-	user := agent.PrincipalFrom(ctx).UserID
+	user := caller(ctx) // peruser.go: the conversation's owner
 	own := user == o.sessionUser(ctx)
 	if own && sess == nil {
 		if state != agent.ToolServerAuthRequired {

@@ -1,9 +1,11 @@
 // Package webhook delivers each ended turn to HTTP receivers as a
-// Standard Webhooks "turn.ended" message. A deliverer is a durable
-// subscriber of the event log: it keeps its cursor in the database, so an
-// ended turn is delivered at least once across restarts and receiver
-// outages, with the end event's id as the stable webhook-id (receivers
-// deduplicate by it).
+// Standard Webhooks "turn.ended" message, and each inbox item (agent's
+// inbox.go: an approval or an elicitation that waits for a person) as
+// "inbox.item_created" and "inbox.item_resolved", so an operator can page
+// someone. A deliverer is a durable subscriber of the event log: it keeps
+// its cursor in the database, so each is delivered at least once across
+// restarts and receiver outages, with the event's id as the stable
+// webhook-id (receivers deduplicate by it).
 package webhook
 
 import (
@@ -18,8 +20,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,8 +40,15 @@ const (
 	maxBackoff = 5 * time.Minute
 )
 
-// EventTurnEnded is the webhook message type.
-const EventTurnEnded = "turn.ended"
+// The webhook message types.
+const (
+	EventTurnEnded        = "turn.ended"
+	EventInboxItemCreated = "inbox.item_created"
+	// EventInboxItemResolved: answered (on any surface, or by the
+	// approval timeout), or its turn ended without an answer (Resolution
+	// "turn_ended": interrupted, failed).
+	EventInboxItemResolved = "inbox.item_resolved"
+)
 
 // Cursors stores a deliverer's position in the event log (store.Store).
 type Cursors interface {
@@ -135,6 +146,31 @@ type TurnEnded struct {
 	Seq            int64        `json:"seq"` // the end event's seq
 }
 
+// InboxMessage is the JSON body of an inbox delivery.
+type InboxMessage struct {
+	Type      string    `json:"type"`
+	Timestamp time.Time `json:"timestamp"`
+	Data      InboxItem `json:"data"`
+}
+
+// InboxItem describes an inbox item as it was created or resolved.
+type InboxItem struct {
+	ItemID         string `json:"item_id"` // agent.InboxID: answer it with POST /agentik/inbox/{item_id}
+	Kind           string `json:"kind"`    // approval, elicitation
+	ConversationID string `json:"conversation_id"`
+	Owner          string `json:"owner"` // the user whose inbox holds it
+	CallID         string `json:"call_id,omitempty"`
+	RequestID      string `json:"request_id,omitempty"` // elicitation
+	Name           string `json:"name,omitempty"`       // approval: the tool
+	Server         string `json:"server,omitempty"`     // elicitation: the tool server asking
+	Message        string `json:"message,omitempty"`    // elicitation: what it asks
+	// Resolved only: the decision (approval), the action (elicitation),
+	// or "turn_ended" for an item whose turn ended unanswered.
+	Resolution string `json:"resolution,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	Seq        int64  `json:"seq"` // the event's seq
+}
+
 // Run delivers ended turns to cfg.URL until ctx is done. The caller owns
 // the goroutine.
 func Run(ctx context.Context, cfg Config) {
@@ -163,6 +199,7 @@ type turn struct {
 	text    string
 	outcome string
 	err     *agent.Error
+	items   map[string]InboxItem // created, not resolved yet, by item id
 }
 
 func newDeliverer(cfg Config) *deliverer {
@@ -255,13 +292,13 @@ func (d *deliverer) follow(ctx context.Context) error {
 		if err != nil {
 			continue // not a stored event this version can read
 		}
-		if err := d.see(ctx, ev); err != nil {
+		if err := d.see(ctx, ev, it.Event.Owner); err != nil {
 			return err
 		}
 	}
 }
 
-func (d *deliverer) see(ctx context.Context, ev agent.AllEvent) error {
+func (d *deliverer) see(ctx context.Context, ev agent.AllEvent, owner string) error {
 	if a := ev.Agent; a != nil {
 		if a.Type == agent.AgentDeleted {
 			delete(d.open, a.ConversationID)
@@ -292,12 +329,52 @@ func (d *deliverer) see(ctx context.Context, ev agent.AllEvent) error {
 		t.outcome, t.err = "error", &agent.Error{Code: e.Code, Message: e.Error}
 	case agent.EventInterrupted:
 		t.outcome = "interrupted"
+	case agent.EventApprovalRequest, agent.EventElicitationRequest:
+		it := InboxItem{Kind: agent.InboxApproval, ConversationID: ev.ConversationID, Owner: owner, CallID: e.CallID, Name: e.Name, Seq: ev.Seq}
+		key := e.CallID
+		if e.Type == agent.EventElicitationRequest {
+			it.Kind, it.RequestID, it.Server, it.Message, it.Name, key = agent.ElicitKind(e.Mode), e.RequestID, e.Server, e.Ask, "", e.RequestID
+		}
+		it.ItemID = agent.InboxID(it.Kind, ev.ConversationID, key)
+		if t.items == nil {
+			t.items = map[string]InboxItem{}
+		}
+		t.items[it.ItemID] = it
+		return d.deliverItem(ctx, ev, EventInboxItemCreated, it)
+	case agent.EventApproval, agent.EventElicitation:
+		id := agent.InboxID(agent.InboxApproval, ev.ConversationID, e.CallID)
+		if e.Type == agent.EventElicitation {
+			id = agent.InboxID(agent.InboxElicitation, ev.ConversationID, e.RequestID)
+		}
+		it, ok := t.items[id]
+		if !ok && e.Type == agent.EventElicitation {
+			id = agent.InboxID(agent.InboxCredential, ev.ConversationID, e.RequestID)
+			it, ok = t.items[id]
+		}
+		if !ok {
+			return nil // created before this receiver's first cursor
+		}
+		delete(t.items, id)
+		it.Resolution, it.Reason, it.Seq = e.Decision, e.Reason, ev.Seq
+		if e.Type == agent.EventElicitation {
+			it.Resolution = e.Action
+		}
+		return d.deliverItem(ctx, ev, EventInboxItemResolved, it)
 	case agent.EventEnd:
 		delete(d.open, ev.ConversationID)
 		if ev.Seq > d.done {
+			// Items the turn ended without an answer are resolved by its end.
+			for _, id := range slices.Sorted(maps.Keys(t.items)) {
+				it := t.items[id]
+				it.Resolution, it.Seq = "turn_ended", ev.Seq
+				msg := InboxMessage{Type: EventInboxItemResolved, Timestamp: ev.Date.UTC(), Data: it}
+				if err := d.deliver(ctx, ev.ID+"."+id, ev.ConversationID, msg); err != nil {
+					return err
+				}
+			}
 			msg := Message{Type: EventTurnEnded, Timestamp: ev.Date.UTC(), Data: TurnEnded{
 				ConversationID: ev.ConversationID, Outcome: t.outcome, Usage: e.Usage, Text: t.text, Error: t.err, Seq: ev.Seq}}
-			if err := d.deliver(ctx, ev.ID, msg); err != nil {
+			if err := d.deliver(ctx, ev.ID, ev.ConversationID, msg); err != nil {
 				return err
 			}
 			d.done = ev.Seq
@@ -311,8 +388,21 @@ func (d *deliverer) see(ctx context.Context, ev agent.AllEvent) error {
 	return nil
 }
 
+// deliverItem delivers an inbox message of event ev (once: not again
+// after a restart that replays it) and stores the cursor.
+func (d *deliverer) deliverItem(ctx context.Context, ev agent.AllEvent, typ string, it InboxItem) error {
+	if ev.Seq <= d.done {
+		return nil
+	}
+	if err := d.deliver(ctx, ev.ID, ev.ConversationID, InboxMessage{Type: typ, Timestamp: ev.Date.UTC(), Data: it}); err != nil {
+		return err
+	}
+	d.done = ev.Seq
+	return d.save(ctx)
+}
+
 // deliver POSTs msg until the receiver answers 2xx or ctx is done.
-func (d *deliverer) deliver(ctx context.Context, id string, msg Message) error {
+func (d *deliverer) deliver(ctx context.Context, id, conv string, msg any) error {
 	body, err := json.Marshal(msg)
 	if err != nil {
 		return err
@@ -320,7 +410,7 @@ func (d *deliverer) deliver(ctx context.Context, id string, msg Message) error {
 	for attempt := 1; ; attempt++ {
 		err := d.attempt(ctx, id, body)
 		if err == nil {
-			d.log.Info("webhook_delivered", "url", d.redacted, "webhook_id", id, "conversation_id", msg.Data.ConversationID, "attempts", attempt)
+			d.log.Info("webhook_delivered", "url", d.redacted, "webhook_id", id, "conversation_id", conv, "attempts", attempt)
 			return nil
 		}
 		if ctx.Err() != nil {

@@ -7,10 +7,12 @@
 // verified (with OIDC_NO_EMAIL_VERIFIED=1 the provider knows no
 // email_verified claim at all). A login starting with "ops-" is in the
 // groups claim's "agentik-admins" (with the profile scope), every login
-// in "staff". Usage:
+// in "staff"; with OIDC_GROUPS_FILE, a login that file's JSON object names
+// has the groups it lists there (read at each sign-in). Usage:
 //   node oidc_provider.mjs PORT REDIRECT_URI
 // It prints {"issuer": …} on stdout once it listens.
 import Provider from 'oidc-provider';
+import { readFileSync } from 'node:fs';
 
 const [port, redirect] = process.argv.slice(2);
 const noVerified = process.env.OIDC_NO_EMAIL_VERIFIED === '1';
@@ -32,7 +34,11 @@ const provider = new Provider(issuer, {
     return {
       accountId: sub,
       async claims() {
-        const groups = sub.startsWith('ops-') ? ['staff', 'agentik-admins'] : ['staff'];
+        let groups = sub.startsWith('ops-') ? ['staff', 'agentik-admins'] : ['staff'];
+        if (process.env.OIDC_GROUPS_FILE) {
+          const named = JSON.parse(readFileSync(process.env.OIDC_GROUPS_FILE, 'utf8'));
+          if (named[sub]) groups = named[sub];
+        }
         const email = sub.includes('@') ? sub : `${sub}@example.com`;
         return noVerified ? { sub, email, name: sub, groups } : { sub, email, email_verified: true, name: sub, groups };
       },
