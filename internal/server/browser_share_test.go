@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/server"
 )
 
@@ -153,6 +154,8 @@ func TestBrowserShareLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub.as(t, carolKey, "POST", "/agentik/conversations/"+c.ID+"/send", sendBody("open to all"), 200)
+	pub.Fake.Enqueue(llmtest.Reply{Text: "A chart:\n\n```html title=\"Dot\"\n<p>a dot</p>\n```\n"})
+	pub.as(t, carolKey, "POST", "/agentik/conversations/"+c.ID+"/send", sendBody("draw it"), 200)
 	ps := pub.shareLink(t, carolKey, c.ID, `{}`)
 	anonPub := newBrowser(t, pub).tab()
 	openShare(t, anonPub, pub.URL+ps.URL)
@@ -162,6 +165,10 @@ func TestBrowserShareLink(t *testing.T) {
 	if n := eval[int](t, anonPub, `document.querySelectorAll('[data-testid="share-copy"]').length + (document.querySelector('[data-testid="share-sign-in"]') ? 0 : 10)`); n != 0 {
 		t.Errorf("an anonymous reader is offered to copy, or not to sign in (%d)", n)
 	}
+	// The answer's artifact opens beside the transcript, sandboxed.
+	waitJS(t, anonPub, "the artifact's Open button", `document.querySelector('#messages [data-testid="artifact-open"]') !== null`)
+	do(t, anonPub, chromedp.Evaluate[chromedp.Void](`document.querySelector('#messages [data-testid="artifact-open"]').click()`))
+	waitJS(t, anonPub, "the artifact panel", `(() => { const p = document.querySelector('[data-testid="artifact-panel"]'); return p && !p.hidden && p.querySelector('iframe')?.getAttribute('sandbox') === 'allow-scripts'; })()`)
 	do(t, anonPub, chromedp.Navigate(pub.URL+"/s/"+strings.Repeat("B", 43)))
 	waitJS(t, anonPub, "the 404 page", `document.querySelector('[data-testid="share-not-found"]') !== null`)
 }
