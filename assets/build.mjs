@@ -12,8 +12,8 @@ rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 await esbuild.build({
   // pages: the management pages' script (/schedules, /people), loaded
-  // there only.
-  entryPoints: { app: 'assets/src/app.js', pages: 'assets/src/pages.js' },
+  // there only; share: a share link's page (/s/{token}).
+  entryPoints: { app: 'assets/src/app.js', pages: 'assets/src/pages.js', share: 'assets/src/share.js' },
   bundle: true,
   minify: true,
   format: 'iife',

@@ -90,6 +90,7 @@ type ConversationItem struct {
 	Updated  string
 	Pinned   bool
 	Archived bool
+	Project  string // its project's id (project.templ's sidebar section lists it)
 }
 
 // ChatView is the open conversation with its history.
@@ -108,6 +109,9 @@ type ChatView struct {
 	// Schedule is the schedule whose run sent a message on the page
 	// (agent.ScheduleOf): the header marks a scheduled run's chat.
 	Schedule string
+	// Viewer names the project the reader is only a viewer of: the page
+	// has no composer (project.templ's ViewerNote).
+	Viewer string
 }
 
 // Message view kinds.
@@ -187,7 +191,7 @@ func ConversationItems(cs []agent.Conversation, current string) []ConversationIt
 	items := make([]ConversationItem, 0, len(cs))
 	for _, c := range cs {
 		items = append(items, ConversationItem{ID: c.ID, Agent: cmp.Or(c.Agent, agent.DefaultAgent), Child: c.Parent != nil, Title: Title(c.Title), Temp: c.Temp, APIRequest: c.APIRequest, Running: c.Running, Waiting: len(c.Waiting) > 0, Current: c.ID == current,
-			Updated: c.UpdatedAt.UTC().Format(time.RFC3339Nano), Pinned: c.Pinned, Archived: c.Archived})
+			Updated: c.UpdatedAt.UTC().Format(time.RFC3339Nano), Pinned: c.Pinned, Archived: c.Archived, Project: c.Project})
 	}
 	return items
 }

@@ -16,6 +16,8 @@ import { setAgentNames } from './message.js';
 import { ResourceView } from './mcp.js';
 import { McpApps } from './mcpapps.js';
 import { Memory } from './memory.js';
+import { ShareDialog } from './sharelink.js';
+import { ProjectsNav } from './projects.js';
 import { Inbox } from './inbox.js';
 import { Knowledge } from './knowledge.js';
 import { rate } from './feedback.js';
@@ -74,6 +76,8 @@ class App {
     this.importer = new Importer(document.getElementById('import-dialog'), { toast: (m, k) => this.toast(m, k) });
     this.resourceView = new ResourceView(this.conn);
     this.apps = new McpApps({ conn: this.conn, conversation: () => this.main?.dataset.conversationId });
+    this.shareDialog = new ShareDialog({ conn: this.conn, toast: (m, k) => this.toast(m, k) });
+    this.projects = new ProjectsNav({ conn: this.conn, sidebarEl: this.sidebarEl, navigate: (href) => this.navigate(href), toast: (m, k) => this.toast(m, k) });
     this.mount(document.getElementById('main'), this.boot);
     this.bind();
     this.conn.connect();
@@ -82,6 +86,7 @@ class App {
   onOpen() {
     this.sidebar.subscribe();
     this.sidebar.refresh();
+    this.projects.load();
     this.inbox.subscribe();
     this.agents.load();
     if (this.chat) this.chat.subscribe();

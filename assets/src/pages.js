@@ -5,6 +5,7 @@
 import { Conn } from './conn.js';
 import { Schedules } from './schedules.js';
 import { People } from './people.js';
+import { ProjectsPage } from './projects.js';
 
 const page = document.body.dataset.page;
 const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
@@ -15,5 +16,6 @@ const conn = new Conn(`${proto}//${location.host}/agentik/ws`, {
 });
 if (page === 'schedules') view = new Schedules(document, conn);
 if (page === 'people') view = new People(document, conn);
+if (page === 'projects') view = new ProjectsPage(document, conn);
 conn.connect();
 document.body.dataset.ready = 'true';

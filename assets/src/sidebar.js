@@ -94,6 +94,7 @@ export class Sidebar {
       'data-id': c.id, 'data-agent': c.agent || 'agentik', 'data-child': c.parent ? 'true' : null, 'data-running': String(!!c.running),
       'data-waiting': String((c.waiting || []).length > 0), 'data-temp': c.temp ? 'true' : null,
       'data-updated': c.updated_at || new Date().toISOString(), 'data-pinned': String(!!c.pinned), 'data-archived': String(!!c.archived),
+      'data-project': c.project || '', // projects.js lists it in its project's section
     });
     li.querySelector('.conv-pin')?.setAttribute('aria-pressed', String(!!c.pinned));
     li.querySelector('.conv-archive')?.setAttribute('aria-pressed', String(!!c.archived));
@@ -129,6 +130,7 @@ export class Sidebar {
     let last = null;
     let archived = 0;
     for (const li of this.list.children) {
+      if (li.dataset.project) continue; // in its project's section (projects.js)
       const g = groupOf({ pinned: li.dataset.pinned === 'true', archived: li.dataset.archived === 'true', updated: li.dataset.updated }, now);
       const head = li.querySelector('.conv-group');
       if (head) head.textContent = g === last ? '' : g;
@@ -160,6 +162,7 @@ export class Sidebar {
   // filed applies an updated event's pinned and archived to the row.
   filed(ev) {
     const li = this.item(ev.conversation_id);
+    if (li && ev.project !== undefined) li.dataset.project = ev.project || ''; // projects.js
     if (!li || (ev.pinned === undefined && ev.archived === undefined)) return;
     if (ev.pinned !== undefined) { li.dataset.pinned = String(!!ev.pinned); li.querySelector('.conv-pin')?.setAttribute('aria-pressed', String(!!ev.pinned)); }
     if (ev.archived !== undefined) { li.dataset.archived = String(!!ev.archived); li.querySelector('.conv-archive')?.setAttribute('aria-pressed', String(!!ev.archived)); }

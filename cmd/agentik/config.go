@@ -36,6 +36,7 @@ Usage:
   agentik import FILE          import an agentik export or a ChatGPT conversations.json
   agentik user COMMAND         people and their keys: add, list, key, disable… (agentik user --help)
   agentik schedule COMMAND     prompts run on a schedule: add, list, runs, delete (agentik schedule --help)
+  agentik project COMMAND      projects and their members: list, add, show, member add… (agentik project --help)
   agentik inbox [COMMAND]      what waits for you: list, approve, deny (agentik inbox --help)
   agentik group COMMAND        groups and their members: list, add, rename, delete, member (agentik group --help)
   agentik audit verify FILE    check an export of the audit log offline (GET /agentik/audit/export)
@@ -71,6 +72,8 @@ Settings (environment; a flag overrides its variable):
                     AGENTIK_SIGNUP           password accounts: closed (an admin's invite link only; the default),
                                              invite (members invite members too), approval (anyone signs up, an
                                              admin enables them), open (anyone signs up)
+                    AGENTIK_PUBLIC_SHARES    on: a conversation's share link (/s/…) opens for anyone holding it, signed
+                                             in or not (default off: sign-in required)
                     AGENTIK_SCIM_TOKEN       the bearer token of SCIM 2.0 provisioning at /scim/v2 (Okta, Entra ID);
                                              at least 32 characters (default: none, SCIM off)
                     AGENTIK_AUDIT_TTL        how long audit log entries are kept, e.g. 8760h (default: forever;
@@ -422,6 +425,13 @@ func signIn(c *config, getenv func(string) string) error {
 		c.Signup = v
 	default:
 		return fmt.Errorf("AGENTIK_SIGNUP must be closed, invite, approval or open, got %q", v)
+	}
+	switch v := strings.TrimSpace(getenv("AGENTIK_PUBLIC_SHARES")); v {
+	case "", "off":
+	case "on":
+		c.PublicShares = true
+	default:
+		return fmt.Errorf("AGENTIK_PUBLIC_SHARES must be on or off, got %q", v)
 	}
 	c.SCIMToken = strings.TrimSpace(getenv("AGENTIK_SCIM_TOKEN"))
 	if c.SCIMToken != "" && len(c.SCIMToken) < minSCIMToken {

@@ -417,6 +417,8 @@ func TestConfig(t *testing.T) {
 		{"bad addr", []string{"--addr", "8080"}, env(), "", "", "host:port"},
 		{"bad webhook url", nil, env("AGENTIK_WEBHOOKS", "http://ok.example/x,ftp://nope", "AGENTIK_WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"), "", "", "AGENTIK_WEBHOOKS"},
 		{"webhook without secret", nil, env("AGENTIK_WEBHOOKS", "http://ok.example/x"), "", "", "AGENTIK_WEBHOOK_SECRET"},
+		{"bad public shares", nil, env("AGENTIK_PUBLIC_SHARES", "yes"), "", "", "AGENTIK_PUBLIC_SHARES"},
+		{"public shares", nil, env("AGENTIK_PUBLIC_SHARES", "on"), "127.0.0.1:8080", "sqlite:./agentik.db", ""},
 		{"webhook bad secret", nil, env("AGENTIK_WEBHOOKS", "http://ok.example/x", "AGENTIK_WEBHOOK_SECRET", "hunter2"), "", "", "AGENTIK_WEBHOOK_SECRET"},
 	}
 	for _, tt := range tests {

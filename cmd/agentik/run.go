@@ -33,6 +33,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return runGroup(ctx, args[1:], getenv, stdout, stderr)
 		case "schedule":
 			return runSchedule(ctx, args[1:], getenv, stdout, stderr)
+		case "project":
+			return runProject(ctx, args[1:], getenv, stdout, stderr)
 		case "audit":
 			return runAudit(ctx, args[1:], stdout, stderr)
 		case "inbox":

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -52,20 +50,10 @@ func runSchedule(ctx context.Context, args []string, getenv func(string) string,
 		return fmt.Errorf("schedule %s: takes %d argument(s), got %d", pos[0], want, len(pos)-1)
 	}
 	do := func(method, path string, in, out any) error {
-		var body io.Reader
-		if in != nil {
-			b, _ := json.Marshal(in)
-			body = bytes.NewReader(b)
-		}
-		resp, err := archiveRequest(ctx, cf, getenv, method, path, body)
-		if err != nil {
+		if err := restCall(ctx, cf, getenv, method, path, in, out); err != nil {
 			return fmt.Errorf("schedule %s: %w", pos[0], err)
 		}
-		defer resp.Body.Close()
-		if out == nil {
-			return nil
-		}
-		return json.NewDecoder(resp.Body).Decode(out)
+		return nil
 	}
 	opt := func(s *string) *string {
 		if *s == "" {

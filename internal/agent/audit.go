@@ -39,6 +39,8 @@ const (
 	AuditAgentUpdated   = "agent_updated"
 	AuditAgentDeleted   = "agent_deleted"
 	AuditExport         = "export"
+	AuditShareCreated   = "share_created"
+	AuditShareRevoked   = "share_revoked"
 	AuditGroupCreated   = "group_created"
 	AuditGroupRenamed   = "group_renamed"
 	AuditGroupDeleted   = "group_deleted"

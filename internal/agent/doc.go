@@ -57,6 +57,12 @@
 //     definitions, the agent a turn runs as, delegation to another agent,
 //     remote agents of other runtimes (A2A);
 //   - schedule.go: prompts sent as turns on a schedule;
+//   - appcall.go: a tool call an MCP App in a tool card makes, a turn of
+//     its own without a model, under the same approval rules;
+//   - feedback.go: a person's 👍 or 👎 (and comment) on an answer, and the
+//     admins' counts per model and agent;
+//   - share.go: read-only share links to a conversation as it was, opened
+//     by their token, continued as the reader's own copy;
 //   - memory.go: long-term memory, blocks per user and agent in every
 //     prompt, the built-in tools that change them, revertible changes;
 //   - file.go, knowledge.go: uploaded files, ingested in the background

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -58,6 +59,10 @@ type ProjectMember struct {
 	UserID  string `json:"user_id,omitempty"`
 	GroupID string `json:"group_id,omitempty"`
 	Role    string `json:"role"`
+	// Email names a user in an input in place of UserID (the project
+	// page adds a colleague by email); it is resolved to their id and
+	// not kept.
+	Email string `json:"email,omitempty"`
 }
 
 // ProjectInput creates or changes a project: nil fields stay as they are.
@@ -120,7 +125,9 @@ func rank(role string) int {
 
 // ProjectIndex is what the centre knows of projects in memory: each
 // project's owner and members, and the project of every conversation in
-// one. The rule of access.go reads it for every live event a member's
+// one. The conversations' projects come from the committed events that
+// set them (Committed), in commit order, so a change is never undone by
+// a stale one; the projects from the projects service. The rule of access.go reads it for every live event a member's
 // stream is offered (package broker asks it, never the database), and the
 // lists, search and replays take from it the projects a user reaches. The
 // projects service keeps it (loaded at start, changed with every change
@@ -163,6 +170,37 @@ func (x *ProjectIndex) setConversation(id, project string) {
 		x.convs[id] = project
 	}
 	x.mu.Unlock()
+}
+
+// Committed learns the project of each conversation a committed batch
+// creates, moves or deletes, from the events themselves (the log is where
+// a conversation's project lives). The app calls it with every batch the
+// store publishes, before the broker fans it out, so a member's stream
+// gets the very event that puts a chat in their project, and an instance
+// on PostgreSQL learns another's moves with their events. Only agent
+// events that name a project are decoded.
+func (x *ProjectIndex) Committed(evs []Encoded) {
+	if x == nil {
+		return
+	}
+	for _, e := range evs {
+		if e.Kind != KindAgent || e.ConversationID == "" {
+			continue
+		}
+		switch e.Type {
+		case AgentDeleted:
+			x.setConversation(e.ConversationID, "")
+		case AgentCreated, AgentUpdated:
+			if !bytes.Contains(e.JSON, []byte(`"project"`)) {
+				continue
+			}
+			ev, err := e.Decode()
+			if err != nil || ev.Agent == nil || ev.Agent.Project == nil {
+				continue
+			}
+			x.setConversation(e.ConversationID, *ev.Agent.Project)
+		}
+	}
 }
 
 // project is project id as the index has it.
@@ -269,6 +307,47 @@ func NewProjects(ctx context.Context, cfg ProjectsConfig) (*Projects, error) {
 		}
 	}
 	return ps, nil
+}
+
+// Reload reads project id again into the index (its members, or its
+// deletion), or every project when id is "": another instance changed it
+// (on PostgreSQL the store tells, store.OnProject). The conversations'
+// projects come with their events (ProjectIndex.Committed).
+func (ps *Projects) Reload(ctx context.Context, id string) error {
+	x := ps.cfg.Index
+	if id != "" {
+		p, err := ps.cfg.Store.Project(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			x.deleteProject(id)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("projects: reload %s: %w", id, err)
+		}
+		x.putProject(p)
+		return nil
+	}
+	list, err := ps.cfg.Store.Projects(ctx)
+	if err != nil {
+		return fmt.Errorf("projects: reload: %w", err)
+	}
+	keep := map[string]bool{}
+	for _, p := range list {
+		keep[p.ID] = true
+		x.putProject(p)
+	}
+	x.mu.RLock()
+	var gone []string
+	for pid := range x.projects {
+		if !keep[pid] {
+			gone = append(gone, pid)
+		}
+	}
+	x.mu.RUnlock()
+	for _, pid := range gone {
+		x.deleteProject(pid)
+	}
+	return nil
 }
 
 // errNoProject is a project the caller may not see: as an unknown id.
@@ -461,8 +540,15 @@ func (ps *Projects) checkMembers(ctx context.Context, owner string, in []Project
 			// group's users.
 			return nil, Errorf(CodeBadRequest, "members[%d]: group members are not available on this server yet; name users by user_id", i)
 		}
+		if m.UserID == "" && m.Email != "" {
+			id, err := ps.userByEmail(ctx, m.Email)
+			if err != nil {
+				return nil, Errorf(ErrorCode(err), "members[%d]: %s", i, errMessage(err))
+			}
+			m.UserID = id
+		}
 		if m.UserID == "" {
-			return nil, Errorf(CodeBadRequest, "members[%d]: user_id is required", i)
+			return nil, Errorf(CodeBadRequest, "members[%d]: user_id (or email) is required", i)
 		}
 		if m.Role != ProjectViewer && m.Role != ProjectEditor {
 			return nil, Errorf(CodeBadRequest, "members[%d]: role must be %q or %q, got %q", i, ProjectViewer, ProjectEditor, Shorten(m.Role, 40))
@@ -487,6 +573,23 @@ func (ps *Projects) checkMembers(ctx context.Context, owner string, in []Project
 	return out, nil
 }
 
+// userByEmail is the id of the user with that email: bad_request when
+// there is none (the project's owner learns that no account has it).
+func (ps *Projects) userByEmail(ctx context.Context, email string) (string, error) {
+	us := ps.cfg.Runner.cfg.Users
+	if us == nil {
+		return "", Errorf(CodeBadRequest, "this server keeps no accounts: name members by user_id")
+	}
+	u, err := us.UserByEmail(ctx, strings.TrimSpace(email))
+	if errors.Is(err, ErrNotFound) {
+		return "", Errorf(CodeBadRequest, "no user has the email %q", Shorten(email, 120))
+	}
+	if err != nil {
+		return "", err
+	}
+	return u.ID, nil
+}
+
 // checkProject checks that the caller may put a conversation in project
 // id (its editor or owner, or an admin) and returns it: not_found when
 // they do not see it, forbidden for its viewer.
@@ -509,14 +612,41 @@ func (r *Runner) checkProject(ctx context.Context, id string) (Project, error) {
 func (r *Runner) moveConversation(ctx context.Context, id, project string) error {
 	st := r.storeOf(id)
 	rec := &Record{Event: r.agentEvent(AgentEvent{Type: AgentUpdated, ConversationID: id, Project: &project})}
-	if err := st.Append(ctx, rec); err != nil {
-		return err
-	}
-	r.cfg.Projects.setConversation(id, project)
-	return nil
+	return st.Append(ctx, rec) // the index learns the move from its event (ProjectIndex.Committed)
 }
 
 // projectOf is the project of conversation c as the index has it.
 func (r *Runner) projectOf(c Conversation) (Project, bool) {
 	return r.cfg.Projects.project(c.Project)
+}
+
+// People returns the accounts of project id's owner and user members
+// (their names and emails, for its page), to whoever sees the project.
+func (ps *Projects) People(ctx context.Context, id string) (map[string]User, error) {
+	p, err := ps.projectFor(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]User{}
+	us := ps.cfg.Runner.cfg.Users
+	if us == nil {
+		return out, nil
+	}
+	ids := []string{p.Owner}
+	for _, m := range p.Members {
+		if m.UserID != "" {
+			ids = append(ids, m.UserID)
+		}
+	}
+	for _, uid := range ids {
+		u, err := us.User(ctx, uid)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[uid] = User{ID: u.ID, Name: u.Name, Email: u.Email}
+	}
+	return out, nil
 }

@@ -347,8 +347,7 @@ func (r *Runner) newConversation(ctx context.Context, id, title string, temp boo
 	if err := st.Append(ctx, rec); err != nil {
 		return Conversation{}, fmt.Errorf("create conversation: %w", err)
 	}
-	r.cfg.Projects.setConversation(c.ID, c.Project)
-	return c, nil
+	return c, nil // its project reaches the index with its event (ProjectIndex.Committed)
 }
 
 // Conversation returns one conversation, with its live turn state.
@@ -463,8 +462,7 @@ func (r *Runner) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("delete: %w", err)
 	}
 	r.est.forget(id)
-	r.forgetKnowledge(ctx, id)             // knowledge.go
-	r.cfg.Projects.setConversation(id, "") // project.go
+	r.forgetKnowledge(ctx, id) // knowledge.go
 	return nil
 }
 

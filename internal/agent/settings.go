@@ -263,10 +263,7 @@ func (r *Runner) UpdateConversation(ctx context.Context, id string, s Settings) 
 	if err := st.Append(ctx, recs...); err != nil {
 		return Conversation{}, fmt.Errorf("update conversation: %w", err)
 	}
-	if s.Project != nil {
-		r.cfg.Projects.setConversation(id, *s.Project)
-	}
-	return st.Conversation(ctx, id)
+	return st.Conversation(ctx, id) // a move reaches the index with its event (ProjectIndex.Committed)
 }
 
 // settings is the change an updated event carries.

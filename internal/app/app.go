@@ -67,6 +67,8 @@ type App struct {
 	Inbox *agent.Inbox
 	// Projects is the projects service (set by start).
 	Projects *agent.Projects
+	// Shares is the share links service (set by start).
+	Shares *agent.Shares
 
 	cfg        config
 	stopSweep  context.CancelFunc
@@ -74,6 +76,10 @@ type App struct {
 	closeOnce  sync.Once
 	closeError error
 }
+
+// projectReloadTimeout bounds the reload of a project another instance
+// changed (it runs on the store's listener goroutine).
+const projectReloadTimeout = 10 * time.Second
 
 // open opens the database and makes the broker over it.
 func open(ctx context.Context, cfg config) (*App, error) {
@@ -142,6 +148,22 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	if sc.Projects == nil {
 		sc.Projects = a.Projects
 	}
+	reloadCtx := context.WithoutCancel(ctx)
+	a.Store.OnProject(func(id string) { // another instance changed a project (PostgreSQL)
+		rctx, cancel := context.WithTimeout(reloadCtx, projectReloadTimeout)
+		defer cancel()
+		if err := a.Projects.Reload(rctx, id); err != nil {
+			if a.cfg.Logger != nil {
+				a.cfg.Logger.Error("project_reload_failed", "project_id", id, "err", err)
+			}
+		}
+	})
+	if a.Shares, err = agent.NewShares(agent.SharesConfig{Store: a.Store, Runner: a.Runner, Now: now}); err != nil { // share links (agent/share.go)
+		return fmt.Errorf("start: %w", err)
+	}
+	if sc.Shares == nil {
+		sc.Shares = a.Shares
+	}
 	a.Schedules = &agent.Scheduler{Runner: a.Runner, Store: a.Store, Now: rc.Now, Logger: rc.Logger, Users: rc.Users, MaxPerUser: a.cfg.MaxSchedules, MinInterval: a.cfg.ScheduleMinInterval}
 	if sc.Schedules == nil {
 		sc.Schedules = a.Schedules
@@ -158,7 +180,9 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	}
 	a.Server = server.New(sc)
 	count := a.cfg.Committed
+	projects := rc.Projects
 	publish := func(encs []agent.Encoded) {
+		projects.Committed(encs) // before the fan-out: members get the event that moves a chat to them (agent/project.go)
 		a.Broker.PublishEncoded(encs)
 		a.Runner.Committed(encs) // answers given on other instances (agent/elicit.go)
 		if count != nil {
@@ -167,6 +191,7 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	}
 	if on := a.cfg.OnCommit; on != nil {
 		publish = func(encs []agent.Encoded) {
+			projects.Committed(encs)
 			a.Broker.PublishEncoded(encs)
 			a.Runner.Committed(encs)
 			if count != nil {

@@ -83,6 +83,7 @@ type Settings struct {
 	Admins            []string      // AGENTIK_ADMINS
 	InviteOnly        bool          // AGENTIK_OIDC_SIGNUP=invite
 	Signup            string        // AGENTIK_SIGNUP: password accounts (agent.Signup…)
+	PublicShares      bool          // AGENTIK_PUBLIC_SHARES=on: share links open without signing in
 	AuditTTL          time.Duration // AGENTIK_AUDIT_TTL; 0 keeps the audit log forever
 	SCIMToken         string        // AGENTIK_SCIM_TOKEN: SCIM 2.0 at /scim/v2; "": off
 	// SecretKey (AGENTIK_SECRET_KEY) seals the OAuth tokens of remote MCP
@@ -438,6 +439,7 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		OIDC: cfg.OIDC, TrustedUserHeader: cfg.TrustedUserHeader, TrustedAdmins: cfg.Admins, TrustedInviteOnly: cfg.InviteOnly,
 		MaxImportBytes: cfg.MaxImportBytes,
 		Signup:         cfg.Signup,
+		PublicShares:   cfg.PublicShares,
 		SCIMToken:      cfg.SCIMToken,
 		PushAllow:      cfg.PushAllow, SecretKey: cfg.SecretKey,
 	}

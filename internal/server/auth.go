@@ -86,6 +86,11 @@ func (s *Server) requireAuth(w http.ResponseWriter, r *http.Request) (*http.Requ
 		r, release := s.people.hold(r.WithContext(agent.WithPrincipal(r.Context(), p)), c)
 		return r, release, true
 	}
+	if s.cfg.PublicShares && isSharePage(r) {
+		// share.go: anyone holding the link reads it, as nobody (no
+		// principal would be the local admin).
+		return r.WithContext(agent.WithPrincipal(r.Context(), agent.Principal{})), func() {}, true
+	}
 	_, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if bearer {
 		client := s.clientAddr(r)
@@ -114,10 +119,10 @@ func (s *Server) requireAuth(w http.ResponseWriter, r *http.Request) (*http.Requ
 // answers 401 for its client to read.
 func isPage(path string) bool {
 	switch path {
-	case "/", "/people", "/schedules", "/memory", "/inbox", "/knowledge":
+	case "/", "/people", "/schedules", "/memory", "/inbox", "/knowledge", "/projects":
 		return true
 	}
-	return strings.HasPrefix(path, "/c/")
+	return strings.HasPrefix(path, "/c/") || strings.HasPrefix(path, "/projects/") || strings.HasPrefix(path, agent.SharePrefix)
 }
 
 // Why a browser's access ended (docs/PROTOCOL.md, "Access ends"): the

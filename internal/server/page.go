@@ -96,6 +96,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		}
 		p.Chat.SetRatings(ratings)
 	}
+	p.Chat.Viewer = s.viewerOf(ctx, c) // project.go
 	if c.Model != "" && p.ModelConfigured {
 		p.ModelName = c.Model // the footer names the model this chat uses
 	}

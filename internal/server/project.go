@@ -1,11 +1,13 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/web"
 )
 
 // The ops of projects (docs/PROTOCOL.md, Projects), each the REST route
@@ -66,3 +68,106 @@ var (
 		return protocol.Empty{}, ps.Delete(ctx, in.ID)
 	})
 )
+
+// handleProjectsPage is the page of projects (/projects): those the
+// caller sees and the form that makes one; with {id} (/projects/{id}),
+// one project's settings, members and chats.
+func (s *Server) handleProjectsPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	ps, err := s.projects()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var p web.ProjectsPage
+	if id := r.PathValue("id"); id != "" {
+		d, err := s.projectDetail(ctx, ps, id)
+		if err != nil {
+			s.pageError(w, r, err)
+			return
+		}
+		p.Project = &d
+		defs, err := s.runner.Agents(ctx)
+		if err != nil {
+			s.pageError(w, r, err)
+			return
+		}
+		for _, a := range defs {
+			p.Agents = append(p.Agents, web.AgentOption{Slug: a.Slug, Name: a.Name})
+		}
+	} else {
+		list, err := ps.List(ctx)
+		if err != nil {
+			s.pageError(w, r, err)
+			return
+		}
+		for _, pr := range list {
+			p.Projects = append(p.Projects, web.ProjectRow{ID: pr.ID, Name: pr.Name, Role: pr.Role, Members: len(pr.Members)})
+		}
+	}
+	p.PageAssets = pageAssets(pageHeaders(w.Header()))
+	w.WriteHeader(http.StatusOK)
+	if err := web.Projects(p).Render(ctx, w); err != nil {
+		s.log.Debug("page_render", "path", "/projects", "err", err)
+	}
+}
+
+// projectDetail is project id as its page shows it to the caller.
+func (s *Server) projectDetail(ctx context.Context, ps *agent.Projects, id string) (web.ProjectDetail, error) {
+	pr, err := ps.Project(ctx, id)
+	if err != nil {
+		return web.ProjectDetail{}, err
+	}
+	people, err := ps.People(ctx, id)
+	if err != nil {
+		return web.ProjectDetail{}, err
+	}
+	d := web.ProjectDetail{ID: pr.ID, Name: pr.Name, Instructions: pr.Instructions, Agent: pr.Agent, Role: pr.Role,
+		OwnerName: cmp.Or(people[pr.Owner].Name, pr.Owner), CanEdit: pr.Role == agent.ProjectOwner || agent.PrincipalFrom(ctx).Admin()}
+	for _, m := range pr.Members {
+		u := people[m.UserID]
+		d.Members = append(d.Members, web.MemberRow{UserID: m.UserID, Name: cmp.Or(u.Name, m.UserID), Email: u.Email, Role: m.Role})
+	}
+	checked := map[string]bool{}
+	for _, k := range pr.Knowledge {
+		checked[k] = true
+	}
+	if fs, err := s.files(); err == nil {
+		ks, err := fs.Knowledges(ctx)
+		if err != nil {
+			return web.ProjectDetail{}, err
+		}
+		for _, k := range ks {
+			d.Knowledge = append(d.Knowledge, web.KnowledgeOption{ID: k.ID, Name: k.Name, Checked: checked[k.ID]})
+			delete(checked, k.ID)
+		}
+	}
+	for _, k := range pr.Knowledge { // bases of the project the caller cannot list
+		if checked[k] {
+			d.Knowledge = append(d.Knowledge, web.KnowledgeOption{ID: k, Name: k, Checked: true})
+		}
+	}
+	cs, _, err := s.runner.Conversations(ctx, 0, agent.MaxPageSize)
+	if err != nil {
+		return web.ProjectDetail{}, err
+	}
+	for _, c := range cs {
+		if c.Project == id {
+			d.Chats = append(d.Chats, web.ConversationItems([]agent.Conversation{c}, "")...)
+		}
+	}
+	return d, nil
+}
+
+// viewerOf is the name of c's project when the caller is only its viewer
+// ("" otherwise): their chat page has no composer.
+func (s *Server) viewerOf(ctx context.Context, c agent.Conversation) string {
+	if c.Project == "" || s.cfg.Projects == nil {
+		return ""
+	}
+	p, err := s.cfg.Projects.Project(ctx, c.Project)
+	if err != nil || p.Role != agent.ProjectViewer {
+		return ""
+	}
+	return p.Name
+}

@@ -165,3 +165,46 @@ func TestProjectRule(t *testing.T) {
 	}
 	_ = protocol.OpListProjects
 }
+
+// TestProjectPages: the projects pages show a project to its members only:
+// a non-member's /projects/{id} is 404 and their /projects does not list
+// it; a viewer's page shows the settings without a save button; a
+// viewer's chat page has no composer.
+func TestProjectPages(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	admin := ts.adminKey(t)
+	_, annKey := ts.member(t, admin, "ann")
+	bob, bobKey := ts.member(t, admin, "bob")
+	_, eveKey := ts.member(t, admin, "eve")
+	var p agent.Project
+	if err := json.Unmarshal([]byte(ts.as(t, annKey, "POST", "/agentik/projects", `{"name":"Secret launch","instructions":"zebra","members":[{"user_id":"`+bob+`","role":"viewer"}]}`, 201)), &p); err != nil {
+		t.Fatal(err)
+	}
+	var c agent.Conversation
+	if err := json.Unmarshal([]byte(ts.as(t, annKey, "POST", "/agentik/conversations", `{"title":"plans","project":"`+p.ID+`"}`, 201)), &c); err != nil {
+		t.Fatal(err)
+	}
+	eve := []string{"Authorization", "Bearer " + eveKey}
+	if code, body, _ := ts.page(t, "/projects/"+p.ID, eve...); code != 404 || strings.Contains(body, "Secret launch") || strings.Contains(body, "zebra") {
+		t.Errorf("eve's project page: %d %s", code, body)
+	}
+	if code, body, _ := ts.page(t, "/projects", eve...); code != 200 || strings.Contains(body, "Secret launch") {
+		t.Errorf("eve's projects: %d %s", code, body)
+	}
+	bobH := []string{"Authorization", "Bearer " + bobKey}
+	code, body, _ := ts.page(t, "/projects/"+p.ID, bobH...)
+	if code != 200 || !strings.Contains(body, "zebra") || strings.Contains(body, `data-testid="project-save"`) || !strings.Contains(body, "a viewer") {
+		t.Errorf("bob's project page: %d %s", code, body)
+	}
+	if code, body, _ := ts.page(t, "/projects/"+p.ID, "Authorization", "Bearer "+annKey); code != 200 || !strings.Contains(body, `data-testid="project-save"`) || !strings.Contains(body, "bob@example.com") {
+		t.Errorf("ann's project page: %d %s", code, body)
+	}
+	code, body, _ = ts.page(t, "/c/"+c.ID, bobH...)
+	if code != 200 || !strings.Contains(body, `data-testid="viewer-note"`) || strings.Contains(body, `id="composer"`) {
+		t.Errorf("bob's chat page: %d", code)
+	}
+	if code, _, loc := ts.page(t, "/projects/"+p.ID); code != http.StatusSeeOther || !strings.HasPrefix(loc, "/login?next=") {
+		t.Errorf("anonymous: %d %q", code, loc)
+	}
+}

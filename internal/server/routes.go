@@ -134,6 +134,10 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("PUT /agentik/conversations/{conversation_id}/messages/{message_id}/feedback", s.op(opRateMessage))
 	mux.HandleFunc("GET /agentik/conversations/{conversation_id}/feedback", s.op(opListFeedback))
 	mux.HandleFunc("GET /agentik/feedback", s.op(opFeedbackReport))
+	// Share links (share.go); their pages are below.
+	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/shares", s.op(opCreateShare))
+	mux.HandleFunc("GET /agentik/shares", s.op(opListShares))
+	mux.HandleFunc("DELETE /agentik/shares/{share_id}", s.op(opRevokeShare))
 	// Inbox (inbox.go).
 	mux.HandleFunc("GET /agentik/inbox", s.op(opListInbox))
 	mux.HandleFunc("POST /agentik/inbox/{item_id}", s.op(opAnswerInbox))
@@ -173,9 +177,13 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /reset", s.handleReset)
 	mux.HandleFunc("GET /people", s.handlePeople)
 	mux.HandleFunc("GET /schedules", s.handleSchedulesPage)
-	mux.HandleFunc("GET /memory", s.handleMemoryPage)       // memory.go
-	mux.HandleFunc("GET /inbox", s.handleInboxPage)         // inbox.go
-	mux.HandleFunc("GET /knowledge", s.handleKnowledgePage) // file.go
+	mux.HandleFunc("GET /memory", s.handleMemoryPage)          // memory.go
+	mux.HandleFunc("GET /inbox", s.handleInboxPage)            // inbox.go
+	mux.HandleFunc("GET /knowledge", s.handleKnowledgePage)    // file.go
+	mux.HandleFunc("GET /projects", s.handleProjectsPage)      // project.go
+	mux.HandleFunc("GET /projects/{id}", s.handleProjectsPage) // project.go
+	mux.HandleFunc("GET /s/{token}", s.handleSharePage)        // share.go: a share link
+	mux.HandleFunc("POST /s/{token}/copy", s.handleShareCopy)  // share.go: continue it as one's copy
 	mux.HandleFunc("GET /auth/oidc/login", s.handleOIDCLogin)
 	mux.HandleFunc("GET /auth/oidc/callback", s.handleOIDCCallback)
 

@@ -79,6 +79,11 @@ type Config struct {
 	Schedules *agent.Scheduler
 	// Projects answers /agentik/projects; nil: 503.
 	Projects *agent.Projects
+	// Shares answers /agentik/shares and the /s/{token} pages; nil: 503.
+	Shares *agent.Shares
+	// PublicShares (AGENTIK_PUBLIC_SHARES=on) lets anyone holding a share
+	// link read it without signing in (share.go).
+	PublicShares bool
 	// Files answers /agentik/files and /agentik/knowledge; nil: 503
 	// unavailable.
 	Files *agent.Files

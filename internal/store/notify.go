@@ -233,6 +233,9 @@ func (s *Store) listener(ctx context.Context, conn *pgx.Conn) {
 		}
 		backoff = listenBackoffMin
 		s.log.Info("event_listener_reconnected", "catch_up_after", s.publishedSeq())
+		if f := s.onProject.Load(); f != nil {
+			(*f)("") // a project's change may have been missed while away
+		}
 	}
 }
 
@@ -269,6 +272,12 @@ func (s *Store) follow(ctx context.Context, conn *pgx.Conn) error {
 		if from, ok := strings.CutPrefix(n.Payload, handoverPrefix); ok {
 			if f := s.onHand.Load(); f != nil && from != s.instance {
 				(*f)()
+			}
+			continue
+		}
+		if from, id, ok := parseProjectNotice(n.Payload); ok { // project.go
+			if f := s.onProject.Load(); f != nil && from != s.instance {
+				(*f)(id)
 			}
 			continue
 		}

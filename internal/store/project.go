@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -68,6 +69,9 @@ func (s *Store) PutProject(ctx context.Context, p agent.Project) error {
 			return err
 		}
 		if err := tx.Where("project_id = ?", p.ID).Delete(&projectMemberRow{}).Error; err != nil {
+			return err
+		}
+		if err := s.notifyProject(tx, p.ID); err != nil {
 			return err
 		}
 		if len(p.Members) == 0 {
@@ -160,13 +164,45 @@ func (s *Store) DeleteProject(ctx context.Context, id string) error {
 		if res.RowsAffected == 0 {
 			return missing("project", id)
 		}
-		return nil
+		return s.notifyProject(tx, id)
 	})
 	if err != nil {
 		return fmt.Errorf("store: delete project: %w", err)
 	}
 	return nil
 }
+
+// projectPrefix starts the payload of a project's change on PostgreSQL:
+// "project <instance> <project id>" (notify.go's channel). A project's
+// rows are side tables, outside the event log that every instance
+// follows, so each change tells the other instances, whose
+// agent.ProjectIndex reloads the project (OnProject).
+const projectPrefix = "project "
+
+// notifyProject tells the other instances, when tx commits, that project
+// id changed; on SQLite there are none.
+func (s *Store) notifyProject(tx *gorm.DB, id string) error {
+	if !s.postgres {
+		return nil
+	}
+	return tx.Exec("SELECT pg_notify(?, ?)", s.channel, projectPrefix+s.instance+" "+id).Error
+}
+
+// parseProjectNotice reads a project's change notice.
+func parseProjectNotice(payload string) (instance, id string, ok bool) {
+	rest, ok := strings.CutPrefix(payload, projectPrefix)
+	if !ok {
+		return "", "", false
+	}
+	return strings.Cut(rest, " ")
+}
+
+// OnProject sets what the listener calls, on PostgreSQL, when another
+// instance changed or deleted project id, and with "" when it got its
+// connection back (a change may have been missed: reload every project).
+// It is called on the listener's goroutine, before the events committed
+// after the change are published.
+func (s *Store) OnProject(f func(id string)) { s.onProject.Store(&f) }
 
 // ProjectConversations implements agent.ProjectStore.
 func (s *Store) ProjectConversations(ctx context.Context, id string) ([]string, error) {

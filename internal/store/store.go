@@ -113,7 +113,8 @@ type Store struct {
 	now       func() time.Time
 	publish   func([]agent.Encoded)
 	onIntr    func(conversationID string)
-	onHand    atomic.Pointer[func()] // see OnHandover
+	onHand    atomic.Pointer[func()]       // see OnHandover
+	onProject atomic.Pointer[func(string)] // see OnProject (project.go)
 	log       *slog.Logger
 
 	ctx  context.Context // writer's context: Open's values, never cancelled
@@ -428,6 +429,9 @@ func (s *Store) init(ctx context.Context) error {
 			return err
 		}
 		if err := tx.AutoMigrate(projectTables...); err != nil { // project.go
+			return err
+		}
+		if err := tx.AutoMigrate(shareTables...); err != nil { // share.go
 			return err
 		}
 		if err := tx.AutoMigrate(groupTables...); err != nil { // usergroup.go

@@ -687,6 +687,9 @@ func (s *Store) applyRows(tx *gorm.DB, rec *agent.Record, seq int64, now time.Ti
 					return err
 				}
 				s.sideRedact = append(s.sideRedact, side...)
+				if _, err := rawExec(tx, "DELETE FROM share WHERE conversation_id = ?", cid); err != nil { // its links go with it (share.go)
+					return fmt.Errorf("delete the share links of %s: %w", cid, err)
+				}
 			}
 			res, err := rawExec(tx, "DELETE FROM conversation WHERE id = ?", cid)
 			if err != nil {
