@@ -94,6 +94,7 @@ var notOps = map[string]string{
 	"POST /agentik/import":                                "a file, read in parts",
 	"GET /agentik/files/{file_id}/content":                "a file",
 	"GET /agentik/audit/export":                           "a file (JSON Lines)",
+	"GET /agentik/apps/view":                              "an MCP App's HTML page for a sandboxed frame, with its own CSP",
 	"POST /agentik/signup":                                "public: no principal yet; it sets a session cookie",
 	"POST /agentik/reset":                                 "public: a reset token, not a principal; it ends sessions",
 	"/agentik/":                                           "the 404 of every other path",
