@@ -135,6 +135,27 @@ func (s *chaosSeen) event(id string, ev agent.Event) bool {
 	return s.done
 }
 
+// chaosUp returns once the server behind base answers /health (a client
+// reconnects to a server that is there, not after a fixed pause), or ctx
+// ends.
+func chaosUp(ctx context.Context, base string) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for ctx.Err() == nil {
+		req, _ := http.NewRequestWithContext(ctx, "GET", base+"/health", nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
+		}
+	}
+}
+
 // chaosSSE sends on conv over REST and follows the answer's SSE stream;
 // after each break it resumes with GET …/events and its Last-Event-ID.
 func chaosSSE(ctx context.Context, base, conv string, s *chaosSeen) {
@@ -145,7 +166,7 @@ func chaosSSE(ctx context.Context, base, conv string, s *chaosSeen) {
 			req, _ = http.NewRequestWithContext(ctx, "POST", base+"/agentik/conversations/"+conv+"/send", strings.NewReader(`{"content":[{"type":"text","body":"talk"}]}`))
 			req.Header.Set("Content-Type", "application/json")
 		} else {
-			time.Sleep(100 * time.Millisecond)
+			chaosUp(ctx, base)
 			req, _ = http.NewRequestWithContext(ctx, "GET", base+"/agentik/conversations/"+conv+"/events", nil)
 			req.Header.Set("Last-Event-ID", last)
 			s.mu.Lock()
@@ -196,7 +217,7 @@ func chaosWS(ctx context.Context, base, conv string, s *chaosSeen) {
 	hdr := http.Header{"Authorization": {"Bearer " + chaosKey}}
 	for attempt := 0; ctx.Err() == nil; attempt++ {
 		if attempt > 0 {
-			time.Sleep(100 * time.Millisecond)
+			chaosUp(ctx, base)
 			s.mu.Lock()
 			s.resumes++
 			s.mu.Unlock()
