@@ -49,6 +49,7 @@ type wireInner struct {
 	Type    string         `json:"type"`
 	Text    string         `json:"text"`
 	Message *agent.Message `json:"message"`
+	CallID  string         `json:"call_id"` // of an approval_request
 }
 
 // wsClient is one WebSocket connection speaking the agentik protocol (or

@@ -33,17 +33,9 @@ func (b *bench) people(ctx context.Context) error {
 		return err
 	}
 	defer t.Close()
-	keys := make([]string, users)
-	for i := range keys {
-		var u struct{ ID string }
-		if err := b.postAs(ctx, t.URL()+"/agentik/users", admin, map[string]any{"name": fmt.Sprintf("bench user %d", i)}, &u); err != nil {
-			return err
-		}
-		var k struct{ Key string }
-		if err := b.postAs(ctx, t.URL()+"/agentik/users/"+u.ID+"/keys", admin, map[string]any{"name": "bench"}, &k); err != nil {
-			return err
-		}
-		keys[i] = k.Key
+	keys, err := b.makeUsers(ctx, t, admin, users)
+	if err != nil {
+		return err
 	}
 	b.progress("people: %d users, %d turns × %d tokens, %d subscribers each", users, runs, ntok, subsPer)
 	type arm struct {
@@ -149,7 +141,8 @@ func (b *bench) people(ctx context.Context) error {
 	return nil
 }
 
-// postAs posts body as JSON with bearer key and decodes the answer into out.
+// postAs posts body as JSON with bearer key (none when "") and decodes
+// the answer into out.
 func (b *bench) postAs(ctx context.Context, url, key string, body, out any) error {
 	raw, _ := json.Marshal(body)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(raw))
@@ -157,7 +150,9 @@ func (b *bench) postAs(ctx context.Context, url, key string, body, out any) erro
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+key)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	resp, err := b.hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("post %s: %w", url, err)

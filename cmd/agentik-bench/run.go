@@ -71,6 +71,23 @@ type sizes struct {
 	SatTurns   int
 	SatRates   []int
 	SatSeconds time.Duration
+	// The connections scenario: ConnConns WebSocket connections over
+	// ConnUsers users (-connections sets the count), then a turn of
+	// ConnTokens tokens at FanoutDelay a user.
+	ConnConns, ConnUsers, ConnTokens int
+	// The knowledge scenario: a PDF of KnowPages pages ingested, then
+	// KnowQueries searches at each count of KnowChunks chunks
+	// (-knowledge-chunks sets them).
+	KnowPages, KnowQueries int
+	KnowChunks             []int
+	// The soak (-run soak): SoakUsers users, each a conversation of turns
+	// of SoakTokens tokens at MixDelay, for -soak-duration.
+	SoakUsers, SoakTokens int
+	// SoakSettle bounds the wait for the server's goroutines to come back
+	// to their baseline after the soak: the model client's idle
+	// keep-alive connections (two goroutines each) close after net/http's
+	// 90 s.
+	SoakSettle time.Duration
 }
 
 // The full run fits in five minutes on a 2-core machine (issue 54): the
@@ -89,6 +106,9 @@ var (
 		StormClients: 1000, StormMissed: 100,
 		InstanceSteps: []int{50, 100, 200}, InstanceTokens: 100, ColdStartEvents: 200_000,
 		SatTurns: 100, SatRates: []int{50, 100, 200, 350, 500, 750, 1000, 1500, 2000, 3000}, SatSeconds: 2 * time.Second,
+		ConnConns: 10_000, ConnUsers: 100, ConnTokens: 20,
+		KnowPages: 1000, KnowQueries: 200, KnowChunks: []int{10_000},
+		SoakUsers: 100, SoakTokens: 100, SoakSettle: 2 * time.Minute,
 	}
 	quickSizes = sizes{
 		RelayTokens: 10_000, RelayRounds: 1,
@@ -101,6 +121,9 @@ var (
 		StormClients: 500, StormMissed: 100,
 		InstanceSteps: []int{20}, InstanceTokens: 50, ColdStartEvents: 20_000,
 		SatTurns: 50, SatRates: []int{50, 200, 800, 2000}, SatSeconds: time.Second,
+		ConnConns: 1000, ConnUsers: 20, ConnTokens: 20,
+		KnowPages: 200, KnowQueries: 50, KnowChunks: []int{2000},
+		SoakUsers: 20, SoakTokens: 50, SoakSettle: 2 * time.Minute,
 	}
 	tinySizes = sizes{
 		RelayTokens: 300, RelayRounds: 1,
@@ -113,14 +136,21 @@ var (
 		StormClients: 5, StormMissed: 10,
 		InstanceSteps: []int{2}, InstanceTokens: 20, ColdStartEvents: 500,
 		SatTurns: 2, SatRates: []int{100, 400}, SatSeconds: 100 * time.Millisecond,
+		ConnConns: 12, ConnUsers: 3, ConnTokens: 5,
+		KnowPages: 5, KnowQueries: 5, KnowChunks: []int{60},
+		SoakUsers: 3, SoakTokens: 10, SoakSettle: 5 * time.Second,
 	}
 )
 
 // scenarios in the order they run.
-var scenarios = []string{"relay", "facade", "protocols", "mix", "modes", "walltime", "telemetry", "fanout", "people", "idle", "replay", "member", "wire", "rest", "storm", "coldstart", "instances", "saturation"}
+var scenarios = []string{"relay", "facade", "protocols", "mix", "modes", "walltime", "telemetry", "fanout", "people", "idle", "connections", "replay", "member", "wire", "rest", "storm", "knowledge", "coldstart", "instances", "saturation", "soak"}
 
-// notByDefault are the scenarios a run leaves out unless -run names them.
-var notByDefault = []string{"saturation"}
+// notByDefault are the scenarios a run leaves out unless -run names them
+// (all names the first; the soak only by its name).
+var notByDefault = []string{"saturation", "soak"}
+
+// onlyByName are the scenarios even -run all leaves out.
+var onlyByName = []string{"soak"}
 
 // defaultRun is the -run of a run that names none.
 func defaultRun() string {
@@ -184,7 +214,9 @@ type bench struct {
 	// profInstance is the instance (1-based) that runs in this process
 	// when the instances scenario is profiled; the others are binaries.
 	profInstance int
-	withRelay    bool   // the instances scenario also runs the relay sketch
+	withRelay    bool // the instances scenario also runs the relay sketch
+	connOverride int  // -connections
+	soakFor      time.Duration
 	coldEvents   int    // the coldstart scenario's filled database
 	memOut       string // heap profile of the profiled scenario
 
@@ -272,7 +304,11 @@ func (b *bench) profiled(name string, fn func() error) error {
 	err = fn()
 	b.profiling = false
 	pprof.StopCPUProfile()
+	f.Close()
 	b.progress("cpu profile of %s written to %s (server goroutines carry the label side=server)", name, b.profOut)
+	if err == nil {
+		b.summarizeProfile(context.Background(), name, b.profOut)
+	}
 	return err
 }
 
@@ -329,7 +365,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	quick := fs.Bool("quick", false, "short run (under a minute) with smaller loads")
 	size := fs.String("size", "", "full, quick or tiny (tiny is what the tests run)")
 	jsonOut := fs.String("json", "", "also write the results as JSON to this file (- for stdout, instead of the table)")
-	only := fs.String("run", defaultRun(), "comma-separated scenarios to run (all: every one, "+strings.Join(notByDefault, ", ")+" too)")
+	only := fs.String("run", defaultRun(), "comma-separated scenarios to run (all: every one but soak, saturation too; soak runs only when named)")
 	bin := fs.String("agentik", "", "agentik binary to run (default: go build ./cmd/agentik into a temp dir)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the scenario named by -profile; agentik then runs in this process")
 	memprofile := fs.String("memprofile", "", "write a heap profile at the measured moment of the scenario named by -profile (idle: while every connection is open); agentik then runs in this process")
@@ -339,6 +375,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	instSteps := fs.String("instance-steps", "", "comma-separated loads (turns at once) of the instances scenario, in place of the size's")
 	relay := fs.Bool("relay", false, "the instances scenario also runs each count of instances over the experimental relay (internal/store/relay.go)")
 	coldEvents := fs.Int("coldstart-events", 0, "events in the coldstart scenario's filled database, in place of the size's (issue 54 names 1,000,000)")
+	conns := fs.Int("connections", 0, "WebSocket connections of the connections scenario, in place of the size's (issue 54 names 10,000)")
+	knowChunks := fs.String("knowledge-chunks", "", "comma-separated chunk counts the knowledge scenario searches, in place of the size's (issue 54 names 10000,100000)")
+	soakFor := fs.Duration("soak-duration", 20*time.Minute, "how long the soak's load runs (-run soak)")
 	profInstance := fs.Int("profile-instance", 2, "with -profile instances: the instance (1 runs the turns, 2 and up watch them) that runs in this process to be profiled")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -356,7 +395,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if *size != "" {
 		sizeName = *size
 	}
-	b := &bench{out: stderr, start: time.Now(), profile: *profile, profOut: *cpuprofile, traceOut: *traceOut, postgres: *postgres, memOut: *memprofile, profInstance: *profInstance, withRelay: *relay, inproc: *cpuprofile != "" || *traceOut != "" || *memprofile != ""}
+	b := &bench{out: stderr, start: time.Now(), profile: *profile, profOut: *cpuprofile, traceOut: *traceOut, postgres: *postgres, memOut: *memprofile, profInstance: *profInstance, withRelay: *relay, connOverride: *conns, soakFor: *soakFor, inproc: *cpuprofile != "" || *traceOut != "" || *memprofile != ""}
 	switch sizeName {
 	case "full":
 		b.sz = fullSizes
@@ -377,13 +416,35 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			b.sz.InstanceSteps = append(b.sz.InstanceSteps, n)
 		}
 	}
+	if *knowChunks != "" {
+		b.sz.KnowChunks = nil
+		for _, f := range strings.Split(*knowChunks, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return fmt.Errorf("-knowledge-chunks: %q is not a count of chunks", f)
+			}
+			b.sz.KnowChunks = append(b.sz.KnowChunks, n)
+		}
+	}
+	if *soakFor <= 0 {
+		return fmt.Errorf("-soak-duration must be above 0, got %s", *soakFor)
+	}
+	if *conns < 0 {
+		return fmt.Errorf("-connections must be a count of connections, got %d", *conns)
+	}
 	b.coldEvents = b.sz.ColdStartEvents
 	if *coldEvents > 0 {
 		b.coldEvents = *coldEvents
 	}
 	want := map[string]bool{}
 	if *only == "all" {
-		*only = strings.Join(scenarios, ",")
+		var names []string
+		for _, s := range scenarios {
+			if !slices.Contains(onlyByName, s) {
+				names = append(names, s)
+			}
+		}
+		*only = strings.Join(names, ",")
 	}
 	for _, s := range strings.Split(*only, ",") {
 		s = strings.TrimSpace(s)
@@ -433,6 +494,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	steps := map[string]func(context.Context) error{
 		"relay": b.relay, "facade": b.facade, "protocols": b.protocols, "mix": b.mix, "modes": b.modes, "walltime": b.walltime, "telemetry": b.telemetry, "fanout": b.fanout, "people": b.people, "idle": b.idle,
 		"replay": b.replay, "member": b.member, "wire": b.wire, "rest": b.rest, "storm": b.storm, "coldstart": b.coldstart, "instances": b.instances, "saturation": b.saturation,
+		"connections": b.connections, "knowledge": b.knowledge, "soak": b.soak,
 	}
 	var loads []Load
 	for _, name := range scenarios {
