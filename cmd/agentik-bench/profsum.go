@@ -60,6 +60,18 @@ func (b *bench) summarizeProfile(ctx context.Context, name, path string) {
 	for i, e := range es {
 		parts[i] = fmt.Sprintf("%s %.1f%% (cum %.1f%%)", e.Func, e.Flat, e.Cum)
 	}
+	// Sorted by cumulative time, agentik's own functions say which path
+	// the time went down (the flat list is mostly the runtime's).
+	if cumOut, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-cum", "-nodecount", "60", "-tagfocus", "side=server", path).CombinedOutput(); err == nil {
+		var ours []string
+		for _, e := range parseTop(string(cumOut), 60) {
+			if strings.Contains(e.Func, "agentik/agentik/internal/") && len(ours) < 8 {
+				ours = append(ours, fmt.Sprintf("%s %.1f%%", strings.TrimPrefix(e.Func, "github.com/agentik/agentik/internal/"), e.Cum))
+			}
+		}
+		b.progress("%s: agentik's functions by cumulative time: %s", name, strings.Join(ours, "; "))
+		parts = append(parts, "agentik's by cumulative time: "+strings.Join(ours, "; "))
+	}
 	what := "the server's goroutines"
 	if name == "instances" {
 		what = fmt.Sprintf("instance %d (in this process; 1 runs the turns, the others watch)", b.profInstance)
