@@ -250,10 +250,12 @@ func connsThatFit(want int, limit uint64, sameProcess bool) int {
 
 // fdRoom sets this process's soft limit of open descriptors to its hard
 // limit and returns how many of want connections fit, with a note for the
-// row when that is fewer. Go already raised the soft limit of this
-// process at start, but hands a child the limit it was started with
-// unless the program sets the limit itself: Setrlimit, even to the same
-// value, makes the servers the bench starts inherit the raised one.
+// row when that is fewer. A Go program raises its own soft limit at start
+// (this one, and the agentik and bare children: -connections 1500 under
+// ulimit -Sn 1024 ran before this set it) but hands an exec'd child the
+// limit it was started with unless it sets the limit itself: Setrlimit,
+// even to the same value, lets a server that does not raise its own
+// inherit the raised one.
 func (b *bench) fdRoom(want int) (int, string) {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
