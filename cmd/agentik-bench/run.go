@@ -121,8 +121,8 @@ var (
 		StormClients: 500, StormMissed: 100,
 		InstanceSteps: []int{20}, InstanceTokens: 50, ColdStartEvents: 20_000,
 		SatTurns: 50, SatRates: []int{50, 200, 800, 2000}, SatSeconds: time.Second,
-		ConnConns: 1000, ConnUsers: 20, ConnTokens: 20,
-		KnowPages: 200, KnowQueries: 50, KnowChunks: []int{2000},
+		ConnConns: 500, ConnUsers: 20, ConnTokens: 20,
+		KnowPages: 100, KnowQueries: 30, KnowChunks: []int{1000},
 		SoakUsers: 20, SoakTokens: 50, SoakSettle: 2 * time.Minute,
 	}
 	tinySizes = sizes{
