@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -109,5 +112,46 @@ Showing nodes accounting for 1.20s, 60.00% of 2s total
 	}
 	if es := parseTop("no profile\n", 5); len(es) != 0 {
 		t.Errorf("parseTop of no table = %+v", es)
+	}
+}
+
+// The fake's embeddings are 768 floats of unit length, the same for the
+// same text, and nearer for texts that share words; its endpoint answers
+// a list in order.
+func TestFakeEmbeddings(t *testing.T) {
+	a, b, c := benchEmbedding("w1 w2 w3"), benchEmbedding("w1 w2 w4"), benchEmbedding("w7 w8 w9")
+	dot := func(x, y []float32) (d float32) {
+		for i := range x {
+			d += x[i] * y[i]
+		}
+		return d
+	}
+	if len(a) != embeddingDims || dot(a, a) < 0.999 || dot(a, a) > 1.001 {
+		t.Fatalf("%d dimensions, |v|² = %v", len(a), dot(a, a))
+	}
+	if !slices.Equal(a, benchEmbedding("W1 w2, w3")) || dot(a, b) <= dot(a, c) {
+		t.Errorf("not deterministic or not nearer: a·b %v, a·c %v", dot(a, b), dot(a, c))
+	}
+	f, err := startFake()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	resp, err := http.Post(f.URL+"/embeddings", "application/json", strings.NewReader(`{"model":"m","input":["w1 w2 w3","w7 w8 w9"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Data []struct {
+			Index     int
+			Embedding []float32
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Data) != 2 || out.Data[1].Index != 1 || !slices.Equal(out.Data[0].Embedding, a) || !slices.Equal(out.Data[1].Embedding, c) {
+		t.Errorf("answer: %+v", out)
 	}
 }
