@@ -9,6 +9,7 @@
 //	go run ./cmd/agentik-bench            default run (under five minutes; -run all adds saturation)
 //	go run ./cmd/agentik-bench -quick     short run (under a minute)
 //	go run ./cmd/agentik-bench -json out.json -run relay,mix
+//	go run ./cmd/agentik-bench -run soak -soak-duration 20m   the soak runs only when named
 //
 // Progress goes to stderr, the table to stdout. docs/BENCHMARKS.md
 // describes each scenario and its baseline.
