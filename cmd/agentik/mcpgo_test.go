@@ -133,7 +133,11 @@ func TestMCPGoSDK(t *testing.T) {
 	if len(gotAsked) != 1 || !strings.Contains(gotAsked[0], "everything__echo") || !strings.Contains(goText(res), "ping go") || res.IsError {
 		t.Errorf("approval through input_required: asked %q, result %q (error %v)", gotAsked, goText(res), res.IsError)
 	}
-	if strings.Contains(p.logs.String(), "mcp_elicitation_failed") || !strings.Contains(p.logs.String(), "mcp_input_answered") {
+	// The child's log reaches p.logs through a pipe, after the answer.
+	testwait.For(t, "the approval answered through input_required (mcp_input_answered logged)", func() bool {
+		return strings.Contains(p.logs.String(), "mcp_input_answered")
+	})
+	if strings.Contains(p.logs.String(), "mcp_elicitation_failed") {
 		t.Errorf("the approval was not answered through input_required:\n%s", p.logs)
 	}
 
@@ -149,9 +153,9 @@ func TestMCPGoSDK(t *testing.T) {
 	if txt := goText(res); !strings.Contains(txt, "answered from the inbox") || strings.Contains(txt, "Echo: ping twice") {
 		t.Errorf("the inbox's denial did not stand: %q", txt)
 	}
-	if !strings.Contains(p.logs.String(), "mcp_input_already_answered") {
-		t.Errorf("the client's later answer was not refused as already answered:\n%s", p.logs)
-	}
+	testwait.For(t, "the client's later answer refused as already answered (mcp_input_already_answered logged)", func() bool {
+		return strings.Contains(p.logs.String(), "mcp_input_already_answered")
+	})
 
 	// A cancel interrupts the turn: the SDK cancels once text streams.
 	cctx, ccancel := context.WithCancel(ctx)
