@@ -82,7 +82,7 @@ func (r *Runner) roleOf(scope string, c Conversation) string {
 	if !ok {
 		return ""
 	}
-	return RoleIn(p, scope)
+	return r.cfg.Projects.RoleOf(p, scope)
 }
 
 // allowed checks that scope may act on c at level: nil, not_found when
