@@ -25,7 +25,7 @@ type ProjectDetail struct {
 	Knowledge                           []KnowledgeOption
 	Groups                              []GroupOption // the groups the editor may add
 
-	Chats                               []ConversationItem
+	Chats []ConversationItem
 }
 
 // MemberRow is a member of a project: a user (their id, name and email)
