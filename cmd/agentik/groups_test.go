@@ -307,12 +307,35 @@ func projectSharedWithAGroup(t *testing.T, tm *team) {
 		t.Errorf("bob sends in ann's project chat: %d %s", code, b)
 	}
 
+	// A base shared with the group (not through a project): its members
+	// read it, others do not; "group" needs groups.
+	var gkb agent.Knowledge
+	must(t, tm.admin, "POST", u("/agentik/knowledge"), `{"name":"team notes","visibility":"group","groups":["`+grp.ID+`"]}`, &gkb)
+	if gkb.Visibility != "group" || len(gkb.Groups) != 1 || gkb.Groups[0] != grp.ID {
+		t.Errorf("the group's base: %+v", gkb)
+	}
+	if code, _ := call(t, tm.ann.key, "GET", u("/agentik/knowledge/"+gkb.ID), ""); code != 200 {
+		t.Errorf("ann GET the group's base: %d", code)
+	}
+	if code, b := call(t, tm.bob.key, "GET", u("/agentik/knowledge/"+gkb.ID), ""); code != 404 || !strings.Contains(string(b), "not_found") {
+		t.Errorf("bob GET the group's base: %d %s", code, b)
+	}
+	if code, b := call(t, tm.admin, "POST", u("/agentik/knowledge"), `{"name":"x","visibility":"group"}`); code != 400 || !strings.Contains(string(b), "groups") {
+		t.Errorf("visibility group without groups: %d %s", code, b)
+	}
+	if code, b := call(t, tm.bob.key, "POST", u("/agentik/knowledge"), `{"name":"x","visibility":"group","groups":["`+grp.ID+`"]}`); code != 400 {
+		t.Errorf("bob shares with a group he is not in: %d %s", code, b)
+	}
+
 	// Out of the group, out of the project: at her next request.
 	must(t, tm.admin, "DELETE", u("/agentik/groups/"+grp.ID+"/members/"+tm.ann.id), "", nil)
 	for surface, ok := range reads(tm.ann.key) {
 		if ok {
 			t.Errorf("ann, removed from the group, still reads it on %s", surface)
 		}
+	}
+	if code, _ := call(t, tm.ann.key, "GET", u("/agentik/knowledge/"+gkb.ID), ""); code != 404 {
+		t.Errorf("ann, out of the group, GET its base: %d", code)
 	}
 }
 
