@@ -23,12 +23,20 @@ type ProjectDetail struct {
 	CanEdit                             bool
 	Members                             []MemberRow
 	Knowledge                           []KnowledgeOption
-	Chats                               []ConversationItem
+	Groups                              []GroupOption // the groups the editor may add
+
+	Chats []ConversationItem
 }
 
-// MemberRow is a member of a project: their id, name and email, and role.
+// MemberRow is a member of a project: a user (their id, name and email)
+// or a group (its id and name), and the role.
 type MemberRow struct {
-	UserID, Name, Email, Role string
+	UserID, GroupID, Name, Email, Role string
+}
+
+// GroupOption is a group a project may be shared with.
+type GroupOption struct {
+	ID, Name string
 }
 
 // KnowledgeOption is a knowledge base the project may search: Checked

@@ -1,7 +1,9 @@
 // The people page (web/people.templ): an admin adds users, changes their
 // role, disables, enables and deletes them; anyone makes and revokes
 // keys (their own; an admin's for anyone), a new key shown this once;
-// an admin sets each user's token budget.
+// an admin sets each user's token budget; anyone adds, replaces and
+// deletes their own credentials of per-user tool servers (set_credential,
+// delete_credential), never shown back.
 // Every action is an account op (create_user, update_user, delete_user,
 // create_key, revoke_key); the list is then rendered again by the server.
 import { refresh, showError } from './manage.js';
@@ -45,6 +47,12 @@ export class People {
     } else if (form.dataset.action === 'set-budget') {
       e.preventDefault();
       await this.run(form.querySelector('[type="submit"]'), 'update_user', { user_id: userOf(form), budget: form.budget.value.trim() });
+    } else if (form.dataset.action === 'set-credential') {
+      e.preventDefault();
+      const server = form.closest('[data-server]').dataset.server;
+      const secret = form.secret.value;
+      form.secret.value = ''; // never kept in the page
+      await this.run(form.querySelector('[type="submit"]'), 'set_credential', { server, secret });
     } else if (form.dataset.action === 'create-key') {
       e.preventDefault();
       const keys = form.closest('[data-keys]');
@@ -66,6 +74,9 @@ export class People {
         break;
       case 'revoke-key':
         this.run(b, 'revoke_key', { user_id: b.closest('[data-keys]').dataset.keys, key_id: b.closest('[data-key]').dataset.key });
+        break;
+      case 'delete-credential':
+        this.run(b, 'delete_credential', { server: b.closest('[data-server]').dataset.server });
         break;
       case 'copy-key':
         copyText(this.once.querySelector('[data-field="key"]').textContent);

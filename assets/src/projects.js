@@ -117,8 +117,15 @@ export class ProjectsNav {
   }
 }
 
+// memberKey names a member row (a user's or a group's) in a members list
+// or a table row's dataset.
+function memberKey(m) {
+  const g = m.group_id ?? m.groupId;
+  return g ? `g:${g}` : `u:${m.user_id ?? m.userId}`;
+}
+
 // ProjectsPage runs /projects (the create form) and /projects/{id} (the
-// settings, the members, delete).
+// settings, the members, the groups, delete).
 export class ProjectsPage {
   constructor(doc, conn) {
     this.conn = conn;
@@ -127,15 +134,16 @@ export class ProjectsPage {
       if (e.target.id === 'project-form') { e.preventDefault(); this.create(e.target); }
       if (e.target.id === 'project-edit') { e.preventDefault(); this.save(e.target); }
       if (e.target.id === 'member-form') { e.preventDefault(); this.addMember(e.target); }
+      if (e.target.id === 'group-member-form') { e.preventDefault(); this.addGroup(e.target); }
     });
     doc.addEventListener('click', (e) => {
       const a = e.target.closest('[data-action]');
-      if (a?.dataset.action === 'member-remove') this.setMembers((ms) => ms.filter((m) => m.user_id !== a.closest('tr').dataset.userId));
+      if (a?.dataset.action === 'member-remove') { const key = memberKey(a.closest('tr').dataset); this.setMembers((ms) => ms.filter((m) => memberKey(m) !== key)); }
       if (a?.dataset.action === 'project-delete') this.remove();
     });
     doc.addEventListener('change', (e) => {
       const s = e.target.closest('[data-action="member-role"]');
-      if (s) this.setMembers((ms) => ms.map((m) => (m.user_id === s.closest('tr').dataset.userId ? { ...m, role: s.value } : m)));
+      if (s) { const key = memberKey(s.closest('tr').dataset); this.setMembers((ms) => ms.map((m) => (memberKey(m) === key ? { ...m, role: s.value } : m))); }
     });
   }
 
@@ -158,7 +166,13 @@ export class ProjectsPage {
   }
 
   members() {
-    return [...this.doc.querySelectorAll('[data-testid="project-member"]')].map((tr) => ({ user_id: tr.dataset.userId, role: tr.dataset.role }));
+    return [...this.doc.querySelectorAll('[data-testid="project-member"]')].map((tr) => (tr.dataset.groupId
+      ? { group_id: tr.dataset.groupId, role: tr.dataset.role }
+      : { user_id: tr.dataset.userId, role: tr.dataset.role }));
+  }
+
+  addGroup(form) {
+    return this.update({ members: [...this.members(), { group_id: form.group.value, role: form.role.value }] });
   }
 
   async addMember(form) {

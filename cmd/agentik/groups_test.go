@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentik/agentik/internal/agent"
 )
 
 // TestAgentSharedWithAGroup: an agent shared with the group eng (visibility
@@ -194,4 +197,150 @@ func TestGroupCLI(t *testing.T) {
 	if list, _ := cli(tm.admin, "list"); strings.Contains(list, id) {
 		t.Errorf("list after delete: %q", list)
 	}
+}
+
+// TestProjectSharedWithAGroup runs the project rule grown by groups on
+// the real binary, SQLite and PostgreSQL: a group made a project's editor
+// gives its members the project, its chats and its knowledge (a private
+// base of the project's owner) on REST and WebSocket, and file_search in
+// a project chat a member starts searches that base; a user outside the
+// group gets not_found for each, as for an unknown id; once removed from
+// the group, the member gets not_found at the next request.
+func TestProjectSharedWithAGroup(t *testing.T) {
+	t.Parallel()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			db := filepath.Join(t.TempDir(), "agentik.db")
+			if backend == "postgres" {
+				db = freshSchema(t)
+			}
+			projectSharedWithAGroup(t, startTeam(t, db))
+		})
+	}
+}
+
+func projectSharedWithAGroup(t *testing.T, tm *team) {
+	u := tm.p.url
+	var grp struct{ ID string }
+	must(t, tm.admin, "POST", u("/agentik/groups"), `{"name":"launch-team","members":["`+tm.ann.id+`"]}`, &grp)
+
+	// The admin's private base, with a document.
+	code, f := upload(t, u("/agentik/files"), tm.admin, "handbook.txt", "text/plain", []byte("Holidays\n\nEvery member has 30 days of paid leave a year."), false)
+	if code != 201 {
+		t.Fatalf("upload: %d %v", code, f)
+	}
+	fileID := f["id"].(string)
+	if got := waitFile(t, tm.p, tm.admin, fileID); got.Status != agent.FileProcessed {
+		t.Fatalf("file: %+v", got)
+	}
+	var kb agent.Knowledge
+	must(t, tm.admin, "POST", u("/agentik/knowledge"), `{"name":"handbook","file_ids":["`+fileID+`"]}`, &kb)
+
+	// Bad members: an unknown group, a row naming a user and a group.
+	for _, body := range []string{
+		`{"name":"x","members":[{"group_id":"grp_nosuch","role":"viewer"}]}`,
+		`{"name":"x","members":[{"group_id":"` + grp.ID + `","user_id":"` + tm.bob.id + `","role":"viewer"}]}`,
+		`{"name":"x","members":[{"group_id":"` + grp.ID + `","role":"owner"}]}`,
+	} {
+		if code, b := call(t, tm.admin, "POST", u("/agentik/projects"), body); code != 400 || !strings.Contains(string(b), "members[0]") {
+			t.Errorf("POST /agentik/projects %s: %d %s, want 400 naming members[0]", body, code, b)
+		}
+	}
+	var p agent.Project
+	must(t, tm.admin, "POST", u("/agentik/projects"), `{"name":"Launch","knowledge":["`+kb.ID+`"],"members":[{"group_id":"`+grp.ID+`","role":"editor"}]}`, &p)
+	var c agent.Conversation
+	must(t, tm.admin, "POST", u("/agentik/conversations"), `{"title":"plan zebra","project":"`+p.ID+`"}`, &c)
+
+	// reads says, per surface, whether key reads the project, the chat and
+	// the base.
+	reads := func(key string) map[string]bool {
+		out := map[string]bool{}
+		for name, path := range map[string]string{"rest project": "/agentik/projects/" + p.ID, "rest chat": "/agentik/conversations/" + c.ID,
+			"rest messages": "/agentik/conversations/" + c.ID + "/messages", "rest knowledge": "/agentik/knowledge/" + kb.ID} {
+			code, b := call(t, key, "GET", u(path), "")
+			if code != 200 && (code != 404 || !strings.Contains(string(b), "not_found")) {
+				t.Errorf("GET %s: %d %s", path, code, b)
+			}
+			out[name] = code == 200
+		}
+		code, _ := call(t, key, "POST", u("/agentik/knowledge/"+kb.ID+"/search"), `{"query":"paid leave"}`)
+		out["rest search"] = code == 200
+		for name, l := range map[string][2]string{"rest list projects": {"/agentik/projects", p.ID}, "rest list chats": {"/agentik/conversations", c.ID}, "rest list knowledge": {"/agentik/knowledge", kb.ID}} {
+			_, b := call(t, key, "GET", u(l[0]), "")
+			out[name] = strings.Contains(string(b), l[1])
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		ws := dialWS(t, ctx, tm.p, key)
+		for name, cmd := range map[string]string{"ws project": `{"op":"get_project","project_id":"` + p.ID + `"}`,
+			"ws chat": `{"op":"get_conversation","conversation_id":"` + c.ID + `"}`, "ws knowledge": `{"op":"get_knowledge","knowledge_id":"` + kb.ID + `"}`} {
+			f := ws.do(ctx, cmd, nil)
+			if !f.OK && (f.Error == nil || f.Error.Code != "not_found") {
+				t.Errorf("%s: %+v", cmd, f)
+			}
+			out[name] = f.OK
+		}
+		return out
+	}
+	for surface, ok := range reads(tm.ann.key) {
+		if !ok {
+			t.Errorf("ann (in the group) does not read it on %s", surface)
+		}
+	}
+	for surface, ok := range reads(tm.bob.key) {
+		if ok {
+			t.Errorf("bob (not in the group) reads it on %s", surface)
+		}
+	}
+
+	// Ann, an editor through the group, starts a chat in the project: its
+	// file_search searches the project's base.
+	var mine agent.Conversation
+	must(t, tm.ann.key, "POST", u("/agentik/conversations"), `{"project":"`+p.ID+`"}`, &mine)
+	must(t, tm.ann.key, "POST", u("/agentik/conversations/"+mine.ID+"/send"), `{"content":[{"type":"text","body":"[[tool=file_search args={\"query\":\"paid leave\"}]]"}]}`, nil)
+	waitEnd(t, tm.ann.key, u("/agentik/conversations/"+mine.ID+"/events"))
+	if !givenPassage(tm, "30 days of paid leave") {
+		t.Error("file_search in ann's project chat was not given the project's passage")
+	}
+	if code, b := call(t, tm.bob.key, "POST", u("/agentik/conversations/"+mine.ID+"/send"), sendText("hi")); code != 404 {
+		t.Errorf("bob sends in ann's project chat: %d %s", code, b)
+	}
+
+	// A base shared with the group (not through a project): its members
+	// read it, others do not; "group" needs groups.
+	var gkb agent.Knowledge
+	must(t, tm.admin, "POST", u("/agentik/knowledge"), `{"name":"team notes","visibility":"group","groups":["`+grp.ID+`"]}`, &gkb)
+	if gkb.Visibility != "group" || len(gkb.Groups) != 1 || gkb.Groups[0] != grp.ID {
+		t.Errorf("the group's base: %+v", gkb)
+	}
+	if code, _ := call(t, tm.ann.key, "GET", u("/agentik/knowledge/"+gkb.ID), ""); code != 200 {
+		t.Errorf("ann GET the group's base: %d", code)
+	}
+	if code, b := call(t, tm.bob.key, "GET", u("/agentik/knowledge/"+gkb.ID), ""); code != 404 || !strings.Contains(string(b), "not_found") {
+		t.Errorf("bob GET the group's base: %d %s", code, b)
+	}
+	if code, b := call(t, tm.admin, "POST", u("/agentik/knowledge"), `{"name":"x","visibility":"group"}`); code != 400 || !strings.Contains(string(b), "groups") {
+		t.Errorf("visibility group without groups: %d %s", code, b)
+	}
+	if code, b := call(t, tm.bob.key, "POST", u("/agentik/knowledge"), `{"name":"x","visibility":"group","groups":["`+grp.ID+`"]}`); code != 400 {
+		t.Errorf("bob shares with a group he is not in: %d %s", code, b)
+	}
+
+	// Out of the group, out of the project: at her next request.
+	must(t, tm.admin, "DELETE", u("/agentik/groups/"+grp.ID+"/members/"+tm.ann.id), "", nil)
+	for surface, ok := range reads(tm.ann.key) {
+		if ok {
+			t.Errorf("ann, removed from the group, still reads it on %s", surface)
+		}
+	}
+	if code, _ := call(t, tm.ann.key, "GET", u("/agentik/knowledge/"+gkb.ID), ""); code != 404 {
+		t.Errorf("ann, out of the group, GET its base: %d", code)
+	}
+}
+
+// sendText is the body of a send of text.
+func sendText(text string) string {
+	b, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "body": text}}})
+	return string(b)
 }

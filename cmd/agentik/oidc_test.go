@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -260,6 +262,32 @@ func TestOIDCRefusesTamperedStateAndReplayedCode(t *testing.T) {
 	}
 	if len(o.users(t)) != 2 {
 		t.Errorf("a refused sign-in created a user: %v", o.users(t))
+	}
+
+	// Each refusal is in the audit log with its reason, and no secret:
+	// neither the code, the state, nor the client secret.
+	var audit struct {
+		Entries []struct {
+			Actor   string
+			Details struct{ Method, Reason, Message string }
+		}
+	}
+	must(t, adminKey, "GET", o.p.url("/agentik/audit?action=sign_in_failed"), "", &audit)
+	var reasons []string
+	for _, e := range audit.Entries {
+		if e.Details.Method == "oidc" && e.Actor == "" && e.Details.Message != "" {
+			reasons = append(reasons, e.Details.Reason)
+		}
+	}
+	if fmt.Sprint(reasons) != "[state_mismatch no_flow code_refused]" {
+		t.Errorf("the audit log's failed OIDC sign-ins: %v (%+v)", reasons, audit.Entries)
+	}
+	cb, _ := url.Parse(callback)
+	_, export := call(t, adminKey, "GET", o.p.url("/agentik/audit/export"), "")
+	for _, secret := range []string{cb.Query().Get("code"), cb.Query().Get("state"), "agentik-secret"} {
+		if bytes.Contains(export, []byte(secret)) {
+			t.Errorf("the audit export holds %q", secret)
+		}
 	}
 }
 

@@ -9,9 +9,9 @@ import (
 // The one rule of who may see what (DESIGN.md §11.1, §12.2): a
 // conversation belongs to the user who made it (or imported it); an admin
 // sees and acts on every conversation, a member on their own, and on the
-// conversations of the projects they are in (the project rule): a
-// project's viewer reads them, its editor (and its owner) also sends in
-// them; only a conversation's owner deletes it or moves it between
+// conversations of the projects they are in, as a user member or through
+// a group member (the project rule): a project's viewer reads them, its
+// editor (and its owner) also sends in them; only a conversation's owner deletes it or moves it between
 // projects. Every use case of the Runner that names a conversation checks
 // it here (access, readAccess, ownAccess), and every reader of many (the
 // list, search, the event log's replay and live streams in package broker)
@@ -82,7 +82,7 @@ func (r *Runner) roleOf(scope string, c Conversation) string {
 	if !ok {
 		return ""
 	}
-	return RoleIn(p, scope)
+	return r.cfg.Projects.RoleOf(p, scope)
 }
 
 // allowed checks that scope may act on c at level: nil, not_found when

@@ -14,7 +14,8 @@ import (
 
 // The audit log (DESIGN.md §12.3, §12.5): who did what to what, when and
 // from where, for sign-ins (and failed ones), keys, users and roles,
-// password accounts, approval decisions, exports and agent changes. Each
+// password accounts, approval decisions, exports, agent changes, groups,
+// shares, and admins' reads of other users' conversations. Each
 // entry carries the hash of the one before it (a hash chain), so that an
 // export can be checked offline by anyone (VerifyAudit, `agentik audit
 // verify`): an entry edited, removed or moved breaks the chain there. The
@@ -46,6 +47,10 @@ const (
 	AuditGroupDeleted   = "group_deleted"
 	AuditGroupMembers   = "group_members_changed"
 	AuditGroupSynced    = "group_memberships_synced" // a sign-in's groups claim
+	// AuditAdminRead is an admin's read of another user's conversation
+	// (its messages: the history, the chat page); target is the
+	// conversation, details name its owner.
+	AuditAdminRead = "admin_read"
 )
 
 // Origin is where a request came from: the client's address and the

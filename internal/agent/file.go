@@ -135,8 +135,13 @@ type FilesConfig struct {
 	// MaxUserBytes caps a user's files together (DefaultMaxUserFileBytes).
 	MaxFileBytes int64
 	MaxUserBytes int64
-	Logger       *slog.Logger
-	Now          Clock
+	// Groups answers which groups a user is in, for the bases shared with
+	// groups (nil: nobody is in one); Projects is the project index, whose
+	// members read their projects' bases (nil: no projects).
+	Groups   GroupStore
+	Projects *ProjectIndex
+	Logger   *slog.Logger
+	Now      Clock
 }
 
 // Files is the service of files and knowledge bases.

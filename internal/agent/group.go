@@ -79,6 +79,7 @@ type Groups struct {
 	st    GroupStore
 	now   Clock
 	audit *Audit
+	index *ProjectIndex // told every committed change (nil: none)
 }
 
 // NewGroups makes Groups over st, recording its changes in audit (nil:
@@ -88,6 +89,28 @@ func NewGroups(st GroupStore, now Clock, audit *Audit) *Groups {
 		now = time.Now
 	}
 	return &Groups{st: st, now: now, audit: audit}
+}
+
+// Mirror makes g tell x every membership it commits, so that the project
+// rule (a group's row in a project) follows at once; it returns g.
+func (g *Groups) Mirror(x *ProjectIndex) *Groups {
+	g.index = x
+	return g
+}
+
+// mirror tells the index group id's members as the store has them now.
+func (g *Groups) mirror(ctx context.Context, id string) {
+	if g.index == nil {
+		return
+	}
+	grp, err := g.st.Group(context.WithoutCancel(ctx), id)
+	if ErrorCode(err) == CodeNotFound {
+		g.index.DropGroup(id)
+		return
+	}
+	if err == nil {
+		g.index.SetGroup(id, grp.Members)
+	}
 }
 
 func checkGroupName(name string) (string, error) {
@@ -169,6 +192,7 @@ func (g *Groups) Create(ctx context.Context, name string, members []string, sour
 		}
 		return Group{}, err
 	}
+	g.index.SetGroup(grp.ID, grp.Members)
 	g.audit.Record(ctx, AuditGroupCreated, grp.ID, map[string]any{"name": grp.Name, "source": source, "members": grp.Members})
 	return grp, nil
 }
@@ -206,6 +230,7 @@ func (g *Groups) Delete(ctx context.Context, id string) error {
 	if err := g.st.DeleteGroup(ctx, id); err != nil {
 		return err
 	}
+	g.index.DropGroup(id)
 	g.audit.Record(ctx, AuditGroupDeleted, id, map[string]string{"name": old.Name})
 	return nil
 }
@@ -225,6 +250,7 @@ func (g *Groups) AddMembers(ctx context.Context, id string, userIDs []string, so
 		if err := g.st.AddMembers(ctx, id, added, source); err != nil {
 			return Group{}, err
 		}
+		g.mirror(ctx, id)
 		g.audit.Record(ctx, AuditGroupMembers, id, map[string]any{"added": added})
 	}
 	return g.st.Group(ctx, id)
@@ -241,6 +267,7 @@ func (g *Groups) RemoveMembers(ctx context.Context, id string, userIDs []string)
 		if err := g.st.RemoveMembers(ctx, id, removed); err != nil {
 			return Group{}, err
 		}
+		g.mirror(ctx, id)
 		g.audit.Record(ctx, AuditGroupMembers, id, map[string]any{"removed": removed})
 	}
 	return g.st.Group(ctx, id)
@@ -264,6 +291,7 @@ func (g *Groups) SetMembers(ctx context.Context, id string, userIDs []string, so
 	if err := g.st.SetMembers(ctx, id, want, source); err != nil {
 		return Group{}, err
 	}
+	g.mirror(ctx, id)
 	g.audit.Record(ctx, AuditGroupMembers, id, map[string]any{"added": added, "removed": removed})
 	return g.st.Group(ctx, id)
 }
@@ -301,6 +329,9 @@ func (g *Groups) SyncClaim(ctx context.Context, userID string, names []string) e
 	added, removed, err := g.st.SyncGroups(ctx, userID, GroupSourceOIDC, sortedIDs(ids))
 	if err != nil {
 		return fmt.Errorf("sync groups: %w", err)
+	}
+	for _, id := range slices.Concat(added, removed) {
+		g.mirror(ctx, id)
 	}
 	if len(added) > 0 || len(removed) > 0 {
 		g.audit.RecordAs(ctx, userID, AuditGroupSynced, userID, map[string]any{"added": added, "removed": removed, "source": GroupSourceOIDC})

@@ -20,13 +20,16 @@ import (
 // built-in file_search tool, whose passages the answer cites.
 //
 // Who may see what: a base is its owner's; a shared one is readable (and
-// searchable) by everyone, changed by its owner only; an admin reads and
-// changes every base. A base the caller may not read answers not_found,
-// and a search reads only the chunks of the bases it may read: the files
-// are chosen before anything is ranked.
+// searchable) by everyone, one shared with groups by their members (the
+// viewer rule of access.go, as agents), and a project's bases by the
+// project's members (the project rule: those of its bases its owner may
+// read); only its owner changes it; an admin reads and changes every
+// base. A base the caller may not read answers not_found, and a search
+// reads only the chunks of the bases it may read: the files are chosen
+// before anything is ranked.
 
 // Knowledge visibilities are agents' (agentdef.go): VisibilityPrivate,
-// VisibilityShared.
+// VisibilityShared, VisibilityGroup.
 
 // Knowledge statuses: processing while a file of it is.
 const (
@@ -55,6 +58,7 @@ type Knowledge struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Visibility  string          `json:"visibility"`
+	Groups      []string        `json:"groups,omitempty"` // visibility "group": the groups it is shared with
 	FileIDs     []string        `json:"file_ids"`
 	Status      string          `json:"status"`
 	Counts      KnowledgeCounts `json:"counts"`
@@ -75,6 +79,7 @@ type KnowledgeInput struct {
 	Name        *string   `json:"name"`
 	Description *string   `json:"description"`
 	Visibility  *string   `json:"visibility"`
+	Groups      *[]string `json:"groups"`
 	FileIDs     *[]string `json:"file_ids"`
 }
 
@@ -122,9 +127,31 @@ type KnowledgeStore interface {
 	VectorChunks(ctx context.Context, files []string, vec []float32, limit int) ([]Passage, error)
 }
 
-// readable reports whether a principal of scope may read k.
-func readable(scope string, k Knowledge) bool {
-	return scope == "" || k.Owner == scope || k.Visibility == VisibilityShared
+// viewer is ctx's principal's viewer of bases (access.go's rule).
+func (fs *Files) viewer(ctx context.Context) *viewer {
+	v := &viewer{ctx: ctx, scope: Scope(ctx)}
+	if fs.cfg.Groups != nil {
+		v.groups = fs.cfg.Groups
+	}
+	return v
+}
+
+// readable reports whether v's principal may read k: by the viewer rule
+// (owner, shared, their groups), or as a member of a project with k whose
+// owner may read k by that rule (the owner's groups as the project index
+// has them).
+func (fs *Files) readable(v *viewer, k Knowledge) bool {
+	if v.sees(k.Visibility, k.Owner, k.Groups) {
+		return true
+	}
+	x := fs.cfg.Projects
+	for _, owner := range x.KnowledgeOwners(v.scope, k.ID) {
+		mine := x.GroupsOf(owner)
+		if owner == k.Owner || k.Visibility == VisibilityGroup && slices.ContainsFunc(k.Groups, func(g string) bool { return slices.Contains(mine, g) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // knowledgeOf is a base the caller may read, or not_found.
@@ -136,7 +163,7 @@ func (fs *Files) knowledgeOf(ctx context.Context, id string) (Knowledge, error) 
 	if err != nil {
 		return Knowledge{}, err
 	}
-	if !readable(Scope(ctx), k) {
+	if !fs.readable(fs.viewer(ctx), k) {
 		return Knowledge{}, Errorf(CodeNotFound, "knowledge base %q not found", Shorten(id, 80))
 	}
 	return k, nil
@@ -160,16 +187,24 @@ func (fs *Files) Knowledge(ctx context.Context, id string) (Knowledge, error) {
 	return fs.knowledgeOf(ctx, id)
 }
 
-// Knowledges lists the bases the caller may read.
+// Knowledges lists the bases the caller may read: their own, the shared
+// ones, those of their groups and of their projects.
 func (fs *Files) Knowledges(ctx context.Context) ([]Knowledge, error) {
 	if _, err := fileOwner(ctx); err != nil {
 		return nil, err
 	}
-	out, err := fs.cfg.Store.Knowledges(ctx, Scope(ctx))
-	if out == nil {
-		out = []Knowledge{}
+	all, err := fs.cfg.Store.Knowledges(ctx, "")
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	v := fs.viewer(ctx)
+	out := []Knowledge{}
+	for _, k := range all {
+		if fs.readable(v, k) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
 }
 
 // CreateKnowledge makes a base of the caller's.
@@ -223,11 +258,22 @@ func (fs *Files) applyKnowledge(ctx context.Context, k *Knowledge, in KnowledgeI
 	}
 	if in.Visibility != nil {
 		switch *in.Visibility {
-		case VisibilityPrivate, VisibilityShared:
+		case VisibilityPrivate, VisibilityShared, VisibilityGroup:
 			k.Visibility = *in.Visibility
 		default:
-			return Errorf(CodeBadRequest, "visibility must be \"private\" or \"shared\", got %q", Shorten(*in.Visibility, 40))
+			return Errorf(CodeBadRequest, "visibility must be \"private\", \"shared\" or \"group\", got %q", Shorten(*in.Visibility, 40))
 		}
+	}
+	if in.Groups != nil {
+		if err := fs.checkGroups(ctx, *in.Groups); err != nil {
+			return err
+		}
+		k.Groups = sortedIDs(*in.Groups)
+	}
+	if k.Visibility != VisibilityGroup {
+		k.Groups = nil // shared with groups only while its visibility says so
+	} else if len(k.Groups) == 0 {
+		return Errorf(CodeBadRequest, "visibility \"group\" needs groups: the ids of the groups to share it with (GET /agentik/groups)")
 	}
 	if in.FileIDs != nil {
 		if len(*in.FileIDs) > maxKnowledgeFiles {
@@ -244,6 +290,35 @@ func (fs *Files) applyKnowledge(ctx context.Context, k *Knowledge, in KnowledgeI
 			ids = append(ids, id)
 		}
 		k.FileIDs = ids
+	}
+	return nil
+}
+
+// maxKnowledgeGroups caps the groups a base is shared with.
+const maxKnowledgeGroups = 32
+
+// checkGroups checks the groups a base is shared with: each exists, and
+// a member shares only with groups they are in (an admin with any), as
+// for agents (checkAgentGroups).
+func (fs *Files) checkGroups(ctx context.Context, ids []string) error {
+	if len(ids) > maxKnowledgeGroups {
+		return Errorf(CodeBadRequest, "groups has %d entries; at most %d are allowed", len(ids), maxKnowledgeGroups)
+	}
+	v := fs.viewer(ctx)
+	for i, id := range ids {
+		if fs.cfg.Groups == nil {
+			return Errorf(CodeBadRequest, "groups[%d]: this server keeps no groups", i)
+		}
+		_, err := fs.cfg.Groups.Group(ctx, id)
+		if err == nil && !v.inGroups([]string{id}) {
+			err = Errorf(CodeNotFound, "no such group")
+		}
+		if ErrorCode(err) == CodeNotFound {
+			return Errorf(CodeBadRequest, "groups[%d] %q names no group of yours (GET /agentik/groups lists them)", i, Shorten(id, 60))
+		}
+		if err != nil {
+			return fmt.Errorf("check knowledge: %w", err)
+		}
 	}
 	return nil
 }

@@ -51,10 +51,8 @@ type Project struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// ProjectMember is a member of a project: a user (UserID) with a role.
-// GroupID is the extension point for groups (DESIGN.md §12.3): a member
-// row of a group, whose users then have its role; refused until groups
-// exist (see checkMembers).
+// ProjectMember is a member of a project: a user (UserID) or a group
+// (GroupID, DESIGN.md §12.3: its users then have its role) with a role.
 type ProjectMember struct {
 	UserID  string `json:"user_id,omitempty"`
 	GroupID string `json:"group_id,omitempty"`
@@ -91,10 +89,11 @@ type ProjectStore interface {
 	ProjectConversations(ctx context.Context, id string) ([]string, error)
 }
 
-// RoleIn is the role user has in p: owner, editor, viewer, or "" when
-// none. The one place that says what a member row grants: a group's row
-// grants its role to the group's users once groups exist.
-func RoleIn(p Project, user string) string {
+// RoleIn is the role user, a member of groups, has in p: owner, editor,
+// viewer, or "" when none. The one place that says what a member row
+// grants: a user's row its role to the user, a group's row its role to
+// the group's users; the highest role wins.
+func RoleIn(p Project, user string, groups []string) string {
 	if user == "" {
 		return ""
 	}
@@ -103,7 +102,7 @@ func RoleIn(p Project, user string) string {
 	}
 	role := ""
 	for _, m := range p.Members {
-		if m.UserID == user && rank(m.Role) > rank(role) {
+		if (m.UserID == user || m.GroupID != "" && slices.Contains(groups, m.GroupID)) && rank(m.Role) > rank(role) {
 			role = m.Role
 		}
 	}
@@ -124,8 +123,9 @@ func rank(role string) int {
 }
 
 // ProjectIndex is what the centre knows of projects in memory: each
-// project's owner and members, and the project of every conversation in
-// one. The conversations' projects come from the committed events that
+// project's owner and members, the members of every group (a group's row
+// in a project grants its role to them), and the project of every
+// conversation in one. The conversations' projects come from the committed events that
 // set them (Committed), in commit order, so a change is never undone by
 // a stale one; the projects from the projects service. The rule of access.go reads it for every live event a member's
 // stream is offered (package broker asks it, never the database), and the
@@ -135,12 +135,115 @@ func rank(role string) int {
 type ProjectIndex struct {
 	mu       sync.RWMutex
 	projects map[string]Project
-	convs    map[string]string // conversation → project
+	convs    map[string]string   // conversation → project
+	members  map[string][]string // group → its users
+	groups   map[string][]string // user → their groups (the inverse of members)
 }
 
 // NewProjectIndex makes an empty index.
 func NewProjectIndex() *ProjectIndex {
-	return &ProjectIndex{projects: map[string]Project{}, convs: map[string]string{}}
+	return &ProjectIndex{projects: map[string]Project{}, convs: map[string]string{}, members: map[string][]string{}, groups: map[string][]string{}}
+}
+
+// SetGroup notes that group id has exactly users as members (the groups
+// service tells it after every change it commits, so that a user added
+// to a group sees its projects' chats at once, and one removed stops
+// getting their events at once).
+func (x *ProjectIndex) SetGroup(id string, users []string) {
+	if x == nil || id == "" {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.setGroupLocked(id, users)
+}
+
+func (x *ProjectIndex) setGroupLocked(id string, users []string) {
+	old := x.members[id]
+	for _, u := range old {
+		if !slices.Contains(users, u) {
+			x.groups[u] = slices.DeleteFunc(slices.Clone(x.groups[u]), func(g string) bool { return g == id })
+			if len(x.groups[u]) == 0 {
+				delete(x.groups, u)
+			}
+		}
+	}
+	for _, u := range users {
+		if !slices.Contains(x.groups[u], id) {
+			x.groups[u] = append(slices.Clone(x.groups[u]), id)
+		}
+	}
+	if len(users) == 0 {
+		delete(x.members, id)
+	} else {
+		x.members[id] = slices.Clone(users)
+	}
+}
+
+// DropGroup forgets group id: its rows in projects grant nothing more
+// (the store deletes them with the group).
+func (x *ProjectIndex) DropGroup(id string) {
+	if x == nil || id == "" {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.setGroupLocked(id, nil)
+	for pid, p := range x.projects {
+		if slices.ContainsFunc(p.Members, func(m ProjectMember) bool { return m.GroupID == id }) {
+			p.Members = slices.DeleteFunc(slices.Clone(p.Members), func(m ProjectMember) bool { return m.GroupID == id })
+			x.projects[pid] = p
+		}
+	}
+}
+
+// loadGroups replaces every group's members with gs's.
+func (x *ProjectIndex) loadGroups(gs []Group) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.members, x.groups = map[string][]string{}, map[string][]string{}
+	for _, g := range gs {
+		x.setGroupLocked(g.ID, g.Members)
+	}
+}
+
+// GroupsOf is the groups user is in, as the index has them.
+func (x *ProjectIndex) GroupsOf(user string) []string {
+	if x == nil {
+		return nil
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return slices.Clone(x.groups[user])
+}
+
+// RoleOf is the role user has in p, with the groups the index knows.
+func (x *ProjectIndex) RoleOf(p Project, user string) string {
+	if x == nil {
+		return RoleIn(p, user, nil)
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return RoleIn(p, user, x.groups[user])
+}
+
+// KnowledgeOwners lists the owners of the projects user is a member of
+// (any role) that have knowledge base kid: the project rule of knowledge
+// (agent/knowledge.go) lets a project's members read its bases that its
+// owner may read.
+func (x *ProjectIndex) KnowledgeOwners(user, kid string) []string {
+	if x == nil || user == "" {
+		return nil
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	var out []string
+	for _, p := range x.projects {
+		if slices.Contains(p.Knowledge, kid) && RoleIn(p, user, x.groups[user]) != "" && !slices.Contains(out, p.Owner) {
+			out = append(out, p.Owner)
+		}
+	}
+	return out
 }
 
 func (x *ProjectIndex) putProject(p Project) {
@@ -223,7 +326,7 @@ func (x *ProjectIndex) Reached(user string) []string {
 	defer x.mu.RUnlock()
 	var out []string
 	for id, p := range x.projects {
-		if RoleIn(p, user) != "" {
+		if RoleIn(p, user, x.groups[user]) != "" {
 			out = append(out, id)
 		}
 	}
@@ -243,11 +346,12 @@ func (x *ProjectIndex) Sees(user, conversationID string) bool {
 	if !ok {
 		return false
 	}
-	return RoleIn(x.projects[pid], user) != ""
+	return RoleIn(x.projects[pid], user, x.groups[user]) != ""
 }
 
 // Members lists the users who see conversation id through its project
-// (its project's owner and user members); nil when it is in none.
+// (its project's owner, its user members and its groups' users); nil
+// when it is in none.
 func (x *ProjectIndex) Members(conversationID string) []string {
 	if x == nil || conversationID == "" {
 		return nil
@@ -264,6 +368,11 @@ func (x *ProjectIndex) Members(conversationID string) []string {
 		if m.UserID != "" && !slices.Contains(out, m.UserID) {
 			out = append(out, m.UserID)
 		}
+		for _, u := range x.members[m.GroupID] {
+			if !slices.Contains(out, u) {
+				out = append(out, u)
+			}
+		}
 	}
 	return out
 }
@@ -273,7 +382,16 @@ type ProjectsConfig struct {
 	Store  ProjectStore
 	Runner *Runner // the conversations it moves and creates
 	Index  *ProjectIndex
+	// Groups lists the groups whose rows in projects grant their role to
+	// their users (loaded into the index); nil: no groups.
+	Groups GroupLister
 	Now    Clock
+}
+
+// GroupLister lists every group with its members (GroupStore has it).
+type GroupLister interface {
+	Groups(ctx context.Context) ([]Group, error)
+	Group(ctx context.Context, id string) (Group, error)
 }
 
 // Projects is the projects service.
@@ -292,6 +410,9 @@ func NewProjects(ctx context.Context, cfg ProjectsConfig) (*Projects, error) {
 		cfg.Now = time.Now
 	}
 	ps := &Projects{cfg: cfg, now: cfg.Now}
+	if err := ps.loadGroups(ctx); err != nil {
+		return nil, fmt.Errorf("projects: %w", err)
+	}
 	list, err := cfg.Store.Projects(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("projects: %w", err)
@@ -309,10 +430,24 @@ func NewProjects(ctx context.Context, cfg ProjectsConfig) (*Projects, error) {
 	return ps, nil
 }
 
+// loadGroups reads every group's members into the index.
+func (ps *Projects) loadGroups(ctx context.Context) error {
+	if ps.cfg.Groups == nil {
+		return nil
+	}
+	gs, err := ps.cfg.Groups.Groups(ctx)
+	if err != nil {
+		return err
+	}
+	ps.cfg.Index.loadGroups(gs)
+	return nil
+}
+
 // Reload reads project id again into the index (its members, or its
-// deletion), or every project when id is "": another instance changed it
-// (on PostgreSQL the store tells, store.OnProject). The conversations'
-// projects come with their events (ProjectIndex.Committed).
+// deletion), or every project and group when id is "": another instance
+// changed it (on PostgreSQL the store tells, store.OnProject; a group's
+// change is told as every project's). The conversations' projects come
+// with their events (ProjectIndex.Committed).
 func (ps *Projects) Reload(ctx context.Context, id string) error {
 	x := ps.cfg.Index
 	if id != "" {
@@ -326,6 +461,9 @@ func (ps *Projects) Reload(ctx context.Context, id string) error {
 		}
 		x.putProject(p)
 		return nil
+	}
+	if err := ps.loadGroups(ctx); err != nil {
+		return fmt.Errorf("projects: reload groups: %w", err)
 	}
 	list, err := ps.cfg.Store.Projects(ctx)
 	if err != nil {
@@ -366,7 +504,7 @@ func (ps *Projects) projectFor(ctx context.Context, id string) (Project, error) 
 		return Project{}, err
 	}
 	pr := PrincipalFrom(ctx)
-	p.Role = RoleIn(p, pr.UserID)
+	p.Role = ps.cfg.Index.RoleOf(p, pr.UserID)
 	if p.Role == "" && !pr.Admin() {
 		return Project{}, errNoProject(id)
 	}
@@ -400,7 +538,7 @@ func (ps *Projects) List(ctx context.Context) ([]Project, error) {
 	pr := PrincipalFrom(ctx)
 	out := []Project{}
 	for _, p := range all {
-		p.Role = RoleIn(p, pr.UserID)
+		p.Role = ps.cfg.Index.RoleOf(p, pr.UserID)
 		if p.Role != "" || pr.Admin() {
 			out = append(out, p)
 		}
@@ -525,8 +663,11 @@ func (ps *Projects) apply(ctx context.Context, p *Project, in ProjectInput) erro
 	return nil
 }
 
-// checkMembers checks a member list: users that exist, roles viewer or
-// editor, no one twice, not the owner.
+// checkMembers checks a member list: users and groups that exist, roles
+// viewer or editor, no one twice, not the owner. The owner (or an admin)
+// names any group: a project is shared with a group as an agent is,
+// except that its owner need not be in it (they own the project, and the
+// group's members learn nothing of the group by it).
 func (ps *Projects) checkMembers(ctx context.Context, owner string, in []ProjectMember) ([]ProjectMember, error) {
 	if len(in) > maxProjectMembers {
 		return nil, Errorf(CodeBadRequest, "members has %d entries; at most %d are allowed", len(in), maxProjectMembers)
@@ -535,10 +676,21 @@ func (ps *Projects) checkMembers(ctx context.Context, owner string, in []Project
 	seen := map[string]bool{}
 	for i, m := range in {
 		if m.GroupID != "" {
-			// The extension point for groups (issue 52): a group's row
-			// is stored as a user's is, and RoleIn grants its role to the
-			// group's users.
-			return nil, Errorf(CodeBadRequest, "members[%d]: group members are not available on this server yet; name users by user_id", i)
+			if m.UserID != "" || m.Email != "" {
+				return nil, Errorf(CodeBadRequest, "members[%d]: name a user (user_id or email) or a group (group_id), not both", i)
+			}
+			if m.Role != ProjectViewer && m.Role != ProjectEditor {
+				return nil, Errorf(CodeBadRequest, "members[%d]: role must be %q or %q, got %q", i, ProjectViewer, ProjectEditor, Shorten(m.Role, 40))
+			}
+			if seen["g:"+m.GroupID] {
+				return nil, Errorf(CodeBadRequest, "members[%d]: group %s is named twice", i, Shorten(m.GroupID, 80))
+			}
+			seen["g:"+m.GroupID] = true
+			if err := ps.checkGroup(ctx, m.GroupID); err != nil {
+				return nil, Errorf(ErrorCode(err), "members[%d]: %s", i, errMessage(err))
+			}
+			out = append(out, ProjectMember{GroupID: m.GroupID, Role: m.Role})
+			continue
 		}
 		if m.UserID == "" && m.Email != "" {
 			id, err := ps.userByEmail(ctx, m.Email)
@@ -573,6 +725,45 @@ func (ps *Projects) checkMembers(ctx context.Context, owner string, in []Project
 	return out, nil
 }
 
+// checkGroup checks that group id exists: bad_request naming it when not.
+func (ps *Projects) checkGroup(ctx context.Context, id string) error {
+	if ps.cfg.Groups == nil {
+		return Errorf(CodeBadRequest, "this server keeps no groups: name members by user_id")
+	}
+	_, err := ps.cfg.Groups.Group(ctx, id)
+	if ErrorCode(err) == CodeNotFound {
+		return Errorf(CodeBadRequest, "no group %q (GET /agentik/groups lists them)", Shorten(id, 80))
+	}
+	return err
+}
+
+// GroupNames names the groups among project id's members (for its page),
+// to whoever sees the project; a group gone since is left out.
+func (ps *Projects) GroupNames(ctx context.Context, id string) (map[string]string, error) {
+	p, err := ps.projectFor(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	if ps.cfg.Groups == nil {
+		return out, nil
+	}
+	for _, m := range p.Members {
+		if m.GroupID == "" {
+			continue
+		}
+		g, err := ps.cfg.Groups.Group(ctx, m.GroupID)
+		if ErrorCode(err) == CodeNotFound {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[g.ID] = g.Name
+	}
+	return out, nil
+}
+
 // userByEmail is the id of the user with that email: bad_request when
 // there is none (the project's owner learns that no account has it).
 func (ps *Projects) userByEmail(ctx context.Context, email string) (string, error) {
@@ -596,7 +787,7 @@ func (ps *Projects) userByEmail(ctx context.Context, email string) (string, erro
 func (r *Runner) checkProject(ctx context.Context, id string) (Project, error) {
 	p, ok := r.cfg.Projects.project(id)
 	pr := PrincipalFrom(ctx)
-	role := RoleIn(p, pr.UserID)
+	role := r.cfg.Projects.RoleOf(p, pr.UserID)
 	switch {
 	case !ok || role == "" && !pr.Admin():
 		return Project{}, errNoProject(id)

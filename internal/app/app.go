@@ -142,7 +142,7 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	}
 	a.Runner = agent.NewRunner(rc)
 	sc.Runner, sc.Broker, sc.Store = a.Runner, a.Broker, a.Store
-	if a.Projects, err = agent.NewProjects(ctx, agent.ProjectsConfig{Store: a.Store, Runner: a.Runner, Index: rc.Projects, Now: now}); err != nil {
+	if a.Projects, err = agent.NewProjects(ctx, agent.ProjectsConfig{Store: a.Store, Runner: a.Runner, Index: rc.Projects, Groups: a.Store, Now: now}); err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
 	if sc.Projects == nil {

@@ -12,9 +12,11 @@ import (
 
 // newFiles makes the files service over the database: extraction by
 // package knowledge, embeddings by the configured model's provider.
-func newFiles(cfg Settings, a *App, providers *llm.Providers, log *slog.Logger) (*agent.Files, error) {
+// Its project index is the runner's (projects' members read their bases).
+func newFiles(cfg Settings, a *App, providers *llm.Providers, projects *agent.ProjectIndex, log *slog.Logger) (*agent.Files, error) {
 	fc := agent.FilesConfig{Store: a.Store, Extractor: knowledge.Extractor{}, Publisher: a.Broker,
-		MaxFileBytes: cfg.MaxFileBytes, MaxUserBytes: cfg.MaxUserFileBytes, Logger: log}
+		MaxFileBytes: cfg.MaxFileBytes, MaxUserBytes: cfg.MaxUserFileBytes, Logger: log,
+		Groups: a.Store, Projects: projects}
 	if cfg.Demo && cfg.EmbeddingModel == "" {
 		cfg.EmbeddingModel = demo.EmbeddingModel // the demo endpoint's deterministic embeddings
 	}

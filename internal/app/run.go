@@ -456,7 +456,10 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		}
 		rcfg.Tools = tel.Tools(rcfg.Tools, servers)
 	}
-	if rcfg.Files, err = newFiles(cfg, a, providers, log); err != nil { // files.go
+	if rcfg.Projects == nil {
+		rcfg.Projects = agent.NewProjectIndex() // the project rule's facts, shared by the runner and files (agent/project.go)
+	}
+	if rcfg.Files, err = newFiles(cfg, a, providers, rcfg.Projects, log); err != nil { // files.go
 		return nil, err
 	}
 	scfg.Files = rcfg.Files

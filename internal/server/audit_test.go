@@ -167,3 +167,46 @@ func TestAuditScriptedDay(t *testing.T) {
 		return ls
 	}, "line 10: entry 11 follows entry 9")
 }
+
+// TestAuditAdminRead: an admin reading another user's conversation (its
+// messages over REST, or its chat page) is recorded as admin_read naming
+// the owner; an admin reading their own, and a member reading theirs, are
+// not.
+func TestAuditAdminRead(t *testing.T) {
+	t.Parallel()
+	const admin = "k-admin"
+	ts := newTestServer(t, withKeys(admin))
+	bearer := []string{"Authorization", "Bearer " + admin}
+	var ann agent.User
+	pwCall(t, ts, "POST", "/agentik/users", `{"name":"Ann","email":"ann@example.com"}`, 201, "", &ann, bearer...)
+	var key agent.NewKey
+	pwCall(t, ts, "POST", "/agentik/users/"+ann.ID+"/keys", `{"name":"laptop"}`, 201, "", &key, bearer...)
+	annAuth := []string{"Authorization", "Bearer " + key.Key}
+	var hers, mine agent.Conversation
+	pwCall(t, ts, "POST", "/agentik/conversations", `{"title":"hers"}`, 201, "", &hers, annAuth...)
+	pwCall(t, ts, "POST", "/agentik/conversations", `{"title":"mine"}`, 201, "", &mine, bearer...)
+	pwCall(t, ts, "POST", "/agentik/conversations/"+hers.ID+"/send", sendBody("hello"), 200, "", nil, annAuth...)
+
+	pwCall(t, ts, "GET", "/agentik/conversations/"+hers.ID+"/messages", "", 200, "", nil, annAuth...)
+	pwCall(t, ts, "GET", "/agentik/conversations/"+mine.ID+"/messages", "", 200, "", nil, bearer...)
+	pwCall(t, ts, "GET", "/agentik/conversations/"+hers.ID+"/messages", "", 200, "", nil, bearer...)
+	resp := ts.do(t, "GET", "/c/"+hers.ID, "", bearer...)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("the admin's chat page of ann's conversation: %d", resp.StatusCode)
+	}
+
+	var page struct{ Entries []agent.AuditEntry }
+	pwCall(t, ts, "GET", "/agentik/audit?action=admin_read", "", 200, "", &page, bearer...)
+	if len(page.Entries) != 2 {
+		t.Fatalf("admin_read entries: %+v, want 2 (REST and the page)", page.Entries)
+	}
+	for _, e := range page.Entries {
+		if e.Actor != agent.LocalUser || e.Target != hers.ID || string(e.Details) != `{"owner":"`+ann.ID+`","read":"messages"}` {
+			t.Errorf("entry %+v (details %s)", e, e.Details)
+		}
+	}
+	if p := page.Entries[0].From.Protocol; p != "rest" {
+		t.Errorf("the REST read's protocol: %q", p)
+	}
+}

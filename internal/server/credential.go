@@ -6,6 +6,7 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/internal/tool"
+	"github.com/agentik/agentik/web"
 )
 
 // A user's own credentials of per-user MCP servers (DESIGN.md §12.3;
@@ -18,6 +19,28 @@ type credentialKeeper interface {
 	SetUserSecret(ctx context.Context, server, secret string) error
 	DeleteUserSecret(ctx context.Context, server string) error
 	UserCredentials(ctx context.Context) ([]tool.CredentialInfo, error)
+	PerUserCredentials(ctx context.Context) ([]tool.CredentialInfo, error)
+}
+
+// credentialRows are ctx's user's per-user servers for the people page
+// (nil when none runs as its caller).
+func (s *Server) credentialRows(ctx context.Context) ([]web.CredentialRow, error) {
+	k, ok := s.tools.(credentialKeeper)
+	if !ok {
+		return nil, nil
+	}
+	if _, err := agent.CredentialOwner(ctx); err != nil {
+		return nil, nil
+	}
+	cs, err := k.PerUserCredentials(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]web.CredentialRow, len(cs))
+	for i, c := range cs {
+		rows[i] = web.CredentialRow{Server: c.Server, Kind: c.Kind, Set: c.Set}
+	}
+	return rows, nil
 }
 
 // credentialSet is set_credential's input.

@@ -125,10 +125,14 @@ func (s *Server) oauth(p *oidc.Provider, redirect string) *oauth2.Config {
 		Scopes: []string{oidc.ScopeOpenID, "email", "profile"}}
 }
 
-// oidcFail shows why a sign-in failed; nothing was created.
-func (s *Server) oidcFail(w http.ResponseWriter, r *http.Request, code int, format string, args ...any) {
+// oidcFail shows why a sign-in failed (nothing was created) and records
+// it in the audit log as sign_in_failed with method oidc, a reason (one
+// word a filter can group by) and the message: never the code, state,
+// nonce, tokens or the client secret, which no message holds.
+func (s *Server) oidcFail(w http.ResponseWriter, r *http.Request, code int, reason, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	s.log.Warn("oidc_sign_in_failed", "client", s.clientAddr(r).String(), "reason", msg)
+	s.log.Warn("oidc_sign_in_failed", "client", s.clientAddr(r).String(), "reason", reason, "message", msg)
+	s.audit().RecordAs(r.Context(), "", agent.AuditSignInFailed, "", map[string]string{"method": "oidc", "reason": reason, "message": agent.Shorten(msg, 300)})
 	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: "", Path: "/auth/oidc/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(r)})
 	s.renderError(w, r, code, "Sign-in failed: "+msg)
 }
@@ -140,7 +144,7 @@ func (s *Server) handleOIDCLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	p, err := s.people.oidc.get(r.Context(), s.cfg.OIDC.Issuer)
 	if err != nil {
-		s.oidcFail(w, r, http.StatusBadGateway, "the provider %s did not answer its discovery document: %v", s.cfg.OIDC.Issuer, err)
+		s.oidcFail(w, r, http.StatusBadGateway, "provider_unreachable", "the provider %s did not answer its discovery document: %v", s.cfg.OIDC.Issuer, err)
 		return
 	}
 	f := oidcFlow{State: randomText(), Nonce: randomText(), Verifier: oauth2.GenerateVerifier(),
@@ -240,56 +244,56 @@ func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	if e := q.Get("error"); e != "" {
-		s.oidcFail(w, r, http.StatusUnauthorized, "the provider refused: %s %s", agent.Shorten(e, 80), agent.Shorten(q.Get("error_description"), 200))
+		s.oidcFail(w, r, http.StatusUnauthorized, "provider_refused", "the provider refused: %s %s", agent.Shorten(e, 80), agent.Shorten(q.Get("error_description"), 200))
 		return
 	}
 	f, err := s.flow(r)
 	if err != nil {
-		s.oidcFail(w, r, http.StatusBadRequest, "%v", err)
+		s.oidcFail(w, r, http.StatusBadRequest, "no_flow", "%v", err)
 		return
 	}
 	if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(f.State)) != 1 {
-		s.oidcFail(w, r, http.StatusBadRequest, "the state the provider sent back does not match this browser's sign-in (a forged or replayed link): start again")
+		s.oidcFail(w, r, http.StatusBadRequest, "state_mismatch", "the state the provider sent back does not match this browser's sign-in (a forged or replayed link): start again")
 		return
 	}
 	p, err := s.people.oidc.get(r.Context(), o.Issuer)
 	if err != nil {
-		s.oidcFail(w, r, http.StatusBadGateway, "the provider %s did not answer: %v", o.Issuer, err)
+		s.oidcFail(w, r, http.StatusBadGateway, "provider_unreachable", "the provider %s did not answer: %v", o.Issuer, err)
 		return
 	}
 	tok, err := s.oauth(p, f.Redirect).Exchange(r.Context(), q.Get("code"), oauth2.VerifierOption(f.Verifier))
 	if err != nil {
-		s.oidcFail(w, r, http.StatusUnauthorized, "the provider refused the code (it may have been used already or expired): %v", err)
+		s.oidcFail(w, r, http.StatusUnauthorized, "code_refused", "the provider refused the code (it may have been used already or expired): %v", err)
 		return
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
-		s.oidcFail(w, r, http.StatusBadGateway, "the provider sent no ID token")
+		s.oidcFail(w, r, http.StatusBadGateway, "no_id_token", "the provider sent no ID token")
 		return
 	}
 	idt, err := p.Verifier(&oidc.Config{ClientID: o.ClientID}).Verify(r.Context(), raw)
 	if err != nil {
-		s.oidcFail(w, r, http.StatusUnauthorized, "the ID token is not valid: %v", err)
+		s.oidcFail(w, r, http.StatusUnauthorized, "id_token_invalid", "the ID token is not valid: %v", err)
 		return
 	}
 	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(f.Nonce)) != 1 {
-		s.oidcFail(w, r, http.StatusUnauthorized, "the ID token's nonce does not match this sign-in (a replayed token)")
+		s.oidcFail(w, r, http.StatusUnauthorized, "nonce_mismatch", "the ID token's nonce does not match this sign-in (a replayed token)")
 		return
 	}
 	var cl oidcClaims
 	if err := idt.Claims(&cl); err != nil {
-		s.oidcFail(w, r, http.StatusBadGateway, "the ID token's claims are unreadable: %v", err)
+		s.oidcFail(w, r, http.StatusBadGateway, "claims_unreadable", "the ID token's claims are unreadable: %v", err)
 		return
 	}
 	if cl.lacks(o) {
 		if err := s.userInfo(r.Context(), p, tok, idt.Subject, &cl); err != nil {
-			s.oidcFail(w, r, http.StatusBadGateway, "%v", err)
+			s.oidcFail(w, r, http.StatusBadGateway, "userinfo_failed", "%v", err)
 			return
 		}
 	}
 	u, err := s.oidcUser(r.Context(), idt.Issuer, idt.Subject, cl)
 	if err != nil {
-		s.oidcFail(w, r, http.StatusForbidden, "%s", agent.ErrorMessage(err))
+		s.oidcFail(w, r, http.StatusForbidden, "account_refused", "%s", agent.ErrorMessage(err))
 		return
 	}
 	// The claim's groups are the user's oidc memberships from now on (a
@@ -297,7 +301,7 @@ func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request) {
 	if g := s.people.groups; g != nil && cl.Groups != nil {
 		if err := g.SyncClaim(r.Context(), u.ID, cl.Groups); err != nil {
 			s.log.Error("oidc_groups_failed", "user_id", u.ID, "err", err)
-			s.oidcFail(w, r, http.StatusInternalServerError, "your groups could not be synced; try again")
+			s.oidcFail(w, r, http.StatusInternalServerError, "groups_sync_failed", "your groups could not be synced; try again")
 			return
 		}
 	}

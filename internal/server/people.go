@@ -107,6 +107,9 @@ func newPeople(s *Server) *people {
 			au = s.cfg.Runner.Audit()
 		}
 		p.groups = agent.NewGroups(gs, s.cfg.Clock, au) // group.go
+		if s.cfg.Runner != nil {
+			p.groups.Mirror(s.cfg.Runner.ProjectIndex()) // a group's rows in projects (agent/project.go)
+		}
 	}
 	return p
 }

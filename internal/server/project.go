@@ -124,9 +124,28 @@ func (s *Server) projectDetail(ctx context.Context, ps *agent.Projects, id strin
 	}
 	d := web.ProjectDetail{ID: pr.ID, Name: pr.Name, Instructions: pr.Instructions, Agent: pr.Agent, Role: pr.Role,
 		OwnerName: cmp.Or(people[pr.Owner].Name, pr.Owner), CanEdit: pr.Role == agent.ProjectOwner || agent.PrincipalFrom(ctx).Admin()}
+	groups, err := ps.GroupNames(ctx, id)
+	if err != nil {
+		return web.ProjectDetail{}, err
+	}
 	for _, m := range pr.Members {
+		if m.GroupID != "" {
+			d.Members = append(d.Members, web.MemberRow{GroupID: m.GroupID, Name: cmp.Or(groups[m.GroupID], m.GroupID), Role: m.Role})
+			continue
+		}
 		u := people[m.UserID]
 		d.Members = append(d.Members, web.MemberRow{UserID: m.UserID, Name: cmp.Or(u.Name, m.UserID), Email: u.Email, Role: m.Role})
+	}
+	if g := s.people.groups; g != nil && d.CanEdit {
+		gs, err := g.List(ctx) // an admin's: every group; a member's: their own
+		if err != nil {
+			return web.ProjectDetail{}, err
+		}
+		for _, grp := range gs {
+			if _, in := groups[grp.ID]; !in {
+				d.Groups = append(d.Groups, web.GroupOption{ID: grp.ID, Name: grp.Name})
+			}
+		}
 	}
 	checked := map[string]bool{}
 	for _, k := range pr.Knowledge {

@@ -178,6 +178,10 @@ func (s *Server) handlePeople(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := web.PeoplePage{Me: s.personRow(r, a, me), Admin: me.Role == agent.RoleAdmin}
+	if p.Credentials, err = s.credentialRows(r.Context()); err != nil { // credential.go
+		s.writeError(w, r, err)
+		return
+	}
 	if p.Admin {
 		us, err := a.Users(r.Context())
 		if err != nil {

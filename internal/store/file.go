@@ -73,7 +73,11 @@ type knowledgeRow struct {
 	Name        string `gorm:"not null"`
 	Description string `gorm:"not null;default:''"`
 	Visibility  string `gorm:"not null"`
-	CreatedAt   int64  `gorm:"not null;autoCreateTime:false"`
+	// Groups are the ids of the groups a base of visibility "group" is
+	// shared with, space-separated (a column added to the table: an old
+	// database migrates with '' for every base).
+	Groups    string `gorm:"column:share_groups;not null;default:''"`
+	CreatedAt int64  `gorm:"not null;autoCreateTime:false"`
 }
 
 func (knowledgeRow) TableName() string { return "knowledge_base" }
@@ -387,8 +391,8 @@ func (s *Store) PutKnowledge(ctx context.Context, k agent.Knowledge) error {
 		}
 	}
 	err := s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		row := knowledgeRow{ID: k.ID, Owner: k.Owner, Name: k.Name, Description: k.Description, Visibility: k.Visibility, CreatedAt: k.CreatedAt.UnixNano()}
-		if err := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "id"}}, DoUpdates: clause.AssignmentColumns([]string{"name", "description", "visibility"})}).Create(&row).Error; err != nil {
+		row := knowledgeRow{ID: k.ID, Owner: k.Owner, Name: k.Name, Description: k.Description, Visibility: k.Visibility, Groups: strings.Join(k.Groups, " "), CreatedAt: k.CreatedAt.UnixNano()}
+		if err := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "id"}}, DoUpdates: clause.AssignmentColumns([]string{"name", "description", "visibility", "share_groups"})}).Create(&row).Error; err != nil {
 			return err
 		}
 		if err := tx.Where("knowledge_id = ?", k.ID).Delete(&knowledgeFileRow{}).Error; err != nil {
@@ -448,7 +452,7 @@ func (s *Store) withFiles(ctx context.Context, rows []knowledgeRow) ([]agent.Kno
 	idx := map[string]int{}
 	ids := make([]string, len(rows))
 	for i, r := range rows {
-		out[i] = agent.Knowledge{ID: r.ID, Name: r.Name, Description: r.Description, Visibility: r.Visibility, FileIDs: []string{},
+		out[i] = agent.Knowledge{ID: r.ID, Name: r.Name, Description: r.Description, Visibility: r.Visibility, Groups: strings.Fields(r.Groups), FileIDs: []string{},
 			Status: agent.KnowledgeReady, CreatedAt: time.Unix(0, r.CreatedAt).UTC(), Owner: r.Owner}
 		idx[r.ID], ids[i] = i, r.ID
 	}

@@ -189,6 +189,9 @@ func (s *Store) DeleteGroup(ctx context.Context, id string) error {
 		if err := tx.Where("group_id = ?", id).Delete(&groupMemberRow{}).Error; err != nil {
 			return err
 		}
+		if err := tx.Where("group_id = ?", id).Delete(&projectMemberRow{}).Error; err != nil { // its rows in projects (project.go)
+			return err
+		}
 		res := tx.Where("id = ?", id).Delete(&groupRow{})
 		if res.Error != nil {
 			return res.Error
@@ -196,7 +199,7 @@ func (s *Store) DeleteGroup(ctx context.Context, id string) error {
 		if res.RowsAffected == 0 {
 			return missing("group", id)
 		}
-		return nil
+		return s.notifyProject(tx, "")
 	})
 	if err != nil {
 		return fmt.Errorf("store: delete group: %w", err)
@@ -210,7 +213,10 @@ func (s *Store) AddMembers(ctx context.Context, groupID string, userIDs []string
 		if err := groupExists(tx, groupID); err != nil {
 			return err
 		}
-		return addMembers(tx, groupID, userIDs, source)
+		if err := addMembers(tx, groupID, userIDs, source); err != nil {
+			return err
+		}
+		return s.notifyProject(tx, "") // a group's rows in projects grant its users (project.go)
 	})
 	if err != nil {
 		return fmt.Errorf("store: add members: %w", err)
@@ -229,7 +235,7 @@ func (s *Store) RemoveMembers(ctx context.Context, groupID string, userIDs []str
 				return err
 			}
 		}
-		return nil
+		return s.notifyProject(tx, "")
 	})
 	if err != nil {
 		return fmt.Errorf("store: remove members: %w", err)
@@ -258,7 +264,10 @@ func (s *Store) SetMembers(ctx context.Context, groupID string, userIDs []string
 				return err
 			}
 		}
-		return addMembers(tx, groupID, userIDs, source)
+		if err := addMembers(tx, groupID, userIDs, source); err != nil {
+			return err
+		}
+		return s.notifyProject(tx, "")
 	})
 	if err != nil {
 		return fmt.Errorf("store: set members: %w", err)
@@ -303,7 +312,10 @@ func (s *Store) SyncGroups(ctx context.Context, userID, source string, groupIDs 
 				return err
 			}
 		}
-		return nil
+		if len(added) == 0 && len(removed) == 0 {
+			return nil
+		}
+		return s.notifyProject(tx, "")
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: sync groups: %w", err)

@@ -277,6 +277,9 @@ func askCredential(ctx context.Context, server, msg, link string) error {
 type CredentialInfo struct {
 	Server string `json:"server"`
 	Kind   string `json:"kind"` // "secret" or "oauth"
+	// Set says whether the caller has one (PerUserCredentials; every
+	// entry of UserCredentials has one).
+	Set bool `json:"-"`
 }
 
 // perUserServer returns the per-user server named name, or not_found.
@@ -360,6 +363,32 @@ func (m *Manager) UserCredentials(ctx context.Context) ([]CredentialInfo, error)
 			kind = "secret"
 		}
 		out = append(out, CredentialInfo{Server: s.cfg.Name, Kind: kind})
+	}
+	return out, nil
+}
+
+// PerUserCredentials lists every per-user server with whether ctx's user
+// has a credential for it (never the credential): the settings page's
+// list, which offers to add one where none is set.
+func (m *Manager) PerUserCredentials(ctx context.Context) ([]CredentialInfo, error) {
+	user, err := agent.CredentialOwner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []CredentialInfo{}
+	for _, s := range m.servers {
+		if !s.cfg.PerUser || s.cfg.Disabled {
+			continue
+		}
+		kind := "oauth"
+		if s.cfg.UserSecret {
+			kind = "secret"
+		}
+		_, err := m.opt.OAuth.Credentials.Credential(ctx, s.cfg.Name, user)
+		if err != nil && !errors.Is(err, agent.ErrNotFound) {
+			return nil, err
+		}
+		out = append(out, CredentialInfo{Server: s.cfg.Name, Kind: kind, Set: err == nil})
 	}
 	return out, nil
 }
