@@ -79,21 +79,7 @@ export class McpApps {
       }
     }
     if (!uri) { card.dataset.app = 'none'; return; }
-    const iframe = document.createElement('iframe');
-    iframe.className = 'mcp-app';
-    iframe.dataset.testid = 'mcp-app';
-    iframe.setAttribute('sandbox', 'allow-scripts');
-    iframe.setAttribute('title', `App of ${name}`);
-    iframe.setAttribute('referrerpolicy', 'no-referrer');
-    iframe.style.height = '160px';
-    iframe.src = `/agentik/apps/view?${new URLSearchParams({ server: server.name, uri })}`;
-    const box = document.createElement('div');
-    box.className = 'mcp-app-box';
-    box.append(iframe);
-    card.append(box);
-    card.dataset.app = 'shown';
-    const bridge = new Bridge(this, card, iframe, name, server);
-    this.bridges.set(iframe.contentWindow, bridge);
+    mountFrame(this, card, `/agentik/apps/view?${new URLSearchParams({ server: server.name, uri })}`, name, server);
   }
 
   // call runs an app's tools/call through app_call; the answer is the
@@ -109,6 +95,48 @@ export class McpApps {
     const card = await new Promise((resolve) => { this.waiting.set(res.call_id, resolve); this.scan(); });
     const text = card.querySelector('.tool-result code')?.textContent || '';
     return { content: [{ type: 'text', text }], isError: card.dataset.state === 'error' };
+  }
+}
+
+// mountFrame shows the app at src in card, sandboxed, with its bridge.
+function mountFrame(apps, card, src, name, server) {
+  const iframe = document.createElement('iframe');
+  iframe.className = 'mcp-app';
+  iframe.dataset.testid = 'mcp-app';
+  iframe.setAttribute('sandbox', 'allow-scripts');
+  iframe.setAttribute('title', `App of ${name}`);
+  iframe.setAttribute('referrerpolicy', 'no-referrer');
+  iframe.style.height = '160px';
+  iframe.src = src;
+  const box = document.createElement('div');
+  box.className = 'mcp-app-box';
+  box.append(iframe);
+  card.append(box);
+  card.dataset.app = 'shown';
+  apps.bridges.set(iframe.contentWindow, new Bridge(apps, card, iframe, name, server));
+}
+
+// SharedApps shows the apps of a share link's page (/s/{token}, read-only,
+// no socket): the server marks each card whose tool names an app with
+// data-app-view, the app's HTML read through the link. The bridge answers
+// as in the chat, but the host offers no tools: an app's tools/call is
+// refused (and logged once), nothing runs.
+export class SharedApps {
+  constructor(root = document) {
+    this.readOnly = true;
+    this.bridges = new Map();
+    window.addEventListener('message', (e) => {
+      const b = this.bridges.get(e.source);
+      if (b) b.receive(e.data);
+    });
+    for (const card of root.querySelectorAll('.tool-card[data-app-view]')) {
+      const name = card.querySelector('.tool-name')?.textContent.trim() || '';
+      mountFrame(this, card, card.dataset.appView, name, { name: '', tools: [] });
+    }
+  }
+
+  async call() {
+    throw rpcError(-32601, 'tools/call is not offered in a shared, read-only view');
   }
 }
 
@@ -209,7 +237,7 @@ class Bridge {
     return {
       protocolVersion: typeof params.protocolVersion === 'string' ? params.protocolVersion : PROTOCOL,
       hostInfo: { name: 'agentik', version: '1' },
-      hostCapabilities: { serverTools: {}, logging: {} },
+      hostCapabilities: this.apps.readOnly ? { logging: {} } : { serverTools: {}, logging: {} },
       hostContext: {
         toolInfo: { tool: { name: this.tool, inputSchema: { type: 'object' } } },
         theme: dark ? 'dark' : 'light',
