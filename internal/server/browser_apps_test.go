@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -173,6 +174,25 @@ func TestBrowserMCPApp(t *testing.T) {
 	clickApp(t, tab, "s1", "junk")
 	waitApp(t, tab, "s1", "junk-out", "junk sent")
 	waitJS(t, tab, "junk refused", `document.querySelector('.tool-card[data-call-id="s1"]').dataset.appRefused !== undefined`)
+	// resources/read: a resource of the app's own server.
+	clickApp(t, tab, "s1", "read")
+	waitApp(t, tab, "s1", "read-out", "read: a note from the counter")
+	// ui/message: the reader's message in the conversation, sent and
+	// answered like one typed in the composer.
+	clickApp(t, tab, "s1", "say")
+	waitApp(t, tab, "s1", "say-out", "said: ok")
+	waitJS(t, tab, "the app's message answered", `[...document.querySelectorAll('#messages .msg-user')].some((m) => m.textContent.includes('hello from the app')) && `+
+		`[...document.querySelectorAll('#messages .msg-assistant')].some((m) => m.textContent.includes('You said: hello from the app'))`)
+	if msgs := ts.do(t, "GET", "/agentik/conversations/"+c.ID+"/messages", ""); msgs.StatusCode != 200 {
+		t.Errorf("messages: %d", msgs.StatusCode)
+	} else {
+		b, _ := io.ReadAll(msgs.Body)
+		msgs.Body.Close()
+		if !strings.Contains(string(b), `"body":"hello from the app"`) {
+			t.Errorf("the app's message is not stored as a user message: %s", b)
+		}
+	}
+
 	// The server refuses it too.
 	var e struct{ Error agent.Error }
 	ts.call(t, "POST", "/agentik/conversations/"+c.ID+"/app-calls", `{"app":"counter__show_counter","name":"weather__forecast"}`, 403, &e)
@@ -219,6 +239,10 @@ func TestBrowserMCPAppShared(t *testing.T) {
 	clickApp(t, anon, "s1", "add")
 	waitApp(t, anon, "s1", "called", "failed:")
 	waitJS(t, anon, "the call refused and logged", `document.querySelector('.tool-card[data-call-id="s1"]').dataset.appRefused === 'tools/call add'`)
+	clickApp(t, anon, "s1", "say")
+	waitApp(t, anon, "s1", "say-out", "say failed:")
+	clickApp(t, anon, "s1", "read")
+	waitApp(t, anon, "s1", "read-out", "read failed:")
 	if after := ts.as(t, carolKey, "GET", "/agentik/conversations/"+c.ID+"/messages", "", 200); after != before {
 		t.Errorf("the shared view's app changed the conversation:\n%s\nthen\n%s", before, after)
 	}
