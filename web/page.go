@@ -158,6 +158,9 @@ type MessageView struct {
 	Result    string // pretty-printed when JSON
 	IsError   bool
 	ChildID   string // a delegation's child conversation (agent__<slug>)
+	// AppView is, in a share link's view, the URL of the MCP App the card
+	// shows (the chat finds its apps itself, mcpapps.js).
+	AppView string
 	// Memory is the change a memory tool's call made (memory.templ); nil
 	// for other calls.
 	Memory *agent.MemoryChange

@@ -75,7 +75,7 @@ class App {
     this.knowledge = new Knowledge({ conn: this.conn, toast: (m, k) => this.toast(m, k), reload: () => this.navigate(location.pathname + location.search, false) });
     this.importer = new Importer(document.getElementById('import-dialog'), { toast: (m, k) => this.toast(m, k) });
     this.resourceView = new ResourceView(this.conn);
-    this.apps = new McpApps({ conn: this.conn, conversation: () => this.main?.dataset.conversationId });
+    this.apps = new McpApps({ conn: this.conn, conversation: () => this.main?.dataset.conversationId, send: (content) => this.chat.send(content) });
     this.shareDialog = new ShareDialog({ conn: this.conn, toast: (m, k) => this.toast(m, k) });
     this.projects = new ProjectsNav({ conn: this.conn, sidebarEl: this.sidebarEl, navigate: (href) => this.navigate(href), toast: (m, k) => this.toast(m, k) });
     this.mount(document.getElementById('main'), this.boot);

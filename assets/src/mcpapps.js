@@ -25,11 +25,13 @@ const MAX_MESSAGE = 1 << 20; // bytes of one bridge message
 const BURST = 40; // messages an app may post at once…
 const PER_SECOND = 20; // …and then per second
 const MAX_HEIGHT = 1200;
+const MAX_MESSAGE_TEXT = 32 << 10; // characters of one ui/message text block
 
 export class McpApps {
-  constructor({ conn, conversation, root = document.body }) {
+  constructor({ conn, conversation, send, root = document.body }) {
     this.conn = conn;
     this.conversation = conversation; // () => the open conversation's id
+    this.sendMessage = send; // (content) => the chat's send of a user message
     this.servers = null; // list_tools, once read
     this.bridges = new Map(); // iframe window → bridge
     this.waiting = new Map(); // app call id → resolve(card)
@@ -79,21 +81,7 @@ export class McpApps {
       }
     }
     if (!uri) { card.dataset.app = 'none'; return; }
-    const iframe = document.createElement('iframe');
-    iframe.className = 'mcp-app';
-    iframe.dataset.testid = 'mcp-app';
-    iframe.setAttribute('sandbox', 'allow-scripts');
-    iframe.setAttribute('title', `App of ${name}`);
-    iframe.setAttribute('referrerpolicy', 'no-referrer');
-    iframe.style.height = '160px';
-    iframe.src = `/agentik/apps/view?${new URLSearchParams({ server: server.name, uri })}`;
-    const box = document.createElement('div');
-    box.className = 'mcp-app-box';
-    box.append(iframe);
-    card.append(box);
-    card.dataset.app = 'shown';
-    const bridge = new Bridge(this, card, iframe, name, server);
-    this.bridges.set(iframe.contentWindow, bridge);
+    mountFrame(this, card, `/agentik/apps/view?${new URLSearchParams({ server: server.name, uri })}`, name, server);
   }
 
   // call runs an app's tools/call through app_call; the answer is the
@@ -111,6 +99,76 @@ export class McpApps {
     return { content: [{ type: 'text', text }], isError: card.dataset.state === 'error' };
   }
 }
+
+// mountFrame shows the app at src in card, sandboxed, with its bridge.
+function mountFrame(apps, card, src, name, server) {
+  const iframe = document.createElement('iframe');
+  iframe.className = 'mcp-app';
+  iframe.dataset.testid = 'mcp-app';
+  iframe.setAttribute('sandbox', 'allow-scripts');
+  iframe.setAttribute('title', `App of ${name}`);
+  iframe.setAttribute('referrerpolicy', 'no-referrer');
+  iframe.style.height = '160px';
+  iframe.src = src;
+  const box = document.createElement('div');
+  box.className = 'mcp-app-box';
+  box.append(iframe);
+  card.append(box);
+  card.dataset.app = 'shown';
+  apps.bridges.set(iframe.contentWindow, new Bridge(apps, card, iframe, name, server));
+}
+
+// SharedApps shows the apps of a share link's page (/s/{token}, read-only,
+// no socket): the server marks each card whose tool names an app with
+// data-app-view, the app's HTML read through the link. The bridge answers
+// as in the chat, but the host offers no tools: an app's tools/call is
+// refused (and logged once), nothing runs.
+export class SharedApps {
+  constructor(root = document) {
+    this.readOnly = true;
+    this.bridges = new Map();
+    window.addEventListener('message', (e) => {
+      const b = this.bridges.get(e.source);
+      if (b) b.receive(e.data);
+    });
+    for (const card of root.querySelectorAll('.tool-card[data-app-view]')) {
+      const name = card.querySelector('.tool-name')?.textContent.trim() || '';
+      mountFrame(this, card, card.dataset.appView, name, { name: '', tools: [] });
+    }
+  }
+
+  async call() {
+    throw rpcError(-32601, 'tools/call is not offered in a shared, read-only view');
+  }
+}
+
+// message posts an app's ui/message into the open conversation as the
+// reader's own message, through the chat's send (the send op: its
+// permission check, queued while a turn runs).
+McpApps.prototype.message = async function message(bridge, params) {
+  if (!this.conversation() || !this.sendMessage) throw rpcError(-32000, 'no conversation is open');
+  await this.sendMessage(params.content.map((b) => ({ type: 'text', body: b.text })));
+  return {};
+};
+
+// read reads a resource of the app's own server (read_resource: the
+// server is the app's, never one the app names).
+McpApps.prototype.read = async function read(bridge, params) {
+  try {
+    const r = await this.conn.request('read_resource', { server: bridge.server.name, uri: params.uri });
+    return { contents: (r.contents || []).map((c) => ({ uri: c.uri, mimeType: c.mime_type, text: c.text, blob: c.blob })) };
+  } catch (err) {
+    throw rpcError(err?.code === 'not_found' ? -32002 : -32000, err?.message || String(err));
+  }
+};
+
+SharedApps.prototype.message = async function message() {
+  throw rpcError(-32601, 'ui/message is not offered in a shared, read-only view');
+};
+
+SharedApps.prototype.read = async function read() {
+  throw rpcError(-32601, 'resources/read is not offered in a shared, read-only view');
+};
 
 function rpcError(code, message) {
   const e = new Error(message);
@@ -197,6 +255,31 @@ class Bridge {
           throw rpcError(-32000, err?.message || String(err));
         }
       }
+      case 'ui/message': {
+        if (params.role !== 'user' || !Array.isArray(params.content) || !params.content.length ||
+          !params.content.every((b) => b && b.type === 'text' && typeof b.text === 'string' && b.text.length <= MAX_MESSAGE_TEXT)) {
+          this.refuse('ui/message: bad params');
+          throw rpcError(-32602, 'ui/message needs role "user" and content of text blocks (this host takes text only)');
+        }
+        try {
+          return await this.apps.message(this, params);
+        } catch (err) {
+          if (err.rpc) { this.refuse('ui/message', err.rpc.message); throw err; }
+          return { isError: true }; // the send failed (its error is the chat's)
+        }
+      }
+      case 'resources/read': {
+        if (typeof params.uri !== 'string' || !params.uri || params.uri.length > 2048) {
+          this.refuse('resources/read: bad params');
+          throw rpcError(-32602, 'resources/read needs a uri');
+        }
+        try {
+          return await this.apps.read(this, params);
+        } catch (err) {
+          if (err.rpc?.code === -32601) this.refuse('resources/read', err.rpc.message);
+          throw err;
+        }
+      }
       default:
         this.refuse(`method ${method}`);
         throw rpcError(-32601, `method ${method} is not offered by this host`);
@@ -209,7 +292,7 @@ class Bridge {
     return {
       protocolVersion: typeof params.protocolVersion === 'string' ? params.protocolVersion : PROTOCOL,
       hostInfo: { name: 'agentik', version: '1' },
-      hostCapabilities: { serverTools: {}, logging: {} },
+      hostCapabilities: this.apps.readOnly ? { logging: {} } : { serverTools: {}, serverResources: {}, message: { text: {} }, logging: {} },
       hostContext: {
         toolInfo: { tool: { name: this.tool, inputSchema: { type: 'object' } } },
         theme: dark ? 'dark' : 'light',

@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -280,4 +282,63 @@ func (sh *Shares) Copy(ctx context.Context, token string) (Conversation, error) 
 		return sh.cfg.Runner.Conversation(ctx, res.Existing[0])
 	}
 	return Conversation{}, fmt.Errorf("share: copy: nothing imported")
+}
+
+// AppOf names the MCP App a tool (by its name as the model sees it)
+// names through its definition (_meta.ui.resourceUri): its server and
+// ui:// URI; ok false for none. The caller knows the tool servers' lists.
+type AppOf func(tool string) (server, uri string, ok bool)
+
+// SharedApp is the MCP App of a tool card a link shows.
+type SharedApp struct{ Server, URI string }
+
+// Apps are the MCP Apps of the tool cards sc shows, by call id: a call
+// whose tool names an app (appOf), or whose result links a ui://
+// resource. An app's own call (AppCallPrefix) shows none, as in the chat.
+func (sc SharedConversation) Apps(appOf AppOf) map[string]SharedApp {
+	out := map[string]SharedApp{}
+	for _, m := range sc.Messages {
+		if m.CallID == "" || strings.HasPrefix(m.CallID, AppCallPrefix) {
+			continue
+		}
+		switch m.Type {
+		case MessageToolCall:
+			if server, uri, ok := appOf(m.Name); ok && strings.HasPrefix(uri, "ui://") {
+				out[m.CallID] = SharedApp{Server: server, URI: uri}
+			}
+		case MessageToolResult:
+			if _, ok := out[m.CallID]; ok {
+				continue
+			}
+			for _, c := range m.Resources {
+				if c.Type == ContentResource && c.Server != "" && strings.HasPrefix(c.URI, "ui://") {
+					out[m.CallID] = SharedApp{Server: c.Server, URI: c.URI}
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// ReadApp reads the MCP App of the tool card of callID that the link of
+// token shows (its shared view renders it, without tool calls): the token
+// is the permission, as for Open, and only the apps of the calls the link
+// shows are read (any other call is not_found). The tool servers'
+// resources are read as a signed-in user: as the link's owner.
+func (sh *Shares) ReadApp(ctx context.Context, token, callID string, appOf AppOf) (ResourceRead, error) {
+	sc, err := sh.Open(ctx, token)
+	if err != nil {
+		return ResourceRead{}, err
+	}
+	app, ok := sc.Apps(appOf)[callID]
+	if !ok {
+		return ResourceRead{}, Errorf(CodeNotFound, "this link shows no app of tool call %q", Shorten(callID, 80))
+	}
+	res := sh.cfg.Runner.cfg.Resources
+	if res == nil {
+		return ResourceRead{}, errNoServer(app.Server)
+	}
+	owner := Principal{UserID: cmp.Or(sc.Share.Owner, LocalUser), Role: RoleMember}
+	return res.ReadResource(WithPrincipal(ctx, owner), app.Server, app.URI)
 }

@@ -117,7 +117,7 @@ func (h *Handler) call(ctx context.Context, t *turnCall, answerID string) (*mcp.
 	if s := server.ClientSessionFromContext(ctx); s != nil {
 		session = s.SessionID()
 	}
-	end := h.calls.add(callKeys(ctx, session, t.rpcID), t.convID)
+	end := h.calls.add(ctx, callKeys(agent.PrincipalFrom(ctx).UserID, session, t.rpcID), t.convID)
 	err = t.follow(sub)
 	end(errors.Is(err, errGone))
 	if err != nil {

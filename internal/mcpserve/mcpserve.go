@@ -78,6 +78,10 @@ type Config struct {
 	// Files lists the knowledge bases the caller may read, as resources
 	// (knowledge.go); nil: none.
 	Files *agent.Files
+	// Peers reaches the other instances on the database, for a
+	// cancellation of a call another one follows (cancel.go); nil: this
+	// instance alone.
+	Peers Peers
 }
 
 // Handler is the MCP server. It is an http.Handler for Path.
@@ -118,6 +122,9 @@ func New(cfg Config) *Handler {
 		cfg.Streams = sse.NewGroup()
 	}
 	h := &Handler{cfg: cfg, log: cfg.Logger, tools: map[string]Agent{}}
+	if cfg.Peers != nil {
+		cfg.Peers.OnBroadcast(cancelTopic, h.peerCancelled)
+	}
 	hooks := &server.Hooks{}
 	hooks.AddAfterListResources(h.listResources)
 	hooks.AddBeforeCallTool(keepRPCID)

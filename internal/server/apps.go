@@ -80,12 +80,20 @@ func (s *Server) handleAppView(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	s.writeApp(w, r, read)
+}
+
+// writeApp answers an app's HTML read as read, with its CSP; not_found
+// when the resource is not an MCP App.
+func (s *Server) writeApp(w http.ResponseWriter, r *http.Request, read agent.ResourceRead) {
+	server, uri := read.Server, read.URI
 	for _, c := range read.Contents {
 		if !strings.EqualFold(strings.ReplaceAll(c.MimeType, " ", ""), appMIME) {
 			continue
 		}
 		html := []byte(c.Text)
 		if c.Blob != "" {
+			var err error
 			if html, err = base64.StdEncoding.DecodeString(c.Blob); err != nil {
 				s.writeError(w, r, agent.Errorf(agent.CodeBadRequest, "app %q of tool server %q is not valid base64", uri, server))
 				return
@@ -103,6 +111,20 @@ func (s *Server) handleAppView(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeError(w, r, agent.Errorf(agent.CodeNotFound, "resource %q of tool server %q is not an MCP App (%s)", uri, server, appMIME))
+}
+
+// appOf is the MCP App a tool names, by the tool servers ctx's principal
+// sees (list_tools' apps): what a shared view's cards show.
+func (s *Server) appOf(ctx context.Context) agent.AppOf {
+	servers := s.toolServers(ctx).Servers
+	return func(tool string) (string, string, bool) {
+		for _, ts := range servers {
+			if uri, ok := ts.Apps[tool]; ok {
+				return ts.Name, uri, true
+			}
+		}
+		return "", "", false
+	}
 }
 
 // appOrigin is what an origin of an app's declared CSP must look like: a

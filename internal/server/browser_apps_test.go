@@ -2,7 +2,10 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -62,7 +65,7 @@ func inApp[T any](t *testing.T, tab context.Context, a chromedp.Action[T]) (T, e
 	}
 	err = fmt.Errorf("no app target")
 	for _, info := range infos {
-		if info.Type != "iframe" || !strings.Contains(info.URL, "/agentik/apps/view") {
+		if info.Type != "iframe" || !strings.Contains(info.URL, "/apps/") { // the chat's /agentik/apps/view, a share's /s/…/apps/…
 			continue
 		}
 		fctx, ok := appTargets.Load(info.TargetID)
@@ -171,6 +174,25 @@ func TestBrowserMCPApp(t *testing.T) {
 	clickApp(t, tab, "s1", "junk")
 	waitApp(t, tab, "s1", "junk-out", "junk sent")
 	waitJS(t, tab, "junk refused", `document.querySelector('.tool-card[data-call-id="s1"]').dataset.appRefused !== undefined`)
+	// resources/read: a resource of the app's own server.
+	clickApp(t, tab, "s1", "read")
+	waitApp(t, tab, "s1", "read-out", "read: a note from the counter")
+	// ui/message: the reader's message in the conversation, sent and
+	// answered like one typed in the composer.
+	clickApp(t, tab, "s1", "say")
+	waitApp(t, tab, "s1", "say-out", "said: ok")
+	waitJS(t, tab, "the app's message answered", `[...document.querySelectorAll('#messages .msg-user')].some((m) => m.textContent.includes('hello from the app')) && `+
+		`[...document.querySelectorAll('#messages .msg-assistant')].some((m) => m.textContent.includes('You said: hello from the app'))`)
+	if msgs := ts.do(t, "GET", "/agentik/conversations/"+c.ID+"/messages", ""); msgs.StatusCode != 200 {
+		t.Errorf("messages: %d", msgs.StatusCode)
+	} else {
+		b, _ := io.ReadAll(msgs.Body)
+		msgs.Body.Close()
+		if !strings.Contains(string(b), `"body":"hello from the app"`) {
+			t.Errorf("the app's message is not stored as a user message: %s", b)
+		}
+	}
+
 	// The server refuses it too.
 	var e struct{ Error agent.Error }
 	ts.call(t, "POST", "/agentik/conversations/"+c.ID+"/app-calls", `{"app":"counter__show_counter","name":"weather__forecast"}`, 403, &e)
@@ -180,4 +202,67 @@ func TestBrowserMCPApp(t *testing.T) {
 	waitJS(t, tab, "the app after a reload", frame+` !== null`)
 	waitApp(t, tab, "s1", "result", "count is 0")
 	waitJS(t, tab, "the app's own call as a plain card", appCard+`?.querySelector('iframe') === null`)
+}
+
+// TestBrowserMCPAppShared: a share link's read-only view renders the app
+// of a tool card again, for an anonymous reader (public shares), with the
+// call's input and result; the app's tools/call is refused in the bridge
+// (nothing runs, the conversation is unchanged); the link serves only
+// the apps of the cards it shows.
+func TestBrowserMCPAppShared(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, withCounterApp(t), withPublicShares())
+	admin := ts.adminKey(t)
+	_, carolKey := ts.member(t, admin, "carol")
+	var c agent.Conversation
+	if err := json.Unmarshal([]byte(ts.as(t, carolKey, "POST", "/agentik/conversations", `{"title":"apps"}`, 201)), &c); err != nil {
+		t.Fatal(err)
+	}
+	ts.Fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "s1", Name: "counter__show_counter", Arguments: `{"label":"shared"}`}}})
+	ts.Fake.Enqueue(llmtest.Reply{Text: "Here is the counter."})
+	ts.as(t, carolKey, "POST", "/agentik/conversations/"+c.ID+"/send", sendBody("show me the counter"), 200)
+	link := ts.shareLink(t, carolKey, c.ID, `{}`)
+	before := ts.as(t, carolKey, "GET", "/agentik/conversations/"+c.ID+"/messages", "", 200)
+
+	anon := newBrowser(t, ts).tab()
+	openShare(t, anon, ts.URL+link.URL)
+	const frame = `document.querySelector('.tool-card[data-call-id="s1"] iframe.mcp-app')`
+	waitJS(t, anon, "the app in the shared card", frame+` !== null`)
+	if got := eval[string](t, anon, frame+`.getAttribute('sandbox')`); got != "allow-scripts" {
+		t.Errorf("sandbox = %q", got)
+	}
+	waitApp(t, anon, "s1", "status", "connected")
+	waitApp(t, anon, "s1", "input", `"label":"shared"`)
+	waitApp(t, anon, "s1", "result", "count is 0")
+
+	// Read-only: the app's tool call is refused in the bridge.
+	clickApp(t, anon, "s1", "add")
+	waitApp(t, anon, "s1", "called", "failed:")
+	waitJS(t, anon, "the call refused and logged", `document.querySelector('.tool-card[data-call-id="s1"]').dataset.appRefused === 'tools/call add'`)
+	clickApp(t, anon, "s1", "say")
+	waitApp(t, anon, "s1", "say-out", "say failed:")
+	clickApp(t, anon, "s1", "read")
+	waitApp(t, anon, "s1", "read-out", "read failed:")
+	if after := ts.as(t, carolKey, "GET", "/agentik/conversations/"+c.ID+"/messages", "", 200); after != before {
+		t.Errorf("the shared view's app changed the conversation:\n%s\nthen\n%s", before, after)
+	}
+	if n := len(ts.Fake.Requests()); n != 2 {
+		t.Errorf("the model was asked %d times, want 2", n)
+	}
+
+	// Only the apps of the cards the link shows, only through a live link.
+	for _, path := range []string{link.URL + "/apps/nope", "/s/" + strings.Repeat("B", 43) + "/apps/s1"} {
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, resp.StatusCode)
+		}
+	}
+
+	do(t, anon, chromedp.Reload())
+	waitJS(t, anon, "the share page again", `document.body.dataset.ready === 'true'`)
+	waitApp(t, anon, "s1", "result", "count is 0")
 }

@@ -63,9 +63,10 @@ func (s *Server) newA2A() *a2a.Handler {
 
 // newMCP is the MCP server (internal/mcpserve).
 func (s *Server) newMCP() *mcpserve.Handler {
+	peers, _ := s.store.(mcpserve.Peers) // the database: other instances on PostgreSQL
 	return mcpserve.New(mcpserve.Config{
 		Runner: s.runner, Broker: s.broker, Heartbeat: s.cfg.Heartbeat, Streams: s.streams, Logger: s.log,
-		NewConversation: s.newConversation, Files: s.cfg.Files,
+		NewConversation: s.newConversation, Files: s.cfg.Files, Peers: peers,
 		Agents: func(ctx context.Context) ([]mcpserve.Agent, error) {
 			as, err := s.agents(ctx)
 			out := make([]mcpserve.Agent, 0, len(as))

@@ -177,13 +177,14 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /reset", s.handleReset)
 	mux.HandleFunc("GET /people", s.handlePeople)
 	mux.HandleFunc("GET /schedules", s.handleSchedulesPage)
-	mux.HandleFunc("GET /memory", s.handleMemoryPage)          // memory.go
-	mux.HandleFunc("GET /inbox", s.handleInboxPage)            // inbox.go
-	mux.HandleFunc("GET /knowledge", s.handleKnowledgePage)    // file.go
-	mux.HandleFunc("GET /projects", s.handleProjectsPage)      // project.go
-	mux.HandleFunc("GET /projects/{id}", s.handleProjectsPage) // project.go
-	mux.HandleFunc("GET /s/{token}", s.handleSharePage)        // share.go: a share link
-	mux.HandleFunc("POST /s/{token}/copy", s.handleShareCopy)  // share.go: continue it as one's copy
+	mux.HandleFunc("GET /memory", s.handleMemoryPage)                 // memory.go
+	mux.HandleFunc("GET /inbox", s.handleInboxPage)                   // inbox.go
+	mux.HandleFunc("GET /knowledge", s.handleKnowledgePage)           // file.go
+	mux.HandleFunc("GET /projects", s.handleProjectsPage)             // project.go
+	mux.HandleFunc("GET /projects/{id}", s.handleProjectsPage)        // project.go
+	mux.HandleFunc("GET /s/{token}", s.handleSharePage)               // share.go: a share link
+	mux.HandleFunc("POST /s/{token}/copy", s.handleShareCopy)         // share.go: continue it as one's copy
+	mux.HandleFunc("GET /s/{token}/apps/{call_id}", s.handleShareApp) // share.go: an MCP App of a card it shows
 	mux.HandleFunc("GET /auth/oidc/login", s.handleOIDCLogin)
 	mux.HandleFunc("GET /auth/oidc/callback", s.handleOIDCCallback)
 

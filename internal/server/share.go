@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -105,7 +106,32 @@ func (s *Server) handleSharePage(w http.ResponseWriter, r *http.Request) {
 		SignedIn: agent.PrincipalFrom(ctx).UserID != "",
 	}
 	v.Chat.Running = false
+	apps := sc.Apps(s.appOf(ctx))
+	for i, m := range v.Chat.Messages {
+		if _, ok := apps[m.CallID]; ok && m.Kind == web.KindTool && m.HasResult {
+			v.Chat.Messages[i].AppView = v.Path + "/apps/" + url.PathEscape(m.CallID) // handleShareApp
+		}
+	}
 	s.renderShare(w, r, http.StatusOK, v)
+}
+
+// handleShareApp is GET /s/{token}/apps/{call_id}: the MCP App of a tool
+// card the link shows, for its read-only view (the page's bridge offers
+// the app no tools). The link is the permission; any other call is
+// not_found (agent.Shares.ReadApp).
+func (s *Server) handleShareApp(w http.ResponseWriter, r *http.Request) {
+	sh, err := s.shares()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	read, err := sh.ReadApp(ctx, r.PathValue("token"), r.PathValue("call_id"), s.appOf(ctx))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeApp(w, r, read) // apps.go
 }
 
 // handleShareCopy is POST /s/{token}/copy: the signed-in user's copy of

@@ -106,6 +106,57 @@ func (s *Store) Handover(ctx context.Context) error {
 // only.
 func (s *Store) OnHandover(f func()) { s.onHand.Store(&f) }
 
+// broadcastPrefix starts the payload of a message to the other
+// instances: "told <topic> <instance> <body>" (Broadcast).
+const broadcastPrefix = "told "
+
+// maxBroadcast bounds a Broadcast's payload below PostgreSQL's 8000 bytes
+// a notification.
+const maxBroadcast = 7000
+
+// Broadcast hands body to the OnBroadcast func of topic on each of the
+// other instances sharing the database (PostgreSQL), and reports whether
+// it sent it: on SQLite there are none, and it does nothing. Delivery is
+// NOTIFY's: once, to the instances listening now, nothing kept. topic is
+// one word.
+func (s *Store) Broadcast(ctx context.Context, topic, body string) (bool, error) {
+	if topic == "" || strings.ContainsAny(topic, " \x00") {
+		return false, fmt.Errorf("store: broadcast: topic %q is not one word", topic)
+	}
+	if !s.postgres || s.channel == "" {
+		return false, nil
+	}
+	payload := broadcastPrefix + topic + " " + s.instance + " " + body
+	if len(payload) > maxBroadcast || !textOK(payload) {
+		return false, fmt.Errorf("store: broadcast %s: %d bytes, at most %d of text", topic, len(payload), maxBroadcast)
+	}
+	if err := s.w.WithContext(ctx).Exec("SELECT pg_notify(?, ?)", s.channel, payload).Error; err != nil {
+		return false, fmt.Errorf("store: broadcast %s: %w", topic, err)
+	}
+	return true, nil
+}
+
+// OnBroadcast sets what the listener calls, on PostgreSQL, with the body
+// of another instance's Broadcast of topic (one func a topic, the last
+// set). It is called on the listener's goroutine and must not block.
+func (s *Store) OnBroadcast(topic string, f func(body string)) { s.onTold.Store(topic, f) }
+
+// told hands a broadcast's payload (after broadcastPrefix) to its
+// topic's func, unless this instance sent it.
+func (s *Store) told(rest string) {
+	topic, rest, ok := strings.Cut(rest, " ")
+	if !ok {
+		return
+	}
+	from, body, ok := strings.Cut(rest, " ")
+	if !ok || from == s.instance {
+		return
+	}
+	if f, ok := s.onTold.Load(topic); ok {
+		f.(func(string))(body)
+	}
+}
+
 // RequestInterrupt asks the instance running the conversation's turn to
 // interrupt it, and reports whether a turn runs there. On SQLite one
 // process runs every turn, so there is no other instance to ask.
@@ -273,6 +324,10 @@ func (s *Store) follow(ctx context.Context, conn *pgx.Conn) error {
 			if f := s.onHand.Load(); f != nil && from != s.instance {
 				(*f)()
 			}
+			continue
+		}
+		if rest, ok := strings.CutPrefix(n.Payload, broadcastPrefix); ok {
+			s.told(rest)
 			continue
 		}
 		if from, id, ok := parseProjectNotice(n.Payload); ok { // project.go

@@ -271,3 +271,51 @@ func TestPostgresConcurrentOpen(t *testing.T) {
 		t.Errorf("instances disagree on the epoch: %v", epochs)
 	}
 }
+
+// TestPostgresBroadcast: a Broadcast reaches the other instance's
+// OnBroadcast func of its topic, not the sender's own, nor another
+// topic's; a topic that is not one word or a body too big for a
+// notification is refused.
+func TestPostgresBroadcast(t *testing.T) {
+	dsn := postgresOnly(t)
+	var ra, rb recorder
+	a := open(t, dsn, Options{Publish: ra.publish})
+	b := open(t, dsn, Options{Publish: rb.publish})
+	got := map[string]chan string{"a": make(chan string, 4), "b": make(chan string, 4), "other": make(chan string, 4)}
+	a.OnBroadcast("cancel", func(body string) { got["a"] <- body })
+	b.OnBroadcast("cancel", func(body string) { got["b"] <- body })
+	b.OnBroadcast("other", func(body string) { got["other"] <- body })
+	ctx := t.Context()
+	if sent, err := a.Broadcast(ctx, "cancel", `{"id":1} with spaces`); err != nil || !sent {
+		t.Fatal(sent, err)
+	}
+	select {
+	case body := <-got["b"]:
+		if body != `{"id":1} with spaces` {
+			t.Errorf("b got %q", body)
+		}
+	case <-time.After(liveWait):
+		t.Fatal("b got nothing")
+	}
+	// Notifications reach a listener in commit order: once a has b's
+	// answer, its own earlier one would have come first.
+	if sent, err := b.Broadcast(ctx, "cancel", "back"); err != nil || !sent {
+		t.Fatal(sent, err)
+	}
+	select {
+	case body := <-got["a"]:
+		if body != "back" {
+			t.Errorf("a got %q, want only b's broadcast", body)
+		}
+	case <-time.After(liveWait):
+		t.Fatal("a got nothing")
+	}
+	if len(got["other"]) != 0 || len(got["a"]) != 0 || len(got["b"]) != 0 {
+		t.Errorf("left over: other %d, a %d, b %d", len(got["other"]), len(got["a"]), len(got["b"]))
+	}
+	for _, bad := range []struct{ topic, body string }{{"two words", "x"}, {"", "x"}, {"cancel", strings.Repeat("x", maxBroadcast)}} {
+		if _, err := a.Broadcast(ctx, bad.topic, bad.body); err == nil {
+			t.Errorf("Broadcast(%q, %d bytes) = nil, want an error", bad.topic, len(bad.body))
+		}
+	}
+}

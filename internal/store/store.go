@@ -115,6 +115,7 @@ type Store struct {
 	onIntr    func(conversationID string)
 	onHand    atomic.Pointer[func()]       // see OnHandover
 	onProject atomic.Pointer[func(string)] // see OnProject (project.go)
+	onTold    sync.Map                     // topic → func(string): see OnBroadcast
 	log       *slog.Logger
 
 	ctx  context.Context // writer's context: Open's values, never cancelled

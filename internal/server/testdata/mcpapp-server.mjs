@@ -40,6 +40,18 @@ $('junk').onclick = () => {
   for (let i = 0; i < 200; i++) window.parent.postMessage(i % 2 ? 'junk' : { jsonrpc: '2.0', method: 'ping', id: 'f' + i }, '*');
   $('junk-out').textContent = 'junk sent';
 };
+$('say').onclick = async () => {
+  try {
+    const r = await app.sendMessage({ role: 'user', content: [{ type: 'text', text: 'hello from the app' }] });
+    $('say-out').textContent = 'said: ' + (r.isError ? 'error' : 'ok');
+  } catch (e) { $('say-out').textContent = 'say failed: ' + e.message; }
+};
+$('read').onclick = async () => {
+  try {
+    const r = await app.readServerResource({ uri: 'counter://note' });
+    $('read-out').textContent = 'read: ' + r.contents?.[0]?.text;
+  } catch (e) { $('read-out').textContent = 'read failed: ' + e.message; }
+};
 await app.connect();
 $('status').textContent = 'connected';
 `;
@@ -49,6 +61,8 @@ const html = `<!DOCTYPE html><html><head><title>Counter</title></head><body>
 <button id="add">Add 2</button> <p id="called"></p>
 <button id="other">Other</button> <p id="other-out"></p>
 <button id="junk">Junk</button> <p id="junk-out"></p>
+<button id="say">Say</button> <p id="say-out"></p>
+<button id="read">Read</button> <p id="read-out"></p>
 <script>
 addEventListener('error', (e) => { document.getElementById('status').textContent = 'error: ' + e.message; });
 addEventListener('unhandledrejection', (e) => { document.getElementById('status').textContent = 'rejected: ' + (e.reason?.message || e.reason); });
@@ -67,6 +81,8 @@ registerAppTool(server, 'show_counter', {
   inputSchema: { label: z.string().optional() },
   _meta: { ui: { resourceUri: uri } },
 }, async () => ({ content: [{ type: 'text', text: `count is ${count}` }] }));
+server.registerResource('note', 'counter://note', { mimeType: 'text/plain' },
+  async () => ({ contents: [{ uri: 'counter://note', mimeType: 'text/plain', text: 'a note from the counter' }] }));
 server.registerTool('add', { description: 'Add n to the counter', inputSchema: { n: z.number() } },
   async ({ n }) => { count += n; return { content: [{ type: 'text', text: `count is ${count}` }] }; });
 await server.connect(new StdioServerTransport());
