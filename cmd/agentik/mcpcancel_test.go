@@ -130,7 +130,7 @@ func TestMCPCancelOtherInstance(t *testing.T) {
 			Meta: mcp.Meta{"progressToken": "long"}})
 		errc <- err
 	}()
-	testwait.For(t, "the call's progress, through A", func() bool { mu.Lock(); defer mu.Unlock(); return progress >= 2 })
+	testwait.For(t, "the call's progress, through A", func() bool { mu.Lock(); defer mu.Unlock(); return progress >= 1 }) // the held tokens may come as one coalesced notification
 
 	// Another user names the same call id on B first: no call of theirs.
 	mu.Lock()
