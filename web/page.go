@@ -136,6 +136,7 @@ type MessageView struct {
 	Text        string // user, assistant: the text parts, as markdown source
 	Images      []Image
 	Resources   []Resource // user: the tool servers' resources it attached; tool: those its result linked or embedded
+	Files       []FileRef  // user: the files it attached (agent filepart.go)
 	Reasoning   string
 	Interrupted bool
 	Usage       string // formatted token usage; "" when unknown
@@ -237,7 +238,7 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 				v.Schedule = id
 			}
 			text, imgs := splitContent(m.Content)
-			v.Messages = append(v.Messages, MessageView{Kind: KindUser, Type: m.Type, ID: m.ID, Seq: m.Seq, ClientID: m.ClientID, Text: text, Images: imgs, Resources: resourcesOf(m.Content), Siblings: m.Siblings})
+			v.Messages = append(v.Messages, MessageView{Kind: KindUser, Type: m.Type, ID: m.ID, Seq: m.Seq, ClientID: m.ClientID, Text: text, Images: imgs, Resources: resourcesOf(m.Content), Files: filesOf(m.Content), Siblings: m.Siblings})
 		case agent.MessageAssistant:
 			text, imgs := splitContent(m.Content)
 			v.Messages = append(v.Messages, MessageView{

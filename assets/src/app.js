@@ -211,16 +211,10 @@ class App {
     }
   }
 
-  // knowledgeIds are the knowledge bases a message's composer attached:
-  // its bases, and one made of its documents.
-  async knowledgeIds({ bases = [], files = [] } = {}) {
-    const ids = [...bases];
-    if (files.length) {
-      const name = `Files: ${files.map((f) => f.name).join(', ')}`.slice(0, 200);
-      const k = await this.conn.request('create_knowledge', { name, file_ids: files.map((f) => f.id) }, { retry: false });
-      ids.push(k.id);
-    }
-    return ids;
+  // knowledgeIds are the knowledge bases a message's composer attached
+  // (its documents travel in the message itself, as file parts).
+  async knowledgeIds({ bases = [] } = {}) {
+    return [...bases];
   }
 
   // attachKnowledge adds bases to a conversation's.

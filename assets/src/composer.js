@@ -2,9 +2,10 @@
 // can be pasted, dropped or picked and go out as image content; "/" opens
 // the tool servers' prompts and the attach button their resources (mcp.js).
 // A document dropped or picked (anything but an image) is uploaded at once,
-// its chip following its ingestion; on send the chat gets it in a
-// knowledge base, with the bases the tray holds (a new chat's
-// /?knowledge=), so the agent can search and cite them (app.js send).
+// its chip following its ingestion; on send it goes in the message as a
+// file part (the server gives the model its text, or file_search over
+// it), and the chat gets the bases the tray holds (a new chat's
+// /?knowledge=) so the agent can search and cite them (app.js send).
 import { h, icon } from './dom.js';
 import { McpMenu } from './mcp.js';
 import { clone } from './message.js';
@@ -167,14 +168,17 @@ export class Composer {
     // While a turn runs the message is queued (the chat sends on_busy
     // queue); Esc still stops the turn.
     const text = this.input.value.trim();
-    if (!text && !this.images.length && !this.resources.length) return;
+    if (!text && !this.images.length && !this.resources.length && !this.docs.length) return;
     if (this.docs.some((d) => !d.id)) { this.toast('Wait until the documents are uploaded.', 'info'); return; }
     const docs = this.docs.filter((d) => d.status !== 'failed');
-    const knowledge = { bases: this.bases.map((k) => k.id), files: docs.map((d) => ({ id: d.id, name: d.name })) };
+    const knowledge = { bases: this.bases.map((k) => k.id) };
     const content = [];
     for (const img of this.images) content.push({ type: 'image', mime: img.mime, data: img.data });
     if (text) content.push({ type: 'text', body: text });
     for (const r of this.resources) content.push({ type: 'resource', server: r.server, uri: r.uri, name: r.name });
+    // Documents travel in the message as file parts: the server gives the
+    // model their text (or file_search over them) and the history keeps them.
+    for (const d of docs) content.push({ type: 'file', file_id: d.id, name: d.name });
     const saved = { value: this.input.value, images: this.images, resources: this.resources, bases: this.bases, docs: this.docs };
     this.mcp?.close();
     this.input.value = '';

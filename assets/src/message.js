@@ -115,7 +115,24 @@ export function userMessage(m, { pending = false } = {}) {
   fillImages(el, m.content);
   fill(el, '.user-text', textOf(m.content));
   fillResources(el, m.content);
+  fillFiles(el, m.content);
   return el;
+}
+
+// fillFiles repeats the template's file chip for each file part of
+// content (a file the message attached): it opens the file's bytes.
+function fillFiles(el, content) {
+  const box = el.querySelector('.msg-files');
+  if (!box) return;
+  const proto = box.querySelector('.file-chip');
+  const chips = (content || []).filter((c) => c.type === 'file' && c.file_id).map((c) => {
+    const chip = proto.cloneNode(true);
+    setAttrs(chip, { 'data-file-id': c.file_id, href: `/agentik/files/${encodeURIComponent(c.file_id)}/content`, title: `${c.name} (${c.mime || ''})` });
+    chip.querySelector('.resource-name').textContent = c.name || c.file_id;
+    return chip;
+  });
+  if (chips.length) box.replaceChildren(...chips);
+  else box.remove();
 }
 
 // reasoningEl is a message's (folded) reasoning.

@@ -245,7 +245,8 @@ func httpStatus(err error) int {
 }
 
 // content turns a message's parts into agentik content: text parts as
-// text, images as images, data parts as their JSON text.
+// text, images as images, data parts as their JSON text, other files as
+// file parts (unnamed text and JSON bytes as text).
 func content(m *Message) ([]agent.Content, error) {
 	var out []agent.Content
 	for i, p := range m.Parts {
@@ -256,12 +257,19 @@ func content(m *Message) ([]agent.Content, error) {
 			out = append(out, agent.Text(string(p.Data)))
 		case len(p.Raw) > 0 && strings.HasPrefix(p.MediaType, "image/"):
 			out = append(out, agent.Content{Type: agent.ContentImage, Mime: p.MediaType, Data: base64.StdEncoding.EncodeToString(p.Raw)})
-		case len(p.Raw) > 0 && (strings.HasPrefix(p.MediaType, "text/") || p.MediaType == "application/json"):
+		case len(p.Raw) > 0 && p.Filename == "" && (strings.HasPrefix(p.MediaType, "text/") || p.MediaType == "application/json"):
 			out = append(out, agent.Text(string(p.Raw)))
-		case p.URL != "":
-			return nil, rpcErr(codeContentType, "message.parts[%d] is a url part; agentik takes the file's bytes: send them in raw with its mediaType", i)
 		case len(p.Raw) > 0:
-			return nil, rpcErr(codeContentType, "message.parts[%d] has mediaType %q; agentik takes text, JSON and images", i, p.MediaType)
+			// A document (a named file, or not text): the centre stores it
+			// as a file of the sender's and gives the model its text (agent
+			// filepart.go); a type it cannot read is refused there.
+			name := p.Filename
+			if name == "" {
+				name = "attachment"
+			}
+			out = append(out, agent.Content{Type: agent.ContentFile, Name: name, Mime: p.MediaType, Data: base64.StdEncoding.EncodeToString(p.Raw)})
+		case p.URL != "":
+			return nil, rpcErr(codeContentType, "message.parts[%d] is a url part; agentik fetches no URL a message names: send the file's bytes (raw, or file.bytes in 0.3) with its mediaType and filename", i)
 		default:
 			return nil, rpcErr(codeInvalidParams, "message.parts[%d] is empty: set text, raw, url or data", i)
 		}

@@ -228,6 +228,8 @@ func userMessage(m *agent.Message, taskID string) Message {
 			if b, err := decodeBase64(c.Data); err == nil {
 				out.Parts = append(out.Parts, Part{Raw: b, MediaType: c.Mime})
 			}
+		case agent.ContentFile: // the file it attached, by reference
+			out.Parts = append(out.Parts, Part{URL: "agentik:file/" + c.FileID, Filename: c.Name, MediaType: c.Mime})
 		}
 	}
 	if out.Parts == nil {

@@ -277,7 +277,7 @@ func (r *Runner) memory(ctx context.Context, st Store, id string) (mem []ModelMe
 	if mem, err = r.rebuild(ctx, b, id, t, t.head); err != nil {
 		return nil, false, err
 	}
-	return r.memoryResources(ctx, mem), true, nil
+	return r.memoryResources(ctx, id, mem), true, nil
 }
 
 // idleTree starts every branch operation: the conversation must be idle,
@@ -376,7 +376,20 @@ func (r *Runner) Edit(ctx context.Context, id, messageID string, content []Conte
 	if err := CheckContent(content); err != nil {
 		return SendResult{}, err
 	}
-	if _, err := r.modelContent(ctx, content, true); err != nil { // read again as memory is rebuilt
+	content, undo, err := r.attachFiles(ctx, content) // filepart.go
+	if err != nil {
+		return SendResult{}, err
+	}
+	res, err := r.edit(ctx, id, messageID, content)
+	if err != nil {
+		undo()
+	}
+	return res, err
+}
+
+// edit is Edit once content's files are attached.
+func (r *Runner) edit(ctx context.Context, id, messageID string, content []Content) (SendResult, error) {
+	if _, err := r.modelContent(ctx, id, content, true); err != nil { // read again as memory is rebuilt
 		return SendResult{}, err
 	}
 	t, _, err := r.idleTree(ctx, id, "edit")

@@ -222,7 +222,7 @@ func validEnd(s string) bool {
 func text(cs []Content) string {
 	var b strings.Builder
 	for i, c := range cs {
-		if c.Type != ContentText {
+		if c.Type != ContentText && c.Type != ContentFile { // a file's part in memory holds its text
 			continue
 		}
 		if i > 0 {

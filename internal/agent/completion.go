@@ -122,7 +122,22 @@ func (r *Runner) SendCompletion(ctx context.Context, id string, in CompletionInp
 	if err := CheckContent(in.Content); err != nil {
 		return SendResult{}, err
 	}
-	return r.send(ctx, id, turnInput{content: in.Content, clientTools: in.ClientTools, knowledge: in.Knowledge, format: in.ResponseFormat, choice: in.ToolChoice, clientID: in.ClientID})
+	content, undo, err := r.attachFiles(ctx, in.Content) // filepart.go
+	if err != nil {
+		return SendResult{}, err
+	}
+	mem, err := r.modelContent(ctx, id, content, true)
+	if err == nil && !hasFile(content) {
+		mem = nil // as sent
+	}
+	var res SendResult
+	if err == nil {
+		res, err = r.send(ctx, id, turnInput{content: content, memory: mem, clientTools: in.ClientTools, knowledge: in.Knowledge, format: in.ResponseFormat, choice: in.ToolChoice, clientID: in.ClientID})
+	}
+	if err != nil {
+		undo()
+	}
+	return res, err
 }
 
 // checkChoice checks that the tools a choice names exist: the request's

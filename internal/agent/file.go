@@ -154,6 +154,7 @@ type Files struct {
 	mu      sync.Mutex
 	queued  map[string]bool
 	running bool
+	changed chan struct{} // closed (and replaced) when a file's status changes
 }
 
 // NewFiles makes the files service; it fails without a store or an
@@ -174,7 +175,7 @@ func NewFiles(cfg FilesConfig) (*Files, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Files{cfg: cfg, log: cfg.Logger, now: cfg.Now, work: make(chan string, 1024), queued: map[string]bool{}}, nil
+	return &Files{cfg: cfg, log: cfg.Logger, now: cfg.Now, work: make(chan string, 1024), queued: map[string]bool{}, changed: make(chan struct{})}, nil
 }
 
 // MaxFileBytes is the cap of one file.
@@ -208,36 +209,43 @@ func cleanName(name string) (string, error) {
 // Upload stores a file of the caller's and queues its ingestion. The same
 // bytes uploaded again by the same user answer the stored file.
 func (fs *Files) Upload(ctx context.Context, in FileInput) (File, error) {
+	f, _, err := fs.upload(ctx, in)
+	return f, err
+}
+
+// upload is Upload that also says whether the file was stored before
+// (dup: the same bytes of the same user).
+func (fs *Files) upload(ctx context.Context, in FileInput) (File, bool, error) {
 	p := PrincipalFrom(ctx)
 	if p.UserID == "" {
-		return File{}, Errorf(CodeUnauthorized, "sign in to upload files")
+		return File{}, false, Errorf(CodeUnauthorized, "sign in to upload files")
 	}
 	name, err := cleanName(in.Name)
 	if err != nil {
-		return File{}, err
+		return File{}, false, err
 	}
 	if len(in.Data) == 0 {
-		return File{}, Errorf(CodeBadRequest, "the file %q is empty", name)
+		return File{}, false, Errorf(CodeBadRequest, "the file %q is empty", name)
 	}
 	if int64(len(in.Data)) > fs.cfg.MaxFileBytes {
-		return File{}, Errorf(CodeTooLarge, "the file is %d bytes; AGENTIK_MAX_FILE_BYTES allows at most %d", len(in.Data), fs.cfg.MaxFileBytes)
+		return File{}, false, Errorf(CodeTooLarge, "the file is %d bytes; AGENTIK_MAX_FILE_BYTES allows at most %d", len(in.Data), fs.cfg.MaxFileBytes)
 	}
 	mt, err := fs.cfg.Extractor.Detect(name, in.MediaType, in.Data)
 	if err != nil {
-		return File{}, err
+		return File{}, false, err
 	}
 	sum := sha256.Sum256(in.Data)
 	f := File{ID: "file-" + NewID(), Name: name, MediaType: mt, Bytes: int64(len(in.Data)), SHA256: hex.EncodeToString(sum[:]),
 		Status: FileProcessing, CreatedAt: fs.now().UTC(), Owner: p.UserID}
 	stored, dup, err := fs.cfg.Store.PutFile(ctx, f, in.Data, fs.cfg.MaxUserBytes)
 	if err != nil {
-		return File{}, err
+		return File{}, false, err
 	}
 	if !dup {
 		fs.status(stored)
 		fs.enqueue(stored.ID)
 	}
-	return stored, nil
+	return stored, dup, nil
 }
 
 // File returns one of the caller's files (an admin's: anyone's).
@@ -316,6 +324,10 @@ func (fs *Files) enqueue(id string) {
 
 // status publishes a file's status to its owner's streams.
 func (fs *Files) status(f File) {
+	fs.mu.Lock()
+	close(fs.changed)
+	fs.changed = make(chan struct{})
+	fs.mu.Unlock()
 	if fs.cfg.Publisher == nil {
 		return
 	}
@@ -424,4 +436,36 @@ func embedText(c Chunk) string {
 		return c.Heading + "\n" + c.Text
 	}
 	return c.Text
+}
+
+// fileSearchWait bounds how long a file_search waits for the files a
+// message attached to finish processing.
+const fileSearchWait = 2 * time.Minute
+
+// waitProcessed waits until none of files is processing (a file attached
+// to the message that started the turn is searched once its chunks are
+// stored), at most fileSearchWait.
+func (fs *Files) waitProcessed(ctx context.Context, files []string) {
+	ctx, cancel := context.WithTimeout(ctx, fileSearchWait)
+	defer cancel()
+	for {
+		fs.mu.Lock()
+		changed := fs.changed
+		fs.mu.Unlock()
+		pending := false
+		for _, id := range files {
+			if f, err := fs.cfg.Store.File(ctx, "", id); err == nil && f.Status == FileProcessing {
+				pending = true
+				break
+			}
+		}
+		if !pending {
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		}
+	}
 }

@@ -398,6 +398,12 @@ type SearchInput struct {
 // to read (else not_found): the best passages, by reciprocal rank fusion
 // of the keyword and the vector rankings.
 func (fs *Files) Search(ctx context.Context, ids []string, in SearchInput) ([]Passage, error) {
+	return fs.searchWith(ctx, ids, nil, in)
+}
+
+// searchWith is Search over the bases ids and the files attached (the
+// files a conversation's messages attach: checked as they were sent).
+func (fs *Files) searchWith(ctx context.Context, ids, attached []string, in SearchInput) ([]Passage, error) {
 	q := strings.TrimSpace(in.Query)
 	if q == "" {
 		return nil, Errorf(CodeBadRequest, "query is required: the words or question to look for")
@@ -412,7 +418,7 @@ func (fs *Files) Search(ctx context.Context, ids []string, in SearchInput) ([]Pa
 	if limit < 1 || limit > maxPassages {
 		return nil, Errorf(CodeBadRequest, "limit must be 1 to %d, got %d", maxPassages, in.Limit)
 	}
-	var files []string
+	files := slices.Clone(attached)
 	for _, id := range ids {
 		k, err := fs.knowledgeOf(ctx, id)
 		if err != nil {
@@ -588,10 +594,10 @@ func (r *Runner) forgetKnowledge(ctx context.Context, id string) {
 // fileSearchSpec is file_search when the turn has knowledge and its agent
 // allows the tool.
 func (t *turn) fileSearchSpec() []ToolSpec {
-	if t.r.cfg.Files == nil || len(t.knowledgeIDs()) == 0 || !t.allows(ToolFileSearch) {
+	if t.r.cfg.Files == nil || (len(t.files) == 0 && len(t.knowledgeIDs()) == 0) || !t.allows(ToolFileSearch) {
 		return nil
 	}
-	return []ToolSpec{{Name: ToolFileSearch, Description: "Search the documents attached to this conversation (its knowledge bases) and answer with the best passages, each with the file and page it is from. Cite them in your answer.", Parameters: fileSearchParams}}
+	return []ToolSpec{{Name: ToolFileSearch, Description: "Search the documents attached to this conversation (its messages' files and knowledge bases) and answer with the best passages, each with the file and page it is from. Cite them in your answer.", Parameters: fileSearchParams}}
 }
 
 // callFileSearch answers a file_search call with numbered passages, as
@@ -612,7 +618,8 @@ func (t *turn) callFileSearch(c ToolCall) Message {
 		who = Local
 	}
 	ctx := WithPrincipal(context.WithoutCancel(t.ctx), who)
-	ps, err := t.r.cfg.Files.Search(ctx, t.r.cfg.Files.readableOf(ctx, t.knowledgeIDs()), SearchInput{Query: args.Query, Limit: fileSearchToolLimit})
+	t.r.cfg.Files.waitProcessed(t.ctx, t.files) // filepart.go: a document just attached
+	ps, err := t.r.cfg.Files.searchWith(ctx, t.r.cfg.Files.readableOf(ctx, t.knowledgeIDs()), t.files, SearchInput{Query: args.Query, Limit: fileSearchToolLimit})
 	if err != nil {
 		m.Result, m.IsError = "file_search failed: "+errMessage(err), true
 		return m

@@ -104,15 +104,25 @@ func CheckContent(content []Content) error {
 				return Errorf(CodeBadRequest, "content[%d].mime is %d bytes long; at most %d are allowed", i, len(c.Mime), maxResourceMime)
 			}
 			empty = false
+		case ContentFile:
+			switch {
+			case c.FileID == "" && c.Data == "":
+				return Errorf(CodeBadRequest, "content[%d] (a file) needs file_id (a file you uploaded) or data (its bytes in base64, with name)", i)
+			case c.FileID != "" && c.Data != "":
+				return Errorf(CodeBadRequest, "content[%d] (a file) has both file_id and data; send one", i)
+			case len(c.FileID) > 200 || len(c.Mime) > maxResourceMime:
+				return Errorf(CodeBadRequest, "content[%d].file_id or .mime is too long", i)
+			}
+			empty = false
 		default:
-			return Errorf(CodeBadRequest, "content[%d].type %q is unknown; use \"text\", \"image\" or \"resource\"", i, c.Type)
+			return Errorf(CodeBadRequest, "content[%d].type %q is unknown; use \"text\", \"image\", \"resource\" or \"file\"", i, c.Type)
 		}
 	}
 	if text > MaxTextBytes {
 		return Errorf(CodeTooLarge, "content has %d bytes of text; at most %d are allowed", text, MaxTextBytes)
 	}
 	if empty {
-		return Errorf(CodeBadRequest, "content must not be empty: send some text or an image")
+		return Errorf(CodeBadRequest, "content must not be empty: send some text, an image or a file")
 	}
 	return nil
 }

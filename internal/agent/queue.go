@@ -71,7 +71,21 @@ func (r *Runner) SendBusy(ctx context.Context, id string, content []Content, cli
 	if err := CheckContent(content); err != nil {
 		return SendResult{}, err
 	}
-	if _, err := r.modelContent(ctx, content, true); err != nil { // read again as it starts
+	content, undo, err := r.attachFiles(ctx, content) // filepart.go
+	if err != nil {
+		return SendResult{}, err
+	}
+	res, err := r.sendBusy(ctx, id, content, clientID, onBusy)
+	if err != nil {
+		undo()
+	}
+	return res, err
+}
+
+// sendBusy is SendBusy (queue or interrupt) once content's files are
+// attached.
+func (r *Runner) sendBusy(ctx context.Context, id string, content []Content, clientID, onBusy string) (SendResult, error) {
+	if _, err := r.modelContent(ctx, id, content, true); err != nil { // read again as it starts
 		return SendResult{}, err
 	}
 	if len(clientID) > 200 {

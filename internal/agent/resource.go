@@ -243,12 +243,20 @@ func hasResource(content []Content) bool {
 	return false
 }
 
-// modelContent is content as the model reads it: each resource part
-// replaced by what the resource says now. strict (a send) fails on a
-// resource that cannot be read, so nothing is stored; otherwise (a
-// queued send starting, memory rebuilt) the part becomes a note saying
-// why, and the turn goes on.
-func (r *Runner) modelContent(ctx context.Context, content []Content, strict bool) ([]Content, error) {
+// modelContent is content, of a message of conversation id, as the model
+// reads it: each resource part replaced by what the resource says now,
+// each file part given the file's text (filepart.go). strict (a send)
+// fails on a resource or file that cannot be read, so nothing is stored;
+// otherwise (a queued send starting, memory rebuilt) the part becomes a
+// note saying why, and the turn goes on.
+func (r *Runner) modelContent(ctx context.Context, id string, content []Content, strict bool) ([]Content, error) {
+	if hasFile(content) {
+		files, err := r.fileParts(ctx, r.inlineBudget(ctx, id), content, strict)
+		if err != nil {
+			return nil, err
+		}
+		content = files
+	}
 	if !hasResource(content) {
 		return content, nil
 	}
@@ -316,14 +324,14 @@ func imageMime(mime string) bool {
 	return false
 }
 
-// memoryResources reads again the resources that user messages of mem
-// (rebuilt from the audit, which keeps only references) attach.
-func (r *Runner) memoryResources(ctx context.Context, mem []ModelMessage) []ModelMessage {
+// memoryResources reads again the resources and files that user messages
+// of mem (rebuilt from the audit, which keeps only references) attach.
+func (r *Runner) memoryResources(ctx context.Context, id string, mem []ModelMessage) []ModelMessage {
 	for i, m := range mem {
-		if m.Role != RoleUser || !hasResource(m.Content) {
+		if m.Role != RoleUser || (!hasResource(m.Content) && !hasFile(m.Content)) {
 			continue
 		}
-		mem[i].Content, _ = r.modelContent(ctx, m.Content, false)
+		mem[i].Content, _ = r.modelContent(ctx, id, m.Content, false)
 	}
 	return mem
 }

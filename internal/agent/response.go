@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -49,6 +50,15 @@ func (r *Runner) SendCompletionAfter(ctx context.Context, id, leaf string, in Co
 		if err := CheckContent(in.Content); err != nil {
 			return SendResult{}, err
 		}
+		content, undo, err := r.attachFiles(ctx, in.Content) // filepart.go
+		if err != nil {
+			return SendResult{}, err
+		}
+		if _, err := r.modelContent(ctx, id, content, true); err != nil { // read again as memory is rebuilt
+			undo()
+			return SendResult{}, err
+		}
+		in.Content = content
 		user := Message{Type: MessageUser, ID: NewID(), ConversationID: id, Date: r.now(), Content: in.Content}
 		recs = []*Record{r.messageRecord(user)}
 	case len(in.Results) > 0:
@@ -89,6 +99,58 @@ func (r *Runner) CreateSeeded(ctx context.Context, history []ModelMessage, temp 
 	if err := r.checkSettings(&s); err != nil {
 		return Conversation{}, err
 	}
+	model := ""
+	if s.Model != nil {
+		model = *s.Model
+	}
+	history, memory, undo, err := r.historyFiles(ctx, history, min(r.window(ctx, model)*bytesPerToken/4, maxInlineFileBytes))
+	if err != nil {
+		return Conversation{}, err
+	}
+	c, err := r.createSeeded(ctx, history, memory, temp, s)
+	if err != nil {
+		undo()
+	}
+	return c, err
+}
+
+// historyFiles attaches the files of history's user messages
+// (filepart.go): history as stored (references) and as the model reads it.
+func (r *Runner) historyFiles(ctx context.Context, history []ModelMessage, budget int) (stored, memory []ModelMessage, undo func(), err error) {
+	var undos []func()
+	undo = func() {
+		for _, u := range undos {
+			u()
+		}
+	}
+	stored, memory = history, history
+	cloned := false
+	for i, m := range history {
+		if m.Role != RoleUser || !hasFile(m.Content) {
+			continue
+		}
+		if !cloned {
+			stored, memory, cloned = slices.Clone(history), slices.Clone(history), true
+		}
+		content, u, err := r.attachFiles(ctx, m.Content)
+		if err != nil {
+			undo()
+			return nil, nil, func() {}, Errorf(ErrorCode(err), "messages[%d]: %s", i, errMessage(err))
+		}
+		undos = append(undos, u)
+		mem, err := r.fileParts(ctx, budget, content, true)
+		if err != nil {
+			undo()
+			return nil, nil, func() {}, Errorf(ErrorCode(err), "messages[%d]: %s", i, errMessage(err))
+		}
+		stored[i].Content, memory[i].Content = content, mem
+	}
+	return stored, memory, undo, nil
+}
+
+// createSeeded is CreateSeeded once history's files are attached: memory
+// is history as the model reads it.
+func (r *Runner) createSeeded(ctx context.Context, history, memory []ModelMessage, temp bool, s Settings) (Conversation, error) {
 	var mem []ModelMessage
 	hasSystem := false
 	for _, m := range history {
@@ -101,7 +163,7 @@ func (r *Runner) CreateSeeded(ctx context.Context, history []ModelMessage, temp 
 		}
 		mem = append(mem, ModelMessage{Role: RoleSystem, Content: []Content{Text(r.systemPromptOf(ctx, slug))}})
 	}
-	mem = append(mem, history...)
+	mem = append(mem, memory...)
 	title := ""
 	for _, m := range history {
 		if m.Role == RoleUser {

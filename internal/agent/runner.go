@@ -579,11 +579,19 @@ func (r *Runner) Send(ctx context.Context, id string, content []Content, clientI
 	if err := CheckContent(content); err != nil {
 		return SendResult{}, err
 	}
-	mem, err := r.modelContent(ctx, content, true) // resources read before anything is stored
+	content, undo, err := r.attachFiles(ctx, content) // filepart.go: files stored before anything else
 	if err != nil {
 		return SendResult{}, err
 	}
+	mem, err := r.modelContent(ctx, id, content, true) // resources read before anything is stored
+	if err != nil {
+		undo()
+		return SendResult{}, err
+	}
 	res, err := r.send(ctx, id, turnInput{content: content, clientID: clientID, memory: mem})
+	if err != nil {
+		undo()
+	}
 	if err == nil && hasResource(content) {
 		r.subscribeResources(ctx, content) // resource.go
 	}
@@ -744,7 +752,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 // the conversation running) and turn_started. (A queued send is never a
 // conversation's first message, so it never titles one.)
 func (r *Runner) startRecords(ctx context.Context, c Conversation, user Message) []*Record {
-	mem, _ := r.modelContent(ctx, user.Content, false) // resources.go: never fails when not strict
+	mem, _ := r.modelContent(ctx, c.ID, user.Content, false) // resources.go: never fails when not strict
 	rec := r.messageRecord(user, ModelMessage{Role: RoleUser, Content: mem})
 	return []*Record{rec, {Event: r.agentEvent(AgentEvent{Type: AgentTurnStarted, ConversationID: c.ID})}}
 }

@@ -46,6 +46,7 @@ type turn struct {
 	// citations the passages file_search gave the turn so far.
 	knowledge     []string
 	convKnowledge []string // the conversation's, read once (nil: not yet)
+	files         []string // the files its user messages attach (filepart.go), searched too
 	citations     []Citation
 	// format and choice shape its model calls: format each, choice the
 	// next (ToolChoice.AfterRound after each round of tools).
@@ -348,6 +349,7 @@ func (t *turn) loop() error {
 		return err
 	}
 	t.mem = &mem
+	t.files = memoryFiles(mem) // filepart.go
 	if t.cont != nil && t.agent.A2A != "" && (t.cont.text != "" || t.cont.reasoning != "") {
 		// A remote agent's answer cannot be continued: it would start
 		// again. What it streamed is kept, as before continuations.

@@ -1,6 +1,7 @@
 package aisdk
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -41,6 +42,7 @@ type uiPart struct {
 	Type       string      `json:"type"`
 	Text       string      `json:"text"`
 	MediaType  string      `json:"mediaType"`
+	Filename   string      `json:"filename"`
 	URL        string      `json:"url"`
 	ToolCallID string      `json:"toolCallId"`
 	State      string      `json:"state"`
@@ -171,7 +173,8 @@ func jsonType(t string) string {
 }
 
 // userContent is a user message's parts as agentik content: text parts,
-// and image files as data: URLs.
+// and files as data: URLs (images as images, other documents as file
+// parts).
 func userContent(field string, parts []uiPart) ([]agent.Content, error) {
 	var out []agent.Content
 	for j, p := range parts {
@@ -180,27 +183,34 @@ func userContent(field string, parts []uiPart) ([]agent.Content, error) {
 		case "text":
 			out = append(out, agent.Text(p.Text))
 		case "file":
-			if !strings.HasPrefix(p.MediaType, "image/") {
-				return nil, agent.Errorf(agent.CodeBadRequest, "%s is a %q file; agentik takes images only", pf, agent.Shorten(p.MediaType, 60))
-			}
 			rest, ok := strings.CutPrefix(p.URL, "data:")
 			mime, data, ok2 := strings.Cut(rest, ";base64,")
 			if !ok || !ok2 {
-				return nil, agent.Errorf(agent.CodeBadRequest, "%s.url must be a data: URL (data:image/png;base64,…); agentik does not fetch remote files", pf)
+				return nil, agent.Errorf(agent.CodeBadRequest, "%s.url must be a data: URL (data:application/pdf;base64,…); agentik does not fetch remote files", pf)
 			}
 			if _, err := base64.StdEncoding.DecodeString(data); err != nil {
 				return nil, agent.Errorf(agent.CodeBadRequest, "%s.url holds invalid base64", pf)
 			}
-			out = append(out, agent.Content{Type: agent.ContentImage, Mime: mime, Data: data})
+			if strings.HasPrefix(p.MediaType, "image/") {
+				out = append(out, agent.Content{Type: agent.ContentImage, Mime: mime, Data: data})
+				break
+			}
+			// A document: the centre stores it as a file of the sender's
+			// and gives the model its text (agent filepart.go).
+			name := p.Filename
+			if name == "" {
+				name = "attachment"
+			}
+			out = append(out, agent.Content{Type: agent.ContentFile, Name: name, Mime: cmp.Or(p.MediaType, mime), Data: data})
 		case "step-start", "source-url", "source-document":
 		default:
 			if !strings.HasPrefix(p.Type, "data-") {
-				return nil, agent.Errorf(agent.CodeBadRequest, "%s.type %q is not supported in a user message; send text and image file parts", pf, agent.Shorten(p.Type, 40))
+				return nil, agent.Errorf(agent.CodeBadRequest, "%s.type %q is not supported in a user message; send text and file parts", pf, agent.Shorten(p.Type, 40))
 			}
 		}
 	}
 	if len(out) == 0 {
-		return nil, agent.Errorf(agent.CodeBadRequest, "%s has no text or image part to send", field)
+		return nil, agent.Errorf(agent.CodeBadRequest, "%s has no text or file part to send", field)
 	}
 	return out, nil
 }

@@ -197,11 +197,12 @@ func hasImage(cs []agent.Content) bool {
 	return false
 }
 
-// text joins the text parts of cs; other parts are dropped.
+// text joins the text parts of cs (a file's part is its text, as the
+// working memory holds it); other parts are dropped.
 func text(cs []agent.Content) string {
 	var parts []string
 	for _, c := range cs {
-		if c.Type == agent.ContentText {
+		if c.Type == agent.ContentText || c.Type == agent.ContentFile { // a file's part holds its text
 			parts = append(parts, c.Body)
 		}
 	}
@@ -214,7 +215,7 @@ func parts(cs []agent.Content) []openai.ChatMessagePart {
 	var out []openai.ChatMessagePart
 	for _, c := range cs {
 		switch c.Type {
-		case agent.ContentText:
+		case agent.ContentText, agent.ContentFile: // a file's part holds its text
 			out = append(out, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeText, Text: c.Body})
 		case agent.ContentImage:
 			out = append(out, openai.ChatMessagePart{

@@ -370,6 +370,11 @@ func chatContent(field string, raw json.RawMessage, images bool) ([]agent.Conten
 		ImageURL *struct {
 			URL string `json:"url"`
 		} `json:"image_url"`
+		File *struct {
+			FileID   string `json:"file_id"`
+			FileData string `json:"file_data"`
+			Filename string `json:"filename"`
+		} `json:"file"`
 	}
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return nil, badParam(field, "%s must be a string or an array of content parts", field)
@@ -389,8 +394,17 @@ func chatContent(field string, raw json.RawMessage, images bool) ([]agent.Conten
 				return nil, err
 			}
 			out = append(out, img)
+		case p.Type == "file" && images:
+			if p.File == nil {
+				return nil, badParam(pf+".file", "%s.file is required: {\"file_id\"} or {\"file_data\", \"filename\"}", pf)
+			}
+			f, err := filePart(pf+".file", p.File.FileID, p.File.FileData, p.File.Filename, "")
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, f)
 		default:
-			return nil, badParam(pf+".type", "%s.type %q is not supported here; use text parts (and image_url parts with data: URLs in user messages)", pf, p.Type)
+			return nil, badParam(pf+".type", "%s.type %q is not supported here; use text parts (and image_url and file parts in user messages)", pf, p.Type)
 		}
 	}
 	return out, nil
@@ -408,6 +422,38 @@ func dataURL(field, u string) (agent.Content, error) {
 		return agent.Content{}, badParam(field, "%s holds invalid base64", field)
 	}
 	return agent.Content{Type: agent.ContentImage, Mime: mime, Data: data}, nil
+}
+
+// filePart reads a file a user message attaches (a chat completion's
+// file part, a Responses input_file): a file_id of the caller's, or
+// file_data (a data: URL, or bare base64) with its filename. The centre
+// stores and checks it (agent filepart.go). A file_url is refused:
+// agentik fetches no URL a request names.
+func filePart(field, fileID, fileData, filename, fileURL string) (agent.Content, error) {
+	switch {
+	case fileURL != "":
+		return agent.Content{}, badParam(field+".file_url", "%s.file_url is not fetched (agentik fetches no URL a request names); send file_data, or upload the file with POST /v1/files and send its file_id", field)
+	case fileID != "" && fileData != "":
+		return agent.Content{}, badParam(field, "%s has both file_id and file_data; send one", field)
+	case fileID != "":
+		return agent.Content{Type: agent.ContentFile, FileID: fileID}, nil
+	case fileData == "":
+		return agent.Content{}, badParam(field, "%s needs file_id (a file uploaded with POST /v1/files) or file_data (a data: URL) with filename", field)
+	case filename == "":
+		return agent.Content{}, badParam(field+".filename", "%s.filename is required with file_data, e.g. \"handbook.pdf\"", field)
+	}
+	mime, data := "", fileData
+	if rest, ok := strings.CutPrefix(fileData, "data:"); ok {
+		m, d, ok := strings.Cut(rest, ";base64,")
+		if !ok {
+			return agent.Content{}, badParam(field+".file_data", "%s.file_data must be a base64 data: URL (data:application/pdf;base64,…)", field)
+		}
+		mime, data = m, d
+	}
+	if _, err := base64.StdEncoding.DecodeString(data); err != nil {
+		return agent.Content{}, badParam(field+".file_data", "%s.file_data holds invalid base64", field)
+	}
+	return agent.Content{Type: agent.ContentFile, Name: filename, Mime: mime, Data: data}, nil
 }
 
 // Retry headers: IdempotencyHeader names a request so that its retry is

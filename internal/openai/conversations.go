@@ -214,12 +214,7 @@ func itemsOf(ms []agent.Message) []*Item {
 	for _, m := range ms {
 		switch m.Type {
 		case agent.MessageUser:
-			it := &Item{ID: prefixMessage + m.ID, Type: itemMessage, Role: "user", Status: statusCompleted, Content: []Part{}}
-			for _, c := range m.Content {
-				if c.Type == agent.ContentText {
-					it.Content = append(it.Content, Part{Type: "input_text", Text: c.Body})
-				}
-			}
+			it := &Item{ID: prefixMessage + m.ID, Type: itemMessage, Role: "user", Status: statusCompleted, Content: userParts(m.Content)}
 			out = append(out, it)
 		case agent.MessageAssistant:
 			if m.Reasoning != "" {

@@ -349,12 +349,7 @@ func (p *projector) on(all *agent.AllEvent) []StreamEvent {
 			}
 			p.annotate(m.Citations)
 		case m.Type == agent.MessageUser && !p.started:
-			it := &Item{ID: prefixMessage + m.ID, Type: itemMessage, Role: "user", Status: statusCompleted, Content: []Part{}}
-			for _, c := range m.Content {
-				if c.Type == agent.ContentText {
-					it.Content = append(it.Content, Part{Type: "input_text", Text: c.Body})
-				}
-			}
+			it := &Item{ID: prefixMessage + m.ID, Type: itemMessage, Role: "user", Status: statusCompleted, Content: userParts(m.Content)}
 			p.inputs = append(p.inputs, it)
 		case m.Type == agent.MessageToolResult && !p.started:
 			p.inputs = append(p.inputs, &Item{ID: prefixFunctionOutput + m.ID, Type: itemFunctionOutput, CallID: m.CallID, Output: ptr(m.Result), Status: statusCompleted})

@@ -574,6 +574,10 @@ func itemContent(field string, raw json.RawMessage, images bool) ([]agent.Conten
 		Text     string `json:"text"`
 		Refusal  string `json:"refusal"`
 		ImageURL string `json:"image_url"`
+		FileID   string `json:"file_id"`
+		FileData string `json:"file_data"`
+		FileURL  string `json:"file_url"`
+		Filename string `json:"filename"`
 	}
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return nil, badParam(field, "%s must be a string or a list of content parts", field)
@@ -592,8 +596,14 @@ func itemContent(field string, raw json.RawMessage, images bool) ([]agent.Conten
 				return nil, err
 			}
 			out = append(out, img)
+		case p.Type == "input_file" && images:
+			f, err := filePart(pf, p.FileID, p.FileData, p.Filename, p.FileURL)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, f)
 		default:
-			return nil, badParam(pf+".type", "%s.type %q is not supported here; use input_text parts (and input_image parts with data: URLs in user messages)", pf, agent.Shorten(p.Type, 40))
+			return nil, badParam(pf+".type", "%s.type %q is not supported here; use input_text parts (and input_image and input_file parts in user messages)", pf, agent.Shorten(p.Type, 40))
 		}
 	}
 	return out, nil

@@ -138,6 +138,24 @@ type Part struct {
 	// Annotations of an assistant's output_text: file_citation for each
 	// passage the answer was given (file_search).
 	Annotations []Annotation `json:"-"`
+	// FileID and Filename are an input_file's: a file the message attached.
+	FileID   string `json:"-"`
+	Filename string `json:"-"`
+}
+
+// userParts are a stored user message's content as Responses input
+// parts: input_text, and input_file for each attached file.
+func userParts(content []agent.Content) []Part {
+	out := []Part{}
+	for _, c := range content {
+		switch c.Type {
+		case agent.ContentText:
+			out = append(out, Part{Type: "input_text", Text: c.Body})
+		case agent.ContentFile:
+			out = append(out, Part{Type: "input_file", FileID: c.FileID, Filename: c.Name})
+		}
+	}
+	return out
 }
 
 // Annotation is a file_citation of an output_text.
@@ -160,6 +178,8 @@ func (it *Item) MarshalJSON() ([]byte, error) {
 					ann = p.Annotations
 				}
 				out = append(out, map[string]any{"type": p.Type, "text": p.Text, "annotations": ann, "logprobs": []any{}})
+			} else if p.Type == "input_file" {
+				out = append(out, map[string]any{"type": p.Type, "file_id": p.FileID, "filename": p.Filename})
 			} else {
 				out = append(out, p)
 			}

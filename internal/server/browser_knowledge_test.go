@@ -109,6 +109,16 @@ func TestBrowserComposerAttachesDocument(t *testing.T) {
 	if got := eval[string](t, tab, `document.querySelector('#messages').innerText`); strings.Contains(got, "no passage") {
 		t.Errorf("file_search found nothing: %s", got)
 	}
+	// The message carries the document: a chip that opens it, live and
+	// after a reload; the model read its text in the message.
+	fileChip := `document.querySelector('#messages [data-testid="file-chip"]')`
+	waitJS(t, tab, "the message's file chip", fileChip+`?.innerText.includes('handbook.txt') && `+fileChip+`.getAttribute('href').startsWith('/agentik/files/file-')`)
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	waitJS(t, tab, "the file chip after a reload", fileChip+`?.innerText.includes('handbook.txt') && `+fileChip+`.getAttribute('href').startsWith('/agentik/files/file-')`)
+	if !modelUserRead(ts, "30 days of paid leave") {
+		t.Errorf("the model was not given the document's text in the message")
+	}
 }
 
 // TestKnowledgePageIsolation: a member's knowledge page and new-chat
