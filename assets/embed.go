@@ -33,8 +33,11 @@ type file struct {
 	hashed string // app.0123456789ab.js
 	ctype  string
 	body   []byte
-	gz     []byte // nil when gzip does not pay off
 	etag   string
+	// gzipped is the body gzipped, or nil when gzip does not pay off; it is
+	// made on the file's first gzip request, so the large on-demand
+	// bundles (the Mermaid renderer: 4 MB) cost nothing at start.
+	gzipped func() []byte
 }
 
 type bundle struct {
@@ -69,13 +72,7 @@ func newBundle(fsys fs.FS) (*bundle, error) {
 		if f.ctype == "" {
 			f.ctype = "application/octet-stream"
 		}
-		var gz bytes.Buffer
-		w, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-		w.Write(body)
-		w.Close()
-		if gz.Len() < len(body)*9/10 {
-			f.gz = gz.Bytes()
-		}
+		f.gzipped = sync.OnceValue(func() []byte { return gzipOf(body) })
 		b.byName[name] = f
 		b.byHashed[f.hashed] = f
 		return nil
@@ -134,9 +131,11 @@ func Handler() http.Handler {
 			return
 		}
 		body := f.body
-		if f.gz != nil && acceptsGzip(r.Header.Get("Accept-Encoding")) {
-			hd.Set("Content-Encoding", "gzip")
-			body = f.gz
+		if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+			if gz := f.gzipped(); gz != nil {
+				hd.Set("Content-Encoding", "gzip")
+				body = gz
+			}
 		}
 		hd.Set("Content-Length", fmt.Sprint(len(body)))
 		if r.Method == http.MethodHead {
@@ -144,6 +143,18 @@ func Handler() http.Handler {
 		}
 		w.Write(body)
 	})
+}
+
+// gzipOf is body gzipped, or nil when that saves less than a tenth.
+func gzipOf(body []byte) []byte {
+	var gz bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	w.Write(body)
+	w.Close()
+	if gz.Len() >= len(body)*9/10 {
+		return nil
+	}
+	return gz.Bytes()
 }
 
 // contentType is the type of a bundled file by its extension; fonts are

@@ -79,7 +79,7 @@ func TestHandlerGzip(t *testing.T) {
 	}
 	const budget = 150 << 10
 	b, _ := load()
-	if n := len(b.byName["app.js"].gz) + len(b.byName["app.css"].gz); n > budget {
+	if n := len(b.byName["app.js"].gzipped()) + len(b.byName["app.css"].gzipped()); n > budget {
 		t.Errorf("bundle is %d bytes gzipped, budget %d", n, budget)
 	}
 }

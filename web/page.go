@@ -33,6 +33,9 @@ type Page struct {
 	// the JS layer loads the first time a message holds math.
 	MathScriptURL string
 	MathStyleURL  string
+	// MermaidScriptURL is the Mermaid renderer's bundle, which the JS layer
+	// runs in a sandboxed frame the first time an answer holds a diagram.
+	MermaidScriptURL string
 
 	ModelName       string // "" when no model is configured
 	ModelConfigured bool

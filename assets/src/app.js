@@ -22,6 +22,7 @@ import { Inbox } from './inbox.js';
 import { Knowledge } from './knowledge.js';
 import { rate } from './feedback.js';
 import { refreshBudget, showBudget } from './budget.js';
+import { Shortcuts } from './shortcuts.js';
 
 const STATUS_LABEL = { connecting: 'Connecting…', online: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' };
 
@@ -78,6 +79,18 @@ class App {
     this.apps = new McpApps({ conn: this.conn, conversation: () => this.main?.dataset.conversationId, send: (content) => this.chat.send(content) });
     this.shareDialog = new ShareDialog({ conn: this.conn, toast: (m, k) => this.toast(m, k) });
     this.projects = new ProjectsNav({ conn: this.conn, sidebarEl: this.sidebarEl, navigate: (href) => this.navigate(href), toast: (m, k) => this.toast(m, k) });
+    this.shortcuts = new Shortcuts(document.getElementById('shortcuts-dialog'), {
+      'new-chat': () => { this.navigate('/'); },
+      search: () => this.search.focus(),
+      'focus-composer': () => {
+        if (!this.composer) return false;
+        this.closeSidebar();
+        this.composer.focus();
+        return true;
+      },
+      stop: () => this.escape(),
+      'copy-answer': () => { this.copyLastAnswer(); },
+    });
     this.mount(document.getElementById('main'), this.boot);
     this.bind();
     this.conn.connect();
@@ -239,6 +252,26 @@ class App {
     this.conn.request('delete', { conversation_id: id }, { retry: false }).catch(() => {});
   }
 
+  // escape is the Escape key: it closes the sidebar drawer, else stops
+  // the answer; false when it did neither (a dialog has the key).
+  escape() {
+    if (document.querySelector('dialog[open]')) return false;
+    if (document.body.dataset.sidebar === 'open') { this.closeSidebar(); return true; }
+    if (!this.chat || !this.chat.running) return false;
+    this.stop();
+    return true;
+  }
+
+  // copyLastAnswer copies the conversation's last answer, as its Copy
+  // button does.
+  async copyLastAnswer() {
+    const answers = this.main.querySelectorAll('#messages [data-type="assistant_message"]');
+    const msg = answers[answers.length - 1];
+    if (!msg) { this.toast('There is no answer to copy yet.'); return; }
+    const ok = await copyText(messageText(msg));
+    this.toast(ok ? 'Copied the last answer.' : 'Could not copy the answer.', ok ? 'info' : 'error');
+  }
+
   stop() {
     if (!this.chat || !this.chat.running) return;
     this.chat.interrupt().catch((err) => this.toast(`Could not stop: ${err.message}`, 'error'));
@@ -394,9 +427,7 @@ class App {
         if (a === 'copy-code') {
           this.copy(action, action.closest('.code-block').querySelector('pre').textContent);
         } else if (a === 'copy-message') {
-          const msg = action.closest('.msg');
-          const md = msg.querySelector('.msg-body .md');
-          this.copy(action, (md && (rawText.get(md) ?? md.textContent)) || msg.querySelector('.msg-body')?.textContent || '');
+          this.copy(action, messageText(action.closest('.msg')));
         } else if (a === 'temp-chat') { e.preventDefault(); this.startTemp(); }
         else if (a === 'rename') this.rename();
         else if (a === 'rate') {
@@ -437,13 +468,6 @@ class App {
       e.preventDefault();
       this.navigate(url.pathname + url.search + url.hash);
     });
-    document.addEventListener('keydown', (e) => {
-      if (e.key === 'Escape' && !e.defaultPrevented) {
-        if (this.dialog.open || this.importer.dialog.open) return;
-        if (document.body.dataset.sidebar === 'open') { this.closeSidebar(); return; }
-        if (this.chat && this.chat.running) { e.preventDefault(); this.stop(); }
-      }
-    });
     document.getElementById('scrim')?.addEventListener('click', () => this.closeSidebar());
     window.addEventListener('popstate', () => this.navigate(location.pathname, false));
     document.addEventListener('dragover', (e) => {
@@ -475,6 +499,13 @@ function dismiss(b) {
   b.hidden = true;
   try { localStorage.setItem(DISMISSED + b.dataset.banner, b.textContent.trim()); } catch { /* private mode */ }
   document.getElementById('prompt')?.focus();
+}
+
+// messageText is what copying a message takes: an answer's markdown
+// source, else its text.
+function messageText(msg) {
+  const md = msg.querySelector('.msg-body .md');
+  return (md && (rawText.get(md) ?? md.textContent)) || msg.querySelector('.msg-body')?.textContent || '';
 }
 
 function readBoot(doc) {

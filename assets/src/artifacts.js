@@ -17,9 +17,10 @@
 // frame writes it into its own document. (A srcdoc frame would inherit this
 // page's CSP, whose script nonce blocks the artifact's own scripts.)
 //
-// Mermaid is shown as source: no Mermaid renderer is bundled (its package
-// weighs more than the whole UI).
+// Mermaid is drawn by diagram.js (in a sandboxed frame of its own, shown
+// as an image): in the answer in place of its code, and here as an SVG.
 import { Lexer, walkTokens } from 'marked';
+import { drawDiagram, renderMermaid } from './diagram.js';
 import { copyText, h, icon } from './dom.js';
 import { renderMarkdown } from './markdown.js';
 
@@ -76,9 +77,11 @@ export function markArtifacts(el, text) {
     const kind = kindOf(f.lang, f.text);
     if (!kind) continue;
     const block = code.closest('.code-block');
-    mark(block, kind, titleOf(kind, f.lang, f.text), n++, f.text);
+    const title = titleOf(kind, f.lang, f.text);
+    mark(block, kind, title, n++, f.text);
     const bar = block.querySelector('.code-bar');
     bar?.insertBefore(openButton(kind), bar.querySelector('.code-copy'));
+    if (kind === 'mermaid') drawDiagram(block, f.text, title);
   }
   const headings = (text.match(/^ {0,3}#{1,6}[ \t]+\S/gm) || []).length;
   if (text.length >= LONG_DOC.chars && headings >= LONG_DOC.headings) {
@@ -152,8 +155,7 @@ class Panel {
     this.copyBtn = btn('copy', 'Copy the source', 'copy', 'Copy');
     this.downloadBtn = btn('download', 'Download', 'file', 'Download');
     this.closeBtn = btn('close', 'Close the panel', 'x');
-    this.note = h('p', { class: 'artifact-note muted', 'data-testid': 'artifact-note', hidden: true },
-      'Mermaid diagrams are shown as source: agentik bundles no Mermaid renderer.');
+    this.note = h('p', { class: 'artifact-note muted', 'data-testid': 'artifact-note', hidden: true });
     this.body = h('div', { class: 'artifact-body' });
     this.el.append(h('header', { class: 'artifact-head' }, this.kind, this.title, this.picker, this.copyBtn, this.downloadBtn, this.closeBtn), this.note, this.body);
     this.picker.addEventListener('change', () => {
@@ -178,22 +180,45 @@ class Panel {
     this.kind.textContent = LABEL[kind];
     this.title.textContent = el.dataset.artifactTitle;
     this.refresh();
-    this.note.hidden = kind !== 'mermaid';
+    this.note.hidden = true;
+    delete this.el.dataset.diagram;
     if (kind === 'mermaid') {
+      // Drawn as an SVG artifact; until then, and if it does not parse, as
+      // its source.
       this.body.replaceChildren(h('pre', { class: 'artifact-source', 'data-testid': 'artifact-source' }, h('code', null, text)));
-    } else {
-      const frame = h('iframe', {
-        class: 'artifact-frame', 'data-testid': 'artifact-frame', title: el.dataset.artifactTitle,
-        sandbox: 'allow-scripts', referrerpolicy: 'no-referrer', src: FRAME,
+      renderMermaid(text).then((res) => {
+        if (current !== el) return;
+        if (res.svg) {
+          this.frame('svg', res.svg, el.dataset.artifactTitle);
+          this.el.dataset.diagram = 'drawn';
+        } else {
+          this.note.textContent = `This diagram is shown as its source: Mermaid could not draw it (${res.error}).`;
+          this.note.hidden = false;
+          this.el.dataset.diagram = 'error';
+        }
+      }, (err) => {
+        if (current !== el) return;
+        this.note.textContent = `This diagram is shown as its source: ${err.message}.`;
+        this.note.hidden = false;
       });
-      // Once, to the page GET /artifact served: if the artifact navigates
-      // its frame elsewhere, nothing is sent there.
-      frame.addEventListener('load', () => frame.contentWindow?.postMessage({ agentikArtifact: frameDocument(kind, text) }, '*'), { once: true });
-      this.body.replaceChildren(frame);
+    } else {
+      this.frame(kind, text, el.dataset.artifactTitle);
     }
     this.el.hidden = false;
     document.body.dataset.artifact = 'open';
     try { sessionStorage.setItem(STORE + location.pathname, JSON.stringify(keyOf(el))); } catch { /* storage off */ }
+  }
+
+  // frame shows a document of kind in a sandboxed frame.
+  frame(kind, text, title) {
+    const frame = h('iframe', {
+      class: 'artifact-frame', 'data-testid': 'artifact-frame', title,
+      sandbox: 'allow-scripts', referrerpolicy: 'no-referrer', src: FRAME,
+    });
+    // Once, to the page GET /artifact served: if the artifact navigates
+    // its frame elsewhere, nothing is sent there.
+    frame.addEventListener('load', () => frame.contentWindow?.postMessage({ agentikArtifact: frameDocument(kind, text) }, '*'), { once: true });
+    this.body.replaceChildren(frame);
   }
 
   // refresh rebuilds the version picker (new versions arrive with answers).

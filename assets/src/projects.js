@@ -3,10 +3,15 @@
 // as a section with its chats, which are the rows of the chat list whose
 // data-project names it (sidebar.js keeps them live; CSS hides them from
 // the date groups), mirrored here whenever that list changes; "+" starts a
-// chat in the project. It also runs the chat's "Move to a project" dialog.
+// chat in the project. It also runs the chat's "Move to a project" dialog,
+// and moves a chat dragged from the sidebar onto a project (into it) or
+// onto the chat list (out of its project).
 // ProjectsPage runs the forms of /projects and /projects/{id}.
 import { h } from './dom.js';
 import { refresh, showError } from './manage.js';
+
+// DRAG_TYPE carries a dragged sidebar chat's id.
+const DRAG_TYPE = 'application/x-agentik-conversation';
 
 export class ProjectsNav {
   constructor({ conn, sidebarEl, navigate, toast }) {
@@ -28,11 +33,69 @@ export class ProjectsNav {
       const add = e.target.closest('[data-action="project-new-chat"]');
       if (add) this.newChat(add.dataset.projectId);
     });
+    this.dragging();
     this.dialog = document.getElementById('project-move');
     this.dialog?.querySelector('[data-testid="project-move-apply"]').addEventListener('click', () => this.move());
     document.addEventListener('click', (e) => {
       if (e.target.closest('[data-action="move-project"]')) this.openMove();
     });
+  }
+
+  // dragging lets a sidebar chat be dragged onto a project section the
+  // reader edits, or onto the chat list (#conv-list's nav) to leave its
+  // project. The row's link stays an ordinary draggable link (its URL
+  // goes along); the chat's id travels under DRAG_TYPE.
+  dragging() {
+    const chats = this.list.closest('nav') || this.list;
+    const target = (e) => {
+      const sec = e.target.closest?.('[data-testid="project-section"]');
+      if (sec && this.nav.contains(sec)) return sec.dataset.role === 'viewer' ? null : sec;
+      return chats.contains(e.target) ? chats : null;
+    };
+    const mark = (el) => {
+      for (const x of document.querySelectorAll('[data-drop-target]')) if (x !== el) delete x.dataset.dropTarget;
+      if (el) el.dataset.dropTarget = 'true';
+    };
+    document.addEventListener('dragstart', (e) => {
+      const row = e.target.closest?.('.conv-item');
+      if (!row?.dataset.id || row.dataset.temp || !(this.list.contains(row) || this.nav.contains(row))) return;
+      e.dataTransfer.setData(DRAG_TYPE, row.dataset.id);
+      e.dataTransfer.effectAllowed = 'copyMove';
+    });
+    document.addEventListener('dragover', (e) => {
+      if (!e.dataTransfer?.types.includes(DRAG_TYPE)) return;
+      const el = target(e);
+      mark(el);
+      if (!el) return;
+      e.preventDefault();
+      e.dataTransfer.dropEffect = 'move';
+    });
+    document.addEventListener('dragleave', (e) => {
+      if (!e.relatedTarget || !e.relatedTarget.closest?.('[data-drop-target]')) mark(null);
+    });
+    document.addEventListener('dragend', () => mark(null));
+    document.addEventListener('drop', (e) => {
+      const id = e.dataTransfer?.getData(DRAG_TYPE);
+      const el = id && target(e);
+      mark(null);
+      if (!el) return;
+      e.preventDefault();
+      const project = el === chats ? '' : el.dataset.projectId;
+      const from = this.list.querySelector(`[data-id="${CSS.escape(id)}"]`)?.dataset.project || '';
+      if (project === from) return;
+      this.moveChat(id, project);
+    });
+  }
+
+  // moveChat puts conversation id into project ('' : out of its project).
+  async moveChat(id, project) {
+    try {
+      await this.conn.request('update_conversation', { conversation_id: id, project }, { retry: false });
+      const name = this.projects.find((p) => p.id === project)?.name;
+      this.toast(project ? `Moved into ${name || 'the project'}.` : 'Moved out of its project.');
+    } catch (err) {
+      this.toast(`Could not move the chat: ${err.message}`, 'error');
+    }
   }
 
   // load (re)reads the projects the reader sees, at every connect and

@@ -1,4 +1,5 @@
-// The search box above the conversation list: Ctrl/Cmd-K focuses it, the
+// The search box above the conversation list: Ctrl/Cmd-K focuses it
+// (shortcuts.js), the
 // results (WS op `search`) replace the list while it holds a query, Escape
 // clears it, the arrow keys move through the results and Enter opens one.
 // Result links are ordinary /c/{id} links, so App's link handler opens them.
@@ -23,7 +24,7 @@ export class Search {
     });
     this.input.addEventListener('keydown', (e) => {
       const first = this.list.querySelector('a');
-      if (e.key === 'Escape') {
+      if (e.key === 'Escape' && !e.shiftKey) { // Shift+Esc: the message box (shortcuts.js)
         e.preventDefault();
         this.clear();
         this.input.blur();
@@ -46,14 +47,15 @@ export class Search {
     this.list.addEventListener('click', (e) => {
       if (e.target.closest('a')) this.clear();
     });
-    document.addEventListener('keydown', (e) => {
-      if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === 'k') {
-        e.preventDefault();
-        document.body.dataset.sidebar = 'open'; // on narrow screens the sidebar is a drawer
-        this.input.focus();
-        this.input.select();
-      }
-    });
+  }
+
+  // focus puts the cursor in the search box, its text selected.
+  focus() {
+    if (!this.input) return false;
+    document.body.dataset.sidebar = 'open'; // on narrow screens the sidebar is a drawer
+    this.input.focus();
+    this.input.select();
+    return true;
   }
 
   clear() {

@@ -137,6 +137,9 @@ export class Sidebar {
       last = g;
       if (g === 'Archived') archived++;
     }
+    // With the last one restored the archive closes: the next chat
+    // archived leaves the list as the first did.
+    if (archived === 0) delete this.list.dataset.showArchived;
     if (this.archivedBtn) {
       this.archivedBtn.hidden = archived === 0;
       const open = this.list.dataset.showArchived === 'true';

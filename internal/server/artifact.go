@@ -6,7 +6,8 @@ import (
 )
 
 // artifactPath serves the frame an artifact (an answer's HTML, SVG or
-// Markdown document, assets/src/artifacts.js) is rendered in. The page is
+// Markdown document, assets/src/artifacts.js) is rendered in, and the
+// Mermaid renderer runs in (assets/src/diagram.js). The page is
 // static and holds no data: the chat posts the artifact to it, and it
 // writes it into its own document. It is public (a shared conversation's
 // reader may be signed out) and answers the same to everyone.

@@ -137,3 +137,51 @@ func TestBrowserArtifactVersions(t *testing.T) {
 		t.Error("a closed panel re-opened after a reload")
 	}
 }
+
+// TestBrowserMermaid: an answer's ```mermaid block is drawn as an SVG in
+// place of its code, by Mermaid running in a sandboxed frame, and opens
+// as an SVG in the panel; a block that does not parse stays code and says
+// why.
+func TestBrowserMermaid(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	ts.Fake.Enqueue(llmtest.Reply{Text: "The flow:\n\n```mermaid\ngraph TD\n  A[Alpha step] --> B{Beta choice}\n  B -->|yes| C[Gamma end]\n```\n\nAnd a broken one:\n\n```mermaid\ngraph TD\n  A[Alpha --> \n```\n"})
+	send(t, tab, "draw the flow")
+	const blocks = `document.querySelectorAll('#messages [data-type="assistant_message"] .code-block')`
+	waitJS(t, tab, "the diagram drawn", blocks+`[0]?.dataset.diagram === 'drawn' && `+blocks+`[0].querySelector('[data-testid="mermaid-diagram"] img')?.complete`)
+
+	img := `document.querySelector('#messages [data-testid="mermaid-diagram"] img')`
+	if w := eval[int](t, tab, img+`.naturalWidth`); w < 50 {
+		t.Errorf("the diagram image is %d px wide", w)
+	}
+	svg := eval[string](t, tab, `decodeURIComponent(`+img+`.src.replace(/^data:image\/svg\+xml;charset=utf-8,/, ''))`)
+	if !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, "Alpha step") || !strings.Contains(svg, "Gamma end") {
+		t.Errorf("the image is not the diagram's SVG: %.300s", svg)
+	}
+	if eval[bool](t, tab, blocks+`[0].querySelector('pre').checkVisibility()`) {
+		t.Error("the drawn diagram's code still shows")
+	}
+	if got := eval[string](t, tab, `document.querySelector('[data-testid="mermaid-renderer"]').getAttribute('sandbox')`); got != "allow-scripts" {
+		t.Errorf("the renderer frame's sandbox = %q, want allow-scripts only", got)
+	}
+	if eval[bool](t, tab, `typeof window.mermaid !== 'undefined'`) {
+		t.Error("Mermaid runs in the app's page")
+	}
+
+	// The broken block stays code, and says it was not drawn.
+	waitJS(t, tab, "the broken block's error", blocks+`[1]?.dataset.diagram === 'error'`)
+	if !eval[bool](t, tab, blocks+`[1].querySelector('pre').checkVisibility() && !`+blocks+`[1].querySelector('[data-testid="mermaid-diagram"]')`) {
+		t.Error("the broken diagram does not show as code")
+	}
+
+	screenshot(t, tab, "mermaid-inline.png")
+
+	// "Code" shows the source instead; the panel shows the SVG.
+	do(t, tab, chromedp.Click(chromedp.CSS(`#messages [data-testid="diagram-toggle"]`)))
+	waitJS(t, tab, "the code shown", blocks+`[0].querySelector('pre').checkVisibility() && !`+blocks+`[0].querySelector('[data-testid="mermaid-diagram"]').checkVisibility()`)
+	do(t, tab, chromedp.Click(chromedp.CSS(`#messages [data-testid="artifact-open"]`)))
+	waitJS(t, tab, "the diagram in the panel", jsPanel+`?.dataset.diagram === 'drawn' && `+jsPanel+`.querySelector('iframe[data-testid="artifact-frame"]')?.getAttribute('sandbox') === 'allow-scripts'`)
+	screenshot(t, tab, "mermaid-panel.png")
+}

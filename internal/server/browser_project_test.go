@@ -1,10 +1,14 @@
 package server_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 )
 
@@ -111,5 +115,94 @@ func TestBrowserProjects(t *testing.T) {
 	waitJS(t, ann, "the chat in the project's section", `document.querySelector('[data-testid="project-chat"][data-id="`+loose+`"]') !== null`)
 	if got := ts.as(t, annKey, "GET", "/agentik/conversations/"+loose, "", 200); !strings.Contains(got, `"project":"proj_`) {
 		t.Errorf("after the move: %s", got)
+	}
+}
+
+// dragMouse drags from the centre of the element from to the centre of
+// the element to with the mouse, as a person does: press, move in steps,
+// release. Chromium turns it into the HTML drag events (dragstart,
+// dragover, drop) the page handles.
+func dragMouse(from, to string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		centre := func(sel string) (x, y float64, err error) {
+			p, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => { const r = (`+sel+`).getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`))
+			if err != nil {
+				return 0, 0, err
+			}
+			return p[0], p[1], nil
+		}
+		x0, y0, err := centre(from)
+		if err != nil {
+			return err
+		}
+		x1, y1, err := centre(to)
+		if err != nil {
+			return err
+		}
+		mouse := func(typ input.DispatchMouseEventType, x, y float64, buttons int64) error {
+			p := input.DispatchMouseEventParams{Type: typ, X: x, Y: y, Button: input.MouseButtonLeft, Buttons: buttons, ClickCount: 1}
+			_, err := cdp.Call(ctx, tg, input.DispatchMouseEvent, p)
+			return err
+		}
+		if err := mouse(input.DispatchMouseEventTypeMouseMoved, x0, y0, 0); err != nil {
+			return err
+		}
+		if err := mouse(input.DispatchMouseEventTypeMousePressed, x0, y0, 1); err != nil {
+			return err
+		}
+		const steps = 10
+		for i := 1; i <= steps; i++ {
+			f := float64(i) / steps
+			if err := mouse(input.DispatchMouseEventTypeMouseMoved, x0+(x1-x0)*f, y0+(y1-y0)*f, 1); err != nil {
+				return err
+			}
+		}
+		// A drop goes where the last dragover was accepted: hover on the
+		// target a moment, as a hand does, before letting go.
+		for _, dx := range []float64{1, 0} {
+			if err := mouse(input.DispatchMouseEventTypeMouseMoved, x1+dx, y1, 1); err != nil {
+				return err
+			}
+		}
+		return mouse(input.DispatchMouseEventTypeMouseReleased, x1, y1, 0)
+	})
+}
+
+// TestBrowserDragChatIntoProject: Ann drags a chat from her sidebar's
+// list onto a project: it moves into the project (its section lists it,
+// the server has it there); dragged from the section back onto the chat
+// list it leaves the project.
+func TestBrowserDragChatIntoProject(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	admin := ts.adminKey(t)
+	_, annKey := ts.member(t, admin, "ann")
+	var p struct{ ID string }
+	if err := json.Unmarshal([]byte(ts.as(t, annKey, "POST", "/agentik/projects", `{"name":"Launch"}`, 201)), &p); err != nil {
+		t.Fatal(err)
+	}
+	var c struct{ ID string }
+	if err := json.Unmarshal([]byte(ts.as(t, annKey, "POST", "/agentik/conversations", `{"title":"loose chat"}`, 201)), &c); err != nil {
+		t.Fatal(err)
+	}
+
+	ann := signInTab(t, ts, annKey)
+	openPage(t, ts, ann, "/")
+	section := `document.querySelector('[data-testid="project-section"][data-project-id="` + p.ID + `"]')`
+	row := `document.querySelector('#conv-list > [data-id="` + c.ID + `"] a')`
+	waitJS(t, ann, "the project and the chat", section+` && `+row+`?.checkVisibility()`)
+
+	do(t, ann, dragMouse(row, section+`.querySelector('.project-head')`))
+	inProject := section + `.querySelector('[data-testid="project-chat"][data-id="` + c.ID + `"]')`
+	waitJS(t, ann, "the chat in the project's section", inProject+` !== null && !`+row+`.checkVisibility()`)
+	if got := ts.as(t, annKey, "GET", "/agentik/conversations/"+c.ID, "", 200); !strings.Contains(got, `"project":"`+p.ID+`"`) {
+		t.Errorf("after the drag into the project: %s", got)
+	}
+	screenshot(t, ann, "project-drag.png")
+
+	do(t, ann, dragMouse(inProject+`.querySelector('a')`, `document.querySelector('[data-testid="conversation-list"]').closest('nav')`))
+	waitJS(t, ann, "the chat back in the list", inProject+` === null && `+row+`.checkVisibility()`)
+	if got := ts.as(t, annKey, "GET", "/agentik/conversations/"+c.ID, "", 200); strings.Contains(got, `"project":"proj_`) {
+		t.Errorf("after the drag out of the project: %s", got)
 	}
 }

@@ -102,6 +102,28 @@ func TestBrowserSidebarGroupsPinArchive(t *testing.T) {
 	sendIdle(t, ts, three, "hello again")
 	waitJS(t, tab, "the answered chat under Today", jsSidebarGroups+` === `+jsonString("Pinned: old chat | Today: three days ago, today chat"))
 
+	// Restored from the archive (its pressed Archive button), it is back
+	// under its date, in every tab and after a reload; the archive,
+	// empty, closes.
+	click(t, tab, "Show archived (1)")
+	waitJS(t, tab, "the archive", jsSidebarGroups+` === `+jsonString("Pinned: old chat | Today: three days ago, today chat | Archived: yesterday chat"))
+	clickIn(t, tab, row("yesterday chat"), "Archive")
+	wantRestored := "Pinned: old chat | Today: three days ago, today chat | Yesterday: yesterday chat"
+	waitJS(t, tab, "the restored chat under Yesterday", jsSidebarGroups+` === `+jsonString(wantRestored))
+	waitJS(t, other, "the restored chat under Yesterday in the other tab", jsSidebarGroups+` === `+jsonString(wantRestored))
+	if eval[bool](t, tab, `document.querySelector('[data-testid="archived-toggle"]').checkVisibility()`) {
+		t.Error("the archive toggle shows with nothing archived")
+	}
+	// The next chat archived leaves the list, as the first did.
+	clickIn(t, tab, row("today chat"), "Archive")
+	wantNext := "Pinned: old chat | Today: three days ago | Yesterday: yesterday chat"
+	waitJS(t, tab, "the next archived chat gone", jsSidebarGroups+` === `+jsonString(wantNext))
+	do(t, tab, chromedp.Reload())
+	waitConnected(t, tab)
+	if got := eval[string](t, tab, jsSidebarGroups); got != wantNext {
+		t.Errorf("after restoring one, archiving another and a reload the sidebar reads %q, want %q", got, wantNext)
+	}
+
 	do(t, tab, chromedp.EmulateViewport(375, 812, chromedp.EmulateScale(2), chromedp.EmulateMobile))
 	click(t, tab, "Open conversations")
 	noOverflow(t, tab, "phone, sidebar with groups")

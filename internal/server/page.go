@@ -118,6 +118,7 @@ func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
 		IconURL:           assets.URL("icon.svg"),
 		MathScriptURL:     assets.URL("math.js"),
 		MathStyleURL:      assets.URL("math.css"),
+		MermaidScriptURL:  assets.URL("mermaid.js"),
 		ModelConfigured:   s.runner.ModelConfigured(),
 		SystemPrompt:      s.runner.SystemPrompt(),
 		Conversations:     web.ConversationItems(cs, current),

@@ -159,6 +159,7 @@ func (s *Server) handleShareCopy(w http.ResponseWriter, r *http.Request) {
 func (s *Server) renderShare(w http.ResponseWriter, r *http.Request, code int, v web.ShareView) {
 	v.StyleURL, v.IconURL, v.ScriptURL = assets.URL("app.css"), assets.URL("icon.svg"), assets.URL("share.js")
 	v.MathScriptURL, v.MathStyleURL = assets.URL("math.js"), assets.URL("math.css")
+	v.MermaidScriptURL = assets.URL("mermaid.js")
 	v.Nonce = pageHeaders(w.Header())
 	w.WriteHeader(code)
 	if err := web.SharePage(v).Render(templ.WithNonce(r.Context(), v.Nonce), w); err != nil {
