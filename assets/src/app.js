@@ -22,6 +22,19 @@ import { Inbox } from './inbox.js';
 import { Knowledge } from './knowledge.js';
 import { rate } from './feedback.js';
 import { refreshBudget, showBudget } from './budget.js';
+import { Schedules } from './schedules.js';
+import { People } from './people.js';
+import { ProjectsPage } from './projects.js';
+import { Settings } from './settings.js';
+
+// PAGES are the management pages' views (web.managePage), by main's
+// data-page: each starts once, as the page loads (a link away from one is
+// a full load, so their document listeners never outlive it).
+const PAGES = {
+  schedules: (conn) => new Schedules(document, conn),
+  settings: (conn) => { new Settings(document, conn); return new People(document, conn); },
+  projects: (conn) => new ProjectsPage(document, conn),
+};
 
 const STATUS_LABEL = { connecting: 'Connecting…', online: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' };
 
@@ -78,7 +91,9 @@ class App {
     this.apps = new McpApps({ conn: this.conn, conversation: () => this.main?.dataset.conversationId });
     this.shareDialog = new ShareDialog({ conn: this.conn, toast: (m, k) => this.toast(m, k) });
     this.projects = new ProjectsNav({ conn: this.conn, sidebarEl: this.sidebarEl, navigate: (href) => this.navigate(href), toast: (m, k) => this.toast(m, k) });
-    this.mount(document.getElementById('main'), this.boot);
+    const main = document.getElementById('main');
+    this.page = PAGES[main.dataset.page]?.(this.conn) || null;
+    this.mount(main, this.boot);
     this.bind();
     this.conn.connect();
   }
@@ -90,6 +105,7 @@ class App {
     this.inbox.subscribe();
     this.agents.load();
     if (this.chat) this.chat.subscribe();
+    this.page?.onOpen?.();
   }
 
   setStatus(s) {
@@ -129,6 +145,8 @@ class App {
       // else the server's system prompt, as agent.Runner.systemPromptOf
       // chooses.
       defaultPrompt: () => this.agents?.instructions(this.boot.conversation?.agent) || this.boot.system_prompt || '',
+      // The reader's default model (their settings) for a new chat.
+      defaultModel: () => this.boot.preferences?.model || '',
     });
     this.agents?.mount(main, !!conv);
     this.memory?.mount(main);
@@ -426,6 +444,8 @@ class App {
         else if (a === 'knowledge-delete' || a === 'knowledge-remove-file') this.knowledge.act(a, action);
         else if (a === 'inbox-approve' || a === 'inbox-deny') this.inbox.decide(action, a === 'inbox-approve' ? 'approve' : 'deny');
         else if (a === 'open-sidebar') this.openSidebar();
+        else if (a === 'new-agent') this.agents.openEditor(null);
+        else if (a === 'edit-agent') this.agents.openEditor(this.agents.list.find((d) => d.slug === action.closest('[data-slug]').dataset.slug) || null);
         else if (a === 'close-sidebar') this.closeSidebar();
         else if (a === 'prompt') {
           const p = this.main.querySelector('#prompt');
@@ -440,6 +460,7 @@ class App {
       if (!link || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey || link.target) return;
       const url = new URL(link.href, location.href);
       if (url.origin !== location.origin || !(url.pathname === '/' || url.pathname.startsWith('/c/'))) return;
+      if (this.page || this.main.dataset.page === 'agents') return; // a management page's view stays with its page
       e.preventDefault();
       this.navigate(url.pathname + url.search + url.hash);
     });

@@ -182,7 +182,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /signup", s.handleSignup)
 	mux.HandleFunc("GET /reset", s.handleResetPage)
 	mux.HandleFunc("POST /reset", s.handleReset)
-	mux.HandleFunc("GET /people", s.handlePeople)
+	mux.HandleFunc("GET /settings", s.handlePeople)    // users.go: preferences, saved prompts, account
+	mux.HandleFunc("GET /people", s.handlePeopleMoved) // the settings page's old address
+	mux.HandleFunc("GET /agents", s.handleAgentsPage)  // agentdef.go
 	mux.HandleFunc("GET /schedules", s.handleSchedulesPage)
 	mux.HandleFunc("GET /memory", s.handleMemoryPage)          // memory.go
 	mux.HandleFunc("GET /inbox", s.handleInboxPage)            // inbox.go
