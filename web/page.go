@@ -106,8 +106,8 @@ type ConversationItem struct {
 	Waiting    bool // a tool call waits for a person's decision
 	// Input: what waits is a question (an elicitation) or a sign-in, not
 	// an approval: the sidebar says "Needs input" (SetInput).
-	Input bool
-	Current    bool
+	Input   bool
+	Current bool
 	// Updated is when the conversation last changed (RFC 3339), which the
 	// sidebar groups by; Pinned and Archived file it.
 	Updated  string
