@@ -84,8 +84,13 @@ func TestNewChatPage(t *testing.T) {
 	if second.AttrOr("data-waiting", "") != "true" || items.Eq(0).AttrOr("data-waiting", "") != "false" {
 		t.Errorf("data-waiting %q and %q, want true for the conversation with a waiting call only", second.AttrOr("data-waiting", ""), items.Eq(0).AttrOr("data-waiting", ""))
 	}
-	if got := strings.TrimSpace(second.Find(`[data-testid="waiting-badge"]`).Text()); got != "Needs approval" {
-		t.Errorf("waiting badge %q", got)
+	// Both words are in the markup; the row's data-input picks the one
+	// shown (app.css), "Needs input" for a question or a sign-in.
+	if got := strings.TrimSpace(second.Find(`[data-testid="waiting-badge"] .waiting-approval`).Text()); got != "Needs approval" || second.AttrOr("data-input", "") != "false" {
+		t.Errorf("waiting badge %q, data-input %q", got, second.AttrOr("data-input", ""))
+	}
+	if got := strings.TrimSpace(second.Find(`[data-testid="waiting-badge"] .waiting-input`).Text()); got != "Needs input" {
+		t.Errorf("input badge %q", got)
 	}
 	if got := second.Find("a").AttrOr("href", ""); got != "/c/b" {
 		t.Errorf("href = %q", got)
