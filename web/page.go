@@ -135,6 +135,9 @@ type ChatView struct {
 	// Viewer names the project the reader is only a viewer of: the page
 	// has no composer (project.templ's ViewerNote).
 	Viewer string
+	// Parent is the conversation whose delegation started this one ("" for
+	// none): the header links back to it, at the delegating tool call.
+	Parent, ParentCall string
 }
 
 // Message view kinds.
@@ -231,6 +234,9 @@ func Title(t string) string {
 // order. omitted counts earlier messages the caller did not load.
 func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatView {
 	v := &ChatView{ID: c.ID, Title: Title(c.Title), Temp: c.Temp, APIRequest: c.APIRequest, Agent: cmp.Or(c.Agent, agent.DefaultAgent), Running: c.Running, TurnSeq: c.TurnSeq, Omitted: omitted, Context: c.Context}
+	if c.Parent != nil {
+		v.Parent, v.ParentCall = c.Parent.ConversationID, c.Parent.CallID
+	}
 	cards := map[string]int{} // call_id → index in v.Messages
 	// A turn's usage (the sum of its model calls) shows once, on its last
 	// answer, as the live view shows end.usage.
