@@ -450,3 +450,20 @@ func must(s string, err error) string {
 	}
 	return s
 }
+
+// TestMemoryPageNames: the default memory blocks are named for whom they
+// are about, and the page says the memory is the chosen agent's.
+func TestMemoryPageNames(t *testing.T) {
+	p := basePage()
+	p.Memory = &MemoryView{Agent: "writer", Agents: []MemoryAgent{{Slug: "agentik", Name: "agentik"}, {Slug: "writer", Name: "Writer"}},
+		Blocks: []agent.MemoryBlock{{Label: agent.MemoryHuman, Limit: 100}, {Label: agent.MemoryPersona, Limit: 100}, {Label: "projects", Limit: 100}}}
+	doc := render(t, p)
+	var got []string
+	doc.Find(`[data-testid="memory-label"]`).Each(func(_ int, s *goquery.Selection) { got = append(got, s.Text()) })
+	if strings.Join(got, ",") != "About you,About me,projects" {
+		t.Errorf("memory labels %q", got)
+	}
+	if scope := doc.Find(`[data-testid="memory-scope"]`).Text(); !strings.Contains(scope, "Each agent keeps its own memory of you: this is Writer's.") {
+		t.Errorf("scope %q", scope)
+	}
+}
