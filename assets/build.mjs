@@ -11,9 +11,9 @@ const out = 'assets/dist';
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 await esbuild.build({
-  // pages: the management pages' script (/schedules, /people), loaded
-  // there only; share: a share link's page (/s/{token}).
-  entryPoints: { app: 'assets/src/app.js', pages: 'assets/src/pages.js', share: 'assets/src/share.js' },
+  // share: a share link's page (/s/{token}); the management pages run
+  // in app (app.js PAGES).
+  entryPoints: { app: 'assets/src/app.js', share: 'assets/src/share.js' },
   bundle: true,
   minify: true,
   format: 'iife',

@@ -73,6 +73,26 @@ type Page struct {
 	// Budget is the reader's token budget (the line near the composer when
 	// little is left); nil without one.
 	Budget *BudgetNote
+	// Nav names the page in the navigation (AppNav): "chats", "agents",
+	// "knowledge", "schedules", "memory", "inbox", "settings", "admin".
+	Nav string
+	// Admin: the reader is an admin (the navigation offers Admin).
+	Admin bool
+	// Preferences are the reader's settings: the page's theme, the model a
+	// new chat starts on, the language of dates.
+	Preferences agent.Preferences
+	// Section is a management page's main area (managePage: schedules,
+	// projects, agents, settings) in the place of the chat; nil elsewhere.
+	Section templ.Component
+}
+
+// SetInput marks the rows of the conversations in ids as waiting for an
+// answer to a question or a sign-in (agent.InboxItem kinds elicitation
+// and sign_in) rather than an approval.
+func SetInput(items []ConversationItem, ids map[string]bool) {
+	for i := range items {
+		items[i].Input = ids[items[i].ID]
+	}
 }
 
 // ConversationItem is one row of the sidebar.
@@ -87,7 +107,10 @@ type ConversationItem struct {
 	APIRequest bool
 	Running    bool
 	Waiting    bool // a tool call waits for a person's decision
-	Current    bool
+	// Input: what waits is a question (an elicitation) or a sign-in, not
+	// an approval: the sidebar says "Needs input" (SetInput).
+	Input   bool
+	Current bool
 	// Updated is when the conversation last changed (RFC 3339), which the
 	// sidebar groups by; Pinned and Archived file it.
 	Updated  string
@@ -115,6 +138,9 @@ type ChatView struct {
 	// Viewer names the project the reader is only a viewer of: the page
 	// has no composer (project.templ's ViewerNote).
 	Viewer string
+	// Parent is the conversation whose delegation started this one ("" for
+	// none): the header links back to it, at the delegating tool call.
+	Parent, ParentCall string
 }
 
 // Message view kinds.
@@ -215,6 +241,9 @@ func Title(t string) string {
 // order. omitted counts earlier messages the caller did not load.
 func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatView {
 	v := &ChatView{ID: c.ID, Title: Title(c.Title), Temp: c.Temp, APIRequest: c.APIRequest, Agent: cmp.Or(c.Agent, agent.DefaultAgent), Running: c.Running, TurnSeq: c.TurnSeq, Omitted: omitted, Context: c.Context}
+	if c.Parent != nil {
+		v.Parent, v.ParentCall = c.Parent.ConversationID, c.Parent.CallID
+	}
 	cards := map[string]int{} // call_id → index in v.Messages
 	// A turn's usage (the sum of its model calls) shows once, on its last
 	// answer, as the live view shows end.usage.
@@ -423,6 +452,9 @@ type Boot struct {
 	// Budget is the reader's token budget, which the composer's line
 	// follows after each turn; absent without one.
 	Budget *BudgetNote `json:"budget,omitempty"`
+	// Preferences are the reader's settings: the model a new chat starts
+	// on and the language of dates (assets/src/locale.js).
+	Preferences agent.Preferences `json:"preferences"`
 }
 
 // BootConversation is the resume state of the open conversation.
@@ -440,11 +472,20 @@ type BootConversation struct {
 
 // Boot returns the page's initial state for the JS layer.
 func (p Page) Boot() Boot {
-	b := Boot{ModelConfigured: p.ModelConfigured, ModelName: p.ModelName, SystemPrompt: p.SystemPrompt, Rules: UIRules(), Budget: p.Budget}
+	b := Boot{ModelConfigured: p.ModelConfigured, ModelName: p.ModelName, SystemPrompt: p.SystemPrompt, Rules: UIRules(), Budget: p.Budget, Preferences: p.Preferences}
 	if c := p.Chat; c != nil {
 		b.Conversation = &BootConversation{ID: c.ID, Title: c.Title, Temp: c.Temp, APIRequest: c.APIRequest, Agent: c.Agent, Running: c.Running, TurnSeq: c.TurnSeq, LastSeq: c.LastSeq}
 	}
 	return b
+}
+
+// theme is the <html data-theme> of prefs: "light" or "dark" when the
+// reader chose one, else "system" (the browser's prefers-color-scheme).
+func theme(prefs agent.Preferences) string {
+	if prefs.Theme == agent.ThemeLight || prefs.Theme == agent.ThemeDark {
+		return prefs.Theme
+	}
+	return agent.ThemeSystem
 }
 
 // src is the data: URL of an inline image. Mime and Data were checked by

@@ -3,7 +3,6 @@ package web
 // ProjectsPage is the page of projects: /projects, and one project's at
 // /projects/{id} (Project set).
 type ProjectsPage struct {
-	PageAssets
 	Projects []ProjectRow
 	Project  *ProjectDetail // the project of /projects/{id}
 	Agents   []AgentOption

@@ -8,7 +8,6 @@ import (
 // SchedulesPage lists the caller's schedules (an admin's: everyone's) with
 // their next slots and latest runs, and the form that makes one.
 type SchedulesPage struct {
-	PageAssets
 	Admin     bool
 	Schedules []ScheduleRow
 	Agents    []AgentOption // those the caller may schedule

@@ -84,8 +84,13 @@ func TestNewChatPage(t *testing.T) {
 	if second.AttrOr("data-waiting", "") != "true" || items.Eq(0).AttrOr("data-waiting", "") != "false" {
 		t.Errorf("data-waiting %q and %q, want true for the conversation with a waiting call only", second.AttrOr("data-waiting", ""), items.Eq(0).AttrOr("data-waiting", ""))
 	}
-	if got := strings.TrimSpace(second.Find(`[data-testid="waiting-badge"]`).Text()); got != "Needs approval" {
-		t.Errorf("waiting badge %q", got)
+	// Both words are in the markup; the row's data-input picks the one
+	// shown (app.css), "Needs input" for a question or a sign-in.
+	if got := strings.TrimSpace(second.Find(`[data-testid="waiting-badge"] .waiting-approval`).Text()); got != "Needs approval" || second.AttrOr("data-input", "") != "false" {
+		t.Errorf("waiting badge %q, data-input %q", got, second.AttrOr("data-input", ""))
+	}
+	if got := strings.TrimSpace(second.Find(`[data-testid="waiting-badge"] .waiting-input`).Text()); got != "Needs input" {
+		t.Errorf("input badge %q", got)
 	}
 	if got := second.Find("a").AttrOr("href", ""); got != "/c/b" {
 		t.Errorf("href = %q", got)
@@ -444,4 +449,21 @@ func must(s string, err error) string {
 		return err.Error()
 	}
 	return s
+}
+
+// TestMemoryPageNames: the default memory blocks are named for whom they
+// are about, and the page says the memory is the chosen agent's.
+func TestMemoryPageNames(t *testing.T) {
+	p := basePage()
+	p.Memory = &MemoryView{Agent: "writer", Agents: []MemoryAgent{{Slug: "agentik", Name: "agentik"}, {Slug: "writer", Name: "Writer"}},
+		Blocks: []agent.MemoryBlock{{Label: agent.MemoryHuman, Limit: 100}, {Label: agent.MemoryPersona, Limit: 100}, {Label: "projects", Limit: 100}}}
+	doc := render(t, p)
+	var got []string
+	doc.Find(`[data-testid="memory-label"]`).Each(func(_ int, s *goquery.Selection) { got = append(got, s.Text()) })
+	if strings.Join(got, ",") != "About you,About me,projects" {
+		t.Errorf("memory labels %q", got)
+	}
+	if scope := doc.Find(`[data-testid="memory-scope"]`).Text(); !strings.Contains(scope, "Each agent keeps its own memory of you: this is Writer's.") {
+		t.Errorf("scope %q", scope)
+	}
 }

@@ -76,7 +76,9 @@ export class Agents {
   // conversation's page).
   mount(main, hasChat) {
     this.main = hasChat ? null : main;
-    if (!hasChat) this.selected = DEFAULT_AGENT;
+    // A new chat starts with the default agent, or the one the link names
+    // (/?agent=slug: the agents page's New chat).
+    if (!hasChat) this.selected = new URLSearchParams(location.search).get('agent') || DEFAULT_AGENT;
     if (this.main) this.renderPicker();
   }
 

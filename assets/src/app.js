@@ -23,6 +23,19 @@ import { Knowledge } from './knowledge.js';
 import { rate } from './feedback.js';
 import { refreshBudget, showBudget } from './budget.js';
 import { Shortcuts } from './shortcuts.js';
+import { Schedules } from './schedules.js';
+import { People } from './people.js';
+import { ProjectsPage } from './projects.js';
+import { Settings } from './settings.js';
+
+// PAGES are the management pages' views (web.managePage), by main's
+// data-page: each starts once, as the page loads (a link away from one is
+// a full load, so their document listeners never outlive it).
+const PAGES = {
+  schedules: (conn) => new Schedules(document, conn),
+  settings: (conn) => { new Settings(document, conn); return new People(document, conn); },
+  projects: (conn) => new ProjectsPage(document, conn),
+};
 
 const STATUS_LABEL = { connecting: 'Connecting…', online: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' };
 
@@ -91,7 +104,9 @@ class App {
       stop: () => this.escape(),
       'copy-answer': () => { this.copyLastAnswer(); },
     });
-    this.mount(document.getElementById('main'), this.boot);
+    const main = document.getElementById('main');
+    this.page = PAGES[main.dataset.page]?.(this.conn) || null;
+    this.mount(main, this.boot);
     this.bind();
     this.conn.connect();
   }
@@ -103,6 +118,7 @@ class App {
     this.inbox.subscribe();
     this.agents.load();
     if (this.chat) this.chat.subscribe();
+    this.page?.onOpen?.();
   }
 
   setStatus(s) {
@@ -142,6 +158,8 @@ class App {
       // else the server's system prompt, as agent.Runner.systemPromptOf
       // chooses.
       defaultPrompt: () => this.agents?.instructions(this.boot.conversation?.agent) || this.boot.system_prompt || '',
+      // The reader's default model (their settings) for a new chat.
+      defaultModel: () => this.boot.preferences?.model || '',
     });
     this.agents?.mount(main, !!conv);
     this.memory?.mount(main);
@@ -451,6 +469,8 @@ class App {
         else if (a === 'knowledge-delete' || a === 'knowledge-remove-file') this.knowledge.act(a, action);
         else if (a === 'inbox-approve' || a === 'inbox-deny') this.inbox.decide(action, a === 'inbox-approve' ? 'approve' : 'deny');
         else if (a === 'open-sidebar') this.openSidebar();
+        else if (a === 'new-agent') this.agents.openEditor(null);
+        else if (a === 'edit-agent') this.agents.openEditor(this.agents.list.find((d) => d.slug === action.closest('[data-slug]').dataset.slug) || null);
         else if (a === 'close-sidebar') this.closeSidebar();
         else if (a === 'prompt') {
           const p = this.main.querySelector('#prompt');
@@ -465,6 +485,7 @@ class App {
       if (!link || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey || link.target) return;
       const url = new URL(link.href, location.href);
       if (url.origin !== location.origin || !(url.pathname === '/' || url.pathname.startsWith('/c/'))) return;
+      if (this.page || this.main.dataset.page === 'agents') return; // a management page's view stays with its page
       e.preventDefault();
       this.navigate(url.pathname + url.search + url.hash);
     });

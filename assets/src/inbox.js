@@ -15,6 +15,7 @@ export class Inbox {
   constructor({ conn, sidebarEl, toast }) {
     this.conn = conn;
     this.count = sidebarEl.querySelector('[data-testid="inbox-count"]');
+    this.sidebarEl = sidebarEl;
     this.toast = toast || (() => {});
     this.main = null;
     this.timer = 0;
@@ -46,7 +47,16 @@ export class Inbox {
     }
     if (seq !== this.seq) return;
     this.setCount((items || []).length);
+    this.markInput(items || []);
     if (this.main?.dataset.page === 'inbox') await this.reconcile(items || [], seq);
+  }
+
+  // markInput says on each sidebar row whether what waits there is a
+  // question or a sign-in ("Needs input") rather than an approval
+  // (web.ConversationItem.Input on first paint).
+  markInput(items) {
+    const input = new Set(items.filter((it) => it.kind !== 'approval').map((it) => it.conversation_id));
+    for (const li of this.sidebarEl.querySelectorAll('.conv-item[data-id]')) li.dataset.input = String(input.has(li.dataset.id));
   }
 
   setCount(n) {

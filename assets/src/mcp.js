@@ -6,6 +6,7 @@
 // attaches it as a {type:'resource', server, uri, name} part, which the
 // server reads for the model when the message is sent.
 import { h, icon } from './dom.js';
+import { dateLocale } from './locale.js';
 
 // templateVars are the variables of an RFC 6570 URI template's simple
 // expressions ({id}); other operators are not offered.
@@ -60,19 +61,37 @@ export class McpMenu {
     return true;
   }
 
+  // openPrompts lists the reader's saved prompts (their library and their
+  // projects', inserted as they are) and then the tool servers' prompts.
   async openPrompts(filter) {
     this.prompts ||= this.conn.request('list_prompts', {}).then((r) => r.prompts || [], (err) => { this.prompts = null; throw err; });
+    this.saved ||= this.conn.request('list_saved_prompts', {}).then((r) => r.prompts || [], () => { this.saved = null; return []; });
     let list;
-    try { list = await this.prompts; } catch (err) { this.toast(err.message || 'Could not list the prompts.', 'error'); return; }
+    let saved;
+    try { [list, saved] = await Promise.all([this.prompts, this.saved]); } catch (err) { this.toast(err.message || 'Could not list the prompts.', 'error'); return; }
     if (!/^\/\S*$/.test(this.composer.input.value)) return; // typed on meanwhile
     const shown = list.filter((p) => !filter || p.name.toLowerCase().includes(filter) || (p.title || '').toLowerCase().includes(filter));
-    this.show('prompts', 'Prompts', shown.map((p) => ({
+    const mine = saved.filter((p) => !filter || p.name.toLowerCase().includes(filter));
+    this.show('prompts', 'Prompts', [...mine.map((p) => ({
+      el: h('div', { class: 'mcp-item', role: 'option', 'data-testid': 'saved-prompt-item', 'data-name': p.name },
+        h('span', { class: 'mcp-item-name' }, `/${p.name}`),
+        h('span', { class: 'mcp-item-desc' }, p.text.slice(0, 120)),
+        h('span', { class: 'mcp-item-server' }, p.mine ? 'saved' : 'shared')),
+      pick: () => this.insertSaved(p),
+    })), ...shown.map((p) => ({
       el: h('div', { class: 'mcp-item', role: 'option', 'data-testid': 'prompt-item', 'data-name': p.name, 'data-server': p.server },
         h('span', { class: 'mcp-item-name' }, `/${p.name}`),
         h('span', { class: 'mcp-item-desc' }, p.description || p.title || ''),
         h('span', { class: 'mcp-item-server' }, p.server)),
       pick: () => this.choosePrompt(p),
-    })), list.length ? 'No prompt matches.' : 'The tool servers offer no prompts.');
+    }))], list.length || saved.length ? 'No prompt matches.' : 'No prompt saved (Settings) and none offered by the tool servers.');
+  }
+
+  // insertSaved puts a saved prompt's text in the message box.
+  insertSaved(p) {
+    this.composer.insertPrompt({ messages: [{ content: [{ type: 'text', body: p.text }] }] });
+    this.close();
+    this.composer.focus();
   }
 
   async openResources() {
@@ -251,7 +270,7 @@ export class ResourceView {
       if (chip.dataset.server === server && chip.dataset.resource === uri) chip.dataset.updated = 'true';
     }
     if (this.cur && this.cur.server === server && this.cur.uri === uri) {
-      this.note.textContent = `${server}: ${uri} · updated ${new Date().toLocaleTimeString()}`;
+      this.note.textContent = `${server}: ${uri} · updated ${new Date().toLocaleTimeString(dateLocale())}`;
       this.dialog.dataset.updates = String(Number(this.dialog.dataset.updates || 0) + 1);
       this.read();
     }

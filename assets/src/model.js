@@ -29,12 +29,15 @@ function remember(id) {
 }
 
 export class ModelSettings {
-  constructor(form, { conn, chatId, onToast, defaultPrompt }) {
+  constructor(form, { conn, chatId, onToast, defaultPrompt, defaultModel }) {
     this.form = form;
     this.conn = conn;
     this.chatId = chatId;
     // defaultPrompt() is the system prompt the chat gets when it sets none.
     this.defaultPrompt = defaultPrompt || (() => '');
+    // defaultModel() is the reader's default model (their settings): a
+    // new chat's model before this browser's last pick.
+    this.defaultModel = defaultModel || (() => '');
     this.toast = onToast || (() => {});
     this.models = [];
     this.def = '';
@@ -70,8 +73,11 @@ export class ModelSettings {
   // current is the model id the composer sends with.
   current() {
     if (this.conv) return this.conv.model || this.def;
+    const known = (id) => id && this.models.some((m) => m.id === id);
+    const pref = this.defaultModel();
+    if (known(pref)) return pref;
     const r = remembered();
-    return this.models.some((m) => m.id === r) ? r : this.def;
+    return known(r) ? r : this.def;
   }
 
   render() {

@@ -1,5 +1,7 @@
 // The display rules, as the server hands them to the page (web/rules.go
 // owns them; the templ components apply the same ones on first paint).
+import { dateLocale } from './locale.js';
+
 function readRules() {
   try {
     return JSON.parse(document.getElementById('boot').textContent).rules || {};
@@ -54,7 +56,7 @@ export function retries(code) {
 // localInstants writes the UTC instants of a server's message (RFC 3339,
 // "2026-12-07T00:00:00Z") in the reader's time zone and words.
 export function localInstants(text) {
-  const fmt = new Intl.DateTimeFormat(undefined, { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' });
+  const fmt = new Intl.DateTimeFormat(dateLocale(), { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' });
   return String(text).replace(/\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z\b/g, (iso) => {
     const d = new Date(iso);
     return Number.isNaN(d.getTime()) ? iso : fmt.format(d);

@@ -5,6 +5,7 @@
 // shown in the reader's time zone; the list is rendered again when a
 // turn starts or ends, so a run shows live.
 import { refresh, showError } from './manage.js';
+import { dateLocale } from './locale.js';
 
 const WEEKDAYS = 'MO,TU,WE,TH,FR';
 
@@ -31,7 +32,7 @@ export function ruleOf(f) {
 // localTimes writes every slot under root in the reader's time zone (the
 // server wrote them in the schedule's, kept as the title).
 function localTimes(root) {
-  const fmt = new Intl.DateTimeFormat(undefined, {
+  const fmt = new Intl.DateTimeFormat(dateLocale(), {
     weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short',
   });
   for (const t of root.querySelectorAll('time[datetime]')) {

@@ -4,6 +4,7 @@
 // [data-action="share"] button opens it. The link's token is shown once,
 // when it is made: the server keeps only its hash.
 import { h, copyText } from './dom.js';
+import { dateLocale } from './locale.js';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -66,8 +67,8 @@ export class ShareDialog {
   }
 
   row(s) {
-    const made = new Date(s.created_at).toLocaleString();
-    const until = s.expires_at ? `, expires ${new Date(s.expires_at).toLocaleString()}` : '';
+    const made = new Date(s.created_at).toLocaleString(dateLocale());
+    const until = s.expires_at ? `, expires ${new Date(s.expires_at).toLocaleString(dateLocale())}` : '';
     const revoke = h('button', { type: 'button', class: 'btn btn-sm', 'data-testid': 'share-revoke' }, 'Revoke');
     revoke.addEventListener('click', async () => {
       try {

@@ -171,6 +171,16 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	if sc.Feedback == nil {
 		sc.Feedback = agent.NewFeedbacks(a.Runner, a.Store, now) // ratings of answers (agent/feedback.go)
 	}
+	if sc.Prompts == nil { // the prompt library (agent/savedprompt.go)
+		if sc.Prompts, err = agent.NewPromptLibrary(agent.PromptLibraryConfig{Store: a.Store, Projects: a.Projects, Now: now}); err != nil {
+			return fmt.Errorf("start: %w", err)
+		}
+	}
+	if sc.Preferences == nil { // each person's settings (agent/preference.go)
+		if sc.Preferences, err = agent.NewPreferences(a.Store, a.Runner.Models, now); err != nil {
+			return fmt.Errorf("start: %w", err)
+		}
+	}
 	a.Inbox = &agent.Inbox{Runner: a.Runner, Store: a.Store}
 	if sc.Inbox == nil {
 		sc.Inbox = a.Inbox

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/web"
 )
 
 // The agent ops (docs/PROTOCOL.md, Agents), each the REST route under
@@ -76,3 +77,14 @@ var (
 		return protocol.Empty{}, s.runner.DeleteAgent(ctx, in.Slug)
 	})
 )
+
+// handleAgentsPage is the agents page: the agents the reader may chat
+// with (list_agents' answer), each editable where they may change it.
+func (s *Server) handleAgentsPage(w http.ResponseWriter, r *http.Request) {
+	defs, err := s.runner.Agents(r.Context())
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	s.renderSection(w, r, "agents", "Agents", web.Agents(web.AgentsPage{Agents: defs}))
+}

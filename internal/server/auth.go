@@ -119,7 +119,7 @@ func (s *Server) requireAuth(w http.ResponseWriter, r *http.Request) (*http.Requ
 // answers 401 for its client to read.
 func isPage(path string) bool {
 	switch path {
-	case "/", "/people", "/schedules", "/memory", "/inbox", "/knowledge", "/projects":
+	case "/", "/people", "/settings", "/agents", "/schedules", "/memory", "/inbox", "/knowledge", "/projects":
 		return true
 	}
 	return strings.HasPrefix(path, "/c/") || strings.HasPrefix(path, "/projects/") || strings.HasPrefix(path, agent.SharePrefix)

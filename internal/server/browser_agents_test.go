@@ -112,6 +112,10 @@ func TestBrowserDelegationView(t *testing.T) {
 	}
 	do(t, tab, chromedp.Evaluate[chromedp.Void](link+`.click()`))
 	waitJS(t, tab, "the researcher's conversation open", `location.pathname === '`+href+`' && `+jsAnswers+`[0]?.textContent.includes('the answer is 42')`)
+	// It links back to the writer's, which started it.
+	if got := eval[string](t, tab, `document.querySelector('[data-testid="parent-link"]')?.getAttribute('href') || 'none'`); got != "/c/"+conv.ID {
+		t.Errorf("the researcher's conversation links back to %q, want /c/%s", got, conv.ID)
+	}
 
 	// The writer's page, loaded afresh, links the finished delegation by
 	// the agent's name too.

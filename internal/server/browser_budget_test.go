@@ -37,7 +37,7 @@ func TestBrowserBudgetEdit(t *testing.T) {
 	send(t, member, "hello there")
 	waitJS(t, member, "the first answer", jsAnswers+`.length === 1`)
 
-	people := signIn(admin, "/people")
+	people := signIn(admin, "/settings")
 	waitJS(t, people, "people page online", `document.body.dataset.ready === 'true' && document.body.dataset.conn === 'online'`)
 	row := `document.querySelector('[data-user="` + annID + `"]')`
 	do(t, people, chromedp.Evaluate[chromedp.Void](`(() => { const r = `+row+`; r.querySelector('[data-testid="budget"]').value = '10/day'; r.querySelector('[data-testid="budget-save"]').click(); })()`))

@@ -61,10 +61,10 @@ func TestBrowserFeedback(t *testing.T) {
 
 	// The admin's people page counts it under the model and the agent.
 	people := newBrowser(t, ts).tab()
-	do(t, people, chromedp.Navigate(ts.URL+"/people"))
+	do(t, people, chromedp.Navigate(ts.URL+"/settings"))
 	waitJS(t, people, "sign-in page", `location.pathname === '/login'`)
 	do(t, people, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { document.querySelector('[data-testid="login-key"]').value = %q; document.querySelector('.login button[type="submit"]').click(); })()`, admin)))
-	waitAfterSubmit(t, people, "the people page", `location.pathname === '/people'`)
+	waitAfterSubmit(t, people, "the people page", `location.pathname === '/settings'`)
 	row := `document.querySelector('[data-testid="feedback-count"][data-agent="agentik"][data-model="` + report.Counts[0].Model + `"]')`
 	waitJS(t, people, "the counts", row+` && `+row+`.querySelector('[data-testid="down"]').textContent === '1' && `+row+`.querySelector('[data-testid="up"]').textContent === '0'`)
 

@@ -50,10 +50,10 @@ func TestBrowserPeopleManagement(t *testing.T) {
 	const admin = "k-admin"
 	ts := newTestServer(t, withKeys(admin))
 	tab := browserTab(t, ts)
-	do(t, tab, chromedp.Navigate(ts.URL+"/people"))
+	do(t, tab, chromedp.Navigate(ts.URL+"/settings"))
 	waitJS(t, tab, "sign-in page", `location.pathname === '/login'`)
 	do(t, tab, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { document.querySelector('[data-testid="login-key"]').value = %q; document.querySelector('.login button[type="submit"]').click(); })()`, admin)))
-	waitAfterSubmit(t, tab, "the people page", `location.pathname === '/people' && document.body.dataset.conn === 'online'`)
+	waitAfterSubmit(t, tab, "the people page", `location.pathname === '/settings' && document.body.dataset.conn === 'online'`)
 
 	addUser := func(name, email string) {
 		t.Helper()

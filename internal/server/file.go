@@ -243,7 +243,7 @@ func (s *Server) handleKnowledgePage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	p.Title = "Knowledge · agentik"
+	p.Title, p.Nav = "Knowledge · agentik", "knowledge"
 	v := &web.KnowledgeView{Off: s.cfg.Files == nil}
 	if !v.Off {
 		fs := s.cfg.Files

@@ -73,7 +73,7 @@ func (s *Server) handleInboxPage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	p.Title = "Inbox · agentik"
+	p.Title, p.Nav = "Inbox · agentik", "inbox"
 	v := &web.InboxView{Off: s.cfg.Inbox == nil}
 	if !v.Off {
 		if v.Items, err = s.cfg.Inbox.List(ctx, agent.InboxPending); err != nil {
@@ -87,10 +87,16 @@ func (s *Server) handleInboxPage(w http.ResponseWriter, r *http.Request) {
 
 // inboxCount is how many items wait in the principal's inbox (the
 // navigation's badge on first paint); 0 without an inbox.
-func (s *Server) inboxCount(ctx context.Context) (int, error) {
+func (s *Server) inboxCount(ctx context.Context) (int, map[string]bool, error) {
 	if s.cfg.Inbox == nil {
-		return 0, nil
+		return 0, nil, nil
 	}
 	items, err := s.cfg.Inbox.List(ctx, agent.InboxPending)
-	return len(items), err
+	input := map[string]bool{} // the conversations that wait for an answer or a sign-in
+	for _, it := range items {
+		if it.Kind != agent.InboxApproval {
+			input[it.ConversationID] = true
+		}
+	}
+	return len(items), input, err
 }

@@ -92,7 +92,7 @@ func (s *Server) handleMemoryPage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	p.Title = "Memory · agentik"
+	p.Title, p.Nav = "Memory · agentik", "memory"
 	v := &web.MemoryView{Agent: r.URL.Query().Get("agent")}
 	if v.Agent == "" {
 		v.Agent = agent.DefaultAgent

@@ -136,13 +136,35 @@ func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
 	if s.cfg.ModelNotice != nil {
 		p.ModelNotice = s.cfg.ModelNotice()
 	}
-	if p.InboxCount, err = s.inboxCount(ctx); err != nil {
+	var input map[string]bool
+	if p.InboxCount, input, err = s.inboxCount(ctx); err != nil {
 		return web.Page{}, err
 	}
+	web.SetInput(p.Conversations, input)
 	if p.ModelConfigured {
 		p.ModelName = s.modelName
 	}
+	p.Nav = "chats"
+	p.Admin = agent.PrincipalFrom(ctx).Admin()
+	if s.cfg.Preferences != nil {
+		if p.Preferences, err = s.cfg.Preferences.Mine(ctx); err != nil {
+			return web.Page{}, err
+		}
+	}
 	return p, nil
+}
+
+// renderSection serves a management page (web.managePage: schedules,
+// projects, agents, settings) inside the app's layout, named nav in the
+// navigation and title in the document.
+func (s *Server) renderSection(w http.ResponseWriter, r *http.Request, nav, title string, c templ.Component) {
+	p, err := s.page(r.Context(), "")
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	p.Nav, p.Title, p.Section = nav, title+" · agentik", c
+	s.renderPage(w, r, http.StatusOK, p)
 }
 
 // renderPage writes a page with a fresh CSP nonce.

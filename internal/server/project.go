@@ -105,11 +105,7 @@ func (s *Server) handleProjectsPage(w http.ResponseWriter, r *http.Request) {
 			p.Projects = append(p.Projects, web.ProjectRow{ID: pr.ID, Name: pr.Name, Role: pr.Role, Members: len(pr.Members)})
 		}
 	}
-	p.PageAssets = pageAssets(pageHeaders(w.Header()))
-	w.WriteHeader(http.StatusOK)
-	if err := web.Projects(p).Render(ctx, w); err != nil {
-		s.log.Debug("page_render", "path", "/projects", "err", err)
-	}
+	s.renderSection(w, r, "chats", "Projects", web.Projects(p))
 }
 
 // projectDetail is project id as its page shows it to the caller.

@@ -134,6 +134,13 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("PUT /agentik/conversations/{conversation_id}/messages/{message_id}/feedback", s.op(opRateMessage))
 	mux.HandleFunc("GET /agentik/conversations/{conversation_id}/feedback", s.op(opListFeedback))
 	mux.HandleFunc("GET /agentik/feedback", s.op(opFeedbackReport))
+	// The prompt library and the caller's preferences (savedprompt.go).
+	mux.HandleFunc("GET /agentik/saved-prompts", s.op(opListSavedPrompts))
+	mux.HandleFunc("POST /agentik/saved-prompts", s.op(opCreateSavedPrompt))
+	mux.HandleFunc("PATCH /agentik/saved-prompts/{prompt_id}", s.op(opUpdateSavedPrompt))
+	mux.HandleFunc("DELETE /agentik/saved-prompts/{prompt_id}", s.op(opDeleteSavedPrompt))
+	mux.HandleFunc("GET /agentik/me/preferences", s.op(opGetPreferences))
+	mux.HandleFunc("PATCH /agentik/me/preferences", s.op(opUpdatePreferences))
 	// Share links (share.go); their pages are below.
 	mux.HandleFunc("POST /agentik/conversations/{conversation_id}/shares", s.op(opCreateShare))
 	mux.HandleFunc("GET /agentik/shares", s.op(opListShares))
@@ -175,7 +182,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /signup", s.handleSignup)
 	mux.HandleFunc("GET /reset", s.handleResetPage)
 	mux.HandleFunc("POST /reset", s.handleReset)
-	mux.HandleFunc("GET /people", s.handlePeople)
+	mux.HandleFunc("GET /settings", s.handlePeople)    // users.go: preferences, saved prompts, account
+	mux.HandleFunc("GET /people", s.handlePeopleMoved) // the settings page's old address
+	mux.HandleFunc("GET /agents", s.handleAgentsPage)  // agentdef.go
 	mux.HandleFunc("GET /schedules", s.handleSchedulesPage)
 	mux.HandleFunc("GET /memory", s.handleMemoryPage)                 // memory.go
 	mux.HandleFunc("GET /inbox", s.handleInboxPage)                   // inbox.go

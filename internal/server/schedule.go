@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentik/agentik/assets"
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/web"
@@ -95,12 +94,6 @@ func nonNil[T any](xs []T) []T {
 		return []T{}
 	}
 	return xs
-}
-
-// pageAssets are the assets of a management page, with the nonce of the
-// response whose headers pageHeaders set.
-func pageAssets(nonce string) web.PageAssets {
-	return web.PageAssets{StyleURL: assets.URL("app.css"), IconURL: assets.URL("icon.svg"), ScriptURL: assets.URL("pages.js"), Nonce: nonce}
 }
 
 // slotTime is a slot as the page shows it: in the schedule's time zone,
@@ -199,9 +192,5 @@ func (s *Server) handleSchedulesPage(w http.ResponseWriter, r *http.Request) {
 		}
 		p.Schedules = append(p.Schedules, row)
 	}
-	p.PageAssets = pageAssets(pageHeaders(w.Header()))
-	w.WriteHeader(http.StatusOK)
-	if err := web.Schedules(p).Render(ctx, w); err != nil {
-		s.log.Debug("page_render", "path", r.URL.Path, "err", err)
-	}
+	s.renderSection(w, r, "schedules", "Schedules", web.Schedules(p))
 }

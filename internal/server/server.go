@@ -91,6 +91,11 @@ type Config struct {
 	Inbox *agent.Inbox
 	// Feedback answers the feedback routes (feedback.go); nil: 503.
 	Feedback *agent.Feedbacks
+	// Prompts answers /agentik/prompts (savedprompt.go); nil: 503.
+	Prompts *agent.PromptLibrary
+	// Preferences answers /agentik/me/preferences and sets the pages'
+	// theme; nil: 503 (and the browser's theme).
+	Preferences *agent.PreferencesService
 	// Search answers search; nil: the Store, when it implements
 	// agent.Searcher.
 	Search    agent.Searcher

@@ -164,8 +164,9 @@ func (s *Server) personRow(r *http.Request, a *agent.Accounts, u agent.User) web
 	return row
 }
 
-// handlePeople is the page of accounts: one's own usage and keys; to an
-// admin, every user's, with the forms that manage them.
+// handlePeople is the settings page (/settings): one's preferences and
+// saved prompts, one's own usage and keys; to an admin, every user's, with
+// the forms that manage them. /people, its old address, leads there.
 func (s *Server) handlePeople(w http.ResponseWriter, r *http.Request) {
 	a, err := s.accounts()
 	if err != nil {
@@ -200,9 +201,47 @@ func (s *Server) handlePeople(w http.ResponseWriter, r *http.Request) {
 			p.Feedback = rep.Counts
 		}
 	}
-	p.PageAssets = pageAssets(pageHeaders(w.Header()))
-	w.WriteHeader(http.StatusOK)
-	if err := web.People(p).Render(r.Context(), w); err != nil {
-		s.log.Debug("page_render", "path", r.URL.Path, "err", err)
+	if err := s.settingsOf(r.Context(), &p); err != nil {
+		s.pageError(w, r, err)
+		return
 	}
+	s.renderSection(w, r, "settings", "Settings", web.People(p))
+}
+
+// handlePeopleMoved sends /people, the settings page's old address, on.
+func (s *Server) handlePeopleMoved(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, "/settings", http.StatusMovedPermanently)
+}
+
+// settingsOf fills the settings' part of the settings page: the reader's
+// preferences, the models to choose from, their saved prompts and the
+// projects a prompt may be shared with.
+func (s *Server) settingsOf(ctx context.Context, p *web.PeoplePage) error {
+	if s.cfg.Preferences != nil {
+		prefs, err := s.cfg.Preferences.Mine(ctx)
+		if err != nil {
+			return err
+		}
+		p.Preferences = prefs
+	}
+	p.Models, _ = s.runner.Models()
+	if s.cfg.Prompts != nil {
+		list, err := s.cfg.Prompts.List(ctx)
+		if err != nil {
+			return err
+		}
+		p.Prompts = list
+	}
+	if s.cfg.Projects != nil {
+		ps, err := s.cfg.Projects.List(ctx)
+		if err != nil {
+			return err
+		}
+		for _, pr := range ps {
+			if pr.Role != "" {
+				p.Projects = append(p.Projects, web.AgentOption{Slug: pr.ID, Name: pr.Name})
+			}
+		}
+	}
+	return nil
 }

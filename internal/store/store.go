@@ -441,6 +441,9 @@ func (s *Store) init(ctx context.Context) error {
 		if err := tx.AutoMigrate(feedbackTables...); err != nil { // feedback.go
 			return err
 		}
+		if err := tx.AutoMigrate(promptTables...); err != nil { // prompt.go
+			return err
+		}
 		if err := migrateFiles(tx, s.postgres); err != nil { // file.go
 			return err
 		}
