@@ -60,7 +60,7 @@ type KeyRow struct {
 }
 
 // People is the settings page (/settings; /people leads here): the
-// reader's preferences and prompt library, then their account. The script (pages.js,
+// reader's preferences and prompt library, then their account. The script (app.js,
 // people.js) runs its forms and buttons through the account ops and
 // re-renders #people-list from this page; a new key is shown once in
 // #key-once, outside it.

@@ -10,7 +10,7 @@ import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
 // Projects is the page of projects (/projects) or of one (/projects/{id}).
-// The script (pages.js, projects.js) runs its forms through the WebSocket
+// The script (app.js, projects.js) runs its forms through the WebSocket
 // ops create_project, update_project and delete_project and re-renders
 // #project-main from this page.
 func Projects(p ProjectsPage) templ.Component {

@@ -9,7 +9,7 @@ package web
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-// Schedules is the page of schedules: /schedules. The script (pages.js,
+// Schedules is the page of schedules: /schedules. The script (app.js,
 // schedules.js) runs the form and the buttons through the WebSocket ops
 // and re-renders #schedule-list from this page.
 func Schedules(p SchedulesPage) templ.Component {
