@@ -49,6 +49,10 @@ type Page struct {
 	// the ones past Conversations as the user scrolls.
 	ConversationTotal int
 	ToolServers       []agent.ToolServer
+	// IsAdmin shows the admin panel's link (/admin).
+	IsAdmin bool
+	// Admin is the admin panel's view (admin.templ); nil elsewhere.
+	Admin *AdminView
 	// SignOut offers "Sign out" (POST /logout): the server asks for a
 	// credential, so a browser has a session to end.
 	SignOut bool

@@ -49,7 +49,7 @@ func (r *Runner) systemPromptOf(ctx context.Context, slug string) string {
 	if d, err := r.agentOf(ctx, slug); err == nil && d.Instructions != "" {
 		return d.Instructions
 	}
-	return r.cfg.SystemPrompt
+	return r.SystemPrompt()
 }
 
 // agentOf is the latest version of a conversation's agent, deleted or not
@@ -94,7 +94,7 @@ func (t *turn) useAgent() error {
 	t.depth = t.r.depthOf(ctx, t.conv)
 	// The default agent's instructions are the prompt working memory
 	// starts with; a conversation of a /v1 client keeps its own.
-	if t.conv.SystemPrompt == "" && d.Instructions != "" && d.Instructions != t.r.cfg.SystemPrompt {
+	if t.conv.SystemPrompt == "" && d.Instructions != "" && d.Instructions != t.r.SystemPrompt() {
 		t.conv.SystemPrompt = d.Instructions
 	}
 	if t.conv.Model == "" {

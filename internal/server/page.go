@@ -107,7 +107,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 
 // page builds what every page shows: the sidebar, model and tool servers.
 func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
-	cs, total, err := s.runner.Conversations(ctx, 0, sidebarSize)
+	// The sidebar holds the caller's own conversations (and her
+	// projects'), an admin's too: everyone's are in the admin panel.
+	cs, total, err := s.runner.Conversations(agent.OwnedBy(ctx, agent.PrincipalFrom(ctx).UserID), 0, sidebarSize)
 	if err != nil {
 		return web.Page{}, err
 	}
@@ -124,6 +126,7 @@ func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
 		ConversationTotal: total,
 		ToolServers:       s.toolServers(ctx).Servers,
 		SignOut:           s.authOn(),
+		IsAdmin:           agent.PrincipalFrom(ctx).Admin() && s.cfg.Site != nil,
 	}
 	if me := agent.PrincipalFrom(ctx).UserID; me != "" {
 		rep, err := s.runner.Usage(ctx, me, "", "")

@@ -115,6 +115,7 @@ type Store struct {
 	onIntr    func(conversationID string)
 	onHand    atomic.Pointer[func()]       // see OnHandover
 	onProject atomic.Pointer[func(string)] // see OnProject (project.go)
+	onSite    atomic.Pointer[func()]       // see OnSite (site.go)
 	log       *slog.Logger
 
 	ctx  context.Context // writer's context: Open's values, never cancelled
@@ -438,6 +439,9 @@ func (s *Store) init(ctx context.Context) error {
 			return err
 		}
 		if err := tx.AutoMigrate(feedbackTables...); err != nil { // feedback.go
+			return err
+		}
+		if err := tx.AutoMigrate(siteTables...); err != nil { // site.go
 			return err
 		}
 		if err := migrateFiles(tx, s.postgres); err != nil { // file.go
