@@ -113,6 +113,9 @@ type ChatView struct {
 	// Schedule is the schedule whose run sent a message on the page
 	// (agent.ScheduleOf): the header marks a scheduled run's chat.
 	Schedule string
+	// OwnerLabel names the owner when an admin reads another user's chat
+	// (from the admin panel's user view): read-only, no composer.
+	OwnerLabel string
 	// Viewer names the project the reader is only a viewer of: the page
 	// has no composer (project.templ's ViewerNote).
 	Viewer string

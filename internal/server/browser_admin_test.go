@@ -197,6 +197,9 @@ func TestBrowserAdminSidebarHoldsOwnChats(t *testing.T) {
 	if ids := eval[[]string](t, tab, `[...document.querySelectorAll('[data-testid="admin-user-chat"]')].map(li => li.dataset.id)`); !contains(ids, hers.ID) || !contains(ids, later.ID) {
 		t.Fatalf("user view %v", ids)
 	}
+	// Opened from there, Ann's chat is read-only, her name on it.
+	do(t, tab, chromedp.Click(chromedp.CSS(`[data-testid="admin-user-chat"][data-id="`+hers.ID+`"] a`)))
+	waitJS(t, tab, "Ann's chat, read-only", `location.pathname === '/c/`+hers.ID+`' && document.querySelector('[data-testid="owner-note"]')?.textContent.includes('ann@example.com') && !document.querySelector('#prompt')`)
 }
 
 func contains(ids []string, id string) bool {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -97,6 +98,14 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		p.Chat.SetRatings(ratings)
 	}
 	p.Chat.Viewer = s.viewerOf(ctx, c) // project.go
+	if me := agent.PrincipalFrom(ctx); me.Admin() && me.UserID != "" && agent.OwnerOf(c) != me.UserID {
+		p.Chat.OwnerLabel = agent.OwnerOf(c) // an admin reads another's chat: read-only (admin.go)
+		if a, err := s.accounts(); err == nil {
+			if u, err := a.User(ctx, agent.OwnerOf(c)); err == nil {
+				p.Chat.OwnerLabel = cmp.Or(u.Email, u.Name, u.ID)
+			}
+		}
+	}
 	if c.Model != "" && p.ModelConfigured {
 		p.ModelName = c.Model // the footer names the model this chat uses
 	}
