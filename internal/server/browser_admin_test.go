@@ -255,3 +255,27 @@ func TestAdminAPIRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminSystemPromptAndBudgetApplyNextTurn: the default system prompt
+// and default budget set in the admin panel apply to the next turn.
+func TestAdminSystemPromptAndBudgetApplyNextTurn(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, withKeys(adminKey))
+	bearer := []string{"Authorization", "Bearer " + adminKey}
+	pwCall(t, ts, "PUT", "/agentik/admin/system_prompt", `{"value":"Answer like a pirate."}`, 200, "", nil, bearer...)
+	var c agent.Conversation
+	pwCall(t, ts, "POST", "/agentik/conversations", `{}`, 201, "", &c, bearer...)
+	sendIdle(t, ts, c.ID, "Hello")
+	reqs := ts.Fake.Requests()
+	if len(reqs) == 0 || !strings.Contains(fmt.Sprint(reqs[len(reqs)-1].Messages[0]), "Answer like a pirate.") {
+		t.Fatalf("the turn's system prompt: %+v", reqs)
+	}
+	var before agent.UsageReport
+	bearerGet(t, adminKey, ts.URL+"/agentik/usage?user="+agent.LocalUser, &before)
+	pwCall(t, ts, "PUT", "/agentik/admin/default_budget", `{"value":"1/day"}`, 200, "", nil, bearer...)
+	var after agent.UsageReport
+	bearerGet(t, adminKey, ts.URL+"/agentik/usage?user="+agent.LocalUser, &after)
+	if after.Budget == nil || after.Budget.Tokens != 1 {
+		t.Fatalf("budget after the change: %+v (before %+v)", after.Budget, before.Budget)
+	}
+}
