@@ -52,6 +52,8 @@ type Page struct {
 	// the ones past Conversations as the user scrolls.
 	ConversationTotal int
 	ToolServers       []agent.ToolServer
+	// AdminPanel is the admin panel's view (admin.templ); nil elsewhere.
+	AdminPanel *AdminView
 	// SignOut offers "Sign out" (POST /logout): the server asks for a
 	// credential, so a browser has a session to end.
 	SignOut bool
@@ -135,6 +137,9 @@ type ChatView struct {
 	// Schedule is the schedule whose run sent a message on the page
 	// (agent.ScheduleOf): the header marks a scheduled run's chat.
 	Schedule string
+	// OwnerLabel names the owner when an admin reads another user's chat
+	// (from the admin panel's user view): read-only, no composer.
+	OwnerLabel string
 	// Viewer names the project the reader is only a viewer of: the page
 	// has no composer (project.templ's ViewerNote).
 	Viewer string

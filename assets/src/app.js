@@ -19,6 +19,7 @@ import { Memory } from './memory.js';
 import { ShareDialog } from './sharelink.js';
 import { ProjectsNav } from './projects.js';
 import { Inbox } from './inbox.js';
+import { mountAdmin } from './admin.js';
 import { Knowledge } from './knowledge.js';
 import { rate } from './feedback.js';
 import { refreshBudget, showBudget } from './budget.js';
@@ -164,6 +165,7 @@ class App {
     this.agents?.mount(main, !!conv);
     this.memory?.mount(main);
     this.inbox?.mount(main);
+    mountAdmin(main, (m, k) => this.toast(m, k)); // the admin panel (/admin)
     this.knowledge?.mount(main);
     this.agents?.labels(main);
     this.setStatus(this.status);

@@ -67,7 +67,7 @@ export class Sidebar {
     if (this.loading || this.list.children.length >= this.total) return;
     this.loading = true;
     try {
-      const { conversations, total } = await this.conn.request('list_conversations', { offset: this.list.children.length, limit: PAGE });
+      const { conversations, total } = await this.conn.request('list_conversations', { mine: true, offset: this.list.children.length, limit: PAGE });
       for (const c of conversations || []) if (!this.item(c.id)) this.list.append(this.render(c));
       this.setTotal(total);
       this.regroup();
@@ -210,7 +210,7 @@ export class Sidebar {
     try {
       // As many as are listed now, so pages already loaded stay.
       const limit = Math.min(1000, Math.max(PAGE, this.list.children.length));
-      const { conversations, total } = await this.conn.request('list_conversations', { limit });
+      const { conversations, total } = await this.conn.request('list_conversations', { mine: true, limit });
       this.list.replaceChildren(...(conversations || []).map((c) => this.render(c)));
       this.setTotal(total);
       this.regroup();
@@ -221,7 +221,7 @@ export class Sidebar {
   }
 
   subscribe() {
-    this.conn.subscribe({ stream: 'agent' }, (f) => {
+    this.conn.subscribe({ stream: 'agent', mine: true }, (f) => {
       if (f.type === 'event') this.onEvent(f.event);
       else if (f.type === 'resync') { this.subscribe(); this.refresh(); }
     }).catch(() => {});

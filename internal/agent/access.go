@@ -37,6 +37,27 @@ func Scope(ctx context.Context) string {
 	return p.UserID
 }
 
+// listOwnerKey carries OwnedBy's owner.
+type listOwnerKey struct{}
+
+// OwnedBy narrows an admin's lists in ctx (Conversations, the agent and
+// all streams) to owner's things: her own sidebar (owner = her id) and
+// the admin panel's view of one user. A member's lists stay their own
+// whatever owner says; access to a single thing is not narrowed.
+func OwnedBy(ctx context.Context, owner string) context.Context {
+	return context.WithValue(ctx, listOwnerKey{}, owner)
+}
+
+// ListScope is Scope narrowed by OwnedBy: the owner whose things a list
+// in ctx holds ("" for all of them).
+func ListScope(ctx context.Context) string {
+	scope := Scope(ctx)
+	if o, ok := ctx.Value(listOwnerKey{}).(string); ok && o != "" && scope == "" {
+		return o
+	}
+	return scope
+}
+
 // OwnerOf is the owner of c: a conversation of a database made before
 // accounts, or of a test store that keeps none, belongs to LocalUser.
 func OwnerOf(c Conversation) string {

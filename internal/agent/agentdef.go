@@ -159,7 +159,7 @@ func (r *Runner) agents() AgentStore { return r.cfg.Agents }
 // defaultAgent is the agent made from the runner's configuration.
 func (r *Runner) defaultAgent() AgentDef {
 	return AgentDef{Slug: DefaultAgent, Name: "agentik", Description: "The server's own agent: its system prompt, its default model and every tool.",
-		Instructions: r.cfg.SystemPrompt, Tools: []string{"*"}, Visibility: VisibilityShared, Owner: LocalUser, Starters: []string{}, ReadOnly: true}
+		Instructions: r.SystemPrompt(), Tools: []string{"*"}, Visibility: VisibilityShared, Owner: LocalUser, Starters: []string{}, ReadOnly: true}
 }
 
 // DefineAgents stores the agents defined as code: the default agent (unless

@@ -46,10 +46,12 @@ func (r *Runner) checkAgentSetting(ctx context.Context, s *Settings) error {
 // systemPromptOf is what a new conversation on agent slug starts its
 // working memory with: the agent's instructions, else the server's prompt.
 func (r *Runner) systemPromptOf(ctx context.Context, slug string) string {
-	if d, err := r.agentOf(ctx, slug); err == nil && d.Instructions != "" {
+	// The default agent's are the server's prompt as it is now (the admin
+	// panel changes it: site.go), not as it was stored at start.
+	if d, err := r.agentOf(ctx, slug); err == nil && d.Instructions != "" && d.Slug != DefaultAgent {
 		return d.Instructions
 	}
-	return r.cfg.SystemPrompt
+	return r.SystemPrompt()
 }
 
 // agentOf is the latest version of a conversation's agent, deleted or not
@@ -94,7 +96,7 @@ func (t *turn) useAgent() error {
 	t.depth = t.r.depthOf(ctx, t.conv)
 	// The default agent's instructions are the prompt working memory
 	// starts with; a conversation of a /v1 client keeps its own.
-	if t.conv.SystemPrompt == "" && d.Instructions != "" && d.Instructions != t.r.cfg.SystemPrompt {
+	if t.conv.SystemPrompt == "" && d.Instructions != "" && d.Instructions != t.r.SystemPrompt() && d.Slug != DefaultAgent {
 		t.conv.SystemPrompt = d.Instructions
 	}
 	if t.conv.Model == "" {

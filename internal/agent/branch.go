@@ -202,7 +202,7 @@ func (r *Runner) rebuild(ctx context.Context, b Brancher, id string, t *tree, le
 		return nil, err
 	}
 	if !ok {
-		system = ModelMessage{Role: RoleSystem, Content: []Content{Text(r.cfg.SystemPrompt)}}
+		system = ModelMessage{Role: RoleSystem, Content: []Content{Text(r.SystemPrompt())}}
 	}
 	var ms []Message
 	if ids := t.path(leaf); len(ids) > 0 {

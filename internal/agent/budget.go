@@ -125,6 +125,7 @@ const DateFormat = "2006-01-02"
 // A nil *Budgets enforces nothing and records nothing.
 type Budgets struct {
 	Default Budget     // AGENTIK_DEFAULT_BUDGET; zero: none
+	Site    *Site      // the admin panel's default budget overrides Default (site.go); may be nil
 	Users   UserStore  // a user's own budget overrides the default; nil: the default for all
 	Usage   UsageStore // where usage is kept; nil: nothing is kept
 	Now     Clock
@@ -220,7 +221,15 @@ func (b *Budgets) Of(ctx context.Context, user string) (Budget, error) {
 			return Budget{}, err
 		}
 	}
-	return b.Default, nil
+	return b.def(), nil
+}
+
+// def is the default budget: the admin panel's, else Default.
+func (b *Budgets) def() Budget {
+	if v := b.Site.Values().DefaultBudget; v != nil {
+		return *v
+	}
+	return b.Default
 }
 
 // Used is what user used in the window of budget that holds now, and
@@ -353,5 +362,5 @@ func (r *Runner) DefaultBudget() Budget {
 	if r.cfg.Budgets == nil {
 		return Budget{}
 	}
-	return r.cfg.Budgets.Default
+	return r.cfg.Budgets.def()
 }

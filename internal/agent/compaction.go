@@ -672,7 +672,7 @@ func (r *Runner) Compact(ctx context.Context, id string) (CompactResult, error) 
 	if _, err := st.Conversation(ctx, id); err != nil {
 		return CompactResult{}, err
 	}
-	if r.cfg.Model == nil {
+	if !r.ModelConfigured() {
 		return CompactResult{}, Errorf(CodeUnavailable, "%s", r.cfg.Unavailable)
 	}
 	busy := Errorf(CodeBusy, "a turn is running in conversation %s; compact it once the turn has ended", id)

@@ -208,7 +208,7 @@ func (r *Runner) importRecords(c ImportConversation) ([]*Record, *Conversation, 
 	recs := []*Record{{
 		Event:        r.agentEvent(AgentEvent{Type: AgentCreated, ConversationID: conv.ID, Title: title}),
 		Conversation: conv,
-		Memory:       []ModelMessage{{Role: RoleSystem, Content: []Content{Text(r.cfg.SystemPrompt)}}},
+		Memory:       []ModelMessage{{Role: RoleSystem, Content: []Content{Text(r.SystemPrompt())}}},
 		Source:       c.Source,
 	}}
 	tree := c.Head != ""

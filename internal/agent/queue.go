@@ -102,7 +102,7 @@ func (r *Runner) sendBusy(ctx context.Context, id string, content []Content, cli
 			return res, err
 		}
 	}
-	if r.cfg.Model == nil {
+	if !r.ModelConfigured() {
 		return SendResult{}, Errorf(CodeUnavailable, "%s", r.cfg.Unavailable)
 	}
 	r.mu.Lock()

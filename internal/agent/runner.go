@@ -46,6 +46,10 @@ type Config struct {
 	Resources    Resources
 	Prompts      Prompts
 	SystemPrompt string
+	// Site is the admin panel's settings (site.go): its system prompt
+	// and default budget override SystemPrompt and Budgets.Default; nil:
+	// none.
+	Site *Site
 	// Catalog lists the models a conversation may name (settings.go); nil:
 	// only the default model, whatever Model calls.
 	Catalog Catalog
@@ -209,12 +213,22 @@ func NewRunner(cfg Config) *Runner {
 }
 
 // ModelConfigured reports whether sends can reach a model.
-func (r *Runner) ModelConfigured() bool { return r.cfg.Model != nil }
+func (r *Runner) ModelConfigured() bool {
+	if c, ok := r.cfg.Model.(interface{ Configured() bool }); ok { // a model the admin panel changes (llm.Live)
+		return c.Configured()
+	}
+	return r.cfg.Model != nil
+}
 
 // SystemPrompt is the server's system prompt (Config.SystemPrompt, else
 // DefaultSystemPrompt): what a conversation gets whose agent has no
 // instructions and that sets none of its own.
-func (r *Runner) SystemPrompt() string { return r.cfg.SystemPrompt }
+func (r *Runner) SystemPrompt() string {
+	if v := r.cfg.Site.Values().SystemPrompt; v != "" { // the admin panel's (site.go)
+		return v
+	}
+	return r.cfg.SystemPrompt
+}
 
 // Close refuses new turns from now on (a send gets unavailable), lets the
 // running turns finish for up to Config.DrainTimeout, then stops the rest
@@ -373,7 +387,7 @@ func (r *Runner) Conversations(ctx context.Context, offset, limit int) ([]Conver
 	if err := checkPage(offset, limit); err != nil {
 		return nil, 0, err
 	}
-	scope, reach := Scope(ctx), r.Reach(ctx)
+	scope, reach := ListScope(ctx), r.Reach(ctx)
 	var temps []Conversation
 	if r.temps != nil {
 		var err error
@@ -633,7 +647,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 			return SendResult{MessageID: m.ID, Seq: m.Seq, Duplicate: true}, nil
 		}
 	}
-	if r.cfg.Model == nil {
+	if !r.ModelConfigured() {
 		return SendResult{}, Errorf(CodeUnavailable, "%s", r.cfg.Unavailable)
 	}
 

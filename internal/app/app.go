@@ -112,7 +112,7 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 		rc.Users = a.Store // nothing runs for a disabled or deleted owner (agent/standing.go)
 	}
 	if b := rc.Budgets; b != nil {
-		bb := &agent.Budgets{Default: b.Default, Users: b.Users, Usage: b.Usage, Now: b.Now, Log: b.Log} // kept in the store, per user
+		bb := &agent.Budgets{Default: b.Default, Users: b.Users, Usage: b.Usage, Now: b.Now, Log: b.Log, Site: b.Site} // kept in the store, per user
 		if bb.Users == nil {
 			bb.Users = a.Store
 		}
@@ -132,6 +132,9 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	a.Temps, rc.Temps = temps, temps
 	if rc.Audit == nil {
 		rc.Audit = agent.NewAudit(a.Store, now, rc.Logger) // the audit log (agent/audit.go)
+	}
+	if rc.Site != nil {
+		rc.Site.SetAudit(rc.Audit) // the admin panel's changes are audited
 	}
 	if rc.Projects == nil {
 		rc.Projects = agent.NewProjectIndex() // the project rule's facts (agent/project.go)

@@ -366,55 +366,82 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		notice.set("Check the model settings: " + err.Error() + ".")
 	}
 	providers := choice.Providers
+	// The models as the admin panel changes them (site.go): every model
+	// call reads the providers of the moment.
+	live := llm.NewLive(providers)
+	model = tel.Model(live, choice.Default)
 	switch {
 	case providers != nil && choice.Endpoint == nil:
-		model = tel.Model(providers, choice.Default)
 		log.Info("providers_configured", "providers", choice.FileProviders, "default", choice.Default)
 	case providers != nil:
-		model = tel.Model(providers, choice.Default)
 		log.Info("model_configured", "base_url", RedactURL(choice.Endpoint.BaseURL), "model", choice.Default)
 		notice.probe(ctx, *choice.Endpoint, log) // in the background: a slow endpoint does not delay the start
 		w.defers(func(context.Context) { notice.wait() })
 	default:
-		log.Warn("no_model_configured", "hint", "set OPENAI_BASE_URL or OPENAI_API_KEY (and OPENAI_MODEL), or run Ollama on 127.0.0.1:11434")
+		log.Warn("no_model_configured", "hint", "set OPENAI_BASE_URL or OPENAI_API_KEY (and OPENAI_MODEL), run Ollama on 127.0.0.1:11434, or add a provider in the admin panel (/admin)")
 	}
 	modelName := choice.Default
 
 	var tools *tool.Manager
+	panel := agent.NewSite(nil, nil) // the admin panel's: its backend is set below, its audit log by start
 	rcfg := agent.Config{Model: model, SystemPrompt: cfg.SystemPrompt, MaxAnswerBytes: cfg.MaxAnswerBytes, Logger: log, Unavailable: unavailable,
 		TurnContext: tel.TurnContext, SummaryModel: cfg.SummaryModel, Titles: cfg.Titles, ApprovalTimeout: cfg.ApprovalTimeout, NoMemory: cfg.NoMemory,
-		Budgets:      &agent.Budgets{Default: cfg.DefaultBudget, Log: log.Warn}, // start gives it the store
-		DrainTimeout: cfg.DrainTimeout, Continuations: cfg.TurnContinuations}
-	if providers != nil {
-		rcfg.Catalog = providers
-		rcfg.Windows = providers // the window follows each conversation's model
-		checkCtx, stopCheck := context.WithCancel(ctx)
-		checked := make(chan struct{})
-		go func() { defer close(checked); providers.Run(checkCtx) }()
-		w.defers(func(context.Context) { stopCheck(); <-checked })
-	}
-	if rcfg.Titles == "" && model != nil && !cfg.Demo {
+		Budgets:      &agent.Budgets{Default: cfg.DefaultBudget, Log: log.Warn, Site: panel}, // start gives it the store
+		DrainTimeout: cfg.DrainTimeout, Continuations: cfg.TurnContinuations, Site: panel}
+	rcfg.Catalog = live
+	rcfg.Windows = live // the window follows each conversation's model
+	checkCtx, stopCheck := context.WithCancel(ctx)
+	checked := make(chan struct{})
+	go func() { defer close(checked); live.Run(checkCtx) }()
+	w.defers(func(context.Context) { stopCheck(); <-checked })
+	if rcfg.Titles == "" && providers != nil && !cfg.Demo {
 		rcfg.Titles = agent.TitlesModel
 	}
 	var serverNames []string
+	// The tools: the servers of AGENTIK_MCP_CONFIG, and those the admin
+	// panel adds while the server runs (site.go), so there is always a
+	// Manager.
+	var tcfg tool.Config
 	if cfg.MCPConfig != "" {
-		tcfg, err := tool.LoadConfig(cfg.MCPConfig, getenv)
-		if err != nil {
+		if tcfg, err = tool.LoadConfig(cfg.MCPConfig, getenv); err != nil {
 			return nil, err
 		}
-		for _, s := range tcfg.Servers {
-			serverNames = append(serverNames, s.Name)
-		}
-		onChange := func(s agent.ToolServer) { b.Publish(agent.ToolServerEvent(s, time.Now())) }
-		onResource := func(server, uri string) { b.Publish(agent.ResourceUpdatedEvent(server, uri, time.Now())) }
-		tools, err = tool.Start(ctx, tcfg, tool.Options{Logger: log, OnChange: onChange, OnResourceUpdated: onResource, OAuth: mcpOAuth(cfg, st, log)})
-		if err != nil {
-			return nil, fmt.Errorf("start tools: %w", err)
-		}
-		w.defers(func(context.Context) { tools.Close() })
-		rcfg.Tools, rcfg.Approval = tools, tools.NeedsApproval
-		rcfg.Resources, rcfg.Prompts = tools, tools
 	}
+	baseTools := map[string]bool{}
+	for _, s := range tcfg.Servers {
+		serverNames = append(serverNames, s.Name)
+		baseTools[s.Name] = true
+	}
+	onChange := func(s agent.ToolServer) { b.Publish(agent.ToolServerEvent(s, time.Now())) }
+	onResource := func(server, uri string) { b.Publish(agent.ResourceUpdatedEvent(server, uri, time.Now())) }
+	tools, err = tool.Start(ctx, tcfg, tool.Options{Logger: log, OnChange: onChange, OnResourceUpdated: onResource, OAuth: mcpOAuth(cfg, st, log)})
+	if err != nil {
+		return nil, fmt.Errorf("start tools: %w", err)
+	}
+	w.defers(func(context.Context) { tools.Close() })
+	rcfg.Tools, rcfg.Approval = tools, tools.NeedsApproval
+	rcfg.Resources, rcfg.Prompts = tools, tools
+	popts := llm.ProvidersOptions{Logger: log, ContextWindow: cfg.ContextWindow}
+	if choice.Endpoint != nil {
+		popts.HTTPClient = choice.Endpoint.HTTPClient // the demo's
+	}
+	baseSrc := agent.SourceEnv
+	if choice.FileProviders > 0 {
+		baseSrc = agent.SourceFile
+	}
+	backend := &site{store: st, live: live, base: choice.Config, baseSrc: baseSrc, popts: popts, tools: tools, baseTools: baseTools, getenv: getenv,
+		envPrompt: cfg.SystemPrompt != "", envBudget: !cfg.DefaultBudget.IsZero(), values: panel.SetValues, log: log, running: map[string]siteMCPServer{}}
+	panel.SetBackend(backend)
+	if err := backend.Apply(ctx); err != nil { // what the admin panel stored
+		log.Warn("site_apply_failed", "err", err)
+	}
+	st.OnSite(func() { // another instance changed the settings (PostgreSQL)
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), projectReloadTimeout)
+		defer cancel()
+		if err := backend.Apply(actx); err != nil {
+			log.Warn("site_apply_failed", "err", err)
+		}
+	})
 	if h.Tools != nil {
 		rcfg.Tools = h.Tools
 	}
@@ -443,9 +470,8 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		SCIMToken:      cfg.SCIMToken,
 		PushAllow:      cfg.PushAllow, SecretKey: cfg.SecretKey,
 	}
-	if tools != nil {
-		scfg.Tools = tools
-	}
+	scfg.Tools = tools
+	scfg.Site = panel
 	if l, ok := rcfg.Tools.(server.ToolLister); ok { // the demo's, or the hooks'
 		scfg.Tools = l
 	}

@@ -348,7 +348,7 @@ func (b *Broker) SubscribeReady(ctx context.Context, stream Stream, after int64,
 	default:
 		return nil, agent.Errorf(agent.CodeBadRequest, "stream must be \"all\", \"agent\", \"conversation\" or \"inbox\", got %q", stream.Kind)
 	}
-	stream.Owner = agent.Scope(ctx) // what the caller may see: the one rule (agent/access.go)
+	stream.Owner = agent.ListScope(ctx) // what the caller may see: the one rule (agent/access.go), narrowed by agent.OwnedBy
 	stream.Projects, stream.reach = nil, nil
 	if stream.Owner != "" && b.reach != nil && stream.Kind != StreamInbox {
 		stream.Projects, stream.reach = b.reach.Reached(stream.Owner), b.reach

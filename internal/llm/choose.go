@@ -34,6 +34,9 @@ type Choice struct {
 	// Endpoint is the one endpoint of OPENAI_* (or Fixed), which the
 	// server probes at start; nil with a providers file or no model.
 	Endpoint *Config
+	// Config is what Providers were made of (the admin panel adds its
+	// own providers to it).
+	Config ProvidersConfig
 	// Problem says why the configured model is not available (a local
 	// server that is not up yet): the server starts without a model and
 	// says so on every send, instead of staying down.
@@ -54,7 +57,7 @@ func Choose(ctx context.Context, o ChooseOptions) (Choice, error) {
 		if err != nil {
 			return Choice{}, err
 		}
-		return Choice{Providers: ps, Default: pcfg.Default, FileProviders: len(pcfg.Providers)}, nil
+		return Choice{Providers: ps, Default: pcfg.Default, FileProviders: len(pcfg.Providers), Config: pcfg}, nil
 	}
 	var mcfg Config
 	var ok bool
@@ -83,9 +86,10 @@ func Choose(ctx context.Context, o ChooseOptions) (Choice, error) {
 	if o.Fixed != nil && o.FixedName != "" {
 		name = o.FixedName
 	}
-	ps, err := NewProviders(SingleProvider(name, mcfg), ProvidersOptions{Logger: o.Logger, HTTPClient: mcfg.HTTPClient, ContextWindow: o.ContextWindow})
+	pcfg := SingleProvider(name, mcfg)
+	ps, err := NewProviders(pcfg, ProvidersOptions{Logger: o.Logger, HTTPClient: mcfg.HTTPClient, ContextWindow: o.ContextWindow})
 	if err != nil {
 		return Choice{}, fmt.Errorf("model: %w", err)
 	}
-	return Choice{Providers: ps, Default: mcfg.Model, Endpoint: &mcfg}, nil
+	return Choice{Providers: ps, Default: mcfg.Model, Endpoint: &mcfg, Config: pcfg}, nil
 }

@@ -14,10 +14,13 @@ type Command struct {
 	ID string `json:"id"`
 
 	// subscribe
-	Stream string  `json:"stream,omitempty"`
-	After  *int64  `json:"after,omitempty"` // subscribe, get_messages
-	Epoch  string  `json:"epoch,omitempty"`
-	Sub    string  `json:"sub,omitempty"` // unsubscribe
+	Stream string `json:"stream,omitempty"`
+	After  *int64 `json:"after,omitempty"` // subscribe, get_messages
+	Epoch  string `json:"epoch,omitempty"`
+	Sub    string `json:"sub,omitempty"` // unsubscribe
+	// Mine narrows an admin's subscribe (and list_conversations) to her
+	// own conversations: her sidebar.
+	Mine   bool    `json:"mine,omitempty"`
 	Title  *string `json:"title,omitempty"`
 	Temp   bool    `json:"temp,omitempty"`
 	Offset *int    `json:"offset,omitempty"`

@@ -35,6 +35,14 @@ type pageQuery struct {
 	Limit  integer `json:"limit"`
 }
 
+// listQuery is list_conversations' fields: a page, and mine (true or
+// "true") for the caller's own conversations only, which an admin's
+// sidebar asks for (everyone's are in the admin panel's user view).
+type listQuery struct {
+	pageQuery
+	Mine any `json:"mine"`
+}
+
 func (q *pageQuery) check() error {
 	if o := q.Offset.N; o < 0 || o > 1<<31 {
 		return agent.Errorf(agent.CodeBadRequest, "offset must be 0 or more, got %d", o)
@@ -165,8 +173,11 @@ var (
 		}
 		return s.withKnowledge(ctx, c, *in.Knowledge)
 	})
-	opListConversations = declare(protocol.OpListConversations, 0, func(ctx context.Context, s *Server, in pageQuery) (any, error) {
+	opListConversations = declare(protocol.OpListConversations, 0, func(ctx context.Context, s *Server, in listQuery) (any, error) {
 		offset, limit := in.page()
+		if in.Mine == true || in.Mine == "true" { // an admin's own sidebar: her conversations only
+			ctx = agent.OwnedBy(ctx, agent.PrincipalFrom(ctx).UserID)
+		}
 		b, err := s.listPage(ctx, offset, limit) // a protocol.ListResult
 		if err != nil {
 			return nil, err

@@ -67,7 +67,7 @@ func (c *listCache) put(v uint64, k listKey, b []byte) {
 func (s *Server) listPage(ctx context.Context, offset, limit int) ([]byte, error) {
 	// The projects a member reaches are part of the key: a membership
 	// changes no conversation (nor the version), but what the list holds.
-	k := listKey{offset, limit, agent.Scope(ctx) + "\x00" + strings.Join(s.runner.Reach(ctx), "\x00")}
+	k := listKey{offset, limit, agent.ListScope(ctx) + "\x00" + strings.Join(s.runner.Reach(ctx), "\x00")}
 	// The version is read before the data: a commit in between moves it,
 	// and the page is then kept under a version that is already old.
 	v, cacheable := s.runner.ListVersion()

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -97,6 +98,14 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		p.Chat.SetRatings(ratings)
 	}
 	p.Chat.Viewer = s.viewerOf(ctx, c) // project.go
+	if me := agent.PrincipalFrom(ctx); me.Admin() && me.UserID != "" && agent.OwnerOf(c) != me.UserID {
+		p.Chat.OwnerLabel = agent.OwnerOf(c) // an admin reads another's chat: read-only (admin.go)
+		if a, err := s.accounts(); err == nil {
+			if u, err := a.User(ctx, agent.OwnerOf(c)); err == nil {
+				p.Chat.OwnerLabel = cmp.Or(u.Email, u.Name, u.ID)
+			}
+		}
+	}
 	if c.Model != "" && p.ModelConfigured {
 		p.ModelName = c.Model // the footer names the model this chat uses
 	}
@@ -107,7 +116,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 
 // page builds what every page shows: the sidebar, model and tool servers.
 func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
-	cs, total, err := s.runner.Conversations(ctx, 0, sidebarSize)
+	// The sidebar holds the caller's own conversations (and her
+	// projects'), an admin's too: everyone's are in the admin panel.
+	cs, total, err := s.runner.Conversations(agent.OwnedBy(ctx, agent.PrincipalFrom(ctx).UserID), 0, sidebarSize)
 	if err != nil {
 		return web.Page{}, err
 	}

@@ -151,6 +151,18 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /agentik/credentials", s.op(opListCredentials))
 	mux.HandleFunc("PUT /agentik/credentials/{server}", s.op(opSetCredential))
 	mux.HandleFunc("DELETE /agentik/credentials/{server}", s.op(opDeleteCredential))
+	// The admin panel (admin.go): an admin's only.
+	mux.HandleFunc("GET /agentik/admin/settings", s.op(opAdminSettings))
+	mux.HandleFunc("POST /agentik/admin/providers", s.op(opAdminPutProvider))
+	mux.HandleFunc("POST /agentik/admin/providers/test", s.op(opAdminTestProvider))
+	mux.HandleFunc("DELETE /agentik/admin/providers/{name}", s.op(opAdminDeleteProvider))
+	mux.HandleFunc("PUT /agentik/admin/default_model", s.op(opAdminDefaultModel))
+	mux.HandleFunc("POST /agentik/admin/mcp_servers", s.op(opAdminPutMCPServer))
+	mux.HandleFunc("DELETE /agentik/admin/mcp_servers/{name}", s.op(opAdminDeleteMCPServer))
+	mux.HandleFunc("POST /agentik/admin/mcp_servers/{name}/restart", s.op(opAdminRestartMCP))
+	mux.HandleFunc("PUT /agentik/admin/system_prompt", s.op(opAdminSystemPrompt))
+	mux.HandleFunc("PUT /agentik/admin/default_budget", s.op(opAdminDefaultBudget))
+	mux.HandleFunc("GET /agentik/admin/users/{user_id}/conversations", s.op(opAdminConversations))
 	mux.HandleFunc("/agentik/", s.handleNoRoute)
 
 	// Protocol packages: each its own handler over the centre, its routes
@@ -188,6 +200,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /schedules", s.handleSchedulesPage)
 	mux.HandleFunc("GET /memory", s.handleMemoryPage)                 // memory.go
 	mux.HandleFunc("GET /inbox", s.handleInboxPage)                   // inbox.go
+	mux.HandleFunc("GET /admin", s.handleAdminPage)                   // admin.go
 	mux.HandleFunc("GET /knowledge", s.handleKnowledgePage)           // file.go
 	mux.HandleFunc("GET /projects", s.handleProjectsPage)             // project.go
 	mux.HandleFunc("GET /projects/{id}", s.handleProjectsPage)        // project.go

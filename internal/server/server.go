@@ -89,6 +89,8 @@ type Config struct {
 	Files *agent.Files
 	// Inbox answers /agentik/inbox; nil: 503 unavailable.
 	Inbox *agent.Inbox
+	// Site is the admin panel (admin.go); nil: 503 unavailable.
+	Site *agent.Site
 	// Feedback answers the feedback routes (feedback.go); nil: 503.
 	Feedback *agent.Feedbacks
 	// Prompts answers /agentik/prompts (savedprompt.go); nil: 503.

@@ -433,7 +433,11 @@ func (k *wsConn) subscribe(ctx context.Context, cmd protocol.Command, id *string
 	}
 	k.nextSub++
 	subID := "s" + strconv.Itoa(k.nextSub)
-	sub, err := k.s.broker.SubscribeReady(ctx, stream, after, cmd.Epoch, k.ready)
+	sctx := ctx
+	if cmd.Mine { // an admin's sidebar: her own conversations' events
+		sctx = agent.OwnedBy(ctx, agent.PrincipalFrom(ctx).UserID)
+	}
+	sub, err := k.s.broker.SubscribeReady(sctx, stream, after, cmd.Epoch, k.ready)
 	var re *broker.ResyncError
 	if errors.As(err, &re) {
 		// The cursor cannot be resumed: the subscription starts and ends at

@@ -287,6 +287,9 @@ func (s *Store) listener(ctx context.Context, conn *pgx.Conn) {
 		if f := s.onProject.Load(); f != nil {
 			(*f)("") // a project's change may have been missed while away
 		}
+		if f := s.onSite.Load(); f != nil {
+			(*f)() // so may a change of the admin panel's settings (site.go)
+		}
 	}
 }
 
@@ -328,6 +331,12 @@ func (s *Store) follow(ctx context.Context, conn *pgx.Conn) error {
 		}
 		if rest, ok := strings.CutPrefix(n.Payload, broadcastPrefix); ok {
 			s.told(rest)
+			continue
+		}
+		if from, ok := parseSiteNotice(n.Payload); ok { // site.go
+			if f := s.onSite.Load(); f != nil && from != s.instance {
+				(*f)()
+			}
 			continue
 		}
 		if from, id, ok := parseProjectNotice(n.Payload); ok { // project.go

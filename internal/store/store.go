@@ -116,6 +116,7 @@ type Store struct {
 	onHand    atomic.Pointer[func()]       // see OnHandover
 	onProject atomic.Pointer[func(string)] // see OnProject (project.go)
 	onTold    sync.Map                     // topic → func(string): see OnBroadcast
+	onSite    atomic.Pointer[func()]       // see OnSite (site.go)
 	log       *slog.Logger
 
 	ctx  context.Context // writer's context: Open's values, never cancelled
@@ -442,6 +443,9 @@ func (s *Store) init(ctx context.Context) error {
 			return err
 		}
 		if err := tx.AutoMigrate(promptTables...); err != nil { // prompt.go
+			return err
+		}
+		if err := tx.AutoMigrate(siteTables...); err != nil { // site.go
 			return err
 		}
 		if err := migrateFiles(tx, s.postgres); err != nil { // file.go

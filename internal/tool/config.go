@@ -210,6 +210,31 @@ func ParseConfig(data []byte, getenv func(string) string) (Config, error) {
 	return cfg, nil
 }
 
+// ParseEntry parses one server's entry of an mcp.json (the object under
+// its name), as ParseConfig does: the admin panel's servers. Errors are
+// *ConfigError.
+func ParseEntry(name string, data []byte, getenv func(string) string) (ServerConfig, error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	if strings.TrimSpace(name) == "" {
+		return ServerConfig{}, &ConfigError{Field: "name", Msg: "is required"}
+	}
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(data, &probe); err != nil || probe == nil {
+		msg := "must be a JSON object such as {\"command\": \"npx\", \"args\": [\"-y\", \"@modelcontextprotocol/server-everything\"]} or {\"url\": \"https://…/mcp\"}"
+		if err != nil {
+			msg = jsonErrorMsg(data, err) + ": " + msg
+		}
+		return ServerConfig{}, &ConfigError{Server: name, Msg: msg}
+	}
+	def, err := DefaultApproval(getenv)
+	if err != nil {
+		return ServerConfig{}, err
+	}
+	return parseServer(name, data, getenv, def)
+}
+
 // jsonErrorMsg says where in data a JSON error is.
 func jsonErrorMsg(data []byte, err error) string {
 	var se *json.SyntaxError

@@ -111,7 +111,9 @@ type Manager struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	servers []*supervisor // config order
+	srvMu    sync.RWMutex
+	servers  []*supervisor // config order; replaced, never changed in place (list)
+	changeMu sync.Mutex    // one Put or Remove at a time
 
 	mu    sync.RWMutex
 	specs []agent.ToolSpec
@@ -163,35 +165,152 @@ func Start(ctx context.Context, cfg Config, opt Options) (*Manager, error) {
 	ctx, m.cancel = context.WithCancel(ctx)
 	m.ctx = ctx
 	for _, sc := range cfg.Servers {
-		s := &supervisor{m: m, cfg: sc, log: opt.Logger.With("mcp_server", sc.Name), state: agent.ToolServerStarting, started: make(chan struct{}), wake: make(chan struct{}, 1)}
-		switch {
-		case sc.UserSecret:
-			s.perUser = newPerUser(s) // peruser.go
-		case opt.OAuth != nil && canOAuth(sc):
-			s.oauth = newOAuthServer(s, opt.OAuth)
-			s.oauth.on = s.oauth.on || sc.PerUser
-		}
-		if sc.Disabled {
-			s.state = agent.ToolServerDisabled
-			close(s.started)
-		}
-		s.transport = sc.Transport
-		if s.transport == TransportAuto {
-			s.transport = TransportHTTP
-		}
-		m.servers = append(m.servers, s)
+		m.servers = append(m.servers, m.newSupervisor(sc))
 	}
-	for _, s := range m.servers {
-		if s.state == agent.ToolServerDisabled {
-			continue
-		}
-		m.wg.Add(1)
-		go func() {
-			defer m.wg.Done()
-			s.run(ctx)
-		}()
+	for _, s := range m.list() {
+		m.launch(s)
 	}
 	return m, nil
+}
+
+// newSupervisor makes the supervisor of sc, not yet running.
+func (m *Manager) newSupervisor(sc ServerConfig) *supervisor {
+	s := &supervisor{m: m, cfg: sc, log: m.opt.Logger.With("mcp_server", sc.Name), state: agent.ToolServerStarting, started: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	switch {
+	case sc.UserSecret:
+		s.perUser = newPerUser(s) // peruser.go
+	case m.opt.OAuth != nil && canOAuth(sc):
+		s.oauth = newOAuthServer(s, m.opt.OAuth)
+		s.oauth.on = s.oauth.on || sc.PerUser
+	}
+	if sc.Disabled {
+		s.state = agent.ToolServerDisabled
+		close(s.started)
+	}
+	s.transport = sc.Transport
+	if s.transport == TransportAuto {
+		s.transport = TransportHTTP
+	}
+	return s
+}
+
+// launch runs s until the Manager closes or s is replaced (Put, Remove);
+// a disabled server does not run.
+func (m *Manager) launch(s *supervisor) {
+	if s.state == agent.ToolServerDisabled {
+		s.stop = func() {}
+		close(s.done)
+		return
+	}
+	ctx, cancel := context.WithCancel(m.ctx)
+	s.stop = cancel
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		defer close(s.done)
+		s.run(ctx)
+	}()
+}
+
+// list is the servers now, in config order; the slice is never changed
+// in place (Put and Remove make a new one).
+func (m *Manager) list() []*supervisor {
+	m.srvMu.RLock()
+	defer m.srvMu.RUnlock()
+	return m.servers
+}
+
+// checkServer is Start's check of one entry.
+func (m *Manager) checkServer(sc ServerConfig) error {
+	if sc.PerUser && !sc.Disabled {
+		if m.opt.OAuth == nil || m.opt.OAuth.Credentials == nil {
+			return &ConfigError{Server: sc.Name, Field: "auth", Msg: errSecretKeyNeeded.Error()}
+		}
+		if !sc.UserSecret && !canOAuth(sc) {
+			return &ConfigError{Server: sc.Name, Field: "auth", Msg: fmt.Sprintf("%q without %s in a header signs each user in with OAuth, which needs no Authorization header of the entry's own", AuthPerUser, userSecretVar)}
+		}
+	}
+	return nil
+}
+
+// Put starts the server of sc while the Manager runs (the admin panel):
+// a server of that name is stopped and replaced in its place (a restart,
+// or a changed entry), else sc is added last. Its tools are offered once
+// it is ready; OnChange reports its states as Start's servers'.
+func (m *Manager) Put(sc ServerConfig) error {
+	if err := m.checkServer(sc); err != nil {
+		return err
+	}
+	m.changeMu.Lock()
+	defer m.changeMu.Unlock()
+	if m.closed.Load() {
+		return agent.Errorf(agent.CodeUnavailable, "the tool servers are shutting down")
+	}
+	s := m.newSupervisor(sc)
+	old := m.list()
+	next := make([]*supervisor, 0, len(old)+1)
+	var prev *supervisor
+	for _, o := range old {
+		if o.cfg.Name == sc.Name {
+			prev = o
+			next = append(next, s)
+			continue
+		}
+		next = append(next, o)
+	}
+	if prev == nil {
+		next = append(next, s)
+	} else {
+		prev.stop()
+		<-prev.done
+	}
+	m.srvMu.Lock()
+	m.servers = next
+	m.srvMu.Unlock()
+	m.rebuild()
+	m.launch(s)
+	m.notify(s.snapshot())
+	return nil
+}
+
+// Remove stops the server named name and withdraws its tools; not_found
+// when no server has that name.
+func (m *Manager) Remove(name string) error {
+	m.changeMu.Lock()
+	defer m.changeMu.Unlock()
+	old := m.list()
+	next := make([]*supervisor, 0, len(old))
+	var prev *supervisor
+	for _, o := range old {
+		if o.cfg.Name == name {
+			prev = o
+			continue
+		}
+		next = append(next, o)
+	}
+	if prev == nil {
+		return agent.Errorf(agent.CodeNotFound, "no tool server %q", agent.Shorten(name, 80))
+	}
+	prev.stop()
+	<-prev.done
+	m.srvMu.Lock()
+	m.servers = next
+	m.srvMu.Unlock()
+	m.rebuild()
+	ts := prev.snapshot()
+	ts.State, ts.Tools = agent.ToolServerDisabled, []string{}
+	m.notify(ts)
+	return nil
+}
+
+// Config is the entry the server named name runs with.
+func (m *Manager) Config(name string) (ServerConfig, bool) {
+	for _, s := range m.list() {
+		if s.cfg.Name == name {
+			return s.cfg, true
+		}
+	}
+	return ServerConfig{}, false
 }
 
 // Specs lists the tools the model may call now, in config order of their
@@ -212,7 +331,7 @@ func (m *Manager) Specs(ctx context.Context) []agent.ToolSpec {
 func (m *Manager) WaitStarted(ctx context.Context) {
 	t := time.NewTimer(m.opt.StartTimeout)
 	defer t.Stop()
-	for _, s := range m.servers {
+	for _, s := range m.list() {
 		select {
 		case <-s.started:
 		case <-ctx.Done():
@@ -227,7 +346,7 @@ func (m *Manager) WaitStarted(ctx context.Context) {
 // order; /ready is not ready while there are any.
 func (m *Manager) Starting() []string {
 	var out []string
-	for _, s := range m.servers {
+	for _, s := range m.list() {
 		select {
 		case <-s.started:
 		default:
@@ -274,8 +393,9 @@ func (m *Manager) CallContent(ctx context.Context, name, arguments string) (agen
 
 // Servers returns the state of every configured server, in config order.
 func (m *Manager) Servers() []agent.ToolServer {
-	out := make([]agent.ToolServer, 0, len(m.servers))
-	for _, s := range m.servers {
+	servers := m.list()
+	out := make([]agent.ToolServer, 0, len(servers))
+	for _, s := range servers {
 		out = append(out, s.snapshot())
 	}
 	return out
@@ -285,7 +405,9 @@ func (m *Manager) Servers() []agent.ToolServer {
 // waits for all of the Manager's goroutines. OnChange is not called after
 // Close has begun. Calling it again does nothing more.
 func (m *Manager) Close() error {
+	m.changeMu.Lock() // a Put launches no server after this
 	m.closed.Store(true)
+	m.changeMu.Unlock()
 	m.cancel()
 	m.wg.Wait()
 	m.httpT.CloseIdleConnections()
@@ -300,7 +422,7 @@ func (m *Manager) rebuild() {
 	taken := map[string]bool{}
 	names := map[string]toolRef{}
 	var specs []agent.ToolSpec
-	for _, s := range m.servers {
+	for _, s := range m.list() {
 		s.mu.Lock()
 		exposed := make([]string, 0, len(s.tools))
 		apps := map[string]string{}
@@ -364,6 +486,8 @@ type supervisor struct {
 	oauth   *oauthServer  // a remote server that may ask for a sign-in; else nil
 	perUser *perUser      // a per-user server with each user's secret; else nil
 	wake    chan struct{} // a sign-in ended the wait of an auth_required server
+	stop    func()        // ends run (Put, Remove)
+	done    chan struct{} // closed once run returned (or at once for a disabled server)
 
 	mu        sync.Mutex
 	state     string

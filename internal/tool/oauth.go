@@ -691,7 +691,7 @@ func (m *Manager) CompleteSignIn(ctx context.Context, state, code string, princi
 	if code == "" {
 		return "", agent.Errorf(agent.CodeBadRequest, "the authorization server sent no code")
 	}
-	for _, s := range m.servers {
+	for _, s := range m.list() {
 		if s.cfg.Name == st.Server && s.oauth != nil {
 			return st.Server, s.oauth.complete(ctx, st, state, code)
 		}
@@ -703,9 +703,13 @@ func (m *Manager) CompleteSignIn(ctx context.Context, state, code string, princi
 // server they have not signed in to is auth_required with their sign-in
 // link.
 func (m *Manager) ServersFor(ctx context.Context) []agent.ToolServer {
-	out := m.Servers()
+	servers := m.list()
+	out := make([]agent.ToolServer, 0, len(servers))
+	for _, s := range servers {
+		out = append(out, s.snapshot())
+	}
 	user := agent.PrincipalFrom(ctx).UserID
-	for i, s := range m.servers {
+	for i, s := range servers {
 		if s.oauth != nil && out[i].State != agent.ToolServerDisabled {
 			s.oauth.stateFor(ctx, &out[i], user)
 		}

@@ -284,7 +284,7 @@ type CredentialInfo struct {
 
 // perUserServer returns the per-user server named name, or not_found.
 func (m *Manager) perUserServer(name string) (*supervisor, error) {
-	for _, s := range m.servers {
+	for _, s := range m.list() {
 		if s.cfg.Name == name && s.cfg.PerUser && !s.cfg.Disabled {
 			return s, nil
 		}
@@ -347,7 +347,7 @@ func (m *Manager) UserCredentials(ctx context.Context) ([]CredentialInfo, error)
 		return nil, err
 	}
 	out := []CredentialInfo{}
-	for _, s := range m.servers {
+	for _, s := range m.list() {
 		if !s.cfg.PerUser || s.cfg.Disabled {
 			continue
 		}

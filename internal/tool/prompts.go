@@ -20,7 +20,7 @@ var _ agent.Prompts = (*Manager)(nil)
 func (m *Manager) Prompts(ctx context.Context) ([]agent.Prompt, error) {
 	m.WaitStarted(ctx)
 	out := []agent.Prompt{}
-	for _, s := range m.servers {
+	for _, s := range m.list() {
 		sess := s.ready()
 		if sess == nil || sess.client.GetServerCapabilities().Prompts == nil {
 			continue

@@ -25,7 +25,7 @@ var _ agent.Resources = (*Manager)(nil)
 func (m *Manager) Resources(ctx context.Context) (agent.ResourceList, error) {
 	m.WaitStarted(ctx)
 	out := agent.ResourceList{Resources: []agent.Resource{}, Templates: []agent.ResourceTemplate{}}
-	for _, s := range m.servers {
+	for _, s := range m.list() {
 		sess := s.ready()
 		if sess == nil || sess.client.GetServerCapabilities().Resources == nil {
 			continue
@@ -129,7 +129,7 @@ func (m *Manager) ReadResource(ctx context.Context, server, uri string) (agent.R
 // not ready.
 func (m *Manager) readyServer(ctx context.Context, server string) (*supervisor, *session, error) {
 	var s *supervisor
-	for _, c := range m.servers {
+	for _, c := range m.list() {
 		if c.cfg.Name == server {
 			s = c
 		}
