@@ -69,6 +69,13 @@
 //     into chunks (durable: all of a file's chunks at once), knowledge
 //     bases of them, hybrid search fused by rank, the file_search tool
 //     and the citations an answer keeps;
+//   - filepart.go: a document in a user message (a file part of any
+//     protocol): stored as the sender's file, its text inlined or left to
+//     file_search, refused whole when any part is;
+//   - preference.go, savedprompt.go: a user's settings (theme, default
+//     model, date language) and their prompt library;
+//   - site.go: the admin panel's site settings (providers, tool servers,
+//     the default model, prompt and budget), checked and audited here;
 //   - resource.go: the tool servers' resources (attached to a message,
 //     read into working memory) and prompts, and their seams;
 //   - store.go, model.go: the seams the runner calls (its store, the
