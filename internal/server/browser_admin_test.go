@@ -39,7 +39,7 @@ func TestBrowserAdminProviderAnswersNextMessage(t *testing.T) {
 	second, url := llmtest.NewHTTPServer(t, llmtest.WithModels("second-model"))
 	second.Enqueue(llmtest.Reply{Text: "Answered by the second provider."})
 	tab := signInTab(t, ts, adminKey)
-	waitJS(t, tab, "the Admin link", `document.querySelector('[data-testid="admin-link"]') !== null`)
+	waitJS(t, tab, "the Admin link", `document.querySelector('[data-testid="nav-admin"]') !== null`)
 	adminPanel(t, ts, tab)
 	waitJS(t, tab, "the environment's provider, read-only", `document.querySelector('[data-testid="provider-row"][data-name="openai"]')?.dataset.source === 'env'`)
 
