@@ -1,4 +1,4 @@
-// Helpers of the management pages (pages.js).
+// Helpers of the management pages (schedules, settings, projects: app.js mounts them).
 
 // refresh fetches this page again and swaps in its element of id, keeping
 // everything else (a form being filled, a key shown once).
