@@ -3,19 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
+	"github.com/agentik/agentik/internal/llm/demo"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
@@ -221,57 +218,9 @@ func prompt(n int, delay time.Duration, key string) string {
 // 49's retrieval figures (llmtest's own, the demo's, have 256).
 const embeddingDims = 768
 
-// benchEmbedding is the fake's deterministic embedding of text: its
-// lowercased words hashed into embeddingDims buckets, unit length (as
-// internal/llm/demo's, at 768 dimensions).
-func benchEmbedding(text string) []float32 {
-	v := make([]float32, embeddingDims)
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) }) {
-		h := fnv.New32a()
-		_, _ = h.Write([]byte(w))
-		v[h.Sum32()%embeddingDims]++
-	}
-	var n float64
-	for _, x := range v {
-		n += float64(x) * float64(x)
-	}
-	if n > 0 {
-		inv := float32(1 / math.Sqrt(n))
-		for i := range v {
-			v[i] *= inv
-		}
-	}
-	return v
-}
+// benchEmbedding is the fake's deterministic embedding of text:
+// internal/llm/demo's, at embeddingDims.
+func benchEmbedding(text string) []float32 { return demo.EmbeddingOf(text, embeddingDims) }
 
-// serveEmbeddings answers POST /v1/embeddings (input a string or a list
-// of strings) with benchEmbedding.
-func serveEmbeddings(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Model string          `json:"model"`
-		Input json.RawMessage `json:"input"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		http.Error(w, "the body must be a JSON object: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	var inputs []string
-	var one string
-	if json.Unmarshal(req.Input, &one) == nil {
-		inputs = []string{one}
-	} else if err := json.Unmarshal(req.Input, &inputs); err != nil {
-		http.Error(w, "input must be a string or a list of strings", http.StatusBadRequest)
-		return
-	}
-	type datum struct {
-		Object    string    `json:"object"`
-		Index     int       `json:"index"`
-		Embedding []float32 `json:"embedding"`
-	}
-	data := make([]datum, len(inputs))
-	for i, in := range inputs {
-		data[i] = datum{Object: "embedding", Index: i, Embedding: benchEmbedding(in)}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": req.Model, "usage": map[string]int{"prompt_tokens": len(inputs), "total_tokens": len(inputs)}})
-}
+// serveEmbeddings answers POST /v1/embeddings with benchEmbedding.
+var serveEmbeddings = demo.EmbeddingsHandler(embeddingDims)

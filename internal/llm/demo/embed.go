@@ -21,12 +21,16 @@ const EmbeddingDims = 256
 // are near; it is what the demo and the test fake (llmtest) answer on
 // /v1/embeddings, so the vector path of knowledge search runs without a
 // real model.
-func Embedding(text string) []float32 {
-	v := make([]float32, EmbeddingDims)
+func Embedding(text string) []float32 { return EmbeddingOf(text, EmbeddingDims) }
+
+// EmbeddingOf is Embedding at dims dimensions (the bench's fake serves
+// 768, the size of issue 49's retrieval figures).
+func EmbeddingOf(text string, dims int) []float32 {
+	v := make([]float32, dims)
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) }) {
 		h := fnv.New32a()
 		_, _ = h.Write([]byte(w))
-		v[h.Sum32()%EmbeddingDims]++
+		v[h.Sum32()%uint32(dims)]++
 	}
 	var n float64
 	for _, x := range v {
@@ -43,7 +47,14 @@ func Embedding(text string) []float32 {
 
 // ServeEmbeddings answers POST /v1/embeddings: input a string or a list
 // of strings.
-func ServeEmbeddings(w http.ResponseWriter, r *http.Request) {
+func ServeEmbeddings(w http.ResponseWriter, r *http.Request) { EmbeddingsHandler(EmbeddingDims)(w, r) }
+
+// EmbeddingsHandler answers POST /v1/embeddings with EmbeddingOf at dims.
+func EmbeddingsHandler(dims int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { serveEmbeddings(w, r, dims) }
+}
+
+func serveEmbeddings(w http.ResponseWriter, r *http.Request, dims int) {
 	var req struct {
 		Model string          `json:"model"`
 		Input json.RawMessage `json:"input"`
@@ -68,7 +79,7 @@ func ServeEmbeddings(w http.ResponseWriter, r *http.Request) {
 	data := make([]datum, len(inputs))
 	words := 0
 	for i, in := range inputs {
-		data[i] = datum{Object: "embedding", Index: i, Embedding: Embedding(in)}
+		data[i] = datum{Object: "embedding", Index: i, Embedding: EmbeddingOf(in, dims)}
 		words += len(strings.Fields(in))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data, "model": req.Model,
