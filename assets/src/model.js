@@ -4,6 +4,7 @@
 // Everything goes through the public ops list_models, get_conversation,
 // create_conversation and update_conversation.
 import { h } from './dom.js';
+import { ChatTools } from './chattools.js';
 
 const STORE_KEY = 'agentik.model'; // the model of new chats
 const SLIDERS = 'M4 6h10m4 0h2M4 12h4m4 0h8M4 18h12m4 0h0M14 4v4M8 10v4M16 16v4';
@@ -48,7 +49,16 @@ export class ModelSettings {
     this.select = h('select', { class: 'model-select', 'data-testid': 'model-select', 'aria-label': 'Model', hidden: true });
     this.button = h('button', { type: 'button', class: 'icon-btn', 'data-testid': 'settings-btn', 'aria-label': 'Chat settings', title: 'System prompt and parameters' }, slidersIcon());
     const row = form.querySelector('.composer-row');
-    row.insertBefore(h('span', { class: 'model-bar' }, this.select, this.button), row.querySelector('.hint'));
+    // The tools this chat may use (chattools.js): a new chat's go with its create.
+    this.tools = new ChatTools(form.querySelector('.composer-box'), {
+      conn,
+      onToast: this.toast,
+      onChange: async (tools) => {
+        const cid = this.chatId();
+        if (cid) this.conv = await this.conn.request('update_conversation', { conversation_id: cid, tools }, { retry: false });
+      },
+    });
+    row.insertBefore(h('span', { class: 'model-bar' }, this.select, this.button, this.tools.button), row.querySelector('.hint'));
     this.select.addEventListener('change', () => this.pick(this.select.value));
     this.button.addEventListener('click', () => this.open());
     this.dialog = this.buildDialog();
@@ -63,6 +73,7 @@ export class ModelSettings {
       this.def = res.default || '';
       const id = this.chatId();
       if (id) this.conv = await this.conn.request('get_conversation', { conversation_id: id });
+      this.tools.set(this.conv?.tools);
     } catch (err) {
       this.toast(`Could not load the models: ${err.message}`, 'error');
       return;
@@ -111,6 +122,10 @@ export class ModelSettings {
     if (!this.conv) return;
     for (const k of ['model', 'system_prompt']) if (k in ev) this.conv[k] = ev[k];
     if ('params' in ev) this.conv.params = Object.keys(ev.params || {}).length ? ev.params : null;
+    if ('tools' in ev) {
+      this.conv.tools = ev.tools.length === 1 && ev.tools[0] === '*' ? null : ev.tools;
+      this.tools.set(this.conv.tools);
+    }
     this.render();
   }
 
@@ -121,6 +136,7 @@ export class ModelSettings {
     if (m && m !== this.def) f.model = m;
     if (this.pending.system_prompt) f.system_prompt = this.pending.system_prompt;
     if (this.pending.params) f.params = this.pending.params;
+    if (this.tools.value()) f.tools = this.tools.value();
     return f;
   }
 
@@ -184,5 +200,5 @@ export class ModelSettings {
     }
   }
 
-  dispose() { this.dialog.remove(); }
+  dispose() { this.dialog.remove(); this.tools.dispose(); }
 }

@@ -113,8 +113,9 @@ func (t *turn) useAgent() error {
 const ExcludePrefix = "-"
 
 // allows reports whether the turn's agent may call tool name: one no
-// exclusion matches, and a server's tool its patterns match, an agent it
-// lists, or a built-in memory tool (offered unless excluded).
+// exclusion matches, and a server's tool its patterns match and the
+// conversation's tool choice takes, an agent it lists, or a built-in
+// memory tool (offered unless excluded).
 func (t *turn) allows(name string) bool {
 	for _, p := range t.agent.Tools {
 		if ex, ok := strings.CutPrefix(p, ExcludePrefix); ok {
@@ -128,6 +129,9 @@ func (t *turn) allows(name string) bool {
 	}
 	if strings.HasPrefix(name, DelegatePrefix) {
 		return slices.Contains(t.agent.Tools, name)
+	}
+	if !offersTool(t.conv, name) { // the conversation's own choice narrows the agent's (settings.go)
+		return false
 	}
 	for _, p := range t.agent.Tools {
 		if strings.HasPrefix(p, DelegatePrefix) || strings.HasPrefix(p, ExcludePrefix) {

@@ -23,6 +23,10 @@ type Conversation struct {
 	// SystemPrompt replaces the server's system prompt when set.
 	SystemPrompt string  `wire:"system_prompt,*?"`
 	Params       *Params `wire:"params,*?"`
+	// Tools narrows the tools its turns are offered to these tool servers
+	// (a name) and tools (a name as the model sees it), among those its
+	// agent allows; nil: all of them, []: none (settings.go's ChatTools).
+	Tools *[]string `wire:"tools,*?"`
 	// UserTitled reports that a user gave the title, which the model's
 	// titles then never overwrite.
 	UserTitled bool     `wire:"user_titled,*?"`

@@ -143,7 +143,8 @@ type AgentEvent struct {
 	Model          *string         `wire:"model,updated?"`
 	SystemPrompt   *string         `wire:"system_prompt,updated?"`
 	Params         *Params         `wire:"params,updated?"`
-	Head           string          `wire:"head,updated?"` // branch.go
+	Tools          *[]string       `wire:"tools,updated?"` // the conversation's tool choice; ["*"]: all again
+	Head           string          `wire:"head,updated?"`  // branch.go
 	Pinned         *bool           `wire:"pinned,updated?"`
 	Archived       *bool           `wire:"archived,updated?"`
 	Project        *string         `wire:"project,created?,updated?"` // the conversation's project (project.go); "" moved out

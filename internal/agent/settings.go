@@ -93,11 +93,14 @@ type Settings struct {
 	// Project moves the conversation into a project ("" out of it); only
 	// its owner does (project.go). Like filing, it leaves UpdatedAt.
 	Project *string
+	// Tools are the tool servers and tools the conversation's turns are
+	// offered (Conversation.Tools); ["*"] offers all again.
+	Tools *[]string
 }
 
 // Filing reports whether s pins or archives and changes nothing else.
 func (s Settings) Filing() bool {
-	return (s.Pinned != nil || s.Archived != nil || s.Project != nil) && s.Title == nil && s.Model == nil && s.SystemPrompt == nil && s.Params == nil && s.Agent == nil
+	return (s.Pinned != nil || s.Archived != nil || s.Project != nil) && s.Title == nil && s.Model == nil && s.SystemPrompt == nil && s.Params == nil && s.Agent == nil && s.Tools == nil
 }
 
 // ErrUserTitled fails the append of a title the model wrote when a user
@@ -175,7 +178,58 @@ func (r *Runner) checkSettings(s *Settings) error {
 			return Errorf(CodeBadRequest, "system_prompt is %d bytes long; at most %d are allowed", len(*p), MaxSystemPromptBytes)
 		}
 	}
+	if err := checkChatTools(s.Tools); err != nil {
+		return err
+	}
 	return s.Params.check()
+}
+
+// AllTools is the tool choice that offers every tool the agent allows.
+const AllTools = "*"
+
+// checkChatTools refuses a tool choice that is too long or names
+// something no tool could be called: each entry is a tool server's name,
+// a tool's name as the model sees it (server__tool), or "*" alone.
+func checkChatTools(tools *[]string) error {
+	if tools == nil {
+		return nil
+	}
+	if len(*tools) > MaxAgentTools {
+		return Errorf(CodeBadRequest, "tools has %d entries; at most %d are allowed", len(*tools), MaxAgentTools)
+	}
+	for i, n := range *tools {
+		if n == AllTools && len(*tools) == 1 {
+			continue
+		}
+		if n == "" || len(n) > 128 || strings.ContainsAny(n, "*?[]\\ ") || !utf8.ValidString(n) {
+			return Errorf(CodeBadRequest, "tools[%d] is %q: name a tool server (weather) or a tool (weather__forecast), or send [\"*\"] alone for every tool", i, Shorten(n, 60))
+		}
+	}
+	return nil
+}
+
+// ChatTools is a tool choice as a conversation keeps it: nil for every
+// tool (["*"]), else a copy.
+func ChatTools(tools []string) *[]string {
+	if len(tools) == 1 && tools[0] == AllTools {
+		return nil
+	}
+	out := slices.Clone(tools)
+	if out == nil {
+		out = []string{}
+	}
+	return &out
+}
+
+// offersTool reports whether conversation c's tool choice takes the
+// server tool name: every tool without a choice, else one it names, or
+// one of a server it names.
+func offersTool(c Conversation, name string) bool {
+	if c.Tools == nil {
+		return true
+	}
+	server, _, _ := strings.Cut(name, "__")
+	return slices.Contains(*c.Tools, name) || slices.Contains(*c.Tools, server)
 }
 
 // apply sets what s changes on c.
@@ -206,6 +260,9 @@ func (s Settings) apply(c *Conversation) {
 	}
 	if s.Project != nil {
 		c.Project = *s.Project
+	}
+	if s.Tools != nil {
+		c.Tools = ChatTools(*s.Tools)
 	}
 }
 
@@ -241,13 +298,13 @@ func (r *Runner) UpdateConversation(ctx context.Context, id string, s Settings) 
 	if err != nil {
 		return Conversation{}, err
 	}
-	if s.Title == nil && s.Model == nil && s.SystemPrompt == nil && s.Params == nil && s.Agent == nil && s.Pinned == nil && s.Archived == nil && s.Project == nil {
+	if s.Title == nil && s.Model == nil && s.SystemPrompt == nil && s.Params == nil && s.Agent == nil && s.Pinned == nil && s.Archived == nil && s.Project == nil && s.Tools == nil {
 		return c, nil
 	}
 	if c.Temp && (s.Pinned != nil || s.Archived != nil) {
 		return Conversation{}, Errorf(CodeBadRequest, "conversation %q is temporary: it cannot be pinned or archived; it is gone when the server restarts", Shorten(id, 40))
 	}
-	ev := AgentEvent{Type: AgentUpdated, ConversationID: id, Model: s.Model, SystemPrompt: s.SystemPrompt, Params: s.Params, Pinned: s.Pinned, Archived: s.Archived, Project: s.Project}
+	ev := AgentEvent{Type: AgentUpdated, ConversationID: id, Model: s.Model, SystemPrompt: s.SystemPrompt, Params: s.Params, Pinned: s.Pinned, Archived: s.Archived, Project: s.Project, Tools: s.Tools}
 	if s.Agent != nil {
 		ev.Agent = *s.Agent
 	}
@@ -268,7 +325,7 @@ func (r *Runner) UpdateConversation(ctx context.Context, id string, s Settings) 
 
 // settings is the change an updated event carries.
 func (a *AgentEvent) settings() Settings {
-	s := Settings{Model: a.Model, SystemPrompt: a.SystemPrompt, Params: a.Params, Pinned: a.Pinned, Archived: a.Archived, Project: a.Project}
+	s := Settings{Model: a.Model, SystemPrompt: a.SystemPrompt, Params: a.Params, Pinned: a.Pinned, Archived: a.Archived, Project: a.Project, Tools: a.Tools}
 	if a.Agent != "" {
 		s.Agent = &a.Agent
 	}

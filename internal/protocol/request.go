@@ -35,6 +35,17 @@ type CreateRequest struct {
 	SettingsFields
 	// Knowledge attaches these knowledge bases (vs_…).
 	Knowledge *[]string `json:"knowledge,omitempty"`
+	// Tools are the tool servers and tools the conversation's turns are
+	// offered (["*"]: every tool its agent allows, [] none). Not in
+	// SettingsFields, whose Command shares the key with an agent's tools.
+	Tools *[]string `json:"tools,omitempty"`
+}
+
+// Settings is the change the fields ask for.
+func (r CreateRequest) Settings() agent.Settings {
+	s := r.SettingsFields.Settings()
+	s.Tools = r.Tools
+	return s
 }
 
 // UpdateRequest is the body of PATCH /agentik/conversations/{id} and the
@@ -44,6 +55,15 @@ type UpdateRequest struct {
 	SettingsFields
 	// Knowledge attaches exactly these knowledge bases; nil leaves them.
 	Knowledge *[]string `json:"knowledge,omitempty"`
+	// Tools: as CreateRequest's; nil leaves them.
+	Tools *[]string `json:"tools,omitempty"`
+}
+
+// Settings is the change the fields ask for.
+func (r UpdateRequest) Settings() agent.Settings {
+	s := r.SettingsFields.Settings()
+	s.Tools = r.Tools
+	return s
 }
 
 // RenameRequest is the body of rename.

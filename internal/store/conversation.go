@@ -29,6 +29,7 @@ func (r conversationRow) conversation() agent.Conversation {
 		Model:        r.Model,
 		SystemPrompt: fromColumn(r.SystemPrompt),
 		Params:       decodeParams(r.Params),
+		Tools:        decodeTools(r.Tools),
 		UserTitled:   r.UserTitled,
 		Queued:       r.Queued,
 		Waiting:      waitingIDs(r.Waiting),
@@ -69,7 +70,7 @@ func conversations(rows []conversationRow) []agent.Conversation {
 
 // conversationColumns are what Conversation reads, in its Scan's order.
 const conversationColumns = "id, title, created_at, updated_at, message_count, running, turn_seq, " +
-	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head, owner, agent, parent_id, parent_call, pinned, archived, project"
+	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head, owner, agent, parent_id, parent_call, pinned, archived, project, tools"
 
 // conversationByID reads one conversation's conversationColumns.
 const conversationByID = "SELECT " + conversationColumns + " FROM conversation WHERE id = ?"
@@ -89,7 +90,7 @@ func (s *Store) Conversation(ctx context.Context, id string) (agent.Conversation
 	row := s.readRow(ctx, conversationByID, id)
 	var r conversationRow
 	if err := row.Scan(&r.ID, &r.Title, &r.CreatedAt, &r.UpdatedAt, &r.MessageCount, &r.Running, &r.TurnSeq,
-		&r.ContextTokens, &r.ContextWindow, &r.ContextBytes, &r.Model, &r.SystemPrompt, &r.Params, &r.UserTitled, &r.Queued, &r.Waiting, &r.Head, &r.Owner, &r.Agent, &r.ParentID, &r.ParentCall, &r.Pinned, &r.Archived, &r.Project); err != nil {
+		&r.ContextTokens, &r.ContextWindow, &r.ContextBytes, &r.Model, &r.SystemPrompt, &r.Params, &r.UserTitled, &r.Queued, &r.Waiting, &r.Head, &r.Owner, &r.Agent, &r.ParentID, &r.ParentCall, &r.Pinned, &r.Archived, &r.Project, &r.Tools); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			err = gorm.ErrRecordNotFound
 		}

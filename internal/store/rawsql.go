@@ -149,13 +149,13 @@ func (s *Store) readRows(ctx context.Context, q string, args ...any) (*sql.Rows,
 // insertConversationSQL inserts one conversation row with every column
 // (gorm's Create of conversationRow wrote the same values).
 const insertConversationSQL = "INSERT INTO conversation (id, title, created_at, updated_at, message_count, running, running_since, turn_seq, turn_owner, source, " +
-	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head, memory_stale, agent, parent_id, parent_call, owner, archived, pinned, project) " +
-	"VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+	"context_tokens, context_window, context_bytes, model, system_prompt, params, user_titled, queued, waiting, head, memory_stale, agent, parent_id, parent_call, owner, archived, pinned, project, tools) " +
+	"VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 
 // insertConversation writes r.
 func insertConversation(tx *gorm.DB, r *conversationRow) error {
 	_, err := rawExec(tx, insertConversationSQL, r.ID, r.Title, r.CreatedAt, r.UpdatedAt, r.MessageCount, r.Running, nullTime(r.RunningSince), r.TurnSeq, r.TurnOwner, nullText(r.Source),
-		r.ContextTokens, r.ContextWindow, r.ContextBytes, r.Model, r.SystemPrompt, r.Params, r.UserTitled, r.Queued, r.Waiting, nullText(r.Head), r.MemoryStale, r.Agent, r.ParentID, r.ParentCall, r.Owner, r.Archived, r.Pinned, r.Project)
+		r.ContextTokens, r.ContextWindow, r.ContextBytes, r.Model, r.SystemPrompt, r.Params, r.UserTitled, r.Queued, r.Waiting, nullText(r.Head), r.MemoryStale, r.Agent, r.ParentID, r.ParentCall, r.Owner, r.Archived, r.Pinned, r.Project, r.Tools)
 	return err
 }
 

@@ -33,9 +33,12 @@ type conversationRow struct {
 	Model        string `gorm:"not null;default:''"`
 	SystemPrompt string `gorm:"not null;default:''"`
 	Params       string `gorm:"not null;default:''"`
-	UserTitled   bool   `gorm:"not null;default:false"`
-	Queued       int    `gorm:"not null;default:0"`            // rows of queued_send
-	Waiting      string `gorm:"type:text;not null;default:''"` // JSON call ids waiting for a decision (see approval.go)
+	// Tools is the conversation's tool choice as JSON ("" for none:
+	// every tool; "[]" for no tool).
+	Tools      string `gorm:"not null;default:''"`
+	UserTitled bool   `gorm:"not null;default:false"`
+	Queued     int    `gorm:"not null;default:0"`            // rows of queued_send
+	Waiting    string `gorm:"type:text;not null;default:''"` // JSON call ids waiting for a decision (see approval.go)
 	// Head is the active path's leaf message ("" before the first);
 	// NULL in a database from before branches: its last message (branch.go).
 	Head *string

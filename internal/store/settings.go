@@ -33,6 +33,30 @@ func decodeParams(s string) *agent.Params {
 	return &p
 }
 
+// encodeTools is the tools column: "" for every tool, else the JSON list.
+func encodeTools(t *[]string) string {
+	if t == nil {
+		return ""
+	}
+	b, err := json.Marshal(*t)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// decodeTools reads the tools column; what it cannot read is every tool.
+func decodeTools(s string) *[]string {
+	if s == "" {
+		return nil
+	}
+	var t []string
+	if json.Unmarshal([]byte(s), &t) != nil {
+		return nil
+	}
+	return agent.ChatTools(t)
+}
+
 // rename sets a conversation's title. A user's title marks the
 // conversation user-titled; a title agentik wrote (auto) is refused with
 // agent.ErrUserTitled once a user has given one, checked in the same
@@ -89,6 +113,9 @@ func updateSettings(tx *gorm.DB, id string, s agent.Settings, now time.Time) err
 	}
 	if s.Agent != nil {
 		cols["agent"] = *s.Agent
+	}
+	if s.Tools != nil {
+		cols["tools"] = encodeTools(agent.ChatTools(*s.Tools))
 	}
 	return updateConversation(tx, id, cols)
 }

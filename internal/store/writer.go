@@ -649,6 +649,7 @@ func (s *Store) applyRows(tx *gorm.DB, rec *agent.Record, seq int64, now time.Ti
 				}
 				row.Model, row.SystemPrompt, row.Params, row.UserTitled = c.Model, columnText(c.SystemPrompt), encodeParams(c.Params), c.UserTitled
 				row.Agent, row.Pinned, row.Archived, row.Project = c.Agent, c.Pinned, c.Archived, c.Project
+				row.Tools = encodeTools(c.Tools)
 				if p := c.Parent; p != nil {
 					row.ParentID, row.ParentCall = p.ConversationID, p.CallID
 				}
