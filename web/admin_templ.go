@@ -58,8 +58,10 @@ func AdminMain(p Page) templ.Component {
 }
 
 // OwnerNote takes the composer's place when an admin reads another
-// user's chat: read-only (writing as an admin is not offered).
-func OwnerNote(owner string) templ.Component {
+// user's chat: read-only, until she chooses to act as admin (the
+// composer below it then shows; agent/actas.go marks her messages and
+// bills her).
+func OwnerNote(owner string, running bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -76,20 +78,28 @@ func OwnerNote(owner string) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<p class=\"api-note\" id=\"owner-note\" data-testid=\"owner-note\" role=\"note\">This chat belongs to ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<div class=\"api-note owner-note\" id=\"owner-note\" data-testid=\"owner-note\" role=\"note\"><p>This chat belongs to ")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var3 string
 		templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(owner)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin.templ`, Line: 83, Col: 102}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/admin.templ`, Line: 86, Col: 33}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, ". You read it as an admin; it stays theirs, and only they send in it here.</p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, ". You read it as an admin; it stays theirs.</p><p><button type=\"button\" class=\"btn btn-sm\" data-action=\"act-as-admin\" data-testid=\"act-as-admin\">Act as admin</button> to write in it: your messages are marked as sent by you, and their answers are billed to your budget.</p></div><div class=\"act-as\" id=\"act-as\" data-testid=\"act-as-composer\" hidden>")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = Composer(running, nil).Render(ctx, templ_7745c5c3_Buffer)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "</div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -450,7 +450,7 @@ func Main(p Page) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else if p.Chat != nil && p.Chat.OwnerLabel != "" {
-			templ_7745c5c3_Err = OwnerNote(p.Chat.OwnerLabel).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = OwnerNote(p.Chat.OwnerLabel, p.Chat.Running).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -178,6 +178,9 @@ type MessageView struct {
 	// (agentik); the UI shows it, by the agent's name once it knows it.
 	Agent string
 	Model string // the model that wrote the answer; "" when unknown
+	// SentBy names the admin who sent a user message into another
+	// user's chat, acting as admin (agent/actas.go); "" for the owner's.
+	SentBy string
 	// Citations are the passages of knowledge the answer used
 	// (file_search), shown as numbered chips that open the passage.
 	Citations []agent.Citation
@@ -275,7 +278,7 @@ func NewChatView(c agent.Conversation, msgs []agent.Message, omitted int) *ChatV
 				v.Schedule = id
 			}
 			text, imgs := splitContent(m.Content)
-			v.Messages = append(v.Messages, MessageView{Kind: KindUser, Type: m.Type, ID: m.ID, Seq: m.Seq, ClientID: m.ClientID, Text: text, Images: imgs, Resources: resourcesOf(m.Content), Files: filesOf(m.Content), Siblings: m.Siblings})
+			v.Messages = append(v.Messages, MessageView{Kind: KindUser, Type: m.Type, ID: m.ID, Seq: m.Seq, ClientID: m.ClientID, Text: text, Images: imgs, Resources: resourcesOf(m.Content), Files: filesOf(m.Content), Siblings: m.Siblings, SentBy: sentByLabel(m)})
 		case agent.MessageAssistant:
 			text, imgs := splitContent(m.Content)
 			v.Messages = append(v.Messages, MessageView{
@@ -496,3 +499,14 @@ func theme(prefs agent.Preferences) string {
 // src is the data: URL of an inline image. Mime and Data were checked by
 // splitContent (raster type, base64 alphabet), so the URL is safe.
 func (i Image) src() templ.SafeURL { return templ.SafeURL("data:" + i.Mime + ";base64," + i.Data) }
+
+// sentByLabel names the admin who sent m acting as admin, "" for none.
+func sentByLabel(m agent.Message) string {
+	if m.SentBy == "" {
+		return ""
+	}
+	if m.SentByName != "" {
+		return m.SentByName
+	}
+	return m.SentBy
+}

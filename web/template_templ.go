@@ -37,7 +37,7 @@ func Templates() templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = Message(MessageView{Kind: KindUser, Type: agent.MessageUser, Text: "-", Images: []Image{{Mime: "image/png", Data: "AA=="}}, Resources: []Resource{{Server: "-", URI: "-"}}, Files: []FileRef{{ID: "-", Name: "-"}}}).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Message(MessageView{Kind: KindUser, Type: agent.MessageUser, Text: "-", SentBy: "-", Images: []Image{{Mime: "image/png", Data: "AA=="}}, Resources: []Resource{{Server: "-", URI: "-"}}, Files: []FileRef{{ID: "-", Name: "-"}}}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

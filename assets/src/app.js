@@ -438,6 +438,18 @@ class App {
     }, 1500);
   }
 
+  // actAsAdmin opens the composer of another user's chat to an admin
+  // who chose to write there (web.OwnerNote): her sends carry
+  // act_as_admin, without which the server refuses them (chat.js).
+  actAsAdmin(button) {
+    const box = this.main.querySelector('#act-as');
+    if (!box) return;
+    box.hidden = false;
+    this.main.dataset.actAs = 'true';
+    button.hidden = true;
+    this.composer?.focus();
+  }
+
   bind() {
     document.addEventListener('click', (e) => {
       if (e.defaultPrevented || e.button !== 0) return;
@@ -458,6 +470,7 @@ class App {
           if (this.composer) { this.composer.attachResource({ server, uri, name: name || uri }); this.composer.focus(); }
         }
         else if (a === 'dismiss-banner') dismiss(action.closest('[data-banner]'));
+        else if (a === 'act-as-admin') this.actAsAdmin(action);
         else if (a === 'load-earlier') this.chat?.loadEarlier(action);
         else if (a === 'more-conversations') this.sidebar.more();
         else if (a === 'pin' || a === 'archive') {

@@ -604,7 +604,9 @@ export class Chat {
     const pending = this.running ? null : this.pendingAnswer(false);
     try {
       // While a turn runs the send waits in the queue instead of failing busy.
-      const res = await this.conn.request('send', { conversation_id: this.id, content, client_id: clientId, on_busy: 'queue' });
+      const req = { conversation_id: this.id, content, client_id: clientId, on_busy: 'queue' };
+      if (this.main.dataset.actAs === 'true') req.act_as_admin = true; // app.js actAsAdmin
+      const res = await this.conn.request('send', req);
       if (res && res.queued) {
         if (pending && !pending.text) this.dropPending();
         if (this.seen.has(res.message_id)) el.remove(); // it started already

@@ -116,6 +116,10 @@ export function userMessage(m, { pending = false } = {}) {
   fill(el, '.user-text', textOf(m.content));
   fillResources(el, m.content);
   fillFiles(el, m.content);
+  // An admin's message in another user's chat (web.MessageView.SentBy).
+  const by = el.querySelector('.msg-sent-by');
+  if (m.sent_by) by.querySelector('.sent-by-name').textContent = m.sent_by_name || m.sent_by;
+  else by?.remove();
   return el;
 }
 

@@ -51,6 +51,10 @@ const (
 	// (its messages: the history, the chat page); target is the
 	// conversation, details name its owner.
 	AuditAdminRead = "admin_read"
+	// AuditAdminWrite is an admin's message into another user's
+	// conversation, acting as admin (actas.go); details name the owner
+	// and the message.
+	AuditAdminWrite = "admin_write"
 )
 
 // Origin is where a request came from: the client's address and the

@@ -455,7 +455,7 @@ func (t *turn) summaryCall(old []ModelMessage, b budget, room int) (string, erro
 			{Role: RoleUser, Content: []Content{Text(summaryAsk)}},
 		},
 	}
-	done, err := t.r.admit(t.ctx, OwnerOf(t.conv), t.r.est.tokens(t.conv.ID, len(instruction)+len(transcript)+len(summaryAsk))+maxTokens)
+	done, err := t.r.admit(t.ctx, OwnerOf(t.conv), t.payer(), t.r.est.tokens(t.conv.ID, len(instruction)+len(transcript)+len(summaryAsk))+maxTokens)
 	if err != nil {
 		return "", err // a summary is a model call made for the owner: their budget holds it too
 	}
@@ -552,7 +552,7 @@ func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error)
 		t.summaryUsage = Usage{}
 	}()
 	if t.agent.A2A != "" {
-		done, err := t.r.admit(t.ctx, OwnerOf(t.conv), 0)
+		done, err := t.r.admit(t.ctx, OwnerOf(t.conv), t.payer(), 0)
 		if err != nil {
 			return ChatResponse{}, err
 		}
@@ -594,7 +594,7 @@ func (t *turn) chat(mem *[]ModelMessage, specs []ToolSpec, on func(Delta) error)
 // stands, its estimate reserved in their budget: standing.go), charged
 // when it ends.
 func (t *turn) call(p prepared, specs []ToolSpec, on func(Delta) error) (ChatResponse, error) {
-	done, err := t.r.admit(t.ctx, OwnerOf(t.conv), p.tokens+reserve(p.budget.window))
+	done, err := t.r.admit(t.ctx, OwnerOf(t.conv), t.payer(), p.tokens+reserve(p.budget.window))
 	if err != nil {
 		return ChatResponse{}, err
 	}

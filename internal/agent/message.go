@@ -31,11 +31,16 @@ type Message struct {
 	ParentID string    `wire:"parent_id,*?"`
 	Siblings *Siblings `wire:"siblings,*?"`
 
-	Content     []Content `wire:"content,user_message,assistant_message"`
-	ClientID    string    `wire:"client_id,user_message?"`
-	Reasoning   string    `wire:"reasoning,assistant_message?"`
-	Interrupted bool      `wire:"interrupted,assistant_message?"`
-	Usage       *Usage    `wire:"usage,assistant_message?"`
+	Content  []Content `wire:"content,user_message,assistant_message"`
+	ClientID string    `wire:"client_id,user_message?"`
+	// SentBy and SentByName mark a message an admin sent into another
+	// user's conversation, acting as admin (actas.go): her user id and
+	// her email or name as it was then.
+	SentBy      string `wire:"sent_by,user_message?"`
+	SentByName  string `wire:"sent_by_name,user_message?"`
+	Reasoning   string `wire:"reasoning,assistant_message?"`
+	Interrupted bool   `wire:"interrupted,assistant_message?"`
+	Usage       *Usage `wire:"usage,assistant_message?"`
 	// Agent and AgentVersion say which agent answered, and which version
 	// of its definition the turn ran with (agentdef.go).
 	Agent        string `wire:"agent,assistant_message?"`

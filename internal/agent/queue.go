@@ -102,6 +102,11 @@ func (r *Runner) sendBusy(ctx context.Context, id string, content []Content, cli
 			return res, err
 		}
 	}
+	if by := r.sentBy(ctx, c); by.ID != "" {
+		// A queued send keeps no sender: it would start unmarked, billed
+		// to the owner.
+		return SendResult{}, Errorf(CodeBusy, "a turn is running in conversation %s: an admin's message into another user's conversation is not queued; send it once the turn ends", id)
+	}
 	if !r.ModelConfigured() {
 		return SendResult{}, Errorf(CodeUnavailable, "%s", r.cfg.Unavailable)
 	}

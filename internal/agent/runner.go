@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -634,7 +635,8 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	if h := r.hooks.sendRead; h != nil {
 		h(id)
 	}
-	if err := r.mayRun(ctx, OwnerOf(c)); err != nil { // standing.go
+	by := r.sentBy(ctx, c)                                                          // actas.go
+	if err := r.mayRunFor(ctx, OwnerOf(c), cmp.Or(by.ID, OwnerOf(c))); err != nil { // standing.go
 		return SendResult{}, err
 	}
 	if err := r.checkVision(c, content); err != nil {
@@ -657,7 +659,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	for t == nil {
 		var prev *turn
 		reread := false
-		t, err = r.claim(ctx, st, c, turnOptions{clientID: clientID, prompt: content, clientTools: in.clientTools, knowledge: in.knowledge, format: in.format, choice: in.choice, app: in.app, traced: true}, func() error {
+		t, err = r.claim(ctx, st, c, turnOptions{clientID: clientID, prompt: content, clientTools: in.clientTools, knowledge: in.knowledge, format: in.format, choice: in.choice, app: in.app, traced: true, sentBy: by.ID}, func() error {
 			switch {
 			case r.ends[endStripe(id)] != ends:
 				// A turn of this runner ended or parked its round since the
@@ -722,7 +724,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	} else if len(in.results) > 0 {
 		recs = r.resultRecords(id, clientID, in.results)
 	} else {
-		user := Message{Type: MessageUser, ID: NewID(), ConversationID: id, Date: r.now(), Content: content, ClientID: clientID}
+		user := Message{Type: MessageUser, ID: NewID(), ConversationID: id, Date: r.now(), Content: content, ClientID: clientID, SentBy: by.ID, SentByName: by.Name}
 		mem := content
 		if in.memory != nil {
 			mem = in.memory
@@ -758,6 +760,9 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	}
 	if e := rec.Event.Event; e != nil && e.Message != nil {
 		in.messageID = e.Message.ID
+	}
+	if by.ID != "" && len(in.start) == 0 && len(in.results) == 0 {
+		r.auditAdminWrite(ctx, c, in.messageID)
 	}
 	return SendResult{MessageID: in.messageID, Seq: rec.Event.Seq}, nil
 }

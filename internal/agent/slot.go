@@ -38,6 +38,7 @@ type turnOptions struct {
 	app         []ToolCall // an MCP App's call (appcall.go)
 	cont        *turnTail  // a dead turn's stored tail: this turn continues it (recovery.go)
 	traced      bool       // wrap the context with Config.TurnContext
+	sentBy      string     // the admin acting as admin who sent the turn's message (actas.go)
 }
 
 // claim makes conversation c's next turn and registers it, or fails:
@@ -66,7 +67,7 @@ func (r *Runner) claim(ctx context.Context, st Store, c Conversation, o turnOpti
 	}
 	tctx, cancel := context.WithCancelCause(tctx)
 	t := &turn{r: r, st: st, conv: c, ctx: tctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}),
-		ended: ended, clientID: o.clientID, prompt: o.prompt, clientTools: o.clientTools, knowledge: o.knowledge, format: o.format, choice: o.choice, resume: o.resume, app: o.app, cont: o.cont}
+		ended: ended, clientID: o.clientID, prompt: o.prompt, clientTools: o.clientTools, knowledge: o.knowledge, format: o.format, choice: o.choice, resume: o.resume, app: o.app, cont: o.cont, sentBy: o.sentBy}
 	r.turns[c.ID] = t // sends see busy meanwhile; Interrupt cancels it
 	r.wg.Add(1)
 	return t, nil

@@ -14,10 +14,17 @@ import (
 // mayRun refuses work for owner: forbidden when they are deleted or
 // disabled, quota_exceeded when their token budget is used up.
 func (r *Runner) mayRun(ctx context.Context, owner string) error {
+	return r.mayRunFor(ctx, owner, owner)
+}
+
+// mayRunFor is mayRun of work in owner's conversation that payer pays
+// for: an admin acting in another user's conversation (SentBy) pays
+// herself, but nothing runs in a disabled owner's conversation.
+func (r *Runner) mayRunFor(ctx context.Context, owner, payer string) error {
 	if err := r.stands(ctx, owner); err != nil {
 		return err
 	}
-	return r.cfg.Budgets.Check(ctx, owner)
+	return r.cfg.Budgets.Check(ctx, payer)
 }
 
 // MayRun is mayRun for the scheduler: what a run would be refused with,
@@ -39,13 +46,13 @@ func (r *Runner) stands(ctx context.Context, owner string) error {
 	return nil
 }
 
-// admit is what a model call made for owner asks first: that the owner
-// stands, and a reservation of its estimated tokens in their budget
-// (budget.go). done charges the call's usage and releases the
-// reservation.
-func (r *Runner) admit(ctx context.Context, owner string, tokens int) (done func(Usage), err error) {
+// admit is what a model call made in owner's conversation asks first:
+// that the owner stands, and a reservation of its estimated tokens in
+// payer's budget (budget.go; the owner's, or an admin's acting there).
+// done charges the call's usage to payer and releases the reservation.
+func (r *Runner) admit(ctx context.Context, owner, payer string, tokens int) (done func(Usage), err error) {
 	if err := r.stands(ctx, owner); err != nil {
 		return nil, err
 	}
-	return r.cfg.Budgets.Reserve(ctx, owner, int64(tokens))
+	return r.cfg.Budgets.Reserve(ctx, payer, int64(tokens))
 }

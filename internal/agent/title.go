@@ -70,7 +70,7 @@ func (r *Runner) writeTitle(ctx context.Context, t *turn) error {
 		{Role: RoleSystem, Content: []Content{Text(titlePrompt)}},
 		{Role: RoleUser, Content: []Content{Text("User: " + clip(text(t.prompt), titleInputBytes) + "\n\nAssistant: " + clip(t.answer, titleInputBytes))}},
 	}}
-	done, err := r.admit(ctx, OwnerOf(t.conv), r.est.tokens(t.conv.ID, len(titlePrompt)+len(text(req.Messages[1].Content)))+titleAnswerTokens)
+	done, err := r.admit(ctx, OwnerOf(t.conv), t.payer(), r.est.tokens(t.conv.ID, len(titlePrompt)+len(text(req.Messages[1].Content)))+titleAnswerTokens)
 	if err != nil {
 		return err // a title is a model call made for the owner: counted in their budget
 	}

@@ -37,6 +37,7 @@ type turn struct {
 	ended  func() // Config.TurnContext's end
 
 	clientID string        // of the user's message that started it
+	sentBy   string        // the admin acting in another's conversation who sent that message (actas.go)
 	started  chan struct{} // closed once that message's write returned
 
 	// clientTools are offered to the model besides the server's tools; a
@@ -363,7 +364,7 @@ func (t *turn) loop() error {
 		if round == MaxToolRounds {
 			return Errorf(CodeModelError, "the model asked for tools %d rounds in a row; stopping the turn", MaxToolRounds)
 		}
-		if err := t.r.mayRun(t.ctx, OwnerOf(t.conv)); err != nil { // before every model call (standing.go)
+		if err := t.r.mayRunFor(t.ctx, OwnerOf(t.conv), t.payer()); err != nil { // before every model call (standing.go)
 			return err
 		}
 		specs := withClientTools(t.toolSpecs(), t.clientTools)

@@ -76,6 +76,10 @@ type SendRequest struct {
 	Content  []agent.Content `json:"content"`
 	ClientID string          `json:"client_id"`
 	OnBusy   string          `json:"on_busy"` // reject (default), queue or interrupt
+	// ActAsAdmin is an admin's explicit wish to write in another user's
+	// conversation (agent/actas.go); without it her send there is
+	// forbidden, and a member who asks for it is forbidden.
+	ActAsAdmin bool `json:"act_as_admin,omitempty"`
 }
 
 // ApproveRequest is the body of POST …/approve (the WS op's fields).

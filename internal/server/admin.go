@@ -134,3 +134,26 @@ func (s *Server) handleAdminPage(w http.ResponseWriter, r *http.Request) {
 	p.AdminPanel = &web.AdminView{}
 	s.renderPage(w, r, http.StatusOK, p)
 }
+
+// checkActAs is the send op's rule for acting as admin (agent/actas.go):
+// only an admin may ask for it, and an admin writes in another user's
+// conversation only when she asks for it, so that the UI's read-only view
+// cannot be written through by mistake. The conversation is looked up
+// through the permission check first: a member's hidden id stays
+// not_found.
+func (s *Server) checkActAs(ctx context.Context, id string, actAs bool) error {
+	if actAs && !agent.PrincipalFrom(ctx).Admin() {
+		return agent.Errorf(agent.CodeForbidden, "act_as_admin is for admins; send without it in your own conversations")
+	}
+	if !agent.PrincipalFrom(ctx).Admin() || id == "" {
+		return nil
+	}
+	c, err := s.runner.Conversation(ctx, id)
+	if err != nil {
+		return err
+	}
+	if agent.ActsAsAdmin(ctx, c) && !actAs {
+		return agent.Errorf(agent.CodeForbidden, "conversation %s belongs to another user: an admin writes in it only with act_as_admin: true, which marks the message as hers and bills her budget", agent.Shorten(id, 40))
+	}
+	return nil
+}

@@ -199,7 +199,7 @@ func TestBrowserAdminSidebarHoldsOwnChats(t *testing.T) {
 	}
 	// Opened from there, Ann's chat is read-only, her name on it.
 	do(t, tab, chromedp.Click(chromedp.CSS(`[data-testid="admin-user-chat"][data-id="`+hers.ID+`"] a`)))
-	waitJS(t, tab, "Ann's chat, read-only", `location.pathname === '/c/`+hers.ID+`' && document.querySelector('[data-testid="owner-note"]')?.textContent.includes('ann@example.com') && !document.querySelector('#prompt')`)
+	waitJS(t, tab, "Ann's chat, read-only", `location.pathname === '/c/`+hers.ID+`' && document.querySelector('[data-testid="owner-note"]')?.textContent.includes('ann@example.com') && !document.querySelector('#prompt')?.checkVisibility()`)
 }
 
 func contains(ids []string, id string) bool {

@@ -246,6 +246,9 @@ var (
 	// opSend starts a turn (or queues it); over REST it answers with the
 	// turn's SSE stream (streamTurn).
 	opSend = streamed(declare(protocol.OpSend, 0, func(ctx context.Context, s *Server, in sendInput) (any, error) {
+		if err := s.checkActAs(ctx, in.ConversationID, in.ActAsAdmin); err != nil {
+			return nil, err
+		}
 		res, err := s.runner.SendBusy(ctx, in.ConversationID, in.Content, in.ClientID, in.OnBusy)
 		return sendResult(res), err
 	}), streamTurn)
