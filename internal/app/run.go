@@ -431,6 +431,11 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 	}
 	backend := &site{store: st, live: live, base: choice.Config, baseSrc: baseSrc, popts: popts, tools: tools, baseTools: baseTools, getenv: getenv,
 		envPrompt: cfg.SystemPrompt != "", envBudget: !cfg.DefaultBudget.IsZero(), values: panel.SetValues, log: log, running: map[string]siteMCPServer{}}
+	if cfg.SecretKey != "" {
+		if backend.box, err = secret.New(cfg.SecretKey); err != nil {
+			return nil, err
+		}
+	}
 	panel.SetBackend(backend)
 	if err := backend.Apply(ctx); err != nil { // what the admin panel stored
 		log.Warn("site_apply_failed", "err", err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm"
+	"github.com/agentik/agentik/internal/secret"
 	"github.com/agentik/agentik/internal/tool"
 )
 
@@ -40,6 +41,9 @@ type site struct {
 	envBudget bool // AGENTIK_DEFAULT_BUDGET is set
 	values    func(agent.SiteValues)
 	log       *slog.Logger
+	// box seals the providers' API keys in the database
+	// (AGENTIK_SECRET_KEY); nil: a key cannot be stored here.
+	box *secret.Box
 
 	mu      sync.Mutex               // one change or apply at a time
 	running map[string]siteMCPServer // the admin's MCP servers as applied
@@ -54,13 +58,16 @@ const (
 	siteDefaultBudget = "default_budget"
 )
 
-// siteProvider is a stored provider.
+// siteProvider is a stored provider. In the database its key is only
+// SealedKey (sealKeys); APIKey is the key opened, in memory (a row from
+// before sealing may still hold it in clear, sealed at the next change).
 type siteProvider struct {
-	Name    string   `json:"name"`
-	BaseURL string   `json:"base_url"`
-	APIKey  string   `json:"api_key,omitempty"`
-	Models  []string `json:"models,omitempty"`
-	Enabled bool     `json:"enabled"`
+	Name      string   `json:"name"`
+	BaseURL   string   `json:"base_url"`
+	APIKey    string   `json:"api_key,omitempty"`
+	SealedKey []byte   `json:"api_key_sealed,omitempty"`
+	Models    []string `json:"models,omitempty"`
+	Enabled   bool     `json:"enabled"`
 }
 
 // siteMCPServer is a stored MCP server: its mcp.json entry.
@@ -92,10 +99,50 @@ func (s *site) load(ctx context.Context) (siteSettings, error) {
 			}
 		}
 	}
+	for i, p := range out.providers {
+		if len(p.SealedKey) == 0 {
+			continue
+		}
+		if s.box == nil {
+			s.log.Warn("provider_key_sealed", "provider", p.Name, "hint", "set AGENTIK_SECRET_KEY (the one it was sealed with) to use the key stored in the admin panel")
+			continue
+		}
+		k, err := s.box.Open(p.SealedKey, keyAD(p.Name))
+		if err != nil {
+			s.log.Warn("provider_key_unopened", "provider", p.Name, "err", err)
+			continue
+		}
+		out.providers[i].APIKey, out.providers[i].SealedKey = string(k), nil
+	}
+	return out, nil
+}
+
+// keyAD binds a provider's sealed key to its provider.
+func keyAD(name string) []byte { return []byte("site_setting/providers/" + name) }
+
+// sealKeys is ps as the database keeps them: each key sealed with the
+// box, none in clear.
+func (s *site) sealKeys(ps []siteProvider) ([]siteProvider, error) {
+	out := slices.Clone(ps)
+	for i, p := range out {
+		if p.APIKey == "" {
+			continue
+		}
+		if s.box == nil {
+			return nil, agent.Errorf(agent.CodeBadRequest, "provider %q has an API key, which this server cannot keep: set AGENTIK_SECRET_KEY (the key is sealed with it in the database), or configure the provider in AGENTIK_PROVIDERS", p.Name)
+		}
+		out[i].SealedKey, out[i].APIKey = s.box.Seal([]byte(p.APIKey), keyAD(p.Name)), ""
+	}
 	return out, nil
 }
 
 func (s *site) put(ctx context.Context, key string, v any) error {
+	if ps, ok := v.([]siteProvider); ok {
+		var err error
+		if v, err = s.sealKeys(ps); err != nil {
+			return err
+		}
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
