@@ -510,3 +510,14 @@ func sentByLabel(m agent.Message) string {
 	}
 	return m.SentBy
 }
+
+// LastModel is the model that wrote the chat's last answer shown, "" for
+// none (or one written before answers named their model).
+func (c *ChatView) LastModel() string {
+	for i := len(c.Messages) - 1; i >= 0; i-- {
+		if m := c.Messages[i]; m.Kind == KindAssistant && m.Model != "" {
+			return m.Model
+		}
+	}
+	return ""
+}

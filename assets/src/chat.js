@@ -21,6 +21,7 @@ import { decided, showApproval } from './approval.js';
 import { elicited, showElicitation, showProgress } from './elicit.js';
 import { Delegation, childLink } from './agents.js';
 import { memoryNote } from './memory.js';
+import { showModel } from './model.js';
 
 const EARLIER_PAGE = 200; // messages per history request ("Show earlier messages", resync)
 
@@ -291,6 +292,7 @@ export class Chat {
     // does not shrink the thread under a user reading it.
     el.classList.add('msg-new');
     if (m.type === 'assistant_message') {
+      showModel(m.model); // the model that answered (model.js)
       this.turnAssistants.push(el);
       this.callUsage = m.usage || null; // the last model call's own usage
     }

@@ -21,6 +21,14 @@ function slidersIcon() {
   return svg;
 }
 
+// showModel names model id in the sidebar's model label: the model that
+// wrote the open chat's last answer, or the one just picked (the server
+// renders it first: web.Page.ModelName).
+export function showModel(id) {
+  const name = document.querySelector('[data-testid="model"] .model-name');
+  if (name && id) name.textContent = id;
+}
+
 function remembered() {
   try { return localStorage.getItem(STORE_KEY) || ''; } catch { return ''; }
 }
@@ -105,6 +113,7 @@ export class ModelSettings {
 
   async pick(id) {
     remember(id);
+    showModel(id);
     const cid = this.chatId();
     if (cid) {
       try {

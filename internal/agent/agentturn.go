@@ -209,7 +209,7 @@ func (t *turn) needsApproval(name string) bool {
 // that the turn ran with, and the model that wrote it.
 func (t *turn) answerOf(m Message) Message {
 	m.Agent, m.AgentVersion = t.agent.Slug, t.agent.Version
-	m.Model = cmp.Or(t.conv.Model, t.r.cfg.ModelName)
+	m.Model = cmp.Or(t.conv.Model, t.r.DefaultModelName()) // the admin panel's default as it is now
 	if m.Type == MessageAssistant && len(t.citations) > 0 {
 		m.Citations = slices.Clone(t.citations)
 	}

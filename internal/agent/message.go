@@ -46,7 +46,7 @@ type Message struct {
 	Agent        string `wire:"agent,assistant_message?"`
 	AgentVersion int    `wire:"agent_version,assistant_message?"`
 	// Model is the model that wrote the answer: the conversation's model
-	// id, or the default model's name (Config.ModelName); "" when unknown
+	// id, or the default model's name (Runner.DefaultModelName); "" when unknown
 	// (answers written before it was recorded, imported ones).
 	Model string `wire:"model,assistant_message?"`
 	// Citations are the passages of knowledge (file_search) the answer

@@ -149,6 +149,9 @@ type Runner struct {
 	temps     TempStore  // nil: no temp conversations
 	est       *estimator // prompt tokens, calibrated per conversation
 	windows   Windows
+	// startDefault is the catalog's default model at start, which
+	// Config.ModelName names (settings.go, DefaultModelName).
+	startDefault string
 
 	mu    sync.Mutex
 	turns map[string]*turn // running turns by conversation id
@@ -197,6 +200,9 @@ func NewRunner(cfg Config) *Runner {
 		cfg.Unavailable = "no model is configured: set OPENAI_BASE_URL (and OPENAI_MODEL) for an OpenAI-compatible server, or OPENAI_API_KEY for OpenAI, or run Ollama on 127.0.0.1:11434, then restart agentik"
 	}
 	r := &Runner{cfg: cfg, log: cfg.Logger, now: cfg.Now, afterFunc: cfg.AfterFunc, turns: map[string]*turn{}, held: map[string]int{}, timers: map[string]*waitTimer{}, est: newEstimator(), windows: cfg.Windows, quit: make(chan struct{})}
+	if cfg.Catalog != nil {
+		r.startDefault = cfg.Catalog.Default()
+	}
 	if r.windows == nil {
 		r.windows = &memWindows{}
 	}

@@ -116,6 +116,32 @@ func (r *Runner) Models() ([]ModelInfo, string) {
 	return r.cfg.Catalog.Models(), r.cfg.Catalog.Default()
 }
 
+// DefaultModelName names the model of conversations that name none, as
+// it is now: Config.ModelName (the name the operator configured) until
+// the catalog's default changes (the admin panel's default model), then
+// that model's id. Answers are marked with it, and the UI's model label
+// shows it.
+func (r *Runner) DefaultModelName() string {
+	if r.cfg.Catalog != nil {
+		if d := r.cfg.Catalog.Default(); d != "" && (d != r.startDefault || r.cfg.ModelName == "") {
+			return d
+		}
+	}
+	return r.cfg.ModelName
+}
+
+// ModelNameOf names the model conversation c's next turn runs on: its
+// own, its agent's, else the default (DefaultModelName).
+func (r *Runner) ModelNameOf(ctx context.Context, c Conversation) string {
+	if c.Model != "" {
+		return c.Model
+	}
+	if d, err := r.agentOf(ctx, c.Agent); err == nil && d.Model != "" {
+		return d.Model
+	}
+	return r.DefaultModelName()
+}
+
 // ModelOf is the model conversation c runs on (the default when it names
 // none); ok is false when no catalog knows it. The context window of a
 // conversation follows it.

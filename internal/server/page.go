@@ -106,8 +106,11 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if c.Model != "" && p.ModelConfigured {
-		p.ModelName = c.Model // the footer names the model this chat uses
+	if p.ModelConfigured {
+		// The footer names the model that wrote the chat's last answer,
+		// else the one its next turn runs on (assets/src/app.js keeps it
+		// so as answers come and the picker changes).
+		p.ModelName = cmp.Or(p.Chat.LastModel(), s.runner.ModelNameOf(ctx, c))
 	}
 	p.Chat.LastSeq = max(p.Chat.LastSeq, lastSeq) // resume after other branches' messages too
 	p.Title = p.Chat.Title + " · agentik"
@@ -153,7 +156,7 @@ func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
 	}
 	web.SetInput(p.Conversations, input)
 	if p.ModelConfigured {
-		p.ModelName = s.modelName
+		p.ModelName = s.runner.DefaultModelName() // the admin panel's default as it is now
 	}
 	p.Nav = "chats"
 	p.Admin = agent.PrincipalFrom(ctx).Admin()
