@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +59,7 @@ type (
 			} `json:"content"`
 			IsError           bool           `json:"isError"`
 			StructuredContent map[string]any `json:"structuredContent"`
+			ResultType        string         `json:"resultType"`
 		} `json:"result"`
 	}
 )
@@ -213,7 +216,7 @@ func TestMCPGoSDKTask(t *testing.T) {
 	if !sawText {
 		t.Errorf("tasks/get never showed the text so far while the task worked")
 	}
-	if done.Result == nil || len(done.Result.Content) != 1 || done.Result.Content[0].Text != llmtest.Tokens(n) || done.Result.IsError ||
+	if done.Result == nil || len(done.Result.Content) != 1 || done.Result.Content[0].Text != llmtest.Tokens(n) || done.Result.IsError || done.Result.ResultType != "complete" ||
 		done.Result.StructuredContent["conversation_id"] == "" || done.ResultType != "complete" || done.CreatedAt == "" || done.PollIntervalMs <= 0 {
 		t.Errorf("the completed task: %+v", done)
 	}
@@ -286,4 +289,50 @@ func TestMCPGoSDKTask(t *testing.T) {
 	testwait.For(t, "the cancelled task", func() bool {
 		return getTask(t, ctx, cs, third).Status == "cancelled"
 	})
+}
+
+// TestMCPTasksTS follows ask_agentik calls as tasks with the tasks
+// extension's TypeScript requester (@modelcontextprotocol/ext-tasks on
+// @modelcontextprotocol/client 2, pinned to 2026-07-28;
+// testdata/mcp_tasks.mjs) against the real binary: a long call becomes a
+// task whose polls show the text so far and end with the answer; a call
+// needing approval becomes a task waiting for input, its handler is asked
+// and the answer (tasks/update) lets the turn finish.
+func TestMCPTasksTS(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat(filepath.Join(repoRoot(t), "node_modules", "@modelcontextprotocol", "ext-tasks", "package.json")); err != nil {
+		t.Fatalf("@modelcontextprotocol/ext-tasks is missing: run `npm ci` in %s: %v", repoRoot(t), err)
+	}
+	env, db := a2aEnv(t)
+	p := start(t, freeAddr(t), db, env...)
+	waitTools(t, p, map[string]string{"Authorization": "Bearer " + a2aKey})
+	var got struct {
+		Capabilities struct{ Execution, InputResponses, Cancellation bool }
+		Long         struct {
+			Kind, TaskID, Status, Text, Error string
+			Working                           []string
+		}
+		Approval struct{ Kind, Status, Text, Error string }
+		Asked    []string
+	}
+	runNode(t, p, "mcp_tasks.mjs", a2aKey, &got)
+	if !got.Capabilities.Execution || !got.Capabilities.InputResponses || !got.Capabilities.Cancellation {
+		t.Errorf("ext-tasks sees the server's tasks capabilities as %+v", got.Capabilities)
+	}
+	if got.Long.Kind != "task" || !strings.HasPrefix(got.Long.TaskID, "agentik-task.") || got.Long.Status != "completed" || got.Long.Text != llmtest.Tokens(1500) {
+		t.Errorf("the long call: a %s, task %q, %s with %d bytes of text (want the task completed with the answer) %s", got.Long.Kind, got.Long.TaskID, got.Long.Status, len(got.Long.Text), got.Long.Error)
+	}
+	if len(got.Long.Working) == 0 {
+		t.Errorf("no poll of the long task showed the text so far")
+	}
+	for _, w := range got.Long.Working {
+		if !strings.HasPrefix(llmtest.Tokens(1500), w) {
+			t.Errorf("the text so far (%d bytes, ending %q) is not a prefix of the answer", len(w), w[max(0, len(w)-40):])
+			break
+		}
+	}
+	if got.Approval.Kind != "task" || got.Approval.Status != "completed" || !strings.Contains(got.Approval.Text, "ping ts") ||
+		len(got.Asked) != 1 || !strings.Contains(got.Asked[0], "everything__echo") {
+		t.Errorf("the call needing approval: %+v, asked %q", got.Approval, got.Asked)
+	}
 }

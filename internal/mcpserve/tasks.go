@@ -294,6 +294,7 @@ func (t *turnCall) task(id string, rt mcp.ResultType) task {
 	case t.ended:
 		tk.Status, tk.StatusMessage = taskCompleted, ""
 		tk.Result = t.result()
+		tk.Result.ResultType = mcp.ResultTypeComplete // a 2026-07-28 CallToolResult
 	case t.askable():
 		tk.Status = taskInputRequired
 		tk.InputRequests = t.inputRequests("").InputRequests
