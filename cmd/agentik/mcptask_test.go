@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -334,5 +335,63 @@ func TestMCPTasksTS(t *testing.T) {
 	if got.Approval.Kind != "task" || got.Approval.Status != "completed" || !strings.Contains(got.Approval.Text, "ping ts") ||
 		len(got.Asked) != 1 || !strings.Contains(got.Asked[0], "everything__echo") {
 		t.Errorf("the call needing approval: %+v, asked %q", got.Approval, got.Asked)
+	}
+}
+
+// TestMCPTaskAcrossRestart: a task outlives the process that made it. A
+// call whose answer the model holds becomes a task, whose tasks/get shows
+// exactly the text so far; the binary stops (SIGTERM, no drain) and
+// starts again on the same database, and tasks/get there follows the
+// continued turn to its whole answer: nothing of the task lived in the
+// first process.
+func TestMCPTaskAcrossRestart(t *testing.T) {
+	t.Parallel()
+	fake, fakeURL := llmtest.NewHTTPServer(t)
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	fake.Enqueue(llmtest.Reply{Text: strings.Repeat("token ", 2000), HoldAfter: heldAfter, Hold: hold})
+	addr, db := freeAddr(t), filepath.Join(t.TempDir(), "agentik.db")
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS=" + a2aKey, "AGENTIK_TITLES=first_line"}
+	p := start(t, addr, db, append(env, "AGENTIK_DRAIN_TIMEOUT=0")...)
+
+	raw, e := rawMCP(t, p, a2aKey, "tools/call", map[string]any{"name": "ask_agentik", "arguments": map[string]any{"message": "hello"}}, true)
+	var handle struct{ ResultType, TaskID, Status string }
+	if e != nil || json.Unmarshal(raw, &handle) != nil || handle.ResultType != "task" || handle.Status != "working" {
+		t.Fatalf("the held call: %s %+v, want a working task\n%s", raw, e, p.logs)
+	}
+	var tk struct{ Status, StatusMessage string }
+	testwait.For(t, "the task's text so far, up to the hold", func() bool {
+		raw, e := rawMCP(t, p, a2aKey, "tasks/get", map[string]any{"taskId": handle.TaskID}, true)
+		if e != nil || json.Unmarshal(raw, &tk) != nil {
+			t.Fatalf("tasks/get: %s %+v", raw, e)
+		}
+		return tk.StatusMessage == heldText
+	})
+	if tk.Status != "working" {
+		t.Fatalf("the held task is %s, want working", tk.Status)
+	}
+
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait()
+	fake.Enqueue(llmtest.Reply{Text: " and the rest."})
+	p = start(t, addr, db, env...)
+	var done struct {
+		Status string
+		Result struct {
+			Content []struct{ Text string }
+			IsError bool
+		}
+	}
+	testwait.For(t, "the task completed after the restart", func() bool {
+		raw, e := rawMCP(t, p, a2aKey, "tasks/get", map[string]any{"taskId": handle.TaskID}, true)
+		if e != nil || json.Unmarshal(raw, &done) != nil {
+			t.Fatalf("tasks/get after the restart: %s %+v\n%s", raw, e, p.logs)
+		}
+		return done.Status != "working"
+	})
+	if whole := heldText + " and the rest."; done.Status != "completed" || len(done.Result.Content) != 1 || done.Result.Content[0].Text != whole || done.Result.IsError {
+		t.Errorf("the task after the restart: %+v, want completed with %q", done, whole)
 	}
 }
