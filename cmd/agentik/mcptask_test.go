@@ -395,3 +395,48 @@ func TestMCPTaskAcrossRestart(t *testing.T) {
 		t.Errorf("the task after the restart: %+v, want completed with %q", done, whole)
 	}
 }
+
+// TestMCPTaskOtherInstance: two binaries on one PostgreSQL. A call made on
+// A whose answer the model holds becomes a task; B answers its tasks/get
+// with the text so far (another user's tasks/get there: not found), and
+// B's tasks/cancel interrupts the turn A runs: the task is cancelled, as
+// either instance reports.
+func TestMCPTaskOtherInstance(t *testing.T) {
+	t.Parallel()
+	dsn := freshSchema(t)
+	fake, fakeURL := llmtest.NewHTTPServer(t)
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	fake.Enqueue(llmtest.Reply{Text: strings.Repeat("token ", 2000), HoldAfter: heldAfter, Hold: hold})
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS=" + a2aKey}
+	a := startDSN(t, dsn, env...)
+	b := startDSN(t, dsn, env...)
+	member := memberKey(t, a)
+
+	raw, e := rawMCP(t, a, a2aKey, "tools/call", map[string]any{"name": "ask_agentik", "arguments": map[string]any{"message": "hello"}}, true)
+	var handle struct{ ResultType, TaskID, Status string }
+	if e != nil || json.Unmarshal(raw, &handle) != nil || handle.ResultType != "task" {
+		t.Fatalf("the held call on A: %s %+v, want a task\n%s", raw, e, a.logs)
+	}
+	get := func(p *proc, key string) (task struct{ Status, StatusMessage string }) {
+		raw, e := rawMCP(t, p, key, "tasks/get", map[string]any{"taskId": handle.TaskID}, true)
+		if e != nil || json.Unmarshal(raw, &task) != nil {
+			t.Fatalf("tasks/get: %s %+v", raw, e)
+		}
+		return task
+	}
+	testwait.For(t, "B showing the task's text so far", func() bool {
+		tk := get(b, a2aKey)
+		return tk.Status == "working" && tk.StatusMessage == heldText
+	})
+	if raw, e := rawMCP(t, b, member, "tasks/get", map[string]any{"taskId": handle.TaskID}, true); e == nil || e.Code != -32602 {
+		t.Errorf("another user's tasks/get on B: %s %+v, want -32602", raw, e)
+	}
+	if raw, e := rawMCP(t, b, a2aKey, "tasks/cancel", map[string]any{"taskId": handle.TaskID}, true); e != nil {
+		t.Fatalf("tasks/cancel on B: %s %+v\n%s", raw, e, b.logs)
+	}
+	testwait.For(t, "the task cancelled, as A reports it", func() bool { return get(a, a2aKey).Status == "cancelled" })
+	if tk := get(b, a2aKey); tk.Status != "cancelled" {
+		t.Errorf("B reports the task %s, want cancelled", tk.Status)
+	}
+}
