@@ -102,6 +102,10 @@ func TestBrowserRetryFailedTurn(t *testing.T) {
 	if n := eval[int](t, tab, `document.querySelectorAll('#messages [data-type="user_message"]').length`); n != 1 {
 		t.Errorf("%d questions after Retry, want the one asked again", n)
 	}
+	// A retry replaces the failed try: no "1/2" branch to page through.
+	if eval[bool](t, tab, `[...document.querySelectorAll('#messages .branch-nav')].some(n => n.checkVisibility())`) {
+		t.Errorf("Retry left a branch: %q", eval[string](t, tab, `document.querySelector('#messages .branch-nav').innerText`))
+	}
 }
 
 func TestBrowserApprovalCardWaitsForYou(t *testing.T) {

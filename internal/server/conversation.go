@@ -167,7 +167,7 @@ var (
 				return nil, err
 			}
 		}
-		c, err := s.runner.CreateConversationWith(ctx, in.Title, in.Temp, in.Settings())
+		c, err := s.runner.Create(ctx, agent.NewConversation{Title: in.Title, Temp: in.Temp, Settings: in.Settings()})
 		if err != nil || in.Knowledge == nil {
 			return c, err
 		}
@@ -249,7 +249,7 @@ var (
 		if err := s.checkActAs(ctx, in.ConversationID, in.ActAsAdmin); err != nil {
 			return nil, err
 		}
-		res, err := s.runner.SendBusy(ctx, in.ConversationID, in.Content, in.ClientID, in.OnBusy)
+		res, err := s.runner.Start(ctx, agent.StartInput{ConversationID: in.ConversationID, Content: in.Content, ClientID: in.ClientID, OnBusy: in.OnBusy})
 		return sendResult(res), err
 	}), streamTurn)
 )
