@@ -47,6 +47,8 @@
 //     calling, the one rule of who may see what, accounts and keys, token
 //     budgets (each model call reserved and charged), and nothing run for
 //     an owner who is disabled or deleted;
+//   - actas.go: an admin writing in another user's conversation, acting
+//     as admin: her message marked (SentBy), its turn billed to her;
 //   - password.go: password accounts (sign-up, invites, reset links) and
 //     the seam of their hasher;
 //   - project.go: projects (instructions, a default agent, knowledge,
