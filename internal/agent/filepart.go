@@ -39,6 +39,12 @@ func (r *Runner) inlineBudget(ctx context.Context, id string) int {
 	if c, err := r.storeOf(id).Conversation(ctx, id); err == nil {
 		model = c.Model
 	}
+	return r.modelBudget(ctx, model)
+}
+
+// modelBudget is inlineBudget for a conversation of model ("": the
+// default).
+func (r *Runner) modelBudget(ctx context.Context, model string) int {
 	return min(r.window(ctx, model)*bytesPerToken/4, maxInlineFileBytes)
 }
 
