@@ -1,8 +1,12 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -198,4 +202,52 @@ func memoryFiles(mem []ModelMessage) []string {
 		}
 	}
 	return ids
+}
+
+// SameContent reports whether in, content a client sends, is the stored
+// content of a user message: the same parts, each file part the same file
+// (a file_id the one stored, or bytes whose sha256 is the stored file's,
+// as attachFiles would find them). It tells a client's retry of a message
+// without an idempotency key from a new message (internal/openai): the
+// stored message holds a reference where the retry carries the bytes.
+func (r *Runner) SameContent(ctx context.Context, stored, in []Content) bool {
+	if len(stored) != len(in) {
+		return false
+	}
+	for i, s := range stored {
+		c := in[i]
+		if s.Type == ContentFile && c.Type == ContentFile {
+			if !r.sameFile(ctx, s, c) {
+				return false
+			}
+			continue
+		}
+		js, err1 := json.Marshal(s)
+		jc, err2 := json.Marshal(c)
+		if err1 != nil || err2 != nil || !bytes.Equal(js, jc) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameFile reports whether the file part in attaches the file that the
+// stored part references, as the caller reads it.
+func (r *Runner) sameFile(ctx context.Context, stored, in Content) bool {
+	if in.Data == "" {
+		return in.FileID != "" && in.FileID == stored.FileID
+	}
+	if r.cfg.Files == nil {
+		return false
+	}
+	f, err := r.cfg.Files.File(ctx, stored.FileID)
+	if err != nil {
+		return false
+	}
+	data, err := base64.StdEncoding.DecodeString(in.Data)
+	if err != nil {
+		return false
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]) == f.SHA256
 }
