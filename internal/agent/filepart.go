@@ -150,17 +150,19 @@ func (r *Runner) fileText(ctx context.Context, id string, strict bool) (string, 
 		return "", Errorf(CodeNotFound, "file %q not found: this server keeps no files", Shorten(id, 80))
 	}
 	var f File
-	var data []byte
 	var err error
 	if strict {
-		f, data, err = fs.Content(ctx, id)
-	} else if f, err = fs.cfg.Store.File(ctx, "", id); err == nil {
-		data, err = fs.cfg.Store.FileContent(ctx, "", id)
+		f, err = fs.File(ctx, id)
+	} else {
+		f, err = fs.cfg.Store.File(ctx, "", id)
 	}
 	if err != nil {
 		return "", err
 	}
-	chunks, err := fs.cfg.Extractor.Extract(ctx, f.Name, f.MediaType, data)
+	chunks, err := fs.chunksOf(ctx, f) // file.go: extracted once, with its ingestion
+	if ErrorCode(err) == CodeNotFound {
+		return "", err
+	}
 	if err != nil {
 		return "", Errorf(CodeBadRequest, "file %q cannot be read: %v", f.Name, err)
 	}

@@ -772,3 +772,16 @@ func deleteFilesOf(tx *gorm.DB, owner string) error {
 	}
 	return tx.Where("owner = ?", owner).Delete(&fileRow{}).Error
 }
+
+// FileChunks implements agent.FileStore.
+func (s *Store) FileChunks(ctx context.Context, id string) ([]agent.Chunk, error) {
+	var rows []chunkRow
+	if err := s.r.WithContext(ctx).Select("page, heading, text").Where("file_id = ?", id).Order("ord").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: file chunks: %w", err)
+	}
+	out := make([]agent.Chunk, len(rows))
+	for i, r := range rows {
+		out[i] = agent.Chunk{Page: r.Page, Heading: r.Heading, Text: r.Text}
+	}
+	return out, nil
+}
