@@ -235,3 +235,36 @@ func TestImportFileParts(t *testing.T) {
 		t.Errorf("bob's imported message's content: %+v", got)
 	}
 }
+
+// TestA2AFileURL: an A2A file part whose url names a file of agentik's
+// (agentik:file/<id>, as task history names attached files) attaches the
+// sender's file: the model reads it. Another member's file id is
+// not_found, and nothing is stored.
+func TestA2AFileURL(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	admin := ts.adminKey(t)
+	_, annKey := ts.member(t, admin, "ann")
+	_, bobKey := ts.member(t, admin, "bob")
+	var f agent.File
+	if err := json.Unmarshal([]byte(ts.as(t, annKey, "POST", "/agentik/files",
+		`{"name":"plan.md","media_type":"text/markdown","data":"`+base64.StdEncoding.EncodeToString([]byte("# Plan\n\nThe A2A-linked secret is CORAL-6."))+`"}`, 201)), &f); err != nil {
+		t.Fatal(err)
+	}
+	send := func(key string) string {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-` + key[len(key)-6:] + `","role":"ROLE_USER","parts":[{"text":"read the plan"},{"url":"agentik:file/` + f.ID + `","filename":"plan.md","mediaType":"text/markdown"}]}}}`
+		return ts.as(t, key, "POST", "/a2a/agentik", body, 200)
+	}
+	if got := send(annKey); !strings.Contains(got, "CORAL-6") {
+		t.Errorf("ann's A2A message with her file's url: %s", got)
+	}
+	got := send(bobKey)
+	if !strings.Contains(got, `"error"`) || !strings.Contains(got, "not found") || strings.Contains(got, "CORAL-6") {
+		t.Errorf("bob's A2A message with ann's file's url: %s", got)
+	}
+	var bobs struct{ Files []agent.File }
+	if err := json.Unmarshal([]byte(ts.as(t, bobKey, "GET", "/agentik/files", "", 200)), &bobs); err != nil || len(bobs.Files) != 0 {
+		t.Errorf("bob's files: %+v %v", bobs.Files, err)
+	}
+}
