@@ -43,12 +43,11 @@ func (r *Runner) inlineBudget(ctx context.Context, id string) int {
 	if c, err := r.storeOf(id).Conversation(ctx, id); err == nil {
 		model = c.Model
 	}
-	return r.modelBudget(ctx, model)
+	return r.inlineBudgetOf(ctx, model)
 }
 
-// modelBudget is inlineBudget for a conversation of model ("": the
-// default).
-func (r *Runner) modelBudget(ctx context.Context, model string) int {
+// inlineBudgetOf is the inline budget of a conversation on model.
+func (r *Runner) inlineBudgetOf(ctx context.Context, model string) int {
 	return min(r.window(ctx, model)*bytesPerToken/4, maxInlineFileBytes)
 }
 

@@ -46,7 +46,7 @@ func TestFileExtractedOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer sub.Close()
-		if _, err := g.r.Send(ctx, c.ID, content, ""); err != nil {
+		if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: content}); err != nil {
 			t.Fatal(err)
 		}
 		return text(untilEnd(t, ctx, sub))

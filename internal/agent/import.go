@@ -239,7 +239,7 @@ func (r *Runner) importFiles(ctx context.Context, c *ImportConversation) (mem ma
 			if c.Settings.Model != nil {
 				model = *c.Settings.Model
 			}
-			mem[j], _ = r.fileParts(ctx, r.modelBudget(ctx, model), content, false) // never fails when not strict
+			mem[j], _ = r.fileParts(ctx, r.inlineBudgetOf(ctx, model), content, false) // never fails when not strict
 		}
 	}
 	return mem, undo, nil

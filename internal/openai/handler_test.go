@@ -22,6 +22,7 @@ import (
 	"github.com/agentik/agentik/internal/openai"
 	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // testServer is agentik's server as app.Wire builds it for app.Run
@@ -119,8 +120,11 @@ func TestModelRetrieve(t *testing.T) {
 // token is the error's HTTP status in OpenAI's shape, not a 200 stream;
 // on a stored conversation it says not to retry, a stateless one may be.
 func TestFailureBeforeFirstToken(t *testing.T) {
-	f := newTestServer(t, strict())
-	conv, err := f.Runner.CreateConversation(context.Background(), "stored", false)
+	// The stream starts after one heartbeat without a token: a heartbeat
+	// that cannot pass first, so a loaded machine's slow error is still
+	// before the stream.
+	f := newTestServer(t, strict(), func(g *rig) { g.heartbeat = testwait.Timeout })
+	conv, err := f.Runner.Create(context.Background(), agent.NewConversation{Title: "stored"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +151,7 @@ func TestFailureBeforeFirstToken(t *testing.T) {
 // is answered by the first one's turn; the model is asked once.
 func TestIdempotencyKey(t *testing.T) {
 	f := newTestServer(t, strict())
-	conv, err := f.Runner.CreateConversation(context.Background(), "stored", false)
+	conv, err := f.Runner.Create(context.Background(), agent.NewConversation{Title: "stored"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +213,7 @@ func turnEnds(t *testing.T, ts *testServer, id string) (wait func()) {
 // message.
 func TestRetryOfAFailedTurnWithoutAKey(t *testing.T) {
 	f := newTestServer(t, strict())
-	conv, err := f.Runner.CreateConversation(context.Background(), "stored", false)
+	conv, err := f.Runner.Create(context.Background(), agent.NewConversation{Title: "stored"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +312,7 @@ func TestRetryOfAFailedTurnWithAFile(t *testing.T) {
 		"file_data": `{"type":"file","file":{"filename":"doc.txt","file_data":"data:text/plain;base64,` + doc + `"}}`,
 		"file_id":   `{"type":"file","file":{"file_id":"` + up.ID + `"}}`,
 	} {
-		conv, err := f.Runner.CreateConversation(context.Background(), "stored", false)
+		conv, err := f.Runner.Create(context.Background(), agent.NewConversation{Title: "stored"})
 		if err != nil {
 			t.Fatal(err)
 		}
