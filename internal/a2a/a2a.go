@@ -39,6 +39,11 @@ const CardPath = "/.well-known/agent-card.json"
 // Prefix is where every agent's endpoint lives: /a2a/{slug}.
 const Prefix = "/a2a/"
 
+// FileURLPrefix begins the url of a file part naming a file of agentik's
+// ("agentik:file/file-…"): task history names attached files so, and a
+// message may attach a file of the sender's so.
+const FileURLPrefix = "agentik:file/"
+
 // DefaultHeartbeat is how often an idle stream gets a comment line.
 const DefaultHeartbeat = 15 * time.Second
 
@@ -265,8 +270,16 @@ func content(m *Message) ([]agent.Content, error) {
 				name = "attachment"
 			}
 			out = append(out, agent.Content{Type: agent.ContentFile, Name: name, Mime: p.MediaType, Data: base64.StdEncoding.EncodeToString(p.Raw)})
+		case strings.HasPrefix(p.URL, FileURLPrefix):
+			// A file of agentik's, as task history names them: the centre
+			// checks the sender may read it (not_found else).
+			id := strings.TrimPrefix(p.URL, FileURLPrefix)
+			if id == "" {
+				return nil, rpcErr(codeInvalidParams, "message.parts[%d].url %q names no file: %s<file id>", i, p.URL, FileURLPrefix)
+			}
+			out = append(out, agent.Content{Type: agent.ContentFile, FileID: id})
 		case p.URL != "":
-			return nil, rpcErr(codeContentType, "message.parts[%d] is a url part; agentik fetches no URL a message names: send the file's bytes (raw, or file.bytes in 0.3) with its mediaType and filename", i)
+			return nil, rpcErr(codeContentType, "message.parts[%d] is a url part; agentik fetches no URL a message names: send the file's bytes (raw, or file.bytes in 0.3) with its mediaType and filename, or name a file of yours as %s<file id>", i, FileURLPrefix)
 		default:
 			return nil, rpcErr(codeInvalidParams, "message.parts[%d] is empty: set text, raw, url or data", i)
 		}

@@ -229,7 +229,7 @@ func userMessage(m *agent.Message, taskID string) Message {
 				out.Parts = append(out.Parts, Part{Raw: b, MediaType: c.Mime})
 			}
 		case agent.ContentFile: // the file it attached, by reference
-			out.Parts = append(out.Parts, Part{URL: "agentik:file/" + c.FileID, Filename: c.Name, MediaType: c.Mime})
+			out.Parts = append(out.Parts, Part{URL: FileURLPrefix + c.FileID, Filename: c.Name, MediaType: c.Mime})
 		}
 	}
 	if out.Parts == nil {

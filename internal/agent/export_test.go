@@ -41,3 +41,6 @@ func Walks(s *Scheduler) int {
 	defer s.nextMu.Unlock()
 	return s.walks
 }
+
+// SetExtractor makes fs extract with e. Set it before fs runs.
+func SetExtractor(fs *Files, e Extractor) { fs.cfg.Extractor = e }

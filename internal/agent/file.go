@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -110,6 +111,8 @@ type FileStore interface {
 	FinishFile(ctx context.Context, id string, chunks []Chunk, status, reason string) error
 	// RetryFile sets a failed file back to processing; conflict unless it failed.
 	RetryFile(ctx context.Context, owner, id string) (File, error)
+	// FileChunks returns a file's stored chunks in order, without vectors.
+	FileChunks(ctx context.Context, id string) ([]Chunk, error)
 	KnowledgeStore
 }
 
@@ -155,6 +158,17 @@ type Files struct {
 	queued  map[string]bool
 	running bool
 	changed chan struct{} // closed (and replaced) when a file's status changes
+	// extracting holds the extraction of each file still processing, so
+	// that a send inlining a file and its ingestion extract it once
+	// (extractOnce); ingest forgets it when it ends.
+	extracting map[string]*extraction
+}
+
+// extraction is one file's extraction, done once for whoever asks.
+type extraction struct {
+	done   chan struct{} // closed when chunks and err are set
+	chunks []Chunk       // shared: never changed
+	err    error
 }
 
 // NewFiles makes the files service; it fails without a store or an
@@ -175,7 +189,8 @@ func NewFiles(cfg FilesConfig) (*Files, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Files{cfg: cfg, log: cfg.Logger, now: cfg.Now, work: make(chan string, 1024), queued: map[string]bool{}, changed: make(chan struct{})}, nil
+	return &Files{cfg: cfg, log: cfg.Logger, now: cfg.Now, work: make(chan string, 1024), queued: map[string]bool{}, changed: make(chan struct{}),
+		extracting: map[string]*extraction{}}, nil
 }
 
 // MaxFileBytes is the cap of one file.
@@ -373,17 +388,89 @@ func (fs *Files) Run(ctx context.Context) {
 	}
 }
 
+// extractOnce is the chunks of f, a file still processing (or failed),
+// extracted once while it processes: the first caller (a send inlining
+// it, or its ingestion) extracts, the others wait for that. An
+// extraction cut short by its caller's context is not shared: the next
+// caller extracts again.
+func (fs *Files) extractOnce(ctx context.Context, f File) ([]Chunk, error) {
+	for {
+		fs.mu.Lock()
+		e, found := fs.extracting[f.ID]
+		if !found {
+			e = &extraction{done: make(chan struct{})}
+			fs.extracting[f.ID] = e
+		}
+		fs.mu.Unlock()
+		if !found {
+			data, err := fs.cfg.Store.FileContent(ctx, "", f.ID)
+			if err == nil {
+				e.chunks, e.err = fs.cfg.Extractor.Extract(ctx, f.Name, f.MediaType, data)
+			} else {
+				e.err = fmt.Errorf("%w: %w", errFileRead, err)
+			}
+			if ctx.Err() != nil {
+				e.err = ctx.Err()
+			}
+			if e.err != nil && (ctx.Err() != nil || errors.Is(e.err, errFileRead)) {
+				fs.forget(f.ID, e) // not what the file's bytes say: not shared
+			}
+			close(e.done)
+			return e.chunks, e.err
+		}
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if e.err == nil || (!errors.Is(e.err, context.Canceled) && !errors.Is(e.err, context.DeadlineExceeded)) {
+			return e.chunks, e.err
+		}
+		fs.forget(f.ID, e) // its extractor left: extract here
+	}
+}
+
+// errFileRead marks an extraction that could not read the file's bytes
+// (deleted meanwhile, or the database failing): not the file's fault.
+var errFileRead = errors.New("reading the file")
+
+// forget drops the extraction of a file (only e, when e is not nil).
+func (fs *Files) forget(id string, e *extraction) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if cur, ok := fs.extracting[id]; ok && (e == nil || cur == e) {
+		delete(fs.extracting, id)
+	}
+}
+
+// chunksOf is a file's chunks as its extractor cut them: a processed
+// file's are read from the store, another's extracted (extractOnce).
+func (fs *Files) chunksOf(ctx context.Context, f File) ([]Chunk, error) {
+	if f.Status == FileProcessed {
+		return fs.cfg.Store.FileChunks(ctx, f.ID)
+	}
+	chunks, err := fs.extractOnce(ctx, f)
+	// Kept for the file's ingestion while it processes; else (failed,
+	// or ingested meanwhile) nobody forgets it but here.
+	if cur, serr := fs.cfg.Store.File(ctx, "", f.ID); serr != nil || cur.Status != FileProcessing {
+		fs.forget(f.ID, nil)
+	}
+	return chunks, err
+}
+
 // ingest extracts, embeds and stores one file's chunks.
 func (fs *Files) ingest(ctx context.Context, id string) {
+	defer fs.forget(id, nil) // its extraction, shared while it processed
 	f, err := fs.cfg.Store.File(ctx, "", id)
 	if err != nil || f.Status != FileProcessing {
 		return
 	}
-	data, err := fs.cfg.Store.FileContent(ctx, "", id)
-	if err != nil {
-		return
+	chunks, err := fs.extractOnce(ctx, f)
+	if errors.Is(err, errFileRead) {
+		return // deleted meanwhile, or left processing for the next sweep
 	}
-	chunks, err := fs.cfg.Extractor.Extract(ctx, f.Name, f.MediaType, data)
+	// The extraction is shared: embeddings go on a copy.
+	chunks = slices.Clone(chunks)
 	if err == nil && len(chunks) == 0 {
 		err = errors.New("no text found")
 	}

@@ -1,8 +1,12 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -145,17 +149,19 @@ func (r *Runner) fileText(ctx context.Context, id string, strict bool) (string, 
 		return "", Errorf(CodeNotFound, "file %q not found: this server keeps no files", Shorten(id, 80))
 	}
 	var f File
-	var data []byte
 	var err error
 	if strict {
-		f, data, err = fs.Content(ctx, id)
-	} else if f, err = fs.cfg.Store.File(ctx, "", id); err == nil {
-		data, err = fs.cfg.Store.FileContent(ctx, "", id)
+		f, err = fs.File(ctx, id)
+	} else {
+		f, err = fs.cfg.Store.File(ctx, "", id)
 	}
 	if err != nil {
 		return "", err
 	}
-	chunks, err := fs.cfg.Extractor.Extract(ctx, f.Name, f.MediaType, data)
+	chunks, err := fs.chunksOf(ctx, f) // file.go: extracted once, with its ingestion
+	if ErrorCode(err) == CodeNotFound {
+		return "", err
+	}
 	if err != nil {
 		return "", Errorf(CodeBadRequest, "file %q cannot be read: %v", f.Name, err)
 	}
@@ -197,4 +203,52 @@ func memoryFiles(mem []ModelMessage) []string {
 		}
 	}
 	return ids
+}
+
+// SameContent reports whether in, content a client sends, is the stored
+// content of a user message: the same parts, each file part the same file
+// (a file_id the one stored, or bytes whose sha256 is the stored file's,
+// as attachFiles would find them). It tells a client's retry of a message
+// without an idempotency key from a new message (internal/openai): the
+// stored message holds a reference where the retry carries the bytes.
+func (r *Runner) SameContent(ctx context.Context, stored, in []Content) bool {
+	if len(stored) != len(in) {
+		return false
+	}
+	for i, s := range stored {
+		c := in[i]
+		if s.Type == ContentFile && c.Type == ContentFile {
+			if !r.sameFile(ctx, s, c) {
+				return false
+			}
+			continue
+		}
+		js, err1 := json.Marshal(s)
+		jc, err2 := json.Marshal(c)
+		if err1 != nil || err2 != nil || !bytes.Equal(js, jc) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameFile reports whether the file part in attaches the file that the
+// stored part references, as the caller reads it.
+func (r *Runner) sameFile(ctx context.Context, stored, in Content) bool {
+	if in.Data == "" {
+		return in.FileID != "" && in.FileID == stored.FileID
+	}
+	if r.cfg.Files == nil {
+		return false
+	}
+	f, err := r.cfg.Files.File(ctx, stored.FileID)
+	if err != nil {
+		return false
+	}
+	data, err := base64.StdEncoding.DecodeString(in.Data)
+	if err != nil {
+		return false
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]) == f.SHA256
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -146,6 +147,15 @@ func (r *Runner) Import(ctx context.Context, convs []ImportConversation) (Import
 	var recs []*Record
 	var created []*Conversation
 	done := map[string]bool{}
+	// The files the import stores (its file parts' bytes) are deleted
+	// again when it fails: nothing of it is left.
+	var undos []func()
+	fail := func(err error) (ImportResult, error) {
+		for _, u := range undos {
+			u()
+		}
+		return ImportResult{}, err
+	}
 	for i, c := range convs {
 		if id, ok := have[c.Source]; ok {
 			if !done[c.Source] {
@@ -158,16 +168,23 @@ func (r *Runner) Import(ctx context.Context, convs []ImportConversation) (Import
 			continue
 		}
 		done[c.Source] = true
-		crecs, conv, err := r.importRecords(c)
-		if err != nil {
-			return ImportResult{}, fmt.Errorf("import: conversation %d (%s): %w", i, truncateRunes(c.Source, 80), err)
+		mem, undo, err := r.importFiles(ctx, &c)
+		undos = append(undos, undo)
+		if err == nil {
+			var crecs []*Record
+			var conv *Conversation
+			if crecs, conv, err = r.importRecords(c, mem); err == nil {
+				recs = append(recs, crecs...)
+				created = append(created, conv)
+			}
 		}
-		recs = append(recs, crecs...)
-		created = append(created, conv)
+		if err != nil {
+			return fail(fmt.Errorf("import: conversation %d (%s): %w", i, truncateRunes(c.Source, 80), err))
+		}
 	}
 	if len(recs) > 0 {
 		if err := r.cfg.Store.Append(ctx, recs...); err != nil {
-			return ImportResult{}, fmt.Errorf("import: %w", err)
+			return fail(fmt.Errorf("import: %w", err))
 		}
 	}
 	for _, c := range created {
@@ -180,8 +197,57 @@ func (r *Runner) Import(ctx context.Context, convs []ImportConversation) (Import
 	return res, nil
 }
 
-// importRecords checks one conversation and makes its records.
-func (r *Runner) importRecords(c ImportConversation) ([]*Record, *Conversation, error) {
+// importFiles stores the file parts of c's messages as the importer's
+// files (filepart.go's attachFiles: a part with its bytes becomes a file
+// of theirs, deduplicated; a part naming a file_id must name one they may
+// read, else the import is refused as bad_request) and leaves references
+// in c's messages (copied, not the caller's). mem holds, by message
+// index, what working memory keeps of a user message with files: each
+// part with the text the model reads. undo deletes the files it stored.
+func (r *Runner) importFiles(ctx context.Context, c *ImportConversation) (mem map[int][]Content, undo func(), err error) {
+	var undos []func()
+	undo = func() {
+		for _, u := range undos {
+			u()
+		}
+	}
+	copied := false
+	for j, m := range c.Messages {
+		if !hasFile(m.Content) {
+			continue
+		}
+		if err := checkImported(m); err != nil {
+			return nil, undo, fmt.Errorf("message %d: %w", j, err)
+		}
+		content, u, err := r.attachFiles(ctx, m.Content)
+		if err != nil {
+			if ErrorCode(err) == CodeNotFound {
+				err = Errorf(CodeBadRequest, "%s: import the file with its bytes (data, name and mime in the part) or as a user who may read it", errMessage(err))
+			}
+			return nil, undo, fmt.Errorf("message %d: %w", j, err)
+		}
+		undos = append(undos, u)
+		if !copied {
+			c.Messages, copied = slices.Clone(c.Messages), true
+		}
+		c.Messages[j].Content = content
+		if m.Type == MessageUser {
+			if mem == nil {
+				mem = map[int][]Content{}
+			}
+			model := ""
+			if c.Settings.Model != nil {
+				model = *c.Settings.Model
+			}
+			mem[j], _ = r.fileParts(ctx, r.inlineBudgetOf(ctx, model), content, false) // never fails when not strict
+		}
+	}
+	return mem, undo, nil
+}
+
+// importRecords checks one conversation and makes its records; mem is
+// importFiles' working memory of its user messages with files.
+func (r *Runner) importRecords(c ImportConversation, fileMem map[int][]Content) ([]*Record, *Conversation, error) {
 	title := strings.TrimSpace(c.Title)
 	if utf8.RuneCountInString(title) > MaxTitleRunes {
 		title = truncateRunes(title, MaxTitleRunes)
@@ -250,7 +316,11 @@ func (r *Runner) importRecords(c ImportConversation) ([]*Record, *Conversation, 
 		var mem []ModelMessage
 		switch m.Type {
 		case MessageUser:
-			mem = []ModelMessage{{Role: RoleUser, Content: m.Content}}
+			content := m.Content
+			if fm, ok := fileMem[j]; ok {
+				content = fm
+			}
+			mem = []ModelMessage{{Role: RoleUser, Content: content}}
 		case MessageAssistant:
 			if text := MessageText(m); text != "" {
 				mem = []ModelMessage{{Role: RoleAssistant, Content: []Content{Text(text)}}}
@@ -337,6 +407,15 @@ func checkImported(m Message) error {
 		case ContentImage:
 			if len(c.Data) > MaxImageBytes*4/3+4 {
 				return Errorf(CodeBadRequest, "an image is larger than %d bytes", MaxImageBytes)
+			}
+		case ContentFile: // importFiles stores it (its caps are an upload's)
+			switch {
+			case c.FileID == "" && c.Data == "":
+				return Errorf(CodeBadRequest, "a file part needs file_id (a file of the importer's) or data (its bytes in base64, with name and mime)")
+			case c.FileID != "" && c.Data != "":
+				return Errorf(CodeBadRequest, "a file part has both file_id and data; keep one")
+			case len(c.FileID) > 200 || len(c.Mime) > maxResourceMime:
+				return Errorf(CodeBadRequest, "a file part's file_id or mime is too long")
 			}
 		default:
 			return Errorf(CodeBadRequest, "content type %q cannot be imported", truncateRunes(c.Type, 40))

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -440,20 +441,27 @@ func (fs *Files) searchFiles(ctx context.Context, files []string, q string, limi
 	if len(files) == 0 {
 		return out, nil
 	}
+	// The two rankings run side by side: the query's embedding (a
+	// provider's round trip) and the cosine loop meanwhile the full-text
+	// query, so a search takes the longer of them, not their sum.
+	var vec []Passage
+	var wg sync.WaitGroup
+	if fs.cfg.Embedder != nil {
+		wg.Go(func() {
+			vs, err := fs.cfg.Embedder.Embed(ctx, []string{q})
+			if err == nil && len(vs) == 1 {
+				vec, err = fs.cfg.Store.VectorChunks(ctx, files, normalize(vs[0]), searchCandidates)
+			}
+			if err != nil { // the keyword ranking still answers
+				fs.log.Warn("knowledge_vector_search", "err", err)
+				vec = nil
+			}
+		})
+	}
 	kw, err := fs.cfg.Store.KeywordChunks(ctx, files, q, searchCandidates)
+	wg.Wait()
 	if err != nil {
 		return nil, fmt.Errorf("knowledge search: %w", err)
-	}
-	var vec []Passage
-	if fs.cfg.Embedder != nil {
-		vs, err := fs.cfg.Embedder.Embed(ctx, []string{q})
-		if err == nil && len(vs) == 1 {
-			vec, err = fs.cfg.Store.VectorChunks(ctx, files, normalize(vs[0]), searchCandidates)
-		}
-		if err != nil { // the keyword ranking still answers
-			fs.log.Warn("knowledge_vector_search", "err", err)
-			vec = nil
-		}
 	}
 	return fuse(limit, kw, vec), nil
 }

@@ -590,7 +590,7 @@ func (h *Handler) retryOf(ctx context.Context, r *http.Request, conv agent.Conve
 		m := msgs[i]
 		switch m.Type {
 		case agent.MessageUser:
-			if len(in.Content) == 0 || !sameContent(m.Content, in.Content) {
+			if len(in.Content) == 0 || !h.runner.SameContent(ctx, m.Content, in.Content) {
 				return 0, false
 			}
 			return m.Seq, true
@@ -633,7 +633,7 @@ func (h *Handler) failedRetryOf(ctx context.Context, conv agent.Conversation, le
 	failed := msgs[len(msgs)-1].ID
 	for i := len(msgs) - 2; i >= 0; i-- {
 		if m := msgs[i]; m.Type == agent.MessageUser {
-			ok := sameContent(m.Content, in.Content) && h.now().Sub(m.Date) <= RetryAfter
+			ok := h.runner.SameContent(ctx, m.Content, in.Content) && h.now().Sub(m.Date) <= RetryAfter
 			if leaf != "" {
 				ok = ok && i > 0 && msgs[i-1].ID == leaf
 			}
@@ -641,13 +641,6 @@ func (h *Handler) failedRetryOf(ctx context.Context, conv agent.Conversation, le
 		}
 	}
 	return "", false
-}
-
-// sameContent reports whether two messages' contents are the same.
-func sameContent(a, b []agent.Content) bool {
-	ja, err1 := json.Marshal(a)
-	jb, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && string(ja) == string(jb)
 }
 
 // chatRelay turns a turn's events into OpenAI's chat completion.

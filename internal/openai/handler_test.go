@@ -1,10 +1,13 @@
 package openai_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -284,5 +287,55 @@ func TestRetryOfAFailedResponse(t *testing.T) {
 	}
 	if strings.Join(users, ",") != "first,again" {
 		t.Errorf("the conversation's user messages (every branch) %q, want first,again", users)
+	}
+}
+
+// TestRetryOfAFailedTurnWithAFile: the same retry without a key, of a
+// message that attaches a file (by its bytes, stored as a reference; or
+// by the file_id of an upload), answers the failed turn again: one user
+// message, not two.
+func TestRetryOfAFailedTurnWithAFile(t *testing.T) {
+	f := newTestServer(t, strict())
+	doc := base64.StdEncoding.EncodeToString([]byte("The retried document says SLATE-2."))
+	var mp bytes.Buffer
+	w := multipart.NewWriter(&mp)
+	_ = w.WriteField("purpose", "user_data")
+	fw, _ := w.CreateFormFile("file", "upload.txt")
+	_, _ = io.WriteString(fw, "The uploaded document says SLATE-3.")
+	_ = w.Close()
+	resp, b := f.do(t, "POST", "/v1/files", mp.String(), "Content-Type", w.FormDataContentType())
+	var up struct{ ID string }
+	if err := json.Unmarshal(b, &up); resp.StatusCode != 200 || err != nil || up.ID == "" {
+		t.Fatalf("upload: %d %s", resp.StatusCode, b)
+	}
+	for name, part := range map[string]string{
+		"file_data": `{"type":"file","file":{"filename":"doc.txt","file_data":"data:text/plain;base64,` + doc + `"}}`,
+		"file_id":   `{"type":"file","file":{"file_id":"` + up.ID + `"}}`,
+	} {
+		conv, err := f.Runner.Create(context.Background(), agent.NewConversation{Title: "stored"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := `{"model":"fake","messages":[{"role":"user","content":[{"type":"text","text":"read it"},` + part + `]}]}`
+		f.Fake.Enqueue(llmtest.Reply{Status: 400, ErrorMessage: "the model refused"})
+		if resp, b := f.do(t, "POST", "/v1/chat/completions", body, protocol.ConversationHeader, conv.ID); resp.StatusCode < 400 {
+			t.Fatalf("%s: the failed first attempt: %d %s", name, resp.StatusCode, b)
+		}
+		if resp, b := f.do(t, "POST", "/v1/chat/completions", body, protocol.ConversationHeader, conv.ID); resp.StatusCode != 200 || !strings.Contains(string(b), "SLATE-") {
+			t.Fatalf("%s: the retry: %d %s", name, resp.StatusCode, b)
+		}
+		ms, err := f.Runner.Messages(context.Background(), agent.MessageQuery{ConversationID: conv.ID, Limit: agent.MaxPageSize, All: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, m := range ms {
+			if m.Type == agent.MessageUser {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s: the conversation holds %d user messages after the retry, want 1", name, n)
+		}
 	}
 }

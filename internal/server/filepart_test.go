@@ -2,9 +2,11 @@ package server_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,4 +121,150 @@ func modelUserRead(ts *testServer, text string) bool {
 		}
 	}
 	return false
+}
+
+// TestImportFileParts: an agentik export of a conversation with a file
+// part imports again. Its owner's import keeps the reference (the file is
+// theirs) and the model reads the document in the next turn; another
+// member's import of it is bad_request naming what to do, and writes
+// nothing; their import of the part with its bytes makes the file theirs.
+// An import whose second conversation fails keeps none of the files its
+// first stored.
+func TestImportFileParts(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	admin := ts.adminKey(t)
+	_, annKey := ts.member(t, admin, "ann")
+	_, bobKey := ts.member(t, admin, "bob")
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+	var c agent.Conversation
+	if err := json.Unmarshal([]byte(ts.as(t, annKey, "POST", "/agentik/conversations", `{}`, 201)), &c); err != nil {
+		t.Fatal(err)
+	}
+	ts.as(t, annKey, "POST", "/agentik/conversations/"+c.ID+"/send",
+		`{"content":[{"type":"text","body":"read it"},{"type":"file","name":"note.md","mime":"text/markdown","data":"`+b64("# Note\n\nThe imported secret is OCHRE-5.")+`"}]}`, 200)
+	waitIdle(t, ts, c.ID)
+	export := ts.as(t, annKey, "GET", "/agentik/conversations/"+c.ID+"/export", "", 200)
+	var annFiles struct{ Files []agent.File }
+	if err := json.Unmarshal([]byte(ts.as(t, annKey, "GET", "/agentik/files", "", 200)), &annFiles); err != nil || len(annFiles.Files) != 1 {
+		t.Fatalf("ann's files: %+v %v", annFiles, err)
+	}
+	annFile := annFiles.Files[0].ID
+	if !strings.Contains(export, `"file_id":"`+annFile+`"`) {
+		t.Fatalf("the export does not reference the file: %s", export)
+	}
+
+	// Ann's own import (the original deleted first: an import is once per source).
+	ts.as(t, annKey, "DELETE", "/agentik/conversations/"+c.ID, "", 204)
+	var res agent.ImportResult
+	if err := json.Unmarshal([]byte(ts.as(t, annKey, "POST", "/agentik/import", export, 201)), &res); err != nil || len(res.Conversations) != 1 {
+		t.Fatalf("ann's import: %+v %v", res, err)
+	}
+	imported := res.Conversations[0].ID
+	before := len(ts.Fake.Requests())
+	ts.as(t, annKey, "POST", "/agentik/conversations/"+imported+"/send", sendBody("what is the secret?"), 200)
+	waitIdle(t, ts, imported)
+	reqs := ts.Fake.Requests()
+	read := false
+	for _, r := range reqs[before:] {
+		for _, m := range r.Messages {
+			read = read || (m.Role == "user" && strings.Contains(m.Content, "OCHRE-5"))
+		}
+	}
+	if !read {
+		t.Errorf("the imported conversation's next turn did not give the model the document")
+	}
+	var page struct{ Messages []agent.Message }
+	if err := json.Unmarshal([]byte(ts.as(t, annKey, "GET", "/agentik/conversations/"+imported+"/messages", "", 200)), &page); err != nil {
+		t.Fatal(err)
+	}
+	if got := page.Messages[0].Content; len(got) != 2 || got[1].FileID != annFile || got[1].Name != "note.md" {
+		t.Errorf("the imported message's content: %+v", got)
+	}
+
+	// Bob's import of the reference: refused, nothing written.
+	count := func(key, path string) int {
+		var l struct {
+			Conversations []agent.Conversation
+			Files         []agent.File
+		}
+		if err := json.Unmarshal([]byte(ts.as(t, key, "GET", path, "", 200)), &l); err != nil {
+			t.Fatal(err)
+		}
+		return len(l.Conversations) + len(l.Files)
+	}
+	body := ts.as(t, bobKey, "POST", "/agentik/import", export, 400)
+	if !strings.Contains(body, "bad_request") || !strings.Contains(body, "with its bytes") {
+		t.Errorf("bob's import of ann's file: %s", body)
+	}
+	if n := count(bobKey, "/agentik/conversations"); n != 0 {
+		t.Errorf("bob has %d conversations after a refused import", n)
+	}
+
+	// With the bytes: the file is Bob's. Joined to a conversation that
+	// references Ann's file, the whole import fails and leaves no file.
+	withBytes := strings.Replace(export, `"file_id":"`+annFile+`"`, `"data":"`+b64("# Note\n\nBob's copy: OCHRE-5.")+`"`, 1)
+	var doc agent.Archive
+	if err := json.Unmarshal([]byte(withBytes), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var ref agent.Archive
+	if err := json.Unmarshal([]byte(export), &ref); err != nil {
+		t.Fatal(err)
+	}
+	ref.Conversations[0].Conversation.ID = "other"
+	both := doc
+	both.Conversations = append(slices.Clone(doc.Conversations), ref.Conversations[0])
+	bothJSON, _ := json.Marshal(both)
+	ts.as(t, bobKey, "POST", "/agentik/import", string(bothJSON), 400)
+	if n := count(bobKey, "/agentik/files"); n != 0 {
+		t.Errorf("bob has %d files after a refused import", n)
+	}
+	if err := json.Unmarshal([]byte(ts.as(t, bobKey, "POST", "/agentik/import", withBytes, 201)), &res); err != nil || len(res.Conversations) != 1 {
+		t.Fatalf("bob's import with the bytes: %+v %v", res, err)
+	}
+	var bobFiles struct{ Files []agent.File }
+	if err := json.Unmarshal([]byte(ts.as(t, bobKey, "GET", "/agentik/files", "", 200)), &bobFiles); err != nil || len(bobFiles.Files) != 1 {
+		t.Fatalf("bob's files: %+v %v", bobFiles, err)
+	}
+	if err := json.Unmarshal([]byte(ts.as(t, bobKey, "GET", "/agentik/conversations/"+res.Conversations[0].ID+"/messages", "", 200)), &page); err != nil {
+		t.Fatal(err)
+	}
+	if got := page.Messages[0].Content; len(got) != 2 || got[1].FileID != bobFiles.Files[0].ID || got[1].Data != "" {
+		t.Errorf("bob's imported message's content: %+v", got)
+	}
+}
+
+// TestA2AFileURL: an A2A file part whose url names a file of agentik's
+// (agentik:file/<id>, as task history names attached files) attaches the
+// sender's file: the model reads it. Another member's file id is
+// not_found, and nothing is stored.
+func TestA2AFileURL(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	admin := ts.adminKey(t)
+	_, annKey := ts.member(t, admin, "ann")
+	_, bobKey := ts.member(t, admin, "bob")
+	var f agent.File
+	if err := json.Unmarshal([]byte(ts.as(t, annKey, "POST", "/agentik/files",
+		`{"name":"plan.md","media_type":"text/markdown","data":"`+base64.StdEncoding.EncodeToString([]byte("# Plan\n\nThe A2A-linked secret is CORAL-6."))+`"}`, 201)), &f); err != nil {
+		t.Fatal(err)
+	}
+	send := func(key string) string {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-` + key[len(key)-6:] + `","role":"ROLE_USER","parts":[{"text":"read the plan"},{"url":"agentik:file/` + f.ID + `","filename":"plan.md","mediaType":"text/markdown"}]}}}`
+		return ts.as(t, key, "POST", "/a2a/agentik", body, 200)
+	}
+	if got := send(annKey); !strings.Contains(got, "CORAL-6") {
+		t.Errorf("ann's A2A message with her file's url: %s", got)
+	}
+	got := send(bobKey)
+	if !strings.Contains(got, `"error"`) || !strings.Contains(got, "not found") || strings.Contains(got, "CORAL-6") {
+		t.Errorf("bob's A2A message with ann's file's url: %s", got)
+	}
+	var bobs struct{ Files []agent.File }
+	if err := json.Unmarshal([]byte(ts.as(t, bobKey, "GET", "/agentik/files", "", 200)), &bobs); err != nil || len(bobs.Files) != 0 {
+		t.Errorf("bob's files: %+v %v", bobs.Files, err)
+	}
 }

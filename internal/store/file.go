@@ -592,11 +592,7 @@ func (s *Store) VectorChunks(ctx context.Context, files []string, vec []float32,
 			continue // no vectors, or another model's
 		}
 		for i, id := range fv.ids {
-			v := fv.flat[i*fv.dims : (i+1)*fv.dims]
-			var sc float32
-			for j, x := range vec {
-				sc += x * v[j]
-			}
+			sc := dot(vec, fv.flat[i*fv.dims:(i+1)*fv.dims])
 			if len(h) < limit {
 				heap.Push(&h, scored{id, sc})
 			} else if sc > h[0].score {
@@ -632,6 +628,32 @@ func (s *Store) VectorChunks(ctx context.Context, files []string, vec []float32,
 		}
 	}
 	return out, nil
+}
+
+// dot is the dot product of a and b (as long as a), in eight running
+// sums: with one, each add waits for the one before (its latency, about 4
+// cycles on x86); eight keep the adder busy, about 3× faster at 768
+// dimensions (BenchmarkDot). The order of the additions differs from a
+// plain loop's in the last bits, not in ranking.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		x, y := a[i:i+8:i+8], b[i:i+8:i+8]
+		s0 += x[0] * y[0]
+		s1 += x[1] * y[1]
+		s2 += x[2] * y[2]
+		s3 += x[3] * y[3]
+		s4 += x[4] * y[4]
+		s5 += x[5] * y[5]
+		s6 += x[6] * y[6]
+		s7 += x[7] * y[7]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 }
 
 // vecCacheMax bounds the floats the vector cache holds (1 GiB of them): past it,
@@ -747,4 +769,17 @@ func deleteFilesOf(tx *gorm.DB, owner string) error {
 		return err
 	}
 	return tx.Where("owner = ?", owner).Delete(&fileRow{}).Error
+}
+
+// FileChunks implements agent.FileStore.
+func (s *Store) FileChunks(ctx context.Context, id string) ([]agent.Chunk, error) {
+	var rows []chunkRow
+	if err := s.r.WithContext(ctx).Select("page, heading, text").Where("file_id = ?", id).Order("ord").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: file chunks: %w", err)
+	}
+	out := make([]agent.Chunk, len(rows))
+	for i, r := range rows {
+		out[i] = agent.Chunk{Page: r.Page, Heading: r.Heading, Text: r.Text}
+	}
+	return out, nil
 }
