@@ -53,7 +53,7 @@ func (r *Runner) OpenConversation(ctx context.Context, id string) (c Conversatio
 	if errors.Is(err, ErrBadRequest) {
 		// It exists after all: made by a concurrent request, or someone
 		// else's.
-		c, err = r.Conversation(ctx, id)
+		c, err = r.conversation(ctx, id)
 		return c, false, err
 	}
 	return Conversation{}, false, err

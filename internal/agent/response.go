@@ -28,7 +28,7 @@ type StoredResponse struct {
 // A Responses request that continues an earlier response than the latest
 // (previous_response_id) branches this way.
 func (r *Runner) SendCompletionAfter(ctx context.Context, id, leaf string, in CompletionInput) (SendResult, error) {
-	c, err := r.Conversation(ctx, id)
+	c, err := r.conversation(ctx, id)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -242,7 +242,7 @@ func (r *Runner) AddHistory(ctx context.Context, id string, history []ModelMessa
 			return nil, Errorf(CodeBadRequest, "items[%d] is a system message: a conversation's system prompt is its setting (instructions), not an item", i)
 		}
 	}
-	c, err := r.Conversation(ctx, id)
+	c, err := r.conversation(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -51,7 +51,7 @@ func (h *Handler) ask(slug string) server.ToolHandlerFunc {
 		}
 		created := false
 		if convID != "" {
-			c, err := h.cfg.Runner.Conversation(ctx, convID)
+			c, err := h.cfg.Conversations.Get(ctx, convID)
 			if errors.Is(err, agent.ErrNotFound) {
 				return mcp.NewToolResultErrorf("no conversation %q: omit conversation_id to start a new one", agent.Shorten(convID, 80)), nil
 			} else if err != nil {

@@ -31,7 +31,7 @@ func (h *Handler) models() []string {
 // the default agent, which agent/agentik also names).
 func (h *Handler) known(ctx context.Context, model string) bool {
 	return slices.Contains(h.models(), model) || model == agent.AgentModelPrefix+agent.DefaultAgent ||
-		slices.Contains(h.runner.AgentModels(ctx), model)
+		slices.Contains(h.cfg.Agents.Models(ctx), model)
 }
 
 // unknownModel is the error of a model that known refuses.
@@ -48,7 +48,7 @@ func (h *Handler) useModel(ctx context.Context, id, model string) error {
 	if !agentModel && (model == def || !slices.ContainsFunc(ms, func(m agent.ModelInfo) bool { return m.ID == model })) {
 		return nil
 	}
-	_, err := h.runner.UpdateConversation(ctx, id, agent.Settings{Model: &model})
+	_, err := h.convs.Update(ctx, id, agent.Settings{Model: &model})
 	return err
 }
 
@@ -64,7 +64,7 @@ func (h *Handler) handleModels(w http.ResponseWriter, r *http.Request) {
 		Object string        `json:"object"`
 		Data   []modelObject `json:"data"`
 	}{Object: "list", Data: []modelObject{}}
-	for _, m := range append(h.models(), h.runner.AgentModels(r.Context())...) {
+	for _, m := range append(h.models(), h.cfg.Agents.Models(r.Context())...) {
 		list.Data = append(list.Data, modelObject{ID: m, Object: "model", OwnedBy: "agentik"})
 	}
 	writeJSON(w, http.StatusOK, list)

@@ -109,15 +109,6 @@ type model struct {
 	name string
 }
 
-// Configured forwards the decorated model's (llm.Live: the admin panel
-// may leave the server without a model); a model without one is there.
-func (m *model) Configured() bool {
-	if c, ok := m.next.(interface{ Configured() bool }); ok {
-		return c.Configured()
-	}
-	return true
-}
-
 func (m *model) Chat(ctx context.Context, req agent.ChatRequest, on func(agent.Delta) error) (agent.ChatResponse, error) {
 	if req.Model != "" && req.Model != m.name { // the conversation's own model
 		c := *m
