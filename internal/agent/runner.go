@@ -215,10 +215,13 @@ func NewRunner(cfg Config) *Runner {
 
 // ModelConfigured reports whether sends can reach a model.
 func (r *Runner) ModelConfigured() bool {
+	if r.cfg.Model == nil {
+		return false
+	}
 	if r.cfg.Configured != nil { // a model the admin panel changes (llm.Live)
 		return r.cfg.Configured()
 	}
-	return r.cfg.Model != nil
+	return true
 }
 
 // SystemPrompt is the server's system prompt (Config.SystemPrompt, else

@@ -254,7 +254,7 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config, sv s
 // services says what the services of the nouns take besides the store
 // and the runner.
 type services struct {
-	CodeAgents []agent.AgentDef        // AGENTIK_AGENTS, stored by Agents.Define
+	CodeAgents []agent.AgentDef       // AGENTIK_AGENTS, stored by Agents.Define
 	Servers    agent.ToolServerLister // the configured tool servers; nil: none
 }
 

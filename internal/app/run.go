@@ -478,7 +478,7 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		scfg.Tools = l
 	}
 	sv.Servers = scfg.Tools // the names an agent's tool patterns may use (agent/agentdef.go)
-	if rcfg.Tools != nil { // metrics and spans of tool calls
+	if rcfg.Tools != nil {  // metrics and spans of tool calls
 		var servers func() []agent.ToolServer
 		if scfg.Tools != nil {
 			servers = scfg.Tools.Servers

@@ -29,6 +29,7 @@ type testServer struct {
 	*httptest.Server
 	Fake   *llmtest.Server
 	Runner *agent.Runner
+	Convs  *agent.Conversations // app.Wire's
 	Broker *broker.Broker
 }
 
@@ -71,7 +72,7 @@ func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 			t.Error(err)
 		}
 	})
-	return &testServer{Server: ts, Fake: fake, Runner: a.Runner, Broker: a.Broker}
+	return &testServer{Server: ts, Fake: fake, Runner: a.Runner, Convs: a.Conversations, Broker: a.Broker}
 }
 
 func (f *testServer) do(t *testing.T, method, path, body string, header ...string) (*http.Response, []byte) {
@@ -216,7 +217,7 @@ func TestRetryOfAFailedTurnWithoutAKey(t *testing.T) {
 		t.Fatalf("the failed first attempt: %d %s", resp.StatusCode, b)
 	}
 	users := func() int {
-		ms, err := f.Runner.Messages(context.Background(), agent.MessageQuery{ConversationID: conv.ID, Limit: agent.MaxPageSize})
+		ms, err := f.Convs.Messages(context.Background(), agent.MessageQuery{ConversationID: conv.ID, Limit: agent.MaxPageSize})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,7 +269,7 @@ func TestRetryOfAFailedResponse(t *testing.T) {
 	}
 	// Every branch's user messages: one "again", the failed answer and
 	// the new one its siblings.
-	ms, err := f.Runner.Messages(context.Background(), agent.MessageQuery{ConversationID: first.Conversation.ID, Limit: agent.MaxPageSize, All: true})
+	ms, err := f.Convs.Messages(context.Background(), agent.MessageQuery{ConversationID: first.Conversation.ID, Limit: agent.MaxPageSize, All: true})
 	if err != nil {
 		t.Fatal(err)
 	}
