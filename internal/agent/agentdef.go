@@ -385,6 +385,25 @@ func (r *Runner) agent(ctx context.Context, slug string) (AgentDef, error) {
 	return d, nil
 }
 
+// Models are the model ids of the agents the caller may use
+// ("agent/<slug>"), for lists of models such as /v1's. The default agent
+// is not among them: it answers by the default model's own name, so a
+// server without agents lists what it listed before.
+func (a *Agents) Models(ctx context.Context) []string {
+	ds, err := a.r.agentList(ctx)
+	if err != nil {
+		a.r.log.Warn("agents_unreadable", "err", err)
+		return nil
+	}
+	out := make([]string, 0, len(ds))
+	for _, d := range ds {
+		if d.Slug != DefaultAgent {
+			out = append(out, AgentModelPrefix+d.Slug)
+		}
+	}
+	return out
+}
+
 func agentNotFound(slug string) error {
 	return Errorf(CodeNotFound, "agent %q not found; GET /agentik/agents lists them", Shorten(slug, 60))
 }

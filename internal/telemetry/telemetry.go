@@ -194,9 +194,8 @@ type tools struct {
 
 func (tl *tools) Specs(ctx context.Context) []agent.ToolSpec { return tl.next.Specs(ctx) }
 
-// Servers lists the tool servers, as the decorated Tools would: the runner
-// checks an agent's tool patterns against them (a pattern may name a
-// server whose tools are not listed yet).
+// Servers lists the tool servers, as the decorated Tools would (the
+// agents service is given them by app.Wire, agent.AgentsConfig.Servers).
 func (tl *tools) Servers() []agent.ToolServer {
 	if tl.servers == nil {
 		return nil
