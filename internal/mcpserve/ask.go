@@ -49,7 +49,9 @@ func (h *Handler) ask(slug string) server.ToolHandlerFunc {
 		if !h.cfg.Runner.ModelConfigured() {
 			return mcp.NewToolResultError("no model is configured on this agentik server"), nil
 		}
-		created := false
+		// Without a conversation_id the conversation is made with the
+		// message, or not at all.
+		start := agent.StartInput{ConversationID: convID, Content: []agent.Content{agent.Text(msg)}}
 		if convID != "" {
 			c, err := h.cfg.Conversations.Get(ctx, convID)
 			if errors.Is(err, agent.ErrNotFound) {
@@ -61,24 +63,17 @@ func (h *Handler) ask(slug string) server.ToolHandlerFunc {
 				return mcp.NewToolResultErrorf("conversation %q is agent %s's: continue it with %s, or omit conversation_id to start one with %s", convID, of, toolName(of), toolName(slug)), nil
 			}
 		} else {
-			c, err := h.newConversation(ctx, slug)
-			if err != nil {
-				return nil, err
-			}
-			convID, created = c.ID, true
+			start.New = &agent.NewConversation{Settings: agent.Settings{Agent: &slug}}
 		}
-		res, err := h.cfg.Runner.Send(ctx, convID, []agent.Content{agent.Text(msg)}, "")
+		res, err := h.cfg.Runner.Start(ctx, start)
 		if err != nil {
-			if created {
-				_ = h.cfg.Runner.Delete(context.WithoutCancel(ctx), convID)
-			}
 			var e *agent.Error
 			if errors.As(err, &e) {
 				return mcp.NewToolResultErrorf("%s: %s", e.Code, e.Message), nil
 			}
 			return nil, err
 		}
-		return h.call(ctx, h.newCall(ctx, req, convID, res.Seq), res.MessageID)
+		return h.call(ctx, h.newCall(ctx, req, res.ConversationID, res.Seq), res.MessageID)
 	}
 }
 
@@ -137,13 +132,6 @@ func agentOf(c agent.Conversation) string {
 		return agent.DefaultAgent
 	}
 	return c.Agent
-}
-
-func (h *Handler) newConversation(ctx context.Context, slug string) (agent.Conversation, error) {
-	if h.cfg.NewConversation != nil {
-		return h.cfg.NewConversation(ctx, slug)
-	}
-	return h.cfg.Runner.CreateConversation(ctx, "", false)
 }
 
 // turnCall follows one turn for one tool call: the call as it came, or

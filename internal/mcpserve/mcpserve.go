@@ -66,11 +66,8 @@ type Config struct {
 	Conversations *agent.Conversations
 	Broker        *broker.Broker
 	// Agents lists the agents the caller (the principal in ctx) may use.
-	Agents func(ctx context.Context) ([]Agent, error)
-	// NewConversation makes a conversation of the agent slug for the
-	// caller; nil: Runner.CreateConversation (the default agent's).
-	NewConversation func(ctx context.Context, slug string) (agent.Conversation, error)
-	Heartbeat       time.Duration // DefaultHeartbeat when 0
+	Agents    func(ctx context.Context) ([]Agent, error)
+	Heartbeat time.Duration // DefaultHeartbeat when 0
 	// Streams holds the long-lived requests (tool calls following a
 	// turn): its Closing ends them at shutdown (the turns themselves go on
 	// or end with the runner), which waits for them. nil: a group of the

@@ -118,7 +118,7 @@ func TestModelRetrieve(t *testing.T) {
 // on a stored conversation it says not to retry, a stateless one may be.
 func TestFailureBeforeFirstToken(t *testing.T) {
 	f := newTestServer(t, strict())
-	conv, err := f.Runner.CreateConversation(context.Background(), "stored", false)
+	conv, err := f.Runner.Create(context.Background(), agent.NewConversation{Title: "stored"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestFailureBeforeFirstToken(t *testing.T) {
 // is answered by the first one's turn; the model is asked once.
 func TestIdempotencyKey(t *testing.T) {
 	f := newTestServer(t, strict())
-	conv, err := f.Runner.CreateConversation(context.Background(), "stored", false)
+	conv, err := f.Runner.Create(context.Background(), agent.NewConversation{Title: "stored"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func turnEnds(t *testing.T, ts *testServer, id string) (wait func()) {
 // message.
 func TestRetryOfAFailedTurnWithoutAKey(t *testing.T) {
 	f := newTestServer(t, strict())
-	conv, err := f.Runner.CreateConversation(context.Background(), "stored", false)
+	conv, err := f.Runner.Create(context.Background(), agent.NewConversation{Title: "stored"})
 	if err != nil {
 		t.Fatal(err)
 	}
