@@ -58,7 +58,10 @@ type Agent struct {
 // Config holds what the handler needs.
 type Config struct {
 	Runner *agent.Runner
-	Broker *broker.Broker
+	// Conversations reads the conversations and their history (the
+	// caller's permission, agent/conversations.go).
+	Conversations *agent.Conversations
+	Broker        *broker.Broker
 	// Agents lists the agents the caller (the principal in ctx) may use,
 	// the default agent first.
 	Agents func(ctx context.Context) ([]Agent, error)

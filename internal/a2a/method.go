@@ -46,7 +46,7 @@ func (h *Handler) openFrom(ctx context.Context, id string, startOnly bool) (*wat
 	if !ok {
 		return nil, agent.Conversation{}, errNoTask(id)
 	}
-	c, err := h.cfg.Runner.Conversation(ctx, convID)
+	c, err := h.cfg.Conversations.Get(ctx, convID)
 	if errors.Is(err, agent.ErrNotFound) {
 		return nil, c, errNoTask(id)
 	}
@@ -186,7 +186,7 @@ func (h *Handler) start(ctx context.Context, a Agent, p sendParams) (string, err
 	// conversation is made with the message, or not at all.
 	start := agent.StartInput{ConversationID: m.ContextID, Content: in, ClientID: m.MessageID}
 	if convID := m.ContextID; convID != "" {
-		c, err := h.cfg.Runner.Conversation(ctx, convID)
+		c, err := h.cfg.Conversations.Get(ctx, convID)
 		if errors.Is(err, agent.ErrNotFound) {
 			return "", rpcErr(codeInvalidParams, "no context %q: leave contextId out to start a new one", agent.Shorten(convID, 80))
 		} else if err != nil {
@@ -361,7 +361,7 @@ func (h *Handler) listTasks(ctx context.Context, p listParams) (ListTasksRespons
 		}
 		offset = n
 	}
-	c, err := h.cfg.Runner.Conversation(ctx, p.ContextID)
+	c, err := h.cfg.Conversations.Get(ctx, p.ContextID)
 	if errors.Is(err, agent.ErrNotFound) {
 		return none, rpcErr(codeInvalidParams, "no context %q", agent.Shorten(p.ContextID, 80))
 	}
@@ -370,7 +370,7 @@ func (h *Handler) listTasks(ctx context.Context, p listParams) (ListTasksRespons
 	}
 	var msgs []agent.Message
 	for {
-		page, err := h.cfg.Runner.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, Offset: len(msgs), Limit: agent.MaxPageSize})
+		page, err := h.cfg.Conversations.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, Offset: len(msgs), Limit: agent.MaxPageSize})
 		if err != nil {
 			return none, err
 		}

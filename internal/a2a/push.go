@@ -394,7 +394,7 @@ func startsTurn(e *agent.Encoded) bool { return e.MessageType() == agent.Message
 func (d *PushDeliverer) turnOf(ctx context.Context, convID string, seq int64) (int64, error) {
 	var last int64
 	for off := 0; ; off += agent.MaxPageSize {
-		page, err := d.Handler.cfg.Runner.Messages(ctx, agent.MessageQuery{ConversationID: convID, Offset: off, Limit: agent.MaxPageSize})
+		page, err := d.Handler.cfg.Conversations.Messages(ctx, agent.MessageQuery{ConversationID: convID, Offset: off, Limit: agent.MaxPageSize})
 		if err != nil {
 			return 0, err
 		}
@@ -519,7 +519,7 @@ func (d *PushDeliverer) schedule(ctx context.Context, id, eventID string) {
 	convID, _, ok := parseTaskID(id)
 	var c agent.Conversation
 	if err == nil && ok {
-		c, err = d.Handler.cfg.Runner.Conversation(ctx, convID)
+		c, err = d.Handler.cfg.Conversations.Get(ctx, convID)
 	}
 	if err != nil || !ok || len(cs) == 0 {
 		done() // deleted meanwhile, or no configs left

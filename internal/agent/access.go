@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"fmt"
 	"slices"
 )
 
@@ -239,30 +238,28 @@ func (r *Runner) accessAt(ctx context.Context, id string, level int) error {
 	return r.allowed(scope, c, level)
 }
 
-// OwnerLister is a Store that lists one owner's conversations (the
-// database implements it, for temp conversations too): a member's list
-// reads only theirs and those of the projects they reach.
+// OwnerLister lists one owner's conversations (the database implements
+// it, for temp conversations too; ConversationsConfig.Lister): a
+// member's list reads only theirs and those of the projects they reach.
 type OwnerLister interface {
 	// ConversationsOf is Conversations of the conversations owner owns
 	// or that are in one of projects.
 	ConversationsOf(ctx context.Context, owner string, projects []string, offset, limit int) ([]Conversation, int, error)
 }
 
-// conversationsOf lists st's conversations that scope sees, with reach
-// the projects it sees the conversations of.
-func conversationsOf(ctx context.Context, st Store, scope string, reach []string, offset, limit int) ([]Conversation, int, error) {
+// conversationsOf lists the conversations of st that scope sees, with
+// reach the projects it sees the conversations of: all of st's for an
+// admin, else those ol (st's lister) lists.
+func conversationsOf(ctx context.Context, st Store, ol OwnerLister, scope string, reach []string, offset, limit int) ([]Conversation, int, error) {
 	if scope == "" {
 		return st.Conversations(ctx, offset, limit)
-	}
-	ol, ok := st.(OwnerLister)
-	if !ok {
-		return nil, 0, fmt.Errorf("the store %T cannot list one owner's conversations", st)
 	}
 	return ol.ConversationsOf(ctx, scope, reach, offset, limit)
 }
 
-// Search runs q on searcher over the conversations ctx's principal sees.
-func (r *Runner) Search(ctx context.Context, searcher Searcher, q SearchQuery) ([]SearchResult, error) {
+// search runs q on searcher over the conversations ctx's principal sees
+// (Conversations.Search, the memory_search tool).
+func (r *Runner) search(ctx context.Context, searcher Searcher, q SearchQuery) ([]SearchResult, error) {
 	q.Owner, q.Projects = Scope(ctx), r.Reach(ctx)
 	return searcher.Search(ctx, q)
 }

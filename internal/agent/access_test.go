@@ -35,17 +35,17 @@ func TestAMemberCannotReachAnothersConversation(t *testing.T) {
 	if stored.Owner != "ann" || temp.Owner != "ann" {
 		t.Fatalf("owners %q %q, want ann", stored.Owner, temp.Owner)
 	}
-	_, unknown := g.r.Conversation(bob, "no-such-id")
+	_, unknown := g.cs.Get(bob, "no-such-id")
 	text := []agent.Content{agent.Text("hi")}
 	for _, c := range []agent.Conversation{stored, temp} {
 		id := c.ID
 		calls := map[string]func(ctx context.Context) error{
-			"conversation": func(ctx context.Context) error { _, err := g.r.Conversation(ctx, id); return err },
+			"conversation": func(ctx context.Context) error { _, err := g.cs.Get(ctx, id); return err },
 			"messages": func(ctx context.Context) error {
-				_, err := g.r.Messages(ctx, agent.MessageQuery{ConversationID: id, Limit: 10})
+				_, err := g.cs.Messages(ctx, agent.MessageQuery{ConversationID: id, Limit: 10})
 				return err
 			},
-			"rename":    func(ctx context.Context) error { _, err := g.r.Rename(ctx, id, "x"); return err },
+			"rename":    func(ctx context.Context) error { _, err := g.cs.Rename(ctx, id, "x"); return err },
 			"interrupt": func(ctx context.Context) error { _, err := g.r.Interrupt(ctx, id); return err },
 			"send": func(ctx context.Context) error {
 				_, err := g.r.Start(ctx, agent.StartInput{ConversationID: id, Content: text})
@@ -63,7 +63,7 @@ func TestAMemberCannotReachAnothersConversation(t *testing.T) {
 			"compact": func(ctx context.Context) error { _, err := g.r.Compact(ctx, id); return err },
 			"update": func(ctx context.Context) error {
 				p := "x"
-				_, err := g.r.UpdateConversation(ctx, id, agent.Settings{SystemPrompt: &p})
+				_, err := g.cs.Update(ctx, id, agent.Settings{SystemPrompt: &p})
 				return err
 			},
 			"switch_branch": func(ctx context.Context) error { _, err := g.r.SwitchBranch(ctx, id, "m"); return err },
@@ -87,12 +87,12 @@ func TestAMemberCannotReachAnothersConversation(t *testing.T) {
 			}
 		}
 		for _, ctx := range []context.Context{ann, adm} {
-			if _, err := g.r.Conversation(ctx, id); err != nil {
+			if _, err := g.cs.Get(ctx, id); err != nil {
 				t.Errorf("%s: %v", agent.PrincipalFrom(ctx).UserID, err)
 			}
 		}
 	}
-	if _, err := g.r.Conversation(ann, stored.ID); err != nil {
+	if _, err := g.cs.Get(ann, stored.ID); err != nil {
 		t.Fatalf("ann's conversation is gone after bob's delete: %v", err)
 	}
 }
@@ -110,7 +110,7 @@ func TestListsAndImportsFollowTheOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	for ctx, want := range map[context.Context]int{ann: 3, bob: 1, adm: 4, context.Background(): 4} {
-		cs, total, err := g.r.Conversations(ctx, 0, 100)
+		cs, total, err := g.cs.List(ctx, 0, 100)
 		if err != nil || total != want || len(cs) != want {
 			t.Errorf("%s lists %d of %d (%v), want %d", agent.PrincipalFrom(ctx).UserID, len(cs), total, err, want)
 		}
@@ -121,20 +121,20 @@ func TestListsAndImportsFollowTheOwner(t *testing.T) {
 		}
 	}
 	q, _ := agent.ParseSearch("apples", 0)
-	if res, err := g.r.Search(bob, g.st, q); err != nil || len(res) != 1 {
+	if res, err := g.cs.Search(bob, q); err != nil || len(res) != 1 {
 		t.Errorf("bob's search: %v, %v", res, err)
 	}
 
 	in := []agent.ImportConversation{{Source: "chatgpt:1", Title: "imported", Messages: []agent.Message{{Type: agent.MessageUser, Content: []agent.Content{agent.Text("hi")}}}}}
-	a, err := g.r.Import(ann, in)
+	a, err := g.cs.Import(ann, in)
 	if err != nil || len(a.Conversations) != 1 || a.Conversations[0].Owner != "ann" {
 		t.Fatalf("ann's import: %+v, %v", a, err)
 	}
-	b, err := g.r.Import(bob, in)
+	b, err := g.cs.Import(bob, in)
 	if err != nil || len(b.Conversations) != 1 || len(b.Existing) != 0 || b.Conversations[0].Owner != "bob" {
 		t.Fatalf("bob's import of the same source: %+v, %v (want a copy of his own)", b, err)
 	}
-	again, err := g.r.Import(ann, in)
+	again, err := g.cs.Import(ann, in)
 	if err != nil || len(again.Existing) != 1 || again.Existing[0] != a.Conversations[0].ID {
 		t.Fatalf("ann's second import: %+v, %v", again, err)
 	}

@@ -153,8 +153,42 @@ func agentEditable(ctx context.Context, d AgentDef) bool {
 }
 
 // agents is the runner's agent store: the configured one, or memory
-// (NewRunner).
+// (NewRunner); the turns read the agent they run as from it.
 func (r *Runner) agents() AgentStore { return r.cfg.Agents }
+
+// AgentsConfig is what the agents service takes.
+type AgentsConfig struct {
+	Runner *Runner    // the centre: the rule of who sees what, the models, tools and knowledge an agent names
+	Store  AgentStore // the stored definitions (the Runner's Config.Agents); required
+	Code   []AgentDef // the agents defined as code (AGENTIK_AGENTS), stored by Define
+	// Servers lists the configured tool servers, whose names an agent's
+	// tool patterns may use before their tools are listed; nil: none.
+	Servers ToolServerLister
+	Audit   *Audit // nil: nothing is recorded
+}
+
+// ToolServerLister lists the configured tool servers (package tool's
+// Manager).
+type ToolServerLister interface {
+	Servers() []ToolServer
+}
+
+// Agents is the agents service: the definitions people list, make, change
+// and delete, and those defined as code. The turns read the agent they
+// run as through the Runner (agentturn.go), under the same rule.
+type Agents struct {
+	cfg   AgentsConfig
+	r     *Runner
+	store AgentStore
+}
+
+// NewAgents makes the agents service; a missing Runner or Store fails.
+func NewAgents(cfg AgentsConfig) (*Agents, error) {
+	if cfg.Runner == nil || cfg.Store == nil {
+		return nil, errors.New("agents: the Runner and an AgentStore are required")
+	}
+	return &Agents{cfg: cfg, r: cfg.Runner, store: cfg.Store}, nil
+}
 
 // defaultAgent is the agent made from the runner's configuration.
 func (r *Runner) defaultAgent() AgentDef {
@@ -162,21 +196,22 @@ func (r *Runner) defaultAgent() AgentDef {
 		Instructions: r.SystemPrompt(), Tools: []string{"*"}, Visibility: VisibilityShared, Owner: LocalUser, Starters: []string{}, ReadOnly: true}
 }
 
-// DefineAgents stores the agents defined as code: the default agent (unless
-// defs define one of its slug) and defs (AGENTIK_AGENTS). Each whose
-// definition changed since the last start gets a new version; they are
-// read-only. Call it once before serving.
-func (r *Runner) DefineAgents(ctx context.Context) error {
-	defs := slices.Clone(r.cfg.CodeAgents)
+// Define stores the agents defined as code: the default agent (unless
+// AgentsConfig.Code defines one of its slug) and Code (AGENTIK_AGENTS).
+// Each whose definition changed since the last start gets a new version;
+// they are read-only. Call it once before serving.
+func (a *Agents) Define(ctx context.Context) error {
+	r := a.r
+	defs := slices.Clone(a.cfg.Code)
 	if !slices.ContainsFunc(defs, func(d AgentDef) bool { return d.Slug == DefaultAgent }) {
 		defs = append([]AgentDef{r.defaultAgent()}, defs...)
 	}
 	// Code-defined slugs win: an agent made in the UI or the API that holds
 	// one moves to a free slug first.
 	for _, d := range defs {
-		old, err := r.agents().Agent(ctx, d.Slug)
+		old, err := a.store.Agent(ctx, d.Slug)
 		if err == nil && !old.ReadOnly {
-			err = r.yieldSlug(ctx, old, defs)
+			err = a.yieldSlug(ctx, old, defs)
 		}
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("define agent %s: %w", d.Slug, err)
@@ -194,7 +229,7 @@ func (r *Runner) DefineAgents(ctx context.Context) error {
 		if err := r.checkModel(d.Model); err != nil {
 			return fmt.Errorf("agent %s: %w", d.Slug, err)
 		}
-		old, err := r.agents().Agent(ctx, d.Slug)
+		old, err := a.store.Agent(ctx, d.Slug)
 		switch {
 		case errors.Is(err, ErrNotFound):
 			d.Version = 1
@@ -210,13 +245,13 @@ func (r *Runner) DefineAgents(ctx context.Context) error {
 			d.CreatedAt = now
 		}
 		d.UpdatedAt = now
-		if err := r.agents().SaveAgent(ctx, d); err != nil {
+		if err := a.store.SaveAgent(ctx, d); err != nil {
 			return fmt.Errorf("define agent %s: %w", d.Slug, err)
 		}
 	}
 	// An agent the code no longer defines is marked deleted: its
 	// conversations keep its last version.
-	stored, err := r.agents().Agents(ctx)
+	stored, err := a.store.Agents(ctx)
 	if err != nil {
 		return fmt.Errorf("define agents: %w", err)
 	}
@@ -224,7 +259,7 @@ func (r *Runner) DefineAgents(ctx context.Context) error {
 		if o.ReadOnly && !o.Deleted && !slices.ContainsFunc(defs, func(d AgentDef) bool { return d.Slug == o.Slug }) {
 			o.Version++
 			o.Deleted, o.UpdatedAt = true, r.now()
-			if err := r.agents().SaveAgent(ctx, o); err != nil {
+			if err := a.store.SaveAgent(ctx, o); err != nil {
 				return fmt.Errorf("define agents: remove %s: %w", o.Slug, err)
 			}
 		}
@@ -236,18 +271,19 @@ func (r *Runner) DefineAgents(ctx context.Context) error {
 // agent of defs takes, to the first free slug-2, slug-3… (none of defs'
 // either), with its versions and whatever names it (AgentStore.RenameAgent).
 // Its new version says renamed_from; the log says agent_renamed.
-func (r *Runner) yieldSlug(ctx context.Context, old AgentDef, defs []AgentDef) error {
+func (a *Agents) yieldSlug(ctx context.Context, old AgentDef, defs []AgentDef) error {
+	r := a.r
 	reserved := make([]string, 0, len(defs))
 	for _, d := range defs {
 		reserved = append(reserved, d.Slug)
 	}
-	to, err := r.freeSlug(ctx, old.Slug, reserved...)
+	to, err := a.freeSlug(ctx, old.Slug, reserved...)
 	if err != nil {
 		return err
 	}
 	d := old
 	d.Slug, d.RenamedFrom, d.Version, d.UpdatedAt = to, old.Slug, old.Version+1, r.now()
-	if err := r.agents().RenameAgent(ctx, old.Slug, d); err != nil {
+	if err := a.store.RenameAgent(ctx, old.Slug, d); err != nil {
 		return fmt.Errorf("rename agent %s to %s: %w", old.Slug, to, err)
 	}
 	r.log.Warn("agent_renamed", "from", old.Slug, "to", to, "owner", old.Owner, "reason", "AGENTIK_AGENTS defines the slug")
@@ -303,8 +339,13 @@ func CheckCodeAgents(defs []AgentDef, servers []string) error {
 	return nil
 }
 
-// Agents lists the agents the caller may use (not deleted), by slug.
-func (r *Runner) Agents(ctx context.Context) ([]AgentDef, error) {
+// List lists the agents the caller may use (not deleted), by slug.
+func (a *Agents) List(ctx context.Context) ([]AgentDef, error) {
+	return a.r.agentList(ctx)
+}
+
+// agentList lists the agents the caller may use (not deleted), by slug.
+func (r *Runner) agentList(ctx context.Context) ([]AgentDef, error) {
 	all, err := r.agents().Agents(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("agents: %w", err)
@@ -319,9 +360,15 @@ func (r *Runner) Agents(ctx context.Context) ([]AgentDef, error) {
 	return out, nil
 }
 
-// Agent returns the latest version of an agent the caller may see (a
+// Get returns the latest version of an agent the caller may see (a
 // deleted one too, marked), or not_found.
-func (r *Runner) Agent(ctx context.Context, slug string) (AgentDef, error) {
+func (a *Agents) Get(ctx context.Context, slug string) (AgentDef, error) {
+	return a.r.agent(ctx, slug)
+}
+
+// agent is Agents.Get: the agent a conversation, a memory or a schedule
+// names, as ctx's principal may see it.
+func (r *Runner) agent(ctx context.Context, slug string) (AgentDef, error) {
 	d, err := r.agents().Agent(ctx, slug)
 	if errors.Is(err, ErrNotFound) && slug == DefaultAgent {
 		return r.defaultAgent(), nil // DefineAgents not called (tests)
@@ -338,12 +385,32 @@ func (r *Runner) Agent(ctx context.Context, slug string) (AgentDef, error) {
 	return d, nil
 }
 
+// Models are the model ids of the agents the caller may use
+// ("agent/<slug>"), for lists of models such as /v1's. The default agent
+// is not among them: it answers by the default model's own name, so a
+// server without agents lists what it listed before.
+func (a *Agents) Models(ctx context.Context) []string {
+	ds, err := a.r.agentList(ctx)
+	if err != nil {
+		a.r.log.Warn("agents_unreadable", "err", err)
+		return nil
+	}
+	out := make([]string, 0, len(ds))
+	for _, d := range ds {
+		if d.Slug != DefaultAgent {
+			out = append(out, AgentModelPrefix+d.Slug)
+		}
+	}
+	return out
+}
+
 func agentNotFound(slug string) error {
 	return Errorf(CodeNotFound, "agent %q not found; GET /agentik/agents lists them", Shorten(slug, 60))
 }
 
-// CreateAgent stores a new agent owned by the caller, as version 1.
-func (r *Runner) CreateAgent(ctx context.Context, ch AgentChange) (AgentDef, error) {
+// Create stores a new agent owned by the caller, as version 1.
+func (a *Agents) Create(ctx context.Context, ch AgentChange) (AgentDef, error) {
+	r := a.r
 	derived := ch.Slug == nil || *ch.Slug == ""
 	if derived {
 		if ch.Name == nil || SlugOf(*ch.Name) == "" {
@@ -361,29 +428,29 @@ func (r *Runner) CreateAgent(ctx context.Context, ch AgentChange) (AgentDef, err
 	if !slugPattern.MatchString(d.Slug) {
 		return AgentDef{}, Errorf(CodeBadRequest, "slug %q is not URL-safe: use 1 to 40 lowercase letters, digits or inner hyphens, e.g. \"researcher\"", Shorten(d.Slug, 60))
 	}
-	if o, err := r.agents().Agent(ctx, d.Slug); err == nil {
+	if o, err := a.store.Agent(ctx, d.Slug); err == nil {
 		if r.agentVisible(ctx, o) && !derived {
 			return AgentDef{}, Errorf(CodeConflict, "slug %q is taken: choose another slug", d.Slug)
 		}
 		// Another member's private agent: not revealed by a conflict; the
 		// new agent takes the first free suffixed slug, and the answer
 		// says which.
-		if d.Slug, err = r.freeSlug(ctx, d.Slug); err != nil {
+		if d.Slug, err = a.freeSlug(ctx, d.Slug); err != nil {
 			return AgentDef{}, err
 		}
 	} else if !errors.Is(err, ErrNotFound) {
 		return AgentDef{}, fmt.Errorf("create agent: %w", err)
 	}
-	if err := r.checkAgent(ctx, d); err != nil {
+	if err := a.checkAgent(ctx, d); err != nil {
 		return AgentDef{}, err
 	}
-	if err := r.agents().SaveAgent(ctx, d); err != nil {
+	if err := a.store.SaveAgent(ctx, d); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return AgentDef{}, Errorf(CodeConflict, "slug %q is taken: choose another slug", d.Slug)
 		}
 		return AgentDef{}, fmt.Errorf("create agent: %w", err)
 	}
-	r.cfg.Audit.Record(ctx, AuditAgentCreated, d.Slug, map[string]any{"version": d.Version})
+	a.cfg.Audit.Record(ctx, AuditAgentCreated, d.Slug, map[string]any{"version": d.Version})
 	return d, nil
 }
 
@@ -411,7 +478,7 @@ func SlugOf(name string) string {
 
 // freeSlug is the first of slug-2, slug-3… that no agent holds and that is
 // not reserved (cut to fit the slug's 40 characters).
-func (r *Runner) freeSlug(ctx context.Context, slug string, reserved ...string) (string, error) {
+func (a *Agents) freeSlug(ctx context.Context, slug string, reserved ...string) (string, error) {
 	for n := 2; n < 1000; n++ {
 		suffix := fmt.Sprintf("-%d", n)
 		base := strings.TrimRight(slug[:min(len(slug), 40-len(suffix))], "-")
@@ -419,7 +486,7 @@ func (r *Runner) freeSlug(ctx context.Context, slug string, reserved ...string) 
 		if slices.Contains(reserved, try) {
 			continue
 		}
-		if _, err := r.agents().Agent(ctx, try); errors.Is(err, ErrNotFound) {
+		if _, err := a.store.Agent(ctx, try); errors.Is(err, ErrNotFound) {
 			return try, nil
 		} else if err != nil {
 			return "", fmt.Errorf("create agent: %w", err)
@@ -428,9 +495,10 @@ func (r *Runner) freeSlug(ctx context.Context, slug string, reserved ...string) 
 	return "", Errorf(CodeConflict, "slug %q is taken: choose another slug", slug)
 }
 
-// UpdateAgent stores an edit of an agent as its next version.
-func (r *Runner) UpdateAgent(ctx context.Context, slug string, ch AgentChange) (AgentDef, error) {
-	d, err := r.editable(ctx, slug)
+// Update stores an edit of an agent as its next version.
+func (a *Agents) Update(ctx context.Context, slug string, ch AgentChange) (AgentDef, error) {
+	r := a.r
+	d, err := a.editable(ctx, slug)
 	if err != nil {
 		return AgentDef{}, err
 	}
@@ -440,25 +508,26 @@ func (r *Runner) UpdateAgent(ctx context.Context, slug string, ch AgentChange) (
 	ch.apply(&d)
 	d.Version++
 	d.UpdatedAt = r.now()
-	if err := r.checkAgent(ctx, d); err != nil {
+	if err := a.checkAgent(ctx, d); err != nil {
 		return AgentDef{}, err
 	}
-	if err := r.agents().SaveAgent(ctx, d); err != nil {
+	if err := a.store.SaveAgent(ctx, d); err != nil {
 		return AgentDef{}, fmt.Errorf("update agent: %w", err)
 	}
-	r.cfg.Audit.Record(ctx, AuditAgentUpdated, d.Slug, map[string]any{"version": d.Version})
+	a.cfg.Audit.Record(ctx, AuditAgentUpdated, d.Slug, map[string]any{"version": d.Version})
 	return d, nil
 }
 
-// DeleteAgent marks an agent deleted: it leaves the lists, nobody starts a
+// Delete marks an agent deleted: it leaves the lists, nobody starts a
 // conversation on it, and the conversations that use it keep running on
 // its last version.
-func (r *Runner) DeleteAgent(ctx context.Context, slug string) error {
-	d, err := r.editable(ctx, slug)
+func (a *Agents) Delete(ctx context.Context, slug string) error {
+	r := a.r
+	d, err := a.editable(ctx, slug)
 	if err != nil {
 		return err
 	}
-	all, err := r.agents().Agents(ctx)
+	all, err := a.store.Agents(ctx)
 	if err != nil {
 		return fmt.Errorf("delete agent: %w", err)
 	}
@@ -470,16 +539,16 @@ func (r *Runner) DeleteAgent(ctx context.Context, slug string) error {
 	d.Version++
 	d.Deleted = true
 	d.UpdatedAt = r.now()
-	if err := r.agents().SaveAgent(ctx, d); err != nil {
+	if err := a.store.SaveAgent(ctx, d); err != nil {
 		return fmt.Errorf("delete agent: %w", err)
 	}
-	r.cfg.Audit.Record(ctx, AuditAgentDeleted, d.Slug, map[string]any{"version": d.Version})
+	a.cfg.Audit.Record(ctx, AuditAgentDeleted, d.Slug, map[string]any{"version": d.Version})
 	return nil
 }
 
 // editable is the latest version of an agent the caller may change.
-func (r *Runner) editable(ctx context.Context, slug string) (AgentDef, error) {
-	d, err := r.Agent(ctx, slug)
+func (a *Agents) editable(ctx context.Context, slug string) (AgentDef, error) {
+	d, err := a.r.agent(ctx, slug)
 	if err != nil {
 		return AgentDef{}, err
 	}
@@ -603,7 +672,8 @@ func checkPattern(p string) error {
 // checkAgent checks a definition before it is stored: its fields, its model,
 // each tool pattern against the tools there are, and its delegates (known,
 // visible to its owner, no cycle, no chain deeper than MaxDelegationDepth).
-func (r *Runner) checkAgent(ctx context.Context, d AgentDef) error {
+func (a *Agents) checkAgent(ctx context.Context, d AgentDef) error {
+	r := a.r
 	if err := checkAgentFields(d); err != nil {
 		return err
 	}
@@ -616,8 +686,8 @@ func (r *Runner) checkAgent(ctx context.Context, d AgentDef) error {
 	if err := r.checkModel(d.Model); err != nil {
 		return err
 	}
-	names, servers := r.toolNames(ctx)
-	all, err := r.agents().Agents(ctx)
+	names, servers := a.toolNames(ctx)
+	all, err := a.store.Agents(ctx)
 	if err != nil {
 		return fmt.Errorf("check agent: %w", err)
 	}
@@ -697,15 +767,14 @@ func patternMatches(p string, names, servers []string) bool {
 
 // toolNames lists the tool names the model may see now and the tool
 // servers configured.
-func (r *Runner) toolNames(ctx context.Context) (names, servers []string) {
-	if r.cfg.Tools == nil {
-		return nil, nil
+func (a *Agents) toolNames(ctx context.Context) (names, servers []string) {
+	if a.r.cfg.Tools != nil {
+		for _, s := range a.r.cfg.Tools.Specs(ctx) {
+			names = append(names, s.Name)
+		}
 	}
-	for _, s := range r.cfg.Tools.Specs(ctx) {
-		names = append(names, s.Name)
-	}
-	if ss, ok := r.cfg.Tools.(interface{ Servers() []ToolServer }); ok {
-		for _, s := range ss.Servers() {
+	if a.cfg.Servers != nil {
+		for _, s := range a.cfg.Servers.Servers() {
 			servers = append(servers, s.Name)
 		}
 	}

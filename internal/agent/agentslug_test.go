@@ -13,17 +13,17 @@ import (
 func TestAnothersPrivateSlugNotRevealed(t *testing.T) {
 	t.Parallel()
 	g := newRig(t, nil)
-	if _, err := g.r.CreateAgent(ann, agent.AgentChange{Slug: ptr("researcher")}); err != nil {
+	if _, err := g.as.Create(ann, agent.AgentChange{Slug: ptr("researcher")}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := g.r.CreateAgent(bob, agent.AgentChange{Slug: ptr("researcher")})
+	d, err := g.as.Create(bob, agent.AgentChange{Slug: ptr("researcher")})
 	if err != nil || d.Slug != "researcher-2" || d.Owner != "bob" {
 		t.Fatalf("bob's researcher: %+v %v, want it made as researcher-2", d, err)
 	}
-	if _, err := g.r.CreateAgent(bob, agent.AgentChange{Slug: ptr("researcher-2")}); agent.ErrorCode(err) != agent.CodeConflict {
+	if _, err := g.as.Create(bob, agent.AgentChange{Slug: ptr("researcher-2")}); agent.ErrorCode(err) != agent.CodeConflict {
 		t.Errorf("bob's own slug again: %v, want conflict", err)
 	}
-	if got, err := g.r.Agent(ann, "researcher"); err != nil || got.Owner != "ann" {
+	if got, err := g.as.Get(ann, "researcher"); err != nil || got.Owner != "ann" {
 		t.Errorf("ann's researcher: %+v %v", got, err)
 	}
 }
@@ -40,14 +40,14 @@ func TestAgentSlugFromName(t *testing.T) {
 		}
 	}
 	g := newRig(t, nil)
-	d, err := g.r.CreateAgent(ann, agent.AgentChange{Name: ptr("Travel Planner")})
+	d, err := g.as.Create(ann, agent.AgentChange{Name: ptr("Travel Planner")})
 	if err != nil || d.Slug != "travel-planner" || d.Name != "Travel Planner" {
 		t.Fatalf("first: %+v %v", d, err)
 	}
-	if d, err = g.r.CreateAgent(ann, agent.AgentChange{Name: ptr("Travel planner")}); err != nil || d.Slug != "travel-planner-2" {
+	if d, err = g.as.Create(ann, agent.AgentChange{Name: ptr("Travel planner")}); err != nil || d.Slug != "travel-planner-2" {
 		t.Fatalf("second: %+v %v, want travel-planner-2", d, err)
 	}
-	if _, err := g.r.CreateAgent(ann, agent.AgentChange{Name: ptr("!!!")}); agent.ErrorCode(err) != agent.CodeBadRequest {
+	if _, err := g.as.Create(ann, agent.AgentChange{Name: ptr("!!!")}); agent.ErrorCode(err) != agent.CodeBadRequest {
 		t.Errorf("a name without letters: %v, want bad_request", err)
 	}
 }

@@ -32,7 +32,7 @@ func (r *Runner) checkAgentSetting(ctx context.Context, s *Settings) error {
 	if slug == "" {
 		slug = DefaultAgent
 	}
-	d, err := r.Agent(ctx, slug)
+	d, err := r.agent(ctx, slug)
 	if errors.Is(err, ErrNotFound) || (err == nil && d.Deleted) {
 		return Errorf(CodeNotFound, "%s names agent %q, which does not exist; GET /agentik/agents lists them", field, Shorten(slug, 60))
 	}
@@ -73,7 +73,7 @@ func (r *Runner) agentOf(ctx context.Context, slug string) (AgentDef, error) {
 func (r *Runner) depthOf(ctx context.Context, c Conversation) int {
 	n := 0
 	for c.Parent != nil && n <= MaxDelegationDepth {
-		p, err := r.Conversation(ctx, c.Parent.ConversationID)
+		p, err := r.conversation(ctx, c.Parent.ConversationID)
 		n++
 		if err != nil {
 			break
@@ -214,23 +214,4 @@ func (t *turn) answerOf(m Message) Message {
 		m.Citations = slices.Clone(t.citations)
 	}
 	return m
-}
-
-// AgentModels are the model ids of the agents the caller may use
-// ("agent/<slug>"), for lists of models such as /v1's. The default agent
-// is not among them: it answers by the default model's own name, so a
-// server without agents lists what it listed before.
-func (r *Runner) AgentModels(ctx context.Context) []string {
-	ds, err := r.Agents(ctx)
-	if err != nil {
-		r.log.Warn("agents_unreadable", "err", err)
-		return nil
-	}
-	out := make([]string, 0, len(ds))
-	for _, d := range ds {
-		if d.Slug != DefaultAgent {
-			out = append(out, AgentModelPrefix+d.Slug)
-		}
-	}
-	return out
 }

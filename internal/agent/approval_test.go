@@ -102,7 +102,7 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 	if calls != `calc__add {"a":2};calc__fail {}` {
 		t.Errorf("tool calls %q, want the edited arguments, then the call that needed no approval", calls)
 	}
-	if got, _ := g.r.Conversation(ctx, c.ID); len(got.Waiting) != 0 {
+	if got, _ := g.cs.Get(ctx, c.ID); len(got.Waiting) != 0 {
 		t.Errorf("still waiting: %+v", got)
 	}
 }
@@ -140,7 +140,7 @@ func TestApprovalDenyAndInterrupt(t *testing.T) {
 		if ok, err := g.r.Interrupt(ctx, c.ID); err != nil || !ok {
 			t.Fatalf("interrupt of a waiting turn: %v %v", ok, err)
 		}
-		got, _ := g.r.Conversation(ctx, c.ID)
+		got, _ := g.cs.Get(ctx, c.ID)
 		if got.Running || len(got.Waiting) != 0 {
 			t.Fatalf("after interrupt: %+v", got)
 		}
@@ -564,7 +564,7 @@ func TestApprovalNeverForAForbiddenTool(t *testing.T) {
 		if approval != "" {
 			change.Approval = &approval
 		}
-		if _, err := g.r.CreateAgent(ctx, change); err != nil {
+		if _, err := g.as.Create(ctx, change); err != nil {
 			t.Fatal(err)
 		}
 		c, err := g.r.Create(ctx, agent.NewConversation{Settings: agent.Settings{Agent: &slug}})

@@ -413,11 +413,11 @@ func (r *Runner) edit(ctx context.Context, id, messageID string, content []Conte
 	return r.send(ctx, id, turnInput{start: []*Record{rec, moved}})
 }
 
-// PathInfo is how many messages the active path of c has (its message
+// pathInfo is how many messages the active path of c has (its message
 // count when it has no branches) and the highest seq of any of its
 // messages, on the path or not: where a client that shows the path resumes
 // its stream, so messages of other branches are not replayed into it.
-func (r *Runner) PathInfo(ctx context.Context, c Conversation) (n int, lastSeq int64, err error) {
+func (r *Runner) pathInfo(ctx context.Context, c Conversation) (n int, lastSeq int64, err error) {
 	b, ok := r.storeOf(c.ID).(Brancher)
 	if !ok {
 		return c.MessageCount, 0, nil

@@ -89,7 +89,7 @@ func TestBranches(t *testing.T) {
 	if got, want := rendered(g.history(c)), "q1|a1|q2 edited‹2/2›|a2b"; got != want {
 		t.Fatalf("active path after edit\n got %s\nwant %s", got, want)
 	}
-	all, err := g.r.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, All: true, Limit: 1000})
+	all, err := g.cs.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, All: true, Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -301,11 +301,11 @@ type UsageReport struct {
 	Budget *BudgetState `json:"budget,omitempty"`
 }
 
-// Usage reports the tokens used per user and day in [from, to] (dates;
+// Report reports the tokens used per user and day in [from, to] (dates;
 // "" for the last 31 days up to today): a member their own only (another
 // user is forbidden), an admin anyone's ("" user: everyone's). One user's
-// report carries their budget.
-func (r *Runner) Usage(ctx context.Context, user, from, to string) (UsageReport, error) {
+// report carries their budget. A nil *Budgets reports no days.
+func (b *Budgets) Report(ctx context.Context, user, from, to string) (UsageReport, error) {
 	p := PrincipalFrom(ctx)
 	if !p.Admin() {
 		if user != "" && user != p.UserID {
@@ -313,7 +313,6 @@ func (r *Runner) Usage(ctx context.Context, user, from, to string) (UsageReport,
 		}
 		user = p.UserID
 	}
-	b := r.cfg.Budgets
 	now := time.Now()
 	if b != nil {
 		now = b.now()
@@ -357,10 +356,10 @@ func (r *Runner) Usage(ctx context.Context, user, from, to string) (UsageReport,
 }
 
 // DefaultBudget is the server's budget of a user without one of their
-// own (AGENTIK_DEFAULT_BUDGET); zero: none.
-func (r *Runner) DefaultBudget() Budget {
-	if r.cfg.Budgets == nil {
+// own (AGENTIK_DEFAULT_BUDGET, or the admin panel's); zero: none.
+func (b *Budgets) DefaultBudget() Budget {
+	if b == nil {
 		return Budget{}
 	}
-	return r.cfg.Budgets.def()
+	return b.def()
 }

@@ -171,7 +171,7 @@ func TestLongConversationStaysInWindow(t *testing.T) {
 	if n := len(hist) - len(sums); n < 2*turns {
 		t.Errorf("history keeps %d messages besides summaries, want at least %d", n, 2*turns)
 	}
-	conv, err := g.r.Conversation(context.Background(), c.ID)
+	conv, err := g.cs.Get(context.Background(), c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestContextWindowLearnedFromRefusal(t *testing.T) {
 	if len(summaries(g.history(c))) == 0 {
 		t.Error("no summary after the refusal")
 	}
-	conv, _ := g.r.Conversation(context.Background(), c.ID)
+	conv, _ := g.cs.Get(context.Background(), c.ID)
 	if conv.Context == nil || conv.Context.Window != window {
 		t.Errorf("conversation context %+v, want window %d", conv.Context, window)
 	}

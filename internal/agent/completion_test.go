@@ -219,14 +219,14 @@ func TestCompletionStrayResults(t *testing.T) {
 			t.Errorf("history %s: %v, want bad_request", name, err)
 		}
 	}
-	_, err := g.r.Import(ctx, []agent.ImportConversation{{Source: "agentik:x:1", Messages: []agent.Message{
+	_, err := g.cs.Import(ctx, []agent.ImportConversation{{Source: "agentik:x:1", Messages: []agent.Message{
 		{Type: agent.MessageUser, Content: []agent.Content{agent.Text("hi")}},
 		{Type: agent.MessageToolResult, CallID: "call_nobody", Result: "stray"},
 	}}})
 	if !errors.Is(err, agent.ErrBadRequest) {
 		t.Errorf("an import with a stray tool result: %v, want bad_request", err)
 	}
-	if cs, _, _ := g.r.Conversations(ctx, 0, 10); len(cs) != 1 {
+	if cs, _, _ := g.cs.List(ctx, 0, 10); len(cs) != 1 {
 		t.Errorf("%d conversations after the refused import, want 1", len(cs))
 	}
 }

@@ -104,7 +104,7 @@ func (r *Runner) awaitIdle(ctx context.Context, id string) (Conversation, error)
 	defer tick.Stop()
 	for {
 		sig := r.endSignal()
-		c, err := r.Conversation(context.WithoutCancel(ctx), id)
+		c, err := r.conversation(context.WithoutCancel(ctx), id)
 		if err != nil || !c.Running {
 			return c, err
 		}
@@ -123,7 +123,7 @@ func (r *Runner) lastAnswer(ctx context.Context, id string, seq int64) (string, 
 	var answer string
 	var failure *Error
 	for off := 0; ; off += MaxPageSize {
-		ms, err := r.Messages(ctx, MessageQuery{ConversationID: id, After: seq, Offset: off, Limit: MaxPageSize})
+		ms, err := r.messages(ctx, MessageQuery{ConversationID: id, After: seq, Offset: off, Limit: MaxPageSize})
 		if err != nil {
 			return "", err
 		}

@@ -13,8 +13,13 @@
 //     those tags; encoded.go is an event as the bytes every hop shares);
 //   - record.go: a Record, one entry of the event log with the rows it
 //     writes, and the factories that make them;
-//   - runner.go: the use cases (list, rename, delete, interrupt) and the
-//     registry of running turns;
+//   - runner.go: the Runner, which keeps the turn (interrupt, delete)
+//     and the registry of running turns; every other noun is a service of
+//     its own that names the store abilities it takes in its constructor
+//     (app.Wire fills them at start):
+//   - conversations.go: Conversations, the service of reading, listing,
+//     renaming and changing conversations, their history and knowledge,
+//     import and search (over the Runner's one access check);
 //   - start.go: Start, the one way a request starts a turn, making its
 //     conversation when needed in the same append (a refused first send
 //     leaves nothing), and Create;
@@ -45,7 +50,8 @@
 //   - import.go, search.go: importing conversations in one Append; search;
 //   - principal.go, access.go, user.go, budget.go, standing.go: who is
 //     calling, the one rule of who may see what, accounts and keys, token
-//     budgets (each model call reserved and charged), and nothing run for
+//     budgets (each model call reserved and charged; Budgets.Report, the
+//     usage a person sees), and nothing run for
 //     an owner who is disabled or deleted;
 //   - actas.go: an admin writing in another user's conversation, acting
 //     as admin: her message marked (SentBy), its turn billed to her;
@@ -59,7 +65,7 @@
 //   - audit.go: the hash-chained audit log (who did what, from where), its
 //     reader and the offline check of an export;
 //   - agentdef.go, agentturn.go, delegate.go, remote.go: stored agent
-//     definitions, the agent a turn runs as, delegation to another agent,
+//     definitions and Agents, their service; the agent a turn runs as, delegation to another agent,
 //     remote agents of other runtimes (A2A);
 //   - schedule.go: prompts sent as turns on a schedule;
 //   - appcall.go: a tool call an MCP App in a tool card makes, a turn of
@@ -70,6 +76,7 @@
 //     by their token, continued as the reader's own copy;
 //   - memory.go: long-term memory, blocks per user and agent in every
 //     prompt, the built-in tools that change them, revertible changes;
+//     Memory, the service of a person's own blocks;
 //   - file.go, knowledge.go: uploaded files, ingested in the background
 //     into chunks (durable: all of a file's chunks at once), knowledge
 //     bases of them, hybrid search fused by rank, the file_search tool
@@ -82,7 +89,8 @@
 //   - site.go: the admin panel's site settings (providers, tool servers,
 //     the default model, prompt and budget), checked and audited here;
 //   - resource.go: the tool servers' resources (attached to a message,
-//     read into working memory) and prompts, and their seams;
+//     read into working memory) and prompts, their seams, and
+//     ToolResources, their service;
 //   - store.go, model.go: the seams the runner calls (its store, the
 //     model, the tools, the publisher), declared here by their consumer;
 //   - limits.go: what a client may send, checked before anything is written;

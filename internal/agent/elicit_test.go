@@ -97,7 +97,7 @@ func TestElicitAnswerCommittedBeforeItIsHanded(t *testing.T) {
 	// Closing waits for every turn of the runner, a second one included.
 	g.close()
 	g.open()
-	msgs, err := g.r.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, Limit: 100})
+	msgs, err := g.cs.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

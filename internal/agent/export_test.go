@@ -22,7 +22,7 @@ func SetInterruptHook(r *Runner, found func(id string)) { r.hooks.interrupt = fo
 func Await(ctx context.Context, r *Runner, id string, cond func(Conversation) bool) (Conversation, error) {
 	for {
 		sig := r.endSignal()
-		c, err := r.Conversation(context.WithoutCancel(ctx), id)
+		c, err := r.conversation(context.WithoutCancel(ctx), id)
 		if err != nil || cond(c) {
 			return c, err
 		}
@@ -44,3 +44,36 @@ func Walks(s *Scheduler) int {
 
 // SetExtractor makes fs extract with e. Set it before fs runs.
 func SetExtractor(fs *Files, e Extractor) { fs.cfg.Extractor = e }
+// ServicesOf makes the services of the nouns over r's own stores, as
+// app.Wire does over the database, for the tests that make a Runner
+// themselves.
+func ServicesOf(r *Runner) (*Conversations, *Agents, *Memory) {
+	cfg := ConversationsConfig{Runner: r}
+	cfg.Lister, _ = r.cfg.Store.(OwnerLister)
+	if cfg.Lister == nil {
+		cfg.Lister = noLister{}
+	}
+	cfg.Versions, _ = r.cfg.Store.(Versioned)
+	cfg.Sources, _ = r.cfg.Store.(Sources)
+	cfg.Search, _ = r.cfg.Store.(Searcher)
+	cs, err := NewConversations(cfg)
+	if err != nil {
+		panic(err)
+	}
+	as, err := NewAgents(AgentsConfig{Runner: r, Store: r.cfg.Agents, Audit: r.cfg.Audit})
+	if err != nil {
+		panic(err)
+	}
+	ms, err := NewMemory(r, r.cfg.Memory)
+	if err != nil {
+		panic(err)
+	}
+	return cs, as, ms
+}
+
+// noLister is the OwnerLister of a test's store that has none.
+type noLister struct{}
+
+func (noLister) ConversationsOf(context.Context, string, []string, int, int) ([]Conversation, int, error) {
+	return nil, 0, Errorf(CodeUnavailable, "the test's store lists no owner's conversations")
+}

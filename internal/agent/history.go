@@ -19,11 +19,12 @@ type HistoryPage struct {
 	NextEnd int
 }
 
-// History returns a page of a conversation's history: Messages with where
-// the next page starts. A page holds at most q.Limit messages and, with
-// q.Bytes, ends before the message whose stored JSON would take it past
-// q.Bytes; with q.End it is the latest messages before that position.
-func (r *Runner) History(ctx context.Context, q MessageQuery) (HistoryPage, error) {
+// history returns a page of a conversation's history (Conversations.History):
+// Messages with where the next page starts. A page holds at most q.Limit
+// messages and, with q.Bytes, ends before the message whose stored JSON
+// would take it past q.Bytes; with q.End it is the latest messages
+// before that position.
+func (r *Runner) history(ctx context.Context, q MessageQuery) (HistoryPage, error) {
 	if err := checkPage(q.Offset, q.Limit); err != nil {
 		return HistoryPage{}, err
 	}

@@ -112,11 +112,11 @@ type Sources interface {
 // event, as if it had been sent, so history stays the fold of the log; user
 // and assistant text also go to working memory, after the system prompt, so
 // the conversation can go on. A source imported before creates nothing
-// (idempotent); one whose conversation was deleted is created again. The
-// Store must implement Sources.
-func (r *Runner) Import(ctx context.Context, convs []ImportConversation) (ImportResult, error) {
-	src, ok := r.cfg.Store.(Sources)
-	if !ok {
+// (idempotent); one whose conversation was deleted is created again.
+// Without ConversationsConfig.Sources it is unavailable.
+func (cs *Conversations) Import(ctx context.Context, convs []ImportConversation) (ImportResult, error) {
+	r, src := cs.r, cs.cfg.Sources
+	if src == nil {
 		return ImportResult{}, Errorf(CodeUnavailable, "this store cannot import")
 	}
 	if len(convs) > MaxImportConversations {

@@ -545,8 +545,8 @@ func (t *turn) knowledgeIDs() []string {
 // maxConversationKnowledge caps the bases attached to a conversation.
 const maxConversationKnowledge = 32
 
-// ConversationKnowledge returns the bases attached to conversation id.
-func (r *Runner) ConversationKnowledge(ctx context.Context, id string) ([]string, error) {
+// conversationKnowledge returns the bases attached to conversation id.
+func (r *Runner) conversationKnowledge(ctx context.Context, id string) ([]string, error) {
 	if err := r.readAccess(ctx, id); err != nil {
 		return nil, err
 	}
@@ -560,21 +560,21 @@ func (r *Runner) ConversationKnowledge(ctx context.Context, id string) ([]string
 	return ids, err
 }
 
-// SetConversationKnowledge attaches exactly ids to conversation id (its
+// setConversationKnowledge attaches exactly ids to conversation id (its
 // turns offer file_search over them); each one the caller may read.
-func (r *Runner) SetConversationKnowledge(ctx context.Context, id string, ids []string) error {
+func (r *Runner) setConversationKnowledge(ctx context.Context, id string, ids []string) error {
 	if err := r.access(ctx, id); err != nil {
 		return err
 	}
-	if err := r.CheckConversationKnowledge(ctx, ids); err != nil {
+	if err := r.checkConversationKnowledge(ctx, ids); err != nil {
 		return err
 	}
 	return r.cfg.Files.cfg.Store.SetConversationKnowledge(ctx, id, slices.Compact(slices.Clone(ids)))
 }
 
-// CheckConversationKnowledge checks bases to attach to a conversation
+// checkConversationKnowledge checks bases to attach to a conversation
 // before anything is written.
-func (r *Runner) CheckConversationKnowledge(ctx context.Context, ids []string) error {
+func (r *Runner) checkConversationKnowledge(ctx context.Context, ids []string) error {
 	if len(ids) > maxConversationKnowledge {
 		return Errorf(CodeBadRequest, "knowledge has %d entries; at most %d are allowed", len(ids), maxConversationKnowledge)
 	}

@@ -34,15 +34,15 @@ const lastTurnPage = 50
 // last end before that message, at the earliest the user message it
 // answers.
 func (r *Runner) LastTurn(ctx context.Context, id string) (LastTurn, error) {
-	c, err := r.Conversation(ctx, id)
+	c, err := r.conversation(ctx, id)
 	if err != nil || c.Running {
 		return LastTurn{}, err
 	}
-	n, _, err := r.PathInfo(ctx, c)
+	n, _, err := r.pathInfo(ctx, c)
 	if err != nil || n == 0 {
 		return LastTurn{}, err
 	}
-	ms, err := r.Messages(ctx, MessageQuery{ConversationID: id, Offset: max(0, n-lastTurnPage), Limit: lastTurnPage})
+	ms, err := r.messages(ctx, MessageQuery{ConversationID: id, Offset: max(0, n-lastTurnPage), Limit: lastTurnPage})
 	if err != nil || len(ms) == 0 {
 		return LastTurn{}, err
 	}

@@ -146,17 +146,36 @@ func memoryOwner(ctx context.Context) (string, error) {
 	return p.UserID, nil
 }
 
-// memoryStore is the runner's memory store, or unavailable.
-func (r *Runner) memoryStore() (MemoryStore, error) {
-	if r.cfg.Memory == nil {
+// Memory is the memory service: a person's own memory blocks, read,
+// written, reverted, imported and exported. The turns read and change
+// the same blocks through the Runner's Config.Memory (the prompt and the
+// built-in tools below).
+type Memory struct {
+	r     *Runner
+	store MemoryStore // nil: memory is off
+}
+
+// NewMemory makes the memory service over st; nil st (no store, or
+// AGENTIK_MEMORY=off) answers every call unavailable. A missing Runner
+// fails.
+func NewMemory(r *Runner, st MemoryStore) (*Memory, error) {
+	if r == nil {
+		return nil, errors.New("memory: the Runner is required")
+	}
+	return &Memory{r: r, store: st}, nil
+}
+
+// memoryStore is the service's memory store, or unavailable.
+func (m *Memory) memoryStore() (MemoryStore, error) {
+	if m.store == nil {
 		return nil, Errorf(CodeUnavailable, "this server keeps no memory")
 	}
-	return r.cfg.Memory, nil
+	return m.store, nil
 }
 
 // ownMemory is the store and the owner of ctx's principal's memory.
-func (r *Runner) ownMemory(ctx context.Context) (MemoryStore, string, error) {
-	ms, err := r.memoryStore()
+func (m *Memory) ownMemory(ctx context.Context) (MemoryStore, string, error) {
+	ms, err := m.memoryStore()
 	if err != nil {
 		return nil, "", err
 	}
@@ -169,12 +188,12 @@ func (r *Runner) ownMemory(ctx context.Context) (MemoryStore, string, error) {
 
 // memoryAgent resolves the agent of a memory request: "" is the default
 // agent; one the caller may not see is not_found.
-func (r *Runner) memoryAgent(ctx context.Context, slug string) (string, error) {
+func (m *Memory) memoryAgent(ctx context.Context, slug string) (string, error) {
 	slug = strings.TrimSpace(slug)
 	if slug == "" || slug == DefaultAgent {
 		return DefaultAgent, nil
 	}
-	if _, err := r.Agent(ctx, slug); err != nil {
+	if _, err := m.r.agent(ctx, slug); err != nil {
 		return "", err
 	}
 	return slug, nil
@@ -207,13 +226,13 @@ func blocksOf(ctx context.Context, ms MemoryStore, owner, agent string) ([]Memor
 	return out, nil
 }
 
-// Memory returns the caller's memory blocks of agent ("" the default).
-func (r *Runner) Memory(ctx context.Context, agent string) ([]MemoryBlock, error) {
-	ms, owner, err := r.ownMemory(ctx)
+// Blocks returns the caller's memory blocks of agent ("" the default).
+func (m *Memory) Blocks(ctx context.Context, agent string) ([]MemoryBlock, error) {
+	ms, owner, err := m.ownMemory(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if agent, err = r.memoryAgent(ctx, agent); err != nil {
+	if agent, err = m.memoryAgent(ctx, agent); err != nil {
 		return nil, err
 	}
 	return blocksOf(ctx, ms, owner, agent)
@@ -226,15 +245,15 @@ type MemoryInput struct {
 	Limit *int    `json:"limit,omitempty"`
 }
 
-// PutMemory sets the caller's block label of agent (creating it).
-func (r *Runner) PutMemory(ctx context.Context, agent, label string, in MemoryInput) (MemoryChange, error) {
+// Put sets the caller's block label of agent (creating it).
+func (m *Memory) Put(ctx context.Context, agent, label string, in MemoryInput) (MemoryChange, error) {
 	if in.Value == nil {
 		return MemoryChange{}, Errorf(CodeBadRequest, "value is required: the block's whole new text (\"\" empties it)")
 	}
 	if in.Limit != nil && (*in.Limit < 1 || *in.Limit > MaxMemoryLimit) {
 		return MemoryChange{}, Errorf(CodeBadRequest, "limit must be 1 to %d characters, got %d", MaxMemoryLimit, *in.Limit)
 	}
-	return r.changeMemory(ctx, agent, label, true, func(b MemoryBlock) (MemoryChange, error) {
+	return m.changeMemory(ctx, agent, label, true, func(b MemoryBlock) (MemoryChange, error) {
 		if in.Limit != nil {
 			b.Limit = *in.Limit
 		}
@@ -248,19 +267,19 @@ func (r *Runner) PutMemory(ctx context.Context, agent, label string, in MemoryIn
 	})
 }
 
-// ClearMemory empties the caller's block label of agent (a block that is
+// Clear empties the caller's block label of agent (a block that is
 // not a default one then no longer shows).
-func (r *Runner) ClearMemory(ctx context.Context, agent, label string) (MemoryChange, error) {
-	return r.changeMemory(ctx, agent, label, false, func(b MemoryBlock) (MemoryChange, error) {
+func (m *Memory) Clear(ctx context.Context, agent, label string) (MemoryChange, error) {
+	return m.changeMemory(ctx, agent, label, false, func(b MemoryBlock) (MemoryChange, error) {
 		return MemoryChange{Op: MemoryOpClear, Value: "", Limit: b.Limit, Summary: "cleared " + b.Label}, nil
 	})
 }
 
-// RevertMemory undoes one of the caller's changes: its block goes back to
+// Revert undoes one of the caller's changes: its block goes back to
 // what it held before, if it still holds what the change left (conflict
 // otherwise: revert the later changes first). A change is reverted once.
-func (r *Runner) RevertMemory(ctx context.Context, id string) (MemoryChange, error) {
-	ms, owner, err := r.ownMemory(ctx)
+func (m *Memory) Revert(ctx context.Context, id string) (MemoryChange, error) {
+	ms, owner, err := m.ownMemory(ctx)
 	if err != nil {
 		return MemoryChange{}, err
 	}
@@ -272,7 +291,7 @@ func (r *Runner) RevertMemory(ctx context.Context, id string) (MemoryChange, err
 		return MemoryChange{}, Errorf(CodeConflict, "change %s was reverted already", id)
 	}
 	ch := MemoryChange{ID: NewID(), Owner: owner, Agent: old.Agent, Label: old.Label, Op: MemoryOpRevert,
-		Value: old.Previous, Previous: old.Value, Limit: old.Limit, Reverts: old.ID, Date: r.now().UTC(),
+		Value: old.Previous, Previous: old.Value, Limit: old.Limit, Reverts: old.ID, Date: m.r.now().UTC(),
 		Summary: "reverted " + old.Label + " (undid: " + old.Summary + ")"}
 	if err := ms.ApplyMemory(ctx, ch); err != nil {
 		if errors.Is(err, ErrConflict) {
@@ -283,15 +302,15 @@ func (r *Runner) RevertMemory(ctx context.Context, id string) (MemoryChange, err
 	return ch, nil
 }
 
-// MemoryChanges lists the caller's recent changes of agent ("" every
+// Changes lists the caller's recent changes of agent ("" every
 // agent's), newest first.
-func (r *Runner) MemoryChanges(ctx context.Context, agent string, limit int) ([]MemoryChange, error) {
-	ms, owner, err := r.ownMemory(ctx)
+func (m *Memory) Changes(ctx context.Context, agent string, limit int) ([]MemoryChange, error) {
+	ms, owner, err := m.ownMemory(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if agent != "" {
-		if agent, err = r.memoryAgent(ctx, agent); err != nil {
+		if agent, err = m.memoryAgent(ctx, agent); err != nil {
 			return nil, err
 		}
 	}
@@ -314,12 +333,12 @@ func (r *Runner) MemoryChanges(ctx context.Context, agent string, limit int) ([]
 // changeMemory applies a person's change of the caller's block: build
 // makes it from the block as it is (create: a label that is not stored
 // yet is a new block). A write that raced another is retried.
-func (r *Runner) changeMemory(ctx context.Context, agent, label string, create bool, build func(MemoryBlock) (MemoryChange, error)) (MemoryChange, error) {
-	ms, owner, err := r.ownMemory(ctx)
+func (m *Memory) changeMemory(ctx context.Context, agent, label string, create bool, build func(MemoryBlock) (MemoryChange, error)) (MemoryChange, error) {
+	ms, owner, err := m.ownMemory(ctx)
 	if err != nil {
 		return MemoryChange{}, err
 	}
-	if agent, err = r.memoryAgent(ctx, agent); err != nil {
+	if agent, err = m.memoryAgent(ctx, agent); err != nil {
 		return MemoryChange{}, err
 	}
 	if !labelPattern.MatchString(label) {
@@ -345,7 +364,7 @@ func (r *Runner) changeMemory(ctx context.Context, agent, label string, create b
 		if err != nil {
 			return MemoryChange{}, err
 		}
-		ch.ID, ch.Owner, ch.Agent, ch.Label, ch.Previous, ch.Date = NewID(), owner, agent, label, b.Value, r.now().UTC()
+		ch.ID, ch.Owner, ch.Agent, ch.Label, ch.Previous, ch.Date = NewID(), owner, agent, label, b.Value, m.r.now().UTC()
 		err = ms.ApplyMemory(ctx, ch)
 		if errors.Is(err, ErrConflict) {
 			continue // changed meanwhile: read it again
@@ -358,13 +377,13 @@ func (r *Runner) changeMemory(ctx context.Context, agent, label string, create b
 	return MemoryChange{}, Errorf(CodeConflict, "memory block %q keeps changing; try again", label)
 }
 
-// CheckMemoryImport checks the memory blocks of an archive before
+// CheckImport checks the memory blocks of an archive before
 // anything of the import is written: a bad one is bad_request naming it.
-func (r *Runner) CheckMemoryImport(ctx context.Context, blocks []ArchivedMemory) error {
+func (m *Memory) CheckImport(ctx context.Context, blocks []ArchivedMemory) error {
 	if len(blocks) == 0 {
 		return nil
 	}
-	if _, err := r.memoryStore(); err != nil {
+	if _, err := m.memoryStore(); err != nil {
 		return err
 	}
 	if _, err := memoryOwner(ctx); err != nil {
@@ -380,31 +399,31 @@ func (r *Runner) CheckMemoryImport(ctx context.Context, blocks []ArchivedMemory)
 		if utf8.RuneCountInString(b.Value) > b.Limit || !utf8.ValidString(b.Value) {
 			return Errorf(CodeBadRequest, "memory[%d].value must be valid UTF-8 of at most its limit, %d characters", i, b.Limit)
 		}
-		if _, err := r.memoryAgent(ctx, b.Agent); err != nil {
+		if _, err := m.memoryAgent(ctx, b.Agent); err != nil {
 			return Errorf(CodeBadRequest, "memory[%d].agent %q is not an agent here", i, Shorten(b.Agent, 60))
 		}
 	}
 	return nil
 }
 
-// ImportMemory sets the caller's blocks from an archive (each a set
-// change, revertible like any other), once CheckMemoryImport passed; a
+// Import sets the caller's blocks from an archive (each a set
+// change, revertible like any other), once CheckImport passed; a
 // block that already holds the same text is left as it is. It returns
 // how many blocks it set.
-func (r *Runner) ImportMemory(ctx context.Context, blocks []ArchivedMemory) (int, error) {
-	if err := r.CheckMemoryImport(ctx, blocks); err != nil {
+func (m *Memory) Import(ctx context.Context, blocks []ArchivedMemory) (int, error) {
+	if err := m.CheckImport(ctx, blocks); err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, b := range blocks {
-		cur, err := r.Memory(ctx, b.Agent)
+		cur, err := m.Blocks(ctx, b.Agent)
 		if err != nil {
 			return n, fmt.Errorf("import memory: %w", err)
 		}
 		if slices.ContainsFunc(cur, func(c MemoryBlock) bool { return c.Label == b.Label && c.Value == b.Value && c.Limit == b.Limit }) {
 			continue
 		}
-		if _, err := r.PutMemory(ctx, b.Agent, b.Label, MemoryInput{Value: &b.Value, Limit: &b.Limit}); err != nil {
+		if _, err := m.Put(ctx, b.Agent, b.Label, MemoryInput{Value: &b.Value, Limit: &b.Limit}); err != nil {
 			return n, fmt.Errorf("import memory %s/%s: %w", b.Agent, b.Label, err)
 		}
 		n++
@@ -418,23 +437,23 @@ type ArchivedMemory struct {
 	MemoryBlock
 }
 
-// ExportMemory is the caller's memory of every agent, for an archive:
+// Export is the caller's memory of every agent, for an archive:
 // the blocks that hold something.
-func (r *Runner) ExportMemory(ctx context.Context) ([]ArchivedMemory, error) {
-	if r.cfg.Memory == nil {
+func (m *Memory) Export(ctx context.Context) ([]ArchivedMemory, error) {
+	if m.store == nil {
 		return nil, nil
 	}
 	owner, err := memoryOwner(ctx)
 	if err != nil {
 		return nil, err
 	}
-	agents, err := r.Agents(ctx)
+	agents, err := m.r.agentList(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []ArchivedMemory
 	for _, d := range agents {
-		stored, err := r.cfg.Memory.MemoryBlocks(ctx, owner, d.Slug)
+		stored, err := m.store.MemoryBlocks(ctx, owner, d.Slug)
 		if err != nil {
 			return nil, fmt.Errorf("export memory: %w", err)
 		}
@@ -649,7 +668,7 @@ func (t *turn) searchMemory(m Message, owner, query string) Message {
 	if owner == LocalUser {
 		who = Local
 	}
-	res, err := t.r.Search(WithPrincipal(context.WithoutCancel(t.ctx), who), t.r.cfg.Search, q)
+	res, err := t.r.search(WithPrincipal(context.WithoutCancel(t.ctx), who), t.r.cfg.Search, q)
 	if err != nil {
 		m.Result, m.IsError = "search failed; try again later", true
 		return m

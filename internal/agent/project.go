@@ -637,7 +637,7 @@ func (ps *Projects) apply(ctx context.Context, p *Project, in ProjectInput) erro
 	if in.Agent != nil {
 		slug := strings.TrimSpace(*in.Agent)
 		if slug != "" {
-			if _, err := ps.cfg.Runner.Agent(ctx, slug); err != nil {
+			if _, err := ps.cfg.Runner.agent(ctx, slug); err != nil {
 				return Errorf(ErrorCode(err), "agent: %s", errMessage(err))
 			}
 		}
@@ -648,7 +648,7 @@ func (ps *Projects) apply(ctx context.Context, p *Project, in ProjectInput) erro
 		if len(ids) > maxProjectKnowledge {
 			return Errorf(CodeBadRequest, "knowledge has %d entries; at most %d are allowed", len(ids), maxProjectKnowledge)
 		}
-		if err := ps.cfg.Runner.CheckConversationKnowledge(ctx, ids); err != nil {
+		if err := ps.cfg.Runner.checkConversationKnowledge(ctx, ids); err != nil {
 			return err
 		}
 		p.Knowledge = ids

@@ -70,7 +70,7 @@ func TestQueuedSendsRunInOrder(t *testing.T) {
 			if err != nil || !again.Duplicate || again.MessageID != ids[1] {
 				t.Fatalf("queue again with the same client_id: %+v, %v", again, err)
 			}
-			if got, _ := g.r.Conversation(ctx, c.ID); got.Queued != 3 || !got.Running {
+			if got, _ := g.cs.Get(ctx, c.ID); got.Queued != 3 || !got.Running {
 				t.Fatalf("conversation %+v, want running with 3 queued", got)
 			}
 			if err := g.r.CancelQueued(ctx, c.ID, ids[1]); err != nil {
@@ -267,7 +267,8 @@ func TestQueueStartReadsOnlyTheHead(t *testing.T) {
 	for range 6 {
 		untilEnd(t, ctx, sub)
 	}
-	ms, err := r.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, Limit: 100})
+	cs, _, _ := agent.ServicesOf(r)
+	ms, err := cs.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

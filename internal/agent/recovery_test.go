@@ -43,7 +43,7 @@ func TestRecoverInterruptedByRestart(t *testing.T) {
 	if got := types(ts); got != "message:error error end" {
 		t.Fatalf("recovery events %s", got)
 	}
-	if conv, _ := g.r.Conversation(ctx, c.ID); conv.Running {
+	if conv, _ := g.cs.Get(ctx, c.ID); conv.Running {
 		t.Error("still running after recovery")
 	}
 }
@@ -64,7 +64,7 @@ func TestStaleTurnIsBusyUntilRecovered(t *testing.T) {
 	if err := g.r.Recover(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if conv, _ := g.r.Conversation(ctx, c.ID); conv.Running {
+	if conv, _ := g.cs.Get(ctx, c.ID); conv.Running {
 		t.Fatal("recovery left the stale turn running")
 	}
 	g.fake.Enqueue(llmtest.Reply{Text: "back"})
@@ -183,7 +183,7 @@ func TestRecoverContinuesCutAnswer(t *testing.T) {
 			if m := req.Messages[n-3+btoi(mode == llm.ContinuePrefix)]; m.Role != "user" || m.Content != "hi" {
 				t.Fatalf("the history before the kept answer: %+v", req.Messages)
 			}
-			if conv, _ := g.r.Conversation(ctx, c.ID); conv.Running {
+			if conv, _ := g.cs.Get(ctx, c.ID); conv.Running {
 				t.Fatal("still running after the continued turn ended")
 			}
 		})

@@ -168,45 +168,67 @@ func errNoServer(server string) error {
 	return Errorf(CodeNotFound, "tool server %q not found; GET /agentik/tools lists the configured servers", server)
 }
 
-// Resources lists the resources and templates of every tool server ctx's
+// ToolResources is the service of the tool servers' resources and prompts
+// as people use them (the UI's attach menu, /agentik/resources, MCP Apps):
+// listed, read and expanded under the one rule of mayUseServers. A turn
+// reads the resources its message attaches through the same rule
+// (modelContent).
+type ToolResources struct {
+	resources Resources // nil: no resources
+	prompts   Prompts   // nil: no prompts
+}
+
+// NewToolResources makes the service over the tool servers' resources
+// and prompts (package tool's Manager is both); nil: none of them.
+func NewToolResources(res Resources, prompts Prompts) *ToolResources {
+	return &ToolResources{resources: res, prompts: prompts}
+}
+
+// List lists the resources and templates of every tool server ctx's
 // principal may use.
-func (r *Runner) Resources(ctx context.Context) (ResourceList, error) {
+func (tr *ToolResources) List(ctx context.Context) (ResourceList, error) {
 	if err := mayUseServers(ctx); err != nil {
 		return ResourceList{}, err
 	}
-	if r.cfg.Resources == nil {
+	if tr.resources == nil {
 		return ResourceList{Resources: []Resource{}, Templates: []ResourceTemplate{}}, nil
 	}
-	return r.cfg.Resources.Resources(ctx)
+	return tr.resources.Resources(ctx)
 }
 
-// ReadResource reads one resource of a tool server.
-func (r *Runner) ReadResource(ctx context.Context, server, uri string) (ResourceRead, error) {
+// Read reads one resource of a tool server.
+func (tr *ToolResources) Read(ctx context.Context, server, uri string) (ResourceRead, error) {
+	return readResource(ctx, tr.resources, server, uri)
+}
+
+// readResource reads one resource of a tool server of res for ctx's
+// principal.
+func readResource(ctx context.Context, res Resources, server, uri string) (ResourceRead, error) {
 	if err := mayUseServers(ctx); err != nil {
 		return ResourceRead{}, err
 	}
 	if err := checkResourceRef(server, uri); err != nil {
 		return ResourceRead{}, err
 	}
-	if r.cfg.Resources == nil {
+	if res == nil {
 		return ResourceRead{}, errNoServer(server)
 	}
-	return r.cfg.Resources.ReadResource(ctx, server, uri)
+	return res.ReadResource(ctx, server, uri)
 }
 
 // Prompts lists the prompts of every tool server ctx's principal may use.
-func (r *Runner) Prompts(ctx context.Context) ([]Prompt, error) {
+func (tr *ToolResources) Prompts(ctx context.Context) ([]Prompt, error) {
 	if err := mayUseServers(ctx); err != nil {
 		return nil, err
 	}
-	if r.cfg.Prompts == nil {
+	if tr.prompts == nil {
 		return []Prompt{}, nil
 	}
-	return r.cfg.Prompts.Prompts(ctx)
+	return tr.prompts.Prompts(ctx)
 }
 
 // Prompt expands one prompt of a tool server with args.
-func (r *Runner) Prompt(ctx context.Context, server, name string, args map[string]string) (PromptResult, error) {
+func (tr *ToolResources) Prompt(ctx context.Context, server, name string, args map[string]string) (PromptResult, error) {
 	if err := mayUseServers(ctx); err != nil {
 		return PromptResult{}, err
 	}
@@ -216,10 +238,10 @@ func (r *Runner) Prompt(ctx context.Context, server, name string, args map[strin
 	if name == "" {
 		return PromptResult{}, Errorf(CodeBadRequest, "name is required: the prompt to get")
 	}
-	if r.cfg.Prompts == nil {
+	if tr.prompts == nil {
 		return PromptResult{}, errNoServer(server)
 	}
-	return r.cfg.Prompts.Prompt(ctx, server, name, args)
+	return tr.prompts.Prompt(ctx, server, name, args)
 }
 
 // checkResourceRef checks the fields of a resource reference.
@@ -275,7 +297,7 @@ func (r *Runner) modelContentIn(ctx context.Context, budget int, content []Conte
 		var read ResourceRead
 		var err error
 		if strict {
-			read, err = r.ReadResource(ctx, c.Server, c.URI) // the sender's permission
+			read, err = readResource(ctx, r.cfg.Resources, c.Server, c.URI) // the sender's permission
 		} else if r.cfg.Resources == nil {
 			err = errNoServer(c.Server)
 		} else {

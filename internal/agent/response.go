@@ -99,7 +99,7 @@ func (r *Runner) AddHistory(ctx context.Context, id string, history []ModelMessa
 			return nil, Errorf(CodeBadRequest, "items[%d] is a system message: a conversation's system prompt is its setting (instructions), not an item", i)
 		}
 	}
-	c, err := r.Conversation(ctx, id)
+	c, err := r.conversation(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,10 @@ type Config struct {
 	// Temps' owner the rest.
 	Temp  TempConfig
 	Model Model // nil: no model configured, sends fail with unavailable
+	// Configured says whether Model can answer now (llm.Live's: the
+	// admin panel may leave the server without a provider); nil: whether
+	// Model is set.
+	Configured func() bool
 	// ModelName is the default model's name, recorded on the answers it
 	// writes (Message.Model) as the UI names it; "" when unknown.
 	ModelName string
@@ -96,9 +100,6 @@ type Config struct {
 	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 	// Agents keeps the agent definitions (agentdef.go); nil: memory.
 	Agents AgentStore
-	// CodeAgents are the agents defined as code (AGENTIK_AGENTS), stored
-	// by DefineAgents; read-only.
-	CodeAgents []AgentDef
 	// Memory keeps the users' long-term memory (memory.go); nil: no
 	// memory (no memory tools, nothing added to prompts, the API answers
 	// unavailable).
@@ -221,10 +222,13 @@ func NewRunner(cfg Config) *Runner {
 
 // ModelConfigured reports whether sends can reach a model.
 func (r *Runner) ModelConfigured() bool {
-	if c, ok := r.cfg.Model.(interface{ Configured() bool }); ok { // a model the admin panel changes (llm.Live)
-		return c.Configured()
+	if r.cfg.Model == nil {
+		return false
 	}
-	return r.cfg.Model != nil
+	if r.cfg.Configured != nil { // a model the admin panel changes (llm.Live)
+		return r.cfg.Configured()
+	}
+	return true
 }
 
 // SystemPrompt is the server's system prompt (Config.SystemPrompt, else
@@ -304,8 +308,9 @@ func (r *Runner) tempStore() (Store, error) {
 	return r.temps, nil
 }
 
-// Conversation returns one conversation, with its live turn state.
-func (r *Runner) Conversation(ctx context.Context, id string) (Conversation, error) {
+// conversation returns one conversation, with its live turn state, if
+// ctx's principal may read it (Conversations.Get).
+func (r *Runner) conversation(ctx context.Context, id string) (Conversation, error) {
 	c, err := r.storeOf(id).Conversation(ctx, id)
 	if err == nil {
 		if scope := Scope(ctx); scope != "" {
@@ -321,80 +326,11 @@ func (r *Runner) Conversation(ctx context.Context, id string) (Conversation, err
 // IsTemp reports whether id is a temp conversation; it reads no database.
 func (r *Runner) IsTemp(id string) bool { return r.temps != nil && r.temps.Has(id) }
 
-// Conversations lists conversations, most recently updated first: temp
-// ones (newest first) before the stored page.
-func (r *Runner) Conversations(ctx context.Context, offset, limit int) ([]Conversation, int, error) {
-	if err := checkPage(offset, limit); err != nil {
-		return nil, 0, err
-	}
-	scope, reach := ListScope(ctx), r.Reach(ctx)
-	var temps []Conversation
-	if r.temps != nil {
-		var err error
-		if temps, _, err = conversationsOf(ctx, r.temps, scope, nil, 0, 0); err != nil { // all of them
-			return nil, 0, fmt.Errorf("list conversations: %w", err)
-		}
-	}
-	var out []Conversation
-	if offset < len(temps) {
-		out = append(out, temps[offset:min(len(temps), offset+limit)]...)
-	}
-	rest := limit - len(out)
-	// With the page full of temp conversations, one row is read for the total.
-	stored, total, err := conversationsOf(ctx, r.cfg.Store, scope, reach, max(0, offset-len(temps)), max(rest, 1))
-	if err != nil {
-		return nil, 0, fmt.Errorf("list conversations: %w", err)
-	}
-	if rest > 0 {
-		out = append(out, stored...)
-	}
-	if out == nil {
-		out = []Conversation{}
-	}
-	return out, total + len(temps), nil
-}
-
-// ListVersion is a version of what Conversations returns (see
-// Versioned): equal versions, equal pages. ok is false when the store
-// keeps none; then nothing may be cached.
-func (r *Runner) ListVersion() (v uint64, ok bool) {
-	st, ok := r.cfg.Store.(Versioned)
-	if !ok {
-		return 0, false
-	}
-	// The sum of two counters that only grow moves when either does.
-	v = st.Version()
-	if r.temps != nil {
-		v += r.temps.Version()
-	}
-	return v, true
-}
-
-// Messages returns a page of a conversation's history (History without
+// messages returns a page of a conversation's history (history without
 // where the next page starts).
-func (r *Runner) Messages(ctx context.Context, q MessageQuery) ([]Message, error) {
-	p, err := r.History(ctx, q)
+func (r *Runner) messages(ctx context.Context, q MessageQuery) ([]Message, error) {
+	p, err := r.history(ctx, q)
 	return p.Messages, err
-}
-
-// Rename changes a conversation's title.
-func (r *Runner) Rename(ctx context.Context, id, title string) (Conversation, error) {
-	if err := r.access(ctx, id); err != nil {
-		return Conversation{}, err
-	}
-	title, err := cleanTitle(title, false)
-	if err != nil {
-		return Conversation{}, err
-	}
-	st := r.storeOf(id)
-	if _, err := st.Conversation(ctx, id); err != nil {
-		return Conversation{}, err
-	}
-	rec := &Record{Event: r.agentEvent(AgentEvent{Type: AgentRenamed, ConversationID: id, Title: title})}
-	if err := st.Append(ctx, rec); err != nil {
-		return Conversation{}, fmt.Errorf("rename: %w", err)
-	}
-	return st.Conversation(ctx, id)
 }
 
 // Delete deletes a conversation with its history, interrupting its turn
@@ -432,7 +368,7 @@ func (r *Runner) Interrupt(ctx context.Context, id string) (bool, error) {
 	if err := r.access(ctx, id); err != nil {
 		return false, err
 	}
-	c, err := r.Conversation(ctx, id)
+	c, err := r.conversation(ctx, id)
 	if err != nil {
 		return false, err
 	}
@@ -464,7 +400,7 @@ func (r *Runner) Interrupt(ctx context.Context, id string) (bool, error) {
 	select {
 	case <-t.done:
 		// A turn that parked to wait for approvals meanwhile is ended here.
-		if w, err := r.Conversation(ctx, id); err == nil && w.Running && len(w.Waiting) > 0 {
+		if w, err := r.conversation(ctx, id); err == nil && w.Running && len(w.Waiting) > 0 {
 			return r.endWaiting(ctx, w)
 		}
 		// A turn already writing its end (a client may have seen it) was

@@ -36,6 +36,9 @@ type rig struct {
 	st     *store.Store
 	b      *broker.Broker
 	r      *agent.Runner
+	cs     *agent.Conversations // the services of app.Wire
+	as     *agent.Agents
+	mem    *agent.Memory
 	fake   *llmtest.Server
 	url    string
 	tools  agent.Tools
@@ -91,6 +94,7 @@ func (g *rig) open() {
 		g.t.Fatal(err)
 	}
 	g.w, g.app, g.st, g.b, g.r = w, w.App, w.Store, w.Broker, w.Runner
+	g.cs, g.as, g.mem = w.App.Conversations, w.App.Agents, w.App.Memory
 }
 
 // close stops the wiring as app.Run's shutdown does: the runner, the
@@ -204,7 +208,7 @@ func (g *rig) startTurnInStore(c agent.Conversation) *agent.Record {
 
 func (g *rig) history(c agent.Conversation) []agent.Message {
 	g.t.Helper()
-	ms, err := g.r.Messages(context.Background(), agent.MessageQuery{ConversationID: c.ID, Limit: 1000})
+	ms, err := g.cs.Messages(context.Background(), agent.MessageQuery{ConversationID: c.ID, Limit: 1000})
 	if err != nil {
 		g.t.Fatal(err)
 	}
@@ -248,7 +252,7 @@ func TestTurnEventOrder(t *testing.T) {
 			t.Errorf("message %s seq %d, its event's seq %d", m.ID, m.Seq, seqOf[m.ID])
 		}
 	}
-	got, err := g.r.Conversation(context.Background(), c.ID)
+	got, err := g.cs.Get(context.Background(), c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +279,7 @@ func TestBusyAndIdempotentSend(t *testing.T) {
 	if err != nil || !again.Duplicate || again.MessageID != first.MessageID {
 		t.Fatalf("resend with the same client_id: %+v, %v", again, err)
 	}
-	running, err := g.r.Conversation(ctx, c.ID)
+	running, err := g.cs.Get(ctx, c.ID)
 	if err != nil || !running.Running || running.TurnSeq != first.Seq {
 		t.Fatalf("running conversation %+v, %v; want turn_seq %d", running, err, first.Seq)
 	}
@@ -550,7 +554,7 @@ func TestTempConversationNeverStored(t *testing.T) {
 	if _, err := g.st.Conversation(context.Background(), c.ID); !errors.Is(err, agent.ErrNotFound) {
 		t.Fatalf("temp conversation in the store: %v", err)
 	}
-	list, total, err := g.r.Conversations(context.Background(), 0, 10)
+	list, total, err := g.cs.List(context.Background(), 0, 10)
 	if err != nil || total != 1 || !list[0].Temp || list[0].MessageCount != 2 {
 		t.Fatalf("list %+v %d %v", list, total, err)
 	}
@@ -578,14 +582,14 @@ func TestBadInputChangesNothing(t *testing.T) {
 			_, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: nil})
 			return err
 		}, agent.CodeBadRequest},
-		{"rename empty", func() error { _, err := g.r.Rename(ctx, c.ID, "  "); return err }, agent.CodeBadRequest},
-		{"rename long", func() error { _, err := g.r.Rename(ctx, c.ID, strings.Repeat("x", 201)); return err }, agent.CodeBadRequest},
-		{"rename unknown", func() error { _, err := g.r.Rename(ctx, "nope", "t"); return err }, agent.CodeNotFound},
+		{"rename empty", func() error { _, err := g.cs.Rename(ctx, c.ID, "  "); return err }, agent.CodeBadRequest},
+		{"rename long", func() error { _, err := g.cs.Rename(ctx, c.ID, strings.Repeat("x", 201)); return err }, agent.CodeBadRequest},
+		{"rename unknown", func() error { _, err := g.cs.Rename(ctx, "nope", "t"); return err }, agent.CodeNotFound},
 		{"delete unknown", func() error { return g.r.Delete(ctx, "nope") }, agent.CodeNotFound},
-		{"negative offset", func() error { _, _, err := g.r.Conversations(ctx, -1, 10); return err }, agent.CodeBadRequest},
-		{"huge limit", func() error { _, _, err := g.r.Conversations(ctx, 0, 5000); return err }, agent.CodeBadRequest},
+		{"negative offset", func() error { _, _, err := g.cs.List(ctx, -1, 10); return err }, agent.CodeBadRequest},
+		{"huge limit", func() error { _, _, err := g.cs.List(ctx, 0, 5000); return err }, agent.CodeBadRequest},
 		{"messages unknown", func() error {
-			_, err := g.r.Messages(ctx, agent.MessageQuery{ConversationID: "nope", Limit: 10})
+			_, err := g.cs.Messages(ctx, agent.MessageQuery{ConversationID: "nope", Limit: 10})
 			return err
 		}, agent.CodeNotFound},
 	}
@@ -616,7 +620,7 @@ func TestDeleteInterruptsRunningTurn(t *testing.T) {
 	if err := g.r.Delete(ctx, c.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.r.Conversation(ctx, c.ID); !errors.Is(err, agent.ErrNotFound) {
+	if _, err := g.cs.Get(ctx, c.ID); !errors.Is(err, agent.ErrNotFound) {
 		t.Fatalf("deleted conversation: %v", err)
 	}
 }
@@ -695,7 +699,7 @@ func TestListPagesTempThenStored(t *testing.T) {
 	t1, t2 := g.create(true), g.create(true)
 	page := func(offset, limit int) []string {
 		t.Helper()
-		cs, total, err := g.r.Conversations(ctx, offset, limit)
+		cs, total, err := g.cs.List(ctx, offset, limit)
 		if err != nil || total != 5 {
 			t.Fatalf("page %d+%d: total %d, %v", offset, limit, total, err)
 		}

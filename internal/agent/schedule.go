@@ -490,7 +490,7 @@ func (s *Scheduler) apply(ctx context.Context, sc *Schedule, in ScheduleInput, c
 	if in.Agent != nil {
 		sc.Agent = strings.TrimSpace(*in.Agent)
 		if sc.Agent != "" {
-			if d, err := s.Runner.Agent(ctx, sc.Agent); err != nil || d.Deleted {
+			if d, err := s.Runner.agent(ctx, sc.Agent); err != nil || d.Deleted {
 				return Errorf(CodeBadRequest, "agent %q is not an agent you may use; GET /agentik/agents lists them", Shorten(sc.Agent, 60))
 			}
 		}
@@ -536,7 +536,7 @@ func (s *Scheduler) apply(ctx context.Context, sc *Schedule, in ScheduleInput, c
 	if in.ConversationID != nil && *in.ConversationID != sc.ConversationID {
 		sc.ConversationID = *in.ConversationID
 		if sc.ConversationID != "" {
-			if _, err := s.Runner.Conversation(ctx, sc.ConversationID); err != nil {
+			if _, err := s.Runner.conversation(ctx, sc.ConversationID); err != nil {
 				if ErrorCode(err) == CodeNotFound {
 					return Errorf(CodeBadRequest, "conversation_id %q is not a conversation of yours", Shorten(sc.ConversationID, 60))
 				}

@@ -177,7 +177,7 @@ func TestScheduleRunOverBudgetMakesNoConversation(t *testing.T) {
 	if len(runs) != 1 || runs[0].Outcome != agent.RunFailed || !strings.Contains(runs[0].Error, "budget") || runs[0].ConversationID != "" {
 		t.Fatalf("runs %+v, want one failed for the budget, without a conversation", runs)
 	}
-	convs, _, err := g.r.Conversations(ctx, 0, 10)
+	convs, _, err := g.cs.List(ctx, 0, 10)
 	if err != nil || len(convs) != 0 {
 		t.Fatalf("conversations %+v %v, want none", convs, err)
 	}

@@ -292,11 +292,12 @@ func (s Settings) apply(c *Conversation) {
 	}
 }
 
-// UpdateConversation changes a conversation's title, model, system prompt
-// or params: an updated event with the changed fields (and renamed, for
-// clients that know only that, when the title changed). The next turn uses
-// them. Bad values change nothing.
-func (r *Runner) UpdateConversation(ctx context.Context, id string, s Settings) (Conversation, error) {
+// Update changes a conversation's title, model, system prompt or params:
+// an updated event with the changed fields (and renamed, for clients that
+// know only that, when the title changed). The next turn uses them. Bad
+// values change nothing.
+func (cs *Conversations) Update(ctx context.Context, id string, s Settings) (Conversation, error) {
+	r := cs.r
 	if err := r.access(ctx, id); err != nil {
 		return Conversation{}, err
 	}

@@ -85,8 +85,10 @@ type ShareStore interface {
 // SharesConfig configures the share links service.
 type SharesConfig struct {
 	Store  ShareStore
-	Runner *Runner // the conversations it reads and copies
-	Now    Clock
+	Runner *Runner // the conversations it reads
+	// Conversations imports a link's copy as the reader's own.
+	Conversations *Conversations
+	Now           Clock
 }
 
 // Shares is the share links service.
@@ -96,8 +98,8 @@ type Shares struct {
 
 // NewShares makes the share links service.
 func NewShares(cfg SharesConfig) (*Shares, error) {
-	if cfg.Store == nil || cfg.Runner == nil {
-		return nil, errors.New("shares: a ShareStore and the Runner are required")
+	if cfg.Store == nil || cfg.Runner == nil || cfg.Conversations == nil {
+		return nil, errors.New("shares: a ShareStore, the Runner and the conversations service are required")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -266,7 +268,7 @@ func (sh *Shares) Copy(ctx context.Context, token string) (Conversation, error) 
 		m.ParentID, m.Siblings = "", nil
 		msgs = append(msgs, m)
 	}
-	res, err := sh.cfg.Runner.Import(ctx, []ImportConversation{{
+	res, err := sh.cfg.Conversations.Import(ctx, []ImportConversation{{
 		Source:    "share:" + sc.Share.ID,
 		Title:     sc.Share.Title,
 		CreatedAt: sh.cfg.Now().UTC(),
@@ -279,7 +281,7 @@ func (sh *Shares) Copy(ctx context.Context, token string) (Conversation, error) 
 		return res.Conversations[0], nil
 	}
 	if len(res.Existing) > 0 {
-		return sh.cfg.Runner.Conversation(ctx, res.Existing[0])
+		return sh.cfg.Conversations.Get(ctx, res.Existing[0])
 	}
 	return Conversation{}, fmt.Errorf("share: copy: nothing imported")
 }

@@ -98,7 +98,7 @@ func (r *Runner) Start(ctx context.Context, in StartInput) (SendResult, error) {
 		return SendResult{}, err
 	}
 	if in.After != "" {
-		c, err := r.Conversation(ctx, id)
+		c, err := r.conversation(ctx, id)
 		if err != nil {
 			return SendResult{}, err
 		}

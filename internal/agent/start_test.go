@@ -33,14 +33,14 @@ func TestStartRefusedLeavesNothing(t *testing.T) {
 	}
 	nothing := func(name string, before int, v0 uint64) {
 		t.Helper()
-		cs, total, err := g.r.Conversations(ctx, 0, 10)
+		cs, total, err := g.cs.List(ctx, 0, 10)
 		if err != nil || total != 0 || len(cs) != 0 {
 			t.Errorf("%s: conversations %+v (total %d, %v), want none", name, cs, total, err)
 		}
 		if n := events(); n != before {
 			t.Errorf("%s: %d events were written", name, n-before)
 		}
-		if v, _ := g.r.ListVersion(); v != v0 {
+		if v, _ := g.cs.ListVersion(); v != v0 {
 			t.Errorf("%s: the list's version moved from %d to %d", name, v0, v)
 		}
 	}
@@ -56,7 +56,7 @@ func TestStartRefusedLeavesNothing(t *testing.T) {
 		{"a continuation of nothing", agent.StartInput{Content: text, After: "m1", New: &agent.NewConversation{}}, agent.CodeBadRequest},
 		{"a client's bad id", agent.StartInput{ConversationID: "a b", Content: text, New: &agent.NewConversation{Open: true}}, agent.CodeBadRequest},
 	} {
-		before, v0 := events(), must(g.r.ListVersion())
+		before, v0 := events(), must(g.cs.ListVersion())
 		if _, err := g.r.Start(ctx, tc.in); agent.ErrorCode(err) != tc.code {
 			t.Errorf("%s: %v, want %s", tc.name, err, tc.code)
 		}
@@ -67,7 +67,7 @@ func TestStartRefusedLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, temp := range []bool{false, true} {
-		before, v0 := events(), must(g.r.ListVersion())
+		before, v0 := events(), must(g.cs.ListVersion())
 		if _, err := g.r.Start(ctx, agent.StartInput{Content: text, New: &agent.NewConversation{Temp: temp}}); agent.ErrorCode(err) != agent.CodeQuotaExceeded {
 			t.Errorf("over the budget (temp %v): %v, want quota_exceeded", temp, err)
 		}
@@ -76,7 +76,7 @@ func TestStartRefusedLeavesNothing(t *testing.T) {
 	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: "chat-1", Content: text, New: &agent.NewConversation{Open: true}}); agent.ErrorCode(err) != agent.CodeQuotaExceeded {
 		t.Errorf("a client's id over the budget: %v, want quota_exceeded", err)
 	}
-	if _, err := g.r.Conversation(ctx, "chat-1"); !errors.Is(err, agent.ErrNotFound) {
+	if _, err := g.cs.Get(ctx, "chat-1"); !errors.Is(err, agent.ErrNotFound) {
 		t.Errorf("the client's id after a refused first send: %v, want not_found", err)
 	}
 
@@ -84,7 +84,7 @@ func TestStartRefusedLeavesNothing(t *testing.T) {
 	if err := g.r.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	before, v0 := events(), must(g.r.ListVersion())
+	before, v0 := events(), must(g.cs.ListVersion())
 	if _, err := g.r.Start(ctx, agent.StartInput{Content: text, New: &agent.NewConversation{}}); agent.ErrorCode(err) != agent.CodeUnavailable {
 		t.Errorf("after the runner closed: %v, want unavailable", err)
 	}

@@ -39,6 +39,7 @@ type TempConfig struct {
 type TempStore interface {
 	Store
 	Versioned
+	OwnerLister
 	// Has reports whether id is one of its conversations, reading nothing.
 	Has(id string) bool
 }

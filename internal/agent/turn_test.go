@@ -109,7 +109,7 @@ func TestStreamCutKeepsPartialAnswer(t *testing.T) {
 	}
 	g.close()
 	g.open()
-	ms, err := g.r.Messages(context.Background(), agent.MessageQuery{ConversationID: c.ID, Limit: 10})
+	ms, err := g.cs.Messages(context.Background(), agent.MessageQuery{ConversationID: c.ID, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,8 @@ func TestAnswerCap(t *testing.T) {
 	if e := evs[len(evs)-2]; e.Code != agent.CodeModelError || !strings.Contains(e.Error, "12 bytes") {
 		t.Fatalf("error %q (%s)", e.Error, e.Code)
 	}
-	ms, err := r.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, Limit: 10})
+	cs, _, _ := agent.ServicesOf(r)
+	ms, err := cs.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,11 +30,11 @@ func TestAgentToolsNameAStartingServer(t *testing.T) {
 	g := newRig(t, startingTools{})
 	ctx := context.Background()
 	slug, tools := "helper", []string{"slow__*"}
-	if _, err := g.r.CreateAgent(ctx, agent.AgentChange{Slug: &slug, Tools: &tools}); err != nil {
+	if _, err := g.as.Create(ctx, agent.AgentChange{Slug: &slug, Tools: &tools}); err != nil {
 		t.Fatalf("an agent of the starting server's tools: %v", err)
 	}
 	other, unknown := "other", []string{"nowhere__*"}
-	if _, err := g.r.CreateAgent(ctx, agent.AgentChange{Slug: &other, Tools: &unknown}); agent.ErrorCode(err) != agent.CodeBadRequest {
+	if _, err := g.as.Create(ctx, agent.AgentChange{Slug: &other, Tools: &unknown}); agent.ErrorCode(err) != agent.CodeBadRequest {
 		t.Fatalf("an agent of an unknown server's tools: %v, want bad_request", err)
 	}
 }

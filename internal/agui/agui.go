@@ -35,10 +35,13 @@ const Path = "/agentik/ag-ui"
 
 // Config holds what the handler needs.
 type Config struct {
-	Runner    *agent.Runner
-	Broker    *broker.Broker
-	Streams   *sse.Group    // ends the streams on shutdown; nil: a group of the handler's own
-	Heartbeat time.Duration // how often an idle stream gets a comment line
+	Runner *agent.Runner
+	// Conversations reads the conversations and their history (the
+	// caller's permission, agent/conversations.go).
+	Conversations *agent.Conversations
+	Broker        *broker.Broker
+	Streams       *sse.Group    // ends the streams on shutdown; nil: a group of the handler's own
+	Heartbeat     time.Duration // how often an idle stream gets a comment line
 	// StopGrace is how long a turn goes on after its run's client left
 	// (HttpAgent's abortRun aborts the request) before it stops, unless a
 	// run without input reads it again; 0: relay.DefaultStopGrace.
@@ -63,7 +66,7 @@ func New(cfg Config) *Handler {
 	if cfg.Streams == nil {
 		cfg.Streams = sse.NewGroup()
 	}
-	return &Handler{cfg: cfg, stops: relay.NewStops(cfg.StopGrace, cfg.Streams, cfg.Runner)}
+	return &Handler{cfg: cfg, stops: relay.NewStops(cfg.StopGrace, cfg.Streams, cfg.Runner, cfg.Conversations)}
 }
 
 // Routes is the URL surface: pattern → handler, for the server's mux
@@ -106,7 +109,7 @@ func (h *Handler) send(w http.ResponseWriter, r *http.Request, rn run) {
 	}
 	// A thread of the caller's own whose run its client aborted stops
 	// first; another's id answers not_found here, before anything.
-	if _, err := h.cfg.Runner.Conversation(ctx, rn.threadID); err == nil {
+	if _, err := h.cfg.Conversations.Get(ctx, rn.threadID); err == nil {
 		if err := h.stops.Take(ctx, rn.threadID, rn.userID); err != nil {
 			h.fail(w, r, rn, err)
 			return
@@ -146,7 +149,7 @@ func (h *Handler) replay(w http.ResponseWriter, r *http.Request, rn run, seq int
 // attach answers a run without new input: the running turn again from its
 // start, else the thread as it is.
 func (h *Handler) attach(w http.ResponseWriter, r *http.Request, rn run) {
-	c, err := h.cfg.Runner.Conversation(r.Context(), rn.threadID)
+	c, err := h.cfg.Conversations.Get(r.Context(), rn.threadID)
 	if err != nil {
 		h.fail(w, r, rn, err)
 		return
@@ -186,7 +189,7 @@ func (h *Handler) attach(w http.ResponseWriter, r *http.Request, rn run) {
 // streams the rest of it.
 func (h *Handler) resume(w http.ResponseWriter, r *http.Request, rn run) {
 	ctx := r.Context()
-	c, err := h.cfg.Runner.Conversation(ctx, rn.threadID)
+	c, err := h.cfg.Conversations.Get(ctx, rn.threadID)
 	if err != nil {
 		h.fail(w, r, rn, err)
 		return
@@ -252,7 +255,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, rn run) {
 func (h *Handler) messages(ctx context.Context, id string, upTo int64) ([]agent.Message, error) {
 	var out []agent.Message
 	for off := 0; ; off += agent.MaxPageSize {
-		ms, err := h.cfg.Runner.Messages(ctx, agent.MessageQuery{ConversationID: id, Offset: off, Limit: agent.MaxPageSize})
+		ms, err := h.cfg.Conversations.Messages(ctx, agent.MessageQuery{ConversationID: id, Offset: off, Limit: agent.MaxPageSize})
 		if err != nil {
 			return nil, err
 		}
@@ -292,7 +295,7 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, turnSeq int64, 
 		reading := h.stops.Reading(p.threadID)
 		left := relay.Stream{Sub: sub, Writer: sw, Heartbeat: h.cfg.Heartbeat, Closing: h.cfg.Streams.Closing(), Behind: behind[0],
 			Waiting: func(ctx context.Context) ([]string, error) {
-				c, err := h.cfg.Runner.Conversation(ctx, p.threadID)
+				c, err := h.cfg.Conversations.Get(ctx, p.threadID)
 				return c.Waiting, err
 			}}.Run(r.Context(), frames{p})
 		if left { // before reading ends: a Take waiting for the stream's end finds the leave

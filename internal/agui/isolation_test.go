@@ -25,7 +25,7 @@ import (
 // header, as a trusted reverse proxy names them (AGENTIK_TRUSTED_USER_HEADER
 // from loopback): the handler is the one the server mounts, and each
 // name signs in as a member. user is the principal a name signed in as.
-func rig(t *testing.T) (ts *httptest.Server, runner *agent.Runner, user func(name string) agent.Principal) {
+func rig(t *testing.T) (ts *httptest.Server, convs *agent.Conversations, user func(name string) agent.Principal) {
 	t.Helper()
 	_, url := llmtest.NewHTTPServer(t, llmtest.WithModels("fake"))
 	env := map[string]string{"OPENAI_BASE_URL": url, "OPENAI_MODEL": "fake"}
@@ -52,7 +52,7 @@ func rig(t *testing.T) (ts *httptest.Server, runner *agent.Runner, user func(nam
 		}
 		return u.Principal()
 	}
-	return ts, a.Runner, user
+	return ts, a.Conversations, user
 }
 
 func run(t *testing.T, ts *httptest.Server, user, body string) string {
@@ -72,7 +72,7 @@ func run(t *testing.T, ts *httptest.Server, user, body string) string {
 // RUN_ERROR not_found for every kind of run, as an unknown id is, and
 // changes nothing.
 func TestOthersThread(t *testing.T) {
-	ts, runner, user := rig(t)
+	ts, convs, user := rig(t)
 	if body := run(t, ts, "alice", `{"threadId":"thread-iso","runId":"r1","messages":[{"id":"u1","role":"user","content":"mine"}]}`); !strings.Contains(body, `"type":"RUN_FINISHED"`) {
 		t.Fatalf("alice's run: %s", body)
 	}
@@ -93,7 +93,7 @@ func TestOthersThread(t *testing.T) {
 		t.Errorf("alice signed in as %+v, want a member", alice)
 	}
 	ctx := agent.WithPrincipal(context.Background(), alice)
-	ms, err := runner.Messages(ctx, agent.MessageQuery{ConversationID: "thread-iso", Limit: 100})
+	ms, err := convs.Messages(ctx, agent.MessageQuery{ConversationID: "thread-iso", Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,10 @@ const StreamHeader = "x-vercel-ai-ui-message-stream"
 // Config holds what the handler needs.
 type Config struct {
 	Runner *agent.Runner
-	Broker *broker.Broker
+	// Conversations reads the conversations and their history (the
+	// caller's permission, agent/conversations.go).
+	Conversations *agent.Conversations
+	Broker        *broker.Broker
 	// Streams ends the streams on shutdown and waits for them; nil: a
 	// group of the handler's own.
 	Streams *sse.Group
@@ -72,7 +75,7 @@ func New(cfg Config) *Handler {
 	if cfg.Streams == nil {
 		cfg.Streams = sse.NewGroup()
 	}
-	return &Handler{cfg: cfg, stops: relay.NewStops(cfg.StopGrace, cfg.Streams, cfg.Runner)}
+	return &Handler{cfg: cfg, stops: relay.NewStops(cfg.StopGrace, cfg.Streams, cfg.Runner, cfg.Conversations)}
 }
 
 // Routes is the URL surface: pattern → handler, for the server's mux
@@ -105,7 +108,7 @@ func (h *Handler) handleChat(w http.ResponseWriter, r *http.Request) {
 	case len(req.approvals) > 0:
 		h.approve(w, r, req)
 	case req.trigger == triggerRegenerate:
-		if _, err := h.cfg.Runner.Conversation(ctx, req.id); err != nil {
+		if _, err := h.cfg.Conversations.Get(ctx, req.id); err != nil {
 			h.fail(w, r, err)
 			return
 		}
@@ -131,7 +134,7 @@ func (h *Handler) handleChat(w http.ResponseWriter, r *http.Request) {
 		}
 		// A chat of the caller's own whose run its client aborted stops
 		// first; another's id answers not_found here, before anything.
-		if _, err := h.cfg.Runner.Conversation(ctx, req.id); err == nil {
+		if _, err := h.cfg.Conversations.Get(ctx, req.id); err == nil {
 			if err := h.stops.Take(ctx, req.id, req.userID); err != nil {
 				h.fail(w, r, err)
 				return
@@ -169,7 +172,7 @@ func (h *Handler) replay(w http.ResponseWriter, r *http.Request, id string, seq 
 func (h *Handler) answerOf(ctx context.Context, id, userID string) (string, error) {
 	var found bool
 	for off := 0; ; off += agent.MaxPageSize {
-		ms, err := h.cfg.Runner.Messages(ctx, agent.MessageQuery{ConversationID: id, Offset: off, Limit: agent.MaxPageSize})
+		ms, err := h.cfg.Conversations.Messages(ctx, agent.MessageQuery{ConversationID: id, Offset: off, Limit: agent.MaxPageSize})
 		if err != nil {
 			return "", err
 		}
@@ -197,7 +200,7 @@ func (h *Handler) answerOf(ctx context.Context, id, userID string) (string, erro
 // the rest of the turn as the continuation of the message that asked.
 func (h *Handler) approve(w http.ResponseWriter, r *http.Request, req chatRequest) {
 	ctx := r.Context()
-	c, err := h.cfg.Runner.Conversation(ctx, req.id)
+	c, err := h.cfg.Conversations.Get(ctx, req.id)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -220,7 +223,7 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request, req chatReques
 		}
 	}
 	p := newProjection(req.messageID)
-	if c, err = h.cfg.Runner.Conversation(ctx, c.ID); err == nil && !c.Running {
+	if c, err = h.cfg.Conversations.Get(ctx, c.ID); err == nil && !c.Running {
 		// Nothing runs any more (it ended before the decisions arrived).
 		sub.Close()
 		h.finished(w, r, p, p.finish(nil, "stop", nil)...)
@@ -231,7 +234,7 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request, req chatReques
 
 func (h *Handler) handleStream(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	c, err := h.cfg.Runner.Conversation(r.Context(), id)
+	c, err := h.cfg.Conversations.Get(r.Context(), id)
 	if errors.Is(err, agent.ErrNotFound) {
 		// A new chat (useChat resumes on mount, before its first message),
 		// or one the caller may not see: nothing of theirs runs there.
@@ -312,7 +315,7 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, id string, turn
 	reading := h.stops.Reading(id) // a reload's resume keeps the turn going
 	left := relay.Stream{Sub: sub, Writer: sw, Heartbeat: h.cfg.Heartbeat, Closing: h.cfg.Streams.Closing(), Behind: behind[0], Last: []byte("[DONE]"),
 		Waiting: func(ctx context.Context) ([]string, error) {
-			c, err := h.cfg.Runner.Conversation(ctx, id)
+			c, err := h.cfg.Conversations.Get(ctx, id)
 			return c.Waiting, err
 		}}.Run(r.Context(), frames{p})
 	if left { // before reading ends: a Take waiting for the stream's end finds the leave

@@ -72,7 +72,7 @@ func post(t *testing.T, ts *httptest.Server, user, body string) (int, string) {
 // not_found on every route, as an unknown id does, and changes nothing.
 func TestOthersChat(t *testing.T) {
 	ts, w, user := rig(t)
-	runner := w.Runner
+	convs := w.Conversations
 	st, body := post(t, ts, "alice", `{"id":"chat-iso","trigger":"submit-message","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"mine"}]}]}`)
 	if st != 200 || !strings.Contains(body, `"type":"finish"`) {
 		t.Fatalf("alice's chat: %d %s", st, body)
@@ -102,7 +102,7 @@ func TestOthersChat(t *testing.T) {
 		t.Errorf("alice signed in as %+v, want a member", alice)
 	}
 	ctx := agent.WithPrincipal(context.Background(), alice)
-	ms, err := runner.Messages(ctx, agent.MessageQuery{ConversationID: "chat-iso", Limit: 100})
+	ms, err := convs.Messages(ctx, agent.MessageQuery{ConversationID: "chat-iso", Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,6 +69,12 @@ type App struct {
 	Projects *agent.Projects
 	// Shares is the share links service (set by start).
 	Shares *agent.Shares
+	// Conversations, Agents, Memory and Resources are the services of
+	// those nouns (set by start); the Runner keeps the turns.
+	Conversations *agent.Conversations
+	Agents        *agent.Agents
+	Memory        *agent.Memory
+	Resources     *agent.ToolResources
 
 	cfg        config
 	stopSweep  context.CancelFunc
@@ -94,7 +100,7 @@ func open(ctx context.Context, cfg config) (*App, error) {
 // cluster, publisher, broker and runner are filled in here), connects the
 // store to them, recovers the turns that died with their process, and
 // starts the sweep of idle temp conversations.
-func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) error {
+func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config, sv services) error {
 	rc.Store, rc.Cluster, rc.Publisher, rc.Agents = a.Store, a.Store, a.Broker, a.Store
 	if rc.Memory == nil {
 		rc.Memory = a.Store // long-term memory (agent/memory.go)
@@ -121,7 +127,8 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 		}
 		rc.Budgets = bb
 	}
-	now := rc.Now // the runner's clock: the idle sweep measures what it dates
+	sc.Budgets = rc.Budgets // usage reports (agent/budget.go)
+	now := rc.Now           // the runner's clock: the idle sweep measures what it dates
 	if now == nil {
 		now = a.cfg.Now
 	}
@@ -145,6 +152,9 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	}
 	a.Runner = agent.NewRunner(rc)
 	sc.Runner, sc.Broker, sc.Store = a.Runner, a.Broker, a.Store
+	if err := a.services(rc, &sc, sv); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
 	if a.Projects, err = agent.NewProjects(ctx, agent.ProjectsConfig{Store: a.Store, Runner: a.Runner, Index: rc.Projects, Groups: a.Store, Now: now}); err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
@@ -161,7 +171,7 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 			}
 		}
 	})
-	if a.Shares, err = agent.NewShares(agent.SharesConfig{Store: a.Store, Runner: a.Runner, Now: now}); err != nil { // share links (agent/share.go)
+	if a.Shares, err = agent.NewShares(agent.SharesConfig{Store: a.Store, Runner: a.Runner, Conversations: a.Conversations, Now: now}); err != nil { // share links (agent/share.go)
 		return fmt.Errorf("start: %w", err)
 	}
 	if sc.Shares == nil {
@@ -222,7 +232,7 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 	if err := a.Store.Start(ctx, publish, a.Runner.CancelTurn); err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
-	if err := a.Runner.DefineAgents(ctx); err != nil {
+	if err := a.Agents.Define(ctx); err != nil {
 		return err
 	}
 	if err := a.Runner.Recover(ctx); err != nil {
@@ -238,6 +248,38 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config) erro
 		a.sweepDone.Add(1)
 		go func() { defer a.sweepDone.Done(); rc.Files.Run(sctx) }() // ingestion of files (agent/file.go)
 	}
+	return nil
+}
+
+// services says what the services of the nouns take besides the store
+// and the runner.
+type services struct {
+	CodeAgents []agent.AgentDef       // AGENTIK_AGENTS, stored by Agents.Define
+	Servers    agent.ToolServerLister // the configured tool servers; nil: none
+}
+
+// services makes the services of the nouns over the store's abilities
+// and the runner, and gives them to the server: a missing ability fails
+// here, at start, not in a request.
+func (a *App) services(rc agent.Config, sc *server.Config, sv services) error {
+	var err error
+	if a.Conversations, err = agent.NewConversations(agent.ConversationsConfig{Runner: a.Runner,
+		Lister: a.Store, Versions: a.Store, Sources: a.Store, Search: a.Store}); err != nil {
+		return err
+	}
+	if a.Agents, err = agent.NewAgents(agent.AgentsConfig{Runner: a.Runner, Store: rc.Agents,
+		Code: sv.CodeAgents, Servers: sv.Servers, Audit: rc.Audit}); err != nil {
+		return err
+	}
+	memory := rc.Memory
+	if rc.NoMemory {
+		memory = nil // AGENTIK_MEMORY=off
+	}
+	if a.Memory, err = agent.NewMemory(a.Runner, memory); err != nil {
+		return err
+	}
+	a.Resources = agent.NewToolResources(rc.Resources, rc.Prompts)
+	sc.Conversations, sc.Agents, sc.Memory, sc.Resources = a.Conversations, a.Agents, a.Memory, a.Resources
 	return nil
 }
 

@@ -389,7 +389,8 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		Budgets:      &agent.Budgets{Default: cfg.DefaultBudget, Log: log.Warn, Site: panel}, // start gives it the store
 		DrainTimeout: cfg.DrainTimeout, Continuations: cfg.TurnContinuations, Site: panel}
 	rcfg.Catalog = live
-	rcfg.Windows = live // the window follows each conversation's model
+	rcfg.Configured = live.Configured // the admin panel may remove every provider
+	rcfg.Windows = live               // the window follows each conversation's model
 	checkCtx, stopCheck := context.WithCancel(ctx)
 	checked := make(chan struct{})
 	go func() { defer close(checked); live.Run(checkCtx) }()
@@ -453,9 +454,10 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 	if cfg.Demo {
 		rcfg.Tools = &demoTools{inner: tools}
 	}
+	var sv services
 	if cfg.Agents != "" {
 		var remotes map[string]a2a.RemoteAgent
-		if rcfg.CodeAgents, remotes, err = loadAgents(cfg.Agents, getenv, serverNames); err != nil {
+		if sv.CodeAgents, remotes, err = loadAgents(cfg.Agents, getenv, serverNames); err != nil {
 			return nil, err
 		}
 		if len(remotes) > 0 {
@@ -480,7 +482,8 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 	if l, ok := rcfg.Tools.(server.ToolLister); ok { // the demo's, or the hooks'
 		scfg.Tools = l
 	}
-	if rcfg.Tools != nil { // metrics and spans of tool calls
+	sv.Servers = scfg.Tools // the names an agent's tool patterns may use (agent/agentdef.go)
+	if rcfg.Tools != nil {  // metrics and spans of tool calls
 		var servers func() []agent.ToolServer
 		if scfg.Tools != nil {
 			servers = scfg.Tools.Servers
@@ -497,7 +500,7 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 	if h.Configure != nil {
 		h.Configure(&rcfg, &scfg)
 	}
-	if err := a.start(ctx, rcfg, scfg); err != nil {
+	if err := a.start(ctx, rcfg, scfg, sv); err != nil {
 		return nil, err
 	}
 	w.App, w.Metrics = a, metrics

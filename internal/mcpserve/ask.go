@@ -68,7 +68,7 @@ func (h *Handler) start(ctx context.Context, slug string, args map[string]any) (
 	// message, or not at all.
 	start := agent.StartInput{ConversationID: convID, Content: []agent.Content{agent.Text(msg)}}
 	if convID != "" {
-		c, err := h.cfg.Runner.Conversation(ctx, convID)
+		c, err := h.cfg.Conversations.Get(ctx, convID)
 		if errors.Is(err, agent.ErrNotFound) {
 			return "", res, mcp.NewToolResultErrorf("no conversation %q: omit conversation_id to start a new one", agent.Shorten(convID, 80)), nil
 		} else if err != nil {

@@ -104,7 +104,7 @@ func (h *Handler) retry(ctx context.Context, slug string, req mcp.CallToolReques
 	if !ok {
 		return mcp.NewToolResultError("requestState is not one agentik gave: retry with the requestState of the input_required result, unchanged"), nil
 	}
-	c, err := h.cfg.Runner.Conversation(ctx, st.Conv)
+	c, err := h.cfg.Conversations.Get(ctx, st.Conv)
 	if errors.Is(err, agent.ErrNotFound) {
 		return mcp.NewToolResultErrorf("no conversation %q: the call cannot go on; ask again", agent.Shorten(st.Conv, 80)), nil
 	} else if err != nil {

@@ -61,7 +61,10 @@ type Agent struct {
 // Config holds what the handler needs.
 type Config struct {
 	Runner *agent.Runner
-	Broker *broker.Broker
+	// Conversations reads the conversations and their history (the
+	// caller's permission, agent/conversations.go).
+	Conversations *agent.Conversations
+	Broker        *broker.Broker
 	// Agents lists the agents the caller (the principal in ctx) may use.
 	Agents    func(ctx context.Context) ([]Agent, error)
 	Heartbeat time.Duration // DefaultHeartbeat when 0
@@ -423,7 +426,7 @@ func (h *Handler) listResources(ctx context.Context, _ any, req *mcp.ListResourc
 			}
 		}
 	}
-	convs, total, err := h.cfg.Runner.Conversations(ctx, max(offset, 0), maxResources)
+	convs, total, err := h.cfg.Conversations.List(ctx, max(offset, 0), maxResources)
 	res.Resources = []mcp.Resource{}
 	res.NextCursor = ""
 	if err != nil {
@@ -457,7 +460,7 @@ func (h *Handler) readResource(ctx context.Context, req mcp.ReadResourceRequest)
 	if !ok || id == "" {
 		return nil, fmt.Errorf("no resource %q: agentik's resources are %s<conversation id>", req.Params.URI, resourcePrefix)
 	}
-	c, err := h.cfg.Runner.Conversation(ctx, id)
+	c, err := h.cfg.Conversations.Get(ctx, id)
 	if errors.Is(err, agent.ErrNotFound) {
 		return nil, server.ErrResourceNotFound
 	}
@@ -471,7 +474,7 @@ func (h *Handler) readResource(ctx context.Context, req mcp.ReadResourceRequest)
 	}
 	fmt.Fprintf(&b, "# %s\n", title)
 	for off := 0; ; off += agent.MaxPageSize {
-		page, err := h.cfg.Runner.Messages(ctx, agent.MessageQuery{ConversationID: id, Offset: off, Limit: agent.MaxPageSize})
+		page, err := h.cfg.Conversations.Messages(ctx, agent.MessageQuery{ConversationID: id, Offset: off, Limit: agent.MaxPageSize})
 		if err != nil {
 			return nil, err
 		}

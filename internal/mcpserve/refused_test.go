@@ -51,7 +51,7 @@ func refusedRig(t *testing.T, model bool) (ts *httptest.Server, w *app.Wired, sp
 func leftNothing(t *testing.T, w *app.Wired, when string) {
 	t.Helper()
 	ctx := context.Background()
-	cs, total, err := w.App.Runner.Conversations(ctx, 0, 10)
+	cs, total, err := w.App.Conversations.List(ctx, 0, 10)
 	if err != nil || total != 0 {
 		t.Errorf("%s: conversations %+v (%v), want none", when, cs, err)
 	}

@@ -128,7 +128,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, rt resumeToken)
 // resumed follows t's turn from its first event to its end and returns
 // the call's result.
 func (h *Handler) resumed(ctx context.Context, t *turnCall) (*mcp.CallToolResult, error) {
-	if _, err := h.cfg.Runner.Conversation(ctx, t.convID); errors.Is(err, agent.ErrNotFound) {
+	if _, err := h.cfg.Conversations.Get(ctx, t.convID); errors.Is(err, agent.ErrNotFound) {
 		return mcp.NewToolResultErrorf("no conversation %q: the call cannot be resumed; ask again", agent.Shorten(t.convID, 80)), nil
 	} else if err != nil {
 		return nil, err

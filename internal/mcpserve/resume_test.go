@@ -69,7 +69,7 @@ func TestResumeIsOwnersOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testwait.For(t, "the turn to end", func() bool { c, err := w.App.Runner.Conversation(ctx, c.ID); return err == nil && !c.Running })
+	testwait.For(t, "the turn to end", func() bool { c, err := w.App.Conversations.Get(ctx, c.ID); return err == nil && !c.Running })
 	b, _ := json.Marshal(map[string]any{"c": c.ID, "t": res.Seq, "s": 0, "p": 7, "i": 7})
 	token := "agentik-call." + base64.RawURLEncoding.EncodeToString(b)
 

@@ -257,7 +257,7 @@ func (h *Handler) callTask(w http.ResponseWriter, r *http.Request, id json.RawMe
 
 // openTask reads task ref's turn as it stands, as the caller.
 func (h *Handler) openTask(ctx context.Context, ref taskRef, id string, elicits bool) (*turnCall, *rpcError) {
-	if _, err := h.cfg.Runner.Conversation(ctx, ref.Conv); errors.Is(err, agent.ErrNotFound) {
+	if _, err := h.cfg.Conversations.Get(ctx, ref.Conv); errors.Is(err, agent.ErrNotFound) {
 		return nil, noTask(id)
 	} else if err != nil {
 		h.log.Error("mcp_task_failed", "conversation_id", ref.Conv, "err", err)

@@ -500,7 +500,7 @@ func (h *Handler) handleChatCompletions(w http.ResponseWriter, r *http.Request) 
 		id = agent.NewID()
 		conv = agent.Conversation{ID: id, Temp: true}
 		in.ConversationID, in.New = id, &agent.NewConversation{Temp: true, History: c.history, Settings: h.modelSetting(c.model)}
-	} else if conv, err = h.runner.Conversation(ctx, id); err != nil {
+	} else if conv, err = h.convs.Get(ctx, id); err != nil {
 		h.WriteError(w, r, err)
 		return
 	} else {
@@ -578,11 +578,11 @@ func (h *Handler) retryOf(ctx context.Context, r *http.Request, conv agent.Conve
 	if n, err := strconv.Atoi(r.Header.Get(RetryCountHeader)); err != nil || n < 1 {
 		return 0, false
 	}
-	n, _, err := h.runner.PathInfo(ctx, conv)
+	n, _, err := h.convs.PathInfo(ctx, conv)
 	if err != nil {
 		return 0, false
 	}
-	msgs, err := h.runner.Messages(ctx, agent.MessageQuery{ConversationID: conv.ID, Offset: max(0, n-retryWindow), Limit: retryWindow})
+	msgs, err := h.convs.Messages(ctx, agent.MessageQuery{ConversationID: conv.ID, Offset: max(0, n-retryWindow), Limit: retryWindow})
 	if err != nil {
 		return 0, false
 	}
@@ -622,11 +622,11 @@ func (h *Handler) failedRetryOf(ctx context.Context, conv agent.Conversation, le
 	if conv.Temp || in.ClientID != "" || len(in.Content) == 0 || len(in.Results) > 0 {
 		return "", false
 	}
-	n, _, err := h.runner.PathInfo(ctx, conv)
+	n, _, err := h.convs.PathInfo(ctx, conv)
 	if err != nil || n == 0 {
 		return "", false
 	}
-	msgs, err := h.runner.Messages(ctx, agent.MessageQuery{ConversationID: conv.ID, Offset: max(0, n-retryWindow), Limit: retryWindow})
+	msgs, err := h.convs.Messages(ctx, agent.MessageQuery{ConversationID: conv.ID, Offset: max(0, n-retryWindow), Limit: retryWindow})
 	if err != nil || len(msgs) == 0 || msgs[len(msgs)-1].Type != agent.MessageError {
 		return "", false
 	}

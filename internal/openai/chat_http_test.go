@@ -399,7 +399,7 @@ func TestOpenAIBadInput(t *testing.T) {
 	if n := ts.Fake.Requests(); len(n) != 0 {
 		t.Fatalf("bad input reached the model: %d requests", len(n))
 	}
-	cs, _, _ := ts.Runner.Conversations(context.Background(), 0, 10)
+	cs, _, _ := ts.Convs.List(context.Background(), 0, 10)
 	if len(cs) != 0 {
 		t.Fatalf("bad input left conversations: %+v", cs)
 	}
@@ -467,7 +467,7 @@ func TestOpenAIStoredConversation(t *testing.T) {
 	resp.Body.Close()
 	close(hold)
 	ended()
-	ms, err := ts.Runner.Messages(context.Background(), agent.MessageQuery{ConversationID: conv.ID, Limit: 100})
+	ms, err := ts.Convs.Messages(context.Background(), agent.MessageQuery{ConversationID: conv.ID, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ func (h *Handler) handleCreateConversation(w http.ResponseWriter, r *http.Reques
 
 // conversation is a stored conversation the caller may see.
 func (h *Handler) conversation(r *http.Request) (agent.Conversation, error) {
-	c, err := h.runner.Conversation(r.Context(), r.PathValue("id"))
+	c, err := h.convs.Get(r.Context(), r.PathValue("id"))
 	if err == nil && c.Temp {
 		err = agent.Errorf(agent.CodeNotFound, "conversation %q not found", agent.Shorten(c.ID, 80))
 	}
@@ -172,7 +172,7 @@ func (h *Handler) handleListItems(w http.ResponseWriter, r *http.Request) {
 	}
 	var ms []agent.Message
 	for {
-		page, err := h.runner.Messages(r.Context(), agent.MessageQuery{ConversationID: c.ID, Offset: len(ms), Limit: 1000})
+		page, err := h.convs.Messages(r.Context(), agent.MessageQuery{ConversationID: c.ID, Offset: len(ms), Limit: 1000})
 		if err != nil {
 			h.WriteError(w, r, err)
 			return

@@ -38,6 +38,11 @@ const DefaultHeartbeat = 15 * time.Second
 // Config holds what the facade needs.
 type Config struct {
 	Runner *agent.Runner
+	// Conversations reads the conversations and their history, and
+	// changes their settings (the caller's permission).
+	Conversations *agent.Conversations
+	// Agents lists the agents the caller may use as models ("agent/<slug>").
+	Agents *agent.Agents
 	Broker *broker.Broker
 	// ModelName is the default model's name, listed first ("" when no
 	// model is configured).
@@ -63,6 +68,7 @@ type Config struct {
 type Handler struct {
 	cfg     Config
 	runner  *agent.Runner
+	convs   *agent.Conversations
 	broker  *broker.Broker
 	log     *slog.Logger
 	streams *sse.Group
@@ -84,7 +90,7 @@ func New(cfg Config) *Handler {
 	if cfg.Streams == nil {
 		cfg.Streams = sse.NewGroup()
 	}
-	h := &Handler{cfg: cfg, runner: cfg.Runner, broker: cfg.Broker, log: cfg.Logger,
+	h := &Handler{cfg: cfg, runner: cfg.Runner, convs: cfg.Conversations, broker: cfg.Broker, log: cfg.Logger,
 		streams: cfg.Streams, closing: cfg.Streams.Closing(), mux: http.NewServeMux()}
 	for pattern, hh := range h.Routes() {
 		h.mux.Handle(pattern, hh)

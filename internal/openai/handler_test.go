@@ -33,6 +33,7 @@ type testServer struct {
 	*httptest.Server
 	Fake   *llmtest.Server
 	Runner *agent.Runner
+	Convs  *agent.Conversations // app.Wire's
 	Broker *broker.Broker
 }
 
@@ -75,7 +76,7 @@ func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 			t.Error(err)
 		}
 	})
-	return &testServer{Server: ts, Fake: fake, Runner: a.Runner, Broker: a.Broker}
+	return &testServer{Server: ts, Fake: fake, Runner: a.Runner, Convs: a.Conversations, Broker: a.Broker}
 }
 
 func (f *testServer) do(t *testing.T, method, path, body string, header ...string) (*http.Response, []byte) {
@@ -223,7 +224,7 @@ func TestRetryOfAFailedTurnWithoutAKey(t *testing.T) {
 		t.Fatalf("the failed first attempt: %d %s", resp.StatusCode, b)
 	}
 	users := func() int {
-		ms, err := f.Runner.Messages(context.Background(), agent.MessageQuery{ConversationID: conv.ID, Limit: agent.MaxPageSize})
+		ms, err := f.Convs.Messages(context.Background(), agent.MessageQuery{ConversationID: conv.ID, Limit: agent.MaxPageSize})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +276,7 @@ func TestRetryOfAFailedResponse(t *testing.T) {
 	}
 	// Every branch's user messages: one "again", the failed answer and
 	// the new one its siblings.
-	ms, err := f.Runner.Messages(context.Background(), agent.MessageQuery{ConversationID: first.Conversation.ID, Limit: agent.MaxPageSize, All: true})
+	ms, err := f.Convs.Messages(context.Background(), agent.MessageQuery{ConversationID: first.Conversation.ID, Limit: agent.MaxPageSize, All: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +325,7 @@ func TestRetryOfAFailedTurnWithAFile(t *testing.T) {
 		if resp, b := f.do(t, "POST", "/v1/chat/completions", body, protocol.ConversationHeader, conv.ID); resp.StatusCode != 200 || !strings.Contains(string(b), "SLATE-") {
 			t.Fatalf("%s: the retry: %d %s", name, resp.StatusCode, b)
 		}
-		ms, err := f.Runner.Messages(context.Background(), agent.MessageQuery{ConversationID: conv.ID, Limit: agent.MaxPageSize, All: true})
+		ms, err := f.Convs.Messages(context.Background(), agent.MessageQuery{ConversationID: conv.ID, Limit: agent.MaxPageSize, All: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,7 +31,7 @@ func (h *Handler) models() []string {
 // the default agent, which agent/agentik also names).
 func (h *Handler) known(ctx context.Context, model string) bool {
 	return slices.Contains(h.models(), model) || model == agent.AgentModelPrefix+agent.DefaultAgent ||
-		slices.Contains(h.runner.AgentModels(ctx), model)
+		slices.Contains(h.cfg.Agents.Models(ctx), model)
 }
 
 // unknownModel is the error of a model that known refuses.
@@ -63,7 +63,7 @@ func (h *Handler) handleModels(w http.ResponseWriter, r *http.Request) {
 		Object string        `json:"object"`
 		Data   []modelObject `json:"data"`
 	}{Object: "list", Data: []modelObject{}}
-	for _, m := range append(h.models(), h.runner.AgentModels(r.Context())...) {
+	for _, m := range append(h.models(), h.cfg.Agents.Models(r.Context())...) {
 		list.Data = append(list.Data, modelObject{ID: m, Object: "model", OwnedBy: "agentik"})
 	}
 	writeJSON(w, http.StatusOK, list)

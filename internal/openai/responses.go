@@ -66,7 +66,7 @@ func (h *Handler) stored(ctx context.Context, id, param string) (agent.StoredRes
 	sr, err := h.cfg.Responses.Response(ctx, id)
 	if err == nil {
 		var c agent.Conversation
-		if c, err = h.runner.Conversation(ctx, sr.ConversationID); err == nil {
+		if c, err = h.convs.Get(ctx, sr.ConversationID); err == nil {
 			if err = json.Unmarshal(sr.Request, &e); err != nil {
 				return sr, e, c, fmt.Errorf("response %s: %w", id, err)
 			}
@@ -120,7 +120,7 @@ func (h *Handler) followResponse(ctx context.Context, sub **broker.Sub, convID s
 				// The approval requests are written in one batch with the
 				// conversation's waiting state: it tells whether the turn
 				// parked on them.
-				c, err := h.runner.Conversation(ctx, convID)
+				c, err := h.convs.Get(ctx, convID)
 				if err != nil {
 					return err
 				}
@@ -299,7 +299,7 @@ func (h *Handler) startResponse(ctx context.Context, c *responseCall) (*started,
 		}
 		conv, prev, leaf = seg.conv, seg, seg.p.lastMessage
 	case c.conversation != "":
-		if conv, err = h.runner.Conversation(ctx, c.conversation); err != nil {
+		if conv, err = h.convs.Get(ctx, c.conversation); err != nil {
 			if errors.Is(err, agent.ErrNotFound) {
 				return nil, &paramError{param: "conversation", err: agent.Errorf(agent.CodeNotFound, "conversation %q not found", agent.Shorten(c.conversation, 80))}
 			}
@@ -321,7 +321,7 @@ func (h *Handler) startResponse(ctx context.Context, c *responseCall) (*started,
 		conv = agent.Conversation{ID: agent.NewID(), Temp: !c.store}
 		in.New = &agent.NewConversation{Temp: !c.store, History: c.history, Settings: settings}
 	} else if s, changed := changedSettings(conv, settings); changed {
-		if _, err := h.runner.UpdateConversation(ctx, conv.ID, s); err != nil {
+		if _, err := h.convs.Update(ctx, conv.ID, s); err != nil {
 			return nil, err
 		}
 	}
@@ -425,7 +425,7 @@ func (h *Handler) checkContinued(ctx context.Context, c *responseCall, conv agen
 // path that have no result yet: those a function_call_output may answer.
 func (h *Handler) openCalls(ctx context.Context, conv agent.Conversation) (map[string]bool, error) {
 	const tail = 200
-	ms, err := h.runner.Messages(ctx, agent.MessageQuery{ConversationID: conv.ID, Offset: max(0, conv.MessageCount-tail), Limit: tail})
+	ms, err := h.convs.Messages(ctx, agent.MessageQuery{ConversationID: conv.ID, Offset: max(0, conv.MessageCount-tail), Limit: tail})
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,7 @@ type Stops struct {
 	grace   time.Duration
 	streams *sse.Group
 	runner  *agent.Runner
+	convs   *agent.Conversations
 
 	mu      sync.Mutex
 	pending map[string]*left
@@ -41,11 +42,11 @@ type left struct {
 }
 
 // NewStops makes a Stops; grace ≤ 0 is DefaultStopGrace.
-func NewStops(grace time.Duration, streams *sse.Group, runner *agent.Runner) *Stops {
+func NewStops(grace time.Duration, streams *sse.Group, runner *agent.Runner, convs *agent.Conversations) *Stops {
 	if grace <= 0 {
 		grace = DefaultStopGrace
 	}
-	return &Stops{grace: grace, streams: streams, runner: runner, pending: map[string]*left{}, readers: map[string]int{}, idle: map[string]chan struct{}{}}
+	return &Stops{grace: grace, streams: streams, runner: runner, convs: convs, pending: map[string]*left{}, readers: map[string]int{}, idle: map[string]chan struct{}{}}
 }
 
 // Left records that the client of conversation id's turn (whose first
@@ -149,7 +150,7 @@ func (s *Stops) take(id string, l *left) bool {
 // if it still runs (a turn that ended meanwhile, or a later one, is left
 // alone), as the caller in ctx.
 func (s *Stops) stop(ctx context.Context, id string, turnSeq int64) error {
-	c, err := s.runner.Conversation(ctx, id)
+	c, err := s.convs.Get(ctx, id)
 	if err != nil || !c.Running || c.TurnSeq != turnSeq {
 		return err
 	}

@@ -108,7 +108,7 @@ var (
 		if err := need("user_id", in.UserID); err != nil {
 			return nil, err
 		}
-		cs, total, err := s.runner.Conversations(agent.OwnedBy(ctx, in.UserID), 0, agent.MaxPageSize)
+		cs, total, err := s.convs.List(agent.OwnedBy(ctx, in.UserID), 0, agent.MaxPageSize)
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +148,7 @@ func (s *Server) checkActAs(ctx context.Context, id string, actAs bool) error {
 	if !agent.PrincipalFrom(ctx).Admin() || id == "" {
 		return nil
 	}
-	c, err := s.runner.Conversation(ctx, id)
+	c, err := s.convs.Get(ctx, id)
 	if err != nil {
 		return err
 	}

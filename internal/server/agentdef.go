@@ -58,30 +58,30 @@ func (in *agentCreate) check() error { return nil }
 
 var (
 	opListAgents = declare(protocol.OpListAgents, 0, func(ctx context.Context, s *Server, _ struct{}) (any, error) {
-		ds, err := s.runner.Agents(ctx)
+		ds, err := s.cfg.Agents.List(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return protocol.AgentsResult{Agents: ds}, nil
 	})
 	opGetAgent = declare(protocol.OpGetAgent, 0, func(ctx context.Context, s *Server, in agentRef) (any, error) {
-		return s.runner.Agent(ctx, in.Slug)
+		return s.cfg.Agents.Get(ctx, in.Slug)
 	})
 	opCreateAgent = declare(protocol.OpCreateAgent, http.StatusCreated, func(ctx context.Context, s *Server, in agentCreate) (any, error) {
-		return s.runner.CreateAgent(ctx, in.change())
+		return s.cfg.Agents.Create(ctx, in.change())
 	})
 	opUpdateAgent = declare(protocol.OpUpdateAgent, 0, func(ctx context.Context, s *Server, in agentInput) (any, error) {
-		return s.runner.UpdateAgent(ctx, in.Slug, in.change())
+		return s.cfg.Agents.Update(ctx, in.Slug, in.change())
 	})
 	opDeleteAgent = declare(protocol.OpDeleteAgent, http.StatusNoContent, func(ctx context.Context, s *Server, in agentRef) (any, error) {
-		return protocol.Empty{}, s.runner.DeleteAgent(ctx, in.Slug)
+		return protocol.Empty{}, s.cfg.Agents.Delete(ctx, in.Slug)
 	})
 )
 
 // handleAgentsPage is the agents page: the agents the reader may chat
 // with (list_agents' answer), each editable where they may change it.
 func (s *Server) handleAgentsPage(w http.ResponseWriter, r *http.Request) {
-	defs, err := s.runner.Agents(r.Context())
+	defs, err := s.cfg.Agents.List(r.Context())
 	if err != nil {
 		s.pageError(w, r, err)
 		return

@@ -75,7 +75,7 @@ func (s *Server) handleAppView(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, agent.Errorf(agent.CodeBadRequest, "an app view needs server and a ui:// uri"))
 		return
 	}
-	read, err := s.runner.ReadResource(r.Context(), server, uri)
+	read, err := s.cfg.Resources.Read(r.Context(), server, uri)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -33,7 +33,7 @@ func TestBrowserActAsAdmin(t *testing.T) {
 	msgs, sendURL := "/agentik/conversations/"+hers.ID+"/messages", "/agentik/conversations/"+hers.ID+"/send"
 	pwCall(t, ts, "POST", sendURL, `{"content":[{"type":"text","body":"sneaky"}]}`, 403, agent.CodeForbidden, nil, bearer...)
 	pwCall(t, ts, "POST", sendURL, `{"content":[{"type":"text","body":"me too"}],"act_as_admin":true}`, 403, agent.CodeForbidden, nil, annBearer...)
-	if c, err := ts.Runner.Conversation(t.Context(), hers.ID); err != nil || c.MessageCount != 0 {
+	if c, err := ts.Convs.Get(t.Context(), hers.ID); err != nil || c.MessageCount != 0 {
 		t.Fatalf("refused sends wrote %d messages (%v)", c.MessageCount, err)
 	}
 

@@ -47,7 +47,7 @@ func TestBrowserAgentPickerAndEditor(t *testing.T) {
 		chips+`.find((b) => b.dataset.slug === 'researcher')?.getAttribute('aria-pressed') === 'true' && document.querySelector('[data-testid="starter"]')?.dataset.prompt === 'Find the weather in Paris'`)
 	screenshot(t, tab, "agent-picker.png")
 
-	d, err := ts.Runner.Agent(t.Context(), "researcher")
+	d, err := ts.Agents.Get(t.Context(), "researcher")
 	if err != nil || d.Instructions != "You research." || strings.Join(d.Tools, ",") != "weather__forecast" || d.Version != 1 {
 		t.Fatalf("stored agent %+v, %v", d, err)
 	}
@@ -81,11 +81,11 @@ func TestBrowserDelegationView(t *testing.T) {
 	ts := newTestServer(t)
 	ctx := t.Context()
 	str := func(s string) *string { return &s }
-	if _, err := ts.Runner.CreateAgent(ctx, agent.AgentChange{Slug: str("researcher"), Name: str("Researcher")}); err != nil {
+	if _, err := ts.Agents.Create(ctx, agent.AgentChange{Slug: str("researcher"), Name: str("Researcher")}); err != nil {
 		t.Fatal(err)
 	}
 	tools := []string{"agent__researcher"}
-	if _, err := ts.Runner.CreateAgent(ctx, agent.AgentChange{Slug: str("writer"), Name: str("Writer"), Tools: &tools}); err != nil {
+	if _, err := ts.Agents.Create(ctx, agent.AgentChange{Slug: str("writer"), Name: str("Writer"), Tools: &tools}); err != nil {
 		t.Fatal(err)
 	}
 	childGo := make(chan struct{})
@@ -149,7 +149,7 @@ func TestBrowserAgentFromName(t *testing.T) {
 	}
 	do(t, tab, chromedp.Evaluate[chromedp.Void](`(() => { `+q+`('[data-testid="agent-starters"]').value = 'Plan a weekend in Lyon'; `+q+`('[data-testid="agent-save"]').click(); })()`))
 	waitJS(t, tab, "Travel Planner selected", `!document.querySelector('[data-testid="agent-editor"]') && `+chips+`.find((b) => b.dataset.slug === 'travel-planner')?.getAttribute('aria-pressed') === 'true'`)
-	d, err := ts.Runner.Agent(t.Context(), "travel-planner")
+	d, err := ts.Agents.Get(t.Context(), "travel-planner")
 	if err != nil || d.Name != "Travel Planner" || strings.Join(d.Starters, "|") != "Plan a weekend in Lyon" {
 		t.Fatalf("stored agent %+v, %v", d, err)
 	}
@@ -167,12 +167,12 @@ func TestBrowserAgentFromName(t *testing.T) {
 	waitJS(t, tab, "the editor with Delete", `document.querySelector('[data-testid="agent-editor"]')?.open && !`+q+`('[data-testid="agent-delete"]').hidden`)
 	do(t, tab, chromedp.Evaluate[chromedp.Void](q+`('[data-testid="agent-delete"]').click()`))
 	waitJS(t, tab, "Delete asks again", q+`('[data-testid="agent-delete"]').textContent === 'Delete Travel Planner? Click again'`)
-	if _, err := ts.Runner.Agent(t.Context(), "travel-planner"); err != nil {
+	if _, err := ts.Agents.Get(t.Context(), "travel-planner"); err != nil {
 		t.Fatalf("deleted at the first click: %v", err)
 	}
 	do(t, tab, chromedp.Evaluate[chromedp.Void](q+`('[data-testid="agent-delete"]').click()`))
 	waitJS(t, tab, "deleted", `!document.querySelector('[data-testid="agent-editor"]') && `+chips+`.length === 1`)
-	if d, err := ts.Runner.Agent(t.Context(), "travel-planner"); err == nil && !d.Deleted {
+	if d, err := ts.Agents.Get(t.Context(), "travel-planner"); err == nil && !d.Deleted {
 		t.Fatalf("after Delete: %+v", d)
 	}
 }

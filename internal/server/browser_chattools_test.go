@@ -73,7 +73,7 @@ func TestBrowserToolsPerChat(t *testing.T) {
 	if got := serverTools(reqs[len(reqs)-1]); !slices.Equal(got, []string{"weather__forecast"}) {
 		t.Fatalf("the first turn offered %v, want weather__forecast only", got)
 	}
-	c, err := ts.Runner.Conversation(t.Context(), id)
+	c, err := ts.Convs.Get(t.Context(), id)
 	if err != nil || c.Tools == nil || !slices.Equal(*c.Tools, []string{"weather"}) {
 		t.Fatalf("the conversation's tools: %v (%v)", c.Tools, err)
 	}
@@ -84,7 +84,7 @@ func TestBrowserToolsPerChat(t *testing.T) {
 	do(t, tab, chromedp.Click(chromedp.CSS(`[data-testid="chat-tool"][data-tool="files__read"]`)))
 	waitJS(t, tab, "the count", `document.querySelector('[data-testid="chat-tools-count"]').textContent === '2/3'`)
 	waitFor(t, "the choice stored", func() bool {
-		c, err := ts.Runner.Conversation(t.Context(), id)
+		c, err := ts.Convs.Get(t.Context(), id)
 		return err == nil && c.Tools != nil && slices.Equal(*c.Tools, []string{"weather", "files__read"})
 	})
 	ts.Fake.Enqueue(llmtest.Reply{Text: "Weather and reading."})
@@ -109,7 +109,7 @@ func TestBrowserToolsPerChat(t *testing.T) {
 	do(t, tab, chromedp.Click(chromedp.CSS(`[data-testid="chat-tool-server"][data-server="files"]`)))
 	waitJS(t, tab, "no count", `document.querySelector('[data-testid="chat-tools-count"]').textContent === ''`)
 	waitFor(t, "every tool again", func() bool {
-		c, err := ts.Runner.Conversation(t.Context(), id)
+		c, err := ts.Convs.Get(t.Context(), id)
 		return err == nil && c.Tools == nil
 	})
 

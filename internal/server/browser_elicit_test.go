@@ -60,7 +60,7 @@ func TestBrowserElicitationForm(t *testing.T) {
 		if !t.Failed() {
 			return
 		}
-		msgs, err := ts.Runner.Messages(context.Background(), agent.MessageQuery{ConversationID: c.ID, Limit: 100})
+		msgs, err := ts.Convs.Messages(context.Background(), agent.MessageQuery{ConversationID: c.ID, Limit: 100})
 		for _, m := range msgs {
 			t.Logf("stored: seq %d %s %+v %s %.200s", m.Seq, m.Type, m.Content, m.Name, m.Result)
 		}

@@ -79,7 +79,7 @@ func TestBrowserKnowledgeCites(t *testing.T) {
 	waitConnected(t, tab)
 	citationChecks(t, tab, "after a reload")
 	waitIdle(t, ts, id)
-	if ks, err := ts.Runner.ConversationKnowledge(context.Background(), id); err != nil || len(ks) != 1 {
+	if ks, err := ts.Convs.Knowledge(context.Background(), id); err != nil || len(ks) != 1 {
 		t.Errorf("the chat's knowledge: %v, %v", ks, err)
 	}
 

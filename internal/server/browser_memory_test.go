@@ -21,7 +21,7 @@ func TestBrowserMemory(t *testing.T) {
 	openPage(t, ts, tab, "/")
 	human := func() string {
 		t.Helper()
-		bs, err := ts.Runner.Memory(t.Context(), "")
+		bs, err := ts.Memory.Blocks(t.Context(), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +55,7 @@ func TestBrowserMemory(t *testing.T) {
 	}
 
 	// The memory page: read, edit, clear, revert the clear.
-	if _, err := ts.Runner.PutMemory(t.Context(), "", agent.MemoryHuman, agent.MemoryInput{Value: ptr("writes Go every day")}); err != nil {
+	if _, err := ts.Memory.Put(t.Context(), "", agent.MemoryHuman, agent.MemoryInput{Value: ptr("writes Go every day")}); err != nil {
 		t.Fatal(err)
 	}
 	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="memory-link"]').click()`))

@@ -213,7 +213,7 @@ func TestBrowserSearchResultScrollsToTheMatch(t *testing.T) {
 		msgs = append(msgs, agent.Message{Type: agent.MessageUser, Content: []agent.Content{agent.Text(q)}},
 			agent.Message{Type: agent.MessageAssistant, Content: []agent.Content{agent.Text(fmt.Sprintf("Answer %d.\n\nA paragraph.\n\nAnother paragraph.", i))}})
 	}
-	if _, err := ts.Runner.Import(context.Background(), []agent.ImportConversation{{Source: "test:zeppelin", Title: "Long chat", Messages: msgs}}); err != nil {
+	if _, err := ts.Convs.Import(context.Background(), []agent.ImportConversation{{Source: "test:zeppelin", Title: "Long chat", Messages: msgs}}); err != nil {
 		t.Fatal(err)
 	}
 	tab := browserTab(t, ts)

@@ -17,7 +17,7 @@ func TestBrowserSearch(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	ctx := context.Background()
-	res, err := ts.Runner.Import(ctx, []agent.ImportConversation{
+	res, err := ts.Convs.Import(ctx, []agent.ImportConversation{
 		{Source: "test:1", Title: "Bicycle repair", Messages: []agent.Message{{Type: agent.MessageUser, Content: []agent.Content{agent.Text("my chain keeps slipping")}}}},
 		{Source: "test:2", Title: "Apple pie", Messages: []agent.Message{{Type: agent.MessageUser, Content: []agent.Content{agent.Text("how much <b>cinnamon</b>?")}}}},
 		{Source: "test:3", Messages: []agent.Message{{Type: agent.MessageUser, Content: []agent.Content{agent.Text("salted pretzel")}}}},

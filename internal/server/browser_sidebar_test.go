@@ -158,7 +158,7 @@ func TestBrowserImportedChatsKeepTheirTimes(t *testing.T) {
 	var res agent.ImportResult
 	ts.call(t, "POST", "/agentik/import", string(sample), 201, &res)
 	for _, c := range res.Conversations {
-		got, err := ts.Runner.Conversation(t.Context(), c.ID)
+		got, err := ts.Convs.Get(t.Context(), c.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

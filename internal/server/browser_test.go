@@ -453,7 +453,7 @@ func TestBrowserSecondTabSeesTurnLive(t *testing.T) {
 	}
 	item := `document.querySelector('[data-testid="conversation-item"][data-id="` + c2.ID + `"]')`
 	waitJS(t, home, "created conversation in the sidebar", item+`?.textContent.includes('From the API')`)
-	if _, err := ts.Runner.Rename(context.Background(), c2.ID, "Renamed elsewhere"); err != nil {
+	if _, err := ts.Convs.Rename(context.Background(), c2.ID, "Renamed elsewhere"); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, home, "renamed conversation", item+`?.textContent.includes('Renamed elsewhere')`)
@@ -747,7 +747,7 @@ func TestBrowserRenameDeleteTemp(t *testing.T) {
 	do(t, tab, chromedp.Evaluate[chromedp.Void](`document.activeElement.value = 'New title'`), press("Enter", 0))
 	item := `document.querySelector('[data-testid="conversation-item"][data-id="` + c.ID + `"]')`
 	waitJS(t, tab, "renamed in the sidebar", item+`?.textContent.includes('New title')`)
-	if got, err := ts.Runner.Conversation(ctx, c.ID); err != nil || got.Title != "New title" {
+	if got, err := ts.Convs.Get(ctx, c.ID); err != nil || got.Title != "New title" {
 		t.Errorf("stored title = %q, %v", got.Title, err)
 	}
 	if got := eval[string](t, tab, `document.querySelector('#chat-title').textContent`); got != "New title" {
@@ -759,14 +759,14 @@ func TestBrowserRenameDeleteTemp(t *testing.T) {
 	waitJS(t, tab, "confirm dialog", `document.querySelector('#confirm-delete').open`)
 	do(t, tab, chromedp.Click(chromedp.CSS(`#confirm-delete button[value="cancel"]`)))
 	waitJS(t, tab, "dialog closed", `!document.querySelector('#confirm-delete').open`)
-	if _, err := ts.Runner.Conversation(ctx, c.ID); err != nil {
+	if _, err := ts.Convs.Get(ctx, c.ID); err != nil {
 		t.Fatalf("cancel deleted the conversation: %v", err)
 	}
 	do(t, tab, chromedp.Click(chromedp.CSS(`[data-testid="delete"]`)))
 	waitJS(t, tab, "confirm dialog", `document.querySelector('#confirm-delete').open`)
 	do(t, tab, chromedp.Click(chromedp.CSS(`[data-testid="confirm-delete-button"]`)))
 	waitJS(t, tab, "back on the new-chat page", `location.pathname === '/' && `+item+` === null && document.querySelector('[data-testid="empty-state"]') !== null`)
-	if _, err := ts.Runner.Conversation(ctx, c.ID); !errors.Is(err, agent.ErrNotFound) {
+	if _, err := ts.Convs.Get(ctx, c.ID); !errors.Is(err, agent.ErrNotFound) {
 		t.Errorf("after delete: %v, want not found", err)
 	}
 
@@ -776,7 +776,7 @@ func TestBrowserRenameDeleteTemp(t *testing.T) {
 	send(t, tab, "just between us")
 	id := conversationID(t, tab)
 	waitJS(t, tab, "answer", jsAnswers+`.length === 1`)
-	tc, err := ts.Runner.Conversation(ctx, id)
+	tc, err := ts.Convs.Get(ctx, id)
 	if err != nil || !tc.Temp {
 		t.Errorf("conversation %s: temp=%v, %v", id, tc.Temp, err)
 	}

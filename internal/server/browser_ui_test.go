@@ -201,7 +201,7 @@ func TestBrowserNoModelSendLeavesNoChat(t *testing.T) {
 func waitStoreEmpty(t *testing.T, ts *testServer) {
 	t.Helper()
 	waitFor(t, "no conversation left in the store by a failed first send", func() bool {
-		cs, _, err := ts.Runner.Conversations(context.Background(), 0, 10)
+		cs, _, err := ts.Convs.List(context.Background(), 0, 10)
 		if err != nil {
 			t.Fatal(err)
 		}

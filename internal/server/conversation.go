@@ -163,7 +163,7 @@ func (in *messageRef) check() error {
 var (
 	opCreateConversation = declare(protocol.OpCreateConversation, http.StatusCreated, func(ctx context.Context, s *Server, in protocol.CreateRequest) (any, error) {
 		if in.Knowledge != nil { // checked before anything is written
-			if err := s.runner.CheckConversationKnowledge(ctx, *in.Knowledge); err != nil {
+			if err := s.convs.CheckKnowledge(ctx, *in.Knowledge); err != nil {
 				return nil, err
 			}
 		}
@@ -185,11 +185,11 @@ var (
 		return json.RawMessage(b), nil
 	})
 	opGetConversation = declare(protocol.OpGetConversation, 0, func(ctx context.Context, s *Server, in conversationRef) (any, error) {
-		c, err := s.runner.Conversation(ctx, in.ConversationID)
+		c, err := s.convs.Get(ctx, in.ConversationID)
 		if err != nil {
 			return nil, err
 		}
-		c.Knowledge, err = s.runner.ConversationKnowledge(ctx, c.ID)
+		c.Knowledge, err = s.convs.Knowledge(ctx, c.ID)
 		return c, err
 	})
 	opGetMessages = declare(protocol.OpGetMessages, 0, func(ctx context.Context, s *Server, in messagesQuery) (any, error) {
@@ -206,31 +206,31 @@ var (
 		if q.All, err = allBranches(in.Branch); err != nil {
 			return nil, err
 		}
-		p, err := s.runner.History(ctx, q)
+		p, err := s.convs.History(ctx, q)
 		if err != nil {
 			return nil, err
 		}
 		return protocol.NewMessagesResult(p), nil
 	})
 	opRename = declare(protocol.OpRename, 0, func(ctx context.Context, s *Server, in renameInput) (any, error) {
-		return s.runner.Rename(ctx, in.ConversationID, *in.Title)
+		return s.convs.Rename(ctx, in.ConversationID, *in.Title)
 	})
 	opUpdateConversation = declare(protocol.OpUpdateConversation, 0, func(ctx context.Context, s *Server, in updateInput) (any, error) {
 		st := in.Settings()
 		st.Title = in.Title
 		if in.Knowledge != nil {
-			if err := s.runner.CheckConversationKnowledge(ctx, *in.Knowledge); err != nil {
+			if err := s.convs.CheckKnowledge(ctx, *in.Knowledge); err != nil {
 				return nil, err
 			}
 			if st == (agent.Settings{}) { // knowledge alone
-				c, err := s.runner.Conversation(ctx, in.ConversationID)
+				c, err := s.convs.Get(ctx, in.ConversationID)
 				if err != nil {
 					return nil, err
 				}
 				return s.withKnowledge(ctx, c, *in.Knowledge)
 			}
 		}
-		c, err := s.runner.UpdateConversation(ctx, in.ConversationID, st)
+		c, err := s.convs.Update(ctx, in.ConversationID, st)
 		if err != nil || in.Knowledge == nil {
 			return c, err
 		}
@@ -256,11 +256,11 @@ var (
 
 // withKnowledge attaches ids to c and answers it with them.
 func (s *Server) withKnowledge(ctx context.Context, c agent.Conversation, ids []string) (agent.Conversation, error) {
-	if err := s.runner.SetConversationKnowledge(ctx, c.ID, ids); err != nil {
+	if err := s.convs.SetKnowledge(ctx, c.ID, ids); err != nil {
 		return agent.Conversation{}, err
 	}
 	var err error
-	c.Knowledge, err = s.runner.ConversationKnowledge(ctx, c.ID)
+	c.Knowledge, err = s.convs.Knowledge(ctx, c.ID)
 	return c, err
 }
 

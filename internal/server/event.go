@@ -66,7 +66,7 @@ func (s *Server) handleReplay(w http.ResponseWriter, r *http.Request) { s.replay
 
 func (s *Server) handleConversationReplay(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("conversation_id")
-	if _, err := s.runner.Conversation(r.Context(), id); err != nil {
+	if _, err := s.convs.Get(r.Context(), id); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -17,7 +17,7 @@ import (
 func (s *Server) eachMessage(ctx context.Context, id string, all bool, f func(agent.Message) error) error {
 	q := agent.MessageQuery{ConversationID: id, Limit: agent.MaxPageSize, Bytes: s.cfg.HistoryBytes, All: all}
 	for {
-		p, err := s.runner.History(ctx, q)
+		p, err := s.convs.History(ctx, q)
 		if err != nil {
 			return err
 		}
@@ -55,14 +55,14 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	c, err := s.runner.Conversation(ctx, r.PathValue("conversation_id"))
+	c, err := s.convs.Get(ctx, r.PathValue("conversation_id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	// Checked before the first byte: after it, a failure can only end the
 	// body early.
-	n, _, err := s.runner.PathInfo(ctx, c)
+	n, _, err := s.convs.PathInfo(ctx, c)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -108,7 +108,7 @@ func (s *Server) handleExportAll(w http.ResponseWriter, r *http.Request) {
 	// pages; a backup is taken of a quiet database.
 	n := 0
 	for offset := 0; ; offset += agent.MaxPageSize {
-		cs, _, err := s.runner.Conversations(ctx, offset, agent.MaxPageSize)
+		cs, _, err := s.convs.List(ctx, offset, agent.MaxPageSize)
 		if err != nil {
 			s.log.Error("export_failed", "err", err)
 			return
@@ -118,7 +118,7 @@ func (s *Server) handleExportAll(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			// The list's rows are slim: the whole conversation has its head.
-			c, err := s.runner.Conversation(ctx, c.ID)
+			c, err := s.convs.Get(ctx, c.ID)
 			if err != nil {
 				if agent.ErrorCode(err) == agent.CodeNotFound {
 					continue // deleted meanwhile
@@ -139,7 +139,7 @@ func (s *Server) handleExportAll(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	// The exporter's own long-term memory (agent/memory.go).
-	mem, err := s.runner.ExportMemory(ctx)
+	mem, err := s.cfg.Memory.Export(ctx)
 	if err != nil {
 		s.log.Error("export_failed", "err", err)
 		return
@@ -175,16 +175,16 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.runner.CheckMemoryImport(r.Context(), mem); err != nil {
+	if err := s.cfg.Memory.CheckImport(r.Context(), mem); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	res, err := s.runner.Import(r.Context(), convs)
+	res, err := s.convs.Import(r.Context(), convs)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if res.Memory, err = s.runner.ImportMemory(r.Context(), mem); err != nil {
+	if res.Memory, err = s.cfg.Memory.Import(r.Context(), mem); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

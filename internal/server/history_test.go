@@ -36,7 +36,7 @@ func bigConversation(t *testing.T, ts *testServer, n, size int) agent.Conversati
 		}
 		ms = append(ms, agent.Message{Type: typ, Date: start.Add(time.Duration(i) * time.Second), Content: []agent.Content{agent.Text(fmt.Sprintf("m%03d <&> %s", i, strings.Repeat("x", size)))}})
 	}
-	res, err := ts.Runner.Import(t.Context(), []agent.ImportConversation{{Source: "test:" + agent.NewID(), Title: "big", CreatedAt: start, Messages: ms}})
+	res, err := ts.Convs.Import(t.Context(), []agent.ImportConversation{{Source: "test:" + agent.NewID(), Title: "big", CreatedAt: start, Messages: ms}})
 	if err != nil || len(res.Conversations) != 1 {
 		t.Fatalf("import: %+v, %v", res, err)
 	}

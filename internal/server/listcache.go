@@ -70,13 +70,13 @@ func (s *Server) listPage(ctx context.Context, offset, limit int) ([]byte, error
 	k := listKey{offset, limit, agent.ListScope(ctx) + "\x00" + strings.Join(s.runner.Reach(ctx), "\x00")}
 	// The version is read before the data: a commit in between moves it,
 	// and the page is then kept under a version that is already old.
-	v, cacheable := s.runner.ListVersion()
+	v, cacheable := s.convs.ListVersion()
 	if cacheable {
 		if b, ok := s.lists.get(v, k); ok {
 			return b, nil
 		}
 	}
-	cs, total, err := s.runner.Conversations(ctx, offset, limit)
+	cs, total, err := s.convs.List(ctx, offset, limit)
 	if err != nil {
 		return nil, err
 	}

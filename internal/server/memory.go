@@ -47,27 +47,27 @@ var (
 	opGetMemory = declare(protocol.OpGetMemory, 0, func(ctx context.Context, s *Server, in struct {
 		Agent string `json:"agent"`
 	}) (any, error) {
-		bs, err := s.runner.Memory(ctx, in.Agent)
+		bs, err := s.cfg.Memory.Blocks(ctx, in.Agent)
 		if err != nil {
 			return nil, err
 		}
 		return protocol.MemoryResult{Blocks: bs}, nil
 	})
 	opPutMemory = declare(protocol.OpPutMemory, 0, func(ctx context.Context, s *Server, in memoryWrite) (any, error) {
-		return written(s.runner.PutMemory(ctx, in.Agent, in.Label, in.MemoryInput))
+		return written(s.cfg.Memory.Put(ctx, in.Agent, in.Label, in.MemoryInput))
 	})
 	opClearMemory = declare(protocol.OpClearMemory, 0, func(ctx context.Context, s *Server, in memoryRef) (any, error) {
-		return written(s.runner.ClearMemory(ctx, in.Agent, in.Label))
+		return written(s.cfg.Memory.Clear(ctx, in.Agent, in.Label))
 	})
 	opRevertMemory = declare(protocol.OpRevertMemory, 0, func(ctx context.Context, s *Server, in changeRef) (any, error) {
-		return written(s.runner.RevertMemory(ctx, in.ID))
+		return written(s.cfg.Memory.Revert(ctx, in.ID))
 	})
 	opListMemoryChanges = declare(protocol.OpListMemoryChanges, 0, func(ctx context.Context, s *Server, in memoryChangesQuery) (any, error) {
 		limit, err := limitOf(in.Limit)
 		if err != nil {
 			return nil, err
 		}
-		cs, err := s.runner.MemoryChanges(ctx, in.Agent, limit)
+		cs, err := s.cfg.Memory.Changes(ctx, in.Agent, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -97,7 +97,7 @@ func (s *Server) handleMemoryPage(w http.ResponseWriter, r *http.Request) {
 	if v.Agent == "" {
 		v.Agent = agent.DefaultAgent
 	}
-	v.Blocks, err = s.runner.Memory(ctx, v.Agent)
+	v.Blocks, err = s.cfg.Memory.Blocks(ctx, v.Agent)
 	switch {
 	case agent.ErrorCode(err) == agent.CodeUnavailable:
 		v.Off = true
@@ -105,11 +105,11 @@ func (s *Server) handleMemoryPage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	default:
-		if v.Changes, err = s.runner.MemoryChanges(ctx, v.Agent, memoryPageChanges); err != nil {
+		if v.Changes, err = s.cfg.Memory.Changes(ctx, v.Agent, memoryPageChanges); err != nil {
 			s.pageError(w, r, err)
 			return
 		}
-		ds, err := s.runner.Agents(ctx)
+		ds, err := s.cfg.Agents.List(ctx)
 		if err != nil {
 			s.pageError(w, r, err)
 			return

@@ -71,7 +71,7 @@ func TestOpPathAndBody(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("rename with another conversation_id in the body: %d, want 400", resp.StatusCode)
 	}
-	got, err := ts.Runner.Conversation(context.Background(), b.ID)
+	got, err := ts.Convs.Get(context.Background(), b.ID)
 	if err != nil || got.Title == "x" {
 		t.Fatalf("the body's conversation was renamed: %+v %v", got, err)
 	}

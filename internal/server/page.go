@@ -52,7 +52,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	// The conversation is read before its messages: if a turn starts in
 	// between, its messages are on the page and the resume cursor
 	// (web.ChatView.LastSeq) is past them, so nothing is lost or doubled.
-	c, err := s.runner.Conversation(ctx, id)
+	c, err := s.convs.Get(ctx, id)
 	if errors.Is(err, agent.ErrNotFound) {
 		p, perr := s.page(ctx, "")
 		if perr != nil {
@@ -67,7 +67,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	n, lastSeq, err := s.runner.PathInfo(ctx, c)
+	n, lastSeq, err := s.convs.PathInfo(ctx, c)
 	if err != nil {
 		s.pageError(w, r, err)
 		return
@@ -76,7 +76,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	// the rest are counted, and paged in by the JS layer on request.
 	var hp agent.HistoryPage
 	if n > 0 {
-		hp, err = s.runner.History(ctx, agent.MessageQuery{ConversationID: id, End: n, Limit: s.cfg.PageMessages, Bytes: s.cfg.HistoryBytes})
+		hp, err = s.convs.History(ctx, agent.MessageQuery{ConversationID: id, End: n, Limit: s.cfg.PageMessages, Bytes: s.cfg.HistoryBytes})
 		if err != nil {
 			s.pageError(w, r, err)
 			return
@@ -121,7 +121,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
 	// The sidebar holds the caller's own conversations (and her
 	// projects'), an admin's too: everyone's are in the admin panel.
-	cs, total, err := s.runner.Conversations(agent.OwnedBy(ctx, agent.PrincipalFrom(ctx).UserID), 0, sidebarSize)
+	cs, total, err := s.convs.List(agent.OwnedBy(ctx, agent.PrincipalFrom(ctx).UserID), 0, sidebarSize)
 	if err != nil {
 		return web.Page{}, err
 	}
@@ -141,7 +141,7 @@ func (s *Server) page(ctx context.Context, current string) (web.Page, error) {
 		SignOut:           s.authOn(),
 	}
 	if me := agent.PrincipalFrom(ctx).UserID; me != "" {
-		rep, err := s.runner.Usage(ctx, me, "", "")
+		rep, err := s.cfg.Budgets.Report(ctx, me, "", "")
 		if err != nil {
 			return web.Page{}, err
 		}

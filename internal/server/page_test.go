@@ -43,7 +43,7 @@ func waitIdle(t testing.TB, ts *testServer, id string) agent.Conversation {
 	var c agent.Conversation
 	testwait.For(t, "conversation "+id+" to end its turn", func() bool {
 		var err error
-		if c, err = ts.Runner.Conversation(context.Background(), id); err != nil {
+		if c, err = ts.Convs.Get(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
 		return !c.Running
@@ -134,7 +134,7 @@ func TestChatPageHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	c = waitIdle(t, ts, c.ID)
-	msgs, err := ts.Runner.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, Limit: 100})
+	msgs, err := ts.Convs.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

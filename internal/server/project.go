@@ -87,7 +87,7 @@ func (s *Server) handleProjectsPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		p.Project = &d
-		defs, err := s.runner.Agents(ctx)
+		defs, err := s.cfg.Agents.List(ctx)
 		if err != nil {
 			s.pageError(w, r, err)
 			return
@@ -162,7 +162,7 @@ func (s *Server) projectDetail(ctx context.Context, ps *agent.Projects, id strin
 			d.Knowledge = append(d.Knowledge, web.KnowledgeOption{ID: k, Name: k, Checked: true})
 		}
 	}
-	cs, _, err := s.runner.Conversations(ctx, 0, agent.MaxPageSize)
+	cs, _, err := s.convs.List(ctx, 0, agent.MaxPageSize)
 	if err != nil {
 		return web.ProjectDetail{}, err
 	}

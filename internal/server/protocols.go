@@ -25,7 +25,7 @@ func a2aAgent(d agent.AgentDef) a2a.Agent {
 // stored definition, so AGENTIK_AGENTS may redefine it).
 func (s *Server) defaultAgent(ctx context.Context) a2a.Agent {
 	// The default agent is shared: anyone may see it, and its card is public.
-	d, err := s.runner.Agent(agent.WithPrincipal(ctx, agent.Local), agent.DefaultAgent)
+	d, err := s.cfg.Agents.Get(agent.WithPrincipal(ctx, agent.Local), agent.DefaultAgent)
 	if err != nil || d.Deleted {
 		return a2a.Agent{Slug: agent.DefaultAgent, Name: "agentik", Description: "agentik's default agent: a helpful assistant with the tools this agentik server has."}
 	}
@@ -34,7 +34,7 @@ func (s *Server) defaultAgent(ctx context.Context) a2a.Agent {
 
 // agents lists the agents the caller may use, the default first.
 func (s *Server) agents(ctx context.Context) ([]a2a.Agent, error) {
-	ds, err := s.runner.Agents(ctx)
+	ds, err := s.cfg.Agents.List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func (s *Server) agents(ctx context.Context) ([]a2a.Agent, error) {
 func (s *Server) newA2A() *a2a.Handler {
 	kv, _ := s.store.(a2a.KV)
 	return a2a.New(a2a.Config{KV: kv, PushAllow: s.cfg.PushAllow, SecretKey: s.cfg.SecretKey,
-		Runner: s.runner, Broker: s.broker, Agents: s.agents, Default: s.defaultAgent,
+		Runner: s.runner, Conversations: s.convs, Broker: s.broker, Agents: s.agents, Default: s.defaultAgent,
 		Auth: s.authOn(), Heartbeat: s.cfg.Heartbeat, Streams: s.streams, Logger: s.log,
 	})
 }
@@ -60,7 +60,7 @@ func (s *Server) newA2A() *a2a.Handler {
 func (s *Server) newMCP() *mcpserve.Handler {
 	peers, _ := s.store.(mcpserve.Peers) // the database: other instances on PostgreSQL
 	return mcpserve.New(mcpserve.Config{
-		Runner: s.runner, Broker: s.broker, Heartbeat: s.cfg.Heartbeat, Streams: s.streams, Logger: s.log,
+		Runner: s.runner, Conversations: s.convs, Broker: s.broker, Heartbeat: s.cfg.Heartbeat, Streams: s.streams, Logger: s.log,
 		Files: s.cfg.Files, Peers: peers,
 		Agents: func(ctx context.Context) ([]mcpserve.Agent, error) {
 			as, err := s.agents(ctx)

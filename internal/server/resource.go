@@ -45,19 +45,19 @@ func (in *promptInput) check() error {
 
 var (
 	opListResources = declare(protocol.OpListResources, 0, func(ctx context.Context, s *Server, _ struct{}) (any, error) {
-		return s.runner.Resources(ctx)
+		return s.cfg.Resources.List(ctx)
 	})
 	opReadResource = declare(protocol.OpReadResource, 0, func(ctx context.Context, s *Server, in resourceRef) (any, error) {
-		return s.runner.ReadResource(ctx, in.Server, in.URI)
+		return s.cfg.Resources.Read(ctx, in.Server, in.URI)
 	})
 	opListPrompts = declare(protocol.OpListPrompts, 0, func(ctx context.Context, s *Server, _ struct{}) (any, error) {
-		ps, err := s.runner.Prompts(ctx)
+		ps, err := s.cfg.Resources.Prompts(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return protocol.PromptsResult{Prompts: ps}, nil
 	})
 	opGetPrompt = declare(protocol.OpGetPrompt, 0, func(ctx context.Context, s *Server, in promptInput) (any, error) {
-		return s.runner.Prompt(ctx, in.Server, in.Name, in.args)
+		return s.cfg.Resources.Prompt(ctx, in.Server, in.Name, in.args)
 	})
 )

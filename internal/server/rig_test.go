@@ -27,6 +27,9 @@ type testServer struct {
 	Store  *store.Store
 	Broker *broker.Broker
 	Runner *agent.Runner
+	Convs  *agent.Conversations // the services app.Wire made
+	Agents *agent.Agents
+	Memory *agent.Memory
 	App    *server.Server
 	DB     string // the SQLite file
 }
@@ -84,7 +87,8 @@ func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 	}
 	a := w.App
 	hs := httptest.NewServer(a.Server)
-	ts := &testServer{Server: hs, Fake: fake, Store: a.Store, Broker: a.Broker, Runner: a.Runner, App: a.Server, DB: db}
+	ts := &testServer{Server: hs, Fake: fake, Store: a.Store, Broker: a.Broker, Runner: a.Runner, App: a.Server, DB: db,
+		Convs: a.Conversations, Agents: a.Agents, Memory: a.Memory}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -150,7 +150,7 @@ func (s *Server) scheduleRow(ctx context.Context, sch *agent.Scheduler, sc agent
 	// Whether the latest run's turn still runs (one read a schedule: an
 	// earlier run's has ended but for a queue, rare).
 	if len(row.Runs) > 0 && row.Runs[0].ConversationID != "" && row.Runs[0].Outcome != agent.RunFailed {
-		if c, err := s.runner.Conversation(ctx, row.Runs[0].ConversationID); err == nil {
+		if c, err := s.convs.Get(ctx, row.Runs[0].ConversationID); err == nil {
 			row.Runs[0].Running = c.Running
 		}
 	}
@@ -172,7 +172,7 @@ func (s *Server) handleSchedulesPage(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	defs, err := s.runner.Agents(ctx)
+	defs, err := s.cfg.Agents.List(ctx)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -13,10 +13,7 @@ func (s *Server) search(ctx context.Context, text string, limit int) (protocol.S
 	if err != nil {
 		return protocol.SearchResults{}, err
 	}
-	if s.searcher == nil {
-		return protocol.SearchResults{}, agent.Errorf(agent.CodeUnavailable, "this server's store does not search")
-	}
-	res, err := s.runner.Search(ctx, s.searcher, q) // the principal's conversations only
+	res, err := s.convs.Search(ctx, q) // the principal's conversations only
 	if err != nil {
 		return protocol.SearchResults{}, err
 	}

@@ -75,6 +75,17 @@ type Config struct {
 	Runner *agent.Runner
 	Broker *broker.Broker
 	Store  EventLog
+	// Conversations, Agents and Memory answer their nouns' routes
+	// (agent/conversations.go, agentdef.go, memory.go); required.
+	Conversations *agent.Conversations
+	Agents        *agent.Agents
+	Memory        *agent.Memory
+	// Budgets answers /agentik/usage and the budget notes of the pages
+	// (agent/budget.go); nil: no usage is kept, no budget enforced.
+	Budgets *agent.Budgets
+	// Resources answers /agentik/resources and /agentik/prompts and the
+	// MCP Apps' reads (agent/resource.go); required.
+	Resources *agent.ToolResources
 	// Schedules answers /agentik/schedules; nil: 503 unavailable.
 	Schedules *agent.Scheduler
 	// Projects answers /agentik/projects; nil: 503.
@@ -98,11 +109,8 @@ type Config struct {
 	// Preferences answers /agentik/me/preferences and sets the pages'
 	// theme; nil: 503 (and the browser's theme).
 	Preferences *agent.PreferencesService
-	// Search answers search; nil: the Store, when it implements
-	// agent.Searcher.
-	Search    agent.Searcher
-	Tools     ToolLister // nil when no tools are configured
-	ModelName string     // "" when no model is configured
+	Tools       ToolLister // nil when no tools are configured
+	ModelName   string     // "" when no model is configured
 	// ModelNotice, when set, says what the UI's banner area shows about
 	// the model: demo mode, or what the start-up probe found wrong with the
 	// endpoint ("" for nothing). It is asked on every page.
@@ -214,9 +222,9 @@ const HistoryBytes = 4 << 20
 type Server struct {
 	cfg       Config
 	runner    *agent.Runner
+	convs     *agent.Conversations // Config.Conversations
 	broker    *broker.Broker
 	store     EventLog
-	searcher  agent.Searcher
 	tools     ToolLister
 	modelName string
 	log       *slog.Logger
@@ -287,25 +295,21 @@ func New(cfg Config) *Server {
 		cfg.MaxImportBytes = MaxImportBytes
 	}
 	s := &Server{
-		cfg: cfg, runner: cfg.Runner, broker: cfg.Broker, store: cfg.Store, tools: cfg.Tools,
+		cfg: cfg, runner: cfg.Runner, convs: cfg.Conversations, broker: cfg.Broker, store: cfg.Store, tools: cfg.Tools,
 		modelName: cfg.ModelName, log: cfg.Logger, streams: sse.NewGroup(),
 		failures: newFailures(cfg.Clock, cfg.AuthFailureEvery, cfg.AuthFailureBurst),
 		wsConns:  newCounter(cfg.WSConnsPerClient),
 	}
 	s.closing = s.streams.Closing()
-	s.searcher = cfg.Search
-	if s.searcher == nil {
-		s.searcher, _ = cfg.Store.(agent.Searcher)
-	}
 	s.revocations = cfg.Revocations
 	if s.revocations == nil {
 		s.revocations, _ = cfg.Store.(Revocations)
 	}
 	responses, _ := cfg.Store.(openai.ResponseStore)
-	s.openai = openai.New(openai.Config{Runner: cfg.Runner, Broker: cfg.Broker, ModelName: cfg.ModelName,
+	s.openai = openai.New(openai.Config{Runner: cfg.Runner, Conversations: cfg.Conversations, Agents: cfg.Agents, Broker: cfg.Broker, ModelName: cfg.ModelName,
 		Streams: s.streams, Heartbeat: cfg.Heartbeat, Clock: cfg.Clock, Logger: cfg.Logger, Responses: responses, Files: cfg.Files})
-	s.aisdk = aisdk.New(aisdk.Config{Runner: cfg.Runner, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
-	s.agui = agui.New(agui.Config{Runner: cfg.Runner, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
+	s.aisdk = aisdk.New(aisdk.Config{Runner: cfg.Runner, Conversations: cfg.Conversations, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
+	s.agui = agui.New(agui.Config{Runner: cfg.Runner, Conversations: cfg.Conversations, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})
 	s.people = newPeople(s)
 	s.a2a = s.newA2A()
 	s.handler = s.routes()

@@ -112,7 +112,7 @@ func (s *Server) subscribeSSE(w http.ResponseWriter, r *http.Request, stream bro
 
 func (s *Server) handleConversationEvents(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("conversation_id")
-	if _, err := s.runner.Conversation(r.Context(), id); err != nil {
+	if _, err := s.convs.Get(r.Context(), id); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

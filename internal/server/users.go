@@ -85,7 +85,7 @@ var (
 		return a.Me(ctx)
 	})
 	opGetUsage = declare(protocol.OpGetUsage, 0, func(ctx context.Context, s *Server, in usageQuery) (any, error) {
-		return s.runner.Usage(ctx, in.User, in.From, in.To)
+		return s.cfg.Budgets.Report(ctx, in.User, in.From, in.To)
 	})
 	opListUsers = accountOp(protocol.OpListUsers, 0, func(ctx context.Context, s *Server, a *agent.Accounts, _ struct{}) (any, error) {
 		us, err := a.Users(ctx)
@@ -136,7 +136,7 @@ var (
 // page.
 func (s *Server) personRow(r *http.Request, a *agent.Accounts, u agent.User) web.PersonRow {
 	row := web.PersonRow{ID: u.ID, Name: u.Name, Email: u.Email, Role: u.Role, Disabled: u.Disabled, Budget: "none", Local: u.ID == agent.LocalUser,
-		OwnBudget: u.Budget, DefaultBudget: s.runner.DefaultBudget().String()}
+		OwnBudget: u.Budget, DefaultBudget: s.cfg.Budgets.DefaultBudget().String()}
 	const stamp = "2006-01-02 15:04 UTC"
 	if ks, err := a.Keys(r.Context(), u.ID); err != nil {
 		s.log.Warn("keys_failed", "user_id", u.ID, "err", err)
@@ -149,7 +149,7 @@ func (s *Server) personRow(r *http.Request, a *agent.Accounts, u agent.User) web
 			row.Keys = append(row.Keys, kr)
 		}
 	}
-	rep, err := s.runner.Usage(r.Context(), u.ID, "", "")
+	rep, err := s.cfg.Budgets.Report(r.Context(), u.ID, "", "")
 	if err != nil {
 		s.log.Warn("usage_failed", "user_id", u.ID, "err", err)
 		return row

@@ -422,7 +422,7 @@ func (k *wsConn) subscribe(ctx context.Context, cmd protocol.Command, id *string
 	}
 	stream := broker.Stream{Kind: cmd.Stream, ConversationID: cmd.ConversationID}
 	if stream.Kind == broker.StreamConversation {
-		if _, err := k.s.runner.Conversation(ctx, cmd.ConversationID); err != nil {
+		if _, err := k.s.convs.Get(ctx, cmd.ConversationID); err != nil {
 			k.reply(id, cmd.Op, nil, err)
 			return
 		}

@@ -83,7 +83,7 @@ func BenchmarkTurn(b *testing.B) {
 					b.Fatal(err)
 				}
 				for {
-					cv, _ := r.Conversation(context.Background(), c.ID)
+					cv, _ := a.Conversations.Get(context.Background(), c.ID)
 					if !cv.Running {
 						break
 					}

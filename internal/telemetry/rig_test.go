@@ -54,6 +54,7 @@ type rig struct {
 	store   *store.Store
 	broker  *broker.Broker
 	runner  *agent.Runner
+	convs   *agent.Conversations
 	metrics *telemetry.Metrics
 	close   func() // stops it all, as Run's shutdown does; the traces are flushed
 }
@@ -97,7 +98,7 @@ func newRig(t *testing.T, env map[string]string, opts ...func(*agent.Config)) *r
 		})
 	}
 	t.Cleanup(closeAll)
-	return &rig{Server: hs, fake: fake, store: a.Store, broker: a.Broker, runner: a.Runner, metrics: w.Metrics, close: closeAll}
+	return &rig{Server: hs, fake: fake, store: a.Store, broker: a.Broker, runner: a.Runner, convs: a.Conversations, metrics: w.Metrics, close: closeAll}
 }
 
 func (rg *rig) do(t *testing.T, method, path, body string) (int, string) {
@@ -145,7 +146,7 @@ func (rg *rig) send(t *testing.T, id, text string) string {
 func (rg *rig) waitIdle(t *testing.T, id string) {
 	t.Helper()
 	testwait.For(t, "conversation "+id+" to end its turn", func() bool {
-		c, err := rg.runner.Conversation(context.Background(), id)
+		c, err := rg.convs.Get(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -109,15 +109,6 @@ type model struct {
 	name string
 }
 
-// Configured forwards the decorated model's (llm.Live: the admin panel
-// may leave the server without a model); a model without one is there.
-func (m *model) Configured() bool {
-	if c, ok := m.next.(interface{ Configured() bool }); ok {
-		return c.Configured()
-	}
-	return true
-}
-
 func (m *model) Chat(ctx context.Context, req agent.ChatRequest, on func(agent.Delta) error) (agent.ChatResponse, error) {
 	if req.Model != "" && req.Model != m.name { // the conversation's own model
 		c := *m
@@ -203,9 +194,8 @@ type tools struct {
 
 func (tl *tools) Specs(ctx context.Context) []agent.ToolSpec { return tl.next.Specs(ctx) }
 
-// Servers lists the tool servers, as the decorated Tools would: the runner
-// checks an agent's tool patterns against them (a pattern may name a
-// server whose tools are not listed yet).
+// Servers lists the tool servers, as the decorated Tools would (the
+// agents service is given them by app.Wire, agent.AgentsConfig.Servers).
 func (tl *tools) Servers() []agent.ToolServer {
 	if tl.servers == nil {
 		return nil

@@ -92,6 +92,7 @@ type rig struct {
 	st     *store.Store
 	b      *broker.Broker
 	r      *agent.Runner
+	cs     *agent.Conversations
 	fake   *llmtest.Server
 	secret []byte
 }
@@ -110,6 +111,10 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	r := agent.NewRunner(agent.Config{Store: st, Publisher: b, Model: m})
+	cs, err := agent.NewConversations(agent.ConversationsConfig{Runner: r, Lister: st})
+	if err != nil {
+		t.Fatal(err)
+	}
 	key, err := webhook.ParseSecret(secret)
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +125,7 @@ func newRig(t *testing.T) *rig {
 		_ = r.Close(ctx)
 		_ = st.Close()
 	})
-	return &rig{st: st, b: b, r: r, fake: fake, secret: key}
+	return &rig{st: st, b: b, r: r, cs: cs, fake: fake, secret: key}
 }
 
 // start runs a deliverer to url; the returned func stops it and waits.
@@ -143,7 +148,7 @@ func (rg *rig) turn(t *testing.T, id, text, answer string) {
 		t.Fatal(err)
 	}
 	testwait.For(t, "the turn to end", func() bool {
-		c, err := rg.r.Conversation(context.Background(), id)
+		c, err := rg.cs.Get(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
