@@ -44,6 +44,7 @@ func Walks(s *Scheduler) int {
 
 // SetExtractor makes fs extract with e. Set it before fs runs.
 func SetExtractor(fs *Files, e Extractor) { fs.cfg.Extractor = e }
+
 // ServicesOf makes the services of the nouns over r's own stores, as
 // app.Wire does over the database, for the tests that make a Runner
 // themselves.
