@@ -17,6 +17,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // Events returns stored events with seq > q.After in seq order, at most
@@ -230,9 +231,9 @@ func (s *Store) ownerEvents(ctx context.Context, q agent.EventQuery) ([]agent.En
 // indexedRead is a read of the events of one key of a runIndex.
 type indexedRead struct {
 	key    *runIndex
-	ix     *convIndex // nil on PostgreSQL: nothing is pending
-	id     string     // the conversation or the owner
-	cols   string     // the columns scanEvents reads, by known
+	ix     *eventlog.RunIndex // nil on PostgreSQL: nothing is pending
+	id     string             // the conversation or the owner
+	cols   string             // the columns scanEvents reads, by known
 	known  eventKnown
 	filter string // more conditions on the rows, with fargs
 	fargs  []any
@@ -244,7 +245,7 @@ type indexedRead struct {
 // taken before the table is read, so the two make every event of r.id
 // through some commit after the call began.
 func (s *Store) indexedEvents(ctx context.Context, q agent.EventQuery, r indexedRead) ([]agent.Encoded, error) {
-	pending := r.ix.pendingAfter(r.id, q.After)
+	pending := r.ix.PendingAfter(r.id, q.After)
 	maxBytes := 0
 	if q.Limit > 0 {
 		maxBytes = s.pageB
@@ -535,11 +536,11 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 			return nil
 		}
 		if s.side != nil && s.side.Holds(top) {
-			// Rows keyed by a delta log's event (convindex.go's stale and
+			// Rows keyed by a delta log's event (eventlog/runindex.go's stale and
 			// recovered runs) are not found through agent_event: a scan of
 			// the runs, one row per run.
 			for _, k := range []*runIndex{convRuns, ownerRuns} {
-				if err := tx.Exec("DELETE FROM "+k.table+" WHERE seq <= ?", top).Error; err != nil {
+				if err := tx.Exec("DELETE FROM "+k.Table+" WHERE seq <= ?", top).Error; err != nil {
 					return err
 				}
 			}
@@ -576,8 +577,8 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 		n += before - s.side.Count()
 	}
 	if n > 0 {
-		s.convIx.forget(pruneTop) // their rows are gone
-		s.ownerIx.forget(pruneTop)
+		s.convIx.Forget(pruneTop) // their rows are gone
+		s.ownerIx.Forget(pruneTop)
 	}
 	return n, nil
 }
@@ -599,7 +600,7 @@ func (s *Store) ConversationPruned(ctx context.Context, id string) (int64, error
 	}
 	// Its first row of the index, else its pending entries (convindex.go),
 	// and the oldest of their events that is kept.
-	pending := s.convIx.pendingAfter(id, 0)
+	pending := s.convIx.PendingAfter(id, 0)
 	seqs, _, err := conversationSeqs(db, s.plain, id, 0, 1)
 	if err != nil {
 		return 0, fmt.Errorf("store: oldest event of %s: %w", id, err)

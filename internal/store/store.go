@@ -150,8 +150,8 @@ type Store struct {
 
 	ckpt *eventlog.Checkpointer // SQLite, fast mode only (eventlog/checkpoint.go)
 
-	convIx  *convIndex // SQLite only: the deferred conversation index entries (convindex.go)
-	ownerIx *convIndex // SQLite only: the same of the owner index
+	convIx  *eventlog.RunIndex // SQLite only: the deferred conversation index entries (convindex.go)
+	ownerIx *eventlog.RunIndex // SQLite only: the same of the owner index
 
 	temp *tempState // a temp database's (OpenTemp); nil: a stored one
 
@@ -174,11 +174,11 @@ type Store struct {
 	insertSQL  []string
 	insertArgs []any
 	sideRecs   []eventlog.Delta
-	sideRoom   sideRoom         // commitSide's, reused
-	sideSeen   map[string]int64 // applySide's, reused
-	sideConv   []deferEntry     // applySide's, reused
-	sideOwner  []deferEntry     // applySide's, reused
-	sideRedact []int64          // delta log records a delete in the current transaction redacts once it commits
+	sideRoom   sideRoom            // commitSide's, reused
+	sideSeen   map[string]int64    // applySide's, reused
+	sideConv   []eventlog.RunEntry // applySide's, reused
+	sideOwner  []eventlog.RunEntry // applySide's, reused
+	sideRedact []int64             // delta log records a delete in the current transaction redacts once it commits
 	stats      writerStats
 }
 
@@ -551,8 +551,8 @@ func (s *Store) init(ctx context.Context) error {
 		if err := s.side.RedactOrphans(storedConversations(db)); err != nil {
 			return err
 		}
-		s.convIx = &convIndex{key: convRuns, mark: convMark, staleSpan: convStaleSpan, markStep: convMarkStep}
-		s.ownerIx = &convIndex{key: ownerRuns, mark: ownerMark, staleSpan: convStaleSpan, markStep: convMarkStep}
+		s.convIx = eventlog.NewRunIndex(convRuns.Runs, convMark)
+		s.ownerIx = eventlog.NewRunIndex(ownerRuns.Runs, ownerMark)
 	}
 	return nil
 }
