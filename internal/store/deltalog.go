@@ -8,30 +8,7 @@ import (
 // The delta log's file is eventlog.DeltaLog (internal/eventlog/deltalog.go
 // says how it works); here is what the store does with it: the writer's
 // commit of text deltas to it (commitSide) and the merge of its reads with
-// agent_event's (mergeLogs).
-
-// mergeLogs merges two seq-ordered reads of the log, from agent_event and
-// from the delta log, through seq through (readEnd: a read that stopped at
-// a bound vouches only for seqs up to its last).
-func mergeLogs(a, b []agent.Encoded, through int64) []agent.Encoded {
-	out := make([]agent.Encoded, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		var e agent.Encoded
-		if j == len(b) || (i < len(a) && a[i].Seq < b[j].Seq) {
-			e = a[i]
-			i++
-		} else {
-			e = b[j]
-			j++
-		}
-		if e.Seq > through {
-			break
-		}
-		out = append(out, e)
-	}
-	return out
-}
+// agent_event's (eventlog.Merge).
 
 // commitSide commits, outside SQLite, the requests of batch that need no
 // more than the delta log (sideable), as one group commit, publishes them

@@ -144,60 +144,21 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 		if err != nil {
 			return nil, fmt.Errorf("store: events after %d: %w", q.After, err)
 		}
-		end := min(readEnd(out, q.Limit, maxBytes, through), readEnd(deltas, q.Limit, 0, through))
+		end := min(eventlog.ReadEnd(out, q.Limit, maxBytes, through), eventlog.ReadEnd(deltas, q.Limit, 0, through))
 		kept := deltas[:0]
 		for _, d := range deltas {
 			if d.Owner == q.Owner || reached[d.ConversationID] {
 				kept = append(kept, d)
 			}
 		}
-		return pageOf(mergeLogs(out, kept, end), q.Limit, maxBytes), nil
+		return eventlog.Page(eventlog.Merge(out, kept, end), q.Limit, maxBytes), nil
 	}
 	deltas, err := s.side.Read(q.After, through, q.Limit, q.Owner)
 	if err != nil {
 		return nil, fmt.Errorf("store: events after %d: %w", q.After, err)
 	}
-	end := min(readEnd(out, q.Limit, maxBytes, through), readEnd(deltas, q.Limit, 0, through))
-	return pageOf(mergeLogs(out, deltas, end), q.Limit, maxBytes), nil
-}
-
-// readEnd is the seq through which a read of at most limit events and
-// maxBytes bytes (each ≤ 0: no bound) is complete, given that it read
-// nothing above through: its last event's seq if it stopped at a bound.
-func readEnd(evs []agent.Encoded, limit, maxBytes int, through int64) int64 {
-	if len(evs) == 0 {
-		return through
-	}
-	if limit > 0 && len(evs) >= limit {
-		return evs[len(evs)-1].Seq
-	}
-	if maxBytes > 0 {
-		total := 0
-		for _, e := range evs {
-			total += len(e.JSON)
-		}
-		if total >= maxBytes {
-			return evs[len(evs)-1].Seq
-		}
-	}
-	return through
-}
-
-// pageOf cuts evs to a page: at most limit events, ending after the one
-// whose JSON brings the total to maxBytes (each ≤ 0: no bound).
-func pageOf(evs []agent.Encoded, limit, maxBytes int) []agent.Encoded {
-	if limit > 0 && len(evs) > limit {
-		evs = evs[:limit]
-	}
-	if maxBytes > 0 {
-		total := 0
-		for i, e := range evs {
-			if total += len(e.JSON); total >= maxBytes {
-				return evs[:i+1]
-			}
-		}
-	}
-	return evs
+	end := min(eventlog.ReadEnd(out, q.Limit, maxBytes, through), eventlog.ReadEnd(deltas, q.Limit, 0, through))
+	return eventlog.Page(eventlog.Merge(out, deltas, end), q.Limit, maxBytes), nil
 }
 
 // conversationEvents is EncodedEvents of one conversation: the seqs that
@@ -320,7 +281,7 @@ func (s *Store) indexedEvents(ctx context.Context, q agent.EventQuery, r indexed
 // agent_event (at most limit of them and budget bytes), the delta log's
 // events of chunk (of owner, unless ""), and keeps only chunk's seqs.
 func (s *Store) withDeltas(evs []agent.Encoded, chunk []int64, limit, budget int, owner string) ([]agent.Encoded, error) {
-	end := readEnd(evs, limit, budget, math.MaxInt64)
+	end := eventlog.ReadEnd(evs, limit, budget, math.MaxInt64)
 	if end < math.MaxInt64 {
 		i, _ := slices.BinarySearch(chunk, end+1)
 		chunk = chunk[:i]
@@ -332,13 +293,13 @@ func (s *Store) withDeltas(evs []agent.Encoded, chunk []int64, limit, budget int
 		}
 	}
 	if len(kept) == len(chunk) {
-		return pageOf(kept, limit, budget), nil
+		return eventlog.Page(kept, limit, budget), nil
 	}
 	deltas, err := s.side.BySeqs(chunk, owner)
 	if err != nil {
 		return nil, err
 	}
-	return pageOf(mergeLogs(kept, deltas, math.MaxInt64), limit, budget), nil
+	return eventlog.Page(eventlog.Merge(kept, deltas, math.MaxInt64), limit, budget), nil
 }
 
 // limitText is " LIMIT n", or "" for n ≤ 0.
@@ -374,8 +335,8 @@ func (s *Store) stored(ctx context.Context, after, before int64, limit int) ([]a
 	if err != nil {
 		return nil, err
 	}
-	end := min(readEnd(evs, limit, 0, through), readEnd(deltas, limit, 0, through))
-	return pageOf(mergeLogs(evs, deltas, end), limit, 0), nil
+	end := min(eventlog.ReadEnd(evs, limit, 0, through), eventlog.ReadEnd(deltas, limit, 0, through))
+	return eventlog.Page(eventlog.Merge(evs, deltas, end), limit, 0), nil
 }
 
 // scanEvents runs query, which selects seq, the id unless known.both, the

@@ -129,8 +129,7 @@ type Store struct {
 	version atomic.Uint64 // see Version
 	cache   readCache     // reads kept until the next commit (SQLite only)
 
-	pubMu     sync.Mutex // held while publishing (see catchUp)
-	published int64      // guarded by pubMu: the highest seq handed to publish
+	pub *eventlog.Publisher // ordered publication (see catchUp)
 
 	// PostgreSQL only, when publish is set: the listener (see notify.go).
 	dsn        string
@@ -138,6 +137,7 @@ type Store struct {
 	seqLock    int64              // advisory lock of appends (PostgreSQL), named after the epoch
 	instance   string             // random id of this Store in its notices
 	stopListen context.CancelFunc // ends the listener's context
+	listen     *eventlog.Listener // PostgreSQL, once started (notify.go)
 	listenDone chan struct{}      // closed when the listener has returned
 	listenPID  atomic.Uint32      // backend pid of the listener's connection (tests)
 
@@ -341,19 +341,15 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 // On PostgreSQL it starts listening: once it has returned, no other
 // instance's commit can be missed.
 func (s *Store) Start(ctx context.Context, publish func([]agent.Encoded), interrupt func(conversationID string)) error {
-	s.pubMu.Lock()
-	started := s.publish != nil
-	if !started {
-		s.publish, s.onIntr = publish, interrupt
-	}
-	s.pubMu.Unlock()
-	if started {
+	if started := s.pub.Started(); started || publish != nil && !s.pub.Start(publish) {
 		return errors.New("store: started twice")
 	}
+	s.onIntr = interrupt
 	if !s.postgres || publish == nil {
 		return nil
 	}
-	conn, err := s.dialListener(ctx)
+	s.listen = s.newListener()
+	conn, err := s.listen.Dial(ctx)
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
@@ -536,7 +532,7 @@ func (s *Store) init(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("store: read seq: %w", err)
 	}
-	s.published = seq
+	s.pub = eventlog.NewPublisher(seq, s.stored) // notify.go
 	s.durable.Store(seq)
 	s.lastSeq = seq // SQLite's writer (PostgreSQL reads it in each transaction)
 	if !s.postgres && !s.plain {

@@ -184,7 +184,7 @@ func (s *Store) fail(r *request, err error) {
 // attempt committed already, and those are published from the log. If
 // they cannot be read, evs are not published now either (that would break
 // seq order): the next commit, or the listener on the next notification
-// or after listenIdle, publishes them, late but in order.
+// or after eventlog.ListenIdle, publishes them, late but in order.
 func (s *Store) emit(evs []agent.Encoded, batch []*request) {
 	s.stats.batches++
 	s.stats.records += int64(len(evs))
