@@ -8,7 +8,8 @@
 // indexes (runindex.go: a key's seqs as runs in a table of their own, the
 // writer's deferred entries, watermarks and the repair at open), ordered
 // publication (Publisher, publish.go), the PostgreSQL listener (Listener,
-// listen.go), the merge of the two logs' reads (merge.go), the WAL
+// listen.go), the merge of the two logs' reads (merge.go), the retries of
+// a transaction (Retry, retry.go), the WAL
 // checkpointer beside the writer (Checkpointer, checkpoint.go) and the
 // SQLite driver the writer and the replays run on (sqlitedrv). The writer
 // and its group commit, and the replay reads by run index, are still in

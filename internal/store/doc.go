@@ -50,7 +50,8 @@
 // writer appends them to the delta log beside the database and every read
 // merges the two (deltalog.go).
 //
-// A transaction that fails with a transient error is run again (retry.go).
+// A transaction that fails with a transient error is run again (retry.go,
+// eventlog.Retry).
 // If the batch transaction fails, the writer retries each Append alone, each
 // in its own transaction that first looks up which event ids are stored:
 // such an event is skipped (append is idempotent) and its record gets the

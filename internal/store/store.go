@@ -71,7 +71,7 @@ type Options struct {
 	// RetryBackoff is the wait before the writer runs a transaction again
 	// that failed with a transient error (a killed connection, a restarting
 	// PostgreSQL, a serialization failure); it doubles on each of the
-	// retryAttempts. Default RetryBackoff.
+	// eventlog.RetryAttempts. Default RetryBackoff.
 	RetryBackoff time.Duration
 	// Relay, EXPERIMENTAL (relay.go): on PostgreSQL, the address of an
 	// event relay (ServeRelay) that carries committed events between the

@@ -139,7 +139,7 @@ func putRequest(r *request) {
 // reject a replayed event. If that transaction fails for any reason, it
 // writes each request alone, looking the ids up first (so a replayed event
 // is skipped), and one bad request fails only itself. A transaction that
-// fails with a transient error (see transient) is run again, looking the
+// fails with a transient error (see eventlog.Transient) is run again, looking the
 // ids up, so a commit whose answer was lost is not applied twice.
 func (s *Store) commit(batch []*request) {
 	if s.side != nil {
