@@ -57,9 +57,6 @@ type Config struct {
 	// Agents lists the agents the caller (the principal in ctx) may use,
 	// the default agent first.
 	Agents func(ctx context.Context) ([]Agent, error)
-	// NewConversation makes a conversation of the agent slug for the
-	// caller; nil: Runner.CreateConversation (the default agent's).
-	NewConversation func(ctx context.Context, slug string) (agent.Conversation, error)
 	// Default is the default agent, whose card is public at CardPath
 	// (ctx carries no principal: the card is fetched before a key).
 	Default func(ctx context.Context) Agent

@@ -181,8 +181,11 @@ func (h *Handler) start(ctx context.Context, a Agent, p sendParams) (string, err
 	if !h.cfg.Runner.ModelConfigured() {
 		return "", agent.Errorf(agent.CodeUnavailable, "no model is configured on this agentik server")
 	}
-	convID := m.ContextID
-	if convID != "" {
+	// The messageId is the send's client id: the same message sent again
+	// is the same task, never a second turn. Without a contextId the
+	// conversation is made with the message, or not at all.
+	start := agent.StartInput{ConversationID: m.ContextID, Content: in, ClientID: m.MessageID}
+	if convID := m.ContextID; convID != "" {
 		c, err := h.cfg.Runner.Conversation(ctx, convID)
 		if errors.Is(err, agent.ErrNotFound) {
 			return "", rpcErr(codeInvalidParams, "no context %q: leave contextId out to start a new one", agent.Shorten(convID, 80))
@@ -193,22 +196,14 @@ func (h *Handler) start(ctx context.Context, a Agent, p sendParams) (string, err
 			return "", rpcErr(codeInvalidParams, "context %q is agent %s's: send to %s%s, or leave contextId out to start a new one here", convID, of, Prefix, of)
 		}
 	} else {
-		c, err := h.newConversation(ctx, a.Slug)
-		if err != nil {
-			return "", err
-		}
-		convID = c.ID
+		slug := a.Slug
+		start.New = &agent.NewConversation{Settings: agent.Settings{Agent: &slug}}
 	}
-	// The messageId is the send's client id: the same message sent again
-	// is the same task, never a second turn.
-	res, err := h.cfg.Runner.Send(ctx, convID, in, m.MessageID)
+	res, err := h.cfg.Runner.Start(ctx, start)
 	if err != nil {
-		if m.ContextID == "" {
-			_ = h.cfg.Runner.Delete(context.WithoutCancel(ctx), convID)
-		}
 		return "", err
 	}
-	return taskID(convID, res.Seq), nil
+	return taskID(res.ConversationID, res.Seq), nil
 }
 
 // startPushed is start, then the push config the send carries stored for
@@ -238,13 +233,6 @@ func (h *Handler) startPushed(ctx context.Context, a Agent, p sendParams) (strin
 		}
 	}
 	return id, err
-}
-
-func (h *Handler) newConversation(ctx context.Context, slug string) (agent.Conversation, error) {
-	if h.cfg.NewConversation != nil {
-		return h.cfg.NewConversation(ctx, slug)
-	}
-	return h.cfg.Runner.CreateConversation(ctx, "", false)
 }
 
 // decision is the data part that answers an input-required task.

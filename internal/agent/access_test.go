@@ -24,11 +24,11 @@ var (
 func TestAMemberCannotReachAnothersConversation(t *testing.T) {
 	t.Parallel()
 	g := newRig(t, nil)
-	stored, err := g.r.CreateConversation(ann, "ann's", false)
+	stored, err := g.r.Create(ann, agent.NewConversation{Title: "ann's"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	temp, err := g.r.CreateConversation(ann, "ann's temp", true)
+	temp, err := g.r.Create(ann, agent.NewConversation{Title: "ann's temp", Temp: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,9 +47,12 @@ func TestAMemberCannotReachAnothersConversation(t *testing.T) {
 			},
 			"rename":    func(ctx context.Context) error { _, err := g.r.Rename(ctx, id, "x"); return err },
 			"interrupt": func(ctx context.Context) error { _, err := g.r.Interrupt(ctx, id); return err },
-			"send":      func(ctx context.Context) error { _, err := g.r.Send(ctx, id, text, ""); return err },
+			"send": func(ctx context.Context) error {
+				_, err := g.r.Start(ctx, agent.StartInput{ConversationID: id, Content: text})
+				return err
+			},
 			"queue_send": func(ctx context.Context) error {
-				_, err := g.r.SendBusy(ctx, id, text, "", agent.OnBusyQueue)
+				_, err := g.r.Start(ctx, agent.StartInput{ConversationID: id, Content: text, OnBusy: agent.OnBusyQueue})
 				return err
 			},
 			"queue":         func(ctx context.Context) error { _, err := g.r.Queue(ctx, id, agent.QueueQuery{Limit: 10}); return err },
@@ -67,7 +70,7 @@ func TestAMemberCannotReachAnothersConversation(t *testing.T) {
 			"regenerate":    func(ctx context.Context) error { _, err := g.r.Regenerate(ctx, id, ""); return err },
 			"edit":          func(ctx context.Context) error { _, err := g.r.Edit(ctx, id, "m", text); return err },
 			"completion": func(ctx context.Context) error {
-				_, err := g.r.SendCompletion(ctx, id, agent.CompletionInput{Content: text})
+				_, err := g.r.Start(ctx, agent.StartInput{ConversationID: id, Content: text})
 				return err
 			},
 			"delete": func(ctx context.Context) error { return g.r.Delete(ctx, id) },
@@ -99,11 +102,11 @@ func TestListsAndImportsFollowTheOwner(t *testing.T) {
 	t.Parallel()
 	g := newRig(t, nil)
 	for _, ctx := range []context.Context{ann, ann, bob} {
-		if _, err := g.r.CreateConversation(ctx, "apples", false); err != nil {
+		if _, err := g.r.Create(ctx, agent.NewConversation{Title: "apples"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := g.r.CreateConversation(ann, "temp apples", true); err != nil {
+	if _, err := g.r.Create(ann, agent.NewConversation{Title: "temp apples", Temp: true}); err != nil {
 		t.Fatal(err)
 	}
 	for ctx, want := range map[context.Context]int{ann: 3, bob: 1, adm: 4, context.Background(): 4} {
@@ -159,7 +162,7 @@ func TestAMembersStreamsCarryOnlyTheirs(t *testing.T) {
 		ctx  context.Context
 		temp bool
 	}{{ann, false}, {bob, false}, {ann, true}} {
-		c, err := g.r.CreateConversation(p.ctx, "", p.temp)
+		c, err := g.r.Create(p.ctx, agent.NewConversation{Temp: p.temp})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +172,7 @@ func TestAMembersStreamsCarryOnlyTheirs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := g.r.Send(p.ctx, c.ID, []agent.Content{agent.Text("hi")}, ""); err != nil {
+		if _, err := g.r.Start(p.ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("hi")}}); err != nil {
 			t.Fatal(err)
 		}
 		untilEnd(t, ctx, sub)

@@ -266,7 +266,7 @@ func (r *Runner) resumeTurn(ctx context.Context, id string) {
 		return
 	}
 	r.log.Info("turn_resumed", "conversation_id", id)
-	_ = r.begin(ctx, t, nil, nil) // nothing to write: it cannot fail
+	_ = r.begin(ctx, t, nil, nil, nil) // nothing to write: it cannot fail
 }
 
 // endWaiting ends a turn that waits for decisions and runs nowhere: each

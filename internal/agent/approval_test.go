@@ -57,7 +57,7 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 	c := g.create(false)
 	ctx := context.Background()
 	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "calc__add", Arguments: `{"a":1}`}, {ID: "c2", Name: "calc__fail", Arguments: `{}`}}})
-	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("add")}}); err != nil {
 		t.Fatal(err)
 	}
 	w := waitWaiting(t, g.r, c.ID, 1)
@@ -117,7 +117,7 @@ func TestApprovalDenyAndInterrupt(t *testing.T) {
 		ctx := context.Background()
 		g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "d1", Name: "calc__add", Arguments: `{}`}}})
 		g.fake.Enqueue(llmtest.Reply{Text: "ok, I will not"})
-		if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+		if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("add")}}); err != nil {
 			t.Fatal(err)
 		}
 		waitWaiting(t, g.r, c.ID, 1)
@@ -133,7 +133,7 @@ func TestApprovalDenyAndInterrupt(t *testing.T) {
 		}
 
 		g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "i1", Name: "calc__add", Arguments: `{}`}}})
-		if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("again")}, ""); err != nil {
+		if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("again")}}); err != nil {
 			t.Fatal(err)
 		}
 		waitWaiting(t, g.r, c.ID, 1)
@@ -202,7 +202,7 @@ func TestApprovalWaitingAgentEvents(t *testing.T) {
 		defer sub.Close()
 		g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "w1", Name: "calc__add", Arguments: `{}`}, {ID: "w2", Name: "calc__add", Arguments: `{}`}}})
 		g.fake.Enqueue(llmtest.Reply{Text: "done"})
-		if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+		if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("add")}}); err != nil {
 			t.Fatal(err)
 		}
 		if got := nextWaiting(t, ctx, sub, c.ID); got != `["w1","w2"]` {
@@ -223,7 +223,7 @@ func TestApprovalWaitingAgentEvents(t *testing.T) {
 		waitIdle(t, g.r, c.ID)
 
 		g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "w3", Name: "calc__add", Arguments: `{}`}}})
-		if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("again")}, ""); err != nil {
+		if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("again")}}); err != nil {
 			t.Fatal(err)
 		}
 		if got := nextWaiting(t, ctx, sub, c.ID); got != `["w3"]` {
@@ -324,7 +324,7 @@ func TestApprovalTimeout(t *testing.T) {
 	start := clk.Now()
 	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "t1", Name: "calc__add", Arguments: `{}`}}})
 	g.fake.Enqueue(llmtest.Reply{Text: "no answer, then"})
-	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("add")}}); err != nil {
 		t.Fatal(err)
 	}
 	at, fire := clk.next(t)
@@ -378,7 +378,7 @@ func TestApprovalTimeoutAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	start := clk.Now()
 	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "r1", Name: "calc__add", Arguments: `{}`}}})
-	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("add")}}); err != nil {
 		t.Fatal(err)
 	}
 	clk.next(t) // armed by the park, never fired
@@ -437,7 +437,7 @@ func TestApprovalWhileParking(t *testing.T) {
 	}, func(string) { resumeWaits <- struct{}{} })
 	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "p1", Name: "calc__add", Arguments: `{"a":1}`}}})
 	g.fake.Enqueue(llmtest.Reply{Text: "done"})
-	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("add")}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-approved; err != nil {
@@ -476,12 +476,12 @@ func TestSendRacingThePark(t *testing.T) {
 		})
 		hold := make(chan struct{})
 		g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "r1", Name: "calc__add", Arguments: `{}`}}, Hold: hold})
-		if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+		if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("add")}}); err != nil {
 			t.Fatal(err)
 		}
 		raced := make(chan error, 1)
 		go func() {
-			_, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("meanwhile")}, "")
+			_, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("meanwhile")}})
 			raced <- err
 		}()
 		for sends.Load() < 2 { // it has read the conversation: running, nothing waiting
@@ -519,11 +519,11 @@ func TestSendWhileWaiting(t *testing.T) {
 		c := g.create(temp)
 		ctx := context.Background()
 		g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "s1", Name: "calc__add", Arguments: `{}`}}})
-		if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+		if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("add")}}); err != nil {
 			t.Fatal(err)
 		}
 		waitWaiting(t, g.r, c.ID, 1)
-		_, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("meanwhile")}, "")
+		_, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("meanwhile")}})
 		if !errors.Is(err, agent.ErrBusy) || !strings.Contains(err.Error(), "approval") || strings.Contains(err.Error(), "another instance") {
 			t.Errorf("temp %v: send while waiting: %v, want busy saying the turn waits for approval", temp, err)
 		}
@@ -533,7 +533,7 @@ func TestSendWhileWaiting(t *testing.T) {
 		if hist := g.history(c); len(hist) != 2 {
 			t.Errorf("temp %v: history %+v, want the user message and the tool call only", temp, hist)
 		}
-		res, err := g.r.SendBusy(ctx, c.ID, []agent.Content{agent.Text("later")}, "", agent.OnBusyQueue)
+		res, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("later")}, OnBusy: agent.OnBusyQueue})
 		if err != nil || !res.Queued {
 			t.Fatalf("temp %v: queued send while waiting: %+v, %v", temp, res, err)
 		}
@@ -567,13 +567,13 @@ func TestApprovalNeverForAForbiddenTool(t *testing.T) {
 		if _, err := g.r.CreateAgent(ctx, change); err != nil {
 			t.Fatal(err)
 		}
-		c, err := g.r.CreateConversationWith(ctx, "", false, agent.Settings{Agent: &slug})
+		c, err := g.r.Create(ctx, agent.NewConversation{Settings: agent.Settings{Agent: &slug}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "f1", Name: "calc__add", Arguments: `{"a":1}`}}})
 		g.fake.Enqueue(llmtest.Reply{Text: "refused"})
-		if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+		if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("add")}}); err != nil {
 			t.Fatal(err)
 		}
 		if w := await(t, g.r, c.ID, "the turn's end or its wait", func(c agent.Conversation) bool { return !c.Running || len(c.Waiting) > 0 }); len(w.Waiting) != 0 {

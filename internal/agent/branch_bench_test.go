@@ -16,7 +16,7 @@ import (
 func BenchmarkSwitchBranch1000(b *testing.B) {
 	g := newRig(b, nil)
 	ctx := context.Background()
-	c, err := g.r.CreateConversation(ctx, "bench", false)
+	c, err := g.r.Create(ctx, agent.NewConversation{Title: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

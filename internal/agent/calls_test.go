@@ -54,7 +54,7 @@ func TestFailedWriteMidRoundAnswersCalls(t *testing.T) {
 	st := &resultFailStore{Store: g.st}
 	r := agent.NewRunner(agent.Config{Store: st, Cluster: g.st, Publisher: g.b, Model: m, Tools: &fakeTools{}})
 	defer r.Close(context.Background())
-	c, err := r.CreateConversation(context.Background(), "", false)
+	c, err := r.Create(context.Background(), agent.NewConversation{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestFailedWriteMidRoundAnswersCalls(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer sub.Close()
-		if _, err := r.Send(ctx, c.ID, []agent.Content{agent.Text(text)}, ""); err != nil {
+		if _, err := r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text(text)}}); err != nil {
 			t.Fatal(err)
 		}
 		return untilEnd(t, ctx, sub)
@@ -96,8 +96,8 @@ func TestClientCallNobodyAnswers(t *testing.T) {
 	c := g.create(false)
 	client := []agent.ToolSpec{{Name: "get_time", Parameters: []byte(`{"type":"object"}`)}, {Name: "get_date", Parameters: []byte(`{"type":"object"}`)}}
 	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "get_time", Arguments: `{}`}}})
-	g.completionTurn(c.ID, agent.CompletionInput{Content: []agent.Content{agent.Text("what time")}, ClientTools: client})
-	if got := text(g.completionTurn(c.ID, agent.CompletionInput{Content: []agent.Content{agent.Text("never mind")}})); got != "You said: never mind" {
+	g.completionTurn(c.ID, agent.StartInput{Content: []agent.Content{agent.Text("what time")}, ClientTools: client})
+	if got := text(g.completionTurn(c.ID, agent.StartInput{Content: []agent.Content{agent.Text("never mind")}})); got != "You said: never mind" {
 		t.Fatalf("a new message after an unanswered client call got %q", got)
 	}
 	if m := answered(g.history(c))["c1"]; !m.IsError || m.Result == "" {
@@ -105,9 +105,9 @@ func TestClientCallNobodyAnswers(t *testing.T) {
 	}
 
 	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "c2", Name: "get_time", Arguments: `{}`}, {ID: "c3", Name: "get_date", Arguments: `{}`}}})
-	g.completionTurn(c.ID, agent.CompletionInput{Content: []agent.Content{agent.Text("time and date")}, ClientTools: client})
+	g.completionTurn(c.ID, agent.StartInput{Content: []agent.Content{agent.Text("time and date")}, ClientTools: client})
 	g.fake.Enqueue(llmtest.Reply{Text: "noon, some day"})
-	evs := g.completionTurn(c.ID, agent.CompletionInput{Results: []agent.ToolResult{{CallID: "c2", Result: "noon"}}, ClientTools: client})
+	evs := g.completionTurn(c.ID, agent.StartInput{Results: []agent.ToolResult{{CallID: "c2", Result: "noon"}}, ClientTools: client})
 	if got := text(evs); got != "noon, some day" {
 		t.Fatalf("results for one of two calls: %q, %s", got, types(evs))
 	}

@@ -323,7 +323,7 @@ func TestManualCompact(t *testing.T) {
 	// Running: busy.
 	hold := make(chan struct{})
 	g.fake.Enqueue(llmtest.Reply{Text: "slow", Hold: hold})
-	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("x")}, ""); err != nil {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("x")}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.r.Compact(ctx, c.ID); !errors.Is(err, agent.ErrBusy) {

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"regexp"
 )
 
@@ -43,6 +42,9 @@ type turnInput struct {
 	// app is the tool call of an MCP App that starts the turn instead of
 	// a model round (appcall.go).
 	app []ToolCall
+	// create, when set, is the conversation the turn's first records
+	// make (start.go).
+	create *created
 }
 
 // ToolResult is the result of a tool call the client ran.
@@ -50,94 +52,6 @@ type ToolResult struct {
 	CallID string
 	Name   string // may be empty: the call's name is then not repeated
 	Result string
-}
-
-// CompletionInput is the new input of a completion request.
-type CompletionInput struct {
-	// Content is the new user message; or, when empty, Results are the
-	// results of the client-side tool calls the previous turn ended with.
-	Content []Content
-	Results []ToolResult
-	// ClientTools are offered to the model besides the server's tools (a
-	// client tool hides a server tool of the same name). The model's call
-	// to one ends the turn after its round: its tool_call message is kept
-	// and the client runs it, sending the result with its next request.
-	ClientTools []ToolSpec
-	// Knowledge are knowledge bases the turn searches with file_search
-	// besides its agent's (knowledge.go); each one the caller may read.
-	Knowledge []string
-	// ResponseFormat constrains the answers' text on every model call of
-	// the turn; nil: free text.
-	ResponseFormat *ResponseFormat
-	// ToolChoice applies to the turn's first model call; after a round of
-	// tool calls it becomes ToolChoice.AfterRound. nil: auto.
-	ToolChoice *ToolChoice
-	// ClientID makes the request idempotent: a retry with the same id is
-	// the same turn (SendResult.Duplicate), as for Send.
-	ClientID string
-}
-
-// SendCompletion starts a turn in conversation id from a completion
-// request's new input. Like Send, the turn then runs whoever listens; a
-// caller that wants it to stop when its client leaves interrupts it.
-func (r *Runner) SendCompletion(ctx context.Context, id string, in CompletionInput) (SendResult, error) {
-	if err := r.access(ctx, id); err != nil {
-		return SendResult{}, err
-	}
-	if err := CheckClientTools(in.ClientTools); err != nil {
-		return SendResult{}, err
-	}
-	if err := r.checkChoice(ctx, in.ToolChoice, in.ClientTools); err != nil {
-		return SendResult{}, err
-	}
-	if err := r.CheckKnowledge(ctx, in.Knowledge); err != nil {
-		return SendResult{}, err
-	}
-	if len(in.Content) == 0 {
-		if len(in.Results) == 0 {
-			return SendResult{}, Errorf(CodeBadRequest, "a completion needs a user message or tool results as its last input")
-		}
-		for i, res := range in.Results {
-			if res.CallID == "" {
-				return SendResult{}, Errorf(CodeBadRequest, "tool result %d has no tool_call_id", i)
-			}
-		}
-		st := r.storeOf(id)
-		if in.ClientID != "" { // a retry: the same turn, before its results count as answered
-			if m, ok, err := messageByClientID(ctx, st, id, in.ClientID); err != nil {
-				return SendResult{}, err
-			} else if ok {
-				return SendResult{MessageID: m.ID, Seq: m.Seq, Duplicate: true}, nil
-			}
-		}
-		mem, _, err := r.memory(ctx, st, id)
-		if err != nil {
-			return SendResult{}, fmt.Errorf("send completion: %w", err)
-		}
-		if err := answersCalls(mem, in.Results); err != nil {
-			return SendResult{}, err
-		}
-		return r.send(ctx, id, turnInput{results: in.Results, clientTools: in.ClientTools, knowledge: in.Knowledge, format: in.ResponseFormat, choice: in.ToolChoice, clientID: in.ClientID})
-	}
-	if err := CheckContent(in.Content); err != nil {
-		return SendResult{}, err
-	}
-	content, undo, err := r.attachFiles(ctx, in.Content) // filepart.go
-	if err != nil {
-		return SendResult{}, err
-	}
-	mem, err := r.modelContent(ctx, id, content, true)
-	if err == nil && !hasFile(content) {
-		mem = nil // as sent
-	}
-	var res SendResult
-	if err == nil {
-		res, err = r.send(ctx, id, turnInput{content: content, memory: mem, clientTools: in.ClientTools, knowledge: in.Knowledge, format: in.ResponseFormat, choice: in.ToolChoice, clientID: in.ClientID})
-	}
-	if err != nil {
-		undo()
-	}
-	return res, err
 }
 
 // checkChoice checks that the tools a choice names exist: the request's
@@ -206,12 +120,6 @@ func CheckClientTools(specs []ToolSpec) error {
 		}
 	}
 	return nil
-}
-
-// CreateCompletion makes a temp conversation whose history is a stateless
-// request's messages but its new input (see CreateSeeded).
-func (r *Runner) CreateCompletion(ctx context.Context, history []ModelMessage) (Conversation, error) {
-	return r.CreateSeeded(ctx, history, true, Settings{})
 }
 
 // MaxRequestMessages caps the messages of one request's history (a

@@ -15,7 +15,7 @@ import (
 
 // completionTurn subscribes to id, starts a completion turn and returns its
 // events up to end.
-func (g *rig) completionTurn(id string, in agent.CompletionInput) []agent.Event {
+func (g *rig) completionTurn(id string, in agent.StartInput) []agent.Event {
 	g.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
@@ -24,7 +24,8 @@ func (g *rig) completionTurn(id string, in agent.CompletionInput) []agent.Event 
 		g.t.Fatal(err)
 	}
 	defer sub.Close()
-	if _, err := g.r.SendCompletion(ctx, id, in); err != nil {
+	in.ConversationID = id
+	if _, err := g.r.Start(ctx, in); err != nil {
 		g.t.Fatal(err)
 	}
 	return untilEnd(g.t, ctx, sub)
@@ -37,20 +38,21 @@ func TestCompletionSeededHistory(t *testing.T) {
 	t.Parallel()
 	g := newRig(t, nil)
 	ctx := context.Background()
-	c, err := g.r.CreateCompletion(ctx, []agent.ModelMessage{
+	c, err := g.r.Create(ctx, agent.NewConversation{Temp: true, History: []agent.ModelMessage{
 		{Role: agent.RoleSystem, Content: []agent.Content{agent.Text("be terse")}},
 		{Role: agent.RoleUser, Content: []agent.Content{agent.Text("hi")}},
 		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "k1", Name: "lookup", Arguments: "{}"}}},
 		{Role: agent.RoleTool, ToolCallID: "k1", Content: []agent.Content{agent.Text("found")}},
 		{Role: agent.RoleAssistant, Content: []agent.Content{agent.Text("it was found")}},
-	})
+	}})
+
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !c.Temp || !g.r.IsTemp(c.ID) {
 		t.Fatalf("conversation %+v is not temp", c)
 	}
-	evs := g.completionTurn(c.ID, agent.CompletionInput{Content: []agent.Content{agent.Text("again")}})
+	evs := g.completionTurn(c.ID, agent.StartInput{Content: []agent.Content{agent.Text("again")}})
 	if got := text(evs); got != "You said: again" {
 		t.Fatalf("answer %q", got)
 	}
@@ -85,7 +87,7 @@ func TestCompletionClientTools(t *testing.T) {
 	c := g.create(false)
 	client := []agent.ToolSpec{{Name: "get_time", Parameters: []byte(`{"type":"object"}`)}}
 	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "s1", Name: "calc__add", Arguments: `{}`}, {ID: "c1", Name: "get_time", Arguments: `{}`}}})
-	evs := g.completionTurn(c.ID, agent.CompletionInput{Content: []agent.Content{agent.Text("what time")}, ClientTools: client})
+	evs := g.completionTurn(c.ID, agent.StartInput{Content: []agent.Content{agent.Text("what time")}, ClientTools: client})
 	if got := types(evs); got != "message:user_message tool_call tool_call message:tool_call message:tool_call tool_result message:tool_result end" {
 		t.Fatalf("events %s", got)
 	}
@@ -103,7 +105,7 @@ func TestCompletionClientTools(t *testing.T) {
 	}
 
 	g.fake.Enqueue(llmtest.Reply{Text: "it is noon"})
-	evs = g.completionTurn(c.ID, agent.CompletionInput{Results: []agent.ToolResult{{CallID: "c1", Name: "get_time", Result: "noon"}}, ClientTools: client})
+	evs = g.completionTurn(c.ID, agent.StartInput{Results: []agent.ToolResult{{CallID: "c1", Name: "get_time", Result: "noon"}}, ClientTools: client})
 	if got := text(evs); got != "it is noon" {
 		t.Fatalf("answer %q", got)
 	}
@@ -122,7 +124,7 @@ func TestCompletionBadInput(t *testing.T) {
 	g := newRig(t, nil)
 	ctx := context.Background()
 	c := g.create(false)
-	for name, in := range map[string]agent.CompletionInput{
+	for name, in := range map[string]agent.StartInput{
 		"nothing new":   {},
 		"no call id":    {Results: []agent.ToolResult{{Result: "x"}}},
 		"bad tool name": {Content: []agent.Content{agent.Text("hi")}, ClientTools: []agent.ToolSpec{{Name: "a b"}}},
@@ -130,14 +132,15 @@ func TestCompletionBadInput(t *testing.T) {
 		"bad schema":    {Content: []agent.Content{agent.Text("hi")}, ClientTools: []agent.ToolSpec{{Name: "a", Parameters: []byte(`[1]`)}}},
 		"empty text":    {Content: []agent.Content{agent.Text(" ")}},
 	} {
-		if _, err := g.r.SendCompletion(ctx, c.ID, in); !errors.Is(err, agent.ErrBadRequest) {
+		in.ConversationID = c.ID
+		if _, err := g.r.Start(ctx, in); !errors.Is(err, agent.ErrBadRequest) {
 			t.Errorf("%s: %v, want bad_request", name, err)
 		}
 	}
-	if _, err := g.r.CreateCompletion(ctx, []agent.ModelMessage{{Role: "wizard"}}); !errors.Is(err, agent.ErrBadRequest) {
+	if _, err := g.r.Create(ctx, agent.NewConversation{Temp: true, History: []agent.ModelMessage{{Role: "wizard"}}}); !errors.Is(err, agent.ErrBadRequest) {
 		t.Errorf("bad role: %v", err)
 	}
-	if _, err := g.r.CreateCompletion(ctx, []agent.ModelMessage{{Role: agent.RoleTool}}); !errors.Is(err, agent.ErrBadRequest) {
+	if _, err := g.r.Create(ctx, agent.NewConversation{Temp: true, History: []agent.ModelMessage{{Role: agent.RoleTool}}}); !errors.Is(err, agent.ErrBadRequest) {
 		t.Errorf("tool without call id: %v", err)
 	}
 	if n := len(g.history(c)); n != 0 || len(g.fake.Requests()) != 0 {
@@ -156,7 +159,7 @@ func TestCompletionFormatAndChoice(t *testing.T) {
 	format := &agent.ResponseFormat{Type: agent.FormatJSONSchema, Name: "sum", Schema: []byte(`{"type":"object"}`), Strict: true}
 	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "s1", Name: "calc__add", Arguments: `{}`}}})
 	g.fake.Enqueue(llmtest.Reply{Text: `{"sum":3}`})
-	g.completionTurn(c.ID, agent.CompletionInput{Content: []agent.Content{agent.Text("add")}, ResponseFormat: format,
+	g.completionTurn(c.ID, agent.StartInput{Content: []agent.Content{agent.Text("add")}, ResponseFormat: format,
 		ToolChoice: &agent.ToolChoice{Mode: agent.ToolChoiceFunction, Name: "calc__add"}})
 	reqs := g.fake.Requests()
 	if len(reqs) != 2 {
@@ -181,7 +184,7 @@ func TestCompletionFormatAndChoice(t *testing.T) {
 			t.Errorf("call %d: tool_choice %s, want %q", i, b.ToolChoice, want)
 		}
 	}
-	if _, err := g.r.SendCompletion(context.Background(), c.ID, agent.CompletionInput{Content: []agent.Content{agent.Text("x")},
+	if _, err := g.r.Start(context.Background(), agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("x")},
 		ToolChoice: &agent.ToolChoice{Mode: agent.ToolChoiceFunction, Name: "nowhere"}}); !errors.Is(err, agent.ErrBadRequest) {
 		t.Errorf("an unknown named tool: %v, want bad_request", err)
 	}
@@ -201,7 +204,7 @@ func TestCompletionStrayResults(t *testing.T) {
 	c := g.create(false)
 	g.turn(c, "hello")
 	before := len(g.history(c))
-	if _, err := g.r.SendCompletion(ctx, c.ID, agent.CompletionInput{Results: []agent.ToolResult{{CallID: "call_nobody", Result: "x"}}}); !errors.Is(err, agent.ErrBadRequest) {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Results: []agent.ToolResult{{CallID: "call_nobody", Result: "x"}}}); !errors.Is(err, agent.ErrBadRequest) {
 		t.Errorf("a result of no call: %v, want bad_request", err)
 	}
 	if n := len(g.history(c)); n != before {
@@ -212,7 +215,7 @@ func TestCompletionStrayResults(t *testing.T) {
 		"answered twice": {{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "c1", Name: "f"}}},
 			{Role: agent.RoleTool, ToolCallID: "c1"}, {Role: agent.RoleTool, ToolCallID: "c1"}},
 	} {
-		if _, err := g.r.CreateCompletion(ctx, h); !errors.Is(err, agent.ErrBadRequest) {
+		if _, err := g.r.Create(ctx, agent.NewConversation{Temp: true, History: h}); !errors.Is(err, agent.ErrBadRequest) {
 			t.Errorf("history %s: %v, want bad_request", name, err)
 		}
 	}
@@ -252,11 +255,11 @@ func TestToolChoiceAfterRound(t *testing.T) {
 func TestCompletionNoModelTitle(t *testing.T) {
 	t.Parallel()
 	g := newRigWith(t, nil, func(c *agent.Config, _ llm.Config) { c.Titles = agent.TitlesModel })
-	c, err := g.r.CreateCompletion(context.Background(), nil)
+	c, err := g.r.Create(context.Background(), agent.NewConversation{Temp: true, History: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.completionTurn(c.ID, agent.CompletionInput{Content: []agent.Content{agent.Text("hi")}})
+	g.completionTurn(c.ID, agent.StartInput{Content: []agent.Content{agent.Text("hi")}})
 	g.close() // waits for every background call, titles included
 	if n := len(g.fake.Requests()); n != 1 {
 		t.Fatalf("%d model calls for one stateless request, want 1 (no title call)", n)

@@ -52,7 +52,7 @@ func (t *turn) delegate(c ToolCall) Message {
 		return fail("agent %q is not available", slug)
 	}
 	title := Shorten(d.Name+": "+firstLine(args.Message), 120)
-	child, err := t.r.newConversation(ctx, NewID(), title, t.conv.Temp, Settings{Agent: &slug}, &Parent{ConversationID: t.conv.ID, CallID: c.ID})
+	child, err := t.r.create(ctx, NewID(), NewConversation{Title: title, Temp: t.conv.Temp, Settings: Settings{Agent: &slug}}, &Parent{ConversationID: t.conv.ID, CallID: c.ID})
 	if err != nil {
 		return fail("could not start agent %q: %v", slug, err)
 	}
@@ -60,7 +60,7 @@ func (t *turn) delegate(c ToolCall) Message {
 	if err := t.live(Event{Type: EventDelegation, CallID: c.ID, Name: c.Name, ChildID: child.ID, Agent: slug}); err != nil {
 		return fail("%v", err)
 	}
-	res, err := t.r.Send(ctx, child.ID, []Content{Text(args.Message)}, "")
+	res, err := t.r.Start(ctx, StartInput{ConversationID: child.ID, Content: []Content{Text(args.Message)}})
 	if err != nil {
 		return fail("could not start agent %q: %v", slug, err)
 	}

@@ -13,8 +13,11 @@
 //     those tags; encoded.go is an event as the bytes every hop shares);
 //   - record.go: a Record, one entry of the event log with the rows it
 //     writes, and the factories that make them;
-//   - runner.go: the use cases (create, list, rename, delete, send,
-//     interrupt) and the registry of running turns;
+//   - runner.go: the use cases (list, rename, delete, interrupt) and the
+//     registry of running turns;
+//   - start.go: Start, the one way a request starts a turn, making its
+//     conversation when needed in the same append (a refused first send
+//     leaves nothing), and Create;
 //   - slot.go: the one place a turn starts (claim, begin);
 //   - turn.go, linger.go, calls.go: the life of one turn, from the user's
 //     message to its one end event; how streamed text is paced into
@@ -37,8 +40,8 @@
 //     who names a conversation;
 //   - temp.go: TempStore, the store of temp conversations, and its bounds;
 //   - completion.go, response.go, external.go: what the protocols need of
-//     the centre (whole histories of /v1, stored Responses, conversation
-//     ids chosen by clients);
+//     the centre (whole histories of /v1 and their client-side tools,
+//     stored Responses, conversation ids chosen by clients);
 //   - import.go, search.go: importing conversations in one Append; search;
 //   - principal.go, access.go, user.go, budget.go, standing.go: who is
 //     calling, the one rule of who may see what, accounts and keys, token

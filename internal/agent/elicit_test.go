@@ -78,7 +78,7 @@ func TestElicitAnswerCommittedBeforeItIsHanded(t *testing.T) {
 	g.fake.Enqueue(llmtest.Reply{Text: "Thanks, Ada."})
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
-	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("ask me")}, ""); err != nil {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("ask me")}}); err != nil {
 		t.Fatal(err)
 	}
 	var id string

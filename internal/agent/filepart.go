@@ -39,6 +39,11 @@ func (r *Runner) inlineBudget(ctx context.Context, id string) int {
 	if c, err := r.storeOf(id).Conversation(ctx, id); err == nil {
 		model = c.Model
 	}
+	return r.inlineBudgetOf(ctx, model)
+}
+
+// inlineBudgetOf is the inline budget of a conversation on model.
+func (r *Runner) inlineBudgetOf(ctx context.Context, model string) int {
 	return min(r.window(ctx, model)*bytesPerToken/4, maxInlineFileBytes)
 }
 

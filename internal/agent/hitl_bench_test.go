@@ -51,7 +51,7 @@ func hitlBench(b *testing.B, tools agent.Tools, approval func(string) bool) (*ll
 		defer cancel()
 		_ = w.Shutdown(ctx, func(context.Context) error { return nil })
 	})
-	c, err := a.Runner.CreateConversation(ctx, "bench", false)
+	c, err := a.Runner.Create(ctx, agent.NewConversation{Title: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func BenchmarkApprovalToToolStart(b *testing.B) {
 		id := fmt.Sprint("call-", i)
 		fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: id, Name: "calc__add", Arguments: `{}`}}})
 		fake.Enqueue(llmtest.Reply{Text: "done"})
-		if _, err := r.Send(ctx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+		if _, err := r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("add")}}); err != nil {
 			b.Fatal(err)
 		}
 		next(b, sub, agent.EventApprovalRequest)
@@ -128,11 +128,11 @@ func BenchmarkQueuedTurnStart(b *testing.B) {
 		hold := make(chan struct{})
 		fake.Enqueue(llmtest.Reply{Text: "first", Hold: hold})
 		fake.Enqueue(llmtest.Reply{Text: "second"})
-		if _, err := r.Send(ctx, c.ID, []agent.Content{agent.Text("one")}, ""); err != nil {
+		if _, err := r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("one")}}); err != nil {
 			b.Fatal(err)
 		}
 		next(b, sub, agent.EventMessage) // the first user message
-		res, err := r.SendBusy(ctx, c.ID, []agent.Content{agent.Text("two")}, "", agent.OnBusyQueue)
+		res, err := r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("two")}, OnBusy: agent.OnBusyQueue})
 		if err != nil || !res.Queued {
 			b.Fatalf("queued send: %+v %v", res, err)
 		}

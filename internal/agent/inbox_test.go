@@ -41,13 +41,13 @@ func TestInboxApproval(t *testing.T) {
 	t.Parallel()
 	g, _ := approvalRig(t)
 	withAnn(t, g)
-	c, err := g.r.CreateConversation(ann, "nightly", false)
+	c, err := g.r.Create(ann, agent.NewConversation{Title: "nightly"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "calc__add", Arguments: `{"a":1}`}}})
 	g.fake.Enqueue(llmtest.Reply{Text: "done"})
-	if _, err := g.r.Send(ann, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+	if _, err := g.r.Start(ann, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("add")}}); err != nil {
 		t.Fatal(err)
 	}
 	waitWaiting(t, g.r, c.ID, 1)
@@ -109,13 +109,13 @@ func TestInboxFirstAnswerWins(t *testing.T) {
 	t.Parallel()
 	g, tools := approvalRig(t)
 	withAnn(t, g)
-	c, err := g.r.CreateConversation(ann, "", false)
+	c, err := g.r.Create(ann, agent.NewConversation{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "calc__add", Arguments: `{}`}}})
 	g.fake.Enqueue(llmtest.Reply{Text: "done"})
-	if _, err := g.r.Send(ann, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+	if _, err := g.r.Start(ann, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("add")}}); err != nil {
 		t.Fatal(err)
 	}
 	waitWaiting(t, g.r, c.ID, 1)
@@ -165,7 +165,7 @@ func TestInboxElicitation(t *testing.T) {
 	close(tools.release)
 	g := newRig(t, tools)
 	withAnn(t, g)
-	c, err := g.r.CreateConversation(ann, "", false)
+	c, err := g.r.Create(ann, agent.NewConversation{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestInboxElicitation(t *testing.T) {
 	}
 	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "a1", Name: "form__ask", Arguments: `{}`}}})
 	g.fake.Enqueue(llmtest.Reply{Text: "Thanks, Ada."})
-	if _, err := g.r.Send(ann, c.ID, []agent.Content{agent.Text("ask me")}, ""); err != nil {
+	if _, err := g.r.Start(ann, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("ask me")}}); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -29,7 +29,7 @@ func TestLastTurn(t *testing.T) {
 	g.fake.Enqueue(llmtest.Reply{Status: 400, ErrorMessage: "no such thing"})
 	var sent agent.SendResult
 	g.during(c, func(ctx context.Context) (err error) {
-		sent, err = g.r.Send(ctx, c.ID, []agent.Content{agent.Text("q2")}, "")
+		sent, err = g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("q2")}})
 		return err
 	})
 	lt, err := g.r.LastTurn(ctx, c.ID)

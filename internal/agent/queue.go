@@ -52,40 +52,12 @@ type QueuePage struct {
 	NextOffset int
 }
 
-// SendBusy is Send with a choice of what happens while a turn runs (see
-// the OnBusy values). A send that finds the conversation idle with nothing
-// queued starts at once, as Send does. A queued one is stored at once with
-// a queued event and starts, in order, when the turns before it have
-// ended, across restarts.
-func (r *Runner) SendBusy(ctx context.Context, id string, content []Content, clientID, onBusy string) (SendResult, error) {
-	if err := r.access(ctx, id); err != nil {
-		return SendResult{}, err
-	}
-	switch onBusy {
-	case "", OnBusyReject:
-		return r.Send(ctx, id, content, clientID)
-	case OnBusyQueue, OnBusyInterrupt:
-	default:
-		return SendResult{}, Errorf(CodeBadRequest, "on_busy must be %q, %q or %q, got %q", OnBusyReject, OnBusyQueue, OnBusyInterrupt, Shorten(onBusy, 40))
-	}
-	if err := CheckContent(content); err != nil {
-		return SendResult{}, err
-	}
-	content, undo, err := r.attachFiles(ctx, content) // filepart.go
-	if err != nil {
-		return SendResult{}, err
-	}
-	res, err := r.sendBusy(ctx, id, content, clientID, onBusy)
-	if err != nil {
-		undo()
-	}
-	return res, err
-}
-
-// sendBusy is SendBusy (queue or interrupt) once content's files are
-// attached.
+// sendBusy is Start with on_busy queue or interrupt (see the OnBusy
+// values). A send that finds the conversation idle with nothing queued
+// starts at once. A queued one is stored at once with a queued event and
+// starts, in order, when the turns before it have ended, across restarts.
 func (r *Runner) sendBusy(ctx context.Context, id string, content []Content, clientID, onBusy string) (SendResult, error) {
-	if _, err := r.modelContent(ctx, id, content, true); err != nil { // read again as it starts
+	if err := CheckContent(content); err != nil {
 		return SendResult{}, err
 	}
 	if len(clientID) > 200 {
@@ -97,10 +69,26 @@ func (r *Runner) sendBusy(ctx context.Context, id string, content []Content, cli
 		return SendResult{}, err
 	}
 	if !c.Running && c.Queued == 0 {
-		res, err := r.Send(ctx, id, content, clientID)
+		res, err := r.startMessage(ctx, id, nil, StartInput{Content: content, ClientID: clientID})
 		if !errors.Is(err, ErrBusy) {
 			return res, err
 		}
+	}
+	content, undo, err := r.attachFiles(ctx, content) // filepart.go
+	if err != nil {
+		return SendResult{}, err
+	}
+	res, err := r.enqueue(ctx, st, id, content, clientID, onBusy)
+	if err != nil {
+		undo()
+	}
+	return res, err
+}
+
+// enqueue queues a send once content's files are attached.
+func (r *Runner) enqueue(ctx context.Context, st Store, id string, content []Content, clientID, onBusy string) (SendResult, error) {
+	if _, err := r.modelContent(ctx, id, content, true); err != nil { // read again as it starts
+		return SendResult{}, err
 	}
 	if !r.ModelConfigured() {
 		return SendResult{}, Errorf(CodeUnavailable, "%s", r.cfg.Unavailable)
@@ -125,7 +113,7 @@ func (r *Runner) sendBusy(ctx context.Context, id string, content []Content, cli
 		}
 		return SendResult{}, fmt.Errorf("queue: %w", err)
 	}
-	res := SendResult{MessageID: qs.MessageID, Queued: true, Position: rec.Event.Event.Position}
+	res := SendResult{ConversationID: id, MessageID: qs.MessageID, Queued: true, Position: rec.Event.Event.Position}
 	if onBusy == OnBusyInterrupt {
 		if _, err := r.Interrupt(ctx, id); err != nil {
 			return SendResult{}, fmt.Errorf("queue: message %s is queued first, but interrupting the turn failed: %w", qs.MessageID, err)
@@ -144,7 +132,7 @@ func (r *Runner) queuedDuplicate(ctx context.Context, st Store, id, clientID str
 		return SendResult{}, false, nil
 	}
 	if m, ok, err := messageByClientID(ctx, st, id, clientID); err != nil || ok {
-		return SendResult{MessageID: m.ID, Seq: m.Seq, Duplicate: true}, ok, err
+		return SendResult{ConversationID: id, MessageID: m.ID, Seq: m.Seq, Duplicate: true}, ok, err
 	}
 	q, err := st.Queue(ctx, QueueQuery{ConversationID: id, ClientID: clientID, Limit: 1})
 	if err != nil {
@@ -153,7 +141,7 @@ func (r *Runner) queuedDuplicate(ctx context.Context, st Store, id, clientID str
 	if len(q) == 0 {
 		return SendResult{}, false, nil
 	}
-	return SendResult{MessageID: q[0].MessageID, Duplicate: true, Queued: true, Position: q[0].Position}, true, nil
+	return SendResult{ConversationID: id, MessageID: q[0].MessageID, Duplicate: true, Queued: true, Position: q[0].Position}, true, nil
 }
 
 // CancelQueued removes a queued send before it starts: a queue_cancelled
@@ -238,7 +226,7 @@ func (r *Runner) tryStartNext(ctx context.Context, id string) (again bool) {
 	user := Message{Type: MessageUser, ID: next.MessageID, ConversationID: id, Date: r.now(), Content: next.Content, ClientID: next.ClientID}
 	recs := r.startRecords(ctx, c, user)
 	recs[0].Dequeue = next.MessageID
-	if err := r.begin(ctx, t, recs, nil); err != nil {
+	if err := r.begin(ctx, t, nil, recs, nil); err != nil {
 		switch {
 		case errors.Is(err, ErrConflict):
 			return true // started or cancelled meanwhile: try the next one

@@ -52,21 +52,21 @@ func TestQueuedSendsRunInOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sub.Close()
-			if _, err := g.r.SendBusy(ctx, c.ID, []agent.Content{agent.Text("zero")}, "", agent.OnBusyQueue); err != nil {
+			if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("zero")}, OnBusy: agent.OnBusyQueue}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := g.r.SendBusy(ctx, c.ID, []agent.Content{agent.Text("x")}, "", "later"); !errors.Is(err, agent.ErrBadRequest) {
+			if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("x")}, OnBusy: "later"}); !errors.Is(err, agent.ErrBadRequest) {
 				t.Fatalf("unknown on_busy: %v, want bad_request", err)
 			}
 			var ids []string
 			for i, s := range []string{"one", "two", "three"} {
-				res, err := g.r.SendBusy(ctx, c.ID, []agent.Content{agent.Text(s)}, "k"+s, agent.OnBusyQueue)
+				res, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text(s)}, ClientID: "k" + s, OnBusy: agent.OnBusyQueue})
 				if err != nil || !res.Queued || res.Position != i+1 {
 					t.Fatalf("queue %s: %+v, %v", s, res, err)
 				}
 				ids = append(ids, res.MessageID)
 			}
-			again, err := g.r.SendBusy(ctx, c.ID, []agent.Content{agent.Text("two")}, "ktwo", agent.OnBusyQueue)
+			again, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("two")}, ClientID: "ktwo", OnBusy: agent.OnBusyQueue})
 			if err != nil || !again.Duplicate || again.MessageID != ids[1] {
 				t.Fatalf("queue again with the same client_id: %+v, %v", again, err)
 			}
@@ -148,7 +148,7 @@ func TestOnBusyInterruptKeepsPartialAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("talk")}, ""); err != nil {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("talk")}}); err != nil {
 		t.Fatal(err)
 	}
 	var evs []agent.Event
@@ -163,7 +163,7 @@ func TestOnBusyInterruptKeepsPartialAnswer(t *testing.T) {
 		}
 		evs = append(evs, *all.Event)
 	}
-	res, err := g.r.SendBusy(ctx, c.ID, []agent.Content{agent.Text("stop, do this")}, "", agent.OnBusyInterrupt)
+	res, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("stop, do this")}, OnBusy: agent.OnBusyInterrupt})
 	if err != nil || !res.Queued || res.Position != 1 {
 		t.Fatalf("send with on_busy interrupt: %+v, %v", res, err)
 	}
@@ -190,10 +190,10 @@ func TestQueuedSendSurvivesRestart(t *testing.T) {
 	hold := make(chan struct{})
 	defer close(hold)
 	g.fake.Enqueue(llmtest.Reply{Text: "never", Hold: hold})
-	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("first")}, ""); err != nil {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("first")}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.r.SendBusy(ctx, c.ID, []agent.Content{agent.Text("later")}, "", agent.OnBusyQueue); err != nil {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("later")}, OnBusy: agent.OnBusyQueue}); err != nil {
 		t.Fatal(err)
 	}
 	testwait.For(t, "the held reply taken", func() bool { return g.fake.Pending() == 0 }) // it is being streamed
@@ -240,7 +240,7 @@ func TestQueueStartReadsOnlyTheHead(t *testing.T) {
 	defer r.Close(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
-	c, err := r.CreateConversation(ctx, "", false)
+	c, err := r.Create(ctx, agent.NewConversation{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,15 +251,15 @@ func TestQueueStartReadsOnlyTheHead(t *testing.T) {
 	defer sub.Close()
 	hold := make(chan struct{})
 	g.fake.Enqueue(llmtest.Reply{Text: "first", Hold: hold})
-	if _, err := r.Send(ctx, c.ID, []agent.Content{agent.Text("first")}, ""); err != nil {
+	if _, err := r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("first")}}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {
-		if _, err := r.SendBusy(ctx, c.ID, []agent.Content{agent.Text(fmt.Sprintf("q%d", i))}, fmt.Sprintf("k%d", i), agent.OnBusyQueue); err != nil {
+		if _, err := r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text(fmt.Sprintf("q%d", i))}, ClientID: fmt.Sprintf("k%d", i), OnBusy: agent.OnBusyQueue}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	dup, err := r.SendBusy(ctx, c.ID, []agent.Content{agent.Text("again")}, "k3", agent.OnBusyQueue)
+	dup, err := r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("again")}, ClientID: "k3", OnBusy: agent.OnBusyQueue})
 	if err != nil || !dup.Duplicate || dup.Position != 4 {
 		t.Fatalf("resend of k3: %+v, %v; want the duplicate at position 4", dup, err)
 	}

@@ -132,7 +132,7 @@ func (r *Runner) continueTurn(ctx context.Context, c Conversation, tail *turnTai
 		return false, fmt.Errorf("recover %s: %w", c.ID, err)
 	}
 	r.log.Info("turn_continued", "conversation_id", c.ID, "attempt", tail.continued+1, "kept_bytes", len(tail.text)+len(tail.reasoning))
-	_ = r.begin(ctx, t, nil, nil) // nothing to write: it cannot fail
+	_ = r.begin(ctx, t, nil, nil, nil) // nothing to write: it cannot fail
 	return true, nil
 }
 

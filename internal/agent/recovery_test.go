@@ -58,7 +58,7 @@ func TestStaleTurnIsBusyUntilRecovered(t *testing.T) {
 	c := g.create(false)
 	ctx := context.Background()
 	g.startTurnInStore(c)
-	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("again")}, ""); !errors.Is(err, agent.ErrBusy) {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("again")}}); !errors.Is(err, agent.ErrBusy) {
 		t.Fatalf("send: %v, want busy", err)
 	}
 	if err := g.r.Recover(ctx); err != nil {
@@ -87,7 +87,7 @@ func TestRecoverLeavesRunningTurnsAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("hi")}, ""); err != nil {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("hi")}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.r.Recover(ctx); err != nil {
@@ -224,7 +224,7 @@ func TestRecoverDoesNotRerunToolCall(t *testing.T) {
 	g := newRig(t, tool)
 	c := g.create(false)
 	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "slow__wait", Arguments: `{}`}}})
-	if _, err := g.r.Send(context.Background(), c.ID, []agent.Content{agent.Text("wait")}, ""); err != nil {
+	if _, err := g.r.Start(context.Background(), agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("wait")}}); err != nil {
 		t.Fatal(err)
 	}
 	<-tool.started

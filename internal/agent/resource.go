@@ -250,8 +250,14 @@ func hasResource(content []Content) bool {
 // otherwise (a queued send starting, memory rebuilt) the part becomes a
 // note saying why, and the turn goes on.
 func (r *Runner) modelContent(ctx context.Context, id string, content []Content, strict bool) ([]Content, error) {
+	return r.modelContentIn(ctx, r.inlineBudget(ctx, id), content, strict)
+}
+
+// modelContentIn is modelContent with budget bytes for the files inlined
+// (inlineBudgetOf).
+func (r *Runner) modelContentIn(ctx context.Context, budget int, content []Content, strict bool) ([]Content, error) {
 	if hasFile(content) {
-		files, err := r.fileParts(ctx, r.inlineBudget(ctx, id), content, strict)
+		files, err := r.fileParts(ctx, budget, content, strict)
 		if err != nil {
 			return nil, err
 		}

@@ -297,73 +297,6 @@ func (r *Runner) tempStore() (Store, error) {
 	return r.temps, nil
 }
 
-// CreateConversation makes a conversation. A temp one lives only in memory.
-func (r *Runner) CreateConversation(ctx context.Context, title string, temp bool) (Conversation, error) {
-	return r.CreateConversationWith(ctx, title, temp, Settings{})
-}
-
-// CreateConversationWith makes a conversation with settings (s.Title is
-// ignored: title is the title).
-func (r *Runner) CreateConversationWith(ctx context.Context, title string, temp bool, s Settings) (Conversation, error) {
-	return r.createConversation(ctx, NewID(), title, temp, s)
-}
-
-// createConversation makes a conversation with id (external.go gives one a
-// client chose).
-func (r *Runner) createConversation(ctx context.Context, id, title string, temp bool, s Settings) (Conversation, error) {
-	return r.newConversation(ctx, id, title, temp, s, nil)
-}
-
-// newConversation makes a conversation on s's agent (the default when it
-// names none); parent links a delegated child (delegate.go).
-func (r *Runner) newConversation(ctx context.Context, id, title string, temp bool, s Settings, parent *Parent) (Conversation, error) {
-	title, err := cleanTitle(title, true)
-	if err != nil {
-		return Conversation{}, err
-	}
-	s.Title = nil
-	if s.Project != nil && *s.Project != "" {
-		if temp {
-			return Conversation{}, Errorf(CodeBadRequest, "a temporary conversation cannot be in a project")
-		}
-		p, err := r.checkProject(ctx, *s.Project)
-		if err != nil {
-			return Conversation{}, err
-		}
-		if s.Agent == nil && p.Agent != "" {
-			s.Agent = &p.Agent // the project's default agent
-		}
-	}
-	if s.Agent == nil {
-		s.Agent = new(string)
-	}
-	if err := r.checkAgentSetting(ctx, &s); err != nil {
-		return Conversation{}, err
-	}
-	if err := r.checkSettings(&s); err != nil {
-		return Conversation{}, err
-	}
-	now := r.now()
-	c := Conversation{ID: id, Title: title, Temp: temp, CreatedAt: now, UpdatedAt: now, UserTitled: title != "", Owner: PrincipalFrom(ctx).UserID, Parent: parent}
-	s.apply(&c)
-	rec := &Record{
-		Event:        r.agentEvent(AgentEvent{Type: AgentCreated, ConversationID: c.ID, Title: title, Agent: c.Agent, Parent: parent, Project: s.Project}),
-		Conversation: &c,
-		Memory:       []ModelMessage{{Role: RoleSystem, Content: []Content{Text(r.systemPromptOf(ctx, c.Agent))}}},
-	}
-	st := r.cfg.Store
-	if temp {
-		var err error
-		if st, err = r.tempStore(); err != nil {
-			return Conversation{}, err
-		}
-	}
-	if err := st.Append(ctx, rec); err != nil {
-		return Conversation{}, fmt.Errorf("create conversation: %w", err)
-	}
-	return c, nil // its project reaches the index with its event (ProjectIndex.Committed)
-}
-
 // Conversation returns one conversation, with its live turn state.
 func (r *Runner) Conversation(ctx context.Context, id string) (Conversation, error) {
 	c, err := r.storeOf(id).Conversation(ctx, id)
@@ -574,42 +507,15 @@ func (r *Runner) CancelTurn(id string) {
 	}
 }
 
-// SendResult is what Send answers.
+// SendResult is what Start answers.
 type SendResult struct {
-	MessageID string
-	Seq       int64 // seq of the user message's event: the turn's first event (0 for temp)
-	Duplicate bool  // the client_id was used before; nothing was started
-	Queued    bool  // the send waits in the queue (see SendBusy)
-	Position  int   // of a queued send: 1 = runs next
-}
-
-// Send stores the user's message and starts a turn that runs until it ends
-// or is interrupted, whoever is listening. A client_id already used in this
-// conversation returns the original message id and starts nothing.
-func (r *Runner) Send(ctx context.Context, id string, content []Content, clientID string) (SendResult, error) {
-	if err := r.access(ctx, id); err != nil {
-		return SendResult{}, err
-	}
-	if err := CheckContent(content); err != nil {
-		return SendResult{}, err
-	}
-	content, undo, err := r.attachFiles(ctx, content) // filepart.go: files stored before anything else
-	if err != nil {
-		return SendResult{}, err
-	}
-	mem, err := r.modelContent(ctx, id, content, true) // resources read before anything is stored
-	if err != nil {
-		undo()
-		return SendResult{}, err
-	}
-	res, err := r.send(ctx, id, turnInput{content: content, clientID: clientID, memory: mem})
-	if err != nil {
-		undo()
-	}
-	if err == nil && hasResource(content) {
-		r.subscribeResources(ctx, content) // resource.go
-	}
-	return res, err
+	ConversationID string
+	Created        bool // Start made the conversation (StartInput.New)
+	MessageID      string
+	Seq            int64 // seq of the user message's event: the turn's first event (0 for temp)
+	Duplicate      bool  // the client_id was used before; nothing was started
+	Queued         bool  // the send waits in the queue (see SendBusy)
+	Position       int   // of a queued send: 1 = runs next
 }
 
 // busyWaiting is the busy error of a send to a conversation whose turn
@@ -627,8 +533,11 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	}
 	st := r.storeOf(id)
 	ends := r.endsOf(id) // before the read: a turn ending after it moves it
-	c, err := st.Conversation(ctx, id)
-	if err != nil {
+	var c Conversation
+	var err error
+	if nw := in.create; nw != nil {
+		st, c = nw.st, nw.conv // written with the turn's first records (start.go)
+	} else if c, err = st.Conversation(ctx, id); err != nil {
 		return SendResult{}, err
 	}
 	if h := r.hooks.sendRead; h != nil {
@@ -640,11 +549,11 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	if err := r.checkVision(c, content); err != nil {
 		return SendResult{}, err
 	}
-	if clientID != "" {
+	if clientID != "" && in.create == nil {
 		if m, ok, err := messageByClientID(ctx, st, id, clientID); err != nil {
 			return SendResult{}, err
 		} else if ok {
-			return SendResult{MessageID: m.ID, Seq: m.Seq, Duplicate: true}, nil
+			return SendResult{ConversationID: id, MessageID: m.ID, Seq: m.Seq, Duplicate: true}, nil
 		}
 	}
 	if !r.ModelConfigured() {
@@ -679,6 +588,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 		case err == nil:
 		case !errors.Is(err, errAgain):
 			return SendResult{}, err
+		case reread && in.create != nil: // nothing stored to read: the append decides
 		case reread:
 			if c, err = st.Conversation(ctx, id); err != nil {
 				return SendResult{}, err
@@ -698,7 +608,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 				if m, ok, err := messageByClientID(ctx, st, id, clientID); err != nil {
 					return SendResult{}, err
 				} else if ok {
-					return SendResult{MessageID: m.ID, Seq: m.Seq, Duplicate: true}, nil
+					return SendResult{ConversationID: id, MessageID: m.ID, Seq: m.Seq, Duplicate: true}, nil
 				}
 				ending = true // its message was not written: it is ending
 			}
@@ -731,7 +641,11 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	}
 	rec := recs[0]
 	recs = append(recs, &Record{Event: r.agentEvent(AgentEvent{Type: AgentTurnStarted, ConversationID: id})})
-	err = r.begin(ctx, t, recs, func() {
+	var pre []*Record
+	if in.create != nil {
+		pre = in.create.recs
+	}
+	err = r.begin(ctx, t, pre, recs, func() {
 		if c.Title != "" || c.MessageCount != 0 {
 			return
 		}
@@ -748,10 +662,10 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 		}
 	})
 	if err != nil {
-		if errors.Is(err, ErrBadRequest) && clientID != "" {
+		if errors.Is(err, ErrBadRequest) && clientID != "" && in.create == nil {
 			// Lost a race with a send of the same client_id.
 			if m, ok, _ := messageByClientID(ctx, st, id, clientID); ok {
-				return SendResult{MessageID: m.ID, Seq: m.Seq, Duplicate: true}, nil
+				return SendResult{ConversationID: id, MessageID: m.ID, Seq: m.Seq, Duplicate: true}, nil
 			}
 		}
 		return SendResult{}, fmt.Errorf("send: %w", err)
@@ -759,7 +673,7 @@ func (r *Runner) send(ctx context.Context, id string, in turnInput) (SendResult,
 	if e := rec.Event.Event; e != nil && e.Message != nil {
 		in.messageID = e.Message.ID
 	}
-	return SendResult{MessageID: in.messageID, Seq: rec.Event.Seq}, nil
+	return SendResult{ConversationID: id, MessageID: in.messageID, Seq: rec.Event.Seq}, nil
 }
 
 // startRecords start a turn with the user's message: the message (marking

@@ -116,7 +116,7 @@ func (g *rig) close() {
 
 func (g *rig) create(temp bool) agent.Conversation {
 	g.t.Helper()
-	c, err := g.r.CreateConversation(context.Background(), "", temp)
+	c, err := g.r.Create(context.Background(), agent.NewConversation{Temp: temp})
 	if err != nil {
 		g.t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func (g *rig) turn(c agent.Conversation, text string) []agent.Event {
 		g.t.Fatal(err)
 	}
 	defer sub.Close()
-	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text(text)}, ""); err != nil {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text(text)}}); err != nil {
 		g.t.Fatal(err)
 	}
 	return untilEnd(g.t, ctx, sub)
@@ -264,14 +264,14 @@ func TestBusyAndIdempotentSend(t *testing.T) {
 	hold := make(chan struct{})
 	g.fake.Enqueue(llmtest.Reply{Text: "done", Hold: hold})
 	ctx := context.Background()
-	first, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("one")}, "k1")
+	first, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("one")}, ClientID: "k1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("two")}, "k2"); !errors.Is(err, agent.ErrBusy) {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("two")}, ClientID: "k2"}); !errors.Is(err, agent.ErrBusy) {
 		t.Fatalf("send during a turn: %v, want busy", err)
 	}
-	again, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("one")}, "k1")
+	again, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("one")}, ClientID: "k1"})
 	if err != nil || !again.Duplicate || again.MessageID != first.MessageID {
 		t.Fatalf("resend with the same client_id: %+v, %v", again, err)
 	}
@@ -281,7 +281,7 @@ func TestBusyAndIdempotentSend(t *testing.T) {
 	}
 	close(hold)
 	waitIdle(t, g.r, c.ID)
-	again, err = g.r.Send(ctx, c.ID, []agent.Content{agent.Text("one")}, "k1")
+	again, err = g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("one")}, ClientID: "k1"})
 	if err != nil || !again.Duplicate {
 		t.Fatalf("resend after the turn: %+v, %v", again, err)
 	}
@@ -327,7 +327,7 @@ func TestInterruptKeepsPartialAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("talk")}, ""); err != nil {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("talk")}}); err != nil {
 		t.Fatal(err)
 	}
 	var evs []agent.Event
@@ -501,7 +501,7 @@ func TestShutdownLeavesTurnToContinue(t *testing.T) {
 	defer close(hold)
 	g.fake.Enqueue(llmtest.Reply{Text: "one two three four", HoldAfter: 2, Hold: hold})
 	sub, ctx := g.after(c, 0)
-	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("hi")}, ""); err != nil {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("hi")}}); err != nil {
 		t.Fatal(err)
 	}
 	var kept strings.Builder
@@ -570,8 +570,14 @@ func TestBadInputChangesNothing(t *testing.T) {
 		do   func() error
 		code string
 	}{
-		{"unknown conversation", func() error { _, err := g.r.Send(ctx, "nope", []agent.Content{agent.Text("x")}, ""); return err }, agent.CodeNotFound},
-		{"empty content", func() error { _, err := g.r.Send(ctx, c.ID, nil, ""); return err }, agent.CodeBadRequest},
+		{"unknown conversation", func() error {
+			_, err := g.r.Start(ctx, agent.StartInput{ConversationID: "nope", Content: []agent.Content{agent.Text("x")}})
+			return err
+		}, agent.CodeNotFound},
+		{"empty content", func() error {
+			_, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: nil})
+			return err
+		}, agent.CodeBadRequest},
 		{"rename empty", func() error { _, err := g.r.Rename(ctx, c.ID, "  "); return err }, agent.CodeBadRequest},
 		{"rename long", func() error { _, err := g.r.Rename(ctx, c.ID, strings.Repeat("x", 201)); return err }, agent.CodeBadRequest},
 		{"rename unknown", func() error { _, err := g.r.Rename(ctx, "nope", "t"); return err }, agent.CodeNotFound},
@@ -604,7 +610,7 @@ func TestDeleteInterruptsRunningTurn(t *testing.T) {
 	defer close(hold)
 	g.fake.Enqueue(llmtest.Reply{Text: "x", Hold: hold})
 	ctx := context.Background()
-	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("hi")}, ""); err != nil {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("hi")}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.r.Delete(ctx, c.ID); err != nil {
@@ -631,7 +637,7 @@ func TestSendRightAfterEnd(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 		defer cancel()
 		g.fake.Enqueue(llmtest.Reply{Text: fmt.Sprintf("answer %d", i)})
-		if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("q")}, ""); err != nil {
+		if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("q")}}); err != nil {
 			t.Fatalf("send %d right after the previous end: %v", i, err)
 		}
 		if got := text(untilEnd(t, ctx, sub)); got != fmt.Sprintf("answer %d", i) {
@@ -746,7 +752,7 @@ func TestInterruptRightAfterEnd(t *testing.T) {
 		}
 	}
 	g.fake.Enqueue(llmtest.Reply{Text: "done"})
-	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("q")}, ""); err != nil {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("q")}}); err != nil {
 		t.Fatal(err)
 	}
 	r := <-got

@@ -801,7 +801,7 @@ func (s *Scheduler) start(ctx context.Context, sc Schedule, run ScheduleRun) {
 		if sc.Agent != "" {
 			set.Agent = &sc.Agent
 		}
-		c, err := s.Runner.CreateConversationWith(ctx, "", false, set)
+		c, err := s.Runner.Create(ctx, NewConversation{Settings: set})
 		if err != nil {
 			fail(err)
 			return
@@ -813,7 +813,7 @@ func (s *Scheduler) start(ctx context.Context, sc Schedule, run ScheduleRun) {
 		}
 	}
 	clientID := ScheduleClientID(sc.ID, run.Slot)
-	res, err := s.Runner.SendBusy(ctx, run.ConversationID, []Content{Text(sc.Prompt)}, clientID, OnBusyQueue)
+	res, err := s.Runner.Start(ctx, StartInput{ConversationID: run.ConversationID, Content: []Content{Text(sc.Prompt)}, ClientID: clientID, OnBusy: OnBusyQueue})
 	if err != nil {
 		fail(err)
 		return

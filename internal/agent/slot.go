@@ -73,13 +73,15 @@ func (r *Runner) claim(ctx context.Context, st Store, c Conversation, o turnOpti
 }
 
 // begin writes recs, the first marked TurnStart (none: a resumed turn,
-// already running in the store), then runs written (nil: nothing) and
-// starts t's goroutine. A failed write releases t and is returned: busy
-// when another instance started a turn of the conversation meanwhile.
-func (r *Runner) begin(ctx context.Context, t *turn, recs []*Record, written func()) error {
+// already running in the store), after pre in the same append (the
+// records that create a new conversation, start.go), then runs written
+// (nil: nothing) and starts t's goroutine. A failed write releases t and
+// is returned: busy when another instance started a turn of the
+// conversation meanwhile.
+func (r *Runner) begin(ctx context.Context, t *turn, pre, recs []*Record, written func()) error {
 	if len(recs) > 0 {
 		recs[0].Turn = TurnStart
-		if err := t.st.Append(ctx, recs...); err != nil {
+		if err := t.st.Append(ctx, append(pre, recs...)...); err != nil {
 			close(t.started)
 			r.release(t)
 			return err

@@ -23,16 +23,16 @@ func TestNothingRunsForDisabledOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	actx := agent.WithPrincipal(ctx, ann.Principal())
-	c, err := g.r.CreateConversation(actx, "", false)
+	c, err := g.r.Create(actx, agent.NewConversation{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "d1", Name: "calc__add", Arguments: `{}`}}})
-	if _, err := g.r.Send(actx, c.ID, []agent.Content{agent.Text("add")}, ""); err != nil {
+	if _, err := g.r.Start(actx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("add")}}); err != nil {
 		t.Fatal(err)
 	}
 	waitWaiting(t, g.r, c.ID, 1)
-	if res, err := g.r.SendBusy(actx, c.ID, []agent.Content{agent.Text("and then")}, "", agent.OnBusyQueue); err != nil || !res.Queued {
+	if res, err := g.r.Start(actx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("and then")}, OnBusy: agent.OnBusyQueue}); err != nil || !res.Queued {
 		t.Fatalf("queue: %+v %v", res, err)
 	}
 	ann.Disabled = true
@@ -59,7 +59,7 @@ func TestNothingRunsForDisabledOwner(t *testing.T) {
 		t.Errorf("the resumed turn ended with %+v, want a forbidden error naming the disabled owner", last)
 	}
 	// An admin's send to the disabled user's conversation runs nothing either.
-	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("admin here")}, ""); agent.ErrorCode(err) != agent.CodeForbidden {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("admin here")}}); agent.ErrorCode(err) != agent.CodeForbidden {
 		t.Errorf("a send to a disabled owner's conversation: %v, want forbidden", err)
 	}
 }

@@ -66,7 +66,7 @@ func TestWriteFailureIsInternalError(t *testing.T) {
 	st := &failingStore{Store: g.st}
 	r := agent.NewRunner(agent.Config{Store: st, Cluster: g.st, Publisher: g.b, Model: m, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	defer r.Close(context.Background())
-	c, err := r.CreateConversation(context.Background(), "", false)
+	c, err := r.Create(context.Background(), agent.NewConversation{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestWriteFailureIsInternalError(t *testing.T) {
 	}
 	defer sub.Close()
 	g.fake.Enqueue(llmtest.Reply{Text: "one two three"})
-	if _, err := r.Send(ctx, c.ID, []agent.Content{agent.Text("hi")}, ""); err != nil {
+	if _, err := r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("hi")}}); err != nil {
 		t.Fatal(err)
 	}
 	evs := untilEnd(t, ctx, sub)
@@ -142,7 +142,7 @@ func TestShutdownWithSendInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	if _, err := g.r.Send(ctx, c.ID, []agent.Content{agent.Text("hi")}, ""); err != nil {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("hi")}}); err != nil {
 		t.Fatal(err)
 	}
 	closed := make(chan error, 1)
@@ -152,7 +152,7 @@ func TestShutdownWithSendInFlight(t *testing.T) {
 		// Until Close has begun, a send to another conversation starts a
 		// turn (which the drain lets finish); after, it is refused.
 		g.fake.Enqueue(llmtest.Reply{Text: "x"})
-		_, sendErr = g.r.Send(ctx, other.ID, []agent.Content{agent.Text("more")}, "")
+		_, sendErr = g.r.Start(ctx, agent.StartInput{ConversationID: other.ID, Content: []agent.Content{agent.Text("more")}})
 		if agent.ErrorCode(sendErr) == agent.CodeBusy {
 			waitDrained(t, g.r, other.ID)
 			sendErr = nil
@@ -191,7 +191,7 @@ func TestAnswerCap(t *testing.T) {
 	defer r.Close(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
-	c, err := r.CreateConversation(ctx, "", false)
+	c, err := r.Create(ctx, agent.NewConversation{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestAnswerCap(t *testing.T) {
 	}
 	defer sub.Close()
 	g.fake.Enqueue(llmtest.Reply{Text: "one two three four five six seven"})
-	if _, err := r.Send(ctx, c.ID, []agent.Content{agent.Text("hi")}, ""); err != nil {
+	if _, err := r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("hi")}}); err != nil {
 		t.Fatal(err)
 	}
 	evs := untilEnd(t, ctx, sub)
@@ -242,7 +242,7 @@ func TestConcurrentSendsOneClientID(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				res[i], errs[i] = g.r.Send(context.Background(), c.ID, []agent.Content{agent.Text("hi")}, "same")
+				res[i], errs[i] = g.r.Start(context.Background(), agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("hi")}, ClientID: "same"})
 			}()
 		}
 		close(start)
@@ -283,7 +283,7 @@ func TestToolArgumentsCountTowardAnswerCap(t *testing.T) {
 	defer r.Close(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
-	c, err := r.CreateConversation(ctx, "", false)
+	c, err := r.Create(ctx, agent.NewConversation{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestToolArgumentsCountTowardAnswerCap(t *testing.T) {
 	defer sub.Close()
 	big := `{"x":"` + strings.Repeat("a", 5000) + `"}`
 	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "k", Name: "calc__add", Arguments: big}}, SplitArgs: true})
-	if _, err := r.Send(ctx, c.ID, []agent.Content{agent.Text("hi")}, ""); err != nil {
+	if _, err := r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("hi")}}); err != nil {
 		t.Fatal(err)
 	}
 	evs := untilEnd(t, ctx, sub)

@@ -100,22 +100,25 @@ func (h *Handler) handleRun(w http.ResponseWriter, r *http.Request) {
 // send starts a turn with the run's new message and streams it.
 func (h *Handler) send(w http.ResponseWriter, r *http.Request, rn run) {
 	ctx := r.Context()
-	c, created, err := h.cfg.Runner.OpenConversation(ctx, rn.threadID)
-	if err != nil {
+	if err := agent.CheckExternalID("threadId", rn.threadID); err != nil {
 		h.fail(w, r, rn, err)
 		return
 	}
-	if !created {
-		if err := h.stops.Take(ctx, c.ID, rn.userID); err != nil { // a run its client aborted stops first
+	// A thread of the caller's own whose run its client aborted stops
+	// first; another's id answers not_found here, before anything.
+	if _, err := h.cfg.Runner.Conversation(ctx, rn.threadID); err == nil {
+		if err := h.stops.Take(ctx, rn.threadID, rn.userID); err != nil {
 			h.fail(w, r, rn, err)
 			return
 		}
+	} else if !errors.Is(err, agent.ErrNotFound) {
+		h.fail(w, r, rn, err)
+		return
 	}
-	res, err := h.cfg.Runner.Send(ctx, c.ID, rn.content, rn.userID)
+	// The thread id names the conversation: made with the first message,
+	// or nothing at all when that is refused.
+	res, err := h.cfg.Runner.Start(ctx, agent.StartInput{ConversationID: rn.threadID, New: &agent.NewConversation{Open: true}, Content: rn.content, ClientID: rn.userID})
 	if err != nil {
-		if created { // nothing of a refused first run is kept
-			_ = h.cfg.Runner.Delete(context.WithoutCancel(ctx), c.ID)
-		}
 		h.fail(w, r, rn, err)
 		return
 	}

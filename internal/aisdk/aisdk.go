@@ -125,27 +125,30 @@ func (h *Handler) handleChat(w http.ResponseWriter, r *http.Request) {
 		}
 		h.replay(w, r, req.id, res.Seq, "")
 	default:
-		c, created, err := h.cfg.Runner.OpenConversation(ctx, req.id)
-		if err != nil {
+		if err := agent.CheckExternalID("id", req.id); err != nil {
 			h.fail(w, r, err)
 			return
 		}
-		if !created {
-			if err := h.stops.Take(ctx, c.ID, req.userID); err != nil {
+		// A chat of the caller's own whose run its client aborted stops
+		// first; another's id answers not_found here, before anything.
+		if _, err := h.cfg.Runner.Conversation(ctx, req.id); err == nil {
+			if err := h.stops.Take(ctx, req.id, req.userID); err != nil {
 				h.fail(w, r, err)
 				return
 			}
+		} else if !errors.Is(err, agent.ErrNotFound) {
+			h.fail(w, r, err)
+			return
 		}
-		res, err := h.cfg.Runner.Send(ctx, c.ID, req.content, req.userID)
+		// The chat id names the conversation: made with the first message,
+		// or nothing at all when that is refused.
+		res, err := h.cfg.Runner.Start(ctx, agent.StartInput{ConversationID: req.id, New: &agent.NewConversation{Open: true}, Content: req.content, ClientID: req.userID})
 		if err != nil {
-			if created { // nothing of a refused first request is kept
-				_ = h.cfg.Runner.Delete(context.WithoutCancel(ctx), c.ID)
-			}
 			h.fail(w, r, err)
 			return
 		}
 		// A duplicate (the same message sent again) streams that turn.
-		h.replay(w, r, c.ID, res.Seq, req.userID)
+		h.replay(w, r, req.id, res.Seq, req.userID)
 	}
 }
 

@@ -22,6 +22,10 @@ import (
 // disconnect); nobody reads the answer.
 var errGone = errors.New("the client left or the server is shutting down")
 
+// errLong ends a call followed for its turnCall.after: it goes on as a
+// task (tasks.go).
+var errLong = errors.New("the turn runs long")
+
 // ask is the handler of an agent's tool.
 func (h *Handler) ask(slug string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -35,51 +39,56 @@ func (h *Handler) ask(slug string) server.ToolHandlerFunc {
 		if req.Params.RequestState != "" {
 			return h.retry(ctx, slug, req) // input.go
 		}
-		args := req.GetArguments()
-		msg, _ := args["message"].(string)
-		if strings.TrimSpace(msg) == "" {
-			return mcp.NewToolResultError(`"message" is required: a non-empty string, what to ask the agent`), nil
-		}
-		convID, _ := args["conversation_id"].(string)
-		if v, set := args["conversation_id"]; set && v != nil && convID == "" {
-			if _, isString := v.(string); !isString {
-				return mcp.NewToolResultError(`"conversation_id" must be a string (from an earlier result's structuredContent)`), nil
-			}
-		}
-		if !h.cfg.Runner.ModelConfigured() {
-			return mcp.NewToolResultError("no model is configured on this agentik server"), nil
-		}
-		created := false
-		if convID != "" {
-			c, err := h.cfg.Runner.Conversation(ctx, convID)
-			if errors.Is(err, agent.ErrNotFound) {
-				return mcp.NewToolResultErrorf("no conversation %q: omit conversation_id to start a new one", agent.Shorten(convID, 80)), nil
-			} else if err != nil {
-				return nil, err
-			}
-			if of := agentOf(c); of != slug {
-				return mcp.NewToolResultErrorf("conversation %q is agent %s's: continue it with %s, or omit conversation_id to start one with %s", convID, of, toolName(of), toolName(slug)), nil
-			}
-		} else {
-			c, err := h.newConversation(ctx, slug)
-			if err != nil {
-				return nil, err
-			}
-			convID, created = c.ID, true
-		}
-		res, err := h.cfg.Runner.Send(ctx, convID, []agent.Content{agent.Text(msg)}, "")
-		if err != nil {
-			if created {
-				_ = h.cfg.Runner.Delete(context.WithoutCancel(ctx), convID)
-			}
-			var e *agent.Error
-			if errors.As(err, &e) {
-				return mcp.NewToolResultErrorf("%s: %s", e.Code, e.Message), nil
-			}
-			return nil, err
+		convID, res, bad, err := h.start(ctx, slug, req.GetArguments())
+		if bad != nil || err != nil {
+			return bad, err
 		}
 		return h.call(ctx, h.newCall(ctx, req, convID, res.Seq), res.MessageID)
 	}
+}
+
+// start starts the turn a call of agent slug's tool with args asks for:
+// in a new conversation, or the next turn of the one it names. bad is the
+// tool's error result for bad input (nothing stored).
+func (h *Handler) start(ctx context.Context, slug string, args map[string]any) (convID string, res agent.SendResult, bad *mcp.CallToolResult, err error) {
+	msg, _ := args["message"].(string)
+	if strings.TrimSpace(msg) == "" {
+		return "", res, mcp.NewToolResultError(`"message" is required: a non-empty string, what to ask the agent`), nil
+	}
+	convID, _ = args["conversation_id"].(string)
+	if v, set := args["conversation_id"]; set && v != nil && convID == "" {
+		if _, isString := v.(string); !isString {
+			return "", res, mcp.NewToolResultError(`"conversation_id" must be a string (from an earlier result's structuredContent)`), nil
+		}
+	}
+	if !h.cfg.Runner.ModelConfigured() {
+		return "", res, mcp.NewToolResultError("no model is configured on this agentik server"), nil
+	}
+	// Without a conversation_id the conversation is made with the
+	// message, or not at all.
+	start := agent.StartInput{ConversationID: convID, Content: []agent.Content{agent.Text(msg)}}
+	if convID != "" {
+		c, err := h.cfg.Runner.Conversation(ctx, convID)
+		if errors.Is(err, agent.ErrNotFound) {
+			return "", res, mcp.NewToolResultErrorf("no conversation %q: omit conversation_id to start a new one", agent.Shorten(convID, 80)), nil
+		} else if err != nil {
+			return "", res, nil, err
+		}
+		if of := agentOf(c); of != slug {
+			return "", res, mcp.NewToolResultErrorf("conversation %q is agent %s's: continue it with %s, or omit conversation_id to start one with %s", convID, of, toolName(of), toolName(slug)), nil
+		}
+	} else {
+		start.New = &agent.NewConversation{Settings: agent.Settings{Agent: &slug}}
+	}
+	res, err = h.cfg.Runner.Start(ctx, start)
+	if err != nil {
+		var e *agent.Error
+		if errors.As(err, &e) {
+			return "", res, mcp.NewToolResultErrorf("%s: %s", e.Code, e.Message), nil
+		}
+		return "", res, nil, err
+	}
+	return res.ConversationID, res, nil, nil
 }
 
 // newCall is the turnCall of req following the turn of conversation
@@ -139,13 +148,6 @@ func agentOf(c agent.Conversation) string {
 	return c.Agent
 }
 
-func (h *Handler) newConversation(ctx context.Context, slug string) (agent.Conversation, error) {
-	if h.cfg.NewConversation != nil {
-		return h.cfg.NewConversation(ctx, slug)
-	}
-	return h.cfg.Runner.CreateConversation(ctx, "", false)
-}
-
 // turnCall follows one turn for one tool call: the call as it came, or
 // a reconnect that resumes it (resume.go).
 type turnCall struct {
@@ -173,6 +175,17 @@ type turnCall struct {
 	skip         map[string]bool      // items the client cancelled: left to other surfaces
 	inputNeeded  bool                 // follow returned to ask for input
 
+	// A task's follow (tasks.go): detached, the end of ctx stops the
+	// reading, never the turn; snapshot, it returns once the stored
+	// events are read; after, it returns errLong when the turn goes on
+	// that long.
+	detached, snapshot bool
+	after              time.Duration
+	ended              bool      // the turn's end was read
+	firstSeq           int64     // the first event read, and whether it is a user message
+	firstUser          bool      //
+	created, updated   time.Time // the dates of the first and the last event read
+
 	text        strings.Builder
 	reasoning   bool
 	toolsRan    bool
@@ -196,6 +209,10 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 		defer close(watched)
 		select {
 		case <-t.ctx.Done():
+			if t.detached {
+				cancel()
+				return
+			}
 			if httpCtx != nil && httpCtx.Err() == nil {
 				// notifications/cancelled: stop is a command.
 				if _, err := t.h.cfg.Runner.Interrupt(context.WithoutCancel(t.ctx), t.convID); err != nil {
@@ -229,6 +246,12 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 	// (the other requests of its round) are read, then the call returns
 	// input_required.
 	draining := false
+	next := ctx
+	if t.after > 0 {
+		var stop context.CancelFunc
+		next, stop = context.WithTimeout(ctx, t.after)
+		defer stop()
+	}
 	for {
 		var it broker.Item
 		var err error
@@ -243,20 +266,33 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 				continue
 			}
 		} else {
-			it, err = sub.Next(ctx)
+			it, err = sub.Next(next)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return errGone
 			}
+			if next.Err() != nil {
+				return errLong
+			}
 			return err
 		}
 		if it.CaughtUp {
+			if t.snapshot {
+				return nil
+			}
 			t.live = true
 			draining = t.askable()
 			continue
 		}
 		t.seq = it.Event.Seq
+		if t.firstSeq == 0 {
+			t.firstSeq = it.Event.Seq
+			if first, err := relay.Decode(it.Event); err == nil {
+				t.created, t.updated = first.Date, first.Date
+				t.firstUser = first.Event != nil && first.Event.Type == agent.EventMessage && first.Event.Message != nil && first.Event.Message.Type == agent.MessageUser
+			}
+		}
 		// A message event matters for the answer's id only: read by a
 		// scan, since the turn's answer holds its whole text.
 		if typ, id, ok := relay.Message(it.Event); ok {
@@ -269,8 +305,10 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 		if err != nil {
 			continue
 		}
+		t.updated = all.Date
 		if all.Agent != nil && all.Agent.Type == agent.AgentDeleted {
 			t.errMsg = "the conversation was deleted"
+			t.ended = true
 			return nil
 		}
 		ev := all.Event
@@ -323,6 +361,7 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 		case agent.EventInterrupted:
 			t.interrupted = true
 		case agent.EventEnd:
+			t.ended = true
 			return nil
 		}
 	}

@@ -62,7 +62,15 @@ func (t *turnCall) askable() bool {
 func (t *turnCall) inputRequired() *mcp.CallToolResult {
 	state := resumeToken{Conv: t.convID, Turn: t.turnSeq, Seq: t.seq}
 	b, _ := json.Marshal(state)
-	ib := server.NewInputRequestBuilder(statePrefix + base64.RawURLEncoding.EncodeToString(b))
+	res := t.inputRequests(statePrefix + base64.RawURLEncoding.EncodeToString(b))
+	t.h.log.Info("mcp_input_required", "conversation_id", t.convID, "items", len(res.InputRequests))
+	return res
+}
+
+// inputRequests is the input_required result that asks for what waits
+// (but what the client cancelled), with requestState state.
+func (t *turnCall) inputRequests(state string) *mcp.CallToolResult {
+	ib := server.NewInputRequestBuilder(state)
 	ids := make([]string, 0, len(t.waits))
 	for id := range t.waits {
 		if !t.skip[id] {
@@ -73,7 +81,6 @@ func (t *turnCall) inputRequired() *mcp.CallToolResult {
 	for _, id := range ids {
 		ib.Elicit(id, t.waits[id].params)
 	}
-	t.h.log.Info("mcp_input_required", "conversation_id", t.convID, "items", len(ids))
 	return ib.ToolResult()
 }
 

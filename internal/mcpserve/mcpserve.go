@@ -63,11 +63,8 @@ type Config struct {
 	Runner *agent.Runner
 	Broker *broker.Broker
 	// Agents lists the agents the caller (the principal in ctx) may use.
-	Agents func(ctx context.Context) ([]Agent, error)
-	// NewConversation makes a conversation of the agent slug for the
-	// caller; nil: Runner.CreateConversation (the default agent's).
-	NewConversation func(ctx context.Context, slug string) (agent.Conversation, error)
-	Heartbeat       time.Duration // DefaultHeartbeat when 0
+	Agents    func(ctx context.Context) ([]Agent, error)
+	Heartbeat time.Duration // DefaultHeartbeat when 0
 	// Streams holds the long-lived requests (tool calls following a
 	// turn): its Closing ends them at shutdown (the turns themselves go on
 	// or end with the runner), which waits for them. nil: a group of the
@@ -82,6 +79,9 @@ type Config struct {
 	// cancellation of a call another one follows (cancel.go); nil: this
 	// instance alone.
 	Peers Peers
+	// TaskAfter is how long a call whose client follows tasks runs before
+	// it becomes a task (tasks.go); DefaultTaskAfter when 0.
+	TaskAfter time.Duration
 }
 
 // Handler is the MCP server. It is an http.Handler for Path.
@@ -121,6 +121,9 @@ func New(cfg Config) *Handler {
 	if cfg.Streams == nil {
 		cfg.Streams = sse.NewGroup()
 	}
+	if cfg.TaskAfter <= 0 {
+		cfg.TaskAfter = DefaultTaskAfter
+	}
 	h := &Handler{cfg: cfg, log: cfg.Logger, tools: map[string]Agent{}}
 	if cfg.Peers != nil {
 		cfg.Peers.OnBroadcast(cancelTopic, h.peerCancelled)
@@ -128,9 +131,11 @@ func New(cfg Config) *Handler {
 	hooks := &server.Hooks{}
 	hooks.AddAfterListResources(h.listResources)
 	hooks.AddBeforeCallTool(keepRPCID)
+	hooks.AddAfterInitialize(hideTasks) // tasks.go
 	h.mcp = server.NewMCPServer("agentik", cfg.Version,
 		server.WithInstructions("agentik's agents: call ask_<agent> with a message; pass the conversation_id a call returned to continue that conversation. Each conversation is a resource with its transcript."),
 		server.WithToolCapabilities(true),
+		server.WithExtensions(map[string]any{taskExtension: map[string]any{}}),
 		server.WithResourceCapabilities(false, false),
 		server.WithToolFilter(h.filterTools),
 		server.WithHooks(hooks),
@@ -181,9 +186,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "agentik's MCP server has no standalone SSE stream: POST requests, each answered on its own stream", http.StatusMethodNotAllowed)
 		return
 	}
+	var m rpcMessage
 	if r.Method == http.MethodPost {
-		m, ok := readMessage(w, r)
-		if !ok {
+		var ok bool
+		if m, ok = readMessage(w, r); !ok {
 			return
 		}
 		if id, ok := cancelNotification(m); ok {
@@ -204,6 +210,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := h.register(r.Context()); err != nil {
 		h.log.Error("mcp_agents_failed", "err", err)
 		http.Error(w, "agentik could not list its agents", http.StatusInternalServerError)
+		return
+	}
+	if r.Method == http.MethodPost && h.serveTask(w, r, m) { // tasks.go
 		return
 	}
 	ctx, abort := context.WithCancel(r.Context())

@@ -61,11 +61,11 @@ func TestResumeIsOwnersOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := agent.WithPrincipal(context.Background(), u.Principal())
-	c, err := w.App.Runner.CreateConversation(ctx, "", false)
+	c, err := w.App.Runner.Create(ctx, agent.NewConversation{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := w.App.Runner.Send(ctx, c.ID, []agent.Content{agent.Text("hello")}, "")
+	res, err := w.App.Runner.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("hello")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -198,7 +198,7 @@ type completion struct {
 	stream       bool
 	includeUsage bool
 	history      []agent.ModelMessage
-	input        agent.CompletionInput
+	input        agent.StartInput
 }
 
 func (h *Handler) parseChat(r *http.Request) (completion, error) {
@@ -493,38 +493,38 @@ func (h *Handler) handleChatCompletions(w http.ResponseWriter, r *http.Request) 
 	ctx := r.Context()
 	id := r.Header.Get(protocol.ConversationHeader)
 	var conv agent.Conversation
+	in := c.input
 	if id == "" {
-		conv, err = h.runner.CreateCompletion(ctx, c.history)
-		if err != nil {
-			h.WriteError(w, r, err)
-			return
-		}
-		id = conv.ID
-		// Deleting interrupts the turn first: a client that left stops it.
-		defer func() { _ = h.runner.Delete(context.WithoutCancel(ctx), id) }()
-		if err := h.useModel(ctx, id, c.model); err != nil {
-			h.WriteError(w, r, err)
-			return
-		}
+		// A stateless request: a temp conversation seeded with its history,
+		// made with its turn (or not at all when that is refused).
+		id = agent.NewID()
+		conv = agent.Conversation{ID: id, Temp: true}
+		in.ConversationID, in.New = id, &agent.NewConversation{Temp: true, History: c.history, Settings: h.modelSetting(c.model)}
 	} else if conv, err = h.runner.Conversation(ctx, id); err != nil {
 		h.WriteError(w, r, err)
 		return
+	} else {
+		in.ConversationID = id
 	}
 	stream := broker.Stream{Kind: broker.StreamConversation, ConversationID: id}
 	var sub *broker.Sub
-	if h.runner.IsTemp(id) { // never stored: listen before the turn starts
+	if conv.Temp { // never stored: listen before the turn starts
 		if sub, err = h.broker.Subscribe(ctx, stream, -1, ""); err != nil {
 			h.WriteError(w, r, err)
 			return
 		}
 	}
 	var res agent.SendResult
-	if seq, ok := h.retryOf(ctx, r, conv, c.input); ok {
+	if seq, ok := h.retryOf(ctx, r, conv, in); ok {
 		res = agent.SendResult{Seq: seq, Duplicate: true} // the first attempt's turn
-	} else if failed, ok := h.failedRetryOf(ctx, conv, "", c.input); ok {
+	} else if failed, ok := h.failedRetryOf(ctx, conv, "", in); ok {
 		res, err = h.runner.Regenerate(ctx, id, failed) // the failed turn again, not a second input
 	} else {
-		res, err = h.runner.SendCompletion(ctx, id, c.input)
+		res, err = h.runner.Start(ctx, in)
+	}
+	if err == nil && res.Created {
+		// Deleting interrupts the turn first: a client that left stops it.
+		defer func() { _ = h.runner.Delete(context.WithoutCancel(ctx), id) }()
 	}
 	if err == nil && sub == nil {
 		// Replay from the turn's first event: nothing of it is missed.
@@ -571,7 +571,7 @@ func (h *Handler) handleChatCompletions(w http.ResponseWriter, r *http.Request) 
 // of 1 or more) on a stored conversation whose latest input is this
 // request's input, it is the seq of that input, whose turn the first
 // attempt started.
-func (h *Handler) retryOf(ctx context.Context, r *http.Request, conv agent.Conversation, in agent.CompletionInput) (int64, bool) {
+func (h *Handler) retryOf(ctx context.Context, r *http.Request, conv agent.Conversation, in agent.StartInput) (int64, bool) {
 	if conv.Temp || in.ClientID != "" {
 		return 0, false
 	}
@@ -618,7 +618,7 @@ const RetryAfter = 5 * time.Minute
 //
 // leaf, when set, is the message the input continues (a Responses
 // previous_response_id): the failed turn's user message must follow it.
-func (h *Handler) failedRetryOf(ctx context.Context, conv agent.Conversation, leaf string, in agent.CompletionInput) (string, bool) {
+func (h *Handler) failedRetryOf(ctx context.Context, conv agent.Conversation, leaf string, in agent.StartInput) (string, bool) {
 	if conv.Temp || in.ClientID != "" || len(in.Content) == 0 || len(in.Results) > 0 {
 		return "", false
 	}

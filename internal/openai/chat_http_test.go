@@ -435,7 +435,7 @@ func TestOpenAIStatelessDisconnect(t *testing.T) {
 // the conversation's history and stream, and a disconnect does not stop it.
 func TestOpenAIStoredConversation(t *testing.T) {
 	ts := newTestServer(t)
-	conv, err := ts.Runner.CreateConversation(context.Background(), "kept", false)
+	conv, err := ts.Runner.Create(context.Background(), agent.NewConversation{Title: "kept"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,12 +86,7 @@ func (h *Handler) handleCreateConversation(w http.ResponseWriter, r *http.Reques
 		h.WriteError(w, r, err)
 		return
 	}
-	var c agent.Conversation
-	if len(history) > 0 {
-		c, err = h.runner.CreateSeeded(r.Context(), history, false, agent.Settings{})
-	} else {
-		c, err = h.runner.CreateConversation(r.Context(), "", false)
-	}
+	c, err := h.runner.Create(r.Context(), agent.NewConversation{History: history})
 	if err != nil {
 		h.WriteError(w, r, err)
 		return

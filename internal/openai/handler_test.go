@@ -19,6 +19,7 @@ import (
 	"github.com/agentik/agentik/internal/openai"
 	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // testServer is agentik's server as app.Wire builds it for app.Run
@@ -116,8 +117,11 @@ func TestModelRetrieve(t *testing.T) {
 // token is the error's HTTP status in OpenAI's shape, not a 200 stream;
 // on a stored conversation it says not to retry, a stateless one may be.
 func TestFailureBeforeFirstToken(t *testing.T) {
-	f := newTestServer(t, strict())
-	conv, err := f.Runner.CreateConversation(context.Background(), "stored", false)
+	// The stream starts after one heartbeat without a token: a heartbeat
+	// that cannot pass first, so a loaded machine's slow error is still
+	// before the stream.
+	f := newTestServer(t, strict(), func(g *rig) { g.heartbeat = testwait.Timeout })
+	conv, err := f.Runner.Create(context.Background(), agent.NewConversation{Title: "stored"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +148,7 @@ func TestFailureBeforeFirstToken(t *testing.T) {
 // is answered by the first one's turn; the model is asked once.
 func TestIdempotencyKey(t *testing.T) {
 	f := newTestServer(t, strict())
-	conv, err := f.Runner.CreateConversation(context.Background(), "stored", false)
+	conv, err := f.Runner.Create(context.Background(), agent.NewConversation{Title: "stored"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +210,7 @@ func turnEnds(t *testing.T, ts *testServer, id string) (wait func()) {
 // message.
 func TestRetryOfAFailedTurnWithoutAKey(t *testing.T) {
 	f := newTestServer(t, strict())
-	conv, err := f.Runner.CreateConversation(context.Background(), "stored", false)
+	conv, err := f.Runner.Create(context.Background(), agent.NewConversation{Title: "stored"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,16 +40,15 @@ func (h *Handler) unknownModel(model string) error {
 		err: agent.Errorf(agent.CodeNotFound, "the model %q does not exist here; GET /v1/models lists agentik's models (%s) and agents (agent/<slug>)", agent.Shorten(model, 80), strings.Join(h.models(), ", "))}
 }
 
-// useModel runs the temp conversation of a request on the model it
-// named, when that is a provider's model id.
-func (h *Handler) useModel(ctx context.Context, id, model string) error {
+// modelSetting is the setting that runs a request's temp conversation on
+// the model it named, when that is a provider's model id or an agent.
+func (h *Handler) modelSetting(model string) agent.Settings {
 	ms, def := h.runner.Models()
 	agentModel := strings.HasPrefix(model, agent.AgentModelPrefix) // the runner resolves agent/<slug>
 	if !agentModel && (model == def || !slices.ContainsFunc(ms, func(m agent.ModelInfo) bool { return m.ID == model })) {
-		return nil
+		return agent.Settings{}
 	}
-	_, err := h.runner.UpdateConversation(ctx, id, agent.Settings{Model: &model})
-	return err
+	return agent.Settings{Model: &model}
 }
 
 type modelObject struct {

@@ -313,34 +313,26 @@ func (h *Handler) startResponse(ctx context.Context, c *responseCall) (*started,
 		return nil, err
 	}
 	settings := h.settingsOf(c)
+	in := c.input
+	in.ResponseFormat, in.ToolChoice, in.After = c.format, c.toolChoice, leaf
 	if conv.ID == "" {
-		if len(c.history) > 0 {
-			conv, err = h.runner.CreateSeeded(ctx, c.history, !c.store, settings)
-		} else {
-			conv, err = h.runner.CreateConversationWith(ctx, "", !c.store, settings)
-		}
-		if err != nil {
-			return nil, err
-		}
+		// A new conversation is made with the turn, or not at all when
+		// that is refused.
+		conv = agent.Conversation{ID: agent.NewID(), Temp: !c.store}
+		in.New = &agent.NewConversation{Temp: !c.store, History: c.history, Settings: settings}
 	} else if s, changed := changedSettings(conv, settings); changed {
 		if _, err := h.runner.UpdateConversation(ctx, conv.ID, s); err != nil {
 			return nil, err
 		}
 	}
-	// From here on a failure deletes a conversation made for this request.
-	fail := func(err error) (*started, error) {
-		if c.previous == "" && c.conversation == "" {
-			_ = h.runner.Delete(context.WithoutCancel(ctx), conv.ID)
-		}
-		return nil, err
-	}
+	in.ConversationID = conv.ID
 	id := prefixResponse + agent.NewID()
 	run := &started{convID: conv.ID, temp: conv.Temp}
 	created := h.now()
 	run.p = newProjector(id, conv.ID, conv.Temp, created, c.echo)
 	if conv.Temp { // never stored: listen before the turn starts
 		if run.sub, err = h.subscribe(ctx, conv.ID, -1); err != nil {
-			return fail(err)
+			return nil, err
 		}
 	}
 	var after int64
@@ -349,25 +341,23 @@ func (h *Handler) startResponse(ctx context.Context, c *responseCall) (*started,
 		for _, a := range c.approvals {
 			// Decided meanwhile (in the UI): the turn goes on all the same.
 			if err := h.runner.Approve(ctx, conv.ID, a); err != nil && !errors.Is(err, agent.ErrConflict) {
-				return fail(err)
+				return nil, err
 			}
 		}
 	} else {
-		in := c.input
-		in.ResponseFormat, in.ToolChoice = c.format, c.toolChoice
 		var res agent.SendResult
 		if failed, ok := h.failedRetryOf(ctx, conv, leaf, in); ok && (c.previous != "" || c.conversation != "") {
 			// A client's own retry (the AI SDK's) of a failed response:
 			// that turn again, not a failed branch per attempt.
 			res, err = h.runner.Regenerate(ctx, conv.ID, failed)
 		} else {
-			res, err = h.runner.SendCompletionAfter(ctx, conv.ID, leaf, in)
+			res, err = h.runner.Start(ctx, in)
 		}
 		if err != nil {
 			if run.sub != nil {
 				run.sub.Close()
 			}
-			return fail(err)
+			return nil, err
 		}
 		after = res.Seq - 1
 	}

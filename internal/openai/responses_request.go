@@ -85,7 +85,7 @@ type responseCall struct {
 	// history is the input before its new part, for a new conversation;
 	// a continued one takes only new input.
 	history []agent.ModelMessage
-	input   agent.CompletionInput
+	input   agent.StartInput
 	// approvals answer mcp_approval_request items (input of a
 	// continued conversation only).
 	approvals []agent.ApprovalInput

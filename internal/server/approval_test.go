@@ -39,7 +39,7 @@ func TestRESTApprove(t *testing.T) {
 	c := ts.create(t)
 	ts.Fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "w1", Name: "weather__forecast", Arguments: `{"city":"Oslo"}`}}})
 	ts.Fake.Enqueue(llmtest.Reply{Text: "sunny in Bergen"})
-	if _, err := ts.Runner.Send(context.Background(), c.ID, []agent.Content{agent.Text("weather?")}, ""); err != nil {
+	if _, err := ts.Runner.Start(context.Background(), agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("weather?")}}); err != nil {
 		t.Fatal(err)
 	}
 	w := waitWaitingREST(t, ts, c.ID, 1)
@@ -89,7 +89,7 @@ func TestWSDenyWithReason(t *testing.T) {
 	c := ts.create(t)
 	ts.Fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "w2", Name: "weather__forecast", Arguments: `{"city":"Oslo"}`}}})
 	ts.Fake.Enqueue(llmtest.Reply{Text: "fine"})
-	if _, err := ts.Runner.Send(context.Background(), c.ID, []agent.Content{agent.Text("weather?")}, ""); err != nil {
+	if _, err := ts.Runner.Start(context.Background(), agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("weather?")}}); err != nil {
 		t.Fatal(err)
 	}
 	waitWaitingREST(t, ts, c.ID, 1)

@@ -92,7 +92,7 @@ func TestBrowserDelegationView(t *testing.T) {
 	ts.Fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "d1", Name: "agent__researcher", Arguments: `{"message":"find the answer"}`}}})
 	ts.Fake.Enqueue(llmtest.Reply{Text: "the answer is 42", Hold: childGo})
 	ts.Fake.Enqueue(llmtest.Reply{Text: "The writer reports: 42"})
-	conv, err := ts.Runner.CreateConversationWith(ctx, "", false, agent.Settings{Agent: str("writer")})
+	conv, err := ts.Runner.Create(ctx, agent.NewConversation{Settings: agent.Settings{Agent: str("writer")}})
 	if err != nil {
 		t.Fatal(err)
 	}

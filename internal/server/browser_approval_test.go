@@ -25,7 +25,7 @@ func TestBrowserApproveFromSecondTab(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, withApproval())
 	br := newBrowser(t, ts)
-	c, err := ts.Runner.CreateConversation(context.Background(), "Approve", false)
+	c, err := ts.Runner.Create(context.Background(), agent.NewConversation{Title: "Approve"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,11 +62,11 @@ func TestBrowserSidebarMarksWaiting(t *testing.T) {
 	ts := newTestServer(t, withApproval())
 	br := newBrowser(t, ts)
 	ctx := context.Background()
-	other, err := ts.Runner.CreateConversation(ctx, "Other", false)
+	other, err := ts.Runner.Create(ctx, agent.NewConversation{Title: "Other"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := ts.Runner.CreateConversation(ctx, "Waits", false)
+	c, err := ts.Runner.Create(ctx, agent.NewConversation{Title: "Waits"})
 	if err != nil {
 		t.Fatal(err)
 	}

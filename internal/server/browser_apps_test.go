@@ -128,7 +128,7 @@ func clickApp(t *testing.T, tab context.Context, _, id string) {
 func TestBrowserMCPApp(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, withCounterApp(t))
-	c, err := ts.Runner.CreateConversation(context.Background(), "Apps", false)
+	c, err := ts.Runner.Create(context.Background(), agent.NewConversation{Title: "Apps"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func TestBrowserBranches(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	br := newBrowser(t, ts)
-	c, err := ts.Runner.CreateConversation(context.Background(), "branches", false)
+	c, err := ts.Runner.Create(context.Background(), agent.NewConversation{Title: "branches"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestBrowserOpenDuringRegenerate(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	ctx := context.Background()
-	c, err := ts.Runner.CreateConversation(ctx, "regenerating", false)
+	c, err := ts.Runner.Create(ctx, agent.NewConversation{Title: "regenerating"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestBrowserOpenDuringRegenerate(t *testing.T) {
 	openPage(t, ts, tab, "/c/"+c.ID)
 	// A send queued behind the turn comes live after the replay: once the
 	// page shows it, the page has handled every event before it.
-	if _, err := ts.Runner.SendBusy(ctx, c.ID, []agent.Content{agent.Text("q2")}, "", agent.OnBusyQueue); err != nil {
+	if _, err := ts.Runner.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("q2")}, OnBusy: agent.OnBusyQueue}); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, tab, "the queued send", `document.querySelectorAll('[data-testid="queued"]').length === 1`)

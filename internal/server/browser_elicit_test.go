@@ -50,7 +50,7 @@ func TestBrowserElicitationForm(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, withEverything(t))
 	br := newBrowser(t, ts)
-	c, err := ts.Runner.CreateConversation(context.Background(), "Elicit", false)
+	c, err := ts.Runner.Create(context.Background(), agent.NewConversation{Title: "Elicit"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestBrowserInboxElicitation(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, withEverything(t))
 	br := newBrowser(t, ts)
-	c, err := ts.Runner.CreateConversation(context.Background(), "Elicit", false)
+	c, err := ts.Runner.Create(context.Background(), agent.NewConversation{Title: "Elicit"})
 	if err != nil {
 		t.Fatal(err)
 	}

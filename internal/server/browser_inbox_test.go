@@ -18,7 +18,7 @@ func TestBrowserInboxAnswers(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, withApproval())
 	br := newBrowser(t, ts)
-	c, err := ts.Runner.CreateConversation(context.Background(), "Trip", false)
+	c, err := ts.Runner.Create(context.Background(), agent.NewConversation{Title: "Trip"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func TestBrowserThemePersists(t *testing.T) {
 func TestBrowserElicitationNeedsInput(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, withEverything(t))
-	c, err := ts.Runner.CreateConversation(context.Background(), "Elicit", false)
+	c, err := ts.Runner.Create(context.Background(), agent.NewConversation{Title: "Elicit"})
 	if err != nil {
 		t.Fatal(err)
 	}

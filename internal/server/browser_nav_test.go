@@ -7,6 +7,8 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/agentik/agentik/internal/agent"
 )
 
 // holdFetches makes the page's fetch of a URL containing window.__holdPath
@@ -42,7 +44,7 @@ func TestBrowserLastNavigationWins(t *testing.T) {
 	ts := newTestServer(t)
 	ids := make([]string, 3)
 	for i, title := range []string{"first", "slow", "fast"} {
-		c, err := ts.Runner.CreateConversation(context.Background(), title, false)
+		c, err := ts.Runner.Create(context.Background(), agent.NewConversation{Title: title})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ func TestBrowserQueuedSends(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	br := newBrowser(t, ts)
-	c, err := ts.Runner.CreateConversation(context.Background(), "Queue", false)
+	c, err := ts.Runner.Create(context.Background(), agent.NewConversation{Title: "Queue"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,20 +68,20 @@ func TestBrowserQueueOfSeveralPages(t *testing.T) {
 	ts := newTestServer(t, withQueuePageBytes(100<<10))
 	br := newBrowser(t, ts)
 	ctx := context.Background()
-	c, err := ts.Runner.CreateConversation(ctx, "Long queue", false)
+	c, err := ts.Runner.Create(ctx, agent.NewConversation{Title: "Long queue"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hold := make(chan struct{})
 	defer close(hold)
 	ts.Fake.Enqueue(llmtest.Reply{Text: "first answer", Hold: hold})
-	if _, err := ts.Runner.Send(ctx, c.ID, []agent.Content{agent.Text("one")}, ""); err != nil {
+	if _, err := ts.Runner.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("one")}}); err != nil {
 		t.Fatal(err)
 	}
 	var want []string
 	for i := range 12 {
 		text := fmt.Sprintf("q%02d", i)
-		if _, err := ts.Runner.SendBusy(ctx, c.ID, []agent.Content{agent.Text(text + " " + strings.Repeat("z", 40<<10))}, "", agent.OnBusyQueue); err != nil {
+		if _, err := ts.Runner.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text(text + " " + strings.Repeat("z", 40<<10))}, OnBusy: agent.OnBusyQueue}); err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, text)

@@ -422,7 +422,7 @@ func TestBrowserSecondTabSeesTurnLive(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	br := newBrowser(t, ts)
-	c, err := ts.Runner.CreateConversation(context.Background(), "Shared", false)
+	c, err := ts.Runner.Create(context.Background(), agent.NewConversation{Title: "Shared"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +447,7 @@ func TestBrowserSecondTabSeesTurnLive(t *testing.T) {
 	waitJS(t, home, "running indicator off", `document.querySelector('[data-testid="conversation-item"][data-id="`+c.ID+`"]')?.dataset.running === 'false'`)
 
 	// A conversation created, renamed and deleted elsewhere follows live.
-	c2, err := ts.Runner.CreateConversation(context.Background(), "From the API", false)
+	c2, err := ts.Runner.Create(context.Background(), agent.NewConversation{Title: "From the API"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -584,7 +584,7 @@ func TestBrowserXSSStaysInert(t *testing.T) {
 // sendIdle sends a message and waits for the turn to end.
 func sendIdle(t testing.TB, ts *testServer, id, text string) {
 	t.Helper()
-	if _, err := ts.Runner.Send(context.Background(), id, []agent.Content{agent.Text(text)}, ""); err != nil {
+	if _, err := ts.Runner.Start(context.Background(), agent.StartInput{ConversationID: id, Content: []agent.Content{agent.Text(text)}}); err != nil {
 		t.Fatal(err)
 	}
 	waitIdle(t, ts, id)
@@ -596,7 +596,7 @@ func sendIdle(t testing.TB, ts *testServer, id, text string) {
 // hundreds of turns.
 func seedConversation(t testing.TB, ts *testServer, title string, turns int) string {
 	t.Helper()
-	c, err := ts.Runner.CreateConversation(context.Background(), title, false)
+	c, err := ts.Runner.Create(context.Background(), agent.NewConversation{Title: title})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -666,11 +666,11 @@ func richConversation(t testing.TB, ts *testServer) string {
 	t.Helper()
 	ctx := context.Background()
 	for _, title := range []string{"Trip ideas for October", "SQL window functions", "Refactor the billing module", "Birthday message for Sam"} {
-		if _, err := ts.Runner.CreateConversation(ctx, title, false); err != nil {
+		if _, err := ts.Runner.Create(ctx, agent.NewConversation{Title: title}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c, err := ts.Runner.CreateConversation(ctx, "Weekend in Paris: weather and packing", false)
+	c, err := ts.Runner.Create(ctx, agent.NewConversation{Title: "Weekend in Paris: weather and packing"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -682,7 +682,7 @@ func richConversation(t testing.TB, ts *testServer) string {
 		"| Day | High | Sky |\n|---|---|---|\n| Monday | 21 °C | Sunny |\n| Tuesday | 18 °C | Showers |\n\n" +
 		"### What to pack\n\n1. A light jacket for the evenings\n2. A compact umbrella for Tuesday\n3. Comfortable shoes: you will walk a lot\n\n" +
 		"If you want to check the forecast again from a script:\n\n```python\nimport requests\n\ndef forecast(city: str, days: int = 2) -> dict:\n    r = requests.get(\"https://api.example.com/forecast\", params={\"city\": city, \"days\": days})\n    r.raise_for_status()\n    return r.json()\n```\n"})
-	if _, err := ts.Runner.Send(ctx, c.ID, []agent.Content{agent.Text("I'm spending the weekend in Paris. What will the weather be like, and what should I pack?")}, ""); err != nil {
+	if _, err := ts.Runner.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("I'm spending the weekend in Paris. What will the weather be like, and what should I pack?")}}); err != nil {
 		t.Fatal(err)
 	}
 	waitIdle(t, ts, c.ID)
@@ -734,7 +734,7 @@ func TestBrowserRenameDeleteTemp(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	ctx := context.Background()
-	c, err := ts.Runner.CreateConversation(ctx, "Old title", false)
+	c, err := ts.Runner.Create(ctx, agent.NewConversation{Title: "Old title"})
 	if err != nil {
 		t.Fatal(err)
 	}

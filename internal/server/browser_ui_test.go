@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 )
 
@@ -215,7 +216,7 @@ func TestBrowserSidebarPagesPastFirstPage(t *testing.T) {
 	ctx := context.Background()
 	const n = 230
 	for i := range n {
-		if _, err := ts.Runner.CreateConversation(ctx, fmt.Sprintf("Chat number %d", i), false); err != nil {
+		if _, err := ts.Runner.Create(ctx, agent.NewConversation{Title: fmt.Sprintf("Chat number %d", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -454,7 +455,7 @@ func TestBrowserResyncPagesHistory(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	ctx := context.Background()
-	c, err := ts.Runner.CreateConversation(ctx, "Missed a lot", false)
+	c, err := ts.Runner.Create(ctx, agent.NewConversation{Title: "Missed a lot"})
 	if err != nil {
 		t.Fatal(err)
 	}

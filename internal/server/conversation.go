@@ -167,7 +167,7 @@ var (
 				return nil, err
 			}
 		}
-		c, err := s.runner.CreateConversationWith(ctx, in.Title, in.Temp, in.Settings())
+		c, err := s.runner.Create(ctx, agent.NewConversation{Title: in.Title, Temp: in.Temp, Settings: in.Settings()})
 		if err != nil || in.Knowledge == nil {
 			return c, err
 		}
@@ -246,7 +246,7 @@ var (
 	// opSend starts a turn (or queues it); over REST it answers with the
 	// turn's SSE stream (streamTurn).
 	opSend = streamed(declare(protocol.OpSend, 0, func(ctx context.Context, s *Server, in sendInput) (any, error) {
-		res, err := s.runner.SendBusy(ctx, in.ConversationID, in.Content, in.ClientID, in.OnBusy)
+		res, err := s.runner.Start(ctx, agent.StartInput{ConversationID: in.ConversationID, Content: in.Content, ClientID: in.ClientID, OnBusy: in.OnBusy})
 		return sendResult(res), err
 	}), streamTurn)
 )

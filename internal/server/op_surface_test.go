@@ -24,10 +24,10 @@ func TestOpBothWays(t *testing.T) {
 	defer close(hold)
 	ts.Fake.Enqueue(llmtest.Reply{Text: "first", Hold: hold})
 	ctx := context.Background()
-	if _, err := ts.Runner.Send(ctx, c.ID, []agent.Content{agent.Text("one")}, ""); err != nil {
+	if _, err := ts.Runner.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("one")}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ts.Runner.SendBusy(ctx, c.ID, []agent.Content{agent.Text("two")}, "k2", agent.OnBusyQueue); err != nil {
+	if _, err := ts.Runner.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("two")}, ClientID: "k2", OnBusy: agent.OnBusyQueue}); err != nil {
 		t.Fatal(err)
 	}
 	ws := dialWS(t, ts)

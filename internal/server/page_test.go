@@ -66,10 +66,10 @@ func TestIndexPage(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	ctx := context.Background()
-	if _, err := ts.Runner.CreateConversation(ctx, "Older", false); err != nil {
+	if _, err := ts.Runner.Create(ctx, agent.NewConversation{Title: "Older"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ts.Runner.CreateConversation(ctx, "Newer", false); err != nil {
+	if _, err := ts.Runner.Create(ctx, agent.NewConversation{Title: "Newer"}); err != nil {
 		t.Fatal(err)
 	}
 	res, doc := getPage(t, ts, "/")
@@ -126,11 +126,11 @@ func TestChatPageHistory(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	ctx := context.Background()
-	c, err := ts.Runner.CreateConversation(ctx, "", false)
+	c, err := ts.Runner.Create(ctx, agent.NewConversation{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ts.Runner.Send(ctx, c.ID, []agent.Content{agent.Text("hello <b>there</b> [[reasoning]]")}, "client-1"); err != nil {
+	if _, err := ts.Runner.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("hello <b>there</b> [[reasoning]]")}, ClientID: "client-1"}); err != nil {
 		t.Fatal(err)
 	}
 	c = waitIdle(t, ts, c.ID)
@@ -185,11 +185,11 @@ func TestChatPageRunning(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	ctx := context.Background()
-	c, err := ts.Runner.CreateConversation(ctx, "Long", false)
+	c, err := ts.Runner.Create(ctx, agent.NewConversation{Title: "Long"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sent, err := ts.Runner.Send(ctx, c.ID, []agent.Content{agent.Text("[[tokens=200 delay=20ms]]")}, "")
+	sent, err := ts.Runner.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("[[tokens=200 delay=20ms]]")}})
 	if err != nil {
 		t.Fatal(err)
 	}

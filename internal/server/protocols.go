@@ -47,16 +47,11 @@ func (s *Server) agents(ctx context.Context) ([]a2a.Agent, error) {
 	return out, nil
 }
 
-// newConversation makes a conversation of agent slug for the caller.
-func (s *Server) newConversation(ctx context.Context, slug string) (agent.Conversation, error) {
-	return s.runner.CreateConversationWith(ctx, "", false, agent.Settings{Agent: &slug})
-}
-
 // newA2A is the A2A handler (internal/a2a).
 func (s *Server) newA2A() *a2a.Handler {
 	kv, _ := s.store.(a2a.KV)
 	return a2a.New(a2a.Config{KV: kv, PushAllow: s.cfg.PushAllow, SecretKey: s.cfg.SecretKey,
-		Runner: s.runner, Broker: s.broker, Agents: s.agents, Default: s.defaultAgent, NewConversation: s.newConversation,
+		Runner: s.runner, Broker: s.broker, Agents: s.agents, Default: s.defaultAgent,
 		Auth: s.authOn(), Heartbeat: s.cfg.Heartbeat, Streams: s.streams, Logger: s.log,
 	})
 }
@@ -66,7 +61,7 @@ func (s *Server) newMCP() *mcpserve.Handler {
 	peers, _ := s.store.(mcpserve.Peers) // the database: other instances on PostgreSQL
 	return mcpserve.New(mcpserve.Config{
 		Runner: s.runner, Broker: s.broker, Heartbeat: s.cfg.Heartbeat, Streams: s.streams, Logger: s.log,
-		NewConversation: s.newConversation, Files: s.cfg.Files, Peers: peers,
+		Files: s.cfg.Files, Peers: peers,
 		Agents: func(ctx context.Context) ([]mcpserve.Agent, error) {
 			as, err := s.agents(ctx)
 			out := make([]mcpserve.Agent, 0, len(as))

@@ -22,7 +22,7 @@ func TestRESTQueuedSend(t *testing.T) {
 	hold := make(chan struct{})
 	ts.Fake.Enqueue(llmtest.Reply{Text: "first", Hold: hold})
 	ts.Fake.Enqueue(llmtest.Reply{Text: "second"})
-	if _, err := ts.Runner.Send(context.Background(), c.ID, []agent.Content{agent.Text("one")}, ""); err != nil {
+	if _, err := ts.Runner.Start(context.Background(), agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("one")}}); err != nil {
 		t.Fatal(err)
 	}
 	send := `{"content":[{"type":"text","body":"two"}],"on_busy":"queue"}`
@@ -85,7 +85,7 @@ func TestWSQueuedSend(t *testing.T) {
 	hold := make(chan struct{})
 	defer close(hold)
 	ts.Fake.Enqueue(llmtest.Reply{Text: "first", Hold: hold})
-	if _, err := ts.Runner.Send(context.Background(), c.ID, []agent.Content{agent.Text("one")}, ""); err != nil {
+	if _, err := ts.Runner.Start(context.Background(), agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("one")}}); err != nil {
 		t.Fatal(err)
 	}
 	ws := dialWS(t, ts)
@@ -117,12 +117,12 @@ func TestRESTQueuePages(t *testing.T) {
 	defer close(hold)
 	ts.Fake.Enqueue(llmtest.Reply{Text: "first", Hold: hold})
 	ctx := context.Background()
-	if _, err := ts.Runner.Send(ctx, c.ID, []agent.Content{agent.Text("one")}, ""); err != nil {
+	if _, err := ts.Runner.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("one")}}); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
 	for i := range n {
-		res, err := ts.Runner.SendBusy(ctx, c.ID, []agent.Content{agent.Text(fmt.Sprintf("q%02d %s", i, strings.Repeat("z", size)))}, "", agent.OnBusyQueue)
+		res, err := ts.Runner.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text(fmt.Sprintf("q%02d %s", i, strings.Repeat("z", size)))}, OnBusy: agent.OnBusyQueue})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -355,7 +355,7 @@ func TestRESTBadInput(t *testing.T) {
 	defer close(hold)
 	busy := ts.create(t)
 	ts.Fake.Enqueue(llmtest.Reply{Text: "x", Hold: hold})
-	if _, err := ts.Runner.Send(context.Background(), busy.ID, []agent.Content{agent.Text("hold")}, ""); err != nil {
+	if _, err := ts.Runner.Start(context.Background(), agent.StartInput{ConversationID: busy.ID, Content: []agent.Content{agent.Text("hold")}}); err != nil {
 		t.Fatal(err)
 	}
 	_, before, _ := ts.Store.Bounds(context.Background())

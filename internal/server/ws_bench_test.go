@@ -231,7 +231,7 @@ func BenchmarkWSFanout50PerSecond(b *testing.B) {
 	const events, rate = 500, 50
 	for range b.N {
 		ts := newTestServer(b)
-		conv, err := ts.Runner.CreateConversation(context.Background(), "bench", false)
+		conv, err := ts.Runner.Create(context.Background(), agent.NewConversation{Title: "bench"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -377,7 +377,7 @@ func TestWSIdleClientsHelper(t *testing.T) {
 func BenchmarkWSReplay100k(b *testing.B) {
 	const n = 100_000
 	ts := newTestServer(b)
-	conv, err := ts.Runner.CreateConversation(context.Background(), "bench", false)
+	conv, err := ts.Runner.Create(context.Background(), agent.NewConversation{Title: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

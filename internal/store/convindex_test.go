@@ -289,7 +289,7 @@ func TestConvIndexMigrates(t *testing.T) {
 		}
 		mustAppend(t, s, createdRec("c1", "one"), userRec("c1", "hi", ""), textRec("c1", "a"), textRec("c1", "b"), createdRec("c2", "two"))
 		for _, q := range []string{
-			"DROP TABLE event_conversation",
+			"DROP TABLE event_conversation", forgetSchemaPrint,
 			"DELETE FROM meta WHERE key = '" + metaIndexedThrough + "'",
 			"CREATE INDEX " + droppedConvIndex + " ON agent_event (conversation_id, seq)",
 		} {

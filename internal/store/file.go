@@ -151,11 +151,9 @@ var postgresChunkDDL = []string{
 	`CREATE INDEX IF NOT EXISTS idx_file_chunk_tsv ON file_chunk USING GIN (tsv)`,
 }
 
-// migrateFiles makes the tables of files and the chunks' full-text index.
+// migrateFiles makes the chunks' full-text index (the tables of files are
+// in migratedTables).
 func migrateFiles(tx *gorm.DB, postgres bool) error {
-	if err := tx.AutoMigrate(fileTables...); err != nil {
-		return err
-	}
 	ddl := sqliteChunkDDL
 	if postgres {
 		ddl = postgresChunkDDL

@@ -72,7 +72,7 @@ func TestPinAndArchive(t *testing.T) {
 
 		// A database from before filing.
 		for _, q := range []string{"DROP INDEX idx_conversation_list", "DROP INDEX idx_conversation_owner_list",
-			"ALTER TABLE conversation DROP COLUMN pinned", "ALTER TABLE conversation DROP COLUMN archived"} {
+			"ALTER TABLE conversation DROP COLUMN pinned", "ALTER TABLE conversation DROP COLUMN archived", forgetSchemaPrint} {
 			if err := s.w.Exec(q).Error; err != nil {
 				t.Fatalf("%s: %v", q, err)
 			}

@@ -146,7 +146,7 @@ func TestOldDatabaseBelongsToLocal(t *testing.T) {
 	for _, q := range []string{
 		"DROP TABLE event_owner", "DROP INDEX IF EXISTS " + droppedOwnerIndex, "DELETE FROM meta WHERE key = '" + metaOwnerIndexedThrough + "'",
 		"DROP INDEX idx_conversation_owner_recent", "DROP INDEX idx_conversation_owner_list",
-		"ALTER TABLE agent_event DROP COLUMN owner", "ALTER TABLE conversation DROP COLUMN owner",
+		"ALTER TABLE agent_event DROP COLUMN owner", "ALTER TABLE conversation DROP COLUMN owner", forgetSchemaPrint,
 	} {
 		if err := s.w.Exec(q).Error; err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -133,7 +133,7 @@ func TestOwnerIndexMigrates(t *testing.T) {
 		mustAppend(t, s, textRec("a1", "x"), textRec("b1", "y"))
 	}
 	for _, q := range []string{
-		"DROP TABLE event_owner",
+		"DROP TABLE event_owner", forgetSchemaPrint,
 		"DELETE FROM meta WHERE key = '" + metaOwnerIndexedThrough + "'",
 		"CREATE INDEX " + droppedOwnerIndex + " ON agent_event (owner, seq)",
 	} {

@@ -408,41 +408,19 @@ func (s *Store) init(ctx context.Context) error {
 		}
 	}
 	tables := func(tx *gorm.DB) error {
-		if err := tx.AutoMigrate(&conversationRow{}, &messageRow{}, &memoryRow{}, &eventRow{}, &metaRow{}, &searchRow{}, &queueRow{}, &pendingRow{}, &elicitRow{}, &responseRow{}, &agentRow{}, &agentVersionRow{}); err != nil {
+		// The tables as the row structs say. A database whose stored
+		// print matches the structs' skips gorm's inspection of every
+		// table (schema.go).
+		sp, err := schemaPrint(tx, s.postgres)
+		if err != nil {
 			return err
 		}
-		if err := tx.AutoMigrate(userTables...); err != nil { // user.go
-			return err
-		}
-		if err := tx.AutoMigrate(scheduleTables...); err != nil { // schedule.go
-			return err
-		}
-		if err := tx.AutoMigrate(memoryTables...); err != nil { // memory.go
-			return err
-		}
-		if err := tx.AutoMigrate(auditTables...); err != nil { // audit.go
-			return err
-		}
-		if err := tx.AutoMigrate(credentialTables...); err != nil { // credential.go
-			return err
-		}
-		if err := tx.AutoMigrate(projectTables...); err != nil { // project.go
-			return err
-		}
-		if err := tx.AutoMigrate(shareTables...); err != nil { // share.go
-			return err
-		}
-		if err := tx.AutoMigrate(groupTables...); err != nil { // usergroup.go
-			return err
-		}
-		if err := tx.AutoMigrate(feedbackTables...); err != nil { // feedback.go
-			return err
-		}
-		if err := tx.AutoMigrate(promptTables...); err != nil { // prompt.go
-			return err
-		}
-		if err := tx.AutoMigrate(siteTables...); err != nil { // site.go
-			return err
+		if !sp.same {
+			for _, group := range migratedTables {
+				if err := tx.AutoMigrate(group...); err != nil {
+					return err
+				}
+			}
 		}
 		if err := migrateFiles(tx, s.postgres); err != nil { // file.go
 			return err
@@ -475,14 +453,16 @@ func (s *Store) init(ctx context.Context) error {
 		if s.plain {
 			side = fold // the owners it folds in are repaired too
 		}
-		var err error
 		if ownerMark, err = repairOwners(tx, s.postgres, s.plain, side, ownerMark); err != nil { // owner.go
 			return err
 		}
 		if err := initUsers(tx, s.now()); err != nil {
 			return err
 		}
-		return migrateSearch(tx, s.postgres)
+		if err := migrateSearch(tx, s.postgres); err != nil {
+			return err
+		}
+		return sp.save(tx)
 	}
 	migrate := tables
 	if s.postgres {

@@ -70,7 +70,7 @@ func BenchmarkTurn(b *testing.B) {
 			}
 			defer func() { stop(); <-done }()
 			r := a.Runner
-			c, err := r.CreateConversation(context.Background(), "b", false)
+			c, err := r.Create(context.Background(), agent.NewConversation{Title: "b"})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -79,7 +79,7 @@ func BenchmarkTurn(b *testing.B) {
 			for range b.N {
 				fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "c", Name: "fs__read", Arguments: "{}"}}})
 				fake.Enqueue(llmtest.Reply{Text: llmtest.Tokens(50)})
-				if _, err := r.Send(context.Background(), c.ID, []agent.Content{agent.Text("go")}, ""); err != nil {
+				if _, err := r.Start(context.Background(), agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("go")}}); err != nil {
 					b.Fatal(err)
 				}
 				for {

@@ -247,12 +247,12 @@ func TestMetricsCountWaitsQueuesAndCompactions(t *testing.T) {
 
 	// A call waits for approval; two sends queue behind it.
 	rg.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "c1", Name: "fs__read", Arguments: "{}"}}})
-	if _, err := rg.runner.Send(ctx, id, []agent.Content{agent.Text("read it")}, ""); err != nil {
+	if _, err := rg.runner.Start(ctx, agent.StartInput{ConversationID: id, Content: []agent.Content{agent.Text("read it")}}); err != nil {
 		t.Fatal(err)
 	}
 	metricReaches(t, rg, "agentik_approvals_waiting", 1)
 	for _, text := range []string{"next", "and next"} {
-		if res, err := rg.runner.SendBusy(ctx, id, []agent.Content{agent.Text(text)}, "", agent.OnBusyQueue); err != nil || !res.Queued {
+		if res, err := rg.runner.Start(ctx, agent.StartInput{ConversationID: id, Content: []agent.Content{agent.Text(text)}, OnBusy: agent.OnBusyQueue}); err != nil || !res.Queued {
 			t.Fatalf("queue %q: %+v, %v", text, res, err)
 		}
 	}

@@ -139,7 +139,7 @@ func (rg *rig) start(url string) func() {
 func (rg *rig) turn(t *testing.T, id, text, answer string) {
 	t.Helper()
 	rg.fake.Enqueue(llmtest.Reply{Text: answer, Usage: &agent.Usage{PromptTokens: 5, CompletionTokens: 2, TotalTokens: 7}})
-	if _, err := rg.r.Send(context.Background(), id, []agent.Content{agent.Text(text)}, ""); err != nil {
+	if _, err := rg.r.Start(context.Background(), agent.StartInput{ConversationID: id, Content: []agent.Content{agent.Text(text)}}); err != nil {
 		t.Fatal(err)
 	}
 	testwait.For(t, "the turn to end", func() bool {
@@ -168,7 +168,7 @@ func TestWebhookSignedDelivery(t *testing.T) {
 	defer srv.Close()
 	stop := rg.start(srv.URL)
 	defer stop()
-	c, err := rg.r.CreateConversation(context.Background(), "t", false)
+	c, err := rg.r.Create(context.Background(), agent.NewConversation{Title: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestWebhookOutageAndRestartLoseNothing(t *testing.T) {
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
 	stop := rg.start(srv.URL)
-	c, err := rg.r.CreateConversation(context.Background(), "t", false)
+	c, err := rg.r.Create(context.Background(), agent.NewConversation{Title: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestWebhookHangingAndRedirectingReceivers(t *testing.T) {
 					Head:    func(ctx context.Context) (int64, error) { _, h, err := rg.st.Bounds(ctx); return h, err },
 					Backoff: func(int) time.Duration { return time.Millisecond }, Timeout: 20 * time.Millisecond})
 			}()
-			c, _ := rg.r.CreateConversation(context.Background(), "t", false)
+			c, _ := rg.r.Create(context.Background(), agent.NewConversation{Title: "t"})
 			waitCursor(t, rg, srv.URL)
 			rg.turn(t, c.ID, "hi", "answer") // the turn ends although no delivery succeeds
 			testwait.For(t, "three attempts", func() bool {
