@@ -29,7 +29,7 @@ import (
 // session 11): the deltas stay here for good. Every other commit, and any
 // commit on PostgreSQL, is a transaction as before. So a seq is in exactly
 // one of the two: agent_event or this log. Every read of the log reads
-// both and merges them by seq (mergeLogs), cut at the seq committed when
+// both and merges them by seq (Merge, merge.go), cut at the seq committed when
 // it began (Store.durable), so that a commit landing between its two reads
 // cannot leave a hole.
 //

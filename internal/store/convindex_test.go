@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // entries returns the seqs event_conversation holds for cid.
@@ -84,8 +85,8 @@ func TestConvIndexDefersDeltas(t *testing.T) {
 	mustAppend(t, s, convRec("c1", &agent.Event{Type: agent.EventEnd}))
 	want = wantConvSeqs(t, s, "c1")
 	got := entries(t, s, "c1")
-	if len(got) != 43 || len(s.convIx.pendingAfter("c1", 0)) != 0 {
-		t.Errorf("after c1's end its index holds %d entries and %d wait, want 43 and none", len(got), len(s.convIx.pendingAfter("c1", 0)))
+	if len(got) != 43 || len(s.convIx.PendingAfter("c1", 0)) != 0 {
+		t.Errorf("after c1's end its index holds %d entries and %d wait, want 43 and none", len(got), len(s.convIx.PendingAfter("c1", 0)))
 	}
 	if got := readConv(t, s, "c1", 5); !slices.Equal(got, want) {
 		t.Errorf("after the end: c1's events %v, want %v", got, want)
@@ -96,20 +97,20 @@ func TestConvIndexDefersDeltas(t *testing.T) {
 	}
 }
 
-// TestConvIndexCapsPending: at most convPendingMax entries of a
+// TestConvIndexCapsPending: at most eventlog.PendingMax entries of a
 // conversation wait; the next delta writes them all.
 func TestConvIndexCapsPending(t *testing.T) {
 	t.Parallel()
 	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{Mode: ModeFast})
 	mustAppend(t, s, createdRec("c1", "one"))
-	recs := make([]*agent.Record, convPendingMax+10)
+	recs := make([]*agent.Record, eventlog.PendingMax+10)
 	for i := range recs {
 		recs[i] = textRec("c1", "x")
 	}
 	mustAppend(t, s, recs[:100]...)
 	mustAppend(t, s, recs[100:]...)
-	if n := len(s.convIx.pendingAfter("c1", 0)); n >= convPendingMax {
-		t.Errorf("%d entries of c1 wait, want fewer than %d", n, convPendingMax)
+	if n := len(s.convIx.PendingAfter("c1", 0)); n >= eventlog.PendingMax {
+		t.Errorf("%d entries of c1 wait, want fewer than %d", n, eventlog.PendingMax)
 	}
 	if got, want := readConv(t, s, "c1", 0), wantConvSeqs(t, s, "c1"); !slices.Equal(got, want) {
 		t.Errorf("c1's events %v, want %v", got, want)
@@ -130,7 +131,7 @@ func TestConvIndexRecoversPending(t *testing.T) {
 	for range 5 {
 		mustAppend(t, s, textRec("c1", "tok"))
 	}
-	if n := len(s.convIx.pendingAfter("c1", 0)); n != 5 {
+	if n := len(s.convIx.PendingAfter("c1", 0)); n != 5 {
 		t.Fatalf("%d entries wait, want the 5 deltas'", n)
 	}
 	if err := s.Close(); err != nil {
@@ -148,20 +149,20 @@ func TestConvIndexRecoversPending(t *testing.T) {
 
 // TestConvIndexWatermark: the stored watermark follows the oldest pending
 // entry, and a stream that stalls with entries pending has them written
-// once they fall staleSpan behind the head, so the scan at open stays
+// once they fall the stale span behind the head, so the scan at open stays
 // short.
 func TestConvIndexWatermark(t *testing.T) {
 	t.Parallel()
 	s := open(t, "sqlite:"+t.TempDir()+"/a.db", Options{Mode: ModeFast})
-	s.convIx.staleSpan, s.convIx.markStep = 200, 40
+	s.convIx.SetSpans(200, 40)
 	mustAppend(t, s, createdRec("stalled", "s"), createdRec("busy", "b"))
 	mustAppend(t, s, textRec("stalled", "waits"))
-	stalled := s.convIx.pendingAfter("stalled", 0)
+	stalled := s.convIx.PendingAfter("stalled", 0)
 	if len(stalled) != 1 {
 		t.Fatalf("stalled has %v pending, want its delta", stalled)
 	}
 	mark := func() int64 {
-		n, err := readMark(s.r, convRuns)
+		n, err := eventlog.ReadMark(t.Context(), engineDB(s.r), convRuns.Runs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,7 +265,7 @@ func TestConvIndexPrune(t *testing.T) {
 		if got := entries(t, s, "c1"); len(got) != 0 {
 			t.Errorf("c1's index holds %v after its events were pruned", got)
 		}
-		if p := s.convIx.pendingAfter("c1", 0); len(p) != 0 {
+		if p := s.convIx.PendingAfter("c1", 0); len(p) != 0 {
 			t.Errorf("c1 still has %v pending after its events were pruned", p)
 		}
 		if got := readConv(t, s, "c1", 0); len(got) != 0 {
@@ -312,36 +313,6 @@ func TestConvIndexMigrates(t *testing.T) {
 	})
 }
 
-// TestConvRunRoundTrip: a row's seqs read back as written, above any
-// cursor, and a damaged column is an error, not wrong seqs.
-func TestConvRunRoundTrip(t *testing.T) {
-	t.Parallel()
-	for _, seqs := range [][]int64{{7}, {3, 7}, {1, 2, 3, 4}, {5, 300, 70000, 70001, 1 << 40}} {
-		b := encodeRun(seqs)
-		key := seqs[len(seqs)-1]
-		for _, after := range []int64{0, seqs[0], key - 1, key} {
-			got, err := appendRun(nil, key, b, after)
-			if err != nil {
-				t.Fatalf("%v after %d: %v", seqs, after, err)
-			}
-			var want []int64
-			for _, s := range seqs {
-				if s > after {
-					want = append(want, s)
-				}
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("%v after %d: read %v, want %v", seqs, after, got, want)
-			}
-		}
-	}
-	for _, bad := range [][]byte{{0x80}, {10}, {1, 9}} { // a cut varint; a seq at or below 0; one past the key
-		if got, err := appendRun(nil, 10, bad, 0); err == nil {
-			t.Errorf("seqs %x of key 10 read as %v, want an error", bad, got)
-		}
-	}
-}
-
 // TestConvIndexPruneWhileStreaming: Prune drops pruned pending entries
 // while the writer defers others (run with -race), and the stream it did
 // not prune reads whole.
@@ -368,7 +339,7 @@ func TestConvIndexPruneWhileStreaming(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if p := s.convIx.pendingAfter("old", 0); len(p) != 0 {
+	if p := s.convIx.PendingAfter("old", 0); len(p) != 0 {
 		t.Errorf("old still has %v pending", p)
 	}
 	if got, want := readConv(t, s, "live", 50), wantConvSeqs(t, s, "live"); !slices.Equal(got, want) || len(want) != 200 {

@@ -8,30 +8,7 @@ import (
 // The delta log's file is eventlog.DeltaLog (internal/eventlog/deltalog.go
 // says how it works); here is what the store does with it: the writer's
 // commit of text deltas to it (commitSide) and the merge of its reads with
-// agent_event's (mergeLogs).
-
-// mergeLogs merges two seq-ordered reads of the log, from agent_event and
-// from the delta log, through seq through (readEnd: a read that stopped at
-// a bound vouches only for seqs up to its last).
-func mergeLogs(a, b []agent.Encoded, through int64) []agent.Encoded {
-	out := make([]agent.Encoded, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		var e agent.Encoded
-		if j == len(b) || (i < len(a) && a[i].Seq < b[j].Seq) {
-			e = a[i]
-			i++
-		} else {
-			e = b[j]
-			j++
-		}
-		if e.Seq > through {
-			break
-		}
-		out = append(out, e)
-	}
-	return out
-}
+// agent_event's (eventlog.Merge).
 
 // commitSide commits, outside SQLite, the requests of batch that need no
 // more than the delta log (sideable), as one group commit, publishes them
@@ -82,7 +59,7 @@ func (r *sideRoom) add(cid, owner string, n int) {
 }
 
 // sideable reports whether every record of r is a text delta alone whose
-// owner the writer knows and whose index entries can wait (convIndex), and
+// owner the writer knows and whose index entries can wait (eventlog.RunIndex), and
 // counts them in room if so.
 func (s *Store) sideable(r *request, room *sideRoom) bool {
 	if !isLight(r) {
@@ -98,10 +75,10 @@ func (s *Store) sideable(r *request, room *sideRoom) bool {
 		if !ok {
 			return false
 		}
-		if len(s.convIx.stored(cid))+room.conv[cid]+mine.conv[cid] >= convPendingMax-2 {
+		if s.convIx.Waiting(cid)+room.conv[cid]+mine.conv[cid] >= eventlog.PendingMax-2 {
 			return false
 		}
-		if owner != "" && len(s.ownerIx.stored(owner))+room.owner[owner]+mine.owner[owner] >= convPendingMax-2 {
+		if owner != "" && s.ownerIx.Waiting(owner)+room.owner[owner]+mine.owner[owner] >= eventlog.PendingMax-2 {
 			return false
 		}
 		if len(r.recs) > 1 {
@@ -166,9 +143,9 @@ func (s *Store) applySide(batch []*request) ([]agent.Encoded, error) {
 			owner := s.owners[ev.ConversationID]
 			ev.Owner, enc.Owner = owner, owner
 			// Deferred (sideable made room), once the append succeeds.
-			byConv = append(byConv, deferEntry{ev.ConversationID, seq})
+			byConv = append(byConv, eventlog.RunEntry{Key: ev.ConversationID, Seq: seq})
 			if owner != "" {
-				byOwner = append(byOwner, deferEntry{owner, seq})
+				byOwner = append(byOwner, eventlog.RunEntry{Key: owner, Seq: seq})
 			}
 			recs = append(recs, eventlog.Delta{Seq: seq, Created: now, Conv: ev.ConversationID, Owner: owner, ID: ev.ID, JSON: enc.JSON})
 			evs = append(evs, enc)
@@ -182,8 +159,8 @@ func (s *Store) applySide(batch []*request) ([]agent.Encoded, error) {
 	if err := s.side.Append(recs); err != nil {
 		return undo(err)
 	}
-	s.convIx.deferAll(byConv)
-	s.ownerIx.deferAll(byOwner)
+	s.convIx.Defer(byConv)
+	s.ownerIx.Defer(byOwner)
 	s.lastSeq = seq
 	s.durable.Store(seq)
 	return evs, nil

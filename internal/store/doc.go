@@ -50,7 +50,8 @@
 // writer appends them to the delta log beside the database and every read
 // merges the two (deltalog.go).
 //
-// A transaction that fails with a transient error is run again (retry.go).
+// A transaction that fails with a transient error is run again (retry.go,
+// eventlog.Retry).
 // If the batch transaction fails, the writer retries each Append alone, each
 // in its own transaction that first looks up which event ids are stored:
 // such an event is skipped (append is idempotent) and its record gets the
@@ -97,8 +98,8 @@
 // is only a wake-up, never trusted for content, so one from a foreign
 // deployment, a lost one, or one for an event this instance already
 // published costs at most a read. On a lost connection the listener logs,
-// reconnects with backoff (listenBackoffMin to listenBackoffMax), LISTENs
-// again, then catches up from the last published seq; after listenIdle
+// reconnects with backoff (eventlog.ListenBackoffMin to ListenBackoffMax), LISTENs
+// again, then catches up from the last published seq; after eventlog.ListenIdle
 // without a notification it pings its connection and catches up anyway.
 // The channel carries the epoch because NOTIFY is per database, not per
 // schema. On SQLite the writer's own events are always next in seq, so

@@ -17,6 +17,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // Events returns stored events with seq > q.After in seq order, at most
@@ -143,60 +144,21 @@ func (s *Store) EncodedEvents(ctx context.Context, q agent.EventQuery) ([]agent.
 		if err != nil {
 			return nil, fmt.Errorf("store: events after %d: %w", q.After, err)
 		}
-		end := min(readEnd(out, q.Limit, maxBytes, through), readEnd(deltas, q.Limit, 0, through))
+		end := min(eventlog.ReadEnd(out, q.Limit, maxBytes, through), eventlog.ReadEnd(deltas, q.Limit, 0, through))
 		kept := deltas[:0]
 		for _, d := range deltas {
 			if d.Owner == q.Owner || reached[d.ConversationID] {
 				kept = append(kept, d)
 			}
 		}
-		return pageOf(mergeLogs(out, kept, end), q.Limit, maxBytes), nil
+		return eventlog.Page(eventlog.Merge(out, kept, end), q.Limit, maxBytes), nil
 	}
 	deltas, err := s.side.Read(q.After, through, q.Limit, q.Owner)
 	if err != nil {
 		return nil, fmt.Errorf("store: events after %d: %w", q.After, err)
 	}
-	end := min(readEnd(out, q.Limit, maxBytes, through), readEnd(deltas, q.Limit, 0, through))
-	return pageOf(mergeLogs(out, deltas, end), q.Limit, maxBytes), nil
-}
-
-// readEnd is the seq through which a read of at most limit events and
-// maxBytes bytes (each ≤ 0: no bound) is complete, given that it read
-// nothing above through: its last event's seq if it stopped at a bound.
-func readEnd(evs []agent.Encoded, limit, maxBytes int, through int64) int64 {
-	if len(evs) == 0 {
-		return through
-	}
-	if limit > 0 && len(evs) >= limit {
-		return evs[len(evs)-1].Seq
-	}
-	if maxBytes > 0 {
-		total := 0
-		for _, e := range evs {
-			total += len(e.JSON)
-		}
-		if total >= maxBytes {
-			return evs[len(evs)-1].Seq
-		}
-	}
-	return through
-}
-
-// pageOf cuts evs to a page: at most limit events, ending after the one
-// whose JSON brings the total to maxBytes (each ≤ 0: no bound).
-func pageOf(evs []agent.Encoded, limit, maxBytes int) []agent.Encoded {
-	if limit > 0 && len(evs) > limit {
-		evs = evs[:limit]
-	}
-	if maxBytes > 0 {
-		total := 0
-		for i, e := range evs {
-			if total += len(e.JSON); total >= maxBytes {
-				return evs[:i+1]
-			}
-		}
-	}
-	return evs
+	end := min(eventlog.ReadEnd(out, q.Limit, maxBytes, through), eventlog.ReadEnd(deltas, q.Limit, 0, through))
+	return eventlog.Page(eventlog.Merge(out, deltas, end), q.Limit, maxBytes), nil
 }
 
 // conversationEvents is EncodedEvents of one conversation: the seqs that
@@ -230,9 +192,9 @@ func (s *Store) ownerEvents(ctx context.Context, q agent.EventQuery) ([]agent.En
 // indexedRead is a read of the events of one key of a runIndex.
 type indexedRead struct {
 	key    *runIndex
-	ix     *convIndex // nil on PostgreSQL: nothing is pending
-	id     string     // the conversation or the owner
-	cols   string     // the columns scanEvents reads, by known
+	ix     *eventlog.RunIndex // nil on PostgreSQL: nothing is pending
+	id     string             // the conversation or the owner
+	cols   string             // the columns scanEvents reads, by known
 	known  eventKnown
 	filter string // more conditions on the rows, with fargs
 	fargs  []any
@@ -244,7 +206,7 @@ type indexedRead struct {
 // taken before the table is read, so the two make every event of r.id
 // through some commit after the call began.
 func (s *Store) indexedEvents(ctx context.Context, q agent.EventQuery, r indexedRead) ([]agent.Encoded, error) {
-	pending := r.ix.pendingAfter(r.id, q.After)
+	pending := r.ix.PendingAfter(r.id, q.After)
 	maxBytes := 0
 	if q.Limit > 0 {
 		maxBytes = s.pageB
@@ -319,7 +281,7 @@ func (s *Store) indexedEvents(ctx context.Context, q agent.EventQuery, r indexed
 // agent_event (at most limit of them and budget bytes), the delta log's
 // events of chunk (of owner, unless ""), and keeps only chunk's seqs.
 func (s *Store) withDeltas(evs []agent.Encoded, chunk []int64, limit, budget int, owner string) ([]agent.Encoded, error) {
-	end := readEnd(evs, limit, budget, math.MaxInt64)
+	end := eventlog.ReadEnd(evs, limit, budget, math.MaxInt64)
 	if end < math.MaxInt64 {
 		i, _ := slices.BinarySearch(chunk, end+1)
 		chunk = chunk[:i]
@@ -331,13 +293,13 @@ func (s *Store) withDeltas(evs []agent.Encoded, chunk []int64, limit, budget int
 		}
 	}
 	if len(kept) == len(chunk) {
-		return pageOf(kept, limit, budget), nil
+		return eventlog.Page(kept, limit, budget), nil
 	}
 	deltas, err := s.side.BySeqs(chunk, owner)
 	if err != nil {
 		return nil, err
 	}
-	return pageOf(mergeLogs(kept, deltas, math.MaxInt64), limit, budget), nil
+	return eventlog.Page(eventlog.Merge(kept, deltas, math.MaxInt64), limit, budget), nil
 }
 
 // limitText is " LIMIT n", or "" for n ≤ 0.
@@ -373,8 +335,8 @@ func (s *Store) stored(ctx context.Context, after, before int64, limit int) ([]a
 	if err != nil {
 		return nil, err
 	}
-	end := min(readEnd(evs, limit, 0, through), readEnd(deltas, limit, 0, through))
-	return pageOf(mergeLogs(evs, deltas, end), limit, 0), nil
+	end := min(eventlog.ReadEnd(evs, limit, 0, through), eventlog.ReadEnd(deltas, limit, 0, through))
+	return eventlog.Page(eventlog.Merge(evs, deltas, end), limit, 0), nil
 }
 
 // scanEvents runs query, which selects seq, the id unless known.both, the
@@ -535,11 +497,11 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 			return nil
 		}
 		if s.side != nil && s.side.Holds(top) {
-			// Rows keyed by a delta log's event (convindex.go's stale and
+			// Rows keyed by a delta log's event (eventlog/runindex.go's stale and
 			// recovered runs) are not found through agent_event: a scan of
 			// the runs, one row per run.
 			for _, k := range []*runIndex{convRuns, ownerRuns} {
-				if err := tx.Exec("DELETE FROM "+k.table+" WHERE seq <= ?", top).Error; err != nil {
+				if err := tx.Exec("DELETE FROM "+k.Table+" WHERE seq <= ?", top).Error; err != nil {
 					return err
 				}
 			}
@@ -576,8 +538,8 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 		n += before - s.side.Count()
 	}
 	if n > 0 {
-		s.convIx.forget(pruneTop) // their rows are gone
-		s.ownerIx.forget(pruneTop)
+		s.convIx.Forget(pruneTop) // their rows are gone
+		s.ownerIx.Forget(pruneTop)
 	}
 	return n, nil
 }
@@ -599,7 +561,7 @@ func (s *Store) ConversationPruned(ctx context.Context, id string) (int64, error
 	}
 	// Its first row of the index, else its pending entries (convindex.go),
 	// and the oldest of their events that is kept.
-	pending := s.convIx.pendingAfter(id, 0)
+	pending := s.convIx.PendingAfter(id, 0)
 	seqs, _, err := conversationSeqs(db, s.plain, id, 0, 1)
 	if err != nil {
 		return 0, fmt.Errorf("store: oldest event of %s: %w", id, err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 	"github.com/agentik/agentik/internal/eventlog/sqlitedrv"
 )
 
@@ -124,13 +125,13 @@ func (s *Store) indexSeqs(ctx context.Context, k *runIndex, id string, after int
 		if !ok {
 			return errors.New("event pool: not a sqlitedrv connection")
 		}
-		return c.Each(ctx, k.runsSQL, []any{id, after}, func(r sqlitedrv.Row) error {
+		return c.Each(ctx, k.RunsSQL(), []any{id, after}, func(r sqlitedrv.Row) error {
 			if want > 0 && len(seqs) >= want {
 				more = true
 				return sqlitedrv.ErrStop
 			}
 			var err error
-			seqs, err = appendRun(seqs, r.Int64(0), r.Text(1), after)
+			seqs, err = eventlog.AppendRun(seqs, r.Int64(0), r.Text(1), after)
 			return err
 		})
 	})

@@ -33,7 +33,7 @@ import (
 // Opening a database in plain mode folds a delta log the fast mode left
 // into agent_event (foldDeltaLog) and makes the two indexes; opening it in
 // fast mode writes the run index rows of every event after their
-// watermarks (recoverRuns: the events plain mode wrote are among them) and
+// watermarks (eventlog.Recover: the events plain mode wrote are among them) and
 // drops the two indexes. PostgreSQL has no speed layer of this kind (no
 // delta log, no own driver, and every conversation index entry written with
 // its event): both modes run the one path there.

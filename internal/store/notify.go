@@ -6,31 +6,11 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agentik/agentik/internal/agent"
-)
-
-// catchUpPage is how many stored events one catch-up query reads, so a
-// long outage is published in bounded pieces rather than in one slice.
-const catchUpPage = 1000
-
-// listenIdle is how long the listener waits for a notification before it
-// checks its connection and catches up anyway. A half-open TCP connection
-// would otherwise hide other instances' events until the kernel gives up
-// on it; a catch-up that finds nothing costs one indexed query.
-const listenIdle = 30 * time.Second
-
-// listenPing bounds that check (and closing the listener's connection).
-const listenPing = 10 * time.Second
-
-// Backoff between attempts to get the listener's connection back.
-const (
-	listenBackoffMin = 100 * time.Millisecond
-	listenBackoffMax = 10 * time.Second
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // listenerApp is the application_name of the listener's connection, so
@@ -179,24 +159,10 @@ func (s *Store) RequestInterrupt(ctx context.Context, conversationID string) (bo
 }
 
 // catchUp hands to Options.Publish, in seq order and exactly once, the
-// committed events above s.published, the highest seq published so far.
-// It is the only caller of Publish, so Publish never sees a lower seq after
-// a higher one (the broker relies on it).
-//
-// upTo is a seq known to be committed; if it is published already,
-// catchUp returns at once. own are the events the writer just committed,
-// in seq order and contiguous (the writer held the seq lock); catchUp reads
-// the events below them that other instances committed (all of them are
-// visible: they committed before this writer got the lock) and publishes
-// own from memory. Without own (a notification, a reconnect) it publishes
-// every committed event it can read: a later notification then costs
-// nothing. Reading more than upTo is safe because seqs become visible in
-// order (seqLock), so a read sees a prefix of the log, never a gap that
-// fills later.
-//
-// On a read error it publishes nothing more and leaves s.published where
-// it is: a later catch-up (the next commit, notification or reconnect)
-// publishes the rest, late but in order and without loss.
+// committed events above the highest seq published so far, upTo known
+// committed, own the events the writer just committed
+// (eventlog.Publisher.UpTo, the only caller of Publish), and sends own to
+// the other instances' relays.
 func (s *Store) catchUp(ctx context.Context, upTo int64, own []agent.Encoded) error {
 	err := s.publishUpTo(ctx, upTo, own)
 	s.relaySend(own) // the writer's commit, to the other instances (relay.go)
@@ -209,47 +175,12 @@ func (s *Store) publishUpTo(ctx context.Context, upTo int64, own []agent.Encoded
 	// Every commit of this writer, and every notification of another's,
 	// comes here: cached reads are stale from now on (see Version).
 	s.version.Add(1)
-	s.pubMu.Lock()
-	defer s.pubMu.Unlock()
-	if s.publish == nil || upTo <= s.published {
-		return nil
-	}
-	before := int64(math.MaxInt64)
-	if len(own) > 0 {
-		before = own[0].Seq
-	}
-	for s.published < before-1 {
-		evs, err := s.stored(ctx, s.published, before, catchUpPage)
-		if err != nil {
-			return fmt.Errorf("catch up after %d: %w", s.published, err)
-		}
-		s.hand(evs)
-		if len(evs) < catchUpPage {
-			break // the rest of the gap was pruned, or nothing more is committed
-		}
-	}
-	for i, ev := range own {
-		if ev.Seq > s.published {
-			s.hand(own[i:])
-			break
-		}
-	}
-	return nil
-}
-
-// hand publishes evs (in seq order, above s.published). s.pubMu is held.
-func (s *Store) hand(evs []agent.Encoded) {
-	if len(evs) == 0 {
-		return
-	}
-	s.publish(evs)
-	s.published = evs[len(evs)-1].Seq
+	return s.pub.UpTo(ctx, upTo, own)
 }
 
 // listener is the goroutine that follows the other instances' commits on
-// PostgreSQL: it owns conn (LISTENing on s.channel), catches up on every
-// notification, and gets a new connection with backoff when it is lost.
-// It returns when ctx ends.
+// PostgreSQL (eventlog.Listener, from s.listen's Dial): it owns conn and
+// returns when ctx ends.
 func (s *Store) listener(ctx context.Context, conn *pgx.Conn) {
 	defer close(s.listenDone)
 	if s.relay != nil { // EXPERIMENTAL (relay.go)
@@ -257,157 +188,84 @@ func (s *Store) listener(ctx context.Context, conn *pgx.Conn) {
 		go func() { defer close(done); s.runRelay(ctx) }()
 		defer func() { <-done; s.lateWG.Wait() }()
 	}
-	backoff := listenBackoffMin
-	for {
-		err := s.follow(ctx, conn)
-		closeConn(ctx, conn)
-		if ctx.Err() != nil {
-			return
-		}
-		s.log.Warn("event_listener_lost", "err", err, "published", s.publishedSeq())
-		for {
-			t := time.NewTimer(backoff)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
+	s.listen.Run(ctx, conn)
+}
+
+// newListener is the store's listener: its connection holds the instance's
+// owner lock, and its notifications are s.notified's.
+func (s *Store) newListener() *eventlog.Listener {
+	return &eventlog.Listener{
+		DSN: s.dsn, Channel: s.channel, App: listenerApp, Log: s.log,
+		Hold: func(ctx context.Context, conn *pgx.Conn) error {
+			// Holding this lock for the connection's life tells other
+			// instances this one is alive and its running turns are not
+			// orphaned.
+			ns, key := ownerLock(s.instance)
+			if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1, $2)", ns, key); err != nil {
+				return fmt.Errorf("owner lock: %w", err)
 			}
-			backoff = min(2*backoff, listenBackoffMax)
-			if conn, err = s.dialListener(ctx); err == nil {
-				break
+			s.listenPID.Store(conn.PgConn().PID())
+			return nil
+		},
+		CatchUp:   func(ctx context.Context) error { return s.catchUp(ctx, math.MaxInt64, nil) },
+		Notice:    s.notified,
+		Published: s.pub.Published,
+		Reconnected: func() {
+			if f := s.onProject.Load(); f != nil {
+				(*f)("") // a project's change may have been missed while away
 			}
-			if ctx.Err() != nil {
-				return
+			if f := s.onSite.Load(); f != nil {
+				(*f)() // so may a change of the admin panel's settings (site.go)
 			}
-			s.log.Warn("event_listener_connect", "err", err, "retry_in", backoff)
-		}
-		backoff = listenBackoffMin
-		s.log.Info("event_listener_reconnected", "catch_up_after", s.publishedSeq())
-		if f := s.onProject.Load(); f != nil {
-			(*f)("") // a project's change may have been missed while away
-		}
-		if f := s.onSite.Load(); f != nil {
-			(*f)() // so may a change of the admin panel's settings (site.go)
-		}
+		},
 	}
 }
 
-// follow catches up on everything committed (what happened before conn
-// was listening included), then once per notification. It returns the
-// error that ended it: conn lost, a failed catch-up, or ctx's end.
-func (s *Store) follow(ctx context.Context, conn *pgx.Conn) error {
-	if err := s.catchUp(ctx, math.MaxInt64, nil); err != nil {
-		return err
+// notified handles one notification on s.channel: another instance's
+// handover, broadcast, change of the site's settings or of a project, an
+// interrupt request, or a commit (caught up on).
+func (s *Store) notified(ctx context.Context, payload string) error {
+	if from, ok := strings.CutPrefix(payload, handoverPrefix); ok {
+		if f := s.onHand.Load(); f != nil && from != s.instance {
+			(*f)()
+		}
+		return nil
 	}
-	for {
-		wait, cancel := context.WithTimeout(ctx, listenIdle)
-		n, err := conn.WaitForNotification(wait)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case err != nil && pgconn.Timeout(err):
-			// Idle: check the connection, and catch up in case a
-			// notification was ever missed.
-			ping, cancel := context.WithTimeout(ctx, listenPing)
-			err = conn.Ping(ping)
-			cancel()
-			if err != nil {
-				return fmt.Errorf("ping: %w", err)
-			}
-			if err := s.catchUp(ctx, math.MaxInt64, nil); err != nil {
-				return err
-			}
-			continue
-		case err != nil:
-			return fmt.Errorf("wait for notification: %w", err)
-		}
-		if from, ok := strings.CutPrefix(n.Payload, handoverPrefix); ok {
-			if f := s.onHand.Load(); f != nil && from != s.instance {
-				(*f)()
-			}
-			continue
-		}
-		if rest, ok := strings.CutPrefix(n.Payload, broadcastPrefix); ok {
-			s.told(rest)
-			continue
-		}
-		if from, ok := parseSiteNotice(n.Payload); ok { // site.go
-			if f := s.onSite.Load(); f != nil && from != s.instance {
-				(*f)()
-			}
-			continue
-		}
-		if from, id, ok := parseProjectNotice(n.Payload); ok { // project.go
-			if f := s.onProject.Load(); f != nil && from != s.instance {
-				(*f)(id)
-			}
-			continue
-		}
-		if owner, conv, ok := parseInterrupt(n.Payload); ok {
-			if owner == s.instance && s.onIntr != nil {
-				s.onIntr(conv)
-			}
-			continue
-		}
-		seq, from, ok := parseNotice(n.Payload)
-		if ok && from == s.instance {
-			// This instance's own commit: its writer publishes it (and
-			// the other instances' events below it) itself.
-			continue
-		}
-		if !ok {
-			// Not ours, or a newer format: catching up is always right.
-			seq = math.MaxInt64
-		} else if s.relay != nil {
-			// The relay brings the events; the log only if it is late.
-			s.relayLate(ctx, seq)
-			continue
-		}
-		if err := s.catchUp(ctx, seq, nil); err != nil {
-			return err
-		}
+	if rest, ok := strings.CutPrefix(payload, broadcastPrefix); ok {
+		s.told(rest)
+		return nil
 	}
-}
-
-// dialListener opens the listener's own connection (LISTEN needs a session
-// of its own, outside the pool) and LISTENs on s.channel.
-func (s *Store) dialListener(ctx context.Context) (*pgx.Conn, error) {
-	cfg, err := pgx.ParseConfig(s.dsn)
-	if err != nil {
-		return nil, fmt.Errorf("listener: %w", err)
+	if from, ok := parseSiteNotice(payload); ok { // site.go
+		if f := s.onSite.Load(); f != nil && from != s.instance {
+			(*f)()
+		}
+		return nil
 	}
-	cfg.RuntimeParams["application_name"] = listenerApp
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("listener: connect: %w", err)
+	if from, id, ok := parseProjectNotice(payload); ok { // project.go
+		if f := s.onProject.Load(); f != nil && from != s.instance {
+			(*f)(id)
+		}
+		return nil
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()); err != nil {
-		closeConn(ctx, conn)
-		return nil, fmt.Errorf("listener: listen: %w", err)
+	if owner, conv, ok := parseInterrupt(payload); ok {
+		if owner == s.instance && s.onIntr != nil {
+			s.onIntr(conv)
+		}
+		return nil
 	}
-	// Holding this lock for the connection's life tells other instances
-	// this one is alive and its running turns are not orphaned.
-	ns, key := ownerLock(s.instance)
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1, $2)", ns, key); err != nil {
-		closeConn(ctx, conn)
-		return nil, fmt.Errorf("listener: owner lock: %w", err)
+	seq, from, ok := parseNotice(payload)
+	if ok && from == s.instance {
+		// This instance's own commit: its writer publishes it (and the
+		// other instances' events below it) itself.
+		return nil
 	}
-	s.listenPID.Store(conn.PgConn().PID())
-	return conn, nil
-}
-
-// closeConn closes conn, waiting at most listenPing for the server.
-func closeConn(ctx context.Context, conn *pgx.Conn) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listenPing)
-	defer cancel()
-	_ = conn.Close(ctx) // the connection is gone either way
-}
-
-// publishedSeq is the highest seq published so far.
-func (s *Store) publishedSeq() int64 {
-	s.pubMu.Lock()
-	defer s.pubMu.Unlock()
-	return s.published
+	if !ok {
+		// Not ours, or a newer format: catching up is always right.
+		seq = math.MaxInt64
+	} else if s.relay != nil {
+		// The relay brings the events; the log only if it is late.
+		s.relayLate(ctx, seq)
+		return nil
+	}
+	return s.catchUp(ctx, seq, nil)
 }

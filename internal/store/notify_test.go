@@ -20,7 +20,7 @@ import (
 // liveWait bounds how long a test waits for an event to be published by
 // another instance. It is far above the measured latency (about a
 // millisecond, see BenchmarkCrossInstanceLatency) and far below
-// listenIdle, so an event that arrives in time came through NOTIFY, not
+// eventlog.ListenIdle, so an event that arrives in time came through NOTIFY, not
 // through the listener's idle catch-up.
 const liveWait = 5 * time.Second
 
@@ -221,7 +221,7 @@ func TestPostgresListenerReconnect(t *testing.T) {
 	}
 	start := time.Now()
 	testwait.ForErr(t, "the lost listener logged", func() error { return logged(&logs, "msg=event_listener_lost") })
-	// The listener now waits listenBackoffMin before reconnecting.
+	// The listener now waits eventlog.ListenBackoffMin before reconnecting.
 	mustAppend(t, b, textRec("c1", "b while down"))
 	mustAppend(t, a, textRec("c1", "a while down"))
 	if got := seqs(seen.events()); !slices.Equal(got, []int64{1, 2, 3}) {

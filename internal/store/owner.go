@@ -145,7 +145,7 @@ func repairOwners(tx *gorm.DB, postgres, plain bool, side *eventlog.DeltaLog, ma
 		if err := tx.Exec("INSERT INTO event_owner (owner, seq) SELECT owner, seq FROM agent_event WHERE owner <> ''").Error; err != nil {
 			return 0, fmt.Errorf("refill event_owner: %w", err)
 		}
-		if err := fillFromSide(tx, ownerRuns, side); err != nil {
+		if err := eventlog.FillFromDeltas(rawCtx(tx), engineDB(tx), ownerRuns.Runs, side); err != nil {
 			return 0, err
 		}
 		var head int64
@@ -155,7 +155,7 @@ func repairOwners(tx *gorm.DB, postgres, plain bool, side *eventlog.DeltaLog, ma
 		if side != nil {
 			head = max(head, side.Head())
 		}
-		if err := storeMark(tx, ownerRuns, head); err != nil {
+		if err := eventlog.StoreMark(rawCtx(tx), engineDB(tx), ownerRuns.Runs, head); err != nil {
 			return 0, err
 		}
 		mark = head

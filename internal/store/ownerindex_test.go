@@ -95,8 +95,8 @@ func TestOwnerIndexDefersDeltas(t *testing.T) {
 	if n := len(wantOwnerSeqs(t, s, "ann", false)); n != 64 {
 		t.Fatalf("ann has %d events, want 64", n)
 	}
-	if got := ownerEntries(t, s, "ann"); len(got) != 4 || len(s.ownerIx.pendingAfter("ann", 0)) != 60 {
-		t.Errorf("while the deltas wait: ann's index holds %v and %d wait, want 4 (created and user events) and 60", got, len(s.ownerIx.pendingAfter("ann", 0)))
+	if got := ownerEntries(t, s, "ann"); len(got) != 4 || len(s.ownerIx.PendingAfter("ann", 0)) != 60 {
+		t.Errorf("while the deltas wait: ann's index holds %v and %d wait, want 4 (created and user events) and 60", got, len(s.ownerIx.PendingAfter("ann", 0)))
 	}
 	check("deltas pending")
 	if err := s.Close(); err != nil {
@@ -112,8 +112,8 @@ func TestOwnerIndexDefersDeltas(t *testing.T) {
 		mustAppend(t, s, textRec("a1", "more"))
 	}
 	mustAppend(t, s, convRec("a1", &agent.Event{Type: agent.EventEnd}))
-	if got := ownerEntries(t, s, "ann"); len(got) != 70 || len(s.ownerIx.pendingAfter("ann", 0)) != 0 {
-		t.Errorf("after a1's end: ann's index holds %d and %d wait, want 70 and none", len(got), len(s.ownerIx.pendingAfter("ann", 0)))
+	if got := ownerEntries(t, s, "ann"); len(got) != 70 || len(s.ownerIx.PendingAfter("ann", 0)) != 0 {
+		t.Errorf("after a1's end: ann's index holds %d and %d wait, want 70 and none", len(got), len(s.ownerIx.PendingAfter("ann", 0)))
 	}
 	check("after the end")
 }
@@ -182,7 +182,7 @@ func TestOwnerIndexPrune(t *testing.T) {
 	if got := ownerEntries(t, s, "ann"); len(got) != 0 {
 		t.Errorf("event_owner keeps %v of pruned events", got)
 	}
-	if got := s.ownerIx.pendingAfter("ann", 0); !slices.Equal(got, want) {
+	if got := s.ownerIx.PendingAfter("ann", 0); !slices.Equal(got, want) {
 		t.Errorf("pending %v, want %v", got, want)
 	}
 	if got := readOwner(t, s, "ann", false, 0); !slices.Equal(got, want) {

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // relayGrace is how long a notified seq may wait for the relay before the
@@ -60,7 +61,7 @@ func (s *Store) relaySend(evs []agent.Encoded) {
 // frames and publishing the frames other instances sent. It returns when
 // ctx ends.
 func (s *Store) runRelay(ctx context.Context) {
-	backoff := listenBackoffMin
+	backoff := eventlog.ListenBackoffMin
 	for ctx.Err() == nil {
 		var d net.Dialer
 		conn, err := d.DialContext(ctx, "tcp", s.relay.addr)
@@ -71,10 +72,10 @@ func (s *Store) runRelay(ctx context.Context) {
 				return
 			case <-time.After(backoff):
 			}
-			backoff = min(2*backoff, listenBackoffMax)
+			backoff = min(2*backoff, eventlog.ListenBackoffMax)
 			continue
 		}
-		backoff = listenBackoffMin
+		backoff = eventlog.ListenBackoffMin
 		err = s.relayConn(ctx, conn)
 		if ctx.Err() == nil {
 			s.log.Warn("event_relay_lost", "err", err)

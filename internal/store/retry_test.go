@@ -1,49 +1,17 @@
 package store
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
-	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/testwait"
 )
-
-// TestTransient: which database errors the writer retries.
-func TestTransient(t *testing.T) {
-	for _, c := range []struct {
-		err  error
-		want bool
-	}{
-		{&pgconn.PgError{Code: "40001"}, true}, // serialization_failure
-		{&pgconn.PgError{Code: "40P01"}, true}, // deadlock_detected
-		{&pgconn.PgError{Code: "57P01"}, true}, // admin_shutdown
-		{&pgconn.PgError{Code: "57P02"}, true}, // crash_shutdown
-		{&pgconn.PgError{Code: "57P03"}, true}, // cannot_connect_now
-		{&pgconn.PgError{Code: "08006"}, true}, // connection_failure
-		{fmt.Errorf("insert events: %w", &pgconn.PgError{Code: "08000"}), true},
-		{io.ErrUnexpectedEOF, true},
-		{&net.OpError{Op: "read", Err: errors.New("connection reset by peer")}, true},
-		{&pgconn.PgError{Code: "23505"}, false}, // unique_violation
-		{&pgconn.PgError{Code: "22021"}, false}, // bad encoding
-		{agent.Errorf(agent.CodeBadRequest, "client_id reused"), false},
-		{gorm.ErrDuplicatedKey, false},
-		{nil, false},
-	} {
-		if got := transient(c.err); got != c.want {
-			t.Errorf("transient(%v) = %v, want %v", c.err, got, c.want)
-		}
-	}
-}
 
 // TestPostgresAppendSurvivesKilledBackends kills the PostgreSQL backend of
 // a store's writer while it waits, inside an append transaction, for the

@@ -71,7 +71,7 @@ type Options struct {
 	// RetryBackoff is the wait before the writer runs a transaction again
 	// that failed with a transient error (a killed connection, a restarting
 	// PostgreSQL, a serialization failure); it doubles on each of the
-	// retryAttempts. Default RetryBackoff.
+	// eventlog.RetryAttempts. Default RetryBackoff.
 	RetryBackoff time.Duration
 	// Relay, EXPERIMENTAL (relay.go): on PostgreSQL, the address of an
 	// event relay (ServeRelay) that carries committed events between the
@@ -129,8 +129,7 @@ type Store struct {
 	version atomic.Uint64 // see Version
 	cache   readCache     // reads kept until the next commit (SQLite only)
 
-	pubMu     sync.Mutex // held while publishing (see catchUp)
-	published int64      // guarded by pubMu: the highest seq handed to publish
+	pub *eventlog.Publisher // ordered publication (see catchUp)
 
 	// PostgreSQL only, when publish is set: the listener (see notify.go).
 	dsn        string
@@ -138,6 +137,7 @@ type Store struct {
 	seqLock    int64              // advisory lock of appends (PostgreSQL), named after the epoch
 	instance   string             // random id of this Store in its notices
 	stopListen context.CancelFunc // ends the listener's context
+	listen     *eventlog.Listener // PostgreSQL, once started (notify.go)
 	listenDone chan struct{}      // closed when the listener has returned
 	listenPID  atomic.Uint32      // backend pid of the listener's connection (tests)
 
@@ -150,8 +150,8 @@ type Store struct {
 
 	ckpt *eventlog.Checkpointer // SQLite, fast mode only (eventlog/checkpoint.go)
 
-	convIx  *convIndex // SQLite only: the deferred conversation index entries (convindex.go)
-	ownerIx *convIndex // SQLite only: the same of the owner index
+	convIx  *eventlog.RunIndex // SQLite only: the deferred conversation index entries (convindex.go)
+	ownerIx *eventlog.RunIndex // SQLite only: the same of the owner index
 
 	temp *tempState // a temp database's (OpenTemp); nil: a stored one
 
@@ -174,11 +174,11 @@ type Store struct {
 	insertSQL  []string
 	insertArgs []any
 	sideRecs   []eventlog.Delta
-	sideRoom   sideRoom         // commitSide's, reused
-	sideSeen   map[string]int64 // applySide's, reused
-	sideConv   []deferEntry     // applySide's, reused
-	sideOwner  []deferEntry     // applySide's, reused
-	sideRedact []int64          // delta log records a delete in the current transaction redacts once it commits
+	sideRoom   sideRoom            // commitSide's, reused
+	sideSeen   map[string]int64    // applySide's, reused
+	sideConv   []eventlog.RunEntry // applySide's, reused
+	sideOwner  []eventlog.RunEntry // applySide's, reused
+	sideRedact []int64             // delta log records a delete in the current transaction redacts once it commits
 	stats      writerStats
 }
 
@@ -341,19 +341,15 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 // On PostgreSQL it starts listening: once it has returned, no other
 // instance's commit can be missed.
 func (s *Store) Start(ctx context.Context, publish func([]agent.Encoded), interrupt func(conversationID string)) error {
-	s.pubMu.Lock()
-	started := s.publish != nil
-	if !started {
-		s.publish, s.onIntr = publish, interrupt
-	}
-	s.pubMu.Unlock()
-	if started {
+	if started := s.pub.Started(); started || publish != nil && !s.pub.Start(publish) {
 		return errors.New("store: started twice")
 	}
+	s.onIntr = interrupt
 	if !s.postgres || publish == nil {
 		return nil
 	}
-	conn, err := s.dialListener(ctx)
+	s.listen = s.newListener()
+	conn, err := s.listen.Dial(ctx)
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
@@ -516,7 +512,7 @@ func (s *Store) init(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("store: read seq: %w", err)
 	}
-	s.published = seq
+	s.pub = eventlog.NewPublisher(seq, s.stored) // notify.go
 	s.durable.Store(seq)
 	s.lastSeq = seq // SQLite's writer (PostgreSQL reads it in each transaction)
 	if !s.postgres && !s.plain {
@@ -531,8 +527,8 @@ func (s *Store) init(ctx context.Context) error {
 		if err := s.side.RedactOrphans(storedConversations(db)); err != nil {
 			return err
 		}
-		s.convIx = &convIndex{key: convRuns, mark: convMark, staleSpan: convStaleSpan, markStep: convMarkStep}
-		s.ownerIx = &convIndex{key: ownerRuns, mark: ownerMark, staleSpan: convStaleSpan, markStep: convMarkStep}
+		s.convIx = eventlog.NewRunIndex(convRuns.Runs, convMark)
+		s.ownerIx = eventlog.NewRunIndex(ownerRuns.Runs, ownerMark)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // queueSize is how many Append calls may wait for the writer at once. When
@@ -138,7 +139,7 @@ func putRequest(r *request) {
 // reject a replayed event. If that transaction fails for any reason, it
 // writes each request alone, looking the ids up first (so a replayed event
 // is skipped), and one bad request fails only itself. A transaction that
-// fails with a transient error (see transient) is run again, looking the
+// fails with a transient error (see eventlog.Transient) is run again, looking the
 // ids up, so a commit whose answer was lost is not applied twice.
 func (s *Store) commit(batch []*request) {
 	if s.side != nil {
@@ -183,7 +184,7 @@ func (s *Store) fail(r *request, err error) {
 // attempt committed already, and those are published from the log. If
 // they cannot be read, evs are not published now either (that would break
 // seq order): the next commit, or the listener on the next notification
-// or after listenIdle, publishes them, late but in order.
+// or after eventlog.ListenIdle, publishes them, late but in order.
 func (s *Store) emit(evs []agent.Encoded, batch []*request) {
 	s.stats.batches++
 	s.stats.records += int64(len(evs))
@@ -214,15 +215,15 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 	var (
 		evs  []agent.Encoded
 		last int64
-		cx   *convTx
-		ox   *convTx
+		cx   *eventlog.RunTx
+		ox   *eventlog.RunTx
 	)
 	err := s.w.WithContext(s.ctx).Transaction(func(tx *gorm.DB) error {
 		evs = evs[:0]
 		s.sideRedact = s.sideRedact[:0]
-		s.dropOwners()             // an earlier attempt's (owner.go)
-		cx = &convTx{ix: s.convIx} // convindex.go
-		ox = &convTx{ix: s.ownerIx}
+		s.dropOwners()        // an earlier attempt's (owner.go)
+		cx = s.convIx.Begin() // eventlog/runindex.go
+		ox = s.ownerIx.Begin()
 		seq := s.lastSeq
 		if s.postgres {
 			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", s.seqLock).Error; err != nil {
@@ -276,7 +277,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 				}
 				stored[rec.Event.ID] = seq
 				if row.ConversationID != nil && s.temp == nil { // before a delete's redaction reads the index
-					if err := cx.add(tx, *row.ConversationID, seq, isDelta(rec)); err != nil {
+					if err := cx.Add(rawCtx(tx), engineDB(tx), *row.ConversationID, seq, isDelta(rec)); err != nil {
 						return fmt.Errorf("conversation index: %w", err)
 					}
 				}
@@ -284,7 +285,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 					return err
 				}
 				if row.Owner != "" && s.temp == nil {
-					if err := ox.add(tx, row.Owner, seq, isDelta(rec)); err != nil {
+					if err := ox.Add(rawCtx(tx), engineDB(tx), row.Owner, seq, isDelta(rec)); err != nil {
 						return fmt.Errorf("owner index: %w", err)
 					}
 				}
@@ -313,10 +314,10 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 			if err := s.insertEvents(tx, rows); err != nil {
 				return fmt.Errorf("insert events: %w", err)
 			}
-			if err := cx.finish(tx, seq); err != nil {
+			if err := cx.Finish(rawCtx(tx), engineDB(tx), seq); err != nil {
 				return err
 			}
-			if err := ox.finish(tx, seq); err != nil {
+			if err := ox.Finish(rawCtx(tx), engineDB(tx), seq); err != nil {
 				return err
 			}
 			if s.postgres {
@@ -337,8 +338,8 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 		return nil, err
 	}
 	s.keepOwners()
-	cx.done()
-	ox.done()
+	cx.Done()
+	ox.Done()
 	s.lastSeq = last
 	if s.side != nil {
 		s.durable.Store(last)
