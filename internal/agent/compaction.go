@@ -371,30 +371,9 @@ func span(m *Message, old, kept []ModelMessage) {
 // openingRunes is how much of a message names it in a summary's span.
 const openingRunes = 40
 
-// opening is the first words of a message: its first text's first line,
-// cut at a word to about openingRunes with "…".
-func opening(content []Content) string {
-	for _, c := range content {
-		if c.Type != ContentText {
-			continue
-		}
-		line, _, _ := strings.Cut(strings.TrimSpace(c.Body), "\n")
-		line = strings.Join(strings.Fields(line), " ")
-		r := []rune(line)
-		if len(r) <= openingRunes {
-			return line
-		}
-		cut := openingRunes
-		for i := openingRunes; i > openingRunes/2; i-- {
-			if r[i] == ' ' {
-				cut = i
-				break
-			}
-		}
-		return strings.TrimRight(string(r[:cut]), " ,.;:") + "…"
-	}
-	return ""
-}
+// opening is the first words of a message: firstWords at about
+// openingRunes.
+func opening(content []Content) string { return firstWords(content, openingRunes) }
 
 // summaryRoom is the tokens a summary may take in budget b when mem is
 // kept from keep: the limit less the system prompt, the tools and the

@@ -50,16 +50,35 @@ func checkPage(offset, limit int) error {
 	return nil
 }
 
-func autoTitle(content []Content) string {
+// titleRunes is about how long a title taken from the first message is.
+const titleRunes = 60
+
+// autoTitle names a conversation by its first message's first words.
+func autoTitle(content []Content) string { return firstWords(content, titleRunes) }
+
+// firstWords is the first line of content's first text, its spaces
+// folded, cut at a word to about n runes and marked with one "…" (the
+// line's own trailing dots, ellipses and punctuation are dropped first,
+// so a pasted "wait..." never becomes "wait... …").
+func firstWords(content []Content, n int) string {
 	for _, c := range content {
-		if c.Type == ContentText {
-			line, _, _ := strings.Cut(strings.TrimSpace(c.Body), "\n")
-			line = strings.TrimSpace(line)
-			if utf8.RuneCountInString(line) > 60 {
-				line = string([]rune(line)[:60]) + "…"
-			}
+		if c.Type != ContentText {
+			continue
+		}
+		line, _, _ := strings.Cut(strings.TrimSpace(c.Body), "\n")
+		line = strings.Join(strings.Fields(line), " ")
+		r := []rune(line)
+		if len(r) <= n {
 			return line
 		}
+		cut := n
+		for i := n; i > n/2; i-- {
+			if r[i] == ' ' {
+				cut = i
+				break
+			}
+		}
+		return strings.TrimRight(string(r[:cut]), " ,.;:…") + "…"
 	}
 	return ""
 }
