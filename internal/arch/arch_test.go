@@ -115,10 +115,11 @@ func TestImportRules(t *testing.T) {
 		"internal/scim":     centre,                                           // SCIM 2.0: accounts and groups, no stream
 		"internal/a2a":      append(slices.Clone(stream), "internal/webhook"), // push notifications are signed like webhooks
 		// server mounts the protocols; app wires; the commands see all.
-		"internal/server":   {"*"},
-		"internal/app":      {"*"},
-		"cmd/agentik":       {"*"},
-		"cmd/agentik-bench": {"*"},
+		"internal/server":      {"*"},
+		"internal/app":         {"*"},
+		"internal/app/apptest": {"internal/agent", "internal/app", "internal/llm/llmtest"}, // the wired server for protocol tests
+		"cmd/agentik":          {"*"},
+		"cmd/agentik-bench":    {"*"},
 	}
 	for pkg, ds := range deps {
 		ok, known := allowed[pkg]
@@ -165,8 +166,8 @@ func TestImportRules(t *testing.T) {
 	// The test fakes are linked by tests and the bench only, never by the
 	// product (the --demo model is internal/llm/demo, not llmtest).
 	for pkg, ds := range deps {
-		for _, fake := range []string{"internal/llm/llmtest", "internal/agent/agenttest", "internal/knowledge/knowledgetest"} {
-			if slices.Contains(ds, fake) && pkg != "cmd/agentik-bench" {
+		for _, fake := range []string{"internal/llm/llmtest", "internal/agent/agenttest", "internal/knowledge/knowledgetest", "internal/app/apptest"} {
+			if slices.Contains(ds, fake) && pkg != "cmd/agentik-bench" && pkg != "internal/app/apptest" {
 				t.Errorf("%s imports the test fake %s", pkg, fake)
 			}
 		}
