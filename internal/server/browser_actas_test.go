@@ -21,11 +21,8 @@ func TestBrowserActAsAdmin(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, withKeys(adminKey))
 	bearer := []string{"Authorization", "Bearer " + adminKey}
-	var ann agent.User
-	pwCall(t, ts, "POST", "/agentik/users", `{"name":"Ann","email":"ann@example.com"}`, 201, "", &ann, bearer...)
-	var annKey agent.NewKey
-	pwCall(t, ts, "POST", "/agentik/users/"+ann.ID+"/keys", `{"name":"k"}`, 201, "", &annKey, bearer...)
-	annBearer := []string{"Authorization", "Bearer " + annKey.Key}
+	annID, annKey := ts.member(t, adminKey, "Ann")
+	annBearer := []string{"Authorization", "Bearer " + annKey}
 	var hers agent.Conversation
 	pwCall(t, ts, "POST", "/agentik/conversations", `{"title":"Ann's chat"}`, 201, "", &hers, annBearer...)
 
@@ -66,13 +63,13 @@ func TestBrowserActAsAdmin(t *testing.T) {
 	// Billed to the admin, not to Ann.
 	var mine, annUse agent.UsageReport
 	bearerGet(t, adminKey, ts.URL+"/agentik/usage?user="+agent.LocalUser, &mine)
-	bearerGet(t, adminKey, ts.URL+"/agentik/usage?user="+ann.ID, &annUse)
+	bearerGet(t, adminKey, ts.URL+"/agentik/usage?user="+annID, &annUse)
 	if used(mine) == 0 || used(annUse) != 0 {
 		t.Fatalf("usage: the admin %d tokens, Ann %d; want the turn on the admin's", used(mine), used(annUse))
 	}
 	var audit struct{ Entries []agent.AuditEntry }
 	bearerGet(t, adminKey, ts.URL+"/agentik/audit?action="+agent.AuditAdminWrite, &audit)
-	if len(audit.Entries) != 1 || audit.Entries[0].Target != hers.ID || !strings.Contains(string(audit.Entries[0].Details), ann.ID) {
+	if len(audit.Entries) != 1 || audit.Entries[0].Target != hers.ID || !strings.Contains(string(audit.Entries[0].Details), annID) {
 		t.Fatalf("audit %+v", audit.Entries)
 	}
 }
