@@ -76,7 +76,9 @@ export class Branches {
     }
     const me = all.find((m) => m.id === id);
     if (!me) return null;
-    const sibs = all.filter((m) => (m.parent_id || '') === (me.parent_id || ''));
+    const kin = all.filter((m) => (m.parent_id || '') === (me.parent_id || ''));
+    // A failed try that was tried again is no version (tree.versions).
+    const sibs = kin.filter((m, k) => m.type !== 'error' || k === kin.length - 1);
     return sibs[sibs.indexOf(me) + step]?.id || null;
   }
 

@@ -124,6 +124,23 @@ func (t *tree) linear() bool {
 	return len(t.nodes) == 0 || t.nodes[len(t.nodes)-1].ID == t.head
 }
 
+// versions are the children of parent a user pages through: all of them
+// but a failed try that was tried again (an error with a later sibling).
+// Retry replaces the failed try; an error that is still the last try stays
+// a version, so a regenerate that failed leaves the earlier answer one
+// click away.
+func (t *tree) versions(parent string) []string {
+	cs := t.children[parent]
+	out := cs[:0:0]
+	for k, c := range cs {
+		if k < len(cs)-1 && t.nodes[t.byID[c]].Type == MessageError {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 // annotate sets each message's parent and its siblings (when it has any).
 func (t *tree) annotate(ms []Message) {
 	for i := range ms {
@@ -133,7 +150,7 @@ func (t *tree) annotate(ms []Message) {
 		}
 		p := t.nodes[j].Parent
 		ms[i].ParentID = p
-		cs := t.children[p]
+		cs := t.versions(p)
 		if len(cs) < 2 {
 			continue
 		}

@@ -47,6 +47,9 @@ func rendered(ms []agent.Message) string {
 	var out []string
 	for _, m := range ms {
 		s := agent.MessageText(m)
+		if m.Type == agent.MessageError {
+			s = "error"
+		}
 		if m.Siblings != nil {
 			s += fmt.Sprintf("‹%d/%d›", m.Siblings.Index, m.Siblings.Count)
 		}
@@ -192,6 +195,54 @@ func TestEditFirstMessage(t *testing.T) {
 	}
 	if got, want := rendered(g.history(c)), "p1‹2/2›|b1"; got != want {
 		t.Fatalf("path\n got %s\nwant %s", got, want)
+	}
+}
+
+// A retried failed try is no version to page back to; an error that is
+// still the last try is one, beside the answer it failed to replace.
+func TestRetryIsNoVersion(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, nil)
+	ctx := context.Background()
+	c := g.create(false)
+	g.fake.Enqueue(llmtest.Reply{Status: 401, ErrorMessage: "Incorrect API key provided"})
+	g.turn(c, "q1")
+	var failed agent.Message
+	for _, m := range g.history(c) {
+		if m.Type == agent.MessageError {
+			failed = m
+		}
+	}
+	if failed.ID == "" {
+		t.Fatalf("no error after a refused key: %s", rendered(g.history(c)))
+	}
+	g.fake.Enqueue(llmtest.Reply{Text: "a1"})
+	g.during(c, func(ctx context.Context) error {
+		_, err := g.r.Regenerate(ctx, c.ID, failed.ID)
+		return err
+	})
+	all, err := g.cs.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, All: true, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rendered(all), "q1|error|a1"; got != want {
+		t.Fatalf("branch=all after a retry\n got %s\nwant %s", got, want)
+	}
+
+	g.fake.Enqueue(llmtest.Reply{Status: 401, ErrorMessage: "key revoked"})
+	g.during(c, func(ctx context.Context) error {
+		_, err := g.r.Regenerate(ctx, c.ID, find(t, all, "a1").ID)
+		return err
+	})
+	if got, want := rendered(g.history(c)), "q1|error‹2/2›"; got != want {
+		t.Fatalf("path after a failed regenerate\n got %s\nwant %s", got, want)
+	}
+	all, err = g.cs.Messages(ctx, agent.MessageQuery{ConversationID: c.ID, All: true, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rendered(all), "q1|error|a1‹1/2›|error‹2/2›"; got != want {
+		t.Fatalf("branch=all after a failed regenerate\n got %s\nwant %s", got, want)
 	}
 }
 

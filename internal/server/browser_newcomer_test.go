@@ -102,9 +102,17 @@ func TestBrowserRetryFailedTurn(t *testing.T) {
 	if n := eval[int](t, tab, `document.querySelectorAll('#messages [data-type="user_message"]').length`); n != 1 {
 		t.Errorf("%d questions after Retry, want the one asked again", n)
 	}
-	// A retry replaces the failed try: no "1/2" branch to page through.
-	if eval[bool](t, tab, `[...document.querySelectorAll('#messages .branch-nav')].some(n => n.checkVisibility())`) {
+	// A retry replaces the failed try: no "1/2" branch to page through,
+	// live or in the history a reload reads.
+	branch := `[...document.querySelectorAll('#messages .branch-nav')].some(n => n.checkVisibility())`
+	if eval[bool](t, tab, branch) {
 		t.Errorf("Retry left a branch: %q", eval[string](t, tab, `document.querySelector('#messages .branch-nav').innerText`))
+	}
+	id := eval[string](t, tab, `location.pathname`)
+	openPage(t, ts, tab, id)
+	waitJS(t, tab, "the reloaded answer", jsAnswers+`.length === 1`)
+	if eval[bool](t, tab, branch) {
+		t.Errorf("after a reload, Retry left a branch: %q", eval[string](t, tab, `document.querySelector('#messages .branch-nav').innerText`))
 	}
 }
 
