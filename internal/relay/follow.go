@@ -159,8 +159,8 @@ type Follow struct {
 	// Waiting reads the calls the conversation waits on, for a Parker.
 	Waiting func(ctx context.Context) ([]string, error)
 	// UntilCaughtUp ends the follow, without error, once the stored
-	// events are delivered (a replay that computes a view; the Sub stays
-	// open, to be followed on live).
+	// events, and what was ready after them, are delivered (a replay that
+	// computes a view; the Sub stays open, to be followed on live).
 	UntilCaughtUp bool
 	// Resume, when set, resubscribes a subscription dropped for falling
 	// behind from its last event, instead of failing (the events are
@@ -199,7 +199,8 @@ func (f Follow) Run(ctx context.Context, s *Sub, p Projection) error {
 	if comment == "" {
 		comment = "keepalive"
 	}
-	wrote := false // since the last tick
+	wrote := false    // since the last tick
+	caughtUp := false // the stored events were delivered
 	flush := func() error {
 		if out.Buffered() == 0 {
 			return nil
@@ -254,9 +255,7 @@ func (f Follow) Run(ctx context.Context, s *Sub, p Projection) error {
 				return false, false, nil
 			}
 			if it.CaughtUp {
-				if f.UntilCaughtUp {
-					return true, false, flush()
-				}
+				caughtUp = true
 				continue
 			}
 			fs, complete := p.Event(it.Event)
@@ -311,6 +310,9 @@ func (f Follow) Run(ctx context.Context, s *Sub, p Projection) error {
 				queue(fs)
 				return done()
 			}
+		}
+		if f.UntilCaughtUp && caughtUp {
+			return nil
 		}
 		select {
 		case <-f.Closing:
