@@ -11,9 +11,11 @@ import (
 )
 
 // Frame is one frame of a followed stream: an SSE frame with an id (a
-// seq; 0 leaves it out), an event name ("" leaves it out) and data.
+// seq, or else ID; 0 and "" leave it out), an event name ("" leaves it
+// out) and data.
 type Frame struct {
 	Seq   int64
+	ID    string
 	Event string
 	Data  []byte
 }
@@ -49,13 +51,21 @@ func Events(f func(ev *agent.Event) ([]Frame, bool)) Projection {
 
 // Parker is a Projection whose stream also ends when its turn parks on
 // the approvals it asked for (the AI SDK's, AG-UI's and the Responses
-// API's): when nothing more is ready and it is Asking, Follow reads the
-// calls the conversation waits on (Follow.Waiting) and asks Parked for
-// the frames that end the stream (ok false: it goes on).
+// API's, an MCP call's input_required): when nothing more is ready and
+// it is Asking, Follow reads the calls the conversation waits on
+// (Follow.Waiting, when set) and asks Parked for the frames that end the
+// stream (ok false: it goes on).
 type Parker interface {
 	Projection
 	Asking() bool
 	Parked(waiting []string) (frames []Frame, ok bool)
+}
+
+// Replayer is a Projection told when a subscription that replays stored
+// events has delivered them all: what follows is live.
+type Replayer interface {
+	Projection
+	CaughtUp()
 }
 
 // Sink is where a Follow's frames go: an SSE stream (SSE), or nowhere
@@ -74,11 +84,14 @@ func SSE(w *sse.Writer) Sink { return sseSink{w} }
 type sseSink struct{ w *sse.Writer }
 
 func (s sseSink) Frame(f Frame) {
-	if f.Seq == 0 && f.Event == "" {
+	switch {
+	case f.ID != "":
+		s.w.Event(f.ID, f.Event, f.Data)
+	case f.Seq == 0 && f.Event == "":
 		s.w.Data(f.Data)
-		return
+	default:
+		s.w.Seq(f.Seq, f.Event, f.Data)
 	}
-	s.w.Seq(f.Seq, f.Event, f.Data)
 }
 func (s sseSink) Comment(text string) { s.w.Comment(text) }
 func (s sseSink) Buffered() int       { return s.w.Buffered() }
@@ -256,6 +269,9 @@ func (f Follow) Run(ctx context.Context, s *Sub, p Projection) error {
 			}
 			if it.CaughtUp {
 				caughtUp = true
+				if r, ok := p.(Replayer); ok {
+					r.CaughtUp()
+				}
 				continue
 			}
 			fs, complete := p.Event(it.Event)
@@ -297,14 +313,16 @@ func (f Follow) Run(ctx context.Context, s *Sub, p Projection) error {
 		if more {
 			continue
 		}
-		if pk, ok := p.(Parker); ok && pk.Asking() && f.Waiting != nil {
+		if pk, ok := p.(Parker); ok && pk.Asking() {
 			// Nothing more for now: the round may be parked.
-			waiting, err := f.Waiting(ctx)
-			if err != nil {
-				if ctx.Err() != nil {
-					return ErrLeft
+			var waiting []string
+			if f.Waiting != nil {
+				if waiting, err = f.Waiting(ctx); err != nil {
+					if ctx.Err() != nil {
+						return ErrLeft
+					}
+					return err
 				}
-				return err
 			}
 			if fs, ok := pk.Parked(waiting); ok {
 				queue(fs)
