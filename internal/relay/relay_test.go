@@ -124,6 +124,18 @@ func (f *fixture) run(fo Follow, p Projection) chan error {
 	return done
 }
 
+// recv is the next flush s wrote.
+func (s *sink) recv(t *testing.T) string {
+	t.Helper()
+	select {
+	case w := <-s.flushed:
+		return w
+	case <-time.After(10 * time.Second):
+		t.Fatalf("nothing written; so far %q", s.all())
+		return ""
+	}
+}
+
 func wait(t *testing.T, done chan error) error {
 	t.Helper()
 	select {
@@ -204,16 +216,16 @@ func TestFollowHeartbeat(t *testing.T) {
 	s := &sink{flushed: make(chan string, 10)}
 	done := f.run(Follow{Sink: s, Heartbeat: time.Hour, Ticker: ticker(tick), Comment: "beat"}, &types{})
 	tick <- time.Time{} // idle since the start
-	if got := <-s.flushed; got != ": beat" {
+	if got := s.recv(t); got != ": beat" {
 		t.Fatalf("an idle stream wrote %q, want the heartbeat", got)
 	}
 	f.publish(agent.EventAppendText)
-	if got := <-s.flushed; got != "append_text" {
+	if got := s.recv(t); got != "append_text" {
 		t.Fatalf("wrote %q", got)
 	}
 	tick <- time.Time{} // written since the last tick: no heartbeat
 	tick <- time.Time{} // idle for a whole interval: a heartbeat
-	if got := <-s.flushed; got != ": beat" {
+	if got := s.recv(t); got != ": beat" {
 		t.Fatalf("wrote %q, want the heartbeat", got)
 	}
 	f.publish(agent.EventEnd)
@@ -233,7 +245,7 @@ func TestFollowShutdown(t *testing.T) {
 	s := &sink{flushed: make(chan string, 10)}
 	done := f.run(Follow{Sink: s, Closing: closing}, &types{})
 	f.publish(agent.EventAppendText)
-	<-s.flushed
+	s.recv(t)
 	close(closing)
 	if err := wait(t, done); !errors.Is(err, ErrShuttingDown) {
 		t.Errorf("a stream ended by shutdown: %v, want ErrShuttingDown", err)
@@ -259,7 +271,7 @@ func TestFollowLeft(t *testing.T) {
 	s := &sink{flushed: make(chan string, 10)}
 	done := f.run(Follow{Sink: s}, &types{})
 	f.publish(agent.EventAppendText)
-	<-s.flushed
+	s.recv(t)
 	cancel()
 	if err := wait(t, done); !errors.Is(err, ErrLeft) {
 		t.Errorf("a client that left: %v, want ErrLeft", err)
