@@ -355,3 +355,54 @@ func encode(t *testing.T, seq int64, typ string) agent.Encoded {
 	}
 	return e
 }
+
+// held is a sink whose first flush waits for release: its stream falls
+// behind meanwhile.
+type held struct {
+	*sink
+	first   chan struct{} // closed at the first flush
+	release chan struct{}
+	once    sync.Once
+}
+
+func (h *held) Flush() error {
+	h.once.Do(func() { close(h.first); <-h.release })
+	return h.sink.Flush()
+}
+
+// TestFollowResume: with Resume, a subscription dropped for falling
+// behind goes on from its last event, replayed from the store: nothing
+// is lost and nothing cut.
+func TestFollowResume(t *testing.T) {
+	n := int64(broker.QueueLimit + 10)
+	src := &stored{}
+	for i := int64(1); i < n; i++ {
+		src.evs = append(src.evs, encode(t, i, agent.EventAppendText))
+	}
+	src.evs = append(src.evs, encode(t, n, agent.EventEnd))
+	b := broker.New(src, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sub, err := Conversation(ctx, b, "c", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	s := &held{sink: &sink{}, first: make(chan struct{}), release: make(chan struct{})}
+	done := make(chan error, 1)
+	p := &types{}
+	go func() {
+		done <- Follow{Sink: s, Resume: true, Cut: func(error) []Frame { return []Frame{Data([]byte("cut"))} }}.Run(ctx, sub, p)
+	}()
+	b.PublishEncoded(src.evs[:1])
+	<-s.first
+	b.PublishEncoded(src.evs[1:]) // more than the subscription may queue: dropped
+	close(s.release)
+	if err := wait(t, done); err != nil {
+		t.Fatalf("a resumed stream: %v", err)
+	}
+	got := strings.Fields(strings.ReplaceAll(s.all(), "|", ""))
+	if int64(len(got)) != n || got[len(got)-1] != agent.EventEnd {
+		t.Errorf("wrote %d frames ending %q, want %d ending with end", len(got), got[len(got)-1], n)
+	}
+}
