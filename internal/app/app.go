@@ -102,6 +102,7 @@ func open(ctx context.Context, cfg config) (*App, error) {
 // starts the sweep of idle temp conversations.
 func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config, sv services) error {
 	rc.Store, rc.Cluster, rc.Publisher, rc.Agents = a.Store, a.Store, a.Broker, a.Store
+	rc.Branches, rc.Elicits = a.Store, a.Store // the stored conversations' trees and elicitations (the temp ones' are Temps')
 	if rc.Memory == nil {
 		rc.Memory = a.Store // long-term memory (agent/memory.go)
 	}

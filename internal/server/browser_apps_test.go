@@ -45,7 +45,7 @@ func withCounterApp(t *testing.T) rigOption {
 	t.Cleanup(func() { m.Close() })
 	m.WaitStarted(t.Context())
 	return func(a *agent.Config, s *server.Config) {
-		a.Tools, s.Tools = m, m
+		a.Tools, a.ContentTools, s.Tools = m, m, m
 		a.Resources = m
 		a.Approval = m.NeedsApproval
 	}

@@ -37,7 +37,7 @@ func withEverything(t *testing.T) rigOption {
 	}
 	t.Cleanup(func() { m.Close() })
 	m.WaitStarted(t.Context())
-	return func(a *agent.Config, s *server.Config) { a.Tools, s.Tools = m, m }
+	return func(a *agent.Config, s *server.Config) { a.Tools, a.ContentTools, s.Tools = m, m, m }
 }
 
 // TestBrowserElicitationForm: server-everything's elicitation tool asks;
