@@ -153,6 +153,10 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config, sv s
 	}
 	a.Runner = agent.NewRunner(rc)
 	sc.Runner, sc.Broker, sc.Store = a.Runner, a.Broker, a.Store
+	// The store's abilities the server names (server.Config): the
+	// database has them all, so none is missing at start.
+	sc.Revocations, sc.Users, sc.PasswordStore, sc.Groups = a.Store, a.Store, a.Store, a.Store
+	sc.Responses, sc.A2AKV, sc.Peers, sc.Cursors = a.Store, a.Store, a.Store, a.Store
 	if err := a.services(rc, &sc, sv); err != nil {
 		return fmt.Errorf("start: %w", err)
 	}

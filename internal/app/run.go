@@ -452,17 +452,18 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 			log.Warn("site_apply_failed", "err", err)
 		}
 	})
-	var content agent.ContentTools = tools // the runner's tool calls with their images
-	var lister server.ToolLister = tools   // the server's list of tool servers
+	var content agent.ContentTools = tools       // the runner's tool calls with their images
+	var lister server.ToolLister = tools         // the server's list of tool servers
+	var listFor server.ToolsForPrincipal = tools // that list as each principal sees it
 	if h.Tools != nil {
 		rcfg.Tools, content = h.Tools, h.ContentTools
 		if h.ToolLister != nil {
-			lister = h.ToolLister
+			lister, listFor = h.ToolLister, nil
 		}
 	}
 	if cfg.Demo {
 		d := &demoTools{inner: tools}
-		rcfg.Tools, content, lister = d, d, d
+		rcfg.Tools, content, lister, listFor = d, d, d, nil
 	}
 	var sv services
 	if cfg.Agents != "" {
@@ -487,7 +488,8 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		SCIMToken:      cfg.SCIMToken,
 		PushAllow:      cfg.PushAllow, SecretKey: cfg.SecretKey,
 	}
-	scfg.Tools = lister
+	scfg.Tools, scfg.ToolsFor = lister, listFor
+	scfg.Credentials, scfg.SignIn = tools, tools // per-user and remote servers are the Manager's
 	scfg.Site = panel
 	sv.Servers = scfg.Tools // the names an agent's tool patterns may use (agent/agentdef.go)
 	if rcfg.Tools != nil {  // metrics and spans of tool calls; the decorator passes the images on

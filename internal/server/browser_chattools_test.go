@@ -53,7 +53,7 @@ func serverTools(r llmtest.Request) []string {
 func TestBrowserToolsPerChat(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, func(a *agent.Config, s *server.Config) {
-		a.Tools, a.ContentTools, s.Tools = twoServers{}, nil, twoServers{}
+		a.Tools, a.ContentTools, s.Tools, s.ToolsFor = twoServers{}, nil, twoServers{}, nil
 	})
 	tab := browserTab(t, ts)
 	openPage(t, ts, tab, "/")

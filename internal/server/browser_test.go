@@ -319,7 +319,7 @@ func (fakeTools) Servers() []agent.ToolServer {
 
 func withTools() rigOption {
 	return func(a *agent.Config, s *server.Config) {
-		a.Tools, a.ContentTools, s.Tools = fakeTools{}, nil, fakeTools{}
+		a.Tools, a.ContentTools, s.Tools, s.ToolsFor = fakeTools{}, nil, fakeTools{}, nil
 	}
 }
 
