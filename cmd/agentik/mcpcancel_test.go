@@ -170,6 +170,11 @@ func TestMCPCancelOtherInstance(t *testing.T) {
 	if gotA != 1 || gotB < 2 {
 		t.Errorf("requests: %d to A, %d to B; want the call alone on A, discover and the cancel on B", gotA, gotB)
 	}
+	// The lines reach the test through the children's stderr pipes: wait
+	// for them, then check that nothing more was logged.
+	testwait.For(t, "B's two forwarded cancellations and A's cancelled call in the logs", func() bool {
+		return strings.Count(b.logs.String(), "msg=mcp_cancel_forwarded") >= 2 && strings.Count(a.logs.String(), "msg=mcp_call_cancelled") >= 1
+	})
 	if n := strings.Count(b.logs.String(), "msg=mcp_cancel_forwarded"); n != 2 {
 		t.Errorf("B forwarded %d cancellations, want 2 (the other user's and the SDK's):\n%s", n, b.logs)
 	}
