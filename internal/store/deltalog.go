@@ -36,7 +36,7 @@ func (s *Store) commitSide(batch []*request) []*request {
 	}
 	s.emit(evs, side)
 	for _, r := range side {
-		r.done <- nil
+		r.Answer(nil)
 	}
 	return rest
 }
@@ -62,11 +62,11 @@ func (r *sideRoom) add(cid, owner string, n int) {
 // owner the writer knows and whose index entries can wait (eventlog.RunIndex), and
 // counts them in room if so.
 func (s *Store) sideable(r *request, room *sideRoom) bool {
-	if !isLight(r) {
+	if !isLight(r.Recs) {
 		return false
 	}
 	var mine sideRoom // r's own, until r is taken; only if r has several records
-	for _, rec := range r.recs {
+	for _, rec := range r.Recs {
 		cid := rec.Event.ConversationID
 		if !isDelta(rec) || cid == "" || !textOK(rec.Event.ID) || len(rec.Event.ID) > 0xffff || len(cid) > 0xffff {
 			return false
@@ -81,11 +81,11 @@ func (s *Store) sideable(r *request, room *sideRoom) bool {
 		if owner != "" && s.ownerIx.Waiting(owner)+room.owner[owner]+mine.owner[owner] >= eventlog.PendingMax-2 {
 			return false
 		}
-		if len(r.recs) > 1 {
+		if len(r.Recs) > 1 {
 			mine.add(cid, owner, 1)
 		}
 	}
-	for _, rec := range r.recs {
+	for _, rec := range r.Recs {
 		cid := rec.Event.ConversationID
 		room.add(cid, s.owners[cid], 1)
 	}
@@ -108,21 +108,21 @@ func (s *Store) applySide(batch []*request) ([]agent.Encoded, error) {
 	}()
 	n := 0
 	for _, r := range batch {
-		n += len(r.recs)
+		n += len(r.Recs)
 	}
 	evs := make([]agent.Encoded, 0, n)
 	seen := s.sideSeen
 	clear(seen)
 	undo := func(err error) ([]agent.Encoded, error) {
 		for _, r := range batch {
-			for _, rec := range r.recs {
+			for _, rec := range r.Recs {
 				setSeq(rec, 0)
 			}
 		}
 		return nil, err
 	}
 	for _, r := range batch {
-		for _, rec := range r.recs {
+		for _, rec := range r.Recs {
 			ev := &rec.Event
 			if have, ok := seen[ev.ID]; ok {
 				setSeq(rec, have)

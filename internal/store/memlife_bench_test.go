@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // BenchmarkCommitLifecycleMemory is BenchmarkCommitLifecycle on the
@@ -33,8 +34,6 @@ func memoryStore(b *testing.B) *Store {
 		pageB:     PageBytes,
 		retryWait: RetryBackoff,
 		ctx:       ctx,
-		reqs:      make(chan *request, queueSize),
-		done:      make(chan struct{}),
 		now:       func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) },
 		publish:   func([]agent.Encoded) {},
 	}
@@ -54,7 +53,8 @@ func memoryStore(b *testing.B) *Store {
 	if err := s.init(ctx); err != nil {
 		b.Fatal(err)
 	}
-	go s.writer()
+	s.wr = eventlog.NewWriter(isLight, s.commitOne)
+	s.wr.Start()
 	b.Cleanup(func() {
 		if err := s.Close(); err != nil {
 			b.Error(err)

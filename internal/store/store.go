@@ -119,12 +119,11 @@ type Store struct {
 	onSite    atomic.Pointer[func()]       // see OnSite (site.go)
 	log       *slog.Logger
 
-	ctx  context.Context // writer's context: Open's values, never cancelled
-	reqs chan *request
-
-	mu     sync.RWMutex // guards closed against sends on reqs
-	closed bool
-	done   chan struct{} // closed when the writer goroutine has returned
+	ctx context.Context // writer's context: Open's values, never cancelled
+	// wr is the group commit: the writer goroutine and its queue
+	// (eventlog.Writer); a temp database runs no goroutine and commits
+	// on the Append's own, under wr.Hold.
+	wr *eventlog.Writer[*agent.Record]
 
 	version atomic.Uint64 // see Version
 	cache   readCache     // reads kept until the next commit (SQLite only)
@@ -179,7 +178,6 @@ type Store struct {
 	sideConv   []eventlog.RunEntry // applySide's, reused
 	sideOwner  []eventlog.RunEntry // applySide's, reused
 	sideRedact []int64             // delta log records a delete in the current transaction redacts once it commits
-	stats      writerStats
 }
 
 // Open opens (creating if needed) the database named by dsn and starts the
@@ -191,9 +189,8 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		log:   opt.Logger,
 		pageB: opt.PageBytes,
 		ctx:   context.WithoutCancel(ctx),
-		reqs:  make(chan *request, queueSize),
-		done:  make(chan struct{}),
 	}
+	s.wr = eventlog.NewWriter(isLight, s.commitOne)
 	clock := opt.Now
 	if clock == nil {
 		clock = time.Now
@@ -322,7 +319,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		return nil, err
 	}
 	s.dsn = dsn
-	go s.writer()
+	s.wr.Start()
 	if opt.Publish != nil {
 		if err := s.Start(ctx, opt.Publish, opt.Interrupt); err != nil {
 			_ = s.Close()
@@ -537,15 +534,9 @@ func (s *Store) init(ctx context.Context) error {
 // queued, waits for it, stops the listener and waits for it, and closes the
 // databases. Publish is not called once Close has returned.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.wr.Close() {
 		return nil
 	}
-	s.closed = true
-	close(s.reqs)
-	s.mu.Unlock()
-	<-s.done
 	if s.stopListen != nil {
 		s.stopListen()
 		<-s.listenDone

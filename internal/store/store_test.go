@@ -262,7 +262,7 @@ func queueAppends(t *testing.T, s *Store, sets ...[]*agent.Record) []chan error 
 		out[i] = make(chan error, 1)
 		go func() { out[i] <- s.Append(context.WithoutCancel(t.Context()), recs...) }()
 		// Queue them one by one, so the batch keeps this order.
-		testwait.For(t, fmt.Sprintf("Append %d queued", i+1), func() bool { return len(s.reqs) >= i+1 })
+		testwait.For(t, fmt.Sprintf("Append %d queued", i+1), func() bool { return s.wr.Queued() >= i+1 })
 	}
 	return out
 }
@@ -294,8 +294,8 @@ func TestBadRequestFailsOnlyItself(t *testing.T) {
 			t.Errorf("good2: %v", err)
 		}
 		// One batch held all four and failed; each was then retried alone.
-		if s.stats.split != 1 || s.stats.batches != 3 {
-			t.Errorf("writer: %d split batches, %d committed; want 1, 3 (first, good1, good2)", s.stats.split, s.stats.batches)
+		if s.wr.Stats.Split != 1 || s.wr.Stats.Batches != 3 {
+			t.Errorf("writer: %d split batches, %d committed; want 1, 3 (first, good1, good2)", s.wr.Stats.Split, s.wr.Stats.Batches)
 		}
 		if dup[0].Event.Seq != 0 || dup[1].Event.Seq != 0 {
 			t.Errorf("failed records keep seqs %d, %d; want 0", dup[0].Event.Seq, dup[1].Event.Seq)
@@ -421,8 +421,8 @@ func TestConcurrentAppends(t *testing.T) {
 				}
 			}
 		}
-		if s.stats.batches >= s.stats.records {
-			t.Logf("no group commit happened: %d batches for %d records", s.stats.batches, s.stats.records)
+		if s.wr.Stats.Batches >= s.wr.Stats.Records {
+			t.Logf("no group commit happened: %d batches for %d records", s.wr.Stats.Batches, s.wr.Stats.Records)
 		}
 	})
 }

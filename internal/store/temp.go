@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // Temp conversations (a temporary chat, a stateless /v1 request) are the
@@ -103,12 +104,10 @@ func OpenTemp(ctx context.Context, opt TempOptions) (*Store, error) {
 		pageB:     PageBytes,
 		retryWait: RetryBackoff,
 		ctx:       context.WithoutCancel(ctx),
-		reqs:      make(chan *request),
-		done:      make(chan struct{}),
 		now:       func() time.Time { return clock().UTC().Truncate(time.Microsecond) },
 		temp:      &tempState{cfg: cfg, publish: opt.Publish, convs: map[string]*tempConv{}, known: map[string]convFacts{}},
 	}
-	close(s.done) // no writer goroutine: Append writes (see above)
+	s.wr = eventlog.NewWriter(isLight, nil) // never started: Append writes (see above)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -175,11 +174,11 @@ func (s *Store) appendTemp(ctx context.Context, recs []*agent.Record) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("store: append: %w", err)
 	}
-	s.mu.RLock() // Close waits for it
-	defer s.mu.RUnlock()
-	if s.closed {
+	release, ok := s.wr.Hold() // Close waits for it
+	if !ok {
 		return agent.Errorf(agent.CodeUnavailable, "store: append: the store is closed")
 	}
+	defer release()
 	t := s.temp
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -195,7 +194,7 @@ func (s *Store) appendTemp(ctx context.Context, recs []*agent.Record) error {
 			api[rec.Event.ConversationID] = true
 		}
 	}
-	r := &request{recs: recs}
+	r := eventlog.NewRequest(recs)
 	evs, err := s.apply([]*request{r}, false)
 	if err != nil {
 		t.facts = nil
@@ -240,7 +239,7 @@ func (t *tempState) check(recs []*agent.Record) error {
 // conversations of batch; t.mu is held.
 func (t *tempState) seed(facts txFacts, batch []*request) {
 	for _, r := range batch {
-		for _, rec := range r.recs {
+		for _, rec := range r.Recs {
 			cid := rec.Event.ConversationID
 			if f, ok := t.known[cid]; ok && facts[cid] == nil {
 				facts[cid] = &f

@@ -9,7 +9,6 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,17 +17,6 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/eventlog"
 )
-
-// queueSize is how many Append calls may wait for the writer at once. When
-// the queue is full, Append blocks (until its ctx ends): producers feel
-// back-pressure instead of the store holding unbounded memory. 1024 is far
-// above the number of concurrently running turns.
-const queueSize = 1024
-
-// maxBatch caps the records of one group-commit transaction (one request is
-// never split, so a batch can exceed it by the size of its last request). It
-// keeps a transaction short, so an Append's wait stays in milliseconds.
-const maxBatch = 512
 
 // insertChunk is how many rows one gorm CreateInBatches statement carries
 // (working memory, search documents): a few parameters each stays far under
@@ -66,18 +54,8 @@ func migrateLock(schema string) int64 { return lockKey("migrate", schema) }
 // reader that saw seq n never later finds a new event below n.
 func seqLock(epoch string) int64 { return lockKey("seq", epoch) }
 
-// request is one Append call waiting for the writer.
-type request struct {
-	recs []*agent.Record
-	done chan error // buffered: the writer never blocks on an answer
-}
-
-// writerStats counts what the writer committed; read by benchmarks.
-type writerStats struct {
-	batches, records int64 // committed
-	split            int64 // batches that failed and were retried request by request
-	gather           int64 // nanoseconds from taking a batch's first request to its commit
-}
+// request is one Append call waiting for the writer (eventlog.Writer).
+type request = eventlog.Request[*agent.Record]
 
 // Append commits recs in order, group-committed with concurrent Appends. It
 // assigns each new event its seq (and a message event's Message its Seq),
@@ -98,40 +76,14 @@ func (s *Store) Append(ctx context.Context, recs ...*agent.Record) error {
 	if s.temp != nil {
 		return s.appendTemp(ctx, recs) // temp.go
 	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("store: append: %w", err)
-	}
-	r := requests.Get().(*request)
-	r.recs = recs
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		putRequest(r)
+	err := s.wr.Append(ctx, recs)
+	if errors.Is(err, eventlog.ErrClosed) {
 		return agent.Errorf(agent.CodeUnavailable, "store: append: the store is closed")
 	}
-	select {
-	case s.reqs <- r:
-	case <-ctx.Done():
-		s.mu.RUnlock()
-		putRequest(r)
-		return fmt.Errorf("store: append: %w", ctx.Err())
-	}
-	s.mu.RUnlock()
-	err := <-r.done
-	putRequest(r) // answered: the writer no longer holds it
 	if err != nil {
 		return fmt.Errorf("store: append: %w", err)
 	}
 	return nil
-}
-
-// requests recycles Append's requests (one per streamed token): once its
-// answer is received, the writer holds no reference to a request.
-var requests = sync.Pool{New: func() any { return &request{done: make(chan error, 1)} }}
-
-func putRequest(r *request) {
-	r.recs = nil
-	requests.Put(r)
 }
 
 // commit writes batch in one transaction, optimistically: it does not look
@@ -151,11 +103,11 @@ func (s *Store) commit(batch []*request) {
 	if err == nil {
 		s.emit(evs, batch)
 		for _, r := range batch {
-			r.done <- nil
+			r.Answer(nil)
 		}
 		return
 	}
-	s.stats.split++
+	s.wr.Stats.Split++
 	for i, r := range batch {
 		evs, err := s.applyRetry(batch[i:i+1], true)
 		if err != nil {
@@ -163,19 +115,19 @@ func (s *Store) commit(batch []*request) {
 			continue
 		}
 		s.emit(evs, batch[i:i+1])
-		r.done <- nil
+		r.Answer(nil)
 	}
 }
 
 // fail answers r with err and clears the seqs its failed transaction set.
 func (s *Store) fail(r *request, err error) {
-	for _, rec := range r.recs {
+	for _, rec := range r.Recs {
 		rec.Event.Seq = 0
 		if e := rec.Event.Event; e != nil && e.Message != nil {
 			e.Message.Seq = 0
 		}
 	}
-	r.done <- err
+	r.Answer(err)
 }
 
 // emit publishes a commit's events, after any that other instances
@@ -186,14 +138,14 @@ func (s *Store) fail(r *request, err error) {
 // seq order): the next commit, or the listener on the next notification
 // or after eventlog.ListenIdle, publishes them, late but in order.
 func (s *Store) emit(evs []agent.Encoded, batch []*request) {
-	s.stats.batches++
-	s.stats.records += int64(len(evs))
+	s.wr.Stats.Batches++
+	s.wr.Stats.Records += int64(len(evs))
 	var upTo int64
 	if len(evs) > 0 {
 		upTo = evs[len(evs)-1].Seq
 	}
 	for _, r := range batch {
-		for _, rec := range r.recs {
+		for _, rec := range r.Recs {
 			upTo = max(upTo, rec.Event.Seq)
 		}
 	}
@@ -247,7 +199,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 		}
 		rows := make([]eventRow, 0, len(batch))
 		for _, r := range batch {
-			for _, rec := range r.recs {
+			for _, rec := range r.Recs {
 				if have, ok := stored[rec.Event.ID]; ok && rec.Event.ID != "" {
 					setSeq(rec, s.eventSeq(have))
 					continue
@@ -306,7 +258,7 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 			if err := facts.flush(tx); err != nil {
 				return err
 			}
-			if err := keepImportedDate(tx, r.recs); err != nil {
+			if err := keepImportedDate(tx, r.Recs); err != nil {
 				return err
 			}
 		}
@@ -466,7 +418,7 @@ func (s *Store) insertPostgres(tx *sql.Tx, rows []eventRow) error {
 func storedIDs(tx *gorm.DB, batch []*request, stored map[string]int64) error {
 	var ids []string
 	for _, r := range batch {
-		for _, rec := range r.recs {
+		for _, rec := range r.Recs {
 			if textOK(rec.Event.ID) { // any other is refused by prepare
 				ids = append(ids, rec.Event.ID)
 			}
