@@ -66,8 +66,9 @@ type WriterStats struct {
 // Writer is the group commit: the one goroutine that writes. Append puts
 // a caller's records on a bounded queue (QueueSize) and waits for their
 // answer; the goroutine takes whatever is queued (up to MaxBatch records)
-// and hands it to commit, which answers every request, then repeats until
-// Close closes the queue and it is empty.
+// and commits it (Commit: a transaction of the store's Hooks, commit.go),
+// answers every request, then repeats until Close closes the queue and it
+// is empty.
 //
 // A commit costs about as much as a dozen small events (measured with the
 // store's BenchmarkAppendPaced), so while many appenders are active the
@@ -76,15 +77,22 @@ type WriterStats struct {
 // queue their next events. A lone appender (the previous batch held one
 // request) never waits, nor does a batch that is as large already.
 //
-// Light requests go first (light says which): a batch's light requests are
+// Light requests go first (Hooks.Light says which): a batch's light requests are
 // one commit, before its heavy ones, and the heavy ones are committed
 // HeavyPerCommit records at a time, with what was queued meanwhile
 // gathered (its light requests first again) before the next of them.
 // Requests of one batch are concurrent Appends, which have no order among
 // them; each request's records stay in order and in one commit.
 type Writer[R any] struct {
-	light  func(recs []R) bool
-	commit func(batch []*Request[R])
+	hooks Hooks[R]
+	cfg   Config
+	last  int64 // see Last
+
+	// insertSQL[n] is the SQLite INSERT of n event rows (insertText),
+	// insertArgs its arguments' slice, reused; pgInsert PostgreSQL's.
+	insertSQL  []string
+	insertArgs []any
+	pgInsert   string
 
 	reqs     chan *Request[R]
 	requests sync.Pool // of *Request[R]: one per streamed token
@@ -98,10 +106,10 @@ type Writer[R any] struct {
 	Stats WriterStats
 }
 
-// NewWriter returns a Writer whose goroutine (Start) commits with commit
-// and splits batches with light.
-func NewWriter[R any](light func(recs []R) bool, commit func(batch []*Request[R])) *Writer[R] {
-	w := &Writer[R]{light: light, commit: commit, reqs: make(chan *Request[R], QueueSize), done: make(chan struct{})}
+// NewWriter returns a Writer that commits with hooks; Configure gives it
+// its database.
+func NewWriter[R any](hooks Hooks[R]) *Writer[R] {
+	w := &Writer[R]{hooks: hooks, reqs: make(chan *Request[R], QueueSize), done: make(chan struct{})}
 	w.requests.New = func() any { return &Request[R]{done: make(chan error, 1)} }
 	return w
 }
@@ -245,11 +253,11 @@ func (w *Writer[R]) run() {
 		light, heavy = w.split(batch, light[:0], heavy)
 		w.Stats.Gather += int64(time.Since(taken))
 		if len(light) > 0 {
-			w.commit(light)
+			w.Commit(light)
 		}
 		if len(heavy) > 0 {
 			k := heavyTake(heavy)
-			w.commit(heavy[:k])
+			w.Commit(heavy[:k])
 			clear(heavy[:k])
 			heavy = append(heavy[:0], heavy[k:]...)
 		}
@@ -263,7 +271,7 @@ func (w *Writer[R]) run() {
 // heavy, each in batch's order.
 func (w *Writer[R]) split(batch, light, heavy []*Request[R]) ([]*Request[R], []*Request[R]) {
 	for _, r := range batch {
-		if w.light(r.Recs) {
+		if w.hooks.Light(r.Recs) {
 			light = append(light, r)
 		} else {
 			heavy = append(heavy, r)

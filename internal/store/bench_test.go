@@ -80,7 +80,7 @@ func BenchmarkAppendGroupCommit(b *testing.B) {
 // goroutine: the ceiling the writer is measured against.
 func BenchmarkBareBatchedInsert(b *testing.B) {
 	s := benchStore(b, Options{})
-	seq := s.lastSeq
+	seq := s.wr.Last()
 	b.ResetTimer()
 	start := time.Now()
 	for done := 0; done < b.N; {
@@ -414,7 +414,7 @@ func benchCommit(b *testing.B, s *Store, size int) {
 			batch[i] = eventlog.NewRequest([]*agent.Record{textRec(ids[n%convs], " t1")})
 			n++
 		}
-		s.commit(batch)
+		s.wr.Commit(batch)
 		if s.ckpt != nil {
 			s.ckpt.Committed()
 		}
@@ -460,7 +460,7 @@ func benchCommitTurn(b *testing.B, s *Store) {
 	}
 	commit := func(rec *agent.Record) {
 		r := eventlog.NewRequest([]*agent.Record{rec})
-		s.commit([]*request{r})
+		s.wr.Commit([]*request{r})
 		if s.ckpt != nil {
 			s.ckpt.Committed()
 		}
@@ -525,7 +525,7 @@ func benchCommitHistory(b *testing.B, s *Store) {
 			recs = append(recs, rec)
 		}
 		r := eventlog.NewRequest(recs)
-		s.commit([]*request{r})
+		s.wr.Commit([]*request{r})
 		if s.ckpt != nil {
 			s.ckpt.Committed()
 		}
@@ -558,7 +558,7 @@ func BenchmarkCommitLifecycle(b *testing.B) {
 func benchCommitLifecycle(b *testing.B, s *Store) {
 	commit := func(recs ...*agent.Record) {
 		r := eventlog.NewRequest(recs)
-		s.commit([]*request{r})
+		s.wr.Commit([]*request{r})
 		if s.ckpt != nil {
 			s.ckpt.Committed()
 		}

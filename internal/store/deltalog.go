@@ -11,10 +11,14 @@ import (
 // agent_event's (eventlog.Merge).
 
 // commitSide commits, outside SQLite, the requests of batch that need no
-// more than the delta log (sideable), as one group commit, publishes them
-// and answers them; it returns the others, for a transaction. If the
-// append fails, every request goes to the transaction.
-func (s *Store) commitSide(batch []*request) []*request {
+// more than the delta log (sideable), as one group commit, and returns
+// them and their events (the writer publishes and answers them) and the
+// others, for a transaction (eventlog.Hooks.Side). If the append fails,
+// every request goes to the transaction.
+func (s *Store) commitSide(batch []*request) (took, others []*request, evs []agent.Encoded) {
+	if s.side == nil {
+		return nil, batch, nil
+	}
 	var side, rest []*request
 	room := &s.sideRoom
 	clear(room.conv)
@@ -27,18 +31,14 @@ func (s *Store) commitSide(batch []*request) []*request {
 		}
 	}
 	if len(side) == 0 {
-		return batch
+		return nil, batch, nil
 	}
 	evs, err := s.applySide(side)
 	if err != nil {
 		s.log.Error("delta_log_append", "err", err)
-		return batch
+		return nil, batch, nil
 	}
-	s.emit(evs, side)
-	for _, r := range side {
-		r.Answer(nil)
-	}
-	return rest
+	return side, rest, evs
 }
 
 // sideRoom counts a commit's deferred index entries (see sideable), by
@@ -98,7 +98,7 @@ func (s *Store) sideable(r *request, room *sideRoom) bool {
 // its first. On an error nothing is committed and the seqs are cleared.
 func (s *Store) applySide(batch []*request) ([]agent.Encoded, error) {
 	now := s.now()
-	seq := s.lastSeq
+	seq := s.wr.Last()
 	recs, byConv, byOwner := s.sideRecs[:0], s.sideConv[:0], s.sideOwner[:0]
 	defer func() { // no payload nor id kept alive
 		clear(recs)
@@ -161,7 +161,7 @@ func (s *Store) applySide(batch []*request) ([]agent.Encoded, error) {
 	}
 	s.convIx.Defer(byConv)
 	s.ownerIx.Defer(byOwner)
-	s.lastSeq = seq
+	s.wr.SetLast(seq)
 	s.durable.Store(seq)
 	return evs, nil
 }

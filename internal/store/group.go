@@ -6,17 +6,7 @@ import (
 
 // The group commit (the writer goroutine, its queue, the gathering of a
 // batch and its split into light and heavy requests) is eventlog.Writer;
-// here is what the store tells it: which records are light (isLight) and
-// how a batch commits (commitOne).
-
-// commitOne commits one transaction's requests and lets the checkpointer
-// know.
-func (s *Store) commitOne(batch []*request) {
-	s.commit(batch)
-	if s.ckpt != nil {
-		s.ckpt.Committed()
-	}
-}
+// here is what the store tells it of the cost of a request (isLight).
 
 // isLight reports whether every record of recs is an event alone: a
 // conversation event that is not a message, with nothing else to apply

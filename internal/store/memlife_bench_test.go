@@ -9,7 +9,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // BenchmarkCommitLifecycleMemory is BenchmarkCommitLifecycle on the
@@ -53,7 +52,6 @@ func memoryStore(b *testing.B) *Store {
 	if err := s.init(ctx); err != nil {
 		b.Fatal(err)
 	}
-	s.wr = eventlog.NewWriter(isLight, s.commitOne)
 	s.wr.Start()
 	b.Cleanup(func() {
 		if err := s.Close(); err != nil {

@@ -163,21 +163,17 @@ type Store struct {
 	durable atomic.Int64
 
 	// Owned by the writer goroutine.
-	lastSeq int64  // SQLite only: the highest committed seq
-	owners  owners // conversation owners the writer looked up (owner.go)
+	owners owners // conversation owners the writer looked up (owner.go)
 	// ownersTx: owners the transaction being applied learnt, kept only
 	// when it commits (owner.go)
-	ownersTx owners
-	// insertSQL[n] is the SQLite INSERT of n event rows (insertText);
-	// insertArgs the arguments' slice, reused.
-	insertSQL  []string
-	insertArgs []any
+	ownersTx   owners
 	sideRecs   []eventlog.Delta
 	sideRoom   sideRoom            // commitSide's, reused
 	sideSeen   map[string]int64    // applySide's, reused
 	sideConv   []eventlog.RunEntry // applySide's, reused
 	sideOwner  []eventlog.RunEntry // applySide's, reused
 	sideRedact []int64             // delta log records a delete in the current transaction redacts once it commits
+	tx         txState             // the transaction being applied (writer.go)
 }
 
 // Open opens (creating if needed) the database named by dsn and starts the
@@ -190,7 +186,6 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		pageB: opt.PageBytes,
 		ctx:   context.WithoutCancel(ctx),
 	}
-	s.wr = eventlog.NewWriter(isLight, s.commitOne)
 	clock := opt.Now
 	if clock == nil {
 		clock = time.Now
@@ -511,7 +506,8 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	s.pub = eventlog.NewPublisher(seq, s.stored) // notify.go
 	s.durable.Store(seq)
-	s.lastSeq = seq // SQLite's writer (PostgreSQL reads it in each transaction)
+	s.wr = eventlog.NewWriter(s.writerHooks()) // started by Open
+	s.wr.Configure(s.writerConfig(seq))
 	if !s.postgres && !s.plain {
 		s.side.SetEpoch(s.epoch)
 		pruned, _, err := bounds(db)

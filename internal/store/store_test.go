@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 	"github.com/agentik/agentik/internal/testwait"
 )
 
@@ -915,7 +916,7 @@ func TestEventRowsAsPublished(t *testing.T) {
 		mustAppend(t, s, createdRec("c1", `a "title"`))
 		texts := []string{`"quoted"`, `back\slash`, "line\nbreak\ttab\x01", "ünïcödé ✓ 日本 🙂", `\u0000 as text`, "</script>&<"}
 		var recs []*agent.Record
-		for i := range sqliteInsertChunk*2 + 5 {
+		for i := range eventlog.SQLiteInsertChunk*2 + 5 {
 			recs = append(recs, textRec("c1", texts[i%len(texts)]))
 		}
 		recs = append(recs, &agent.Record{Event: agent.AllEvent{Kind: "telepathy", ID: "ev-" + newID(), Raw: json.RawMessage(`{"type":"telepathy","mind":"x"}`)}})

@@ -107,7 +107,6 @@ func OpenTemp(ctx context.Context, opt TempOptions) (*Store, error) {
 		now:       func() time.Time { return clock().UTC().Truncate(time.Microsecond) },
 		temp:      &tempState{cfg: cfg, publish: opt.Publish, convs: map[string]*tempConv{}, known: map[string]convFacts{}},
 	}
-	s.wr = eventlog.NewWriter(isLight, nil) // never started: Append writes (see above)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -145,6 +144,8 @@ func OpenTemp(ctx context.Context, opt TempOptions) (*Store, error) {
 		}
 	}
 	s.instance = agent.NewID()
+	s.wr = eventlog.NewWriter(s.writerHooks()) // never started: Append writes (see above)
+	s.wr.Configure(s.writerConfig(0))
 	return s, nil
 }
 
@@ -195,7 +196,7 @@ func (s *Store) appendTemp(ctx context.Context, recs []*agent.Record) error {
 		}
 	}
 	r := eventlog.NewRequest(recs)
-	evs, err := s.apply([]*request{r}, false)
+	evs, err := s.wr.Apply([]*request{r}, false)
 	if err != nil {
 		t.facts = nil
 		for _, rec := range recs {
