@@ -18,7 +18,7 @@ import (
 // docs/store.md); here are their tables, the reads of their events and
 // their migrations. On PostgreSQL (several instances, each reading the
 // others' events) every conversation entry is written with its event, in
-// the events' INSERT (insertPostgresSQL), and the owner's events are read
+// the events' INSERT (eventlog/commit.go, Table.Runs), and the owner's events are read
 // by idx_event_owner_seq.
 
 // metaIndexedThrough is the meta key of the conversation index's watermark

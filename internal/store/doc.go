@@ -23,8 +23,9 @@
 // several appenders are active it holds a batch open (at most eventlog.GroupWait,
 // 500 µs) until it holds as many requests as the previous batch; a lone
 // appender never waits. On SQLite the event rows go in as INSERT OR FAIL
-// statements of sqliteInsertChunk rows (no statement journal: see
-// insertEvents):
+// statements of eventlog.SQLiteInsertChunk rows (no statement journal:
+// see eventlog/commit.go). The engine runs the transaction; the store's
+// hooks (writer.go) write each record's rows in it:
 //
 //  1. On PostgreSQL, take the advisory lock seqLock and read the highest
 //     seq inside it, so seqs become visible in order across instances. On

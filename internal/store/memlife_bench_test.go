@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // BenchmarkCommitLifecycleMemory is BenchmarkCommitLifecycle on the
@@ -36,7 +37,7 @@ func memoryStore(b *testing.B) *Store {
 		now:       func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) },
 		publish:   func([]agent.Encoded) {},
 	}
-	w, err := openSQLiteWriter("file:"+newID()+"?mode=memory&_pragma=foreign_keys(1)&_txlock=immediate", &gorm.Config{TranslateError: true, SkipDefaultTransaction: true, NowFunc: s.now, Logger: gormLog{s.log}}, false)
+	w, err := eventlog.OpenSQLiteWriter("file:"+newID()+"?mode=memory&_pragma=foreign_keys(1)&_txlock=immediate", &gorm.Config{TranslateError: true, SkipDefaultTransaction: true, NowFunc: s.now, Logger: gormLog{s.log}}, false)
 	if err != nil {
 		b.Fatal(err)
 	}

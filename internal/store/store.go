@@ -100,10 +100,10 @@ const PageBytes = 4 << 20
 // Store is agent.Store over gorm, on SQLite or PostgreSQL. All writes go
 // through one writer goroutine that group-commits them (see doc.go).
 type Store struct {
-	w         *gorm.DB // writer: one connection on SQLite
-	r         *gorm.DB // reads: a pool (the same pool as w on PostgreSQL)
-	rdb       *sql.DB  // r's pool, for the reads written as SQL (rawsql.go)
-	ev        *sql.DB  // SQLite only: a conversation's events (eventscan.go)
+	w         *gorm.DB             // writer: one connection on SQLite
+	r         *gorm.DB             // reads: a pool (the same pool as w on PostgreSQL)
+	rdb       *sql.DB              // r's pool, for the reads written as SQL (rawsql.go)
+	ev        *eventlog.ReplayPool // SQLite, fast mode only: a conversation's events (eventscan.go)
 	postgres  bool
 	plain     bool          // SQLite in ModePlain: none of the speed layer (mode.go)
 	pageB     int           // Options.PageBytes
@@ -252,7 +252,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 			wdsn = base
 			s.cache.off = true
 		}
-		if s.w, err = openSQLiteWriter(wdsn, cfg(), opt.glebarezWriter || s.plain); err != nil {
+		if s.w, err = eventlog.OpenSQLiteWriter(wdsn, cfg(), opt.glebarezWriter || s.plain); err != nil {
 			_ = s.lock.Close()
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
@@ -281,7 +281,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		rDB.SetMaxIdleConns(readPoolSize)
 		s.rdb = rDB
 		if !opt.gormReplay && !s.plain {
-			if s.ev, err = openEventPool(base + "&_pragma=query_only(1)&_pragma=mmap_size(1073741824)"); err != nil {
+			if s.ev, err = eventlog.OpenReplayPool(base + "&_pragma=query_only(1)&_pragma=mmap_size(1073741824)"); err != nil {
 				_ = wDB.Close()
 				_ = rDB.Close()
 				_ = s.lock.Close()

@@ -893,7 +893,7 @@ func TestOrphanedTurns(t *testing.T) {
 	})
 }
 
-// The writer's own INSERTs (insertEvents) store each event's row as
+// The writer's own INSERTs (eventlog/commit.go) store each event's row as
 // published: its payload byte for byte (quotes, backslashes, control
 // characters, any script), NULL for an event of no conversation, the
 // commit's date and its conversation's owner; one Append of more rows than one SQLite

@@ -115,7 +115,7 @@ func OpenTemp(ctx context.Context, opt TempOptions) (*Store, error) {
 		return nil, err
 	}
 	gcfg := &gorm.Config{TranslateError: true, SkipDefaultTransaction: true, NowFunc: s.now, Logger: gormLog{s.log}}
-	w, err := openSQLiteWriter("file:temp-"+agent.NewID()+"?mode=memory&_pragma=page_size(1024)&_pragma=foreign_keys(1)&_txlock=immediate", gcfg, mode == ModePlain)
+	w, err := eventlog.OpenSQLiteWriter("file:temp-"+agent.NewID()+"?mode=memory&_pragma=page_size(1024)&_pragma=foreign_keys(1)&_txlock=immediate", gcfg, mode == ModePlain)
 	if err != nil {
 		return nil, fmt.Errorf("store: open temp database: %w", err)
 	}
