@@ -18,8 +18,10 @@
 // the WAL checkpointer beside the writer (Checkpointer, checkpoint.go),
 // the replay pool (ReplayPool, replay.go) and the SQLite driver the
 // writer and the replays run on (sqlitedrv, opened by sqlitew.go). The
-// writer's side of the delta log, the replay reads by run index, prune
-// and redaction are still in internal/store. The store names the tables
+// writer commits text deltas to the delta log (CommitDeltas,
+// deltacommit.go) when the store's Hooks.Side says they need no
+// transaction. The replay reads by run index, prune and redaction are
+// still in internal/store. The store names the tables
 // and keys; nothing here knows a noun of the store's.
 // The delta log, the run indexes and the driver exist only in the
 // store's fast mode (docs/store.md).

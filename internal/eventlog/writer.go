@@ -93,6 +93,10 @@ type Writer[R any] struct {
 	insertSQL  []string
 	insertArgs []any
 	pgInsert   string
+	// CommitDeltas', reused from commit to commit.
+	deltas                    []Delta
+	convEntries, ownerEntries []RunEntry
+	seen                      map[string]int64
 
 	reqs     chan *Request[R]
 	requests sync.Pool // of *Request[R]: one per streamed token

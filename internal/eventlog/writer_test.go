@@ -1,6 +1,7 @@
 package eventlog
 
 import (
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -165,5 +166,51 @@ func TestWriterSplitsAFailedBatch(t *testing.T) {
 	}
 	if !slices.Equal(l.published, []int64{1, 2, 3}) {
 		t.Errorf("published %v, want [1 2 3]", l.published)
+	}
+}
+
+// TestWriterCommitsDeltas: CommitDeltas gives a batch's records the seqs
+// after the writer's last (a repeated id its first's), appends them to
+// the delta log in one commit and defers their index entries; a record
+// refused clears every seq of the batch and commits nothing.
+func TestWriterCommitsDeltas(t *testing.T) {
+	l := newTestLog(t)
+	log, err := OpenDeltaLog(filepath.Join(t.TempDir(), "d.db"), "e", slog.New(slog.DiscardHandler), func(p string) (string, error) { return p, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	conv, owner := NewRunIndex(nil, 0), NewRunIndex(nil, 0)
+	l.w.SetLast(4)
+	delta := func(r *testRec, seq int64) (Delta, agent.Encoded, error) {
+		if r.bad {
+			return Delta{}, agent.Encoded{}, agent.Errorf(agent.CodeBadRequest, "%s is bad", r.id)
+		}
+		r.seq = seq
+		return Delta{Seq: seq, Conv: "c", Owner: "ann", ID: r.id, JSON: []byte(`{}`)}, agent.Encoded{Seq: seq, ID: r.id}, nil
+	}
+	a, b, again := &testRec{id: "a"}, &testRec{id: "b"}, &testRec{id: "a"}
+	evs, err := l.w.CommitDeltas(log, []*Request[*testRec]{NewRequest([]*testRec{a, b}), NewRequest([]*testRec{again})}, conv, owner, delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 || a.seq != 5 || b.seq != 6 || again.seq != 5 || l.w.Last() != 6 {
+		t.Errorf("%d events, seqs a %d b %d a again %d, last %d; want 2, 5 6 5, 6", len(evs), a.seq, b.seq, again.seq, l.w.Last())
+	}
+	if n, h := log.Count(), log.Head(); n != 2 || h != 6 {
+		t.Errorf("delta log: %d records through %d, want 2 through 6", n, h)
+	}
+	if got := conv.PendingAfter("c", 0); !slices.Equal(got, []int64{5, 6}) {
+		t.Errorf("conversation entries waiting: %v, want [5 6]", got)
+	}
+	if got := owner.PendingAfter("ann", 0); !slices.Equal(got, []int64{5, 6}) {
+		t.Errorf("owner entries waiting: %v, want [5 6]", got)
+	}
+	c, bad := &testRec{id: "c"}, &testRec{id: "d", bad: true}
+	if _, err := l.w.CommitDeltas(log, []*Request[*testRec]{NewRequest([]*testRec{c, bad})}, conv, owner, delta); agent.ErrorCode(err) != agent.CodeBadRequest {
+		t.Fatalf("a bad record: %v, want bad_request", err)
+	}
+	if c.seq != 0 || l.w.Last() != 6 || log.Count() != 2 {
+		t.Errorf("after a refused commit: c's seq %d, last %d, %d records; want 0, 6, 2", c.seq, l.w.Last(), log.Count())
 	}
 }

@@ -92,76 +92,33 @@ func (s *Store) sideable(r *request, room *sideRoom) bool {
 	return true
 }
 
-// applySide gives batch's records their seqs, encodes them and appends them
-// to the delta log; the conversation and owner indexes defer their entries
-// as for any text delta. An event repeated within the batch gets the seq of
-// its first. On an error nothing is committed and the seqs are cleared.
+// applySide commits batch to the delta log (eventlog.Writer.CommitDeltas:
+// the seqs, the append, the deferred index entries): here each record is
+// checked, dated and encoded, with the owner the writer knows. An event
+// repeated within the batch gets the seq of its first. On an error nothing
+// is committed and the seqs are cleared.
 func (s *Store) applySide(batch []*request) ([]agent.Encoded, error) {
 	now := s.now()
-	seq := s.wr.Last()
-	recs, byConv, byOwner := s.sideRecs[:0], s.sideConv[:0], s.sideOwner[:0]
-	defer func() { // no payload nor id kept alive
-		clear(recs)
-		clear(byConv)
-		clear(byOwner)
-		s.sideRecs, s.sideConv, s.sideOwner = recs[:0], byConv[:0], byOwner[:0]
-	}()
-	n := 0
-	for _, r := range batch {
-		n += len(r.Recs)
-	}
-	evs := make([]agent.Encoded, 0, n)
-	seen := s.sideSeen
-	clear(seen)
-	undo := func(err error) ([]agent.Encoded, error) {
-		for _, r := range batch {
-			for _, rec := range r.Recs {
-				setSeq(rec, 0)
-			}
+	evs, err := s.wr.CommitDeltas(s.side, batch, s.convIx, s.ownerIx, func(rec *agent.Record, seq int64) (eventlog.Delta, agent.Encoded, error) {
+		ev := &rec.Event
+		if err := checkRecordText(rec); err != nil {
+			return eventlog.Delta{}, agent.Encoded{}, err
 		}
+		if ev.Date.IsZero() {
+			ev.Date = now
+		}
+		setSeq(rec, seq)
+		enc, err := agent.EncodeRef(ev)
+		if err != nil {
+			return eventlog.Delta{}, agent.Encoded{}, agent.Errorf(agent.CodeBadRequest, "event %s: %v", ev.ID, err)
+		}
+		owner := s.owners[ev.ConversationID]
+		ev.Owner, enc.Owner = owner, owner
+		return eventlog.Delta{Seq: seq, Created: now, Conv: ev.ConversationID, Owner: owner, ID: ev.ID, JSON: enc.JSON}, enc, nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	for _, r := range batch {
-		for _, rec := range r.Recs {
-			ev := &rec.Event
-			if have, ok := seen[ev.ID]; ok {
-				setSeq(rec, have)
-				continue
-			}
-			if err := checkRecordText(rec); err != nil {
-				return undo(err)
-			}
-			seq++
-			if ev.Date.IsZero() {
-				ev.Date = now
-			}
-			setSeq(rec, seq)
-			enc, err := agent.EncodeRef(ev)
-			if err != nil {
-				return undo(agent.Errorf(agent.CodeBadRequest, "event %s: %v", ev.ID, err))
-			}
-			owner := s.owners[ev.ConversationID]
-			ev.Owner, enc.Owner = owner, owner
-			// Deferred (sideable made room), once the append succeeds.
-			byConv = append(byConv, eventlog.RunEntry{Key: ev.ConversationID, Seq: seq})
-			if owner != "" {
-				byOwner = append(byOwner, eventlog.RunEntry{Key: owner, Seq: seq})
-			}
-			recs = append(recs, eventlog.Delta{Seq: seq, Created: now, Conv: ev.ConversationID, Owner: owner, ID: ev.ID, JSON: enc.JSON})
-			evs = append(evs, enc)
-			if seen == nil {
-				seen = make(map[string]int64, 64)
-				s.sideSeen = seen
-			}
-			seen[ev.ID] = seq
-		}
-	}
-	if err := s.side.Append(recs); err != nil {
-		return undo(err)
-	}
-	s.convIx.Defer(byConv)
-	s.ownerIx.Defer(byOwner)
-	s.wr.SetLast(seq)
-	s.durable.Store(seq)
+	s.durable.Store(s.wr.Last())
 	return evs, nil
 }

@@ -167,13 +167,9 @@ type Store struct {
 	// ownersTx: owners the transaction being applied learnt, kept only
 	// when it commits (owner.go)
 	ownersTx   owners
-	sideRecs   []eventlog.Delta
-	sideRoom   sideRoom            // commitSide's, reused
-	sideSeen   map[string]int64    // applySide's, reused
-	sideConv   []eventlog.RunEntry // applySide's, reused
-	sideOwner  []eventlog.RunEntry // applySide's, reused
-	sideRedact []int64             // delta log records a delete in the current transaction redacts once it commits
-	tx         txState             // the transaction being applied (writer.go)
+	sideRoom   sideRoom // commitSide's, reused
+	sideRedact []int64  // delta log records a delete in the current transaction redacts once it commits
+	tx         txState  // the transaction being applied (writer.go)
 }
 
 // Open opens (creating if needed) the database named by dsn and starts the
