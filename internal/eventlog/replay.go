@@ -75,39 +75,6 @@ func (p *ReplayPool) Payloads(ctx context.Context, maxBytes int, query string, a
 			args[i] = int64(n) // a driver value
 		}
 	}
-	return p.each(ctx, query, args, func(r sqlitedrv.Row, arena *payloadArena, total *int) error {
-		seq := r.Int64(0)
-		if r.Null(1) {
-			return fmt.Errorf("seq %d: NULL payload", seq)
-		}
-		raw := arena.copy(r.Text(1))
-		if err := row(seq, raw); err != nil {
-			return err
-		}
-		if *total += len(raw); maxBytes > 0 && *total >= maxBytes {
-			return sqlitedrv.ErrStop
-		}
-		return nil
-	})
-}
-
-// RunSeqs is Runs.Seqs on the replay pool: a replay's page reads its rows
-// of the index without a copy of each.
-func (p *ReplayPool) RunSeqs(ctx context.Context, k *Runs, id string, after int64, want int) (seqs []int64, more bool, err error) {
-	err = p.each(ctx, k.RunsSQL(), []any{id, after}, func(r sqlitedrv.Row, _ *payloadArena, _ *int) error {
-		if want > 0 && len(seqs) >= want {
-			more = true
-			return sqlitedrv.ErrStop
-		}
-		var err error
-		seqs, err = AppendRun(seqs, r.Int64(0), r.Text(1), after)
-		return err
-	})
-	return seqs, more, err
-}
-
-// each steps query on one of the pool's connections.
-func (p *ReplayPool) each(ctx context.Context, query string, args []any, row func(r sqlitedrv.Row, arena *payloadArena, total *int) error) error {
 	conn, err := p.db.Conn(ctx)
 	if err != nil {
 		return err
@@ -120,8 +87,50 @@ func (p *ReplayPool) each(ctx context.Context, query string, args []any, row fun
 	return conn.Raw(func(dc any) error {
 		c, ok := dc.(*sqlitedrv.Conn)
 		if !ok {
-			return errors.New("replay pool: not a sqlitedrv connection")
+			return errNotDriver
 		}
-		return c.Each(ctx, query, args, func(r sqlitedrv.Row) error { return row(r, &arena, &total) })
+		return c.Each(ctx, query, args, func(r sqlitedrv.Row) error {
+			seq := r.Int64(0)
+			if r.Null(1) {
+				return fmt.Errorf("seq %d: NULL payload", seq)
+			}
+			raw := arena.copy(r.Text(1))
+			if err := row(seq, raw); err != nil {
+				return err
+			}
+			if total += len(raw); maxBytes > 0 && total >= maxBytes {
+				return sqlitedrv.ErrStop
+			}
+			return nil
+		})
 	})
+}
+
+// errNotDriver: a connection of the pool is not sqlitedrv's.
+var errNotDriver = errors.New("replay pool: not a sqlitedrv connection")
+
+// RunSeqs is Runs.Seqs on the replay pool: a replay's page reads its rows
+// of the index without a copy of each.
+func (p *ReplayPool) RunSeqs(ctx context.Context, k *Runs, id string, after int64, want int) (seqs []int64, more bool, err error) {
+	conn, err := p.db.Conn(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer conn.Close()
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*sqlitedrv.Conn)
+		if !ok {
+			return errNotDriver
+		}
+		return c.Each(ctx, k.RunsSQL(), []any{id, after}, func(r sqlitedrv.Row) error {
+			if want > 0 && len(seqs) >= want {
+				more = true
+				return sqlitedrv.ErrStop
+			}
+			var err error
+			seqs, err = AppendRun(seqs, r.Int64(0), r.Text(1), after)
+			return err
+		})
+	})
+	return seqs, more, err
 }

@@ -340,7 +340,7 @@ func processCPU(b *testing.B) time.Duration {
 // BenchmarkCommit is the writer's commit alone, without the queue: one op
 // commits one batch of the sub-benchmark's size, each request one
 // append_text event of one of 100 conversations (the mix's shape), as the
-// writer goroutine does (commit, then the checkpointer's kick). rows=8 is
+// writer goroutine does (Writer.Commit: the commit, then the checkpointer's kick). rows=8 is
 // about what a group commit holds at the mix's 50 tokens/s, rows=512 a
 // full batch. It reports the process's CPU time per event (the
 // checkpointer's included) beside ns/event.
@@ -415,9 +415,6 @@ func benchCommit(b *testing.B, s *Store, size int) {
 			n++
 		}
 		s.wr.Commit(batch)
-		if s.ckpt != nil {
-			s.ckpt.Committed()
-		}
 		for _, r := range batch {
 			if err := r.Wait(); err != nil {
 				b.Fatal(err)
@@ -461,9 +458,6 @@ func benchCommitTurn(b *testing.B, s *Store) {
 	commit := func(rec *agent.Record) {
 		r := eventlog.NewRequest([]*agent.Record{rec})
 		s.wr.Commit([]*request{r})
-		if s.ckpt != nil {
-			s.ckpt.Committed()
-		}
 		if err := r.Wait(); err != nil {
 			b.Fatal(err)
 		}
@@ -526,9 +520,6 @@ func benchCommitHistory(b *testing.B, s *Store) {
 		}
 		r := eventlog.NewRequest(recs)
 		s.wr.Commit([]*request{r})
-		if s.ckpt != nil {
-			s.ckpt.Committed()
-		}
 		if err := r.Wait(); err != nil {
 			b.Fatal(err)
 		}
@@ -559,9 +550,6 @@ func benchCommitLifecycle(b *testing.B, s *Store) {
 	commit := func(recs ...*agent.Record) {
 		r := eventlog.NewRequest(recs)
 		s.wr.Commit([]*request{r})
-		if s.ckpt != nil {
-			s.ckpt.Committed()
-		}
 		if err := r.Wait(); err != nil {
 			b.Fatal(err)
 		}
