@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/glebarez/sqlite"
 	"gorm.io/gorm"
@@ -20,6 +21,7 @@ type testRec struct {
 	id  string
 	seq int64
 	bad bool
+	at  time.Time // its row's created
 }
 
 // testLog is a Writer of testRecs on a SQLite table ev, with what it
@@ -66,7 +68,7 @@ func newTestLog(t *testing.T) *testLog {
 				return Row{}, agent.Encoded{}, false, agent.Errorf(agent.CodeBadRequest, "%s is bad", r.id)
 			}
 			r.seq = seq
-			return Row{Seq: seq, ID: r.id, Type: "t", Payload: "{}"}, agent.Encoded{Seq: seq, ID: r.id}, true, nil
+			return Row{Seq: seq, ID: r.id, Created: r.at, Type: "t", Payload: "{}"}, agent.Encoded{Seq: seq, ID: r.id}, true, nil
 		},
 		Applied: func(*gorm.DB, []*testRec) error { return nil },
 		Finish:  func(*gorm.DB, int64) error { return nil },
@@ -212,5 +214,35 @@ func TestWriterCommitsDeltas(t *testing.T) {
 	}
 	if c.seq != 0 || l.w.Last() != 6 || log.Count() != 2 {
 		t.Errorf("after a refused commit: c's seq %d, last %d, %d records; want 0, 6, 2", c.seq, l.w.Last(), log.Count())
+	}
+}
+
+// TestWriterPrunes: Prune deletes the prefix of events created before a
+// time, never a hole (an older event after a newer one waits for it), and
+// records the pruned-through seq.
+func TestWriterPrunes(t *testing.T) {
+	l := newTestLog(t)
+	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d int) time.Time { return day.AddDate(0, 0, d) }
+	r := NewRequest([]*testRec{{id: "a", at: at(1)}, {id: "b", at: at(3)}, {id: "c", at: at(2)}, {id: "d", at: at(4)}})
+	l.w.Commit([]*Request[*testRec]{r})
+	if err := r.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := l.w.Prune(t.Context(), at(3), Pruned{})
+	if err != nil || n != 1 {
+		t.Fatalf("Prune before day 3: %d, %v; want 1 (a; c waits for b)", n, err)
+	}
+	if got := l.stored(t); !slices.Equal(got, []int64{2, 3, 4}) {
+		t.Errorf("stored %v, want [2 3 4]", got)
+	}
+	if pruned, head, err := l.w.cfg.Table.Bounds(l.db); err != nil || pruned != 1 || head != 4 {
+		t.Errorf("Bounds = %d, %d, %v; want 1, 4", pruned, head, err)
+	}
+	if n, err := l.w.Prune(t.Context(), at(5), Pruned{}); err != nil || n != 3 {
+		t.Fatalf("Prune before day 5: %d, %v; want 3", n, err)
+	}
+	if pruned, head, err := l.w.cfg.Table.Bounds(l.db); err != nil || pruned != 4 || head != 0 {
+		t.Errorf("Bounds = %d, %d, %v; want 4, 0", pruned, head, err)
 	}
 }

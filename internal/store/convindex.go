@@ -64,13 +64,8 @@ const (
 	convRangeSQL  = "SELECT seq, payload" + convRangeFrom
 	eventsBySeq   = " FROM agent_event WHERE seq IN "
 	convRangeFrom = " FROM agent_event WHERE seq >= ? AND seq <= ? AND conversation_id = ?"
-	// Prune: the rows of the events it deletes (a row's key is its
-	// highest seq), found by the events.
-	convPruneSQL = "DELETE FROM event_conversation WHERE (conversation_id, seq) IN (SELECT conversation_id, seq FROM agent_event WHERE seq <= ? AND conversation_id IS NOT NULL)"
-	// The same of event_owner: an owner's events as a dense range, and
-	// Prune's.
+	// The same of event_owner: an owner's events as a dense range.
 	ownerRangeFrom = " FROM agent_event WHERE seq >= ? AND seq <= ? AND owner = ?"
-	ownerPruneSQL  = "DELETE FROM event_owner WHERE (owner, seq) IN (SELECT owner, seq FROM agent_event WHERE seq <= ? AND owner <> '')"
 )
 
 // convSeqs returns the seqs above after that event_conversation holds for

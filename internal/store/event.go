@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/eventlog"
@@ -457,89 +456,18 @@ func (s *Store) Bounds(ctx context.Context) (pruned, head int64, err error) {
 // Prune deletes the log's oldest events, those before the first one
 // created at or after t, records the highest deleted seq as
 // pruned_through, and returns how many it deleted. Messages are kept.
-//
-// It prunes a prefix of the log, never a hole: an event older than t that
-// follows a newer one (the clock stepped back) waits for the newer one.
-// Finding the prefix reads the rows it deletes, in seq order, and no
-// more, so created_at needs no index (the mix writes one row per token;
-// docs/ARCHITECTURE.md).
+// The engine prunes (eventlog.Writer.Prune: a prefix of the log, never a
+// hole, found without an index of created_at; docs/ARCHITECTURE.md), with
+// the rows of the conversation index and, on SQLite, the owner index.
 func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
-	before = before.UTC()
-	var n, pruneTop int64
-	err := s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if s.postgres {
-			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", s.seqLock).Error; err != nil {
-				return fmt.Errorf("seq lock: %w", err)
-			}
-		}
-		pruned, head, err := s.bounds(tx)
-		if err != nil {
-			return err
-		}
-		top := head // every event is older than t unless one is not
-		var kept []int64
-		if err := tx.Model(&eventRow{}).Where("created_at >= ?", before).Order("seq").Limit(1).Pluck("seq", &kept).Error; err != nil {
-			return err
-		}
-		if len(kept) > 0 {
-			top = kept[0] - 1
-		}
-		if s.side != nil {
-			seq, ok, err := s.side.FirstDated(before)
-			if err != nil {
-				return err
-			}
-			if ok {
-				top = min(top, seq-1)
-			}
-		}
-		if top <= pruned {
-			return nil
-		}
-		if s.side != nil && s.side.Holds(top) {
-			// Rows keyed by a delta log's event (eventlog/runindex.go's stale and
-			// recovered runs) are not found through agent_event: a scan of
-			// the runs, one row per run.
-			for _, k := range []*runIndex{convRuns, ownerRuns} {
-				if err := tx.Exec("DELETE FROM "+k.Table+" WHERE seq <= ?", top).Error; err != nil {
-					return err
-				}
-			}
-		}
-		// Their conversation and owner index entries first, found by the
-		// rows (PostgreSQL has no event_owner).
-		if err := tx.Exec(convPruneSQL, top).Error; err != nil {
-			return err
-		}
-		if !s.postgres {
-			if err := tx.Exec(ownerPruneSQL, top).Error; err != nil {
-				return err
-			}
-		}
-		res := tx.Where("seq <= ?", top).Delete(&eventRow{})
-		if res.Error != nil {
-			return res.Error
-		}
-		n, pruneTop = res.RowsAffected, top
-		return tx.Clauses(clause.OnConflict{
-			Columns:   []clause.Column{{Name: "key"}},
-			DoUpdates: clause.AssignmentColumns([]string{"value"}),
-		}).Create(&metaRow{Key: metaPrunedThrough, Value: strconv.FormatInt(top, 10)}).Error
-	})
+	p := eventlog.Pruned{Side: s.side, Runs: []*eventlog.Runs{convRuns.Runs}, Indexes: []*eventlog.RunIndex{s.convIx, s.ownerIx}}
+	if !s.postgres { // PostgreSQL has no event_owner
+		p.Runs = append(p.Runs, ownerRuns.Runs)
+	}
+	n, err := s.wr.Prune(ctx, before.UTC(), p)
 	s.version.Add(1) // pruned_through may have moved (see Bounds)
 	if err != nil {
 		return 0, fmt.Errorf("store: prune: %w", err)
-	}
-	if s.side != nil && pruneTop > 0 {
-		before := s.side.Count()
-		if err := s.side.Prune(pruneTop); err != nil {
-			s.log.Error("delta_log_prune", "err", err)
-		}
-		n += before - s.side.Count()
-	}
-	if n > 0 {
-		s.convIx.Forget(pruneTop) // their rows are gone
-		s.ownerIx.Forget(pruneTop)
 	}
 	return n, nil
 }
