@@ -2,7 +2,7 @@
 // JavaScript); this layer speaks the public WebSocket protocol to stream
 // answers, keep tabs in sync and resume after reloads and network drops.
 import { Conn } from './conn.js';
-import { Chat } from './chat.js';
+import { Chat, newID } from './chat.js';
 import { Composer } from './composer.js';
 import { Sidebar, UNTITLED } from './sidebar.js';
 import { Search } from './search.js';
@@ -197,10 +197,11 @@ class App {
     });
   }
 
-  // send sends content, creating the conversation on the first message.
-  // If that first send is refused (no model, content too large…), the
-  // conversation it would have started is deleted again: a failed send
-  // leaves no empty chat behind.
+  // send sends content, creating the conversation on the first message:
+  // one create_conversation with the message, so a refused first send
+  // (no model, content too large…) makes nothing and leaves no empty
+  // chat behind. A temp chat is created, subscribed to, then sent to (its
+  // events are not replayed); one whose first send is refused is dropped.
   async send(content, knowledge) {
     let created = null;
     const kb = await this.knowledgeIds(knowledge);
@@ -214,6 +215,8 @@ class App {
       const empty = this.main.querySelector('#empty-state');
       if (empty) empty.hidden = true;
       const fields = { ...this.settings.createFields(), ...this.agents.createFields(), ...(this.temp ? { temp: true } : {}), ...(kb.length ? { knowledge: kb } : {}) };
+      const clientId = newID();
+      if (!this.temp) Object.assign(fields, { content, client_id: clientId });
       let conv;
       try {
         conv = await this.conn.request('create_conversation', fields, { retry: false });
@@ -231,10 +234,15 @@ class App {
         exp.href = `/agentik/conversations/${encodeURIComponent(conv.id)}/export?format=markdown`;
         exp.hidden = false;
       }
-      this.chat = this.newChat({ ...conv, last_seq: 0 });
+      // Sent with it: the chat starts idle before its message, as one
+      // made before a send, and the subscription replays the turn from
+      // the message (its events make it run).
+      this.chat = this.newChat(conv.send ? { ...conv, running: false, turn_seq: 0, last_seq: conv.send.seq - 1 } : { ...conv, last_seq: 0 });
       this.sidebar.upsert(conv);
       this.sidebar.setCurrent(conv.id);
+      if (conv.send) this.chat.showSend(content, clientId);
       if (this.conn.status === 'online') this.chat.subscribe();
+      if (conv.send) return;
     }
     try {
       await this.chat.send(content);

@@ -594,16 +594,29 @@ export class Chat {
   // send posts content; the message shows at once, marked pending, and is
   // replaced by the server's echo. A dropped connection retries with the
   // same client_id, so the turn starts once.
-  async send(content) {
-    const clientId = newID();
+  // showSend shows message content being sent with clientId (its
+  // events replace it) and, when it starts a turn (idle), the pending
+  // answer; undo takes both back when the send is refused.
+  showSend(content, clientId) {
     const el = userMessage({ type: 'user_message', content, client_id: clientId }, { pending: true });
     this.pending.set(clientId, el);
     this.list.append(el);
     const empty = this.main.querySelector('#empty-state');
     if (empty) empty.hidden = true;
     this.follower.jump(); // sending is a wish to see the answer
-    // Idle: this send starts a turn, whose answer is pending from now on.
     const pending = this.running ? null : this.pendingAnswer(false);
+    const undo = () => {
+      el.remove();
+      if (pending) this.dropPending();
+      this.pending.delete(clientId);
+      if (empty && !this.list.children.length) empty.hidden = false;
+    };
+    return { el, pending, undo };
+  }
+
+  async send(content) {
+    const clientId = newID();
+    const { el, pending, undo } = this.showSend(content, clientId);
     try {
       // While a turn runs the send waits in the queue instead of failing busy.
       const req = { conversation_id: this.id, content, client_id: clientId, on_busy: 'queue' };
@@ -615,10 +628,7 @@ export class Chat {
         else this.queue.add(res.message_id, content, el);
       }
     } catch (err) {
-      el.remove();
-      if (pending) this.dropPending();
-      this.pending.delete(clientId);
-      if (empty && !this.list.children.length) empty.hidden = false;
+      undo();
       throw err;
     }
   }

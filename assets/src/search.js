@@ -1,7 +1,7 @@
 // The search box above the conversation list: Ctrl/Cmd-K focuses it
-// (shortcuts.js), the
-// results (WS op `search`) replace the list while it holds a query, Escape
-// clears it, the arrow keys move through the results and Enter opens one.
+// (shortcuts.js), the results (WS op `search`) replace the list while it
+// holds a query, Escape or the field's × ("Clear search") clears it, the
+// arrow keys move through the results and Enter opens one.
 // Result links are ordinary /c/{id} links, so App's link handler opens them.
 import { h } from './dom.js';
 import { clone } from './message.js';
@@ -15,10 +15,12 @@ export class Search {
     this.conn = conn;
     this.input = root.querySelector('#conv-search');
     this.list = root.querySelector('#search-results');
+    this.clearButton = root.querySelector('.search-clear'); // the field's ×, shown while it holds a query
     this.seq = 0; // answers to older queries are dropped
     this.timer = 0;
     if (!this.input || !this.list) return;
     this.input.addEventListener('input', () => {
+      this.showClear();
       clearTimeout(this.timer);
       this.timer = setTimeout(() => this.run(), DEBOUNCE_MS);
     });
@@ -47,6 +49,14 @@ export class Search {
     this.list.addEventListener('click', (e) => {
       if (e.target.closest('a')) this.clear();
     });
+    this.clearButton?.addEventListener('click', () => {
+      this.clear();
+      this.input.focus();
+    });
+  }
+
+  showClear() {
+    if (this.clearButton) this.clearButton.hidden = this.input.value === '';
   }
 
   // focus puts the cursor in the search box, its text selected.
@@ -60,6 +70,8 @@ export class Search {
 
   clear() {
     this.input.value = '';
+    this.showClear();
+    clearTimeout(this.timer);
     this.seq++;
     this.show(null);
   }

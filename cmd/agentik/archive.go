@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/archive"
@@ -24,7 +26,7 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 	fs := flag.NewFlagSet("agentik export", flag.ContinueOnError)
 	fs.SetOutput(helpOut(args, stdout, stderr))
 	var cf clientFlags
-	cf.register(fs, getenv)
+	cf.register(fs, getenv, stderr)
 	format := fs.String("format", "json", "json or markdown (markdown needs an ID)")
 	out := fs.String("out", "", "write to this file instead of stdout")
 	fs.Usage = func() {
@@ -82,7 +84,7 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 	fs := flag.NewFlagSet("agentik import", flag.ContinueOnError)
 	fs.SetOutput(helpOut(args, stdout, stderr))
 	var cf clientFlags
-	cf.register(fs, getenv)
+	cf.register(fs, getenv, stderr)
 	asJSON := fs.Bool("json", false, "print the server's answer (ImportResult JSON) instead of a summary")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: agentik import [--server URL] [--json] FILE\n\nFILE is an agentik export, a ChatGPT data export ZIP or the conversations.json inside it;\n- reads stdin.\nA big file is sent in parts within the server's limits, each all or nothing; running the\nimport again after a failure skips what is imported and finishes it.")
@@ -252,7 +254,7 @@ func archiveRequest(ctx context.Context, cf clientFlags, getenv func(string) str
 	if key := cf.config(getenv).APIKey; key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := cf.doWaitingForStart(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -267,4 +269,47 @@ func archiveRequest(ctx context.Context, cf clientFlags, getenv func(string) str
 		return nil, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(msg)))
 	}
 	return resp, nil
+}
+
+// serverStartWait is how long a REST command waits for a server on this
+// machine that refuses connections: one started a moment ago (`agentik &`
+// and the next line, as the README's team section is pasted) listens
+// once its database is open.
+const serverStartWait = 10 * time.Second
+
+// doWaitingForStart does req, again every 100ms while a loopback server
+// refuses the connection, for serverStartWait at most; it says once on
+// stderr that it waits. A refused connection past that says which server
+// it tried and how to name another.
+func (cf clientFlags) doWaitingForStart(ctx context.Context, req *http.Request) (*http.Response, error) {
+	deadline := time.Now().Add(serverStartWait)
+	said := false
+	for {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
+			return resp, err
+		}
+		retry := req.Body == nil || req.GetBody != nil
+		if !retry || !isLoopback(req.URL.Hostname()) || time.Now().After(deadline) {
+			return nil, fmt.Errorf("cannot reach the agentik server at %s (start it with `agentik`, or set AGENTIK_URL to where it listens): %w", cf.server, err)
+		}
+		if !said && cf.stderr != nil {
+			fmt.Fprintf(cf.stderr, "agentik: waiting for the server at %s to start…\n", cf.server)
+			said = true
+		}
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		next := req.Clone(ctx)
+		if req.GetBody != nil {
+			if next.Body, err = req.GetBody(); err != nil {
+				return nil, err
+			}
+		}
+		req = next
+	}
 }

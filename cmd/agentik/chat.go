@@ -59,7 +59,7 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 	fs := flag.NewFlagSet("agentik chat", flag.ContinueOnError)
 	fs.SetOutput(helpOut(args, stdout, stderr))
 	var cf clientFlags
-	cf.register(fs, getenv)
+	cf.register(fs, getenv, stderr)
 	temp := fs.Bool("temp", false, "a temporary conversation, never stored")
 	model := fs.String("model", "", "the model, as <provider>/<model> (GET /agentik/models lists them); with an id, the conversation switches to it")
 	showVersion := fs.Bool("version", false, "print the version and exit")

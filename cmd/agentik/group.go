@@ -41,7 +41,7 @@ func runGroup(ctx context.Context, args []string, getenv func(string) string, st
 	fs := flag.NewFlagSet("agentik group", flag.ContinueOnError)
 	fs.SetOutput(helpOut(args, stdout, stderr))
 	var cf clientFlags
-	cf.register(fs, getenv)
+	cf.register(fs, getenv, stderr)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `usage: agentik group [--server URL] COMMAND
   list                                  every group (a member: theirs), with its members

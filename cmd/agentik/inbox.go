@@ -22,7 +22,7 @@ func runInbox(ctx context.Context, args []string, getenv func(string) string, st
 	fs := flag.NewFlagSet("agentik inbox", flag.ContinueOnError)
 	fs.SetOutput(helpOut(args, stdout, stderr))
 	var cf clientFlags
-	cf.register(fs, getenv)
+	cf.register(fs, getenv, stderr)
 	reason := fs.String("reason", "", "approve, deny: the reason the model reads")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `usage: agentik inbox [--server URL] [COMMAND]

@@ -23,7 +23,7 @@ func runProject(ctx context.Context, args []string, getenv func(string) string, 
 	fs := flag.NewFlagSet("agentik project", flag.ContinueOnError)
 	fs.SetOutput(helpOut(args, stdout, stderr))
 	var cf clientFlags
-	cf.register(fs, getenv)
+	cf.register(fs, getenv, stderr)
 	instructions := fs.String("instructions", "", "add: instructions added to the system prompt of the project's chats")
 	ag := fs.String("agent", "", "add: the default agent of its new chats")
 	role := fs.String("role", agent.ProjectViewer, "member add: viewer (reads its chats) or editor (also sends in them)")

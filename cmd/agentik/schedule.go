@@ -20,7 +20,7 @@ func runSchedule(ctx context.Context, args []string, getenv func(string) string,
 	fs := flag.NewFlagSet("agentik schedule", flag.ContinueOnError)
 	fs.SetOutput(helpOut(args, stdout, stderr))
 	var cf clientFlags
-	cf.register(fs, getenv)
+	cf.register(fs, getenv, stderr)
 	rr := fs.String("rrule", "", "add: an RFC 5545 rule (FREQ=DAILY;BYHOUR=9;BYMINUTE=0)")
 	cr := fs.String("cron", "", "add: a 5-field cron expression (0 9 * * 1-5)")
 	tz := fs.String("timezone", "", "add: an IANA time zone (default UTC)")

@@ -13,9 +13,11 @@ import (
 // clientFlags are the flags every client subcommand shares.
 type clientFlags struct {
 	server string
+	stderr io.Writer // where a REST command says it waits for the server to start
 }
 
-func (f *clientFlags) register(fs *flag.FlagSet, getenv func(string) string) {
+func (f *clientFlags) register(fs *flag.FlagSet, getenv func(string) string, stderr io.Writer) {
+	f.stderr = stderr
 	def := getenv("AGENTIK_URL")
 	if def == "" {
 		def = client.DefaultURL
@@ -34,7 +36,7 @@ func runTail(ctx context.Context, args []string, getenv func(string) string, std
 	fs := flag.NewFlagSet("agentik tail", flag.ContinueOnError)
 	fs.SetOutput(helpOut(args, stdout, stderr))
 	var cf clientFlags
-	cf.register(fs, getenv)
+	cf.register(fs, getenv, stderr)
 	after := fs.Int64("after", -1, "replay stored events after this seq first (0: from the beginning); default: only new events")
 	conv := fs.String("conversation", "", "only this conversation's events")
 	agentOnly := fs.Bool("agent", false, "only agent events (created, renamed, deleted…)")

@@ -19,7 +19,7 @@ func runUser(ctx context.Context, args []string, getenv func(string) string, std
 	fs := flag.NewFlagSet("agentik user", flag.ContinueOnError)
 	fs.SetOutput(helpOut(args, stdout, stderr))
 	var cf clientFlags
-	cf.register(fs, getenv)
+	cf.register(fs, getenv, stderr)
 	email := fs.String("email", "", "add: the user's email")
 	role := fs.String("role", "member", "add: admin or member")
 	budget := fs.String("budget", "", "add: a token budget of their own (2M/month, none); default: AGENTIK_DEFAULT_BUDGET")

@@ -25,7 +25,9 @@ import (
 // rebuild (the messages it stands for are all on the path); the next model
 // call compacts again when the path does not fit.
 //
-// Temp conversations have no branches: their store keeps no tree.
+// The tree of a stored conversation is Config.Branches', a temp one's
+// is its TempStore's (Runner.branchesOf): a runner without Branches keeps
+// stored conversations flat.
 
 // Siblings is a message's place among the messages that follow the same
 // parent, in seq order: Index from 1 to Count. History reads carry it only
@@ -164,12 +166,11 @@ func (t *tree) annotate(ms []Message) {
 
 // brancher is the tree of conversation id's store, temp or stored.
 func (r *Runner) brancher(ctx context.Context, id string) (Brancher, Conversation, error) {
-	st := r.storeOf(id)
-	b, ok := st.(Brancher)
-	if !ok {
+	b := r.branchesOf(id)
+	if b == nil {
 		return nil, Conversation{}, Errorf(CodeUnavailable, "this store keeps no branches")
 	}
-	c, err := st.Conversation(ctx, id)
+	c, err := r.storeOf(id).Conversation(ctx, id)
 	if err != nil {
 		return nil, Conversation{}, err
 	}
@@ -283,8 +284,8 @@ func (r *Runner) memory(ctx context.Context, st Store, id string) (mem []ModelMe
 	if !errors.Is(err, ErrStaleMemory) {
 		return mem, false, err
 	}
-	b, ok := st.(Brancher)
-	if !ok {
+	b := r.branchesOf(id)
+	if b == nil {
 		return nil, false, err
 	}
 	t, err := r.tree(ctx, b, id)
@@ -435,8 +436,8 @@ func (r *Runner) edit(ctx context.Context, id, messageID string, content []Conte
 // messages, on the path or not: where a client that shows the path resumes
 // its stream, so messages of other branches are not replayed into it.
 func (r *Runner) pathInfo(ctx context.Context, c Conversation) (n int, lastSeq int64, err error) {
-	b, ok := r.storeOf(c.ID).(Brancher)
-	if !ok {
+	b := r.branchesOf(c.ID)
+	if b == nil {
 		return c.MessageCount, 0, nil
 	}
 	t, err := r.tree(ctx, b, c.ID)

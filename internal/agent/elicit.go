@@ -237,8 +237,8 @@ func (r *Runner) Elicit(ctx context.Context, id string, in ElicitInput) error {
 	if err != nil {
 		return err
 	}
-	es, ok := st.(ElicitStore)
-	if !ok {
+	es := r.elicitsOf(id)
+	if es == nil {
 		return Errorf(CodeNotFound, "no elicitation %s waits in conversation %s", in.RequestID, id)
 	}
 	all, err := es.Elicitations(ctx, id)
@@ -327,8 +327,8 @@ func (r *Runner) Committed(evs []Encoded) {
 
 // storedAnswer is request id's stored answer, if it has one.
 func (t *turn) storedAnswer(ctx context.Context, id string) (ElicitResult, bool) {
-	es, ok := t.st.(ElicitStore)
-	if !ok {
+	es := t.r.elicitsOf(t.conv.ID)
+	if es == nil {
 		return ElicitResult{}, false
 	}
 	all, err := es.Elicitations(ctx, t.conv.ID)

@@ -44,7 +44,7 @@ func (r *Runner) history(ctx context.Context, q MessageQuery) (HistoryPage, erro
 	var p HistoryPage
 	var err error
 	st := r.storeOf(q.ConversationID)
-	if b, ok := st.(Brancher); ok {
+	if b := r.branchesOf(q.ConversationID); b != nil {
 		p, err = r.branchHistory(ctx, st, b, q)
 	} else {
 		p, err = r.flatHistory(ctx, st, q)

@@ -31,6 +31,15 @@ type Config struct {
 	Store     Store     // the stored conversations
 	Cluster   Cluster   // recovery and remote interrupts; nil: this instance alone, nothing to recover
 	Publisher Publisher // live fan-out of events that are never stored (tool servers)
+	// Branches reads the stored conversations' trees (branch.go): the
+	// database's, which app.Wire gives. nil: a stored conversation has no
+	// branches (its history is flat; branch operations are unavailable).
+	// A temp conversation's tree is Temps' (TempStore is a Brancher).
+	Branches Brancher
+	// Elicits reads the stored conversations' elicitations (elicit.go):
+	// the database's, which app.Wire gives. nil: none is kept (an answer
+	// finds no request). A temp conversation's are Temps'.
+	Elicits ElicitStore
 	// Temps keeps the temp conversations (temp.go); nil: none (creating
 	// one is unavailable).
 	Temps TempStore
@@ -46,6 +55,11 @@ type Config struct {
 	// writes (Message.Model) as the UI names it; "" when unknown.
 	ModelName string
 	Tools     Tools // nil: no tools
+	// ContentTools, when set, is called instead of Tools.Call: its
+	// results carry images and resources besides text (tool.Manager, and
+	// the telemetry decorator over it). app.Wire gives the same tools as
+	// Tools; nil: Tools.Call, text only.
+	ContentTools ContentTools
 	// Resources and Prompts are the tool servers' resources and prompts
 	// (resource.go); nil: none.
 	Resources    Resources
@@ -294,6 +308,25 @@ func (r *Runner) storeOf(id string) Store {
 		return r.temps
 	}
 	return r.cfg.Store
+}
+
+// branchesOf is the tree of conversation id's store: the temp store's
+// for a temp conversation, else Config.Branches; nil when that store
+// keeps no tree.
+func (r *Runner) branchesOf(id string) Brancher {
+	if r.IsTemp(id) {
+		return r.temps
+	}
+	return r.cfg.Branches
+}
+
+// elicitsOf is the elicitations of conversation id's store, as
+// branchesOf; nil when that store keeps none.
+func (r *Runner) elicitsOf(id string) ElicitStore {
+	if r.IsTemp(id) {
+		return r.temps
+	}
+	return r.cfg.Elicits
 }
 
 // Temps is the store of temp conversations (Config.Temps; may be nil).

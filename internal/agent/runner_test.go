@@ -74,13 +74,17 @@ func (g *rig) open() {
 	g.t.Helper()
 	env := map[string]string{"OPENAI_BASE_URL": g.url, "OPENAI_MODEL": "fake"}
 	settings := app.Settings{Addr: "127.0.0.1:0", DB: "sqlite:" + g.dbPath, Titles: agent.TitlesFirstLine, LogLevel: slog.LevelWarn}
+	// The fake's abilities, as an mcp.json's Manager has them all: its
+	// calls with images (toolcall_test.go), its servers (wire_test.go).
+	content, _ := g.tools.(agent.ContentTools)
+	lister, _ := g.tools.(server.ToolLister)
 	w, err := app.Wire(context.Background(), settings, func(k string) string { return env[k] }, io.Discard, app.Hooks{
 		OnCommit: func(evs []agent.AllEvent) {
 			if g.onCommit != nil {
 				g.onCommit(evs)
 			}
 		},
-		Tools: g.tools,
+		Tools: g.tools, ContentTools: content, ToolLister: lister,
 		Configure: func(acfg *agent.Config, _ *server.Config) {
 			if g.approval != nil {
 				acfg.Approval = g.approval

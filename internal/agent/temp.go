@@ -35,11 +35,14 @@ type TempConfig struct {
 // changes nothing) and drops idle conversations. The database (package
 // store, OpenTemp) implements it over the same rules as stored
 // conversations, so everything a stored conversation can do (branches,
-// compaction, queues, approvals) a temp one can.
+// compaction, queues, approvals, elicitations) a temp one can: it is the
+// Brancher and the ElicitStore of its conversations (Runner.branchesOf).
 type TempStore interface {
 	Store
 	Versioned
 	OwnerLister
+	Brancher
+	ElicitStore
 	// Has reports whether id is one of its conversations, reading nothing.
 	Has(id string) bool
 }

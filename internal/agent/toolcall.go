@@ -19,7 +19,7 @@ type ToolOutput struct {
 }
 
 // ContentTools is Tools whose calls may return images besides text; the
-// runner uses CallContent instead of Call when Tools implements it.
+// runner calls Config.ContentTools, when set, instead of Tools.Call.
 type ContentTools interface {
 	CallContent(ctx context.Context, name, arguments string) (ToolOutput, error)
 }
@@ -135,7 +135,7 @@ type ToolProgress struct {
 // context; rest is the round's calls from c on.
 func (t *turn) runTool(c ToolCall, rest []ToolCall) (ToolOutput, *callScope, error) {
 	s := &callScope{t: t, call: c, rest: rest}
-	if es, ok := t.st.(ElicitStore); ok && t.resume != nil {
+	if es := t.r.elicitsOf(t.conv.ID); es != nil && t.resume != nil {
 		if all, err := es.Elicitations(context.WithoutCancel(t.ctx), t.conv.ID); err == nil {
 			for _, e := range all {
 				if e.CallID == c.ID && e.Answered {
@@ -147,7 +147,7 @@ func (t *turn) runTool(c ToolCall, rest []ToolCall) (ToolOutput, *callScope, err
 	ctx := WithToolHooks(t.ctx, s.hooks())
 	var out ToolOutput
 	var err error
-	if ct, ok := t.r.cfg.Tools.(ContentTools); ok {
+	if ct := t.r.cfg.ContentTools; ct != nil {
 		out, err = ct.CallContent(ctx, c.Name, c.Arguments)
 	} else {
 		out.Text, err = t.r.cfg.Tools.Call(ctx, c.Name, c.Arguments)

@@ -102,6 +102,7 @@ func open(ctx context.Context, cfg config) (*App, error) {
 // starts the sweep of idle temp conversations.
 func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config, sv services) error {
 	rc.Store, rc.Cluster, rc.Publisher, rc.Agents = a.Store, a.Store, a.Broker, a.Store
+	rc.Branches, rc.Elicits = a.Store, a.Store // the stored conversations' trees and elicitations (the temp ones' are Temps')
 	if rc.Memory == nil {
 		rc.Memory = a.Store // long-term memory (agent/memory.go)
 	}
@@ -152,6 +153,10 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config, sv s
 	}
 	a.Runner = agent.NewRunner(rc)
 	sc.Runner, sc.Broker, sc.Store = a.Runner, a.Broker, a.Store
+	// The store's abilities the server names (server.Config): the
+	// database has them all, so none is missing at start.
+	sc.Revocations, sc.Users, sc.PasswordStore, sc.Groups = a.Store, a.Store, a.Store, a.Store
+	sc.Responses, sc.A2AKV, sc.Peers, sc.Cursors = a.Store, a.Store, a.Store, a.Store
 	if err := a.services(rc, &sc, sv); err != nil {
 		return fmt.Errorf("start: %w", err)
 	}

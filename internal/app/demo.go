@@ -64,12 +64,16 @@ func (d *demoModel) close() {
 }
 
 // demoTools adds the built-in demo tool to the MCP tools (inner, nil
-// without an mcp.json). It implements agent.Tools and server.ToolLister.
+// without an mcp.json). It implements agent.Tools, agent.ContentTools and
+// server.ToolLister.
 type demoTools struct {
 	inner *tool.Manager
 }
 
-var _ agent.Tools = (*demoTools)(nil)
+var (
+	_ agent.Tools        = (*demoTools)(nil)
+	_ agent.ContentTools = (*demoTools)(nil)
+)
 
 // Specs lists the demo tool, then the MCP tools.
 func (d *demoTools) Specs(ctx context.Context) []agent.ToolSpec {
@@ -82,6 +86,16 @@ func (d *demoTools) Specs(ctx context.Context) []agent.ToolSpec {
 		specs = append(specs, d.inner.Specs(ctx)...)
 	}
 	return specs
+}
+
+// CallContent runs the demo tool, or passes the call on to the MCP tools
+// with the images of its result.
+func (d *demoTools) CallContent(ctx context.Context, name, arguments string) (agent.ToolOutput, error) {
+	if name != demo.ToolName && d.inner != nil {
+		return d.inner.CallContent(ctx, name, arguments)
+	}
+	text, err := d.Call(ctx, name, arguments)
+	return agent.ToolOutput{Text: text}, err
 }
 
 // Call runs the demo tool, or passes the call on to the MCP tools.

@@ -234,9 +234,13 @@ type Hooks struct {
 	Now      agent.Clock            // the store's clock (Configure sets the runner's)
 	OnCommit func([]agent.AllEvent) // config.OnCommit
 	// Tools stand in for the tool servers of an mcp.json: Wire wires them
-	// as it wires tool.Start's (metrics and spans of each call, and the
-	// server's tool list when they implement server.ToolLister).
-	Tools agent.Tools
+	// as it wires tool.Start's (metrics and spans of each call).
+	// ContentTools are their calls with images (agent.Config.ContentTools;
+	// nil: text only), ToolLister the server's list of them (nil: the
+	// Manager's, which lists the admin panel's servers).
+	Tools        agent.Tools
+	ContentTools agent.ContentTools
+	ToolLister   server.ToolLister
 	// Configure adjusts the runner's and the server's configs, as Wire
 	// made them, before start.
 	Configure func(*agent.Config, *server.Config)
@@ -448,11 +452,18 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 			log.Warn("site_apply_failed", "err", err)
 		}
 	})
+	var content agent.ContentTools = tools       // the runner's tool calls with their images
+	var lister server.ToolLister = tools         // the server's list of tool servers
+	var listFor server.ToolsForPrincipal = tools // that list as each principal sees it
 	if h.Tools != nil {
-		rcfg.Tools = h.Tools
+		rcfg.Tools, content = h.Tools, h.ContentTools
+		if h.ToolLister != nil {
+			lister, listFor = h.ToolLister, nil
+		}
 	}
 	if cfg.Demo {
-		rcfg.Tools = &demoTools{inner: tools}
+		d := &demoTools{inner: tools}
+		rcfg.Tools, content, lister, listFor = d, d, d, nil
 	}
 	var sv services
 	if cfg.Agents != "" {
@@ -477,18 +488,17 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		SCIMToken:      cfg.SCIMToken,
 		PushAllow:      cfg.PushAllow, SecretKey: cfg.SecretKey,
 	}
-	scfg.Tools = tools
+	scfg.Tools, scfg.ToolsFor = lister, listFor
+	scfg.Credentials, scfg.SignIn = tools, tools // per-user and remote servers are the Manager's
 	scfg.Site = panel
-	if l, ok := rcfg.Tools.(server.ToolLister); ok { // the demo's, or the hooks'
-		scfg.Tools = l
-	}
 	sv.Servers = scfg.Tools // the names an agent's tool patterns may use (agent/agentdef.go)
-	if rcfg.Tools != nil {  // metrics and spans of tool calls
+	if rcfg.Tools != nil {  // metrics and spans of tool calls; the decorator passes the images on
 		var servers func() []agent.ToolServer
 		if scfg.Tools != nil {
 			servers = scfg.Tools.Servers
 		}
-		rcfg.Tools = tel.Tools(rcfg.Tools, servers)
+		observed := tel.Tools(rcfg.Tools, content, servers)
+		rcfg.Tools, rcfg.ContentTools = observed, observed
 	}
 	if rcfg.Projects == nil {
 		rcfg.Projects = agent.NewProjectIndex() // the project rule's facts, shared by the runner and files (agent/project.go)

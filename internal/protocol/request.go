@@ -39,6 +39,13 @@ type CreateRequest struct {
 	// offered (["*"]: every tool its agent allows, [] none). Not in
 	// SettingsFields, whose Command shares the key with an agent's tools.
 	Tools *[]string `json:"tools,omitempty"`
+	// Content, when given, is the conversation's first message: the
+	// conversation is made in the same append as its turn, so a refused
+	// first message leaves no conversation (the reply's Send names the
+	// turn). Not for a temp conversation, whose events are not replayed:
+	// subscribe to it, then send.
+	Content  []agent.Content `json:"content,omitempty"`
+	ClientID string          `json:"client_id,omitempty"`
 }
 
 // Settings is the change the fields ask for.

@@ -15,7 +15,7 @@ import (
 // withApproval: every call of weather__forecast waits for a decision.
 func withApproval() rigOption {
 	return func(a *agent.Config, s *server.Config) {
-		a.Tools, s.Tools = fakeTools{}, fakeTools{}
+		a.Tools, a.ContentTools, s.Tools, s.ToolsFor = fakeTools{}, nil, fakeTools{}, nil
 		a.Approval = func(name string) bool { return name == "weather__forecast" }
 	}
 }

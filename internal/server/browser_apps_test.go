@@ -45,7 +45,8 @@ func withCounterApp(t *testing.T) rigOption {
 	t.Cleanup(func() { m.Close() })
 	m.WaitStarted(t.Context())
 	return func(a *agent.Config, s *server.Config) {
-		a.Tools, s.Tools = m, m
+		a.Tools, a.ContentTools = m, m
+		s.Tools, s.ToolsFor, s.Credentials, s.SignIn = m, m, m, m
 		a.Resources = m
 		a.Approval = m.NeedsApproval
 	}

@@ -52,7 +52,9 @@ func serverTools(r llmtest.Request) []string {
 // is bad_request and changes nothing.
 func TestBrowserToolsPerChat(t *testing.T) {
 	t.Parallel()
-	ts := newTestServer(t, func(a *agent.Config, s *server.Config) { a.Tools, s.Tools = twoServers{}, twoServers{} })
+	ts := newTestServer(t, func(a *agent.Config, s *server.Config) {
+		a.Tools, a.ContentTools, s.Tools, s.ToolsFor = twoServers{}, nil, twoServers{}, nil
+	})
 	tab := browserTab(t, ts)
 	openPage(t, ts, tab, "/")
 	btn := `document.querySelector('[data-testid="chat-tools-btn"]')`

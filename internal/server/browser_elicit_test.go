@@ -37,7 +37,10 @@ func withEverything(t *testing.T) rigOption {
 	}
 	t.Cleanup(func() { m.Close() })
 	m.WaitStarted(t.Context())
-	return func(a *agent.Config, s *server.Config) { a.Tools, s.Tools = m, m }
+	return func(a *agent.Config, s *server.Config) {
+		a.Tools, a.ContentTools = m, m
+		s.Tools, s.ToolsFor, s.Credentials, s.SignIn = m, m, m, m
+	}
 }
 
 // TestBrowserElicitationForm: server-everything's elicitation tool asks;

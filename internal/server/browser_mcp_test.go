@@ -77,7 +77,7 @@ func (fakeMCP) Prompt(_ context.Context, server, name string, args map[string]st
 
 func withMCP() rigOption {
 	return func(a *agent.Config, s *server.Config) {
-		a.Tools, s.Tools = fakeTools{}, fakeTools{}
+		a.Tools, a.ContentTools, s.Tools, s.ToolsFor = fakeTools{}, nil, fakeTools{}, nil
 		a.Resources, a.Prompts = fakeMCP{}, fakeMCP{}
 	}
 }

@@ -59,3 +59,44 @@ func TestBrowserSearch(t *testing.T) {
 	do(t, tab, press("Escape", 0))
 	waitJS(t, tab, "list back", `document.querySelector('#search-results').hidden && document.querySelector('#conv-search').value === ''`)
 }
+
+// TestBrowserSearchClearButton: the search field's × is a button called
+// "Clear search" (Chromium's own × of a search input is no control a
+// screen reader or a test can name), shown while the field holds a
+// query; it empties the field, brings the whole list back and leaves the
+// cursor in the field.
+func TestBrowserSearchClearButton(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	var imports []agent.ImportConversation
+	for i, title := range []string{"Bicycle repair", "Apple pie", "Train tickets"} {
+		imports = append(imports, agent.ImportConversation{Source: "test:" + title, Title: title, Messages: []agent.Message{{Type: agent.MessageUser, Content: []agent.Content{agent.Text([]string{"chain", "cinnamon", "platform"}[i])}}}})
+	}
+	if _, err := ts.Convs.Import(context.Background(), imports); err != nil {
+		t.Fatal(err)
+	}
+	tab := browserTab(t, ts)
+	openPage(t, ts, tab, "/")
+	waitConnected(t, tab)
+	listed := `[...document.querySelectorAll('[data-testid="conversation-item"]')].filter((c) => c.checkVisibility()).length`
+	waitJS(t, tab, "the three chats", listed+` === 3`)
+	if eval[bool](t, tab, jsButton("Clear search")+` !== undefined`) {
+		t.Error("a Clear search button shows while the field is empty")
+	}
+
+	do(t, tab, chromedp.SendKeys(`#conv-search`, "cinnamon"))
+	waitJS(t, tab, "the list filtered to one result", `document.querySelectorAll('[data-testid="search-result"]').length === 1 && `+listed+` === 0`)
+	if got := eval[string](t, tab, `document.querySelector('[data-testid="search-result"] .search-title').textContent`); got != "Apple pie" {
+		t.Errorf("the result is %q, want Apple pie", got)
+	}
+	screenshot(t, tab, "search-clear.png")
+
+	click(t, tab, "Clear search")
+	waitJS(t, tab, "the field empty and the whole list back", `document.querySelector('#conv-search').value === '' && document.querySelector('#search-results').hidden && `+listed+` === 3`)
+	if !eval[bool](t, tab, `document.activeElement?.id === 'conv-search'`) {
+		t.Error("after Clear search the cursor is not in the search field")
+	}
+	if eval[bool](t, tab, jsButton("Clear search")+` !== undefined`) {
+		t.Error("the Clear search button still shows with the field empty")
+	}
+}

@@ -318,7 +318,9 @@ func (fakeTools) Servers() []agent.ToolServer {
 }
 
 func withTools() rigOption {
-	return func(a *agent.Config, s *server.Config) { a.Tools, s.Tools = fakeTools{}, fakeTools{} }
+	return func(a *agent.Config, s *server.Config) {
+		a.Tools, a.ContentTools, s.Tools, s.ToolsFor = fakeTools{}, nil, fakeTools{}, nil
+	}
 }
 
 const (

@@ -193,6 +193,12 @@ func TestBrowserNoModelSendLeavesNoChat(t *testing.T) {
 			t.Errorf("%s: the empty state is gone after a failed send", size.name)
 		}
 		waitStoreEmpty(t, ts)
+		// Nothing was made to be deleted: the first send creates the chat
+		// with its message in one request (create_conversation with
+		// content), refused whole.
+		if evs, err := ts.Store.EncodedEvents(context.Background(), agent.EventQuery{Limit: 10}); err != nil || len(evs) != 0 {
+			t.Errorf("%s: a refused first send wrote %d events (%v), want none", size.name, len(evs), err)
+		}
 		screenshot(t, tab, "no-model-"+size.name+".png")
 	}
 }

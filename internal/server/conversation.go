@@ -167,6 +167,12 @@ var (
 				return nil, err
 			}
 		}
+		if len(in.Content) > 0 {
+			return s.createWithMessage(ctx, in)
+		}
+		if in.ClientID != "" {
+			return nil, agent.Errorf(agent.CodeBadRequest, "client_id names a first message: send content with it, or leave it out")
+		}
 		c, err := s.runner.Create(ctx, agent.NewConversation{Title: in.Title, Temp: in.Temp, Settings: in.Settings()})
 		if err != nil || in.Knowledge == nil {
 			return c, err
@@ -253,6 +259,57 @@ var (
 		return sendResult(res), err
 	}), streamTurn)
 )
+
+// createWithMessage is create_conversation with its first message: one
+// Start makes the conversation and starts the turn in the same append, so
+// a refused message (no model, budget, bad content) leaves nothing. The
+// knowledge bases, checked first, are the first turn's and then attached.
+func (s *Server) createWithMessage(ctx context.Context, in protocol.CreateRequest) (any, error) {
+	if in.Temp {
+		return nil, agent.Errorf(agent.CodeBadRequest, "a temp conversation is created without content: its events are not replayed, so subscribe to it first, then send")
+	}
+	var kb []string
+	if in.Knowledge != nil {
+		kb = *in.Knowledge
+	}
+	res, err := s.runner.Start(ctx, agent.StartInput{
+		New:     &agent.NewConversation{Title: in.Title, Settings: in.Settings()},
+		Content: in.Content, ClientID: in.ClientID, Knowledge: kb,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var c agent.Conversation
+	if len(kb) > 0 {
+		if err := s.convs.SetKnowledge(ctx, res.ConversationID, kb); err != nil {
+			return nil, err
+		}
+	}
+	if c, err = s.convs.Get(ctx, res.ConversationID); err != nil {
+		return nil, err
+	}
+	return createdSent{conv: c, send: sendResult(res)}, nil
+}
+
+// createdSent is create_conversation's answer when it sent the first
+// message: the Conversation with "send", the send's result.
+type createdSent struct {
+	conv agent.Conversation
+	send protocol.SendResult
+}
+
+func (r createdSent) MarshalJSON() ([]byte, error) {
+	c, err := json.Marshal(r.conv)
+	if err != nil {
+		return nil, err
+	}
+	sr, err := json.Marshal(r.send)
+	if err != nil {
+		return nil, err
+	}
+	out := append(c[:len(c)-1:len(c)-1], `,"send":`...)
+	return append(append(out, sr...), '}'), nil
+}
 
 // withKnowledge attaches ids to c and answers it with them.
 func (s *Server) withKnowledge(ctx context.Context, c agent.Conversation, ids []string) (agent.Conversation, error) {

@@ -14,8 +14,8 @@ import (
 // only (agent.CredentialOwner), never shown back. Storing one accepts the
 // user's credential items that wait for it (agent.Inbox.ResolveCredential).
 
-// credentialKeeper is the tool manager's side of them.
-type credentialKeeper interface {
+// CredentialKeeper is the tool manager's side of them (Config.Credentials).
+type CredentialKeeper interface {
 	SetUserSecret(ctx context.Context, server, secret string) error
 	DeleteUserSecret(ctx context.Context, server string) error
 	UserCredentials(ctx context.Context) ([]tool.CredentialInfo, error)
@@ -25,8 +25,8 @@ type credentialKeeper interface {
 // credentialRows are ctx's user's per-user servers for the people page
 // (nil when none runs as its caller).
 func (s *Server) credentialRows(ctx context.Context) ([]web.CredentialRow, error) {
-	k, ok := s.tools.(credentialKeeper)
-	if !ok {
+	k := s.cfg.Credentials
+	if k == nil {
 		return nil, nil
 	}
 	if _, err := agent.CredentialOwner(ctx); err != nil {
@@ -70,13 +70,13 @@ type credentialList struct {
 
 // credentialOp declares a credentials op: run gets the tool manager
 // (not_found when no server runs as its caller).
-func credentialOp[T any](name string, status int, run func(ctx context.Context, s *Server, k credentialKeeper, in T) (any, error)) *op {
+func credentialOp[T any](name string, status int, run func(ctx context.Context, s *Server, k CredentialKeeper, in T) (any, error)) *op {
 	return declare(name, status, func(ctx context.Context, s *Server, in T) (any, error) {
 		if _, err := agent.CredentialOwner(ctx); err != nil {
 			return nil, err
 		}
-		k, ok := s.tools.(credentialKeeper)
-		if !ok {
+		k := s.cfg.Credentials
+		if k == nil {
 			return nil, agent.Errorf(agent.CodeNotFound, "no tool server runs as its caller here (no mcp.json entry has \"auth\": %q)", tool.AuthPerUser)
 		}
 		return run(ctx, s, k, in)
@@ -84,14 +84,14 @@ func credentialOp[T any](name string, status int, run func(ctx context.Context, 
 }
 
 var (
-	opListCredentials = credentialOp(protocol.OpListCredentials, 0, func(ctx context.Context, _ *Server, k credentialKeeper, _ struct{}) (any, error) {
+	opListCredentials = credentialOp(protocol.OpListCredentials, 0, func(ctx context.Context, _ *Server, k CredentialKeeper, _ struct{}) (any, error) {
 		cs, err := k.UserCredentials(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return credentialList{Credentials: nonNil(cs)}, nil
 	})
-	opSetCredential = credentialOp(protocol.OpSetCredential, 0, func(ctx context.Context, s *Server, k credentialKeeper, in credentialSet) (any, error) {
+	opSetCredential = credentialOp(protocol.OpSetCredential, 0, func(ctx context.Context, s *Server, k CredentialKeeper, in credentialSet) (any, error) {
 		if err := k.SetUserSecret(ctx, in.Server, in.Secret); err != nil {
 			return nil, err
 		}
@@ -103,7 +103,7 @@ var (
 		}
 		return protocol.Empty{}, nil
 	})
-	opDeleteCredential = credentialOp(protocol.OpDeleteCredential, 0, func(ctx context.Context, _ *Server, k credentialKeeper, in credentialName) (any, error) {
+	opDeleteCredential = credentialOp(protocol.OpDeleteCredential, 0, func(ctx context.Context, _ *Server, k CredentialKeeper, in credentialName) (any, error) {
 		return protocol.Empty{}, k.DeleteUserSecret(ctx, in.Server)
 	})
 )

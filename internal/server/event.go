@@ -77,7 +77,7 @@ func (s *Server) handleConversationReplay(w http.ResponseWriter, r *http.Request
 // server they must sign in to carries their link: oauth.go).
 func (s *Server) toolServers(ctx context.Context) protocol.ToolsResult {
 	res := protocol.ToolsResult{Servers: []agent.ToolServer{}}
-	if ps, ok := s.tools.(toolsForPrincipal); ok {
+	if ps := s.cfg.ToolsFor; ps != nil {
 		res.Servers = append(res.Servers, ps.ServersFor(ctx)...)
 	} else if s.tools != nil {
 		res.Servers = append(res.Servers, s.tools.Servers()...)

@@ -20,21 +20,21 @@ import (
 
 const oauthCallbackPath = "/agentik/oauth/callback"
 
-// toolsForPrincipal is a ToolLister that shows each principal their own
-// sign-in state.
-type toolsForPrincipal interface {
+// ToolsForPrincipal lists the tool servers as each principal sees them,
+// with their own sign-in state (Config.ToolsFor).
+type ToolsForPrincipal interface {
 	ServersFor(ctx context.Context) []agent.ToolServer
 }
 
-// signInCompleter finishes a remote MCP server's sign-in.
-type signInCompleter interface {
+// SignInCompleter finishes a remote MCP server's sign-in (Config.SignIn).
+type SignInCompleter interface {
 	CompleteSignIn(ctx context.Context, state, code string, principal *agent.Principal) (server string, err error)
 }
 
 func (s *Server) handleOAuthCallback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	c, ok := s.tools.(signInCompleter)
-	if !ok {
+	c := s.cfg.SignIn
+	if c == nil {
 		s.renderNotice(w, r, http.StatusNotFound, "Sign-in failed", "No remote MCP server signs in here: agentik has no tool servers configured.")
 		return
 	}

@@ -25,11 +25,11 @@ import (
 // password sign-in is throttled per client address as bad keys are, and
 // a throttled address is refused before its password is even checked.
 
-// withPasswords turns on password accounts in a when its store keeps
-// them.
+// withPasswords turns on password accounts in a when the server is given
+// their store (Config.PasswordStore).
 func withPasswords(cfg Config, a *agent.Accounts) *agent.Accounts {
-	ps, ok := a.Store().(agent.PasswordStore)
-	if !ok {
+	ps := cfg.PasswordStore
+	if ps == nil {
 		return a
 	}
 	h := cfg.Passwords

@@ -91,7 +91,7 @@ type liveKey struct{}
 func newPeople(s *Server) *people {
 	p := &people{s: s, accounts: s.cfg.Accounts, live: map[*liveReq]struct{}{}, touched: map[string]time.Time{}}
 	if p.accounts == nil {
-		if us, ok := s.cfg.Store.(agent.UserStore); ok {
+		if us := s.cfg.Users; us != nil {
 			p.accounts = agent.NewAccounts(us, s.cfg.Clock, nil)
 		}
 	}
@@ -101,7 +101,7 @@ func newPeople(s *Server) *people {
 			p.accounts = p.accounts.WithAudit(s.cfg.Runner.Audit()) // audit.go
 		}
 	}
-	if gs, ok := s.cfg.Store.(agent.GroupStore); ok {
+	if gs := s.cfg.Groups; gs != nil {
 		var au *agent.Audit
 		if s.cfg.Runner != nil {
 			au = s.cfg.Runner.Audit()

@@ -49,8 +49,7 @@ func (s *Server) agents(ctx context.Context) ([]a2a.Agent, error) {
 
 // newA2A is the A2A handler (internal/a2a).
 func (s *Server) newA2A() *a2a.Handler {
-	kv, _ := s.store.(a2a.KV)
-	return a2a.New(a2a.Config{KV: kv, PushAllow: s.cfg.PushAllow, SecretKey: s.cfg.SecretKey,
+	return a2a.New(a2a.Config{KV: s.cfg.A2AKV, PushAllow: s.cfg.PushAllow, SecretKey: s.cfg.SecretKey,
 		Runner: s.runner, Conversations: s.convs, Broker: s.broker, Agents: s.agents, Default: s.defaultAgent,
 		Auth: s.authOn(), Heartbeat: s.cfg.Heartbeat, Streams: s.streams, Logger: s.log,
 	})
@@ -58,7 +57,7 @@ func (s *Server) newA2A() *a2a.Handler {
 
 // newMCP is the MCP server (internal/mcpserve).
 func (s *Server) newMCP() *mcpserve.Handler {
-	peers, _ := s.store.(mcpserve.Peers) // the database: other instances on PostgreSQL
+	peers := s.cfg.Peers // the database: other instances on PostgreSQL
 	return mcpserve.New(mcpserve.Config{
 		Runner: s.runner, Conversations: s.convs, Broker: s.broker, Heartbeat: s.cfg.Heartbeat, Streams: s.streams, Logger: s.log,
 		Files: s.cfg.Files, Peers: peers,

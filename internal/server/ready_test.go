@@ -34,7 +34,7 @@ func TestReadyWaitsForToolFirstStart(t *testing.T) {
 		{Name: "slow", State: agent.ToolServerStarting},
 		{Name: "off", State: agent.ToolServerDisabled},
 	}}
-	ts := newTestServer(t, func(_ *agent.Config, s *server.Config) { s.Tools = tools })
+	ts := newTestServer(t, func(_ *agent.Config, s *server.Config) { s.Tools, s.ToolsFor = tools, nil })
 
 	var got protocol.Readiness
 	ts.call(t, "GET", "/ready", "", 503, &got)

@@ -18,6 +18,7 @@ import (
 	"github.com/agentik/agentik/internal/agui"
 	"github.com/agentik/agentik/internal/aisdk"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/mcpserve"
 	"github.com/agentik/agentik/internal/openai"
 	"github.com/agentik/agentik/internal/sse"
 )
@@ -110,7 +111,17 @@ type Config struct {
 	// theme; nil: 503 (and the browser's theme).
 	Preferences *agent.PreferencesService
 	Tools       ToolLister // nil when no tools are configured
-	ModelName   string     // "" when no model is configured
+	// The tool servers' side that depends on the user, tool.Manager's,
+	// which app.Wire gives: Credentials keeps the users' secrets of
+	// per-user servers (credential.go; nil: none runs as its caller),
+	// SignIn finishes a remote server's sign-in (oauth.go; nil: none signs
+	// in here), ToolsFor lists the servers as each principal sees them,
+	// their sign-in links included (nil: Tools' list for everyone). A rig
+	// that sets Tools to other tools sets ToolsFor with it.
+	Credentials CredentialKeeper
+	SignIn      SignInCompleter
+	ToolsFor    ToolsForPrincipal
+	ModelName   string // "" when no model is configured
 	// ModelNotice, when set, says what the UI's banner area shows about
 	// the model: demo mode, or what the start-up probe found wrong with the
 	// endpoint ("" for nothing). It is asked on every page.
@@ -156,9 +167,33 @@ type Config struct {
 	WSConnsPerClient int
 	// SessionTTL is how long a sign-in lasts; default SessionTTL.
 	SessionTTL time.Duration
-	// Revocations keeps sign-outs across restarts and instances; nil: the
-	// Store, when it implements Revocations.
+	// The store's abilities beside its EventLog, each named here and
+	// given by app.Wire from the database (never discovered on Store by a
+	// type assertion); nil: the server does without, as it says.
+	//
+	// Revocations keeps sign-outs across restarts and instances; nil:
+	// in this process only.
 	Revocations Revocations
+	// Users keeps the users and their keys (then per-user keys sign in);
+	// nil: no accounts, unless Accounts is given.
+	Users agent.UserStore
+	// PasswordStore keeps password accounts (password.go); nil: none.
+	PasswordStore agent.PasswordStore
+	// Groups keeps the groups (group.go); nil: the group routes are
+	// unavailable.
+	Groups agent.GroupStore
+	// Responses keeps the OpenAI Responses API's stored responses; nil:
+	// store=true is refused (internal/openai).
+	Responses openai.ResponseStore
+	// A2AKV keeps the A2A tasks' push configs (internal/a2a); nil: in
+	// memory.
+	A2AKV a2a.KV
+	// Peers lists the other instances' MCP sessions (PostgreSQL); nil:
+	// this instance alone (internal/mcpserve).
+	Peers mcpserve.Peers
+	// Cursors turns instants into cursors (?after= a time); nil: after
+	// must be a seq.
+	Cursors CursorIndex
 	// Metrics serves GET /metrics (behind the API keys like every route);
 	// nil: 404.
 	Metrics http.Handler
@@ -177,8 +212,7 @@ type Config struct {
 	// SecretKey (AGENTIK_SECRET_KEY) derives their signing key.
 	PushAllow a2a.PushAllow
 	SecretKey string
-	// Accounts manages users and their keys; nil: over the Store, when it
-	// implements agent.UserStore (then per-user keys sign in).
+	// Accounts manages users and their keys; nil: over Users.
 	Accounts *agent.Accounts
 	// Signup is AGENTIK_SIGNUP (agent.SignupClosed when ""): who may make
 	// a password account (password.go). Passwords hashes passwords; nil:
@@ -302,10 +336,7 @@ func New(cfg Config) *Server {
 	}
 	s.closing = s.streams.Closing()
 	s.revocations = cfg.Revocations
-	if s.revocations == nil {
-		s.revocations, _ = cfg.Store.(Revocations)
-	}
-	responses, _ := cfg.Store.(openai.ResponseStore)
+	responses := cfg.Responses
 	s.openai = openai.New(openai.Config{Runner: cfg.Runner, Conversations: cfg.Conversations, Agents: cfg.Agents, Broker: cfg.Broker, ModelName: cfg.ModelName,
 		Streams: s.streams, Heartbeat: cfg.Heartbeat, Clock: cfg.Clock, Logger: cfg.Logger, Responses: responses, Files: cfg.Files})
 	s.aisdk = aisdk.New(aisdk.Config{Runner: cfg.Runner, Conversations: cfg.Conversations, Broker: cfg.Broker, Streams: s.streams, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger})

@@ -84,7 +84,8 @@ func TestSignOutOutlivesRestart(t *testing.T) {
 	}
 	c := resp.Cookies()[0]
 	// A second server over the same database knows nothing in memory.
-	restarted := httptest.NewServer(server.New(server.Config{Runner: ts.Runner, Conversations: ts.Convs, Agents: ts.Agents, Memory: ts.Memory, Broker: ts.Broker, Store: ts.Store, APIKeys: []string{"k-secret"}}))
+	restarted := httptest.NewServer(server.New(server.Config{Runner: ts.Runner, Conversations: ts.Convs, Agents: ts.Agents, Memory: ts.Memory, Broker: ts.Broker, Store: ts.Store,
+		Revocations: ts.Store, Users: ts.Store, APIKeys: []string{"k-secret"}}))
 	defer restarted.Close()
 	api := func(url string) int {
 		t.Helper()

@@ -70,8 +70,9 @@ func instant(v string) (time.Time, bool) {
 	return t, err == nil
 }
 
-// cursorIndex turns instants into cursors (the store implements it).
-type cursorIndex interface {
+// CursorIndex turns instants into cursors (Config.Cursors: the
+// database's).
+type CursorIndex interface {
 	CursorAt(ctx context.Context, t time.Time) (int64, error)
 	MessageCursorAt(ctx context.Context, conversationID string, t time.Time) (int64, error)
 }
@@ -79,8 +80,8 @@ type cursorIndex interface {
 // cursorAt is the cursor just before the first event (with a
 // conversationID: message) at or after t.
 func (s *Server) cursorAt(ctx context.Context, t time.Time, conversationID string) (int64, error) {
-	ix, ok := s.store.(cursorIndex)
-	if !ok {
+	ix := s.cfg.Cursors
+	if ix == nil {
 		return 0, agent.Errorf(agent.CodeBadRequest, "after must be a seq here: this store cannot look up times")
 	}
 	if conversationID != "" {

@@ -83,3 +83,54 @@ func TestRefusedSendChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateWithFirstMessage: create_conversation with content makes the
+// conversation and starts its turn in one append (the UI's first send):
+// the reply is the Conversation with "send", whose seq a subscription
+// replays the turn from; refused (no model, bad content, a temp chat),
+// it is that error and no conversation is left, so no client deletes one.
+func TestCreateWithFirstMessage(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	ws := dialWS(t, ts)
+	defer ws.close()
+	var got struct {
+		ID           string        `json:"id"`
+		SystemPrompt string        `json:"system_prompt"`
+		Params       *agent.Params `json:"params"`
+		Send         struct {
+			MessageID string `json:"message_id"`
+			Seq       int64  `json:"seq"`
+		} `json:"send"`
+	}
+	ws.ok("create_conversation", map[string]any{"title": "First", "system_prompt": "Be brief.", "params": map[string]any{"temperature": 0.5}, "content": text("hello there"), "client_id": "k1"}, &got)
+	if got.ID == "" || got.Send.MessageID == "" || got.Send.Seq == 0 || got.SystemPrompt != "Be brief." || got.Params == nil || got.Params.Temperature == nil {
+		t.Fatalf("create with a first message answered %+v", got)
+	}
+	sub := ws.subscribe(map[string]any{"stream": "conversation", "conversation_id": got.ID, "after": got.Send.Seq - 1})
+	evs := ws.collect(sub.Sub, func(e agent.AllEvent) bool { return e.Event != nil && e.Event.Type == agent.EventEnd })
+	first := decodeEvent(t, evs[0]).Event
+	if first == nil || first.Type != agent.EventMessage || first.Message == nil || first.Message.ID != got.Send.MessageID || first.Message.ClientID != "k1" {
+		t.Errorf("the replay starts with %s, want the first message %s with its client_id", evs[0], got.Send.MessageID)
+	}
+	h := ts.history(t, got.ID)
+	if len(h) != 2 || agent.MessageText(h[1]) != "You said: hello there" {
+		t.Errorf("history %+v, want the message and its answer", h)
+	}
+
+	for _, tc := range []struct {
+		name   string
+		fields map[string]any
+		code   string
+	}{
+		{"an unknown model", map[string]any{"model": "nope/none", "content": text("hi")}, agent.CodeBadRequest},
+		{"empty text", map[string]any{"content": []map[string]any{{"type": "text", "body": ""}}}, agent.CodeBadRequest},
+		{"a temp chat", map[string]any{"temp": true, "content": text("hi")}, agent.CodeBadRequest},
+		{"a client_id without content", map[string]any{"client_id": "k2"}, agent.CodeBadRequest},
+	} {
+		ws.fail("create_conversation", tc.fields, tc.code)
+		if n := ts.total(t); n != 1 {
+			t.Fatalf("%s: %d conversations listed, want the first one only", tc.name, n)
+		}
+	}
+}

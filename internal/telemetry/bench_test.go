@@ -43,11 +43,11 @@ func BenchmarkTurn(b *testing.B) {
 				env["OTEL_EXPORTER_OTLP_ENDPOINT"] = col.URL
 			}
 			var tl fakeTools
-			hooks := app.Hooks{Tools: tl}
+			hooks := app.Hooks{Tools: tl, ToolLister: tl}
 			if !observed {
 				hooks.Configure = func(acfg *agent.Config, _ *server.Config) {
 					acfg.Model = acfg.Catalog.(agent.Model) // the model Wire decorates
-					acfg.Tools, acfg.TurnContext = tl, nil
+					acfg.Tools, acfg.ContentTools, acfg.TurnContext = tl, nil, nil
 				}
 			}
 			settings := app.Settings{Addr: "127.0.0.1:0", DB: "sqlite:" + filepath.Join(b.TempDir(), "a.db"), Titles: agent.TitlesFirstLine, LogLevel: slog.LevelWarn}

@@ -69,7 +69,7 @@ func newRig(t *testing.T, env map[string]string, opts ...func(*agent.Config)) *r
 	maps.Copy(vars, env)
 	settings := app.Settings{Addr: "127.0.0.1:0", DB: "sqlite:" + filepath.Join(t.TempDir(), "agentik.db"), Titles: agent.TitlesFirstLine, LogLevel: slog.LevelWarn}
 	w, err := app.Wire(context.Background(), settings, func(k string) string { return vars[k] }, io.Discard, app.Hooks{
-		Tools: fakeTools{},
+		Tools: fakeTools{}, ToolLister: fakeTools{},
 		Configure: func(acfg *agent.Config, _ *server.Config) {
 			for _, o := range opts {
 				o(acfg)

@@ -180,37 +180,49 @@ func errorCode(err error) string {
 }
 
 // Tools decorates tl: calls by tool server and outcome, duration; an
-// "execute_tool <name>" span per call. servers maps a tool's name to its
-// server (tool.Manager.Servers); may be nil.
-func (t *Telemetry) Tools(tl agent.Tools, servers func() []agent.ToolServer) agent.Tools {
-	return &tools{t: t, next: tl, servers: servers}
+// "execute_tool <name>" span per call. content is tl's calls with their
+// images (agent.Config.ContentTools; nil: tl's text only): the decorator
+// passes them on, so it is the runner's ContentTools as well as its Tools.
+// servers maps a tool's name to its server (tool.Manager.Servers); may be
+// nil.
+func (t *Telemetry) Tools(tl agent.Tools, content agent.ContentTools, servers func() []agent.ToolServer) *ObservedTools {
+	return &ObservedTools{t: t, next: tl, content: content, servers: servers}
 }
 
-type tools struct {
+// ObservedTools is the Tools decorator (Telemetry.Tools): an agent.Tools
+// and an agent.ContentTools.
+type ObservedTools struct {
 	t       *Telemetry
 	next    agent.Tools
+	content agent.ContentTools // nil: next's text only
 	servers func() []agent.ToolServer
 }
 
-func (tl *tools) Specs(ctx context.Context) []agent.ToolSpec { return tl.next.Specs(ctx) }
+var (
+	_ agent.Tools        = (*ObservedTools)(nil)
+	_ agent.ContentTools = (*ObservedTools)(nil)
+)
+
+// Specs lists the decorated tools.
+func (tl *ObservedTools) Specs(ctx context.Context) []agent.ToolSpec { return tl.next.Specs(ctx) }
 
 // Servers lists the tool servers, as the decorated Tools would (the
 // agents service is given them by app.Wire, agent.AgentsConfig.Servers).
-func (tl *tools) Servers() []agent.ToolServer {
+func (tl *ObservedTools) Servers() []agent.ToolServer {
 	if tl.servers == nil {
 		return nil
 	}
 	return tl.servers()
 }
 
-func (tl *tools) Call(ctx context.Context, name, arguments string) (string, error) {
+func (tl *ObservedTools) Call(ctx context.Context, name, arguments string) (string, error) {
 	out, err := tl.CallContent(ctx, name, arguments)
 	return out.Text, err
 }
 
 // CallContent implements agent.ContentTools: the images of a result pass
-// through when the decorated Tools has them.
-func (tl *tools) CallContent(ctx context.Context, name, arguments string) (agent.ToolOutput, error) {
+// through when the decorator was given the tools' ContentTools.
+func (tl *ObservedTools) CallContent(ctx context.Context, name, arguments string) (agent.ToolOutput, error) {
 	t := tl.t
 	server := tl.server(name)
 	attrs := []attribute.KeyValue{attribute.String(attrOperation, "execute_tool"), attribute.String(attrToolName, name),
@@ -223,8 +235,8 @@ func (tl *tools) CallContent(ctx context.Context, name, arguments string) (agent
 	start := t.now()
 	var res agent.ToolOutput
 	var err error
-	if ct, ok := tl.next.(agent.ContentTools); ok {
-		res, err = ct.CallContent(ctx, name, arguments)
+	if tl.content != nil {
+		res, err = tl.content.CallContent(ctx, name, arguments)
 	} else {
 		res.Text, err = tl.next.Call(ctx, name, arguments)
 	}
@@ -244,7 +256,7 @@ func (tl *tools) CallContent(ctx context.Context, name, arguments string) (agent
 // server finds the tool server offering name; "unknown" for a name no
 // server lists (a model may call tools that do not exist), so the label
 // stays bounded.
-func (tl *tools) server(name string) string {
+func (tl *ObservedTools) server(name string) string {
 	if tl.servers != nil {
 		for _, s := range tl.servers() {
 			for _, n := range s.Tools {
