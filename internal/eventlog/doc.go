@@ -20,9 +20,9 @@
 // writer and the replays run on (sqlitedrv, opened by sqlitew.go). The
 // writer commits text deltas to the delta log (CommitDeltas,
 // deltacommit.go) when the store's Hooks.Side says they need no
-// transaction. Prune (prune.go) deletes the log's oldest prefix. The
-// replay reads by run index, redaction and the mode switch are still in
-// internal/store. The store names the tables
+// transaction. Prune (prune.go) deletes the log's oldest prefix, and
+// ReadByIndex (indexread.go) reads a key's events by its run index.
+// Redaction and the mode switch are still in internal/store. The store names the tables
 // and keys; nothing here knows a noun of the store's.
 // The delta log, the run indexes and the driver exist only in the
 // store's fast mode (docs/store.md).
