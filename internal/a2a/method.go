@@ -15,7 +15,7 @@ import (
 // watch follows one task in the log: a conversation subscription from
 // the task's first event, folded into a taskView.
 type watch struct {
-	sub *broker.Sub
+	sub *relay.Sub
 	v   *taskView
 }
 
@@ -53,7 +53,7 @@ func (h *Handler) openFrom(ctx context.Context, id string, startOnly bool) (*wat
 	if err != nil {
 		return nil, c, err
 	}
-	sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: convID}, seq-1, "")
+	sub, err := relay.Conversation(ctx, h.cfg.Broker, convID, seq-1)
 	var re *broker.ResyncError
 	if errors.As(err, &re) {
 		return nil, c, errNoTask(id) // pruned, or a seq beyond the log
@@ -62,43 +62,67 @@ func (h *Handler) openFrom(ctx context.Context, id string, startOnly bool) (*wat
 		return nil, c, err
 	}
 	w := &watch{sub: sub, v: newTaskView(convID, seq)}
-	first := true
-	for {
-		it, err := sub.Next(ctx)
+	p := &taskFold{w: w, seq: seq, startOnly: startOnly, first: true}
+	err = relay.Follow{UntilCaughtUp: true}.Run(ctx, sub, p)
+	switch {
+	case errors.Is(err, relay.ErrLeft):
+		err = ctx.Err()
+	case err == nil && (p.first || p.bad):
+		err = errNoTask(id)
+	}
+	if err != nil {
+		sub.Close()
+		return nil, c, err
+	}
+	return w, c, nil
+}
+
+// taskFold is the projection that folds a task's events into its view:
+// from its first event (which must start the task at seq: else bad), to
+// its end, or to the first event alone (startOnly). until, when set, ends
+// it once the task's state meets it; send, when set, makes the frames of
+// the updates.
+type taskFold struct {
+	w         *watch
+	seq       int64
+	startOnly bool
+	first     bool // no event yet: set at start
+	bad       bool
+	until     func(state string) bool
+	send      func(StreamResponse) relay.Frame
+}
+
+func (p *taskFold) Event(e *agent.Encoded) ([]relay.Frame, bool) {
+	if p.first {
+		ev, err := relay.Decode(e)
 		if err != nil {
-			sub.Close()
-			return nil, c, err
+			return nil, false
 		}
-		if it.CaughtUp {
-			if first {
-				sub.Close()
-				return nil, c, errNoTask(id)
-			}
-			return w, c, nil
+		p.first = false
+		if e.Seq != p.seq || !p.w.v.start(ev) {
+			p.bad = true
+			return nil, true
 		}
-		if !first && ignored(it.Event) {
-			continue
-		}
-		ev, err := relay.Decode(it.Event)
-		if err != nil {
-			continue
-		}
-		if first {
-			if it.Event.Seq != seq || !w.v.start(ev) {
-				sub.Close()
-				return nil, c, errNoTask(id)
-			}
-			if startOnly {
-				return w, c, nil
-			}
-			first = false
-			continue
-		}
-		w.fold(ev)
-		if terminal(w.v.state) {
-			return w, c, nil
+		return nil, p.startOnly
+	}
+	if ignored(e) {
+		return nil, false
+	}
+	ev, err := relay.Decode(e)
+	if err != nil {
+		return nil, false
+	}
+	ups := p.w.fold(ev)
+	var fs []relay.Frame
+	if p.send != nil {
+		for _, u := range ups {
+			fs = append(fs, p.send(u))
 		}
 	}
+	if p.until != nil {
+		return fs, p.until(p.w.v.state)
+	}
+	return fs, terminal(p.w.v.state)
 }
 
 // fold takes one event; a deleted conversation fails the task.
@@ -113,24 +137,10 @@ func (w *watch) fold(ev agent.AllEvent) []StreamResponse {
 	return w.v.on(ev)
 }
 
-// next waits for the task's next event and returns its updates.
-func (w *watch) next(ctx context.Context) ([]StreamResponse, error) {
-	for {
-		it, err := w.sub.Next(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if it.CaughtUp || ignored(it.Event) {
-			continue
-		}
-		ev, err := relay.Decode(it.Event)
-		if err != nil {
-			continue
-		}
-		if ups := w.fold(ev); len(ups) > 0 {
-			return ups, nil
-		}
-	}
+// follow folds the task's later events until its state meets until,
+// writing the frames of its updates (send: nil for none) to fo's Sink.
+func (w *watch) follow(ctx context.Context, fo relay.Follow, until func(string) bool, send func(StreamResponse) relay.Frame) error {
+	return fo.Run(ctx, w.sub, &taskFold{w: w, until: until, send: send})
 }
 
 // ignored reports whether a task's view takes nothing from e: a
@@ -296,8 +306,11 @@ func (h *Handler) send(ctx context.Context, a Agent, p sendParams) (Task, error)
 	}
 	defer w.close()
 	blocking := p.Configuration == nil || !p.Configuration.ReturnImmediately
-	for blocking && !settled(w.v.state) {
-		if _, err := w.next(ctx); err != nil {
+	if blocking && !settled(w.v.state) {
+		if err := w.follow(ctx, relay.Follow{}, settled, nil); err != nil {
+			if errors.Is(err, relay.ErrLeft) {
+				err = ctx.Err()
+			}
 			return Task{}, err
 		}
 	}

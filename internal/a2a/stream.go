@@ -1,10 +1,10 @@
 package a2a
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 
+	"github.com/agentik/agentik/internal/relay"
 	"github.com/agentik/agentik/internal/sse"
 )
 
@@ -43,8 +43,8 @@ type stream struct {
 	b binding
 }
 
-// send writes one event.
-func (s *stream) send(ev StreamResponse) error {
+// frame is one event's frame.
+func (s *stream) frame(ev StreamResponse) relay.Frame {
 	var v any = ev
 	if s.b.v03 {
 		v = v03Event(ev)
@@ -52,27 +52,26 @@ func (s *stream) send(ev StreamResponse) error {
 	if !s.b.rest {
 		v = response{JSONRPC: "2.0", ID: s.b.id, Result: v}
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	s.w.Data(b)
+	b, _ := json.Marshal(v) // a stream response always marshals
+	return relay.Data(b)
+}
+
+// send writes one event.
+func (s *stream) send(ev StreamResponse) error {
+	s.w.Data(s.frame(ev).Data)
 	return s.w.Flush()
 }
 
-// fail writes the error that ends the stream: a JSON-RPC error response,
-// or REST's error event (event: error, data: {"error": {…}}).
-func (s *stream) fail(e *rpcError) {
-	var b []byte
+// failFrame is the frame of the error that ends the stream: a JSON-RPC
+// error response, or REST's error event (event: error, data: {"error": {…}}).
+func (s *stream) failFrame(e *rpcError) relay.Frame {
 	if s.b.rest {
 		_, body := restBody(e)
-		b, _ = json.Marshal(body)
-		s.w.Event("", "error", b)
-	} else {
-		b, _ = json.Marshal(response{JSONRPC: "2.0", ID: s.b.id, Error: e})
-		s.w.Data(b)
+		b, _ := json.Marshal(body)
+		return relay.Frame{Event: "error", Data: b}
 	}
-	_ = s.w.Flush()
+	b, _ := json.Marshal(response{JSONRPC: "2.0", ID: s.b.id, Error: e})
+	return relay.Data(b)
 }
 
 // serve streams task w: its snapshot first, then every later update,
@@ -88,40 +87,17 @@ func (h *Handler) serve(rw http.ResponseWriter, r *http.Request, b binding, w *w
 	if len(b.id) == 0 {
 		b.id = json.RawMessage("null")
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	watched := make(chan struct{})
-	go func() { // the shutdown watch
-		defer close(watched)
-		select {
-		case <-h.cfg.Streams.Closing():
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	defer func() { cancel(); <-watched }()
 	s := &stream{h: h, w: sse.Start(rw), b: b}
-	defer s.w.KeepAlive(h.cfg.Heartbeat, "keepalive")()
 	t := w.v.task(history)
 	if s.send(StreamResponse{Task: &t}) != nil || until(w.v.state) {
 		return
 	}
-	for {
-		ups, err := w.next(ctx)
-		if err != nil {
-			if ctx.Err() == nil { // the subscription failed: say so, the client resubscribes
-				s.fail(rpcErr(codeInternal, "the server stopped following task %s (overloaded or shutting down): subscribe to it again to resume", w.v.id))
-			}
-			return
-		}
-		for _, u := range ups {
-			if s.send(u) != nil {
-				return
-			}
-		}
-		if until(w.v.state) {
-			return
-		}
-	}
+	// It ends when the task settles, the client leaves or the server shuts down.
+	_ = w.follow(r.Context(), relay.Follow{Sink: relay.SSE(s.w), Heartbeat: h.cfg.Heartbeat, Closing: h.cfg.Streams.Closing(),
+		Cut: func(error) []relay.Frame {
+			// The subscription failed: say so, the client resubscribes.
+			return []relay.Frame{s.failFrame(rpcErr(codeInternal, "the server stopped following task %s (overloaded or shutting down): subscribe to it again to resume", w.v.id))}
+		}}, until, s.frame)
 }
 
 // sendStreaming sends the message and streams its task until it settles.

@@ -137,7 +137,7 @@ func (h *Handler) replay(w http.ResponseWriter, r *http.Request, rn run, seq int
 		h.fail(w, r, rn, err)
 		return
 	}
-	sub, err := h.cfg.Broker.Subscribe(r.Context(), broker.Stream{Kind: broker.StreamConversation, ConversationID: rn.threadID}, seq-1, "")
+	sub, err := relay.Conversation(r.Context(), h.cfg.Broker, rn.threadID, seq-1)
 	if err != nil {
 		h.fail(w, r, rn, err)
 		return
@@ -230,7 +230,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, rn run) {
 		h.fail(w, r, rn, err)
 		return
 	}
-	sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	sub, err := relay.Conversation(ctx, h.cfg.Broker, c.ID, -1)
 	if err != nil {
 		h.fail(w, r, rn, err)
 		return
@@ -287,18 +287,19 @@ func (h *Handler) write(w http.ResponseWriter, r *http.Request, write func(*sse.
 // key) finishes, errs or parks, the client leaves, or the server shuts
 // down. A client that leaves mid-run (abortRun) stops the turn after the
 // stop grace, unless a run without input reads it again by then.
-func (h *Handler) follow(w http.ResponseWriter, r *http.Request, turnSeq int64, key string, sub *broker.Sub, snap []message, p *projection) {
+func (h *Handler) follow(w http.ResponseWriter, r *http.Request, turnSeq int64, key string, sub *relay.Sub, snap []message, p *projection) {
 	defer sub.Close()
 	h.write(w, r, func(sw *sse.Writer) {
 		writeEvents(sw, p.started(), event{Type: messagesSnapshot, Messages: &snap})
 		behind := relay.Frames([]event{{Type: runError, Code: agent.CodeUnavailable, Message: "the stream fell behind the run; run again without new input to replay it"}})
 		reading := h.stops.Reading(p.threadID)
-		left := relay.Stream{Sub: sub, Writer: sw, Heartbeat: h.cfg.Heartbeat, Closing: h.cfg.Streams.Closing(), Behind: behind[0],
+		err := relay.Follow{Sink: relay.SSE(sw), Heartbeat: h.cfg.Heartbeat, Closing: h.cfg.Streams.Closing(),
+			Cut: func(error) []relay.Frame { return behind },
 			Waiting: func(ctx context.Context) ([]string, error) {
 				c, err := h.cfg.Conversations.Get(ctx, p.threadID)
 				return c.Waiting, err
-			}}.Run(r.Context(), frames{p})
-		if left { // before reading ends: a Take waiting for the stream's end finds the leave
+			}}.Run(r.Context(), sub, frames{p})
+		if errors.Is(err, relay.ErrLeft) && !p.done { // before reading ends: a Take waiting for the stream's end finds the leave
 			h.stops.Left(r.Context(), p.threadID, turnSeq, key)
 		}
 		reading()
@@ -308,15 +309,23 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, turnSeq int64, 
 // frames is the projection as the relay feeds it.
 type frames struct{ p *projection }
 
-func (f frames) Event(ev *agent.Event) [][]byte   { return relay.Frames(f.p.on(ev)) }
-func (f frames) Asking() bool                     { return len(f.p.asked) > 0 }
-func (f frames) Parked(waiting []string) [][]byte { return relay.Frames(f.p.parked(waiting)) }
-func (f frames) Done() bool                       { return f.p.done }
+func (f frames) Event(e *agent.Encoded) ([]relay.Frame, bool) {
+	ev, ok := relay.Event(e)
+	if !ok {
+		return nil, false
+	}
+	return relay.Frames(f.p.on(ev)), f.p.done
+}
+func (f frames) Asking() bool { return len(f.p.asked) > 0 }
+func (f frames) Parked(waiting []string) ([]relay.Frame, bool) {
+	fs := relay.Frames(f.p.parked(waiting))
+	return fs, fs != nil
+}
 
 // writeEvents queues events as data frames.
 func writeEvents(sw *sse.Writer, evs ...event) {
-	for _, b := range relay.Frames(evs) {
-		sw.Data(b)
+	for _, f := range relay.Frames(evs) {
+		sw.Data(f.Data)
 	}
 }
 

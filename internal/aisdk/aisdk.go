@@ -158,7 +158,7 @@ func (h *Handler) handleChat(w http.ResponseWriter, r *http.Request) {
 // replay streams the turn whose first event has seq (started by the
 // message whose client id is key) from its start.
 func (h *Handler) replay(w http.ResponseWriter, r *http.Request, id string, seq int64, key string) {
-	sub, err := h.cfg.Broker.Subscribe(r.Context(), broker.Stream{Kind: broker.StreamConversation, ConversationID: id}, seq-1, "")
+	sub, err := relay.Conversation(r.Context(), h.cfg.Broker, id, seq-1)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -206,7 +206,7 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request, req chatReques
 		return
 	}
 	// Live from now: what follows the decisions is what the client lacks.
-	sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	sub, err := relay.Conversation(ctx, h.cfg.Broker, c.ID, -1)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -262,7 +262,7 @@ func (h *Handler) handleStream(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	sub, err := h.cfg.Broker.Subscribe(r.Context(), broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, lt.Seq-1, "")
+	sub, err := relay.Conversation(r.Context(), h.cfg.Broker, c.ID, lt.Seq-1)
 	var re *broker.ResyncError
 	if errors.As(err, &re) {
 		// Its events are pruned (AGENTIK_EVENT_TTL): its end alone.
@@ -301,7 +301,7 @@ func (h *Handler) finished(w http.ResponseWriter, r *http.Request, p *projection
 // or the server shuts down. A client that leaves mid-turn stops it after
 // the stop grace (useChat's Stop is the request's abort), unless a
 // stream of it is read again by then (GET …/stream: a reload).
-func (h *Handler) follow(w http.ResponseWriter, r *http.Request, id string, turnSeq int64, key string, sub *broker.Sub, p *projection) {
+func (h *Handler) follow(w http.ResponseWriter, r *http.Request, id string, turnSeq int64, key string, sub *relay.Sub, p *projection) {
 	defer sub.Close()
 	if !h.cfg.Streams.Hold() {
 		h.fail(w, r, agent.Errorf(agent.CodeUnavailable, "the server is shutting down; reconnect in a moment"))
@@ -313,12 +313,14 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, id string, turn
 	writeChunks(sw, p.start())
 	behind := relay.Frames([]chunk{{Type: "error", ErrorText: "the stream fell behind the answer; resume it (GET " + Prefix + "chat/" + id + "/stream)"}})
 	reading := h.stops.Reading(id) // a reload's resume keeps the turn going
-	left := relay.Stream{Sub: sub, Writer: sw, Heartbeat: h.cfg.Heartbeat, Closing: h.cfg.Streams.Closing(), Behind: behind[0], Last: []byte("[DONE]"),
+	err := relay.Follow{Sink: relay.SSE(sw), Heartbeat: h.cfg.Heartbeat, Closing: h.cfg.Streams.Closing(),
+		Cut:  func(error) []relay.Frame { return behind },
+		Last: []relay.Frame{relay.Data([]byte("[DONE]"))},
 		Waiting: func(ctx context.Context) ([]string, error) {
 			c, err := h.cfg.Conversations.Get(ctx, id)
 			return c.Waiting, err
-		}}.Run(r.Context(), frames{p})
-	if left { // before reading ends: a Take waiting for the stream's end finds the leave
+		}}.Run(r.Context(), sub, frames{p})
+	if errors.Is(err, relay.ErrLeft) && !p.done { // before reading ends: a Take waiting for the stream's end finds the leave
 		h.stops.Left(r.Context(), id, turnSeq, key)
 	}
 	reading()
@@ -327,15 +329,23 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, id string, turn
 // frames is the projection as the relay feeds it.
 type frames struct{ p *projection }
 
-func (f frames) Event(ev *agent.Event) [][]byte   { return relay.Frames(f.p.on(ev)) }
-func (f frames) Asking() bool                     { return len(f.p.asked) > 0 }
-func (f frames) Parked(waiting []string) [][]byte { return relay.Frames(f.p.parked(waiting)) }
-func (f frames) Done() bool                       { return f.p.done }
+func (f frames) Event(e *agent.Encoded) ([]relay.Frame, bool) {
+	ev, ok := relay.Event(e)
+	if !ok {
+		return nil, false
+	}
+	return relay.Frames(f.p.on(ev)), f.p.done
+}
+func (f frames) Asking() bool { return len(f.p.asked) > 0 }
+func (f frames) Parked(waiting []string) ([]relay.Frame, bool) {
+	fs := relay.Frames(f.p.parked(waiting))
+	return fs, fs != nil
+}
 
 // writeChunks queues chunks as data frames.
 func writeChunks(sw *sse.Writer, cs ...chunk) {
-	for _, b := range relay.Frames(cs) {
-		sw.Data(b)
+	for _, f := range relay.Frames(cs) {
+		sw.Data(f.Data)
 	}
 }
 

@@ -114,7 +114,7 @@ func (h *Handler) newCall(ctx context.Context, req mcp.CallToolRequest, convID s
 // call interrupts the turn (cancel.go).
 func (h *Handler) call(ctx context.Context, t *turnCall, answerID string) (*mcp.CallToolResult, error) {
 	t.answerID = answerID
-	sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: t.convID}, t.turnSeq-1, "")
+	sub, err := relay.Conversation(ctx, h.cfg.Broker, t.convID, t.turnSeq-1)
 	var re *broker.ResyncError
 	if errors.As(err, &re) {
 		return mcp.NewToolResultErrorf("the turn's events are no longer retained (%s); read the conversation %s", re.Reason, t.convID), nil
@@ -127,7 +127,7 @@ func (h *Handler) call(ctx context.Context, t *turnCall, answerID string) (*mcp.
 		session = s.SessionID()
 	}
 	end := h.calls.add(ctx, callKeys(agent.PrincipalFrom(ctx).UserID, session, t.rpcID), t.convID)
-	err = t.follow(sub)
+	err = t.follow(sub, relay.Follow{})
 	end(errors.Is(err, errGone))
 	if err != nil {
 		return nil, err
@@ -161,9 +161,9 @@ type turnCall struct {
 	// seq is the event being read; a resumed call sent the progress of
 	// the events up to sent already.
 	seq, sent int64
-	// out writes a progress notification's params on a resumed call's
-	// stream; nil: the session's (mcp-go).
-	out func(params map[string]any)
+	// out makes the frame of a progress notification's params on a
+	// resumed call's stream; nil: the session's (mcp-go).
+	out func(params map[string]any) relay.Frame
 	// primed: a progress notification, and so a resume token, went out.
 	primed atomic.Bool
 	// modern: a 2026-07-28 request (no server-initiated requests); mrtr:
@@ -171,6 +171,8 @@ type turnCall struct {
 	// input_required result (input.go).
 	modern, mrtr bool
 	live         bool                 // the replay is over: events are live
+	draining     bool                 // a request for input came live: read what is there, then ask (Parked)
+	frames       []relay.Frame        // the progress frames of the event being read (a resumed call's)
 	waits        map[string]inputWait // what waits for a person, by inbox item id
 	skip         map[string]bool      // items the client cancelled: left to other surfaces
 	inputNeeded  bool                 // follow returned to ask for input
@@ -199,7 +201,7 @@ type turnCall struct {
 // context ends while its HTTP request's does not) interrupts the turn and
 // follows it to its end; a client that left ends the call, not the turn
 // (on 2026-07-28, where nothing resumes, it is a cancellation too).
-func (t *turnCall) follow(sub *broker.Sub) error {
+func (t *turnCall) follow(sub *relay.Sub, fo relay.Follow) error {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.ctx))
 	defer cancel()
 	httpCtx, _ := t.ctx.Value(requestKey{}).(context.Context)
@@ -242,129 +244,147 @@ func (t *turnCall) follow(sub *broker.Sub) error {
 		}
 	}()
 	defer func() { close(stop); <-watched }()
-	// draining: a request for input came live; the events already there
-	// (the other requests of its round) are read, then the call returns
-	// input_required.
-	draining := false
 	next := ctx
 	if t.after > 0 {
 		var stop context.CancelFunc
 		next, stop = context.WithTimeout(ctx, t.after)
 		defer stop()
 	}
-	for {
-		var it broker.Item
-		var err error
-		if draining {
-			var ok bool
-			if it, ok, err = sub.TryNext(ctx); err == nil && !ok {
-				if t.askable() {
-					t.inputNeeded = true
-					return nil
-				}
-				draining = false
-				continue
-			}
-		} else {
-			it, err = sub.Next(next)
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return errGone
-			}
-			if next.Err() != nil {
-				return errLong
-			}
-			return err
-		}
-		if it.CaughtUp {
-			if t.snapshot {
-				return nil
-			}
-			t.live = true
-			draining = t.askable()
-			continue
-		}
-		t.seq = it.Event.Seq
-		if t.firstSeq == 0 {
-			t.firstSeq = it.Event.Seq
-			if first, err := relay.Decode(it.Event); err == nil {
-				t.created, t.updated = first.Date, first.Date
-				t.firstUser = first.Event != nil && first.Event.Type == agent.EventMessage && first.Event.Message != nil && first.Event.Message.Type == agent.MessageUser
-			}
-		}
-		// A message event matters for the answer's id only: read by a
-		// scan, since the turn's answer holds its whole text.
-		if typ, id, ok := relay.Message(it.Event); ok {
-			if typ == agent.MessageAssistant {
-				t.answerID = id
-			}
-			continue
-		}
-		all, err := relay.Decode(it.Event)
-		if err != nil {
-			continue
-		}
-		t.updated = all.Date
-		if all.Agent != nil && all.Agent.Type == agent.AgentDeleted {
-			t.errMsg = "the conversation was deleted"
-			t.ended = true
-			return nil
-		}
-		ev := all.Event
-		if ev == nil {
-			continue
-		}
-		switch ev.Type {
-		case agent.EventStartReasoning:
-			t.reasoning = true
-		case agent.EventStartResponse:
-			t.reasoning = false
-		case agent.EventAppendText:
-			if !t.reasoning && ev.Text != "" {
-				s := ev.Text
-				if t.toolsRan && t.text.Len() > 0 {
-					s = "\n\n" + s
-				}
-				t.toolsRan = false
-				t.text.WriteString(s)
-				t.notify(s)
-			}
-		case agent.EventToolResult:
-			t.toolsRan = true
-		case agent.EventMessage:
-			if ev.Message != nil && ev.Message.Type == agent.MessageAssistant {
-				t.answerID = ev.Message.ID
-			}
-		case agent.EventApprovalRequest:
-			switch {
-			case t.mrtr:
-				t.want(agent.InboxID(agent.InboxApproval, t.convID, ev.CallID), approvalParams(ev))
-				draining = draining || t.live
-			case !t.modern:
-				t.elicit(ev)
-			}
-		case agent.EventApproval:
-			delete(t.waits, agent.InboxID(agent.InboxApproval, t.convID, ev.CallID))
-		case agent.EventElicitationRequest:
-			if t.mrtr {
-				t.want(agent.InboxID(agent.InboxElicitation, t.convID, ev.RequestID), elicitParams(ev))
-				draining = draining || t.live
-			}
-		case agent.EventElicitation:
-			delete(t.waits, agent.InboxID(agent.InboxElicitation, t.convID, ev.RequestID))
-		case agent.EventError:
-			t.errMsg = ev.Error
-			if ev.Code != "" {
-				t.errMsg = ev.Code + ": " + ev.Error
-			}
-		case agent.EventInterrupted:
-			t.interrupted = true
-		case agent.EventEnd:
-			t.ended = true
-			return nil
+	fo.UntilCaughtUp = t.snapshot
+	t.draining = false
+	err := fo.Run(next, sub, t)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return errGone
+	case next.Err() != nil:
+		return errLong
+	case errors.Is(err, relay.ErrLeft): // a resumed call's stream broke
+		return errGone
+	}
+	return err
+}
+
+// CaughtUp: the stored events are read; what follows is live. A call
+// that waits for the client's input asks for it once the events already
+// there are read.
+func (t *turnCall) CaughtUp() {
+	if t.snapshot {
+		return
+	}
+	t.live = true
+	t.draining = t.askable()
+}
+
+// Asking reports whether a request for input came live: the events
+// already there (the other requests of its round) are read, then the
+// call returns input_required (Parked).
+func (t *turnCall) Asking() bool { return t.draining }
+
+// Parked ends the follow, to ask for input, if the call still waits for
+// what the client can give.
+func (t *turnCall) Parked([]string) ([]relay.Frame, bool) {
+	if t.askable() {
+		t.inputNeeded = true
+		return nil, true
+	}
+	t.draining = false
+	return nil, false
+}
+
+// Event reads one event of the turn: the progress notifications it makes
+// (frames on a resumed call's stream, else sent through mcp-go), and
+// whether the turn ended.
+func (t *turnCall) Event(e *agent.Encoded) ([]relay.Frame, bool) {
+	done := t.event(e)
+	fs := t.frames
+	t.frames = nil
+	return fs, done
+}
+
+// event reads one event; true at the turn's end.
+func (t *turnCall) event(e *agent.Encoded) bool {
+	t.seq = e.Seq
+	if t.firstSeq == 0 {
+		t.firstSeq = e.Seq
+		if first, err := relay.Decode(e); err == nil {
+			t.created, t.updated = first.Date, first.Date
+			t.firstUser = first.Event != nil && first.Event.Type == agent.EventMessage && first.Event.Message != nil && first.Event.Message.Type == agent.MessageUser
 		}
 	}
+	// A message event matters for the answer's id only: read by a
+	// scan, since the turn's answer holds its whole text.
+	if typ, id, ok := relay.Message(e); ok {
+		if typ == agent.MessageAssistant {
+			t.answerID = id
+		}
+		return false
+	}
+	all, err := relay.Decode(e)
+	if err != nil {
+		return false
+	}
+	t.updated = all.Date
+	if all.Agent != nil && all.Agent.Type == agent.AgentDeleted {
+		t.errMsg = "the conversation was deleted"
+		t.ended = true
+		return true
+	}
+	ev := all.Event
+	if ev == nil {
+		return false
+	}
+	switch ev.Type {
+	case agent.EventStartReasoning:
+		t.reasoning = true
+	case agent.EventStartResponse:
+		t.reasoning = false
+	case agent.EventAppendText:
+		if !t.reasoning && ev.Text != "" {
+			s := ev.Text
+			if t.toolsRan && t.text.Len() > 0 {
+				s = "\n\n" + s
+			}
+			t.toolsRan = false
+			t.text.WriteString(s)
+			t.notify(s)
+		}
+	case agent.EventToolResult:
+		t.toolsRan = true
+	case agent.EventMessage:
+		if ev.Message != nil && ev.Message.Type == agent.MessageAssistant {
+			t.answerID = ev.Message.ID
+		}
+	case agent.EventApprovalRequest:
+		switch {
+		case t.mrtr:
+			t.want(agent.InboxID(agent.InboxApproval, t.convID, ev.CallID), approvalParams(ev))
+			t.draining = t.draining || t.live
+		case !t.modern:
+			t.elicit(ev)
+		}
+	case agent.EventApproval:
+		delete(t.waits, agent.InboxID(agent.InboxApproval, t.convID, ev.CallID))
+	case agent.EventElicitationRequest:
+		if t.mrtr {
+			t.want(agent.InboxID(agent.InboxElicitation, t.convID, ev.RequestID), elicitParams(ev))
+			t.draining = t.draining || t.live
+		}
+	case agent.EventElicitation:
+		delete(t.waits, agent.InboxID(agent.InboxElicitation, t.convID, ev.RequestID))
+	case agent.EventError:
+		t.errMsg = ev.Error
+		if ev.Code != "" {
+			t.errMsg = ev.Code + ": " + ev.Error
+		}
+	case agent.EventInterrupted:
+		t.interrupted = true
+	case agent.EventEnd:
+		t.ended = true
+		return true
+	}
+	return false
 }
 
 // closing reports whether ch (a shutdown's) is closed.
@@ -395,7 +415,7 @@ func (t *turnCall) notify(piece string) {
 		resumeField:     resumeToken{Conv: t.convID, Turn: t.turnSeq, Seq: t.seq, Token: t.token, ID: t.rpcID}.String(),
 	}
 	if t.out != nil {
-		t.out(params)
+		t.frames = append(t.frames, t.out(params))
 		return
 	}
 	err := t.h.mcp.SendNotificationToClient(t.ctx, string(mcp.MethodNotificationProgress), params)

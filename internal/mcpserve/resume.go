@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/relay"
 	"github.com/agentik/agentik/internal/sse"
 )
 
@@ -98,19 +99,17 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, rt resumeToken)
 	ctx := r.Context()
 	h.log.Info("mcp_call_resumed", "conversation_id", rt.Conv, "after_seq", rt.Seq)
 	sw := sse.Start(w)
-	defer sw.KeepAlive(h.cfg.Heartbeat, "ping")()
-	send := func(id string, msg any) {
+	frame := func(id string, msg any) relay.Frame {
 		b, _ := json.Marshal(msg)
-		sw.Event(id, "message", b)
-		_ = sw.Flush()
+		return relay.Frame{ID: id, Event: "message", Data: b}
 	}
 	t := &turnCall{h: h, ctx: ctx, convID: rt.Conv, turnSeq: rt.Turn, sent: rt.Seq, token: rt.Token, rpcID: rt.ID}
-	t.out = func(params map[string]any) {
+	t.out = func(params map[string]any) relay.Frame {
 		id, _ := params[resumeField].(string)
-		send(id, mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+		return frame(id, mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
 			Method: string(mcp.MethodNotificationProgress), Params: mcp.NotificationParams{AdditionalFields: params}}})
 	}
-	res, err := h.resumed(ctx, t)
+	res, err := h.resumed(ctx, t, relay.Follow{Sink: relay.SSE(sw), Heartbeat: h.cfg.Heartbeat, Comment: "ping"})
 	if errors.Is(err, errGone) {
 		return
 	}
@@ -122,18 +121,20 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, rt resumeToken)
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	send("", map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": id, "result": res})
+	f := frame("", map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": id, "result": res})
+	sw.Event(f.ID, f.Event, f.Data)
+	_ = sw.Flush()
 }
 
 // resumed follows t's turn from its first event to its end and returns
 // the call's result.
-func (h *Handler) resumed(ctx context.Context, t *turnCall) (*mcp.CallToolResult, error) {
+func (h *Handler) resumed(ctx context.Context, t *turnCall, fo relay.Follow) (*mcp.CallToolResult, error) {
 	if _, err := h.cfg.Conversations.Get(ctx, t.convID); errors.Is(err, agent.ErrNotFound) {
 		return mcp.NewToolResultErrorf("no conversation %q: the call cannot be resumed; ask again", agent.Shorten(t.convID, 80)), nil
 	} else if err != nil {
 		return nil, err
 	}
-	sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: t.convID}, t.turnSeq-1, "")
+	sub, err := relay.Conversation(ctx, h.cfg.Broker, t.convID, t.turnSeq-1)
 	var re *broker.ResyncError
 	if errors.As(err, &re) {
 		return mcp.NewToolResultErrorf("the turn's events are no longer retained (%s); read the conversation %s", re.Reason, t.convID), nil
@@ -141,7 +142,7 @@ func (h *Handler) resumed(ctx context.Context, t *turnCall) (*mcp.CallToolResult
 		return nil, err
 	}
 	defer sub.Close()
-	if err := t.follow(sub); err != nil {
+	if err := t.follow(sub, fo); err != nil {
 		return nil, err
 	}
 	return t.result(), nil

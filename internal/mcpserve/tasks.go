@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/relay"
 )
 
 // The tasks extension (io.modelcontextprotocol/tasks, the 2026-07-28
@@ -223,7 +224,7 @@ func (h *Handler) callTask(w http.ResponseWriter, r *http.Request, id json.RawMe
 	}
 	t := &turnCall{h: h, ctx: ctx, convID: convID, turnSeq: res.Seq, answerID: res.MessageID, rpcID: id,
 		modern: true, mrtr: caps.Elicitation != nil, after: h.cfg.TaskAfter}
-	sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: convID}, res.Seq-1, "")
+	sub, err := relay.Conversation(ctx, h.cfg.Broker, convID, res.Seq-1)
 	if err != nil {
 		h.log.Error("mcp_call_failed", "conversation_id", convID, "err", err)
 		writeRPC(w, id, nil, &rpcError{Code: mcp.INTERNAL_ERROR, Message: "agentik could not follow the turn; read the conversation " + convID})
@@ -231,7 +232,7 @@ func (h *Handler) callTask(w http.ResponseWriter, r *http.Request, id json.RawMe
 	}
 	defer sub.Close()
 	end := h.calls.add(ctx, callKeys(agent.PrincipalFrom(ctx).UserID, "", id), convID) // cancel.go
-	err = t.follow(sub)
+	err = t.follow(sub, relay.Follow{})
 	end(errors.Is(err, errGone))
 	switch {
 	case errors.Is(err, errGone) && ctx.Err() != nil:
@@ -263,7 +264,7 @@ func (h *Handler) openTask(ctx context.Context, ref taskRef, id string, elicits 
 		h.log.Error("mcp_task_failed", "conversation_id", ref.Conv, "err", err)
 		return nil, &rpcError{Code: mcp.INTERNAL_ERROR, Message: "agentik could not read the task"}
 	}
-	sub, err := h.cfg.Broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: ref.Conv}, ref.Turn-1, "")
+	sub, err := relay.Conversation(ctx, h.cfg.Broker, ref.Conv, ref.Turn-1)
 	var re *broker.ResyncError
 	if errors.As(err, &re) {
 		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("task %s has expired (%s): read the conversation %s", agent.Shorten(id, 120), re.Reason, ref.Conv)}
@@ -273,7 +274,7 @@ func (h *Handler) openTask(ctx context.Context, ref taskRef, id string, elicits 
 	}
 	defer sub.Close()
 	t := &turnCall{h: h, ctx: ctx, convID: ref.Conv, turnSeq: ref.Turn, modern: true, mrtr: elicits, detached: true, snapshot: true}
-	if err := t.follow(sub); err != nil {
+	if err := t.follow(sub, relay.Follow{}); err != nil {
 		return nil, &rpcError{Code: mcp.INTERNAL_ERROR, Message: "agentik could not read the task"}
 	}
 	if t.firstSeq != ref.Turn || !t.firstUser {

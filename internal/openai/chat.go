@@ -12,12 +12,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/internal/relay"
 	"github.com/agentik/agentik/internal/sse"
 )
 
@@ -506,10 +505,9 @@ func (h *Handler) handleChatCompletions(w http.ResponseWriter, r *http.Request) 
 	} else {
 		in.ConversationID = id
 	}
-	stream := broker.Stream{Kind: broker.StreamConversation, ConversationID: id}
-	var sub *broker.Sub
+	var sub *relay.Sub
 	if conv.Temp { // never stored: listen before the turn starts
-		if sub, err = h.broker.Subscribe(ctx, stream, -1, ""); err != nil {
+		if sub, err = relay.Conversation(ctx, h.broker, id, -1); err != nil {
 			h.WriteError(w, r, err)
 			return
 		}
@@ -528,7 +526,7 @@ func (h *Handler) handleChatCompletions(w http.ResponseWriter, r *http.Request) 
 	}
 	if err == nil && sub == nil {
 		// Replay from the turn's first event: nothing of it is missed.
-		sub, err = h.broker.Subscribe(ctx, stream, res.Seq-1, "")
+		sub, err = relay.Conversation(ctx, h.broker, id, res.Seq-1)
 	}
 	if err != nil {
 		if sub != nil {
@@ -544,26 +542,26 @@ func (h *Handler) handleChatCompletions(w http.ResponseWriter, r *http.Request) 
 		// not invite one.
 		w.Header().Set(ShouldRetryHeader, "false")
 	}
-	relay := &chatRelay{
+	cr := &chatRelay{
 		id: "chatcmpl-" + agent.NewID(), model: c.model, created: h.now().Unix(),
 		clientTools: c.input.ClientTools,
 	}
 	if c.stream {
-		h.streamChat(w, r, sub, relay, c.includeUsage)
+		h.streamChat(w, r, sub, cr, c.includeUsage)
 		return
 	}
-	if err := h.follow(ctx, sub, relay, nil, func(chatDelta) error { return nil }); err != nil {
-		if ctx.Err() == nil { // the server is shutting down, or the subscription failed
+	if err := (relay.Follow{Closing: h.closing}).Run(ctx, sub, cr.project(nil, nil)); err != nil {
+		if !errors.Is(err, relay.ErrLeft) { // the server is shutting down, or the subscription failed
 			h.log.Warn("completion_cut", "err", err)
 			h.WriteError(w, r, agent.Errorf(agent.CodeUnavailable, "the server stopped following the answer (shutting down or overloaded); send the request again"))
 		}
 		return // else the client left
 	}
-	if relay.err != nil {
-		h.WriteError(w, r, relay.err)
+	if cr.err != nil {
+		h.WriteError(w, r, cr.err)
 		return
 	}
-	writeJSON(w, http.StatusOK, relay.completion())
+	writeJSON(w, http.StatusOK, cr.completion())
 }
 
 // retryOf finds the turn a retry repeats when it carries no
@@ -778,161 +776,103 @@ func (c *chatRelay) chunk(d *chatDelta, finish string, usage *agent.Usage) chatR
 	return ch
 }
 
-// follow reads the turn's events into relay until its end, calling
-// begin (when not nil) once the model began to answer and passing each
-// delta to out. It returns an error when the client left, begin or out
-// failed, or the server shuts down.
-func (h *Handler) follow(ctx context.Context, sub *broker.Sub, relay *chatRelay, begin func() error, out func(chatDelta) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	watched := make(chan struct{})
-	go func() { // the shutdown watch: ends with ctx, waited for on return
-		defer close(watched)
-		select {
-		case <-h.closing:
-			cancel()
-		case <-ctx.Done():
+// project is the turn's events as chat chunks (none for a completion
+// that is not streamed: chunk is nil), ending at the turn's end; begin
+// (when not nil) is called once the model began to answer.
+func (c *chatRelay) project(begin func(), chunk func(chatDelta) relay.Frame) relay.Projection {
+	return relay.Events(func(ev *agent.Event) ([]relay.Frame, bool) {
+		was := c.answered
+		d, ok := c.on(ev)
+		if begin != nil && !was && c.answered {
+			begin()
 		}
-	}()
-	defer func() { cancel(); <-watched }()
-	for {
-		it, err := sub.Next(ctx)
-		if err != nil {
-			return err
+		var fs []relay.Frame
+		if ok && chunk != nil {
+			fs = append(fs, chunk(d))
 		}
-		if it.CaughtUp || it.Event.Kind != agent.KindConversation {
-			continue
-		}
-		all, err := it.Event.Decode() // re-shaped for OpenAI: decoded to decide
-		if err != nil || all.Event == nil {
-			continue
-		}
-		ev := all.Event
-		was := relay.answered
-		d, ok := relay.on(ev)
-		if begin != nil && !was && relay.answered {
-			if err := begin(); err != nil {
-				return err
-			}
-		}
-		if ok {
-			if err := out(d); err != nil {
-				return err
-			}
-		}
-		if ev.Type == agent.EventEnd {
-			return nil
-		}
-	}
+		return fs, ev.Type == agent.EventEnd
+	})
 }
 
 // errShuttingDown is what a stream asked for during shutdown gets.
 var errShuttingDown = agent.Errorf(agent.CodeUnavailable, "the server is shutting down; reconnect in a moment")
 
 // streamChat answers with server-sent chunks, as OpenAI streams. The
-// stream starts once the model began to answer, or after one heartbeat
-// interval without (so a slow first token still gets keepalives past
-// proxies): a turn that fails before (the model refused, or is down)
-// answers with the error's HTTP status, as OpenAI does, so clients
-// classify it; after, the error is the stream's last chunk.
-func (h *Handler) streamChat(w http.ResponseWriter, r *http.Request, sub *broker.Sub, relay *chatRelay, includeUsage bool) {
+// stream starts once the model began to answer, or at the first heartbeat
+// (so a slow first token still gets keepalives past proxies): a turn that
+// fails before (the model refused, or is down) answers with the error's
+// HTTP status, as OpenAI does, so clients classify it; after, the error
+// is the stream's last chunk.
+func (h *Handler) streamChat(w http.ResponseWriter, r *http.Request, sub *relay.Sub, cr *chatRelay, includeUsage bool) {
 	if !h.streams.Hold() {
 		h.WriteError(w, r, errShuttingDown)
 		return
 	}
 	defer h.streams.Release()
-	var (
-		mu       sync.Mutex // guards out and stopBeat: the start timer may set them
-		out      *sse.Writer
-		stopBeat = func() {}
-	)
-	write := func(v any) error {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		out.Data(b)
-		return out.Flush()
+	frame := func(v any) relay.Frame {
+		b, _ := json.Marshal(v) // chat chunks always marshal
+		return relay.Data(b)
 	}
-	// start begins the stream once; it reports whether it is open.
-	start := func() (*sse.Writer, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if out != nil {
-			return out, nil
-		}
-		out = sse.Start(w)
-		// While server-side tools run nothing else flows: a comment line
-		// (which OpenAI clients skip) keeps proxies from closing an idle
-		// stream.
-		stopBeat = out.KeepAlive(h.cfg.Heartbeat, "keepalive")
-		return out, write(relay.chunk(&chatDelta{Role: "assistant"}, "", nil))
-	}
-	quit, timerDone := make(chan struct{}), make(chan struct{})
-	go func() { // the start timer: ends with quit, waited for below
-		defer close(timerDone)
-		t := time.NewTimer(h.cfg.Heartbeat)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			_, _ = start()
-		case <-quit:
-		}
-	}()
-	stopTimer := func() *sse.Writer {
-		select {
-		case <-quit:
-		default:
-			close(quit)
-		}
-		<-timerDone
-		mu.Lock()
-		defer mu.Unlock()
-		return out
-	}
-	defer func() {
-		stopTimer()
-		mu.Lock()
-		stop := stopBeat
-		mu.Unlock()
-		stop()
-	}()
-	begin := func() error {
-		stopTimer()
-		_, err := start()
-		return err
-	}
-	err := h.follow(r.Context(), sub, relay, begin, func(d chatDelta) error { return write(relay.chunk(&d, "", nil)) })
-	started := stopTimer() != nil
+	out := &chatStream{w: w, first: frame(cr.chunk(&chatDelta{Role: "assistant"}, "", nil))}
+	err := relay.Follow{Sink: out, Heartbeat: h.cfg.Heartbeat, Closing: h.closing}.Run(r.Context(), sub,
+		cr.project(out.start, func(d chatDelta) relay.Frame { return frame(cr.chunk(&d, "", nil)) }))
 	if err != nil {
-		if !started && r.Context().Err() == nil {
+		if out.sw == nil && !errors.Is(err, relay.ErrLeft) {
 			h.log.Warn("completion_cut", "err", err)
 			h.WriteError(w, r, agent.Errorf(agent.CodeUnavailable, "the server stopped following the answer (shutting down or overloaded); send the request again"))
 		}
 		return
 	}
-	if !started {
-		if relay.err != nil {
-			h.WriteError(w, r, relay.err)
+	if out.sw == nil {
+		if cr.err != nil {
+			h.WriteError(w, r, cr.err)
 			return
 		}
-		if _, err := start(); err != nil { // an empty answer
-			return
+		out.start() // an empty answer
+	}
+	if cr.err != nil {
+		_, body := h.errorBody(r.Method+" "+r.URL.Path, cr.err)
+		out.Frame(frame(body))
+	} else {
+		out.Frame(frame(cr.chunk(&chatDelta{}, cr.finish(), nil)))
+		if includeUsage {
+			u := cr.usage
+			out.Frame(frame(cr.chunk(nil, "", &u)))
 		}
+		out.Frame(relay.Data([]byte("[DONE]")))
 	}
-	if relay.err != nil {
-		_, body := h.errorBody(r.Method+" "+r.URL.Path, relay.err)
-		_ = write(body)
-		return
-	}
-	if write(relay.chunk(&chatDelta{}, relay.finish(), nil)) != nil {
-		return
-	}
-	if includeUsage {
-		u := relay.usage
-		if write(relay.chunk(nil, "", &u)) != nil {
-			return
-		}
-	}
-	out.Data([]byte("[DONE]"))
 	_ = out.Flush()
+}
+
+// chatStream is a chat completion's stream as a relay.Sink that starts
+// (its headers, then the assistant's role chunk) at the first frame or
+// heartbeat, or at start: until then an error can still be the answer's
+// HTTP status.
+type chatStream struct {
+	w     http.ResponseWriter
+	first relay.Frame
+	sw    *sse.Writer // nil until started
+	sink  relay.Sink
+}
+
+func (c *chatStream) start() {
+	if c.sw == nil {
+		c.sw = sse.Start(c.w)
+		c.sink = relay.SSE(c.sw)
+		c.sink.Frame(c.first)
+	}
+}
+func (c *chatStream) Frame(f relay.Frame) { c.start(); c.sink.Frame(f) }
+func (c *chatStream) Comment(text string) { c.start(); c.sink.Comment(text) }
+func (c *chatStream) Buffered() int {
+	if c.sw == nil {
+		return 0
+	}
+	return c.sink.Buffered()
+}
+func (c *chatStream) Flush() error {
+	if c.sw == nil {
+		return nil
+	}
+	return c.sink.Flush()
 }

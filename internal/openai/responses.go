@@ -84,8 +84,8 @@ func (h *Handler) stored(ctx context.Context, id, param string) (agent.StoredRes
 
 // subscribe follows a conversation's events after seq after (-1: live
 // only, a temp conversation).
-func (h *Handler) subscribe(ctx context.Context, convID string, after int64) (*broker.Sub, error) {
-	sub, err := h.broker.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: convID}, after, "")
+func (h *Handler) subscribe(ctx context.Context, convID string, after int64) (*relay.Sub, error) {
+	sub, err := relay.Conversation(ctx, h.broker, convID, after)
 	var rs *broker.ResyncError
 	if errors.As(err, &rs) && rs.Reason == broker.ReasonPruned {
 		return nil, agent.Errorf(agent.CodeNotFound, "the events of this response were pruned (older than the event log keeps, AGENTIK_EVENT_TTL)")
@@ -93,81 +93,79 @@ func (h *Handler) subscribe(ctx context.Context, convID string, after int64) (*b
 	return sub, err
 }
 
-// followResponse reads a response's events from sub into p, passing the stream
-// events each makes to out, until the response ended; with live false it
-// returns as soon as the stored events are exhausted. It ends early with
-// the client (ctx), on shutdown, or when the subscription fails.
-func (h *Handler) followResponse(ctx context.Context, sub **broker.Sub, convID string, p *projector, live bool, out func([]StreamEvent) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	caughtUp := false
-	for !p.done {
-		it, ok, err := (*sub).TryNext(ctx)
-		var rs *broker.ResyncError
-		if errors.As(err, &rs) && rs.Reason == broker.ReasonSlowConsumer && p.last > 0 {
-			// Dropped for falling behind: resume from what was folded in.
-			(*sub).Close()
-			if *sub, err = h.subscribe(ctx, convID, p.last); err != nil {
-				return err
-			}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if !ok {
-			if p.waiting {
-				// The approval requests are written in one batch with the
-				// conversation's waiting state: it tells whether the turn
-				// parked on them.
-				c, err := h.convs.Get(ctx, convID)
-				if err != nil {
-					return err
-				}
-				if c.Running && len(c.Waiting) > 0 {
-					return out(p.parked())
-				}
-			}
-			if !live && caughtUp {
-				return nil
-			}
-			select {
-			case <-(*sub).Ready():
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-h.closing:
-				return sse.ErrShuttingDown
-			}
-			continue
-		}
-		if it.CaughtUp {
-			caughtUp = true
-			continue
-		}
-		e := it.Event
-		if e.Kind == agent.KindAgent && e.Type == agent.AgentDeleted {
-			return agent.Errorf(agent.CodeNotFound, "the conversation of this response was deleted")
-		}
-		if e.Kind != agent.KindConversation {
-			continue
-		}
-		all, err := relay.Decode(e) // re-shaped for the Responses API: decoded to decide
-		if err != nil || all.Event == nil {
-			continue
-		}
-		if evs := p.on(&all); len(evs) > 0 {
-			if err := out(evs); err != nil {
-				return err
-			}
-		}
+// followResponse follows a response's events from sub into p (through
+// fo, which says where its frames go and how long to follow), until the
+// response ended, or parked on approvals; with fo.UntilCaughtUp it
+// returns as soon as the stored events are exhausted. A subscription
+// that fell behind resumes from its last event. frames (when not nil)
+// makes the frames of the stream events each event makes. It ends early
+// with the client (relay.ErrLeft), on shutdown, or when the subscription
+// fails.
+func (h *Handler) followResponse(ctx context.Context, sub *relay.Sub, convID string, p *projector, fo relay.Follow, frames func([]StreamEvent) []relay.Frame) error {
+	if p.done {
+		return nil
 	}
-	return nil
+	fo.Closing, fo.Resume = h.closing, true
+	fo.Waiting = func(ctx context.Context) ([]string, error) {
+		// The approval requests are written in one batch with the
+		// conversation's waiting state: it tells whether the turn parked
+		// on them.
+		c, err := h.convs.Get(ctx, convID)
+		if err != nil || !c.Running {
+			return nil, err
+		}
+		return c.Waiting, nil
+	}
+	rf := &responseFrames{p: p, frames: frames}
+	err := fo.Run(ctx, sub, rf)
+	if rf.deleted {
+		return agent.Errorf(agent.CodeNotFound, "the conversation of this response was deleted")
+	}
+	return err
+}
+
+// responseFrames is a response's projection: its events fold into p.
+type responseFrames struct {
+	p       *projector
+	frames  func([]StreamEvent) []relay.Frame
+	deleted bool // the response's conversation was deleted
+}
+
+func (f *responseFrames) Event(e *agent.Encoded) ([]relay.Frame, bool) {
+	if e.Kind == agent.KindAgent && e.Type == agent.AgentDeleted {
+		f.deleted = true
+		return nil, true
+	}
+	if e.Kind != agent.KindConversation {
+		return nil, false
+	}
+	all, err := relay.Decode(e) // re-shaped for the Responses API: decoded to decide
+	if err != nil || all.Event == nil {
+		return nil, false
+	}
+	return f.out(f.p.on(&all)), f.p.done
+}
+
+func (f *responseFrames) Asking() bool { return f.p.waiting }
+
+func (f *responseFrames) Parked(waiting []string) ([]relay.Frame, bool) {
+	if len(waiting) == 0 {
+		return nil, false
+	}
+	return f.out(f.p.parked()), true
+}
+
+func (f *responseFrames) out(evs []StreamEvent) []relay.Frame {
+	if f.frames == nil || len(evs) == 0 {
+		return nil
+	}
+	return f.frames(evs)
 }
 
 // replay computes a stored response from the log as it is now; with keep,
 // its stream events are kept too. The subscription is returned open, to
 // go on live; the caller closes it.
-func (h *Handler) replay(ctx context.Context, sr agent.StoredResponse, e Echo, keep bool) (*segment, *broker.Sub, error) {
+func (h *Handler) replay(ctx context.Context, sr agent.StoredResponse, e Echo, keep bool) (*segment, *relay.Sub, error) {
 	seg := &segment{p: newProjector(sr.ID, sr.ConversationID, false, sr.CreatedAt, e), calls: map[string]bool{}, approvals: map[string]agent.ToolCall{}}
 	sub, err := h.subscribe(ctx, sr.ConversationID, sr.After)
 	if err != nil {
@@ -177,7 +175,7 @@ func (h *Handler) replay(ctx context.Context, sr agent.StoredResponse, e Echo, k
 	if keep {
 		seg.events = start
 	}
-	err = h.followResponse(ctx, &sub, sr.ConversationID, seg.p, false, func(evs []StreamEvent) error {
+	err = h.followResponse(ctx, sub, sr.ConversationID, seg.p, relay.Follow{UntilCaughtUp: true}, func(evs []StreamEvent) []relay.Frame {
 		if keep {
 			seg.events = append(seg.events, evs...)
 		}
@@ -203,7 +201,7 @@ func (h *Handler) replay(ctx context.Context, sr agent.StoredResponse, e Echo, k
 // load is the stored response id (param names the request field that
 // gave it, for the error) computed from the log as it is now, with its
 // subscription open (see replay); the caller closes it.
-func (h *Handler) load(ctx context.Context, id, param string, keep bool) (*segment, *broker.Sub, error) {
+func (h *Handler) load(ctx context.Context, id, param string, keep bool) (*segment, *relay.Sub, error) {
 	sr, e, c, err := h.stored(ctx, id, param)
 	if err != nil {
 		return nil, nil, err
@@ -258,8 +256,8 @@ func (h *Handler) handleCreateResponse(w http.ResponseWriter, r *http.Request) {
 	case c.background:
 		writeJSON(w, http.StatusOK, p.snapshot())
 	default:
-		if err := h.followResponse(ctx, &run.sub, run.convID, p, true, func([]StreamEvent) error { return nil }); err != nil {
-			if ctx.Err() == nil {
+		if err := h.followResponse(ctx, run.sub, run.convID, p, relay.Follow{}, nil); err != nil {
+			if !errors.Is(err, relay.ErrLeft) {
 				h.log.Warn("response_cut", "err", err)
 				h.WriteError(w, r, agent.Errorf(agent.CodeUnavailable, "the server stopped following the response (shutting down or overloaded); GET /v1/responses/%s reads it", p.resp.ID))
 			}
@@ -272,7 +270,7 @@ func (h *Handler) handleCreateResponse(w http.ResponseWriter, r *http.Request) {
 // started is a response whose turn runs.
 type started struct {
 	p      *projector
-	sub    *broker.Sub
+	sub    *relay.Sub
 	convID string
 	temp   bool
 }
@@ -486,31 +484,32 @@ func changedSettings(c agent.Conversation, s agent.Settings) (agent.Settings, bo
 // streamResponse answers with the response's stream: first the events
 // given (those a replay found), after starting_after, then live ones
 // until the response ends.
-func (h *Handler) streamResponse(w http.ResponseWriter, r *http.Request, sub *broker.Sub, convID string, p *projector, first []StreamEvent, startingAfter int) {
+func (h *Handler) streamResponse(w http.ResponseWriter, r *http.Request, sub *relay.Sub, convID string, p *projector, first []StreamEvent, startingAfter int) {
 	if !h.streams.Hold() {
 		h.WriteError(w, r, sse.ErrShuttingDown)
 		return
 	}
 	defer h.streams.Release()
-	sw := sse.Start(w)
-	defer sw.KeepAlive(h.cfg.Heartbeat, "keepalive")()
-	write := func(evs []StreamEvent) error {
+	out := relay.SSE(sse.Start(w))
+	frames := func(evs []StreamEvent) []relay.Frame {
+		var fs []relay.Frame
 		for _, ev := range evs {
 			if ev.SequenceNumber <= startingAfter {
 				continue
 			}
-			b, err := json.Marshal(ev)
-			if err != nil {
-				return err
-			}
-			sw.Event("", ev.Type, b)
+			b, _ := json.Marshal(ev) // the stream's events always marshal
+			fs = append(fs, relay.Frame{Event: ev.Type, Data: b})
 		}
-		return sw.Flush()
+		return fs
 	}
-	if write(first) != nil {
+	for _, f := range frames(first) {
+		out.Frame(f)
+	}
+	if out.Flush() != nil {
 		return
 	}
-	if err := h.followResponse(r.Context(), &sub, convID, p, true, write); err != nil && r.Context().Err() == nil {
+	err := h.followResponse(r.Context(), sub, convID, p, relay.Follow{Sink: out, Heartbeat: h.cfg.Heartbeat}, frames)
+	if err != nil && !errors.Is(err, relay.ErrLeft) {
 		h.log.Warn("response_stream_cut", "response_id", p.resp.ID, "err", err)
 	}
 }
@@ -604,7 +603,7 @@ func (h *Handler) handleCancelResponse(w http.ResponseWriter, r *http.Request) {
 			h.WriteError(w, r, err)
 			return
 		}
-		if err := h.followResponse(ctx, &sub, c.ID, seg.p, true, func([]StreamEvent) error { return nil }); err != nil {
+		if err := h.followResponse(ctx, sub, c.ID, seg.p, relay.Follow{}, nil); err != nil {
 			h.WriteError(w, r, err)
 			return
 		}

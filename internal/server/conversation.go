@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/broker"
 	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/internal/relay"
 )
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
@@ -326,11 +326,10 @@ func (s *Server) withKnowledge(ctx context.Context, c agent.Conversation, ids []
 // duplicate 200 {message_id, duplicate}.
 func streamTurn(s *Server, w http.ResponseWriter, r *http.Request, run func() (any, error)) {
 	id := r.PathValue("conversation_id")
-	stream := broker.Stream{Kind: broker.StreamConversation, ConversationID: id}
-	var sub *broker.Sub
+	var sub *relay.Sub
 	var err error
 	if s.runner.IsTemp(id) { // never stored: listen before the turn starts
-		if sub, err = s.broker.Subscribe(r.Context(), stream, -1, ""); err != nil {
+		if sub, err = relay.Conversation(r.Context(), s.broker, id, -1); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
@@ -353,7 +352,7 @@ func streamTurn(s *Server, w http.ResponseWriter, r *http.Request, run func() (a
 	}
 	if sub == nil {
 		// Replay from the user's message: nothing of the turn is missed.
-		if sub, err = s.broker.Subscribe(r.Context(), stream, res.Seq-1, ""); err != nil {
+		if sub, err = relay.Conversation(r.Context(), s.broker, id, res.Seq-1); err != nil {
 			s.writeError(w, r, err)
 			return
 		}

@@ -10,13 +10,9 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/broker"
+	"github.com/agentik/agentik/internal/relay"
 	"github.com/agentik/agentik/internal/sse"
 )
-
-// sseBatchBytes bounds one write of an SSE stream: it sends whatever is
-// ready, up to this, in one write and one flush, so a replay costs few
-// writes.
-const sseBatchBytes = 64 << 10
 
 // frameFunc gives the data of an SSE frame for an event: a slice of the
 // bytes it was stored as; nil skips it.
@@ -96,7 +92,7 @@ func (s *Server) subscribeSSE(w http.ResponseWriter, r *http.Request, stream bro
 		s.writeError(w, r, err)
 		return
 	}
-	sub, err := s.broker.Subscribe(r.Context(), stream, after, "")
+	sub, err := relay.Subscribe(r.Context(), s.broker, stream, after)
 	if err != nil {
 		var re *broker.ResyncError
 		if errors.As(err, &re) {
@@ -129,106 +125,30 @@ func (s *Server) handleAllEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveSSE streams a subscription until the client leaves, the server
-// shuts down, or (untilEnd) the turn's end event.
-func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *broker.Sub, frame frameFunc, untilEnd bool) {
+// shuts down, or (untilEnd) the turn's end event: relay.Follow, with each
+// event's frame as it was stored (its seq the frame's id), a comment on an
+// idle stream, and a resync event when the subscription is dropped.
+func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, sub *relay.Sub, frame frameFunc, untilEnd bool) {
 	defer sub.Close()
 	if !s.streams.Hold() {
 		s.writeError(w, r, errShuttingDown)
 		return
 	}
 	defer s.streams.Release()
-	out := sse.Start(w)
-
-	// One goroutine reads the subscription and writes: whatever is ready
-	// (a replay page, a burst) goes out in one write and one flush, and
-	// it waits on the subscription only when nothing is.
-	ctx := r.Context()
-	// The heartbeat's timer is not moved by every write: when it fires
-	// it looks at how long the stream has been idle, and waits the rest
-	// of the interval if it has not been idle that long.
-	heartbeat := time.NewTimer(s.cfg.Heartbeat)
-	defer heartbeat.Stop()
-	// frameOf queues it's frame; it reports whether the stream ends after
-	// it.
-	frameOf := func(it broker.Item) bool {
-		if it.CaughtUp {
-			return false
-		}
-		b := frame(it.Event)
+	p := relay.ProjectionFunc(func(e *agent.Encoded) ([]relay.Frame, bool) {
+		b := frame(e)
 		if b == nil {
-			return false
+			return nil, false
 		}
-		out.Seq(it.Event.Seq, it.Event.Type, b)
-		return untilEnd && it.Event.IsEnd()
+		return []relay.Frame{{Seq: e.Seq, Event: e.Type, Data: b}}, untilEnd && e.IsEnd()
+	})
+	cut := func(err error) []relay.Frame {
+		var re *broker.ResyncError
+		if !errors.As(err, &re) {
+			return nil
+		}
+		b, _ := json.Marshal(map[string]any{"reason": re.Reason, "after": re.After})
+		return []relay.Frame{{Event: "resync", Data: b}}
 	}
-	// pump writes what is ready, up to a batch (more: there is more).
-	pump := func() (end, more bool, err error) {
-		for !end {
-			if out.Buffered() >= sseBatchBytes {
-				return end, true, nil
-			}
-			var it broker.Item
-			var ok bool
-			if it, ok, err = sub.TryNext(ctx); err != nil || !ok {
-				break
-			}
-			end = frameOf(it)
-		}
-		return end, false, err
-	}
-	// last writes, at shutdown, what was committed before it: the end of
-	// a turn the drain let finish may be ready at this moment.
-	last := func() {
-		for more := true; more; {
-			_, more, _ = pump()
-			if out.Buffered() > 0 && out.Flush() != nil {
-				return
-			}
-		}
-	}
-	for {
-		select {
-		case <-s.closing:
-			last()
-			return
-		default:
-		}
-		end, more, err := pump()
-		if out.Buffered() > 0 && out.Flush() != nil {
-			return
-		}
-		if end {
-			return
-		}
-		if err != nil {
-			var re *broker.ResyncError
-			if errors.As(err, &re) {
-				b, _ := json.Marshal(map[string]any{"reason": re.Reason, "after": re.After})
-				out.Event("", "resync", b)
-				_ = out.Flush()
-			}
-			return
-		}
-		if more {
-			continue
-		}
-		select {
-		case <-s.closing:
-			last()
-			return
-		case <-ctx.Done():
-			return
-		case <-heartbeat.C:
-			if idle := out.Idle(); idle < s.cfg.Heartbeat {
-				heartbeat.Reset(s.cfg.Heartbeat - idle)
-				continue
-			}
-			out.Comment("heartbeat")
-			if out.Flush() != nil {
-				return
-			}
-			heartbeat.Reset(s.cfg.Heartbeat)
-		case <-sub.Ready():
-		}
-	}
+	_ = relay.Follow{Sink: relay.SSE(sse.Start(w)), Heartbeat: s.cfg.Heartbeat, Comment: "heartbeat", Closing: s.closing, Cut: cut}.Run(r.Context(), sub, p)
 }

@@ -35,9 +35,9 @@ func Headers(h http.Header) {
 
 // Writer writes one event stream. Frames are queued by Event, Seq, Data
 // and Comment and go out, in one write and one flush, at Flush; so a
-// burst costs one write. Its methods are safe for concurrent use (a
-// keepalive goroutine beside the writer). After a write fails every later
-// Flush fails with the same error.
+// burst costs one write. Its methods are safe for concurrent use. After a
+// write fails every later Flush fails with the same error. Heartbeats are
+// relay.Follow's, which writes a Comment when a stream is idle.
 type Writer struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
@@ -45,7 +45,6 @@ type Writer struct {
 
 	mu       sync.Mutex
 	buf      []byte
-	last     time.Time // of the last write
 	deadline time.Time // the write deadline set last
 	err      error     // the first write error
 }
@@ -64,7 +63,7 @@ const deadlineSlack = 8
 func Start(w http.ResponseWriter) *Writer {
 	Headers(w.Header())
 	w.WriteHeader(http.StatusOK)
-	sw := &Writer{w: w, rc: http.NewResponseController(w), timeout: WriteTimeout, last: time.Now()}
+	sw := &Writer{w: w, rc: http.NewResponseController(w), timeout: WriteTimeout}
 	_ = sw.rc.Flush()
 	return sw
 }
@@ -144,7 +143,6 @@ func (w *Writer) Flush() error {
 		return nil
 	}
 	now := time.Now()
-	w.last = now
 	if w.deadline.Sub(now) < w.timeout {
 		w.deadline = now.Add(w.timeout + w.timeout/deadlineSlack)
 		_ = w.rc.SetWriteDeadline(w.deadline)
@@ -158,42 +156,6 @@ func (w *Writer) Flush() error {
 		w.err = err
 	}
 	return err
-}
-
-// Idle is how long ago the last write was.
-func (w *Writer) Idle() time.Duration {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return time.Since(w.last)
-}
-
-// KeepAlive writes a comment of text whenever the stream has been idle
-// for every, until stop is called (stop waits for it) or a write fails.
-// A stream whose writer waits on something else (a tool that runs for
-// minutes) uses it; a select loop can instead Comment on its own ticker.
-func (w *Writer) KeepAlive(every time.Duration, text string) (stop func()) {
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-tick.C:
-				if w.Idle() < every {
-					continue
-				}
-				w.Comment(text)
-				if w.Flush() != nil {
-					return
-				}
-			}
-		}
-	}()
-	var once sync.Once
-	return func() { once.Do(func() { close(quit); <-done }) }
 }
 
 // ErrShuttingDown is Group.Hold's refusal once shutdown began.

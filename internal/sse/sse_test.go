@@ -3,11 +3,8 @@ package sse_test
 import (
 	"context"
 	"io"
-	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentik/agentik/internal/sse"
 )
@@ -58,43 +55,6 @@ func TestWriterStickyError(t *testing.T) {
 	if err := w.Flush(); err != io.ErrClosedPipe {
 		t.Fatalf("second flush: %v", err)
 	}
-}
-
-func TestKeepAlive(t *testing.T) {
-	lines := make(chan string, 16)
-	ts := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		w := sse.Start(rw)
-		stop := w.KeepAlive(time.Millisecond, "keepalive")
-		<-r.Context().Done()
-		stop()
-	}))
-	defer ts.Close()
-	resp, err := http.Get(ts.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	go func() {
-		b := make([]byte, 64)
-		for {
-			n, err := resp.Body.Read(b)
-			if n > 0 {
-				lines <- string(b[:n])
-			}
-			if err != nil {
-				close(lines)
-				return
-			}
-		}
-	}()
-	var got strings.Builder
-	for l := range lines {
-		got.WriteString(l)
-		if strings.Contains(got.String(), ": keepalive\n\n") {
-			return
-		}
-	}
-	t.Fatalf("no keepalive in %q", got.String())
 }
 
 func TestGroup(t *testing.T) {
