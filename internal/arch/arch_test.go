@@ -96,8 +96,8 @@ func TestImportRules(t *testing.T) {
 		"internal/broker":                  centre,
 		"internal/protocol":                centre,
 		"internal/store":                   {"internal/agent", "internal/eventlog", "internal/eventlog/sqlitedrv"},
-		"internal/eventlog":                centre, // the store's engine: no meaning of records (TestEngineBehindTheStore)
-		"internal/eventlog/sqlitedrv":      nil,    // the SQLite writer's driver: no module package
+		"internal/eventlog":                {"internal/agent", "internal/eventlog/sqlitedrv"}, // the store's engine and its driver: no meaning of records (TestEngineBehindTheStore)
+		"internal/eventlog/sqlitedrv":      nil,                                               // the SQLite writer's driver: no module package
 		"web":                              centre,
 		"internal/llm":                     {"internal/agent", "internal/envvar"},
 		"internal/tool":                    {"internal/agent", "internal/envvar", "internal/secret"},

@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // benchAppenders is how many goroutines append at once in
@@ -70,7 +71,7 @@ func BenchmarkAppendGroupCommit(b *testing.B) {
 	b.StopTimer()
 	// The writer's counters are safe to read: every Append has returned.
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "rows/s")
-	b.ReportMetric(float64(s.stats.records)/float64(s.stats.batches), "rows/batch")
+	b.ReportMetric(float64(s.wr.Stats.Records)/float64(s.wr.Stats.Batches), "rows/batch")
 }
 
 // BenchmarkBareBatchedInsert inserts the same rows as
@@ -79,7 +80,7 @@ func BenchmarkAppendGroupCommit(b *testing.B) {
 // goroutine: the ceiling the writer is measured against.
 func BenchmarkBareBatchedInsert(b *testing.B) {
 	s := benchStore(b, Options{})
-	seq := s.lastSeq
+	seq := s.wr.Last()
 	b.ResetTimer()
 	start := time.Now()
 	for done := 0; done < b.N; {
@@ -201,7 +202,7 @@ func BenchmarkPostgresAppendGroupCommit(b *testing.B) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "rows/s")
-	b.ReportMetric(float64(s.stats.records)/float64(s.stats.batches), "rows/batch")
+	b.ReportMetric(float64(s.wr.Stats.Records)/float64(s.wr.Stats.Batches), "rows/batch")
 }
 
 // BenchmarkPostgresAppendLatency is BenchmarkAppendLatency on PostgreSQL:
@@ -278,7 +279,7 @@ func BenchmarkAppendPaced(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	batches0, records0 := s.stats.batches, s.stats.records
+	batches0, records0 := s.wr.Stats.Batches, s.wr.Stats.Records
 	st0 := s.ckpt.Stats()
 	var (
 		mu  sync.Mutex
@@ -318,7 +319,7 @@ func BenchmarkAppendPaced(b *testing.B) {
 	n := int64(b.N) * convs * perOp
 	slices.Sort(lat)
 	b.ReportMetric(float64(cpu.Microseconds())/float64(n), "cpu-µs/event")
-	b.ReportMetric(float64(s.stats.records-records0)/float64(s.stats.batches-batches0), "rows/batch")
+	b.ReportMetric(float64(s.wr.Stats.Records-records0)/float64(s.wr.Stats.Batches-batches0), "rows/batch")
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 	// The writer's WAL tails (checkpoint.go): each stalls every Append.
@@ -339,7 +340,7 @@ func processCPU(b *testing.B) time.Duration {
 // BenchmarkCommit is the writer's commit alone, without the queue: one op
 // commits one batch of the sub-benchmark's size, each request one
 // append_text event of one of 100 conversations (the mix's shape), as the
-// writer goroutine does (commit, then the checkpointer's kick). rows=8 is
+// writer goroutine does (Writer.Commit: the commit, then the checkpointer's kick). rows=8 is
 // about what a group commit holds at the mix's 50 tokens/s, rows=512 a
 // full batch. It reports the process's CPU time per event (the
 // checkpointer's included) beside ns/event.
@@ -410,15 +411,12 @@ func benchCommit(b *testing.B, s *Store, size int) {
 	start := time.Now()
 	for b.Loop() {
 		for i := range batch {
-			batch[i] = &request{recs: []*agent.Record{textRec(ids[n%convs], " t1")}, done: make(chan error, 1)}
+			batch[i] = eventlog.NewRequest([]*agent.Record{textRec(ids[n%convs], " t1")})
 			n++
 		}
-		s.commit(batch)
-		if s.ckpt != nil {
-			s.ckpt.Committed()
-		}
+		s.wr.Commit(batch)
 		for _, r := range batch {
-			if err := <-r.done; err != nil {
+			if err := r.Wait(); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -458,12 +456,9 @@ func benchCommitTurn(b *testing.B, s *Store) {
 		}
 	}
 	commit := func(rec *agent.Record) {
-		r := &request{recs: []*agent.Record{rec}, done: make(chan error, 1)}
-		s.commit([]*request{r})
-		if s.ckpt != nil {
-			s.ckpt.Committed()
-		}
-		if err := <-r.done; err != nil {
+		r := eventlog.NewRequest([]*agent.Record{rec})
+		s.wr.Commit([]*request{r})
+		if err := r.Wait(); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -523,12 +518,9 @@ func benchCommitHistory(b *testing.B, s *Store) {
 			rec.Memory = []agent.ModelMessage{{Role: role, Content: []agent.Content{agent.Text(text)}}}
 			recs = append(recs, rec)
 		}
-		r := &request{recs: recs, done: make(chan error, 1)}
-		s.commit([]*request{r})
-		if s.ckpt != nil {
-			s.ckpt.Committed()
-		}
-		if err := <-r.done; err != nil {
+		r := eventlog.NewRequest(recs)
+		s.wr.Commit([]*request{r})
+		if err := r.Wait(); err != nil {
 			b.Fatal(err)
 		}
 		n++
@@ -556,12 +548,9 @@ func BenchmarkCommitLifecycle(b *testing.B) {
 
 func benchCommitLifecycle(b *testing.B, s *Store) {
 	commit := func(recs ...*agent.Record) {
-		r := &request{recs: recs, done: make(chan error, 1)}
-		s.commit([]*request{r})
-		if s.ckpt != nil {
-			s.ckpt.Committed()
-		}
-		if err := <-r.done; err != nil {
+		r := eventlog.NewRequest(recs)
+		s.wr.Commit([]*request{r})
+		if err := r.Wait(); err != nil {
 			b.Fatal(err)
 		}
 	}

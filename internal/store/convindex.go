@@ -18,7 +18,7 @@ import (
 // docs/store.md); here are their tables, the reads of their events and
 // their migrations. On PostgreSQL (several instances, each reading the
 // others' events) every conversation entry is written with its event, in
-// the events' INSERT (insertPostgresSQL), and the owner's events are read
+// the events' INSERT (eventlog/commit.go, Table.Runs), and the owner's events are read
 // by idx_event_owner_seq.
 
 // metaIndexedThrough is the meta key of the conversation index's watermark
@@ -64,13 +64,8 @@ const (
 	convRangeSQL  = "SELECT seq, payload" + convRangeFrom
 	eventsBySeq   = " FROM agent_event WHERE seq IN "
 	convRangeFrom = " FROM agent_event WHERE seq >= ? AND seq <= ? AND conversation_id = ?"
-	// Prune: the rows of the events it deletes (a row's key is its
-	// highest seq), found by the events.
-	convPruneSQL = "DELETE FROM event_conversation WHERE (conversation_id, seq) IN (SELECT conversation_id, seq FROM agent_event WHERE seq <= ? AND conversation_id IS NOT NULL)"
-	// The same of event_owner: an owner's events as a dense range, and
-	// Prune's.
+	// The same of event_owner: an owner's events as a dense range.
 	ownerRangeFrom = " FROM agent_event WHERE seq >= ? AND seq <= ? AND owner = ?"
-	ownerPruneSQL  = "DELETE FROM event_owner WHERE (owner, seq) IN (SELECT owner, seq FROM agent_event WHERE seq <= ? AND owner <> '')"
 )
 
 // convSeqs returns the seqs above after that event_conversation holds for

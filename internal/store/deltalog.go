@@ -11,10 +11,14 @@ import (
 // agent_event's (eventlog.Merge).
 
 // commitSide commits, outside SQLite, the requests of batch that need no
-// more than the delta log (sideable), as one group commit, publishes them
-// and answers them; it returns the others, for a transaction. If the
-// append fails, every request goes to the transaction.
-func (s *Store) commitSide(batch []*request) []*request {
+// more than the delta log (sideable), as one group commit, and returns
+// them and their events (the writer publishes and answers them) and the
+// others, for a transaction (eventlog.Hooks.Side). If the append fails,
+// every request goes to the transaction.
+func (s *Store) commitSide(batch []*request) (took, others []*request, evs []agent.Encoded) {
+	if s.side == nil {
+		return nil, batch, nil
+	}
 	var side, rest []*request
 	room := &s.sideRoom
 	clear(room.conv)
@@ -27,18 +31,14 @@ func (s *Store) commitSide(batch []*request) []*request {
 		}
 	}
 	if len(side) == 0 {
-		return batch
+		return nil, batch, nil
 	}
 	evs, err := s.applySide(side)
 	if err != nil {
 		s.log.Error("delta_log_append", "err", err)
-		return batch
+		return nil, batch, nil
 	}
-	s.emit(evs, side)
-	for _, r := range side {
-		r.done <- nil
-	}
-	return rest
+	return side, rest, evs
 }
 
 // sideRoom counts a commit's deferred index entries (see sideable), by
@@ -62,11 +62,11 @@ func (r *sideRoom) add(cid, owner string, n int) {
 // owner the writer knows and whose index entries can wait (eventlog.RunIndex), and
 // counts them in room if so.
 func (s *Store) sideable(r *request, room *sideRoom) bool {
-	if !isLight(r) {
+	if !isLight(r.Recs) {
 		return false
 	}
 	var mine sideRoom // r's own, until r is taken; only if r has several records
-	for _, rec := range r.recs {
+	for _, rec := range r.Recs {
 		cid := rec.Event.ConversationID
 		if !isDelta(rec) || cid == "" || !textOK(rec.Event.ID) || len(rec.Event.ID) > 0xffff || len(cid) > 0xffff {
 			return false
@@ -81,87 +81,44 @@ func (s *Store) sideable(r *request, room *sideRoom) bool {
 		if owner != "" && s.ownerIx.Waiting(owner)+room.owner[owner]+mine.owner[owner] >= eventlog.PendingMax-2 {
 			return false
 		}
-		if len(r.recs) > 1 {
+		if len(r.Recs) > 1 {
 			mine.add(cid, owner, 1)
 		}
 	}
-	for _, rec := range r.recs {
+	for _, rec := range r.Recs {
 		cid := rec.Event.ConversationID
 		room.add(cid, s.owners[cid], 1)
 	}
 	return true
 }
 
-// applySide gives batch's records their seqs, encodes them and appends them
-// to the delta log; the conversation and owner indexes defer their entries
-// as for any text delta. An event repeated within the batch gets the seq of
-// its first. On an error nothing is committed and the seqs are cleared.
+// applySide commits batch to the delta log (eventlog.Writer.CommitDeltas:
+// the seqs, the append, the deferred index entries): here each record is
+// checked, dated and encoded, with the owner the writer knows. An event
+// repeated within the batch gets the seq of its first. On an error nothing
+// is committed and the seqs are cleared.
 func (s *Store) applySide(batch []*request) ([]agent.Encoded, error) {
 	now := s.now()
-	seq := s.lastSeq
-	recs, byConv, byOwner := s.sideRecs[:0], s.sideConv[:0], s.sideOwner[:0]
-	defer func() { // no payload nor id kept alive
-		clear(recs)
-		clear(byConv)
-		clear(byOwner)
-		s.sideRecs, s.sideConv, s.sideOwner = recs[:0], byConv[:0], byOwner[:0]
-	}()
-	n := 0
-	for _, r := range batch {
-		n += len(r.recs)
-	}
-	evs := make([]agent.Encoded, 0, n)
-	seen := s.sideSeen
-	clear(seen)
-	undo := func(err error) ([]agent.Encoded, error) {
-		for _, r := range batch {
-			for _, rec := range r.recs {
-				setSeq(rec, 0)
-			}
+	evs, err := s.wr.CommitDeltas(s.side, batch, s.convIx, s.ownerIx, func(rec *agent.Record, seq int64) (eventlog.Delta, agent.Encoded, error) {
+		ev := &rec.Event
+		if err := checkRecordText(rec); err != nil {
+			return eventlog.Delta{}, agent.Encoded{}, err
 		}
+		if ev.Date.IsZero() {
+			ev.Date = now
+		}
+		setSeq(rec, seq)
+		enc, err := agent.EncodeRef(ev)
+		if err != nil {
+			return eventlog.Delta{}, agent.Encoded{}, agent.Errorf(agent.CodeBadRequest, "event %s: %v", ev.ID, err)
+		}
+		owner := s.owners[ev.ConversationID]
+		ev.Owner, enc.Owner = owner, owner
+		return eventlog.Delta{Seq: seq, Created: now, Conv: ev.ConversationID, Owner: owner, ID: ev.ID, JSON: enc.JSON}, enc, nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	for _, r := range batch {
-		for _, rec := range r.recs {
-			ev := &rec.Event
-			if have, ok := seen[ev.ID]; ok {
-				setSeq(rec, have)
-				continue
-			}
-			if err := checkRecordText(rec); err != nil {
-				return undo(err)
-			}
-			seq++
-			if ev.Date.IsZero() {
-				ev.Date = now
-			}
-			setSeq(rec, seq)
-			enc, err := agent.EncodeRef(ev)
-			if err != nil {
-				return undo(agent.Errorf(agent.CodeBadRequest, "event %s: %v", ev.ID, err))
-			}
-			owner := s.owners[ev.ConversationID]
-			ev.Owner, enc.Owner = owner, owner
-			// Deferred (sideable made room), once the append succeeds.
-			byConv = append(byConv, eventlog.RunEntry{Key: ev.ConversationID, Seq: seq})
-			if owner != "" {
-				byOwner = append(byOwner, eventlog.RunEntry{Key: owner, Seq: seq})
-			}
-			recs = append(recs, eventlog.Delta{Seq: seq, Created: now, Conv: ev.ConversationID, Owner: owner, ID: ev.ID, JSON: enc.JSON})
-			evs = append(evs, enc)
-			if seen == nil {
-				seen = make(map[string]int64, 64)
-				s.sideSeen = seen
-			}
-			seen[ev.ID] = seq
-		}
-	}
-	if err := s.side.Append(recs); err != nil {
-		return undo(err)
-	}
-	s.convIx.Defer(byConv)
-	s.ownerIx.Defer(byOwner)
-	s.lastSeq = seq
-	s.durable.Store(seq)
+	s.durable.Store(s.wr.Last())
 	return evs, nil
 }

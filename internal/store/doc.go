@@ -14,16 +14,18 @@
 // # The writer
 //
 // Every write of the log goes through Append, and every Append goes through
-// one goroutine, the writer. Append puts its records on a bounded queue
-// (queueSize; a full queue blocks the caller until its ctx ends) and waits
-// for the answer. The writer takes everything queued, up to maxBatch
+// one goroutine, the writer (eventlog.Writer, the group commit). Append puts
+// its records on a bounded queue (eventlog.QueueSize; a full queue blocks
+// the caller until its ctx ends) and waits for the answer. The writer
+// takes everything queued, up to eventlog.MaxBatch
 // records, and commits it in ONE transaction (group commit), so a token
 // stream costs one fsync per batch rather than one per token. While
-// several appenders are active it holds a batch open (at most groupWait,
+// several appenders are active it holds a batch open (at most eventlog.GroupWait,
 // 500 µs) until it holds as many requests as the previous batch; a lone
 // appender never waits. On SQLite the event rows go in as INSERT OR FAIL
-// statements of sqliteInsertChunk rows (no statement journal: see
-// insertEvents):
+// statements of eventlog.SQLiteInsertChunk rows (no statement journal:
+// see eventlog/commit.go). The engine runs the transaction; the store's
+// hooks (writer.go) write each record's rows in it:
 //
 //  1. On PostgreSQL, take the advisory lock seqLock and read the highest
 //     seq inside it, so seqs become visible in order across instances. On

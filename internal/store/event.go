@@ -7,14 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/eventlog"
@@ -201,105 +199,31 @@ type indexedRead struct {
 }
 
 // indexedEvents reads r's events after q.After, at most q.Limit (and a
-// page's bytes) of them: the seqs r.ix's table holds for r.id, then those
-// whose entries are pending, and their rows by seq. The pending seqs are
-// taken before the table is read, so the two make every event of r.id
-// through some commit after the call began.
+// page's bytes) of them, by r.key's run index (eventlog.ReadByIndex): the
+// SQL of its reads is here, a dense stretch read as a range of agent_event
+// (rangeFrom), a sparse one by its seqs.
 func (s *Store) indexedEvents(ctx context.Context, q agent.EventQuery, r indexedRead) ([]agent.Encoded, error) {
-	pending := r.ix.PendingAfter(r.id, q.After)
-	maxBytes := 0
-	if q.Limit > 0 {
-		maxBytes = s.pageB
-	}
-	var (
-		out   []agent.Encoded
-		total int
-		after = q.After
-	)
-	for {
-		// The index's next rows: a page's worth (each holds at least one
-		// seq), all of them without a limit.
-		seqs, more, err := s.indexSeqs(ctx, r.key, r.id, after, q.Limit)
-		if err != nil {
-			return nil, fmt.Errorf("store: events of %s after %d: %w", r.id, q.After, err)
-		}
-		if len(seqs) > 0 {
-			after = seqs[len(seqs)-1]
-		}
-		if !more {
-			// The end of the index: the pending entries are above it, but
-			// one written since they were taken may be in both.
-			seqs = append(seqs, pending...)
-			slices.Sort(seqs)
-			seqs = slices.Compact(seqs)
-		}
-		for len(seqs) > 0 {
-			limit := 0
-			if q.Limit > 0 {
-				limit = q.Limit - len(out)
-			}
-			// A dense stretch (a conversation that streamed alone) is read
-			// as a range of the table, a sparse one by its seqs.
-			chunk := seqs[:min(len(seqs), 4096)]
+	read := eventlog.IndexRead{Index: r.ix, Key: r.id, After: q.After, Limit: q.Limit, Owner: q.Owner,
+		Seqs: func(after int64, want int) ([]int64, bool, error) { return s.indexSeqs(ctx, r.key, r.id, after, want) },
+		Rows: func(chunk []int64, dense bool, limit, budget int) ([]agent.Encoded, error) {
 			query, args := "SELECT "+r.cols+r.key.rangeFrom, append([]any{chunk[0], chunk[len(chunk)-1], r.id}, r.fargs...)
-			if chunk[len(chunk)-1]-chunk[0] >= 2*int64(len(chunk)) {
-				chunk = chunk[:min(len(chunk), 512)]
+			if !dense {
 				query, args = "SELECT "+r.cols+eventsBySeq+"("+seqList(chunk)+")", r.fargs
 			}
-			seqs = seqs[len(chunk):]
-			budget := 0 // the page's bytes left, if it has a bound
-			if maxBytes > 0 {
-				budget = maxBytes - total
-			}
-			evs, err := s.scanEvents(ctx, r.known, len(chunk), budget, query+r.filter+" ORDER BY seq"+limitText(limit), args...)
-			if err != nil {
-				return nil, fmt.Errorf("store: events of %s after %d: %w", r.id, q.After, err)
-			}
-			if s.side != nil && r.known.kind != agent.KindAgent {
-				// The delta log's events of the chunk (deltalog.go). The
-				// index's seqs are the authority: a range read's rows of
-				// seqs outside it (committed since) are left for later.
-				if evs, err = s.withDeltas(evs, chunk, limit, budget, q.Owner); err != nil {
-					return nil, fmt.Errorf("store: events of %s after %d: %w", r.id, q.After, err)
-				}
-			}
-			for _, e := range evs {
-				total += len(e.JSON)
-			}
-			out = append(out, evs...)
-			if (q.Limit > 0 && len(out) >= q.Limit) || (maxBytes > 0 && total >= maxBytes) {
-				return out, nil
-			}
-		}
-		if !more {
-			return out, nil
-		}
+			return s.scanEvents(ctx, r.known, len(chunk), budget, query+r.filter+" ORDER BY seq"+limitText(limit), args...)
+		},
 	}
-}
-
-// withDeltas merges into evs, the rows a read of chunk's seqs found in
-// agent_event (at most limit of them and budget bytes), the delta log's
-// events of chunk (of owner, unless ""), and keeps only chunk's seqs.
-func (s *Store) withDeltas(evs []agent.Encoded, chunk []int64, limit, budget int, owner string) ([]agent.Encoded, error) {
-	end := eventlog.ReadEnd(evs, limit, budget, math.MaxInt64)
-	if end < math.MaxInt64 {
-		i, _ := slices.BinarySearch(chunk, end+1)
-		chunk = chunk[:i]
+	if q.Limit > 0 {
+		read.MaxBytes = s.pageB
 	}
-	kept := evs[:0]
-	for _, e := range evs {
-		if _, ok := slices.BinarySearch(chunk, e.Seq); ok {
-			kept = append(kept, e)
-		}
+	if s.side != nil && r.known.kind != agent.KindAgent { // the delta log holds text deltas alone (deltalog.go)
+		read.Side = s.side
 	}
-	if len(kept) == len(chunk) {
-		return eventlog.Page(kept, limit, budget), nil
-	}
-	deltas, err := s.side.BySeqs(chunk, owner)
+	out, err := eventlog.ReadByIndex(read)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("store: events of %s after %d: %w", r.id, q.After, err)
 	}
-	return eventlog.Page(eventlog.Merge(kept, deltas, math.MaxInt64), limit, budget), nil
+	return out, nil
 }
 
 // limitText is " LIMIT n", or "" for n ≤ 0.
@@ -457,89 +381,18 @@ func (s *Store) Bounds(ctx context.Context) (pruned, head int64, err error) {
 // Prune deletes the log's oldest events, those before the first one
 // created at or after t, records the highest deleted seq as
 // pruned_through, and returns how many it deleted. Messages are kept.
-//
-// It prunes a prefix of the log, never a hole: an event older than t that
-// follows a newer one (the clock stepped back) waits for the newer one.
-// Finding the prefix reads the rows it deletes, in seq order, and no
-// more, so created_at needs no index (the mix writes one row per token;
-// docs/ARCHITECTURE.md).
+// The engine prunes (eventlog.Writer.Prune: a prefix of the log, never a
+// hole, found without an index of created_at; docs/ARCHITECTURE.md), with
+// the rows of the conversation index and, on SQLite, the owner index.
 func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
-	before = before.UTC()
-	var n, pruneTop int64
-	err := s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if s.postgres {
-			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", s.seqLock).Error; err != nil {
-				return fmt.Errorf("seq lock: %w", err)
-			}
-		}
-		pruned, head, err := s.bounds(tx)
-		if err != nil {
-			return err
-		}
-		top := head // every event is older than t unless one is not
-		var kept []int64
-		if err := tx.Model(&eventRow{}).Where("created_at >= ?", before).Order("seq").Limit(1).Pluck("seq", &kept).Error; err != nil {
-			return err
-		}
-		if len(kept) > 0 {
-			top = kept[0] - 1
-		}
-		if s.side != nil {
-			seq, ok, err := s.side.FirstDated(before)
-			if err != nil {
-				return err
-			}
-			if ok {
-				top = min(top, seq-1)
-			}
-		}
-		if top <= pruned {
-			return nil
-		}
-		if s.side != nil && s.side.Holds(top) {
-			// Rows keyed by a delta log's event (eventlog/runindex.go's stale and
-			// recovered runs) are not found through agent_event: a scan of
-			// the runs, one row per run.
-			for _, k := range []*runIndex{convRuns, ownerRuns} {
-				if err := tx.Exec("DELETE FROM "+k.Table+" WHERE seq <= ?", top).Error; err != nil {
-					return err
-				}
-			}
-		}
-		// Their conversation and owner index entries first, found by the
-		// rows (PostgreSQL has no event_owner).
-		if err := tx.Exec(convPruneSQL, top).Error; err != nil {
-			return err
-		}
-		if !s.postgres {
-			if err := tx.Exec(ownerPruneSQL, top).Error; err != nil {
-				return err
-			}
-		}
-		res := tx.Where("seq <= ?", top).Delete(&eventRow{})
-		if res.Error != nil {
-			return res.Error
-		}
-		n, pruneTop = res.RowsAffected, top
-		return tx.Clauses(clause.OnConflict{
-			Columns:   []clause.Column{{Name: "key"}},
-			DoUpdates: clause.AssignmentColumns([]string{"value"}),
-		}).Create(&metaRow{Key: metaPrunedThrough, Value: strconv.FormatInt(top, 10)}).Error
-	})
+	p := eventlog.Pruned{Side: s.side, Runs: []*eventlog.Runs{convRuns.Runs}, Indexes: []*eventlog.RunIndex{s.convIx, s.ownerIx}}
+	if !s.postgres { // PostgreSQL has no event_owner
+		p.Runs = append(p.Runs, ownerRuns.Runs)
+	}
+	n, err := s.wr.Prune(ctx, before.UTC(), p)
 	s.version.Add(1) // pruned_through may have moved (see Bounds)
 	if err != nil {
 		return 0, fmt.Errorf("store: prune: %w", err)
-	}
-	if s.side != nil && pruneTop > 0 {
-		before := s.side.Count()
-		if err := s.side.Prune(pruneTop); err != nil {
-			s.log.Error("delta_log_prune", "err", err)
-		}
-		n += before - s.side.Count()
-	}
-	if n > 0 {
-		s.convIx.Forget(pruneTop) // their rows are gone
-		s.ownerIx.Forget(pruneTop)
 	}
 	return n, nil
 }

@@ -12,7 +12,7 @@ import (
 // TestLightRequestsCommitFirst: while the writer is held in a publish, 20
 // user messages (heavy) and then one token (light) queue. The token is
 // committed, and published, before every message, and the messages take
-// two transactions of at most heavyPerCommit records.
+// two transactions of at most eventlog.HeavyPerCommit records.
 func TestLightRequestsCommitFirst(t *testing.T) {
 	var (
 		mu    sync.Mutex
@@ -46,11 +46,11 @@ func TestLightRequestsCommitFirst(t *testing.T) {
 	const heavy = 20
 	for i := range heavy {
 		wg.Go(func() { mustAppend(t, s, userRec("c1", "m", "")) })
-		testwait.For(t, "message queued", func() bool { return len(s.reqs) == i+1 })
+		testwait.For(t, "message queued", func() bool { return s.wr.Queued() == i+1 })
 	}
 	wg.Go(func() { mustAppend(t, s, textRec("c1", "token")) })
-	testwait.For(t, "token queued", func() bool { return len(s.reqs) == heavy+1 })
-	batches0 := s.stats.batches
+	testwait.For(t, "token queued", func() bool { return s.wr.Queued() == heavy+1 })
+	batches0 := s.wr.Stats.Batches
 	close(hold)
 	wg.Wait()
 	mu.Lock()
@@ -67,7 +67,7 @@ func TestLightRequestsCommitFirst(t *testing.T) {
 			t.Fatalf("published after the held commit: %v", got)
 		}
 	}
-	if n := s.stats.batches - batches0; n != 3 {
+	if n := s.wr.Stats.Batches - batches0; n != 3 {
 		t.Errorf("%d transactions after the held one, want 3 (the token; 16 messages; 4)", n)
 	}
 }
@@ -86,7 +86,7 @@ func TestIsLight(t *testing.T) {
 		{"turn start", []*agent.Record{start}, false},
 		{"agent event", []*agent.Record{createdRec("c2", "t")}, false},
 	} {
-		if got := isLight(&request{recs: c.recs}); got != c.want {
+		if got := isLight(c.recs); got != c.want {
 			t.Errorf("%s: isLight = %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -28,11 +28,11 @@ func TestEventIndexesServeTheirReads(t *testing.T) {
 		convRuns.RunsSQL(): {"c", 0}, // a conversation's rows
 		convEventsSQL + "(" + seqList([]int64{3, 5, 8}) + ") AND type = ? ORDER BY seq": {"conversation"}, // their events
 		convRangeSQL + " AND type = ? ORDER BY seq":                                     {1, 9, "c", "conversation"},
-		convPruneSQL:        {10},
+		convRuns.PruneSQL(): {10},
 		ownerRuns.RunsSQL(): {"ann", 0}, // a member's rows
 		"SELECT seq, id, type, conversation_id, payload" + eventsBySeq + "(" + seqList([]int64{3, 5, 8}) + ") ORDER BY seq": nil, // their events
 		"SELECT seq, id, conversation_id, payload" + ownerRangeFrom + " AND type = ? ORDER BY seq":                          {1, 9, "ann", "agent"},
-		ownerPruneSQL: {10},
+		ownerRuns.PruneSQL(): {10},
 	} {
 		var plan []struct {
 			ID, Parent, Notused int

@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // BenchmarkCommitLifecycleMemory is BenchmarkCommitLifecycle on the
@@ -33,12 +34,10 @@ func memoryStore(b *testing.B) *Store {
 		pageB:     PageBytes,
 		retryWait: RetryBackoff,
 		ctx:       ctx,
-		reqs:      make(chan *request, queueSize),
-		done:      make(chan struct{}),
 		now:       func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) },
 		publish:   func([]agent.Encoded) {},
 	}
-	w, err := openSQLiteWriter("file:"+newID()+"?mode=memory&_pragma=foreign_keys(1)&_txlock=immediate", &gorm.Config{TranslateError: true, SkipDefaultTransaction: true, NowFunc: s.now, Logger: gormLog{s.log}}, false)
+	w, err := eventlog.OpenSQLiteWriter("file:"+newID()+"?mode=memory&_pragma=foreign_keys(1)&_txlock=immediate", &gorm.Config{TranslateError: true, SkipDefaultTransaction: true, NowFunc: s.now, Logger: gormLog{s.log}}, false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,7 +53,7 @@ func memoryStore(b *testing.B) *Store {
 	if err := s.init(ctx); err != nil {
 		b.Fatal(err)
 	}
-	go s.writer()
+	s.wr.Start()
 	b.Cleanup(func() {
 		if err := s.Close(); err != nil {
 			b.Error(err)

@@ -149,7 +149,7 @@ func foldDeltaLog(db *gorm.DB, l *eventlog.DeltaLog) error {
 		}
 		if err := l.Each(func(d eventlog.Delta) error {
 			args = append(args, d.Seq, d.ID, d.Conv, d.Created, agent.KindConversation, string(d.JSON), d.Owner)
-			if len(args) >= 7*sqliteInsertChunk {
+			if len(args) >= 7*eventlog.SQLiteInsertChunk {
 				return flush()
 			}
 			return nil

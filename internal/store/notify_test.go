@@ -146,8 +146,8 @@ func TestPostgresInstances(t *testing.T) {
 	if want := 2 * workers * ((each + 2) / 3); err != nil || c.MessageCount != want {
 		t.Errorf("message_count %d (%v), want %d", c.MessageCount, err, want)
 	}
-	if a.stats.batches == 0 || b.stats.batches == 0 {
-		t.Errorf("batches committed: a %d, b %d; want both writers to have written", a.stats.batches, b.stats.batches)
+	if a.wr.Stats.Batches == 0 || b.wr.Stats.Batches == 0 {
+		t.Errorf("batches committed: a %d, b %d; want both writers to have written", a.wr.Stats.Batches, b.wr.Stats.Batches)
 	}
 }
 
@@ -166,8 +166,8 @@ func TestPostgresForeignEventLive(t *testing.T) {
 	took := seen.waitSeq(t, 3)
 	t.Logf("3 events of b published by a after %v", took)
 	sameLog(t, "a", seen.events(), allEvents(t, b))
-	if a.stats.batches != 0 {
-		t.Errorf("a committed %d batches, want none", a.stats.batches)
+	if a.wr.Stats.Batches != 0 {
+		t.Errorf("a committed %d batches, want none", a.wr.Stats.Batches)
 	}
 	if evs := other.events(); len(evs) != 0 {
 		t.Errorf("a store on another schema published %d events of this one", len(evs))

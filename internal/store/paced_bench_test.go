@@ -104,8 +104,8 @@ func benchAppendPacedFanout(b *testing.B, opt Options) {
 		}
 	}
 	ready.Store(true)
-	batches0, records0 := s.stats.batches, s.stats.records
-	gather0 := s.stats.gather
+	batches0, records0 := s.wr.Stats.Batches, s.wr.Stats.Records
+	gather0 := s.wr.Stats.Gather
 	cpu0 := processCPU(b)
 	b.ResetTimer()
 	for b.Loop() {
@@ -155,11 +155,11 @@ func benchAppendPacedFanout(b *testing.B, opt Options) {
 	}
 	wg.Wait()
 	n := int64(b.N) * convs * perOp
-	batches := s.stats.batches - batches0
+	batches := s.wr.Stats.Batches - batches0
 	slices.Sort(lat)
 	b.ReportMetric(float64(cpu.Microseconds())/float64(n), "cpu-µs/event")
-	b.ReportMetric(float64(s.stats.records-records0)/float64(batches), "rows/batch")
-	b.ReportMetric(float64(time.Duration(s.stats.gather-gather0).Microseconds())/float64(batches), "gather-µs")
+	b.ReportMetric(float64(s.wr.Stats.Records-records0)/float64(batches), "rows/batch")
+	b.ReportMetric(float64(time.Duration(s.wr.Stats.Gather-gather0).Microseconds())/float64(batches), "gather-µs")
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 	b.ReportMetric(float64(lat[len(lat)-1].Microseconds()), "max-µs")

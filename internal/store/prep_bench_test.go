@@ -12,6 +12,7 @@ import (
 	zs "zombiezen.com/go/sqlite"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 	"github.com/agentik/agentik/internal/eventlog/sqlitedrv"
 )
 
@@ -21,7 +22,7 @@ import (
 // connection. Each writes the rows of BenchmarkBareBatchedInsert,
 // benchAppenders rows per transaction, on one connection of a file whose
 // schema Open made (WAL, synchronous NORMAL, every index), in statements
-// of 1, sqliteInsertChunk or benchAppenders rows. ns/op is ns per row,
+// of 1, eventlog.SQLiteInsertChunk or benchAppenders rows. ns/op is ns per row,
 // cpu-ns/row the process CPU time per row.
 
 // prepTimeFormat is how glebarez/go-sqlite writes a time.Time (its
@@ -40,7 +41,7 @@ func prepFile(b *testing.B) (string, int64) {
 	if err := s.Append(b.Context(), createdRec("c1", "bench")); err != nil {
 		b.Fatal(err)
 	}
-	seq := s.lastSeq
+	seq := s.wr.Last()
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func prepCPU(b *testing.B, cpu0 time.Duration) {
 	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/row")
 }
 
-var prepStmtRows = []int{1, sqliteInsertChunk, benchAppenders}
+var prepStmtRows = []int{1, eventlog.SQLiteInsertChunk, benchAppenders}
 
 // BenchmarkPrepGlebarez is the writer's path before sqlitedrv: database/sql over
 // glebarez/go-sqlite with the writer's DSN, one *sql.Tx per

@@ -18,7 +18,7 @@ import (
 // document, the head it follows, working memory, the conversation's
 // INSERT, updates and DELETE with its redaction, the owner and waiting
 // look-ups) are written here as SQL and run on the transaction's
-// connection, as insertEvents runs the event INSERT: gorm builds each
+// connection, as the engine runs the event INSERT (eventlog/commit.go): gorm builds each
 // statement by reflection on every call, about as much CPU as SQLite's own
 // work for a one-row statement (BenchmarkCommitTurn,
 // BenchmarkCommitLifecycle). The reads of every turn (Conversation,

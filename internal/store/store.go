@@ -100,10 +100,10 @@ const PageBytes = 4 << 20
 // Store is agent.Store over gorm, on SQLite or PostgreSQL. All writes go
 // through one writer goroutine that group-commits them (see doc.go).
 type Store struct {
-	w         *gorm.DB // writer: one connection on SQLite
-	r         *gorm.DB // reads: a pool (the same pool as w on PostgreSQL)
-	rdb       *sql.DB  // r's pool, for the reads written as SQL (rawsql.go)
-	ev        *sql.DB  // SQLite only: a conversation's events (eventscan.go)
+	w         *gorm.DB             // writer: one connection on SQLite
+	r         *gorm.DB             // reads: a pool (the same pool as w on PostgreSQL)
+	rdb       *sql.DB              // r's pool, for the reads written as SQL (rawsql.go)
+	ev        *eventlog.ReplayPool // SQLite, fast mode only: a conversation's events (eventscan.go)
 	postgres  bool
 	plain     bool          // SQLite in ModePlain: none of the speed layer (mode.go)
 	pageB     int           // Options.PageBytes
@@ -119,12 +119,11 @@ type Store struct {
 	onSite    atomic.Pointer[func()]       // see OnSite (site.go)
 	log       *slog.Logger
 
-	ctx  context.Context // writer's context: Open's values, never cancelled
-	reqs chan *request
-
-	mu     sync.RWMutex // guards closed against sends on reqs
-	closed bool
-	done   chan struct{} // closed when the writer goroutine has returned
+	ctx context.Context // writer's context: Open's values, never cancelled
+	// wr is the group commit: the writer goroutine and its queue
+	// (eventlog.Writer); a temp database runs no goroutine and commits
+	// on the Append's own, under wr.Hold.
+	wr *eventlog.Writer[*agent.Record]
 
 	version atomic.Uint64 // see Version
 	cache   readCache     // reads kept until the next commit (SQLite only)
@@ -164,22 +163,13 @@ type Store struct {
 	durable atomic.Int64
 
 	// Owned by the writer goroutine.
-	lastSeq int64  // SQLite only: the highest committed seq
-	owners  owners // conversation owners the writer looked up (owner.go)
+	owners owners // conversation owners the writer looked up (owner.go)
 	// ownersTx: owners the transaction being applied learnt, kept only
 	// when it commits (owner.go)
-	ownersTx owners
-	// insertSQL[n] is the SQLite INSERT of n event rows (insertText);
-	// insertArgs the arguments' slice, reused.
-	insertSQL  []string
-	insertArgs []any
-	sideRecs   []eventlog.Delta
-	sideRoom   sideRoom            // commitSide's, reused
-	sideSeen   map[string]int64    // applySide's, reused
-	sideConv   []eventlog.RunEntry // applySide's, reused
-	sideOwner  []eventlog.RunEntry // applySide's, reused
-	sideRedact []int64             // delta log records a delete in the current transaction redacts once it commits
-	stats      writerStats
+	ownersTx   owners
+	sideRoom   sideRoom // commitSide's, reused
+	sideRedact []int64  // delta log records a delete in the current transaction redacts once it commits
+	tx         txState  // the transaction being applied (writer.go)
 }
 
 // Open opens (creating if needed) the database named by dsn and starts the
@@ -191,8 +181,6 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		log:   opt.Logger,
 		pageB: opt.PageBytes,
 		ctx:   context.WithoutCancel(ctx),
-		reqs:  make(chan *request, queueSize),
-		done:  make(chan struct{}),
 	}
 	clock := opt.Now
 	if clock == nil {
@@ -260,7 +248,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 			wdsn = base
 			s.cache.off = true
 		}
-		if s.w, err = openSQLiteWriter(wdsn, cfg(), opt.glebarezWriter || s.plain); err != nil {
+		if s.w, err = eventlog.OpenSQLiteWriter(wdsn, cfg(), opt.glebarezWriter || s.plain); err != nil {
 			_ = s.lock.Close()
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
@@ -289,7 +277,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		rDB.SetMaxIdleConns(readPoolSize)
 		s.rdb = rDB
 		if !opt.gormReplay && !s.plain {
-			if s.ev, err = openEventPool(base + "&_pragma=query_only(1)&_pragma=mmap_size(1073741824)"); err != nil {
+			if s.ev, err = eventlog.OpenReplayPool(base + "&_pragma=query_only(1)&_pragma=mmap_size(1073741824)"); err != nil {
 				_ = wDB.Close()
 				_ = rDB.Close()
 				_ = s.lock.Close()
@@ -322,7 +310,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		return nil, err
 	}
 	s.dsn = dsn
-	go s.writer()
+	s.wr.Start()
 	if opt.Publish != nil {
 		if err := s.Start(ctx, opt.Publish, opt.Interrupt); err != nil {
 			_ = s.Close()
@@ -514,7 +502,8 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	s.pub = eventlog.NewPublisher(seq, s.stored) // notify.go
 	s.durable.Store(seq)
-	s.lastSeq = seq // SQLite's writer (PostgreSQL reads it in each transaction)
+	s.wr = eventlog.NewWriter(s.writerHooks()) // started by Open
+	s.wr.Configure(s.writerConfig(seq))
 	if !s.postgres && !s.plain {
 		s.side.SetEpoch(s.epoch)
 		pruned, _, err := bounds(db)
@@ -537,15 +526,9 @@ func (s *Store) init(ctx context.Context) error {
 // queued, waits for it, stops the listener and waits for it, and closes the
 // databases. Publish is not called once Close has returned.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.wr.Close() {
 		return nil
 	}
-	s.closed = true
-	close(s.reqs)
-	s.mu.Unlock()
-	<-s.done
 	if s.stopListen != nil {
 		s.stopListen()
 		<-s.listenDone

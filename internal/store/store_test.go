@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 	"github.com/agentik/agentik/internal/testwait"
 )
 
@@ -262,7 +263,7 @@ func queueAppends(t *testing.T, s *Store, sets ...[]*agent.Record) []chan error 
 		out[i] = make(chan error, 1)
 		go func() { out[i] <- s.Append(context.WithoutCancel(t.Context()), recs...) }()
 		// Queue them one by one, so the batch keeps this order.
-		testwait.For(t, fmt.Sprintf("Append %d queued", i+1), func() bool { return len(s.reqs) >= i+1 })
+		testwait.For(t, fmt.Sprintf("Append %d queued", i+1), func() bool { return s.wr.Queued() >= i+1 })
 	}
 	return out
 }
@@ -294,8 +295,8 @@ func TestBadRequestFailsOnlyItself(t *testing.T) {
 			t.Errorf("good2: %v", err)
 		}
 		// One batch held all four and failed; each was then retried alone.
-		if s.stats.split != 1 || s.stats.batches != 3 {
-			t.Errorf("writer: %d split batches, %d committed; want 1, 3 (first, good1, good2)", s.stats.split, s.stats.batches)
+		if s.wr.Stats.Split != 1 || s.wr.Stats.Batches != 3 {
+			t.Errorf("writer: %d split batches, %d committed; want 1, 3 (first, good1, good2)", s.wr.Stats.Split, s.wr.Stats.Batches)
 		}
 		if dup[0].Event.Seq != 0 || dup[1].Event.Seq != 0 {
 			t.Errorf("failed records keep seqs %d, %d; want 0", dup[0].Event.Seq, dup[1].Event.Seq)
@@ -421,8 +422,8 @@ func TestConcurrentAppends(t *testing.T) {
 				}
 			}
 		}
-		if s.stats.batches >= s.stats.records {
-			t.Logf("no group commit happened: %d batches for %d records", s.stats.batches, s.stats.records)
+		if s.wr.Stats.Batches >= s.wr.Stats.Records {
+			t.Logf("no group commit happened: %d batches for %d records", s.wr.Stats.Batches, s.wr.Stats.Records)
 		}
 	})
 }
@@ -892,7 +893,7 @@ func TestOrphanedTurns(t *testing.T) {
 	})
 }
 
-// The writer's own INSERTs (insertEvents) store each event's row as
+// The writer's own INSERTs (eventlog/commit.go) store each event's row as
 // published: its payload byte for byte (quotes, backslashes, control
 // characters, any script), NULL for an event of no conversation, the
 // commit's date and its conversation's owner; one Append of more rows than one SQLite
@@ -915,7 +916,7 @@ func TestEventRowsAsPublished(t *testing.T) {
 		mustAppend(t, s, createdRec("c1", `a "title"`))
 		texts := []string{`"quoted"`, `back\slash`, "line\nbreak\ttab\x01", "ünïcödé ✓ 日本 🙂", `\u0000 as text`, "</script>&<"}
 		var recs []*agent.Record
-		for i := range sqliteInsertChunk*2 + 5 {
+		for i := range eventlog.SQLiteInsertChunk*2 + 5 {
 			recs = append(recs, textRec("c1", texts[i%len(texts)]))
 		}
 		recs = append(recs, &agent.Record{Event: agent.AllEvent{Kind: "telepathy", ID: "ev-" + newID(), Raw: json.RawMessage(`{"type":"telepathy","mind":"x"}`)}})

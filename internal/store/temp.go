@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/agentik/agentik/internal/agent"
+	"github.com/agentik/agentik/internal/eventlog"
 )
 
 // Temp conversations (a temporary chat, a stateless /v1 request) are the
@@ -103,12 +104,9 @@ func OpenTemp(ctx context.Context, opt TempOptions) (*Store, error) {
 		pageB:     PageBytes,
 		retryWait: RetryBackoff,
 		ctx:       context.WithoutCancel(ctx),
-		reqs:      make(chan *request),
-		done:      make(chan struct{}),
 		now:       func() time.Time { return clock().UTC().Truncate(time.Microsecond) },
 		temp:      &tempState{cfg: cfg, publish: opt.Publish, convs: map[string]*tempConv{}, known: map[string]convFacts{}},
 	}
-	close(s.done) // no writer goroutine: Append writes (see above)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -117,7 +115,7 @@ func OpenTemp(ctx context.Context, opt TempOptions) (*Store, error) {
 		return nil, err
 	}
 	gcfg := &gorm.Config{TranslateError: true, SkipDefaultTransaction: true, NowFunc: s.now, Logger: gormLog{s.log}}
-	w, err := openSQLiteWriter("file:temp-"+agent.NewID()+"?mode=memory&_pragma=page_size(1024)&_pragma=foreign_keys(1)&_txlock=immediate", gcfg, mode == ModePlain)
+	w, err := eventlog.OpenSQLiteWriter("file:temp-"+agent.NewID()+"?mode=memory&_pragma=page_size(1024)&_pragma=foreign_keys(1)&_txlock=immediate", gcfg, mode == ModePlain)
 	if err != nil {
 		return nil, fmt.Errorf("store: open temp database: %w", err)
 	}
@@ -146,6 +144,8 @@ func OpenTemp(ctx context.Context, opt TempOptions) (*Store, error) {
 		}
 	}
 	s.instance = agent.NewID()
+	s.wr = eventlog.NewWriter(s.writerHooks()) // never started: Append writes (see above)
+	s.wr.Configure(s.writerConfig(0))
 	return s, nil
 }
 
@@ -175,11 +175,11 @@ func (s *Store) appendTemp(ctx context.Context, recs []*agent.Record) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("store: append: %w", err)
 	}
-	s.mu.RLock() // Close waits for it
-	defer s.mu.RUnlock()
-	if s.closed {
+	release, ok := s.wr.Hold() // Close waits for it
+	if !ok {
 		return agent.Errorf(agent.CodeUnavailable, "store: append: the store is closed")
 	}
+	defer release()
 	t := s.temp
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -195,8 +195,8 @@ func (s *Store) appendTemp(ctx context.Context, recs []*agent.Record) error {
 			api[rec.Event.ConversationID] = true
 		}
 	}
-	r := &request{recs: recs}
-	evs, err := s.apply([]*request{r}, false)
+	r := eventlog.NewRequest(recs)
+	evs, err := s.wr.Apply([]*request{r}, false)
 	if err != nil {
 		t.facts = nil
 		for _, rec := range recs {
@@ -240,7 +240,7 @@ func (t *tempState) check(recs []*agent.Record) error {
 // conversations of batch; t.mu is held.
 func (t *tempState) seed(facts txFacts, batch []*request) {
 	for _, r := range batch {
-		for _, rec := range r.recs {
+		for _, rec := range r.Recs {
 			cid := rec.Event.ConversationID
 			if f, ok := t.known[cid]; ok && facts[cid] == nil {
 				facts[cid] = &f

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/glebarez/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	"github.com/agentik/agentik/internal/eventlog"
 	"github.com/agentik/agentik/internal/eventlog/sqlitedrv"
 )
 
@@ -43,7 +43,7 @@ func BenchmarkTempFloor(b *testing.B) {
 func benchTempFloor(b *testing.B, minIdx bool, history int) {
 	ctx := context.Background()
 	dsn := "file:tempfloor?mode=memory&_pragma=foreign_keys(1)&_pragma=page_size(1024)&_txlock=immediate"
-	g, err := gorm.Open(writerDialector{sqlite.Dialector{DriverName: sqlitedrv.DriverName, DSN: dsn}}, &gorm.Config{SkipDefaultTransaction: true, Logger: logger.Discard})
+	g, err := gorm.Open(eventlog.SQLiteWriterDialector(dsn), &gorm.Config{SkipDefaultTransaction: true, Logger: logger.Discard})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,14 +2,11 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,28 +16,10 @@ import (
 	"github.com/agentik/agentik/internal/eventlog"
 )
 
-// queueSize is how many Append calls may wait for the writer at once. When
-// the queue is full, Append blocks (until its ctx ends): producers feel
-// back-pressure instead of the store holding unbounded memory. 1024 is far
-// above the number of concurrently running turns.
-const queueSize = 1024
-
-// maxBatch caps the records of one group-commit transaction (one request is
-// never split, so a batch can exceed it by the size of its last request). It
-// keeps a transaction short, so an Append's wait stays in milliseconds.
-const maxBatch = 512
-
 // insertChunk is how many rows one gorm CreateInBatches statement carries
 // (working memory, search documents): a few parameters each stays far under
 // SQLite's and PostgreSQL's limits.
 const insertChunk = 256
-
-// sqliteInsertChunk is how many agent_event rows one INSERT carries on
-// SQLite: 7 parameters each, far under SQLite's limit of 32766. The driver
-// finds each parameter's argument by a scan of all the arguments
-// (quadratic in their number), so statements stay small; a group commit at
-// the mix's pace (under 32 rows) is one statement.
-const sqliteInsertChunk = 32
 
 // idChunk is how many ids one "id IN (…)" lookup carries.
 const idChunk = 500
@@ -66,18 +45,8 @@ func migrateLock(schema string) int64 { return lockKey("migrate", schema) }
 // reader that saw seq n never later finds a new event below n.
 func seqLock(epoch string) int64 { return lockKey("seq", epoch) }
 
-// request is one Append call waiting for the writer.
-type request struct {
-	recs []*agent.Record
-	done chan error // buffered: the writer never blocks on an answer
-}
-
-// writerStats counts what the writer committed; read by benchmarks.
-type writerStats struct {
-	batches, records int64 // committed
-	split            int64 // batches that failed and were retried request by request
-	gather           int64 // nanoseconds from taking a batch's first request to its commit
-}
+// request is one Append call waiting for the writer (eventlog.Writer).
+type request = eventlog.Request[*agent.Record]
 
 // Append commits recs in order, group-committed with concurrent Appends. It
 // assigns each new event its seq (and a message event's Message its Seq),
@@ -98,249 +67,186 @@ func (s *Store) Append(ctx context.Context, recs ...*agent.Record) error {
 	if s.temp != nil {
 		return s.appendTemp(ctx, recs) // temp.go
 	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("store: append: %w", err)
-	}
-	r := requests.Get().(*request)
-	r.recs = recs
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		putRequest(r)
+	err := s.wr.Append(ctx, recs)
+	if errors.Is(err, eventlog.ErrClosed) {
 		return agent.Errorf(agent.CodeUnavailable, "store: append: the store is closed")
 	}
-	select {
-	case s.reqs <- r:
-	case <-ctx.Done():
-		s.mu.RUnlock()
-		putRequest(r)
-		return fmt.Errorf("store: append: %w", ctx.Err())
-	}
-	s.mu.RUnlock()
-	err := <-r.done
-	putRequest(r) // answered: the writer no longer holds it
 	if err != nil {
 		return fmt.Errorf("store: append: %w", err)
 	}
 	return nil
 }
 
-// requests recycles Append's requests (one per streamed token): once its
-// answer is received, the writer holds no reference to a request.
-var requests = sync.Pool{New: func() any { return &request{done: make(chan error, 1)} }}
+// The writer's transaction (eventlog.Writer: the group commit, the seqs,
+// the events table's INSERT, the retries, the split of a failed batch and
+// the ordered publication) runs the store's hooks below: what each record
+// writes in its rows, in the same transaction.
 
-func putRequest(r *request) {
-	r.recs = nil
-	requests.Put(r)
+// eventTable is agent_event, as the writer's engine knows it.
+var eventTable = eventlog.Table{
+	Name:    "agent_event",
+	Columns: [7]string{"seq", "id", "conversation_id", "created_at", "type", "payload", "owner"},
+	Runs:    "event_conversation", // PostgreSQL: its entries are written with the events (convindex.go)
+	Meta:    "meta",
+	Pruned:  metaPrunedThrough,
 }
 
-// commit writes batch in one transaction, optimistically: it does not look
-// up whether an event id is stored already, and lets the unique index on id
-// reject a replayed event. If that transaction fails for any reason, it
-// writes each request alone, looking the ids up first (so a replayed event
-// is skipped), and one bad request fails only itself. A transaction that
-// fails with a transient error (see eventlog.Transient) is run again, looking the
-// ids up, so a commit whose answer was lost is not applied twice.
-func (s *Store) commit(batch []*request) {
-	if s.side != nil {
-		if batch = s.commitSide(batch); len(batch) == 0 {
-			return
-		}
-	}
-	evs, err := s.applyRetry(batch, false)
-	if err == nil {
-		s.emit(evs, batch)
-		for _, r := range batch {
-			r.done <- nil
-		}
-		return
-	}
-	s.stats.split++
-	for i, r := range batch {
-		evs, err := s.applyRetry(batch[i:i+1], true)
-		if err != nil {
-			s.fail(r, err)
-			continue
-		}
-		s.emit(evs, batch[i:i+1])
-		r.done <- nil
+// writerConfig is the engine's configuration of the writer of s: its
+// database and, on PostgreSQL, the seq lock and the channel its commits
+// are notified on (the epoch names both). head is the highest seq ever
+// committed.
+func (s *Store) writerConfig(head int64) eventlog.Config {
+	return eventlog.Config{
+		DB: s.w, Ctx: s.ctx, Log: s.log, Table: eventTable, Retry: s.retryWait, Head: head,
+		NoLog:    s.temp != nil, // a temp database logs no event (temp.go)
+		Postgres: s.postgres, SeqLock: s.seqLock, Channel: s.channel,
+		Notice: func(seq int64) string { return notice(seq, s.instance) },
 	}
 }
 
-// fail answers r with err and clears the seqs its failed transaction set.
-func (s *Store) fail(r *request, err error) {
-	for _, rec := range r.recs {
-		rec.Event.Seq = 0
-		if e := rec.Event.Event; e != nil && e.Message != nil {
-			e.Message.Seq = 0
-		}
-	}
-	r.done <- err
-}
-
-// emit publishes a commit's events, after any that other instances
-// committed below them (see catchUp), and through the highest seq of the
-// batch's records: a retried transaction finds the events an earlier
-// attempt committed already, and those are published from the log. If
-// they cannot be read, evs are not published now either (that would break
-// seq order): the next commit, or the listener on the next notification
-// or after eventlog.ListenIdle, publishes them, late but in order.
-func (s *Store) emit(evs []agent.Encoded, batch []*request) {
-	s.stats.batches++
-	s.stats.records += int64(len(evs))
-	var upTo int64
-	if len(evs) > 0 {
-		upTo = evs[len(evs)-1].Seq
-	}
-	for _, r := range batch {
-		for _, rec := range r.recs {
-			upTo = max(upTo, rec.Event.Seq)
-		}
-	}
-	if upTo == 0 {
-		return
-	}
-	if err := s.catchUp(s.ctx, upTo, evs); err != nil {
-		s.log.Error("publish_deferred", "err", err, "through_seq", upTo)
+// writerHooks are what the store does in and around the writer's
+// transaction (eventlog.Hooks).
+func (s *Store) writerHooks() eventlog.Hooks[*agent.Record] {
+	return eventlog.Hooks[*agent.Record]{
+		Light:   isLight,
+		ID:      func(rec *agent.Record) (string, bool) { return rec.Event.ID, textOK(rec.Event.ID) }, // any other is refused by prepare
+		Stored:  func(rec *agent.Record, seq int64) { setSeq(rec, s.eventSeq(seq)) },
+		Seq:     func(rec *agent.Record) int64 { return rec.Event.Seq },
+		Unseq:   unseq,
+		Begin:   s.beginTx,
+		Apply:   s.applyRecord,
+		Applied: s.appliedRequest,
+		Finish:  s.finishTx,
+		End:     s.endTx,
+		Side:    s.commitSide, // deltalog.go
+		// The commit's events, after any that other instances committed
+		// below them (see catchUp). If they cannot be read, evs are not
+		// published now either (that would break seq order): the next
+		// commit, or the listener on the next notification or after
+		// eventlog.ListenIdle, publishes them, late but in order.
+		OnCommit: func(upTo int64, evs []agent.Encoded) error { return s.catchUp(s.ctx, upTo, evs) },
+		Committed: func() {
+			if s.ckpt != nil {
+				s.ckpt.Committed()
+			}
+		},
 	}
 }
 
-// apply runs one transaction for batch and returns the events it stored, in
-// seq order, each encoded once: those bytes are stored and published. With checked, it first looks up which event ids are stored and
-// skips those events; without, a stored id fails the transaction. The seq
-// counter moves only when the transaction commits, so a rolled-back batch
-// leaves no gap.
-func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
-	now := s.now()
-	var (
-		evs  []agent.Encoded
-		last int64
-		cx   *eventlog.RunTx
-		ox   *eventlog.RunTx
-	)
-	err := s.w.WithContext(s.ctx).Transaction(func(tx *gorm.DB) error {
-		evs = evs[:0]
-		s.sideRedact = s.sideRedact[:0]
-		s.dropOwners()        // an earlier attempt's (owner.go)
-		cx = s.convIx.Begin() // eventlog/runindex.go
-		ox = s.ownerIx.Begin()
-		seq := s.lastSeq
-		if s.postgres {
-			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", s.seqLock).Error; err != nil {
-				return fmt.Errorf("seq lock: %w", err)
-			}
-			pruned, head, err := bounds(tx)
-			if err != nil {
-				return err
-			}
-			seq = max(pruned, head)
+// unseq clears the seqs a failed transaction set on rec.
+func unseq(rec *agent.Record) {
+	rec.Event.Seq = 0
+	if e := rec.Event.Event; e != nil && e.Message != nil {
+		e.Message.Seq = 0
+	}
+}
+
+// txState is what one attempt of the writer's transaction knows; the
+// writer's goroutine owns it (a temp database's Append, under t.mu).
+type txState struct {
+	now    time.Time
+	facts  txFacts         // what this attempt wrote: fresh per attempt
+	cx, ox *eventlog.RunTx // the conversation and owner index entries (eventlog/runindex.go)
+}
+
+// beginTx starts an attempt of the transaction of batch.
+func (s *Store) beginTx(_ *gorm.DB, batch []*request) error {
+	s.tx.now = s.now()
+	s.sideRedact = s.sideRedact[:0]
+	s.dropOwners() // an earlier attempt's (owner.go)
+	s.tx.cx = s.convIx.Begin()
+	s.tx.ox = s.ownerIx.Begin()
+	s.tx.facts = txFacts{}
+	if s.temp != nil {
+		s.temp.seed(s.tx.facts, batch) // and what earlier ones did (temp.go)
+	}
+	return nil
+}
+
+// applyRecord writes rec's rows as the writer's seq-th event, and returns
+// its agent_event row and its encoded event (publish false: a temp
+// database's quiet record, never published).
+func (s *Store) applyRecord(tx *gorm.DB, rec *agent.Record, seq int64) (eventlog.Row, agent.Encoded, bool, error) {
+	now, facts, cx, ox := s.tx.now, s.tx.facts, s.tx.cx, s.tx.ox
+	fail := func(err error) (eventlog.Row, agent.Encoded, bool, error) {
+		return eventlog.Row{}, agent.Encoded{}, false, err
+	}
+	if !deferrable(rec) {
+		if err := facts.flush(tx); err != nil {
+			return fail(err)
 		}
-		stored := make(map[string]int64, len(batch))
-		facts := txFacts{} // what this attempt wrote: fresh per transaction
-		if s.temp != nil {
-			s.temp.seed(facts, batch) // and what earlier ones did (temp.go)
-		}
-		if checked {
-			if err := storedIDs(tx, batch, stored); err != nil {
-				return err
-			}
-		}
-		rows := make([]eventRow, 0, len(batch))
-		for _, r := range batch {
-			for _, rec := range r.recs {
-				if have, ok := stored[rec.Event.ID]; ok && rec.Event.ID != "" {
-					setSeq(rec, s.eventSeq(have))
-					continue
-				}
-				seq++
-				if !deferrable(rec) {
-					if err := facts.flush(tx); err != nil {
-						return err
-					}
-				}
-				if err := applyQueue(tx, rec); err != nil {
-					return err
-				}
-				if err := applyApproval(tx, rec, s.instance); err != nil {
-					return err
-				}
-				if err := applyElicit(tx, rec); err != nil { // elicit.go
-					return err
-				}
-				quiet := s.temp != nil && rec.Quiet // applied, never published (temp.go)
-				// A message that follows the head is encoded once applyRows
-				// has named its parent.
-				followed := needsParent(rec)
-				row, enc, err := s.prepare(rec, seq, now, quiet || followed)
-				if err != nil {
-					return err
-				}
-				stored[rec.Event.ID] = seq
-				if row.ConversationID != nil && s.temp == nil { // before a delete's redaction reads the index
-					if err := cx.Add(rawCtx(tx), engineDB(tx), *row.ConversationID, seq, isDelta(rec)); err != nil {
-						return fmt.Errorf("conversation index: %w", err)
-					}
-				}
-				if err := s.own(tx, rec, &row, &enc); err != nil { // owner.go; before a delete
-					return err
-				}
-				if row.Owner != "" && s.temp == nil {
-					if err := ox.Add(rawCtx(tx), engineDB(tx), row.Owner, seq, isDelta(rec)); err != nil {
-						return fmt.Errorf("owner index: %w", err)
-					}
-				}
-				if err := s.applyRows(tx, rec, seq, now, facts); err != nil {
-					return err
-				}
-				if followed && !quiet {
-					if row, enc, err = s.encode(rec, row); err != nil {
-						return err
-					}
-					enc.Owner = row.Owner
-				}
-				rows = append(rows, row)
-				if !quiet {
-					evs = append(evs, enc)
-				}
-			}
-			if err := facts.flush(tx); err != nil {
-				return err
-			}
-			if err := keepImportedDate(tx, r.recs); err != nil {
-				return err
-			}
-		}
-		if len(rows) > 0 && s.temp == nil { // a temp database logs no event (temp.go)
-			if err := s.insertEvents(tx, rows); err != nil {
-				return fmt.Errorf("insert events: %w", err)
-			}
-			if err := cx.Finish(rawCtx(tx), engineDB(tx), seq); err != nil {
-				return err
-			}
-			if err := ox.Finish(rawCtx(tx), engineDB(tx), seq); err != nil {
-				return err
-			}
-			if s.postgres {
-				// Delivered on commit, to every instance's listener.
-				if err := tx.Exec("SELECT pg_notify(?, ?)", s.channel, notice(seq, s.instance)).Error; err != nil {
-					return fmt.Errorf("notify: %w", err)
-				}
-			}
-		}
-		last = seq
-		if s.temp != nil {
-			s.temp.facts = facts // kept only when this commits
-		}
-		return nil
-	})
+	}
+	if err := applyQueue(tx, rec); err != nil {
+		return fail(err)
+	}
+	if err := applyApproval(tx, rec, s.instance); err != nil {
+		return fail(err)
+	}
+	if err := applyElicit(tx, rec); err != nil { // elicit.go
+		return fail(err)
+	}
+	quiet := s.temp != nil && rec.Quiet // applied, never published (temp.go)
+	// A message that follows the head is encoded once applyRows has named
+	// its parent.
+	followed := needsParent(rec)
+	row, enc, err := s.prepare(rec, seq, now, quiet || followed)
 	if err != nil {
+		return fail(err)
+	}
+	if row.ConversationID != nil && s.temp == nil { // before a delete's redaction reads the index
+		if err := cx.Add(rawCtx(tx), engineDB(tx), *row.ConversationID, seq, isDelta(rec)); err != nil {
+			return fail(fmt.Errorf("conversation index: %w", err))
+		}
+	}
+	if err := s.own(tx, rec, &row, &enc); err != nil { // owner.go; before a delete
+		return fail(err)
+	}
+	if row.Owner != "" && s.temp == nil {
+		if err := ox.Add(rawCtx(tx), engineDB(tx), row.Owner, seq, isDelta(rec)); err != nil {
+			return fail(fmt.Errorf("owner index: %w", err))
+		}
+	}
+	if err := s.applyRows(tx, rec, seq, now, facts); err != nil {
+		return fail(err)
+	}
+	if followed && !quiet {
+		if row, enc, err = s.encode(rec, row); err != nil {
+			return fail(err)
+		}
+		enc.Owner = row.Owner
+	}
+	return eventlog.Row{Seq: row.Seq, ID: row.ID, Key: row.ConversationID, Created: row.CreatedAt, Type: row.Type, Payload: row.Payload, Owner: row.Owner}, enc, !quiet, nil
+}
+
+// appliedRequest follows the records of one request: the conversation
+// rows their messages deferred, and an import's dates.
+func (s *Store) appliedRequest(tx *gorm.DB, recs []*agent.Record) error {
+	if err := s.tx.facts.flush(tx); err != nil {
+		return err
+	}
+	return keepImportedDate(tx, recs)
+}
+
+// finishTx writes the index entries the transaction holds, through last.
+func (s *Store) finishTx(tx *gorm.DB, last int64) error {
+	if err := s.tx.cx.Finish(rawCtx(tx), engineDB(tx), last); err != nil {
+		return err
+	}
+	return s.tx.ox.Finish(rawCtx(tx), engineDB(tx), last)
+}
+
+// endTx closes an attempt: what it learnt is kept if it committed.
+func (s *Store) endTx(committed bool, last int64) {
+	if !committed {
 		s.dropOwners()
-		return nil, err
+		return
+	}
+	if s.temp != nil {
+		s.temp.facts = s.tx.facts // kept only when this commits
 	}
 	s.keepOwners()
-	cx.Done()
-	ox.Done()
-	s.lastSeq = last
+	s.tx.cx.Done()
+	s.tx.ox.Done()
 	if s.side != nil {
 		s.durable.Store(last)
 		if len(s.sideRedact) > 0 {
@@ -352,141 +258,6 @@ func (s *Store) apply(batch []*request, checked bool) ([]agent.Encoded, error) {
 			s.sideRedact = s.sideRedact[:0]
 		}
 	}
-	return evs, nil
-}
-
-// insertEvents writes rows in tx, in as few statements as the database
-// takes well. The statements are built here: gorm's CreateInBatches spends
-// its time in reflection.
-//
-// On SQLite it is one INSERT OR FAIL per sqliteInsertChunk rows, its text
-// kept per row count (insertText). A plain multi-row INSERT (ON CONFLICT
-// ABORT) may fail halfway through, so SQLite keeps a statement journal of
-// every page it touches to undo it alone (spilled to a temp file above 16
-// pages: a write(2) per page). With FAIL a conflict stops the statement
-// without undoing its earlier rows, so no journal is kept; the writer rolls
-// the whole transaction back on any error anyway.
-//
-// On PostgreSQL it is one INSERT of unnest()ed arrays (insertPostgres).
-func (s *Store) insertEvents(tx *gorm.DB, rows []eventRow) error {
-	sqlTx, ok := tx.Statement.ConnPool.(*sql.Tx)
-	if !ok {
-		return fmt.Errorf("writer transaction is a %T, not *sql.Tx", tx.Statement.ConnPool)
-	}
-	if s.postgres {
-		return s.insertPostgres(sqlTx, rows)
-	}
-	args := s.insertArgs[:0]
-	defer func() { clear(args); s.insertArgs = args[:0] }() // no payload kept alive
-	for len(rows) > 0 {
-		chunk := rows[:min(sqliteInsertChunk, len(rows))]
-		rows = rows[len(chunk):]
-		args = args[:0]
-		for i := range chunk {
-			r := &chunk[i]
-			var cid any // a nil *string would be bound by reflection
-			if r.ConversationID != nil {
-				cid = *r.ConversationID
-			}
-			args = append(args, r.Seq, r.ID, cid, r.CreatedAt, r.Type, r.Payload, r.Owner)
-		}
-		if _, err := sqlTx.ExecContext(s.ctx, s.insertText(len(chunk)), args...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// insertText is the SQLite INSERT of n agent_event rows, built once per n
-// (at most sqliteInsertChunk of them) and kept by the writer.
-func (s *Store) insertText(n int) string {
-	if s.insertSQL == nil {
-		s.insertSQL = make([]string, sqliteInsertChunk+1)
-	}
-	if q := s.insertSQL[n]; q != "" {
-		return q
-	}
-	var q strings.Builder
-	q.WriteString("INSERT OR FAIL INTO agent_event (seq, id, conversation_id, created_at, type, payload, owner) VALUES ")
-	for i := range n {
-		if i > 0 {
-			q.WriteByte(',')
-		}
-		q.WriteString("(?,?,?,?,?,?,?)")
-	}
-	s.insertSQL[n] = q.String()
-	return s.insertSQL[n]
-}
-
-// insertPostgresSQL inserts agent_event rows given as one array per column,
-// and their conversation index entries (convindex.go): one statement text
-// for any number of rows, so pgx prepares it once per connection and every
-// commit only binds its seven arrays.
-const insertPostgresSQL = "WITH e AS (INSERT INTO agent_event (seq, id, conversation_id, created_at, type, payload, owner) " +
-	"SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[]) RETURNING conversation_id, seq) " +
-	"INSERT INTO event_conversation (conversation_id, seq) SELECT conversation_id, seq FROM e WHERE conversation_id IS NOT NULL ON CONFLICT DO NOTHING"
-
-// postgresInsertBytes bounds the payload bytes of one PostgreSQL INSERT
-// (its message may not pass 1 GiB): a batch of large events takes several.
-const postgresInsertBytes = 64 << 20
-
-// insertPostgres writes rows with insertPostgresSQL, as few statements as
-// postgresInsertBytes allows.
-func (s *Store) insertPostgres(tx *sql.Tx, rows []eventRow) error {
-	for len(rows) > 0 {
-		n, size := 0, 0
-		for n < len(rows) && (n == 0 || size+len(rows[n].Payload) <= postgresInsertBytes) {
-			size += len(rows[n].Payload)
-			n++
-		}
-		chunk := rows[:n]
-		rows = rows[n:]
-		var (
-			seq     = make([]int64, n)
-			id      = make([]string, n)
-			cid     = make([]*string, n) // nil: NULL
-			created = make([]time.Time, n)
-			typ     = make([]string, n)
-			payload = make([]string, n)
-			owner   = make([]string, n)
-		)
-		for i := range chunk {
-			r := &chunk[i]
-			seq[i], id[i], cid[i], created[i], typ[i], payload[i], owner[i] = r.Seq, r.ID, r.ConversationID, r.CreatedAt, r.Type, r.Payload, r.Owner
-		}
-		if _, err := tx.ExecContext(s.ctx, insertPostgresSQL, seq, id, cid, created, typ, payload, owner); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// storedIDs adds to stored the seqs of the batch's event ids that are
-// stored already.
-func storedIDs(tx *gorm.DB, batch []*request, stored map[string]int64) error {
-	var ids []string
-	for _, r := range batch {
-		for _, rec := range r.recs {
-			if textOK(rec.Event.ID) { // any other is refused by prepare
-				ids = append(ids, rec.Event.ID)
-			}
-		}
-	}
-	for len(ids) > 0 {
-		chunk := ids[:min(idChunk, len(ids))]
-		ids = ids[len(chunk):]
-		var found []struct {
-			ID  string
-			Seq int64
-		}
-		if err := tx.Model(&eventRow{}).Select("id", "seq").Where("id IN ?", chunk).Scan(&found).Error; err != nil {
-			return fmt.Errorf("look up event ids: %w", err)
-		}
-		for _, f := range found {
-			stored[f.ID] = f.Seq
-		}
-	}
-	return nil
 }
 
 func setSeq(rec *agent.Record, seq int64) {
@@ -924,23 +695,9 @@ func memoryInsertText(n int) string {
 	return text
 }
 
-// bounds reads the pruned-through seq and the highest stored seq.
-func bounds(db *gorm.DB) (pruned, head int64, err error) {
-	var r struct {
-		Head   int64
-		Pruned *string
-	}
-	if err := db.Raw("SELECT (SELECT COALESCE(MAX(seq), 0) FROM agent_event) AS head, (SELECT value FROM meta WHERE key = ?) AS pruned",
-		metaPrunedThrough).Scan(&r).Error; err != nil {
-		return 0, 0, fmt.Errorf("read bounds: %w", err)
-	}
-	if r.Pruned != nil {
-		if pruned, err = strconv.ParseInt(*r.Pruned, 10, 64); err != nil {
-			return 0, 0, fmt.Errorf("read bounds: pruned_through %q: %w", *r.Pruned, err)
-		}
-	}
-	return pruned, r.Head, nil
-}
+// bounds reads the pruned-through seq and the highest stored seq of
+// agent_event.
+func bounds(db *gorm.DB) (pruned, head int64, err error) { return eventTable.Bounds(db) }
 
 // headSeq is the highest seq ever committed, pruned or not.
 func (s *Store) headSeq(db *gorm.DB) (int64, error) {

@@ -1,4 +1,4 @@
-package store
+package eventlog
 
 import (
 	"github.com/glebarez/sqlite"
@@ -8,17 +8,22 @@ import (
 	"github.com/agentik/agentik/internal/eventlog/sqlitedrv"
 )
 
-// openSQLiteWriter opens the SQLite writer's gorm handle on dsn over
+// OpenSQLiteWriter opens the SQLite writer's gorm handle on dsn over
 // sqlitedrv, which keeps each statement compiled on the connection
 // (glebarez/go-sqlite compiles it again on every Exec). The reads and the
 // checkpointer stay on glebarez/go-sqlite; both write and read times alike
-// (see sqlitedrv). With glebarez set (benchmarks comparing the two), the
-// writer is on glebarez/go-sqlite as well.
-func openSQLiteWriter(dsn string, cfg *gorm.Config, glebarez bool) (*gorm.DB, error) {
+// (see sqlitedrv). With glebarez set (plain mode, benchmarks comparing the
+// two), the writer is on glebarez/go-sqlite as well.
+func OpenSQLiteWriter(dsn string, cfg *gorm.Config, glebarez bool) (*gorm.DB, error) {
 	if glebarez {
 		return gorm.Open(sqlite.Open(dsn), cfg)
 	}
-	return gorm.Open(writerDialector{sqlite.Dialector{DriverName: sqlitedrv.DriverName, DSN: dsn}}, cfg)
+	return gorm.Open(SQLiteWriterDialector(dsn), cfg)
+}
+
+// SQLiteWriterDialector is gorm's SQLite dialector over sqlitedrv on dsn.
+func SQLiteWriterDialector(dsn string) gorm.Dialector {
+	return writerDialector{sqlite.Dialector{DriverName: sqlitedrv.DriverName, DSN: dsn}}
 }
 
 // writerDialector is gorm's SQLite dialector over sqlitedrv: it translates
