@@ -108,6 +108,17 @@ func waitApp(t *testing.T, tab context.Context, callID, id, want string) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("app #%s last said %q", id, last)
+			// What to look at when the app went missing (a CI run once
+			// read "no app target" for a minute): the browser's iframe
+			// targets, and the card's iframe in the page.
+			if infos, err := chromedp.Targets(tab); err == nil {
+				for _, info := range infos {
+					if info.Type == "iframe" {
+						t.Logf("iframe target %s attached=%v", info.URL, info.Attached)
+					}
+				}
+			}
+			t.Logf("the card's iframes: %s", eval[string](t, tab, `JSON.stringify([...document.querySelectorAll('.tool-card[data-call-id="`+callID+`"] iframe')].map((f) => f.src))`))
 		}
 	})
 	waitFor(t, "app #"+id+" says "+want, func() bool { last = appText(t, tab, callID, id); return strings.Contains(last, want) })
