@@ -319,7 +319,7 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, id string, turn
 		Waiting: func(ctx context.Context) ([]string, error) {
 			c, err := h.cfg.Conversations.Get(ctx, id)
 			return c.Waiting, err
-		}}.Run(r.Context(), sub, frames{p})
+		}}.Run(r.Context(), sub, frames(p))
 	if errors.Is(err, relay.ErrLeft) && !p.done { // before reading ends: a Take waiting for the stream's end finds the leave
 		h.stops.Left(r.Context(), id, turnSeq, key)
 	}
@@ -327,19 +327,8 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request, id string, turn
 }
 
 // frames is the projection as the relay feeds it.
-type frames struct{ p *projection }
-
-func (f frames) Event(e *agent.Encoded) ([]relay.Frame, bool) {
-	ev, ok := relay.Event(e)
-	if !ok {
-		return nil, false
-	}
-	return relay.Frames(f.p.on(ev)), f.p.done
-}
-func (f frames) Asking() bool { return len(f.p.asked) > 0 }
-func (f frames) Parked(waiting []string) ([]relay.Frame, bool) {
-	fs := relay.Frames(f.p.parked(waiting))
-	return fs, fs != nil
+func frames(p *projection) relay.Parts[chunk] {
+	return relay.Parts[chunk]{On: p.on, Done: func() bool { return p.done }, Ask: func() bool { return len(p.asked) > 0 }, Park: p.parked}
 }
 
 // writeChunks queues chunks as data frames.

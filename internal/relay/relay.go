@@ -29,6 +29,36 @@ func Frames[T any](evs []T) []Frame {
 
 // Event is e's conversation event, decoded; false for an event of another
 // kind or one that does not decode.
+// Parts is the Parker of a protocol whose projection turns a decoded
+// event into parts, each a JSON data frame (the AI SDK's chunks,
+// AG-UI's events): On gives an event's parts, Done says the stream is
+// over, Ask whether it asks the client something, Park the parts of a
+// turn parked on approvals.
+type Parts[T any] struct {
+	On   func(ev *agent.Event) []T
+	Done func() bool
+	Ask  func() bool
+	Park func(waiting []string) []T
+}
+
+// Event implements Projection.
+func (p Parts[T]) Event(e *agent.Encoded) ([]Frame, bool) {
+	ev, ok := Event(e)
+	if !ok {
+		return nil, false
+	}
+	return Frames(p.On(ev)), p.Done()
+}
+
+// Asking implements Parker.
+func (p Parts[T]) Asking() bool { return p.Ask() }
+
+// Parked implements Parker.
+func (p Parts[T]) Parked(waiting []string) ([]Frame, bool) {
+	fs := Frames(p.Park(waiting))
+	return fs, fs != nil
+}
+
 func Event(e *agent.Encoded) (*agent.Event, bool) {
 	if e.Kind != agent.KindConversation {
 		return nil, false
