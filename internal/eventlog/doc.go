@@ -22,8 +22,13 @@
 // deltacommit.go) when the store's Hooks.Side says they need no
 // transaction. Prune (prune.go) deletes the log's oldest prefix, and
 // ReadByIndex (indexread.go) reads a key's events by its run index.
-// Redaction and the mode switch are still in internal/store. The store names the tables
-// and keys; nothing here knows a noun of the store's.
+// The switch between the store's modes is here too (mode.go: plain mode's
+// ordinary indexes, PlainIndex, made by MigratePlain and dropped by
+// DropPlain, and FoldDeltaLog, which writes a delta log fast mode left
+// into the events table), and so is the walk of a redaction (Redact,
+// redact.go: a key's events by its seqs, in the caller's transaction,
+// each payload rewritten by the store's callback). The store names the
+// tables and keys; nothing here knows a noun of the store's.
 // The delta log, the run indexes and the driver exist only in the
 // store's fast mode (docs/store.md).
 package eventlog

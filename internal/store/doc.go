@@ -71,8 +71,8 @@
 // own driver, the checkpointer, the read cache) is ModeFast, the default;
 // ModePlain (AGENTIK_STORE_MODE=plain) runs none of it: one transaction
 // per group commit through gorm on glebarez/go-sqlite, reads by ordinary
-// indexes of agent_event. Either opens what the other wrote (mode.go,
-// docs/store.md).
+// indexes of agent_event. Either opens what the other wrote (mode.go, the
+// engine's eventlog/mode.go, docs/store.md).
 //
 // # Several instances (PostgreSQL)
 //

@@ -217,7 +217,7 @@ func TestPlainIndexesServeTheirReads(t *testing.T) {
 		t.Errorf("agent_event's indexes are %v, want %v", names, want)
 	}
 	for q, args := range map[string][]any{
-		plainConvSeqsSQL: {"c", 0},
+		plainConv.SeqsSQL(): {"c", 0},
 		plainConvEventsSQL + " AND owner = ? ORDER BY seq LIMIT 5":                                                         {"c", 0, "conversation", "ann"},
 		"SELECT seq, id, type, conversation_id, payload FROM agent_event WHERE seq > ? AND owner = ? ORDER BY seq LIMIT 5": {0, "ann"},
 	} {

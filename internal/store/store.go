@@ -376,7 +376,7 @@ const droppedEventIndex = "idx_agent_event_created_at"
 func (s *Store) init(ctx context.Context) error {
 	db := s.w.WithContext(ctx)
 	var convMark, ownerMark int64 // the conversation and owner indexes' watermarks, as the migration left them (SQLite)
-	var fold *eventlog.DeltaLog   // plain mode: a delta log the fast mode left, folded in below (mode.go)
+	var fold *eventlog.DeltaLog   // plain mode: a delta log the fast mode left, folded in below (eventlog/mode.go)
 	if !s.postgres {
 		// Before the migration: recovering the indexes reads it.
 		var epoch []string
@@ -387,7 +387,7 @@ func (s *Store) init(ctx context.Context) error {
 		}
 		var err error
 		if s.plain {
-			fold, err = leftDeltaLog(s.path, strings.Join(epoch, ""), s.log)
+			fold, err = eventlog.LeftDeltaLog(s.path, strings.Join(epoch, ""), s.log, redactedPayload)
 		} else {
 			s.side, err = eventlog.OpenDeltaLog(s.path, strings.Join(epoch, ""), s.log, redactedPayload)
 		}
@@ -419,7 +419,7 @@ func (s *Store) init(ctx context.Context) error {
 			return err
 		}
 		if s.plain {
-			if err := migratePlain(tx); err != nil { // mode.go
+			if err := eventlog.MigratePlain(tx, plainIndexes...); err != nil { // mode.go
 				return err
 			}
 		} else {
@@ -432,7 +432,7 @@ func (s *Store) init(ctx context.Context) error {
 				return err
 			}
 			if !s.postgres {
-				if err := dropPlainIndexes(tx); err != nil { // mode.go: the run indexes hold every event now
+				if err := eventlog.DropPlain(tx, plainIndexes...); err != nil { // mode.go: the run indexes hold every event now
 					return err
 				}
 			}
@@ -477,7 +477,7 @@ func (s *Store) init(ctx context.Context) error {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
 	if fold != nil {
-		if err := foldDeltaLog(db, fold); err != nil { // mode.go
+		if err := eventlog.FoldDeltaLog(db, &eventTable, fold, storedConversations(db)); err != nil { // mode.go
 			return fmt.Errorf("store: %w", err)
 		}
 	}
