@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -321,10 +320,4 @@ func CheckQueueRoom(id string, queued, bytes int) error {
 		return Errorf(CodeBadRequest, "the queued sends of conversation %s would hold %d bytes, past the %d a queue may hold; wait for them to run, or cancel some", id, bytes, MaxQueuedBytes)
 	}
 	return nil
-}
-
-// contentBytes is content's size as a queue stores it (its JSON).
-func contentBytes(cs []Content) int {
-	b, _ := json.Marshal(cs)
-	return len(b)
 }

@@ -277,6 +277,3 @@ const (
 	evFSSearching      = "response.file_search_call.searching"
 	evFSCompleted      = "response.file_search_call.completed"
 )
-
-// terminal reports whether an event of type t ends a response's stream.
-func terminal(t string) bool { return t == evCompleted || t == evFailed || t == evIncomplete }

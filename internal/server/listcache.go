@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"sync"
 
@@ -88,17 +87,4 @@ func (s *Server) listPage(ctx context.Context, offset, limit int) ([]byte, error
 		s.lists.put(v, k, b)
 	}
 	return b, nil
-}
-
-// writeList answers a list request, as writeJSON would.
-func (s *Server) writeList(w http.ResponseWriter, r *http.Request, offset, limit int) {
-	b, err := s.listPage(r.Context(), offset, limit)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
-	_, _ = w.Write([]byte{'\n'}) // as writeJSON's encoder ends it
 }
