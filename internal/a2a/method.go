@@ -439,10 +439,7 @@ func listed(c agent.Conversation, msgs []agent.Message, history int, artifacts b
 			v.at = n.Date
 			switch n.Type {
 			case agent.MessageError:
-				state, v.errMsg = StateFailed, n.Error
-				if n.Code != "" {
-					v.errMsg = n.Code + ": " + n.Error
-				}
+				state, v.errMsg = StateFailed, agent.FailureText(n.Code, n.Error)
 			case agent.MessageAssistant:
 				if n.Interrupted && state != StateFailed {
 					state = StateCanceled // unless an error ended it (a restart)

@@ -138,10 +138,7 @@ func (v *taskView) on(all agent.AllEvent) []StreamResponse {
 			return v.status(StateWorking, all.Date)
 		}
 	case agent.EventError:
-		v.errMsg = ev.Error
-		if ev.Code != "" {
-			v.errMsg = ev.Code + ": " + ev.Error
-		}
+		v.errMsg = agent.FailureText(ev.Code, ev.Error)
 	case agent.EventInterrupted:
 		v.interrupted = true
 	case agent.EventEnd:

@@ -94,3 +94,13 @@ func Shorten(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// FailureText is a failed turn's error as one line for a protocol that
+// has a message only ("code: message"; the message alone without a code):
+// an error event's or an error message's Code and Error.
+func FailureText(code, msg string) string {
+	if code == "" {
+		return msg
+	}
+	return code + ": " + msg
+}

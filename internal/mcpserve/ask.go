@@ -374,10 +374,7 @@ func (t *turnCall) event(e *agent.Encoded) bool {
 	case agent.EventElicitation:
 		delete(t.waits, agent.InboxID(agent.InboxElicitation, t.convID, ev.RequestID))
 	case agent.EventError:
-		t.errMsg = ev.Error
-		if ev.Code != "" {
-			t.errMsg = ev.Code + ": " + ev.Error
-		}
+		t.errMsg = agent.FailureText(ev.Code, ev.Error)
 	case agent.EventInterrupted:
 		t.interrupted = true
 	case agent.EventEnd:
