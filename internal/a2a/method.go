@@ -63,7 +63,11 @@ func (h *Handler) openFrom(ctx context.Context, id string, startOnly bool) (*wat
 	}
 	w := &watch{sub: sub, v: newTaskView(convID, seq)}
 	p := &taskFold{w: w, seq: seq, startOnly: startOnly, first: true}
-	err = relay.Follow{UntilCaughtUp: true}.Run(ctx, sub, p)
+	// A task this request just started (startOnly) has its first event
+	// committed, but the subscription's replay may end before that event
+	// is published: it follows on live until the event comes, where a
+	// task named by a client that is not in the log is not found.
+	err = relay.Follow{UntilCaughtUp: !startOnly}.Run(ctx, sub, p)
 	switch {
 	case errors.Is(err, relay.ErrLeft):
 		err = ctx.Err()
