@@ -275,11 +275,19 @@ func startAgentikDSN(ctx context.Context, bin, dsn, modelURL string, env ...stri
 }
 
 func startAgentikOn(ctx context.Context, bin, dsn, home, modelURL string, env ...string) (*proc, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
+	// The port was free a moment ago: another process (a parallel test)
+	// may take it first, and then agentik exits at its listen. It is
+	// started again on another port, at most three times.
+	for attempt := 1; ; attempt++ {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		p, err := startProc(ctx, "agentik", agentikCmd(bin, addr, dsn, home, modelURL, "warn", env...), "http://"+addr, false)
+		if err == nil || attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+			return p, err
+		}
 	}
-	return startProc(ctx, "agentik", agentikCmd(bin, addr, dsn, home, modelURL, "warn", env...), "http://"+addr, false)
 }
 
 // agentikCmd is the command that runs the agentik binary on addr and
