@@ -78,7 +78,7 @@ func (b *bench) connectionsOn(ctx context.Context, side string, n, users int) (c
 	)
 	if side == "bare" {
 		t, err = startBare(ctx, b.fake.URL)
-		tag := agent.NewID()[:8]
+		tag := newRunTag()
 		for u := range users {
 			keys[u] = fmt.Sprintf("c%s-%d", tag, u)
 			runs[u] = keys[u]

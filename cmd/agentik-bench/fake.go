@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/demo"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 )
@@ -142,6 +143,13 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f.llm.ServeHTTP(w, r)
 }
+
+// newRunTag is a fresh tag for the run keys of a bare side: an ID's
+// random half. (Its first eight hex digits, the time in units of 65 s,
+// gave the same keys to the bare sides of a minute, whose stamp logs then
+// kept the first side's first byte: the walltime scenario read a bare
+// answer of 57 s.)
+func newRunTag() string { return agent.NewID()[16:] }
 
 // lastTag is the KEY of the last "run:KEY" in b (the last user message
 // comes last in a chat request).

@@ -150,6 +150,15 @@ func TestLastTag(t *testing.T) {
 	}
 }
 
+// Two bare sides a moment apart get run keys of their own: a reused key's
+// stamp log keeps the first side's first byte.
+func TestNewRunTagIsFresh(t *testing.T) {
+	a, b := newRunTag(), newRunTag()
+	if a == b || lastTag([]byte(runTag+"b"+a+"-0")) != "b"+a+"-0" {
+		t.Errorf("tags %q and %q: want two, each a whole run key", a, b)
+	}
+}
+
 // TestStampWriter checks that the fake's wrapper stamps every token of a
 // real llmtest stream and counts its bytes.
 func TestStampWriter(t *testing.T) {

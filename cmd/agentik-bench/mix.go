@@ -313,7 +313,7 @@ func (b *bench) bareMix(ctx context.Context, t target, n, ntok int, delay time.D
 	sd := &side{name: "bare", t: t}
 	keys := make([]string, n)
 	aw := &allWatcher{sinks: map[string]*sink{}}
-	tag := agent.NewID()[:8]
+	tag := newRunTag()
 	for i := range n {
 		keys[i] = fmt.Sprintf("b%s-%d", tag, i)
 		if withAll {
