@@ -191,26 +191,64 @@ type instResult struct {
 // conversations, each sent through the first instance and watched by one
 // client on each other instance.
 func (b *bench) instancesRun(ctx context.Context, v instVariant, turns, ntok int, delay time.Duration) (instResult, error) {
-	n := v.n
-	dsn, drop, err := freshSchema(ctx, b.postgres)
+	procs, pids, stop, err := b.startInstances(ctx, v)
 	if err != nil {
 		return instResult{}, err
 	}
-	defer drop()
+	defer stop()
+	sd, lastTok, err := b.instancesSide(ctx, v, procs, turns, ntok, delay)
+	if err != nil {
+		return instResult{}, err
+	}
+	defer sd.close()
+	pw, err := newPGWatch(ctx, b.postgres, pids)
+	if err != nil {
+		return instResult{}, err
+	}
+	defer pw.close()
+	if err := pw.start(ctx); err != nil {
+		return instResult{}, err
+	}
+	cpu0 := make([]time.Duration, len(procs))
+	for i, p := range procs {
+		cpu0[i] = p.CPU()
+	}
+	t0 := time.Now()
+	lr, err := b.drive(ctx, sd, turns, ntok, delay)
+	res := instResult{loadResult: lr, pg: pw.finish()}
+	for i := range lastTok {
+		res.tokenWall = max(res.tokenWall, time.Duration(lastTok[i].Load()-t0.UnixNano()))
+	}
+	for i, p := range procs {
+		res.instCPU = append(res.instCPU, p.CPU()-cpu0[i])
+	}
+	return res, err
+}
+
+// startInstances starts v's instances on a fresh schema (instance
+// -profile-instance in this process when profiling) and returns them,
+// their process ids and how to stop them and drop the schema.
+func (b *bench) startInstances(ctx context.Context, v instVariant) (procs []target, pids []int, stop func(), err error) {
+	n := v.n
+	dsn, drop, err := freshSchema(ctx, b.postgres)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	var env []string
+	closeRelay := func() {}
 	if v.relay {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return instResult{}, err
+			drop()
+			return nil, nil, nil, err
 		}
 		served := make(chan struct{})
 		go func() { defer close(served); _ = store.ServeRelay(ln) }()
-		defer func() { ln.Close(); <-served }() // after the instances close
+		closeRelay = func() { ln.Close(); <-served } // after the instances close
 		env = append(env, "AGENTIK_EXPERIMENTAL_RELAY="+ln.Addr().String())
 	}
-	procs := make([]target, n)
-	pids := make([]int, n)
-	defer func() { // at once: each drains for a moment
+	procs, pids = make([]target, n), make([]int, n)
+	stop = func() { // at once: each drains for a moment
 		var wg sync.WaitGroup
 		for _, p := range procs {
 			if p != nil {
@@ -218,7 +256,9 @@ func (b *bench) instancesRun(ctx context.Context, v instVariant, turns, ntok int
 			}
 		}
 		wg.Wait()
-	}()
+		closeRelay()
+		drop()
+	}
 	start := func(i int) (err error) {
 		if b.inproc && i+1 == b.profInstance {
 			// Profiled: this instance's goroutines carry side=server.
@@ -235,18 +275,29 @@ func (b *bench) instancesRun(ctx context.Context, v instVariant, turns, ntok int
 	// The first instance migrates the fresh schema; the others then start
 	// at once.
 	if err := start(0); err != nil {
-		return instResult{}, err
+		stop()
+		return nil, nil, nil, err
 	}
 	if err := parallel(ctx, n-1, n, func(_ context.Context, i int) error { return start(i + 1) }); err != nil {
-		return instResult{}, err
+		stop()
+		return nil, nil, nil, err
 	}
 	b.progress("%s: started on one PostgreSQL", v)
+	return procs, pids, stop, nil
+}
+
+// instancesSide makes turns conversations on procs, each sent through the
+// first instance and watched by one WebSocket client on each other
+// instance (the control, one instance, by one of its own), and returns
+// the load's side and each client's time of its last token (unix ns).
+func (b *bench) instancesSide(ctx context.Context, v instVariant, procs []target, turns, ntok int, delay time.Duration) (*side, []atomic.Int64, error) {
+	n := len(procs)
 	sd := &side{name: v.String(), t: multiTarget(procs)}
-	defer sd.close()
 	ids := make([]string, turns)
+	var err error
 	for i := range ids {
 		if ids[i], err = b.createConversation(ctx, procs[0].URL(), fmt.Sprintf("instances %d", i)); err != nil {
-			return instResult{}, err
+			return nil, nil, err
 		}
 	}
 	// Senders on the first instance, 16 turns each: a connection runs at
@@ -254,13 +305,14 @@ func (b *bench) instancesRun(ctx context.Context, v instVariant, turns, ntok int
 	senders := make([]*wsClient, (turns+15)/16)
 	for i := range senders {
 		if senders[i], err = dialWS(ctx, wsURL(procs[0].URL(), "/agentik/ws"), nil); err != nil {
-			return instResult{}, err
+			sd.close()
+			return nil, nil, err
 		}
 		sd.closers = append(sd.closers, senders[i].Close)
 	}
 	var mu sync.Mutex
 	watchers := max(n-1, 1)
-	lastTok := make([]atomic.Int64, turns*watchers) // unix ns of each client's last token
+	lastTok := make([]atomic.Int64, turns*watchers)
 	err = parallel(ctx, turns*watchers, 32, func(ctx context.Context, j int) error {
 		i := j % turns
 		s := newSink(ids[i], b.fake)
@@ -278,34 +330,14 @@ func (b *bench) instancesRun(ctx context.Context, v instVariant, turns, ntok int
 		return err
 	})
 	if err != nil {
-		return instResult{}, err
+		sd.close()
+		return nil, nil, err
 	}
 	sd.send = func(ctx context.Context, i int) error {
 		_, err := sendTurn(ctx, senders[i/16], ids[i], prompt(ntok, delay, ids[i]))
 		return err
 	}
-	pw, err := newPGWatch(ctx, b.postgres, pids)
-	if err != nil {
-		return instResult{}, err
-	}
-	defer pw.close()
-	if err := pw.start(ctx); err != nil {
-		return instResult{}, err
-	}
-	cpu0 := make([]time.Duration, n)
-	for i, p := range procs {
-		cpu0[i] = p.CPU()
-	}
-	t0 := time.Now()
-	lr, err := b.drive(ctx, sd, turns, ntok, delay)
-	res := instResult{loadResult: lr, pg: pw.finish()}
-	for i := range lastTok {
-		res.tokenWall = max(res.tokenWall, time.Duration(lastTok[i].Load()-t0.UnixNano()))
-	}
-	for i, p := range procs {
-		res.instCPU = append(res.instCPU, p.CPU()-cpu0[i])
-	}
-	return res, err
+	return sd, lastTok, nil
 }
 
 // multiTarget is several processes measured as one: their CPU summed.

@@ -45,8 +45,9 @@ func parseTop(out string, n int) []topEntry {
 // summarizeProfile prints the server's top functions of the CPU profile
 // at path (its samples labelled side=server) and records them as a row of
 // scenario name: what a profiled scenario spent its CPU on, in the report
-// beside its figures.
-func (b *bench) summarizeProfile(ctx context.Context, name, path string) {
+// beside its figures. what names whose samples they are (empty: the
+// server's goroutines).
+func (b *bench) summarizeProfile(ctx context.Context, name, what, path string) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount", strconv.Itoa(profileTop), "-tagfocus", "side=server", path).CombinedOutput()
@@ -72,9 +73,8 @@ func (b *bench) summarizeProfile(ctx context.Context, name, path string) {
 		b.progress("%s: agentik's functions by cumulative time: %s", name, strings.Join(ours, "; "))
 		parts = append(parts, "agentik's by cumulative time: "+strings.Join(ours, "; "))
 	}
-	what := "the server's goroutines"
-	if name == "instances" {
-		what = fmt.Sprintf("instance %d (in this process; 1 runs the turns, the others watch)", b.profInstance)
+	if what == "" {
+		what = "the server's goroutines"
 	}
 	flat := 0.0
 	if len(es) > 0 {

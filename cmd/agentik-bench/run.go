@@ -67,10 +67,11 @@ type sizes struct {
 	// database (-coldstart-events sets it).
 	ColdStartEvents int
 	// The saturation scenario: SatTurns turns at once, each step about
-	// SatSeconds long at the next pace of SatRates (tokens/s a turn).
-	SatTurns   int
-	SatRates   []int
-	SatSeconds time.Duration
+	// SatSeconds long at one pace (tokens/s a turn); a search of at most
+	// SatSteps steps a side from SatPace, up to SatMaxPace (paceSearch);
+	// two instances a step fewer, from the pace one instance held.
+	SatTurns, SatPace, SatMaxPace, SatSteps int
+	SatSeconds                              time.Duration
 	// The connections scenario: ConnConns WebSocket connections over
 	// ConnUsers users (-connections sets the count), then a turn of
 	// ConnTokens tokens at FanoutDelay a user.
@@ -105,7 +106,7 @@ var (
 		RestConvs: 1000, RestDuration: 2 * time.Second, RestWorkers: 4,
 		StormClients: 1000, StormMissed: 100,
 		InstanceSteps: []int{50, 100, 200}, InstanceTokens: 100, ColdStartEvents: 200_000,
-		SatTurns: 100, SatRates: []int{50, 100, 200, 350, 500, 750, 1000, 1500, 2000, 3000}, SatSeconds: 2 * time.Second,
+		SatTurns: 100, SatPace: 200, SatMaxPace: 3200, SatSteps: 5, SatSeconds: time.Second,
 		ConnConns: 10_000, ConnUsers: 100, ConnTokens: 20,
 		KnowPages: 1000, KnowQueries: 200, KnowChunks: []int{10_000},
 		SoakUsers: 100, SoakTokens: 100, SoakSettle: 2 * time.Minute,
@@ -120,7 +121,7 @@ var (
 		RestConvs: 1000, RestDuration: 500 * time.Millisecond, RestWorkers: 4,
 		StormClients: 500, StormMissed: 100,
 		InstanceSteps: []int{20}, InstanceTokens: 50, ColdStartEvents: 20_000,
-		SatTurns: 50, SatRates: []int{50, 200, 800, 2000}, SatSeconds: time.Second,
+		SatTurns: 50, SatPace: 200, SatMaxPace: 3200, SatSteps: 3, SatSeconds: 500 * time.Millisecond,
 		ConnConns: 500, ConnUsers: 20, ConnTokens: 20,
 		KnowPages: 100, KnowQueries: 30, KnowChunks: []int{1000},
 		SoakUsers: 20, SoakTokens: 50, SoakSettle: 2 * time.Minute,
@@ -135,7 +136,7 @@ var (
 		RestConvs: 20, RestDuration: 200 * time.Millisecond, RestWorkers: 2,
 		StormClients: 5, StormMissed: 10,
 		InstanceSteps: []int{2}, InstanceTokens: 20, ColdStartEvents: 500,
-		SatTurns: 2, SatRates: []int{100, 400}, SatSeconds: 100 * time.Millisecond,
+		SatTurns: 2, SatPace: 100, SatMaxPace: 400, SatSteps: 2, SatSeconds: 100 * time.Millisecond,
 		ConnConns: 12, ConnUsers: 3, ConnTokens: 5,
 		KnowPages: 5, KnowQueries: 5, KnowChunks: []int{60},
 		SoakUsers: 3, SoakTokens: 10, SoakSettle: 5 * time.Second,
@@ -145,18 +146,15 @@ var (
 // scenarios in the order they run.
 var scenarios = []string{"relay", "facade", "protocols", "mix", "modes", "walltime", "telemetry", "fanout", "people", "idle", "connections", "replay", "member", "wire", "rest", "storm", "knowledge", "coldstart", "instances", "saturation", "soak"}
 
-// notByDefault are the scenarios a run leaves out unless -run names them
-// (all names the first; the soak only by its name).
-var notByDefault = []string{"saturation", "soak"}
-
-// onlyByName are the scenarios even -run all leaves out.
+// onlyByName are the scenarios a run leaves out unless -run names them,
+// even -run all (the same as the default run).
 var onlyByName = []string{"soak"}
 
 // defaultRun is the -run of a run that names none.
 func defaultRun() string {
 	var names []string
 	for _, s := range scenarios {
-		if !slices.Contains(notByDefault, s) {
+		if !slices.Contains(onlyByName, s) {
 			names = append(names, s)
 		}
 	}
@@ -222,6 +220,9 @@ type bench struct {
 
 	profiling  bool       // a CPU profile of the current scenario runs
 	phaseFiles []*os.File // phase profiles, closed at the end of the run
+	// summarized are the phase profiles summarized at the end of the
+	// profiled scenario beside its own, and whose samples they are.
+	summarized []struct{ what, path string }
 
 	seeds map[string]seeded // the seeded databases of this run, by file
 	// mixRuns are the mix scenario's measured runs, by side ("bare" or
@@ -306,10 +307,25 @@ func (b *bench) profiled(name string, fn func() error) error {
 	pprof.StopCPUProfile()
 	f.Close()
 	b.progress("cpu profile of %s written to %s (server goroutines carry the label side=server)", name, b.profOut)
-	if err == nil {
-		b.summarizeProfile(context.Background(), name, b.profOut)
+	if err != nil {
+		return err
 	}
-	return err
+	what := ""
+	if name == "instances" {
+		what = b.instanceProfiled()
+	}
+	b.summarizeProfile(context.Background(), name, what, b.profOut)
+	for _, ph := range b.summarized {
+		b.summarizeProfile(context.Background(), name, ph.what, ph.path)
+	}
+	b.summarized = nil
+	return nil
+}
+
+// instanceProfiled names the instance of several that runs in this
+// process when one is profiled.
+func (b *bench) instanceProfiled() string {
+	return fmt.Sprintf("instance %d (in this process; 1 runs the turns, the others watch)", b.profInstance)
 }
 
 // heap writes the heap profile of scenario name, when it is the profiled
@@ -355,6 +371,17 @@ func (b *bench) phase(name string) {
 	b.progress("cpu profile of phase %s goes to %s", name, path)
 }
 
+// summarizedPhase starts phase name (see phase) and has its profile
+// summarized in a row of its own at the end of the scenario, as the
+// samples of what.
+func (b *bench) summarizedPhase(name, what string) {
+	if !b.profiling {
+		return
+	}
+	b.phase(name)
+	b.summarized = append(b.summarized, struct{ what, path string }{what, b.profOut + "." + name})
+}
+
 // run is the whole program; main only calls it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if getenv(roleEnv) == "bare" {
@@ -365,20 +392,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	quick := fs.Bool("quick", false, "short run (under a minute) with smaller loads")
 	size := fs.String("size", "", "full, quick or tiny (tiny is what the tests run)")
 	jsonOut := fs.String("json", "", "also write the results as JSON to this file (- for stdout, instead of the table)")
-	only := fs.String("run", defaultRun(), "comma-separated scenarios to run (all: every one but soak, saturation too; soak runs only when named)")
+	only := fs.String("run", defaultRun(), "comma-separated scenarios to run (all: every one but soak, which runs only when named)")
 	bin := fs.String("agentik", "", "agentik binary to run (default: go build ./cmd/agentik into a temp dir)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the scenario named by -profile; agentik then runs in this process")
 	memprofile := fs.String("memprofile", "", "write a heap profile at the measured moment of the scenario named by -profile (idle: while every connection is open); agentik then runs in this process")
 	traceOut := fs.String("trace", "", "write an execution trace of the scenario named by -profile; agentik then runs in this process")
 	profile := fs.String("profile", "relay", "scenario to profile with -cpuprofile or -trace")
-	postgres := fs.String("postgres", defaultPostgres, "PostgreSQL for the instances scenario (each run makes and drops a schema)")
+	postgres := fs.String("postgres", defaultPostgres, "PostgreSQL for the instances and saturation scenarios (each run makes and drops a schema)")
 	instSteps := fs.String("instance-steps", "", "comma-separated loads (turns at once) of the instances scenario, in place of the size's")
 	relay := fs.Bool("relay", false, "the instances scenario also runs each count of instances over the experimental relay (internal/store/relay.go)")
 	coldEvents := fs.Int("coldstart-events", 0, "events in the coldstart scenario's filled database, in place of the size's (issue 54 names 1,000,000)")
 	conns := fs.Int("connections", 0, "WebSocket connections of the connections scenario, in place of the size's (issue 54 names 10,000)")
 	knowChunks := fs.String("knowledge-chunks", "", "comma-separated chunk counts the knowledge scenario searches, in place of the size's (issue 54 names 10000,100000)")
 	soakFor := fs.Duration("soak-duration", 20*time.Minute, "how long the soak's load runs (-run soak)")
-	profInstance := fs.Int("profile-instance", 2, "with -profile instances: the instance (1 runs the turns, 2 and up watch them) that runs in this process to be profiled")
+	profInstance := fs.Int("profile-instance", 2, "with -profile instances or saturation: the instance (1 runs the turns, 2 and up watch them) that runs in this process to be profiled")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -469,7 +496,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			f.Close()
 		}
 	}()
-	if !b.inproc || want["instances"] || want["coldstart"] {
+	if !b.inproc || want["instances"] || want["saturation"] || want["coldstart"] {
 		// The load generator's clients share the cores with the server
 		// they measure: collect their garbage a quarter as often (agentik,
 		// a child process, keeps its defaults; in one process, for
