@@ -37,36 +37,11 @@ func (b *bench) instances(ctx context.Context) error {
 	// on all of them alike: the control (one instance, its own clients
 	// watching: the same load without crossing instances), then two and
 	// four instances.
-	// Each variant's instances start at its first step, on a schema of
-	// their own, and serve its later steps too.
-	vs := b.instVariants(1, 2, 4)
-	type started struct {
-		procs []target
-		pids  []int
-		stop  func()
-	}
-	running := make([]started, len(vs))
-	defer func() {
-		var wg sync.WaitGroup
-		for _, r := range running {
-			if r.stop != nil {
-				wg.Go(r.stop)
-			}
-		}
-		wg.Wait()
-	}()
 	var first float64
 	for _, turns := range b.sz.InstanceSteps {
 		behind := false
-		for i, v := range vs {
-			r := &running[i]
-			if r.stop == nil {
-				var err error
-				if r.procs, r.pids, r.stop, err = b.startInstances(ctx, v); err != nil {
-					return fmt.Errorf("instances (%s): %w", v, err)
-				}
-			}
-			res, err := b.instancesStep(ctx, v, r.procs, r.pids, turns, ntok, delay)
+		for _, v := range b.instVariants(1, 2, 4) {
+			res, err := b.instancesStep(ctx, v, turns, ntok, delay)
 			if err != nil {
 				return err
 			}
@@ -123,10 +98,9 @@ func (v instVariant) String() string {
 	return fmt.Sprintf("%d instances", v.n)
 }
 
-// instancesStep runs one variant at one load on its instances and
-// reports it.
-func (b *bench) instancesStep(ctx context.Context, v instVariant, procs []target, pids []int, turns, ntok int, delay time.Duration) (instResult, error) {
-	res, err := b.instancesRun(ctx, v, procs, pids, turns, ntok, delay)
+// instancesStep runs one variant at one load and reports it.
+func (b *bench) instancesStep(ctx context.Context, v instVariant, turns, ntok int, delay time.Duration) (instResult, error) {
+	res, err := b.instancesRun(ctx, v, turns, ntok, delay)
 	if err != nil {
 		return res, fmt.Errorf("instances (%s): %w", v, err)
 	}
@@ -213,10 +187,15 @@ type instResult struct {
 	instCPU   []time.Duration
 }
 
-// instancesRun drives turns conversations on v's instances (procs, of
-// process ids pids), each sent through the first instance and watched by
-// one client on each other instance.
-func (b *bench) instancesRun(ctx context.Context, v instVariant, procs []target, pids []int, turns, ntok int, delay time.Duration) (instResult, error) {
+// instancesRun starts n instances on a fresh schema and drives turns
+// conversations, each sent through the first instance and watched by one
+// client on each other instance.
+func (b *bench) instancesRun(ctx context.Context, v instVariant, turns, ntok int, delay time.Duration) (instResult, error) {
+	procs, pids, stop, err := b.startInstances(ctx, v)
+	if err != nil {
+		return instResult{}, err
+	}
+	defer stop()
 	sd, lastTok, err := b.instancesSide(ctx, v, procs, turns, ntok, delay)
 	if err != nil {
 		return instResult{}, err
