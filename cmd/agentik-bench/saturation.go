@@ -52,10 +52,14 @@ func (b *bench) saturation(ctx context.Context) error {
 		Note: fmt.Sprintf("%s a step; pace a turn (tokens/s): offered → written, p99 (with the turns' starts), lost, CPU in %% of a core: bare %s; agentik %s", b.sz.SatSeconds, bare.steps, one.steps)},
 		func(r Row) bool { return r.Ratio >= 0.7 })
 
-	// Two instances: the search starts at the pace one instance held, a
-	// step fewer.
+	// Two instances: the search starts at the pace one instance held (or
+	// the one it would have tried next), a step fewer.
 	b.summarizedPhase("instances", b.instanceProfiled()+" of the two-instance search")
-	two, err := b.saturateTwo(ctx, b.search(max(one.pace, 1), b.sz.SatSteps-1))
+	from := one.pace
+	if from == 0 {
+		from = one.failed / 2
+	}
+	two, err := b.saturateTwo(ctx, b.search(from, b.sz.SatSteps-1))
 	if err != nil {
 		return err
 	}
@@ -66,11 +70,12 @@ func (b *bench) saturation(ctx context.Context) error {
 }
 
 // saturated is one side's search: the model's rate in the highest step
-// that held (0: none held), that step's pace a turn, and every step.
+// that held (0: none held), that step's pace a turn, the lowest pace that
+// failed (0: none), and every step.
 type saturated struct {
-	rate  float64
-	pace  int
-	steps string
+	rate         float64
+	pace, failed int
+	steps        string
 }
 
 // saturateOne searches one process's saturation: which is "bare" (the bare
@@ -112,9 +117,11 @@ func (b *bench) saturateTwo(ctx context.Context, search paceSearch) (saturated, 
 	})
 }
 
-// search is a search of at most steps steps from pace first.
+// search is a search of at most steps steps from pace first, no lower
+// than a sixteenth of SatPace (a step lasts satMinTokens at least: 2.5 s
+// at 12 tokens/s).
 func (b *bench) search(first, steps int) paceSearch {
-	return paceSearch{first: first, limit: b.sz.SatMaxPace, steps: steps}
+	return paceSearch{first: first, floor: max(1, b.sz.SatPace/16), limit: b.sz.SatMaxPace, steps: steps}
 }
 
 // saturate runs the steps of one search on procs (pids: theirs, when
@@ -189,7 +196,7 @@ func (b *bench) saturate(ctx context.Context, name string, search paceSearch, pr
 		b.progress("saturation %s: %d turns × %d tokens/s = %.0f tokens/s offered, %.0f written by the model; delivery p99 %.1f ms (with each turn's first %d tokens %.1f ms), lost %d; CPU %s; %s",
 			name, turns, pace, offered, w, p99, steadyAfter, p99all, res.lost, split, verdict)
 	}
-	return saturated{rate: written[search.held], pace: search.held, steps: strings.Join(steps, "; ")}, nil
+	return saturated{rate: written[search.held], pace: search.held, failed: search.failed, steps: strings.Join(steps, "; ")}, nil
 }
 
 // cpuSplit says where a step's CPU went, in % of one core over wall: each
@@ -217,12 +224,12 @@ func cpuSplit(wall time.Duration, procs []time.Duration, pg time.Duration, withP
 // holds); then each tries the geometric middle of the highest pace that
 // held and the lowest that failed, until the failed is within
 // satResolution above the held. A first pace that fails is halved until
-// one holds. At most steps are tried. Fewer, longer steps than a linear
-// sweep: the default run has room for about five a side.
+// one holds, down to floor. At most steps are tried. Fewer, longer steps
+// than a linear sweep: the default run has room for about four a side.
 type paceSearch struct {
-	first, limit, steps int
-	held, failed        int // the highest pace held, the lowest failed; 0: none yet
-	tried               int
+	first, floor, limit, steps int
+	held, failed               int // the highest pace held, the lowest failed; 0: none yet
+	tried                      int
 }
 
 // next is the pace of the next step, or 0 when the search is done.
@@ -231,13 +238,16 @@ func (s *paceSearch) next() int {
 	case s.tried >= s.steps:
 		return 0
 	case s.held == 0 && s.failed == 0:
-		return max(1, min(s.first, s.limit))
+		return max(1, s.floor, min(s.first, s.limit))
 	case s.failed == 0: // nothing failed yet: double
 		if s.held >= s.limit {
 			return 0
 		}
 		return min(2*s.held, s.limit)
 	case s.held == 0: // nothing held yet: halve
+		if s.failed/2 < max(1, s.floor) {
+			return 0
+		}
 		return s.failed / 2
 	case float64(s.failed) <= float64(s.held)*(1+satResolution):
 		return 0
