@@ -69,9 +69,10 @@ type sizes struct {
 	// The saturation scenario: SatTurns turns at once, each step about
 	// SatSeconds long at one pace (tokens/s a turn); a search of at most
 	// SatSteps steps a side from SatPace, up to SatMaxPace (paceSearch);
-	// two instances a step fewer, from the pace one instance held.
+	// two instances (SatTwo) a step fewer, from the pace one instance held.
 	SatTurns, SatPace, SatMaxPace, SatSteps int
 	SatSeconds                              time.Duration
+	SatTwo                                  bool
 	// The connections scenario: ConnConns WebSocket connections over
 	// ConnUsers users (-connections sets the count), then a turn of
 	// ConnTokens tokens at FanoutDelay a user.
@@ -106,7 +107,7 @@ var (
 		RestConvs: 1000, RestDuration: 2 * time.Second, RestWorkers: 4,
 		StormClients: 1000, StormMissed: 100,
 		InstanceSteps: []int{50, 100, 200}, InstanceTokens: 100, ColdStartEvents: 200_000,
-		SatTurns: 100, SatPace: 200, SatMaxPace: 3200, SatSteps: 4, SatSeconds: time.Second,
+		SatTurns: 100, SatPace: 200, SatMaxPace: 3200, SatSteps: 4, SatSeconds: time.Second, SatTwo: true,
 		ConnConns: 10_000, ConnUsers: 100, ConnTokens: 20,
 		KnowPages: 1000, KnowQueries: 200, KnowChunks: []int{10_000},
 		SoakUsers: 100, SoakTokens: 100, SoakSettle: 2 * time.Minute,
@@ -136,7 +137,7 @@ var (
 		RestConvs: 20, RestDuration: 200 * time.Millisecond, RestWorkers: 2,
 		StormClients: 5, StormMissed: 10,
 		InstanceSteps: []int{2}, InstanceTokens: 20, ColdStartEvents: 500,
-		SatTurns: 2, SatPace: 100, SatMaxPace: 400, SatSteps: 2, SatSeconds: 100 * time.Millisecond,
+		SatTurns: 2, SatPace: 100, SatMaxPace: 400, SatSteps: 2, SatSeconds: 100 * time.Millisecond, SatTwo: true,
 		ConnConns: 12, ConnUsers: 3, ConnTokens: 5,
 		KnowPages: 5, KnowQueries: 5, KnowChunks: []int{60},
 		SoakUsers: 3, SoakTokens: 10, SoakSettle: 5 * time.Second,

@@ -52,6 +52,9 @@ func (b *bench) saturation(ctx context.Context) error {
 		Note: fmt.Sprintf("%s a step; pace a turn (tokens/s): offered → written, p99 (with the turns' starts), lost, CPU in %% of a core: bare %s; agentik %s", b.sz.SatSeconds, bare.steps, one.steps)},
 		func(r Row) bool { return r.Ratio >= 0.7 })
 
+	if !b.sz.SatTwo { // -quick: its minute has no room for two more starts
+		return nil
+	}
 	// Two instances: the search starts at the pace one instance held (or
 	// the one it would have tried next), a step fewer.
 	b.summarizedPhase("instances", b.instanceProfiled()+" of the two-instance search")
