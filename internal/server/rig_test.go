@@ -17,6 +17,7 @@ import (
 	"github.com/agentik/agentik/internal/password"
 	"github.com/agentik/agentik/internal/server"
 	"github.com/agentik/agentik/internal/store"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // testServer is the whole server over a real SQLite file and the fake model
@@ -90,7 +91,7 @@ func newTestServer(t testing.TB, opts ...rigOption) *testServer {
 	ts := &testServer{Server: hs, Fake: fake, Store: a.Store, Broker: a.Broker, Runner: a.Runner, App: a.Server, DB: db,
 		Convs: a.Conversations, Agents: a.Agents, Memory: a.Memory}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 		defer cancel()
 		if err := w.Shutdown(ctx, func(context.Context) error { hs.Close(); return nil }); err != nil {
 			t.Error(err)
