@@ -240,6 +240,7 @@ func (b *bench) knowledgeSearch(ctx context.Context, n int) error {
 	if err != nil {
 		return err
 	}
+	embeds := b.fake.embeds.Load()
 	var ag, cosine, fts, bare []time.Duration
 	for i := range b.sz.KnowQueries {
 		q := query()
@@ -263,6 +264,9 @@ func (b *bench) knowledgeSearch(ctx context.Context, n int) error {
 				return err
 			}
 		}
+	}
+	if got := b.fake.embeds.Load() - embeds; got < int64(len(ag)) { // an agentik without its embedding model searches by keyword alone
+		return fmt.Errorf("knowledge: %d searches embedded %d queries: the searches were not hybrid", len(ag), got)
 	}
 	note := fmt.Sprintf("%d searches over REST of 3 words, 8 results; agentik: the query embedded by the fake over HTTP, FTS5 and exact cosine, fused; bare: a cosine loop over the same float32s in memory (p50 %.2f, p99 %.2f ms) then an FTS5 query on the same file (p50 %.2f, p99 %.2f ms); the first search, cold, %.0f ms; seeded in %.1f s",
 		len(ag), quantileMS(cosine, 0.5), quantileMS(cosine, 0.99), quantileMS(fts, 0.5), quantileMS(fts, 0.99), ms(cold), sk.took.Seconds())

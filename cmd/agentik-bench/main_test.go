@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -194,5 +195,24 @@ func TestSinkAndQuantile(t *testing.T) {
 	}
 	if got := quantileMS(ds, 0.5); got != 3 {
 		t.Errorf("median = %v ms", got)
+	}
+}
+
+// TestKnowledgeProfiled runs the knowledge scenario with agentik in this
+// process (-cpuprofile): its searches must be hybrid there too (the
+// scenario fails when the fake embedded fewer queries than it searched).
+func TestKnowledgeProfiled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs agentik in process")
+	}
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	prof := filepath.Join(t.TempDir(), "cpu.pprof")
+	if err := run(ctx, []string{"-size", "tiny", "-run", "knowledge", "-profile", "knowledge", "-cpuprofile", prof, "-json", "-"}, os.Getenv, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\nprogress:\n%s", err, stderr.String())
+	}
+	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
+		t.Errorf("no CPU profile: %v", err)
 	}
 }
