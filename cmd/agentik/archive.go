@@ -29,8 +29,9 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 	cf.register(fs, getenv, stderr)
 	format := fs.String("format", "json", "json or markdown (markdown needs an ID)")
 	out := fs.String("out", "", "write to this file instead of stdout")
+	files := fs.Bool("files", false, "carry each attached file's bytes (json only), so the export restores on another server or by another user")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: agentik export [--server URL] [--format json|markdown] [--out FILE] [ID]\n\nWithout ID: every stored conversation as one agentik JSON document (a backup that agentik import reads back).")
+		fmt.Fprintln(fs.Output(), "usage: agentik export [--server URL] [--format json|markdown] [--files] [--out FILE] [ID]\n\nWithout ID: every stored conversation as one agentik JSON document (a backup that agentik import reads back).\nAn attached file is written as a reference to the file on this server unless --files is given.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -42,11 +43,22 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 	if fs.NArg() > 1 {
 		return fmt.Errorf("export: unexpected argument %q", fs.Arg(1))
 	}
+	q := url.Values{}
+	if *files {
+		if *format != "json" {
+			return errors.New("export: --files is for --format json (Markdown names a file, it does not carry it)")
+		}
+		q.Set("files", "embed")
+	}
 	path := "/agentik/export"
 	if id := fs.Arg(0); id != "" {
-		path = "/agentik/conversations/" + url.PathEscape(id) + "/export?format=" + url.QueryEscape(*format)
+		q.Set("format", *format)
+		path = "/agentik/conversations/" + url.PathEscape(id) + "/export"
 	} else if *format != "json" {
 		return errors.New("export: the whole database is exported as json only; give an ID for markdown")
+	}
+	if len(q) > 0 {
+		path += "?" + q.Encode()
 	}
 	w := stdout
 	if *out != "" {

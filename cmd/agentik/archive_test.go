@@ -3,6 +3,7 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -103,6 +104,60 @@ func TestExportImportCommands(t *testing.T) {
 	}
 	if _, err := os.Stat(backup); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestExportFilesCommand: agentik export --files of a conversation with
+// an attached file imports into a fresh server with the file, the same
+// bytes downloaded there; the backup without --files names a file the
+// fresh server does not have, and its import is refused saying so.
+func TestExportFilesCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a := start(t, freeAddr(t), filepath.Join(dir, "a.db"))
+	doc := "# Handbook\n\nThe backed-up secret is SIENNA-2, «ünïcode».\n"
+	var res agent.ImportResult
+	postJSON(t, a.url("/agentik/import"), `{"format":"agentik","version":1,"conversations":[{"conversation":{"id":"src","title":"with a file"},"messages":[`+
+		`{"type":"user_message","id":"m1","content":[{"type":"text","body":"read it"},{"type":"file","name":"handbook.md","mime":"text/markdown","data":"`+
+		base64.StdEncoding.EncodeToString([]byte(doc))+`"}]}]}]}`, &res)
+
+	withFiles, reference := filepath.Join(dir, "with-files.json"), filepath.Join(dir, "reference.json")
+	var out, errOut bytes.Buffer
+	for _, args := range [][]string{{"export", "--files", "--out", withFiles}, {"export", "--out", reference}} {
+		if err := run(t.Context(), args, chatEnv(a.addr), nil, &out, &errOut); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	out.Reset()
+	if err := run(t.Context(), []string{"export", "--files", res.Conversations[0].ID}, chatEnv(a.addr), nil, &out, &errOut); err != nil || !strings.Contains(out.String(), `"data":"`) {
+		t.Errorf("export --files ID: %v %.300s", err, out.String())
+	}
+	if err := run(t.Context(), []string{"export", "--files", "--format", "markdown", res.Conversations[0].ID}, chatEnv(a.addr), nil, &out, &errOut); err == nil || !strings.Contains(err.Error(), "--files") {
+		t.Errorf("export --files --format markdown: %v", err)
+	}
+
+	b := start(t, freeAddr(t), filepath.Join(dir, "b.db"))
+	if err := run(t.Context(), []string{"import", reference}, chatEnv(b.addr), nil, &out, &errOut); err == nil || !strings.Contains(err.Error(), "with its bytes") {
+		t.Errorf("import of the backup without --files on a fresh server: %v", err)
+	}
+	out.Reset()
+	if err := run(t.Context(), []string{"import", "--json", withFiles}, chatEnv(b.addr), nil, &out, &errOut); err != nil {
+		t.Fatalf("import of the backup with --files: %v", err)
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || len(res.Conversations) != 1 {
+		t.Fatalf("import answer = %v %s", err, out.String())
+	}
+	var page struct{ Messages []agent.Message }
+	must(t, "", "GET", b.url("/agentik/conversations/"+res.Conversations[0].ID+"/messages"), "", &page)
+	id := ""
+	for _, p := range page.Messages[0].Content {
+		if p.Type == agent.ContentFile {
+			id = p.FileID
+		}
+	}
+	code, got := call(t, "", "GET", b.url("/agentik/files/"+id+"/content"), "")
+	if code != 200 || string(got) != doc {
+		t.Errorf("the restored file %q: %d %q, want %q", id, code, got, doc)
 	}
 }
 

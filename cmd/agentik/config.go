@@ -32,7 +32,7 @@ Usage:
   agentik [flags]              run the server
   agentik tail [flags]         print events as JSON lines (agentik tail --help)
   agentik chat [ID]            chat in the terminal (agentik chat --help)
-  agentik export [ID]          write a backup, or one conversation (agentik export --help)
+  agentik export [ID]          write a backup, or one conversation; --files carries attached files (agentik export --help)
   agentik import FILE          import an agentik export or a ChatGPT conversations.json
   agentik user COMMAND         people and their keys: add, list, key, disable… (agentik user --help)
   agentik schedule COMMAND     prompts run on a schedule: add, list, runs, delete (agentik schedule --help)

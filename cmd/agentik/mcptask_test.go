@@ -436,7 +436,8 @@ func TestMCPTaskOtherInstance(t *testing.T) {
 		t.Fatalf("tasks/cancel on B: %s %+v\n%s", raw, e, b.logs)
 	}
 	testwait.For(t, "the task cancelled, as A reports it", func() bool { return get(a, a2aKey).Status == "cancelled" })
-	if tk := get(b, a2aKey); tk.Status != "cancelled" {
-		t.Errorf("B reports the task %s, want cancelled", tk.Status)
-	}
+	// B learns of the cancel through PostgreSQL (NOTIFY, then its catch-up
+	// read), after A: a loaded machine showed B still "working" once A
+	// said cancelled.
+	testwait.For(t, "the task cancelled, as B reports it", func() bool { return get(b, a2aKey).Status == "cancelled" })
 }

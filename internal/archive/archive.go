@@ -6,9 +6,13 @@ package archive
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
@@ -26,10 +30,19 @@ func WriteStart(w io.Writer, exportedAt time.Time) error {
 	return err
 }
 
+// FileBytes reads the file a file part names, for an export that carries
+// files' bytes: the file (its name and media type) and its bytes, read as
+// the exporter may read them. ok false leaves the part the reference it
+// is (a file the exporter may not read, or one deleted since); an error
+// ends the export.
+type FileBytes func(id string) (f agent.File, data []byte, ok bool, err error)
+
 // WriteConversation writes one agent.ArchivedConversation, its messages
 // streamed as each yields them, then its feedback (none: no field);
 // first is false for every conversation of a document but its first.
-func WriteConversation(w io.Writer, first bool, c agent.Conversation, each Each, feedback []agent.Feedback) error {
+// With files, each file part carries its file's bytes (writeMessage);
+// without, it is the reference {"type":"file","file_id","name","mime"}.
+func WriteConversation(w io.Writer, first bool, c agent.Conversation, each Each, feedback []agent.Feedback, files FileBytes) error {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return err
@@ -49,16 +62,13 @@ func WriteConversation(w io.Writer, first bool, c agent.Conversation, each Each,
 	}
 	n := 0
 	err = each(func(m agent.Message) error {
-		b, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
 		if n > 0 {
-			b = append([]byte{','}, b...)
+			if _, err := io.WriteString(w, ","); err != nil {
+				return err
+			}
 		}
 		n++
-		_, err = w.Write(b)
-		return err
+		return writeMessage(w, m, files)
 	})
 	if err != nil {
 		return err
@@ -79,6 +89,103 @@ func WriteConversation(w io.Writer, first bool, c agent.Conversation, each Each,
 		}
 	}
 	_, err = io.WriteString(w, "}")
+	return err
+}
+
+// writeMessage writes m as json.Marshal does, except that with files each
+// file part naming a file the exporter may read is written as an import
+// takes a file's bytes, {"type":"file","mime","data","name"} (no file_id:
+// the importer's file is another): the file is read when its part is
+// written and its base64 encoded straight into w, so a message's
+// encoding never holds a file, and the export one file at a time.
+func writeMessage(w io.Writer, m agent.Message, files FileBytes) error {
+	var parts []agent.Content // the file parts, in order
+	var nonce string
+	if files != nil {
+		for i, p := range m.Content {
+			if p.Type != agent.ContentFile || p.FileID == "" {
+				continue
+			}
+			if parts == nil {
+				m.Content, nonce = slices.Clone(m.Content), rand.Text()
+			}
+			parts = append(parts, p)
+			m.Content[i] = standIn(nonce, len(parts))
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	// Each stand-in's bytes are found only where the part is: inside a
+	// JSON string a quote is escaped, and no text knows the nonce.
+	for i, p := range parts {
+		s, err := json.Marshal(standIn(nonce, i+1))
+		if err != nil {
+			return err
+		}
+		at := bytes.Index(b, s)
+		if at < 0 {
+			return fmt.Errorf("export: file part %d of message %s is not where it was encoded", i, m.ID)
+		}
+		if _, err := w.Write(b[:at]); err != nil {
+			return err
+		}
+		if err := writeFilePart(w, p, files); err != nil {
+			return err
+		}
+		b = b[at+len(s):]
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// standIn is the content part writeMessage encodes in place of its nth
+// file part.
+func standIn(nonce string, n int) agent.Content {
+	return agent.Content{Type: agent.ContentFile, FileID: nonce + "-" + strconv.Itoa(n)}
+}
+
+// dataField is how a file part's data starts in its encoding, with one
+// base64 character after it (writeFilePart).
+const dataField = `"data":"A`
+
+// writeFilePart writes file part p with its file's bytes when files reads
+// them, else as it is.
+func writeFilePart(w io.Writer, p agent.Content, files FileBytes) error {
+	f, data, ok, err := files(p.FileID)
+	if err != nil {
+		return fmt.Errorf("export: file %s: %w", p.FileID, err)
+	}
+	if !ok {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	// The part's encoding with a data of one character, split there.
+	b, err := json.Marshal(agent.Content{Type: agent.ContentFile, Mime: f.MediaType, Data: dataField[len(dataField)-1:], Name: f.Name})
+	if err != nil {
+		return err
+	}
+	at := bytes.Index(b, []byte(dataField))
+	if at < 0 {
+		return fmt.Errorf("export: a file part's encoding has no data: %s", b)
+	}
+	at += len(dataField) - 1
+	if _, err := w.Write(b[:at]); err != nil {
+		return err
+	}
+	enc := base64.NewEncoder(base64.StdEncoding, w)
+	if _, err := enc.Write(data); err != nil {
+		return err
+	}
+	if err := enc.Close(); err != nil {
+		return err
+	}
+	_, err = w.Write(b[at+1:])
 	return err
 }
 

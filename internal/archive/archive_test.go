@@ -2,8 +2,11 @@ package archive_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +59,7 @@ func testWriteIsMarshal(t *testing.T, at time.Time) {
 		t.Fatal(err)
 	}
 	for i, c := range a.Conversations {
-		if err := archive.WriteConversation(&b, i == 0, c.Conversation, each(c.Messages), c.Feedback); err != nil {
+		if err := archive.WriteConversation(&b, i == 0, c.Conversation, each(c.Messages), c.Feedback, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -78,6 +81,58 @@ func testWriteIsMarshal(t *testing.T, at time.Time) {
 	}
 	if len(mem) != 1 || mem[0].Value != "likes tea" {
 		t.Errorf("memory parsed back: %+v", mem)
+	}
+}
+
+// TestWriteEmbedsFiles: with FileBytes, a file part the exporter may
+// read is written as json.Marshal writes the part with the file's bytes
+// (base64, with its name and media type, no file_id), one it may not
+// keeps its reference, and a read that fails ends the export.
+func TestWriteEmbedsFiles(t *testing.T) {
+	day := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	doc := []byte("# Plan\n\nsecret \"quoted\" <b>")
+	ref := func(id, name string) agent.Content {
+		return agent.Content{Type: agent.ContentFile, FileID: id, Name: name, Mime: "text/markdown"}
+	}
+	m := agent.Message{ID: "m1", Type: agent.MessageUser, Date: day, Content: []agent.Content{
+		{Type: agent.ContentText, Body: `look: {"type":"file","file_id":"x-1"}`}, ref("file-a", "old.md"), ref("file-b", "b.md"), ref("file-a", "old.md"),
+	}}
+	reads := 0
+	files := func(id string) (agent.File, []byte, bool, error) {
+		reads++
+		switch id {
+		case "file-a":
+			return agent.File{ID: id, Name: "plan.md", MediaType: "text/markdown"}, doc, true, nil
+		case "file-b":
+			return agent.File{}, nil, false, nil // not the exporter's
+		}
+		return agent.File{}, nil, false, errors.New("disk on fire")
+	}
+	var b bytes.Buffer
+	if err := archive.WriteConversation(&b, true, agent.Conversation{ID: "c"}, each([]agent.Message{m, m}), nil, files); err != nil {
+		t.Fatal(err)
+	}
+	want := m
+	want.Content = slices.Clone(m.Content)
+	embedded := agent.Content{Type: agent.ContentFile, Name: "plan.md", Mime: "text/markdown", Data: base64.StdEncoding.EncodeToString(doc)}
+	want.Content[1], want.Content[3] = embedded, embedded
+	wantMsg, _ := json.Marshal(want)
+	wantConv, _ := json.Marshal(agent.Conversation{ID: "c"})
+	if got, want := b.String(), `{"conversation":`+string(wantConv)+`,"messages":[`+string(wantMsg)+","+string(wantMsg)+"]}"; got != want {
+		t.Fatalf("written:\n%s\nwant:\n%s", got, want)
+	}
+	if reads != 6 {
+		t.Errorf("%d file reads, want one per part (6)", reads)
+	}
+	var a agent.ArchivedConversation
+	if err := json.Unmarshal(b.Bytes(), &a); err != nil || a.Messages[0].Content[1].Data == "" || a.Messages[0].Content[2].FileID != "file-b" {
+		t.Errorf("read back: %+v %v", a, err)
+	}
+
+	m.Content = append(m.Content, ref("file-c", "c.md"))
+	b.Reset()
+	if err := archive.WriteConversation(&b, true, agent.Conversation{ID: "c"}, each([]agent.Message{m}), nil, files); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+		t.Errorf("a failed read: %v", err)
 	}
 }
 

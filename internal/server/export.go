@@ -44,14 +44,58 @@ func (s *Server) each(ctx context.Context, id string, all bool) archive.Each {
 	return func(f func(agent.Message) error) error { return s.eachMessage(ctx, id, all, f) }
 }
 
+// exportFiles reads the export routes' files parameter: "" or "reference"
+// (the default) writes each file part as its reference, which imports on
+// this server, by the file's owner; "embed" writes the bytes of each file
+// the caller may read (nil otherwise), so the export restores anywhere.
+func (s *Server) exportFiles(r *http.Request) (archive.FileBytes, error) {
+	switch v := r.URL.Query().Get("files"); v {
+	case "", "reference":
+		return nil, nil
+	case "embed":
+		return s.fileBytes(r.Context()), nil
+	default:
+		return nil, agent.Errorf(agent.CodeBadRequest, "files must be reference or embed, got %q", agent.Shorten(v, 40))
+	}
+}
+
+// fileBytes reads files for an export that embeds them, through the read
+// the download route makes (agent.Files.Content: the caller's own files,
+// an admin's any): a file the caller may not read, or one deleted since,
+// stays a reference; any other error ends the export.
+func (s *Server) fileBytes(ctx context.Context) archive.FileBytes {
+	return func(id string) (agent.File, []byte, bool, error) {
+		if s.cfg.Files == nil { // a server that keeps no files has none to read
+			return agent.File{}, nil, false, nil
+		}
+		f, data, err := s.cfg.Files.Content(ctx, id)
+		if err != nil {
+			switch agent.ErrorCode(err) {
+			case agent.CodeNotFound, agent.CodeForbidden, agent.CodeUnauthorized:
+				return agent.File{}, nil, false, nil
+			}
+			return agent.File{}, nil, false, err
+		}
+		return f, data, true, nil
+	}
+}
+
 // handleExport writes one conversation as agentik JSON (an agent.Archive
 // with one conversation, every branch's messages with their parent_id and
-// the conversation's head; the default) or as Markdown (?format=markdown:
-// the active path).
+// the conversation's head; the default; its files' bytes with
+// ?files=embed) or as Markdown (?format=markdown: the active path).
 func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	format := r.URL.Query().Get("format")
 	if format != "" && format != "json" && format != "markdown" {
 		s.writeError(w, r, agent.Errorf(agent.CodeBadRequest, "format must be json or markdown, got %q", agent.Shorten(format, 40)))
+		return
+	}
+	files, err := s.exportFiles(r)
+	if err == nil && files != nil && format == "markdown" {
+		err = agent.Errorf(agent.CodeBadRequest, "files=embed is for format=json (Markdown shows a file by its name)")
+	}
+	if err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	ctx := r.Context()
@@ -67,7 +111,11 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.audit().Record(ctx, agent.AuditExport, c.ID, map[string]string{"format": cmp.Or(format, "json")}) // audit.go
+	meta := map[string]string{"format": cmp.Or(format, "json")}
+	if files != nil {
+		meta["files"] = "embed"
+	}
+	s.audit().Record(ctx, agent.AuditExport, c.ID, meta) // audit.go
 	name := "agentik-" + c.ID
 	if format == "markdown" {
 		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
@@ -86,7 +134,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`.json"`)
 	_ = archive.WriteStart(w, s.cfg.Clock())
-	if err := archive.WriteConversation(w, true, c, s.each(ctx, c.ID, true), s.feedbackOf(ctx, c)); err != nil {
+	if err := archive.WriteConversation(w, true, c, s.each(ctx, c.ID, true), s.feedbackOf(ctx, c), files); err != nil {
 		s.log.Error("export_failed", "conversation_id", c.ID, "err", err)
 		return
 	}
@@ -95,12 +143,22 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 
 // handleExportAll streams every stored conversation, oldest update last
 // (the list's order), as one agent.Archive document: a backup that
-// POST /agentik/import reads back. It is written as it is read, so its
-// size is not bounded by memory; a failure midway ends the response early
-// (the document is then not valid JSON, and the log says why).
+// POST /agentik/import reads back (its files' bytes too with
+// ?files=embed). It is written as it is read, so its size is not bounded
+// by memory; a failure midway ends the response early (the document is
+// then not valid JSON, and the log says why).
 func (s *Server) handleExportAll(w http.ResponseWriter, r *http.Request) {
+	files, err := s.exportFiles(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	ctx := r.Context()
-	s.audit().Record(ctx, agent.AuditExport, "all", nil) // audit.go
+	var meta map[string]string
+	if files != nil {
+		meta = map[string]string{"files": "embed"}
+	}
+	s.audit().Record(ctx, agent.AuditExport, "all", meta) // audit.go
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Disposition", `attachment; filename="agentik-export.json"`)
 	_ = archive.WriteStart(w, s.cfg.Clock())
@@ -128,7 +186,7 @@ func (s *Server) handleExportAll(w http.ResponseWriter, r *http.Request) {
 			}
 			// Deleted midway, it ends the body early: the backup is
 			// incomplete, and says so by not being valid JSON.
-			if err := archive.WriteConversation(w, n == 0, c, s.each(ctx, c.ID, true), s.feedbackOf(ctx, c)); err != nil {
+			if err := archive.WriteConversation(w, n == 0, c, s.each(ctx, c.ID, true), s.feedbackOf(ctx, c), files); err != nil {
 				s.log.Error("export_failed", "conversation_id", c.ID, "err", err)
 				return
 			}

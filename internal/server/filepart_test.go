@@ -236,6 +236,110 @@ func TestImportFileParts(t *testing.T) {
 	}
 }
 
+// TestExportEmbedsFiles: ?files=embed writes each file part with its
+// file's bytes, on both export routes, so a backup restores on a fresh
+// server: imported there, the file is the importer's and downloads with
+// the same bytes. Bob, a viewer of Ann's project, may export her
+// conversation but not download her file: his export keeps the reference
+// and never carries the bytes. The default stays the reference; a bad
+// value, or embed with Markdown, is 400.
+func TestExportEmbedsFiles(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	admin := ts.adminKey(t)
+	_, annKey := ts.member(t, admin, "ann")
+	bob, bobKey := ts.member(t, admin, "bob")
+	doc := "# Plan\n\nThe restored secret is UMBER-7, «ünïcode» \"quoted\" <b>.\n"
+	b64 := base64.StdEncoding.EncodeToString([]byte(doc))
+
+	var p agent.Project
+	if err := json.Unmarshal([]byte(ts.as(t, annKey, "POST", "/agentik/projects",
+		`{"name":"Launch","members":[{"user_id":"`+bob+`","role":"viewer"}]}`, 201)), &p); err != nil {
+		t.Fatal(err)
+	}
+	var c agent.Conversation
+	if err := json.Unmarshal([]byte(ts.as(t, annKey, "POST", "/agentik/conversations", `{"project":"`+p.ID+`"}`, 201)), &c); err != nil {
+		t.Fatal(err)
+	}
+	ts.as(t, annKey, "POST", "/agentik/conversations/"+c.ID+"/send",
+		`{"content":[{"type":"text","body":"read it"},{"type":"file","name":"plan.md","mime":"text/markdown","data":"`+b64+`"}]}`, 200)
+	waitIdle(t, ts, c.ID)
+	var annFiles struct{ Files []agent.File }
+	if err := json.Unmarshal([]byte(ts.as(t, annKey, "GET", "/agentik/files", "", 200)), &annFiles); err != nil || len(annFiles.Files) != 1 {
+		t.Fatalf("ann's files: %+v %v", annFiles, err)
+	}
+	annFile := annFiles.Files[0].ID
+
+	// filePart is the file part of an export's conversation c.
+	filePart := func(export string) agent.Content {
+		t.Helper()
+		var a agent.Archive
+		if err := json.Unmarshal([]byte(export), &a); err != nil {
+			t.Fatalf("the export is not an Archive: %v", err)
+		}
+		for _, ac := range a.Conversations {
+			if ac.Conversation.ID != c.ID {
+				continue
+			}
+			for _, m := range ac.Messages {
+				for _, part := range m.Content {
+					if part.Type == agent.ContentFile {
+						return part
+					}
+				}
+			}
+		}
+		t.Fatalf("no file part in the export of %s", c.ID)
+		return agent.Content{}
+	}
+	if got := filePart(ts.as(t, annKey, "GET", "/agentik/conversations/"+c.ID+"/export", "", 200)); got.FileID != annFile || got.Data != "" {
+		t.Errorf("the default export's file part: %+v", got)
+	}
+	embedded := ts.as(t, annKey, "GET", "/agentik/conversations/"+c.ID+"/export?files=embed", "", 200)
+	for route, export := range map[string]string{"one": embedded, "all": ts.as(t, annKey, "GET", "/agentik/export?files=embed", "", 200)} {
+		if got := filePart(export); got.Data != b64 || got.FileID != "" || got.Name != "plan.md" || got.Mime != "text/markdown" {
+			t.Errorf("%s: the embedded file part: %+v", route, got)
+		}
+	}
+
+	// A fresh server restores the file from the export alone.
+	fresh := newTestServer(t)
+	var res agent.ImportResult
+	fresh.call(t, "POST", "/agentik/import", embedded, 201, &res)
+	if len(res.Conversations) != 1 {
+		t.Fatalf("the import on a fresh server: %+v", res)
+	}
+	var page struct{ Messages []agent.Message }
+	fresh.call(t, "GET", "/agentik/conversations/"+res.Conversations[0].ID+"/messages", "", 200, &page)
+	var restored string
+	for _, part := range page.Messages[0].Content {
+		if part.Type == agent.ContentFile {
+			restored = part.FileID
+		}
+	}
+	resp := fresh.do(t, "GET", "/agentik/files/"+restored+"/content", "")
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(got) != doc || restored == "" {
+		t.Errorf("the restored file %q: %d %q, want %q", restored, resp.StatusCode, got, doc)
+	}
+
+	// Bob reads the conversation, not the file: never embedded.
+	ts.as(t, bobKey, "GET", "/agentik/files/"+annFile+"/content", "", 404)
+	for _, path := range []string{"/agentik/conversations/" + c.ID + "/export?files=embed", "/agentik/export?files=embed"} {
+		export := ts.as(t, bobKey, "GET", path, "", 200)
+		if got := filePart(export); got.FileID != annFile || got.Data != "" || strings.Contains(export, b64) {
+			t.Errorf("bob's %s: the file part %+v", path, got)
+		}
+	}
+
+	for _, bad := range []string{"/agentik/conversations/" + c.ID + "/export?files=all", "/agentik/conversations/" + c.ID + "/export?format=markdown&files=embed", "/agentik/export?files=bytes"} {
+		if body := ts.as(t, annKey, "GET", bad, "", 400); !strings.Contains(body, "files") {
+			t.Errorf("%s: %s", bad, body)
+		}
+	}
+}
+
 // TestA2AFileURL: an A2A file part whose url names a file of agentik's
 // (agentik:file/<id>, as task history names attached files) attaches the
 // sender's file: the model reads it. Another member's file id is

@@ -2,12 +2,14 @@ package server_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/agentik/agentik/internal/archive"
 	"github.com/agentik/agentik/internal/protocol"
 	"github.com/agentik/agentik/internal/server"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // withHistoryBytes bounds a page of history at n bytes.
@@ -332,4 +335,55 @@ func TestExportStreams(t *testing.T) {
 	if len(res.Conversations) != 1 || res.Conversations[0].MessageCount != n {
 		t.Fatalf("import of the export: %+v", res)
 	}
+}
+
+// TestExportEmbedStreams: an export with ?files=embed reads each file
+// when its part is written and encodes it into the body as it goes: a
+// message attaching 4 files of 1 MiB allocates about one file's read
+// between two writes, not the message encoded whole with its files in
+// base64 (four times as much, and more in copies).
+func TestExportEmbedStreams(t *testing.T) {
+	if !alone(t) {
+		return
+	}
+	leakCheck(t)
+	const files, size = 4, 1 << 20
+	ts := newTestServer(t)
+	parts := []string{`{"type":"text","body":"four files"}`}
+	var want []string
+	for i := range files {
+		data := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte(fmt.Sprintf("file %d, line of text\n", i)), size/22))
+		want = append(want, data)
+		parts = append(parts, fmt.Sprintf(`{"type":"file","name":"f%d.txt","mime":"text/plain","data":%q}`, i, data))
+	}
+	var res agent.ImportResult
+	ts.call(t, "POST", "/agentik/import", `{"format":"agentik","version":1,"conversations":[{"conversation":{"id":"src"},"messages":[{"type":"user_message","id":"m1","content":[`+strings.Join(parts, ",")+`]}]}]}`, 201, &res)
+	// Their ingestion allocates too: it ends first.
+	testwait.For(t, "the files to be processed", func() bool {
+		var l struct{ Files []agent.File }
+		ts.call(t, "GET", "/agentik/files", "", 200, &l)
+		return len(l.Files) == files && !slices.ContainsFunc(l.Files, func(f agent.File) bool { return f.Status == agent.FileProcessing })
+	})
+
+	req := httptest.NewRequestWithContext(t.Context(), "GET", "http://127.0.0.1/agentik/conversations/"+res.Conversations[0].ID+"/export?files=embed", nil)
+	req.RemoteAddr = "127.0.0.1:1234"
+	w := newGapWriter(2 * files * size)
+	ts.App.ServeHTTP(w, req)
+	var a agent.Archive
+	if err := json.Unmarshal(w.body, &a); err != nil || len(a.Conversations) != 1 {
+		t.Fatalf("export: %v", err)
+	}
+	var got []string
+	for _, p := range a.Conversations[0].Messages[0].Content {
+		if p.Type == agent.ContentFile {
+			got = append(got, p.Data)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("the export's files differ from the imported ones (%d parts)", len(got))
+	}
+	if w.gap > 3*size {
+		t.Errorf("%d bytes allocated between two writes of %d bytes in all", w.gap, w.n)
+	}
+	t.Logf("at most %d bytes allocated between two writes of %d", w.gap, w.n)
 }
