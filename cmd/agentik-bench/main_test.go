@@ -214,8 +214,12 @@ func TestKnowledgeProfiled(t *testing.T) {
 		t.Skip("runs agentik in process")
 	}
 	var stdout, stderr bytes.Buffer
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
+	ctx := t.Context() // bounded by the package's -timeout, as TestTinyRun
+	if dl, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-time.Minute))
+		defer cancel()
+	}
 	prof := filepath.Join(t.TempDir(), "cpu.pprof")
 	if err := run(ctx, []string{"-size", "tiny", "-run", "knowledge", "-knowledge-db", "sqlite,postgres", "-profile", "knowledge", "-cpuprofile", prof, "-json", "-"}, os.Getenv, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\nprogress:\n%s", err, stderr.String())
