@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
@@ -37,6 +38,8 @@ type fake struct {
 
 	mu   sync.Mutex
 	runs map[string]*stampLog
+
+	embeds atomic.Int64 // embedding requests served
 }
 
 // stampLog is what the fake wrote for one tagged run.
@@ -123,6 +126,7 @@ func (f *fake) streamBytes(key string) int64 {
 
 func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/embeddings") {
+		f.embeds.Add(1)
 		serveEmbeddings(w, r)
 		return
 	}

@@ -40,13 +40,8 @@ func startInProc(ctx context.Context, db, modelURL string, env ...string) (*inpr
 		k, v, _ := strings.Cut(kv, "=")
 		envm[k] = v
 	}
-	// The settings cmd/agentik reads from its environment and the bench
-	// sets: the titles, the store's mode and the admin's keys (app.Run leaves them to its
-	// caller).
-	s := app.Settings{Addr: ln.Addr().String(), DB: db, LogLevel: slog.LevelWarn, Listener: ln, Titles: envm["AGENTIK_TITLES"], StoreMode: store.Mode(envm[store.ModeEnv])}
-	if k := envm["AGENTIK_API_KEYS"]; k != "" {
-		s.APIKeys = strings.Split(k, ",")
-	}
+	s := inprocSettings(envm)
+	s.Addr, s.DB, s.Listener = ln.Addr().String(), db, ln
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p := &inproc{url: "http://" + ln.Addr().String(), cancel: cancel, done: make(chan error, 1)}
 	go pprof.Do(rctx, pprof.Labels("side", "server"), func(ctx context.Context) {
@@ -57,6 +52,19 @@ func startInProc(ctx context.Context, db, modelURL string, env ...string) (*inpr
 		return nil, errors.Join(fmt.Errorf("in-process agentik: %w", err), <-p.done)
 	}
 	return p, nil
+}
+
+// inprocSettings are the settings cmd/agentik reads from its environment
+// and the bench sets (app.Run leaves them to its caller): the titles, the
+// store's mode, the admin's keys and the embedding model (without it the
+// knowledge scenario's searches are keyword-only in process).
+func inprocSettings(env map[string]string) app.Settings {
+	s := app.Settings{LogLevel: slog.LevelWarn, Titles: env["AGENTIK_TITLES"], StoreMode: store.Mode(env[store.ModeEnv]),
+		EmbeddingModel: env["AGENTIK_EMBEDDING_MODEL"]}
+	if k := env["AGENTIK_API_KEYS"]; k != "" {
+		s.APIKeys = strings.Split(k, ",")
+	}
+	return s
 }
 
 // waitReady waits for the server's first /health: the listener is open

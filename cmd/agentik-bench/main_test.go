@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -148,7 +149,7 @@ func TestTinySoak(t *testing.T) {
 }
 
 func TestBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-run", "nope"}, {"-size", "huge"}, {"extra"}, {"-soak-duration", "0s"}, {"-knowledge-chunks", "10k"}, {"-connections", "-1"}} {
+	for _, args := range [][]string{{"-run", "nope"}, {"-size", "huge"}, {"extra"}, {"-soak-duration", "0s"}, {"-knowledge-chunks", "10k"}, {"-knowledge-db", "mysql"}, {"-knowledge-db", "sqlite,sqlite"}, {"-connections", "-1"}} {
 		var out, errOut bytes.Buffer
 		if err := run(t.Context(), args, os.Getenv, &out, &errOut); err == nil {
 			t.Errorf("run %q succeeded", args)
@@ -222,5 +223,42 @@ func TestSinkAndQuantile(t *testing.T) {
 	}
 	if got := quantileMS(ds, 0.5); got != 3 {
 		t.Errorf("median = %v ms", got)
+	}
+}
+
+// TestKnowledgeProfiled runs the knowledge scenario with agentik in this
+// process (-cpuprofile) on both databases: its searches must be hybrid
+// there too (the scenario fails when the fake embedded fewer queries than
+// it searched), and each database has its rows.
+func TestKnowledgeProfiled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs agentik in process")
+	}
+	var stdout, stderr bytes.Buffer
+	ctx := t.Context() // bounded by the package's -timeout, as TestTinyRun
+	if dl, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-time.Minute))
+		defer cancel()
+	}
+	prof := filepath.Join(t.TempDir(), "cpu.pprof")
+	if err := run(ctx, []string{"-size", "tiny", "-run", "knowledge", "-knowledge-db", "sqlite,postgres", "-profile", "knowledge", "-cpuprofile", prof, "-json", "-"}, os.Getenv, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\nprogress:\n%s", err, stderr.String())
+	}
+	var rep Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("decode report: %v\n%s", err, stdout.String())
+	}
+	got := map[string]bool{}
+	for _, r := range rep.Rows {
+		got[r.Metric] = r.Agentik > 0 && r.Bare > 0
+	}
+	for _, db := range []string{knowSQLite, knowPostgres} {
+		if m := knowledgeMetric(0.99, 60, db); !got[m] {
+			t.Errorf("no measured row %q; rows: %v", m, got)
+		}
+	}
+	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
+		t.Errorf("no CPU profile: %v", err)
 	}
 }

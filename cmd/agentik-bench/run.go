@@ -209,7 +209,8 @@ type bench struct {
 	profile  string // scenario to profile
 	profOut  string
 	traceOut string
-	postgres string // the instances scenario's database
+	postgres string   // the instances scenario's database, and the knowledge scenario's PostgreSQL
+	knowDBs  []string // the databases the knowledge scenario searches (-knowledge-db)
 	// profInstance is the instance (1-based) that runs in this process
 	// when the instances scenario is profiled; the others are binaries.
 	profInstance int
@@ -404,6 +405,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	relay := fs.Bool("relay", false, "the instances scenario also runs each count of instances over the experimental relay (internal/store/relay.go)")
 	coldEvents := fs.Int("coldstart-events", 0, "events in the coldstart scenario's filled database, in place of the size's (issue 54 names 1,000,000)")
 	conns := fs.Int("connections", 0, "WebSocket connections of the connections scenario, in place of the size's (issue 54 names 10,000)")
+	knowDB := fs.String("knowledge-db", knowSQLite, "comma-separated databases the knowledge scenario searches: sqlite, postgres (-postgres; a fresh schema each, dropped after)")
 	knowChunks := fs.String("knowledge-chunks", "", "comma-separated chunk counts the knowledge scenario searches, in place of the size's (issue 54 names 10000,100000)")
 	soakFor := fs.Duration("soak-duration", 20*time.Minute, "how long the soak's load runs (-run soak)")
 	profInstance := fs.Int("profile-instance", 2, "with -profile instances or saturation: the instance (1 runs the turns, 2 and up watch them) that runs in this process to be profiled")
@@ -453,6 +455,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			}
 			b.sz.KnowChunks = append(b.sz.KnowChunks, n)
 		}
+	}
+	for _, f := range strings.Split(*knowDB, ",") {
+		db := strings.TrimSpace(f)
+		if db != knowSQLite && db != knowPostgres || slices.Contains(b.knowDBs, db) {
+			return fmt.Errorf("-knowledge-db: %q is not sqlite or postgres, once each", f)
+		}
+		b.knowDBs = append(b.knowDBs, db)
 	}
 	if *soakFor <= 0 {
 		return fmt.Errorf("-soak-duration must be above 0, got %s", *soakFor)

@@ -31,7 +31,7 @@ func TestConnsThatFit(t *testing.T) {
 }
 
 func TestTopCosine(t *testing.T) {
-	vecs := [][]float32{{1, 0}, {0, 1}, {0.6, 0.8}, {-1, 0}, {0.8, 0.6}}
+	vecs := []float32{1, 0, 0, 1, 0.6, 0.8, -1, 0, 0.8, 0.6}
 	if got := topCosine(vecs, []float32{1, 0}, 3); !slices.Equal(got, []int{0, 4, 2}) {
 		t.Errorf("top 3 = %v, want [0 4 2]", got)
 	}

@@ -177,6 +177,15 @@ func BenchmarkDot(b *testing.B) {
 		}
 		_ = sink
 	})
+	b.Run("go", func(b *testing.B) {
+		var sink float32
+		for b.Loop() {
+			for i := range n {
+				sink += dotGo(q, flat[i*dims:(i+1)*dims])
+			}
+		}
+		_ = sink
+	})
 	b.Run("dot", func(b *testing.B) {
 		var sink float32
 		for b.Loop() {
@@ -188,18 +197,25 @@ func BenchmarkDot(b *testing.B) {
 	})
 }
 
-// TestDot: dot is the plain loop's dot product, up to rounding.
+// TestDot: dot (in vector instructions where the CPU has them) and dotGo
+// are the plain loop's dot product, up to rounding, at every length
+// around their blocks of 8 and 32, b longer than a too.
 func TestDot(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, n := range []int{0, 1, 7, 8, 9, 768, 1001} {
-		a, b := make([]float32, n), make([]float32, n)
+	for _, n := range []int{0, 1, 7, 8, 9, 31, 32, 33, 39, 40, 63, 64, 65, 768, 1001} {
+		a, b := make([]float32, n), make([]float32, n+9)
+		for i := range b {
+			b[i] = rng.Float32() - 0.5
+		}
 		var want float64
 		for i := range a {
-			a[i], b[i] = rng.Float32()-0.5, rng.Float32()-0.5
+			a[i] = rng.Float32() - 0.5
 			want += float64(a[i]) * float64(b[i])
 		}
-		if got := dot(a, b); math.Abs(float64(got)-want) > 1e-4 {
-			t.Errorf("dot of %d: %v, want %v", n, got, want)
+		for name, f := range map[string]func(a, b []float32) float32{"dot": dot, "dotGo": dotGo} {
+			if got := f(a, b); math.Abs(float64(got)-want) > 1e-4 {
+				t.Errorf("%s of %d: %v, want %v", name, n, got, want)
+			}
 		}
 	}
 }
