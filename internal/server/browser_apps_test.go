@@ -113,8 +113,10 @@ func waitApp(t *testing.T, tab context.Context, callID, id, want string) {
 			// targets, and the card's iframe in the page.
 			if infos, err := chromedp.Targets(tab); err == nil {
 				for _, info := range infos {
-					if info.Type == "iframe" {
-						t.Logf("iframe target %s attached=%v", info.URL, info.Attached)
+					// The tab's page target too: in a fresh-clone run the tab
+					// itself answered "target detached" once the app was gone.
+					if info.Type == "iframe" || info.Type == "page" {
+						t.Logf("%s target %s %s attached=%v", info.Type, info.TargetID, info.URL, info.Attached)
 					}
 				}
 			}
