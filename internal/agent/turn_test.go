@@ -145,6 +145,10 @@ func TestShutdownWithSendInFlight(t *testing.T) {
 	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("hi")}}); err != nil {
 		t.Fatal(err)
 	}
+	// The fake hands out replies in the order requests reach it: the held
+	// one must be c's before any turn of other asks, or other's turn holds
+	// it and never drains (a fresh-clone run waited a minute on that).
+	testwait.For(t, "c's turn taking the held reply", func() bool { return g.fake.Pending() == 0 })
 	closed := make(chan error, 1)
 	go func() { closed <- g.r.Close(ctx) }()
 	var sendErr error
