@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -77,6 +78,7 @@ type wsConn struct {
 	ready  chan struct{} // every subscription's broker wakeup (broker.SubscribeReady)
 	wg     sync.WaitGroup
 	limit  CommandLimiter
+	ends   []func()   // the upgrade request's end work, done when the connection ends (handleWS)
 	batch  *batchConn // the connection, which may hold frames for one write
 	pack   bool       // ?pack=1: a message may carry several frames, one per line
 
@@ -122,31 +124,43 @@ type wsSub struct {
 	last            int64 // owned by the writer: the seq the client has everything through
 }
 
+// wsPath is the WebSocket's route.
+const wsPath = "/agentik/ws"
+
+// handleWS upgrades the request and hands the connection to a goroutine
+// of its own (serveConn), then returns (handover.go): an idle connection
+// holds no net/http goroutine, response or request.
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	if !s.streams.Hold() {
 		s.writeError(w, r, errShuttingDown)
 		return
 	}
-	defer s.streams.Release()
+	ends := []func(){s.streams.Release}
 	// Loopback is this machine, or a reverse proxy that is not in
 	// TrustedProxies: capping it would cap every user behind it together.
 	if client := s.clientAddr(r); !client.IsLoopback() {
 		if !s.wsConns.acquire(client) {
+			s.streams.Release()
 			s.writeError(w, r, agent.Errorf(agent.CodeRateLimited, "this address already holds %d WebSocket connections; close one first", s.cfg.WSConnsPerClient))
 			return
 		}
-		defer s.wsConns.release(client)
+		ends = append(ends, func() { s.wsConns.release(client) })
 	}
-	if k := s.acceptWS(w, r); k != nil {
-		k.serveConn()
+	k := s.acceptWS(w, r)
+	if k == nil {
+		for i := len(ends) - 1; i >= 0; i-- {
+			ends[i]()
+		}
+		return
 	}
+	// When the connection ends: what the deferred calls here did, then
+	// what the middleware would have done on return.
+	slices.Reverse(ends)
+	k.ends = append(ends, handOver(w)...)
+	go k.serveConn()
 }
 
 // acceptWS upgrades the request; nil when it has been answered otherwise.
-// Apart from serveConn, so that the upgrade's locals are off the stack
-// while the connection lives (see readLoop).
-//
-//go:noinline
 func (s *Server) acceptWS(w http.ResponseWriter, r *http.Request) *wsConn {
 	pack, err := packParam(r)
 	if err != nil {
@@ -169,7 +183,10 @@ func (s *Server) acceptWS(w http.ResponseWriter, r *http.Request) *wsConn {
 		_ = c.Close(websocket.StatusPolicyViolation, why+": "+web.SignedOut(why))
 	})
 
-	ctx, cancel := context.WithCancel(r.Context())
+	// The connection outlives the request, whose context net/http cancels
+	// when handleWS returns: its values (the principal, the key's hold),
+	// not its cancellation.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	if bw.conn != nil {
 		bw.conn.timeout = cmp.Or(s.cfg.WSWriteTimeout, WSWriteTimeout)
 	}
@@ -186,13 +203,14 @@ func (s *Server) acceptWS(w http.ResponseWriter, r *http.Request) *wsConn {
 	return k
 }
 
-// serveConn runs the connection until it ends; the reader is the
-// request's goroutine, and stays in a small frame (see readLoop).
-//
-//go:noinline
+// serveConn runs the connection until it ends, on a goroutine of its own
+// that reads (see readLoop), then does the request's end work (k.ends).
 func (k *wsConn) serveConn() {
 	k.startWriter()
 	k.ended(k.readLoop())
+	for _, f := range k.ends {
+		f()
+	}
 }
 
 //go:noinline
@@ -231,9 +249,9 @@ func (k *wsConn) ended(err error) {
 // readLoop reads and runs commands until the connection fails or closes.
 //
 // The loop itself keeps a small frame (what each message needs is in
-// received's): an idle connection's reader waits here, deep in net/http's
-// frames, and the less of its stack it uses there, the smaller the stack
-// the garbage collector can shrink it to (the idle memory budget).
+// received's): an idle connection's reader waits here, and the less of its
+// stack it uses there, the smaller the stack the garbage collector can
+// shrink it to (the idle memory budget).
 //
 // Its reads take no context: whatever ends the connection closes it, which
 // ends a read (a context would cost an AfterFunc per message, and one
