@@ -905,7 +905,7 @@ func (k *wsConn) write(b []byte) bool {
 	if k.batch != nil {
 		// The batchConn bounds each write to the network by
 		// WSWriteTimeout, and fails it at once when the connection ends
-		// (see writeLoop): no deadline per frame.
+		// (acceptWS): no deadline per frame.
 		k.batch.holdNext(true)
 		err = k.c.Write(context.Background(), websocket.MessageText, b)
 	} else {
