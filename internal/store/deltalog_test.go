@@ -164,6 +164,21 @@ func TestTurnFirstTokenInDeltaLog(t *testing.T) {
 	}
 	s = open(t, "sqlite:"+dir+"/a.db", Options{Mode: ModeFast})
 	check("after a restart")
+	// A delete's SQLite side alone, then a crash: opening redacts the
+	// starts as it does the text (in place, no longer than they were).
+	if err := s.w.Exec("DELETE FROM conversation WHERE id = ?", "c1").Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, "sqlite:"+dir+"/a.db", Options{Mode: ModeFast})
+	evs := allEvents(t, s)
+	for _, ev := range evs[len(evs)-5:] {
+		if e := ev.Event; e == nil || e.Type != EventRedacted {
+			t.Errorf("seq %d after the delete reads %+v, want it redacted", ev.Seq, ev.Event)
+		}
+	}
 }
 
 // TestDeltaLogCutsUnfinishedCommit: a commit whose last frame did not reach
