@@ -28,15 +28,10 @@ const GroupWait = 500 * time.Microsecond
 // document, working memory, the conversation's row): ~0.3–1 ms each, 30×
 // a token's row. When 100 turns start together, one transaction of their
 // user messages took 24–41 ms in the mix, and every token queued behind it
-// waited that long: half of the mix's 1 % slowest tokens were those. The
-// tokens queued meanwhile are committed before the next HeavyPerCommit.
-// 16 (eight turns' starts, a user message and turn_started each) took
-// 5.9 ms at the median and 15 ms at p90 in a loaded mix, against 48 µs
-// for a commit of deltas, and a turn's first tokens (its earliest ones
-// come while later turns' starts commit) waited behind them: 4, two
-// turns' starts, bounds that wait to a quarter for a few more commits
-// (docs/BENCHMARKS.md, issues 47 and 54).
-const HeavyPerCommit = 4
+// waited that long: half of the mix's 1 % slowest tokens were those. 16 of
+// them take a few milliseconds; the tokens queued meanwhile are committed
+// before the next 16.
+const HeavyPerCommit = 16
 
 // ErrClosed is Append's error once Close has been called.
 var ErrClosed = errors.New("the writer is closed")
