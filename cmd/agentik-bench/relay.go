@@ -54,6 +54,28 @@ func (b *bench) createConversationAs(ctx context.Context, root, title, key strin
 	return c.ID, nil
 }
 
+// createConversations makes n conversations over REST, titled
+// title(i), conversation i as the user of bearer key(i) (nil: none), a
+// few at once: one after the other, the 100 to 200 of a load's setup
+// took a second of a run's wall time each time.
+func (b *bench) createConversations(ctx context.Context, root string, n int, title func(int) string, key func(int) string) ([]string, error) {
+	ids := make([]string, n)
+	err := parallel(ctx, n, createWorkers, func(ctx context.Context, i int) error {
+		k := ""
+		if key != nil {
+			k = key(i)
+		}
+		var err error
+		ids[i], err = b.createConversationAs(ctx, root, title(i), k)
+		return err
+	})
+	return ids, err
+}
+
+// createWorkers is how many conversations createConversations makes at
+// once.
+const createWorkers = 8
+
 // router hands a connection's conversation events to the sink of their
 // conversation; every other frame goes to other (may be nil).
 type router struct {
