@@ -29,8 +29,9 @@ type sizes struct {
 
 	MixTurns, MixTokens int
 	MixDelay            time.Duration // between tokens: 20 ms is 50 tokens/s
-	// TelemetryRounds is how many ABBA rounds (tracing off, on, on, off)
-	// of a mix of MixTurns × TelemetryTokens the telemetry scenario runs.
+	// TelemetryRounds is how many mixes of MixTurns × TelemetryTokens the
+	// telemetry scenario runs on each of its two processes (tracing off,
+	// on), the two driven at once.
 	TelemetryRounds, TelemetryTokens int
 
 	// WallAnswers are the counts of answers at once the walltime scenario
@@ -99,7 +100,7 @@ type sizes struct {
 var (
 	fullSizes = sizes{
 		RelayTokens: 100_000, RelayRounds: 3,
-		MixTurns: 100, MixTokens: 500, MixDelay: 20 * time.Millisecond, TelemetryRounds: 1, TelemetryTokens: 250,
+		MixTurns: 100, MixTokens: 500, MixDelay: 20 * time.Millisecond, TelemetryRounds: 2, TelemetryTokens: 250,
 		WallAnswers: []int{1, 100}, WallTokens: 500, WallDelay: 20 * time.Millisecond,
 		FanoutSubs: 1000, FanoutTokens: 200, FanoutDelay: 20 * time.Millisecond, PeopleRounds: 3, IdleConns: 5000, IdleWindow: 2 * time.Second,
 		ReplayEvents: 100_000, ReplayRounds: 3,
@@ -114,7 +115,7 @@ var (
 	}
 	quickSizes = sizes{
 		RelayTokens: 10_000, RelayRounds: 1,
-		MixTurns: 30, MixTokens: 100, MixDelay: 20 * time.Millisecond, TelemetryRounds: 1, TelemetryTokens: 50,
+		MixTurns: 30, MixTokens: 100, MixDelay: 20 * time.Millisecond, TelemetryRounds: 2, TelemetryTokens: 50,
 		WallAnswers: []int{1, 20}, WallTokens: 50, WallDelay: 20 * time.Millisecond,
 		FanoutSubs: 200, FanoutTokens: 50, FanoutDelay: 20 * time.Millisecond, PeopleRounds: 1, IdleConns: 500, IdleWindow: 500 * time.Millisecond,
 		ReplayEvents: 20_000, ReplayRounds: 1,
