@@ -64,46 +64,29 @@ func (b *bench) modes(ctx context.Context) error {
 }
 
 // modesRelay runs the relay's rounds on an agentik of each mode, the bare
-// read of the same answer first in each round.
+// read of the same answer first in each round; or takes the rounds the
+// relay scenario ran for it in this run.
 func (b *bench) modesRelay(ctx context.Context) error {
 	n := b.sz.RelayTokens
-	rls := map[store.Mode]*relayTarget{}
-	defer func() {
-		for _, rl := range rls {
-			rl.close()
-		}
-	}()
-	for _, m := range storeModes {
-		rl, err := b.startRelay(ctx, "modes-relay-"+string(m)+".db", modeEnv(m))
-		if err != nil {
+	rm := b.relayModes
+	if rm != nil {
+		b.progress("modes relay: the relay scenario's rounds")
+	} else {
+		var err error
+		if rm, err = b.modesRelayRounds(ctx); err != nil {
 			return err
 		}
-		rls[m] = rl
 	}
-	var bareRate, bareCPU []float64
+	for _, m := range storeModes {
+		if err := checkMode(filepath.Join(b.dir, rm.dbs[m]), m); err != nil {
+			return err
+		}
+	}
+	bareRate, bareCPU := rm.bareRate, rm.bareCPU
 	rate, cpu := map[store.Mode][]float64{}, map[store.Mode][]float64{}
-	for round := range b.sz.RelayRounds {
-		r, c, err := b.direct(ctx, n, fmt.Sprintf("modes-bare-%d", round))
-		if err != nil {
-			return err
-		}
-		bareRate, bareCPU = append(bareRate, r), append(bareCPU, c)
-		order := storeModes
-		if round%2 == 1 { // a drift in the machine's load weighs on both
-			order = []store.Mode{store.ModePlain, store.ModeFast}
-		}
-		for _, m := range order {
-			res, err := b.relayOnce(ctx, rls[m], n)
-			if err != nil {
-				return fmt.Errorf("%s mode: %w", m, err)
-			}
-			rate[m], cpu[m] = append(rate[m], res.rate), append(cpu[m], res.cpu)
-		}
-		b.progress("modes relay round %d: bare %.0f, fast %.0f, plain %.0f tokens/s", round+1, r, rate[store.ModeFast][round], rate[store.ModePlain][round])
-	}
-	for _, m := range storeModes {
-		if err := checkMode(filepath.Join(b.dir, "modes-relay-"+string(m)+".db"), m); err != nil {
-			return err
+	for m, runs := range rm.runs {
+		for _, r := range runs {
+			rate[m], cpu[m] = append(rate[m], r.rate), append(cpu[m], r.cpu)
 		}
 	}
 	for _, m := range storeModes {
@@ -113,6 +96,48 @@ func (b *bench) modesRelay(ctx context.Context) error {
 			Note: "both include the fake model"}, nil)
 	}
 	return nil
+}
+
+// modesRelayRounds runs the relay's rounds on an agentik of each mode,
+// the bare read of the same answer first in each round, the modes' order
+// alternated.
+func (b *bench) modesRelayRounds(ctx context.Context) (*relayModes, error) {
+	n := b.sz.RelayTokens
+	rm := &relayModes{runs: map[store.Mode][]relayRun{}, dbs: map[store.Mode]string{}}
+	rls := map[store.Mode]*relayTarget{}
+	defer func() {
+		for _, rl := range rls {
+			rl.close()
+		}
+	}()
+	for _, m := range storeModes {
+		db := "modes-relay-" + string(m) + ".db"
+		rl, err := b.startRelay(ctx, db, modeEnv(m))
+		if err != nil {
+			return nil, err
+		}
+		rls[m], rm.dbs[m] = rl, db
+	}
+	for round := range b.sz.RelayRounds {
+		r, c, err := b.direct(ctx, n, fmt.Sprintf("modes-bare-%d", round))
+		if err != nil {
+			return nil, err
+		}
+		rm.bareRate, rm.bareCPU = append(rm.bareRate, r), append(rm.bareCPU, c)
+		order := storeModes
+		if round%2 == 1 { // a drift in the machine's load weighs on both
+			order = []store.Mode{store.ModePlain, store.ModeFast}
+		}
+		for _, m := range order {
+			res, err := b.relayOnce(ctx, rls[m], n)
+			if err != nil {
+				return nil, fmt.Errorf("%s mode: %w", m, err)
+			}
+			rm.runs[m] = append(rm.runs[m], res)
+		}
+		b.progress("modes relay round %d: bare %.0f, fast %.0f, plain %.0f tokens/s", round+1, r, rm.runs[store.ModeFast][round].rate, rm.runs[store.ModePlain][round].rate)
+	}
+	return rm, nil
 }
 
 // modesMix runs the mix on the bare relay and on agentik in each mode,
@@ -189,6 +214,12 @@ func (b *bench) modesReplay(ctx context.Context) error {
 		t.Close()
 		if err != nil {
 			return fmt.Errorf("%s mode: %w", m, err)
+		}
+		if m == envMode() {
+			if b.replayRuns == nil {
+				b.replayRuns = map[string]replayResult{}
+			}
+			b.replayRuns[db] = res
 		}
 		b.add(Row{Scenario: "modes", Metric: fmt.Sprintf("%s mode: replay, %d stored events → 1 WS client, to caught_up", m, n), Unit: "events/s", Bare: median(res.bareRate), Agentik: median(res.rate),
 			Note: fmt.Sprintf("the database written in %s mode; bare: SELECT of a copy of the same events in the same file; median of %d", m, b.sz.ReplayRounds)}, nil)

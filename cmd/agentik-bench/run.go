@@ -232,6 +232,14 @@ type bench struct {
 	// the store's mode of its agentik): the modes scenario, next in a
 	// default run, measures only the mode the mix did not.
 	mixRuns map[string]loadResult
+	// relayModes are the relay scenario's rounds in each store mode, run
+	// for the modes scenario when the run has both (nil: not run).
+	relayModes *relayModes
+	// replayRuns are the replay rounds of each seeded database (by file)
+	// that the modes scenario ran in the environment's mode: the replay
+	// scenario, later in a default run, measures the same replay.
+	replayRuns map[string]replayResult
+	want       map[string]bool // the scenarios of this run
 }
 
 func (b *bench) progress(format string, args ...any) {
@@ -491,6 +499,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		want[s] = true
 	}
+	b.want = want
 
 	dir, err := os.MkdirTemp("", "agentik-bench-")
 	if err != nil {
