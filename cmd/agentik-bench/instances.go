@@ -30,20 +30,9 @@ const defaultPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 // broker). Each step (a load of turns at once) runs the control, two and
 // four instances; the steps go up until two instances fall behind: the
 // rate at which LISTEN/NOTIFY and the catch-up reads saturate on this
-// machine. Each variant's processes start once, on a schema of their own,
-// and serve every step (the three sets side by side; one idle while
-// another runs): started afresh for each step, the 21 starts and
-// migrations were a quarter of the scenario's time. Profiled, with an
-// instance in this process, each set still starts for its step and
-// stops after it (one in-process instance at a time).
+// machine.
 func (b *bench) instances(ctx context.Context) error {
 	ntok, delay := b.sz.InstanceTokens, b.sz.FanoutDelay
-	sets := map[instVariant]*instSet{}
-	defer func() {
-		for _, set := range sets {
-			set.stop()
-		}
-	}()
 	// Each step runs its variants back to back, so a busy machine weighs
 	// on all of them alike: the control (one instance, its own clients
 	// watching: the same load without crossing instances), then two and
@@ -52,19 +41,7 @@ func (b *bench) instances(ctx context.Context) error {
 	for _, turns := range b.sz.InstanceSteps {
 		behind := false
 		for _, v := range b.instVariants(1, 2, 4) {
-			set := sets[v]
-			if set == nil {
-				var err error
-				if set, err = b.startInstances(ctx, v); err != nil {
-					return fmt.Errorf("instances (%s): %w", v, err)
-				}
-				sets[v] = set
-			}
-			res, err := b.instancesStep(ctx, v, set, turns, ntok, delay)
-			if b.inproc {
-				set.stop()
-				delete(sets, v)
-			}
+			res, err := b.instancesStep(ctx, v, turns, ntok, delay)
 			if err != nil {
 				return err
 			}
@@ -121,10 +98,9 @@ func (v instVariant) String() string {
 	return fmt.Sprintf("%d instances", v.n)
 }
 
-// instancesStep runs one variant at one load on its instances and
-// reports it.
-func (b *bench) instancesStep(ctx context.Context, v instVariant, set *instSet, turns, ntok int, delay time.Duration) (instResult, error) {
-	res, err := b.instancesRun(ctx, v, set, turns, ntok, delay)
+// instancesStep runs one variant at one load and reports it.
+func (b *bench) instancesStep(ctx context.Context, v instVariant, turns, ntok int, delay time.Duration) (instResult, error) {
+	res, err := b.instancesRun(ctx, v, turns, ntok, delay)
 	if err != nil {
 		return res, fmt.Errorf("instances (%s): %w", v, err)
 	}
@@ -211,11 +187,15 @@ type instResult struct {
 	instCPU   []time.Duration
 }
 
-// instancesRun drives turns new conversations on v's instances, each
-// sent through the first instance and watched by one client on each
-// other instance.
-func (b *bench) instancesRun(ctx context.Context, v instVariant, set *instSet, turns, ntok int, delay time.Duration) (instResult, error) {
-	procs, pids := set.procs, set.pids
+// instancesRun starts n instances on a fresh schema and drives turns
+// conversations, each sent through the first instance and watched by one
+// client on each other instance.
+func (b *bench) instancesRun(ctx context.Context, v instVariant, turns, ntok int, delay time.Duration) (instResult, error) {
+	procs, pids, stop, err := b.startInstances(ctx, v)
+	if err != nil {
+		return instResult{}, err
+	}
+	defer stop()
 	sd, lastTok, err := b.instancesSide(ctx, v, procs, turns, ntok, delay)
 	if err != nil {
 		return instResult{}, err
@@ -245,26 +225,10 @@ func (b *bench) instancesRun(ctx context.Context, v instVariant, set *instSet, t
 	return res, err
 }
 
-// instSet is one variant's running instances: their targets, their
-// process ids and how to stop them and drop their schema.
-type instSet struct {
-	procs []target
-	pids  []int
-	stop  func()
-}
-
 // startInstances starts v's instances on a fresh schema (instance
-// -profile-instance in this process when profiling).
-func (b *bench) startInstances(ctx context.Context, v instVariant) (*instSet, error) {
-	procs, pids, stop, err := b.startInstanceProcs(ctx, v)
-	if err != nil {
-		return nil, err
-	}
-	return &instSet{procs: procs, pids: pids, stop: sync.OnceFunc(stop)}, nil
-}
-
-// startInstanceProcs is startInstances, returning the set's parts.
-func (b *bench) startInstanceProcs(ctx context.Context, v instVariant) (procs []target, pids []int, stop func(), err error) {
+// -profile-instance in this process when profiling) and returns them,
+// their process ids and how to stop them and drop the schema.
+func (b *bench) startInstances(ctx context.Context, v instVariant) (procs []target, pids []int, stop func(), err error) {
 	n := v.n
 	dsn, drop, err := freshSchema(ctx, b.postgres)
 	if err != nil {

@@ -109,13 +109,12 @@ func (b *bench) saturateOne(ctx context.Context, which string, search paceSearch
 // (instance -profile-instance runs in this process when profiling).
 func (b *bench) saturateTwo(ctx context.Context, search paceSearch) (saturated, error) {
 	v := instVariant{n: 2}
-	set, err := b.startInstances(ctx, v)
+	procs, pids, stop, err := b.startInstances(ctx, v)
 	if err != nil {
 		return saturated{}, err
 	}
-	defer set.stop()
-	procs := set.procs
-	return b.saturate(ctx, v.String(), search, procs, set.pids, func(ctx context.Context, ntok int, delay time.Duration) (*side, error) {
+	defer stop()
+	return b.saturate(ctx, v.String(), search, procs, pids, func(ctx context.Context, ntok int, delay time.Duration) (*side, error) {
 		sd, _, err := b.instancesSide(ctx, v, procs, b.sz.SatTurns, ntok, delay)
 		return sd, err
 	})
