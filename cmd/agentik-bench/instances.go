@@ -251,11 +251,11 @@ func (b *bench) instancesRun(ctx context.Context, v instVariant, sc *pgSchema, t
 }
 
 // pgSchema is a schema of the bench's PostgreSQL that instances start on:
-// its DSN, whether an instance has migrated it yet, and how to drop it.
+// its DSN, whether an instance has started on it yet, and how to drop it.
 type pgSchema struct {
-	dsn      string
-	migrated bool
-	drop     func()
+	dsn     string
+	started bool
+	drop    func()
 }
 
 // newPGSchema makes an empty schema (freshSchema), dropped once by drop.
@@ -267,13 +267,13 @@ func newPGSchema(ctx context.Context, postgres string) (*pgSchema, error) {
 	return &pgSchema{dsn: dsn, drop: sync.OnceFunc(drop)}, nil
 }
 
-// migrate migrates sc through the store, as an instance's start would.
+// migrate migrates sc through the store, as an instance's start would
+// (the first instance still starts alone: it defines the default agent).
 func (sc *pgSchema) migrate(ctx context.Context) error {
 	st, err := store.Open(ctx, sc.dsn, store.Options{})
 	if err != nil {
 		return err
 	}
-	sc.migrated = true
 	return st.Close()
 }
 
@@ -329,15 +329,17 @@ func (b *bench) startInstances(ctx context.Context, v instVariant, sc *pgSchema)
 		}
 		return err
 	}
-	// The first instance migrates a fresh schema; the others then start
-	// at once (all at once on a migrated one).
+	// The first instance on a schema migrates it (unless migrate did) and
+	// defines the default agent, which two instances starting at once
+	// would both define ("slug taken"); the others then start at once (all
+	// at once on a schema an instance started on before).
 	first := 0
-	if !sc.migrated {
+	if !sc.started {
 		if err := start(0); err != nil {
 			stop()
 			return nil, nil, nil, err
 		}
-		sc.migrated, first = true, 1
+		sc.started, first = true, 1
 	}
 	if err := parallel(ctx, n-first, n, func(_ context.Context, i int) error { return start(i + first) }); err != nil {
 		stop()

@@ -128,26 +128,20 @@ func copyForBare(ctx context.Context, st *store.Store, sd seeded) error {
 }
 
 // replay: every stored event of a conversation to one WebSocket client,
-// until caught_up, against a bare SELECT of the same rows. In a run with
-// the modes scenario its rounds are the ones modes ran on the same
-// database in the environment's mode (the same replay, measured once).
+// until caught_up, against a bare SELECT of the same rows.
 func (b *bench) replay(ctx context.Context) error {
 	sd, err := b.seed(ctx)
 	if err != nil {
 		return err
 	}
-	res, ok := b.replayRuns[filepath.Base(sd.path)]
-	if ok {
-		b.progress("replay: the modes scenario's rounds on %s", filepath.Base(sd.path))
-	} else {
-		t, err := b.agentik(ctx, "seeded.db")
-		if err != nil {
-			return err
-		}
-		defer t.Close()
-		if res, err = b.replayRounds(ctx, sd, t, ""); err != nil {
-			return err
-		}
+	t, err := b.agentik(ctx, "seeded.db")
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	res, err := b.replayRounds(ctx, sd, t, "")
+	if err != nil {
+		return err
 	}
 	n := b.sz.ReplayEvents
 	b.add(Row{Scenario: "replay", Metric: fmt.Sprintf("%d stored events → 1 WS client, to caught_up", n), Unit: "events/s", Bare: median(res.bareRate), Agentik: median(res.rate),
