@@ -235,10 +235,9 @@ type bench struct {
 	// relayModes are the relay scenario's rounds in each store mode, run
 	// for the modes scenario when the run has both (nil: not run).
 	relayModes *relayModes
-	// replayRuns are the replay rounds of each seeded database (by file)
-	// that the modes scenario ran in the environment's mode: the replay
-	// scenario, later in a default run, measures the same replay.
-	replayRuns map[string]replayResult
+	// measuredIn names, by index in rows, the scenario during which a
+	// row of another scenario was measured (addFrom).
+	measuredIn map[int]string
 	want       map[string]bool // the scenarios of this run
 }
 
@@ -246,6 +245,23 @@ func (b *bench) progress(format string, args ...any) {
 	b.outMu.Lock() // two sides of a scenario may run at once (walltime)
 	defer b.outMu.Unlock()
 	fmt.Fprintf(b.out, "[%6.1fs] %s\n", time.Since(b.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+// addFrom records a row (as add) whose figures were all measured during
+// scenario from, earlier in the run: it carries from's busy and
+// others_cores, and its note says so (measuredNote).
+func (b *bench) addFrom(from string, r Row, pass func(Row) bool) {
+	r.Note = strings.TrimSpace(r.Note + "; " + measuredNote(from))
+	b.add(r, pass)
+	if b.measuredIn == nil {
+		b.measuredIn = map[int]string{}
+	}
+	b.measuredIn[len(b.rows)-1] = from
+}
+
+// measuredNote is the note of a row measured during scenario from.
+func measuredNote(from string) string {
+	return fmt.Sprintf("measured in the %s scenario (its busy and others_cores)", from)
 }
 
 // add records a row; pass is evaluated only when target is set.
@@ -561,7 +577,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		l := Load{Scenario: name, Before: before, After: loadAvg(), Others: o, Busy: o > busyCores, Seconds: time.Since(t0).Seconds()}
 		loads = append(loads, l)
 		for i := first; i < len(b.rows); i++ {
-			b.rows[i].Busy, b.rows[i].Others = l.Busy, l.Others
+			src := l
+			if from, ok := b.measuredIn[i]; ok {
+				if j := slices.IndexFunc(loads, func(l Load) bool { return l.Scenario == from }); j >= 0 {
+					src = loads[j]
+				}
+			}
+			b.rows[i].Busy, b.rows[i].Others = src.Busy, src.Others
 		}
 		b.progress("%s: took %.1f s; others used %.2f cores%s", name, l.Seconds, o, map[bool]string{true: " (busy)"}[l.Busy])
 	}
