@@ -35,7 +35,7 @@ const defaultPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 // each step (one variant's at a time: four instances hold 68 of
 // PostgreSQL's 100 connections) on its schema, which then holds the
 // earlier steps' turns. A fresh schema a step, made, migrated and dropped
-// nine times one after the other, was one to two and a half seconds of
+// nine times one after the other, was one to three seconds of
 // each step's start in a busy run.
 func (b *bench) instances(ctx context.Context) error {
 	ntok, delay := b.sz.InstanceTokens, b.sz.FanoutDelay
