@@ -107,6 +107,11 @@ func TestTinyRun(t *testing.T) {
 				}
 				continue
 			}
+			// A tiny run's steady phase may lie in one delivery on a
+			// loaded machine (merged deltas): the bench says so.
+			if strings.Contains(r.Note, notMeasuredSteady) {
+				continue
+			}
 			if r.Agentik <= 0 || r.Bare <= 0 && !noBaseline {
 				t.Errorf("%s %q: bare %v, agentik %v; want both > 0", r.Scenario, r.Metric, r.Bare, r.Agentik)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/client"
+	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/testwait"
 )
 
@@ -226,5 +227,113 @@ func TestInboxScheduleAndA2A(t *testing.T) {
 		if e := ev.Event; e != nil && e.Type == agent.EventApproval {
 			resolved[ev.ConversationID] = true
 		}
+	}
+}
+
+// TestInboxOnTwoInstances: two binaries on one PostgreSQL. A turn waits
+// for an approval on A; the item is on B's inbox list and stream too.
+// Answered from B's inbox, A's list and stream show it resolved at once
+// (the turn on A finishes), and a second answer on A is a conflict naming
+// who answered and when, changing nothing.
+func TestInboxOnTwoInstances(t *testing.T) {
+	t.Parallel()
+	entry := filepath.Join(repoRoot(t), "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(entry); err != nil {
+		t.Fatalf("%s is missing: run `npm ci`: %v", entry, err)
+	}
+	dir := t.TempDir()
+	mcp := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(mcp, []byte(`{"mcpServers":{"everything":{"command":"node","args":["`+entry+`","stdio"],"requireApproval":{"always":["echo"]}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fake, fakeURL := llmtest.NewHTTPServer(t)
+	dsn := freshSchema(t)
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp}
+	a, b := startDSN(t, dsn, env...), startDSN(t, dsn, env...)
+	for _, p := range []*proc{a, b} {
+		waitTools(t, p, nil)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
+	defer cancel()
+	streams := map[*proc]*client.Sub{}
+	for _, p := range []*proc{a, b} {
+		cl, err := client.Dial(ctx, client.Config{URL: p.url("")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		sub, err := cl.Subscribe(ctx, client.Stream{Kind: client.StreamInbox}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		streams[p] = sub
+	}
+	// next is the next event of type typ on p's inbox stream (agent
+	// states between are skipped).
+	next := func(p *proc, typ string) *agent.Event {
+		t.Helper()
+		for {
+			ev, err := streams[p].Next(ctx)
+			if err != nil {
+				t.Fatalf("inbox stream of %s: %v, waiting for %s", p.addr, err, typ)
+			}
+			if e := ev.Event; e != nil {
+				if e.Type != typ {
+					t.Fatalf("inbox stream of %s: %s, want %s", p.addr, e.Type, typ)
+				}
+				return e
+			}
+		}
+	}
+
+	fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "call_two", Name: "everything__echo", Arguments: `{"message":"two instances"}`}}})
+	fake.Enqueue(llmtest.Reply{Text: "answered on b, finished on a"})
+	var c agent.Conversation
+	postJSON(t, a.url("/agentik/conversations"), `{}`, &c)
+	resp, err := http.Post(a.url("/agentik/conversations/"+c.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"echo"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, p := range []*proc{a, b} {
+		if e := next(p, agent.EventApprovalRequest); e.CallID != "call_two" {
+			t.Fatalf("inbox stream of %s asks for %q", p.addr, e.CallID)
+		}
+	}
+	items := inboxItems(t, b, "", "pending")
+	if len(items) != 1 || items[0].ConversationID != c.ID || items[0].CallID != "call_two" {
+		t.Fatalf("b's pending inbox %+v", items)
+	}
+	id := items[0].ID
+
+	must(t, "", "POST", b.url("/agentik/inbox/"+url.PathEscape(id)), `{"decision":"approve"}`, nil)
+	for _, p := range []*proc{a, b} {
+		if e := next(p, agent.EventApproval); e.CallID != "call_two" {
+			t.Fatalf("inbox stream of %s resolves %q", p.addr, e.CallID)
+		}
+	}
+	if got := inboxItems(t, a, "", "pending"); len(got) != 0 {
+		t.Fatalf("a's inbox still has %+v pending after b's answer", got)
+	}
+	res := inboxItems(t, a, "", "resolved")
+	if len(res) != 1 || res[0].ID != id || res[0].State != agent.InboxResolved || res[0].ResolvedAt == nil || res[0].Detail.Decision != agent.DecisionApprove {
+		t.Fatalf("a's resolved inbox %+v", res)
+	}
+	code, body := call(t, "", "POST", a.url("/agentik/inbox/"+url.PathEscape(id)), `{"decision":"deny"}`)
+	var e agent.Error
+	_ = json.Unmarshal(body, &e)
+	if code != http.StatusConflict || e.Code != agent.CodeConflict || !strings.Contains(e.Message, "by "+res[0].ResolvedBy+" at ") {
+		t.Fatalf("a second answer on a: %d %s, want a conflict naming %q and when", code, body, res[0].ResolvedBy)
+	}
+	idle(t, a, c.ID)
+	var hist struct{ Messages []agent.Message }
+	getJSON(t, a.url("/agentik/conversations/"+c.ID+"/messages"), &hist)
+	last := hist.Messages[len(hist.Messages)-1]
+	if last.Type != agent.MessageAssistant || last.Content[0].Body != "answered on b, finished on a" {
+		t.Fatalf("last message %+v", last)
+	}
+	if res := inboxItems(t, b, "", "resolved"); len(res) != 1 || res[0].Detail.Decision != agent.DecisionApprove {
+		t.Fatalf("b's resolved inbox after the conflict %+v", res)
 	}
 }
