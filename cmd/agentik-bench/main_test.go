@@ -76,6 +76,9 @@ func TestTinyRun(t *testing.T) {
 		if r.Scenario == "modes" && strings.Contains(r.Metric, "relay") && from != "relay" {
 			t.Errorf("modes %q: not the relay scenario's rounds: %s", r.Metric, r.Note)
 		}
+		if r.Scenario == "facade" && from != "protocols" {
+			t.Errorf("facade %q: not the protocols scenario's rounds: %s", r.Metric, r.Note)
+		}
 		if l := loads[from]; r.Busy != l.Busy || r.Others != l.Others || l.Seconds <= 0 {
 			t.Errorf("%s %q: busy %v (others %v cores); the load of %s, where it was measured: busy %v (others %v cores), %v s", r.Scenario, r.Metric, r.Busy, r.Others, from, l.Busy, l.Others, l.Seconds)
 		}

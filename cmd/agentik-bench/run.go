@@ -145,8 +145,9 @@ var (
 	}
 )
 
-// scenarios in the order they run.
-var scenarios = []string{"relay", "facade", "protocols", "mix", "modes", "walltime", "telemetry", "fanout", "people", "idle", "connections", "replay", "member", "wire", "rest", "storm", "knowledge", "coldstart", "instances", "saturation", "soak"}
+// scenarios in the order they run (protocols before facade: in a run
+// with both, facade takes the rounds protocols ran for it).
+var scenarios = []string{"relay", "protocols", "facade", "mix", "modes", "walltime", "telemetry", "fanout", "people", "idle", "connections", "replay", "member", "wire", "rest", "storm", "knowledge", "coldstart", "instances", "saturation", "soak"}
 
 // onlyByName are the scenarios a run leaves out unless -run names them,
 // even -run all (the same as the default run).
@@ -235,6 +236,9 @@ type bench struct {
 	// relayModes are the relay scenario's rounds in each store mode, run
 	// for the modes scenario when the run has both (nil: not run).
 	relayModes *relayModes
+	// facadeRuns are the facade's rounds that the protocols scenario ran
+	// for it when the run has both (nil: not run).
+	facadeRuns *facadeRuns
 	// measuredIn names, by index in rows, the scenario during which a
 	// row of another scenario was measured (addFrom).
 	measuredIn map[int]string
