@@ -237,17 +237,14 @@ func (a *allWatcher) on(f *frame, at time.Time) {
 // WebSocket and one SSE client, plus one client of all events.
 func (b *bench) agentikMix(ctx context.Context, t target, n, ntok int, delay time.Duration, withSSE, withAll bool, subsPerRun int) (*side, error) {
 	sd := &side{name: "agentik", t: t, starts: newTurnStarts()}
-	ids := make([]string, n)
 	senders := make([]*wsClient, n)
 	aw := &allWatcher{sinks: map[string]*sink{}}
-	for i := range n {
-		id, err := b.createConversationAs(ctx, t.URL(), fmt.Sprintf("load %d", i), keyOf(t, i))
-		if err != nil {
-			sd.close()
-			return nil, err
-		}
-		ids[i] = id
-		if withAll {
+	ids, err := b.createConversations(ctx, t.URL(), n, func(i int) string { return fmt.Sprintf("load %d", i) }, func(i int) string { return keyOf(t, i) })
+	if err != nil {
+		return nil, err
+	}
+	if withAll {
+		for _, id := range ids {
 			s := newSink(id, b.fake)
 			aw.sinks[id] = s
 			sd.sinks = append(sd.sinks, s)
@@ -266,7 +263,7 @@ func (b *bench) agentikMix(ctx context.Context, t target, n, ntok int, delay tim
 		}
 	}
 	var mu sync.Mutex
-	err := parallel(ctx, n*subsPerRun, 32, func(ctx context.Context, j int) error {
+	err = parallel(ctx, n*subsPerRun, 32, func(ctx context.Context, j int) error {
 		i := j % n
 		s := newSink(ids[i], b.fake)
 		if w, ok := t.(watched); ok {
