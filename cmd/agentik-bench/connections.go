@@ -88,11 +88,7 @@ func (b *bench) connectionsOn(ctx context.Context, side string, n, users int) (c
 		t, err = b.agentik(ctx, "connections.db", "AGENTIK_API_KEYS="+admin)
 		if err == nil {
 			if keys, err = b.makeUsers(ctx, t, admin, users); err == nil {
-				for u := range users {
-					if runs[u], err = b.createConversationAs(ctx, t.URL(), fmt.Sprintf("connections %d", u), keys[u]); err != nil {
-						break
-					}
-				}
+				runs, err = b.createConversations(ctx, t.URL(), users, func(u int) string { return fmt.Sprintf("connections %d", u) }, func(u int) string { return keys[u] })
 			}
 		}
 	}
@@ -216,16 +212,20 @@ func (b *bench) bareSend(ctx context.Context, root, key, text string) error {
 // returns a bearer key of each.
 func (b *bench) makeUsers(ctx context.Context, t target, admin string, n int) ([]string, error) {
 	keys := make([]string, n)
-	for i := range keys {
+	err := parallel(ctx, n, createWorkers, func(ctx context.Context, i int) error {
 		var u struct{ ID string }
 		if err := b.postAs(ctx, t.URL()+"/agentik/users", admin, map[string]any{"name": fmt.Sprintf("bench user %d", i)}, &u); err != nil {
-			return nil, err
+			return err
 		}
 		var k struct{ Key string }
 		if err := b.postAs(ctx, t.URL()+"/agentik/users/"+u.ID+"/keys", admin, map[string]any{"name": "bench"}, &k); err != nil {
-			return nil, err
+			return err
 		}
 		keys[i] = k.Key
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return keys, nil
 }

@@ -16,12 +16,26 @@ import (
 	"github.com/agentik/agentik/internal/protocol"
 )
 
+// facadeRuns are the facade's rounds: the WebSocket relay's rate, then
+// /v1 stored and stateless, tokens/s each.
+type facadeRuns struct{ ws, stored, stateless []float64 }
+
 // facade: one stream at full speed through the OpenAI-compatible facade
 // (go-openai reading agentik's /v1/chat/completions, stateless), against
-// the WebSocket relay of the same agentik in the same run.
+// the WebSocket relay of the same agentik in the same run. In a run with
+// the protocols scenario (just before) the rounds are its: each of its
+// rounds streams the facade's two answers after its WebSocket relay, on
+// its agentik (titles from the first line changes nothing here: every
+// stored conversation of the facade has a title), and these rows carry
+// its load; alone, the facade runs its own rounds.
 func (b *bench) facade(ctx context.Context) error {
 	n := b.sz.RelayTokens
 	want := llmtest.Tokens(n)
+	if fr := b.facadeRuns; fr != nil {
+		b.progress("facade: the protocols scenario's rounds")
+		b.facadeRows(fr, func(r Row, pass func(Row) bool) { b.addFrom("protocols", r, pass) })
+		return nil
+	}
 	t, err := b.agentik(ctx, "facade.db")
 	if err != nil {
 		return err
@@ -38,7 +52,7 @@ func (b *bench) facade(ctx context.Context) error {
 	}
 	defer ws.Close()
 
-	var wsRate, rate, storedRate []float64
+	fr := &facadeRuns{}
 	for round := range b.sz.RelayRounds {
 		// The WebSocket relay.
 		id, err := b.createConversation(ctx, t.URL(), "facade-ws")
@@ -61,32 +75,45 @@ func (b *bench) facade(ctx context.Context) error {
 		if s.text.String() != want {
 			return fmt.Errorf("facade: the WebSocket text differs from the model's")
 		}
-		wsRate = append(wsRate, float64(n)/el.Seconds())
-
-		// The facade: a stored conversation by header (like the WS relay,
-		// every event written to the log), then a stateless request (temp:
-		// nothing written).
-		stored, err := b.createConversation(ctx, t.URL(), "facade-v1")
-		if err != nil {
+		wsRate := float64(n) / el.Seconds()
+		if err := b.facadeRound(ctx, t.URL(), model, round, want, fr); err != nil {
 			return err
 		}
-		r, err := b.facadeStream(ctx, t.URL(), model, stored, prompt(n, 0, stored), want)
-		if err != nil {
-			return err
-		}
-		storedRate = append(storedRate, r)
-		if r, err = b.facadeStream(ctx, t.URL(), model, "", prompt(n, 0, fmt.Sprintf("facade-%d", round)), want); err != nil {
-			return err
-		}
-		rate = append(rate, r)
-		b.progress("facade round %d: WebSocket %.0f tokens/s, /v1 stored %.0f tokens/s, /v1 stateless %.0f tokens/s", round+1, wsRate[len(wsRate)-1], storedRate[len(storedRate)-1], r)
+		fr.ws = append(fr.ws, wsRate)
+		b.progress("facade round %d: WebSocket %.0f tokens/s, /v1 stored %.0f tokens/s, /v1 stateless %.0f tokens/s", round+1, wsRate, fr.stored[round], fr.stateless[round])
 	}
-	note := fmt.Sprintf("%d tokens, median of %d; go-openai client, usage included; text exact", n, b.sz.RelayRounds)
-	b.add(Row{Scenario: "facade", Metric: "streamed relay, /v1 with X-Agentik-Conversation (bare: the WS relay)", Unit: "tokens/s", Bare: median(wsRate), Agentik: median(storedRate),
-		Target: "≥ 0.8× WS", Note: note + "; both stored"}, func(r Row) bool { return r.Ratio >= 0.8 })
-	b.add(Row{Scenario: "facade", Metric: "streamed relay, /v1 stateless (bare: the WS relay)", Unit: "tokens/s", Bare: median(wsRate), Agentik: median(rate),
-		Target: "≥ 0.8× WS", Note: note + "; a temp conversation writes nothing"}, func(r Row) bool { return r.Ratio >= 0.8 })
+	b.facadeRows(fr, b.add)
 	return nil
+}
+
+// facadeRound streams the round's two facade answers on root: a stored
+// conversation by header (like the WS relay, every event written to the
+// log), then a stateless request (temp: nothing written).
+func (b *bench) facadeRound(ctx context.Context, root, model string, round int, want string, fr *facadeRuns) error {
+	n := b.sz.RelayTokens
+	stored, err := b.createConversation(ctx, root, "facade-v1")
+	if err != nil {
+		return err
+	}
+	r, err := b.facadeStream(ctx, root, model, stored, prompt(n, 0, stored), want)
+	if err != nil {
+		return err
+	}
+	fr.stored = append(fr.stored, r)
+	if r, err = b.facadeStream(ctx, root, model, "", prompt(n, 0, fmt.Sprintf("facade-%d", round)), want); err != nil {
+		return err
+	}
+	fr.stateless = append(fr.stateless, r)
+	return nil
+}
+
+// facadeRows adds the facade's rows of its rounds fr with add.
+func (b *bench) facadeRows(fr *facadeRuns, add func(Row, func(Row) bool)) {
+	note := fmt.Sprintf("%d tokens, median of %d; go-openai client, usage included; text exact", b.sz.RelayTokens, len(fr.ws))
+	add(Row{Scenario: "facade", Metric: "streamed relay, /v1 with X-Agentik-Conversation (bare: the WS relay)", Unit: "tokens/s", Bare: median(fr.ws), Agentik: median(fr.stored),
+		Target: "≥ 0.8× WS", Note: note + "; both stored"}, func(r Row) bool { return r.Ratio >= 0.8 })
+	add(Row{Scenario: "facade", Metric: "streamed relay, /v1 stateless (bare: the WS relay)", Unit: "tokens/s", Bare: median(fr.ws), Agentik: median(fr.stateless),
+		Target: "≥ 0.8× WS", Note: note + "; a temp conversation writes nothing"}, func(r Row) bool { return r.Ratio >= 0.8 })
 }
 
 // facadeStream streams one answer through /v1/chat/completions (continuing

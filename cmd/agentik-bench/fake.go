@@ -47,6 +47,7 @@ type stampLog struct {
 	mu    sync.Mutex
 	at    []time.Time // at[k-1]: when token tK was written
 	first time.Time   // when the stream's first byte was written
+	req   time.Time   // when the first chat request tagged with the run arrived
 	bytes int64       // SSE bytes written
 	calls int         // chat requests tagged with the run's key
 }
@@ -116,6 +117,15 @@ func (f *fake) firstByte(key string) (time.Time, bool) {
 	return l.first, !l.first.IsZero()
 }
 
+// requested is when the fake got run key's first chat request; ok=false
+// before it did.
+func (f *fake) requested(key string) (time.Time, bool) {
+	l := f.log(key)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.req, !l.req.IsZero()
+}
+
 // streamBytes is how many SSE bytes the fake wrote for run key.
 func (f *fake) streamBytes(key string) int64 {
 	l := f.log(key)
@@ -131,6 +141,7 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		arrived := time.Now()
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -141,6 +152,9 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			l := f.log(key)
 			l.mu.Lock()
 			l.calls++
+			if l.req.IsZero() {
+				l.req = arrived
+			}
 			l.mu.Unlock()
 			w = &stampWriter{ResponseWriter: w, log: l}
 		}

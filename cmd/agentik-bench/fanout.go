@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -71,14 +72,24 @@ func (b *bench) fanout(ctx context.Context) error {
 	return nil
 }
 
-// idle: many connected clients that wait.
+// idle: many connected clients that wait. The bare server and agentik
+// are measured at once, each with its own connections (what is measured
+// is each process's own memory and CPU while its connections idle): one
+// after the other, the bare side's dials and windows came first in the
+// scenario's time. Both sides' connections open first, then both settle
+// and are measured over the same window. Profiled (-memprofile: agentik
+// in this process, its heap written at the measured moment) the sides
+// run one after the other, so that the heap holds agentik's connections
+// only.
 func (b *bench) idle(ctx context.Context) error {
 	n := b.sz.IdleConns
 	type idleResult struct {
 		rssPerConn float64 // bytes
 		cpuPct     float64 // % of one core while idle
 	}
-	measure := func(t target, url string, subscribe bool) (idleResult, error) {
+	// measure opens the connections of t, waits at opened until every
+	// side opened theirs, and measures.
+	measure := func(t target, url string, subscribe bool, opened func()) (idleResult, error) {
 		var res idleResult
 		rss0 := t.RSS()
 		var mu sync.Mutex
@@ -101,6 +112,7 @@ func (b *bench) idle(ctx context.Context) error {
 			}
 			return err
 		})
+		opened()
 		if err != nil {
 			return res, err
 		}
@@ -125,20 +137,42 @@ func (b *bench) idle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b.progress("idle bare: %d WebSocket connections", n)
-	bare, err := measure(bt, wsURL(bt.URL(), "/ws?run=idle"), false)
-	bt.Close()
-	if err != nil {
-		return err
+	defer bt.Close()
+	var (
+		bare, ag idleResult
+		errs     [2]error
+	)
+	runBare := func(opened func()) {
+		b.progress("idle bare: %d WebSocket connections", n)
+		bare, errs[0] = measure(bt, wsURL(bt.URL(), "/ws?run=idle"), false, opened)
+	}
+	runAgentik := func(at target, opened func()) {
+		b.progress("idle agentik: %d WebSocket connections, each subscribed to the agent stream", n)
+		ag, errs[1] = measure(at, wsURL(at.URL(), "/agentik/ws"), true, opened)
+	}
+	if b.inproc {
+		runBare(func() {})
+		bt.Close()
+		if errs[0] != nil {
+			return errs[0]
+		}
 	}
 	at, err := b.agentik(ctx, "idle.db")
 	if err != nil {
 		return err
 	}
 	defer at.Close()
-	b.progress("idle agentik: %d WebSocket connections, each subscribed to the agent stream", n)
-	ag, err := measure(at, wsURL(at.URL(), "/agentik/ws"), true)
-	if err != nil {
+	if b.inproc {
+		runAgentik(at, func() {})
+	} else {
+		var opened, wg sync.WaitGroup
+		opened.Add(2)
+		barrier := func() { opened.Done(); opened.Wait() }
+		wg.Go(func() { runBare(barrier) })
+		wg.Go(func() { runAgentik(at, barrier) })
+		wg.Wait()
+	}
+	if err := errors.Join(errs[:]...); err != nil {
 		return err
 	}
 	b.add(Row{Scenario: "idle", Metric: "server memory per idle connection (RSS)", Unit: "KiB", Bare: bare.rssPerConn / 1024, Agentik: ag.rssPerConn / 1024,

@@ -30,9 +30,33 @@ const defaultPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 // broker). Each step (a load of turns at once) runs the control, two and
 // four instances; the steps go up until two instances fall behind: the
 // rate at which LISTEN/NOTIFY and the catch-up reads saturate on this
-// machine.
+// machine. Each variant has a schema of its own for every step, the
+// three migrated at once before the first: its processes start afresh at
+// each step (one variant's at a time: four instances hold 68 of
+// PostgreSQL's 100 connections) on its schema, which then holds the
+// earlier steps' turns. A fresh schema a step, made, migrated and dropped
+// nine times one after the other, was one to three seconds of
+// each step's start in a busy run.
 func (b *bench) instances(ctx context.Context) error {
 	ntok, delay := b.sz.InstanceTokens, b.sz.FanoutDelay
+	schemas := map[instVariant]*pgSchema{}
+	defer func() {
+		for _, sc := range schemas {
+			sc.drop()
+		}
+	}()
+	// The variants' schemas, migrated at once before the first step.
+	vs := b.instVariants(1, 2, 4)
+	for _, v := range vs {
+		sc, err := newPGSchema(ctx, b.postgres)
+		if err != nil {
+			return err
+		}
+		schemas[v] = sc
+	}
+	if err := parallel(ctx, len(vs), len(vs), func(ctx context.Context, i int) error { return schemas[vs[i]].migrate(ctx) }); err != nil {
+		return fmt.Errorf("instances: migrate: %w", err)
+	}
 	// Each step runs its variants back to back, so a busy machine weighs
 	// on all of them alike: the control (one instance, its own clients
 	// watching: the same load without crossing instances), then two and
@@ -40,8 +64,8 @@ func (b *bench) instances(ctx context.Context) error {
 	var first float64
 	for _, turns := range b.sz.InstanceSteps {
 		behind := false
-		for _, v := range b.instVariants(1, 2, 4) {
-			res, err := b.instancesStep(ctx, v, turns, ntok, delay)
+		for _, v := range vs {
+			res, err := b.instancesStep(ctx, v, schemas[v], turns, ntok, delay)
 			if err != nil {
 				return err
 			}
@@ -98,9 +122,10 @@ func (v instVariant) String() string {
 	return fmt.Sprintf("%d instances", v.n)
 }
 
-// instancesStep runs one variant at one load and reports it.
-func (b *bench) instancesStep(ctx context.Context, v instVariant, turns, ntok int, delay time.Duration) (instResult, error) {
-	res, err := b.instancesRun(ctx, v, turns, ntok, delay)
+// instancesStep runs one variant at one load on schema sc and reports
+// it.
+func (b *bench) instancesStep(ctx context.Context, v instVariant, sc *pgSchema, turns, ntok int, delay time.Duration) (instResult, error) {
+	res, err := b.instancesRun(ctx, v, sc, turns, ntok, delay)
 	if err != nil {
 		return res, fmt.Errorf("instances (%s): %w", v, err)
 	}
@@ -187,11 +212,11 @@ type instResult struct {
 	instCPU   []time.Duration
 }
 
-// instancesRun starts n instances on a fresh schema and drives turns
+// instancesRun starts n instances on schema sc and drives turns
 // conversations, each sent through the first instance and watched by one
 // client on each other instance.
-func (b *bench) instancesRun(ctx context.Context, v instVariant, turns, ntok int, delay time.Duration) (instResult, error) {
-	procs, pids, stop, err := b.startInstances(ctx, v)
+func (b *bench) instancesRun(ctx context.Context, v instVariant, sc *pgSchema, turns, ntok int, delay time.Duration) (instResult, error) {
+	procs, pids, stop, err := b.startInstances(ctx, v, sc)
 	if err != nil {
 		return instResult{}, err
 	}
@@ -225,15 +250,47 @@ func (b *bench) instancesRun(ctx context.Context, v instVariant, turns, ntok int
 	return res, err
 }
 
-// startInstances starts v's instances on a fresh schema (instance
-// -profile-instance in this process when profiling) and returns them,
-// their process ids and how to stop them and drop the schema.
-func (b *bench) startInstances(ctx context.Context, v instVariant) (procs []target, pids []int, stop func(), err error) {
-	n := v.n
-	dsn, drop, err := freshSchema(ctx, b.postgres)
+// pgSchema is a schema of the bench's PostgreSQL that instances start on:
+// its DSN, whether an instance has started on it yet, and how to drop it.
+type pgSchema struct {
+	dsn     string
+	started bool
+	drop    func()
+}
+
+// newPGSchema makes an empty schema (freshSchema), dropped once by drop.
+func newPGSchema(ctx context.Context, postgres string) (*pgSchema, error) {
+	dsn, drop, err := freshSchema(ctx, postgres)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
+	return &pgSchema{dsn: dsn, drop: sync.OnceFunc(drop)}, nil
+}
+
+// migrate migrates sc through the store, as an instance's start would
+// (the first instance still starts alone: it defines the default agent).
+func (sc *pgSchema) migrate(ctx context.Context) error {
+	st, err := store.Open(ctx, sc.dsn, store.Options{})
+	if err != nil {
+		return err
+	}
+	return st.Close()
+}
+
+// startInstances starts v's instances on schema sc, or on a fresh one
+// when sc is nil (instance -profile-instance in this process when
+// profiling), and returns them, their process ids and how to stop them
+// (and drop the fresh schema).
+func (b *bench) startInstances(ctx context.Context, v instVariant, sc *pgSchema) (procs []target, pids []int, stop func(), err error) {
+	n := v.n
+	drop := func() {}
+	if sc == nil {
+		if sc, err = newPGSchema(ctx, b.postgres); err != nil {
+			return nil, nil, nil, err
+		}
+		drop = sc.drop
+	}
+	dsn := sc.dsn
 	var env []string
 	closeRelay := func() {}
 	if v.relay {
@@ -272,13 +329,19 @@ func (b *bench) startInstances(ctx context.Context, v instVariant) (procs []targ
 		}
 		return err
 	}
-	// The first instance migrates the fresh schema; the others then start
-	// at once.
-	if err := start(0); err != nil {
-		stop()
-		return nil, nil, nil, err
+	// The first instance on a schema migrates it (unless migrate did) and
+	// defines the default agent, which two instances starting at once
+	// would both define ("slug taken"); the others then start at once (all
+	// at once on a schema an instance started on before).
+	first := 0
+	if !sc.started {
+		if err := start(0); err != nil {
+			stop()
+			return nil, nil, nil, err
+		}
+		sc.started, first = true, 1
 	}
-	if err := parallel(ctx, n-1, n, func(_ context.Context, i int) error { return start(i + 1) }); err != nil {
+	if err := parallel(ctx, n-first, n, func(_ context.Context, i int) error { return start(i + first) }); err != nil {
 		stop()
 		return nil, nil, nil, err
 	}
@@ -293,12 +356,9 @@ func (b *bench) startInstances(ctx context.Context, v instVariant) (procs []targ
 func (b *bench) instancesSide(ctx context.Context, v instVariant, procs []target, turns, ntok int, delay time.Duration) (*side, []atomic.Int64, error) {
 	n := len(procs)
 	sd := &side{name: v.String(), t: multiTarget(procs)}
-	ids := make([]string, turns)
-	var err error
-	for i := range ids {
-		if ids[i], err = b.createConversation(ctx, procs[0].URL(), fmt.Sprintf("instances %d", i)); err != nil {
-			return nil, nil, err
-		}
+	ids, err := b.createConversations(ctx, procs[0].URL(), turns, func(i int) string { return fmt.Sprintf("instances %d", i) }, nil)
+	if err != nil {
+		return nil, nil, err
 	}
 	// Senders on the first instance, 16 turns each: a connection runs at
 	// most 32 commands at once.

@@ -25,6 +25,7 @@ type side struct {
 	closers []func()
 	send    func(ctx context.Context, i int) error
 	lost    func() int // events the server dropped, when it counts them
+	starts  *turnStarts
 	check   func() error
 }
 
@@ -47,6 +48,7 @@ type loadResult struct {
 	unstamp  int
 	received int // append_text events read by all clients
 	tokens   int // the model's tokens they carried
+	split    turnSplit
 }
 
 // drive starts runs staggered evenly over one token interval (users are
@@ -117,6 +119,9 @@ func (b *bench) drive(ctx context.Context, sd *side, runs, ntok int, delay time.
 	}
 	if sd.lost != nil {
 		res.lost += sd.lost()
+	}
+	if sd.starts != nil {
+		res.split = sd.starts.split(b.fake)
 	}
 	if sd.check != nil {
 		if err := sd.check(); err != nil {
@@ -231,18 +236,15 @@ func (a *allWatcher) on(f *frame, at time.Time) {
 // agentikMix sets up n conversations on agentik, each watched by one
 // WebSocket and one SSE client, plus one client of all events.
 func (b *bench) agentikMix(ctx context.Context, t target, n, ntok int, delay time.Duration, withSSE, withAll bool, subsPerRun int) (*side, error) {
-	sd := &side{name: "agentik", t: t}
-	ids := make([]string, n)
+	sd := &side{name: "agentik", t: t, starts: newTurnStarts()}
 	senders := make([]*wsClient, n)
 	aw := &allWatcher{sinks: map[string]*sink{}}
-	for i := range n {
-		id, err := b.createConversationAs(ctx, t.URL(), fmt.Sprintf("load %d", i), keyOf(t, i))
-		if err != nil {
-			sd.close()
-			return nil, err
-		}
-		ids[i] = id
-		if withAll {
+	ids, err := b.createConversations(ctx, t.URL(), n, func(i int) string { return fmt.Sprintf("load %d", i) }, func(i int) string { return keyOf(t, i) })
+	if err != nil {
+		return nil, err
+	}
+	if withAll {
+		for _, id := range ids {
 			s := newSink(id, b.fake)
 			aw.sinks[id] = s
 			sd.sinks = append(sd.sinks, s)
@@ -261,7 +263,7 @@ func (b *bench) agentikMix(ctx context.Context, t target, n, ntok int, delay tim
 		}
 	}
 	var mu sync.Mutex
-	err := parallel(ctx, n*subsPerRun, 32, func(ctx context.Context, j int) error {
+	err = parallel(ctx, n*subsPerRun, 32, func(ctx context.Context, j int) error {
 		i := j % n
 		s := newSink(ids[i], b.fake)
 		if w, ok := t.(watched); ok {
@@ -277,6 +279,7 @@ func (b *bench) agentikMix(ctx context.Context, t target, n, ntok int, delay tim
 		sd.ws = append(sd.ws, ws)
 		if j < n {
 			senders[i] = ws
+			sd.starts.watch(ids[i], s)
 		}
 		mu.Unlock()
 		if _, err := ws.subscribe(ctx, "conversation", ids[i], -1); err != nil {
@@ -301,8 +304,10 @@ func (b *bench) agentikMix(ctx context.Context, t target, n, ntok int, delay tim
 		return nil, err
 	}
 	sd.send = func(ctx context.Context, i int) error {
-		_, err := sendTurn(ctx, senders[i], ids[i], prompt(ntok, delay, ids[i]))
-		return err
+		return sd.starts.send(ids[i], func() error {
+			_, err := sendTurn(ctx, senders[i], ids[i], prompt(ntok, delay, ids[i]))
+			return err
+		})
 	}
 	sd.lost = func() int { return aw.gaps }
 	return sd, nil
@@ -310,7 +315,7 @@ func (b *bench) agentikMix(ctx context.Context, t target, n, ntok int, delay tim
 
 // bareMix sets up the same clients on the bare baseline.
 func (b *bench) bareMix(ctx context.Context, t target, n, ntok int, delay time.Duration, withSSE, withAll bool, subsPerRun int) (*side, error) {
-	sd := &side{name: "bare", t: t}
+	sd := &side{name: "bare", t: t, starts: newTurnStarts()}
 	keys := make([]string, n)
 	aw := &allWatcher{sinks: map[string]*sink{}}
 	tag := newRunTag()
@@ -340,6 +345,9 @@ func (b *bench) bareMix(ctx context.Context, t target, n, ntok int, delay time.D
 		mu.Lock()
 		sd.closers = append(sd.closers, ws.Close)
 		sd.sinks = append(sd.sinks, s)
+		if j < n {
+			sd.starts.watch(keys[i], s)
+		}
 		mu.Unlock()
 		if !withSSE || j >= n {
 			return nil
@@ -363,16 +371,18 @@ func (b *bench) bareMix(ctx context.Context, t target, n, ntok int, delay time.D
 	// handshake; give the last ones a moment.
 	time.Sleep(100 * time.Millisecond)
 	sd.send = func(ctx context.Context, i int) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL()+"/send?run="+keys[i], strings.NewReader(prompt(ntok, delay, keys[i])))
-		if err != nil {
-			return err
-		}
-		resp, err := b.hc.Do(req)
-		if err != nil {
-			return fmt.Errorf("bare send: %w", err)
-		}
-		resp.Body.Close()
-		return nil
+		return sd.starts.send(keys[i], func() error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL()+"/send?run="+keys[i], strings.NewReader(prompt(ntok, delay, keys[i])))
+			if err != nil {
+				return err
+			}
+			resp, err := b.hc.Do(req)
+			if err != nil {
+				return fmt.Errorf("bare send: %w", err)
+			}
+			resp.Body.Close()
+			return nil
+		})
 	}
 	sd.lost = func() int { return int(bareDropped(ctx, b.hc, t.URL())) }
 	return sd, nil
@@ -440,6 +450,8 @@ func (b *bench) mix(ctx context.Context) error {
 	b.add(Row{Scenario: "mix", Metric: fmt.Sprintf("token delivery p99, tokens after the first %d of a turn", steadyAfter), Unit: "ms", Bare: quantileMS(bare.steady, 0.99), Agentik: quantileMS(ag.steady, 0.99),
 		Note: fmt.Sprintf("steady state; the machine was %.0f%% busy during the bare run, %.0f%% during agentik's (other processes included)", bare.machine, ag.machine)}, nil)
 	b.add(Row{Scenario: "mix", Metric: "token delivery p50", Unit: "ms", Bare: quantileMS(bare.lat, 0.5), Agentik: quantileMS(ag.lat, 0.5)}, nil)
+	b.add(Row{Scenario: "mix", Metric: fmt.Sprintf("token delivery p99, a turn's first %d tokens (one watcher a turn)", steadyAfter), Unit: "ms", Bare: bare.split.start[1], Agentik: ag.split.start[1],
+		Note: "agentik: " + ag.split.note(true) + "; bare: " + bare.split.note(false)}, nil)
 	b.add(Row{Scenario: "mix", Metric: "events lost, duplicated or out of order", Unit: "count", Bare: float64(bare.lost), Agentik: float64(ag.lost), Target: "0",
 		Note: fmt.Sprintf("every client's text compared with the model's; the all-events stream's seqs gapless; %d tokens unstamped", ag.unstamp+bare.unstamp)},
 		func(r Row) bool { return r.Agentik == 0 })

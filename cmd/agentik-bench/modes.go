@@ -64,9 +64,50 @@ func (b *bench) modes(ctx context.Context) error {
 }
 
 // modesRelay runs the relay's rounds on an agentik of each mode, the bare
-// read of the same answer first in each round.
+// read of the same answer first in each round; or takes the rounds the
+// relay scenario ran for it in this run.
 func (b *bench) modesRelay(ctx context.Context) error {
 	n := b.sz.RelayTokens
+	rm := b.relayModes
+	if rm != nil {
+		b.progress("modes relay: the relay scenario's rounds")
+	} else {
+		var err error
+		if rm, err = b.modesRelayRounds(ctx); err != nil {
+			return err
+		}
+	}
+	for _, m := range storeModes {
+		if err := checkMode(filepath.Join(b.dir, rm.dbs[m]), m); err != nil {
+			return err
+		}
+	}
+	add := b.add
+	if b.relayModes != nil {
+		add = func(r Row, pass func(Row) bool) { b.addFrom("relay", r, pass) }
+	}
+	bareRate, bareCPU := rm.bareRate, rm.bareCPU
+	rate, cpu := map[store.Mode][]float64{}, map[store.Mode][]float64{}
+	for m, runs := range rm.runs {
+		for _, r := range runs {
+			rate[m], cpu[m] = append(rate[m], r.rate), append(cpu[m], r.cpu)
+		}
+	}
+	for _, m := range storeModes {
+		add(Row{Scenario: "modes", Metric: fmt.Sprintf("%s mode: relay throughput, 1 stream → 1 WS client", m), Unit: "tokens/s", Bare: median(bareRate), Agentik: median(rate[m]),
+			Note: fmt.Sprintf("%d tokens at full speed, median of %d; bare: go-openai reading the model; text, persisted message and resume exact", n, b.sz.RelayRounds)}, nil)
+		add(Row{Scenario: "modes", Metric: fmt.Sprintf("%s mode: relay CPU per token, all processes", m), Unit: "µs", Bare: median(bareCPU), Agentik: median(cpu[m]),
+			Note: "both include the fake model"}, nil)
+	}
+	return nil
+}
+
+// modesRelayRounds runs the relay's rounds on an agentik of each mode,
+// the bare read of the same answer first in each round, the modes' order
+// alternated.
+func (b *bench) modesRelayRounds(ctx context.Context) (*relayModes, error) {
+	n := b.sz.RelayTokens
+	rm := &relayModes{runs: map[store.Mode][]relayRun{}, dbs: map[store.Mode]string{}}
 	rls := map[store.Mode]*relayTarget{}
 	defer func() {
 		for _, rl := range rls {
@@ -74,20 +115,19 @@ func (b *bench) modesRelay(ctx context.Context) error {
 		}
 	}()
 	for _, m := range storeModes {
-		rl, err := b.startRelay(ctx, "modes-relay-"+string(m)+".db", modeEnv(m))
+		db := "modes-relay-" + string(m) + ".db"
+		rl, err := b.startRelay(ctx, db, modeEnv(m))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		rls[m] = rl
+		rls[m], rm.dbs[m] = rl, db
 	}
-	var bareRate, bareCPU []float64
-	rate, cpu := map[store.Mode][]float64{}, map[store.Mode][]float64{}
 	for round := range b.sz.RelayRounds {
 		r, c, err := b.direct(ctx, n, fmt.Sprintf("modes-bare-%d", round))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		bareRate, bareCPU = append(bareRate, r), append(bareCPU, c)
+		rm.bareRate, rm.bareCPU = append(rm.bareRate, r), append(rm.bareCPU, c)
 		order := storeModes
 		if round%2 == 1 { // a drift in the machine's load weighs on both
 			order = []store.Mode{store.ModePlain, store.ModeFast}
@@ -95,24 +135,13 @@ func (b *bench) modesRelay(ctx context.Context) error {
 		for _, m := range order {
 			res, err := b.relayOnce(ctx, rls[m], n)
 			if err != nil {
-				return fmt.Errorf("%s mode: %w", m, err)
+				return nil, fmt.Errorf("%s mode: %w", m, err)
 			}
-			rate[m], cpu[m] = append(rate[m], res.rate), append(cpu[m], res.cpu)
+			rm.runs[m] = append(rm.runs[m], res)
 		}
-		b.progress("modes relay round %d: bare %.0f, fast %.0f, plain %.0f tokens/s", round+1, r, rate[store.ModeFast][round], rate[store.ModePlain][round])
+		b.progress("modes relay round %d: bare %.0f, fast %.0f, plain %.0f tokens/s", round+1, r, rm.runs[store.ModeFast][round].rate, rm.runs[store.ModePlain][round].rate)
 	}
-	for _, m := range storeModes {
-		if err := checkMode(filepath.Join(b.dir, "modes-relay-"+string(m)+".db"), m); err != nil {
-			return err
-		}
-	}
-	for _, m := range storeModes {
-		b.add(Row{Scenario: "modes", Metric: fmt.Sprintf("%s mode: relay throughput, 1 stream → 1 WS client", m), Unit: "tokens/s", Bare: median(bareRate), Agentik: median(rate[m]),
-			Note: fmt.Sprintf("%d tokens at full speed, median of %d; bare: go-openai reading the model; text, persisted message and resume exact", n, b.sz.RelayRounds)}, nil)
-		b.add(Row{Scenario: "modes", Metric: fmt.Sprintf("%s mode: relay CPU per token, all processes", m), Unit: "µs", Bare: median(bareCPU), Agentik: median(cpu[m]),
-			Note: "both include the fake model"}, nil)
-	}
-	return nil
+	return rm, nil
 }
 
 // modesMix runs the mix on the bare relay and on agentik in each mode,
@@ -143,7 +172,8 @@ func (b *bench) modesMix(ctx context.Context) error {
 		b.add(Row{Scenario: "modes", Metric: fmt.Sprintf("%s mode: mix server CPU, %% of %d cores", m, numCPU()), Unit: "%", Bare: serverPct(bare), Agentik: serverPct(ag), Target: cpuTarget, Note: note},
 			passIf(cpuTarget != "", cpuPass))
 		b.add(Row{Scenario: "modes", Metric: fmt.Sprintf("%s mode: mix token delivery p99", m), Unit: "ms", Bare: quantileMS(bare.lat, 0.99), Agentik: quantileMS(ag.lat, 0.99), Target: "≤ 2× bare",
-			Note: fmt.Sprintf("%d samples", len(ag.lat))}, func(r Row) bool { return r.Ratio <= 2 })
+			Note: fmt.Sprintf("%d samples; after each turn's first %d tokens %.1f ms (bare %.1f); a turn's first %d, one watcher a turn: %.1f ms (bare %.1f)",
+				len(ag.lat), steadyAfter, quantileMS(ag.steady, 0.99), quantileMS(bare.steady, 0.99), steadyAfter, ag.split.start[1], bare.split.start[1])}, func(r Row) bool { return r.Ratio <= 2 })
 		p50Target, p50Pass := "", func(Row) bool { return true }
 		if m == store.ModeFast {
 			p50Target, p50Pass = "≤ bare + 2 ms", func(r Row) bool { return r.Agentik <= r.Bare+2 }

@@ -86,6 +86,14 @@ func (b *bench) protocols(ctx context.Context) error {
 				"params": map[string]any{"name": "ask_agentik", "arguments": map[string]any{"message": prompt(n, 0, key)}, "_meta": map[string]any{"progressToken": key}}}, mcpDelta)
 		}},
 	}
+	// In a run with the facade scenario (next), each round also streams
+	// the answer through /v1/chat/completions, stored and stateless, and
+	// facade takes those rounds: its baseline is the same round's
+	// WebSocket relay, which it measured itself on an agentik of its own.
+	var fr *facadeRuns
+	if b.want["facade"] {
+		fr = &facadeRuns{}
+	}
 	wsRate := make([]float64, 0, b.sz.RelayRounds)
 	var wsResume, respResume, a2aResume []float64
 	rates := make([][]float64, len(projections))
@@ -117,6 +125,13 @@ func (b *bench) protocols(ctx context.Context) error {
 		wsRate = append(wsRate, float64(n)/time.Since(t0).Seconds())
 		line := fmt.Sprintf("protocols round %d: WebSocket %.0f", round+1, wsRate[round])
 		cpuLine := fmt.Sprintf("protocols round %d server CPU: WebSocket %d", round+1, (t.CPU() - c0).Milliseconds())
+		if fr != nil { // the facade scenario's streams, against this round's WebSocket relay
+			b.phase(fmt.Sprintf("%d-facade", round+1))
+			if err := b.facadeRound(ctx, root, model, round, want, fr); err != nil {
+				return err
+			}
+			fr.ws = append(fr.ws, wsRate[round])
+		}
 		for i, p := range projections {
 			b.phase(fmt.Sprintf("%d-%s", round+1, strings.ToLower(strings.Fields(p.name)[0])))
 			t0 := time.Now()
@@ -161,6 +176,7 @@ func (b *bench) protocols(ctx context.Context) error {
 		a2aResume = append(a2aResume, float64(n)/time.Since(t0).Seconds())
 		b.progress("protocols round %d resumes: WebSocket %.0f, Responses %.0f, A2A %.0f tokens/s", round+1, wsResume[round], respResume[round], a2aResume[round])
 	}
+	b.facadeRuns = fr
 	for _, k := range keys {
 		if c := b.fake.calls(k); c != 1 {
 			return fmt.Errorf("run %s made %d model calls, want 1 (a title call by the model?)", k, c)

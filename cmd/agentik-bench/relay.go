@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/protocol"
+	"github.com/agentik/agentik/internal/store"
 )
 
 // createConversation makes a conversation over REST and returns its id.
@@ -53,6 +55,28 @@ func (b *bench) createConversationAs(ctx context.Context, root, title, key strin
 	}
 	return c.ID, nil
 }
+
+// createConversations makes n conversations over REST, titled
+// title(i), conversation i as the user of bearer key(i) (nil: none), a
+// few at once: one after the other, the 100 to 200 of a load's setup
+// took a second of a run's wall time each time.
+func (b *bench) createConversations(ctx context.Context, root string, n int, title func(int) string, key func(int) string) ([]string, error) {
+	ids := make([]string, n)
+	err := parallel(ctx, n, createWorkers, func(ctx context.Context, i int) error {
+		k := ""
+		if key != nil {
+			k = key(i)
+		}
+		var err error
+		ids[i], err = b.createConversationAs(ctx, root, title(i), k)
+		return err
+	})
+	return ids, err
+}
+
+// createWorkers is how many conversations createConversations makes at
+// once.
+const createWorkers = 8
 
 // router hands a connection's conversation events to the sink of their
 // conversation; every other frame goes to other (may be nil).
@@ -119,8 +143,23 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// relayModes are the relay rounds of each store mode, with the bare
+// reads of the same rounds, that the relay scenario ran for the modes
+// scenario (nil: none).
+type relayModes struct {
+	bareRate, bareCPU []float64
+	runs              map[store.Mode][]relayRun
+	dbs               map[store.Mode]string // the database each mode's agentik ran on
+}
+
 // relay: one stream at full speed, model → runner → event log → broker →
-// one WebSocket client, against go-openai reading the fake directly.
+// one WebSocket client, against go-openai reading the fake directly. When
+// the run has the modes scenario too, each round also streams the answer
+// through an agentik of the store's other mode, the two modes' order
+// alternated round by round, and keeps every round for modes: its relay
+// rows are the same rounds (the bare read first in each, then the two
+// modes) that it ran itself before, without a second bare read and
+// environment-mode agentik of every round.
 func (b *bench) relay(ctx context.Context) error {
 	n := b.sz.RelayTokens
 	rl, err := b.startRelay(ctx, "relay.db")
@@ -128,6 +167,24 @@ func (b *bench) relay(ctx context.Context) error {
 		return err
 	}
 	defer rl.close()
+	mode := envMode()
+	rls := map[store.Mode]*relayTarget{mode: rl}
+	var rm *relayModes
+	if b.want["modes"] && slices.Contains(storeModes, mode) {
+		rm = &relayModes{runs: map[store.Mode][]relayRun{}, dbs: map[store.Mode]string{mode: "relay.db"}}
+		for _, m := range storeModes {
+			if m == mode {
+				continue
+			}
+			db := "relay-" + string(m) + ".db"
+			other, err := b.startRelay(ctx, db, modeEnv(m))
+			if err != nil {
+				return err
+			}
+			defer other.close()
+			rls[m], rm.dbs[m] = other, db
+		}
+	}
 
 	var bareRate, bareCPU, rate, cpu, srvCPU, events, lateEarly []float64
 	for round := range b.sz.RelayRounds {
@@ -137,13 +194,39 @@ func (b *bench) relay(ctx context.Context) error {
 			return err
 		}
 		bareRate, bareCPU = append(bareRate, r), append(bareCPU, c)
-		res, err := b.relayOnce(ctx, rl, n)
-		if err != nil {
-			return err
+		order := []store.Mode{mode}
+		if rm != nil {
+			order = slices.Clone(storeModes)
+			if round%2 == 1 { // a drift in the machine's load weighs on both
+				slices.Reverse(order)
+			}
+		}
+		var res relayRun
+		for _, m := range order {
+			got, err := b.relayOnce(ctx, rls[m], n)
+			if err != nil {
+				if rm != nil {
+					err = fmt.Errorf("%s mode: %w", m, err)
+				}
+				return err
+			}
+			if rm != nil {
+				rm.runs[m] = append(rm.runs[m], got)
+			}
+			if m == mode {
+				res = got
+			}
 		}
 		rate, cpu, srvCPU = append(rate, res.rate), append(cpu, res.cpu), append(srvCPU, res.srvCPU)
 		events, lateEarly = append(events, res.events), append(lateEarly, res.lateEarly)
 		b.progress("relay round %d: bare %.0f tokens/s, agentik %.0f tokens/s in %.0f events (text and resume exact)", round+1, r, res.rate, res.events)
+		if rm != nil {
+			b.progress("relay round %d for modes: fast %.0f, plain %.0f tokens/s", round+1, rm.runs[store.ModeFast][round].rate, rm.runs[store.ModePlain][round].rate)
+		}
+	}
+	if rm != nil {
+		rm.bareRate, rm.bareCPU = bareRate, bareCPU
+		b.relayModes = rm
 	}
 	note := fmt.Sprintf("%d tokens, median of %d; %.0f append_text events (coalesced by the runner), text, persisted message and resume exact", n, b.sz.RelayRounds, median(events))
 	b.add(Row{Scenario: "relay", Metric: "throughput, 1 stream → 1 WS client", Unit: "tokens/s", Bare: median(bareRate), Agentik: median(rate), Target: "≥ 0.25× bare", Note: note},

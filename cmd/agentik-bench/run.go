@@ -29,8 +29,9 @@ type sizes struct {
 
 	MixTurns, MixTokens int
 	MixDelay            time.Duration // between tokens: 20 ms is 50 tokens/s
-	// TelemetryRounds is how many ABBA rounds (tracing off, on, on, off)
-	// of a mix of MixTurns × TelemetryTokens the telemetry scenario runs.
+	// TelemetryRounds is how many mixes of MixTurns × TelemetryTokens the
+	// telemetry scenario runs on each of its two processes (tracing off,
+	// on), the two driven at once.
 	TelemetryRounds, TelemetryTokens int
 
 	// WallAnswers are the counts of answers at once the walltime scenario
@@ -99,7 +100,7 @@ type sizes struct {
 var (
 	fullSizes = sizes{
 		RelayTokens: 100_000, RelayRounds: 3,
-		MixTurns: 100, MixTokens: 500, MixDelay: 20 * time.Millisecond, TelemetryRounds: 1, TelemetryTokens: 250,
+		MixTurns: 100, MixTokens: 500, MixDelay: 20 * time.Millisecond, TelemetryRounds: 2, TelemetryTokens: 250,
 		WallAnswers: []int{1, 100}, WallTokens: 500, WallDelay: 20 * time.Millisecond,
 		FanoutSubs: 1000, FanoutTokens: 200, FanoutDelay: 20 * time.Millisecond, PeopleRounds: 3, IdleConns: 5000, IdleWindow: 2 * time.Second,
 		ReplayEvents: 100_000, ReplayRounds: 3,
@@ -114,7 +115,7 @@ var (
 	}
 	quickSizes = sizes{
 		RelayTokens: 10_000, RelayRounds: 1,
-		MixTurns: 30, MixTokens: 100, MixDelay: 20 * time.Millisecond, TelemetryRounds: 1, TelemetryTokens: 50,
+		MixTurns: 30, MixTokens: 100, MixDelay: 20 * time.Millisecond, TelemetryRounds: 2, TelemetryTokens: 50,
 		WallAnswers: []int{1, 20}, WallTokens: 50, WallDelay: 20 * time.Millisecond,
 		FanoutSubs: 200, FanoutTokens: 50, FanoutDelay: 20 * time.Millisecond, PeopleRounds: 1, IdleConns: 500, IdleWindow: 500 * time.Millisecond,
 		ReplayEvents: 20_000, ReplayRounds: 1,
@@ -144,8 +145,9 @@ var (
 	}
 )
 
-// scenarios in the order they run.
-var scenarios = []string{"relay", "facade", "protocols", "mix", "modes", "walltime", "telemetry", "fanout", "people", "idle", "connections", "replay", "member", "wire", "rest", "storm", "knowledge", "coldstart", "instances", "saturation", "soak"}
+// scenarios in the order they run (protocols before facade: in a run
+// with both, facade takes the rounds protocols ran for it).
+var scenarios = []string{"relay", "protocols", "facade", "mix", "modes", "walltime", "telemetry", "fanout", "people", "idle", "connections", "replay", "member", "wire", "rest", "storm", "knowledge", "coldstart", "instances", "saturation", "soak"}
 
 // onlyByName are the scenarios a run leaves out unless -run names them,
 // even -run all (the same as the default run).
@@ -231,12 +233,39 @@ type bench struct {
 	// the store's mode of its agentik): the modes scenario, next in a
 	// default run, measures only the mode the mix did not.
 	mixRuns map[string]loadResult
+	// relayModes are the relay scenario's rounds in each store mode, run
+	// for the modes scenario when the run has both (nil: not run).
+	relayModes *relayModes
+	// facadeRuns are the facade's rounds that the protocols scenario ran
+	// for it when the run has both (nil: not run).
+	facadeRuns *facadeRuns
+	// measuredIn names, by index in rows, the scenario during which a
+	// row of another scenario was measured (addFrom).
+	measuredIn map[int]string
+	want       map[string]bool // the scenarios of this run
 }
 
 func (b *bench) progress(format string, args ...any) {
 	b.outMu.Lock() // two sides of a scenario may run at once (walltime)
 	defer b.outMu.Unlock()
 	fmt.Fprintf(b.out, "[%6.1fs] %s\n", time.Since(b.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+// addFrom records a row (as add) whose figures were all measured during
+// scenario from, earlier in the run: it carries from's busy and
+// others_cores, and its note says so (measuredNote).
+func (b *bench) addFrom(from string, r Row, pass func(Row) bool) {
+	r.Note = strings.TrimSpace(r.Note + "; " + measuredNote(from))
+	b.add(r, pass)
+	if b.measuredIn == nil {
+		b.measuredIn = map[int]string{}
+	}
+	b.measuredIn[len(b.rows)-1] = from
+}
+
+// measuredNote is the note of a row measured during scenario from.
+func measuredNote(from string) string {
+	return fmt.Sprintf("measured in the %s scenario (its busy and others_cores)", from)
 }
 
 // add records a row; pass is evaluated only when target is set.
@@ -490,6 +519,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		want[s] = true
 	}
+	b.want = want
 
 	dir, err := os.MkdirTemp("", "agentik-bench-")
 	if err != nil {
@@ -551,7 +581,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		l := Load{Scenario: name, Before: before, After: loadAvg(), Others: o, Busy: o > busyCores, Seconds: time.Since(t0).Seconds()}
 		loads = append(loads, l)
 		for i := first; i < len(b.rows); i++ {
-			b.rows[i].Busy, b.rows[i].Others = l.Busy, l.Others
+			src := l
+			if from, ok := b.measuredIn[i]; ok {
+				if j := slices.IndexFunc(loads, func(l Load) bool { return l.Scenario == from }); j >= 0 {
+					src = loads[j]
+				}
+			}
+			b.rows[i].Busy, b.rows[i].Others = src.Busy, src.Others
 		}
 		b.progress("%s: took %.1f s; others used %.2f cores%s", name, l.Seconds, o, map[bool]string{true: " (busy)"}[l.Busy])
 	}

@@ -109,7 +109,7 @@ func (b *bench) saturateOne(ctx context.Context, which string, search paceSearch
 // (instance -profile-instance runs in this process when profiling).
 func (b *bench) saturateTwo(ctx context.Context, search paceSearch) (saturated, error) {
 	v := instVariant{n: 2}
-	procs, pids, stop, err := b.startInstances(ctx, v)
+	procs, pids, stop, err := b.startInstances(ctx, v, nil)
 	if err != nil {
 		return saturated{}, err
 	}

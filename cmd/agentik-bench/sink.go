@@ -20,6 +20,7 @@ type sink struct {
 	events   int // append_text events
 	lat      []time.Duration
 	steady   []time.Duration // lat of tokens after a turn's first steadyAfter
+	startLat []time.Duration // lat of a turn's first steadyAfter tokens
 	unstamp  int             // tokens whose write time is unknown
 	lastSeq  int64           // highest seq seen
 	disorder int             // events whose seq was not above the previous one
@@ -27,6 +28,10 @@ type sink struct {
 	caughtAt int64     // caught_up seq
 	tokens   int       // tokens read so far
 	lastAt   time.Time // when the last append_text event was read
+	// When the turn's user message, its start_response and its first
+	// append_text event were read (zero: not read): the turn start's
+	// phases (turnsplit.go).
+	userAt, respAt, firstAt time.Time
 	// onTokens, if set, is called after each append_text event with the
 	// number of tokens read so far.
 	onTokens func(n int)
@@ -55,9 +60,16 @@ func (s *sink) add(ev *wireInner, seq int64, at time.Time) {
 		s.lastSeq = seq
 	}
 	switch ev.Type {
+	case agent.EventStartResponse:
+		if s.respAt.IsZero() {
+			s.respAt = at
+		}
 	case agent.EventAppendText:
 		s.events++
 		s.lastAt = at
+		if s.firstAt.IsZero() {
+			s.firstAt = at
+		}
 		s.text.WriteString(ev.Text)
 		toks := strings.Fields(ev.Text)
 		s.tokens += len(toks)
@@ -71,6 +83,8 @@ func (s *sink) add(ev *wireInner, seq int64, at time.Time) {
 					s.lat = append(s.lat, at.Sub(t))
 					if k > steadyAfter {
 						s.steady = append(s.steady, at.Sub(t))
+					} else {
+						s.startLat = append(s.startLat, at.Sub(t))
 					}
 				} else {
 					s.unstamp++
@@ -78,6 +92,9 @@ func (s *sink) add(ev *wireInner, seq int64, at time.Time) {
 			}
 		}
 	case agent.EventMessage:
+		if m := ev.Message; m != nil && m.Type == agent.MessageUser && s.userAt.IsZero() {
+			s.userAt = at
+		}
 		if m := ev.Message; m != nil && m.Type == agent.MessageAssistant {
 			for _, c := range m.Content {
 				s.msgText += c.Body

@@ -13,31 +13,31 @@ import (
 // #14614): an answer of WallTokens at the model's pace, from the model's
 // first byte to the client's last token, on agentik (the runner, the log,
 // a WebSocket client) against the bare relay (one WebSocket client), at
-// each count of answers at once of WallAnswers. With one answer the two
-// sides run at the same time (two streams at a human pace: the machine
-// is all but idle either way); with more, one after the other.
+// each count of answers at once of WallAnswers. The two sides run at the
+// same time, each in a process of its own kept for every count: answers
+// at a human pace leave most of the machine idle (the mix, 100 turns at
+// this pace with three clients a token, keeps agentik near a fifth of two
+// cores), the figure is the model's pace plus milliseconds, and a drift
+// in the machine's load falls on both sides alike. One side after the
+// other, the 100 answers took their pace (10 s at full size) once more in
+// every default run.
 func (b *bench) walltime(ctx context.Context) error {
 	ntok, delay := b.sz.WallTokens, b.sz.WallDelay
 	pace := time.Duration(ntok) * delay
+	bt, err := startBare(ctx, b.fake.URL)
+	if err != nil {
+		return err
+	}
+	defer bt.Close()
+	at, err := b.agentik(ctx, "walltime.db")
+	if err != nil {
+		return err
+	}
+	defer at.Close()
 	for _, n := range b.sz.WallAnswers {
-		var bare, ag []time.Duration
-		if n == 1 {
-			var errs [2]error
-			var wg sync.WaitGroup
-			wg.Go(func() { bare, errs[0] = b.wallOn(ctx, "bare", n) })
-			wg.Go(func() { ag, errs[1] = b.wallOn(ctx, "agentik", n) })
-			wg.Wait()
-			if err := errors.Join(errs[:]...); err != nil {
-				return err
-			}
-		} else {
-			var err error
-			if bare, err = b.wallOn(ctx, "bare", n); err != nil {
-				return err
-			}
-			if ag, err = b.wallOn(ctx, "agentik", n); err != nil {
-				return err
-			}
+		bare, ag, err := b.wallBoth(ctx, bt, at, n)
+		if err != nil {
+			return err
 		}
 		what := fmt.Sprintf("%d answers at once", n)
 		if n == 1 {
@@ -55,40 +55,42 @@ func (b *bench) walltime(ctx context.Context) error {
 				name += fmt.Sprintf(", p%.0f", 100*q)
 			}
 			b.add(Row{Scenario: "walltime", Metric: name, Unit: "ms", Bare: bq, Agentik: aq,
-				Note: fmt.Sprintf("durability's cost: %+.1f ms (%+.2f %%) of an answer the model paces at %s; agentik: the runner, the log and a WebSocket client; bare: the relay and a WebSocket client",
+				Note: fmt.Sprintf("durability's cost: %+.1f ms (%+.2f %%) of an answer the model paces at %s; agentik: the runner, the log and a WebSocket client; bare: the relay and a WebSocket client; the two sides at once",
 					aq-bq, 100*(aq-bq)/bq, pace)}, nil)
 		}
 	}
 	return nil
 }
 
-// wallOn runs n answers at once on one side ("bare" or "agentik", in a
-// process of its own) with a WebSocket client each, and returns each
-// answer's time from the model's first byte to its client's last token.
-func (b *bench) wallOn(ctx context.Context, side string, n int) ([]time.Duration, error) {
+// wallBoth sets up n answers on the bare relay bt and on agentik at, a
+// WebSocket client each, then runs both sides' answers at once and
+// returns each answer's time from the model's first byte to its client's
+// last token, per side.
+func (b *bench) wallBoth(ctx context.Context, bt, at target, n int) (bare, ag []time.Duration, err error) {
 	ntok, delay := b.sz.WallTokens, b.sz.WallDelay
-	var (
-		t     target
-		err   error
-		setup = b.agentikMix
-	)
-	if side == "bare" {
-		t, err = startBare(ctx, b.fake.URL)
-		setup = b.bareMix
-	} else {
-		t, err = b.agentik(ctx, fmt.Sprintf("walltime-%d.db", n))
-	}
+	bs, err := b.bareMix(ctx, bt, n, ntok, delay, false, false, 1)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer t.Close()
-	sd, err := setup(ctx, t, n, ntok, delay, false, false, 1)
+	defer bs.close()
+	as, err := b.agentikMix(ctx, at, n, ntok, delay, false, false, 1)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer sd.close()
-	b.progress("walltime %s: %d answer(s) at once of %d tokens at %.0f tokens/s", sd.name, n, ntok, float64(time.Second)/float64(delay))
-	res, err := b.drive(ctx, sd, n, ntok, delay)
+	defer as.close()
+	b.progress("walltime: %d answer(s) at once of %d tokens at %.0f tokens/s on each side, both sides at once", n, ntok, float64(time.Second)/float64(delay))
+	var errs [2]error
+	var wg sync.WaitGroup
+	wg.Go(func() { bare, errs[0] = b.wallOn(ctx, bs, n) })
+	wg.Go(func() { ag, errs[1] = b.wallOn(ctx, as, n) })
+	wg.Wait()
+	return bare, ag, errors.Join(errs[:]...)
+}
+
+// wallOn runs the n answers of sd and returns each answer's time from
+// the model's first byte to its client's last token.
+func (b *bench) wallOn(ctx context.Context, sd *side, n int) ([]time.Duration, error) {
+	res, err := b.drive(ctx, sd, n, b.sz.WallTokens, b.sz.WallDelay)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ var followExempt = map[string]string{
 	"a2a/push.go Start":  "the push deliverer places its first cursor at the log's head",
 	"a2a/push.go follow": "the push deliverer reads every conversation's events for webhooks",
 	// agentik's WebSocket: one goroutine serves every subscription of a
-	// connection over one shared wakeup (broker.SubscribeReady), and
+	// connection over one shared wake (broker.SubscribeWake), and
 	// frames them into one socket with its own flow control: not one
 	// subscription onto one stream, which is what Follow is.
 	"server/ws.go subscribe": "a WebSocket subscription shares its connection's wakeup",
@@ -67,7 +67,7 @@ func TestProtocolsFollow(t *testing.T) {
 						return true
 					}
 					m := sel.Sel.Name
-					onBroker := (m == "Subscribe" || m == "SubscribeReady") && brokerReceiver.MatchString(lastName(sel.X))
+					onBroker := (m == "Subscribe" || m == "SubscribeReady" || m == "SubscribeWake") && brokerReceiver.MatchString(lastName(sel.X))
 					if !onBroker && !subscriptionReads[m] {
 						return true
 					}

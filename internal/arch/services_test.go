@@ -71,6 +71,11 @@ var abilityAssertionAllowed = map[string]string{
 	// declared, not an ability of the store or the tools a request finds.
 	"server/op.go: server.decoder": "the op input's own decoding",
 	"server/op.go: server.checker": "the op input's own check",
+	// A WebSocket's handler takes the end-of-request work of the
+	// middleware (server/handover.go): a property of the ResponseWriters
+	// between it and net/http, which it walks by their Unwrap.
+	"server/handover.go: server.handOverer":      "a middleware's ResponseWriter hands over its end work",
+	"server/handover.go: an anonymous interface": "the ResponseWriter chain's Unwrap (net/http's convention)",
 }
 
 // interfacesOf are the names of the interface types the non-test files

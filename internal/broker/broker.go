@@ -339,6 +339,20 @@ func (b *Broker) Subscribe(ctx context.Context, stream Stream, after int64, epoc
 // them may have something. Such a subscription is read with TryNext only
 // (Next would take the others' wakeups). ready must have a buffer of one.
 func (b *Broker) SubscribeReady(ctx context.Context, stream Stream, after int64, epoch string, ready chan struct{}) (*Sub, error) {
+	return b.subscribe(ctx, stream, after, epoch, ready, nil)
+}
+
+// SubscribeWake is Subscribe with a function instead of a channel: wake
+// is called whenever Ready would receive a value, on the goroutine that
+// queued the event (the publisher's) or closed the subscription, so it
+// must return at once. Ready is then nil; the subscription is read with
+// TryNext only. A WebSocket connection starts its writer with it, and has
+// no goroutine while nothing is to be written.
+func (b *Broker) SubscribeWake(ctx context.Context, stream Stream, after int64, epoch string, wake func()) (*Sub, error) {
+	return b.subscribe(ctx, stream, after, epoch, nil, wake)
+}
+
+func (b *Broker) subscribe(ctx context.Context, stream Stream, after int64, epoch string, ready chan struct{}, wake func()) (*Sub, error) {
 	switch stream.Kind {
 	case StreamAll, StreamAgent, StreamInbox:
 	case StreamConversation:
@@ -361,10 +375,10 @@ func (b *Broker) SubscribeReady(ctx context.Context, stream Stream, after int64,
 		b.dropped(ReasonEpochMismatch)
 		return nil, &ResyncError{Reason: ReasonEpochMismatch, After: after}
 	}
-	if ready == nil {
+	if ready == nil && wake == nil {
 		ready = make(chan struct{}, 1)
 	}
-	s := &Sub{b: b, stream: stream, notify: ready, cursor: after, replaying: after >= 0}
+	s := &Sub{b: b, stream: stream, notify: ready, wakeFn: wake, cursor: after, replaying: after >= 0}
 	b.add(s)
 	if b.src != nil {
 		pruned, head, err := b.src.Bounds(ctx)
@@ -442,6 +456,7 @@ type Sub struct {
 	b      *Broker
 	stream Stream
 	notify chan struct{}
+	wakeFn func() // in place of notify (SubscribeWake)
 
 	mu    sync.Mutex
 	queue []*agent.Encoded
@@ -513,6 +528,10 @@ func (s *Sub) push(e *agent.Encoded) bool {
 }
 
 func (s *Sub) wake() {
+	if s.wakeFn != nil {
+		s.wakeFn()
+		return
+	}
 	select {
 	case s.notify <- struct{}{}:
 	default:

@@ -18,7 +18,9 @@ import (
 )
 
 // The delta log: on SQLite, a group commit that holds only text deltas
-// (append_text, nothing else to apply) runs no SQLite transaction. The
+// (append_text, and the start_response or start_reasoning a turn appends
+// with an answer's first delta: the store's isDelta; nothing else to
+// apply) runs no SQLite transaction. The
 // writer gives its records their seqs and appends them, framed, to a file
 // beside the database with one write, then publishes them. A SQLite commit
 // at synchronous=NORMAL is one write too (no fsync), so both survive kill

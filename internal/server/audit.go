@@ -34,7 +34,7 @@ func (s *Server) withOrigin(r *http.Request) *http.Request {
 // surface names the protocol or part of agentik a path belongs to.
 func surface(p string) string {
 	switch {
-	case p == "/agentik/ws":
+	case p == wsPath:
 		return "ws"
 	case strings.HasPrefix(p, "/agentik/ai-sdk/"):
 		return "ai-sdk"

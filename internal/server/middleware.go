@@ -49,6 +49,10 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			if r, release, ok = s.requireAuth(w, r); !ok {
 				return
 			}
+			if r.URL.Path == wsPath {
+				hw := &heldWriter{ResponseWriter: w, release: release}
+				w, release = hw, hw.done
+			}
 			defer release()
 		}
 		r = s.withBase(r)   // password.go

@@ -35,20 +35,33 @@ func (s *Server) observe(mux *http.ServeMux, next http.Handler) http.Handler {
 		if route == "" {
 			route = routeUnmatched
 		}
-		start := time.Now()
-		ow := &observedWriter{ResponseWriter: w, o: o}
+		ow := &observedWriter{ResponseWriter: w, o: o, route: route, start: time.Now()}
 		defer func() {
-			if ow.closed != nil {
-				ow.closed()
+			if !ow.handed {
+				ow.end()
 			}
-			status := ow.status
-			if status == 0 {
-				status = http.StatusOK
-			}
-			o.Request(route, status, time.Since(start))
 		}()
 		next.ServeHTTP(ow, r)
 	})
+}
+
+// end reports the request, and the end of its stream if it was one.
+func (w *observedWriter) end() {
+	if w.closed != nil {
+		w.closed()
+	}
+	status := w.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.o.Request(w.route, status, time.Since(w.start))
+}
+
+// handOver: a WebSocket is reported when it ends (handover.go).
+func (w *observedWriter) handOver() func() {
+	w.handed = true
+	w.ResponseWriter = nil
+	return w.end
 }
 
 // observedWriter records the status and notices streams: a 101 is an
@@ -58,8 +71,11 @@ func (s *Server) observe(mux *http.ServeMux, next http.Handler) http.Handler {
 type observedWriter struct {
 	http.ResponseWriter
 	o      Observer
+	route  string
+	start  time.Time
 	status int
 	closed func()
+	handed bool // the handler took end (handOver)
 }
 
 func (w *observedWriter) WriteHeader(code int) {

@@ -74,3 +74,41 @@ func TestMetricsOffIsNotFound(t *testing.T) {
 		t.Errorf("GET /metrics without metrics: %d, want 404", resp.StatusCode)
 	}
 }
+
+// streamObserver records requests and counts ended streams.
+type streamObserver struct {
+	observer
+	ended chan string
+}
+
+func (o streamObserver) StreamOpened(kind string) func() {
+	return func() { o.ended <- kind }
+}
+
+// TestWSObservedWhenItEnds: a WebSocket is served on after its handler
+// returns (handover.go); it is reported, 101 and its stream's end, when it
+// closes, not when the upgrade is done.
+func TestWSObservedWhenItEnds(t *testing.T) {
+	t.Parallel()
+	o := streamObserver{observer{reqs: make(chan recordedRequest, 10)}, make(chan string, 10)}
+	ts := newTestServer(t, withMetrics(o))
+	ws := dialWS(t, ts)
+	ws.write(`{"op":"ping","id":"1"}`)
+	if f, err := ws.readFrame(); err != nil || !f.OK {
+		t.Fatalf("ping: %+v %v", f, err)
+	}
+	select {
+	case got := <-o.reqs:
+		t.Fatalf("reported while open: %+v", got)
+	case kind := <-o.ended:
+		t.Fatalf("stream %q ended while open", kind)
+	default:
+	}
+	ws.c.CloseNow()
+	if kind := <-o.ended; kind != "ws" {
+		t.Errorf("ended stream %q, want ws", kind)
+	}
+	if got := <-o.reqs; got != (recordedRequest{"GET /agentik/ws", 101}) {
+		t.Errorf("observed %+v", got)
+	}
+}

@@ -15,7 +15,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
 
 	// WebSocket: every subscription and command on one connection.
-	mux.HandleFunc("GET /agentik/ws", s.handleWS)
+	mux.HandleFunc("GET "+wsPath, s.handleWS)
 
 	// Ops of the op table (op.go): each route here is also the WebSocket
 	// op of the op's name, with the same fields ({conversation_id} is the

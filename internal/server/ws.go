@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -61,26 +62,37 @@ const (
 	wsStallTimeout = 2 * time.Second
 )
 
-// wsConn is one WebSocket connection: the handler's goroutine reads, a
+// wsConn is one WebSocket connection: its goroutine reads (serveConn), a
 // short-lived drain goroutine runs commands in order, and one writer
 // goroutine owns every write. The writer also serves every subscription:
-// it turns their broker items into frames itself, so an idle subscribed
-// connection has two goroutines, and an event reaches the socket without
-// a hop between goroutines.
+// it turns their broker items into frames itself, so an event reaches the
+// socket without a hop between goroutines. The writer runs only while
+// there is something to write (kick starts it, it ends when it finds
+// nothing), so an idle subscribed connection has one goroutine, the
+// reader; pings come from a timer, shutdown from the streams' context.
 type wsConn struct {
 	s      *Server
 	c      *websocket.Conn
 	ctx    context.Context // cancelled when the connection ends
 	cancel context.CancelFunc
 	out    chan wsOut    // replies for the writer, which owns each from then on
-	done   chan struct{} // closed when the writer has stopped
-	ready  chan struct{} // every subscription's broker wakeup (broker.SubscribeReady)
+	done   chan struct{} // closed when the writer has stopped for good
 	wg     sync.WaitGroup
 	limit  CommandLimiter
+	ends   []func()   // the upgrade request's end work, done when the connection ends (handleWS)
 	batch  *batchConn // the connection, which may hold frames for one write
 	pack   bool       // ?pack=1: a message may carry several frames, one per line
 
 	pinging atomic.Bool // a ping waits for its pong
+
+	// The writer of the moment, if any (kick); wmu guards these.
+	wmu      sync.Mutex
+	writing  bool        // a writer runs
+	wstop    bool        // no writer starts again: it failed, or the connection ends
+	woken    bool        // a subscription may have items (its broker wake), for the writer to see
+	shutdown bool        // the server shuts down: the writer closes with 1012
+	ping     *time.Timer // the next ping (pingDue)
+	unwatch  func() bool // stops the shutdown watch (kickShutdown)
 
 	// owned by the reader
 	strikes     int
@@ -98,7 +110,7 @@ type wsConn struct {
 	mu   sync.Mutex
 	subs map[string]*wsSub
 
-	// owned by the writer
+	// owned by the writer of the moment
 	live     []*wsSub // the subscriptions it serves, in the order they began
 	maybe    bool     // a subscription may have items
 	turnNext int      // where the next pass over live starts
@@ -122,31 +134,43 @@ type wsSub struct {
 	last            int64 // owned by the writer: the seq the client has everything through
 }
 
+// wsPath is the WebSocket's route.
+const wsPath = "/agentik/ws"
+
+// handleWS upgrades the request and hands the connection to a goroutine
+// of its own (serveConn), then returns (handover.go): an idle connection
+// holds no net/http goroutine, response or request.
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	if !s.streams.Hold() {
 		s.writeError(w, r, errShuttingDown)
 		return
 	}
-	defer s.streams.Release()
+	ends := []func(){s.streams.Release}
 	// Loopback is this machine, or a reverse proxy that is not in
 	// TrustedProxies: capping it would cap every user behind it together.
 	if client := s.clientAddr(r); !client.IsLoopback() {
 		if !s.wsConns.acquire(client) {
+			s.streams.Release()
 			s.writeError(w, r, agent.Errorf(agent.CodeRateLimited, "this address already holds %d WebSocket connections; close one first", s.cfg.WSConnsPerClient))
 			return
 		}
-		defer s.wsConns.release(client)
+		ends = append(ends, func() { s.wsConns.release(client) })
 	}
-	if k := s.acceptWS(w, r); k != nil {
-		k.serveConn()
+	k := s.acceptWS(w, r)
+	if k == nil {
+		for i := len(ends) - 1; i >= 0; i-- {
+			ends[i]()
+		}
+		return
 	}
+	// When the connection ends: what the deferred calls here did, then
+	// what the middleware would have done on return.
+	slices.Reverse(ends)
+	k.ends = append(ends, handOver(w)...)
+	go k.serveConn()
 }
 
 // acceptWS upgrades the request; nil when it has been answered otherwise.
-// Apart from serveConn, so that the upgrade's locals are off the stack
-// while the connection lives (see readLoop).
-//
-//go:noinline
 func (s *Server) acceptWS(w http.ResponseWriter, r *http.Request) *wsConn {
 	pack, err := packParam(r)
 	if err != nil {
@@ -169,7 +193,10 @@ func (s *Server) acceptWS(w http.ResponseWriter, r *http.Request) *wsConn {
 		_ = c.Close(websocket.StatusPolicyViolation, why+": "+web.SignedOut(why))
 	})
 
-	ctx, cancel := context.WithCancel(r.Context())
+	// The connection outlives the request, whose context net/http cancels
+	// when handleWS returns: its values (the principal, the key's hold),
+	// not its cancellation.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	if bw.conn != nil {
 		bw.conn.timeout = cmp.Or(s.cfg.WSWriteTimeout, WSWriteTimeout)
 	}
@@ -177,33 +204,96 @@ func (s *Server) acceptWS(w http.ResponseWriter, r *http.Request) *wsConn {
 		s: s, c: c, ctx: ctx, cancel: cancel, batch: bw.conn, pack: pack,
 		out:   make(chan wsOut, wsOutQueue),
 		done:  make(chan struct{}),
-		ready: make(chan struct{}, 1),
 		limit: s.newLimiter(),
 	}
 	if bw.conn != nil {
 		bw.conn.onStall, bw.conn.stallAfter = k.stalled, cmp.Or(s.cfg.WSStallTimeout, wsStallTimeout)
+		// A write blocked when the connection ends fails at once.
+		context.AfterFunc(ctx, bw.conn.expire)
 	}
+	k.wmu.Lock()
+	k.ping = time.AfterFunc(WSPingInterval, k.pingDue)
+	k.unwatch = context.AfterFunc(s.streams.Context(), k.kickShutdown)
+	k.wmu.Unlock()
 	return k
 }
 
-// serveConn runs the connection until it ends; the reader is the
-// request's goroutine, and stays in a small frame (see readLoop).
-//
-//go:noinline
+// serveConn runs the connection until it ends, on a goroutine of its own
+// that reads (see readLoop), then does the request's end work (k.ends).
 func (k *wsConn) serveConn() {
-	k.startWriter()
 	k.ended(k.readLoop())
+	for _, f := range k.ends {
+		f()
+	}
 }
 
-//go:noinline
-func (k *wsConn) startWriter() {
-	k.wg.Add(1)
-	go func() {
-		defer k.wg.Done()
-		defer close(k.done)
-		defer k.cancel()
-		k.writeLoop()
-	}()
+// kick starts a writer unless one runs (or none may any more); it never
+// waits, so the broker may call it (as a subscription's wake).
+func (k *wsConn) kick() {
+	k.wmu.Lock()
+	k.startLocked()
+	k.wmu.Unlock()
+}
+
+// wake is every subscription's broker wake: one may have items.
+func (k *wsConn) wake() {
+	k.wmu.Lock()
+	k.woken = true
+	k.startLocked()
+	k.wmu.Unlock()
+}
+
+// kickShutdown has the writer close the connection with 1012.
+func (k *wsConn) kickShutdown() {
+	k.wmu.Lock()
+	k.shutdown = true
+	k.startLocked()
+	k.wmu.Unlock()
+}
+
+func (k *wsConn) startLocked() {
+	if k.writing || k.wstop {
+		return
+	}
+	k.writing = true
+	k.wg.Add(1) // under wmu: before ended's Wait, or not at all (wstop)
+	go k.writer()
+}
+
+// writer runs writeLoop; when that stops for good it ends the connection.
+func (k *wsConn) writer() {
+	defer k.wg.Done()
+	if k.writeLoop() {
+		return // nothing left to write
+	}
+	k.wmu.Lock()
+	k.wstop = true
+	k.wmu.Unlock()
+	close(k.done)
+	k.cancel()
+}
+
+// pingDue pings (once the last ping's pong came) and sets the next one.
+func (k *wsConn) pingDue() {
+	k.wmu.Lock()
+	defer k.wmu.Unlock()
+	if k.wstop {
+		return
+	}
+	if k.pinging.CompareAndSwap(false, true) {
+		k.wg.Add(1)
+		go func() {
+			defer k.wg.Done()
+			defer k.pinging.Store(false)
+			ctx, cancel := context.WithTimeout(k.ctx, cmp.Or(k.s.cfg.WSPongTimeout, WSPongTimeout))
+			defer cancel()
+			if err := k.c.Ping(ctx); err != nil && k.ctx.Err() == nil {
+				k.s.log.Debug("ws_ping_failed", "err", err)
+				_ = k.c.CloseNow()
+			}
+		}()
+	}
+	k.ping.Reset(WSPingInterval)
 }
 
 // ended cleans up once the reader has stopped with err.
@@ -211,7 +301,12 @@ func (k *wsConn) startWriter() {
 //go:noinline
 func (k *wsConn) ended(err error) {
 	k.cancel()
-	k.wg.Wait() // the writer, and a command that may add a subscription
+	k.wmu.Lock()
+	k.wstop = true // no writer or ping starts from here on
+	k.ping.Stop()
+	k.unwatch()
+	k.wmu.Unlock()
+	k.wg.Wait() // the writer, a ping, and a command that may add a subscription
 	k.mu.Lock()
 	for _, ws := range k.subs {
 		ws.closed.Store(true)
@@ -231,9 +326,9 @@ func (k *wsConn) ended(err error) {
 // readLoop reads and runs commands until the connection fails or closes.
 //
 // The loop itself keeps a small frame (what each message needs is in
-// received's): an idle connection's reader waits here, deep in net/http's
-// frames, and the less of its stack it uses there, the smaller the stack
-// the garbage collector can shrink it to (the idle memory budget).
+// received's): an idle connection's reader waits here, and the less of its
+// stack it uses there, the smaller the stack the garbage collector can
+// shrink it to (the idle memory budget).
 //
 // Its reads take no context: whatever ends the connection closes it, which
 // ends a read (a context would cost an AfterFunc per message, and one
@@ -437,7 +532,7 @@ func (k *wsConn) subscribe(ctx context.Context, cmd protocol.Command, id *string
 	if cmd.Mine { // an admin's sidebar: her own conversations' events
 		sctx = agent.OwnedBy(ctx, agent.PrincipalFrom(ctx).UserID)
 	}
-	sub, err := k.s.broker.SubscribeReady(sctx, stream, after, cmd.Epoch, k.ready)
+	sub, err := k.s.broker.SubscribeWake(sctx, stream, after, cmd.Epoch, k.wake)
 	var re *broker.ResyncError
 	if errors.As(err, &re) {
 		// The cursor cannot be resumed: the subscription starts and ends at
@@ -712,6 +807,7 @@ func (k *wsConn) replyStart(id *string, op string, result any, err error, start 
 func (k *wsConn) enqueue(ctx context.Context, o wsOut) bool {
 	select {
 	case k.out <- o:
+		k.kick()
 		return true
 	case <-ctx.Done():
 	case <-k.done:
@@ -720,21 +816,17 @@ func (k *wsConn) enqueue(ctx context.Context, o wsOut) bool {
 }
 
 // writeLoop owns every write: replies in queue order, each subscription's
-// frames (see serve), pings, the 1012 close on shutdown. What it writes
-// while more work is at hand waits in the batchConn, and goes out in one
-// write before the writer waits for more.
-func (k *wsConn) writeLoop() {
-	ping := time.NewTicker(WSPingInterval)
-	defer ping.Stop()
-	if k.batch != nil {
-		stop := context.AfterFunc(k.ctx, k.batch.expire)
-		defer stop()
-	}
+// frames (see serve), the 1012 close on shutdown. What it writes while
+// more work is at hand waits in the batchConn, and goes out in one write
+// when the writer finds nothing more to do. It reports true when it
+// stopped for that (a kick starts the next writer), false when the
+// connection is done.
+func (k *wsConn) writeLoop() (idle bool) {
 	for {
 		select {
 		case o := <-k.out:
 			if !k.writeOut(o) {
-				return
+				return false
 			}
 			continue
 		default:
@@ -742,7 +834,7 @@ func (k *wsConn) writeLoop() {
 		if k.maybe {
 			progressed, ok := k.serve()
 			if !ok {
-				return
+				return false
 			}
 			k.maybe = progressed
 			if progressed {
@@ -750,36 +842,29 @@ func (k *wsConn) writeLoop() {
 			}
 		}
 		if !k.flush() {
-			return
+			return false
 		}
-		select {
-		case <-k.ctx.Done():
+		if k.ctx.Err() != nil {
 			_ = k.c.CloseNow() // ends the reader too (its reads take no context)
-			return
-		case <-k.s.closing:
-			_ = k.c.Close(websocket.StatusServiceRestart, "server restarting; reconnect and resume")
-			return
-		case <-ping.C:
-			if k.pinging.CompareAndSwap(false, true) {
-				k.wg.Add(1)
-				go func() {
-					defer k.wg.Done()
-					defer k.pinging.Store(false)
-					ctx, cancel := context.WithTimeout(k.ctx, cmp.Or(k.s.cfg.WSPongTimeout, WSPongTimeout))
-					defer cancel()
-					if err := k.c.Ping(ctx); err != nil && k.ctx.Err() == nil {
-						k.s.log.Debug("ws_ping_failed", "err", err)
-						_ = k.c.CloseNow()
-					}
-				}()
-			}
-		case o := <-k.out:
-			if !k.writeOut(o) {
-				return
-			}
-		case <-k.ready:
-			k.maybe = true
+			return false
 		}
+		k.wmu.Lock()
+		switch {
+		case k.shutdown:
+			k.wmu.Unlock()
+			_ = k.c.Close(websocket.StatusServiceRestart, "server restarting; reconnect and resume")
+			return false
+		case k.woken:
+			k.woken, k.maybe = false, true
+		case len(k.out) == 0:
+			// enqueue sends before it kicks, and a wake sets woken
+			// before it kicks: what comes after this finds no writer and
+			// starts one.
+			k.writing = false
+			k.wmu.Unlock()
+			return true
+		}
+		k.wmu.Unlock()
 	}
 }
 
@@ -820,7 +905,7 @@ func (k *wsConn) write(b []byte) bool {
 	if k.batch != nil {
 		// The batchConn bounds each write to the network by
 		// WSWriteTimeout, and fails it at once when the connection ends
-		// (see writeLoop): no deadline per frame.
+		// (acceptWS): no deadline per frame.
 		k.batch.holdNext(true)
 		err = k.c.Write(context.Background(), websocket.MessageText, b)
 	} else {

@@ -321,7 +321,8 @@ func BenchmarkWSFanoutSaturated(b *testing.B) {
 // test binary running TestWSIdleClientsHelper), so only the server's
 // share is counted; the bare figure is for comparison.
 func BenchmarkWSIdleMemory(b *testing.B) {
-	measure := func(url string, subscribe bool, connected func() int) float64 {
+	// measure returns the heap and the stack bytes per connection.
+	measure := func(url string, subscribe bool, connected func() int) (heap, stack float64) {
 		runtime.GC()
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
@@ -345,18 +346,21 @@ func BenchmarkWSIdleMemory(b *testing.B) {
 		runtime.ReadMemStats(&m1)
 		stdin.Close()
 		_ = cmd.Wait()
-		return (float64(m1.HeapInuse+m1.StackInuse) - float64(m0.HeapInuse+m0.StackInuse)) / benchClients
+		return (float64(m1.HeapInuse) - float64(m0.HeapInuse)) / benchClients, (float64(m1.StackInuse) - float64(m0.StackInuse)) / benchClients
 	}
 	for range b.N {
 		ts := newTestServer(b)
-		perAgentik := measure(ts.wsURL(), true, ts.Broker.Subscribers)
+		heapAgentik, stackAgentik := measure(ts.wsURL(), true, ts.Broker.Subscribers)
 		bs := &bare{subs: map[chan []byte]struct{}{}}
 		hs := httptest.NewServer(bs)
-		perBare := measure("ws"+strings.TrimPrefix(hs.URL, "http"), false, bs.count)
+		heapBare, stackBare := measure("ws"+strings.TrimPrefix(hs.URL, "http"), false, bs.count)
 		hs.Close()
 		bs.wg.Wait()
-		b.ReportMetric(perAgentik/1024, "agentik-KB/conn")
-		b.ReportMetric(perBare/1024, "bare-KB/conn")
+		b.ReportMetric((heapAgentik+stackAgentik)/1024, "agentik-KB/conn")
+		b.ReportMetric(heapAgentik/1024, "agentik-heap-KB/conn")
+		b.ReportMetric(stackAgentik/1024, "agentik-stack-KB/conn")
+		b.ReportMetric((heapBare+stackBare)/1024, "bare-KB/conn")
+		b.ReportMetric(stackBare/1024, "bare-stack-KB/conn")
 	}
 }
 

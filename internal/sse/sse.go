@@ -169,10 +169,20 @@ type Group struct {
 	closed  bool
 	wg      sync.WaitGroup
 	closing chan struct{}
+	ctx     context.Context // done when closing is
+	cancel  context.CancelFunc
 }
 
 // NewGroup makes an empty Group.
-func NewGroup() *Group { return &Group{closing: make(chan struct{})} }
+func NewGroup() *Group {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Group{closing: make(chan struct{}), ctx: ctx, cancel: cancel}
+}
+
+// Context is done when Shutdown begins, as Closing is closed: a stream
+// with no goroutine waiting for Closing learns of it through
+// context.AfterFunc.
+func (g *Group) Context() context.Context { return g.ctx }
 
 // Hold counts a stream that Shutdown waits for; false once Shutdown began
 // (the stream must not start). The caller calls Release when it ends.
@@ -198,6 +208,7 @@ func (g *Group) Shutdown(ctx context.Context) error {
 	if !g.closed {
 		g.closed = true
 		close(g.closing)
+		g.cancel()
 	}
 	g.mu.Unlock()
 	done := make(chan struct{})

@@ -13,10 +13,21 @@ import (
 // checkpointer does it beside the writer, and under a steady stream of
 // commits the WAL still starts over instead of growing for as long as the
 // load lasts.
+// Both modes: plain mode's writer is glebarez's, and its commits
+// checkpointing inside were its p99.
 func TestCheckpointsOffTheWriterAndTheWALRestarts(t *testing.T) {
 	t.Parallel()
+	for _, mode := range []Mode{ModeFast, ModePlain} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			testCheckpointsOffTheWriter(t, mode)
+		})
+	}
+}
+
+func testCheckpointsOffTheWriter(t *testing.T, mode Mode) {
 	path := filepath.Join(t.TempDir(), "w.db")
-	s, err := Open(t.Context(), "sqlite:"+path, Options{Mode: ModeFast})
+	s, err := Open(t.Context(), "sqlite:"+path, Options{Mode: mode})
 	if err != nil {
 		t.Fatal(err)
 	}

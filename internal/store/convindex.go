@@ -81,11 +81,21 @@ func runSeqs(db *gorm.DB, k *runIndex, id string, after int64, want int) (seqs [
 	return k.Seqs(func(q string, args ...any) (*sql.Rows, error) { return db.Raw(q, args...).Rows() }, id, after, want)
 }
 
-// isDelta tells whether rec's event is a text delta, whose index entry the
-// writer may defer.
+// isDelta tells whether rec's event is a piece of a streamed answer: a
+// text delta, or the start of the answer's reasoning or response, which
+// comes with its first delta (agent's turn). Its index entry the writer
+// may defer, and alone in a commit it goes to the delta log: so a turn's
+// first tokens, like the rest, wait for no SQLite transaction.
 func isDelta(rec *agent.Record) bool {
 	e := rec.Event.Event
-	return rec.Event.Kind == agent.KindConversation && e != nil && e.Type == agent.EventAppendText
+	if rec.Event.Kind != agent.KindConversation || e == nil {
+		return false
+	}
+	switch e.Type {
+	case agent.EventAppendText, agent.EventStartResponse, agent.EventStartReasoning:
+		return true
+	}
+	return false
 }
 
 // droppedConvIndex is the index of agent_event that event_conversation

@@ -58,7 +58,8 @@ func (r *sideRoom) add(cid, owner string, n int) {
 	}
 }
 
-// sideable reports whether every record of r is a text delta alone whose
+// sideable reports whether every record of r is a text delta (isDelta: an
+// answer's start too) alone whose
 // owner the writer knows and whose index entries can wait (eventlog.RunIndex), and
 // counts them in room if so.
 func (s *Store) sideable(r *request, room *sideRoom) bool {

@@ -113,6 +113,74 @@ func TestDeltaLogHoldsDeltas(t *testing.T) {
 	}
 }
 
+// TestTurnFirstTokenInDeltaLog: the runner's first append of an answer,
+// its start (start_response or start_reasoning) with the first text
+// delta in one request, runs no SQLite transaction in fast mode: it goes
+// to the delta log as the later deltas do, so a turn's first token waits
+// for no transaction (issues 47 and 54: the mix's tail was its turns'
+// first tokens). The events read back whole and in order, before and
+// after a restart (whose index entries the crash's path writes).
+func TestTurnFirstTokenInDeltaLog(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := open(t, "sqlite:"+dir+"/a.db", Options{Mode: ModeFast})
+	mustAppend(t, s, createdRec("c1", "one"), userRec("c1", "hi", ""))
+	rows := eventRows(t, s)
+	reasoning := convRec("c1", &agent.Event{Type: agent.EventStartReasoning})
+	mustAppend(t, s, reasoning, textRec("c1", "hmm"))
+	response := convRec("c1", &agent.Event{Type: agent.EventStartResponse})
+	mustAppend(t, s, response, textRec("c1", "t1"))
+	mustAppend(t, s, textRec("c1", " t2"))
+	if n := eventRows(t, s); n != rows {
+		t.Errorf("agent_event holds %d rows after the answer's starts and deltas, want %d: a start went through a transaction", n, rows)
+	}
+	if n := s.side.Count(); n != 5 {
+		t.Errorf("the delta log holds %d records, want the 5 of the answer", n)
+	}
+	check := func(when string) {
+		t.Helper()
+		evs, err := s.Events(t.Context(), agent.EventQuery{ConversationID: "c1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var types []string
+		for _, e := range evs {
+			types = append(types, e.Event.Type)
+		}
+		want := []string{agent.EventMessage, agent.EventStartReasoning, agent.EventAppendText, agent.EventStartResponse, agent.EventAppendText, agent.EventAppendText}
+		if !slices.Equal(types, want) {
+			t.Errorf("%s: c1 reads %v, want %v", when, types, want)
+		}
+		if got, want := readConv(t, s, "c1", 2), wantConvSeqs(t, s, "c1"); !slices.Equal(got, want) {
+			t.Errorf("%s: c1 in pages of 2: %v, want %v", when, got, want)
+		}
+		if seq, err := s.EventSeq(t.Context(), response.Event.ID); err != nil || seq != response.Event.Seq {
+			t.Errorf("%s: EventSeq of start_response: %d, %v; want %d", when, seq, err, response.Event.Seq)
+		}
+	}
+	check("before a restart")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, "sqlite:"+dir+"/a.db", Options{Mode: ModeFast})
+	check("after a restart")
+	// A delete's SQLite side alone, then a crash: opening redacts the
+	// starts as it does the text (in place, no longer than they were).
+	if err := s.w.Exec("DELETE FROM conversation WHERE id = ?", "c1").Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, "sqlite:"+dir+"/a.db", Options{Mode: ModeFast})
+	evs := allEvents(t, s)
+	for _, ev := range evs[len(evs)-5:] {
+		if e := ev.Event; e == nil || e.Type != EventRedacted {
+			t.Errorf("seq %d after the delete reads %+v, want it redacted", ev.Seq, ev.Event)
+		}
+	}
+}
+
 // TestDeltaLogCutsUnfinishedCommit: a commit whose last frame did not reach
 // the file (a crash mid-write) is cut whole at open, and the seqs go on
 // from the last whole commit.

@@ -48,7 +48,8 @@
 //  5. Publish (catchUp, below) the committed events in seq order, then
 //     answer every waiting Append.
 //
-// On SQLite a commit of text deltas alone runs no transaction: the
+// On SQLite a commit of text deltas alone (and the start of an answer
+// that comes with its first delta: isDelta) runs no transaction: the
 // writer appends them to the delta log beside the database and every read
 // merges the two (deltalog.go).
 //

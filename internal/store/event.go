@@ -216,7 +216,7 @@ func (s *Store) indexedEvents(ctx context.Context, q agent.EventQuery, r indexed
 	if q.Limit > 0 {
 		read.MaxBytes = s.pageB
 	}
-	if s.side != nil && r.known.kind != agent.KindAgent { // the delta log holds text deltas alone (deltalog.go)
+	if s.side != nil && r.known.kind != agent.KindAgent { // the delta log holds conversation events alone: text deltas, answers' starts (deltalog.go)
 		read.Side = s.side
 	}
 	out, err := eventlog.ReadByIndex(read)

@@ -147,7 +147,7 @@ type Store struct {
 	lateArmed bool
 	lateWG    sync.WaitGroup // pending checks (the listener waits for them)
 
-	ckpt *eventlog.Checkpointer // SQLite, fast mode only (eventlog/checkpoint.go)
+	ckpt *eventlog.Checkpointer // SQLite, both modes (eventlog/checkpoint.go)
 
 	convIx  *eventlog.RunIndex // SQLite only: the deferred conversation index entries (convindex.go)
 	ownerIx *eventlog.RunIndex // SQLite only: the same of the owner index
@@ -241,11 +241,13 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		s.plain = mode == ModePlain
 		// A file: URI: '%' and '#' in the path must be escaped.
 		base := "file:" + strings.NewReplacer("%", "%25", "#", "%23").Replace(path) + "?" + sqlitePragmas + extra
-		// The writer never checkpoints: the checkpointer does, beside it.
-		// In plain mode SQLite checkpoints in the commits, as by default.
+		// The writer never checkpoints: the checkpointer does, beside it,
+		// in both modes. With SQLite's own checkpoints (inside the commit
+		// that grows the WAL past 1000 pages) plain mode's token p99 was
+		// its checkpoints: one run's 2,333 transactions had p99 28 ms and
+		// a 167 ms worst (docs/BENCHMARKS.md, the mix's turn starts).
 		wdsn := base + "&_pragma=wal_autocheckpoint(0)"
 		if s.plain {
-			wdsn = base
 			s.cache.off = true
 		}
 		if s.w, err = eventlog.OpenSQLiteWriter(wdsn, cfg(), opt.glebarezWriter || s.plain); err != nil {
@@ -283,9 +285,6 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 				_ = s.lock.Close()
 				return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 			}
-		}
-		if s.plain {
-			break
 		}
 		cDB, err := sql.Open("sqlite", base)
 		if err != nil {
