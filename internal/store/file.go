@@ -153,6 +153,17 @@ var postgresChunkDDL = []string{
 	`CREATE INDEX IF NOT EXISTS idx_file_chunk_tsv ON file_chunk USING GIN (tsv)`,
 }
 
+// postgresChunkStorage keeps a chunk's tsvector in its row: the keyword
+// query ranks every match by ts_rank over it, and a tsvector of a chunk
+// (about 2 kB) otherwise went to the TOAST table (the row over its 2 kB
+// target), a look-up of its own for each match, twice the bare index
+// scan's buffers at 100k chunks (docs/BENCHMARKS.md, knowledge search).
+// The vector (3 kB of floats, which do not compress) leaves the row
+// uncompressed, and the text, compressed, after it: both are read for a
+// result's few rows only. It holds for rows written after it (an older
+// database's rows keep their layout: the query is the same, slower).
+const postgresChunkStorage = `ALTER TABLE file_chunk ALTER COLUMN tsv SET STORAGE MAIN, ALTER COLUMN vector SET STORAGE EXTERNAL`
+
 // migrateFiles makes the chunks' full-text index (the tables of files are
 // in migratedTables).
 func migrateFiles(tx *gorm.DB, postgres bool) error {
@@ -163,6 +174,18 @@ func migrateFiles(tx *gorm.DB, postgres bool) error {
 	for _, q := range ddl {
 		if err := tx.Exec(q).Error; err != nil {
 			return fmt.Errorf("chunk index: %w", err)
+		}
+	}
+	if postgres {
+		var n int64
+		if err := tx.Raw(`SELECT COUNT(*) FROM pg_attribute WHERE attrelid = 'file_chunk'::regclass
+			AND ((attname = 'tsv' AND attstorage <> 'm') OR (attname = 'vector' AND attstorage <> 'e'))`).Scan(&n).Error; err != nil {
+			return fmt.Errorf("chunk storage: %w", err)
+		}
+		if n > 0 {
+			if err := tx.Exec(postgresChunkStorage).Error; err != nil {
+				return fmt.Errorf("chunk storage: %w", err)
+			}
 		}
 	}
 	return nil
@@ -509,6 +532,28 @@ func queryTerms(q string) []string {
 	return words
 }
 
+// pgTextArray is strs as a PostgreSQL array literal (one parameter, cast
+// to text[] in the query).
+func pgTextArray(strs []string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, s := range strs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		for _, r := range s {
+			if r == '"' || r == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
 // passageRow is a chunk read for a result.
 type passageRow struct {
 	ID       int64
@@ -533,11 +578,21 @@ func (s *Store) KeywordChunks(ctx context.Context, files []string, query string,
 	var rows []passageRow
 	var err error
 	if s.postgres {
-		tsq := strings.Join(terms, " | ")
+		// Ranked first, read after, as on SQLite: the inner query ranks
+		// the matches' ids by ts_rank over the tsvector kept in the row
+		// (postgresChunkStorage), the text of the best limit alone is
+		// read. The tsquery is made once (a FROM item: in the generic
+		// plan pgx's prepared statement gets after a few searches, an
+		// argument of ts_rank was parsed again for every match), and the
+		// files are one array joined by hash (a list of parameters was
+		// compared one by one with every match's file in that plan).
+		// Same rows, same order as ranking them all in one query.
 		err = s.r.WithContext(ctx).Raw(`SELECT c.id, c.file_id, f.name AS file_name, c.page, c.heading, c.text
-			FROM file_chunk c JOIN stored_file f ON f.id = c.file_id
-			WHERE c.file_id IN ? AND c.tsv @@ to_tsquery('simple', ?)
-			ORDER BY ts_rank(c.tsv, to_tsquery('simple', ?)) DESC, c.id LIMIT ?`, files, tsq, tsq, limit).Scan(&rows).Error
+			FROM (SELECT k.id, ts_rank(k.tsv, q) AS score FROM file_chunk k, to_tsquery('simple', ?) q
+				WHERE k.tsv @@ q AND k.file_id IN (SELECT unnest(?::text::text[]))
+				ORDER BY score DESC, k.id LIMIT ?) t
+			JOIN file_chunk c ON c.id = t.id JOIN stored_file f ON f.id = c.file_id
+			ORDER BY t.score DESC, t.id`, strings.Join(terms, " | "), pgTextArray(files), limit).Scan(&rows).Error
 	} else {
 		quoted := make([]string, len(terms))
 		for i, t := range terms {

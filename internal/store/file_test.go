@@ -2,6 +2,9 @@ package store
 
 import (
 	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,6 +138,105 @@ func TestKeywordChunkSpans(t *testing.T) {
 		}
 		if got, want := files(ps), map[string]int{"file-c shared word three": 1, "file-c shared word late": 1}; !maps.Equal(got, want) {
 			t.Errorf("file c apart: %v, want %v", got, want)
+		}
+	})
+}
+
+// TestKeywordChunksRanking: KeywordChunks answers the same chunks in the
+// same order as ranking every match of the files in one plain query
+// (bm25 on SQLite, ts_rank on PostgreSQL; ties by id), over a corpus of
+// headings and repeated words, for several queries and sets of files (a
+// file id that needs quoting among them), each asked again past the
+// prepared statement's fifth run (PostgreSQL's generic plan); a file not
+// asked for is never in the answer. On PostgreSQL a chunk's tsvector
+// stays in its row and its vector leaves it (postgresChunkStorage).
+func TestKeywordChunksRanking(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, dsn string) {
+		s := open(t, dsn, Options{})
+		ctx := t.Context()
+		now := time.Now().UTC()
+		rng := rand.New(rand.NewPCG(5, 6))
+		vocab := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon")
+		ids := []string{"file-a", "file-b", `file "c\,{d}`, "file-e"}
+		for _, id := range ids {
+			if _, _, err := s.PutFile(ctx, agent.File{ID: id, Owner: "ann", SHA256: id, Name: id, MediaType: "text/plain", Bytes: 1, Status: agent.FileProcessing, CreatedAt: now}, []byte{1}, 1<<20); err != nil {
+				t.Fatal(err)
+			}
+			chunks := make([]agent.Chunk, 30)
+			for i := range chunks {
+				ws := make([]string, 5+rng.IntN(40))
+				for j := range ws {
+					ws[j] = vocab[rng.IntN(len(vocab))]
+				}
+				chunks[i] = agent.Chunk{Text: strings.Join(ws, " "), Vector: []float32{1, 0}}
+				if rng.IntN(3) == 0 {
+					chunks[i].Heading = vocab[rng.IntN(len(vocab))]
+				}
+			}
+			if err := s.FinishFile(ctx, id, chunks, agent.FileProcessed, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reference := func(files []string, query string, limit int) []int64 {
+			terms := queryTerms(query)
+			var got []int64
+			var err error
+			if s.postgres {
+				tsq := strings.Join(terms, " | ")
+				err = s.r.Raw(`SELECT c.id FROM file_chunk c WHERE c.file_id IN ? AND c.tsv @@ to_tsquery('simple', ?)
+					ORDER BY ts_rank(c.tsv, to_tsquery('simple', ?)) DESC, c.id LIMIT ?`, files, tsq, tsq, limit).Scan(&got).Error
+			} else {
+				quoted := make([]string, len(terms))
+				for i, w := range terms {
+					quoted[i] = `"` + w + `"`
+				}
+				err = s.r.Raw(`SELECT chunk_fts.rowid FROM chunk_fts JOIN file_chunk c ON c.id = chunk_fts.rowid
+					WHERE chunk_fts MATCH ? AND c.file_id IN ? ORDER BY bm25(chunk_fts), chunk_fts.rowid LIMIT ?`, strings.Join(quoted, " OR "), files, limit).Scan(&got).Error
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		for _, c := range []struct {
+			files []string
+			query string
+			limit int
+		}{
+			{ids, "alpha", 10},
+			{ids, "beta gamma delta", 10},
+			{ids[1:3], "beta gamma delta", 10},
+			{ids[2:3], "Eta, theta? iota", 50},
+			{[]string{"file-e", "file-a"}, "kappa mu omicron rho tau", 7},
+			{ids, "nothing matches", 10},
+		} {
+			want := reference(c.files, c.query, c.limit)
+			for range 7 {
+				ps, err := s.KeywordChunks(ctx, c.files, c.query, c.limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := make([]int64, len(ps))
+				for i, p := range ps {
+					got[i] = p.ChunkID
+					if !slices.Contains(c.files, p.FileID) {
+						t.Fatalf("%q in %q: chunk %d of %q", c.query, c.files, p.ChunkID, p.FileID)
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%q in %q: %v, want %v", c.query, c.files, got, want)
+				}
+			}
+		}
+		if s.postgres {
+			var storage []string
+			if err := s.r.Raw(`SELECT attname || '=' || attstorage::text FROM pg_attribute WHERE attrelid = 'file_chunk'::regclass AND attname IN ('tsv', 'vector') ORDER BY attname`).Scan(&storage).Error; err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{"tsv=m", "vector=e"}; !slices.Equal(storage, want) {
+				t.Errorf("file_chunk's storage: %v, want %v", storage, want)
+			}
 		}
 	})
 }
