@@ -29,15 +29,7 @@ const checkpointGap = 250 * time.Millisecond
 // stall in 6 s under load; 4–6 tails, 0.16–0.27 s with 8192). Readers
 // search only the frames not yet checkpointed, so a longer WAL does not
 // slow them.
-//
-// A writer whose commits write many more frames (the store's plain mode:
-// a SQLite transaction per token commit, each dirtying its streams' leaves
-// of the conversation index) restarts the WAL that much more often; it
-// takes a longer one with SetRestartFrames.
 const walRestartFrames = 8192
-
-// WALRestartFrames is walRestartFrames, for a writer's SetRestartFrames.
-const WALRestartFrames = walRestartFrames
 
 // Checkpointer moves most of SQLite's WAL checkpointing off the writer. By
 // default SQLite checkpoints inside the commit that grows the WAL past 1000
@@ -149,13 +141,6 @@ func (c *Checkpointer) SetPace(gap time.Duration, restartFrames int64) {
 	c.gap.Store(int64(gap))
 	c.limit.Store(restartFrames)
 }
-
-// SetRestartFrames sets the WAL length, in frames, past which the writer
-// checkpoints the tail (WALRestartFrames by default).
-func (c *Checkpointer) SetRestartFrames(n int64) { c.limit.Store(n) }
-
-// RestartFrames is the WAL length past which the writer checkpoints the tail.
-func (c *Checkpointer) RestartFrames() int64 { return c.limit.Load() }
 
 // CheckpointStats counts what a Checkpointer did.
 type CheckpointStats struct {

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentik/agentik/internal/eventlog"
 	"github.com/agentik/agentik/internal/testwait"
 )
 
@@ -87,26 +86,4 @@ func testCheckpointsOffTheWriter(t *testing.T, mode Mode) {
 		t.Logf("%d commits: %d checkpoints, %d tails by the writer, %d frames in the WAL", commits, st.Runs, st.Tails, frames)
 		return st.Tails > 0 && frames < burst
 	})
-}
-
-// Plain mode's writer restarts the WAL at a longer length than fast
-// mode's: its commits write a frame per token's index leaf, and each
-// restart stalls the writer (plainWALRestartFrames).
-func TestCheckpointPlainRestartsLater(t *testing.T) {
-	t.Parallel()
-	for mode, want := range map[Mode]int64{ModeFast: eventlog.WALRestartFrames, ModePlain: plainWALRestartFrames} {
-		s, err := Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "w.db"), Options{Mode: mode})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := s.ckpt.RestartFrames(); got != want {
-			t.Errorf("%s mode: the WAL restarts past %d frames, want %d", mode, got, want)
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if plainWALRestartFrames <= eventlog.WALRestartFrames {
-		t.Errorf("plain mode's restart length %d is not above fast mode's %d", plainWALRestartFrames, eventlog.WALRestartFrames)
-	}
 }

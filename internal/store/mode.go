@@ -69,16 +69,6 @@ func modeOf(m Mode) (Mode, error) {
 	return mode, nil
 }
 
-// plainWALRestartFrames is the WAL length past which plain mode's writer
-// checkpoints the WAL's tail so that it starts over (eventlog.Checkpointer):
-// 4× fast mode's, about 128 MiB of 4 KiB pages. Each of those tails stalls
-// the writer for three fsyncs (4–54 ms measured), and every token queued
-// meanwhile waits. Plain mode writes every token's row and its leaf of
-// plainConvIndex in a transaction: the mix grew the WAL by some 6,000
-// frames a second, so at fast mode's 8192 frames 9–10 tails stalled each
-// run's writer for 62–127 ms in all, at 4× 2 for 10–42 ms (docs/store.md).
-const plainWALRestartFrames = 4 * eventlog.WALRestartFrames
-
 // The ordinary indexes of agent_event that plain mode reads by, in place
 // of event_conversation and event_owner (eventlog/mode.go: their
 // migration, their drop and the read of a conversation's seqs). Fast mode

@@ -298,9 +298,6 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		}
 		cDB.SetMaxOpenConns(1)
 		s.ckpt = eventlog.NewCheckpointer(cDB, wDB)
-		if s.plain {
-			s.ckpt.SetRestartFrames(plainWALRestartFrames) // mode.go
-		}
 	}
 
 	if err := checkTextOnWrite(s.w); err != nil { // text.go
