@@ -42,6 +42,9 @@ func Walks(s *Scheduler) int {
 	return s.walks
 }
 
+// ChunksOf is fs.chunksOf: f's chunks, as a send inlining f reads them.
+func ChunksOf(ctx context.Context, fs *Files, f File) ([]Chunk, error) { return fs.chunksOf(ctx, f) }
+
 // SetExtractor makes fs extract with e. Set it before fs runs.
 func SetExtractor(fs *Files, e Extractor) { fs.cfg.Extractor = e }
 

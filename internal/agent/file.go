@@ -403,6 +403,16 @@ func (fs *Files) extractOnce(ctx context.Context, f File) ([]Chunk, error) {
 		}
 		fs.mu.Unlock()
 		if !found {
+			// f may be stale: its ingestion may have stored its chunks
+			// and forgotten its extraction since f was read. Read now,
+			// with e in place, the status tells: processed, the stored
+			// chunks are the extraction.
+			if cur, err := fs.cfg.Store.File(ctx, "", f.ID); err == nil && cur.Status == FileProcessed {
+				e.chunks, e.err = fs.cfg.Store.FileChunks(ctx, f.ID)
+				fs.forget(f.ID, e)
+				close(e.done)
+				return e.chunks, e.err
+			}
 			data, err := fs.cfg.Store.FileContent(ctx, "", f.ID)
 			if err == nil {
 				e.chunks, e.err = fs.cfg.Extractor.Extract(ctx, f.Name, f.MediaType, data)

@@ -70,4 +70,19 @@ func TestFileExtractedOnce(t *testing.T) {
 	if n := ex.n.Load(); n != 1 {
 		t.Errorf("attaching the processed file extracted it again: %d extractions", n)
 	}
+	// A send that read the file while it processed, and reaches its
+	// chunks only after its ingestion ended (a loaded machine), reads
+	// the stored chunks instead of extracting it again.
+	stale, err := files.File(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.Status = agent.FileProcessing
+	chunks, err := agent.ChunksOf(context.Background(), files, stale)
+	if err != nil || len(chunks) == 0 || !strings.Contains(chunks[0].Text, "UMBER-9") {
+		t.Fatalf("a stale file's chunks: %v %+v", err, chunks)
+	}
+	if n := ex.n.Load(); n != 1 {
+		t.Errorf("a send holding the file as it was while processing extracted it again after its ingestion: %d extractions", n)
+	}
 }
