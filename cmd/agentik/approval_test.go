@@ -150,26 +150,7 @@ func TestChatAsksApproval(t *testing.T) {
 // turn and runs the tool.
 func TestApprovalOnOtherInstance(t *testing.T) {
 	t.Parallel()
-	root := repoRoot(t)
-	entry := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	if _, err := os.Stat(entry); err != nil {
-		if os.Getenv("AGENTIK_TEST_NO_NODE") != "" {
-			t.Skip("AGENTIK_TEST_NO_NODE is set")
-		}
-		t.Fatalf("server-everything is missing: run `npm ci` in %s (or set AGENTIK_TEST_NO_NODE=1): %v", root, err)
-	}
-	dir := t.TempDir()
-	mcp := filepath.Join(dir, "mcp.json")
-	if err := os.WriteFile(mcp, []byte(`{"mcpServers":{"everything":{"command":"node","args":["`+entry+`","stdio"],"requireApproval":"always"}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fake, fakeURL := llmtest.NewHTTPServer(t)
-	dsn := freshSchema(t)
-	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp}
-	a, b := startDSN(t, dsn, env...), startDSN(t, dsn, env...)
-	for _, p := range []*proc{a, b} {
-		waitTools(t, p, nil)
-	}
+	a, b, fake := twoInstancesWithEverything(t, `"always"`)
 	fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "call_pg", Name: "everything__echo", Arguments: `{"message":"from instance b"}`}}})
 	fake.Enqueue(llmtest.Reply{Text: "resumed elsewhere"})
 	var c agent.Conversation
@@ -192,4 +173,32 @@ func TestApprovalOnOtherInstance(t *testing.T) {
 	if last.Type != agent.MessageAssistant || last.Content[0].Body != "resumed elsewhere" {
 		t.Fatalf("last message %+v", last)
 	}
+}
+
+// twoInstancesWithEverything starts two binaries on one fresh PostgreSQL
+// schema, with the fake model and server-everything as their tool server
+// under the approval rule requireApproval (mcp.json's JSON); both list its
+// tools when it returns.
+func twoInstancesWithEverything(t *testing.T, requireApproval string) (a, b *proc, fake *llmtest.Server) {
+	t.Helper()
+	root := repoRoot(t)
+	entry := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(entry); err != nil {
+		if os.Getenv("AGENTIK_TEST_NO_NODE") != "" {
+			t.Skip("AGENTIK_TEST_NO_NODE is set")
+		}
+		t.Fatalf("server-everything is missing: run `npm ci` in %s (or set AGENTIK_TEST_NO_NODE=1): %v", root, err)
+	}
+	mcp := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(mcp, []byte(`{"mcpServers":{"everything":{"command":"node","args":["`+entry+`","stdio"],"requireApproval":`+requireApproval+`}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fake, fakeURL := llmtest.NewHTTPServer(t)
+	dsn := freshSchema(t)
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp}
+	a, b = startDSN(t, dsn, env...), startDSN(t, dsn, env...)
+	for _, p := range []*proc{a, b} {
+		waitTools(t, p, nil)
+	}
+	return a, b, fake
 }

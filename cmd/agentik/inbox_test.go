@@ -27,6 +27,23 @@ func inboxItems(t *testing.T, p *proc, key, state string) []agent.InboxItem {
 	return res.Items
 }
 
+// inboxStream follows key's inbox on p from its start; it is closed when
+// the test ends.
+func inboxStream(t *testing.T, ctx context.Context, p *proc, key string) *client.Sub {
+	t.Helper()
+	cl, err := client.Dial(ctx, client.Config{URL: p.url(""), APIKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	sub, err := cl.Subscribe(ctx, client.Stream{Kind: client.StreamInbox}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Close() })
+	return sub
+}
+
 // TestInboxScheduleAndA2A: on the real binary, a scheduled run and a turn
 // started over A2A each wait for an approval; both are items of their
 // member's inbox (its list and its WebSocket stream) and of no one
@@ -53,16 +70,7 @@ func TestInboxScheduleAndA2A(t *testing.T) {
 	// ann follows her inbox stream from the start.
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
-	cl, err := client.Dial(ctx, client.Config{URL: p.url(""), APIKey: ann})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	sub, err := cl.Subscribe(ctx, client.Stream{Kind: client.StreamInbox}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
+	sub := inboxStream(t, ctx, p, ann)
 
 	// A schedule of ann's and an A2A send of ann's, each calling the tool
 	// that waits for approval.
@@ -237,38 +245,10 @@ func TestInboxScheduleAndA2A(t *testing.T) {
 // who answered and when, changing nothing.
 func TestInboxOnTwoInstances(t *testing.T) {
 	t.Parallel()
-	entry := filepath.Join(repoRoot(t), "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	if _, err := os.Stat(entry); err != nil {
-		t.Fatalf("%s is missing: run `npm ci`: %v", entry, err)
-	}
-	dir := t.TempDir()
-	mcp := filepath.Join(dir, "mcp.json")
-	if err := os.WriteFile(mcp, []byte(`{"mcpServers":{"everything":{"command":"node","args":["`+entry+`","stdio"],"requireApproval":{"always":["echo"]}}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fake, fakeURL := llmtest.NewHTTPServer(t)
-	dsn := freshSchema(t)
-	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp}
-	a, b := startDSN(t, dsn, env...), startDSN(t, dsn, env...)
-	for _, p := range []*proc{a, b} {
-		waitTools(t, p, nil)
-	}
+	a, b, fake := twoInstancesWithEverything(t, `{"always":["echo"]}`)
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
-	streams := map[*proc]*client.Sub{}
-	for _, p := range []*proc{a, b} {
-		cl, err := client.Dial(ctx, client.Config{URL: p.url("")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cl.Close()
-		sub, err := cl.Subscribe(ctx, client.Stream{Kind: client.StreamInbox}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sub.Close()
-		streams[p] = sub
-	}
+	streams := map[*proc]*client.Sub{a: inboxStream(t, ctx, a, ""), b: inboxStream(t, ctx, b, "")}
 	// next is the next event of type typ on p's inbox stream (agent
 	// states between are skipped).
 	next := func(p *proc, typ string) *agent.Event {
