@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -372,16 +371,7 @@ func (b *bench) bareMix(ctx context.Context, t target, n, ntok int, delay time.D
 	time.Sleep(100 * time.Millisecond)
 	sd.send = func(ctx context.Context, i int) error {
 		return sd.starts.send(keys[i], func() error {
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL()+"/send?run="+keys[i], strings.NewReader(prompt(ntok, delay, keys[i])))
-			if err != nil {
-				return err
-			}
-			resp, err := b.hc.Do(req)
-			if err != nil {
-				return fmt.Errorf("bare send: %w", err)
-			}
-			resp.Body.Close()
-			return nil
+			return b.bareSend(ctx, t.URL(), keys[i], prompt(ntok, delay, keys[i]))
 		})
 	}
 	sd.lost = func() int { return int(bareDropped(ctx, b.hc, t.URL())) }
