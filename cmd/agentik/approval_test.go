@@ -181,14 +181,7 @@ func TestApprovalOnOtherInstance(t *testing.T) {
 // tools when it returns.
 func twoInstancesWithEverything(t *testing.T, requireApproval string) (a, b *proc, fake *llmtest.Server) {
 	t.Helper()
-	root := repoRoot(t)
-	entry := filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	if _, err := os.Stat(entry); err != nil {
-		if os.Getenv("AGENTIK_TEST_NO_NODE") != "" {
-			t.Skip("AGENTIK_TEST_NO_NODE is set")
-		}
-		t.Fatalf("server-everything is missing: run `npm ci` in %s (or set AGENTIK_TEST_NO_NODE=1): %v", root, err)
-	}
+	entry := everythingEntry(t)
 	mcp := filepath.Join(t.TempDir(), "mcp.json")
 	if err := os.WriteFile(mcp, []byte(`{"mcpServers":{"everything":{"command":"node","args":["`+entry+`","stdio"],"requireApproval":`+requireApproval+`}}}`), 0o600); err != nil {
 		t.Fatal(err)
