@@ -124,15 +124,16 @@ func waitApp(t *testing.T, tab context.Context, callID, id, want string) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("app #%s last said %q", id, last)
-			// What to look at when the app went missing (a CI run once
-			// read "no app target" for a minute): the browser's iframe
-			// targets, and the card's iframe in the page.
+			// What to look at when the app went missing (CI runs read "no
+			// app target" for a minute when another test's end had closed
+			// this tab: see inApp): the browser's iframe targets with
+			// their pages, and the card's iframe in the page.
 			if infos, err := chromedp.Targets(tab); err == nil {
 				for _, info := range infos {
 					// The tab's page target too: in a fresh-clone run the tab
 					// itself answered "target detached" once the app was gone.
 					if info.Type == "iframe" || info.Type == "page" {
-						t.Logf("%s target %s %s attached=%v", info.Type, info.TargetID, info.URL, info.Attached)
+						t.Logf("%s target %s %s attached=%v parent=%s", info.Type, info.TargetID, info.URL, info.Attached, info.ParentID)
 					}
 				}
 			}
