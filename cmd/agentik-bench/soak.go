@@ -74,10 +74,15 @@ func (b *bench) soak(ctx context.Context) error {
 		defer close(sampled)
 		tick := time.NewTicker(every)
 		defer tick.Stop()
+		warm := time.NewTimer(b.soakFor / 5) // the warm-up's end (rssGrowth)
+		defer warm.Stop()
 		for {
 			select {
 			case <-sampler.Done():
 				return
+			case <-warm.C:
+				b.heapTo("soak", b.memOut+".warm") // -profile soak -memprofile: compare with -base
+				continue
 			case <-tick.C:
 			}
 			g, _ := b.goroutines(sampler, t.URL(), admin)
@@ -92,6 +97,7 @@ func (b *bench) soak(ctx context.Context) error {
 	err = parallel(ctx, users, users, func(ctx context.Context, i int) error { return us[i].loop(ctx, end, ntok, delay) })
 	stopSampler()
 	<-sampled
+	b.heap("soak") // the load's end, before the clients close
 	for _, u := range us {
 		u.close()
 	}
@@ -405,6 +411,8 @@ func (u *soakUser) check(ctx context.Context, ntok int) error {
 		disorder, ends, asks int
 		users, texts, tools  int
 		text                 strings.Builder
+		turn                 []string // the events since the last end, as "seq type"
+		odd                  []string // the first turn with no user message
 	)
 	caught := make(chan struct{})
 	var once sync.Once
@@ -423,11 +431,18 @@ func (u *soakUser) check(ctx context.Context, ntok int) error {
 		}
 		last = f.Event.Seq
 		ev := f.Event.Event
+		if ev.Type != agent.EventAppendText {
+			turn = append(turn, fmt.Sprintf("%d %s", f.Event.Seq, ev.Type))
+		}
 		switch ev.Type {
 		case agent.EventAppendText:
 			text.WriteString(ev.Text)
 		case agent.EventEnd:
 			ends++
+			if odd == nil && !slices.ContainsFunc(turn, func(s string) bool { return strings.HasSuffix(s, " "+agent.EventMessage+" "+agent.MessageUser) }) {
+				odd = turn
+			}
+			turn = nil
 		case agent.EventApprovalRequest:
 			asks++
 		case agent.EventMessage:
@@ -438,6 +453,7 @@ func (u *soakUser) check(ctx context.Context, ntok int) error {
 			for _, c := range ev.Message.Content {
 				body.WriteString(c.Body)
 			}
+			turn[len(turn)-1] += " " + ev.Message.Type
 			switch {
 			case ev.Message.Type == agent.MessageUser:
 				users++
@@ -468,7 +484,7 @@ func (u *soakUser) check(ctx context.Context, ntok int) error {
 	case disorder > 0 || liveDisorder > 0:
 		return fmt.Errorf("%s: %d events out of order in the log, %d in the live client", u.conv, disorder, liveDisorder)
 	case users != 2*r || ends != 2*r || asks != r:
-		return fmt.Errorf("%s: %d rounds, but %d user messages, %d ends, %d approval requests in the log", u.conv, r, users, ends, asks)
+		return fmt.Errorf("%s: %d rounds, but %d user messages, %d ends, %d approval requests in the log; the first turn without a user message: %s", u.conv, r, users, ends, asks, strings.Join(odd, ", "))
 	case texts != r || tools != r:
 		return fmt.Errorf("%s: %d rounds, but %d whole text answers and %d file_search answers", u.conv, r, texts, tools)
 	case live != text.String():
