@@ -64,7 +64,7 @@ func (b *bench) soak(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var samples, anons, files []int64
+	var samples, anons, files, goMems []int64
 	var peak int
 	var smu sync.Mutex
 	sampler, stopSampler := context.WithCancel(ctx)
@@ -85,10 +85,10 @@ func (b *bench) soak(ctx context.Context) error {
 				continue
 			case <-tick.C:
 			}
-			g, _ := b.goroutines(sampler, t.URL(), admin)
+			g, goMem, _ := b.serverMetrics(sampler, t.URL(), admin)
 			smu.Lock()
 			m := residentOfTarget(t)
-			samples, anons, files = append(samples, m.total), append(anons, m.anon), append(files, m.file)
+			samples, anons, files, goMems = append(samples, m.total), append(anons, m.anon), append(files, m.file), append(goMems, goMem)
 			peak = max(peak, g)
 			smu.Unlock()
 		}
@@ -125,13 +125,14 @@ func (b *bench) soak(ctx context.Context) error {
 	growth, atWarm, atEnd := rssGrowth(samples)
 	anonGrowth, anonWarm, anonEnd := rssGrowth(anons)
 	_, fileWarm, fileEnd := rssGrowth(files)
+	_, goWarm, goEnd := rssGrowth(goMems)
 	n := len(samples)
 	smu.Unlock()
-	b.progress("soak: %d rounds, %d turns, %d reconnects; RSS %.1f → %.1f MB (%+.1f %%), anonymous %.1f → %.1f MB (%+.1f %%), file-backed %.1f → %.1f MB; goroutines %d before, peak %d, %d after (%.0f s after the load); %d conversations off",
-		rounds, turns, reconnects, float64(atWarm)/1e6, float64(atEnd)/1e6, growth, float64(anonWarm)/1e6, float64(anonEnd)/1e6, anonGrowth, float64(fileWarm)/1e6, float64(fileEnd)/1e6, base, peak, after, waited.Seconds(), bad)
+	b.progress("soak: %d rounds, %d turns, %d reconnects; RSS %.1f → %.1f MB (%+.1f %%), anonymous %.1f → %.1f MB (%+.1f %%; Go's runtime %.1f → %.1f MB), file-backed %.1f → %.1f MB; goroutines %d before, peak %d, %d after (%.0f s after the load); %d conversations off",
+		rounds, turns, reconnects, float64(atWarm)/1e6, float64(atEnd)/1e6, growth, float64(anonWarm)/1e6, float64(anonEnd)/1e6, anonGrowth, float64(goWarm)/1e6, float64(goEnd)/1e6, float64(fileWarm)/1e6, float64(fileEnd)/1e6, base, peak, after, waited.Seconds(), bad)
 	b.add(Row{Scenario: "soak", Metric: "anonymous resident memory growth (heap, stacks), end of the warm-up → end of the load", Unit: "%", Agentik: anonGrowth, Target: fmt.Sprintf("≤ %.0f %%", soakMaxGrowth),
-		Note: fmt.Sprintf("%s of %d users: %d rounds, %d turns (half with an approved file_search, half queued text of %d tokens at %.0f tokens/s), %d reconnects; RssAnon, medians of the samples of the first tenth after the warm-up (the first fifth) and of the last tenth: %.1f → %.1f MB; %d samples every %s",
-			b.soakFor, users, rounds, turns, ntok, float64(time.Second)/float64(delay), reconnects, float64(anonWarm)/1e6, float64(anonEnd)/1e6, n, every)},
+		Note: fmt.Sprintf("%s of %d users: %d rounds, %d turns (half with an approved file_search, half queued text of %d tokens at %.0f tokens/s), %d reconnects; RssAnon, medians of the samples of the first tenth after the warm-up (the first fifth) and of the last tenth: %.1f → %.1f MB, of which Go's runtime holds (go_memstats_sys_bytes − heap_released) %.1f → %.1f MB and the rest is outside it (SQLite's C heap through modernc's libc, threads' stacks); %d samples every %s",
+			b.soakFor, users, rounds, turns, ntok, float64(time.Second)/float64(delay), reconnects, float64(anonWarm)/1e6, float64(anonEnd)/1e6, float64(goWarm)/1e6, float64(goEnd)/1e6, n, every)},
 		func(r Row) bool { return r.Agentik <= soakMaxGrowth })
 	b.add(Row{Scenario: "soak", Metric: "resident memory growth in all (VmRSS, with the database's mapped pages)", Unit: "%", Agentik: growth,
 		Note: fmt.Sprintf("VmRSS %.1f → %.1f MB; of it file-backed (RssFile: the SQLite file, read through a 1 GiB mmap, grows with the log; pages the kernel may drop) %.1f → %.1f MB",
@@ -211,23 +212,40 @@ func (b *bench) getText(ctx context.Context, url, key string) (string, error) {
 
 // goroutines is the server's go_goroutines of /metrics.
 func (b *bench) goroutines(ctx context.Context, root, key string) (int, error) {
+	n, _, err := b.serverMetrics(ctx, root, key)
+	return n, err
+}
+
+// serverMetrics reads the server's goroutines and the memory Go's runtime
+// holds from the OS (go_memstats_sys_bytes less what it released), from
+// its /metrics.
+func (b *bench) serverMetrics(ctx context.Context, root, key string) (goroutines int, goMem int64, err error) {
 	text, err := b.getText(ctx, root+"/metrics", key)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	n, ok := parseGoroutines(text)
 	if !ok {
-		return 0, errors.New("soak: /metrics has no go_goroutines")
+		return 0, 0, errors.New("soak: /metrics has no go_goroutines")
 	}
-	return n, nil
+	sys, _ := parseMetric(text, "go_memstats_sys_bytes")
+	released, _ := parseMetric(text, "go_memstats_heap_released_bytes")
+	return n, int64(sys - released), nil
 }
 
 // parseGoroutines reads go_goroutines from a Prometheus text exposition.
 func parseGoroutines(text string) (int, bool) {
+	f, ok := parseMetric(text, "go_goroutines")
+	return int(f), ok
+}
+
+// parseMetric reads the value of an unlabelled metric from a Prometheus
+// text exposition.
+func parseMetric(text, name string) (float64, bool) {
 	for line := range strings.Lines(text) {
-		if v, ok := strings.CutPrefix(line, "go_goroutines "); ok {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return int(f), err == nil
+			return f, err == nil
 		}
 	}
 	return 0, false
