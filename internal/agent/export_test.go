@@ -25,6 +25,10 @@ func SetInterruptHook(r *Runner, found func(id string)) { r.hooks.interrupt = fo
 // turns and not yet checked them against its own. Set it before Recover.
 func SetRecoverHook(r *Runner, read func()) { r.hooks.recoverRead = read }
 
+// EndStripe is the stripe of Runner.ends that counts conversation id's
+// turns.
+func EndStripe(id string) int { return endStripe(id) }
+
 // AwaitForgotten waits until no turn of r holds conversation id (its
 // goroutine has ended or parked), or ctx ends.
 func AwaitForgotten(ctx context.Context, r *Runner, id string) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -20,9 +21,8 @@ func (r *Runner) Recover(ctx context.Context) error {
 	if r.cfg.Cluster == nil {
 		return nil
 	}
-	r.mu.Lock()
-	ends := r.ends // before the read: a turn of this runner that ends or parks after it moves its stripe
-	r.mu.Unlock()
+	w := r.watchEnds() // before the read: a turn of this runner that ends or parks after it is noted
+	defer r.unwatchEnds(w)
 	convs, err := r.cfg.Cluster.OrphanedTurns(ctx)
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
@@ -32,10 +32,9 @@ func (r *Runner) Recover(ctx context.Context) error {
 	}
 	for _, c := range convs {
 		r.mu.Lock()
-		s := endStripe(c.ID)
-		live, moved := r.turns[c.ID] != nil, r.ends[s] != ends[s]
+		live, ended := r.turns[c.ID] != nil, w.ended[c.ID]
 		r.mu.Unlock()
-		if live || moved {
+		if live || ended {
 			// Ours, and still running; or a turn of ours ended or parked
 			// since the read, and what was read is stale (recovering it
 			// would end a finished turn twice): the next Recover reads it
@@ -80,6 +79,24 @@ func (r *Runner) Recover(ctx context.Context) error {
 		r.log.Info("turn_recovered", "conversation_id", c.ID)
 	}
 	return r.recoverQueued(ctx)
+}
+
+// endWatch is a pass of Recover: the conversations whose turn of this
+// runner ended or parked since it began (forget notes them).
+type endWatch struct{ ended map[string]bool }
+
+func (r *Runner) watchEnds() *endWatch {
+	w := &endWatch{ended: map[string]bool{}}
+	r.mu.Lock()
+	r.recovering = append(r.recovering, w)
+	r.mu.Unlock()
+	return w
+}
+
+func (r *Runner) unwatchEnds(w *endWatch) {
+	r.mu.Lock()
+	r.recovering = slices.DeleteFunc(r.recovering, func(x *endWatch) bool { return x == w })
+	r.mu.Unlock()
 }
 
 // DefaultContinuations is how many times a turn is continued after its

@@ -371,3 +371,56 @@ func TestRecoverSkipsATurnThatEndedMeanwhile(t *testing.T) {
 		t.Fatalf("%d ends in the log, want 1: %s", got, types(ts))
 	}
 }
+
+// TestRecoverNotDelayedByAnotherTurnsEnd: a turn of this runner that ends
+// during Recover's pass, in another conversation, does not make Recover
+// leave a dead turn to its next pass (30 s later), even when the two
+// conversations share a stripe of the counts a send compares.
+func TestRecoverNotDelayedByAnotherTurnsEnd(t *testing.T) {
+	t.Parallel()
+	g := newRigWith(t, nil, func(c *agent.Config, _ llm.Config) { c.Continuations = -1 })
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
+	defer cancel()
+	dead := g.create(false)
+	var live agent.Conversation
+	for {
+		live = g.create(false)
+		if agent.EndStripe(live.ID) == agent.EndStripe(dead.ID) {
+			break
+		}
+	}
+	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: live.ID}, -1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	hold := make(chan struct{})
+	g.fake.Enqueue(llmtest.Reply{Text: "the answer", Hold: hold})
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: live.ID, Content: []agent.Content{agent.Text("hi")}}); err != nil {
+		t.Fatal(err)
+	}
+	g.startTurnInStore(dead) // a turn whose process died
+	read, resume := make(chan struct{}), make(chan struct{})
+	var once atomic.Bool
+	agent.SetRecoverHook(g.r, func() {
+		if once.CompareAndSwap(false, true) {
+			close(read)
+			<-resume
+		}
+	})
+	recovered := make(chan error, 1)
+	go func() { recovered <- g.r.Recover(ctx) }()
+	<-read
+	close(hold) // the live turn ends during the pass
+	untilEnd(t, ctx, sub)
+	if err := agent.AwaitForgotten(ctx, g.r, live.ID); err != nil {
+		t.Fatal(err)
+	}
+	close(resume)
+	if err := <-recovered; err != nil {
+		t.Fatal(err)
+	}
+	if c, err := g.cs.Get(ctx, dead.ID); err != nil || c.Running {
+		t.Fatalf("the dead turn after Recover's pass: running %v, %v; want it ended in this pass", c.Running, err)
+	}
+}

@@ -171,12 +171,15 @@ type Runner struct {
 	mu    sync.Mutex
 	turns map[string]*turn // running turns by conversation id
 	// ends counts the turns that left turns, striped by conversation id
-	// (endStripe): a send, a resume and Recover compare it around their
-	// read of the conversation to know whether a turn of this runner
-	// ended (or parked) meanwhile.
-	ends   [64]uint64
-	held   map[string]int        // conversations whose queued sends must not start now (being deleted)
-	timers map[string]*waitTimer // armed approval timeouts by conversation id (approval.go)
+	// (endStripe): a send and a resume compare it around their read of
+	// the conversation to know whether a turn of this runner ended (or
+	// parked) meanwhile, and read again if so.
+	ends [64]uint64
+	// recovering are the passes of Recover under way: each learns the
+	// conversations whose turn of this runner ended or parked during it.
+	recovering []*endWatch
+	held       map[string]int        // conversations whose queued sends must not start now (being deleted)
+	timers     map[string]*waitTimer // armed approval timeouts by conversation id (approval.go)
 	// elicits are the elicitations a tool call of this runner waits for,
 	// by request id: where an answer goes (elicit.go).
 	elicits map[string]*elicitWait
@@ -706,6 +709,9 @@ func (r *Runner) forget(t *turn) {
 	if r.turns[t.conv.ID] == t {
 		delete(r.turns, t.conv.ID)
 		r.ends[endStripe(t.conv.ID)]++
+		for _, w := range r.recovering {
+			w.ended[t.conv.ID] = true
+		}
 	}
 	if r.endCh != nil {
 		close(r.endCh)
