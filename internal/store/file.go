@@ -568,95 +568,15 @@ func (r passageRow) passage() agent.Passage {
 	return agent.Passage{ChunkID: r.ID, FileID: r.FileID, FileName: r.FileName, Page: r.Page, Heading: r.Heading, Text: r.Text}
 }
 
-// keywordSplitMin is the chunks (their id span's) past which a keyword
-// query runs as two, each over half the span, side by side (the query
-// ranks every match; each half reads half of them).
-const keywordSplitMin = 20_000
-
 // KeywordChunks implements agent.KnowledgeStore: any of the query's words,
-// ranked by BM25 (SQLite) or ts_rank (PostgreSQL), among files only. Over
-// many chunks (keywordSplitMin) it asks two queries at once, each over
-// half the files' chunk ids, and merges their best: a match's score
-// depends on it and the whole index alone (BM25's statistics are the
-// table's, ts_rank's the chunk's), so the merge is the one query's
-// answer, ties by id as there.
+// ranked by BM25 (SQLite) or ts_rank (PostgreSQL), among files only.
 func (s *Store) KeywordChunks(ctx context.Context, files []string, query string, limit int) ([]agent.Passage, error) {
 	terms := queryTerms(query)
 	if len(terms) == 0 || len(files) == 0 {
 		return nil, nil
 	}
-	fss, err := s.fileSpans(ctx, files)
-	if err != nil {
-		return nil, fmt.Errorf("store: keyword chunks: %w", err)
-	}
-	if len(fss) == 0 {
-		return nil, nil // no chunks
-	}
-	lo, hi, n := fss[0].first, fss[0].last, int64(0)
-	for _, fs := range fss {
-		lo, hi, n = min(lo, fs.first), max(hi, fs.last), n+fs.n
-	}
-	splitAt := s.keywordSplitAt
-	if splitAt == 0 {
-		splitAt = keywordSplitMin
-	}
-	var rows []scoredRow
-	if n < splitAt || hi <= lo {
-		rows, err = s.keywordRanked(ctx, terms, files, fss, limit, 0, -1)
-	} else {
-		// The halves split at the middle of the spans' ids and are open
-		// on their outer sides: together they are every id, whatever the
-		// spans (read once a file) say.
-		mid := lo + (hi-lo)/2
-		var low []scoredRow
-		var lowErr error
-		var wg sync.WaitGroup
-		wg.Go(func() { low, lowErr = s.keywordRanked(ctx, terms, files, fss, limit, math.MinInt64, mid) })
-		rows, err = s.keywordRanked(ctx, terms, files, fss, limit, mid+1, math.MaxInt64)
-		wg.Wait()
-		err = cmp.Or(lowErr, err)
-		rows = append(low, rows...)
-		slices.SortFunc(rows, func(a, b scoredRow) int {
-			if a.Score != b.Score {
-				if s.postgres { // ts_rank: higher first
-					return cmp.Compare(b.Score, a.Score)
-				}
-				return cmp.Compare(a.Score, b.Score) // bm25: lower first
-			}
-			return cmp.Compare(a.ID, b.ID)
-		})
-		rows = rows[:min(limit, len(rows))]
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: keyword chunks: %w", err)
-	}
-	out := make([]agent.Passage, len(rows))
-	for i, r := range rows {
-		out[i] = r.passage()
-	}
-	return out, nil
-}
-
-// scoredRow is a chunk read for a result with its keyword score.
-type scoredRow struct {
-	ID       int64
-	FileID   string
-	FileName string
-	Page     int
-	Heading  string
-	Text     string
-	Score    float64
-}
-
-func (r scoredRow) passage() agent.Passage {
-	return passageRow{r.ID, r.FileID, r.FileName, r.Page, r.Heading, r.Text}.passage()
-}
-
-// keywordRanked is KeywordChunks' query, over the chunk ids from to to
-// alone (all of them when to < from); fss are the files' spans
-// (fileSpans).
-func (s *Store) keywordRanked(ctx context.Context, terms, files []string, fss []fileSpan, limit int, from, to int64) ([]scoredRow, error) {
-	var rows []scoredRow
+	var rows []passageRow
+	var err error
 	if s.postgres {
 		// Ranked first, read after, as on SQLite: the inner query ranks
 		// the matches' ids by ts_rank over the tsvector kept in the row
@@ -667,55 +587,55 @@ func (s *Store) keywordRanked(ctx context.Context, terms, files []string, fss []
 		// files are one array joined by hash (a list of parameters was
 		// compared one by one with every match's file in that plan).
 		// Same rows, same order as ranking them all in one query.
-		idRange, args := "", []any{strings.Join(terms, " | "), pgTextArray(files)}
-		if to >= from {
-			idRange, args = " AND k.id BETWEEN ? AND ?", append(args, from, to)
-		}
-		args = append(args, limit)
-		err := s.r.WithContext(ctx).Raw(`SELECT c.id, c.file_id, f.name AS file_name, c.page, c.heading, c.text, t.score
+		err = s.r.WithContext(ctx).Raw(`SELECT c.id, c.file_id, f.name AS file_name, c.page, c.heading, c.text
 			FROM (SELECT k.id, ts_rank(k.tsv, q) AS score FROM file_chunk k, to_tsquery('simple', ?) q
-				WHERE k.tsv @@ q AND k.file_id IN (SELECT unnest(?::text::text[]))`+idRange+`
+				WHERE k.tsv @@ q AND k.file_id IN (SELECT unnest(?::text::text[]))
 				ORDER BY score DESC, k.id LIMIT ?) t
 			JOIN file_chunk c ON c.id = t.id JOIN stored_file f ON f.id = c.file_id
-			ORDER BY t.score DESC, t.id`, args...).Scan(&rows).Error
-		return rows, err
-	}
-	quoted := make([]string, len(terms))
-	for i, t := range terms {
-		quoted[i] = `"` + t + `"`
-	}
-	// Ranked first, read after: the inner query sorts the matches' ids
-	// and scores only, and the text of the best limit alone is read
-	// (sorting every match with its text read each chunk's row whole,
-	// its vector's overflow pages too: 5-7× the bare FTS query,
-	// BenchmarkKnowledgeSearch). The inner query keeps the files'
-	// chunks by their id spans where it can (chunkSpans: no look-up of
-	// each match's row, a quarter of the query's CPU at 100k chunks),
-	// else by each match's file; the outer one checks the file of
-	// every chunk it reads either way.
-	filter, args := "k.file_id IN ?", []any{files}
-	join := " JOIN file_chunk k ON k.id = chunk_fts.rowid"
-	if spans, ok := chunkSpans(fss); ok {
-		join, args = "", nil
-		conds := make([]string, len(spans))
-		for i, sp := range spans {
-			conds[i] = "chunk_fts.rowid BETWEEN ? AND ?"
-			args = append(args, sp.first, sp.last)
+			ORDER BY t.score DESC, t.id`, strings.Join(terms, " | "), pgTextArray(files), limit).Scan(&rows).Error
+	} else {
+		quoted := make([]string, len(terms))
+		for i, t := range terms {
+			quoted[i] = `"` + t + `"`
 		}
-		filter = "(" + strings.Join(conds, " OR ") + ")"
+		// Ranked first, read after: the inner query sorts the matches' ids
+		// and scores only, and the text of the best limit alone is read
+		// (sorting every match with its text read each chunk's row whole,
+		// its vector's overflow pages too: 5-7× the bare FTS query,
+		// BenchmarkKnowledgeSearch). The inner query keeps the files'
+		// chunks by their id spans where it can (chunkSpans: no look-up of
+		// each match's row, a quarter of the query's CPU at 100k chunks),
+		// else by each match's file; the outer one checks the file of
+		// every chunk it reads either way.
+		filter, args := "k.file_id IN ?", []any{files}
+		join := " JOIN file_chunk k ON k.id = chunk_fts.rowid"
+		if spans, ok, serr := s.chunkSpans(ctx, files); serr != nil {
+			return nil, fmt.Errorf("store: keyword chunks: %w", serr)
+		} else if ok {
+			join, args = "", nil
+			conds := make([]string, len(spans))
+			for i, sp := range spans {
+				conds[i] = "chunk_fts.rowid BETWEEN ? AND ?"
+				args = append(args, sp.first, sp.last)
+			}
+			filter = "(" + strings.Join(conds, " OR ") + ")"
+		}
+		args = append([]any{strings.Join(quoted, " OR ")}, args...)
+		args = append(args, limit, files)
+		err = s.r.WithContext(ctx).Raw(`SELECT c.id, c.file_id, f.name AS file_name, c.page, c.heading, c.text
+			FROM (SELECT chunk_fts.rowid AS id, bm25(chunk_fts) AS score FROM chunk_fts`+join+`
+				WHERE chunk_fts MATCH ? AND `+filter+` ORDER BY score, chunk_fts.rowid LIMIT ?) t
+			JOIN file_chunk c ON c.id = t.id JOIN stored_file f ON f.id = c.file_id
+			WHERE c.file_id IN ? ORDER BY t.score, t.id`, args...).Scan(&rows).Error
 	}
-	if to >= from {
-		filter += " AND chunk_fts.rowid BETWEEN ? AND ?"
-		args = append(args, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("store: keyword chunks: %w", err)
 	}
-	args = append([]any{strings.Join(quoted, " OR ")}, args...)
-	args = append(args, limit, files)
-	err := s.r.WithContext(ctx).Raw(`SELECT c.id, c.file_id, f.name AS file_name, c.page, c.heading, c.text, t.score
-		FROM (SELECT chunk_fts.rowid AS id, bm25(chunk_fts) AS score FROM chunk_fts`+join+`
-			WHERE chunk_fts MATCH ? AND `+filter+` ORDER BY score, chunk_fts.rowid LIMIT ?) t
-		JOIN file_chunk c ON c.id = t.id JOIN stored_file f ON f.id = c.file_id
-		WHERE c.file_id IN ? ORDER BY t.score, t.id`, args...).Scan(&rows).Error
-	return rows, err
+	out := make([]agent.Passage, len(rows))
+	for i, r := range rows {
+		out[i] = r.passage()
+	}
+	return out, nil
 }
 
 // lowBounds is a min-heap of the best scores' lower bounds
@@ -920,7 +840,7 @@ type vecCache struct {
 	// spans are files' chunk id spans (chunkSpans), on the same terms:
 	// a processed file's chunks never change until it is dropped. gen
 	// counts the drops, so a span read before one is not kept after it.
-	spans map[string]fileSpan
+	spans map[string]chunkSpan
 	gen   uint64
 }
 
@@ -928,21 +848,21 @@ type vecCache struct {
 // it looks up each match's file.
 const maxChunkSpans = 64
 
-// chunkSpan is a span of chunk ids, first to last, every id in between
-// a chunk of the files searched: on SQLite the one writer inserts a
-// file's chunks in one transaction (FinishFile), so they are one span,
-// and files ingested one after another make one span.
+// chunkSpan is the ids of a file's chunks, first to last, when they are
+// every id in between (last < first when they are not): on SQLite the
+// one writer inserts a file's chunks in one transaction (FinishFile), so
+// they are, and files ingested one after another make one span.
 type chunkSpan struct{ first, last int64 }
 
-// fileSpan is the ids of a file's chunks: first to last, n of them
-// (every id in between when n = last − first + 1).
-type fileSpan struct{ first, last, n int64 }
-
-// fileSpans are the id spans of the files' chunks (none for a file
-// without chunks), read once a file (vecCache.spans).
-func (s *Store) fileSpans(ctx context.Context, files []string) ([]fileSpan, error) {
+// chunkSpans are the id spans of the chunks of files, merged and in
+// order, on SQLite (ok false on PostgreSQL, where ids come from a
+// sequence shared by concurrent transactions, or when a file's ids are
+// not one span, or the spans are more than maxChunkSpans).
+func (s *Store) chunkSpans(ctx context.Context, files []string) (spans []chunkSpan, ok bool, err error) {
+	if s.postgres {
+		return nil, false, nil
+	}
 	c := &s.vectors
-	out := make([]fileSpan, 0, len(files))
 	for _, f := range files {
 		c.mu.Lock()
 		sp, cached := c.spans[f]
@@ -953,50 +873,28 @@ func (s *Store) fileSpans(ctx context.Context, files []string) ([]fileSpan, erro
 				First, Last, N int64
 			}
 			if err := s.r.WithContext(ctx).Raw(`SELECT COALESCE(MIN(id), 0) AS first, COALESCE(MAX(id), 0) AS last, COUNT(*) AS n FROM file_chunk WHERE file_id = ?`, f).Scan(&r).Error; err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if r.N == 0 {
 				continue // no chunks: none to keep (and not kept: they may come)
 			}
-			sp = fileSpan{r.First, r.Last, r.N}
+			sp = chunkSpan{r.First, r.Last}
+			if r.Last-r.First+1 != r.N {
+				sp = chunkSpan{0, -1}
+			}
 			c.mu.Lock()
 			if c.gen == gen {
 				if c.spans == nil {
-					c.spans = map[string]fileSpan{}
+					c.spans = map[string]chunkSpan{}
 				}
 				c.spans[f] = sp
 			}
 			c.mu.Unlock()
 		}
-		out = append(out, sp)
-	}
-	return out, nil
-}
-
-// chunkSpans are the files' spans fss merged and in order, on SQLite (ok
-// false on PostgreSQL, where ids come from a sequence shared by
-// concurrent transactions, or when a file's ids are not one span, or the
-// spans are more than maxChunkSpans).
-func (s *Store) chunkSpans(ctx context.Context, files []string) (spans []chunkSpan, ok bool, err error) {
-	if s.postgres {
-		return nil, false, nil
-	}
-	fss, err := s.fileSpans(ctx, files)
-	if err != nil {
-		return nil, false, err
-	}
-	spans, ok = chunkSpans(fss)
-	return spans, ok, nil
-}
-
-// chunkSpans is Store.chunkSpans of the files' spans fss.
-func chunkSpans(fss []fileSpan) ([]chunkSpan, bool) {
-	spans := make([]chunkSpan, 0, len(fss))
-	for _, fs := range fss {
-		if fs.last-fs.first+1 != fs.n {
-			return nil, false
+		if sp.last < sp.first {
+			return nil, false, nil
 		}
-		spans = append(spans, chunkSpan{fs.first, fs.last})
+		spans = append(spans, sp)
 	}
 	slices.SortFunc(spans, func(a, b chunkSpan) int { return cmp.Compare(a.first, b.first) })
 	merged := spans[:0]
@@ -1008,9 +906,9 @@ func chunkSpans(fss []fileSpan) ([]chunkSpan, bool) {
 		merged = append(merged, sp)
 	}
 	if len(merged) == 0 || len(merged) > maxChunkSpans {
-		return nil, false
+		return nil, false, nil
 	}
-	return merged, true
+	return merged, true, nil
 }
 
 func (c *vecCache) get(ctx context.Context, s *Store, file string) (*fileVectors, error) {

@@ -155,9 +155,6 @@ type Store struct {
 	temp *tempState // a temp database's (OpenTemp); nil: a stored one
 
 	vectors vecCache // knowledge's chunk vectors, decoded (file.go)
-	// keywordSplitAt, when not 0, is keywordSplitMin for this store (a
-	// test's).
-	keywordSplitAt int64
 
 	// SQLite only: text deltas committed outside SQLite (deltalog.go), and
 	// the highest seq committed to either (the horizon of merged reads).
