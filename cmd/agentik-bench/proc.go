@@ -47,20 +47,63 @@ func cpuTime(pid int) (time.Duration, error) {
 
 // rss is a process's resident memory in bytes (VmRSS).
 func rss(pid int) (int64, error) {
+	m, err := residentOf(pid)
+	return m.total, err
+}
+
+// resident is a process's resident memory in bytes, as /proc counts it:
+// in all (VmRSS), and its parts, anonymous (RssAnon: the heap, stacks)
+// and file-backed (RssFile: mapped files, such as the database SQLite
+// reads through mmap, which the kernel may drop and read again).
+type resident struct{ total, anon, file int64 }
+
+func residentOf(pid int) (resident, error) {
+	var m resident
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, fmt.Errorf("rss: %w", err)
+		return m, fmt.Errorf("rss: %w", err)
 	}
+	found := false
 	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("rss: parse %q: %w", line, err)
-			}
-			return kb << 10, nil
+		name, v, ok := strings.Cut(line, ":")
+		var into *int64
+		switch name {
+		case "VmRSS":
+			into, found = &m.total, true
+		case "RssAnon":
+			into = &m.anon
+		case "RssFile":
+			into = &m.file
 		}
+		if !ok || into == nil {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		if err != nil {
+			return m, fmt.Errorf("rss: parse %q: %w", line, err)
+		}
+		*into = kb << 10
 	}
-	return 0, errors.New("rss: no VmRSS line")
+	if !found {
+		return m, errors.New("rss: no VmRSS line")
+	}
+	return m, nil
+}
+
+// residentOfTarget is residentOf the process that serves t (this one
+// when it runs in process); zero for a target of several processes.
+func residentOfTarget(t target) resident {
+	pid := 0
+	switch p := t.(type) {
+	case *proc:
+		pid = p.cmd.Process.Pid
+	case *inproc:
+		pid = os.Getpid()
+	default:
+		return resident{}
+	}
+	m, _ := residentOf(pid)
+	return m
 }
 
 // target is a server under load: agentik or the bare baseline, in a child

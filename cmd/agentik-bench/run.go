@@ -362,12 +362,16 @@ func (b *bench) instanceProfiled() string {
 // heap writes the heap profile of scenario name, when it is the profiled
 // one and -memprofile is set: the scenario calls it at the moment it
 // measures.
-func (b *bench) heap(name string) {
+func (b *bench) heap(name string) { b.heapTo(name, b.memOut) }
+
+// heapTo is heap into the file path (a scenario that writes two: the
+// soak's at the end of its warm-up, to compare with `pprof -base`).
+func (b *bench) heapTo(name, path string) {
 	if b.profile != name || b.memOut == "" {
 		return
 	}
 	runtime.GC()
-	f, err := os.Create(b.memOut)
+	f, err := os.Create(path)
 	if err == nil {
 		err = pprof.WriteHeapProfile(f)
 		f.Close()
@@ -376,7 +380,7 @@ func (b *bench) heap(name string) {
 		b.progress("heap profile of %s: %v", name, err)
 		return
 	}
-	b.progress("heap profile of %s written to %s", name, b.memOut)
+	b.progress("heap profile of %s written to %s", name, path)
 }
 
 // phase, while a scenario is being profiled, ends the CPU profile of its

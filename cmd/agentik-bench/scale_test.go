@@ -92,6 +92,13 @@ func TestParseGoroutines(t *testing.T) {
 	if _, ok := parseGoroutines("go_threads 9\n"); ok {
 		t.Error("parseGoroutines found a count in a text without one")
 	}
+	mem := "go_memstats_sys_bytes 7.5e+07\ngo_memstats_sys_bytes_total 1\ngo_memstats_heap_released_bytes 2.5e+07\n"
+	if v, ok := parseMetric(mem, "go_memstats_sys_bytes"); !ok || v != 75e6 {
+		t.Errorf("parseMetric(sys) = %v, %v; want 7.5e7", v, ok)
+	}
+	if v, ok := parseMetric(mem, "go_memstats_heap_released_bytes"); !ok || v != 25e6 {
+		t.Errorf("parseMetric(released) = %v, %v; want 2.5e7", v, ok)
+	}
 }
 
 func TestParseTop(t *testing.T) {

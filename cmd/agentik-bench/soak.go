@@ -64,7 +64,7 @@ func (b *bench) soak(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var samples []int64
+	var samples, anons, files, goMems []int64
 	var peak int
 	var smu sync.Mutex
 	sampler, stopSampler := context.WithCancel(ctx)
@@ -74,15 +74,21 @@ func (b *bench) soak(ctx context.Context) error {
 		defer close(sampled)
 		tick := time.NewTicker(every)
 		defer tick.Stop()
+		warm := time.NewTimer(b.soakFor / 5) // the warm-up's end (rssGrowth)
+		defer warm.Stop()
 		for {
 			select {
 			case <-sampler.Done():
 				return
+			case <-warm.C:
+				b.heapTo("soak", b.memOut+".warm") // -profile soak -memprofile: compare with -base
+				continue
 			case <-tick.C:
 			}
-			g, _ := b.goroutines(sampler, t.URL(), admin)
+			g, goMem, _ := b.serverMetrics(sampler, t.URL(), admin)
 			smu.Lock()
-			samples = append(samples, t.RSS())
+			m := residentOfTarget(t)
+			samples, anons, files, goMems = append(samples, m.total), append(anons, m.anon), append(files, m.file), append(goMems, goMem)
 			peak = max(peak, g)
 			smu.Unlock()
 		}
@@ -92,6 +98,7 @@ func (b *bench) soak(ctx context.Context) error {
 	err = parallel(ctx, users, users, func(ctx context.Context, i int) error { return us[i].loop(ctx, end, ntok, delay) })
 	stopSampler()
 	<-sampled
+	b.heap("soak") // the load's end, before the clients close
 	for _, u := range us {
 		u.close()
 	}
@@ -116,14 +123,20 @@ func (b *bench) soak(ctx context.Context) error {
 	after, waited := b.goroutinesBack(ctx, t.URL(), admin, base)
 	smu.Lock()
 	growth, atWarm, atEnd := rssGrowth(samples)
+	anonGrowth, anonWarm, anonEnd := rssGrowth(anons)
+	_, fileWarm, fileEnd := rssGrowth(files)
+	_, goWarm, goEnd := rssGrowth(goMems)
 	n := len(samples)
 	smu.Unlock()
-	b.progress("soak: %d rounds, %d turns, %d reconnects; RSS %.1f → %.1f MB (%+.1f %%); goroutines %d before, peak %d, %d after (%.0f s after the load); %d conversations off",
-		rounds, turns, reconnects, float64(atWarm)/1e6, float64(atEnd)/1e6, growth, base, peak, after, waited.Seconds(), bad)
-	b.add(Row{Scenario: "soak", Metric: "resident memory growth, end of the warm-up → end of the load", Unit: "%", Agentik: growth, Target: fmt.Sprintf("≤ %.0f %%", soakMaxGrowth),
-		Note: fmt.Sprintf("%s of %d users: %d rounds, %d turns (half with an approved file_search, half queued text of %d tokens at %.0f tokens/s), %d reconnects; medians of the samples of the first tenth after the warm-up (the first fifth) and of the last tenth: %.1f → %.1f MB; %d samples every %s",
-			b.soakFor, users, rounds, turns, ntok, float64(time.Second)/float64(delay), reconnects, float64(atWarm)/1e6, float64(atEnd)/1e6, n, every)},
+	b.progress("soak: %d rounds, %d turns, %d reconnects; RSS %.1f → %.1f MB (%+.1f %%), anonymous %.1f → %.1f MB (%+.1f %%; Go's runtime %.1f → %.1f MB), file-backed %.1f → %.1f MB; goroutines %d before, peak %d, %d after (%.0f s after the load); %d conversations off",
+		rounds, turns, reconnects, float64(atWarm)/1e6, float64(atEnd)/1e6, growth, float64(anonWarm)/1e6, float64(anonEnd)/1e6, anonGrowth, float64(goWarm)/1e6, float64(goEnd)/1e6, float64(fileWarm)/1e6, float64(fileEnd)/1e6, base, peak, after, waited.Seconds(), bad)
+	b.add(Row{Scenario: "soak", Metric: "anonymous resident memory growth (heap, stacks), end of the warm-up → end of the load", Unit: "%", Agentik: anonGrowth, Target: fmt.Sprintf("≤ %.0f %%", soakMaxGrowth),
+		Note: fmt.Sprintf("%s of %d users: %d rounds, %d turns (half with an approved file_search, half queued text of %d tokens at %.0f tokens/s), %d reconnects; RssAnon, medians of the samples of the first tenth after the warm-up (the first fifth) and of the last tenth: %.1f → %.1f MB, of which Go's runtime holds (go_memstats_sys_bytes − heap_released) %.1f → %.1f MB and the rest is outside it (SQLite's C heap through modernc's libc, threads' stacks); %d samples every %s",
+			b.soakFor, users, rounds, turns, ntok, float64(time.Second)/float64(delay), reconnects, float64(anonWarm)/1e6, float64(anonEnd)/1e6, float64(goWarm)/1e6, float64(goEnd)/1e6, n, every)},
 		func(r Row) bool { return r.Agentik <= soakMaxGrowth })
+	b.add(Row{Scenario: "soak", Metric: "resident memory growth in all (VmRSS, with the database's mapped pages)", Unit: "%", Agentik: growth,
+		Note: fmt.Sprintf("VmRSS %.1f → %.1f MB; of it file-backed (RssFile: the SQLite file, read through a 1 GiB mmap, grows with the log; pages the kernel may drop) %.1f → %.1f MB",
+			float64(atWarm)/1e6, float64(atEnd)/1e6, float64(fileWarm)/1e6, float64(fileEnd)/1e6)}, nil)
 	b.add(Row{Scenario: "soak", Metric: "server goroutines after the load (bare: before it)", Unit: "count", Bare: float64(base), Agentik: float64(after), Target: "back to the baseline",
 		Note: fmt.Sprintf("peak %d during the load; counted (/metrics go_goroutines) until back within %d of the baseline, %.0f s after every client closed (at most %s)", peak, goroutineSlack(base), waited.Seconds(), b.sz.SoakSettle)},
 		func(r Row) bool { return goroutinesSettled(base, after) })
@@ -199,23 +212,40 @@ func (b *bench) getText(ctx context.Context, url, key string) (string, error) {
 
 // goroutines is the server's go_goroutines of /metrics.
 func (b *bench) goroutines(ctx context.Context, root, key string) (int, error) {
+	n, _, err := b.serverMetrics(ctx, root, key)
+	return n, err
+}
+
+// serverMetrics reads the server's goroutines and the memory Go's runtime
+// holds from the OS (go_memstats_sys_bytes less what it released), from
+// its /metrics.
+func (b *bench) serverMetrics(ctx context.Context, root, key string) (goroutines int, goMem int64, err error) {
 	text, err := b.getText(ctx, root+"/metrics", key)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	n, ok := parseGoroutines(text)
 	if !ok {
-		return 0, errors.New("soak: /metrics has no go_goroutines")
+		return 0, 0, errors.New("soak: /metrics has no go_goroutines")
 	}
-	return n, nil
+	sys, _ := parseMetric(text, "go_memstats_sys_bytes")
+	released, _ := parseMetric(text, "go_memstats_heap_released_bytes")
+	return n, int64(sys - released), nil
 }
 
 // parseGoroutines reads go_goroutines from a Prometheus text exposition.
 func parseGoroutines(text string) (int, bool) {
+	f, ok := parseMetric(text, "go_goroutines")
+	return int(f), ok
+}
+
+// parseMetric reads the value of an unlabelled metric from a Prometheus
+// text exposition.
+func parseMetric(text, name string) (float64, bool) {
 	for line := range strings.Lines(text) {
-		if v, ok := strings.CutPrefix(line, "go_goroutines "); ok {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return int(f), err == nil
+			return f, err == nil
 		}
 	}
 	return 0, false
@@ -405,6 +435,8 @@ func (u *soakUser) check(ctx context.Context, ntok int) error {
 		disorder, ends, asks int
 		users, texts, tools  int
 		text                 strings.Builder
+		turn                 []string // the events since the last end, as "seq type"
+		odd                  []string // the first turn with no user message
 	)
 	caught := make(chan struct{})
 	var once sync.Once
@@ -423,11 +455,18 @@ func (u *soakUser) check(ctx context.Context, ntok int) error {
 		}
 		last = f.Event.Seq
 		ev := f.Event.Event
+		if ev.Type != agent.EventAppendText {
+			turn = append(turn, fmt.Sprintf("%d %s", f.Event.Seq, ev.Type))
+		}
 		switch ev.Type {
 		case agent.EventAppendText:
 			text.WriteString(ev.Text)
 		case agent.EventEnd:
 			ends++
+			if odd == nil && !slices.ContainsFunc(turn, func(s string) bool { return strings.HasSuffix(s, " "+agent.EventMessage+" "+agent.MessageUser) }) {
+				odd = turn
+			}
+			turn = nil
 		case agent.EventApprovalRequest:
 			asks++
 		case agent.EventMessage:
@@ -438,6 +477,7 @@ func (u *soakUser) check(ctx context.Context, ntok int) error {
 			for _, c := range ev.Message.Content {
 				body.WriteString(c.Body)
 			}
+			turn[len(turn)-1] += " " + ev.Message.Type
 			switch {
 			case ev.Message.Type == agent.MessageUser:
 				users++
@@ -468,7 +508,7 @@ func (u *soakUser) check(ctx context.Context, ntok int) error {
 	case disorder > 0 || liveDisorder > 0:
 		return fmt.Errorf("%s: %d events out of order in the log, %d in the live client", u.conv, disorder, liveDisorder)
 	case users != 2*r || ends != 2*r || asks != r:
-		return fmt.Errorf("%s: %d rounds, but %d user messages, %d ends, %d approval requests in the log", u.conv, r, users, ends, asks)
+		return fmt.Errorf("%s: %d rounds, but %d user messages, %d ends, %d approval requests in the log; the first turn without a user message: %s", u.conv, r, users, ends, asks, strings.Join(odd, ", "))
 	case texts != r || tools != r:
 		return fmt.Errorf("%s: %d rounds, but %d whole text answers and %d file_search answers", u.conv, r, texts, tools)
 	case live != text.String():

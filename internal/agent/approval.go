@@ -224,49 +224,65 @@ func (r *Runner) approve(ctx context.Context, id string, in ApprovalInput, by st
 }
 
 // resumeTurn continues a turn whose waiting round is decided: the turn is
-// rebuilt from working memory and the stored calls.
+// rebuilt from working memory and the stored calls. Of several resumes at
+// once (a decision here, Recover, another instance) one runs the round: a
+// resume whose reads a turn of this runner has moved since (it ended, or
+// parked, see r.ends) reads again, and finds the round resolved.
 func (r *Runner) resumeTurn(ctx context.Context, id string) {
 	st := r.storeOf(id)
-	c, err := st.Conversation(ctx, id)
-	if err != nil || !c.Running || len(c.Waiting) > 0 {
-		return
-	}
-	pend, err := st.Pending(ctx, id)
-	if err != nil || len(pend) == 0 {
-		if err != nil {
-			r.log.Error("turn_resume_failed", "conversation_id", id, "err", err)
+	for range maxStartTries {
+		ends := r.endsOf(id) // before the reads
+		c, err := st.Conversation(ctx, id)
+		if err != nil || !c.Running || len(c.Waiting) > 0 {
+			return
 		}
-		return
-	}
-	r.mu.Lock()
-	prev := r.turns[id]
-	r.mu.Unlock()
-	if prev != nil {
-		// The goroutine that parked the round may not have exited yet
-		// when a quick decision arrives: wait for it, or nobody resumes.
-		if h := r.hooks.resumeWaits; h != nil {
+		pend, err := st.Pending(ctx, id)
+		if err != nil || len(pend) == 0 {
+			if err != nil {
+				r.log.Error("turn_resume_failed", "conversation_id", id, "err", err)
+			}
+			return
+		}
+		if h := r.hooks.resumeRead; h != nil {
 			h(id)
 		}
-		select {
-		case <-prev.done:
-		case <-ctx.Done():
+		var prev *turn
+		t, err := r.claim(ctx, st, c, turnOptions{resume: pend, traced: true}, func() error {
+			switch {
+			case r.turns[id] != nil:
+				prev = r.turns[id]
+				return errAgain
+			case r.ends[endStripe(id)] != ends:
+				return errAgain // what was read is stale: read again
+			}
+			return nil
+		})
+		switch {
+		case errors.Is(err, errAgain) && prev != nil:
+			// The goroutine that parked the round may not have exited yet
+			// when a quick decision arrives: wait for it, or nobody
+			// resumes. It may not have parked: then it ran the round
+			// itself, and the next reads say so.
+			if h := r.hooks.resumeWaits; h != nil {
+				h(id)
+			}
+			select {
+			case <-prev.done:
+			case <-ctx.Done():
+				return
+			}
+			continue
+		case errors.Is(err, errAgain):
+			continue
+		case err != nil:
 			return
 		}
-		// It may not have parked: then it ran the round itself, and what
-		// was read above is stale.
-		if c, err = st.Conversation(ctx, id); err != nil || !c.Running || len(c.Waiting) > 0 {
-			return
-		}
-		if pend, err = st.Pending(ctx, id); err != nil || len(pend) == 0 {
-			return
-		}
-	}
-	t, err := r.claim(ctx, st, c, turnOptions{resume: pend, traced: true}, nil)
-	if err != nil {
+		r.log.Info("turn_resumed", "conversation_id", id)
+		_ = r.begin(ctx, t, nil, nil, nil) // nothing to write: it cannot fail
 		return
 	}
-	r.log.Info("turn_resumed", "conversation_id", id)
-	_ = r.begin(ctx, t, nil, nil, nil) // nothing to write: it cannot fail
+	// Still moving after every try: Recover resumes a decided round that
+	// nobody runs.
 }
 
 // endWaiting ends a turn that waits for decisions and runs nowhere: each

@@ -456,6 +456,77 @@ func TestApprovalWhileParking(t *testing.T) {
 	}
 }
 
+// TestTwoResumesRunTheRoundOnce: of two resumes of one decided round (the
+// decision's own and Recover's), the one whose reads went stale while the
+// other ran the whole resumed turn reads again and does nothing: the tool
+// runs once and the turn ends once.
+func TestTwoResumesRunTheRoundOnce(t *testing.T) {
+	t.Parallel()
+	g, tools := approvalRig(t)
+	c := g.create(false)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
+	defer cancel()
+	g.fake.Enqueue(llmtest.Reply{ToolCalls: []agent.ToolCall{{ID: "p1", Name: "calc__add", Arguments: `{"a":1}`}}})
+	g.fake.Enqueue(llmtest.Reply{Text: "done"})
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("add")}}); err != nil {
+		t.Fatal(err)
+	}
+	waitWaiting(t, g.r, c.ID, 1)
+	if err := agent.AwaitForgotten(ctx, g.r, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	read, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	agent.SetResumeHook(g.r, func(string) {
+		if first.CompareAndSwap(false, true) {
+			close(read) // the decision's resume has read the round, decided
+			<-release
+		}
+	})
+	approved := make(chan error, 1)
+	go func() {
+		approved <- g.r.Approve(ctx, c.ID, agent.ApprovalInput{CallID: "p1", Decision: "approve"})
+	}()
+	<-read
+	// Meanwhile Recover finds the decided round that no turn runs and
+	// resumes it; that turn runs to its end.
+	if err := g.r.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, g.r, c.ID)
+	if err := agent.AwaitForgotten(ctx, g.r, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-approved; err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.AwaitForgotten(ctx, g.r, c.ID); err != nil { // a second resume, had it started
+		t.Fatal(err)
+	}
+	tools.mu.Lock()
+	calls := strings.Join(tools.calls, ";")
+	tools.mu.Unlock()
+	if calls != `calc__add {"a":1}` {
+		t.Errorf("tool calls %q, want exactly one", calls)
+	}
+	evs, err := g.st.Events(ctx, agent.EventQuery{ConversationID: c.ID, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts []agent.Event
+	ends := 0
+	for _, e := range evs {
+		ts = append(ts, *e.Event)
+		if e.Event.Type == agent.EventEnd {
+			ends++
+		}
+	}
+	if ends != 1 {
+		t.Fatalf("%d ends in the log, want 1: %s", ends, types(ts))
+	}
+}
+
 // TestSendRacingThePark: a send that read the conversation while its turn
 // still ran, and takes the lock as that turn parks its round for approval,
 // is busy saying so; it never starts a second turn beside the waiting one

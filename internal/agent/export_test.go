@@ -9,6 +9,10 @@ func SetRaceHooks(r *Runner, parked, resumeWaits func(id string)) {
 	r.hooks.parked, r.hooks.resumeWaits = parked, resumeWaits
 }
 
+// SetResumeHook makes r call read when a resume has read the
+// conversation and its decided round, and not yet taken the runner's lock.
+func SetResumeHook(r *Runner, read func(id string)) { r.hooks.resumeRead = read }
+
 // SetSendHook makes r call read when a send has read the conversation and
 // not yet taken the runner's lock. Set it before the sends.
 func SetSendHook(r *Runner, read func(id string)) { r.hooks.sendRead = read }
@@ -16,6 +20,29 @@ func SetSendHook(r *Runner, read func(id string)) { r.hooks.sendRead = read }
 // SetInterruptHook makes r call found when an interrupt has found the
 // running turn it stops. Set it before the interrupt.
 func SetInterruptHook(r *Runner, found func(id string)) { r.hooks.interrupt = found }
+
+// SetRecoverHook makes r call read when Recover has read the orphaned
+// turns and not yet checked them against its own. Set it before Recover.
+func SetRecoverHook(r *Runner, read func()) { r.hooks.recoverRead = read }
+
+// AwaitForgotten waits until no turn of r holds conversation id (its
+// goroutine has ended or parked), or ctx ends.
+func AwaitForgotten(ctx context.Context, r *Runner, id string) error {
+	for {
+		sig := r.endSignal()
+		r.mu.Lock()
+		live := r.turns[id] != nil
+		r.mu.Unlock()
+		if !live {
+			return nil
+		}
+		select {
+		case <-sig:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
 
 // Await waits until cond holds of conversation id, re-reading it each time
 // a turn of r ends or parks (endSignal), or ctx ends.

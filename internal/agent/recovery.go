@@ -20,16 +20,27 @@ func (r *Runner) Recover(ctx context.Context) error {
 	if r.cfg.Cluster == nil {
 		return nil
 	}
+	r.mu.Lock()
+	ends := r.ends // before the read: a turn of this runner that ends or parks after it moves its stripe
+	r.mu.Unlock()
 	convs, err := r.cfg.Cluster.OrphanedTurns(ctx)
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
 	}
+	if h := r.hooks.recoverRead; h != nil {
+		h()
+	}
 	for _, c := range convs {
 		r.mu.Lock()
-		live := r.turns[c.ID] != nil
+		s := endStripe(c.ID)
+		live, moved := r.turns[c.ID] != nil, r.ends[s] != ends[s]
 		r.mu.Unlock()
-		if live {
-			continue // ours, and still running
+		if live || moved {
+			// Ours, and still running; or a turn of ours ended or parked
+			// since the read, and what was read is stale (recovering it
+			// would end a finished turn twice): the next Recover reads it
+			// again.
+			continue
 		}
 		if stored, err := r.recoverWaiting(ctx, c); err != nil || stored {
 			if err != nil {

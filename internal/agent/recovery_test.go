@@ -312,3 +312,62 @@ func (g *rig) startTurnWithMemory(c agent.Conversation) {
 		g.t.Fatal(err)
 	}
 }
+
+// TestRecoverSkipsATurnThatEndedMeanwhile: a turn of this runner that
+// ends between Recover's read of the running turns and its check of its
+// own is not recovered as if it had died: its end is written once. (The
+// soak found a second, lone end in a quarter of its conversations: the
+// periodic Recover read them running, their turns ended, and it ended
+// them again.)
+func TestRecoverSkipsATurnThatEndedMeanwhile(t *testing.T) {
+	t.Parallel()
+	g := newRig(t, nil)
+	c := g.create(false)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
+	defer cancel()
+	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	hold := make(chan struct{})
+	g.fake.Enqueue(llmtest.Reply{Text: "the answer", Hold: hold})
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("hi")}}); err != nil {
+		t.Fatal(err)
+	}
+	read, resume := make(chan struct{}), make(chan struct{})
+	var once atomic.Bool
+	agent.SetRecoverHook(g.r, func() {
+		if once.CompareAndSwap(false, true) {
+			close(read)
+			<-resume
+		}
+	})
+	recovered := make(chan error, 1)
+	go func() { recovered <- g.r.Recover(ctx) }()
+	<-read // Recover has read the conversation running
+	close(hold)
+	untilEnd(t, ctx, sub)
+	if err := agent.AwaitForgotten(ctx, g.r, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	close(resume)
+	if err := <-recovered; err != nil {
+		t.Fatal(err)
+	}
+	evs, err := g.st.Events(ctx, agent.EventQuery{ConversationID: c.ID, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts []agent.Event
+	ends := 0
+	for _, e := range evs {
+		ts = append(ts, *e.Event)
+		if e.Event.Type == agent.EventEnd {
+			ends++
+		}
+	}
+	if got := ends; got != 1 {
+		t.Fatalf("%d ends in the log, want 1: %s", got, types(ts))
+	}
+}

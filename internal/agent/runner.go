@@ -171,8 +171,9 @@ type Runner struct {
 	mu    sync.Mutex
 	turns map[string]*turn // running turns by conversation id
 	// ends counts the turns that left turns, striped by conversation id
-	// (endStripe): a send compares it around its read of the conversation
-	// to know whether a turn of this runner ended (or parked) meanwhile.
+	// (endStripe): a send, a resume and Recover compare it around their
+	// read of the conversation to know whether a turn of this runner
+	// ended (or parked) meanwhile.
 	ends   [64]uint64
 	held   map[string]int        // conversations whose queued sends must not start now (being deleted)
 	timers map[string]*waitTimer // armed approval timeouts by conversation id (approval.go)
@@ -189,8 +190,10 @@ type Runner struct {
 	hooks struct {
 		parked      func(id string) // the goroutine that parked a round has not exited yet
 		resumeWaits func(id string) // a resume waits for that goroutine to exit
+		resumeRead  func(id string) // a resume has read the conversation and its round, not yet locked
 		sendRead    func(id string) // a send has read the conversation, not yet locked
 		interrupt   func(id string) // an interrupt has found the turn it stops
+		recoverRead func()          // Recover has read the orphaned turns, not yet checked them
 	}
 }
 

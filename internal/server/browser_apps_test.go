@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -52,34 +54,48 @@ func withCounterApp(t *testing.T) rigOption {
 	}
 }
 
-// appTargets are the contexts attached to app iframes, by target id.
+// appTargets are the contexts attached to app iframes, by target id. Each
+// is a child of the tab whose page embeds the iframe, and only inApp of
+// that tab uses it.
 var appTargets sync.Map
 
 // inApp runs a on the app of the tab (a sandboxed iframe, which Chrome
 // runs as a target of its own): "" and the error when it cannot.
+//
+// chromedp.Targets lists the targets of the whole browser, the app
+// iframes of other tests' tabs too, since the package's tests share one
+// Chromium: inApp takes only an iframe of the tab's own page (its
+// ParentID), and it attaches with WithDetachOnCancel. Without both, the
+// end of TestBrowserMCPApp cancelled a context it had attached to
+// TestBrowserMCPAppShared's app, and Target.closeTarget on an iframe
+// target closes the page that embeds it: the other test's tab was
+// "target detached" with its app gone.
 func inApp[T any](t *testing.T, tab context.Context, a chromedp.Action[T]) (T, error) {
 	t.Helper()
 	var zero T
+	page := chromedp.FromContext(tab).Target.TargetID
 	infos, err := chromedp.Targets(tab)
 	if err != nil {
 		return zero, err
 	}
 	err = fmt.Errorf("no app target")
 	for _, info := range infos {
-		if info.Type != "iframe" || !strings.Contains(info.URL, "/apps/") { // the chat's /agentik/apps/view, a share's /s/…/apps/…
+		if info.Type != "iframe" || info.ParentID != page || !strings.Contains(info.URL, "/apps/") { // the chat's /agentik/apps/view, a share's /s/…/apps/…
 			continue
 		}
 		fctx, ok := appTargets.Load(info.TargetID)
 		if !ok {
-			// Never cancelled: that would close the target (the tab's
-			// end closes it).
-			fctx, _ = chromedp.NewContext(tab, chromedp.WithTargetID(info.TargetID)) //nolint:govet
+			c, cancel := chromedp.NewContext(tab, chromedp.WithTargetID(info.TargetID), chromedp.WithDetachOnCancel())
 			// The first run attaches for the context's life: not under a
 			// timeout, whose end would detach it.
-			if _, err := chromedp.Run(fctx.(context.Context), chromedp.Evaluate[bool]("true")); err != nil {
+			if _, err := chromedp.Run(c, chromedp.Evaluate[bool]("true")); err != nil {
+				cancel()
 				return zero, err
 			}
-			appTargets.Store(info.TargetID, fctx)
+			id := info.TargetID
+			t.Cleanup(func() { cancel(); appTargets.Delete(id) })
+			fctx = c
+			appTargets.Store(id, fctx)
 		}
 		ctx, cancel := context.WithTimeout(fctx.(context.Context), 2*time.Second)
 		var v T
@@ -108,15 +124,16 @@ func waitApp(t *testing.T, tab context.Context, callID, id, want string) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("app #%s last said %q", id, last)
-			// What to look at when the app went missing (a CI run once
-			// read "no app target" for a minute): the browser's iframe
-			// targets, and the card's iframe in the page.
+			// What to look at when the app went missing (CI runs read "no
+			// app target" for a minute when another test's end had closed
+			// this tab: see inApp): the browser's iframe targets with
+			// their pages, and the card's iframe in the page.
 			if infos, err := chromedp.Targets(tab); err == nil {
 				for _, info := range infos {
 					// The tab's page target too: in a fresh-clone run the tab
 					// itself answered "target detached" once the app was gone.
 					if info.Type == "iframe" || info.Type == "page" {
-						t.Logf("%s target %s %s attached=%v", info.Type, info.TargetID, info.URL, info.Attached)
+						t.Logf("%s target %s %s attached=%v parent=%s", info.Type, info.TargetID, info.URL, info.Attached, info.ParentID)
 					}
 				}
 			}
@@ -130,6 +147,44 @@ func clickApp(t *testing.T, tab context.Context, _, id string) {
 	t.Helper()
 	if _, err := inApp(t, tab, chromedp.Evaluate[string](`setTimeout(() => document.getElementById('`+id+`').click(), 0), 'ok'`)); err != nil {
 		t.Fatalf("click #%s in the app: %v", id, err)
+	}
+}
+
+// TestBrowserInAppOwnTab: inApp reaches the app of its own tab, never
+// one of another tab of the shared Chromium, and a test's end leaves the
+// other tabs open (it once closed a parallel test's tab: see inApp).
+func TestBrowserInAppOwnTab(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if name, ok := strings.CutPrefix(r.URL.Path, "/apps/"); ok {
+			fmt.Fprintf(w, `<p id="name">%s</p>`, html.EscapeString(name))
+			return
+		}
+		if app := r.URL.Query().Get("app"); app != "" {
+			fmt.Fprintf(w, `<iframe sandbox="allow-scripts" src="/apps/%s"></iframe>`, url.PathEscape(app))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	other := newBrowser(t, nil).tab()
+	do(t, other, chromedp.Navigate(srv.URL+"/?app=other"))
+	waitFor(t, "the other tab's app", func() bool { return appText(t, other, "", "name") == "other" })
+
+	t.Run("own", func(t *testing.T) {
+		b := newBrowser(t, nil)
+		mine, bare := b.tab(), b.tab()
+		do(t, mine, chromedp.Navigate(srv.URL+"/?app=mine"))
+		do(t, bare, chromedp.Navigate(srv.URL+"/"))
+		waitFor(t, "the tab's own app", func() bool { return appText(t, mine, "", "name") == "mine" })
+		if got := appText(t, bare, "", "name"); got != "(no app target)" {
+			t.Errorf("a tab without an app reads %q", got)
+		}
+	})
+	// The subtest's browser is closed, with what inApp attached in it.
+	if got := eval[string](t, other, `location.search`); got != "?app=other" {
+		t.Errorf("the other tab is at %q", got)
+	}
+	if got := appText(t, other, "", "name"); got != "other" {
+		t.Errorf("the other tab's app reads %q", got)
 	}
 }
 
