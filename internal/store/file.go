@@ -638,33 +638,54 @@ func (s *Store) KeywordChunks(ctx context.Context, files []string, query string,
 	return out, nil
 }
 
-// scored is a chunk id with its similarity, in a min-heap of the best.
-type scored struct {
-	id    int64
-	score float32
-}
+// lowBounds is a min-heap of the best scores' lower bounds
+// (VectorChunks).
+type lowBounds []float64
 
-type topK []scored
-
-func (h topK) Len() int           { return len(h) }
-func (h topK) Less(i, j int) bool { return h[i].score < h[j].score }
-func (h topK) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *topK) Push(x any)        { *h = append(*h, x.(scored)) }
-func (h *topK) Pop() any {
+func (h lowBounds) Len() int           { return len(h) }
+func (h lowBounds) Less(i, j int) bool { return h[i] < h[j] }
+func (h lowBounds) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *lowBounds) Push(x any)        { *h = append(*h, x.(float64)) }
+func (h *lowBounds) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
 }
 
+// vectorCandidate is a chunk whose exact score may be among the best:
+// hi is its score's upper bound.
+type vectorCandidate struct {
+	id int64
+	hi float64
+}
+
+// rescoreBatch is how many candidates' float32 vectors one query reads.
+const rescoreBatch = 500
+
 // VectorChunks implements agent.KnowledgeStore: exact cosine (vectors are
-// unit length) over every chunk of files that has a vector, read from
-// the vector cache (vecCache).
+// unit length) over every chunk of files that has a vector, best first
+// (equal scores by chunk id). The cosine loop reads the vector cache's
+// binary16s (vecCache, half.go): each gives a score within its bound of
+// the exact one, so a chunk whose upper bound is below the limit-th best
+// lower bound cannot be among the best; the others (about limit of them)
+// are scored again from their float32s, read from the database, exactly
+// as a loop over every float32 would.
 func (s *Store) VectorChunks(ctx context.Context, files []string, vec []float32, limit int) ([]agent.Passage, error) {
-	if len(files) == 0 || len(vec) == 0 {
+	if len(files) == 0 || len(vec) == 0 || limit < 1 {
 		return nil, nil
 	}
-	h := make(topK, 0, limit+1)
+	var qn float64
+	for _, x := range vec {
+		qn += float64(x) * float64(x)
+	}
+	qn = math.Sqrt(qn)
+	if math.IsNaN(qn) || math.IsInf(qn, 0) {
+		return nil, nil // no ranking by a query that is not a vector
+	}
+	lows := make(lowBounds, 0, limit)
+	floor := math.Inf(-1) // the limit-th best lower bound so far
+	var cands []vectorCandidate
 	for _, f := range files {
 		fv, err := s.vectors.get(ctx, s, f)
 		if err != nil {
@@ -673,38 +694,54 @@ func (s *Store) VectorChunks(ctx context.Context, files []string, vec []float32,
 		if fv == nil || fv.dims != len(vec) {
 			continue // no vectors, or another model's
 		}
+		d := fv.dims
 		for i, id := range fv.ids {
-			sc := dot(vec, fv.flat[i*fv.dims:(i+1)*fv.dims])
-			if len(h) < limit {
-				heap.Push(&h, scored{id, sc})
-			} else if sc > h[0].score {
-				h[0] = scored{id, sc}
-				heap.Fix(&h, 0)
+			a := float64(dotHalf(vec, fv.half[i*d:(i+1)*d]) * fv.unscale[i])
+			b := qn * float64(fv.bound[i])
+			hi := a + b
+			if hi < floor {
+				continue
+			}
+			cands = append(cands, vectorCandidate{id, hi})
+			lo := a - b
+			if math.IsNaN(lo) {
+				continue
+			}
+			if len(lows) < limit {
+				heap.Push(&lows, lo)
+			} else if lo > lows[0] {
+				lows[0] = lo
+				heap.Fix(&lows, 0)
+			}
+			if len(lows) == limit {
+				floor = lows[0]
 			}
 		}
 	}
-	best := make([]scored, len(h))
-	for i := len(h) - 1; i >= 0; i-- {
-		best[i] = heap.Pop(&h).(scored)
-	}
-	ids := make([]int64, len(best))
-	for i, b := range best {
-		ids[i] = b.id
+	ids := make([]int64, 0, len(cands))
+	for _, c := range cands {
+		if !(c.hi < floor) {
+			ids = append(ids, c.id)
+		}
 	}
 	if len(ids) == 0 {
 		return nil, nil
 	}
+	best, err := s.rescore(ctx, ids, vec, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: vector chunks: %w", err)
+	}
 	var prs []passageRow
 	if err := s.r.WithContext(ctx).Raw(`SELECT c.id, c.file_id, f.name AS file_name, c.page, c.heading, c.text
-		FROM file_chunk c JOIN stored_file f ON f.id = c.file_id WHERE c.id IN ?`, ids).Scan(&prs).Error; err != nil {
+		FROM file_chunk c JOIN stored_file f ON f.id = c.file_id WHERE c.id IN ?`, best).Scan(&prs).Error; err != nil {
 		return nil, fmt.Errorf("store: vector chunks: %w", err)
 	}
 	byID := map[int64]passageRow{}
 	for _, r := range prs {
 		byID[r.ID] = r
 	}
-	out := make([]agent.Passage, 0, len(ids))
-	for _, id := range ids {
+	out := make([]agent.Passage, 0, len(best))
+	for _, id := range best {
 		if r, ok := byID[id]; ok {
 			out = append(out, r.passage())
 		}
@@ -712,30 +749,94 @@ func (s *Store) VectorChunks(ctx context.Context, files []string, vec []float32,
 	return out, nil
 }
 
-// vecCacheMax bounds the floats the vector cache holds (1 GiB of them): past it,
-// it is emptied and fills again with what searches read.
-const vecCacheMax = 256 << 20
-
-// fileVectors are one file's chunk vectors, decoded: ids[i]'s vector is
-// flat[i*dims:(i+1)*dims].
-type fileVectors struct {
-	ids  []int64
-	flat []float32
-	dims int
+// rescore is the limit best of the chunks ids by the exact cosine of
+// their float32 vectors with vec, best first, equal scores by id; a chunk
+// gone (its file deleted meanwhile) or of other dimensions is left out,
+// one whose score is NaN comes last.
+func (s *Store) rescore(ctx context.Context, ids []int64, vec []float32, limit int) ([]int64, error) {
+	type exact struct {
+		id    int64
+		score float32
+	}
+	scored := make([]exact, 0, len(ids))
+	v := make([]float32, len(vec))
+	for batch := range slices.Chunk(ids, rescoreBatch) {
+		rows, err := s.r.WithContext(ctx).Model(&chunkRow{}).Select("id, vector").Where("id IN ?", batch).Rows()
+		if err != nil {
+			return nil, err
+		}
+		var (
+			id int64
+			b  []byte
+		)
+		for rows.Next() {
+			if err := rows.Scan(&id, &b); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if len(b) != 4*len(vec) {
+				continue
+			}
+			for i := range v {
+				v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+			}
+			scored = append(scored, exact{id, dot(vec, v)})
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(scored, func(x, y exact) int {
+		xn, yn := x.score != x.score, y.score != y.score
+		switch {
+		case xn != yn:
+			if xn {
+				return 1
+			}
+			return -1
+		case x.score != y.score && !xn:
+			return cmp.Compare(y.score, x.score)
+		}
+		return cmp.Compare(x.id, y.id)
+	})
+	best := make([]int64, 0, min(limit, len(scored)))
+	for _, e := range scored[:min(limit, len(scored))] {
+		best = append(best, e.id)
+	}
+	return best, nil
 }
 
-// vecCache keeps processed files' vectors decoded in memory (the speed
-// layer of VectorChunks, BenchmarkKnowledgeSearch: reading and decoding
-// the blobs was 45× the cosine loop). A processed file's chunks never
+// vecCacheMax bounds the vector components the vector cache holds (512
+// MiB of binary16s): past it, it is emptied and fills again with what
+// searches read.
+const vecCacheMax = 256 << 20
+
+// fileVectors are one file's chunk vectors in binary16 (half.go): ids[i]'s
+// is half[i*dims:(i+1)*dims] times unscale[i], and the exact cosine of
+// its float32s with a query q lies within bound[i] times q's length of
+// the one its halves give (halfVector).
+type fileVectors struct {
+	ids     []int64
+	half    []uint16
+	unscale []float32
+	bound   []float32
+	dims    int
+}
+
+// vecCache keeps processed files' vectors decoded in memory, in binary16
+// (the speed layer of VectorChunks, BenchmarkKnowledgeSearch: reading and
+// decoding the blobs was 45× the cosine loop). A processed file's chunks never
 // change (FinishFile writes them once, as the file leaves processing), so
 // an entry stays true until the file is deleted (dropped here, and a
 // deleted file's chunks are not found when the passages are read); a
 // file without vectors is not kept, so one ingested later on another
 // instance is read then.
 type vecCache struct {
-	mu     sync.Mutex
-	files  map[string]*fileVectors
-	floats int
+	mu         sync.Mutex
+	files      map[string]*fileVectors
+	components int // of every file held
 	// spans are files' chunk id spans (chunkSpans), on the same terms:
 	// a processed file's chunks never change until it is dropped. gen
 	// counts the drops, so a span read before one is not kept after it.
@@ -826,6 +927,7 @@ func (c *vecCache) get(ctx context.Context, s *Store, file string) (*fileVectors
 	var (
 		id int64
 		b  []byte
+		v  []float32
 	)
 	for rows.Next() {
 		if err := rows.Scan(&id, &b); err != nil {
@@ -834,14 +936,19 @@ func (c *vecCache) get(ctx context.Context, s *Store, file string) (*fileVectors
 		d := len(b) / 4
 		if fv.dims == 0 {
 			fv.dims = d
+			v = make([]float32, d)
 		}
 		if d != fv.dims {
 			continue
 		}
-		fv.ids = append(fv.ids, id)
-		for i := range d {
-			fv.flat = append(fv.flat, math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 		}
+		fv.ids = append(fv.ids, id)
+		fv.half = slices.Grow(fv.half, d)[:len(fv.half)+d]
+		unscale, bound := halfVector(v, fv.half[len(fv.half)-d:])
+		fv.unscale = append(fv.unscale, unscale)
+		fv.bound = append(fv.bound, bound)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -851,11 +958,11 @@ func (c *vecCache) get(ctx context.Context, s *Store, file string) (*fileVectors
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.files == nil || c.floats+len(fv.flat) > vecCacheMax {
-		c.files, c.floats = map[string]*fileVectors{}, 0
+	if c.files == nil || c.components+len(fv.half) > vecCacheMax {
+		c.files, c.components = map[string]*fileVectors{}, 0
 	}
 	c.files[file] = fv
-	c.floats += len(fv.flat)
+	c.components += len(fv.half)
 	return fv, nil
 }
 
@@ -866,7 +973,7 @@ func (c *vecCache) drop(file string) {
 	delete(c.spans, file)
 	c.gen++
 	if fv, ok := c.files[file]; ok {
-		c.floats -= len(fv.flat)
+		c.components -= len(fv.half)
 		delete(c.files, file)
 	}
 }
@@ -875,7 +982,7 @@ func (c *vecCache) drop(file string) {
 func (c *vecCache) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.files, c.floats, c.spans = nil, 0, nil
+	c.files, c.components, c.spans = nil, 0, nil
 	c.gen++
 }
 

@@ -154,7 +154,8 @@ func unit(v []float32) []float32 {
 
 // BenchmarkDot measures VectorChunks' dot product over 100,000 vectors
 // of 768 dimensions (one search of 100k chunks) against a plain loop of
-// one running sum.
+// one running sum: over float32s (go, dot) and over the vector cache's
+// binary16s (half: dotHalf, which VectorChunks' loop runs).
 func BenchmarkDot(b *testing.B) {
 	const dims, n = 768, 100_000
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -191,6 +192,19 @@ func BenchmarkDot(b *testing.B) {
 			_ = sink
 		})
 	}
+	half := make([]uint16, len(flat))
+	for i, x := range flat {
+		half[i] = toHalf(x)
+	}
+	b.Run("half", func(b *testing.B) {
+		var sink float32
+		for b.Loop() {
+			for i := range n {
+				sink += dotHalf(q, half[i*dims:(i+1)*dims])
+			}
+		}
+		_ = sink
+	})
 }
 
 // TestDot: dot (in vector instructions where the CPU has them) and dotGo
