@@ -510,20 +510,8 @@ func TestTwoResumesRunTheRoundOnce(t *testing.T) {
 	if calls != `calc__add {"a":1}` {
 		t.Errorf("tool calls %q, want exactly one", calls)
 	}
-	evs, err := g.st.Events(ctx, agent.EventQuery{ConversationID: c.ID, Limit: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ts []agent.Event
-	ends := 0
-	for _, e := range evs {
-		ts = append(ts, *e.Event)
-		if e.Event.Type == agent.EventEnd {
-			ends++
-		}
-	}
-	if ends != 1 {
-		t.Fatalf("%d ends in the log, want 1: %s", ends, types(ts))
+	if n, all := g.ends(c.ID); n != 1 {
+		t.Fatalf("%d ends in the log, want 1: %s", n, all)
 	}
 }
 

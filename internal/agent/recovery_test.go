@@ -323,16 +323,51 @@ func TestRecoverSkipsATurnThatEndedMeanwhile(t *testing.T) {
 	t.Parallel()
 	g := newRig(t, nil)
 	c := g.create(false)
+	g.endDuringRecover(c.ID)
+	if n, all := g.ends(c.ID); n != 1 {
+		t.Fatalf("%d ends in the log, want 1: %s", n, all)
+	}
+}
+
+// TestRecoverNotDelayedByAnotherTurnsEnd: a turn of this runner that ends
+// during Recover's pass, in another conversation, does not make Recover
+// leave a dead turn to its next pass (30 s later), even when the two
+// conversations share a stripe of the counts a send compares.
+func TestRecoverNotDelayedByAnotherTurnsEnd(t *testing.T) {
+	t.Parallel()
+	g := newRigWith(t, nil, func(c *agent.Config, _ llm.Config) { c.Continuations = -1 })
+	dead := g.create(false)
+	var live agent.Conversation
+	for {
+		live = g.create(false)
+		if agent.EndStripe(live.ID) == agent.EndStripe(dead.ID) {
+			break
+		}
+	}
+	g.startTurnInStore(dead) // a turn whose process died
+	g.endDuringRecover(live.ID)
+	if c, err := g.cs.Get(context.Background(), dead.ID); err != nil || c.Running {
+		t.Fatalf("the dead turn after Recover's pass: running %v, %v; want it ended in this pass", c.Running, err)
+	}
+}
+
+// endDuringRecover runs a turn in conversation id that ends between
+// Recover's read of the running turns and its check of its own: the turn
+// starts, held; Recover reads and waits; the turn ends and leaves the
+// runner; then Recover goes on, and this returns when it has.
+func (g *rig) endDuringRecover(id string) {
+	t := g.t
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 	defer cancel()
-	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: c.ID}, -1, "")
+	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: id}, -1, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Close()
 	hold := make(chan struct{})
 	g.fake.Enqueue(llmtest.Reply{Text: "the answer", Hold: hold})
-	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: c.ID, Content: []agent.Content{agent.Text("hi")}}); err != nil {
+	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: id, Content: []agent.Content{agent.Text("hi")}}); err != nil {
 		t.Fatal(err)
 	}
 	read, resume := make(chan struct{}), make(chan struct{})
@@ -348,79 +383,30 @@ func TestRecoverSkipsATurnThatEndedMeanwhile(t *testing.T) {
 	<-read // Recover has read the conversation running
 	close(hold)
 	untilEnd(t, ctx, sub)
-	if err := agent.AwaitForgotten(ctx, g.r, c.ID); err != nil {
+	if err := agent.AwaitForgotten(ctx, g.r, id); err != nil {
 		t.Fatal(err)
 	}
 	close(resume)
 	if err := <-recovered; err != nil {
 		t.Fatal(err)
-	}
-	evs, err := g.st.Events(ctx, agent.EventQuery{ConversationID: c.ID, Limit: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ts []agent.Event
-	ends := 0
-	for _, e := range evs {
-		ts = append(ts, *e.Event)
-		if e.Event.Type == agent.EventEnd {
-			ends++
-		}
-	}
-	if got := ends; got != 1 {
-		t.Fatalf("%d ends in the log, want 1: %s", got, types(ts))
 	}
 }
 
-// TestRecoverNotDelayedByAnotherTurnsEnd: a turn of this runner that ends
-// during Recover's pass, in another conversation, does not make Recover
-// leave a dead turn to its next pass (30 s later), even when the two
-// conversations share a stripe of the counts a send compares.
-func TestRecoverNotDelayedByAnotherTurnsEnd(t *testing.T) {
-	t.Parallel()
-	g := newRigWith(t, nil, func(c *agent.Config, _ llm.Config) { c.Continuations = -1 })
-	ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
-	defer cancel()
-	dead := g.create(false)
-	var live agent.Conversation
-	for {
-		live = g.create(false)
-		if agent.EndStripe(live.ID) == agent.EndStripe(dead.ID) {
-			break
-		}
-	}
-	sub, err := g.b.Subscribe(ctx, broker.Stream{Kind: broker.StreamConversation, ConversationID: live.ID}, -1, "")
+// ends counts the end events in conversation id's log, and names every
+// event there.
+func (g *rig) ends(id string) (int, string) {
+	g.t.Helper()
+	evs, err := g.st.Events(context.Background(), agent.EventQuery{ConversationID: id, Limit: 1000})
 	if err != nil {
-		t.Fatal(err)
+		g.t.Fatal(err)
 	}
-	defer sub.Close()
-	hold := make(chan struct{})
-	g.fake.Enqueue(llmtest.Reply{Text: "the answer", Hold: hold})
-	if _, err := g.r.Start(ctx, agent.StartInput{ConversationID: live.ID, Content: []agent.Content{agent.Text("hi")}}); err != nil {
-		t.Fatal(err)
-	}
-	g.startTurnInStore(dead) // a turn whose process died
-	read, resume := make(chan struct{}), make(chan struct{})
-	var once atomic.Bool
-	agent.SetRecoverHook(g.r, func() {
-		if once.CompareAndSwap(false, true) {
-			close(read)
-			<-resume
+	var ts []agent.Event
+	n := 0
+	for _, e := range evs {
+		ts = append(ts, *e.Event)
+		if e.Event.Type == agent.EventEnd {
+			n++
 		}
-	})
-	recovered := make(chan error, 1)
-	go func() { recovered <- g.r.Recover(ctx) }()
-	<-read
-	close(hold) // the live turn ends during the pass
-	untilEnd(t, ctx, sub)
-	if err := agent.AwaitForgotten(ctx, g.r, live.ID); err != nil {
-		t.Fatal(err)
 	}
-	close(resume)
-	if err := <-recovered; err != nil {
-		t.Fatal(err)
-	}
-	if c, err := g.cs.Get(ctx, dead.ID); err != nil || c.Running {
-		t.Fatalf("the dead turn after Recover's pass: running %v, %v; want it ended in this pass", c.Running, err)
-	}
+	return n, types(ts)
 }
