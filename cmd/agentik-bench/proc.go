@@ -93,17 +93,24 @@ func residentOf(pid int) (resident, error) {
 // residentOfTarget is residentOf the process that serves t (this one
 // when it runs in process); zero for a target of several processes.
 func residentOfTarget(t target) resident {
-	pid := 0
-	switch p := t.(type) {
-	case *proc:
-		pid = p.cmd.Process.Pid
-	case *inproc:
-		pid = os.Getpid()
-	default:
+	pid := pidOf(t)
+	if pid == 0 {
 		return resident{}
 	}
 	m, _ := residentOf(pid)
 	return m
+}
+
+// pidOf is the process that serves t: its child, or this process when it
+// runs in process; 0 for a target of several processes.
+func pidOf(t target) int {
+	switch t := t.(type) {
+	case *proc:
+		return t.cmd.Process.Pid
+	case *inproc:
+		return os.Getpid()
+	}
+	return 0
 }
 
 // target is a server under load: agentik or the bare baseline, in a child
@@ -135,13 +142,8 @@ func (p *proc) URL() string { return p.url }
 // server of t has made so far: agentik run in this process counts the
 // load generator's too; 0 for a target of neither kind.
 func writeCalls(t target) int64 {
-	pid := 0
-	switch t := t.(type) {
-	case *proc:
-		pid = t.cmd.Process.Pid
-	case *inproc:
-		pid = os.Getpid()
-	default:
+	pid := pidOf(t)
+	if pid == 0 {
 		return 0
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
