@@ -877,6 +877,7 @@ type vecCache struct {
 	// PostgreSQL), on the same terms; termPostings counts theirs.
 	termFiles    map[string]*fileTerms
 	termPostings int
+	partsMax     int // tests: fewer parts a file's postings may hold than maxParts
 }
 
 // maxChunkSpans bounds the id spans a keyword query filters by; past it,

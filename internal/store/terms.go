@@ -181,6 +181,10 @@ func (s *Store) loadTerms(ctx context.Context, file string) (*fileTerms, error) 
 		chunk uint32
 	)
 	read := true
+	partsMax := maxParts
+	if m := s.vectors.partsMax; m > 0 { // tests
+		partsMax = m
+	}
 	add := func(lexeme []byte, weights []uint8) {
 		var k uint32
 		if len(weights) == 1 && single[weights[0]] > 0 { // most lexemes: one position
@@ -189,7 +193,7 @@ func (s *Store) loadTerms(ctx context.Context, file string) (*fileTerms, error) 
 			p := termPart(weights)
 			var seen bool
 			if k, seen = partOf[p]; !seen {
-				if len(ft.parts) == maxParts {
+				if len(ft.parts) == partsMax {
 					read = false
 					return
 				}

@@ -150,3 +150,52 @@ func TestKeywordChunksTSRank(t *testing.T) {
 		check(words(1 + rng.IntN(4)))
 	}
 }
+
+// TestKeywordChunksPastTheCache: on PostgreSQL, a file whose postings the
+// cache cannot hold (more distinct parts than it numbers, here lowered to
+// 2) is ranked by the database's query, the same ranking, and is not read
+// again for each search.
+func TestKeywordChunksPastTheCache(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("AGENTIK_TEST_NO_POSTGRES") == "1" {
+		t.Skip("AGENTIK_TEST_NO_POSTGRES=1")
+	}
+	s := open(t, postgresSchema(t), Options{})
+	s.vectors.partsMax = 2
+	ctx := t.Context()
+	if _, _, err := s.PutFile(ctx, agent.File{ID: "file-a", Owner: "ann", SHA256: "a", Name: "a", MediaType: "text/plain", Bytes: 1, Status: agent.FileProcessing, CreatedAt: time.Now()}, []byte{1}, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	// Parts of one B, of two Bs, of an A and a B: three.
+	chunks := []agent.Chunk{{Text: "alpha beta"}, {Text: "alpha alpha"}, {Heading: "alpha", Text: "alpha gamma"}, {Text: "gamma"}}
+	if err := s.FinishFile(ctx, "file-a", chunks, agent.FileProcessed, ""); err != nil {
+		t.Fatal(err)
+	}
+	var want []int64
+	if err := s.r.Raw(`SELECT id FROM file_chunk WHERE tsv @@ to_tsquery('simple', 'alpha | gamma')
+		ORDER BY ts_rank(tsv, to_tsquery('simple', 'alpha | gamma')) DESC, id`).Scan(&want).Error; err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		ps, err := s.KeywordChunks(ctx, []string{"file-a"}, "alpha gamma", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]int64, len(ps))
+		for i, p := range ps {
+			got[i] = p.ChunkID
+		}
+		if !slices.Equal(got, want) || len(want) != 4 {
+			t.Fatalf("ranked %v, ts_rank's %v", got, want)
+		}
+	}
+	if n := s.termRanked.Load(); n != 0 {
+		t.Errorf("%d searches ranked from the cache", n)
+	}
+	s.vectors.mu.Lock()
+	ft := s.vectors.termFiles["file-a"]
+	s.vectors.mu.Unlock()
+	if ft != unreadTerms {
+		t.Errorf("the file's entry in the cache: %v, want unreadTerms", ft)
+	}
+}
