@@ -578,7 +578,25 @@ func (s *Store) KeywordChunks(ctx context.Context, files []string, query string,
 	var rows []passageRow
 	var err error
 	if s.postgres {
-		// Ranked first, read after, as on SQLite: the inner query ranks
+		// Ranked in memory (terms.go): the same ranking without reading
+		// the row of every match.
+		best, ok, rerr := s.rankTerms(ctx, files, strings.Join(terms, " | "), limit)
+		if rerr != nil {
+			return nil, fmt.Errorf("store: keyword chunks: %w", rerr)
+		}
+		if ok {
+			s.termRanked.Add(1)
+			ids := make([]int64, len(best))
+			for i, r := range best {
+				ids[i] = r.id
+			}
+			out, err := s.passages(ctx, ids)
+			if err != nil {
+				return nil, fmt.Errorf("store: keyword chunks: %w", err)
+			}
+			return out, nil
+		}
+		// Else ranked first, read after, as on SQLite: the inner query ranks
 		// the matches' ids by ts_rank over the tsvector kept in the row
 		// (postgresChunkStorage), the text of the best limit alone is
 		// read. The tsquery is made once (a FROM item: in the generic
@@ -731,10 +749,23 @@ func (s *Store) VectorChunks(ctx context.Context, files []string, vec []float32,
 	if err != nil {
 		return nil, fmt.Errorf("store: vector chunks: %w", err)
 	}
+	out, err := s.passages(ctx, best)
+	if err != nil {
+		return nil, fmt.Errorf("store: vector chunks: %w", err)
+	}
+	return out, nil
+}
+
+// passages are the chunks ids in that order (a chunk gone, its file
+// deleted meanwhile, is left out).
+func (s *Store) passages(ctx context.Context, best []int64) ([]agent.Passage, error) {
+	if len(best) == 0 {
+		return nil, nil
+	}
 	var prs []passageRow
 	if err := s.r.WithContext(ctx).Raw(`SELECT c.id, c.file_id, f.name AS file_name, c.page, c.heading, c.text
 		FROM file_chunk c JOIN stored_file f ON f.id = c.file_id WHERE c.id IN ?`, best).Scan(&prs).Error; err != nil {
-		return nil, fmt.Errorf("store: vector chunks: %w", err)
+		return nil, err
 	}
 	byID := map[int64]passageRow{}
 	for _, r := range prs {
@@ -842,6 +873,11 @@ type vecCache struct {
 	// counts the drops, so a span read before one is not kept after it.
 	spans map[string]chunkSpan
 	gen   uint64
+	// termFiles are processed files' lexemes as postings (terms.go,
+	// PostgreSQL), on the same terms; termPostings counts theirs.
+	termFiles    map[string]*fileTerms
+	termPostings int
+	partsMax     int // tests: fewer parts a file's postings may hold than maxParts
 }
 
 // maxChunkSpans bounds the id spans a keyword query filters by; past it,
@@ -972,6 +1008,10 @@ func (c *vecCache) drop(file string) {
 	defer c.mu.Unlock()
 	delete(c.spans, file)
 	c.gen++
+	if ft, ok := c.termFiles[file]; ok {
+		c.termPostings -= len(ft.postings)
+		delete(c.termFiles, file)
+	}
 	if fv, ok := c.files[file]; ok {
 		c.components -= len(fv.half)
 		delete(c.files, file)
@@ -983,6 +1023,7 @@ func (c *vecCache) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.files, c.components, c.spans = nil, 0, nil
+	c.termFiles, c.termPostings = nil, 0
 	c.gen++
 }
 

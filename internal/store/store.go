@@ -172,7 +172,10 @@ type Store struct {
 
 	temp *tempState // a temp database's (OpenTemp); nil: a stored one
 
-	vectors vecCache // knowledge's chunk vectors, decoded (file.go)
+	vectors vecCache // knowledge's chunk vectors, decoded (file.go), and lexemes (terms.go)
+	// termRanked counts the keyword searches ranked from the cache's
+	// lexemes (terms.go; tests).
+	termRanked atomic.Int64
 
 	// SQLite only: text deltas committed outside SQLite (deltalog.go), and
 	// the highest seq committed to either (the horizon of merged reads).
