@@ -126,9 +126,6 @@ func (c *Checkpointer) run() {
 	}
 }
 
-// DB is the checkpointer's own connection (a test reads its settings).
-func (c *Checkpointer) DB() *sql.DB { return c.db }
-
 // Close stops the checkpointer and closes its connection; the last
 // connection to close checkpoints what is left.
 func (c *Checkpointer) Close() error {

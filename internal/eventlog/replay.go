@@ -20,8 +20,8 @@ import (
 // allocation of its own). The store's BenchmarkEncodedReplayPage measures
 // it against the gorm path.
 
-// ReplayPoolSize caps the replay pool: a replay reads one page at a time.
-const ReplayPoolSize = 4
+// replayPoolSize caps the replay pool: a replay reads one page at a time.
+const replayPoolSize = 4
 
 // ReplayPool is the SQLite replay reader: a query-only pool over
 // sqlitedrv.
@@ -34,8 +34,8 @@ func OpenReplayPool(dsn string) (*ReplayPool, error) {
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(ReplayPoolSize)
-	db.SetMaxIdleConns(ReplayPoolSize)
+	db.SetMaxOpenConns(replayPoolSize)
+	db.SetMaxIdleConns(replayPoolSize)
 	return &ReplayPool{db: db}, nil
 }
 

@@ -34,24 +34,6 @@ var (
 // set: the driver ignores `_txlock` when it is.
 const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 
-// The page caches of the SQLite connections (docs/store.md, "The page
-// caches"). modernc's SQLite is built with SQLITE_ENABLE_MEMORY_MANAGEMENT:
-// every connection of the process takes its pages from one group whose
-// bound is the sum of the connections' cache_size, and a connection past
-// its own share takes the group's least recently used page. At SQLite's
-// default (2000 KiB) on all 15 connections (the writer, 8 readers, 4
-// replay readers, the checkpointer) the group may hold 30 MB of pages,
-// about 56 MiB of memory (modernc's allocator gives a 4 KiB page with its
-// header a slot of 8 KiB): the soak saw it fill for its 20 minutes, the
-// writer alone holding twice its share. The writer keeps the default,
-// stated here; the readers read the file through their mmap (only pages
-// still in the WAL go through the cache), and the checkpointer copies
-// frames through a buffer of its own: each has readerCacheKiB.
-const (
-	writerCacheKiB = 2000
-	readerCacheKiB = 128
-)
-
 // readPoolSize caps the SQLite read pool. WAL lets readers run beside the
 // one writer; a few connections are plenty for a 2–8 core machine.
 const readPoolSize = 8
@@ -260,16 +242,14 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		}
 		s.path = path
 		s.plain = mode == ModePlain
-		// A file: URI: '%' and '#' in the path must be escaped. The DSN's own
-		// pragmas (extra) come after the cache sizes: a cache_size there wins.
-		uri := "file:" + strings.NewReplacer("%", "%25", "#", "%23").Replace(path) + "?" + sqlitePragmas
-		reader := fmt.Sprintf("%s&_pragma=cache_size(-%d)%s", uri, readerCacheKiB, extra)
+		// A file: URI: '%' and '#' in the path must be escaped.
+		base := "file:" + strings.NewReplacer("%", "%25", "#", "%23").Replace(path) + "?" + sqlitePragmas + extra
 		// The writer never checkpoints: the checkpointer does, beside it,
 		// in both modes. With SQLite's own checkpoints (inside the commit
 		// that grows the WAL past 1000 pages) plain mode's token p99 was
 		// its checkpoints: one run's 2,333 transactions had p99 28 ms and
 		// a 167 ms worst (docs/BENCHMARKS.md, the mix's turn starts).
-		wdsn := fmt.Sprintf("%s&_pragma=cache_size(-%d)%s&_pragma=wal_autocheckpoint(0)", uri, writerCacheKiB, extra)
+		wdsn := base + "&_pragma=wal_autocheckpoint(0)"
 		if s.plain {
 			s.cache.off = true
 		}
@@ -287,7 +267,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		wDB.SetConnMaxIdleTime(0)
 		wDB.SetConnMaxLifetime(0)
 		// Reads never write: query_only turns a mistake into an error.
-		if s.r, err = gorm.Open(sqlite.Open(reader+"&_pragma=query_only(1)&_pragma=mmap_size(1073741824)"), cfg()); err != nil {
+		if s.r, err = gorm.Open(sqlite.Open(base+"&_pragma=query_only(1)&_pragma=mmap_size(1073741824)"), cfg()); err != nil {
 			_ = wDB.Close()
 			_ = s.lock.Close()
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
@@ -302,14 +282,14 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		rDB.SetMaxIdleConns(readPoolSize)
 		s.rdb = rDB
 		if !opt.gormReplay && !s.plain {
-			if s.ev, err = eventlog.OpenReplayPool(reader + "&_pragma=query_only(1)&_pragma=mmap_size(1073741824)"); err != nil {
+			if s.ev, err = eventlog.OpenReplayPool(base + "&_pragma=query_only(1)&_pragma=mmap_size(1073741824)"); err != nil {
 				_ = wDB.Close()
 				_ = rDB.Close()
 				_ = s.lock.Close()
 				return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 			}
 		}
-		cDB, err := sql.Open("sqlite", reader)
+		cDB, err := sql.Open("sqlite", base)
 		if err != nil {
 			_ = wDB.Close()
 			_ = rDB.Close()

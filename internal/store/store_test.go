@@ -7,9 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -819,47 +816,6 @@ func TestSQLitePragmas(t *testing.T) {
 	}
 	if err := s.r.Exec("DELETE FROM meta").Error; err == nil {
 		t.Error("the read pool accepted a write")
-	}
-}
-
-// TestSQLitePageCaches: the writer keeps SQLite's default page cache, the
-// readers (the read pool, the replay pool: they read the file through
-// their mmap) and the checkpointer a small one, so that the one page-cache
-// group of the process (its bound the sum of the connections' caches) is
-// bounded near the writer's: at the default for all 15 it filled for the
-// soak's 20 minutes (docs/store.md, "The page caches").
-func TestSQLitePageCaches(t *testing.T) {
-	t.Parallel()
-	s := open(t, "sqlite:"+filepath.Join(t.TempDir(), "c.db"), Options{})
-	var w, r int
-	if err := s.w.Raw("PRAGMA cache_size").Scan(&w).Error; err != nil {
-		t.Fatal(err)
-	}
-	if err := s.r.Raw("PRAGMA cache_size").Scan(&r).Error; err != nil {
-		t.Fatal(err)
-	}
-	var replay []string
-	if err := s.ev.Payloads(t.Context(), 0, "SELECT 1, cache_size FROM pragma_cache_size()", nil, func(_ int64, p []byte) error {
-		replay = append(replay, string(p))
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	var ckpt int
-	if err := s.ckpt.DB().QueryRow("PRAGMA cache_size").Scan(&ckpt); err != nil {
-		t.Fatal(err)
-	}
-	if w != -writerCacheKiB || r != -readerCacheKiB || !slices.Equal(replay, []string{strconv.Itoa(-readerCacheKiB)}) || ckpt != -readerCacheKiB {
-		t.Errorf("cache_size: writer %d, read pool %d, replay pool %v, checkpointer %d; want %d for the writer, %d for the others", w, r, replay, ckpt, -writerCacheKiB, -readerCacheKiB)
-	}
-	// The group's bound, every connection open: a few MB, not 15 × 2000 KiB.
-	if kib := writerCacheKiB + (readPoolSize+eventlog.ReplayPoolSize+1)*readerCacheKiB; kib > 4<<10 {
-		t.Errorf("the page caches may hold %d KiB", kib)
-	}
-	// The DSN's own pragmas still win.
-	o := open(t, "sqlite:"+filepath.Join(t.TempDir(), "o.db")+"?_pragma=cache_size(-512)", Options{})
-	if err := o.r.Raw("PRAGMA cache_size").Scan(&r).Error; err != nil || r != -512 {
-		t.Errorf("a DSN's cache_size(-512): the read pool has %d (%v)", r, err)
 	}
 }
 
