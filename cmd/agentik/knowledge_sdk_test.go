@@ -21,10 +21,23 @@ import (
 // and responses.create with the file_search tool: the model is given the
 // passage, and the response has a file_search_call item and a
 // file_citation annotation naming the file. Another member gets 404 on
-// every id; a lying type is a 400 in OpenAI's shape.
+// every id; a lying type is a 400 in OpenAI's shape. On SQLite and on
+// PostgreSQL, whose keyword ranking is computed from postings in memory
+// (store/terms.go).
 func TestKnowledgeOpenAISDK(t *testing.T) {
 	t.Parallel()
-	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"), "AGENTIK_EMBEDDING_MODEL=fake-embed")
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		knowledgeOpenAISDK(t, filepath.Join(t.TempDir(), "agentik.db"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		knowledgeOpenAISDK(t, freshSchema(t))
+	})
+}
+
+func knowledgeOpenAISDK(t *testing.T, db string) {
+	tm := startTeam(t, db, "AGENTIK_EMBEDDING_MODEL=fake-embed")
 	dir := t.TempDir()
 	pdfPath, docxPath := filepath.Join(dir, "handbook.pdf"), filepath.Join(dir, "policy.docx")
 	if err := os.WriteFile(pdfPath, knowledgetest.PDF(handbookPages...), 0o600); err != nil {
