@@ -2,7 +2,6 @@ package store
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -656,19 +655,57 @@ func (s *Store) KeywordChunks(ctx context.Context, files []string, query string,
 	return out, nil
 }
 
-// lowBounds is a min-heap of the best scores' lower bounds
-// (VectorChunks).
-type lowBounds []float64
+// topN keeps the n greatest items offered, by less: a min-heap with the
+// least of them on top (VectorChunks' lower bounds, rankTerms' chunks).
+type topN[T any] struct {
+	n     int
+	less  func(a, b T) bool
+	items []T
+}
 
-func (h lowBounds) Len() int           { return len(h) }
-func (h lowBounds) Less(i, j int) bool { return h[i] < h[j] }
-func (h lowBounds) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *lowBounds) Push(x any)        { *h = append(*h, x.(float64)) }
-func (h *lowBounds) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+func newTopN[T any](n int, less func(a, b T) bool) *topN[T] {
+	return &topN[T]{n: n, less: less, items: make([]T, 0, min(n, 1024))}
+}
+
+// full reports whether n items are kept; least is then the nth greatest.
+func (t *topN[T]) full() bool { return len(t.items) == t.n }
+func (t *topN[T]) least() T   { return t.items[0] }
+
+// offer keeps x if fewer than n items are kept or it is greater than the
+// least of them, which it then replaces.
+func (t *topN[T]) offer(x T) {
+	h := t.items
+	if len(h) < t.n {
+		h = append(h, x)
+		for i := len(h) - 1; i > 0; { // up
+			p := (i - 1) / 2
+			if !t.less(h[i], h[p]) {
+				break
+			}
+			h[i], h[p] = h[p], h[i]
+			i = p
+		}
+		t.items = h
+		return
+	}
+	if t.n == 0 || !t.less(h[0], x) {
+		return
+	}
+	h[0] = x
+	for i := 0; ; { // down
+		m, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && t.less(h[l], h[m]) {
+			m = l
+		}
+		if r < len(h) && t.less(h[r], h[m]) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // vectorCandidate is a chunk whose exact score may be among the best:
@@ -701,7 +738,7 @@ func (s *Store) VectorChunks(ctx context.Context, files []string, vec []float32,
 	if math.IsNaN(qn) || math.IsInf(qn, 0) {
 		return nil, nil // no ranking by a query that is not a vector
 	}
-	lows := make(lowBounds, 0, limit)
+	lows := newTopN(limit, func(a, b float64) bool { return a < b })
 	floor := math.Inf(-1) // the limit-th best lower bound so far
 	var cands []vectorCandidate
 	for _, f := range files {
@@ -725,14 +762,9 @@ func (s *Store) VectorChunks(ctx context.Context, files []string, vec []float32,
 			if math.IsNaN(lo) {
 				continue
 			}
-			if len(lows) < limit {
-				heap.Push(&lows, lo)
-			} else if lo > lows[0] {
-				lows[0] = lo
-				heap.Fix(&lows, 0)
-			}
-			if len(lows) == limit {
-				floor = lows[0]
+			lows.offer(lo)
+			if lows.full() {
+				floor = lows.least()
 			}
 		}
 	}

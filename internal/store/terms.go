@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"cmp"
-	"container/heap"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -301,20 +300,6 @@ func worse(a, b rankedChunk) bool {
 	return a.id > b.id
 }
 
-// rankedHeap is a min-heap of the best so far, worst on top.
-type rankedHeap []rankedChunk
-
-func (h rankedHeap) Len() int           { return len(h) }
-func (h rankedHeap) Less(i, j int) bool { return worse(h[i], h[j]) }
-func (h rankedHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *rankedHeap) Push(x any)        { *h = append(*h, x.(rankedChunk)) }
-func (h *rankedHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
 // rankTerms is the limit best chunks of files and their scores by ts_rank(tsv,
 // to_tsquery('simple', tsq)) among those that match it, best first, equal
 // scores by id, from the cache: ok false when the query is not a
@@ -333,7 +318,7 @@ func (s *Store) rankTerms(ctx context.Context, files []string, tsq string, limit
 		return nil, true, nil
 	}
 	size := float32(len(lexemes))
-	h := make(rankedHeap, 0, min(limit, 1024))
+	h := newTopN(limit, worse)
 	var acc []float32
 	var touched []uint32
 	for _, f := range files {
@@ -368,19 +353,14 @@ func (s *Store) rankTerms(ctx context.Context, files []string, tsq string, limit
 		for _, c := range touched {
 			r := rankedChunk{ft.ids[c], acc[c] / size}
 			acc[c] = 0
-			if len(h) < limit {
-				heap.Push(&h, r)
-			} else if worse(h[0], r) {
-				h[0] = r
-				heap.Fix(&h, 0)
-			}
+			h.offer(r)
 		}
 	}
-	slices.SortFunc(h, func(a, b rankedChunk) int {
+	slices.SortFunc(h.items, func(a, b rankedChunk) int {
 		if a.score != b.score {
 			return cmp.Compare(b.score, a.score)
 		}
 		return cmp.Compare(a.id, b.id)
 	})
-	return h, true, nil
+	return h.items, true, nil
 }

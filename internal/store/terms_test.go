@@ -199,3 +199,33 @@ func TestKeywordChunksPastTheCache(t *testing.T) {
 		t.Errorf("the file's entry in the cache: %v, want unreadTerms", ft)
 	}
 }
+
+// TestTopN: topN keeps the n greatest of what it is offered (with
+// repeats, n past the count, and n 0), the least of them on top.
+func TestTopN(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 2, 7, 50, 300} {
+		xs := make([]int, 200)
+		for i := range xs {
+			xs[i] = r.IntN(60)
+		}
+		top := newTopN(n, func(a, b int) bool { return a < b })
+		for _, x := range xs {
+			top.offer(x)
+		}
+		want := slices.Clone(xs)
+		slices.Sort(want)
+		want = want[len(want)-min(n, len(want)):]
+		got := slices.Clone(top.items)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("n %d: kept %v, want %v", n, got, want)
+		}
+		if top.full() != (n <= len(xs)) {
+			t.Errorf("n %d: full() = %v", n, top.full())
+		}
+		if len(want) > 0 && top.least() != want[0] {
+			t.Errorf("n %d: least %d, want %d", n, top.least(), want[0])
+		}
+	}
+}
