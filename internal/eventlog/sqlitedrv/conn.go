@@ -43,6 +43,12 @@ const DriverName = "agentik-sqlite"
 // lists) are compiled again once they were pushed out.
 const cacheSize = 256
 
+// cacheTextMax is the longest text the cache keeps. A longer one carries
+// its data in the text (a replay's literal seq list is tens of KB) and is
+// all but never run again: kept, 256 of them held one replay connection's
+// 11 MB (the soak, docs/BENCHMARKS.md).
+const cacheTextMax = 4 << 10
+
 func init() { sql.Register(DriverName, drv{}) }
 
 type drv struct{}

@@ -353,6 +353,30 @@ func TestCacheBound(t *testing.T) {
 	}
 }
 
+// A text longer than the cache's bound (a literal list) runs but is not
+// kept: one-off texts do not fill the cache.
+func TestLongTextNotCached(t *testing.T) {
+	ours := open(t, sqlitedrv.DriverName, "file:"+dbPath(t)+"?"+pragmas)
+	long := "SELECT count(*) FROM (SELECT 1" + strings.Repeat(" UNION ALL SELECT 1", 300) + ")"
+	for range 2 {
+		var n int
+		if err := ours.QueryRow(long).Scan(&n); err != nil || n != 301 {
+			t.Fatalf("the long text: %d, %v", n, err)
+		}
+	}
+	s := stats(t, ours)
+	if s.Cached != 0 || s.Reused != 0 {
+		t.Errorf("the long text: %d cached, %d reused; want neither", s.Cached, s.Reused)
+	}
+	var n int
+	if err := ours.QueryRow("SELECT 1").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if s := stats(t, ours); s.Cached != 1 {
+		t.Errorf("a short text: %d cached, want 1", s.Cached)
+	}
+}
+
 // A cached statement follows a change of the schema: its columns are
 // those of the table now.
 func TestSchemaChange(t *testing.T) {

@@ -34,7 +34,8 @@ type param struct {
 // its first statement ("" when nothing but space follows). A cached,
 // idle statement of the same text is taken as it is; else the first
 // statement of query is compiled, and cached unless once is set, another
-// statement of the text is busy, or text follows it. The statement is nil
+// statement of the text is busy, text follows it, or the text is longer
+// than cacheTextMax. The statement is nil
 // when query holds no statement (only space or a comment).
 func (c *Conn) statement(query string, once bool) (*statement, string, error) {
 	st := c.stmts[query]
@@ -42,7 +43,7 @@ func (c *Conn) statement(query string, once bool) (*statement, string, error) {
 		c.stats.Reused++
 		return st, "", nil
 	}
-	keep := !once && st == nil
+	keep := !once && st == nil && len(query) <= cacheTextMax
 	p, tail, err := c.compile(query, keep)
 	if err != nil || p == 0 {
 		return nil, tail, err
