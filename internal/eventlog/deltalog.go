@@ -95,6 +95,7 @@ type DeltaLog struct {
 	log        *slog.Logger
 	mu         sync.RWMutex
 	segs       []*deltaSeg
+	segMax     int64  // SegmentMax; tests set less
 	floor      int64  // seqs through it are pruned
 	buf        []byte // the writer's
 	// At open: the conversations of records not redacted, for
@@ -136,7 +137,7 @@ func (l *DeltaLog) ownerOf(v *frameView) string {
 // redacted is what Redact makes of a record's JSON (a shorter one; else
 // the least that says it was redacted, made from its head).
 func OpenDeltaLog(path, epoch string, log *slog.Logger, redacted func(payload string) (string, error)) (*DeltaLog, error) {
-	l := &DeltaLog{dir: path + "-deltas", epoch: epoch, log: log, openConvs: map[string][]int64{}, redacted: redacted}
+	l := &DeltaLog{dir: path + "-deltas", epoch: epoch, log: log, segMax: SegmentMax, openConvs: map[string][]int64{}, redacted: redacted}
 	if err := os.MkdirAll(l.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("delta log: %w", err)
 	}
@@ -343,7 +344,7 @@ func (l *DeltaLog) Append(recs []Delta) error {
 		l.buf = buf
 	}
 	seg := l.active()
-	if seg == nil || (seg.end > 0 && seg.end+int64(len(buf)) > SegmentMax) {
+	if seg == nil || (seg.end > 0 && seg.end+int64(len(buf)) > l.segMax) {
 		var err error
 		if seg, err = l.create(recs[0].Seq); err != nil {
 			return err
@@ -418,7 +419,9 @@ func (l *DeltaLog) Read(after, through int64, limit int, owner string) ([]agent.
 		if len(seg.seqs) == 0 || seg.seqs[len(seg.seqs)-1] <= after {
 			continue
 		}
-		if seg.seqs[0] > through || (limit > 0 && n >= limit) {
+		// n counts the spans' records: only without an owner is each
+		// of them one of the read's.
+		if seg.seqs[0] > through || (limit > 0 && owner == "" && n >= limit) {
 			break
 		}
 		i, _ := slices.BinarySearch(seg.seqs, after+1)
