@@ -50,8 +50,9 @@ import (
 // commit), deltaRedacted once a delete rewrote it (in place: the redacted
 // JSON padded with spaces to the same length, so no offset moves).
 //
-// In memory: each segment's seqs and offsets (12 bytes a record), its
-// lowest and highest event id (EventSeq scans only segments whose range
+// In memory: each segment's seqs and offsets (segIndex: 12 bytes a record
+// in the segment appends go to, 3 to 4 packed once the writer leaves it),
+// its lowest and highest event id (SeqOf scans only segments whose range
 // holds the id) and its latest date (Prune).
 
 const (
@@ -80,8 +81,7 @@ type Delta struct {
 type deltaSeg struct {
 	path         string
 	f            *os.File
-	seqs         []int64  // ascending
-	offs         []uint32 // where each record's frame starts
+	idx          segIndex // each record's seq (ascending) and where its frame starts
 	end          int64    // bytes of complete records
 	minID, maxID string
 	lastDate     int64 // unix µs, the latest created
@@ -94,10 +94,10 @@ type DeltaLog struct {
 	dir, epoch string
 	log        *slog.Logger
 	mu         sync.RWMutex
-	segs       []*deltaSeg
-	segMax     int64  // SegmentMax; tests set less
-	floor      int64  // seqs through it are pruned
-	buf        []byte // the writer's
+	segs       []*deltaSeg // the last is the active one; the others are sealed
+	segMax     int64       // SegmentMax; tests set less
+	floor      int64       // seqs through it are pruned
+	buf        []byte      // the writer's
 	// At open: the conversations of records not redacted, for
 	// RedactOrphans.
 	openConvs map[string][]int64
@@ -171,9 +171,12 @@ func OpenDeltaLog(path, epoch string, log *slog.Logger, redacted func(payload st
 			l.Close()
 			return nil, err
 		}
-		if len(seg.seqs) == 0 && i < len(files)-1 {
-			_ = seg.f.Close()
-			continue
+		if i < len(files)-1 {
+			if seg.idx.len() == 0 {
+				_ = seg.f.Close()
+				continue
+			}
+			seg.idx.seal()
 		}
 		l.segs = append(l.segs, seg)
 	}
@@ -224,17 +227,18 @@ func (l *DeltaLog) load(path string, last bool) (*deltaSeg, error) {
 		convs = append(convs, c)
 		off += n
 		if v.flags&deltaCommitEnd != 0 {
-			committed, end = len(seg.seqs), int64(off)
+			committed, end = seg.idx.len(), int64(off)
 		}
 	}
 	if !last {
-		committed, end = len(seg.seqs), int64(off)
+		committed, end = seg.idx.len(), int64(off)
 	}
 	// An unfinished commit was never acknowledged: it is cut.
-	seg.seqs, seg.offs, seg.end = seg.seqs[:committed], seg.offs[:committed], end
+	seg.idx.cut(committed)
+	seg.end = end
 	for i, c := range convs[:committed] {
 		if c != "" {
-			l.openConvs[c] = append(l.openConvs[c], seg.seqs[i])
+			l.openConvs[c] = append(l.openConvs[c], seg.idx.seq(i))
 		}
 	}
 	if last && end < int64(len(data)) {
@@ -247,8 +251,7 @@ func (l *DeltaLog) load(path string, last bool) (*deltaSeg, error) {
 }
 
 func (seg *deltaSeg) add(v frameView, off uint32) {
-	seg.seqs = append(seg.seqs, v.seq)
-	seg.offs = append(seg.offs, off)
+	seg.idx.add(v.seq, off)
 	if seg.minID == "" || v.id < seg.minID {
 		seg.minID = strings.Clone(v.id)
 	}
@@ -376,6 +379,8 @@ func (l *DeltaLog) active() *deltaSeg {
 	return l.segs[len(l.segs)-1]
 }
 
+// create starts a new active segment whose first seq is first, and seals
+// the one before it.
 func (l *DeltaLog) create(first int64) (*deltaSeg, error) {
 	path := filepath.Join(l.dir, fmt.Sprintf("%s-%020d.log", l.epoch, first))
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
@@ -383,7 +388,18 @@ func (l *DeltaLog) create(first int64) (*deltaSeg, error) {
 		return nil, fmt.Errorf("delta log: %w", err)
 	}
 	seg := &deltaSeg{path: path, f: f}
+	// The segment before it is packed before the lock (only the writer,
+	// here, changes an index; readers read the old form meanwhile) and
+	// swapped in under it.
+	prev := l.active()
+	var sealed segIndex
+	if prev != nil {
+		sealed = prev.idx.sealCopy()
+	}
 	l.mu.Lock()
+	if prev != nil {
+		prev.idx = sealed
+	}
 	l.segs = append(l.segs, seg)
 	l.mu.Unlock()
 	return seg, nil
@@ -394,8 +410,8 @@ func (l *DeltaLog) Head() int64 {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	for i := len(l.segs) - 1; i >= 0; i-- {
-		if s := l.segs[i].seqs; len(s) > 0 {
-			return s[len(s)-1]
+		if x := &l.segs[i].idx; x.len() > 0 {
+			return x.last()
 		}
 	}
 	return 0
@@ -416,18 +432,19 @@ func (l *DeltaLog) Read(after, through int64, limit int, owner string) ([]agent.
 	var spans []span
 	n := 0
 	for _, seg := range l.segs {
-		if len(seg.seqs) == 0 || seg.seqs[len(seg.seqs)-1] <= after {
+		x := &seg.idx
+		if x.len() == 0 || x.last() <= after {
 			continue
 		}
 		// n counts the spans' records: only without an owner is each
 		// of them one of the read's.
-		if seg.seqs[0] > through || (limit > 0 && owner == "" && n >= limit) {
+		if x.first() > through || (limit > 0 && owner == "" && n >= limit) {
 			break
 		}
-		i, _ := slices.BinarySearch(seg.seqs, after+1)
-		j := len(seg.seqs)
-		if through < seg.seqs[j-1] {
-			j, _ = slices.BinarySearch(seg.seqs, through+1)
+		i, _ := x.search(after + 1)
+		j := x.len()
+		if through < x.last() {
+			j, _ = x.search(through + 1)
 		}
 		if limit > 0 && owner == "" {
 			j = min(j, i+limit-n)
@@ -461,19 +478,20 @@ func (l *DeltaLog) BySeqs(seqs []int64, owner string) ([]agent.Encoded, error) {
 		if k == len(seqs) {
 			break
 		}
-		if len(seg.seqs) == 0 {
+		x := &seg.idx
+		if x.len() == 0 {
 			continue
 		}
-		for k < len(seqs) && seqs[k] < seg.seqs[0] {
+		for k < len(seqs) && seqs[k] < x.first() {
 			k++
 		}
 		// Runs of consecutive records read as one span.
 		cur := span{seg: seg, i: -1}
-		for ; k < len(seqs) && seqs[k] <= seg.seqs[len(seg.seqs)-1]; k++ {
+		for top := x.last(); k < len(seqs) && seqs[k] <= top; k++ {
 			if seqs[k] <= l.floor {
 				continue
 			}
-			i, ok := slices.BinarySearch(seg.seqs, seqs[k])
+			i, ok := x.search(seqs[k])
 			if !ok {
 				continue
 			}
@@ -503,11 +521,7 @@ func (l *DeltaLog) BySeqs(seqs []int64, owner string) ([]agent.Encoded, error) {
 // most limit in all, if limit > 0). l.mu is held for reading.
 func (l *DeltaLog) readSpan(out []agent.Encoded, sp span, owner string, limit int) ([]agent.Encoded, error) {
 	seg := sp.seg
-	from := int64(seg.offs[sp.i])
-	to := seg.end
-	if sp.j < len(seg.offs) {
-		to = int64(seg.offs[sp.j])
-	}
+	from, to := seg.bytes(sp.i, sp.j)
 	b := make([]byte, to-from) // the events' JSON views it: never reused
 	if _, err := seg.f.ReadAt(b, from); err != nil {
 		return out, fmt.Errorf("delta log: read %s: %w", seg.path, err)
@@ -538,7 +552,7 @@ func (l *DeltaLog) SeqOf(id string) (int64, bool, error) {
 	defer l.mu.RUnlock()
 	for i := len(l.segs) - 1; i >= 0; i-- {
 		seg := l.segs[i]
-		if len(seg.seqs) == 0 || id < seg.minID || id > seg.maxID {
+		if seg.idx.len() == 0 || id < seg.minID || id > seg.maxID {
 			continue
 		}
 		b := make([]byte, seg.end)
@@ -559,13 +573,20 @@ func (l *DeltaLog) SeqOf(id string) (int64, bool, error) {
 	return 0, false, nil
 }
 
+// bytes is where records [i, j) of seg lie in its file: [from, to).
+// l.mu is held.
+func (seg *deltaSeg) bytes(i, j int) (from, to int64) {
+	oi, oj := seg.idx.offs2(i, j)
+	from, to = int64(oi), seg.end
+	if j < seg.idx.len() {
+		to = int64(oj)
+	}
+	return from, to
+}
+
 // frame reads record i of seg: its frame's bytes and offset. l.mu is held.
 func (l *DeltaLog) frame(seg *deltaSeg, i int) ([]byte, int64, error) {
-	from := int64(seg.offs[i])
-	to := seg.end
-	if i+1 < len(seg.offs) {
-		to = int64(seg.offs[i+1])
-	}
+	from, to := seg.bytes(i, i+1)
 	b := make([]byte, to-from)
 	if _, err := seg.f.ReadAt(b, from); err != nil {
 		return nil, from, fmt.Errorf("delta log: read %s: %w", seg.path, err)
@@ -592,8 +613,8 @@ func (l *DeltaLog) FirstFrom(seq int64) (int64, time.Time, bool, error) {
 	defer l.mu.RUnlock()
 	seq = max(seq, l.floor+1)
 	for _, seg := range l.segs {
-		i, _ := slices.BinarySearch(seg.seqs, seq)
-		if i == len(seg.seqs) {
+		i, _ := seg.idx.search(seq)
+		if i == seg.idx.len() {
 			continue
 		}
 		v, err := l.header(seg, i)
@@ -611,10 +632,10 @@ func (l *DeltaLog) FirstDated(t time.Time) (int64, bool, error) {
 	defer l.mu.RUnlock()
 	at := t.UnixMicro()
 	for _, seg := range l.segs {
-		if len(seg.seqs) == 0 || seg.lastDate < at {
+		if seg.idx.len() == 0 || seg.lastDate < at {
 			continue
 		}
-		for i, s := range seg.seqs {
+		for i, s := range seg.idx.all() {
 			if s <= l.floor {
 				continue
 			}
@@ -639,7 +660,7 @@ func (l *DeltaLog) Prune(top int64) error {
 	keep := l.segs[:0]
 	var errs []error
 	for i, seg := range l.segs {
-		if len(seg.seqs) > 0 && seg.seqs[len(seg.seqs)-1] <= top && i < len(l.segs)-1 {
+		if seg.idx.len() > 0 && seg.idx.last() <= top && i < len(l.segs)-1 {
 			errs = append(errs, seg.f.Close(), os.Remove(seg.path))
 			continue
 		}
@@ -656,8 +677,8 @@ func (l *DeltaLog) Count() int64 {
 	defer l.mu.RUnlock()
 	var n int64
 	for _, seg := range l.segs {
-		i, _ := slices.BinarySearch(seg.seqs, l.floor+1)
-		n += int64(len(seg.seqs) - i)
+		i, _ := seg.idx.search(l.floor + 1)
+		n += int64(seg.idx.len() - i)
 	}
 	return n
 }
@@ -668,7 +689,7 @@ func (l *DeltaLog) Holds(top int64) bool {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	for _, seg := range l.segs {
-		if len(seg.seqs) > 0 && seg.seqs[0] <= top && seg.seqs[len(seg.seqs)-1] > l.floor {
+		if x := &seg.idx; x.len() > 0 && x.first() <= top && x.last() > l.floor {
 			return true
 		}
 	}
@@ -682,7 +703,7 @@ func (l *DeltaLog) Redact(seqs []int64) error {
 	defer l.mu.Unlock()
 	for _, seq := range seqs {
 		for _, seg := range l.segs {
-			i, ok := slices.BinarySearch(seg.seqs, seq)
+			i, ok := seg.idx.search(seq)
 			if !ok {
 				continue
 			}
@@ -806,7 +827,7 @@ func (l *DeltaLog) Each(fn func(Delta) error) error {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	for _, seg := range l.segs {
-		if len(seg.seqs) == 0 {
+		if seg.idx.len() == 0 {
 			continue
 		}
 		b := make([]byte, seg.end)
