@@ -51,7 +51,7 @@ import (
 // JSON padded with spaces to the same length, so no offset moves).
 //
 // In memory: each segment's seqs and offsets (segIndex: 12 bytes a record
-// in the segment appends go to, 3 to 4 packed once the writer leaves it),
+// in the segment appends go to, under 2 packed once the writer leaves it),
 // its lowest and highest event id (SeqOf scans only segments whose range
 // holds the id) and its latest date (Prune).
 

@@ -283,7 +283,7 @@ func TestDeltaLogSegments(t *testing.T) {
 	checkReads(t, r, l, &m)
 }
 
-// TestDeltaLogSealedSize: the delta log's sealed segments hold at most 5
+// TestDeltaLogSealedSize: the delta log's sealed segments hold at most 2
 // bytes a record of text deltas in memory (the plain index 12), at their
 // sealing and when opened again.
 func TestDeltaLogSealedSize(t *testing.T) {
@@ -298,8 +298,8 @@ func TestDeltaLogSealedSize(t *testing.T) {
 		t.Helper()
 		checkSealed(t, l, 3)
 		for i, seg := range l.segs[:len(l.segs)-1] {
-			if per := float64(seg.idx.size()) / float64(seg.idx.len()); per > 5 {
-				t.Errorf("%s: segment %d holds %.2f bytes a record, want at most 5", when, i, per)
+			if per := float64(seg.idx.size()) / float64(seg.idx.len()); per > 2 {
+				t.Errorf("%s: segment %d holds %.2f bytes a record, want at most 2", when, i, per)
 			}
 		}
 	}

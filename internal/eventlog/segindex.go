@@ -3,7 +3,10 @@ package eventlog
 import (
 	"encoding/binary"
 	"iter"
+	"math"
+	mbits "math/bits"
 	"slices"
+	"unsafe"
 )
 
 // segIndex is a delta log segment's index: each record's seq and the
@@ -11,13 +14,13 @@ import (
 // as two slices (12 bytes a record); a segment the writer has left is
 // sealed (seal): its index never changes again (a redaction rewrites
 // frames in place), so it is packed in blocks of packBlock records, each
-// a head (the block's first seq and offset, where its deltas start in
-// data) and then, per later record, uvarint(seq − previous seq) and
-// uvarint(offset − previous offset). Seqs step by 1 to 3 and offsets by a
-// frame's length (100 to 300 bytes a text delta), so a record costs 3 to
-// 4 bytes: the slices' 12 bytes kept for every record of the retention
-// were the live heap's growth in the soak (issue 54). A look-up binary
-// searches the heads and decodes within one block.
+// a head (packHead: the block's first seq and offset) and its later
+// records' steps of seq and offset, each less the block's least, in as
+// few bits as the block's largest needs. Seqs step by 1 to 3 and offsets
+// by a frame's length (100 to 300 bytes a text delta), so a record costs
+// 1.5 to 2 bytes: the slices' 12 bytes kept for every record of the
+// retention were the live heap's growth in the soak (issue 54). A look-up
+// binary searches the heads and sums steps within one block.
 type segIndex struct {
 	// The active form.
 	seqs []int64
@@ -31,16 +34,20 @@ type segIndex struct {
 }
 
 // packBlock is how many records a head of a sealed index covers: a look-up
-// decodes up to packBlock-1 pairs of varints; the heads cost 16/packBlock
-// bytes a record.
+// sums up to packBlock-1 steps; the heads cost 24/packBlock bytes a record.
 const packBlock = 64
 
 // packHead is the head of a block of a sealed index: its first record's
-// seq and offset, and where the deltas of its later records start in data.
+// seq and offset; then, for each later record, seq step − 1 in ws bits and
+// offset step − base in wo bits, from bit pos of data. A block of text
+// deltas (seq steps of 1 to 3, frames within 255 bytes of each other)
+// takes 2 + 8 bits a record.
 type packHead struct {
-	seq int64
-	off uint32
-	pos uint32
+	seq    int64
+	off    uint32
+	pos    uint32 // a bit of data
+	base   uint32 // the block's least offset step: its least frame
+	ws, wo uint8
 }
 
 // sealed tells whether x is packed.
@@ -119,19 +126,15 @@ func (x *segIndex) offs2(i, j int) (uint32, uint32) {
 	if uint(i) >= uint(j) {
 		panic("eventlog: segIndex: offs2 of an empty range")
 	}
-	h := x.heads[j/packBlock]
-	o, p := h.off, int(h.pos)
-	var oi uint32
-	for k := j / packBlock * packBlock; k < j; k++ {
-		if k == i {
-			oi = o
-		}
-		var do uint64
-		_, p = uvarint(x.data, p)
-		do, p = uvarint(x.data, p)
-		o += uint32(do)
+	c := x.block(i / packBlock)
+	for range i % packBlock {
+		c.next()
 	}
-	return oi, o
+	oi := c.off
+	for range j - i {
+		c.next()
+	}
+	return oi, c.off
 }
 
 // at decodes record i of a sealed index.
@@ -139,16 +142,11 @@ func (x *segIndex) at(i int) (int64, uint32) {
 	if uint(i) >= uint(x.n) {
 		panic("eventlog: segIndex: index out of range")
 	}
-	h := x.heads[i/packBlock]
-	s, o, p := h.seq, h.off, int(h.pos)
+	c := x.block(i / packBlock)
 	for range i % packBlock {
-		var ds, do uint64
-		ds, p = uvarint(x.data, p)
-		do, p = uvarint(x.data, p)
-		s += int64(ds)
-		o += uint32(do)
+		c.next()
 	}
-	return s, o
+	return c.seq, c.off
 }
 
 // search finds seq as slices.BinarySearch does: the index of the first
@@ -174,20 +172,16 @@ func (x *segIndex) search(seq int64) (int, bool) {
 			hi = m
 		}
 	}
-	h := x.heads[lo]
+	c := x.block(lo)
 	i, end := lo*packBlock, min(lo*packBlock+packBlock, x.n)
-	s, p := h.seq, int(h.pos)
 	for {
-		if s >= seq {
-			return i, s == seq
+		if c.seq >= seq {
+			return i, c.seq == seq
 		}
 		if i++; i == end {
 			return i, false
 		}
-		var ds uint64
-		ds, p = uvarint(x.data, p)
-		_, p = uvarint(x.data, p)
-		s += int64(ds)
+		c.next()
 	}
 }
 
@@ -202,23 +196,54 @@ func (x *segIndex) all() iter.Seq2[int, int64] {
 			}
 			return
 		}
-		for b, h := range x.heads {
+		for b := range x.heads {
+			c := x.block(b)
 			i, end := b*packBlock, min(b*packBlock+packBlock, x.n)
-			s, p := h.seq, int(h.pos)
 			for {
-				if !yield(i, s) {
+				if !yield(i, c.seq) {
 					return
 				}
 				if i++; i == end {
 					break
 				}
-				var ds uint64
-				ds, p = uvarint(x.data, p)
-				_, p = uvarint(x.data, p)
-				s += int64(ds)
+				c.next()
 			}
 		}
 	}
+}
+
+// cursor walks the records of one block of a sealed index: seq and off
+// are the current record's.
+type cursor struct {
+	data   []byte
+	seq    int64
+	off    uint32
+	p      uint // the bit where the next record's fields start
+	base   uint32
+	ws, w  uint   // the seq field's width, both fields'
+	ms, mo uint64 // their masks
+}
+
+// block is a cursor at the first record of block b.
+func (x *segIndex) block(b int) cursor {
+	h := &x.heads[b]
+	return cursor{data: x.data, seq: h.seq, off: h.off, p: uint(h.pos), base: h.base,
+		ws: uint(h.ws), w: uint(h.ws + h.wo), ms: 1<<h.ws - 1, mo: 1<<h.wo - 1}
+}
+
+// next moves c to the next record of its block: both fields with one load
+// when they lie within 8 bytes (a block of text deltas: always).
+func (c *cursor) next() {
+	i, s := c.p>>3, c.p&7
+	if s+c.w <= 64 {
+		v := binary.LittleEndian.Uint64(c.data[i:]) >> s
+		c.seq += 1 + int64(v&c.ms)
+		c.off += c.base + uint32(v>>c.ws&c.mo)
+	} else {
+		c.seq += 1 + int64(bitsAt(c.data, c.p, uint8(c.ws)))
+		c.off += c.base + uint32(bitsAt(c.data, c.p+c.ws, uint8(c.w-c.ws)))
+	}
+	c.p += c.w
 }
 
 // seal packs x for good: nothing is added to it after.
@@ -236,22 +261,36 @@ func (x *segIndex) sealCopy() segIndex {
 // pack is the sealed index of seqs (ascending) and offs (ascending).
 func pack(seqs []int64, offs []uint32) segIndex {
 	n := len(seqs)
-	size := 0
-	for i := 1; i < n; i++ {
-		if i%packBlock != 0 {
-			size += uvarintLen(uint64(seqs[i]-seqs[i-1])) + uvarintLen(uint64(offs[i]-offs[i-1]))
+	x := segIndex{packed: true, heads: make([]packHead, 0, (n+packBlock-1)/packBlock), n: n}
+	bits := uint(0)
+	for b := 0; b < n; b += packBlock {
+		h := packHead{seq: seqs[b], off: offs[b], pos: uint32(bits), base: math.MaxUint32}
+		end := min(b+packBlock, n)
+		var ds uint64
+		var do uint32
+		for i := b + 1; i < end; i++ {
+			ds = max(ds, uint64(seqs[i]-seqs[i-1]-1))
+			h.base = min(h.base, offs[i]-offs[i-1])
+			do = max(do, offs[i]-offs[i-1])
 		}
+		if end-b > 1 {
+			do -= h.base
+		} else {
+			h.base = 0
+		}
+		h.ws, h.wo = uint8(mbits.Len64(ds)), uint8(mbits.Len32(do))
+		bits += uint(end-b-1) * uint(h.ws+h.wo)
+		x.heads = append(x.heads, h)
 	}
-	// Exactly the bytes it needs: slack would be held as long as the
-	// segment.
-	x := segIndex{packed: true, heads: make([]packHead, 0, (n+packBlock-1)/packBlock), data: make([]byte, 0, size), n: n}
-	for i, s := range seqs {
-		if i%packBlock == 0 {
-			x.heads = append(x.heads, packHead{seq: s, off: offs[i], pos: uint32(len(x.data))})
-			continue
+	// Exactly the bytes it needs (slack would be held as long as the
+	// segment), and 8 more: bitsAt loads 8 bytes, then one.
+	x.data = make([]byte, (bits+7)/8+9)
+	var w uint
+	for b, h := range x.heads {
+		for i := b*packBlock + 1; i < min(b*packBlock+packBlock, n); i++ {
+			putBits(x.data, &w, uint64(seqs[i]-seqs[i-1]-1), h.ws)
+			putBits(x.data, &w, uint64(offs[i]-offs[i-1]-h.base), h.wo)
 		}
-		x.data = binary.AppendUvarint(x.data, uint64(s-seqs[i-1]))
-		x.data = binary.AppendUvarint(x.data, uint64(offs[i]-offs[i-1]))
 	}
 	if n > 0 {
 		x.top = seqs[n-1]
@@ -261,33 +300,29 @@ func pack(seqs []int64, offs []uint32) segIndex {
 
 // size is the bytes of memory x's slices hold.
 func (x *segIndex) size() int {
-	return cap(x.seqs)*8 + cap(x.offs)*4 + cap(x.heads)*16 + cap(x.data)
+	return cap(x.seqs)*8 + cap(x.offs)*4 + cap(x.heads)*int(unsafe.Sizeof(packHead{})) + cap(x.data)
 }
 
-// uvarintLen is the length of v's uvarint (binary.AppendUvarint's).
-func uvarintLen(v uint64) int {
-	n := 1
-	for ; v >= 0x80; v >>= 7 {
-		n++
+// putBits writes the low w bits of v at bit *p of b (zero there) and moves
+// *p past them.
+func putBits(b []byte, p *uint, v uint64, w uint8) {
+	for w > 0 {
+		i, s := *p>>3, uint8(*p&7)
+		k := min(8-s, w)
+		b[i] |= byte(v << s)
+		v >>= k
+		w -= k
+		*p += uint(k)
 	}
-	return n
 }
 
-// uvarint decodes the uvarint at b[p:] (binary.Uvarint without its checks:
-// the data is the index's own): its value and the position after it. A
-// one-byte delta, the most common, returns at once.
-func uvarint(b []byte, p int) (uint64, int) {
-	c := b[p]
-	if c < 0x80 {
-		return uint64(c), p + 1
+// bitsAt reads w bits (w ≤ 64) at bit p of b (at least 9 bytes from p's
+// byte on): one 8-byte load, and one byte more when they straddle it.
+func bitsAt(b []byte, p uint, w uint8) uint64 {
+	i, s := p>>3, p&7
+	v := binary.LittleEndian.Uint64(b[i:]) >> s
+	if s+uint(w) > 64 {
+		v |= uint64(b[i+8]) << (64 - s)
 	}
-	v := uint64(c & 0x7f)
-	for shift := uint(7); ; shift += 7 {
-		p++
-		c = b[p]
-		if c < 0x80 {
-			return v | uint64(c)<<shift, p + 1
-		}
-		v |= uint64(c&0x7f) << shift
-	}
+	return v & (1<<w - 1)
 }

@@ -8,8 +8,8 @@ import (
 
 // randomIndex is n records of ascending seqs and offsets: seqs step by 1
 // to 3 and offsets by a text delta's frame (100 to 300 bytes), with now
-// and then a far jump of either (a seq gap of 2^40, a frame past 2^16 or
-// 2^21 bytes) when jumps is set.
+// and then a far jump of either (a seq gap of 2^40 or 2^59, a frame past
+// 2^16 or 2^21 bytes) when jumps is set.
 func randomIndex(r *rand.Rand, n int, jumps bool) ([]int64, []uint32) {
 	seqs, offs := make([]int64, n), make([]uint32, n)
 	s, o := int64(r.IntN(1000)+1), uint32(0)
@@ -18,9 +18,13 @@ func randomIndex(r *rand.Rand, n int, jumps bool) ([]int64, []uint32) {
 		s += int64(1 + r.IntN(3))
 		o += uint32(100 + r.IntN(200))
 		if jumps && r.IntN(20) == 0 {
-			switch r.IntN(3) {
+			switch r.IntN(4) {
 			case 0:
 				s += 1 << 40
+			case 3:
+				if s < 1<<61 { // a step of 60 bits: its field straddles 8 bytes
+					s += 1 << 59
+				}
 			case 1:
 				o += 1<<16 + uint32(r.IntN(1<<16))
 			default:
@@ -36,8 +40,8 @@ func randomIndex(r *rand.Rand, n int, jumps bool) ([]int64, []uint32) {
 // records' offsets at once, in one block or two), its first and last, a
 // search of every seq held (found at its index) and of every seq between
 // and beyond them (not found, at the index of the next), and its walk; at
-// every block boundary, empty, with one record, and with deltas past one
-// and two varint bytes.
+// every block boundary, empty, with one record, and with steps whose
+// fields straddle the 8 bytes a look-up loads.
 func TestSegIndexPacked(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
@@ -120,14 +124,14 @@ func checkIndex(t *testing.T, x *segIndex, seqs []int64, offs []uint32) {
 }
 
 // TestSegIndexSize: a sealed index of text deltas (seqs step by 1 to 3,
-// frames of 100 to 300 bytes) holds at most 5 bytes a record, where the
+// frames of 100 to 300 bytes) holds at most 2 bytes a record, where the
 // plain slices hold 12.
 func TestSegIndexSize(t *testing.T) {
 	t.Parallel()
 	seqs, offs := randomIndex(rand.New(rand.NewPCG(3, 4)), 40_000, false)
 	x := pack(seqs, offs)
-	if per := float64(x.size()) / float64(x.len()); per > 5 {
-		t.Errorf("a sealed index holds %.2f bytes a record, want at most 5", per)
+	if per := float64(x.size()) / float64(x.len()); per > 2 {
+		t.Errorf("a sealed index holds %.2f bytes a record, want at most 2", per)
 	}
 }
 
