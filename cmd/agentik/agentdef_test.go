@@ -36,7 +36,7 @@ func agentEnv(t *testing.T, script func(llmtest.Request) llmtest.Reply, agents s
 	if err := os.WriteFile(providers, []byte(`{"providers":{"a":{"base_url":"`+url+`","models":["alpha","beta"]}},"default":"a/alpha"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"AGENTIK_PROVIDERS=" + providers, "AGENTIK_TITLES=first_line", "AGENTIK_SYSTEM_PROMPT=the server's prompt"}
+	env := []string{"AGENTIK_PROVIDERS=" + providers, "AGENTIK_SYSTEM_PROMPT=the server's prompt"}
 	if agents != "" {
 		file := filepath.Join(dir, "agents.json")
 		if err := os.WriteFile(file, []byte(agents), 0o600); err != nil {

@@ -126,7 +126,7 @@ func TestBudgetCrossedByOneTurn(t *testing.T) {
 // model: without the reservation all 20 reach it (1,100 tokens).
 func TestBudgetCrossedByConcurrentTurns(t *testing.T) {
 	t.Parallel()
-	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"), "AGENTIK_DEFAULT_BUDGET=300/day", "AGENTIK_TITLES=first_line")
+	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"), "AGENTIK_DEFAULT_BUDGET=300/day")
 	const n, cost = 20, 55
 	convs := make([]string, n)
 	for i := range convs {

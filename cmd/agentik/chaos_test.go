@@ -496,7 +496,7 @@ func TestChaosKill9EveryProtocol(t *testing.T) {
 	t.Parallel()
 	fake, fakeURL := llmtest.NewHTTPServer(t)
 	addr, db := freeAddr(t), filepath.Join(t.TempDir(), "agentik.db")
-	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS=" + chaosKey, "AGENTIK_TITLES=first_line"}
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS=" + chaosKey}
 	runChaos(t, fake, chaosPieces(2), chaosEnv{
 		first: start(t, addr, db, env...),
 		kill: func(cur *proc, _ func(string)) *proc {
@@ -516,7 +516,7 @@ func TestChaosKill9OtherInstanceContinues(t *testing.T) {
 	t.Parallel()
 	dsn := freshSchema(t)
 	fake, fakeURL := llmtest.NewHTTPServer(t)
-	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS=" + chaosKey, "AGENTIK_TITLES=first_line", "AGENTIK_RECOVER_INTERVAL=300ms"}
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS=" + chaosKey, "AGENTIK_RECOVER_INTERVAL=300ms"}
 	next := startDSN(t, dsn, env...)
 	runChaos(t, fake, chaosPieces(2), chaosEnv{
 		first: startDSN(t, dsn, env...),

@@ -54,7 +54,7 @@ func stopMidAnswer(t *testing.T, phase string, turns int, sig syscall.Signal, fi
 		fake.Enqueue(llmtest.Reply{Text: strings.Repeat("token ", 2000), HoldAfter: heldAfter, Hold: hold})
 	}
 	addr, db := freeAddr(t), filepath.Join(t.TempDir(), "agentik.db")
-	base := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS=" + key, "AGENTIK_TITLES=first_line"}
+	base := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS=" + key}
 	p := start(t, addr, db, append(base, first...)...)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -150,7 +150,7 @@ func TestRollingRestartHandsOver(t *testing.T) {
 	fake, fakeURL := llmtest.NewHTTPServer(t)
 	hold := make(chan struct{})
 	t.Cleanup(func() { close(hold) })
-	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_TITLES=first_line"}
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}
 	a := startDSN(t, dsn, append(env, "AGENTIK_DRAIN_TIMEOUT=0")...)
 	b := startDSN(t, dsn, env...)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)

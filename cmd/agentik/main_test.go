@@ -71,7 +71,14 @@ func startArgs(t testing.TB, addr, db string, args []string, env ...string) *pro
 		dsn = "sqlite:" + db
 	}
 	cmd := exec.Command(binary, append([]string{"--addr", addr, "--db", dsn}, args...)...)
-	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	// AGENTIK_TITLES=first_line: with a model, agentik names a
+	// conversation by a model call after its first answer, in the
+	// background. A test that queues the fake model's replies for its next
+	// turn once the first has ended would race that call for them (ci2 of
+	// session 9: TestEverythingResources' second turn got the default
+	// echo). A test of the model's titles says AGENTIK_TITLES=model in env,
+	// which comes later and wins.
+	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "AGENTIK_TITLES=first_line"}
 	if m := os.Getenv("AGENTIK_STORE_MODE"); m != "" {
 		base = append(base, "AGENTIK_STORE_MODE="+m) // the store's mode under test (Taskfile's test-plain); env may name another
 	}

@@ -215,7 +215,7 @@ func TestMCPOAuthRemoteServer(t *testing.T) {
 	}
 	fake, fakeURL := llmtest.NewHTTPServer(t)
 	addr, db := freeAddr(t), filepath.Join(dir, "agentik.db")
-	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake-model", "AGENTIK_TITLES=first_line", "AGENTIK_MCP_CONFIG=" + mcp, "AGENTIK_SECRET_KEY=test-secret-key-0123456789"}
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake-model", "AGENTIK_MCP_CONFIG=" + mcp, "AGENTIK_SECRET_KEY=test-secret-key-0123456789"}
 	p := start(t, addr, db, env...)
 
 	ts := waitToolState(t, p, "remote", agent.ToolServerAuthRequired)

@@ -351,7 +351,7 @@ func TestMCPTaskAcrossRestart(t *testing.T) {
 	t.Cleanup(func() { close(hold) })
 	fake.Enqueue(llmtest.Reply{Text: strings.Repeat("token ", 2000), HoldAfter: heldAfter, Hold: hold})
 	addr, db := freeAddr(t), filepath.Join(t.TempDir(), "agentik.db")
-	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS=" + a2aKey, "AGENTIK_TITLES=first_line"}
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS=" + a2aKey}
 	p := start(t, addr, db, append(env, "AGENTIK_DRAIN_TIMEOUT=0")...)
 
 	raw, e := rawMCP(t, p, a2aKey, "tools/call", map[string]any{"name": "ask_agentik", "arguments": map[string]any{"message": "hello"}}, true)

@@ -27,7 +27,7 @@ func TestProvidersFileAndChatModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
-	p := start(t, addr, t.TempDir()+"/agentik.db", "AGENTIK_PROVIDERS="+file, "A_URL="+urlA, "AGENTIK_TITLES=first_line")
+	p := start(t, addr, t.TempDir()+"/agentik.db", "AGENTIK_PROVIDERS="+file, "A_URL="+urlA)
 
 	var models struct {
 		Models []struct {

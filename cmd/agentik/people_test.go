@@ -722,7 +722,7 @@ func subcommand(t *testing.T, p *proc, name string) func(key string, args ...str
 // sees every user's.
 func TestPeoplePage(t *testing.T) {
 	t.Parallel()
-	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"), "AGENTIK_DEFAULT_BUDGET=1M/month", "AGENTIK_TITLES=first_line") // a title call would be counted too
+	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"), "AGENTIK_DEFAULT_BUDGET=1M/month")
 	tm.fake.Enqueue(llmtest.Reply{Text: "hi", Usage: &agent.Usage{PromptTokens: 1200, CompletionTokens: 34, TotalTokens: 1234}})
 	tm.converse(t, tm.ann.key, "hello")
 	_, page := call(t, tm.ann.key, "GET", tm.p.url("/people"), "")

@@ -44,12 +44,7 @@ func startEverything(t *testing.T, env ...string) (*proc, *llmtest.Server) {
 		t.Fatal(err)
 	}
 	fake, fakeURL := llmtest.NewHTTPServer(t)
-	// AGENTIK_TITLES=first_line: with a model, the title call after a
-	// conversation's first answer takes the fake's next queued reply
-	// whenever it comes late (under load), so a test's next turn got the
-	// fake's default echo instead ("You said: turn on updates", a CI run
-	// of TestEverythingResources).
-	env = append([]string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp, "AGENTIK_TITLES=first_line"}, env...)
+	env = append([]string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp}, env...)
 	p := start(t, freeAddr(t), filepath.Join(dir, "agentik.db"), env...)
 	// The server's first start, on its tool_server event: a list or a call
 	// before it waits only the server's own start timeout, and a first

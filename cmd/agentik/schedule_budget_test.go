@@ -48,7 +48,7 @@ func TestScheduledRunWebhookAndBudget(t *testing.T) {
 	}))
 	defer recv.Close()
 	tm := startTeam(t, filepath.Join(t.TempDir(), "agentik.db"),
-		"AGENTIK_TITLES=first_line", "AGENTIK_SCHEDULE_MIN_INTERVAL=1s", "AGENTIK_DEFAULT_BUDGET=100/day", "AGENTIK_WEBHOOKS="+recv.URL, "AGENTIK_WEBHOOK_SECRET="+a2aSecret)
+		"AGENTIK_SCHEDULE_MIN_INTERVAL=1s", "AGENTIK_DEFAULT_BUDGET=100/day", "AGENTIK_WEBHOOKS="+recv.URL, "AGENTIK_WEBHOOK_SECRET="+a2aSecret)
 	tm.fake.Enqueue(llmtest.Reply{Text: "first summary", Usage: &agent.Usage{PromptTokens: 70, CompletionTokens: 10, TotalTokens: 80}})
 	tm.fake.Enqueue(llmtest.Reply{Text: "second summary", Usage: &agent.Usage{PromptTokens: 30, CompletionTokens: 10, TotalTokens: 40}})
 	tm.fake.Enqueue(llmtest.Reply{Text: "a third call: past the budget"})

@@ -52,7 +52,7 @@ func TestKill9MidToolRound(t *testing.T) {
 	fake, fakeURL := llmtest.NewHTTPServer(t, llmtest.WithStrictToolPairs())
 	db := filepath.Join(dir, "agentik.db")
 	addr := freeAddr(t)
-	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + conf, "AGENTIK_TITLES=first_line"}
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + conf}
 	p := start(t, addr, db, env...)
 	waitTools(t, p, nil)
 
