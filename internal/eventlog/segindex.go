@@ -6,7 +6,6 @@ import (
 	"math"
 	mbits "math/bits"
 	"slices"
-	"unsafe"
 )
 
 // segIndex is a delta log segment's index: each record's seq and the
@@ -49,6 +48,11 @@ type packHead struct {
 	base   uint32 // the block's least offset step: its least frame
 	ws, wo uint8
 }
+
+// packHeadSize is a packHead's bytes in memory (int64, three uint32s, two
+// uint8s, padded to 8): for size, without package unsafe, which the store
+// and the engine keep to the driver (internal/arch).
+const packHeadSize = 24
 
 // sealed tells whether x is packed.
 func (x *segIndex) sealed() bool { return x.packed }
@@ -300,7 +304,7 @@ func pack(seqs []int64, offs []uint32) segIndex {
 
 // size is the bytes of memory x's slices hold.
 func (x *segIndex) size() int {
-	return cap(x.seqs)*8 + cap(x.offs)*4 + cap(x.heads)*int(unsafe.Sizeof(packHead{})) + cap(x.data)
+	return cap(x.seqs)*8 + cap(x.offs)*4 + cap(x.heads)*packHeadSize + cap(x.data)
 }
 
 // putBits writes the low w bits of v at bit *p of b (zero there) and moves

@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -179,5 +180,13 @@ func BenchmarkSegIndex(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// packHeadSize is what a packHead takes in memory.
+func TestPackHeadSize(t *testing.T) {
+	var h [2]packHead
+	if got := int(reflect.TypeOf(h).Size()) / 2; got != packHeadSize {
+		t.Errorf("a packHead takes %d bytes, packHeadSize says %d", got, packHeadSize)
 	}
 }
