@@ -114,7 +114,8 @@
 // assistant message with text, written in the transaction of the record
 // that makes it (indexRecord) and deleted with its conversation by the
 // foreign key's cascade. On SQLite two FTS5 tables over it (search_title,
-// search_body), kept in step by triggers, answer MATCH; on PostgreSQL a
+// search_body), kept in step by triggers, answer MATCH (search_body just
+// after the commit, through a mark: searchlater.go); on PostgreSQL a
 // generated tsvector column with a GIN index answers @@. See search.go.
 //
 // # SQLite

@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -68,23 +69,13 @@ func (searchRow) TableName() string { return "search_doc" }
 
 // sqliteSearchDDL makes two FTS5 indexes over search_doc (external
 // content: the text is stored once): titles and message texts apart, so a
-// search of titles never walks the long lists of message matches. Triggers
-// keep them in step, deletes by the foreign key's cascade included (an
-// empty column adds nothing to an index).
+// search of titles never walks the long lists of message matches.
+// Triggers keep them in step, deletes by the foreign key's cascade
+// included (an empty column adds nothing to an index); message texts reach
+// search_body just after their commit (searchlater.go: sqliteBodyTriggers).
 var sqliteSearchDDL = []string{
 	`CREATE VIRTUAL TABLE IF NOT EXISTS search_title USING fts5(title, content='search_doc', content_rowid='id', tokenize='unicode61 remove_diacritics 2', prefix='3')`,
 	`CREATE VIRTUAL TABLE IF NOT EXISTS search_body USING fts5(body, content='search_doc', content_rowid='id', tokenize='unicode61 remove_diacritics 2', prefix='3')`,
-	`CREATE TRIGGER IF NOT EXISTS search_doc_ai AFTER INSERT ON search_doc BEGIN
-		INSERT INTO search_title(rowid, title) VALUES (new.id, new.title);
-		INSERT INTO search_body(rowid, body) VALUES (new.id, new.body); END`,
-	`CREATE TRIGGER IF NOT EXISTS search_doc_ad AFTER DELETE ON search_doc BEGIN
-		INSERT INTO search_title(search_title, rowid, title) VALUES ('delete', old.id, old.title);
-		INSERT INTO search_body(search_body, rowid, body) VALUES ('delete', old.id, old.body); END`,
-	`CREATE TRIGGER IF NOT EXISTS search_doc_au AFTER UPDATE ON search_doc BEGIN
-		INSERT INTO search_title(search_title, rowid, title) VALUES ('delete', old.id, old.title);
-		INSERT INTO search_body(search_body, rowid, body) VALUES ('delete', old.id, old.body);
-		INSERT INTO search_title(rowid, title) VALUES (new.id, new.title);
-		INSERT INTO search_body(rowid, body) VALUES (new.id, new.body); END`,
 }
 
 // postgresSearchDDL makes the weighted tsvector (title A, body B) and its
@@ -107,6 +98,11 @@ func migrateSearch(tx *gorm.DB, postgres bool) error {
 	for _, q := range ddl {
 		if err := tx.Exec(q).Error; err != nil {
 			return fmt.Errorf("search index: %w", err)
+		}
+	}
+	if !postgres {
+		if err := migrateBodyMark(tx); err != nil { // searchlater.go
+			return err
 		}
 	}
 	var done []string
@@ -182,8 +178,10 @@ func messageDoc(m *agent.Message) (searchRow, bool) {
 
 // indexRecord keeps the index in step with what applyRows wrote for rec:
 // a created conversation's title, a rename, a message's text. A deleted
-// conversation's rows go with it (the foreign key cascades).
-func indexRecord(tx *gorm.DB, rec *agent.Record) error {
+// conversation's rows go with it (the foreign key cascades). With ids
+// (SQLite), doc is the id of the row it inserted (0: none).
+func indexRecord(tx *gorm.DB, rec *agent.Record, ids bool) (doc int64, err error) {
+	var res sql.Result
 	ev := &rec.Event
 	if a := ev.Agent; a != nil {
 		switch a.Type {
@@ -192,23 +190,28 @@ func indexRecord(tx *gorm.DB, rec *agent.Record) error {
 			if rec.Conversation != nil {
 				title = rec.Conversation.Title
 			}
-			if _, err := rawExec(tx, "INSERT INTO search_doc (conversation_id, message_id, title, body) VALUES (?,'',?,'')", ev.ConversationID, indexText(title)); err != nil {
-				return fmt.Errorf("index title of %s: %w", ev.ConversationID, err)
+			if res, err = rawExec(tx, "INSERT INTO search_doc (conversation_id, message_id, title, body) VALUES (?,'',?,'')", ev.ConversationID, indexText(title)); err != nil {
+				return 0, fmt.Errorf("index title of %s: %w", ev.ConversationID, err)
 			}
 		case agent.AgentRenamed:
 			if _, err := rawExec(tx, "UPDATE search_doc SET title = ? WHERE conversation_id = ? AND message_id = ''", indexText(a.Title), ev.ConversationID); err != nil {
-				return fmt.Errorf("index title of %s: %w", ev.ConversationID, err)
+				return 0, fmt.Errorf("index title of %s: %w", ev.ConversationID, err)
 			}
 		}
 	}
 	if e := ev.Event; e != nil && e.Type == agent.EventMessage && e.Message != nil {
 		if d, ok := messageDoc(e.Message); ok {
-			if _, err := rawExec(tx, "INSERT INTO search_doc (conversation_id, message_id, date, body) VALUES (?,?,?,?)", d.ConversationID, d.MessageID, *d.Date, d.Body); err != nil {
-				return fmt.Errorf("index message %s: %w", e.Message.ID, err)
+			if res, err = rawExec(tx, "INSERT INTO search_doc (conversation_id, message_id, date, body) VALUES (?,?,?,?)", d.ConversationID, d.MessageID, *d.Date, d.Body); err != nil {
+				return 0, fmt.Errorf("index message %s: %w", e.Message.ID, err)
 			}
 		}
 	}
-	return nil
+	if res != nil && ids {
+		if doc, err = res.LastInsertId(); err != nil {
+			return 0, fmt.Errorf("index: %w", err)
+		}
+	}
+	return doc, nil
 }
 
 var _ agent.Searcher = (*Store)(nil)
@@ -233,7 +236,7 @@ func (s *Store) Search(ctx context.Context, q agent.SearchQuery) ([]agent.Search
 	)
 	if s.postgres {
 		hits, err = s.searchPostgres(ctx, q, limit)
-	} else {
+	} else if err = s.bodiesIndexed(ctx); err == nil { // what was answered before is found (searchlater.go)
 		hits, err = s.searchSQLite(ctx, q, limit)
 	}
 	if err != nil {

@@ -149,6 +149,8 @@ type Store struct {
 
 	ckpt *eventlog.Checkpointer // SQLite, both modes (eventlog/checkpoint.go)
 
+	bodies *bodyIndex // SQLite: message texts indexed after their commit (searchlater.go)
+
 	convIx  *eventlog.RunIndex // SQLite only: the deferred conversation index entries (convindex.go)
 	ownerIx *eventlog.RunIndex // SQLite only: the same of the owner index
 
@@ -242,6 +244,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		}
 		s.path = path
 		s.plain = mode == ModePlain
+		s.bodies = newBodyIndex()
 		// A file: URI: '%' and '#' in the path must be escaped.
 		base := "file:" + strings.NewReplacer("%", "%25", "#", "%23").Replace(path) + "?" + sqlitePragmas + extra
 		// The writer never checkpoints: the checkpointer does, beside it,
@@ -308,6 +311,10 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	if err := s.init(ctx); err != nil {
+		_ = s.closeDBs()
+		return nil, err
+	}
+	if err := s.openBodies(ctx); err != nil { // searchlater.go
 		_ = s.closeDBs()
 		return nil, err
 	}

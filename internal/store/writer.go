@@ -126,6 +126,7 @@ func (s *Store) writerHooks() eventlog.Hooks[*agent.Record] {
 		// eventlog.ListenIdle, publishes them, late but in order.
 		OnCommit: func(upTo int64, evs []agent.Encoded) error { return s.catchUp(s.ctx, upTo, evs) },
 		Committed: func() {
+			s.indexBodies() // searchlater.go
 			if s.ckpt != nil {
 				s.ckpt.Committed()
 			}
@@ -147,6 +148,7 @@ type txState struct {
 	now    time.Time
 	facts  txFacts         // what this attempt wrote: fresh per attempt
 	cx, ox *eventlog.RunTx // the conversation and owner index entries (eventlog/runindex.go)
+	doc    int64           // the highest search_doc id it inserted (SQLite; searchlater.go)
 }
 
 // beginTx starts an attempt of the transaction of batch.
@@ -157,6 +159,7 @@ func (s *Store) beginTx(_ *gorm.DB, batch []*request) error {
 	s.tx.cx = s.convIx.Begin()
 	s.tx.ox = s.ownerIx.Begin()
 	s.tx.facts = txFacts{}
+	s.tx.doc = 0
 	if s.temp != nil {
 		s.temp.seed(s.tx.facts, batch) // and what earlier ones did (temp.go)
 	}
@@ -247,6 +250,9 @@ func (s *Store) endTx(committed bool, last int64) {
 	s.keepOwners()
 	s.tx.cx.Done()
 	s.tx.ox.Done()
+	if s.bodies != nil && s.tx.doc > 0 {
+		s.bodies.last.Store(max(s.bodies.last.Load(), s.tx.doc))
+	}
 	if s.side != nil {
 		s.durable.Store(last)
 		if len(s.sideRedact) > 0 {
@@ -493,9 +499,11 @@ func (s *Store) applyRows(tx *gorm.DB, rec *agent.Record, seq int64, now time.Ti
 		}
 	}
 	if s.temp == nil { // temp conversations are not searched
-		if err := indexRecord(tx, rec); err != nil {
+		doc, err := indexRecord(tx, rec, s.bodies != nil)
+		if err != nil {
 			return err
 		}
+		s.tx.doc = max(s.tx.doc, doc)
 	}
 	if rec.ReplaceMemory {
 		if _, err := rawExec(tx, "DELETE FROM working_memory WHERE conversation_id = ?", cid); err != nil {
