@@ -130,10 +130,7 @@ func (x *segIndex) offs2(i, j int) (uint32, uint32) {
 	if uint(i) >= uint(j) {
 		panic("eventlog: segIndex: offs2 of an empty range")
 	}
-	c := x.block(i / packBlock)
-	for range i % packBlock {
-		c.next()
-	}
+	c := x.cursorAt(i)
 	oi := c.off
 	for range j - i {
 		c.next()
@@ -146,10 +143,7 @@ func (x *segIndex) at(i int) (int64, uint32) {
 	if uint(i) >= uint(x.n) {
 		panic("eventlog: segIndex: index out of range")
 	}
-	c := x.block(i / packBlock)
-	for range i % packBlock {
-		c.next()
-	}
+	c := x.cursorAt(i)
 	return c.seq, c.off
 }
 
@@ -233,6 +227,15 @@ func (x *segIndex) block(b int) cursor {
 	h := &x.heads[b]
 	return cursor{data: x.data, seq: h.seq, off: h.off, p: uint(h.pos), base: h.base,
 		ws: uint(h.ws), w: uint(h.ws + h.wo), ms: 1<<h.ws - 1, mo: 1<<h.wo - 1}
+}
+
+// cursorAt is a cursor at record i (i < n) of a sealed index.
+func (x *segIndex) cursorAt(i int) cursor {
+	c := x.block(i / packBlock)
+	for range i % packBlock {
+		c.next()
+	}
+	return c
 }
 
 // next moves c to the next record of its block: both fields with one load
