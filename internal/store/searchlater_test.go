@@ -20,6 +20,12 @@ func ftsCount(t *testing.T, s *Store, fts, word string) int64 {
 	return n
 }
 
+// waitIndexed waits until the writer has indexed every committed row.
+func waitIndexed(t *testing.T, s *Store) {
+	t.Helper()
+	testwait.For(t, "the writer to index every committed message", func() bool { return s.bodies.mark.Load() == s.bodies.last.Load() })
+}
+
 // ftsIntact runs FTS5's integrity check of both indexes against search_doc:
 // an external-content delete of a row the index never held, or a row
 // indexed twice, fails it.
@@ -73,7 +79,7 @@ func TestSearchBodiesWhenIdle(t *testing.T) {
 	t.Parallel()
 	s := open(t, "sqlite:"+filepath.Join(t.TempDir(), "agentik.db"), Options{})
 	mustAppend(t, s, createdRec("c1", "alpha"), userRec("c1", "zebra crossing", ""))
-	testwait.For(t, "the writer to index the message", func() bool { return s.bodies.mark.Load() == s.bodies.last.Load() })
+	waitIndexed(t, s)
 	if n := ftsCount(t, s, "search_body", "zebra"); n != 1 {
 		t.Errorf("%d match, want 1", n)
 	}
@@ -90,7 +96,7 @@ func TestSearchBodiesAfterACrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustAppend(t, s, createdRec("c0", "indexed"), userRec("c0", "okapi indexed before", ""))
-	testwait.For(t, "the first message indexed", func() bool { return s.bodies.mark.Load() == s.bodies.last.Load() })
+	waitIndexed(t, s)
 	s.bodies.hold.Store(true)
 	mustAppend(t, s, createdRec("c1", "kept"), userRec("c1", "zebra crossing", ""))
 	mustAppend(t, s, createdRec("c2", "gone"), userRec("c2", "zebra stripes", ""))
