@@ -51,8 +51,9 @@ import (
 // JSON padded with spaces to the same length, so no offset moves).
 //
 // In memory: each segment's seqs and offsets (segIndex: 12 bytes a record
-// in the segment appends go to, under 2 packed once the writer leaves it),
-// its lowest and highest event id (SeqOf scans only segments whose range
+// in the segment appends go to; packed once the writer leaves it, under 2,
+// in a file beside the segment, EPOCH-FIRSTSEQ.log.idx, which it maps:
+// segfile.go), its lowest and highest event id (SeqOf scans only segments whose range
 // holds the id) and its latest date (Prune).
 
 const (
@@ -107,6 +108,9 @@ type DeltaLog struct {
 	// fix: the owners of records whose frame names a wrong one, which
 	// reads give them instead (FixOwner); read under mu.
 	fix map[int64]string
+	// unmapped: a sealed index could not be served from its file (logged
+	// once; the writer's and open's).
+	unmapped bool
 }
 
 // FixOwner makes reads (and Each) give the record of seq owner in place of
@@ -152,6 +156,14 @@ func OpenDeltaLog(path, epoch string, log *slog.Logger, redacted func(payload st
 	var files []named
 	for _, e := range names {
 		name := e.Name()
+		if strings.HasSuffix(name, idxSuffix) || strings.HasSuffix(name, idxSuffix+".tmp") {
+			// An index file is never trusted across opens (segfile.go):
+			// each is written again at its segment's seal.
+			if err := os.Remove(filepath.Join(l.dir, name)); err != nil {
+				log.Warn("delta_log_stale_index", "file", filepath.Join(l.dir, name), "err", err)
+			}
+			continue
+		}
 		ep, rest, ok := strings.Cut(name, "-")
 		num, ok2 := strings.CutSuffix(rest, ".log")
 		first, err := strconv.ParseInt(num, 10, 64)
@@ -176,7 +188,7 @@ func OpenDeltaLog(path, epoch string, log *slog.Logger, redacted func(payload st
 				_ = seg.f.Close()
 				continue
 			}
-			seg.idx.seal()
+			seg.idx = l.sealIndex(seg)
 		}
 		l.segs = append(l.segs, seg)
 	}
@@ -388,13 +400,13 @@ func (l *DeltaLog) create(first int64) (*deltaSeg, error) {
 		return nil, fmt.Errorf("delta log: %w", err)
 	}
 	seg := &deltaSeg{path: path, f: f}
-	// The segment before it is packed before the lock (only the writer,
-	// here, changes an index; readers read the old form meanwhile) and
-	// swapped in under it.
+	// The segment before it is packed (and its index file written) before
+	// the lock (only the writer, here, changes an index; readers read the
+	// old form meanwhile) and swapped in under it.
 	prev := l.active()
 	var sealed segIndex
 	if prev != nil {
-		sealed = prev.idx.sealCopy()
+		sealed = l.sealIndex(prev)
 	}
 	l.mu.Lock()
 	if prev != nil {
@@ -661,7 +673,7 @@ func (l *DeltaLog) Prune(top int64) error {
 	var errs []error
 	for i, seg := range l.segs {
 		if seg.idx.len() > 0 && seg.idx.last() <= top && i < len(l.segs)-1 {
-			errs = append(errs, seg.f.Close(), os.Remove(seg.path))
+			errs = append(errs, seg.close(), os.Remove(seg.path), removeIndex(seg.path))
 			continue
 		}
 		keep = append(keep, seg)
@@ -808,7 +820,7 @@ func (l *DeltaLog) Close() error {
 	defer l.mu.Unlock()
 	var errs []error
 	for _, seg := range l.segs {
-		errs = append(errs, seg.f.Close())
+		errs = append(errs, seg.close())
 	}
 	l.segs = nil
 	return errors.Join(errs...)

@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,17 +103,56 @@ func appendRandom(t *testing.T, r *rand.Rand, l *DeltaLog, m *deltaModel, n int)
 }
 
 // checkSealed checks that l has at least min segments and that all but
-// the last are sealed.
+// the last are sealed, each served from its index file (mapped), which
+// the last has none of.
 func checkSealed(t *testing.T, l *DeltaLog, least int) {
 	t.Helper()
 	if len(l.segs) < least {
 		t.Fatalf("%d segments, want at least %d", len(l.segs), least)
 	}
 	for i, seg := range l.segs {
-		if seg.idx.sealed() != (i < len(l.segs)-1) {
+		sealed := i < len(l.segs)-1
+		if seg.idx.sealed() != sealed {
 			t.Errorf("segment %d of %d: sealed %v", i, len(l.segs), seg.idx.sealed())
 		}
+		fi, err := os.Stat(seg.path + idxSuffix)
+		switch {
+		case !sealed && err == nil:
+			t.Errorf("the active segment has an index file")
+		case !sealed:
+		case err != nil:
+			t.Errorf("segment %d of %d: %v", i, len(l.segs), err)
+		case seg.idx.m == nil || fi.Size() != int64(len(seg.idx.m)):
+			t.Errorf("segment %d of %d: served from a mapping of %d bytes, its file has %d", i, len(l.segs), len(seg.idx.m), fi.Size())
+		}
 	}
+}
+
+// idxFiles is the names of the index files (and temporary ones) in l's
+// directory.
+func idxFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		if strings.Contains(e.Name(), idxSuffix) {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// segIdxFiles is the names of the index files l's sealed segments should
+// have.
+func segIdxFiles(l *DeltaLog) []string {
+	var names []string
+	for _, seg := range l.segs[:len(l.segs)-1] {
+		names = append(names, filepath.Base(seg.path)+idxSuffix)
+	}
+	return names
 }
 
 // checkReads checks every read of l against the model m.
@@ -264,6 +305,9 @@ func TestDeltaLogSegments(t *testing.T) {
 	if len(l.segs) != segs-2 {
 		t.Errorf("%d segments after Prune, want %d", len(l.segs), segs-2)
 	}
+	if got, want := idxFiles(t, l.dir), segIdxFiles(l); !slices.Equal(got, want) {
+		t.Errorf("index files after Prune %q, want the kept segments' %q", got, want)
+	}
 	checkReads(t, r, l, &m)
 
 	appendRandom(t, r, l, &m, 100)
@@ -283,9 +327,10 @@ func TestDeltaLogSegments(t *testing.T) {
 	checkReads(t, r, l, &m)
 }
 
-// TestDeltaLogSealedSize: the delta log's sealed segments hold at most 2
-// bytes a record of text deltas in memory (the plain index 12), at their
-// sealing and when opened again.
+// TestDeltaLogSealedSize: the delta log's sealed segments hold no byte of
+// their index in Go's memory (mapped from their files; where files are
+// not mapped, at most 2 bytes a record of text deltas, the plain index
+// 12), at their sealing and when opened again.
 func TestDeltaLogSealedSize(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 8))
@@ -298,6 +343,9 @@ func TestDeltaLogSealedSize(t *testing.T) {
 		t.Helper()
 		checkSealed(t, l, 3)
 		for i, seg := range l.segs[:len(l.segs)-1] {
+			if n := seg.idx.size(); mapsFiles && n != 0 {
+				t.Errorf("%s: segment %d holds %d bytes of Go's memory, want none", when, i, n)
+			}
 			if per := float64(seg.idx.size()) / float64(seg.idx.len()); per > 2 {
 				t.Errorf("%s: segment %d holds %.2f bytes a record, want at most 2", when, i, per)
 			}

@@ -20,20 +20,27 @@ import (
 // 1.5 to 2 bytes: the slices' 12 bytes kept for every record of the
 // retention were the live heap's growth in the soak (issue 54). A look-up
 // binary searches the heads and sums steps within one block.
+//
+// Even packed, the bytes of every segment of the retention grew the heap
+// by some 1.6 a text delta, doubled by GOGC in resident memory: so the
+// delta log writes them to a file beside the segment and reads them
+// mapped (segfile.go), pages the kernel may drop, as Kafka keeps its
+// .index files; the heads are kept as bytes for it, decoded on access.
 type segIndex struct {
 	// The active form.
 	seqs []int64
 	offs []uint32
 	// The sealed form.
 	packed bool
-	heads  []packHead
+	heads  []byte // packHeadSize bytes a block: its packHead (putHead)
 	data   []byte
+	m      []byte // the mapping heads and data lie in; nil: Go's memory
 	n      int
 	top    int64 // the last seq
 }
 
 // packBlock is how many records a head of a sealed index covers: a look-up
-// sums up to packBlock-1 steps; the heads cost 24/packBlock bytes a record.
+// sums up to packBlock-1 steps; the heads cost packHeadSize/packBlock bytes a record.
 const packBlock = 64
 
 // packHead is the head of a block of a sealed index: its first record's
@@ -49,10 +56,34 @@ type packHead struct {
 	ws, wo uint8
 }
 
-// packHeadSize is a packHead's bytes in memory (int64, three uint32s, two
-// uint8s, padded to 8): for size, without package unsafe, which the store
-// and the engine keep to the driver (internal/arch).
-const packHeadSize = 24
+// packHeadSize is a packHead's bytes in a sealed index's heads: seq, off,
+// pos and base, little endian, then ws and wo.
+const packHeadSize = 22
+
+// putHead appends h's bytes to b.
+func putHead(b []byte, h packHead) []byte {
+	b = binary.LittleEndian.AppendUint64(b, uint64(h.seq))
+	b = binary.LittleEndian.AppendUint32(b, h.off)
+	b = binary.LittleEndian.AppendUint32(b, h.pos)
+	b = binary.LittleEndian.AppendUint32(b, h.base)
+	return append(b, h.ws, h.wo)
+}
+
+// head decodes the head of block b of a sealed index.
+func (x *segIndex) head(b int) packHead {
+	p := x.heads[b*packHeadSize : (b+1)*packHeadSize]
+	return packHead{seq: int64(binary.LittleEndian.Uint64(p)), off: binary.LittleEndian.Uint32(p[8:]),
+		pos: binary.LittleEndian.Uint32(p[12:]), base: binary.LittleEndian.Uint32(p[16:]), ws: p[20], wo: p[21]}
+}
+
+// headSeq is the first seq of block b of a sealed index (a search's probe:
+// the rest of the head is not decoded).
+func (x *segIndex) headSeq(b int) int64 {
+	return int64(binary.LittleEndian.Uint64(x.heads[b*packHeadSize:]))
+}
+
+// blocks is how many blocks a sealed index holds.
+func (x *segIndex) blocks() int { return len(x.heads) / packHeadSize }
 
 // sealed tells whether x is packed.
 func (x *segIndex) sealed() bool { return x.packed }
@@ -79,7 +110,7 @@ func (x *segIndex) cut(n int) {
 // first is the first seq (x not empty).
 func (x *segIndex) first() int64 {
 	if x.sealed() {
-		return x.heads[0].seq
+		return x.headSeq(0)
 	}
 	return x.seqs[0]
 }
@@ -153,18 +184,18 @@ func (x *segIndex) search(seq int64) (int, bool) {
 	if !x.sealed() {
 		return slices.BinarySearch(x.seqs, seq)
 	}
-	if x.n == 0 || seq <= x.heads[0].seq {
-		return 0, x.n > 0 && seq == x.heads[0].seq
+	if x.n == 0 || seq <= x.headSeq(0) {
+		return 0, x.n > 0 && seq == x.headSeq(0)
 	}
 	if seq > x.top {
 		return x.n, false
 	}
 	// The last block whose first seq is at or below seq holds its place
 	// (or ends just before it).
-	lo, hi := 0, len(x.heads)
+	lo, hi := 0, x.blocks()
 	for hi-lo > 1 {
 		m := int(uint(lo+hi) >> 1)
-		if x.heads[m].seq <= seq {
+		if x.headSeq(m) <= seq {
 			lo = m
 		} else {
 			hi = m
@@ -194,7 +225,7 @@ func (x *segIndex) all() iter.Seq2[int, int64] {
 			}
 			return
 		}
-		for b := range x.heads {
+		for b := range x.blocks() {
 			c := x.block(b)
 			i, end := b*packBlock, min(b*packBlock+packBlock, x.n)
 			for {
@@ -224,7 +255,7 @@ type cursor struct {
 
 // block is a cursor at the first record of block b.
 func (x *segIndex) block(b int) cursor {
-	h := &x.heads[b]
+	h := x.head(b)
 	return cursor{data: x.data, seq: h.seq, off: h.off, p: uint(h.pos), base: h.base,
 		ws: uint(h.ws), w: uint(h.ws + h.wo), ms: 1<<h.ws - 1, mo: 1<<h.wo - 1}
 }
@@ -268,7 +299,7 @@ func (x *segIndex) sealCopy() segIndex {
 // pack is the sealed index of seqs (ascending) and offs (ascending).
 func pack(seqs []int64, offs []uint32) segIndex {
 	n := len(seqs)
-	x := segIndex{packed: true, heads: make([]packHead, 0, (n+packBlock-1)/packBlock), n: n}
+	x := segIndex{packed: true, heads: make([]byte, 0, (n+packBlock-1)/packBlock*packHeadSize), n: n}
 	bits := uint(0)
 	for b := 0; b < n; b += packBlock {
 		h := packHead{seq: seqs[b], off: offs[b], pos: uint32(bits), base: math.MaxUint32}
@@ -287,13 +318,14 @@ func pack(seqs []int64, offs []uint32) segIndex {
 		}
 		h.ws, h.wo = uint8(mbits.Len64(ds)), uint8(mbits.Len32(do))
 		bits += uint(end-b-1) * uint(h.ws+h.wo)
-		x.heads = append(x.heads, h)
+		x.heads = putHead(x.heads, h)
 	}
 	// Exactly the bytes it needs (slack would be held as long as the
 	// segment), and 8 more: bitsAt loads 8 bytes, then one.
 	x.data = make([]byte, (bits+7)/8+9)
 	var w uint
-	for b, h := range x.heads {
+	for b := range x.blocks() {
+		h := x.head(b)
 		for i := b*packBlock + 1; i < min(b*packBlock+packBlock, n); i++ {
 			putBits(x.data, &w, uint64(seqs[i]-seqs[i-1]-1), h.ws)
 			putBits(x.data, &w, uint64(offs[i]-offs[i-1]-h.base), h.wo)
@@ -305,9 +337,14 @@ func pack(seqs []int64, offs []uint32) segIndex {
 	return x
 }
 
-// size is the bytes of memory x's slices hold.
+// size is the bytes of Go's memory x's slices hold (a mapped file's pages
+// are not).
 func (x *segIndex) size() int {
-	return cap(x.seqs)*8 + cap(x.offs)*4 + cap(x.heads)*packHeadSize + cap(x.data)
+	n := cap(x.seqs)*8 + cap(x.offs)*4
+	if x.m == nil || !mapsFiles {
+		n += cap(x.heads) + cap(x.data)
+	}
+	return n
 }
 
 // putBits writes the low w bits of v at bit *p of b (zero there) and moves

@@ -2,7 +2,7 @@ package eventlog
 
 import (
 	"math/rand/v2"
-	"reflect"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -42,7 +42,8 @@ func randomIndex(r *rand.Rand, n int, jumps bool) ([]int64, []uint32) {
 // search of every seq held (found at its index) and of every seq between
 // and beyond them (not found, at the index of the next), and its walk; at
 // every block boundary, empty, with one record, and with steps whose
-// fields straddle the 8 bytes a look-up loads.
+// fields straddle the 8 bytes a look-up loads; in memory and mapped from
+// its file.
 func TestSegIndexPacked(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
@@ -59,7 +60,19 @@ func TestSegIndexPacked(t *testing.T) {
 			if !packed.sealed() || plain.sealed() {
 				t.Fatalf("n %d: sealed %v, plain sealed %v", n, packed.sealed(), plain.sealed())
 			}
-			for _, x := range []*segIndex{&plain, &packed} {
+			xs := []*segIndex{&plain, &packed}
+			if n > 0 { // and served from a file, as the delta log serves it
+				mapped, err := packed.toFile(filepath.Join(t.TempDir(), "x.idx"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if mapsFiles && (mapped.m == nil || mapped.size() != 0) {
+					t.Fatalf("n %d: a mapped index holds %d bytes of Go's memory", n, mapped.size())
+				}
+				defer unmapFile(mapped.m)
+				xs = append(xs, &mapped)
+			}
+			for _, x := range xs {
 				checkIndex(t, x, seqs, offs)
 			}
 		}
@@ -180,13 +193,5 @@ func BenchmarkSegIndex(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-// packHeadSize is what a packHead takes in memory.
-func TestPackHeadSize(t *testing.T) {
-	var h [2]packHead
-	if got := int(reflect.TypeOf(h).Size()) / 2; got != packHeadSize {
-		t.Errorf("a packHead takes %d bytes, packHeadSize says %d", got, packHeadSize)
 	}
 }
