@@ -29,10 +29,16 @@ func TestDeltaLogIndexFiles(t *testing.T) {
 		t.Fatalf("index files %q, want the sealed segments' %q", got, want)
 	}
 	checkReads(t, r, l, &m)
+	if got, ok := mappedFiles(t, l.dir); ok && len(got) != len(segIdxFiles(l)) {
+		t.Errorf("mapped %q, want the sealed segments' index files", got)
+	}
 
 	// A crash: the files stay, some torn or foreign.
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if got, ok := mappedFiles(t, l.dir); ok && len(got) > 0 {
+		t.Errorf("Close left %q mapped", got)
 	}
 	garbage := bytes.Repeat([]byte{0xff}, 64)
 	for _, name := range []string{
@@ -64,10 +70,32 @@ func TestDeltaLogIndexFiles(t *testing.T) {
 	if got, want := idxFiles(t, l.dir), segIdxFiles(l); !slices.Equal(got, want) {
 		t.Errorf("index files after Prune %q, want the kept segments' %q", got, want)
 	}
+	if got, ok := mappedFiles(t, l.dir); ok && !slices.Equal(got, segIdxFiles(l)) {
+		t.Errorf("mapped after Prune %q, want the kept segments' index files", got)
+	}
 	checkReads(t, r, l, &m)
 	appendRandom(t, r, l, &m, 100)
 	checkSealed(t, l, 4)
 	checkReads(t, r, l, &m)
+}
+
+// mappedFiles is the names of the files in dir the process maps, sorted
+// (false where /proc/self/maps does not tell).
+func mappedFiles(t *testing.T, dir string) ([]string, bool) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return nil, false
+	}
+	var names []string
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(strings.TrimSuffix(strings.TrimSpace(line), " (deleted)"))
+		if len(f) == 6 && filepath.Dir(f[5]) == dir {
+			names = append(names, filepath.Base(f[5]))
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names), true
 }
 
 // segPath is the path of segment i (from the end if negative) of the
@@ -190,4 +218,42 @@ func TestDeltaLogIndexInMemory(t *testing.T) {
 		t.Errorf("index files %q, want only the blocked temporary ones", got)
 	}
 	checkReads(t, r, l, &m)
+}
+
+// TestFoldDeltaLogRemovesIndexFiles: opening a database plain folds a
+// delta log of sealed segments, each with its index file, into the events
+// table, then removes the log's directory, index files and all.
+func TestFoldDeltaLogRemovesIndexFiles(t *testing.T) {
+	t.Parallel()
+	db := newModeDB(t)
+	r := rand.New(rand.NewPCG(21, 22))
+	path := filepath.Join(t.TempDir(), "d.db")
+	l := openSmallLog(t, path)
+	var m deltaModel
+	appendRandom(t, r, l, &m, 200)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := LeftDeltaLog(path, "e", slog.New(slog.DiscardHandler), testRedacted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSealed(t, l, 4)
+	all := func(keys []string) (map[string]bool, error) {
+		have := map[string]bool{}
+		for _, k := range keys {
+			have[k] = true
+		}
+		return have, nil
+	}
+	if err := FoldDeltaLog(db, &modeTable, l, all); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + "-deltas"); !os.IsNotExist(err) {
+		t.Errorf("the fold left the delta log's directory (%v): %q", err, idxFiles(t, path+"-deltas"))
+	}
+	var n int
+	if err := db.Raw("SELECT COUNT(*) FROM ev").Scan(&n).Error; err != nil || n != len(m.recs) {
+		t.Errorf("%d records folded (%v), want %d", n, err, len(m.recs))
+	}
 }
