@@ -399,9 +399,10 @@ func TestDeltaLogReadsOwnerPastSegment(t *testing.T) {
 }
 
 // BenchmarkDeltaLogReads: reads of a segment of 40,000 text deltas, its
-// index plain (the active segment) and sealed: a conversation's page of
-// 100 seqs (every third record) by BySeqs, a range of 100 by Read, and
-// an id's record by FirstFrom (two offsets, one frame read).
+// index plain (the active segment) and sealed (mapped from its file): a
+// conversation's page of 100 seqs (every third record) by BySeqs, a range
+// of 100 by Read, and an id's record by FirstFrom (two offsets, one frame
+// read).
 func BenchmarkDeltaLogReads(b *testing.B) {
 	l, err := OpenDeltaLog(filepath.Join(b.TempDir(), "d.db"), "e", slog.New(slog.DiscardHandler), testRedacted)
 	if err != nil {
@@ -423,7 +424,7 @@ func BenchmarkDeltaLogReads(b *testing.B) {
 	}
 	for _, sealed := range []bool{false, true} {
 		if sealed {
-			l.segs[0].idx.seal()
+			l.segs[0].idx = l.sealIndex(l.segs[0]) // mapped, as a sealed segment's
 		}
 		name := map[bool]string{false: "plain", true: "packed"}[sealed]
 		b.Run(name+"/BySeqs", func(b *testing.B) {

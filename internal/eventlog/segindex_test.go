@@ -151,8 +151,9 @@ func TestSegIndexSize(t *testing.T) {
 
 // BenchmarkSegIndex: a segment's index of 40,000 text deltas (an 8 MiB
 // segment's) plain (the active segment's form, and every segment's
-// before sealing) and packed: a search of a seq held, a record's offset,
-// a walk of all; bytes/record is the memory it holds.
+// before sealing) and packed, in memory and mapped from its file (a
+// sealed segment's): a search of a seq held, a record's offset,
+// a walk of all; bytes/record is the Go memory it holds.
 func BenchmarkSegIndex(b *testing.B) {
 	seqs, offs := randomIndex(rand.New(rand.NewPCG(9, 10)), 40_000, false)
 	var plain segIndex
@@ -161,10 +162,15 @@ func BenchmarkSegIndex(b *testing.B) {
 	}
 	plain.seqs, plain.offs = slices.Clip(plain.seqs), slices.Clip(plain.offs)
 	packed := pack(seqs, offs)
+	mapped, err := packed.toFile(filepath.Join(b.TempDir(), "x.idx"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer unmapFile(mapped.m)
 	for _, c := range []struct {
 		name string
 		x    *segIndex
-	}{{"plain", &plain}, {"packed", &packed}} {
+	}{{"plain", &plain}, {"packed", &packed}, {"mapped", &mapped}} {
 		probe := rand.New(rand.NewPCG(11, 12))
 		b.Run(c.name+"/search", func(b *testing.B) {
 			for b.Loop() {
