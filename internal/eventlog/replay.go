@@ -42,6 +42,27 @@ func OpenReplayPool(dsn string) (*ReplayPool, error) {
 // Close closes the pool.
 func (p *ReplayPool) Close() error { return p.db.Close() }
 
+// Stats are the statement counters of a connection of the pool (the one
+// a caller that reads one page at a time is served by): a test's view of
+// what the replay compiles.
+func (p *ReplayPool) Stats(ctx context.Context) (sqlitedrv.Stats, error) {
+	conn, err := p.db.Conn(ctx)
+	if err != nil {
+		return sqlitedrv.Stats{}, err
+	}
+	defer conn.Close()
+	var st sqlitedrv.Stats
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*sqlitedrv.Conn)
+		if !ok {
+			return errNotDriver
+		}
+		st = c.Stats()
+		return nil
+	})
+	return st, err
+}
+
 // replayChunk is the size of the chunks a page's payloads are copied into:
 // the allocator's largest small size (a larger chunk is a large object,
 // zeroed and taken from the heap each time). A payload over a quarter of

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -210,7 +209,8 @@ func (s *Store) indexedEvents(ctx context.Context, q agent.EventQuery, r indexed
 			if !dense {
 				query, args = "SELECT "+r.cols+eventsBySeq+"("+seqList(chunk)+")", r.fargs
 			}
-			return s.scanEvents(ctx, r.known, len(chunk), budget, query+r.filter+" ORDER BY seq"+limitText(limit), args...)
+			lim, args := withLimit(limit, args)
+			return s.scanEvents(ctx, r.known, len(chunk), budget, query+r.filter+" ORDER BY seq"+lim, args...)
 		},
 	}
 	if q.Limit > 0 {
@@ -226,12 +226,15 @@ func (s *Store) indexedEvents(ctx context.Context, q agent.EventQuery, r indexed
 	return out, nil
 }
 
-// limitText is " LIMIT n", or "" for n ≤ 0.
-func limitText(n int) string {
+// withLimit is a query's " LIMIT ?" with n appended to its args, or ""
+// and args for n ≤ 0. The limit is bound, not written into the text: a
+// read's text stays the same for every limit, so a connection compiles it
+// once and keeps it (sqlitedrv's cache, by text).
+func withLimit(n int, args []any) (string, []any) {
 	if n <= 0 {
-		return ""
+		return "", args
 	}
-	return " LIMIT " + strconv.Itoa(n)
+	return " LIMIT ?", append(args, n)
 }
 
 // encodedColumns are what scanEvents reads, in its order, when the query

@@ -128,7 +128,8 @@ func (s *Store) plainConversationEvents(ctx context.Context, q agent.EventQuery)
 		query += " AND owner = ?"
 		args = append(args, q.Owner)
 	}
-	query += " ORDER BY seq" + limitText(q.Limit)
+	lim, args := withLimit(q.Limit, args)
+	query += " ORDER BY seq" + lim
 	maxBytes := 0
 	if q.Limit > 0 {
 		maxBytes = s.pageB

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/eventlog/sqlitedrv"
 )
 
@@ -60,5 +61,46 @@ func TestWriterKeepsStatements(t *testing.T) {
 	}
 	if got := len(allEvents(t, s)); got != 1+2*(3+appends) {
 		t.Errorf("%d events stored, want %d", got, 1+2*(3+appends))
+	}
+}
+
+// A replay compiles its statement once for every page size: the page's
+// limit is bound, not written into the text (withLimit), so reads of
+// pages of 30 different sizes take one cached statement.
+func TestReplayKeepsStatements(t *testing.T) {
+	t.Parallel()
+	s := open(t, "sqlite:"+filepath.Join(t.TempDir(), "r.db"), Options{Mode: ModeFast})
+	if s.ev == nil {
+		t.Fatal("fast mode has no replay pool")
+	}
+	mustAppend(t, s, createdRec("c1", "t"))
+	for range 40 {
+		mustAppend(t, s, userRec("c1", "hi", ""))
+	}
+	read := func(limit int) {
+		t.Helper()
+		evs, err := s.EncodedEvents(t.Context(), agent.EventQuery{ConversationID: "c1", Limit: limit})
+		if err != nil || len(evs) != limit {
+			t.Fatalf("a page of %d: %d events, %v", limit, len(evs), err)
+		}
+	}
+	read(1)
+	read(2) // the text's second compile caches it
+	before, err := s.ev.Stats(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for limit := 3; limit <= 32; limit++ {
+		read(limit)
+	}
+	after, err := s.ev.Stats(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := after.Compiled - before.Compiled; c > 0 {
+		t.Errorf("%d statements compiled for pages of 30 sizes, want none", c)
+	}
+	if r := after.Reused - before.Reused; r < 30 {
+		t.Errorf("%d cached statements taken for 30 pages, want at least 30", r)
 	}
 }

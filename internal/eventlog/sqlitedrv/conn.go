@@ -43,6 +43,14 @@ const DriverName = "agentik-sqlite"
 // lists) are compiled again once they were pushed out.
 const cacheSize = 256
 
+// seenMax bounds the hashes of texts compiled once and not (yet) cached: a
+// text enters the cache the second time it is compiled (statement). A
+// replay's sparse page carries its seqs as a literal list, a text run once:
+// cached on first use, 256 of them filled each replay connection's cache
+// with statements never run again (the soak's memory outside Go's heap,
+// docs/BENCHMARKS.md) and pushed out the ones that are.
+const seenMax = 1024
+
 // cacheTextMax is the longest text the cache keeps. A longer one carries
 // its data in the text (a replay's literal seq list is tens of KB) and is
 // all but never run again: kept, 256 of them held one replay connection's
@@ -66,6 +74,7 @@ type Conn struct {
 	begin string                // the BEGIN of a read-write transaction
 	stmts map[string]*statement // the cache, by text
 	order []string              // cached texts, oldest first
+	seen  map[uint64]struct{}   // hashes of texts compiled once, not cached (seenMax)
 	stats Stats
 }
 
@@ -108,7 +117,7 @@ func open(dsn string) (*Conn, error) {
 			return nil, fmt.Errorf("sqlitedrv: dsn: unknown _txlock %q", v)
 		}
 	}
-	c := &Conn{tls: libc.NewTLS(), begin: begin, stmts: make(map[string]*statement)}
+	c := &Conn{tls: libc.NewTLS(), begin: begin, stmts: make(map[string]*statement), seen: make(map[uint64]struct{})}
 	if err := c.openDB(name, q.Get("vfs")); err != nil {
 		c.tls.Close()
 		return nil, err
@@ -169,7 +178,7 @@ func (c *Conn) Close() error {
 	for _, st := range c.stmts {
 		lib.Xsqlite3_finalize(c.tls, st.p)
 	}
-	c.stmts, c.order = nil, nil
+	c.stmts, c.order, c.seen = nil, nil, nil
 	var err error
 	if rc := lib.Xsqlite3_close_v2(c.tls, c.db); rc != lib.SQLITE_OK {
 		err = c.errorOf(rc)

@@ -267,8 +267,9 @@ func TestResults(t *testing.T) {
 	}
 }
 
-// A statement text is compiled once per connection: its next executions
-// take it from the cache, also inside transactions.
+// A statement text is compiled twice per connection (it is cached on its
+// second compile): its next executions take it from the cache, also inside
+// transactions.
 func TestStatementCache(t *testing.T) {
 	ours := open(t, sqlitedrv.DriverName, "file:"+dbPath(t)+"?"+pragmas)
 	exec(t, ours, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
@@ -290,12 +291,12 @@ func TestStatementCache(t *testing.T) {
 		}
 	}
 	got := stats(t, ours)
-	// BEGIN IMMEDIATE, the INSERT, the SELECT, COMMIT: once each.
-	if c := got.Compiled - before.Compiled; c != 4 {
-		t.Errorf("%d statements compiled for 10 transactions, want 4", c)
+	// BEGIN IMMEDIATE, the INSERT, the SELECT, COMMIT: twice each.
+	if c := got.Compiled - before.Compiled; c != 8 {
+		t.Errorf("%d statements compiled for 10 transactions, want 8", c)
 	}
-	if r := got.Reused - before.Reused; r != 36 {
-		t.Errorf("%d cached statements taken, want 36", r)
+	if r := got.Reused - before.Reused; r != 32 {
+		t.Errorf("%d cached statements taken, want 32", r)
 	}
 }
 
@@ -339,9 +340,11 @@ func TestBusyStatement(t *testing.T) {
 func TestCacheBound(t *testing.T) {
 	ours := open(t, sqlitedrv.DriverName, "file:"+dbPath(t)+"?"+pragmas)
 	for i := range 300 {
-		var n int
-		if err := ours.QueryRow(fmt.Sprintf("SELECT %d", i)).Scan(&n); err != nil || n != i {
-			t.Fatalf("SELECT %d: %d, %v", i, n, err)
+		for range 2 { // a text is cached on its second compile
+			var n int
+			if err := ours.QueryRow(fmt.Sprintf("SELECT %d", i)).Scan(&n); err != nil || n != i {
+				t.Fatalf("SELECT %d: %d, %v", i, n, err)
+			}
 		}
 	}
 	if s := stats(t, ours); s.Cached != 256 {
@@ -368,12 +371,42 @@ func TestLongTextNotCached(t *testing.T) {
 	if s.Cached != 0 || s.Reused != 0 {
 		t.Errorf("the long text: %d cached, %d reused; want neither", s.Cached, s.Reused)
 	}
-	var n int
-	if err := ours.QueryRow("SELECT 1").Scan(&n); err != nil {
-		t.Fatal(err)
+	for range 2 {
+		var n int
+		if err := ours.QueryRow("SELECT 1").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if s := stats(t, ours); s.Cached != 1 {
-		t.Errorf("a short text: %d cached, want 1", s.Cached)
+		t.Errorf("a short text run twice: %d cached, want 1", s.Cached)
+	}
+}
+
+// A text run once is not cached, however many such texts run (a replay's
+// literal seq lists): the cache keeps what runs again, and what runs
+// again is taken from it.
+func TestTextRunOnceNotCached(t *testing.T) {
+	ours := open(t, sqlitedrv.DriverName, "file:"+dbPath(t)+"?"+pragmas)
+	const again = "SELECT 7"
+	run := func(q string, want int) {
+		t.Helper()
+		var n int
+		if err := ours.QueryRow(q).Scan(&n); err != nil || n != want {
+			t.Fatalf("%s: %d, %v", q, n, err)
+		}
+	}
+	run(again, 7)
+	run(again, 7)
+	for i := range 1000 {
+		run(fmt.Sprintf("SELECT count(*) FROM (SELECT 1) WHERE %d IN (%d, %d, %d)", i, i-1, i, i+1), 1)
+	}
+	if s := stats(t, ours); s.Cached != 1 {
+		t.Errorf("%d statements cached after 1000 texts run once, want 1 (the text run twice)", s.Cached)
+	}
+	before := stats(t, ours)
+	run(again, 7)
+	if s := stats(t, ours); s.Reused != before.Reused+1 || s.Compiled != before.Compiled {
+		t.Errorf("the text run twice, again: %+v after %+v; want it taken from the cache", s, before)
 	}
 }
 

@@ -3,6 +3,7 @@ package sqlitedrv
 import (
 	"database/sql/driver"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"strconv"
 	"strings"
@@ -34,8 +35,9 @@ type param struct {
 // its first statement ("" when nothing but space follows). A cached,
 // idle statement of the same text is taken as it is; else the first
 // statement of query is compiled, and cached unless once is set, another
-// statement of the text is busy, text follows it, or the text is longer
-// than cacheTextMax. The statement is nil
+// statement of the text is busy, text follows it, the text is longer
+// than cacheTextMax, or this is the first time the text is compiled
+// (seenMax: one-off texts never enter the cache). The statement is nil
 // when query holds no statement (only space or a comment).
 func (c *Conn) statement(query string, once bool) (*statement, string, error) {
 	st := c.stmts[query]
@@ -43,7 +45,7 @@ func (c *Conn) statement(query string, once bool) (*statement, string, error) {
 		c.stats.Reused++
 		return st, "", nil
 	}
-	keep := !once && st == nil && len(query) <= cacheTextMax
+	keep := !once && st == nil && len(query) <= cacheTextMax && c.seenBefore(query)
 	p, tail, err := c.compile(query, keep)
 	if err != nil || p == 0 {
 		return nil, tail, err
@@ -60,6 +62,25 @@ func (c *Conn) statement(query string, once bool) (*statement, string, error) {
 		c.keep(st)
 	}
 	return st, tail, nil
+}
+
+// textSeed seeds the hashes of seen texts.
+var textSeed = maphash.MakeSeed()
+
+// seenBefore reports whether query was compiled before and not cached,
+// and remembers it when not: a text is cached on its second compile. A
+// collision of hashes caches a text on its first: harmless.
+func (c *Conn) seenBefore(query string) bool {
+	h := maphash.String(textSeed, query)
+	if _, ok := c.seen[h]; ok {
+		delete(c.seen, h)
+		return true
+	}
+	if len(c.seen) >= seenMax {
+		clear(c.seen)
+	}
+	c.seen[h] = struct{}{}
+	return false
 }
 
 func newParam(index int, name string) param {
