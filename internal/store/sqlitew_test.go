@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"gorm.io/gorm"
+
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/eventlog/sqlitedrv"
 )
@@ -102,5 +104,27 @@ func TestReplayKeepsStatements(t *testing.T) {
 	}
 	if r := after.Reused - before.Reused; r < 30 {
 		t.Errorf("%d cached statements taken for 30 pages, want at least 30", r)
+	}
+}
+
+// Every SQLite connection bounds its page cache (sqliteCache): the writer
+// and the readers alike; a DSN's own cache_size wins.
+func TestPageCachesBounded(t *testing.T) {
+	t.Parallel()
+	cacheSize := func(t *testing.T, db *gorm.DB) int {
+		t.Helper()
+		var n int
+		if err := db.Raw("PRAGMA cache_size").Scan(&n).Error; err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	s := open(t, "sqlite:"+filepath.Join(t.TempDir(), "c.db"), Options{})
+	if w, r := cacheSize(t, s.w), cacheSize(t, s.r); w != -256 || r != -256 {
+		t.Errorf("cache_size: writer %d, reader %d; want -256 (256 KiB) each", w, r)
+	}
+	own := open(t, "sqlite:"+filepath.Join(t.TempDir(), "o.db")+"?_pragma=cache_size(-1000)", Options{})
+	if w, r := cacheSize(t, own.w), cacheSize(t, own.r); w != -1000 || r != -1000 {
+		t.Errorf("cache_size with the DSN's own: writer %d, reader %d; want -1000 each", w, r)
 	}
 }
