@@ -39,10 +39,10 @@ const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pra
 // SQLite keeps all the process's page caches in one LRU group bounded by
 // the sum of its connections' shares, each 4 KiB page in an 8 KiB slot: at
 // the default, 14 connections' ~56 MiB, which the writer (its cache is
-// never reset by another's commit) filled for hours, the soak's growth
-// outside Go (docs/store.md, "The page caches"). The readers' caches are
-// reset at nearly every read transaction anyway (the WAL moved), and reads
-// come from the mmap. Measured in session 11: the soak's SQLite heap level
+// never dropped for another's commit) was still filling at the end of the
+// soak's 20 minutes, the growth outside Go (docs/store.md, "The page
+// caches"). A reader's cache is dropped whenever the WAL moved since its
+// last read (SQLite's pager), and its reads come from the mmap. Measured in session 11: the soak's SQLite heap level
 // from its first minute (+3.5 % in all over 10 minutes, against +10.9 %
 // over 20), the mix and the reconnect storm unchanged (five alternated runs
 // each). A DSN's own _pragma=cache_size(…) comes after it and wins.
