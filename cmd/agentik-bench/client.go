@@ -63,9 +63,9 @@ type wsClient struct {
 	// deflated, when set, also compresses every frame as permessage-deflate
 	// with context takeover would: what compression would save.
 	deflated *deflateCounter
-	// seqOnly reads event frames only up to their inner type (see
-	// decodeFrame); set before the first frame arrives.
-	seqOnly bool
+	// skim is how much of an event frame it reads (see skim); set
+	// before the first frame arrives.
+	skim skim
 
 	mu      sync.Mutex
 	pending map[string]chan *frame
@@ -76,12 +76,12 @@ type wsClient struct {
 
 // dialWS connects to url and starts the reader.
 func dialWS(ctx context.Context, url string, on func(*frame, time.Time)) (*wsClient, error) {
-	return dialWSWith(ctx, url, on, false, "")
+	return dialWSWith(ctx, url, on, skimNone, "")
 }
 
-// dialWSWith is dialWS, with seqOnly (see wsClient) and, when key is set,
+// dialWSWith is dialWS, with how much of a frame to read (skim) and, when key is set,
 // that bearer key.
-func dialWSWith(ctx context.Context, url string, on func(*frame, time.Time), seqOnly bool, key string) (*wsClient, error) {
+func dialWSWith(ctx context.Context, url string, on func(*frame, time.Time), sk skim, key string) (*wsClient, error) {
 	var opts *websocket.DialOptions
 	if key != "" {
 		opts = &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + key}}}
@@ -91,7 +91,7 @@ func dialWSWith(ctx context.Context, url string, on func(*frame, time.Time), seq
 		return nil, fmt.Errorf("dial %s: %w", url, err)
 	}
 	c.SetReadLimit(64 << 20)
-	k := &wsClient{c: c, on: on, seqOnly: seqOnly, pending: map[string]chan *frame{}, done: make(chan struct{})}
+	k := &wsClient{c: c, on: on, skim: sk, pending: map[string]chan *frame{}, done: make(chan struct{})}
 	go k.read()
 	return k, nil
 }
@@ -165,7 +165,7 @@ func (k *wsClient) frame(b []byte, at time.Time) {
 		ev wireEvent
 	})
 	f := &fe.f
-	if err := decodeFrame(b, f, &fe.ev, k.seqOnly); err != nil {
+	if err := decodeFrame(b, f, &fe.ev, k.skim); err != nil {
 		k.err = fmt.Errorf("decode frame %.200s: %w", b, err)
 		_ = k.c.CloseNow()
 		return

@@ -126,7 +126,7 @@ func (b *bench) connectionsOn(ctx context.Context, side string, n, users int) (c
 			conns[j] = c
 			return err
 		}
-		c, err := dialWSWith(ctx, wsURL(t.URL(), "/agentik/ws"), on, false, keys[u])
+		c, err := dialWSWith(ctx, wsURL(t.URL(), "/agentik/ws"), on, skimTexts, keys[u])
 		conns[j] = c
 		if err != nil {
 			return err

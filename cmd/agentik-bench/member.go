@@ -92,7 +92,7 @@ func (b *bench) member(ctx context.Context) error {
 			case protocol.FrameCaughtUp:
 				close(caught)
 			}
-		}, false, key)
+		}, skimNone, key)
 		if err != nil {
 			return 0, 0, err
 		}

@@ -151,7 +151,7 @@ func watchWSAs(ctx context.Context, url, key string, s *sink) (*wsClient, error)
 		case f.Type == protocol.FrameCaughtUp:
 			s.caughtUp(f.Seq)
 		}
-	}, false, key)
+	}, skimNone, key)
 }
 
 // keyed is a target whose conversations belong to users: keyFor(i) is the

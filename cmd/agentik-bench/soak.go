@@ -351,7 +351,7 @@ func (u *soakUser) on(f *frame, at time.Time) {
 
 // connect (re)opens the user's client, resuming after the last seq read.
 func (u *soakUser) connect(ctx context.Context) error {
-	ws, err := dialWSWith(ctx, wsURL(u.t.URL(), "/agentik/ws"), u.on, false, u.key)
+	ws, err := dialWSWith(ctx, wsURL(u.t.URL(), "/agentik/ws"), u.on, skimNone, u.key)
 	if err != nil {
 		return err
 	}
@@ -487,7 +487,7 @@ func (u *soakUser) check(ctx context.Context, ntok int) error {
 				tools++
 			}
 		}
-	}, false, u.key)
+	}, skimNone, u.key)
 	if err != nil {
 		return err
 	}

@@ -252,7 +252,7 @@ func (c *stormConn) resume(sc *stormClient, convID string, after int64) (resyncs
 		}
 		// A packed message (?pack=1) holds several frames, one per line.
 		for b := range bytes.SplitSeq(m, []byte{'\n'}) {
-			if err := decodeFrame(b, &f, &ev, true); err != nil {
+			if err := decodeFrame(b, &f, &ev, skimSeqs); err != nil {
 				return resyncs, fmt.Errorf("decode frame %.200s: %w", b, err)
 			}
 			switch f.Type {

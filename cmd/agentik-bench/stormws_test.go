@@ -102,7 +102,7 @@ func BenchmarkStormResume(b *testing.B) {
 	b.Run("general", func(b *testing.B) {
 		for b.Loop() {
 			c := newStormClient()
-			ws, err := dialWSWith(ctx, url, c.on, true, "")
+			ws, err := dialWSWith(ctx, url, c.on, skimSeqs, "")
 			if err != nil {
 				b.Fatal(err)
 			}
