@@ -122,7 +122,7 @@ func (b *bench) connectionsOn(ctx context.Context, side string, n, users int) (c
 			}
 		}
 		if side == "bare" {
-			c, err := dialWS(ctx, wsURL(t.URL(), "/ws?run="+keys[u]), on)
+			c, err := dialWSWith(ctx, wsURL(t.URL(), "/ws?run="+keys[u]), on, skimTexts, "")
 			conns[j] = c
 			return err
 		}

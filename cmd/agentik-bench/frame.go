@@ -121,6 +121,9 @@ func (s *frameScan) int() int64 {
 //
 //	{"type":"caught_up","sub":"s1","seq":7}
 //	{"type":"event","sub":"s1","event":{"type":"conversation","seq":7,"id":"…","date":"…","conversation_id":"…","event":{"type":"append_text","text":" t7"}}}
+//
+// The bare relay's event frames are the second without id and date: its
+// clients read them as agentik's do.
 func fastFrame(b []byte, f *frame, ev *wireEvent, sk skim) bool {
 	*f, *ev = frame{}, wireEvent{}
 	s := &frameScan{b: b}
@@ -160,10 +163,12 @@ func fastFrame(b []byte, f *frame, ev *wireEvent, sk skim) bool {
 	s.lit(`,"event":{"type":"conversation","seq":`)
 	ev.Kind = "conversation"
 	ev.Seq = s.int()
-	s.lit(`,"id":"`)
-	s.skipStr()
-	s.lit(`,"date":"`)
-	s.skipStr()
+	if !s.bad && bytes.HasPrefix(b[s.i:], []byte(`,"id":"`)) { // the bare relay's frames have neither
+		s.lit(`,"id":"`)
+		s.skipStr()
+		s.lit(`,"date":"`)
+		s.skipStr()
+	}
 	s.lit(`,"conversation_id":"`)
 	ev.ConversationID = s.str()
 	s.lit(`,"event":{"type":"`)

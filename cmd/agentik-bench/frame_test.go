@@ -19,6 +19,8 @@ func TestDecodeFrameMatchesJSON(t *testing.T) {
 		{`{"type":"event","sub":"s12",` + ev + `"event":{"type":"start_response"}}}`, true},
 		{`{"type":"event","sub":"s1",` + ev + `"event":{"type":"end"}}}`, true},
 		{`{"type":"event","sub":"s1",` + ev + `"event":{"type":"append_text","text":""}}}`, true},
+		{`{"type":"event","sub":"b","event":{"type":"conversation","seq":0,"conversation_id":"r1","event":{"type":"append_text","text":" t3"}}}`, true}, // the bare relay's
+		{`{"type":"event","sub":"b","event":{"type":"conversation","seq":0,"conversation_id":"r1","date":"d","event":{"type":"end"}}}`, false},
 		{`{"type":"caught_up","sub":"s1","seq":104}`, true},
 		{`{"type":"caught_up","sub":"s1","seq":0}`, true},
 		// Not the hot layout: the full decoder reads them.
