@@ -229,12 +229,13 @@ func (s *Store) indexedEvents(ctx context.Context, q agent.EventQuery, r indexed
 // withLimit is a query's " LIMIT ?" with n appended to its args, or ""
 // and args for n ≤ 0. The limit is bound, not written into the text: a
 // read's text stays the same for every limit, so a connection compiles it
-// once and keeps it (sqlitedrv's cache, by text).
+// once and keeps it (sqlitedrv's cache, by text). args is never written:
+// a read's arguments may be shared (indexedRead.fargs, for every page).
 func withLimit(n int, args []any) (string, []any) {
 	if n <= 0 {
 		return "", args
 	}
-	return " LIMIT ?", append(args, n)
+	return " LIMIT ?", append(slices.Clip(args), n)
 }
 
 // encodedColumns are what scanEvents reads, in its order, when the query
