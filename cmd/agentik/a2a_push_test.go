@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,14 +9,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
 	"github.com/agentik/agentik/internal/testwait"
+	"github.com/agentik/agentik/internal/webhook"
 )
 
 // rpcError is a JSON-RPC error as A2A answers it.
@@ -252,4 +257,104 @@ func TestA2APushPendingAcrossRestart(t *testing.T) {
 		defer mu.Unlock()
 		return tasks[first] >= 2 && tasks[second] >= 1
 	})
+}
+
+// TestA2APushOnceAcrossInstances: two instances on one PostgreSQL both
+// follow the log, but each settled task's push notification, and each
+// turn's turn.ended webhook, reaches its receiver once, whichever
+// instance ran the turn; when the instance that delivers (it leads) is
+// killed, the other leads and delivers.
+func TestA2APushOnceAcrossInstances(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	tasks, hooks := map[string]int{}, map[string]int{} // by task id; by webhook-id
+	var hookSeq int64                                  // the highest turn.ended seq received
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.URL.Path == "/webhook" {
+			var m webhook.Message
+			_ = json.NewDecoder(r.Body).Decode(&m)
+			if m.Type == webhook.EventTurnEnded {
+				hooks[r.Header.Get("webhook-id")]++
+				hookSeq = max(hookSeq, m.Data.Seq)
+			}
+			return
+		}
+		var body struct{ Task struct{ ID string } }
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		tasks[body.Task.ID]++
+	}))
+	defer recv.Close()
+	dsn := freshSchema(t)
+	_, fakeURL := llmtest.NewHTTPServer(t)
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS=" + a2aKey, "AGENTIK_PUSH_ALLOW=127.0.0.1",
+		"AGENTIK_WEBHOOKS=" + recv.URL + "/webhook", "AGENTIK_WEBHOOK_SECRET=" + a2aSecret}
+	a := startDSN(t, dsn, env...)
+	b := startDSN(t, dsn, env...)
+	var ids []string
+	for i := range 6 {
+		p := a
+		if i%2 == 1 {
+			p = b
+		}
+		id, e := a2aSend(t, p, a2aKey, fmt.Sprintf("task %d", i), recv.URL+"/hook")
+		if e != nil {
+			t.Fatalf("send %d: %+v", i, e)
+		}
+		ids = append(ids, id)
+		testwait.For(t, "task "+id+" delivered", func() bool { mu.Lock(); defer mu.Unlock(); return tasks[id] > 0 })
+	}
+	testwait.For(t, "six turn.ended webhooks", func() bool { mu.Lock(); defer mu.Unlock(); return len(hooks) == 6 })
+	// Before the kill, the deliverers recorded what they delivered (a
+	// delivery not yet recorded is made again by the next leader: at
+	// least once).
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	meta := func(key string) string {
+		var v string
+		_ = conn.QueryRow(t.Context(), "SELECT value FROM meta WHERE key = $1", key).Scan(&v)
+		return v
+	}
+	mu.Lock()
+	seq := hookSeq
+	mu.Unlock()
+	testwait.For(t, "the deliveries recorded", func() bool {
+		_, cur, _ := strings.Cut(meta(webhook.CursorKey(recv.URL+"/webhook")), ":") // from:done
+		done, _ := strconv.ParseInt(cur, 10, 64)
+		return meta("a2a:push-pending") == "{}" && done >= seq
+	})
+	// One instance delivers: the one that leads. Kill it; the other
+	// leads and delivers a last task, sent through it.
+	leader, other := a, b
+	if !strings.Contains(a.logs.String(), "msg=leading") {
+		leader, other = b, a
+	}
+	if !strings.Contains(leader.logs.String(), "msg=leading") || strings.Contains(other.logs.String(), "msg=leading") {
+		t.Fatalf("want one instance leading the deliverers; a:\n%s\nb:\n%s", a.logs.String(), b.logs.String())
+	}
+	_ = leader.cmd.Process.Kill()
+	_ = leader.cmd.Wait()
+	testwait.For(t, "the survivor leading", func() bool { return strings.Contains(other.logs.String(), "msg=leading") })
+	last, e := a2aSend(t, other, a2aKey, "after the leader's death", recv.URL+"/hook")
+	if e != nil {
+		t.Fatalf("send through the survivor: %+v", e)
+	}
+	testwait.For(t, "the task sent after the leader's death delivered", func() bool { mu.Lock(); defer mu.Unlock(); return tasks[last] > 0 })
+	testwait.For(t, "its turn.ended webhook", func() bool { mu.Lock(); defer mu.Unlock(); return len(hooks) == 7 })
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range append(ids, last) {
+		if tasks[id] != 1 {
+			t.Errorf("task %s: %d push notifications, want 1 (%v)", id, tasks[id], tasks)
+		}
+	}
+	for id, n := range hooks {
+		if n != 1 {
+			t.Errorf("webhook %s delivered %d times, want 1 (%v)", id, n, hooks)
+		}
+	}
 }

@@ -96,6 +96,9 @@ type Handler struct {
 	// late, set by a running PushDeliverer, is told of a push config
 	// stored with its send: the task may have settled before it was.
 	late atomic.Pointer[func(taskID string)]
+	// tell passes such a config on to the deliverer of another instance
+	// (TellLate): one instance delivers on a shared database.
+	tell atomic.Pointer[func(taskID string)]
 
 	keyMu sync.Mutex
 	key   *pushSigner // pushkey.go
@@ -116,6 +119,21 @@ func New(cfg Config) *Handler {
 		cfg.Streams = sse.NewGroup()
 	}
 	return &Handler{cfg: cfg, log: cfg.Logger}
+}
+
+// TellLate sets how a push config stored after its send started is told
+// to the PushDeliverer of the other instances sharing the database (the
+// app broadcasts it): the one that delivers may be another's. There,
+// LateConfig hands it to a running deliverer.
+func (h *Handler) TellLate(f func(taskID string)) { h.tell.Store(&f) }
+
+// LateConfig tells this instance's running PushDeliverer, if any, that
+// task id's push config was stored after its send started (another
+// instance's send: TellLate).
+func (h *Handler) LateConfig(taskID string) {
+	if late := h.late.Load(); late != nil {
+		(*late)(taskID)
+	}
 }
 
 // Routes is the A2A surface: pattern → handler, for the server's mux.

@@ -242,8 +242,11 @@ func (h *Handler) startPushed(ctx context.Context, a Agent, p sendParams) (strin
 	}
 	pc.TaskID = id
 	if _, err = h.addConfig(ctx, *pc); err == nil {
-		if late := h.late.Load(); late != nil {
-			(*late)(id) // the turn may have ended before its config was stored
+		// The turn may have ended before its config was stored: the
+		// deliverer, here or on another instance, checks.
+		h.LateConfig(id)
+		if tell := h.tell.Load(); tell != nil {
+			(*tell)(id)
 		}
 	}
 	return id, err

@@ -178,8 +178,7 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 	// following the server's own A2A handler (its sends tell it of a
 	// config stored after the task settled), placed before the server
 	// serves.
-	pusher := &a2a.PushDeliverer{Handler: srv.A2A(), Logger: log, TaskTimeout: cfg.PushTimeout}
-	if err := pusher.Start(ctx); err != nil {
+	if err := (&a2a.PushDeliverer{Handler: srv.A2A(), Logger: log}).Start(ctx); err != nil {
 		return fmt.Errorf("a2a push: %w", err)
 	}
 
@@ -199,14 +198,34 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 		maintain(pruneCtx, st, runner, cfg.EventTTL, cfg.AuditTTL, cmp.Or(cfg.RecoverInterval, DefaultRecoverInterval), recoverNow, log)
 	}()
 	go func() { defer close(watchDone); metrics.WatchTurns(pruneCtx, b) }()
+	// The deliverers of webhooks and push notifications run on one
+	// instance of those sharing the database (its lead), from the
+	// cursors they keep in it: each is delivered once, not once an
+	// instance. A push config stored after its task settled is told to
+	// the instance that leads (a broadcast), wherever its send came.
+	a2aH := srv.A2A()
+	a2aH.TellLate(func(id string) {
+		if _, err := st.Broadcast(context.WithoutCancel(ctx), lateTopic, id); err != nil {
+			log.Warn("a2a_push_late_not_told", "task_id", id, "err", err)
+		}
+	})
+	st.OnBroadcast(lateTopic, func(id string) { go a2aH.LateConfig(id) }) // not on the listener's goroutine
 	var hooks sync.WaitGroup
-	for _, u := range cfg.Webhooks {
-		hooks.Go(func() {
-			webhook.Run(pruneCtx, webhook.Config{URL: u, Secret: cfg.WebhookSecret, Log: b, Cursors: st, Logger: log,
-				Head: func(ctx context.Context) (int64, error) { _, h, err := st.Bounds(ctx); return h, err }})
+	hooks.Go(func() {
+		leading(pruneCtx, st, "deliver", log, func(ctx context.Context) {
+			var wg sync.WaitGroup
+			for _, u := range cfg.Webhooks {
+				wg.Go(func() {
+					webhook.Run(ctx, webhook.Config{URL: u, Secret: cfg.WebhookSecret, Log: b, Cursors: st, Logger: log,
+						Head: func(ctx context.Context) (int64, error) { _, h, err := st.Bounds(ctx); return h, err }})
+				})
+			}
+			// A deliverer a lead: none of a lost lead's state is kept
+			// (what was pending is in the database).
+			wg.Go(func() { (&a2a.PushDeliverer{Handler: a2aH, Logger: log, TaskTimeout: cfg.PushTimeout}).Run(ctx) })
+			wg.Wait()
 		})
-	}
-	hooks.Go(func() { pusher.Run(pruneCtx) })
+	})
 	log.Info("listening", "addr", ln.Addr().String(), "db", RedactURL(cfg.DB))
 
 	select {
@@ -538,6 +557,36 @@ func mcpOAuth(cfg Settings, st *store.Store, log *slog.Logger) *tool.OAuthOption
 // maintain prunes old events now and every pruneEvery, and recovers the
 // turns of instances that died (PostgreSQL) every recoverEvery, and at
 // once when another instance handed its turns over (recoverNow).
+// lateTopic is the broadcast of a push config stored after its task
+// settled, to the instance that delivers (a2a.Handler.TellLate).
+const lateTopic = "a2a-late"
+
+// leading runs work under st's lead of name (store.Store.Lead): on one of
+// the instances sharing the database at a time, and again each time this
+// instance leads after losing the lead, until ctx ends. work returns when
+// its ctx ends.
+func leading(ctx context.Context, st *store.Store, name string, log *slog.Logger, work func(ctx context.Context)) {
+	for ctx.Err() == nil {
+		lctx, give, err := st.Lead(ctx, name)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("lead_failed", "work", name, "err", err, "retry_in", time.Second)
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+			continue
+		}
+		log.Info("leading", "work", name)
+		work(lctx)
+		if cause := context.Cause(lctx); ctx.Err() == nil {
+			log.Warn("lead_lost", "work", name, "err", cause)
+		}
+		give()
+	}
+}
+
 func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl, auditTTL, recoverEvery time.Duration, recoverNow <-chan struct{}, log *slog.Logger) {
 	prune := func() {
 		n, err := st.Prune(ctx, time.Now().Add(-ttl))
