@@ -27,8 +27,12 @@ const defaultPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 // on the first instance; every conversation is watched by WebSocket
 // clients of the other instances, so each token measured crossed the
 // database (commit, NOTIFY, the other instance's catch-up read, its
-// broker). Each step (a load of turns at once) runs the control, two and
-// four instances; the steps go up until two instances fall behind: the
+// broker). Each step (a load of turns at once) runs, for each count of
+// instances, its control first and then the instances: the control is
+// one instance watched by as many clients a turn as the instances have
+// watchers (one for two instances, three for four), so each comparison
+// delivers the same events to the same clients and differs only in
+// crossing instances. The steps go up until two instances fall behind: the
 // rate at which LISTEN/NOTIFY and the catch-up reads saturate on this
 // machine. Each variant has a schema of its own for every step, the
 // three migrated at once before the first: its processes start afresh at
@@ -46,7 +50,7 @@ func (b *bench) instances(ctx context.Context) error {
 		}
 	}()
 	// The variants' schemas, migrated at once before the first step.
-	vs := b.instVariants(1, 2, 4)
+	vs := b.instVariants(2, 4)
 	for _, v := range vs {
 		sc, err := newPGSchema(ctx, b.postgres)
 		if err != nil {
@@ -58,16 +62,20 @@ func (b *bench) instances(ctx context.Context) error {
 		return fmt.Errorf("instances: migrate: %w", err)
 	}
 	// Each step runs its variants back to back, so a busy machine weighs
-	// on all of them alike: the control (one instance, its own clients
-	// watching: the same load without crossing instances), then two and
-	// four instances.
+	// on all of them alike: each count's control (one instance, its own
+	// clients watching: the same load without crossing instances), then
+	// that count of instances.
 	var first float64
 	for _, turns := range b.sz.InstanceSteps {
 		behind := false
+		controls := map[int]instResult{} // by watchers a turn
 		for _, v := range vs {
-			res, err := b.instancesStep(ctx, v, schemas[v], turns, ntok, delay)
+			res, err := b.instancesStep(ctx, v, schemas[v], turns, ntok, delay, controls)
 			if err != nil {
 				return err
+			}
+			if v.n == 1 {
+				controls[v.watchers] = res
 			}
 			if v.n != 2 || v.relay {
 				continue
@@ -90,23 +98,25 @@ func (b *bench) instances(ctx context.Context) error {
 }
 
 // instVariant is one configuration of the instances scenario: n instances
-// (1: the control, watched on the instance that runs the turns); relay:
-// the committed events go between the instances through the experimental
-// relay (internal/store/relay.go, served by this process), PostgreSQL only
-// the log, instead of LISTEN/NOTIFY and a catch-up read.
+// (1: a control, watched on the instance that runs the turns), watched by
+// watchers clients a turn (one on each instance but the first; a
+// control's all on its one); relay: the committed events go between the
+// instances through the experimental relay (internal/store/relay.go,
+// served by this process), PostgreSQL only the log, instead of
+// LISTEN/NOTIFY and a catch-up read.
 type instVariant struct {
-	n     int
-	relay bool
+	n, watchers int
+	relay       bool
 }
 
-// instVariants are the variants of each count of instances: each above
-// one also over the relay with -relay.
+// instVariants are, for each count of instances (above one), its control
+// and then the instances, also over the relay with -relay.
 func (b *bench) instVariants(counts ...int) []instVariant {
 	var vs []instVariant
 	for _, n := range counts {
-		vs = append(vs, instVariant{n: n})
-		if n > 1 && b.withRelay {
-			vs = append(vs, instVariant{n: n, relay: true})
+		vs = append(vs, instVariant{n: 1, watchers: n - 1}, instVariant{n: n, watchers: n - 1})
+		if b.withRelay {
+			vs = append(vs, instVariant{n: n, watchers: n - 1, relay: true})
 		}
 	}
 	return vs
@@ -114,8 +124,10 @@ func (b *bench) instVariants(counts ...int) []instVariant {
 
 func (v instVariant) String() string {
 	switch {
-	case v.n == 1:
+	case v.n == 1 && v.watchers <= 1:
 		return "1 instance (control)"
+	case v.n == 1:
+		return fmt.Sprintf("1 instance, %d watchers a turn (control of %d)", v.watchers, v.watchers+1)
 	case v.relay:
 		return fmt.Sprintf("%d instances, relay sketch", v.n)
 	}
@@ -123,8 +135,9 @@ func (v instVariant) String() string {
 }
 
 // instancesStep runs one variant at one load on schema sc and reports
-// it.
-func (b *bench) instancesStep(ctx context.Context, v instVariant, sc *pgSchema, turns, ntok int, delay time.Duration) (instResult, error) {
+// it; instances above one against their control in controls (by
+// watchers a turn).
+func (b *bench) instancesStep(ctx context.Context, v instVariant, sc *pgSchema, turns, ntok int, delay time.Duration, controls map[int]instResult) (instResult, error) {
 	res, err := b.instancesRun(ctx, v, sc, turns, ntok, delay)
 	if err != nil {
 		return res, fmt.Errorf("instances (%s): %w", v, err)
@@ -159,10 +172,24 @@ func (b *bench) instancesStep(ctx context.Context, v instVariant, sc *pgSchema, 
 	if v.n == 1 {
 		kind = "same-instance"
 	}
-	b.add(Row{Scenario: "instances", Metric: fmt.Sprintf("%s, %d turns: %s token delivery p50", v, turns, kind), Unit: "ms", Agentik: p50,
-		Note: fmt.Sprintf("%d turns × %d tokens at %.0f tokens/s on instance 1, watched on the others", turns, ntok, float64(time.Second)/float64(delay))}, nil)
-	b.add(Row{Scenario: "instances", Metric: fmt.Sprintf("%s, %d turns: %s token delivery p99", v, turns, kind), Unit: "ms", Agentik: p99,
-		Note: fmt.Sprintf("%.0f events/s delivered (%.0f until the last token; %.0f tokens/s offered); machine %.0f%% busy", rate, tokRate, offered, res.machine)}, nil)
+	load := fmt.Sprintf("%d turns × %d tokens at %.0f tokens/s on instance 1, %d watchers a turn", turns, ntok, float64(time.Second)/float64(delay), v.watchers)
+	p99Row := Row{Scenario: "instances", Metric: fmt.Sprintf("%s, %d turns: %s token delivery p99", v, turns, kind), Unit: "ms", Agentik: p99,
+		Note: fmt.Sprintf("%.0f events/s delivered (%.0f until the last token; %.0f tokens/s offered); machine %.0f%% busy", rate, tokRate, offered, res.machine)}
+	// Judged in tokens: under load the turns' instance merges a turn's
+	// deltas into fewer append_text events, so events/s is not the
+	// same work from one variant to the next.
+	tokens := func(r instResult) float64 { return float64(r.tokens) / r.wall.Seconds() }
+	rateRow := Row{Scenario: "instances", Metric: fmt.Sprintf("%s, %d turns: %s tokens delivered", v, turns, kind), Unit: "tokens/s", Agentik: tokens(res),
+		Note: fmt.Sprintf("%s; %.0f events/s (%d tokens in %d events)", load, rate, res.tokens, res.received)}
+	var p99Pass, ratePass func(Row) bool
+	if c, ok := controls[v.watchers]; ok && v.n > 1 {
+		// Against the control of the same clients: bare is its figure.
+		p99Row.Bare, p99Row.Target, p99Pass = quantileMS(c.lat, 0.99), "≤ 2× control", func(r Row) bool { return r.Ratio <= 2 }
+		rateRow.Bare, rateRow.Target, ratePass = tokens(c), "≥ 0.8× control", func(r Row) bool { return r.Ratio >= 0.8 }
+	}
+	b.add(Row{Scenario: "instances", Metric: fmt.Sprintf("%s, %d turns: %s token delivery p50", v, turns, kind), Unit: "ms", Agentik: p50, Note: load}, nil)
+	b.add(p99Row, p99Pass)
+	b.add(rateRow, ratePass)
 	return res, nil
 }
 
@@ -371,13 +398,13 @@ func (b *bench) instancesSide(ctx context.Context, v instVariant, procs []target
 		sd.closers = append(sd.closers, senders[i].Close)
 	}
 	var mu sync.Mutex
-	watchers := max(n-1, 1)
+	watchers := max(v.watchers, 1)
 	lastTok := make([]atomic.Int64, turns*watchers)
 	err = parallel(ctx, turns*watchers, 32, func(ctx context.Context, j int) error {
 		i := j % turns
 		s := newSink(ids[i], b.fake)
 		s.onTokens = func(int) { lastTok[j].Store(time.Now().UnixNano()) }
-		on := procs[min(1+j/turns, n-1)] // the control watches its own instance
+		on := procs[min(1+j/turns, n-1)] // a control watches its own instance
 		ws, err := watchWS(ctx, wsURL(on.URL(), "/agentik/ws"), s)
 		if err != nil {
 			return err

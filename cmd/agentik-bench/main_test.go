@@ -85,6 +85,14 @@ func TestTinyRun(t *testing.T) {
 		if r.Metric == "events lost, duplicated or out of order" && r.Agentik != 0 {
 			t.Errorf("mix lost %v events", r.Agentik)
 		}
+		// Each count of instances is judged against the control of its
+		// clients (one instance, as many watchers a turn).
+		if r.Scenario == "instances" && strings.Contains(r.Metric, "cross-instance") && !strings.Contains(r.Metric, "p50") && (r.Bare <= 0 || r.Pass == nil) {
+			t.Errorf("instances %q: bare %v, pass %v; want its control's figure and a verdict", r.Metric, r.Bare, r.Pass)
+		}
+		if r.Scenario == "instances" && strings.HasPrefix(r.Metric, "1 instance, 3 watchers a turn (control of 4)") {
+			got["instances: control of 4"]++
+		}
 		if r.Scenario == "storm" && r.Pass != nil && !strings.Contains(r.Note, " 0 did not") {
 			t.Errorf("storm: some clients did not receive the missed events exactly once: %s", r.Note)
 		}
@@ -119,6 +127,9 @@ func TestTinyRun(t *testing.T) {
 				t.Errorf("%s %q: bare %v, agentik %v; want both > 0", r.Scenario, r.Metric, r.Bare, r.Agentik)
 			}
 		}
+	}
+	if got["instances: control of 4"] == 0 {
+		t.Error("instances: no control of four instances (one instance, three watchers a turn)")
 	}
 	if got["saturation"] != 2 {
 		t.Errorf("saturation: %d rows; want one instance's and two instances'", got["saturation"])

@@ -108,7 +108,7 @@ func (b *bench) saturateOne(ctx context.Context, which string, search paceSearch
 // PostgreSQL schema: turns sent through the first, watched on the second
 // (instance -profile-instance runs in this process when profiling).
 func (b *bench) saturateTwo(ctx context.Context, search paceSearch) (saturated, error) {
-	v := instVariant{n: 2}
+	v := instVariant{n: 2, watchers: 1}
 	procs, pids, stop, err := b.startInstances(ctx, v, nil)
 	if err != nil {
 		return saturated{}, err
