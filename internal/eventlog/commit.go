@@ -119,11 +119,12 @@ type Config struct {
 	NoLog bool
 	// Postgres: each transaction takes the advisory lock SeqLock first
 	// and reads the head inside it (several instances append to one
-	// log), and notifies Channel of its last seq with Notice's payload.
+	// log), and notifies Channel of its last seq with Notice's payload
+	// (evs: the events it publishes, which the payload may carry).
 	Postgres bool
 	SeqLock  int64
 	Channel  string
-	Notice   func(seq int64) string
+	Notice   func(seq int64, evs []agent.Encoded) string
 }
 
 // Configure sets w's database (before Start, or the first Apply).
@@ -297,7 +298,7 @@ func (w *Writer[R]) Apply(batch []*Request[R], checked bool) ([]agent.Encoded, e
 			}
 			if w.cfg.Postgres {
 				// Delivered on commit, to every instance's listener.
-				if err := tx.Exec("SELECT pg_notify(?, ?)", w.cfg.Channel, w.cfg.Notice(seq)).Error; err != nil {
+				if err := tx.Exec("SELECT pg_notify(?, ?)", w.cfg.Channel, w.cfg.Notice(seq, evs)).Error; err != nil {
 					return fmt.Errorf("notify: %w", err)
 				}
 			}

@@ -254,6 +254,7 @@ type eventKnown struct {
 // stored returns at most limit stored events with after < seq < before, in
 // seq order.
 func (s *Store) stored(ctx context.Context, after, before int64, limit int) ([]agent.Encoded, error) {
+	s.logReads.Add(1)
 	through := s.durable.Load()
 	evs, err := s.scanEvents(ctx, eventKnown{}, limit, 0, "SELECT "+encodedColumns+" FROM agent_event WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?", after, before, limit)
 	if err != nil || s.side == nil {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -24,20 +25,111 @@ const listenerApp = "agentik-listener"
 func notifyChannel(epoch string) string { return "agentik_events_" + epoch }
 
 // notice is the payload of a commit's notification: the highest seq it
-// committed and the instance that committed it.
-func notice(seq int64, instance string) string {
-	return strconv.FormatInt(seq, 10) + " " + instance
+// committed and the instance that committed it, then, after a newline,
+// as many of its events evs (from the first, with their stored bytes)
+// as fit in maxNotice bytes: another instance publishes those from the
+// payload and reads from the log only what did not fit (notified). Each
+// event is its seq and a space, then its id, kind, conversation id,
+// owner and stored JSON, each its length in bytes, a colon and the
+// bytes; all of them text (a NOTIFY payload is), as stored.
+func notice(seq int64, instance string, evs []agent.Encoded) string {
+	var b strings.Builder
+	b.Grow(min(maxNotice, 64+eventsLen(evs)))
+	b.WriteString(strconv.FormatInt(seq, 10))
+	b.WriteByte(' ')
+	b.WriteString(instance)
+	for i, e := range evs {
+		if i == 0 {
+			if b.Len()+1+noticeLen(e) > maxNotice {
+				break
+			}
+			b.WriteByte('\n')
+		} else if b.Len()+noticeLen(e) > maxNotice {
+			break
+		}
+		var n [20]byte
+		b.Write(strconv.AppendInt(n[:0], e.Seq, 10))
+		b.WriteByte(' ')
+		for _, f := range [...]string{e.ID, e.Kind, e.ConversationID, e.Owner} {
+			b.Write(strconv.AppendInt(n[:0], int64(len(f)), 10))
+			b.WriteByte(':')
+			b.WriteString(f)
+		}
+		b.Write(strconv.AppendInt(n[:0], int64(len(e.JSON)), 10))
+		b.WriteByte(':')
+		b.Write(e.JSON)
+	}
+	return b.String()
 }
 
-// parseNotice reads a notice.
-func parseNotice(payload string) (seq int64, instance string, ok bool) {
-	n, instance, ok := strings.Cut(payload, " ")
-	if !ok {
-		return 0, "", false
-	}
-	seq, err := strconv.ParseInt(n, 10, 64)
-	return seq, instance, err == nil
+// maxNotice bounds a commit's notice below PostgreSQL's 8000 bytes a
+// notification.
+const maxNotice = 7800
+
+// noticeLen is the length of e in a notice (its lengths at most 20
+// digits each, with their separators).
+func noticeLen(e agent.Encoded) int {
+	return 6*21 + len(e.ID) + len(e.Kind) + len(e.ConversationID) + len(e.Owner) + len(e.JSON)
 }
+
+func eventsLen(evs []agent.Encoded) int {
+	n := 0
+	for _, e := range evs {
+		n += noticeLen(e)
+	}
+	return n
+}
+
+// parseNotice reads a notice: its seq and instance, and the rest (the
+// events it carries: noticeEvents).
+func parseNotice(payload string) (seq int64, instance, events string, ok bool) {
+	n, rest, ok := strings.Cut(payload, " ")
+	if !ok {
+		return 0, "", "", false
+	}
+	instance, events, _ = strings.Cut(rest, "\n")
+	seq, err := strconv.ParseInt(n, 10, 64)
+	return seq, instance, events, err == nil
+}
+
+// noticeEvents decodes the events of a notice (notice). A malformed one
+// is an error: the caller reads the log instead.
+func noticeEvents(s string) ([]agent.Encoded, error) {
+	var out []agent.Encoded
+	field := func() (string, bool) {
+		n, rest, ok := strings.Cut(s, ":")
+		l, err := strconv.Atoi(n)
+		if !ok || err != nil || l < 0 || l > len(rest) {
+			return "", false
+		}
+		f := rest[:l]
+		s = rest[l:]
+		return f, true
+	}
+	for s != "" {
+		n, rest, ok := strings.Cut(s, " ")
+		seq, err := strconv.ParseInt(n, 10, 64)
+		if !ok || err != nil {
+			return nil, errNotice
+		}
+		s = rest
+		var fs [5]string
+		for i := range fs {
+			if fs[i], ok = field(); !ok {
+				return nil, errNotice
+			}
+		}
+		e := agent.StoredEvent(seq, fs[0], fs[1], fs[2], []byte(fs[4]))
+		e.Owner = fs[3]
+		if len(out) > 0 && seq != out[len(out)-1].Seq+1 {
+			return nil, errNotice // a commit's events are contiguous
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+var errNotice = errors.New("store: malformed notice")
 
 // interruptPrefix starts the payload of an interrupt request: "interrupt
 // <owner instance> <conversation id>".
@@ -253,11 +345,23 @@ func (s *Store) notified(ctx context.Context, payload string) error {
 		}
 		return nil
 	}
-	seq, from, ok := parseNotice(payload)
+	seq, from, carried, ok := parseNotice(payload)
 	if ok && from == s.instance {
 		// This instance's own commit: its writer publishes it (and the
 		// other instances' events below it) itself.
 		return nil
+	}
+	if ok && carried != "" {
+		// The commit's events, or the first of them: published from the
+		// payload (the log read only below them, if this instance is
+		// behind), the rest, if any, from the log.
+		if evs, err := noticeEvents(carried); err == nil && len(evs) > 0 {
+			if err := s.publishUpTo(ctx, evs[len(evs)-1].Seq, evs); err != nil || evs[len(evs)-1].Seq >= seq {
+				return err
+			}
+		} else {
+			s.log.Warn("event_notice_unread", "err", err, "through_seq", seq)
+		}
 	}
 	if !ok {
 		// Not ours, or a newer format: catching up is always right.

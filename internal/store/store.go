@@ -143,6 +143,9 @@ type Store struct {
 	cache   readCache     // reads kept until the next commit (SQLite only)
 
 	pub *eventlog.Publisher // ordered publication (see catchUp)
+	// logReads counts the publisher's reads of the log (stored): a
+	// notification that carries its commit's events needs none.
+	logReads atomic.Int64
 
 	// PostgreSQL only, when publish is set: the listener (see notify.go).
 	dsn        string

@@ -100,7 +100,7 @@ func (s *Store) writerConfig(head int64) eventlog.Config {
 		DB: s.w, Ctx: s.ctx, Log: s.log, Table: eventTable, Retry: s.retryWait, Head: head,
 		NoLog:    s.temp != nil, // a temp database logs no event (temp.go)
 		Postgres: s.postgres, SeqLock: s.seqLock, Channel: s.channel,
-		Notice: func(seq int64) string { return notice(seq, s.instance) },
+		Notice: func(seq int64, evs []agent.Encoded) string { return notice(seq, s.instance, evs) },
 	}
 }
 
