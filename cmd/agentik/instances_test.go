@@ -5,10 +5,17 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +23,7 @@ import (
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/llm/llmtest"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 const testPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
@@ -211,5 +219,108 @@ func TestNULBytesOnPostgres(t *testing.T) {
 	getJSON(t, p.url("/agentik/conversations/"+c.ID), &got)
 	if got.SystemPrompt != "be\x00terse" {
 		t.Fatalf("system prompt %q", got.SystemPrompt)
+	}
+}
+
+// TestInstancesStartAtOnce: three instances started at once on an empty
+// PostgreSQL schema, with agents defined in code, all start (each defines
+// the code's agents after the other: none fails on a slug the other just
+// took), and restarted at once with a changed definition they all start
+// again, with one new version.
+func TestInstancesStartAtOnce(t *testing.T) {
+	t.Parallel()
+	dsn := freshSchema(t)
+	_, fakeURL := llmtest.NewHTTPServer(t)
+	dir := t.TempDir()
+	agents := filepath.Join(dir, "agents.json")
+	for round, prompt := range []string{"first", "second", "third", "fourth"} {
+		if err := os.WriteFile(agents, []byte(`{"agents":[{"slug":"helper","name":"Helper","instructions":"`+prompt+`"}]}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_AGENTS=" + agents}
+		var procs []*proc
+		exited := make(chan error, 3)
+		for range 3 {
+			addr := freeAddr(t)
+			cmd := exec.Command(binary, "--addr", addr, "--db", dsn)
+			cmd.Env = env
+			logs := &syncBuffer{}
+			cmd.Stderr = logs
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			go func() { exited <- cmd.Wait() }()
+			procs = append(procs, &proc{cmd: cmd, addr: addr, logs: logs})
+		}
+		testwait.ForErr(t, "three instances listening", func() error {
+			select {
+			case err := <-exited:
+				var all strings.Builder
+				for _, p := range procs {
+					all.WriteString(p.logs.String())
+				}
+				t.Fatalf("round %d: an instance started at once with others exited (%v):\n%s", round, err, all.String())
+			default:
+			}
+			for _, p := range procs {
+				if !strings.Contains(p.logs.String(), "msg=listening") {
+					return fmt.Errorf("not listening yet:\n%s", p.logs.String())
+				}
+			}
+			return nil
+		})
+		var a agent.AgentDef
+		getJSON(t, procs[0].url("/agentik/agents/helper"), &a)
+		if a.Instructions != prompt || a.Version != round+1 {
+			t.Errorf("round %d: helper has instructions %q, version %d; want %q, %d", round, a.Instructions, a.Version, prompt, round+1)
+		}
+		for _, p := range procs {
+			_ = p.cmd.Process.Signal(os.Interrupt)
+		}
+		for range procs {
+			<-exited
+		}
+	}
+}
+
+// TestInstancesIngestAFileOnce: a file uploaded to A, still embedding
+// when B starts and sweeps the files left processing, is ingested by A
+// alone: B leaves it (another instance ingests it), calls no embedding,
+// and the file ends processed with its chunks.
+func TestInstancesIngestAFileOnce(t *testing.T) {
+	t.Parallel()
+	dsn := freshSchema(t)
+	fake, fakeURL := llmtest.NewHTTPServer(t)
+	target, _ := url.Parse(strings.TrimSuffix(fakeURL, "/v1"))
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var bEmbeds atomic.Int32
+	bModel := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/embeddings") {
+			bEmbeds.Add(1)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer bModel.Close()
+	a := startDSN(t, dsn, "OPENAI_BASE_URL="+fakeURL, "OPENAI_MODEL=fake", "AGENTIK_EMBEDDING_MODEL=fake-embed")
+	held, release := fake.HoldEmbeddings()
+	defer release()
+	code, f := upload(t, a.url("/agentik/files"), "", "notes.md", "", []byte("# Notes\n\nThe office plant needs water on Mondays."), false)
+	if code != 201 {
+		t.Fatalf("upload: %d %v", code, f)
+	}
+	id := f["id"].(string)
+	<-held // A is embedding it
+	b := startDSN(t, dsn, "OPENAI_BASE_URL="+bModel.URL+"/v1", "OPENAI_MODEL=fake", "AGENTIK_EMBEDDING_MODEL=fake-embed")
+	testwait.For(t, "B to find the file ingested elsewhere", func() bool {
+		return strings.Contains(b.logs.String(), "msg=file_ingest_elsewhere file_id="+id)
+	})
+	release()
+	var got agent.File
+	testwait.For(t, "the file processed", func() bool {
+		getJSON(t, b.url("/agentik/files/"+id), &got)
+		return got.Status != agent.FileProcessing
+	})
+	if got.Status != agent.FileProcessed || got.Chunks == 0 || bEmbeds.Load() != 0 {
+		t.Errorf("file %s: %s (%q), %d chunks; B asked for %d embeddings; want processed by A alone", id, got.Status, got.Error, got.Chunks, bEmbeds.Load())
 	}
 }

@@ -143,8 +143,13 @@ type FilesConfig struct {
 	// members read their projects' bases (nil: no projects).
 	Groups   GroupStore
 	Projects *ProjectIndex
-	Logger   *slog.Logger
-	Now      Clock
+	// Claim, if set, makes this instance the one that ingests file id
+	// until release (instances sharing a database); ok false: another
+	// ingests it now (if that one dies, a later sweep finds the file
+	// still processing). nil: this process is the only one.
+	Claim  func(ctx context.Context, id string) (release func(), ok bool, err error)
+	Logger *slog.Logger
+	Now    Clock
 }
 
 // Files is the service of files and knowledge bases.
@@ -471,6 +476,21 @@ func (fs *Files) chunksOf(ctx context.Context, f File) ([]Chunk, error) {
 // ingest extracts, embeds and stores one file's chunks.
 func (fs *Files) ingest(ctx context.Context, id string) {
 	defer fs.forget(id, nil) // its extraction, shared while it processed
+	if fs.cfg.Claim != nil {
+		release, ok, err := fs.cfg.Claim(ctx, id)
+		if err != nil && ctx.Err() == nil {
+			fs.log.Error("file_ingest_claim", "file_id", id, "err", err) // the next sweep tries again
+		}
+		if err != nil || !ok {
+			if err == nil {
+				fs.log.Info("file_ingest_elsewhere", "file_id", id) // another instance ingests it
+			}
+			return
+		}
+		defer release()
+	}
+	// Read under the claim: another instance may have ingested it since
+	// this one's sweep found it processing.
 	f, err := fs.cfg.Store.File(ctx, "", id)
 	if err != nil || f.Status != FileProcessing {
 		return

@@ -237,7 +237,17 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config, sv s
 	if err := a.Store.Start(ctx, publish, a.Runner.CancelTurn); err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
-	if err := a.Agents.Define(ctx); err != nil {
+	// Instances that start at once on one database define the code's
+	// agents one after the other, each reading what the last wrote
+	// (without it two both found an agent missing, and the second's
+	// start failed with "slug taken").
+	dctx, done, err := a.Store.Lead(ctx, "define agents")
+	if err != nil {
+		return fmt.Errorf("define agents: %w", err)
+	}
+	err = a.Agents.Define(dctx)
+	done()
+	if err != nil {
 		return err
 	}
 	if err := a.Runner.Recover(ctx); err != nil {

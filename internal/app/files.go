@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 
@@ -16,7 +17,13 @@ import (
 func newFiles(cfg Settings, a *App, providers *llm.Providers, projects *agent.ProjectIndex, log *slog.Logger) (*agent.Files, error) {
 	fc := agent.FilesConfig{Store: a.Store, Extractor: knowledge.Extractor{}, Publisher: a.Broker,
 		MaxFileBytes: cfg.MaxFileBytes, MaxUserBytes: cfg.MaxUserFileBytes, Logger: log,
-		Groups: a.Store, Projects: projects}
+		Groups: a.Store, Projects: projects,
+		// One instance ingests a file at a time (a lock of the file's;
+		// on SQLite this process is the only one).
+		Claim: func(ctx context.Context, id string) (func(), bool, error) {
+			_, release, ok, err := a.Store.TryLead(ctx, "file "+id)
+			return release, ok, err
+		}}
 	if cfg.Demo && cfg.EmbeddingModel == "" {
 		cfg.EmbeddingModel = demo.EmbeddingModel // the demo endpoint's deterministic embeddings
 	}

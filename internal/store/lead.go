@@ -31,25 +31,46 @@ var ErrLeadLost = errors.New("store: lead lost")
 // as its cause when that connection is lost. On SQLite one process has
 // the database, and leads at once.
 func (s *Store) Lead(ctx context.Context, name string) (context.Context, context.CancelFunc, error) {
+	lctx, give, _, err := s.lead(ctx, name, true)
+	return lctx, give, err
+}
+
+// TryLead is Lead without waiting: ok false (and nothing to give up)
+// when another instance leads name now.
+func (s *Store) TryLead(ctx context.Context, name string) (lctx context.Context, give context.CancelFunc, ok bool, err error) {
+	return s.lead(ctx, name, false)
+}
+
+// lead is Lead, waiting for the lock or (wait false) trying it once.
+func (s *Store) lead(ctx context.Context, name string, wait bool) (context.Context, context.CancelFunc, bool, error) {
 	if !s.postgres {
 		lctx, cancel := context.WithCancel(ctx)
-		return lctx, cancel, nil
+		return lctx, cancel, true, nil
 	}
 	cfg, err := pgx.ParseConfig(s.dsn)
 	if err != nil {
-		return nil, nil, fmt.Errorf("store: lead %s: %w", name, err)
+		return nil, nil, false, fmt.Errorf("store: lead %s: %w", name, err)
 	}
 	cfg.RuntimeParams["application_name"] = leadApp
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("store: lead %s: connect: %w", name, err)
+		return nil, nil, false, fmt.Errorf("store: lead %s: connect: %w", name, err)
 	}
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", lockKey("lead "+name, s.epoch)); err != nil {
+	key, got := lockKey("lead "+name, s.epoch), true
+	if wait {
+		_, err = conn.Exec(ctx, "SELECT pg_advisory_lock($1)", key)
+	} else {
+		err = conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", key).Scan(&got)
+	}
+	if err != nil || !got {
 		closeLead(conn)
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
+		if err == nil {
+			return nil, nil, false, nil
 		}
-		return nil, nil, fmt.Errorf("store: lead %s: %w", name, err)
+		if ctx.Err() != nil {
+			return nil, nil, false, ctx.Err()
+		}
+		return nil, nil, false, fmt.Errorf("store: lead %s: %w", name, err)
 	}
 	lctx, cancel := context.WithCancelCause(ctx)
 	held := make(chan struct{})
@@ -62,7 +83,7 @@ func (s *Store) Lead(ctx context.Context, name string) (context.Context, context
 		}
 		closeLead(conn) // the lock goes with the session
 	}()
-	return lctx, func() { cancel(context.Canceled); <-held }, nil
+	return lctx, func() { cancel(context.Canceled); <-held }, true, nil
 }
 
 // closeLead closes a lead's connection (its lock with it).
