@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -443,6 +444,12 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		return nil, fmt.Errorf("start tools: %w", err)
 	}
 	w.defers(func(context.Context) { tools.Close() })
+	st.OnBroadcast(signInTopic, func(body string) {
+		var si signIn
+		if json.Unmarshal([]byte(body), &si) == nil {
+			go tools.SignedIn(si.Server, si.User) // not on the listener's goroutine
+		}
+	})
 	rcfg.Tools, rcfg.Approval = tools, tools.NeedsApproval
 	rcfg.Resources, rcfg.Prompts = tools, tools
 	popts := llm.ProvidersOptions{Logger: log, ContextWindow: cfg.ContextWindow}
@@ -547,6 +554,18 @@ func mcpOAuth(cfg Settings, st *store.Store, log *slog.Logger) *tool.OAuthOption
 		box, err := secret.New(cfg.SecretKey)
 		if err == nil { // the settings' reader checked the key
 			o.Box, o.Credentials = box, st
+			// Instances sharing the database register one client a
+			// server, and each follows a sign-in made on another.
+			o.Lock = func(ctx context.Context, name string) (func(), error) {
+				_, give, err := st.Lead(ctx, name)
+				return give, err
+			}
+			o.Tell = func(server, user string) {
+				body, _ := json.Marshal(signIn{Server: server, User: user})
+				if _, err := st.Broadcast(context.Background(), signInTopic, string(body)); err != nil {
+					log.Warn("mcp_oauth_sign_in_not_told", "server", server, "err", err)
+				}
+			}
 		}
 	} else {
 		log.Debug("mcp_oauth_memory_only", "hint", "set AGENTIK_SECRET_KEY to keep remote MCP servers' sign-ins across restarts")
@@ -554,9 +573,15 @@ func mcpOAuth(cfg Settings, st *store.Store, log *slog.Logger) *tool.OAuthOption
 	return o
 }
 
-// maintain prunes old events now and every pruneEvery, and recovers the
-// turns of instances that died (PostgreSQL) every recoverEvery, and at
-// once when another instance handed its turns over (recoverNow).
+// signInTopic is the broadcast of a user's sign-in to a remote MCP
+// server, to the other instances (tool.OAuthOptions.Tell).
+const signInTopic = "mcp-signin"
+
+type signIn struct {
+	Server string `json:"server"`
+	User   string `json:"user"`
+}
+
 // lateTopic is the broadcast of a push config stored after its task
 // settled, to the instance that delivers (a2a.Handler.TellLate).
 const lateTopic = "a2a-late"
@@ -587,6 +612,9 @@ func leading(ctx context.Context, st *store.Store, name string, log *slog.Logger
 	}
 }
 
+// maintain prunes old events now and every pruneEvery, and recovers the
+// turns of instances that died (PostgreSQL) every recoverEvery, and at
+// once when another instance handed its turns over (recoverNow).
 func maintain(ctx context.Context, st *store.Store, runner *agent.Runner, ttl, auditTTL, recoverEvery time.Duration, recoverNow <-chan struct{}, log *slog.Logger) {
 	prune := func() {
 		n, err := st.Prune(ctx, time.Now().Add(-ttl))

@@ -61,6 +61,16 @@ type OAuthOptions struct {
 	SignInTTL time.Duration
 	// Clock is the time (time.Now when nil).
 	Clock func() time.Time
+	// Lock, if set, holds name among the instances that share
+	// Credentials (the database: store.Lead) until release: a server's
+	// client is registered under it, by one instance, once. nil: this
+	// process is the only one.
+	Lock func(ctx context.Context, name string) (release func(), err error)
+	// Tell, if set, tells the other instances sharing Credentials that
+	// user signed in to server (the app broadcasts it; there
+	// Manager.SignedIn applies it), so their supervisors use the token
+	// too.
+	Tell func(server, user string)
 }
 
 // CredentialStore keeps sealed credentials of MCP servers: a user's token
@@ -243,10 +253,42 @@ func (o *oauthServer) registration(ctx context.Context) (registration, error) {
 	if r.RedirectURI != o.opt.RedirectURL {
 		r = registration{RedirectURI: o.opt.RedirectURL} // registered for another address: again
 	}
-	o.mu.Lock()
-	o.reg = &r
-	o.mu.Unlock()
+	if r.ClientID != "" { // none yet is read again: another instance may register it
+		o.mu.Lock()
+		o.reg = &r
+		o.mu.Unlock()
+	}
 	return r, nil
+}
+
+// register registers agentik as a client of the authorization server
+// through h, and keeps the registration, unless another instance sharing
+// the credentials did first (under Lock, the stored one is read again).
+func (o *oauthServer) register(ctx context.Context, h *transport.OAuthHandler, reg registration) (registration, *transport.OAuthHandler, error) {
+	if o.opt.Lock != nil {
+		release, err := o.opt.Lock(ctx, "mcp-oauth-client "+o.name())
+		if err != nil {
+			return reg, nil, fmt.Errorf("oauth client: %w", err)
+		}
+		defer release()
+		if got, err := o.registration(ctx); err != nil {
+			return reg, nil, err
+		} else if got.ClientID != "" {
+			return got, o.handler(got, ""), nil
+		}
+	}
+	if err := h.RegisterClient(ctx, "agentik"); err != nil {
+		return reg, nil, fmt.Errorf("dynamic client registration: %w", err)
+	}
+	reg.ClientID, reg.ClientSecret, reg.AuthMethod = h.GetClientID(), h.GetClientSecret(), h.GetTokenEndpointAuthMethod()
+	if err := o.save(ctx, "", &reg); err != nil {
+		return reg, nil, fmt.Errorf("oauth client: %w", err)
+	}
+	o.s.log.Info("mcp_oauth_client_registered", "client_id", reg.ClientID)
+	o.mu.Lock()
+	o.reg = &reg
+	o.mu.Unlock()
+	return reg, h, nil
 }
 
 // config is mcp-go's OAuthConfig for user's requests.
@@ -424,17 +466,9 @@ func (o *oauthServer) signInURL(ctx context.Context, user string) (string, error
 	if h == nil {
 		h = o.handler(reg, "")
 		if reg.ClientID == "" {
-			if err := h.RegisterClient(ctx, "agentik"); err != nil {
-				return "", fmt.Errorf("dynamic client registration: %w", err)
+			if reg, h, err = o.register(ctx, h, reg); err != nil {
+				return "", err
 			}
-			reg.ClientID, reg.ClientSecret, reg.AuthMethod = h.GetClientID(), h.GetClientSecret(), h.GetTokenEndpointAuthMethod()
-			if err := o.save(ctx, "", &reg); err != nil {
-				return "", fmt.Errorf("oauth client: %w", err)
-			}
-			o.s.log.Info("mcp_oauth_client_registered", "client_id", reg.ClientID)
-			o.mu.Lock()
-			o.reg = &reg
-			o.mu.Unlock()
 		}
 		o.mu.Lock()
 		o.links, o.linksFor = h, reg.ClientID
@@ -463,19 +497,34 @@ func (o *oauthServer) complete(ctx context.Context, st signInState, state, code 
 	if err := h.ProcessAuthorizationResponse(ctx, code, state, st.Verifier); err != nil {
 		return agent.Errorf(agent.CodeBadRequest, "the authorization server did not give a token: %s", o.s.cfg.redact(err.Error()))
 	}
+	o.s.log.Info("mcp_oauth_signed_in", "user", st.User)
+	o.signedIn(st.User, false)
+	if o.opt.Tell != nil {
+		o.opt.Tell(o.name(), st.User)
+	}
+	return nil
+}
+
+// signedIn follows user's sign-in, here or (elsewhere) on another
+// instance, whose token is in the shared credentials and read again from
+// them: the supervisor's session uses it if it waited for one, user's
+// own session starts again with it.
+func (o *oauthServer) signedIn(user string, elsewhere bool) {
 	o.mu.Lock()
 	if o.user == "" || o.s.snapshot().State == agent.ToolServerAuthRequired {
-		o.user = st.User
+		o.user = user
 	}
-	stale := o.users[st.User]
-	delete(o.users, st.User)
+	stale := o.users[user]
+	delete(o.users, user)
+	if elsewhere {
+		delete(o.tokens, user)
+		o.known[user], o.refused[user] = false, false
+	}
 	o.mu.Unlock()
 	if stale != nil {
 		stale.close()
 	}
-	o.s.log.Info("mcp_oauth_signed_in", "user", st.User)
 	o.s.wakeUp()
-	return nil
 }
 
 // sessionUser is whose token the supervisor's session uses: the last to
@@ -697,6 +746,18 @@ func (m *Manager) CompleteSignIn(ctx context.Context, state, code string, princi
 		}
 	}
 	return "", ErrBadState // the server is no longer configured
+}
+
+// SignedIn applies a sign-in of user to server made on another instance
+// sharing the credentials (OAuthOptions.Tell there): this one reads the
+// token from them and its supervisor uses it. An unknown server is
+// ignored.
+func (m *Manager) SignedIn(server, user string) {
+	for _, s := range m.list() {
+		if s.cfg.Name == server && s.oauth != nil {
+			s.oauth.signedIn(user, true)
+		}
+	}
 }
 
 // ServersFor is Servers as the principal of ctx sees them: a remote
