@@ -88,19 +88,22 @@
 //     returns after its events (and everything below them) are published;
 //   - the listener goroutine, on its own pgx connection LISTENing on
 //     agentik_events_<epoch>: each notification of another instance (the
-//     payload is the seq a transaction committed through and the random id
-//     of the Store that committed it) makes it publish everything committed
-//     above the last published seq. A burst of notifications costs one
-//     read; the rest find nothing to do. It skips its own Store's
+//     payload is the seq a transaction committed through, the random id
+//     of the Store that committed it, and as many of its events as fit:
+//     notice) publishes the events it carries, reading from the log only
+//     those below them this instance has not published and those that did
+//     not fit (above the last published seq). A burst of notifications
+//     too large to carry costs one read; the rest find nothing to do. It skips its own Store's
 //     notifications, which its writer publishes: reading those back would
 //     cost a query for a third of the commits (measured) and slow the
 //     writer, which waits for the mutex.
 //
 // Reading beyond a notified seq is safe because the advisory lock makes
-// seqs visible in order: any read sees a prefix of the log. A notification
-// is only a wake-up, never trusted for content, so one from a foreign
-// deployment, a lost one, or one for an event this instance already
-// published costs at most a read. On a lost connection the listener logs,
+// seqs visible in order: any read sees a prefix of the log. The events a
+// notification carries are the commit's stored bytes, contiguous, and are
+// published as the log's (only sessions that know the epoch name the
+// channel); a malformed payload, a lost notification, or one for events
+// this instance already published costs at most a read. On a lost connection the listener logs,
 // reconnects with backoff (eventlog.ListenBackoffMin to ListenBackoffMax), LISTENs
 // again, then catches up from the last published seq; after eventlog.ListenIdle
 // without a notification it pings its connection and catches up anyway.
