@@ -27,12 +27,12 @@ const defaultPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 // on the first instance; every conversation is watched by WebSocket
 // clients of the other instances, so each token measured crossed the
 // database (commit, NOTIFY, the other instance's catch-up read, its
-// broker). Each step (a load of turns at once) runs, for each count of
-// instances, its control first and then the instances: the control is
-// one instance watched by as many clients a turn as the instances have
-// watchers (one for two instances, three for four), so each comparison
-// delivers the same events to the same clients and differs only in
-// crossing instances. The steps go up until two instances fall behind: the
+// broker). Each step (a load of turns at once) runs the control, then two
+// and four instances, each turn watched by instWatchers clients in all of
+// them: the control's on its one instance, two instances' all on the
+// second, four instances' one on each other. So each comparison delivers
+// the same events to the same clients and differs only in crossing
+// instances. The steps go up until two instances fall behind: the
 // rate at which LISTEN/NOTIFY and the catch-up reads saturate on this
 // machine. Each variant has a schema of its own for every step, the
 // three migrated at once before the first: its processes start afresh at
@@ -50,7 +50,7 @@ func (b *bench) instances(ctx context.Context) error {
 		}
 	}()
 	// The variants' schemas, migrated at once before the first step.
-	vs := b.instVariants(2, 4)
+	vs := b.instVariants(1, 2, 4)
 	for _, v := range vs {
 		sc, err := newPGSchema(ctx, b.postgres)
 		if err != nil {
@@ -98,8 +98,8 @@ func (b *bench) instances(ctx context.Context) error {
 }
 
 // instVariant is one configuration of the instances scenario: n instances
-// (1: a control, watched on the instance that runs the turns), watched by
-// watchers clients a turn (one on each instance but the first; a
+// (1: the control, watched on the instance that runs the turns), watched
+// by watchers clients a turn (on the instances but the first, in turn; the
 // control's all on its one); relay: the committed events go between the
 // instances through the experimental relay (internal/store/relay.go,
 // served by this process), PostgreSQL only the log, instead of
@@ -109,14 +109,19 @@ type instVariant struct {
 	relay       bool
 }
 
-// instVariants are, for each count of instances (above one), its control
-// and then the instances, also over the relay with -relay.
+// instWatchers is how many clients watch each turn of the instances
+// scenario: one on each watching instance of four.
+const instWatchers = 3
+
+// instVariants are the variants of each count of instances, each turn
+// watched by instWatchers clients: one instance (the control), and each
+// count above one also over the relay with -relay.
 func (b *bench) instVariants(counts ...int) []instVariant {
 	var vs []instVariant
 	for _, n := range counts {
-		vs = append(vs, instVariant{n: 1, watchers: n - 1}, instVariant{n: n, watchers: n - 1})
-		if b.withRelay {
-			vs = append(vs, instVariant{n: n, watchers: n - 1, relay: true})
+		vs = append(vs, instVariant{n: n, watchers: instWatchers})
+		if n > 1 && b.withRelay {
+			vs = append(vs, instVariant{n: n, watchers: instWatchers, relay: true})
 		}
 	}
 	return vs
@@ -124,10 +129,8 @@ func (b *bench) instVariants(counts ...int) []instVariant {
 
 func (v instVariant) String() string {
 	switch {
-	case v.n == 1 && v.watchers <= 1:
-		return "1 instance (control)"
 	case v.n == 1:
-		return fmt.Sprintf("1 instance, %d watchers a turn (control of %d)", v.watchers, v.watchers+1)
+		return "1 instance (control)"
 	case v.relay:
 		return fmt.Sprintf("%d instances, relay sketch", v.n)
 	}
@@ -404,7 +407,7 @@ func (b *bench) instancesSide(ctx context.Context, v instVariant, procs []target
 		i := j % turns
 		s := newSink(ids[i], b.fake)
 		s.onTokens = func(int) { lastTok[j].Store(time.Now().UnixNano()) }
-		on := procs[min(1+j/turns, n-1)] // a control watches its own instance
+		on := procs[min(1+(j/turns)%max(n-1, 1), n-1)] // the control watches its own instance
 		ws, err := watchWS(ctx, wsURL(on.URL(), "/agentik/ws"), s)
 		if err != nil {
 			return err
