@@ -761,7 +761,10 @@ func (s *Scheduler) tickOne(ctx context.Context, sc Schedule, now time.Time) err
 		}
 	}
 	for _, slot := range due {
-		run := ScheduleRun{ScheduleID: sc.ID, Slot: slot.UTC(), Outcome: RunClaimed, ConversationID: sc.ConversationID, ClaimedAt: now}
+		// Claimed now, not at the tick's start: another instance takes
+		// over a run claimed more than 10 s ago and not started, and a
+		// tick of many slots may take longer than that.
+		run := ScheduleRun{ScheduleID: sc.ID, Slot: slot.UTC(), Outcome: RunClaimed, ConversationID: sc.ConversationID, ClaimedAt: s.now()}
 		ok, err := s.Store.ClaimSlot(ctx, run)
 		if err != nil {
 			return err

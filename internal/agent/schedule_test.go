@@ -257,3 +257,33 @@ func TestScheduleUpcoming(t *testing.T) {
 		t.Fatalf("disabled upcoming %v", up)
 	}
 }
+
+// TestScheduleClaimedWhenClaimed: a run's claim is dated when it is
+// claimed, not when its tick began. Another instance takes over a run
+// claimed more than 10 s ago that has not started; in a tick slower than
+// that (here each reading of the clock takes 11 s), a run claimed late in
+// the tick must not look stale.
+func TestScheduleClaimedWhenClaimed(t *testing.T) {
+	t.Parallel()
+	g, clk, s := schedRig(t)
+	ctx := context.Background()
+	c := g.create(false)
+	sc, err := s.Create(ctx, agent.ScheduleInput{Prompt: ptr("ping"), RRule: ptr("FREQ=MINUTELY;COUNT=2"), ConversationID: ptr(c.ID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var began time.Time
+	slow := &agent.Scheduler{Runner: g.r, Store: g.st, Now: func() time.Time {
+		clk.Add(11 * time.Second)
+		now := clk.Now()
+		if began.IsZero() {
+			began = now // the tick's first reading: its start
+		}
+		return now
+	}}
+	tick(t, slow)
+	runs := runsOf(t, s, sc.ID)
+	if len(runs) != 1 || !runs[0].ClaimedAt.After(began) {
+		t.Fatalf("runs %+v: want one, claimed after the tick began at %v", runs, began)
+	}
+}
