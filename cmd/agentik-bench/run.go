@@ -107,7 +107,7 @@ var (
 		WireLong: 10_000, WireShort: 1000, WireDelay: time.Millisecond,
 		RestConvs: 1000, RestDuration: 2 * time.Second, RestWorkers: 4,
 		StormClients: 1000, StormMissed: 100,
-		InstanceSteps: []int{50, 100, 200}, InstanceTokens: 100, ColdStartEvents: 200_000,
+		InstanceSteps: []int{50, 100, 200}, InstanceTokens: 60, ColdStartEvents: 200_000,
 		SatTurns: 100, SatPace: 200, SatMaxPace: 3200, SatSteps: 4, SatSeconds: time.Second, SatTwo: true,
 		ConnConns: 10_000, ConnUsers: 100, ConnTokens: 20,
 		KnowPages: 1000, KnowQueries: 200, KnowChunks: []int{10_000},
