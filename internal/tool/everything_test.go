@@ -70,10 +70,15 @@ func TestEverythingStdioNpx(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	ts := waitState(t, m, "everything", agent.ToolServerReady)
-	if !slices.Contains(ts.Tools, "everything__echo") || !slices.Contains(ts.Tools, "everything__get-env") {
-		t.Fatalf("tools %v lack everything__echo or everything__get-env", ts.Tools)
-	}
+	// Ready, with its tools: a snapshot taken between the state's change
+	// and the tools' rebuild shows ready with the tools before (none).
+	testwait.ForErr(t, "everything ready with echo and get-env", func() error {
+		ts := serverState(m, "everything")
+		if ts.State != agent.ToolServerReady || !slices.Contains(ts.Tools, "everything__echo") || !slices.Contains(ts.Tools, "everything__get-env") {
+			return fmt.Errorf("now %+v", ts)
+		}
+		return nil
+	})
 	t.Logf("protocol %s", protocolOf(m, "everything"))
 	if got := mustCall(t, m, "everything__echo", `{"message":"hello from agentik"}`); !strings.Contains(got, "hello from agentik") {
 		t.Errorf("echo = %q", got)
