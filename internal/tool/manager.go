@@ -393,7 +393,15 @@ func (m *Manager) CallContent(ctx context.Context, name, arguments string) (agen
 
 // Servers returns the state of every configured server, in config order.
 func (m *Manager) Servers() []agent.ToolServer {
-	servers := m.list()
+	return m.snapshots(m.list())
+}
+
+// snapshots is the state of servers under m.mu: a server that has just
+// listed its tools shows them with its new state (set changes both under
+// m.mu), never ready with the names of its last listing.
+func (m *Manager) snapshots(servers []*supervisor) []agent.ToolServer {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	out := make([]agent.ToolServer, 0, len(servers))
 	for _, s := range servers {
 		out = append(out, s.snapshot())
@@ -419,6 +427,11 @@ func (m *Manager) Close() error {
 func (m *Manager) rebuild() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.rebuildLocked()
+}
+
+// rebuildLocked is rebuild with m.mu held.
+func (m *Manager) rebuildLocked() {
 	taken := map[string]bool{}
 	names := map[string]toolRef{}
 	var specs []agent.ToolSpec
@@ -510,7 +523,16 @@ func (s *supervisor) snapshot() agent.ToolServer {
 
 // set changes the state (and, when tools is non-nil, the tools), then
 // rebuilds the names and reports the change if anything changed.
+//
+// With tools, the state, the tools and the names change under m.mu (held
+// first, rebuild's order): Servers, Specs and Call see the server either
+// before or ready with its tools, never ready with the last listing's
+// names (before, a client polling for "ready" could read a ready server
+// with no tools, and a turn could start without them).
 func (s *supervisor) set(state string, sess *session, err error, tools []mcp.Tool) {
+	if tools != nil {
+		s.m.mu.Lock()
+	}
 	s.mu.Lock()
 	msg := ""
 	if err != nil {
@@ -525,11 +547,14 @@ func (s *supervisor) set(state string, sess *session, err error, tools []mcp.Too
 		s.tools = tools
 	}
 	s.mu.Unlock()
+	if tools != nil {
+		if changed {
+			s.m.rebuildLocked()
+		}
+		s.m.mu.Unlock()
+	}
 	if !changed {
 		return
-	}
-	if tools != nil {
-		s.m.rebuild()
 	}
 	ts := s.snapshot()
 	s.log.Info("mcp_server_state", "state", ts.State, "error", ts.Error, "tools", len(ts.Tools))

@@ -2,8 +2,10 @@ package tool
 
 import (
 	"encoding/json"
+	"log/slog"
 	"reflect"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -134,4 +136,54 @@ func TestResultText(t *testing.T) {
 	if got := resultText(structured); got != `{"n":1}` {
 		t.Errorf("structured = %q", got)
 	}
+}
+
+// TestReadyWithItsTools: a server's first listing changes its state and
+// the names the model sees at once. set used to mark the server ready,
+// let go of it, then rebuild the names: a reader in between (Servers,
+// Specs; a client polling the servers' list for "ready") saw a ready
+// server with no tools. Here a reader holds the names' lock while the
+// listing arrives; the server must not read ready until its tools do.
+func TestReadyWithItsTools(t *testing.T) {
+	m := &Manager{}
+	s := &supervisor{m: m, cfg: ServerConfig{Name: "s"}, log: slog.New(slog.DiscardHandler), state: agent.ToolServerStarting}
+	m.servers = []*supervisor{s}
+	m.mu.RLock() // a reader of the names, mid-way
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.set(agent.ToolServerReady, nil, nil, []mcp.Tool{{Name: "echo"}})
+	}()
+	// set goes as far as it can: to the names' lock the reader holds.
+	for !blockedIn("(*supervisor).set", "(*RWMutex).Lock") {
+		runtime.Gosched()
+	}
+	if ts := s.snapshot(); ts.State == agent.ToolServerReady && len(ts.Tools) == 0 {
+		t.Fatalf("while the names were being read the server was %+v: ready with no tools", ts)
+	}
+	m.mu.RUnlock()
+	<-done
+	got := m.Servers()
+	if len(got) != 1 || got[0].State != agent.ToolServerReady || !reflect.DeepEqual(got[0].Tools, []string{"s__echo"}) {
+		t.Fatalf("after the listing: %+v, want ready with s__echo", got)
+	}
+	if specs := m.Specs(t.Context()); len(specs) != 1 || specs[0].Name != "s__echo" {
+		t.Fatalf("specs = %+v", specs)
+	}
+}
+
+// blockedIn reports whether some goroutine's stack holds all of funcs.
+func blockedIn(funcs ...string) bool {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+next:
+	for g := range strings.SplitSeq(string(buf), "\n\n") {
+		for _, f := range funcs {
+			if !strings.Contains(g, f) {
+				continue next
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -765,10 +765,7 @@ func (m *Manager) SignedIn(server, user string) {
 // link.
 func (m *Manager) ServersFor(ctx context.Context) []agent.ToolServer {
 	servers := m.list()
-	out := make([]agent.ToolServer, 0, len(servers))
-	for _, s := range servers {
-		out = append(out, s.snapshot())
-	}
+	out := m.snapshots(servers)
 	user := agent.PrincipalFrom(ctx).UserID
 	for i, s := range servers {
 		if s.oauth != nil && out[i].State != agent.ToolServerDisabled {
