@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -691,17 +692,69 @@ func (t *tokenStore) GetToken(ctx context.Context) (*transport.Token, error) {
 	if tok == nil {
 		return nil, transport.ErrNoToken
 	}
+	c := t.o.onWallClock(t.user, tok)
+	if c.RefreshToken != "" && c.IsExpired() && t.o.opt.Lock != nil {
+		// Refreshed here, under the lock the instances share, not by
+		// mcp-go, whose one refresh at a time is per process.
+		if tok, err = t.o.refreshShared(ctx, t.user, tok); err != nil || tok == nil {
+			return nil, cmp.Or(err, transport.ErrNoToken)
+		}
+		c = t.o.onWallClock(t.user, tok)
+	}
+	return c, nil
+}
+
+// onWallClock is user's token as mcp-go judges it: its expiry moved onto
+// the wall clock mcp-go reads, RefreshBefore early, and past when the
+// server refused it.
+func (o *oauthServer) onWallClock(user string, tok *transport.Token) *transport.Token {
 	c := *tok
-	t.o.mu.Lock()
-	refused := t.o.refused[t.user]
-	t.o.mu.Unlock()
+	o.mu.Lock()
+	refused := o.refused[user]
+	o.mu.Unlock()
 	switch {
 	case refused:
 		c.ExpiresAt = time.Now().Add(-time.Second)
 	case !c.ExpiresAt.IsZero():
-		c.ExpiresAt = time.Now().Add(c.ExpiresAt.Sub(t.o.opt.Clock()) - t.o.opt.RefreshBefore)
+		c.ExpiresAt = time.Now().Add(c.ExpiresAt.Sub(o.opt.Clock()) - o.opt.RefreshBefore)
 	}
-	return &c, nil
+	return &c
+}
+
+// refreshShared refreshes user's stale token as one of the instances
+// sharing the credentials, under Lock: a refresh another instance
+// finished meanwhile (the stored access token is no longer stale's) is
+// taken instead of a second one. Two instances refreshing at once spent
+// one rotating refresh token twice: the authorization server refused the
+// second, whose instance then deleted the user's stored token, the fresh
+// one included, and the user had to sign in again. A failed refresh
+// returns nil: mcp-go then asks for a sign-in, as when its own fails.
+func (o *oauthServer) refreshShared(ctx context.Context, user string, stale *transport.Token) (*transport.Token, error) {
+	release, err := o.opt.Lock(ctx, "mcp-oauth-refresh "+o.name()+" "+user)
+	if err != nil {
+		return nil, fmt.Errorf("oauth token: %w", err)
+	}
+	defer release()
+	cur, err := o.token(ctx, user)
+	if err != nil || cur == nil {
+		return nil, err
+	}
+	if cur.AccessToken != stale.AccessToken {
+		o.mu.Lock()
+		o.refused[user] = false
+		o.mu.Unlock()
+		o.s.log.Info("mcp_oauth_token_refreshed_elsewhere", "user", user)
+		return cur, nil
+	}
+	reg, err := o.registration(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := o.handler(reg, user).RefreshToken(ctx, cur.RefreshToken); err != nil { // saved by tokenStore.SaveToken
+		o.s.log.Warn("mcp_oauth_refresh_failed", "user", user, "err", err)
+		return nil, nil
+	}
+	return o.token(ctx, user)
 }
 
 func (t *tokenStore) SaveToken(ctx context.Context, tok *transport.Token) error {

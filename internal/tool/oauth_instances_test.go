@@ -3,11 +3,15 @@ package tool
 import (
 	"context"
 	"net/url"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/agentik/agentik/internal/agent"
 	"github.com/agentik/agentik/internal/secret"
+	"github.com/agentik/agentik/internal/testwait"
 )
 
 // TestOAuthAcrossInstances: two instances (Managers) share the sealed
@@ -66,5 +70,111 @@ func TestOAuthAcrossInstances(t *testing.T) {
 	waitChange(t, a, evA, "remote", agent.ToolServerReady)
 	if _, err := a.Call(ctx, "remote__greet", `{"name":"a"}`); err != nil {
 		t.Fatalf("A's call after the sign-in on B: %v", err)
+	}
+}
+
+// heldCredentials is one instance's view of the shared credentials whose
+// saves of a user's token wait while a gate is set.
+type heldCredentials struct {
+	CredentialStore
+	gate atomic.Pointer[chan struct{}]
+}
+
+func (h *heldCredentials) SetCredential(ctx context.Context, server, subject string, data []byte) error {
+	if g := h.gate.Load(); g != nil && subject != "" {
+		<-*g
+	}
+	return h.CredentialStore.SetCredential(ctx, server, subject, data)
+}
+
+// TestOAuthRefreshAcrossInstances: the server expires the access token
+// (its refresh tokens rotate: each works once). A refreshes it and,
+// before its new token is stored, B's call is refused too: B waits for
+// A's refresh and uses its token instead of spending the refresh token a
+// second time, which the server would refuse and after which B would
+// delete the user's token and ask for a sign-in again.
+func TestOAuthRefreshAcrossInstances(t *testing.T) {
+	mcpURL, _, remote, proc := oauthExample(t)
+	const redirect = "http://127.0.0.1:9/agentik/oauth/callback"
+	cfg, err := ParseConfig([]byte(`{"mcpServers":{"remote":{"url":"`+mcpURL+`","oauth":{}}}}`), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds := &memCredentials{rows: map[[2]string][]byte{}, seq: map[[2]string]int{}}
+	held := &heldCredentials{CredentialStore: creds}
+	box := secret.Random()
+	var locks sync.Map
+	var refreshLocks atomic.Int32 // refresh locks asked for, held or waited for
+	lock := func(_ context.Context, name string) (func(), error) {
+		if strings.HasPrefix(name, "mcp-oauth-refresh ") {
+			refreshLocks.Add(1)
+		}
+		mu, _ := locks.LoadOrStore(name, &sync.Mutex{})
+		mu.(*sync.Mutex).Lock()
+		return mu.(*sync.Mutex).Unlock, nil
+	}
+	var a, b *Manager
+	tell := func(to **Manager) func(server, user string) {
+		return func(server, user string) { (*to).SignedIn(server, user) }
+	}
+	evA, evB := newEvents(), newEvents()
+	a = start(t, cfg, Options{OnChange: evA.on, OAuth: &OAuthOptions{Credentials: held, Box: box, RedirectURL: redirect, Lock: lock, Tell: tell(&b)}})
+	b = start(t, cfg, Options{OnChange: evB.on, OAuth: &OAuthOptions{Credentials: creds, Box: box, RedirectURL: redirect, Lock: lock, Tell: tell(&a)}})
+	waitChange(t, a, evA, "remote", agent.ToolServerAuthRequired)
+	waitChange(t, b, evB, "remote", agent.ToolServerAuthRequired)
+	ctx := t.Context()
+	state, code := follow(t, a.ServersFor(ctx)[0].SignInURL, redirect)
+	if _, err := a.CompleteSignIn(ctx, state, code, nil); err != nil {
+		t.Fatal(err)
+	}
+	said(t, remote, "token")
+	waitChange(t, a, evA, "remote", agent.ToolServerReady)
+	waitChange(t, b, evB, "remote", agent.ToolServerReady)
+
+	gate := make(chan struct{})
+	held.gate.Store(&gate) // A's refreshed token waits before it is stored
+	if err := proc.Signal(syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	said(t, remote, "expired")
+	call := func(m *Manager, who string) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := m.Call(ctx, "remote__greet", `{"name":"`+who+`"}`)
+			done <- err
+		}()
+		return done
+	}
+	doneA := call(a, "a")
+	said(t, remote, "refreshed") // by A, whose new token is not stored yet
+	doneB := call(b, "b")
+	var errB error
+	finishedB := false
+	testwait.For(t, "B to wait for A's refresh (or to finish)", func() bool {
+		select {
+		case errB = <-doneB:
+			finishedB = true
+			return true
+		default:
+			return refreshLocks.Load() >= 2
+		}
+	})
+	close(gate)
+	if err := <-doneA; err != nil {
+		t.Errorf("A's call: %v", err)
+	}
+	if !finishedB {
+		errB = <-doneB
+	}
+	if errB != nil {
+		t.Errorf("B's call while A refreshed the token: %v", errB)
+	}
+	select {
+	case ev := <-remote:
+		t.Errorf("the server said %q: one refresh was enough", ev)
+	default:
+	}
+	if _, err := b.Call(ctx, "remote__greet", `{"name":"b"}`); err != nil {
+		t.Errorf("B's next call: %v", err)
 	}
 }
