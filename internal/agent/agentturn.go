@@ -184,14 +184,19 @@ func delegateSpec(d AgentDef) ToolSpec {
 	return ToolSpec{Name: DelegatePrefix + d.Slug, Description: desc, Parameters: delegateParams}
 }
 
-// needsApproval reports whether a call of tool name waits for a person:
-// the agent's approval override, else the tool servers' policy (a
-// delegation waits only when the agent says always). A call the agent may
-// not use never does: nobody is asked to allow what policy forbids, and
-// callTool refuses it at once as a tool error the model reads.
-func (t *turn) needsApproval(name string) bool {
+// needsApproval reports whether call c waits for a person: the agent's
+// approval override, else the tool servers' policy (a delegation waits
+// only when the agent says always). A call the agent may not use never
+// does, nor the model's call of a tool only apps may call: nobody is asked
+// to allow what policy forbids, and the call is refused at once as a tool
+// error the model reads.
+func (t *turn) needsApproval(c ToolCall) bool {
+	name := c.Name
 	if !t.allows(name) && !t.isClientTool(name) {
 		return false
+	}
+	if !strings.HasPrefix(c.ID, AppCallPrefix) && t.r.cfg.AppOnly != nil && t.r.cfg.AppOnly(name) {
+		return false // the model's call of an app's tool: refused when called
 	}
 	switch t.agent.Approval {
 	case ApprovalAlways:

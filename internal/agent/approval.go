@@ -63,7 +63,7 @@ func (r *Runner) needsApproval(name string) bool {
 // mustWait reports whether the round waits: a call needs approval (a
 // round with tools the client runs is never held).
 func (t *turn) mustWait(calls []ToolCall) bool {
-	return slices.ContainsFunc(calls, func(c ToolCall) bool { return t.needsApproval(c.Name) }) &&
+	return slices.ContainsFunc(calls, func(c ToolCall) bool { return t.needsApproval(c) }) &&
 		!slices.ContainsFunc(calls, func(c ToolCall) bool { return t.isClientTool(c.Name) })
 }
 
@@ -76,7 +76,7 @@ func (t *turn) park(calls []ToolCall) error {
 	var recs []*Record
 	now := t.r.now()
 	for _, c := range calls {
-		p := PendingCall{CallID: c.ID, Name: c.Name, Arguments: c.Arguments, Needs: t.needsApproval(c.Name), Requested: now}
+		p := PendingCall{CallID: c.ID, Name: c.Name, Arguments: c.Arguments, Needs: t.needsApproval(c), Requested: now}
 		pend = append(pend, p)
 		if p.Needs {
 			recs = append(recs, &Record{Event: t.r.event(t.conv.ID, Event{Type: EventApprovalRequest, CallID: c.ID, Name: c.Name, Arguments: c.Arguments})})

@@ -178,6 +178,11 @@ type ToolServer struct {
 	// Apps are the tools that name an MCP App (their _meta.ui.resourceUri,
 	// a ui:// resource of this server), by name as the model sees them.
 	Apps map[string]string `json:"apps,omitempty"`
+	// Visibility names the tools of Tools an MCP App restricts
+	// (_meta.ui.visibility): who may call each, "model" and/or "app" (the
+	// server's apps). A tool absent here is both's. A tool without "model"
+	// is not offered to the model; one without "app" is refused to apps.
+	Visibility map[string][]string `json:"visibility,omitempty"`
 	// SignInURL is, in state auth_required, the consent link of the
 	// server's authorization server for the user who asked.
 	SignInURL string `json:"sign_in_url,omitempty"`

@@ -97,6 +97,10 @@ type Config struct {
 	// Approval, when set, says whether a call of the tool waits for a
 	// person's decision (see approval.go); nil: no call waits.
 	Approval func(toolName string) bool
+	// AppOnly, when set, says whether only MCP Apps may call the tool
+	// (its _meta.ui.visibility): the model's call of it asks no one's
+	// approval, for it is refused as an unknown tool.
+	AppOnly func(toolName string) bool
 	// ApprovalTimeout, when above 0, denies a tool call that waited longer
 	// for a decision, with a reason the model reads; it counts from the
 	// stored request time, so a deadline that passed while the server was

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -49,6 +50,9 @@ type ToolHooks struct {
 	// Owner is the conversation's owner: whose own credentials a
 	// per-user tool server uses, whoever started the turn.
 	Owner string
+	// App says an MCP App made the call (appcall.go), not the model: the
+	// tools each may call differ (ToolServer.Visibility).
+	App bool
 }
 
 type toolHooksKey struct{}
@@ -85,7 +89,7 @@ type callScope struct {
 
 // hooks are the ToolHooks of the scope.
 func (s *callScope) hooks() *ToolHooks {
-	return &ToolHooks{Progress: s.progress, Elicit: s.elicit, Owner: OwnerOf(s.t.conv)}
+	return &ToolHooks{Progress: s.progress, Elicit: s.elicit, Owner: OwnerOf(s.t.conv), App: strings.HasPrefix(s.call.ID, AppCallPrefix)}
 }
 
 // enter reports whether a hook may run, and counts it until leave.

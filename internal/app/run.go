@@ -450,7 +450,7 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 			go tools.SignedIn(si.Server, si.User) // not on the listener's goroutine
 		}
 	})
-	rcfg.Tools, rcfg.Approval = tools, tools.NeedsApproval
+	rcfg.Tools, rcfg.Approval, rcfg.AppOnly = tools, tools.NeedsApproval, tools.AppOnly
 	rcfg.Resources, rcfg.Prompts = tools, tools
 	popts := llm.ProvidersOptions{Logger: log, ContextWindow: cfg.ContextWindow}
 	if choice.Endpoint != nil {

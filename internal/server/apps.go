@@ -45,7 +45,8 @@ var opAppCall = declare(protocol.OpAppCall, 0, func(ctx context.Context, s *Serv
 })
 
 // appMayCall refuses a call of name by the app of tool app unless both are
-// tools of one server and app names an MCP App.
+// tools of one server, app names an MCP App, and name is not for the
+// model only (its _meta.ui.visibility without "app").
 func (s *Server) appMayCall(ctx context.Context, app, name string) error {
 	for _, ts := range s.toolServers(ctx).Servers {
 		if _, ok := ts.Apps[app]; !ok {
@@ -54,6 +55,10 @@ func (s *Server) appMayCall(ctx context.Context, app, name string) error {
 		if !slices.Contains(ts.Tools, name) {
 			s.log.Warn("app_call_refused", "app", app, "tool", agent.Shorten(name, 80), "server", ts.Name)
 			return agent.Errorf(agent.CodeForbidden, "the app of %s may call only tools of server %s; %q is not one", app, ts.Name, agent.Shorten(name, 80))
+		}
+		if v, ok := ts.Visibility[name]; ok && !slices.Contains(v, "app") {
+			s.log.Warn("app_call_refused", "app", app, "tool", name, "server", ts.Name, "visibility", v)
+			return agent.Errorf(agent.CodeForbidden, "%s is for the model only (its visibility is %v): apps may not call it", name, v)
 		}
 		return nil
 	}

@@ -50,7 +50,7 @@ func withCounterApp(t *testing.T) rigOption {
 		a.Tools, a.ContentTools = m, m
 		s.Tools, s.ToolsFor, s.Credentials, s.SignIn = m, m, m, m
 		a.Resources = m
-		a.Approval = m.NeedsApproval
+		a.Approval, a.AppOnly = m.NeedsApproval, m.AppOnly
 	}
 }
 

@@ -127,3 +127,13 @@ func (m *Manager) NeedsApproval(name string) bool {
 	m.mu.RUnlock()
 	return ok && ref.srv.cfg.Approval.Needs(ref.tool)
 }
+
+// AppOnly reports whether only the MCP Apps of its server may call the
+// tool the model would know as name (its _meta.ui.visibility is
+// ["app"]): it is not offered to the model (agent.Config.AppOnly).
+func (m *Manager) AppOnly(name string) bool {
+	m.mu.RLock()
+	ref, ok := m.names[name]
+	m.mu.RUnlock()
+	return ok && !ref.model
+}

@@ -48,3 +48,27 @@ func appMeta(meta map[string]any) map[string]any {
 	ui, _ := meta["ui"].(map[string]any)
 	return ui
 }
+
+// visibility is who may call t, by its _meta.ui.visibility: the model,
+// the apps of its server, or both. Both when it is absent, as MCP Apps
+// defines, and when the list names neither (an empty or unknown list is
+// taken as no restriction rather than a tool no one may call).
+func visibility(t mcp.Tool) (model, app bool) {
+	if t.Meta == nil {
+		return true, true
+	}
+	ui, _ := t.Meta.AdditionalFields["ui"].(map[string]any)
+	list, _ := ui["visibility"].([]any)
+	for _, v := range list {
+		switch v {
+		case "model":
+			model = true
+		case "app":
+			app = true
+		}
+	}
+	if !model && !app {
+		return true, true
+	}
+	return model, app
+}

@@ -134,6 +134,9 @@ var (
 type toolRef struct {
 	srv  *supervisor
 	tool string
+	// Who may call it (visibility): a tool only apps may call is not in
+	// the model's specs, and the model's call of it is an unknown tool.
+	model, app bool
 }
 
 // Start starts every enabled server of cfg in the background and returns at
@@ -377,8 +380,15 @@ func (m *Manager) CallContent(ctx context.Context, name, arguments string) (agen
 		ref, ok = m.names[name]
 		m.mu.RUnlock()
 	}
-	if !ok {
+	byApp := false
+	if h := agent.ToolHooksFrom(ctx); h != nil {
+		byApp = h.App
+	}
+	switch {
+	case !ok, !byApp && !ref.model: // never offered to the model
 		return agent.ToolOutput{}, agent.Errorf(agent.CodeToolError, "unknown tool %q", name)
+	case byApp && !ref.app:
+		return agent.ToolOutput{}, agent.Errorf(agent.CodeToolError, "tool %q is for the model only: its server's apps may not call it", name)
 	}
 	args := json.RawMessage(strings.TrimSpace(arguments))
 	if len(args) == 0 {
@@ -439,20 +449,34 @@ func (m *Manager) rebuildLocked() {
 		s.mu.Lock()
 		exposed := make([]string, 0, len(s.tools))
 		apps := map[string]string{}
+		var vis map[string][]string
 		for _, t := range s.tools {
 			if !s.cfg.offers(t.Name) || !callable(t) {
 				continue // allowedTools / excludedTools, or a tool agentik cannot call
 			}
 			name := uniqueName(s.cfg.Name, t.Name, taken)
 			taken[name] = true
-			names[name] = toolRef{s, t.Name}
+			model, app := visibility(t)
+			names[name] = toolRef{s, t.Name, model, app}
 			exposed = append(exposed, name)
 			if uri := appURI(t); uri != "" {
 				apps[name] = uri
 			}
-			specs = append(specs, agent.ToolSpec{Name: name, Description: t.Description, Parameters: schema(t)})
+			if !model || !app { // one of the two: the other is not both
+				if vis == nil {
+					vis = map[string][]string{}
+				}
+				only := "app"
+				if model {
+					only = "model"
+				}
+				vis[name] = []string{only}
+			}
+			if model {
+				specs = append(specs, agent.ToolSpec{Name: name, Description: t.Description, Parameters: schema(t)})
+			}
 		}
-		s.exposed, s.apps = exposed, apps
+		s.exposed, s.apps, s.vis = exposed, apps, vis
 		s.mu.Unlock()
 	}
 	m.names, m.specs = names, specs
@@ -506,10 +530,11 @@ type supervisor struct {
 	state     string
 	lastErr   string
 	transport string
-	sess      *session          // set while ready
-	tools     []mcp.Tool        // the last listing
-	exposed   []string          // names of tools as the model sees them
-	apps      map[string]string // exposed name → its MCP App's ui:// resource (apps.go)
+	sess      *session            // set while ready
+	tools     []mcp.Tool          // the last listing
+	exposed   []string            // names of tools as the model sees them
+	apps      map[string]string   // exposed name → its MCP App's ui:// resource (apps.go)
+	vis       map[string][]string // exposed name → who alone may call it (apps.go visibility)
 }
 
 func (s *supervisor) snapshot() agent.ToolServer {
@@ -517,7 +542,7 @@ func (s *supervisor) snapshot() agent.ToolServer {
 	defer s.mu.Unlock()
 	return agent.ToolServer{
 		Name: s.cfg.Name, Transport: s.transport, State: s.state, Error: s.lastErr,
-		Tools: append([]string{}, s.exposed...), Apps: maps.Clone(s.apps),
+		Tools: append([]string{}, s.exposed...), Apps: maps.Clone(s.apps), Visibility: maps.Clone(s.vis),
 	}
 }
 

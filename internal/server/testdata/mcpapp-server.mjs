@@ -1,7 +1,8 @@
 // A test MCP server with an MCP App, built with the MCP Apps SDK
 // (@modelcontextprotocol/ext-apps): show_counter names the app
-// ui://counter/app.html; the app's button calls add through the host, and
-// its other button asks for a tool the app was not given.
+// ui://counter/app.html; the app's button calls add (the app's alone)
+// through the host, and its other button asks for a tool the app was not
+// given.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -83,6 +84,10 @@ registerAppTool(server, 'show_counter', {
 }, async () => ({ content: [{ type: 'text', text: `count is ${count}` }] }));
 server.registerResource('note', 'counter://note', { mimeType: 'text/plain' },
   async () => ({ contents: [{ uri: 'counter://note', mimeType: 'text/plain', text: 'a note from the counter' }] }));
-server.registerTool('add', { description: 'Add n to the counter', inputSchema: { n: z.number() } },
+// add is the app's alone (visibility ["app"]): the model is not offered
+// it. reset is the model's alone: the app may not call it.
+registerAppTool(server, 'add', { description: 'Add n to the counter', inputSchema: { n: z.number() }, _meta: { ui: { visibility: ['app'] } } },
   async ({ n }) => { count += n; return { content: [{ type: 'text', text: `count is ${count}` }] }; });
+registerAppTool(server, 'reset', { description: 'Reset the counter', inputSchema: {}, _meta: { ui: { visibility: ['model'] } } },
+  async () => { count = 0; return { content: [{ type: 'text', text: 'count is 0' }] }; });
 await server.connect(new StdioServerTransport());
