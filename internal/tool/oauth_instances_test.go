@@ -23,28 +23,8 @@ import (
 // with that token.
 func TestOAuthAcrossInstances(t *testing.T) {
 	mcpURL, _, remote, _ := oauthExample(t)
-	const redirect = "http://127.0.0.1:9/agentik/oauth/callback"
-	cfg, err := ParseConfig([]byte(`{"mcpServers":{"remote":{"url":"`+mcpURL+`","oauth":{}}}}`), func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	creds := &memCredentials{rows: map[[2]string][]byte{}, seq: map[[2]string]int{}}
-	box := secret.Random()
-	var locks sync.Map // name → *sync.Mutex: the database's lock
-	lock := func(_ context.Context, name string) (func(), error) {
-		mu, _ := locks.LoadOrStore(name, &sync.Mutex{})
-		mu.(*sync.Mutex).Lock()
-		return mu.(*sync.Mutex).Unlock, nil
-	}
-	var a, b *Manager
-	tell := func(to **Manager) func(server, user string) {
-		return func(server, user string) { (*to).SignedIn(server, user) }
-	}
-	evA, evB := newEvents(), newEvents()
-	a = start(t, cfg, Options{OnChange: evA.on, OAuth: &OAuthOptions{Credentials: creds, Box: box, RedirectURL: redirect, Lock: lock, Tell: tell(&b)}})
-	b = start(t, cfg, Options{OnChange: evB.on, OAuth: &OAuthOptions{Credentials: creds, Box: box, RedirectURL: redirect, Lock: lock, Tell: tell(&a)}})
-	waitChange(t, a, evA, "remote", agent.ToolServerAuthRequired)
-	waitChange(t, b, evB, "remote", agent.ToolServerAuthRequired)
+	creds := newMemCredentials()
+	a, b, evA, evB := twoInstances(t, mcpURL, creds, creds, memLock(nil))
 	ctx := t.Context()
 
 	// Links made on both instances at once: one client.
@@ -60,7 +40,7 @@ func TestOAuthAcrossInstances(t *testing.T) {
 		t.Fatalf("sign-in links on two instances name clients %q and %q, want one", ca, cb)
 	}
 	// A's link, completed on B.
-	state, code := follow(t, links[0], redirect)
+	state, code := follow(t, links[0], testRedirect)
 	if _, err := b.CompleteSignIn(ctx, state, code, nil); err != nil {
 		t.Fatalf("a sign-in link made on A, completed on B: %v", err)
 	}
@@ -95,35 +75,16 @@ func (h *heldCredentials) SetCredential(ctx context.Context, server, subject str
 // delete the user's token and ask for a sign-in again.
 func TestOAuthRefreshAcrossInstances(t *testing.T) {
 	mcpURL, _, remote, proc := oauthExample(t)
-	const redirect = "http://127.0.0.1:9/agentik/oauth/callback"
-	cfg, err := ParseConfig([]byte(`{"mcpServers":{"remote":{"url":"`+mcpURL+`","oauth":{}}}}`), func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	creds := &memCredentials{rows: map[[2]string][]byte{}, seq: map[[2]string]int{}}
+	creds := newMemCredentials()
 	held := &heldCredentials{CredentialStore: creds}
-	box := secret.Random()
-	var locks sync.Map
 	var refreshLocks atomic.Int32 // refresh locks asked for, held or waited for
-	lock := func(_ context.Context, name string) (func(), error) {
+	a, b, evA, evB := twoInstances(t, mcpURL, held, creds, memLock(func(name string) {
 		if strings.HasPrefix(name, "mcp-oauth-refresh ") {
 			refreshLocks.Add(1)
 		}
-		mu, _ := locks.LoadOrStore(name, &sync.Mutex{})
-		mu.(*sync.Mutex).Lock()
-		return mu.(*sync.Mutex).Unlock, nil
-	}
-	var a, b *Manager
-	tell := func(to **Manager) func(server, user string) {
-		return func(server, user string) { (*to).SignedIn(server, user) }
-	}
-	evA, evB := newEvents(), newEvents()
-	a = start(t, cfg, Options{OnChange: evA.on, OAuth: &OAuthOptions{Credentials: held, Box: box, RedirectURL: redirect, Lock: lock, Tell: tell(&b)}})
-	b = start(t, cfg, Options{OnChange: evB.on, OAuth: &OAuthOptions{Credentials: creds, Box: box, RedirectURL: redirect, Lock: lock, Tell: tell(&a)}})
-	waitChange(t, a, evA, "remote", agent.ToolServerAuthRequired)
-	waitChange(t, b, evB, "remote", agent.ToolServerAuthRequired)
+	}))
 	ctx := t.Context()
-	state, code := follow(t, a.ServersFor(ctx)[0].SignInURL, redirect)
+	state, code := follow(t, a.ServersFor(ctx)[0].SignInURL, testRedirect)
 	if _, err := a.CompleteSignIn(ctx, state, code, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -176,5 +137,46 @@ func TestOAuthRefreshAcrossInstances(t *testing.T) {
 	}
 	if _, err := b.Call(ctx, "remote__greet", `{"name":"b"}`); err != nil {
 		t.Errorf("B's next call: %v", err)
+	}
+}
+
+// testRedirect is agentik's callback in these tests: nothing listens there
+// (follow stops at it).
+const testRedirect = "http://127.0.0.1:9/agentik/oauth/callback"
+
+// twoInstances starts two Managers with the remote server at mcpURL that
+// share a lock and the credentials (each through its own view: credsA,
+// credsB), as agentik's instances on one PostgreSQL do, each telling the
+// other of a sign-in; it returns once both are auth_required.
+func twoInstances(t *testing.T, mcpURL string, credsA, credsB CredentialStore, lock func(context.Context, string) (func(), error)) (a, b *Manager, evA, evB *events) {
+	t.Helper()
+	cfg, err := ParseConfig([]byte(`{"mcpServers":{"remote":{"url":"`+mcpURL+`","oauth":{}}}}`), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	box := secret.Random()
+	tell := func(to **Manager) func(server, user string) {
+		return func(server, user string) { (*to).SignedIn(server, user) }
+	}
+	evA, evB = newEvents(), newEvents()
+	a = start(t, cfg, Options{OnChange: evA.on, OAuth: &OAuthOptions{Credentials: credsA, Box: box, RedirectURL: testRedirect, Lock: lock, Tell: tell(&b)}})
+	b = start(t, cfg, Options{OnChange: evB.on, OAuth: &OAuthOptions{Credentials: credsB, Box: box, RedirectURL: testRedirect, Lock: lock, Tell: tell(&a)}})
+	waitChange(t, a, evA, "remote", agent.ToolServerAuthRequired)
+	waitChange(t, b, evB, "remote", agent.ToolServerAuthRequired)
+	return a, b, evA, evB
+}
+
+// memLock is a lock by name, as the database's (store.Lead) among the
+// instances; asked, when set, hears of each name asked for before it is
+// held.
+func memLock(asked func(name string)) func(context.Context, string) (func(), error) {
+	var locks sync.Map // name → *sync.Mutex
+	return func(_ context.Context, name string) (func(), error) {
+		if asked != nil {
+			asked(name)
+		}
+		mu, _ := locks.LoadOrStore(name, &sync.Mutex{})
+		mu.(*sync.Mutex).Lock()
+		return mu.(*sync.Mutex).Unlock, nil
 	}
 }

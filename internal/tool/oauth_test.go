@@ -29,6 +29,10 @@ type memCredentials struct {
 	n    int
 }
 
+func newMemCredentials() *memCredentials {
+	return &memCredentials{rows: map[[2]string][]byte{}, seq: map[[2]string]int{}}
+}
+
 func (c *memCredentials) Credential(_ context.Context, server, subject string) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -192,7 +196,7 @@ func TestOAuthPreRegisteredPerUserRefresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	creds := &memCredentials{rows: map[[2]string][]byte{}, seq: map[[2]string]int{}}
+	creds := newMemCredentials()
 	clk := &testClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	ev := newEvents()
 	m := start(t, cfg, Options{OnChange: ev.on, OAuth: &OAuthOptions{Credentials: creds, RedirectURL: redirect, Clock: clk.now}})
