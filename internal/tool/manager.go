@@ -586,13 +586,20 @@ func (s *supervisor) set(state string, sess *session, err error, tools []mcp.Too
 	s.m.notify(ts)
 }
 
-// sameTools reports whether two listings show the model the same tools.
+// sameTools reports whether two listings show the model and the apps the
+// same tools: names, descriptions, schemas, and what rebuild reads of
+// their _meta (the app a tool names, who may call it).
 func sameTools(a, b []mcp.Tool) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
-		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || string(schema(a[i])) != string(schema(b[i])) {
+		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || string(schema(a[i])) != string(schema(b[i])) || appURI(a[i]) != appURI(b[i]) {
+			return false
+		}
+		am, aa := visibility(a[i])
+		bm, ba := visibility(b[i])
+		if am != bm || aa != ba {
 			return false
 		}
 	}

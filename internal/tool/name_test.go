@@ -187,3 +187,23 @@ next:
 	}
 	return false
 }
+
+// TestSameToolsSeesMeta: a listing that changes only a tool's app or who
+// may call it is a change (the server's list_changed is followed by a
+// rebuild): before, the names kept the last listing's app and visibility.
+func TestSameToolsSeesMeta(t *testing.T) {
+	meta := func(ui map[string]any) *mcp.Meta { return &mcp.Meta{AdditionalFields: map[string]any{"ui": ui}} }
+	base := mcp.Tool{Name: "add", Description: "d"}
+	for name, changed := range map[string]mcp.Tool{
+		"visibility": {Name: "add", Description: "d", Meta: meta(map[string]any{"visibility": []any{"app"}})},
+		"app":        {Name: "add", Description: "d", Meta: meta(map[string]any{"resourceUri": "ui://counter/app.html"})},
+	} {
+		if sameTools([]mcp.Tool{base}, []mcp.Tool{changed}) {
+			t.Errorf("a listing whose %s changed is the same", name)
+		}
+	}
+	same := mcp.Tool{Name: "add", Description: "d", Meta: meta(map[string]any{"prefersBorder": true})}
+	if !sameTools([]mcp.Tool{base}, []mcp.Tool{same}) {
+		t.Errorf("a listing with _meta rebuild does not read is a change")
+	}
+}
