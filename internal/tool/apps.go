@@ -25,10 +25,7 @@ func appURI(t mcp.Tool) string {
 	if t.Meta == nil {
 		return ""
 	}
-	uri := ""
-	if ui, ok := t.Meta.AdditionalFields["ui"].(map[string]any); ok {
-		uri, _ = ui["resourceUri"].(string)
-	}
+	uri, _ := toolUI(t)["resourceUri"].(string)
 	if uri == "" {
 		uri, _ = t.Meta.AdditionalFields["ui/resourceUri"].(string)
 	}
@@ -54,11 +51,7 @@ func appMeta(meta map[string]any) map[string]any {
 // defines, and when the list names neither (an empty or unknown list is
 // taken as no restriction rather than a tool no one may call).
 func visibility(t mcp.Tool) (model, app bool) {
-	if t.Meta == nil {
-		return true, true
-	}
-	ui, _ := t.Meta.AdditionalFields["ui"].(map[string]any)
-	list, _ := ui["visibility"].([]any)
+	list, _ := toolUI(t)["visibility"].([]any)
 	for _, v := range list {
 		switch v {
 		case "model":
@@ -71,4 +64,13 @@ func visibility(t mcp.Tool) (model, app bool) {
 		return true, true
 	}
 	return model, app
+}
+
+// toolUI is t's _meta.ui (MCP Apps), or nil.
+func toolUI(t mcp.Tool) map[string]any {
+	if t.Meta == nil {
+		return nil
+	}
+	ui, _ := t.Meta.AdditionalFields["ui"].(map[string]any)
+	return ui
 }
