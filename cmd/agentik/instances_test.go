@@ -324,3 +324,71 @@ func TestInstancesIngestAFileOnce(t *testing.T) {
 		t.Errorf("file %s: %s (%q), %d chunks; B asked for %d embeddings; want processed by A alone", id, got.Status, got.Error, got.Chunks, bEmbeds.Load())
 	}
 }
+
+// TestInstancesCountTheirOwnTurns runs a turn on each of two binaries on
+// one PostgreSQL and scrapes both /metrics as Prometheus would: each
+// instance counts the turns it ended, so the sum across instances is the
+// total. B's turn starts after A's ended, so B's log has A's turn below
+// its own: once B counts its own turn it has passed A's, and an instance
+// that counted every instance's turns would show A's there too.
+func TestInstancesCountTheirOwnTurns(t *testing.T) {
+	t.Parallel()
+	dsn := freshSchema(t)
+	fake, fakeURL := llmtest.NewHTTPServer(t)
+	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}
+	a := startDSN(t, dsn, env...)
+	b := startDSN(t, dsn, env...)
+
+	turn := func(p *proc, reply llmtest.Reply) {
+		t.Helper()
+		var c agent.Conversation
+		postJSON(t, p.url("/agentik/conversations"), `{}`, &c)
+		fake.Enqueue(reply)
+		resp, err := http.Post(p.url("/agentik/conversations/"+c.ID+"/send"), "application/json", strings.NewReader(`{"content":[{"type":"text","body":"count me"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body) // the turn's stream, to its end
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "event: end\n") {
+			t.Fatalf("send through %s: %d\n%q", p.addr, resp.StatusCode, tail(string(body), 400))
+		}
+	}
+	turn(a, llmtest.Reply{Text: "fine"})
+	turn(b, llmtest.Reply{Status: http.StatusBadRequest, ErrorMessage: "no"})
+
+	testwait.For(t, "each instance to count the turn it ended", func() bool {
+		return turnsCounted(t, a, "ok") == 1 && turnsCounted(t, b, "error") == 1
+	})
+	for _, c := range []struct {
+		p       *proc
+		outcome string
+		want    float64
+	}{{a, "ok", 1}, {a, "error", 0}, {b, "ok", 0}, {b, "error", 1}} {
+		if got := turnsCounted(t, c.p, c.outcome); got != c.want {
+			t.Errorf("%s counts %v turns %s, want %v (each instance counts the turns it ended)", c.p.addr, got, c.outcome, c.want)
+		}
+	}
+}
+
+// turnsCounted scrapes p's /metrics for agentik_turns_total{outcome}.
+func turnsCounted(t *testing.T, p *proc, outcome string) float64 {
+	t.Helper()
+	resp, err := http.Get(p.url("/metrics"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	prefix := `agentik_turns_total{outcome="` + outcome + `"} `
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(line, prefix); ok {
+			var f float64
+			if _, err := fmt.Sscan(v, &f); err != nil {
+				t.Fatalf("%s: %q", p.addr, line)
+			}
+			return f
+		}
+	}
+	return 0
+}

@@ -36,11 +36,13 @@ type config struct {
 	// on the store's writer goroutine (tests use it to act at a commit),
 	// decoded from the committed bytes (a cost only when it is set).
 	OnCommit func([]agent.AllEvent)
-	// Committed, when set, is told how many events every committed batch
-	// holds, on the store's writer goroutine, without decoding them (the
-	// metrics' count: cmd/agentik decoded every token for it through
-	// OnCommit, 6 % of its CPU in the mix).
-	Committed func(n int)
+	// Committed, when set, sees every batch this instance commits (the
+	// store's OnOwnCommit; on PostgreSQL not the other instances'), and
+	// every batch of a temporary conversation (seq 0), undecoded: the
+	// metrics' counts (telemetry.Metrics.Committed), which then add up
+	// across instances. It runs on the committing goroutine and must not
+	// block.
+	Committed func([]agent.Encoded)
 	// Relay is store.Options.Relay: EXPERIMENTAL, the bench's sketch of a
 	// distributed broker (AGENTIK_EXPERIMENTAL_RELAY); "" in production.
 	Relay string
@@ -133,7 +135,14 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config, sv s
 	if now == nil {
 		now = a.cfg.Now
 	}
-	temps, err := store.OpenTemp(ctx, store.TempOptions{Config: rc.Temp, Publish: a.Broker.PublishEncoded, Now: now, Logger: a.cfg.Logger, Mode: a.cfg.Mode})
+	tempPublish := a.Broker.PublishEncoded
+	if count := a.cfg.Committed; count != nil {
+		tempPublish = func(encs []agent.Encoded) {
+			count(encs) // a temporary conversation's turns count too
+			a.Broker.PublishEncoded(encs)
+		}
+	}
+	temps, err := store.OpenTemp(ctx, store.TempOptions{Config: rc.Temp, Publish: tempPublish, Now: now, Logger: a.cfg.Logger, Mode: a.cfg.Mode})
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
@@ -207,24 +216,20 @@ func (a *App) start(ctx context.Context, rc agent.Config, sc server.Config, sv s
 		sc.Logger = a.cfg.Logger
 	}
 	a.Server = server.New(sc)
-	count := a.cfg.Committed
+	if a.cfg.Committed != nil {
+		a.Store.OnOwnCommit(a.cfg.Committed)
+	}
 	projects := rc.Projects
 	publish := func(encs []agent.Encoded) {
 		projects.Committed(encs) // before the fan-out: members get the event that moves a chat to them (agent/project.go)
 		a.Broker.PublishEncoded(encs)
 		a.Runner.Committed(encs) // answers given on other instances (agent/elicit.go)
-		if count != nil {
-			count(len(encs))
-		}
 	}
 	if on := a.cfg.OnCommit; on != nil {
 		publish = func(encs []agent.Encoded) {
 			projects.Committed(encs)
 			a.Broker.PublishEncoded(encs)
 			a.Runner.Committed(encs)
-			if count != nil {
-				count(len(encs))
-			}
 			evs := make([]agent.AllEvent, 0, len(encs))
 			for _, e := range encs {
 				if ev, err := e.Decode(); err == nil {

@@ -170,7 +170,7 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 		return err
 	}
 	defer w.Close(ctx)
-	a, log, st, b, metrics := w.App, w.Log, w.Store, w.Broker, w.Metrics
+	a, log, st, b := w.App, w.Log, w.Store, w.Broker
 	runner, srv := a.Runner, a.Server
 	hs := &http.Server{Handler: srv, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	srv.Configure(hs)
@@ -185,7 +185,7 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	pruneDone, watchDone := make(chan struct{}), make(chan struct{})
+	pruneDone := make(chan struct{})
 	pruneCtx, stopPrune := context.WithCancel(ctx)
 	recoverNow := make(chan struct{}, 1)
 	st.OnHandover(func() { // another instance stopped: its turns are free
@@ -198,7 +198,6 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 		defer close(pruneDone)
 		maintain(pruneCtx, st, runner, cfg.EventTTL, cfg.AuditTTL, cmp.Or(cfg.RecoverInterval, DefaultRecoverInterval), recoverNow, log)
 	}()
-	go func() { defer close(watchDone); metrics.WatchTurns(pruneCtx, b) }()
 	// The deliverers of webhooks and push notifications run on one
 	// instance of those sharing the database (its lead), from the
 	// cursors they keep in it: each is delivered once, not once an
@@ -235,7 +234,6 @@ func Run(ctx context.Context, cfg Settings, getenv func(string) string, logw io.
 	}
 	stopPrune()
 	<-pruneDone
-	<-watchDone
 	hooks.Wait()
 	log.Info("shutting_down", "drain", cfg.DrainTimeout)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.DrainTimeout+shutdownTimeout)
@@ -349,7 +347,7 @@ func Wire(ctx context.Context, cfg Settings, getenv func(string) string, logw io
 		log.Info("tracing_on")
 	}
 	tel := telemetry.New(telemetry.Options{Metrics: metrics, Tracer: tracer, Logger: log})
-	a, err = open(ctx, config{DB: cfg.DB, Mode: cfg.StoreMode, Logger: log, Committed: metrics.Appended, Now: h.Now, OnCommit: h.OnCommit, MaxSchedules: cfg.MaxSchedules, ScheduleMinInterval: cfg.ScheduleMinInterval,
+	a, err = open(ctx, config{DB: cfg.DB, Mode: cfg.StoreMode, Logger: log, Committed: metrics.Committed, Now: h.Now, OnCommit: h.OnCommit, MaxSchedules: cfg.MaxSchedules, ScheduleMinInterval: cfg.ScheduleMinInterval,
 		// EXPERIMENTAL: set only by the bench (store/relay.go).
 		Relay: getenv("AGENTIK_EXPERIMENTAL_RELAY")})
 	if err != nil {

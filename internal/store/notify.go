@@ -250,12 +250,23 @@ func (s *Store) RequestInterrupt(ctx context.Context, conversationID string) (bo
 	return true, nil
 }
 
+// OnOwnCommit sets what sees each batch this store's writer commits, and
+// only those: on PostgreSQL the other instances' commits reach Start's
+// publish and never f, so what f counts adds up across instances (the
+// metrics: telemetry.Metrics.Committed). f runs on the writer's
+// goroutine, right after the commit and before its events are published;
+// it must not block, and must not keep evs. Set it before Start.
+func (s *Store) OnOwnCommit(f func(evs []agent.Encoded)) { s.onOwn.Store(&f) }
+
 // catchUp hands to Options.Publish, in seq order and exactly once, the
 // committed events above the highest seq published so far, upTo known
 // committed, own the events the writer just committed
 // (eventlog.Publisher.UpTo, the only caller of Publish), and sends own to
 // the other instances' relays.
 func (s *Store) catchUp(ctx context.Context, upTo int64, own []agent.Encoded) error {
+	if f := s.onOwn.Load(); f != nil && len(own) > 0 {
+		(*f)(own)
+	}
 	err := s.publishUpTo(ctx, upTo, own)
 	s.relaySend(own) // the writer's commit, to the other instances (relay.go)
 	return err

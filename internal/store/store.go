@@ -127,10 +127,11 @@ type Store struct {
 	now       func() time.Time
 	publish   func([]agent.Encoded)
 	onIntr    func(conversationID string)
-	onHand    atomic.Pointer[func()]       // see OnHandover
-	onProject atomic.Pointer[func(string)] // see OnProject (project.go)
-	onTold    sync.Map                     // topic → func(string): see OnBroadcast
-	onSite    atomic.Pointer[func()]       // see OnSite (site.go)
+	onHand    atomic.Pointer[func()]                // see OnHandover
+	onProject atomic.Pointer[func(string)]          // see OnProject (project.go)
+	onTold    sync.Map                              // topic → func(string): see OnBroadcast
+	onSite    atomic.Pointer[func()]                // see OnSite (site.go)
+	onOwn     atomic.Pointer[func([]agent.Encoded)] // see OnOwnCommit (notify.go)
 	log       *slog.Logger
 
 	ctx context.Context // writer's context: Open's values, never cancelled

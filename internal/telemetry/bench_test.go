@@ -24,10 +24,10 @@ func cpuTime() time.Duration {
 
 // BenchmarkTurn runs whole turns (a tool call, then a 50-token answer)
 // against the fake model, on the server app.Wire builds for app.Run: bare
-// (the runner's model, tools and turns undecorated) and observed (metrics,
-// the turn watcher and tracing on, exported over OTLP/HTTP to an
-// in-process receiver, as Run runs them), and reports the process CPU per
-// turn: the cost telemetry adds.
+// (the runner's model, tools and turns undecorated; the turns are counted
+// from the commits in both) and observed (metrics and tracing on, exported
+// over OTLP/HTTP to an in-process receiver, as Run runs them), and reports
+// the process CPU per turn: the cost telemetry adds.
 func BenchmarkTurn(b *testing.B) {
 	for _, observed := range []bool{false, true} {
 		name := "bare"
@@ -61,14 +61,6 @@ func BenchmarkTurn(b *testing.B) {
 				defer cancel()
 				_ = w.Shutdown(ctx, func(context.Context) error { return nil }) // flushes the traces
 			}()
-			ctx, stop := context.WithCancel(context.Background())
-			done := make(chan struct{})
-			close(done)
-			if observed {
-				done = make(chan struct{})
-				go func() { defer close(done); w.Metrics.WatchTurns(ctx, a.Broker) }() // as app.Run watches them
-			}
-			defer func() { stop(); <-done }()
 			r := a.Runner
 			c, err := r.Create(context.Background(), agent.NewConversation{Title: "b"})
 			if err != nil {

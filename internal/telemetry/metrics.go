@@ -4,11 +4,14 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/agentik/agentik/internal/agent"
 )
 
 // Turn outcomes, the label of the turn metrics.
@@ -46,6 +49,9 @@ type Metrics struct {
 
 	httpRequests *prometheus.CounterVec   // route, status
 	httpDuration *prometheus.HistogramVec // route
+
+	turnsMu sync.Mutex
+	turnsW  turnWatch // under turnsMu (turn.go)
 }
 
 // Sources are live counts read at scrape time; any may be nil.
@@ -61,6 +67,7 @@ type Sources struct {
 // and process collectors.
 func NewMetrics(src Sources) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.turnsW = turnWatch{m: m, open: map[string]*openTurn{}}
 	f := func(c prometheus.Collector) { m.reg.MustRegister(c) }
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -126,11 +133,29 @@ func (m *Metrics) Handler() http.Handler {
 // Registry is where the collectors live (tests gather from it).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// Appended records one committed batch of n events; call it from the
-// store's publish hook.
-func (m *Metrics) Appended(n int) {
-	m.eventsAppended.Add(float64(n))
-	m.batchSize.Observe(float64(n))
+// Committed counts one batch of events this instance committed (the
+// store's OnOwnCommit; on PostgreSQL the other instances' commits are
+// theirs to count, so every family it feeds adds up across instances):
+// the events appended to the log and the batch's size, and the turns it
+// ends (turn.go). A temporary conversation's events (seq 0: kept in no
+// log) count for their turns only.
+func (m *Metrics) Committed(evs []agent.Encoded) {
+	if n := stored(evs); n > 0 {
+		m.eventsAppended.Add(float64(n))
+		m.batchSize.Observe(float64(n))
+	}
+	m.countTurns(evs)
+}
+
+// stored counts the events of evs kept in the log (a seq).
+func stored(evs []agent.Encoded) int {
+	n := 0
+	for i := range evs {
+		if evs[i].Seq > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // Request implements server.Observer.

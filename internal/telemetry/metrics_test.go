@@ -179,7 +179,7 @@ func TestMetricsAfterTurns(t *testing.T) {
 		{"agentik_events_appended_total", nil, float64(head)},
 		{"agentik_open_streams", []string{"kind", "sse"}, 0},
 		{"agentik_open_streams", []string{"kind", "ws"}, 0},
-		{"agentik_subscriptions", nil, 1}, // the turn watcher
+		{"agentik_subscriptions", nil, 0}, // the turns are counted from the commits, not a subscription
 	} {
 		if got := value(fams, c.name, c.labels...); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
@@ -227,8 +227,8 @@ func TestMetricsCountOpenStreams(t *testing.T) {
 	if got := value(fams, "agentik_open_streams", "kind", "sse"); got != 1 {
 		t.Errorf("open sse streams = %v, want 1", got)
 	}
-	if got := value(fams, "agentik_subscriptions"); got != 2 {
-		t.Errorf("subscriptions = %v, want 2 (the stream and the turn watcher)", got)
+	if got := value(fams, "agentik_subscriptions"); got != 1 {
+		t.Errorf("subscriptions = %v, want 1 (the stream)", got)
 	}
 }
 
@@ -284,4 +284,24 @@ func metricReaches(t *testing.T, rg *rig, name string, want float64) {
 		fams := scrape(t, rg)
 		return fams[name] != nil && value(fams, name) == want
 	})
+}
+
+// TestMetricsCountStatelessTurns: a stateless chat completion runs its
+// turn in a temporary conversation, kept in no log: its turn counts as
+// any other, and its events are not counted as appended.
+func TestMetricsCountStatelessTurns(t *testing.T) {
+	rg := newRig(t, nil)
+	rg.fake.Enqueue(llmtest.Reply{Text: "stateless"})
+	code, body := rg.do(t, "POST", "/v1/chat/completions", `{"model":"fake","messages":[{"role":"user","content":"hi"}]}`)
+	if code != http.StatusOK || !strings.Contains(body, "stateless") {
+		t.Fatalf("completion: %d %s", code, body)
+	}
+	var fams map[string]*dto.MetricFamily
+	testwait.For(t, "the stateless turn counted", func() bool {
+		fams = scrape(t, rg)
+		return value(fams, "agentik_turns_total", "outcome", "ok") == 1
+	})
+	if got := value(fams, "agentik_events_appended_total"); got != 0 {
+		t.Errorf("events appended = %v, want 0 (a temporary conversation's are kept in no log)", got)
+	}
 }

@@ -81,15 +81,9 @@ func newRig(t *testing.T, env map[string]string, opts ...func(*agent.Config)) *r
 	}
 	a := w.App
 	hs := httptest.NewServer(a.Server)
-	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { w.Metrics.WatchTurns(ctx, a.Broker) }) // as app.Run watches them
-	testwait.For(t, "the turn watcher to subscribe", func() bool { return a.Broker.Subscribers() == 1 })
 	var once sync.Once
 	closeAll := func() {
 		once.Do(func() {
-			stop()
-			wg.Wait()
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			if err := w.Shutdown(ctx, func(context.Context) error { hs.Close(); return nil }); err != nil {

@@ -1,51 +1,35 @@
 package telemetry
 
 import (
-	"context"
-	"errors"
 	"time"
 
 	"github.com/agentik/agentik/internal/agent"
-	"github.com/agentik/agentik/internal/broker"
 )
 
-// resubscribeWait is how long WatchTurns waits before subscribing again
-// after its subscription failed (not after a slow-consumer drop, which
-// resumes at once from its cursor).
-const resubscribeWait = time.Second
-
-// WatchTurns counts ended turns by outcome and duration from the committed
-// event stream, as a client would see it: turn_started opens a turn, an
-// error or interrupted event sets its outcome, end closes it (duration is
-// the difference of the events' dates). It runs until ctx is done.
-func (m *Metrics) WatchTurns(ctx context.Context, b *broker.Broker) {
-	w := turnWatch{m: m, open: map[string]*openTurn{}}
-	after := int64(-1) // live only: metrics count from start-up
-	for ctx.Err() == nil {
-		sub, err := b.Subscribe(ctx, broker.Stream{Kind: broker.StreamAll, Only: watchedEvent}, after, "")
-		if err != nil {
-			select {
-			case <-ctx.Done():
-			case <-time.After(resubscribeWait):
-			}
+// countTurns counts the ended turns among evs by outcome and duration, as
+// a client would see them: turn_started opens a turn, an error or
+// interrupted event sets its outcome, end closes it (duration is the
+// difference of the events' dates). evs are one batch this instance
+// committed (Committed): an instance counts the turns whose end it
+// commits, so the counts add up across instances sharing a database.
+// A turn that began on another instance (a handover) is counted without
+// a duration.
+func (m *Metrics) countTurns(evs []agent.Encoded) {
+	var w *turnWatch
+	for i := range evs {
+		if !watched(evs[i]) {
 			continue
 		}
-		for {
-			it, err := sub.Next(ctx)
-			if err != nil {
-				var r *broker.ResyncError
-				if errors.As(err, &r) && r.Reason == broker.ReasonSlowConsumer && r.After > 0 {
-					after = r.After // resume: the stored events lose nothing
-				}
-				break
-			}
-			if !it.CaughtUp && watched(*it.Event) {
-				if ev, err := it.Event.Decode(); err == nil {
-					w.see(ev)
-				}
-			}
+		ev, err := evs[i].Decode()
+		if err != nil {
+			continue
 		}
-		sub.Close()
+		if w == nil {
+			m.turnsMu.Lock()
+			defer m.turnsMu.Unlock()
+			w = &m.turnsW
+		}
+		w.see(ev)
 	}
 }
 
@@ -67,11 +51,6 @@ func watched(e agent.Encoded) bool {
 	}
 	return false
 }
-
-// watchedEvent is watched as the stream's filter: the broker then queues
-// (and wakes the watcher for) only the events see acts on, not every
-// token.
-func watchedEvent(e *agent.Encoded) bool { return watched(*e) }
 
 type openTurn struct {
 	start   time.Time
