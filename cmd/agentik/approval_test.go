@@ -186,10 +186,7 @@ func twoInstancesWithEverything(t *testing.T, requireApproval string) (a, b *pro
 	if err := os.WriteFile(mcp, []byte(`{"mcpServers":{"everything":{"command":"node","args":["`+entry+`","stdio"],"requireApproval":`+requireApproval+`}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fake, fakeURL := llmtest.NewHTTPServer(t)
-	dsn := freshSchema(t)
-	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_MCP_CONFIG=" + mcp}
-	a, b = startDSN(t, dsn, env...), startDSN(t, dsn, env...)
+	a, b, fake = twoOnPostgres(t, "AGENTIK_MCP_CONFIG="+mcp)
 	for _, p := range []*proc{a, b} {
 		waitTools(t, p, nil)
 	}

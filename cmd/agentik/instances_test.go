@@ -59,16 +59,22 @@ func startDSN(t *testing.T, dsn string, env ...string) *proc {
 	return start(t, freeAddr(t), dsn, env...)
 }
 
+// twoOnPostgres starts two binaries on one fresh PostgreSQL schema with
+// the fake model and env's other variables.
+func twoOnPostgres(t *testing.T, env ...string) (a, b *proc, fake *llmtest.Server) {
+	t.Helper()
+	dsn := freshSchema(t)
+	fake, fakeURL := llmtest.NewHTTPServer(t)
+	env = append([]string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}, env...)
+	return startDSN(t, dsn, env...), startDSN(t, dsn, env...), fake
+}
+
 // TestInstancesShareTurns runs two binaries on one PostgreSQL: a turn that
 // runs on A streams live to B's clients, a send through B is busy while it
 // runs, and an interrupt sent to B stops it on A.
 func TestInstancesShareTurns(t *testing.T) {
 	t.Parallel()
-	dsn := freshSchema(t)
-	fake, fakeURL := llmtest.NewHTTPServer(t)
-	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}
-	a := startDSN(t, dsn, env...)
-	b := startDSN(t, dsn, env...)
+	a, b, fake := twoOnPostgres(t)
 
 	var c agent.Conversation
 	postJSON(t, a.url("/agentik/conversations"), `{"title":"shared"}`, &c)
@@ -333,11 +339,7 @@ func TestInstancesIngestAFileOnce(t *testing.T) {
 // that counted every instance's turns would show A's there too.
 func TestInstancesCountTheirOwnTurns(t *testing.T) {
 	t.Parallel()
-	dsn := freshSchema(t)
-	fake, fakeURL := llmtest.NewHTTPServer(t)
-	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake"}
-	a := startDSN(t, dsn, env...)
-	b := startDSN(t, dsn, env...)
+	a, b, fake := twoOnPostgres(t)
 
 	turn := func(p *proc, reply llmtest.Reply) {
 		t.Helper()

@@ -31,11 +31,7 @@ import (
 // nothing.
 func TestMCPCancelOtherInstance(t *testing.T) {
 	t.Parallel()
-	dsn := freshSchema(t)
-	fake, fakeURL := llmtest.NewHTTPServer(t)
-	env := []string{"OPENAI_BASE_URL=" + fakeURL, "OPENAI_MODEL=fake", "AGENTIK_API_KEYS=" + a2aKey}
-	a := startDSN(t, dsn, env...)
-	b := startDSN(t, dsn, env...)
+	a, b, fake := twoOnPostgres(t, "AGENTIK_API_KEYS="+a2aKey)
 	member := memberKey(t, a)
 	auth := map[string]string{"Authorization": "Bearer " + a2aKey}
 
