@@ -195,7 +195,7 @@ func (t *turn) needsApproval(c ToolCall) bool {
 	if !t.allows(name) && !t.isClientTool(name) {
 		return false
 	}
-	if !strings.HasPrefix(c.ID, AppCallPrefix) && t.r.cfg.AppOnly != nil && t.r.cfg.AppOnly(name) {
+	if !isAppCall(c.ID) && t.r.cfg.AppOnly != nil && t.r.cfg.AppOnly(name) {
 		return false // the model's call of an app's tool: refused when called
 	}
 	switch t.agent.Approval {

@@ -19,6 +19,10 @@ import (
 // AppCallPrefix starts the call id of a tool call an MCP App made.
 const AppCallPrefix = "app_"
 
+// isAppCall reports whether the call of id was an MCP App's, not the
+// model's.
+func isAppCall(id string) bool { return strings.HasPrefix(id, AppCallPrefix) }
+
 // AppCallInput is a tool call an MCP App asks for: the tool (its name as
 // the model sees it) and its arguments (a JSON object). Whether the app
 // may call it (a tool of the app's own server) is the caller's check.
@@ -99,7 +103,7 @@ func (t *turn) appRound(mem []ModelMessage) error {
 // appRoundOf reports whether a stored round is an app's call.
 func appRoundOf(pend []PendingCall) bool {
 	for _, p := range pend {
-		if !strings.HasPrefix(p.CallID, AppCallPrefix) {
+		if !isAppCall(p.CallID) {
 			return false
 		}
 	}

@@ -300,7 +300,7 @@ type SharedApp struct{ Server, URI string }
 func (sc SharedConversation) Apps(appOf AppOf) map[string]SharedApp {
 	out := map[string]SharedApp{}
 	for _, m := range sc.Messages {
-		if m.CallID == "" || strings.HasPrefix(m.CallID, AppCallPrefix) {
+		if m.CallID == "" || isAppCall(m.CallID) {
 			continue
 		}
 		switch m.Type {

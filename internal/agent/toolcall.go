@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -89,7 +88,7 @@ type callScope struct {
 
 // hooks are the ToolHooks of the scope.
 func (s *callScope) hooks() *ToolHooks {
-	return &ToolHooks{Progress: s.progress, Elicit: s.elicit, Owner: OwnerOf(s.t.conv), App: strings.HasPrefix(s.call.ID, AppCallPrefix)}
+	return &ToolHooks{Progress: s.progress, Elicit: s.elicit, Owner: OwnerOf(s.t.conv), App: isAppCall(s.call.ID)}
 }
 
 // enter reports whether a hook may run, and counts it until leave.
